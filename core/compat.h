@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The one place where the core meets its environment.  The core's .c files
+ * include only this header and include/daxfs/*.h, so the same sources build
+ * into daxfs.ko and into libdaxfs.  It supplies: fixed-width types, errno
+ * values, atomics on shared words (always 64-bit, always naturally aligned),
+ * barriers, cache-line flush for persistent media, copy routines and a clock.
+ *
+ * Every shared-word access in the core goes through daxfs_load/daxfs_store/
+ * daxfs_cas/daxfs_faa so that a reader never sees a torn or compiler-cached
+ * value of a word another host may change.
+ */
+#ifndef DAXFS_COMPAT_H
+#define DAXFS_COMPAT_H
+
+#ifdef __KERNEL__
+
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/ktime.h>
+#include <linux/timekeeping.h>
+#include <linux/sched.h>
+#include <linux/processor.h>
+#include <linux/libnvdimm.h>
+#include <asm/byteorder.h>
+
+#ifndef __LITTLE_ENDIAN
+#error "DaxFS requires a little-endian host"
+#endif
+
+typedef u8 daxfs_u8;
+#define daxfs_likely(x)		likely(x)
+#define daxfs_unlikely(x)	unlikely(x)
+
+static inline u64 daxfs_load(const u64 *p)
+{
+	return smp_load_acquire(p);
+}
+
+static inline void daxfs_store(u64 *p, u64 v)
+{
+	smp_store_release(p, v);
+}
+
+/* Returns true and installs desired when *p == *expected; otherwise
+ * returns false and stores the value found in *expected.  Full barrier. */
+static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
+{
+	u64 old = cmpxchg64(p, *expected, desired);
+
+	if (old == *expected)
+		return true;
+	*expected = old;
+	return false;
+}
+
+static inline u64 daxfs_faa(u64 *p, u64 delta)
+{
+	return atomic64_fetch_add(delta, (atomic64_t *)p);
+}
+
+static inline u32 daxfs_load32(const u32 *p)
+{
+	return smp_load_acquire(p);
+}
+
+static inline void daxfs_store32(u32 *p, u32 v)
+{
+	smp_store_release(p, v);
+}
+
+static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
+{
+	u32 old = cmpxchg(p, *expected, desired);
+
+	if (old == *expected)
+		return true;
+	*expected = old;
+	return false;
+}
+
+#define daxfs_fence()		smp_mb()
+#define daxfs_cpu_relax()	cpu_relax()
+
+static inline void daxfs_flush(const void *p, size_t len)
+{
+	arch_wb_cache_pmem((void *)p, len);
+}
+
+#define daxfs_drain()		wmb()
+
+static inline s64 daxfs_now_ns(void)
+{
+	return ktime_get_real_ns();
+}
+
+static inline u64 daxfs_thread_id(void)
+{
+	return (u64)current->pid;
+}
+
+/* Long waits (a lane or a claim held by a live host) yield the CPU. */
+static inline void daxfs_yield(void)
+{
+	cond_resched();
+}
+
+#else /* user space */
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <errno.h>
+#include <time.h>
+#include <sched.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "DaxFS requires a little-endian host"
+#endif
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int64_t s64;
+typedef int32_t s32;
+
+#define daxfs_likely(x)		__builtin_expect(!!(x), 1)
+#define daxfs_unlikely(x)	__builtin_expect(!!(x), 0)
+
+#ifndef EUCLEAN
+#define EUCLEAN 117
+#endif
+
+static inline u64 daxfs_load(const u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void daxfs_store(u64 *p, u64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static inline u64 daxfs_faa(u64 *p, u64 delta)
+{
+	return __atomic_fetch_add(p, delta, __ATOMIC_SEQ_CST);
+}
+
+static inline u32 daxfs_load32(const u32 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void daxfs_store32(u32 *p, u32 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+#define daxfs_fence()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+static inline void daxfs_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Write back cache lines so stores reach persistent media. */
+static inline void daxfs_flush(const void *p, size_t len)
+{
+#if defined(__x86_64__)
+	const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63);
+	const char *end = (const char *)p + len;
+
+	for (; c < end; c += 64)
+		__builtin_ia32_clflush(c);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
+#define daxfs_drain()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+static inline s64 daxfs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline u64 daxfs_thread_id(void)
+{
+	return (u64)syscall(SYS_gettid);
+}
+
+static inline void daxfs_yield(void)
+{
+	sched_yield();
+}
+
+#endif /* __KERNEL__ */
+
+/* Test hook for crash injection at named protocol points (user space
+ * tests only; compiled out unless DAXFS_CRASH_POINTS is defined). */
+#ifdef DAXFS_CRASH_POINTS
+void daxfs_crash_point(const char *name);
+#else
+#define daxfs_crash_point(name) do { } while (0)
+#endif
+
+#endif /* DAXFS_COMPAT_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The portable DaxFS core: what a host (kernel mount, user process) calls.
+ *
+ * Conventions:
+ * - Every function returns 0 (or a byte count) on success and a negative
+ *   errno on failure.  -EUCLEAN means the region holds something the core
+ *   refuses to trust (corruption); the caller should suggest fsck.daxfs.
+ * - The core never allocates host memory: the caller owns struct daxfs_fs.
+ * - Everything read from the region is untrusted: offsets are checked
+ *   with daxfs_ptr() before use and loops are bounded.
+ * - Public entry points claim a lane (see format.h) for their duration;
+ *   callbacks run inside that claim and must not block for long.
+ */
+#ifndef DAXFS_CORE_H
+#define DAXFS_CORE_H
+
+#include "compat.h"
+#include "../include/daxfs/format.h"
+
+#define DAXFS_NO_HOST		0xffffffffu
+
+/* struct daxfs_fs.flags */
+#define DAXFS_FS_RDONLY		(1u << 0)	/* no writes at all (fsck -n) */
+#define DAXFS_FS_PERSISTENT	(1u << 1)	/* flush cache lines on update */
+#define DAXFS_FS_VALIDATE	(1u << 2)	/* full base validation at open */
+
+/* Per-host view of one mounted region. */
+struct daxfs_fs {
+	u8 *base;			/* mapping of the whole region */
+	u64 size;
+	struct daxfs_super sb;		/* validated private copy */
+	struct daxfs_state *state;
+	struct daxfs_host *hosts;
+	struct daxfs_lane *lanes;	/* [max_hosts * DAXFS_LANES] */
+	struct daxfs_bucket *buckets;
+	u64 nr_buckets;
+	u64 pool_off;			/* pool region [pool_off, pool_end) */
+	u64 pool_end;
+	u64 base_off;			/* base region, 0 if none */
+	u64 base_size;
+	struct daxfs_base_header bh;	/* validated copy when base_off != 0 */
+	u32 host;			/* our host slot or DAXFS_NO_HOST */
+	u64 host_gen;			/* generation of our slot when joined */
+	u32 flags;			/* DAXFS_FS_* */
+	u32 lease_ms;
+};
+
+/* An operation in progress: one lane claimed, one epoch announced. */
+struct daxfs_op {
+	struct daxfs_fs *fs;
+	struct daxfs_lane *lane;	/* NULL for host-less (read-only) use */
+	u32 lane_idx;
+};
+
+/* ---- region open, format, hosts (core/super.c, core/hosts.c) ---- */
+
+struct daxfs_format_opts {
+	u64 nr_buckets;			/* 0: automatic */
+	u32 max_hosts;			/* 0: automatic (64) */
+	u32 lease_ms;			/* 0: 10000 */
+	u64 base_size;			/* bytes reserved for a base image */
+	u64 pcache_size;		/* bytes reserved for the page cache */
+	const u8 *uuid;			/* 16 bytes, or NULL for zeros */
+	const u64 *hash_key;		/* 2 words of randomness */
+	const char *label;
+	u64 first_dyn_ino;		/* 0: 2, or base inode count + 1 */
+	u64 root_ino;			/* 0: create an empty root dir (ino 1) */
+	u32 root_mode, root_uid, root_gid;	/* when creating the root */
+};
+
+/* Lays out an empty filesystem in [base, base + size).  A base image, if
+ * any, is written afterwards by the caller into the BASE region and then
+ * daxfs_format_finish() creates the root from it. */
+int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o);
+
+/* Validates the superblock and region table and fills *fs.  No host is
+ * joined yet (fs->host == DAXFS_NO_HOST): read-only walks work. */
+int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags);
+
+/* Joins the host table: claims a free (or dead-and-recovered) slot. */
+int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind);
+/* Renews our lease; returns -ESTALE when we were declared dead. */
+int daxfs_host_renew(struct daxfs_fs *fs);
+/* Leaves cleanly: releases lanes, hands limbo to the next reclaimer. */
+void daxfs_host_leave(struct daxfs_fs *fs);
+/* Host state for info/fsck. */
+int daxfs_host_state(struct daxfs_fs *fs, u32 slot, u32 *state, u64 *gen,
+		     s64 *lease_age_ns);
+
+int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op);
+void daxfs_op_end(struct daxfs_op *op);
+
+/* Declares every host whose lease expired DEAD and recovers it (its lanes,
+ * pending overlay inserts, rename intent, limbo and page batch); returns
+ * how many hosts were recovered, or -errno. */
+int daxfs_recover_dead_hosts(struct daxfs_fs *fs);
+
+/* ---- bounds-checked access (core/super.c) ---- */
+
+/* Pointer to [off, off + len) when it lies in the pool and off is aligned
+ * to align; NULL otherwise. */
+void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
+
+/* ---- overlay (core/overlay.c) ---- */
+
+int daxfs_ov_lookup(struct daxfs_op *op, u64 key, u64 *value);
+int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value);	/* -EEXIST */
+int daxfs_ov_replace(struct daxfs_op *op, u64 key, u64 old, u64 new_value);
+int daxfs_ov_delete(struct daxfs_op *op, u64 key, u64 old);
+
+/* ---- allocator and reclamation (core/alloc.c, core/reclaim.c) ---- */
+
+u64 daxfs_class_size(unsigned int class);
+int daxfs_size_class(u64 bytes);		/* smallest class, or -EINVAL */
+/* Returns a zeroed object, or 0 when the pool is full (-ENOSPC). */
+u64 daxfs_alloc(struct daxfs_op *op, unsigned int class);
+/* Up to n pages, physically contiguous where possible; returns how many
+ * were allocated (offsets in offs[]), 0 when the pool is full.  Pages are
+ * NOT zeroed (callers overwrite or zero them). */
+u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs);
+/* Frees an object nobody else can have seen (never published). */
+void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class);
+/* Frees a published-then-unlinked object once no host can read it. */
+void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class);
+/* Advances the epoch when possible and frees what is safe. */
+void daxfs_reclaim(struct daxfs_op *op);
+/* Seals every open limbo batch of our host and frees everything that is
+ * safe right now (a few advance+free rounds).  Needs a joined host. */
+void daxfs_reclaim_all(struct daxfs_fs *fs);
+
+/* ---- names (core/hash.c) ---- */
+
+u64 daxfs_name_hash(const struct daxfs_fs *fs, const char *name, u32 len);
+u64 daxfs_mix64(u64 key);
+u32 daxfs_crc32c(u32 crc, const void *data, size_t len);
+
+/* ---- inodes and namespace (core/inode.c, core/dir.c, core/namei.c) ---- */
+
+struct daxfs_attr {
+	u64 ino;
+	u32 mode, uid, gid, nlink;
+	u64 size, blocks;		/* blocks: 4 KiB units */
+	s64 atime_ns, mtime_ns, ctime_ns;
+	u64 rdev;
+	u64 change;
+	u32 generation;
+};
+
+/* daxfs_setattr valid mask */
+#define DAXFS_ATTR_MODE		(1u << 0)
+#define DAXFS_ATTR_UID		(1u << 1)
+#define DAXFS_ATTR_GID		(1u << 2)
+#define DAXFS_ATTR_SIZE		(1u << 3)
+#define DAXFS_ATTR_ATIME	(1u << 4)
+#define DAXFS_ATTR_MTIME	(1u << 5)
+#define DAXFS_ATTR_CTIME	(1u << 6)
+
+int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr);
+int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
+		  const struct daxfs_attr *attr);
+
+int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		 u64 *ino);
+/* Regular files, FIFOs, sockets, device nodes (mode carries the type). */
+int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino);
+int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		u32 mode, u32 uid, u32 gid, u64 *ino);
+int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		  const char *target, u32 tlen, u32 uid, u32 gid, u64 *ino);
+/* Copies at most bufsize bytes, returns the target length. */
+int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize);
+int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
+int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
+int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+	       u32 len);
+
+#define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
+#define DAXFS_RENAME_EXCHANGE	(1u << 1)
+int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
+		 u64 ddir, const char *dname, u32 dlen, u32 flags);
+
+/* readdir: positions 0 and 1 are "." and ".."; entries follow in hash
+ * order and their position is hash + 2 (never 0 or 1).  *pos is the
+ * position to resume at.  The callback returns non-zero to stop; the
+ * entry it stopped on is returned again at the next call. */
+#define DAXFS_POS_EOF	(~0ULL)
+typedef int (*daxfs_filldir_t)(void *ctx, const char *name, u32 len,
+			       u64 ino, u32 dtype, u64 pos);
+int daxfs_readdir(struct daxfs_fs *fs, u64 dir, u64 *pos,
+		  daxfs_filldir_t fill, void *ctx);
+
+/* ---- file data (core/file.c) ---- */
+
+/* Read: the callback is called for successive pieces of [off, off+len)
+ * clamped to the file size; src == NULL means "len zero bytes" (a hole).
+ * It returns how many bytes it consumed (< len stops the read, e.g. on
+ * a fault).  Returns bytes read or -errno. */
+typedef u64 (*daxfs_read_actor_t)(void *ctx, const void *src, u64 len);
+s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+	       daxfs_read_actor_t actor, void *ctx);
+
+/* Write: the callback fills dst (len bytes, inside allocated file pages)
+ * and returns how many bytes it wrote.  With DAXFS_WRITE_APPEND the
+ * range is reserved atomically at the end of the file and *pos returns
+ * where the data went.  The size grows by CAS-to-maximum. */
+#define DAXFS_WRITE_APPEND	(1u << 0)
+typedef u64 (*daxfs_write_actor_t)(void *ctx, void *dst, u64 len);
+s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
+		daxfs_write_actor_t actor, void *ctx, u64 *pos);
+
+int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size);
+
+/* For mmap/DAX: region offset of the page holding file block blk,
+ * allocating (zeroed) when alloc is set.  *off = 0 for a hole. */
+int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
+		    u64 *off);
+
+/* ---- space (core/statfs.c) ---- */
+
+struct daxfs_statfs {
+	u64 pool_bytes;			/* total pool */
+	u64 used_bytes;			/* allocated objects */
+	u64 free_bytes;
+	u64 nr_buckets, used_buckets;	/* overlay */
+	u64 inodes;			/* live inodes (approximate) */
+};
+int daxfs_statfs(struct daxfs_fs *fs, struct daxfs_statfs *st);
+
+#endif /* DAXFS_CORE_H */

@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * DaxFS on-memory format, version 1.  The single source of truth; the prose
+ * version with invariants and crash stories is docs/format.md.
+ *
+ * Everything here lives in a region of memory that several hosts map at the
+ * same time.  All multi-byte fields are little-endian (the core refuses to
+ * build on big-endian hosts).  Every struct has an explicit size checked by a
+ * static assert below.  Offsets stored in the region are byte offsets from the
+ * start of the region; 0 always means "none" (offset 0 is the superblock).
+ */
+#ifndef DAXFS_FORMAT_H
+#define DAXFS_FORMAT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/build_bug.h>
+#define DAXFS_STATIC_ASSERT(cond) static_assert(cond, #cond)
+#else
+#include <stdint.h>
+#include <assert.h>
+typedef uint8_t __u8;
+typedef uint16_t __u16;
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+typedef int64_t __s64;
+#define DAXFS_STATIC_ASSERT(cond) _Static_assert(cond, #cond)
+#endif
+
+#define DAXFS_BLOCK_SIZE	4096u
+#define DAXFS_BLOCK_SHIFT	12
+#define DAXFS_CACHELINE		64u
+
+/* ---------------------------------------------------------------------
+ * Superblock: the first 4 KiB of the region.  Written once by mkfs and
+ * never modified afterwards (mutable shared state lives in the state
+ * page), so a CRC32C over the fixed header is meaningful.
+ */
+#define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
+#define DAXFS_VERSION		1u
+
+/* Feature flags.  Unknown incompat bits: refuse to mount.  Unknown
+ * ro_compat bits: mount read-only only.  Unknown compat bits: ignore. */
+#define DAXFS_FEAT_INCOMPAT_BASE	(1u << 0)	/* base image present */
+#define DAXFS_FEAT_INCOMPAT_OVERLAY	(1u << 1)	/* writable overlay */
+#define DAXFS_FEAT_INCOMPAT_PCACHE	(1u << 2)	/* shared page cache */
+#define DAXFS_FEAT_INCOMPAT_SUPP	(DAXFS_FEAT_INCOMPAT_BASE | \
+					 DAXFS_FEAT_INCOMPAT_OVERLAY)
+#define DAXFS_FEAT_RO_COMPAT_SUPP	0u
+#define DAXFS_FEAT_COMPAT_SUPP		0u
+
+enum daxfs_region_kind {
+	DAXFS_RGN_NONE = 0,
+	DAXFS_RGN_STATE = 1,	/* struct daxfs_state, one page */
+	DAXFS_RGN_HOSTS = 2,	/* struct daxfs_host[max_hosts] */
+	DAXFS_RGN_BUCKETS = 3,	/* struct daxfs_bucket[nr_buckets] */
+	DAXFS_RGN_POOL = 4,	/* allocator-managed 4 KiB blocks */
+	DAXFS_RGN_BASE = 5,	/* read-only base image */
+	DAXFS_RGN_PCACHE = 6,	/* shared page cache (reserved, later) */
+	DAXFS_RGN_LANES = 7,	/* struct daxfs_lane[max_hosts][DAXFS_LANES] */
+	DAXFS_RGN_MAX = 8,
+};
+
+struct daxfs_region_desc {
+	__u32 kind;		/* enum daxfs_region_kind */
+	__u32 flags;
+	__u64 offset;		/* 4 KiB aligned */
+	__u64 size;		/* bytes, 4 KiB multiple */
+	__u64 reserved;
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_region_desc) == 32);
+
+#define DAXFS_LABEL_LEN 32
+
+struct daxfs_super {
+	__u64 magic;			/* DAXFS_MAGIC */
+	__u32 version;			/* DAXFS_VERSION */
+	__u32 header_size;		/* sizeof(struct daxfs_super) */
+	__u32 feat_compat;
+	__u32 feat_incompat;
+	__u32 feat_ro_compat;
+	__u32 flags;
+	__u8 uuid[16];
+	__u64 total_size;		/* region size in bytes */
+	__u32 block_size;		/* DAXFS_BLOCK_SIZE */
+	__u32 max_hosts;		/* entries in the host table */
+	__u64 hash_key[2];		/* SipHash key for names (random per fs) */
+	__u64 root_ino;
+	__u64 first_dyn_ino;		/* inode numbers below are base inodes */
+	__u64 nr_buckets;		/* power of two */
+	__u32 probe_window;		/* buckets probed per key, power of two */
+	__u32 lease_ms;			/* host lease length */
+	__s64 created_ns;		/* CLOCK_REALTIME at mkfs */
+	char label[DAXFS_LABEL_LEN];
+	struct daxfs_region_desc regions[DAXFS_RGN_MAX];
+	__u8 reserved[100];
+	__u32 csum;			/* CRC32C of the bytes before this field */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_super) == 512);
+
+/* ---------------------------------------------------------------------
+ * State page: mutable cluster-wide words, one per cache line so that
+ * hosts hammering one counter do not slow down the others.
+ */
+#define DAXFS_STATE_MAGIC	0x5441545346584144ULL	/* "DAXFSTAT" */
+
+/* Allocator size classes.  Small objects are carved from 4 KiB pages. */
+enum daxfs_class {
+	DAXFS_CLASS_64 = 0,
+	DAXFS_CLASS_128 = 1,
+	DAXFS_CLASS_256 = 2,
+	DAXFS_CLASS_512 = 3,
+	DAXFS_CLASS_PAGE = 4,
+	DAXFS_NR_CLASSES = 5,
+};
+
+struct daxfs_line {
+	__u64 v;
+	__u64 pad[7];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_line) == DAXFS_CACHELINE);
+
+struct daxfs_state {
+	__u64 magic;			/* DAXFS_STATE_MAGIC */
+	__u64 pad0[7];
+	struct daxfs_line bump;		/* next never-used pool offset */
+	struct daxfs_line next_ino;	/* next dynamic inode number */
+	struct daxfs_line epoch;	/* global reclamation epoch (>= 1) */
+	struct daxfs_line used_bytes;	/* pool bytes allocated (df) */
+	struct daxfs_line rename_claim;	/* 0 or daxfs_claim_word() */
+	struct daxfs_line free_head[DAXFS_NR_CLASSES];	/* tagged stack heads */
+	struct daxfs_line stat_cas_fail;	/* statistics, advisory */
+	struct daxfs_line stat_inserts;
+	__u8 reserved[4096 - 64 * (8 + DAXFS_NR_CLASSES)];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
+
+/* Free-list head: 20-bit ABA tag above a 44-bit offset in 64-byte units. */
+#define DAXFS_FREE_TAG_SHIFT	44
+#define DAXFS_FREE_OFF_MASK	((1ULL << DAXFS_FREE_TAG_SHIFT) - 1)
+
+/* A free object's first word links to the next free object (offset or 0). */
+struct daxfs_free_obj {
+	__u64 next;
+};
+
+/* ---------------------------------------------------------------------
+ * Host table.  One slot per participating host (kernel mount or user
+ * process).  The state word carries a generation that increases every
+ * time the slot changes hands, so a claim recorded as (slot, generation)
+ * can always be told apart from a later owner of the same slot.
+ */
+enum daxfs_host_state {
+	DAXFS_HOST_FREE = 0,
+	DAXFS_HOST_ALIVE = 1,
+	DAXFS_HOST_DEAD = 2,		/* lease expired, recovery pending */
+	DAXFS_HOST_RECOVERING = 3,	/* one survivor is recovering it */
+};
+
+#define DAXFS_HOST_STATE_MASK	0xffULL
+#define DAXFS_HOST_GEN_SHIFT	8
+
+#define DAXFS_HOST_KIND_USER	1u
+#define DAXFS_HOST_KIND_KERNEL	2u
+
+/* Intent record: what a host is in the middle of, for recovery. */
+enum daxfs_intent_op {
+	DAXFS_INTENT_NONE = 0,
+	DAXFS_INTENT_OV_INSERT = 1,	/* a[0]=bucket index, a[1]=key */
+	DAXFS_INTENT_RENAME = 2,	/* see docs/rename.md */
+};
+
+struct daxfs_intent {
+	__u64 op;
+	__u64 a[7];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_intent) == 64);
+
+#define DAXFS_HOST_NAME_LEN 32
+
+struct daxfs_host {
+	__u64 state;			/* gen << 8 | enum daxfs_host_state */
+	__u64 heartbeat_ns;		/* CLOCK_REALTIME of the last renewal */
+	__u64 epoch;			/* announced epoch, 0 when quiescent */
+	__s64 joined_ns;
+	__u32 pid;
+	__u32 kind;			/* DAXFS_HOST_KIND_* */
+	__u64 ops;			/* operations done, advisory */
+	__u64 pad0[2];
+	char name[DAXFS_HOST_NAME_LEN];	/* hostname, NUL padded */
+	__u64 alloc_cursor;		/* batch reservation [cursor, end) */
+	__u64 alloc_end;
+	__u64 limbo_sealed;		/* chain of sealed limbo batches */
+	__u64 pad1[17];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_host) == 256);
+
+/*
+ * Lanes: a host runs many operations at once (threads, kernel tasks), so
+ * each operation claims one of its host's lanes for its duration.  The
+ * lane carries the operation's announced epoch and its intent record.
+ */
+#define DAXFS_LANES 32
+
+struct daxfs_lane {
+	__u64 epoch;			/* 0 free; else epoch announced by the op */
+	__u64 owner;			/* thread/task id, advisory */
+	__u64 limbo_open;		/* batch being filled by this lane, or 0 */
+	__u64 pad[5];
+	struct daxfs_intent intent;
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lane) == 128);
+
+#define DAXFS_MAX_HOSTS 256
+
+/* ---------------------------------------------------------------------
+ * Hash overlay: open addressing over 16-byte buckets.  Keys are typed
+ * (top 4 bits) and mixed by a real hash before choosing the bucket.
+ *
+ * key word:  0 empty | DAXFS_KEY_TOMB deleted | key | key + PENDING bit
+ * value word: 0 (absent / being deleted) or the value (non-zero).
+ * Protocol and crash story: docs/overlay.md.
+ */
+#define DAXFS_KEY_TYPE_SHIFT	60
+#define DAXFS_KEY_PENDING	(1ULL << 59)
+#define DAXFS_KEY_PAYLOAD_MASK	(DAXFS_KEY_PENDING - 1)
+#define DAXFS_KEY_TOMB		(~0ULL)
+#define DAXFS_KEY_EMPTY		0ULL
+
+enum daxfs_key_type {
+	DAXFS_KEY_INODE = 1,		/* payload: inode number */
+	DAXFS_KEY_XATTR = 2,		/* reserved */
+	DAXFS_KEY_TYPE_MAX = 14,
+};
+
+static inline __u64 daxfs_key(unsigned int type, __u64 payload)
+{
+	return ((__u64)type << DAXFS_KEY_TYPE_SHIFT) |
+	       (payload & DAXFS_KEY_PAYLOAD_MASK);
+}
+
+struct daxfs_bucket {
+	__u64 key;
+	__u64 value;
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_bucket) == 16);
+
+/* ---------------------------------------------------------------------
+ * Inode record: 128 bytes from the 128-byte class.  Found through the
+ * overlay (key DAXFS_KEY_INODE).  Fields change with atomic stores or
+ * CAS only; see docs/format.md for which field follows which rule.
+ */
+#define DAXFS_INODE_MAGIC	0x444e49u	/* "IND" + version byte */
+
+/* flags */
+#define DAXFS_IF_BASE		(1u << 0)	/* copied up from a base inode */
+
+/* dir_state word of directories */
+#define DAXFS_DIR_DEAD		(1ULL << 63)	/* rmdir'ed: no new entries */
+#define DAXFS_DIR_IMPORTED	(1ULL << 62)	/* base entries imported */
+#define DAXFS_DIR_COUNT_MASK	((1ULL << 48) - 1)
+
+struct daxfs_inode {
+	__u64 ino;
+	__u32 magic;			/* DAXFS_INODE_MAGIC */
+	__u32 flags;			/* DAXFS_IF_* */
+	__u32 mode;			/* S_IFMT | permission bits */
+	__u32 uid;
+	__u32 gid;
+	__u32 nlink;			/* dirs: 2 + subdirectories */
+	__u64 size;			/* grows by CAS-to-maximum */
+	__u64 blocks;			/* 4 KiB pages owned by this inode */
+	__s64 atime_ns;
+	__s64 mtime_ns;
+	__s64 ctime_ns;
+	__u64 rdev;			/* device nodes: Linux dev_t (huge encoding) */
+	__u64 root;			/* file: radix root | height;
+					 * dir: trie root node;
+					 * symlink: target record */
+	__u64 parent;			/* directories: parent inode number */
+	__u64 aux;			/* dir: dir_state word;
+					 * file: base_limit (bytes of base data
+					 * still visible) */
+	__u64 base_ino;			/* base inode this one shadows, or 0 */
+	__u64 change;			/* bumped on every change (revalidation) */
+	__u32 generation;		/* NFS-style generation of this ino */
+	__u32 reserved;
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_inode) == 128);
+
+/* ---------------------------------------------------------------------
+ * Directories: a hash trie per directory.  Nodes hold 64 slots indexed
+ * by successive 6-bit groups of the 64-bit name hash (most significant
+ * first), so a depth-first walk visits names in hash order and a readdir
+ * position is simply a hash value.  Docs: docs/directories.md.
+ */
+#define DAXFS_TRIE_FANOUT	64
+#define DAXFS_TRIE_BITS		6
+#define DAXFS_TRIE_MAX_DEPTH	11	/* 64 bits / 6 rounded up */
+
+/* slot tag in the low bits (objects are 64-byte aligned) */
+#define DAXFS_SLOT_LEAF		1ULL
+#define DAXFS_SLOT_NODE		2ULL
+#define DAXFS_SLOT_TAG_MASK	63ULL
+
+struct daxfs_trie_node {
+	__u64 slot[DAXFS_TRIE_FANOUT];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_trie_node) == 512);
+
+#define DAXFS_NAME_MAX		255
+
+/* dirent flags */
+#define DAXFS_DF_WHITEOUT	(1u << 0)	/* hides a base entry */
+
+/* Directory entry: immutable once published; a rename publishes a new one. */
+struct daxfs_dirent {
+	__u64 ino;
+	__u64 hash;			/* name hash (readdir position) */
+	__u64 next;			/* full-hash collision chain, or 0 */
+	__u16 name_len;
+	__u8 type;			/* DT_* value */
+	__u8 flags;			/* DAXFS_DF_* */
+	__u32 reserved;
+	char name[];			/* name_len bytes, no NUL */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_dirent) == 32);
+
+/* Symlink target record. */
+struct daxfs_symlink {
+	__u32 len;
+	__u32 reserved;
+	char target[];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_symlink) == 8);
+#define DAXFS_SYMLINK_MAX	(DAXFS_BLOCK_SIZE - 8)
+
+/* ---------------------------------------------------------------------
+ * File data: a radix tree of 4 KiB nodes with 512 slots per node.
+ * inode.root = node offset | height (1..4); height 0 means empty.
+ * Leaves point to 4 KiB data pages.  4 levels map 2^48 bytes.
+ */
+#define DAXFS_RADIX_FANOUT	512
+#define DAXFS_RADIX_BITS	9
+#define DAXFS_RADIX_MAX_HEIGHT	4
+#define DAXFS_RADIX_HEIGHT_MASK	7ULL
+#define DAXFS_MAX_FILE_SIZE	(1ULL << 48)
+
+struct daxfs_radix_node {
+	__u64 slot[DAXFS_RADIX_FANOUT];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_radix_node) == DAXFS_BLOCK_SIZE);
+
+/* ---------------------------------------------------------------------
+ * Reclamation: retired objects wait in per-host limbo batches until no
+ * host can still be reading them.  Docs: docs/reclaim.md.
+ */
+#define DAXFS_LIMBO_ENTRIES	508
+
+struct daxfs_limbo {
+	__u64 next;			/* next sealed batch of the same host */
+	__u64 epoch;			/* global epoch when sealed */
+	__u32 count;
+	__u32 reserved;
+	__u64 reserved2;
+	__u64 entry[DAXFS_LIMBO_ENTRIES];	/* offset | class */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_limbo) == DAXFS_BLOCK_SIZE);
+
+/* ---------------------------------------------------------------------
+ * Base image: a flat, read-only image validated in one pass.
+ * Layout inside the base region: header page, inode table, dirent
+ * array, data area.  Offsets below are relative to the base region.
+ */
+#define DAXFS_BASE_MAGIC	0x4553414253584144ULL	/* "DAXSBASE" */
+
+struct daxfs_base_header {
+	__u64 magic;
+	__u32 version;
+	__u32 header_size;
+	__u64 nr_inodes;		/* inode i has number i + 1; root is 1 */
+	__u64 inode_off;
+	__u64 nr_dirents;
+	__u64 dirent_off;
+	__u64 data_off;
+	__u64 data_size;
+	__u32 meta_csum;		/* CRC32C of inode table + dirents */
+	__u32 reserved0;
+	__u64 reserved[6];
+	__u32 pad;
+	__u32 csum;			/* CRC32C of the bytes before this field */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_base_header) == 128);
+
+struct daxfs_base_inode {
+	__u32 mode;
+	__u32 uid;
+	__u32 gid;
+	__u32 nlink;
+	__u64 size;			/* files/symlinks: bytes */
+	__s64 mtime_ns;
+	__u64 rdev;
+	__u64 data;			/* file/symlink: data offset;
+					 * dir: index of first dirent */
+	__u64 count;			/* dir: number of dirents */
+	__u64 parent;			/* dir: parent inode number */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_base_inode) == 64);
+
+struct daxfs_base_dirent {
+	__u64 ino;
+	__u16 name_len;
+	__u8 type;			/* DT_* */
+	__u8 reserved[5];
+	char name[256];			/* name_len bytes, NUL padded */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_base_dirent) == 272);
+
+#endif /* DAXFS_FORMAT_H */

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything the build and the test suite need on a fresh Debian 12
+# machine (idempotent).  Set DAXFS_SETUP_VM=0 to skip the QEMU cluster's
+# packages (kernel image, headers, qemu) when only user space is wanted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for pkg in build-essential make gcc python3 python3-pip; do
+	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+if [ "${#need_apt[@]}" -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q "${need_apt[@]}"
+fi
+
+python3 -m pip install -q --disable-pip-version-check -r tests/requirements.txt 2>/dev/null ||
+	python3 -m pip install -q --disable-pip-version-check --break-system-packages \
+		-r tests/requirements.txt
+
+if [ "${DAXFS_SETUP_VM:-1}" = 1 ] && [ -x vm/setup.sh ]; then
+	vm/setup.sh
+fi
