@@ -1,0 +1,54 @@
+# vm/guest/lib.sh - helpers sourced by /init before every guest script (busybox sh).
+# Environment set by /init: DAXFS_VM_ID (guest name), DAXFS_REPO (repo inside the guest,
+# e.g. /host/work/main, empty without 9p), DAXFS_REPO_HOST (repo path on the host),
+# DAXFS_HOST (/host or empty), DAXFS_VM_OUT (/out when a writable share was given).
+
+# log line on the console
+vm_log() { echo "DAXFS-VM: [$DAXFS_VM_ID $(cut -d' ' -f1 /proc/uptime)] $*"; }
+# result line parsed by vm/cluster.py (GuestResult.results): vm_result key=value ...
+vm_result() { echo "DAXFS-VM-RESULT: $*"; }
+vm_fail() { vm_log "FAIL: $*"; exit 1; }
+# run a host binary inside the guest: host python3 -c ..., host ndctl list
+host() { chroot /host "$@"; }
+
+# physical range of the first nvdimm region, "START END" in hex (0x...), from /proc/iomem
+# (the "Persistent Memory" resource exists in raw and in fsdax mode). Returns 1 if none.
+pmem_phys_range() {
+    local r
+    r=$(grep -m1 'Persistent Memory' /proc/iomem | sed 's/^ *//' | cut -d' ' -f1)
+    [ -n "$r" ] || return 1
+    echo "0x${r%-*} 0x${r#*-}"
+}
+# same from sysfs: the nd region's resource (start) and size, both in hex/decimal as sysfs gives
+pmem_region_sysfs() {
+    local r
+    for r in /sys/bus/nd/devices/region*; do
+        [ -f $r/resource ] && { echo "$(cat $r/resource) $(cat $r/size)"; return 0; }
+    done
+    return 1
+}
+# mode of namespace0.0: raw / fsdax / devdax
+# (sysfs says "memory" for fsdax and "dax" for devdax; normalized to ndctl names)
+pmem_mode() { sed -e "s/^memory$/fsdax/" -e "s/^dax$/devdax/" /sys/bus/nd/devices/namespace0.0/mode 2>/dev/null; }
+
+# write STRING at byte OFFSET of block device DEV bypassing the page cache
+# (O_DIRECT needs a full aligned block: OFFSET must be 4096-aligned; the block is zero-padded)
+pmem_write_block() {
+    local dev=$1 off=$2 str=$3
+    printf '%s' "$str" | dd of=/tmp/.blk bs=4096 count=1 conv=sync 2>/dev/null
+    dd if=/tmp/.blk of=$dev bs=4096 count=1 seek=$((off / 4096)) oflag=direct conv=notrunc 2>/dev/null
+}
+# print the NUL-terminated string at OFFSET of DEV (O_DIRECT read of one 4 KiB block)
+pmem_read_block() {
+    local dev=$1 off=$2
+    dd if=$dev bs=4096 count=1 skip=$((off / 4096)) iflag=direct 2>/dev/null | tr -d '\000'
+}
+# wait up to SECS for the block at OFFSET of DEV to contain STRING
+pmem_wait_for() {
+    local dev=$1 off=$2 str=$3 secs=${4:-30} i=0
+    while [ $i -lt $((secs * 10)) ]; do
+        case "$(pmem_read_block $dev $off)" in *"$str"*) return 0 ;; esac
+        usleep 100000; i=$((i + 1))
+    done
+    return 1
+}
