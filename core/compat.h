@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * The one place where the core meets its environment.  The core's .c files
- * include only this header and include/daxfs/*.h, so the same sources build
- * into daxfs.ko and into libdaxfs.  It supplies: fixed-width types, errno
+ * include only this header and the headers in include/daxfs, so the same
+ * sources build into daxfs.ko and into libdaxfs.  It supplies: fixed-width types, errno
  * values, atomics on shared words (always 64-bit, always naturally aligned),
  * barriers, cache-line flush for persistent media, copy routines and a clock.
  *
@@ -25,6 +25,7 @@
 #include <linux/sched.h>
 #include <linux/processor.h>
 #include <linux/libnvdimm.h>
+#include <linux/bitops.h>
 #include <asm/byteorder.h>
 
 #ifndef __LITTLE_ENDIAN
@@ -108,6 +109,19 @@ static inline void daxfs_yield(void)
 	cond_resched();
 }
 
+/* Bit counting: __builtin_popcountll() becomes a libgcc call
+ * (__popcountdi2) that the kernel does not provide. */
+static inline u32 daxfs_popcount64(u64 w)
+{
+	return hweight64(w);
+}
+
+/* Index of the lowest set bit; w must not be 0. */
+static inline u32 daxfs_ctz64(u64 w)
+{
+	return __ffs64(w);
+}
+
 #else /* user space */
 
 #include <stdint.h>
@@ -119,17 +133,19 @@ static inline void daxfs_yield(void)
 #include <sched.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <linux/types.h>
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "DaxFS requires a little-endian host"
 #endif
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int64_t s64;
-typedef int32_t s32;
+/* Same widths and spellings as the kernel's (u64 is unsigned long long). */
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef __s32 s32;
 
 #define daxfs_likely(x)		__builtin_expect(!!(x), 1)
 #define daxfs_unlikely(x)	__builtin_expect(!!(x), 0)
@@ -211,14 +227,30 @@ static inline s64 daxfs_now_ns(void)
 	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Cached per thread: op_begin calls it on every operation. */
 static inline u64 daxfs_thread_id(void)
 {
-	return (u64)syscall(SYS_gettid);
+	static __thread u64 tid;
+
+	if (daxfs_unlikely(!tid))
+		tid = (u64)syscall(SYS_gettid);
+	return tid;
 }
 
 static inline void daxfs_yield(void)
 {
 	sched_yield();
+}
+
+static inline u32 daxfs_popcount64(u64 w)
+{
+	return (u32)__builtin_popcountll(w);
+}
+
+/* Index of the lowest set bit; w must not be 0. */
+static inline u32 daxfs_ctz64(u64 w)
+{
+	return (u32)__builtin_ctzll(w);
 }
 
 #endif /* __KERNEL__ */

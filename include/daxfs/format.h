@@ -17,13 +17,9 @@
 #include <linux/build_bug.h>
 #define DAXFS_STATIC_ASSERT(cond) static_assert(cond, #cond)
 #else
-#include <stdint.h>
-#include <assert.h>
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int64_t __s64;
+/* The same __u64 as the kernel uapi headers (unsigned long long), so
+ * user-space files may include linux/ headers alongside this one. */
+#include <linux/types.h>
 #define DAXFS_STATIC_ASSERT(cond) _Static_assert(cond, #cond)
 #endif
 
@@ -167,7 +163,8 @@ enum daxfs_host_state {
 enum daxfs_intent_op {
 	DAXFS_INTENT_NONE = 0,
 	DAXFS_INTENT_OV_INSERT = 1,	/* a[0]=bucket index, a[1]=key */
-	DAXFS_INTENT_RENAME = 2,	/* see docs/rename.md */
+	DAXFS_INTENT_RENAME = 2,	/* see docs/namespace.md */
+	DAXFS_INTENT_FILE_WRITE = 3,	/* a[0]=ino, a[1]=first byte, a[2]=end */
 };
 
 struct daxfs_intent {

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Pool allocator: ABA-tagged free stacks per size class in the state page,
+ * per-host batches of pages carved from the bump pointer, contiguous page
+ * runs for file data.  Invariants and crash story: docs/alloc.md.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+
+#define CAS_TRIES	(1u << 20)	/* bound on contended CAS loops */
+#define BATCH_LOCK	1ULL		/* alloc_cursor while a lane refills */
+
+u64 daxfs_class_size(unsigned int class)
+{
+	if (class < DAXFS_CLASS_PAGE)
+		return 64ULL << class;
+	if (class == DAXFS_CLASS_PAGE)
+		return DAXFS_PAGE_SIZE;
+	return 0;
+}
+
+int daxfs_size_class(u64 bytes)
+{
+	unsigned int c;
+
+	for (c = 0; c < DAXFS_NR_CLASSES; c++)
+		if (bytes <= daxfs_class_size(c))
+			return (int)c;
+	return -EINVAL;
+}
+
+static u64 *head_word(struct daxfs_fs *fs, unsigned int class)
+{
+	return &fs->state->free_head[class].v;
+}
+
+/* Objects are aligned to their size (pages to 4 KiB). */
+static struct daxfs_free_obj *obj_ptr(struct daxfs_fs *fs, u64 off,
+				      unsigned int class)
+{
+	u64 size = daxfs_class_size(class);
+
+	return daxfs_ptr(fs, off, size, size);
+}
+
+static u64 tagged(u64 old_head, u64 off)
+{
+	u64 tag = (old_head >> DAXFS_FREE_TAG_SHIFT) + 1;
+
+	return (tag << DAXFS_FREE_TAG_SHIFT) | (off >> 6);
+}
+
+static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
+{
+	u64 *hw = head_word(fs, class), h, off, next;
+	struct daxfs_free_obj *o;
+	u32 i;
+
+	h = daxfs_load(hw);
+	for (i = 0; i < CAS_TRIES; i++) {
+		off = (h & DAXFS_FREE_OFF_MASK) << 6;
+		if (!off)
+			return 0;
+		o = obj_ptr(fs, off, class);
+		if (!o)
+			return 0;	/* corrupt head: treat as empty */
+		/* o may be popped and reused meanwhile: next is then garbage,
+		 * but the tag makes our CAS fail */
+		next = daxfs_load(&o->next);
+		if (next && !obj_ptr(fs, next, class)) {
+			if (daxfs_load(hw) != h) {
+				h = daxfs_load(hw);
+				continue;
+			}
+			return 0;	/* corrupt link: stop using the stack */
+		}
+		if (daxfs_cas(hw, &h, tagged(h, next)))
+			return off;
+		daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
+	}
+	return 0;
+}
+
+void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
+			   u64 last)
+{
+	u64 *hw = head_word(fs, class), h;
+	struct daxfs_free_obj *lo = obj_ptr(fs, last, class);
+	u32 i;
+
+	if (!lo || !obj_ptr(fs, first, class))
+		return;
+	h = daxfs_load(hw);
+	for (i = 0; i < CAS_TRIES; i++) {
+		daxfs_store(&lo->next, (h & DAXFS_FREE_OFF_MASK) << 6);
+		if (daxfs_cas(hw, &h, tagged(h, first)))
+			return;
+	}
+}
+
+void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class)
+{
+	if (class >= DAXFS_NR_CLASSES || !obj_ptr(fs, off, class))
+		return;		/* refuse to free garbage */
+	daxfs_free_push_chain(fs, class, off, off);
+	daxfs_faa(daxfs_state_word(fs, used_bytes), -daxfs_class_size(class));
+}
+
+void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end)
+{
+	struct daxfs_free_obj *o;
+	u64 off;
+
+	if (start >= end || !daxfs_ptr(fs, start, end - start, DAXFS_PAGE_SIZE))
+		return;
+	for (off = start; off + DAXFS_PAGE_SIZE < end; off += DAXFS_PAGE_SIZE) {
+		o = (struct daxfs_free_obj *)(fs->base + off);
+		daxfs_store(&o->next, off + DAXFS_PAGE_SIZE);
+	}
+	daxfs_free_push_chain(fs, DAXFS_CLASS_PAGE, start, end - DAXFS_PAGE_SIZE);
+}
+
+/* Up to want pages from the never-used part of the pool. */
+static u64 bump_take(struct daxfs_fs *fs, u64 want, u64 min, u64 *got)
+{
+	u64 *bw = daxfs_state_word(fs, bump), b, n;
+	u32 i;
+
+	b = daxfs_load(bw);
+	for (i = 0; i < CAS_TRIES; i++) {
+		if (b < fs->pool_off || b >= fs->pool_end || (b & (DAXFS_PAGE_SIZE - 1)))
+			return 0;
+		n = (fs->pool_end - b) / DAXFS_PAGE_SIZE;
+		if (n > want)
+			n = want;
+		if (n < min)
+			return 0;
+		if (daxfs_cas(bw, &b, b + n * DAXFS_PAGE_SIZE)) {
+			*got = n;
+			return b;
+		}
+	}
+	return 0;
+}
+
+/* Exactly n contiguous pages from our host's batch, or 0. */
+static u64 batch_take(struct daxfs_fs *fs, u64 n)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
+	u64 c, e;
+	u32 i;
+
+	c = daxfs_load(&h->alloc_cursor);
+	for (i = 0; i < CAS_TRIES; i++) {
+		if (!c || c == BATCH_LOCK)
+			return 0;
+		e = daxfs_load(&h->alloc_end);
+		if (c >= e || (e - c) / DAXFS_PAGE_SIZE < n)
+			return 0;
+		if (daxfs_cas(&h->alloc_cursor, &c, c + n * DAXFS_PAGE_SIZE))
+			return c;
+	}
+	return 0;
+}
+
+/*
+ * Installs a fresh batch of `pages` pages and takes the first `take` of
+ * them.  alloc_cursor is locked while end and cursor change so no lane
+ * sees a mixed pair; the old remainder goes to the page stack.
+ */
+static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
+	u64 c, e, start, got = 0;
+
+	c = daxfs_load(&h->alloc_cursor);
+	if (c == BATCH_LOCK || !daxfs_cas(&h->alloc_cursor, &c, BATCH_LOCK))
+		return 0;
+	e = daxfs_load(&h->alloc_end);
+	if (c && c < e)
+		daxfs_pages_release(fs, c, e);
+	start = bump_take(fs, pages, take, &got);
+	if (!start) {
+		daxfs_store(&h->alloc_end, 0);
+		daxfs_store(&h->alloc_cursor, 0);
+		return 0;
+	}
+	daxfs_store(&h->alloc_end, start + got * DAXFS_PAGE_SIZE);
+	daxfs_store(&h->alloc_cursor, start + take * DAXFS_PAGE_SIZE);
+	return start;
+}
+
+void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, slot);
+	u64 c = daxfs_load(&h->alloc_cursor), e = daxfs_load(&h->alloc_end);
+
+	/* claim the remainder first, so a second recoverer finds nothing */
+	if (c && c != BATCH_LOCK && c < e &&
+	    daxfs_cas(&h->alloc_cursor, &c, e))
+		daxfs_pages_release(fs, c, e);
+	daxfs_store(&h->alloc_cursor, 0);
+	daxfs_store(&h->alloc_end, 0);
+}
+
+/* One page: page stack, host batch, a new batch, then the bare bump. */
+static u64 page_get(struct daxfs_fs *fs)
+{
+	u64 off, got;
+	int i;
+
+	off = stack_pop(fs, DAXFS_CLASS_PAGE);
+	if (off)
+		return off;
+	for (i = 0; i < 4; i++) {
+		off = batch_take(fs, 1);
+		if (off)
+			return off;
+		off = batch_refill(fs, DAXFS_BATCH_PAGES, 1);
+		if (off)
+			return off;
+	}
+	off = bump_take(fs, 1, 1, &got);
+	if (off)
+		return off;
+	/* the bump is exhausted; a refill may have raced us to the stack */
+	return stack_pop(fs, DAXFS_CLASS_PAGE);
+}
+
+static u64 alloc_once(struct daxfs_fs *fs, unsigned int class)
+{
+	u64 off, page, size, i, per;
+	struct daxfs_free_obj *o;
+
+	if (class == DAXFS_CLASS_PAGE)
+		return page_get(fs);
+	off = stack_pop(fs, class);
+	if (off)
+		return off;
+	page = page_get(fs);
+	if (!page)
+		return 0;
+	/* keep the first object, push the rest as one pre-linked chain */
+	size = daxfs_class_size(class);
+	per = DAXFS_PAGE_SIZE / size;
+	for (i = 1; i + 1 < per; i++) {
+		o = (struct daxfs_free_obj *)(fs->base + page + i * size);
+		daxfs_store(&o->next, page + (i + 1) * size);
+	}
+	daxfs_free_push_chain(fs, class, page + size, page + (per - 1) * size);
+	return page;
+}
+
+u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 off, size;
+
+	if (!op->lane || class >= DAXFS_NR_CLASSES)
+		return 0;
+	off = alloc_once(fs, class);
+	if (!off) {
+		/* pool full: get back what limbo holds, then retry once */
+		daxfs_reclaim(op);
+		off = alloc_once(fs, class);
+		if (!off)
+			return 0;
+	}
+	size = daxfs_class_size(class);
+	memset(fs->base + off, 0, size);
+	daxfs_faa(daxfs_state_word(fs, used_bytes), size);
+	return off;
+}
+
+/* n contiguous pages: from the batch, else a fresh run (n >= batch size)
+ * or a fresh batch whose head we take. */
+static u64 run_get(struct daxfs_fs *fs, u32 n)
+{
+	u64 off, got = 0;
+
+	off = batch_take(fs, n);
+	if (off)
+		return off;
+	if (n >= DAXFS_BATCH_PAGES)
+		return bump_take(fs, n, n, &got);
+	return batch_refill(fs, DAXFS_BATCH_PAGES, n);
+}
+
+u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 start, off;
+	u32 i = 0, pass;
+
+	if (!op->lane || !n)
+		return 0;
+	start = n > 1 ? run_get(fs, n) : 0;
+	if (start) {
+		for (i = 0; i < n; i++)
+			offs[i] = start + (u64)i * DAXFS_PAGE_SIZE;
+	} else {
+		for (pass = 0; pass < 2 && !i; pass++) {
+			if (pass)
+				daxfs_reclaim(op);
+			for (; i < n; i++) {
+				off = page_get(fs);
+				if (!off)
+					break;
+				offs[i] = off;
+			}
+		}
+	}
+	daxfs_faa(daxfs_state_word(fs, used_bytes), (u64)i * DAXFS_PAGE_SIZE);
+	return i;
+}
+
+void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class)
+{
+	daxfs_free_obj(op->fs, off, class);
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Host table, leases, lanes, dead-host declaration and recovery.
+ * Protocol, invariants and crash story: docs/hosts.md.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "file.h"
+
+#define OP_BEGIN_ROUNDS		1000000u	/* lane waits, each round yields */
+#define CHECK_DEAD_ROUNDS	1000000u
+
+static u64 lease_ns(struct daxfs_fs *fs)
+{
+	return (u64)fs->lease_ms * 1000000ULL;
+}
+
+bool daxfs_host_expired(struct daxfs_fs *fs, u32 slot)
+{
+	u64 hb = daxfs_load(&daxfs_host_at(fs, slot)->heartbeat_ns);
+	u64 now = (u64)daxfs_now_ns();
+
+	return now > hb && now - hb > lease_ns(fs);
+}
+
+bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
+{
+	if (slot >= fs->sb.max_hosts)
+		return false;
+	if (daxfs_load(&daxfs_host_at(fs, slot)->state) !=
+	    daxfs_host_word(gen, DAXFS_HOST_ALIVE))
+		return false;
+	if (slot == fs->host && gen == fs->host_gen)
+		return true;
+	return !daxfs_host_expired(fs, slot);
+}
+
+/* Claims any free lane of our host without waiting (recovery work must
+ * not wait for lanes our own threads hold while they wait for it). */
+static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
+{
+	struct daxfs_lane *lane;
+	u64 zero;
+	u32 i;
+
+	op->fs = fs;
+	op->lane = NULL;
+	op->lane_idx = 0;
+	if (fs->host == DAXFS_NO_HOST)
+		return;
+	for (i = 0; i < DAXFS_LANES; i++) {
+		lane = daxfs_lane_at(fs, fs->host, i);
+		zero = 0;
+		if (daxfs_cas(&lane->epoch, &zero,
+			      daxfs_load(daxfs_state_word(fs, epoch)))) {
+			op->lane = lane;
+			op->lane_idx = i;
+			return;
+		}
+	}
+}
+
+static void release_lane(struct daxfs_op *op)
+{
+	if (op->lane)
+		daxfs_store(&op->lane->epoch, 0);
+	op->lane = NULL;
+}
+
+/*
+ * Releases everything a dead (or leaving) host's slot holds.  Every step
+ * is idempotent, so a recoverer that dies half-way can be replaced.
+ */
+static void recover_slot(struct daxfs_fs *fs, u32 slot)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, slot);
+	struct daxfs_lane *lane;
+	struct daxfs_op rop;
+	u32 dest, i;
+	u64 b, chain;
+
+	try_lane(fs, &rop);
+	/* limbo goes to us; with no host of our own it stays in the slot,
+	 * where the next reclaimer (or the slot's next owner) adopts it */
+	dest = rop.lane ? fs->host : slot;
+	for (i = 0; i < DAXFS_LANES; i++) {
+		lane = daxfs_lane_at(fs, slot, i);
+		daxfs_ov_recover_lane(fs, lane);
+		switch (daxfs_load(&lane->intent.op)) {
+		case DAXFS_INTENT_RENAME:
+			daxfs_rename_recover(&rop, lane);
+			break;
+		case DAXFS_INTENT_FILE_WRITE:
+			daxfs_file_recover(&rop, lane);
+			break;
+		}
+		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+		b = daxfs_load(&lane->limbo_open);
+		if (b && daxfs_cas(&lane->limbo_open, &b, 0))
+			daxfs_limbo_seal(fs, dest, b);
+		daxfs_store(&lane->owner, 0);
+		daxfs_store(&lane->epoch, 0);
+	}
+	if (dest != slot) {
+		chain = daxfs_load(&h->limbo_sealed);
+		while (chain && !daxfs_cas(&h->limbo_sealed, &chain, 0))
+			;
+		if (chain)
+			daxfs_limbo_splice(fs, dest, chain);
+	}
+	daxfs_host_batch_return(fs, slot);
+	daxfs_store(&h->epoch, 0);
+	release_lane(&rop);
+}
+
+int daxfs_host_check_dead(struct daxfs_op *op, u32 slot)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_host *h;
+	u64 w, hb, gen;
+	u32 round;
+
+	if (slot >= fs->sb.max_hosts)
+		return -EINVAL;
+	if (slot == fs->host)
+		return 0;
+	h = daxfs_host_at(fs, slot);
+	for (round = 0; round < CHECK_DEAD_ROUNDS; round++) {
+		w = daxfs_load(&h->state);
+		gen = daxfs_host_gen(w);
+		switch (daxfs_host_st(w)) {
+		case DAXFS_HOST_FREE:
+			return 1;
+		case DAXFS_HOST_ALIVE:
+			if (!daxfs_host_expired(fs, slot))
+				return round ? 1 : 0;
+			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_DEAD));
+			break;
+		case DAXFS_HOST_DEAD:
+			/* exactly one survivor wins the right to recover */
+			if (!daxfs_cas(&h->state, &w,
+				       daxfs_host_word(gen, DAXFS_HOST_RECOVERING)))
+				break;
+			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+			daxfs_crash_point("recover.claimed");
+			recover_slot(fs, slot);
+			w = daxfs_host_word(gen, DAXFS_HOST_RECOVERING);
+			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_FREE));
+			return 1;
+		default:	/* RECOVERING */
+			if (!daxfs_host_expired(fs, slot)) {
+				daxfs_yield();	/* a live survivor is at it */
+				break;
+			}
+			/* the recoverer died too: take over by CAS on its
+			 * recovery heartbeat, then redo the idempotent steps */
+			hb = daxfs_load(&h->heartbeat_ns);
+			if (!daxfs_host_expired(fs, slot) ||
+			    !daxfs_cas(&h->heartbeat_ns, &hb, (u64)daxfs_now_ns()))
+				break;
+			recover_slot(fs, slot);
+			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_FREE));
+			return 1;
+		}
+	}
+	return -EAGAIN;
+}
+
+int daxfs_recover_dead_hosts(struct daxfs_fs *fs)
+{
+	struct daxfs_op op = { .fs = fs };
+	u32 slot, st, n = 0;
+	u64 w;
+
+	if (fs->flags & DAXFS_FS_RDONLY)
+		return -EROFS;
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		if (slot == fs->host)
+			continue;
+		w = daxfs_load(&daxfs_host_at(fs, slot)->state);
+		st = daxfs_host_st(w);
+		if (st == DAXFS_HOST_FREE)
+			continue;
+		if (st != DAXFS_HOST_DEAD && !daxfs_host_expired(fs, slot))
+			continue;
+		if (daxfs_host_check_dead(&op, slot) == 1)
+			n++;
+	}
+	return (int)n;
+}
+
+int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
+{
+	struct daxfs_op op = { .fs = fs };
+	struct daxfs_host *h;
+	u32 slot, round, i, st;
+	u64 w, gen;
+	int n;
+
+	if (fs->flags & DAXFS_FS_RDONLY)
+		return -EROFS;
+	if (fs->host != DAXFS_NO_HOST)
+		return -EALREADY;
+	for (round = 0; round < 3; round++) {
+		for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+			h = daxfs_host_at(fs, slot);
+			w = daxfs_load(&h->state);
+			if (daxfs_host_st(w) != DAXFS_HOST_FREE)
+				continue;
+			gen = daxfs_host_gen(w) + 1;
+			/* a fresh heartbeat before ALIVE becomes visible, so
+			 * nobody declares us dead on the old one */
+			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+			if (!daxfs_cas(&h->state, &w,
+				       daxfs_host_word(gen, DAXFS_HOST_ALIVE)))
+				continue;
+			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+			h->joined_ns = daxfs_now_ns();
+			h->pid = pid;
+			h->kind = kind;
+			daxfs_store(&h->ops, 0);
+			daxfs_store(&h->epoch, 0);
+			daxfs_store(&h->alloc_end, 0);
+			daxfs_store(&h->alloc_cursor, 0);
+			for (i = 0; i < DAXFS_HOST_NAME_LEN; i++) {
+				h->name[i] = name ? name[i] : 0;
+				if (name && !name[i])
+					name = NULL;
+			}
+			h->name[DAXFS_HOST_NAME_LEN - 1] = 0;
+			fs->host = slot;
+			fs->host_gen = gen;
+			return 0;
+		}
+		/* table full: free the slots of hosts whose lease ran out */
+		n = 0;
+		for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+			w = daxfs_load(&daxfs_host_at(fs, slot)->state);
+			st = daxfs_host_st(w);
+			if (st == DAXFS_HOST_FREE ||
+			    (st != DAXFS_HOST_DEAD && !daxfs_host_expired(fs, slot)))
+				continue;
+			if (daxfs_host_check_dead(&op, slot) == 1)
+				n++;
+		}
+		if (!n)
+			break;
+	}
+	return -EBUSY;		/* host table full */
+}
+
+int daxfs_host_renew(struct daxfs_fs *fs)
+{
+	struct daxfs_host *h;
+
+	if (fs->host == DAXFS_NO_HOST)
+		return -EINVAL;
+	h = daxfs_host_at(fs, fs->host);
+	if (daxfs_load(&h->state) != daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE))
+		return -ESTALE;
+	daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+	return 0;
+}
+
+void daxfs_host_leave(struct daxfs_fs *fs)
+{
+	struct daxfs_host *h;
+	struct daxfs_lane *lane;
+	u64 me;
+	u32 i;
+
+	if (fs->host == DAXFS_NO_HOST)
+		return;
+	h = daxfs_host_at(fs, fs->host);
+	me = daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
+	if (daxfs_load(&h->state) == me) {
+		/* seals our open batches and frees what is already safe;
+		 * the rest stays on the slot's chain for others to adopt */
+		daxfs_reclaim_all(fs);
+		daxfs_host_batch_return(fs, fs->host);
+		for (i = 0; i < DAXFS_LANES; i++) {
+			lane = daxfs_lane_at(fs, fs->host, i);
+			daxfs_ov_recover_lane(fs, lane);
+			daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+			daxfs_store(&lane->epoch, 0);
+		}
+		daxfs_cas(&h->state, &me,
+			  daxfs_host_word(fs->host_gen, DAXFS_HOST_FREE));
+	}
+	fs->host = DAXFS_NO_HOST;
+	fs->host_gen = 0;
+}
+
+int daxfs_host_state(struct daxfs_fs *fs, u32 slot, u32 *state, u64 *gen,
+		     s64 *lease_age_ns)
+{
+	struct daxfs_host *h;
+	u64 w;
+
+	if (slot >= fs->sb.max_hosts)
+		return -EINVAL;
+	h = daxfs_host_at(fs, slot);
+	w = daxfs_load(&h->state);
+	if (state)
+		*state = daxfs_host_st(w);
+	if (gen)
+		*gen = daxfs_host_gen(w);
+	if (lease_age_ns)
+		*lease_age_ns = daxfs_now_ns() - (s64)daxfs_load(&h->heartbeat_ns);
+	return 0;
+}
+
+int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
+{
+	struct daxfs_host *h;
+	struct daxfs_lane *lane;
+	u64 me, e, g, hb, now, zero;
+	u32 start, round, i, idx, k;
+
+	op->fs = fs;
+	op->lane = NULL;
+	op->lane_idx = 0;
+	if (fs->host == DAXFS_NO_HOST)
+		return 0;
+	h = daxfs_host_at(fs, fs->host);
+	me = daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
+	if (daxfs_load(&h->state) != me)
+		return -ESTALE;
+	/* implicit lease renewal: cheap, and keeps busy hosts alive even
+	 * when the front end's heartbeat thread is late */
+	hb = daxfs_load(&h->heartbeat_ns);
+	now = (u64)daxfs_now_ns();
+	if (now > hb && now - hb > lease_ns(fs) / 4)
+		daxfs_store(&h->heartbeat_ns, now);
+
+	start = (u32)(daxfs_thread_id() % DAXFS_LANES);
+	for (round = 0; round < OP_BEGIN_ROUNDS; round++) {
+		for (i = 0; i < DAXFS_LANES; i++) {
+			idx = (start + i) % DAXFS_LANES;
+			lane = daxfs_lane_at(fs, fs->host, idx);
+			if (daxfs_load(&lane->epoch))
+				continue;
+			e = daxfs_load(daxfs_state_word(fs, epoch));
+			zero = 0;
+			if (!daxfs_cas(&lane->epoch, &zero, e)) {
+				daxfs_cpu_relax();
+				continue;
+			}
+			/* announce the epoch current after our claim */
+			for (k = 0; k < 4; k++) {
+				g = daxfs_load(daxfs_state_word(fs, epoch));
+				if (g == e)
+					break;
+				daxfs_store(&lane->epoch, g);
+				e = g;
+			}
+			daxfs_fence();
+			lane->owner = daxfs_thread_id();
+			if (daxfs_load(&h->state) != me) {
+				daxfs_store(&lane->epoch, 0);
+				return -ESTALE;
+			}
+			op->lane = lane;
+			op->lane_idx = idx;
+			return 0;
+		}
+		daxfs_yield();
+	}
+	return -EBUSY;
+}
+
+static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)
+{
+	u64 b = daxfs_load(&lane->limbo_open);
+	struct daxfs_limbo *lb;
+
+	if (!b)
+		return 0;
+	lb = daxfs_ptr(fs, b, sizeof(*lb), DAXFS_PAGE_SIZE);
+	return lb ? daxfs_load32(&lb->count) : 0;
+}
+
+void daxfs_op_end(struct daxfs_op *op)
+{
+	struct daxfs_lane *lane = op->lane;
+	u64 n;
+
+	if (!lane)
+		return;
+	n = lane->pad[DAXFS_LANE_OPS] + 1;
+	lane->pad[DAXFS_LANE_OPS] = n;
+	if (!(n % DAXFS_RECLAIM_EVERY) ||
+	    open_batch_count(op->fs, lane) >= DAXFS_RECLAIM_BATCH_MIN) {
+		/* we hold no references any more: do not hold back the epoch */
+		daxfs_store(&lane->epoch, DAXFS_EPOCH_IDLE);
+		daxfs_reclaim_quiet(op);
+	}
+	daxfs_store(&lane->epoch, 0);
+	op->lane = NULL;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Helpers shared by the core's .c files (not part of the public API).
+ * Owned by the infra side: region words, host/lane/claim encodings,
+ * liveness and intent records.  docs/hosts.md, docs/reclaim.md.
+ */
+#ifndef DAXFS_INTERNAL_H
+#define DAXFS_INTERNAL_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+
+#define DAXFS_PAGE_SIZE		((u64)DAXFS_BLOCK_SIZE)
+#define DAXFS_OFF_ALIGN		64ULL	/* every pool object is 64-byte aligned */
+
+#define DAXFS_DEFAULT_MAX_HOSTS	64u
+#define DAXFS_DEFAULT_LEASE_MS	10000u
+#define DAXFS_DEFAULT_PROBE	64u
+#define DAXFS_MIN_AUTO_BUCKETS	1024ULL
+#define DAXFS_MIN_POOL_PAGES	8ULL
+#define DAXFS_BATCH_PAGES	64u	/* per-host page reservation */
+#define DAXFS_RECLAIM_EVERY	64u	/* op_end runs reclaim this often */
+#define DAXFS_RECLAIM_BATCH_MIN	64u	/* ... or when the open batch is this full */
+
+/*
+ * lane.epoch values: 0 = lane free; DAXFS_EPOCH_IDLE = lane owned but the
+ * owner holds no references (reclaim at op_end), does not hold back the
+ * epoch; anything else = the epoch announced by the op holding the lane.
+ */
+#define DAXFS_EPOCH_IDLE	(~0ULL)
+
+/* Private uses of lane.pad[] (owner-written, see docs/format.md). */
+#define DAXFS_LANE_OPS		0	/* ops completed on this lane */
+#define DAXFS_LANE_OV_BUCKET	1	/* nested OV_INSERT intent: bucket + 1 */
+#define DAXFS_LANE_OV_KEY	2	/* nested OV_INSERT intent: key */
+
+/* Address of a state-page counter: daxfs_state_word(fs, epoch). */
+#define daxfs_state_word(fs, field)	(&(fs)->state->field.v)
+
+static inline struct daxfs_fs *daxfs_op_fs(const struct daxfs_op *op)
+{
+	return op->fs;
+}
+
+static inline bool daxfs_is_pow2(u64 x)
+{
+	return x && !(x & (x - 1));
+}
+
+static inline u64 daxfs_round_up(u64 x, u64 a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* ---- hosts ---- */
+
+static inline u64 daxfs_host_word(u64 gen, u32 st)
+{
+	return (gen << DAXFS_HOST_GEN_SHIFT) | st;
+}
+
+static inline u32 daxfs_host_st(u64 word)
+{
+	return (u32)(word & DAXFS_HOST_STATE_MASK);
+}
+
+static inline u64 daxfs_host_gen(u64 word)
+{
+	return word >> DAXFS_HOST_GEN_SHIFT;
+}
+
+static inline struct daxfs_host *daxfs_host_at(struct daxfs_fs *fs, u32 slot)
+{
+	return &fs->hosts[slot];
+}
+
+static inline struct daxfs_lane *daxfs_lane_at(struct daxfs_fs *fs, u32 slot,
+					       u32 idx)
+{
+	return &fs->lanes[(u64)slot * DAXFS_LANES + idx];
+}
+
+/* Cluster-wide claims (e.g. state.rename_claim) name their owner. */
+static inline u64 daxfs_claim_word(u32 slot, u64 gen)
+{
+	return (gen << 16) | (u64)(slot + 1);
+}
+
+static inline u32 daxfs_claim_slot(u64 claim)
+{
+	return (u32)(claim & 0xffff) - 1;
+}
+
+static inline u64 daxfs_claim_gen(u64 claim)
+{
+	return claim >> 16;
+}
+
+/* Our own claim word (0 for a host-less fs). */
+static inline u64 daxfs_my_claim(struct daxfs_fs *fs)
+{
+	if (fs->host == DAXFS_NO_HOST)
+		return 0;
+	return daxfs_claim_word(fs->host, fs->host_gen);
+}
+
+/* True when the lease of slot has run out (state not checked). */
+bool daxfs_host_expired(struct daxfs_fs *fs, u32 slot);
+/* True while slot is ALIVE with generation gen and its lease is fresh
+ * (our own slot counts as alive while we hold it). */
+bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen);
+/* If slot is expired, declares it DEAD (CAS) and recovers it (or finishes
+ * a stalled recovery).  Returns 1 when the slot's former owner is gone
+ * (dead and recovered, or FREE), 0 when it is alive, -errno on error.
+ * Never touches our own slot. */
+int daxfs_host_check_dead(struct daxfs_op *op, u32 slot);
+
+/* Rename roll-forward/back for a dead host's lane whose intent op is
+ * DAXFS_INTENT_RENAME (core/namei.c).  op is the recovering host's op
+ * (op->lane may be NULL when the recoverer has not joined yet). */
+void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
+
+/* ---- intent records (one per lane) ---- */
+
+/* Arguments first, then the op code (release), so recovery never sees an
+ * op code with stale arguments. */
+static inline void daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
+				    u64 a1, u64 a2, u64 a3)
+{
+	struct daxfs_intent *in;
+
+	if (!op->lane)
+		return;
+	in = &op->lane->intent;
+	daxfs_store(&in->a[0], a0);
+	daxfs_store(&in->a[1], a1);
+	daxfs_store(&in->a[2], a2);
+	daxfs_store(&in->a[3], a3);
+	daxfs_store(&in->op, code);
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(in, sizeof(*in));
+}
+
+/* Sets one more argument word (i < 7) of the current intent. */
+static inline void daxfs_intent_arg(struct daxfs_op *op, u32 i, u64 v)
+{
+	if (op->lane && i < 7)
+		daxfs_store(&op->lane->intent.a[i], v);
+}
+
+static inline void daxfs_intent_clear(struct daxfs_op *op)
+{
+	if (!op->lane)
+		return;
+	daxfs_store(&op->lane->intent.op, DAXFS_INTENT_NONE);
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(&op->lane->intent, sizeof(op->lane->intent));
+}
+
+/* ---- allocator internals (core/alloc.c) ---- */
+
+/* Pushes the pre-linked chain first..last (first word = next) onto the
+ * free stack of class; no accounting. */
+void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
+			   u64 last);
+/* Returns the reserved, never-allocated pages [start, end) to the page
+ * stack (host batch remainders); no accounting. */
+void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end);
+/* Frees one accounted object (validates, pushes, used_bytes -= size). */
+void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
+/* Returns the host's unused batch [alloc_cursor, alloc_end) (leave and
+ * recovery of a dead host). */
+void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot);
+
+/* ---- reclamation internals (core/reclaim.c) ---- */
+
+/* Seals batch off (epoch := global) and pushes it on slot's chain. */
+void daxfs_limbo_seal(struct daxfs_fs *fs, u32 slot, u64 batch);
+/* Splices a whole chain of sealed batches onto slot's chain. */
+void daxfs_limbo_splice(struct daxfs_fs *fs, u32 slot, u64 chain);
+/* One attempt to move the global epoch on; true when it moved. */
+bool daxfs_epoch_try_advance(struct daxfs_fs *fs);
+/* Reclaim at op_end time (lane set IDLE by the caller). */
+void daxfs_reclaim_quiet(struct daxfs_op *op);
+
+/* ---- overlay internals (core/overlay.c) ---- */
+
+/* Rolls back a dead lane's pending overlay insert. */
+void daxfs_ov_recover_lane(struct daxfs_fs *fs, struct daxfs_lane *lane);
+
+#endif /* DAXFS_INTERNAL_H */

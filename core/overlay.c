@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The hash overlay: a global open-addressing table of typed 64-bit keys to
+ * non-zero 64-bit values (e.g. INODE(ino) -> inode record offset).
+ * A key is published through a claimed state (key | PENDING) recorded in
+ * the inserting lane's intent, so a dead inserter's claim can be rolled
+ * back.  Protocol, invariants and crash story: docs/overlay.md.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+
+#define INSERT_ATTEMPTS		256u
+#define WAIT_SPINS		256u
+#define WAIT_YIELDS		200000u
+#define WAIT_OWNER_EVERY	1024u
+
+static bool key_ok(u64 key)
+{
+	return key && key != DAXFS_KEY_TOMB && !(key & DAXFS_KEY_PENDING);
+}
+
+static u64 ov_home(struct daxfs_fs *fs, u64 key)
+{
+	return daxfs_mix64(key) & (fs->nr_buckets - 1);
+}
+
+static u64 ov_idx(struct daxfs_fs *fs, u64 home, u32 i)
+{
+	return (home + i) & (fs->nr_buckets - 1);
+}
+
+static void ov_flush(struct daxfs_fs *fs, struct daxfs_bucket *b)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(b, sizeof(*b));
+}
+
+/* The published bucket of key (K == key, V != 0), or NULL. */
+static struct daxfs_bucket *ov_find(struct daxfs_fs *fs, u64 key, u64 *value)
+{
+	u64 home = ov_home(fs, key), k, v;
+	struct daxfs_bucket *b;
+	u32 i;
+
+	for (i = 0; i < fs->sb.probe_window; i++) {
+		b = &fs->buckets[ov_idx(fs, home, i)];
+		k = daxfs_load(&b->key);
+		if (k == DAXFS_KEY_EMPTY)
+			break;		/* never re-emptied: key is not further */
+		if (k != key)
+			continue;
+		v = daxfs_load(&b->value);
+		/* the value belongs to key only if K did not change around it */
+		if (v && daxfs_load(&b->key) == key) {
+			*value = v;
+			return b;
+		}
+	}
+	return NULL;
+}
+
+int daxfs_ov_lookup(struct daxfs_op *op, u64 key, u64 *value)
+{
+	if (!key_ok(key))
+		return -EINVAL;
+	return ov_find(op->fs, key, value) ? 0 : -ENOENT;
+}
+
+/* Nested-safe intent: the lane's intent record when it is free, else the
+ * lane's private OV words (an insert inside e.g. a rename keeps the
+ * rename intent intact).  Returns which one was used. */
+static int ov_intent_set(struct daxfs_op *op, u64 idx, u64 key)
+{
+	struct daxfs_lane *lane = op->lane;
+
+	if (daxfs_load(&lane->intent.op) == DAXFS_INTENT_NONE) {
+		daxfs_store(&lane->intent.a[0], idx);
+		daxfs_store(&lane->intent.a[1], key);
+		daxfs_store(&lane->intent.op, DAXFS_INTENT_OV_INSERT);
+		if (op->fs->flags & DAXFS_FS_PERSISTENT)
+			daxfs_flush(&lane->intent, sizeof(lane->intent));
+		return 1;
+	}
+	daxfs_store(&lane->pad[DAXFS_LANE_OV_KEY], key);
+	daxfs_store(&lane->pad[DAXFS_LANE_OV_BUCKET], idx + 1);
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(lane, 64);
+	return 2;
+}
+
+static void ov_intent_clear(struct daxfs_op *op, int how)
+{
+	if (how == 1)
+		daxfs_store(&op->lane->intent.op, DAXFS_INTENT_NONE);
+	else
+		daxfs_store(&op->lane->pad[DAXFS_LANE_OV_BUCKET], 0);
+}
+
+static void tomb_if_pending(struct daxfs_fs *fs, u64 idx, u64 key)
+{
+	u64 exp = key | DAXFS_KEY_PENDING;
+
+	if (idx >= fs->nr_buckets || !key_ok(key))
+		return;
+	daxfs_cas(&fs->buckets[idx].key, &exp, DAXFS_KEY_TOMB);
+}
+
+void daxfs_ov_recover_lane(struct daxfs_fs *fs, struct daxfs_lane *lane)
+{
+	u64 nested;
+
+	if (daxfs_load(&lane->intent.op) == DAXFS_INTENT_OV_INSERT) {
+		tomb_if_pending(fs, daxfs_load(&lane->intent.a[0]),
+				daxfs_load(&lane->intent.a[1]));
+		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+	}
+	nested = daxfs_load(&lane->pad[DAXFS_LANE_OV_BUCKET]);
+	if (nested) {
+		tomb_if_pending(fs, nested - 1,
+				daxfs_load(&lane->pad[DAXFS_LANE_OV_KEY]));
+		daxfs_store(&lane->pad[DAXFS_LANE_OV_BUCKET], 0);
+	}
+}
+
+/* Host slot whose lane records a pending insert of key in bucket idx. */
+static int ov_owner(struct daxfs_fs *fs, u64 idx, u64 key)
+{
+	struct daxfs_lane *lane;
+	u32 slot, i;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		if (daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) ==
+		    DAXFS_HOST_FREE)
+			continue;
+		for (i = 0; i < DAXFS_LANES; i++) {
+			lane = daxfs_lane_at(fs, slot, i);
+			if (daxfs_load(&lane->intent.op) == DAXFS_INTENT_OV_INSERT &&
+			    daxfs_load(&lane->intent.a[0]) == idx &&
+			    daxfs_load(&lane->intent.a[1]) == key)
+				return (int)slot;
+			if (daxfs_load(&lane->pad[DAXFS_LANE_OV_BUCKET]) == idx + 1 &&
+			    daxfs_load(&lane->pad[DAXFS_LANE_OV_KEY]) == key)
+				return (int)slot;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Waits for another inserter's claim on bucket idx to resolve (published
+ * or withdrawn).  A live inserter resolves in well under a microsecond;
+ * a dead one is found through its lane intent and recovered.  Returns the
+ * key word found afterwards, or key | PENDING when it gave up.
+ */
+static u64 ov_wait_pending(struct daxfs_op *op, u64 idx, u64 key)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 *kw = &fs->buckets[idx].key, pend = key | DAXFS_KEY_PENDING, k;
+	int owner, orphan = 0;
+	u32 i;
+
+	for (i = 0; i < WAIT_SPINS; i++) {
+		k = daxfs_load(kw);
+		if (k != pend)
+			return k;
+		daxfs_cpu_relax();
+	}
+	for (i = 1; i <= WAIT_YIELDS; i++) {
+		daxfs_yield();
+		k = daxfs_load(kw);
+		if (k != pend)
+			return k;
+		if (i % WAIT_OWNER_EVERY)
+			continue;
+		owner = ov_owner(fs, idx, key);
+		if (owner >= 0) {
+			orphan = 0;
+			if ((u32)owner != fs->host)
+				daxfs_host_check_dead(op, (u32)owner);
+		} else if (++orphan >= 2) {
+			/* no lane claims it (torn state): withdraw it */
+			tomb_if_pending(fs, idx, key);
+		}
+	}
+	return daxfs_load(kw);
+}
+
+/*
+ * After our claim at probe distance d: lose to any published copy, and to
+ * a pending claim at a smaller distance; wait for pending claims at larger
+ * distances (they lose to us if they saw us, or publish first).  Waits only
+ * go towards larger distances, so they cannot form a cycle.
+ * Returns 0 (we may publish), 1 (lost, retry), -EEXIST (published copy).
+ */
+static int ov_rescan(struct daxfs_op *op, u64 home, u32 d, u64 key)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_bucket *b;
+	u64 k, idx;
+	u32 i;
+
+	for (i = 0; i < fs->sb.probe_window; i++) {
+		if (i == d)
+			continue;
+		idx = ov_idx(fs, home, i);
+		b = &fs->buckets[idx];
+		k = daxfs_load(&b->key);
+		if (k == DAXFS_KEY_EMPTY)
+			break;
+		if (k == (key | DAXFS_KEY_PENDING)) {
+			if (i < d)
+				return 1;
+			k = ov_wait_pending(op, idx, key);
+			if (k == (key | DAXFS_KEY_PENDING))
+				return 1;	/* stuck: back off, retry */
+		}
+		if (k == key && daxfs_load(&b->value))
+			return -EEXIST;
+	}
+	return 0;
+}
+
+int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_bucket *b;
+	u64 home, k, fk = 0, idx;
+	u32 attempt, i, W = fs->sb.probe_window;
+	int fi, how, r;
+	bool again;
+
+	if (!key_ok(key) || !value)
+		return -EINVAL;
+	if (!op->lane)
+		return -EROFS;
+	home = ov_home(fs, key);
+	for (attempt = 0; attempt < INSERT_ATTEMPTS; attempt++) {
+		fi = -1;
+		again = false;
+		for (i = 0; i < W && !again; i++) {
+			idx = ov_idx(fs, home, i);
+			b = &fs->buckets[idx];
+			k = daxfs_load(&b->key);
+			if (k == DAXFS_KEY_EMPTY || k == DAXFS_KEY_TOMB) {
+				if (fi < 0) {
+					fi = (int)i;
+					fk = k;
+				}
+				if (k == DAXFS_KEY_EMPTY)
+					break;
+			} else if (k == key) {
+				if (daxfs_load(&b->value))
+					return -EEXIST;
+				/* a delete half done: only its deleter may tomb
+				 * it (a helper's CAS key -> TOMB could hit a
+				 * later re-insert of the same key: ABA) */
+			} else if (k == (key | DAXFS_KEY_PENDING)) {
+				k = ov_wait_pending(op, idx, key);
+				if (k == key && daxfs_load(&b->value))
+					return -EEXIST;
+				again = true;
+			}
+		}
+		if (again)
+			continue;
+		if (fi < 0)
+			return -ENOSPC;	/* probe window full */
+
+		idx = ov_idx(fs, home, (u32)fi);
+		b = &fs->buckets[idx];
+		how = ov_intent_set(op, idx, key);
+		if (!daxfs_cas(&b->key, &fk, key | DAXFS_KEY_PENDING)) {
+			ov_intent_clear(op, how);
+			daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
+			continue;
+		}
+		daxfs_crash_point("ov_insert.claimed");
+		daxfs_fence();
+		r = ov_rescan(op, home, (u32)fi, key);
+		if (r) {
+			k = key | DAXFS_KEY_PENDING;
+			daxfs_cas(&b->key, &k, DAXFS_KEY_TOMB);
+			ov_intent_clear(op, how);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		daxfs_store(&b->value, value);
+		ov_flush(fs, b);
+		daxfs_crash_point("ov_insert.value");
+		k = key | DAXFS_KEY_PENDING;
+		if (!daxfs_cas(&b->key, &k, key)) {
+			/* withdrawn by a recoverer that took us for dead */
+			ov_intent_clear(op, how);
+			continue;
+		}
+		ov_flush(fs, b);
+		ov_intent_clear(op, how);
+		daxfs_faa(daxfs_state_word(fs, stat_inserts), 1);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int daxfs_ov_replace(struct daxfs_op *op, u64 key, u64 old, u64 new_value)
+{
+	struct daxfs_bucket *b;
+	u64 v;
+
+	if (!key_ok(key) || !old || !new_value)
+		return -EINVAL;
+	if (!op->lane)
+		return -EROFS;
+	b = ov_find(op->fs, key, &v);
+	if (!b)
+		return -ENOENT;
+	if (v != old)
+		return -EAGAIN;
+	if (!daxfs_cas(&b->value, &old, new_value))
+		return old ? -EAGAIN : -ENOENT;
+	ov_flush(op->fs, b);
+	return 0;
+}
+
+int daxfs_ov_delete(struct daxfs_op *op, u64 key, u64 old)
+{
+	struct daxfs_bucket *b;
+	u64 v, k = key;
+
+	if (!key_ok(key) || !old)
+		return -EINVAL;
+	if (!op->lane)
+		return -EROFS;
+	b = ov_find(op->fs, key, &v);
+	if (!b)
+		return -ENOENT;
+	if (v != old)
+		return -EAGAIN;
+	/* V -> 0 is the linearization point.  While K == key and V == 0 no
+	 * one but us changes K, so this CAS cannot hit a re-insert */
+	if (!daxfs_cas(&b->value, &old, 0))
+		return old ? -EAGAIN : -ENOENT;
+	daxfs_faa(daxfs_state_word(op->fs, stat_inserts), (u64)-1);
+	daxfs_cas(&b->key, &k, DAXFS_KEY_TOMB);
+	ov_flush(op->fs, b);
+	return 0;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Epoch-based reclamation across hosts.  An object unlinked from every
+ * shared structure is retired into the retiring lane's open limbo batch (a
+ * pool page); a full or idle batch is sealed with the global epoch and
+ * pushed on the host's chain; a batch sealed at s is freed once the global
+ * epoch reached s + 2, i.e. once every op that could have seen its objects
+ * has ended.  Invariants and crash story: docs/reclaim.md.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+
+#define CAS_TRIES	(1u << 20)
+
+static struct daxfs_limbo *limbo_ptr(struct daxfs_fs *fs, u64 off)
+{
+	return daxfs_ptr(fs, off, DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE);
+}
+
+static u64 max_batches(struct daxfs_fs *fs)
+{
+	return (fs->pool_end - fs->pool_off) / DAXFS_PAGE_SIZE;
+}
+
+/* Pushes the linked batches first..last on slot's sealed chain. */
+static void chain_push(struct daxfs_fs *fs, u32 slot, u64 first, u64 last)
+{
+	u64 *hw = &daxfs_host_at(fs, slot)->limbo_sealed, h;
+	struct daxfs_limbo *lb = limbo_ptr(fs, last);
+	u32 i;
+
+	if (!lb)
+		return;
+	h = daxfs_load(hw);
+	for (i = 0; i < CAS_TRIES; i++) {
+		daxfs_store(&lb->next, h);
+		if (daxfs_cas(hw, &h, first))
+			return;
+	}
+}
+
+/* Takes slot's whole chain (a swap to 0: no ABA for whole-chain takes). */
+static u64 chain_take(struct daxfs_fs *fs, u32 slot)
+{
+	u64 *hw = &daxfs_host_at(fs, slot)->limbo_sealed, h;
+	u32 i;
+
+	h = daxfs_load(hw);
+	for (i = 0; h && i < CAS_TRIES; i++)
+		if (daxfs_cas(hw, &h, 0))
+			return h;
+	return 0;
+}
+
+void daxfs_limbo_seal(struct daxfs_fs *fs, u32 slot, u64 batch)
+{
+	struct daxfs_limbo *lb = limbo_ptr(fs, batch);
+
+	if (!lb)
+		return;
+	/* every entry was unlinked before this load: readers that could
+	 * still see them announced an epoch <= this one */
+	daxfs_store(&lb->epoch, daxfs_load(daxfs_state_word(fs, epoch)));
+	chain_push(fs, slot, batch, batch);
+}
+
+void daxfs_limbo_splice(struct daxfs_fs *fs, u32 slot, u64 chain)
+{
+	struct daxfs_limbo *lb;
+	u64 last = chain, next, n;
+
+	lb = limbo_ptr(fs, chain);
+	if (!lb)
+		return;
+	for (n = 0; n < max_batches(fs); n++) {
+		next = daxfs_load(&lb->next);
+		if (!next)
+			break;
+		if (!limbo_ptr(fs, next)) {
+			daxfs_store(&lb->next, 0);	/* corrupt tail: leak it */
+			break;
+		}
+		last = next;
+		lb = limbo_ptr(fs, next);
+	}
+	chain_push(fs, slot, chain, last);
+}
+
+static bool lane_quiet(u64 e, u64 global)
+{
+	return !e || e == DAXFS_EPOCH_IDLE || e == global;
+}
+
+bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
+{
+	u64 *gw = daxfs_state_word(fs, epoch), g, w;
+	struct daxfs_op op = { .fs = fs };
+	struct daxfs_lane *lane;
+	u32 slot, i;
+
+	g = daxfs_load(gw);
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		w = daxfs_load(&daxfs_host_at(fs, slot)->state);
+		if (daxfs_host_st(w) == DAXFS_HOST_FREE)
+			continue;
+		for (i = 0; i < DAXFS_LANES; i++) {
+			lane = daxfs_lane_at(fs, slot, i);
+			if (lane_quiet(daxfs_load(&lane->epoch), g))
+				continue;
+			/* a dead host must not hold the epoch back forever */
+			if (slot == fs->host ||
+			    (daxfs_host_st(w) == DAXFS_HOST_ALIVE &&
+			     !daxfs_host_expired(fs, slot)))
+				return false;
+			daxfs_host_check_dead(&op, slot);
+			if (!lane_quiet(daxfs_load(&lane->epoch), g))
+				return false;
+		}
+	}
+	return daxfs_cas(gw, &g, g + 1);
+}
+
+static void free_batch(struct daxfs_fs *fs, u64 batch, struct daxfs_limbo *lb)
+{
+	u32 n = daxfs_load32(&lb->count), i;
+	u64 ent;
+
+	if (n > DAXFS_LIMBO_ENTRIES)
+		n = DAXFS_LIMBO_ENTRIES;
+	for (i = 0; i < n; i++) {
+		ent = daxfs_load(&lb->entry[i]);
+		daxfs_free_obj(fs, ent & ~(DAXFS_OFF_ALIGN - 1),
+			       (unsigned int)(ent & (DAXFS_OFF_ALIGN - 1)));
+	}
+	daxfs_free_obj(fs, batch, DAXFS_CLASS_PAGE);
+}
+
+/* Frees the eligible batches of chain; the rest goes on slot's chain. */
+static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot)
+{
+	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
+	u64 keep = 0, keep_last = 0, next, n;
+	struct daxfs_limbo *lb;
+
+	for (n = 0; chain && n < max_batches(fs); n++) {
+		lb = limbo_ptr(fs, chain);
+		if (!lb)
+			break;		/* corrupt link: leak the rest */
+		next = daxfs_load(&lb->next);
+		if (daxfs_load(&lb->epoch) + 2 <= g) {
+			free_batch(fs, chain, lb);
+		} else {
+			daxfs_store(&lb->next, keep);
+			if (!keep)
+				keep_last = chain;
+			keep = chain;
+		}
+		chain = next;
+	}
+	if (keep)
+		chain_push(fs, slot, keep, keep_last);
+}
+
+/* Seals lane's open batch when it holds anything. */
+static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane)
+{
+	u64 b = daxfs_load(&lane->limbo_open);
+	struct daxfs_limbo *lb;
+
+	if (!b)
+		return;
+	lb = limbo_ptr(fs, b);
+	if (lb && !daxfs_load32(&lb->count))
+		return;
+	daxfs_store(&lane->limbo_open, 0);
+	if (lb)
+		daxfs_limbo_seal(fs, fs->host, b);
+}
+
+/* Batches left in FREE slots (a host left, or was recovered by a host
+ * that had not joined yet) are adopted by whoever reclaims next. */
+static void adopt_orphans(struct daxfs_fs *fs)
+{
+	u32 slot;
+	u64 chain;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		if (slot == fs->host ||
+		    daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) !=
+		    DAXFS_HOST_FREE ||
+		    !daxfs_load(&daxfs_host_at(fs, slot)->limbo_sealed))
+			continue;
+		chain = chain_take(fs, slot);
+		if (chain)
+			chain_process(fs, chain, fs->host);
+	}
+}
+
+static void reclaim_round(struct daxfs_fs *fs)
+{
+	daxfs_epoch_try_advance(fs);
+	chain_process(fs, chain_take(fs, fs->host), fs->host);
+	adopt_orphans(fs);
+}
+
+void daxfs_reclaim(struct daxfs_op *op)
+{
+	if (!op->lane || op->fs->host == DAXFS_NO_HOST)
+		return;
+	seal_open(op->fs, op->lane);
+	reclaim_round(op->fs);
+}
+
+void daxfs_reclaim_quiet(struct daxfs_op *op)
+{
+	daxfs_reclaim(op);
+}
+
+void daxfs_reclaim_all(struct daxfs_fs *fs)
+{
+	struct daxfs_op op;
+	struct daxfs_lane *lane;
+	u64 zero;
+	u32 i;
+
+	if (fs->host == DAXFS_NO_HOST || daxfs_op_begin(fs, &op) || !op.lane)
+		return;
+	daxfs_store(&op.lane->epoch, DAXFS_EPOCH_IDLE);
+	for (i = 0; i < DAXFS_LANES; i++) {
+		lane = daxfs_lane_at(fs, fs->host, i);
+		if (lane == op.lane) {
+			seal_open(fs, lane);
+			continue;
+		}
+		/* an idle lane's batch: borrow the lane to seal it */
+		zero = 0;
+		if (!daxfs_cas(&lane->epoch, &zero, DAXFS_EPOCH_IDLE))
+			continue;
+		seal_open(fs, lane);
+		daxfs_store(&lane->epoch, 0);
+	}
+	for (i = 0; i < 4; i++)
+		reclaim_round(fs);
+	daxfs_store(&op.lane->epoch, 0);
+}
+
+void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_lane *lane = op->lane;
+	struct daxfs_limbo *lb;
+	u64 b, page;
+	u32 c, tries;
+
+	if (!lane || class >= DAXFS_NR_CLASSES || (off & (DAXFS_OFF_ALIGN - 1)))
+		return;		/* host-less: nothing may be freed (leak) */
+	for (tries = 0; tries < 4; tries++) {
+		b = daxfs_load(&lane->limbo_open);
+		if (b) {
+			lb = limbo_ptr(fs, b);
+			if (!lb) {
+				daxfs_store(&lane->limbo_open, 0);
+				continue;
+			}
+			c = daxfs_load32(&lb->count);
+			if (c < DAXFS_LIMBO_ENTRIES) {
+				daxfs_store(&lb->entry[c], off | class);
+				daxfs_store32(&lb->count, c + 1);
+				return;
+			}
+			daxfs_store(&lane->limbo_open, 0);
+			daxfs_limbo_seal(fs, fs->host, b);
+		}
+		if (daxfs_alloc_pages(op, 1, &page) == 1) {
+			lb = limbo_ptr(fs, page);
+			daxfs_store(&lb->next, 0);
+			daxfs_store(&lb->epoch, 0);
+			daxfs_store32(&lb->count, 0);
+			daxfs_store(&lane->limbo_open, page);
+			continue;
+		}
+		daxfs_reclaim(op);
+	}
+	/* no page for a batch even after reclaiming: leak (fsck finds it) */
+}

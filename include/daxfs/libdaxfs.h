@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libdaxfs: the user-space DaxFS host.
+ *
+ * A process that opens a region with daxfs_region_open() becomes a host of
+ * the filesystem: it maps the region, joins the host table and keeps its
+ * lease alive from a heartbeat thread.  On top of the portable core
+ * (core/daxfs_core.h, which this header includes) the library offers:
+ *
+ *   - region open/close/create (mkfs) for regular files, /dev/shm files,
+ *     pmem block devices and devdax character devices;
+ *   - a POSIX-like path API (absolute paths inside the filesystem);
+ *   - file I/O by inode number (pread/pwrite/append);
+ *   - layout and host information for `daxfs info`;
+ *   - an error-string helper that tells the user what to do.
+ *
+ * Conventions:
+ *   - Every function returning int returns 0 (or a count) on success and a
+ *     negative errno on failure, like the core.  -EUCLEAN means the region
+ *     holds something the core refuses to trust: run fsck.daxfs.
+ *   - Paths are absolute inside the filesystem ("/" is the root; a missing
+ *     leading '/' is accepted and means the same).  Repeated slashes and
+ *     "." components are ignored, ".." goes to the parent directory.
+ *     Symbolic links in intermediate components are always followed (at
+ *     most DAXFS_SYMLOOP_MAX in one resolution, then -ELOOP); the final
+ *     component is followed or not as each call documents.  Symlink
+ *     targets are interpreted inside the filesystem: an absolute target
+ *     starts again at the filesystem root.
+ *   - No permission checks are made: the library acts with the rights of
+ *     whoever can map the region.  New objects are owned by the handle's
+ *     credentials (daxfs_set_creds(), default: effective uid/gid).  The
+ *     mode given is used as is (no umask).
+ *   - A handle may be used from several threads at once.
+ *   - Fork: a child process never reuses its parent's host identity.  On
+ *     the child's first use of an inherited handle the library joins the
+ *     host table again as a new host (and starts a new heartbeat thread).
+ *     The parent's handle is unaffected.
+ */
+#ifndef DAXFS_LIBDAXFS_H
+#define DAXFS_LIBDAXFS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../../core/daxfs_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Regions                                                             */
+/* ------------------------------------------------------------------ */
+
+struct daxfs_handle;		/* opaque */
+
+/* daxfs_region_open() flags */
+#define DAXFS_OPEN_RDONLY	(1u << 0)	/* map read-only, never join */
+#define DAXFS_OPEN_NOJOIN	(1u << 1)	/* map read-write, do not join
+						 * (fsck); writes fail -EROFS */
+#define DAXFS_OPEN_NO_HEARTBEAT	(1u << 2)	/* join but renew the lease only
+						 * when the caller calls
+						 * daxfs_region_renew() */
+#define DAXFS_OPEN_PERSISTENT	(1u << 3)	/* flush cache lines (pmem);
+						 * default for pmem and devdax */
+#define DAXFS_OPEN_VALIDATE	(1u << 4)	/* full base image validation */
+
+/*
+ * Maps the filesystem at path and, unless RDONLY or NOJOIN, joins the host
+ * table as "<hostname>:<pid>" and starts a heartbeat thread renewing the
+ * lease every lease/4.
+ *
+ * path may be a regular file (or a file in /dev/shm), a block device (pmem:
+ * size from BLKGETSIZE64) or a devdax character device (/dev/daxX.Y: size
+ * from sysfs, mapped MAP_SHARED with 2 MiB alignment).
+ *
+ * Errors: -ENOENT/-EACCES... from open(2); -EINVAL not a DaxFS region or an
+ * unsupported version; -EUCLEAN corrupt superblock; -EBUSY host table full;
+ * -ENOMEM.
+ */
+int daxfs_region_open(const char *path, unsigned int flags,
+		      struct daxfs_handle **out);
+
+/* Stops the heartbeat, leaves the host table, unmaps and frees h. */
+void daxfs_region_close(struct daxfs_handle *h);
+
+/*
+ * The core view of the region, for callers that use the core API directly
+ * (daxfs_lookup, daxfs_readdir, ...).  Also performs the lazy re-join after
+ * a fork, so call it again in a child rather than caching the pointer
+ * across fork().
+ */
+struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h);
+
+/* Renews the lease now (needed only with DAXFS_OPEN_NO_HEARTBEAT).
+ * Returns -ESTALE if this host had been declared dead (it then re-joins
+ * as a new host on its next operation). */
+int daxfs_region_renew(struct daxfs_handle *h);
+
+/* Credentials used for new objects (default: geteuid()/getegid()). */
+void daxfs_set_creds(struct daxfs_handle *h, uint32_t uid, uint32_t gid);
+
+/* Kind of target a handle (or a path) maps. */
+enum daxfs_target_kind {
+	DAXFS_TARGET_FILE = 0,		/* regular file, /dev/shm file */
+	DAXFS_TARGET_BLOCK = 1,		/* block device (pmem) */
+	DAXFS_TARGET_DEVDAX = 2,	/* /dev/daxX.Y */
+};
+
+/*
+ * Opens path for mapping and tells its kind and usable size (a regular
+ * file: its length; a block device: BLKGETSIZE64; devdax: sysfs size).
+ * Returns the open file descriptor (caller closes) or -errno.
+ */
+int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind,
+		      uint64_t *size);
+
+/* mkfs options.  Zero means "automatic" for every numeric field. */
+struct daxfs_mkfs_opts {
+	int force;			/* overwrite an existing filesystem */
+	uint64_t nr_buckets;		/* overlay buckets (power of two) */
+	uint32_t max_hosts;		/* host table entries (<= 256) */
+	uint32_t lease_ms;		/* host lease, default 10000 */
+	const char *label;		/* up to 31 bytes */
+	uint32_t root_mode;		/* empty root: default 0755 */
+	uint32_t root_uid, root_gid;	/* empty root: default 0/0 */
+	uint64_t pcache_size;		/* reserved page-cache region */
+	/*
+	 * Base image.  With base_size > 0 a BASE region of base_size bytes
+	 * (rounded up to 4 KiB) is reserved and, after daxfs_format(),
+	 * base_writer(base_ctx, base, base_size) is called with a pointer to
+	 * that region to write the image (header, inode table, dirents,
+	 * data).  first_dyn_ino must be the number of base inodes + 1; the
+	 * root is base inode 1.  A non-zero return from base_writer aborts
+	 * mkfs with that (negative errno) value.
+	 */
+	uint64_t base_size;
+	uint64_t first_dyn_ino;
+	int (*base_writer)(void *ctx, void *base, uint64_t base_size);
+	void *base_ctx;
+};
+
+/*
+ * mkfs: creates (or extends) a regular file to size bytes, or uses a block
+ * or devdax device as is (size 0 = the whole device; a size larger than
+ * the device fails -ENOSPC).  size 0 with an existing regular file uses
+ * its current length.  Refuses (-EEXIST) to overwrite a region that
+ * already holds a DaxFS superblock unless o->force.  The uuid and the name
+ * hash key come from getrandom(2).  After writing, the region is opened
+ * once read-only to validate what was written.  o may be NULL.
+ */
+int daxfs_region_create(const char *path, uint64_t size,
+			const struct daxfs_mkfs_opts *o);
+
+/* Seals this host's retired objects, advances the reclamation epoch and
+ * frees everything no host can still read (core daxfs_reclaim_all()).
+ * The space then shows in statfs.  -EROFS when not joined. */
+int daxfs_region_reclaim(struct daxfs_handle *h);
+
+/* ------------------------------------------------------------------ */
+/* Path API                                                            */
+/* ------------------------------------------------------------------ */
+
+#define DAXFS_SYMLOOP_MAX	40
+
+/* Resolves path to an inode number.  follow != 0: a symlink as the final
+ * component is followed. */
+int daxfs_path_resolve(struct daxfs_handle *h, const char *path, int follow,
+		       uint64_t *ino);
+
+/* stat (follows a final symlink) and lstat (does not). */
+int daxfs_path_stat(struct daxfs_handle *h, const char *path,
+		    struct daxfs_attr *st);
+int daxfs_path_lstat(struct daxfs_handle *h, const char *path,
+		     struct daxfs_attr *st);
+/* Attributes by inode number. */
+int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st);
+
+/* mkdir: -EEXIST if the name exists (even a dangling symlink). */
+int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode);
+
+/* mknod: mode carries the type (S_IFREG/S_IFIFO/S_IFSOCK/S_IFCHR/S_IFBLK;
+ * no type bits means S_IFREG).  rdev is a Linux dev_t. */
+int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
+		     uint64_t rdev);
+
+/* daxfs_path_create() flags */
+#define DAXFS_CREATE_EXCL	(1u << 0)	/* -EEXIST if it exists (O_EXCL) */
+#define DAXFS_CREATE_TRUNC	(1u << 1)	/* truncate an existing file */
+
+/*
+ * Creates a regular file (type bits of mode are ignored).  Without
+ * DAXFS_CREATE_EXCL an existing name is opened instead: a final symlink is
+ * followed, a directory gives -EISDIR.  *ino (may be NULL) receives the
+ * inode number.  Returns 1 when the file was created, 0 when it existed.
+ */
+int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
+		      unsigned int flags, uint64_t *ino);
+
+int daxfs_path_unlink(struct daxfs_handle *h, const char *path);
+int daxfs_path_rmdir(struct daxfs_handle *h, const char *path);
+/* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE (Linux values). */
+int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
+		      unsigned int flags);
+/* Hard link: oldpath's final symlink is not followed (like linkat(2)
+ * without AT_SYMLINK_FOLLOW). */
+int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
+		    const char *newpath);
+int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
+		       const char *linkpath);
+/* Copies at most bufsize bytes of the target and NUL-terminates when there
+ * is room.  Returns the full target length (> bufsize - 1 means it did not
+ * fit). -EINVAL if path is not a symlink. */
+int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
+			size_t bufsize);
+
+/* Follow a final symlink; truncate needs a regular file (-EISDIR/-EINVAL). */
+int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
+			uint64_t size);
+int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode);
+/* (uint32_t)-1 leaves that id unchanged.  chown follows a final
+ * symlink, lchown does not. */
+int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
+		     uint32_t gid);
+int daxfs_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
+		      uint32_t gid);
+
+/* Special time values for daxfs_path_utimens() */
+#define DAXFS_UTIME_NOW		INT64_MAX
+#define DAXFS_UTIME_OMIT	(INT64_MAX - 1)
+/* Sets atime/mtime (ns since the epoch), ctime becomes now. */
+int daxfs_path_utimens(struct daxfs_handle *h, const char *path,
+		       int64_t atime_ns, int64_t mtime_ns);
+
+/*
+ * Directory listing.  Entries come in hash order; "." and ".." are not
+ * reported.  The callback returns non-zero to stop (that value is returned).
+ * Resolving follows a final symlink.  -ENOTDIR for a non-directory.
+ */
+typedef int (*daxfs_dir_cb)(void *ctx, const char *name, uint32_t len,
+			    uint64_t ino, uint32_t dtype, uint64_t pos);
+int daxfs_path_readdir(struct daxfs_handle *h, const char *path,
+		       daxfs_dir_cb cb, void *ctx);
+
+struct daxfs_dirent_info {
+	uint64_t ino;
+	uint64_t pos;			/* position of this entry */
+	uint32_t dtype;			/* DT_* */
+	uint32_t name_len;
+	char name[DAXFS_NAME_MAX + 1];	/* NUL-terminated */
+};
+
+/*
+ * Chunked listing: fills at most max entries starting at position pos
+ * (0 = the beginning; "." and ".." are skipped) and stores in *next_pos
+ * where to continue, DAXFS_POS_EOF at the end.  Positions stay valid
+ * while the directory changes.  Returns the number of entries filled.
+ */
+int daxfs_path_readdir_chunk(struct daxfs_handle *h, const char *path,
+			     uint64_t pos, struct daxfs_dirent_info *ents,
+			     unsigned int max, uint64_t *next_pos);
+/* Same by directory inode number. */
+int daxfs_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t pos,
+			struct daxfs_dirent_info *ents, unsigned int max,
+			uint64_t *next_pos);
+
+int daxfs_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st);
+
+/* ------------------------------------------------------------------ */
+/* File I/O by inode number                                            */
+/* ------------------------------------------------------------------ */
+
+/* Reads up to len bytes at off (holes read as zeros); returns bytes read
+ * (short only at end of file) or -errno. */
+int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
+		    uint64_t len, uint64_t off);
+/* Writes len bytes at off; the size grows to at least off + len. */
+int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
+		     uint64_t len, uint64_t off);
+/* Atomic append: reserves [size, size + len) and writes there; *at (may be
+ * NULL) receives the offset.  Concurrent appenders never overlap. */
+int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
+		     uint64_t len, uint64_t *at);
+int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
+
+/* ------------------------------------------------------------------ */
+/* Information                                                          */
+/* ------------------------------------------------------------------ */
+
+struct daxfs_info_region {
+	uint32_t kind;			/* enum daxfs_region_kind */
+	uint32_t flags;
+	uint64_t offset;
+	uint64_t size;
+	const char *name;		/* "state", "hosts", ... (static) */
+};
+
+struct daxfs_info_host {
+	uint32_t slot;
+	uint32_t state;			/* enum daxfs_host_state */
+	uint64_t gen;
+	int64_t lease_age_ns;		/* now - last heartbeat */
+	int64_t joined_ns;
+	uint32_t pid;
+	uint32_t kind;			/* DAXFS_HOST_KIND_* */
+	uint64_t ops;			/* advisory */
+	uint32_t busy_lanes;		/* lanes with an operation in progress */
+	uint32_t self;			/* 1 for the calling handle's host */
+	char name[DAXFS_HOST_NAME_LEN + 1];
+};
+
+struct daxfs_info {
+	/* superblock */
+	uint32_t version;
+	uint32_t block_size;
+	uint32_t feat_compat, feat_incompat, feat_ro_compat;
+	uint32_t max_hosts;
+	uint32_t probe_window;
+	uint32_t lease_ms;
+	uint8_t uuid[16];
+	char label[DAXFS_LABEL_LEN + 1];
+	int64_t created_ns;
+	uint64_t total_size;		/* sb.total_size */
+	uint64_t mapped_size;		/* bytes mapped from the target */
+	uint32_t target_kind;		/* enum daxfs_target_kind */
+	uint64_t root_ino, first_dyn_ino;
+	/* regions, in offset order (superblock page excluded) */
+	uint32_t nr_regions;
+	struct daxfs_info_region regions[DAXFS_RGN_MAX];
+	/* overlay */
+	uint64_t nr_buckets, used_buckets, tomb_buckets, pending_buckets;
+	/* pool and state page */
+	uint64_t pool_bytes, used_bytes, free_bytes, bump_bytes;
+	uint64_t epoch, next_ino, inodes;
+	uint64_t stat_cas_fail, stat_inserts;
+	uint64_t rename_claim;
+	/* hosts: every slot that is not FREE */
+	uint32_t self_slot;		/* DAXFS_NO_HOST if not joined */
+	uint32_t nr_hosts;
+	struct daxfs_info_host hosts[DAXFS_MAX_HOSTS];
+};
+
+int daxfs_info(struct daxfs_handle *h, struct daxfs_info *out);
+
+/* Names for enum values (static strings, "?" when unknown). */
+const char *daxfs_region_kind_name(uint32_t kind);
+const char *daxfs_host_state_name(uint32_t state);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Message for a (negative or positive) errno as returned by the library,
+ * with DaxFS-specific advice where it helps, e.g. -EUCLEAN ->
+ * "filesystem structure corrupt: run fsck.daxfs", -EBUSY from open ->
+ * "host table full".  Never NULL; static or thread-local storage.
+ */
+const char *daxfs_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAXFS_LIBDAXFS_H */

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Hosts, lanes, leases and dead-host recovery; format/open validation;
+ * hash check values. */
+#include "tutil.h"
+
+#define MiB (1ULL << 20)
+#define K(i) daxfs_key(DAXFS_KEY_INODE, 5000 + (i))
+
+static void make_old(struct daxfs_fs *fs, u32 slot)
+{
+	daxfs_store(&fs->hosts[slot].heartbeat_ns,
+		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+}
+
+static void test_hash(void)
+{
+	struct daxfs_fs fs;
+	u8 msg[15];
+	int i;
+
+	CHECK_EQ(daxfs_crc32c(0, "123456789", 9), 0xE3069283u);
+	CHECK_EQ(daxfs_crc32c(daxfs_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	memset(&fs, 0, sizeof(fs));
+	fs.sb.hash_key[0] = 0x0706050403020100ULL;
+	fs.sb.hash_key[1] = 0x0f0e0d0c0b0a0908ULL;
+	for (i = 0; i < 15; i++)
+		msg[i] = (u8)i;
+	/* SipHash-2-4 reference vectors (paper, appendix A), >> 2 */
+	CHECK(daxfs_name_hash(&fs, (const char *)msg, 15) == 0xa129ca6149be45e5ULL >> 2);
+	CHECK(daxfs_name_hash(&fs, "", 0) == 0x726fdb47dd0e0e31ULL >> 2);
+	CHECK(daxfs_name_hash(&fs, (const char *)msg, 8) == 0x93f5f5799a932462ULL >> 2);
+	CHECK(daxfs_mix64(1) != daxfs_mix64(2));
+	CHECK((daxfs_mix64(daxfs_key(1, 1)) ^ daxfs_mix64(daxfs_key(1, 2))) & 0xfff);
+}
+
+static void test_open_validation(void)
+{
+	u64 size = 4 * MiB;
+	u8 *r = t_region(size), *copy = malloc(size);
+	struct daxfs_super *sb = (struct daxfs_super *)r;
+	struct daxfs_fs fs;
+	u32 csum_off = __builtin_offsetof(struct daxfs_super, csum);
+
+	CHECK_EQ(daxfs_format(r, size, NULL), 0);
+	CHECK_EQ(daxfs_fs_open(&fs, r, size, 0), 0);
+	CHECK_EQ(fs.pool_end, size);
+	CHECK_EQ(fs.sb.probe_window, 64);
+	CHECK(daxfs_is_pow2(fs.nr_buckets) && fs.nr_buckets >= 1024);
+	CHECK(daxfs_ptr(&fs, fs.pool_off, 64, 64) != NULL);
+	CHECK(daxfs_ptr(&fs, fs.pool_off - 64, 64, 64) == NULL);
+	CHECK(daxfs_ptr(&fs, fs.pool_off + 8, 64, 64) == NULL);
+	CHECK(daxfs_ptr(&fs, fs.pool_end - 64, 128, 64) == NULL);
+	CHECK(daxfs_ptr(&fs, ~0ULL - 10, 64, 1) == NULL);
+	memcpy(copy, r, size);
+
+#define REOPEN(expect) do {						\
+	CHECK_EQ(daxfs_fs_open(&fs, r, size, 0), expect);		\
+	CHECK(memcmp(r, copy, size) == 0); /* nothing written */	\
+	memcpy(r, copy, size);						\
+	memcpy(copy, r, size);						\
+} while (0)
+#define RESUM() (sb->csum = daxfs_crc32c(0, sb, csum_off))
+
+	sb->magic ^= 1; memcpy(copy, r, size); REOPEN(-EINVAL);
+	memcpy(r, copy, size);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->version = 2; RESUM(); memcpy(copy, r, size); REOPEN(-EPROTONOSUPPORT);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->label[3] ^= 1; memcpy(copy, r, size); REOPEN(-EBADMSG);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->feat_incompat |= 1u << 7; RESUM(); memcpy(copy, r, size); REOPEN(-EOPNOTSUPP);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	CHECK_EQ(daxfs_fs_open(&fs, r, size - 4096, 0), -EFBIG);
+	sb->nr_buckets = 1000; RESUM(); memcpy(copy, r, size); REOPEN(-EUCLEAN);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->probe_window = 128; sb->nr_buckets = 64; RESUM(); memcpy(copy, r, size);
+	REOPEN(-EUCLEAN);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->regions[DAXFS_RGN_POOL].size += 4096; RESUM(); memcpy(copy, r, size);
+	REOPEN(-EUCLEAN);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	/* overlapping regions */
+	sb->regions[DAXFS_RGN_HOSTS].offset = sb->regions[DAXFS_RGN_STATE].offset;
+	RESUM(); memcpy(copy, r, size); REOPEN(-EUCLEAN);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->max_hosts = 300; RESUM(); memcpy(copy, r, size); REOPEN(-EUCLEAN);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	r[4096] ^= 1; memcpy(copy, r, size); REOPEN(-EUCLEAN);	/* state magic */
+	CHECK_EQ(daxfs_format(r, size, NULL), 0);
+	CHECK_EQ(daxfs_fs_open(&fs, r, size, 0), 0);
+	CHECK_EQ(daxfs_format(r, 20 * 4096, NULL), -ENOSPC);
+	{
+		struct daxfs_format_opts o = { .nr_buckets = 100 };
+
+		CHECK_EQ(daxfs_format(r, size, &o), -EINVAL);
+		o.nr_buckets = 0;
+		o.max_hosts = 257;
+		CHECK_EQ(daxfs_format(r, size, &o), -EINVAL);
+	}
+	free(copy);
+	t_region_free(r, size);
+}
+
+static void test_join_leave(void)
+{
+	struct daxfs_format_opts o = { .max_hosts = 4 };
+	struct daxfs_fs fs[6];
+	u64 size = 8 * MiB, gen, g0;
+	u32 st;
+	s64 age;
+	void *r = t_region(size);
+	int i;
+
+	CHECK_EQ(daxfs_format(r, size, &o), 0);
+	for (i = 0; i < 5; i++)
+		CHECK_EQ(daxfs_fs_open(&fs[i], r, size, 0), 0);
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ(daxfs_host_join(&fs[i], "h", 100 + i, DAXFS_HOST_KIND_USER), 0);
+		CHECK_EQ(fs[i].host, (u32)i);
+	}
+	CHECK_EQ(daxfs_host_join(&fs[0], "h", 1, 1), -EALREADY);
+	CHECK_EQ(daxfs_host_join(&fs[4], "h", 1, 1), -EBUSY);
+	CHECK_EQ(daxfs_host_state(&fs[4], 2, &st, &gen, &age), 0);
+	CHECK_EQ(st, DAXFS_HOST_ALIVE);
+	CHECK(age >= 0 && age < 1000000000LL);
+	CHECK_EQ(daxfs_host_state(&fs[4], 4, &st, &gen, &age), -EINVAL);
+	CHECK(daxfs_host_alive(&fs[4], 2, fs[2].host_gen));
+	CHECK(!daxfs_host_alive(&fs[4], 2, fs[2].host_gen + 1));
+	CHECK_EQ(daxfs_host_renew(&fs[1]), 0);
+
+	/* leave frees the slot; the next owner gets a new generation */
+	g0 = fs[2].host_gen;
+	daxfs_host_leave(&fs[2]);
+	CHECK_EQ(fs[2].host, DAXFS_NO_HOST);
+	daxfs_host_state(&fs[4], 2, &st, &gen, NULL);
+	CHECK_EQ(st, DAXFS_HOST_FREE);
+	CHECK_EQ(daxfs_host_join(&fs[4], "h", 1, 1), 0);
+	CHECK_EQ(fs[4].host, 2);
+	CHECK_EQ(fs[4].host_gen, g0 + 1);
+	CHECK(!daxfs_host_alive(&fs[0], 2, g0));
+
+	/* lease expiry: a full table recovers the expired host for a joiner */
+	make_old(&fs[1], 1);
+	CHECK(!daxfs_host_alive(&fs[0], 1, fs[1].host_gen));
+	CHECK_EQ(daxfs_host_join(&fs[2], "h", 1, 1), 0);
+	CHECK_EQ(fs[2].host, 1);
+	/* the dead host finds out */
+	CHECK_EQ(daxfs_host_renew(&fs[1]), -ESTALE);
+	{
+		struct daxfs_op op;
+
+		CHECK_EQ(daxfs_op_begin(&fs[1], &op), -ESTALE);
+	}
+	fs[1].host = DAXFS_NO_HOST;
+
+	/* an expired host is recovered by daxfs_recover_dead_hosts */
+	make_old(&fs[3], 3);
+	CHECK_EQ(daxfs_recover_dead_hosts(&fs[0]), 1);
+	CHECK_EQ(daxfs_recover_dead_hosts(&fs[0]), 0);
+	daxfs_host_state(&fs[0], 3, &st, NULL, NULL);
+	CHECK_EQ(st, DAXFS_HOST_FREE);
+	/* our own slot is never declared dead by ourselves */
+	make_old(&fs[0], 0);
+	CHECK_EQ(daxfs_recover_dead_hosts(&fs[0]), 0);
+	CHECK_EQ(daxfs_host_renew(&fs[0]), 0);
+	daxfs_host_leave(&fs[0]);
+	daxfs_host_leave(&fs[2]);
+	daxfs_host_leave(&fs[4]);
+	t_region_free(r, size);
+}
+
+/* A host dies with a lane claimed, a pending overlay insert, an open limbo
+ * batch and a page batch reserved: a survivor recovers all of it. */
+static void test_recover_lanes(void)
+{
+	struct daxfs_fs a, d;
+	struct daxfs_op opa, opd;
+	u64 size = 16 * MiB, base, x, idx, v, e0, g, offs[2];
+	struct daxfs_bucket *b;
+	struct daxfs_lane *lane;
+	u32 st;
+	void *r = t_setup(&a, size, NULL);
+
+	CHECK_EQ(t_join(&d, r, size), 0);
+	base = t_used(&a);
+	CHECK_EQ(daxfs_op_begin(&d, &opd), 0);
+	x = daxfs_alloc(&opd, DAXFS_CLASS_256);
+	CHECK(x != 0);
+	daxfs_retire(&opd, x, DAXFS_CLASS_256);
+	CHECK_EQ(daxfs_alloc_pages(&opd, 2, offs), 2);	/* reserves a batch */
+	daxfs_retire(&opd, offs[0], DAXFS_CLASS_PAGE);
+	daxfs_retire(&opd, offs[1], DAXFS_CLASS_PAGE);
+	CHECK(daxfs_load(&d.hosts[d.host].alloc_cursor) != 0);
+	/* simulate death in the middle of an insert: intent + claimed bucket */
+	idx = daxfs_mix64(K(1)) & (d.nr_buckets - 1);
+	b = &d.buckets[idx];
+	CHECK_EQ(b->key, DAXFS_KEY_EMPTY);
+	daxfs_intent_set(&opd, DAXFS_INTENT_OV_INSERT, idx, K(1), 0, 0);
+	b->key = K(1) | DAXFS_KEY_PENDING;
+	lane = opd.lane;
+	g = d.host_gen;
+	/* ... and never returns */
+	make_old(&d, d.host);
+
+	/* the dead host's lane holds back the epoch only until recovery */
+	e0 = daxfs_load(daxfs_state_word(&a, epoch));
+	CHECK(t_used(&a) > base);
+	/* an insert of the same key waits for the pending claim, finds its
+	 * owner dead, recovers it and succeeds */
+	daxfs_op_begin(&a, &opa);
+	CHECK_EQ(daxfs_ov_insert(&opa, K(1), 42), 0);
+	CHECK_EQ(daxfs_ov_lookup(&opa, K(1), &v), 0);
+	CHECK_EQ(v, 42);
+	daxfs_op_end(&opa);
+	daxfs_host_state(&a, d.host, &st, NULL, NULL);
+	CHECK_EQ(st, DAXFS_HOST_FREE);
+	/* the pending claim was withdrawn (and the bucket reused) */
+	CHECK(b->key == DAXFS_KEY_TOMB || b->key == K(1));
+	CHECK_EQ(lane->epoch, 0);
+	CHECK_EQ(lane->intent.op, DAXFS_INTENT_NONE);
+	CHECK_EQ(lane->limbo_open, 0);
+	CHECK_EQ(d.hosts[d.host].alloc_cursor, 0);
+	CHECK(!daxfs_host_alive(&a, d.host, g));
+	/* the retired object comes back once the epoch moves on */
+	daxfs_reclaim_all(&a);
+	CHECK(daxfs_load(daxfs_state_word(&a, epoch)) >= e0 + 2);
+	CHECK_EQ(t_used(&a), base);
+	daxfs_host_leave(&a);
+	t_region_free(r, size);
+}
+
+/* A host that left with limbo it could not free yet: the batches stay in
+ * its FREE slot and the next reclaimer adopts them. */
+static void test_orphan_limbo(void)
+{
+	struct daxfs_fs a, b;
+	struct daxfs_op opa, opb;
+	u64 size = 8 * MiB, base, x;
+	void *r = t_setup(&a, size, NULL);
+
+	CHECK_EQ(t_join(&b, r, size), 0);
+	base = t_used(&a);
+	daxfs_op_begin(&a, &opa);	/* A holds the epoch */
+	daxfs_op_begin(&b, &opb);
+	x = daxfs_alloc(&opb, DAXFS_CLASS_64);
+	daxfs_retire(&opb, x, DAXFS_CLASS_64);
+	daxfs_op_end(&opb);
+	daxfs_host_leave(&b);
+	CHECK(daxfs_load(&a.hosts[1].limbo_sealed) != 0);
+	daxfs_op_end(&opa);
+	daxfs_reclaim_all(&a);
+	CHECK_EQ(daxfs_load(&a.hosts[1].limbo_sealed), 0);
+	CHECK_EQ(t_used(&a), base);
+	daxfs_host_leave(&a);
+	t_region_free(r, size);
+}
+
+/* More ops than lanes at once: op_begin waits for a free lane. */
+struct lanes_arg {
+	struct daxfs_fs *fs;
+	int errors;
+};
+
+static void *lanes_thread(void *p)
+{
+	struct lanes_arg *la = p;
+	struct daxfs_op op;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		if (daxfs_op_begin(la->fs, &op) || !op.lane) {
+			la->errors++;
+			continue;
+		}
+		if (daxfs_load(&op.lane->owner) != daxfs_thread_id())
+			la->errors++;	/* two ops on one lane */
+		daxfs_op_end(&op);
+	}
+	return NULL;
+}
+
+static void test_lanes_shared(void)
+{
+	enum { N = 40 };	/* more threads than DAXFS_LANES */
+	struct lanes_arg la[N];
+	pthread_t th[N];
+	struct daxfs_fs fs;
+	u64 size = 8 * MiB;
+	int i, errs = 0;
+	void *r = t_setup(&fs, size, NULL);
+
+	for (i = 0; i < N; i++) {
+		la[i] = (struct lanes_arg){ .fs = &fs };
+		pthread_create(&th[i], NULL, lanes_thread, &la[i]);
+	}
+	for (i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		errs += la[i].errors;
+	}
+	CHECK_EQ(errs, 0);
+	daxfs_host_leave(&fs);
+	t_region_free(r, size);
+}
+
+int main(void)
+{
+	RUN(test_hash);
+	RUN(test_open_validation);
+	RUN(test_join_leave);
+	RUN(test_recover_lanes);
+	RUN(test_orphan_limbo);
+	RUN(test_lanes_shared);
+	return t_done();
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Tiny harness for the C unit tests: CHECK macros that count instead of
+ * aborting, "N passed, N failed" at the end, and a shared region helper
+ * (an anonymous MAP_SHARED mapping, so every thread can join as its own
+ * host with its own struct daxfs_fs, like separate hosts would).
+ */
+#ifndef DAXFS_TUTIL_H
+#define DAXFS_TUTIL_H
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "core/daxfs_core.h"
+#include "core/internal.h"
+
+static unsigned long t_pass, t_fail;
+
+#define CHECK(cond) do {						\
+	if (cond) {							\
+		__atomic_fetch_add(&t_pass, 1, __ATOMIC_RELAXED);	\
+	} else {							\
+		__atomic_fetch_add(&t_fail, 1, __ATOMIC_RELAXED);	\
+		fprintf(stderr, "%s:%d: CHECK(%s) failed\n",		\
+			__FILE__, __LINE__, #cond);			\
+	}								\
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long _a = (long long)(a), _b = (long long)(b);		\
+	if (_a == _b) {							\
+		__atomic_fetch_add(&t_pass, 1, __ATOMIC_RELAXED);	\
+	} else {							\
+		__atomic_fetch_add(&t_fail, 1, __ATOMIC_RELAXED);	\
+		fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
+			__FILE__, __LINE__, #a, #b, _a, _b);		\
+	}								\
+} while (0)
+
+#define RUN(fn) do {							\
+	unsigned long _f = t_fail;					\
+	fn();								\
+	printf("%-40s %s\n", #fn, t_fail == _f ? "ok" : "FAILED");	\
+	fflush(stdout);							\
+} while (0)
+
+static inline int t_done(void)
+{
+	printf("%lu passed, %lu failed\n", t_pass, t_fail);
+	return t_fail ? 1 : 0;
+}
+
+static inline void *t_region(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	return p;
+}
+
+static inline void t_region_free(void *p, uint64_t size)
+{
+	munmap(p, size);
+}
+
+/* Formats, opens and joins; aborts the program on failure. */
+static inline void *t_setup(struct daxfs_fs *fs, uint64_t size,
+			    const struct daxfs_format_opts *o)
+{
+	void *r = t_region(size);
+	int err = daxfs_format(r, size, o);
+
+	if (!err)
+		err = daxfs_fs_open(fs, r, size, 0);
+	if (!err)
+		err = daxfs_host_join(fs, "test", 1, DAXFS_HOST_KIND_USER);
+	if (err) {
+		fprintf(stderr, "setup failed: %d\n", err);
+		exit(2);
+	}
+	return r;
+}
+
+static inline int t_join(struct daxfs_fs *fs, void *r, uint64_t size)
+{
+	int err = daxfs_fs_open(fs, r, size, 0);
+
+	return err ? err : daxfs_host_join(fs, "t", 1, DAXFS_HOST_KIND_USER);
+}
+
+static inline uint64_t t_used(struct daxfs_fs *fs)
+{
+	return daxfs_load(daxfs_state_word(fs, used_bytes));
+}
+
+static inline uint64_t t_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static inline double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#endif

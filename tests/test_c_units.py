@@ -1,0 +1,39 @@
+"""Runs the C unit test programs (tests/c/*.c -> build/tests/*).
+
+`make` runs once per session (fixture); every test program is its own
+parametrized test that must exit 0.  A program whose source exists but
+whose binary is missing fails (it did not build), it is never skipped.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "tests", "c")
+BIN = os.path.join(ROOT, "build", "tests")
+TIMEOUT = int(os.environ.get("DAXFS_C_TEST_TIMEOUT", "600"))
+
+PROGRAMS = sorted(f[:-2] for f in os.listdir(SRC) if f.endswith(".c"))
+
+
+@pytest.fixture(scope="session")
+def built():
+    """Builds everything once; the output is shown if the build fails."""
+    r = subprocess.run(["make", "-C", ROOT, "-j4", "-k"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    return r
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_c_unit(built, name):
+    path = os.path.join(BIN, name)
+    if not os.path.exists(path):
+        pytest.fail("%s was not built (make exit %d):\n%s"
+                    % (path, built.returncode, built.stdout[-6000:]))
+    r = subprocess.run([path], cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, "%s exited %d:\n%s" % (name, r.returncode,
+                                                       r.stdout[-12000:])
