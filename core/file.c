@@ -1,0 +1,775 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * File data paths: read, write (with cluster-atomic append), truncate and
+ * block mapping for DAX, on top of the radix tree in core/radix.c.
+ *
+ * Size protocol (docs/files.md): inode.size only grows by CAS-to-maximum;
+ * it shrinks only in truncate, which clears the cut-off bytes BEFORE and
+ * again AFTER lowering the size, so truncated bytes never come back.
+ * Ordinary writes are data-first (pages, then size), appends reserve
+ * their range first (CAS size -> size + len) so appenders on different
+ * hosts never overlap.  Every read loads the size once, at its start.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "inode.h"
+#include "base.h"
+#include "file.h"
+
+#define BLK		((u64)DAXFS_BLOCK_SIZE)
+#define BLK_LO		(BLK - 1)
+#define WRITE_BATCH	64u	/* new pages allocated by one write step */
+#define SIZE_RETRIES	100000u
+
+/* What a read or write needs to know about a file, loaded once. */
+struct fview {
+	struct daxfs_inode *ip;		/* overlay record, NULL: pristine base */
+	u64 size;
+	u64 root;
+	const u8 *base;			/* base data, NULL when none visible */
+	u64 limit;			/* base bytes visible: [0, limit) */
+};
+
+static int type_check(const struct daxfs_iref *ref)
+{
+	u32 mode = daxfs_iref_mode(ref);
+
+	if (DAXFS_IS_DIR(mode))
+		return -EISDIR;
+	if (!DAXFS_IS_REG(mode))
+		return -EINVAL;
+	return 0;
+}
+
+static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+		     struct fview *v)
+{
+	const struct daxfs_base_inode *bip = ref->bip;
+	struct daxfs_inode *ip = ref->ip;
+	u64 lim = 0;
+
+	v->ip = ip;
+	v->base = NULL;
+	v->root = 0;
+	if (ip) {
+		v->size = daxfs_load(&ip->size);
+		v->root = daxfs_load(&ip->root);
+		bip = NULL;
+		if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE) {
+			bip = daxfs_base_inode(fs, daxfs_load(&ip->base_ino));
+			if (!bip)
+				return -EUCLEAN;
+			lim = daxfs_load(&ip->aux);
+			if (lim > bip->size)
+				lim = bip->size;
+		}
+	} else {
+		if (!bip)
+			return -EUCLEAN;
+		v->size = bip->size;
+		lim = bip->size;
+	}
+	if (v->size > DAXFS_MAX_FILE_SIZE)
+		return -EUCLEAN;
+	if (lim) {
+		v->base = daxfs_base_ptr(fs, bip->data, bip->size);
+		if (!v->base)
+			return -EUCLEAN;
+	}
+	v->limit = lim;
+	return 0;
+}
+
+static void pflush(struct daxfs_fs *fs, const void *p, u64 len)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(p, len);
+}
+
+static void pdrain(struct daxfs_fs *fs)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_drain();
+}
+
+static u8 *page_ptr(struct daxfs_fs *fs, u64 off)
+{
+	return daxfs_ptr(fs, off, BLK, BLK);
+}
+
+/* ------------------------------------------------------------------ */
+/* read */
+
+struct rrun {
+	const u8 *src;			/* NULL: zeros */
+	u64 len;
+};
+
+/* Hands the pending run to the actor; false when the actor stopped. */
+static bool run_flush(struct rrun *r, daxfs_read_actor_t actor, void *ctx,
+		      u64 *total)
+{
+	u64 c;
+
+	if (!r->len)
+		return true;
+	c = actor(ctx, r->src, r->len);
+	if (c > r->len)
+		c = r->len;
+	*total += c;
+	if (c < r->len)
+		return false;
+	r->len = 0;
+	return true;
+}
+
+static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
+		     daxfs_read_actor_t actor, void *ctx)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_radix_node *leaf = NULL;
+	struct daxfs_iref ref;
+	struct fview v;
+	struct rrun run = { NULL, 0 };
+	u64 pos, end, lo = 1, hi = 0, total = 0;
+	int err;
+
+	err = daxfs_inode_get(op, ino, &ref);
+	if (err)
+		return err;
+	err = type_check(&ref);
+	if (err)
+		return err;
+	err = file_view(fs, &ref, &v);
+	if (err)
+		return err;
+	if (off >= v.size || !len)
+		return 0;
+	end = off + (len < v.size - off ? len : v.size - off);
+
+	/* Each step advances pos by at least one byte: bounded by len. */
+	for (pos = off; pos < end;) {
+		u64 blk = pos >> DAXFS_BLOCK_SHIFT;
+		u64 piece_end, hole_to;
+		const u8 *src = NULL;
+
+		if (blk < lo || blk >= hi) {
+			err = daxfs_radix_leaf(fs, v.root, blk, &leaf, &hi);
+			if (err)
+				return err;
+			if (leaf) {
+				lo = blk & ~((u64)DAXFS_RADIX_FANOUT - 1);
+				hi = lo + DAXFS_RADIX_FANOUT;
+			} else {
+				lo = blk;
+			}
+		}
+		hole_to = (blk + 1) << DAXFS_BLOCK_SHIFT;
+		if (leaf) {
+			u64 s = daxfs_load(&leaf->slot[blk & (DAXFS_RADIX_FANOUT - 1)]);
+			u8 *p = daxfs_radix_page(fs, s, &err);
+
+			if (err)
+				return err;
+			if (p)
+				src = p + (pos & BLK_LO);
+		} else {
+			hole_to = hi << DAXFS_BLOCK_SHIFT;
+		}
+		piece_end = end < hole_to ? end : hole_to;
+		if (!src && v.base && pos < v.limit) {
+			/* no overlay page: the base bytes still visible */
+			src = v.base + pos;
+			if (piece_end > v.limit)
+				piece_end = v.limit;
+		}
+		if (run.len && ((!run.src && !src) ||
+				(run.src && src && run.src + run.len == src))) {
+			run.len += piece_end - pos;
+		} else {
+			if (!run_flush(&run, actor, ctx, &total))
+				return total;
+			run.src = src;
+			run.len = piece_end - pos;
+		}
+		pos = piece_end;
+	}
+	run_flush(&run, actor, ctx, &total);
+	return total;
+}
+
+s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+	       daxfs_read_actor_t actor, void *ctx)
+{
+	struct daxfs_op op;
+	s64 ret;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	ret = file_read(&op, ino, off, len, actor, ctx);
+	daxfs_op_end(&op);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* write */
+
+/* Bytes [from, to) of block blk as the file shows them without an overlay
+ * page: base bytes below the limit, zeros above. */
+static void prefill(const struct fview *v, u64 blk, u8 *page, u64 from,
+		    u64 to)
+{
+	u64 abs = (blk << DAXFS_BLOCK_SHIFT) + from;
+	u64 n = 0;
+
+	if (from >= to)
+		return;
+	if (v->base && abs < v->limit) {
+		n = v->limit - abs;
+		if (n > to - from)
+			n = to - from;
+		memcpy(page + from, v->base + abs, n);
+	}
+	memset(page + from + n, 0, to - from - n);
+}
+
+static void size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
+{
+	u64 s = daxfs_load(&ip->size);
+	u32 tries;
+
+	for (tries = 0; s < want && tries < SIZE_RETRIES; tries++) {
+		if (daxfs_cas(&ip->size, &s, want)) {
+			pflush(fs, &ip->size, 8);
+			return;
+		}
+	}
+}
+
+/*
+ * Fills n fresh pages for blocks [blk, blk + n) with the bytes of [pos,
+ * end) that fall there (one actor call per physically contiguous run),
+ * completes each used page (base bytes / zeros), then publishes it.  A
+ * page that lost the publication race has its written bytes copied into
+ * the winner.  Returns bytes written; *err on failure.
+ */
+static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
+		     u32 n, u64 *offs, u64 pos, u64 end,
+		     daxfs_write_actor_t actor, void *ctx, int *err)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 wend = (blk + n) << DAXFS_BLOCK_SHIFT;
+	u64 done = pos;
+	u32 i = 0, j, k;
+
+	if (wend > end)
+		wend = end;
+	while (i < n) {
+		u64 a, b, c;
+		u8 *p0;
+
+		for (j = i + 1; j < n && offs[j] == offs[j - 1] + BLK; j++)
+			;
+		p0 = daxfs_ptr(fs, offs[i], (u64)(j - i) * BLK, BLK);
+		if (!p0) {
+			*err = -EUCLEAN;
+			break;
+		}
+		a = (blk + i) << DAXFS_BLOCK_SHIFT;
+		if (a < pos)
+			a = pos;
+		b = (blk + j) << DAXFS_BLOCK_SHIFT;
+		if (b > wend)
+			b = wend;
+		c = actor(ctx, p0 + (a & BLK_LO), b - a);
+		if (c > b - a)
+			c = b - a;
+		for (k = i; k < j; k++) {
+			u64 kb = blk + k, ks = kb << DAXFS_BLOCK_SHIFT;
+			u64 ws = ks > a ? ks : a;
+			u64 we = ks + BLK < a + c ? ks + BLK : a + c;
+			u8 *pk = p0 + (u64)(k - i) * BLK;
+			u64 win = 0;
+
+			if (*err || ws >= we) {
+				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+				continue;
+			}
+			prefill(v, kb, pk, 0, ws - ks);
+			prefill(v, kb, pk, we - ks, BLK);
+			pflush(fs, pk, BLK);
+			pdrain(fs);
+			*err = daxfs_radix_insert(op, v->ip, kb, offs[k], &win);
+			if (*err) {
+				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+				done = ws;
+				continue;
+			}
+			if (win) {
+				u8 *wp = page_ptr(fs, win);
+
+				if (wp) {
+					memcpy(wp + (ws - ks), pk + (ws - ks),
+					       we - ws);
+					pflush(fs, wp + (ws - ks), we - ws);
+				} else {
+					*err = -EUCLEAN;
+					done = ws;
+				}
+				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+			}
+			if (!*err)
+				done = we;
+		}
+		if (*err || c < b - a) {
+			for (k = j; k < n; k++)
+				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+			break;
+		}
+		i = j;
+	}
+	return done - pos;
+}
+
+/* Writes [off, off + len); returns bytes written or -errno (nothing). */
+static s64 write_range(struct daxfs_op *op, const struct fview *v, u64 off,
+		       u64 len, daxfs_write_actor_t actor, void *ctx)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip = v->ip;
+	u64 offs[WRITE_BATCH];
+	u64 pos = off, end = off + len;
+	int err = 0;
+
+	while (pos < end && !err) {
+		u64 blk = pos >> DAXFS_BLOCK_SHIFT;
+		u64 pg, q, run_end, c, nb, want;
+		u32 nmiss, got;
+
+		err = daxfs_radix_get(fs, ip, blk, &pg);
+		if (err)
+			break;
+		if (pg) {
+			/* existing pages: in place, contiguous ones at once */
+			u64 nblk;
+			u8 *p;
+
+			run_end = (blk + 1) << DAXFS_BLOCK_SHIFT;
+			while (run_end < end) {
+				nb = run_end >> DAXFS_BLOCK_SHIFT;
+				err = daxfs_radix_get(fs, ip, nb, &q);
+				if (err || q != pg + (nb - blk) * BLK)
+					break;
+				run_end += BLK;
+			}
+			err = 0;
+			if (run_end > end)
+				run_end = end;
+			nblk = ((run_end - 1) >> DAXFS_BLOCK_SHIFT) - blk + 1;
+			p = daxfs_ptr(fs, pg, nblk * BLK, BLK);
+			if (!p) {
+				err = -EUCLEAN;
+				break;
+			}
+			want = run_end - pos;
+			c = actor(ctx, p + (pos & BLK_LO), want);
+			if (c > want)
+				c = want;
+			pflush(fs, p + (pos & BLK_LO), c);
+			pos += c;
+			if (c < want)
+				break;
+			continue;
+		}
+		/* holes: allocate up to WRITE_BATCH pages, contiguous if we can */
+		for (nmiss = 1; nmiss < WRITE_BATCH &&
+		     ((blk + nmiss) << DAXFS_BLOCK_SHIFT) < end; nmiss++) {
+			err = daxfs_radix_get(fs, ip, blk + nmiss, &q);
+			if (err || q)
+				break;
+		}
+		if (err)
+			break;
+		got = daxfs_alloc_pages(op, nmiss, offs);
+		if (!got) {
+			err = -ENOSPC;
+			break;
+		}
+		nb = (blk + got) << DAXFS_BLOCK_SHIFT;
+		want = (nb < end ? nb : end) - pos;
+		c = write_new(op, v, blk, got, offs, pos, end, actor, ctx, &err);
+		pos += c;
+		if (c < want)
+			break;
+	}
+	if (pos > off)
+		return (s64)(pos - off);
+	return err;
+}
+
+static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
+		      u32 flags, daxfs_write_actor_t actor, void *ctx,
+		      u64 *ppos)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip;
+	struct daxfs_iref ref;
+	struct fview v;
+	bool intent = false;
+	u32 tries;
+	s64 w;
+	int err;
+
+	if ((fs->flags & DAXFS_FS_RDONLY) || !op->lane)
+		return -EROFS;
+	err = daxfs_inode_get(op, ino, &ref);
+	if (err)
+		return err;
+	err = type_check(&ref);
+	if (err)
+		return err;
+	err = daxfs_inode_get_writable(op, ino, &ip);
+	if (err)
+		return err;
+	ref.ip = ip;
+	err = file_view(fs, &ref, &v);
+	if (err)
+		return err;
+
+	if (flags & DAXFS_WRITE_APPEND) {
+		/* Reserve [s, s + len) at the end: appenders never overlap. */
+		u64 s = daxfs_load(&ip->size);
+
+		for (tries = 0;; tries++) {
+			if (tries >= SIZE_RETRIES)
+				return -EAGAIN;
+			if (s >= DAXFS_MAX_FILE_SIZE)
+				return -EFBIG;
+			if (len > DAXFS_MAX_FILE_SIZE - s)
+				len = DAXFS_MAX_FILE_SIZE - s;
+			if (!len || daxfs_cas(&ip->size, &s, s + len))
+				break;
+		}
+		pflush(fs, &ip->size, 8);
+		off = s;
+	} else {
+		if (off >= DAXFS_MAX_FILE_SIZE)
+			return len ? -EFBIG : 0;
+		if (len > DAXFS_MAX_FILE_SIZE - off)
+			len = DAXFS_MAX_FILE_SIZE - off;
+		if (off + len > v.size) {
+			/* bytes beyond EOF until the size moves: tell
+			 * recovery where, in case we die in between */
+			daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, off,
+					 off + len, 0);
+			intent = true;
+		}
+	}
+	if (ppos)
+		*ppos = off;
+	if (!len)
+		return 0;
+
+	w = write_range(op, &v, off, len, actor, ctx);
+	if (w > 0) {
+		pdrain(fs);
+		size_max(fs, ip, off + (u64)w);
+		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	}
+	if ((flags & DAXFS_WRITE_APPEND) && (w < 0 || (u64)w < len)) {
+		/* Give back the unwritten tail if nobody appended after us. */
+		u64 exp = off + len;
+
+		if (daxfs_cas(&ip->size, &exp, off + (w > 0 ? (u64)w : 0)))
+			pflush(fs, &ip->size, 8);
+	}
+	if (intent)
+		daxfs_intent_clear(op);
+	return w;
+}
+
+s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
+		daxfs_write_actor_t actor, void *ctx, u64 *pos)
+{
+	struct daxfs_op op;
+	s64 ret;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	ret = file_write(&op, ino, off, len, flags, actor, ctx, pos);
+	daxfs_op_end(&op);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* truncate */
+
+/* Zeroes the bytes of the page holding byte s from s to the page end. */
+static int zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
+{
+	u64 pg;
+	u8 *p;
+	int err;
+
+	if (!(s & BLK_LO))
+		return 0;
+	err = daxfs_radix_get(fs, ip, s >> DAXFS_BLOCK_SHIFT, &pg);
+	if (err || !pg)
+		return err;
+	p = page_ptr(fs, pg);
+	if (!p)
+		return -EUCLEAN;
+	memset(p + (s & BLK_LO), 0, BLK - (s & BLK_LO));
+	pflush(fs, p + (s & BLK_LO), BLK - (s & BLK_LO));
+	return 0;
+}
+
+/* Makes every byte at or beyond s read as zero (pages beyond detached). */
+static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
+{
+	int err = zero_tail(op->fs, ip, s);
+
+	if (err)
+		return err;
+	err = daxfs_radix_trim(op, ip, (s + BLK_LO) >> DAXFS_BLOCK_SHIFT);
+	pdrain(op->fs);
+	return err;
+}
+
+static void limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
+{
+	u64 l = daxfs_load(&ip->aux);
+	u32 tries;
+
+	for (tries = 0; l > s && tries < SIZE_RETRIES; tries++)
+		if (daxfs_cas(&ip->aux, &l, s))
+			pflush(fs, &ip->aux, 8);
+}
+
+static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip;
+	struct daxfs_iref ref;
+	bool changed = false;
+	u32 tries;
+	int err;
+
+	if ((fs->flags & DAXFS_FS_RDONLY) || !op->lane)
+		return -EROFS;
+	if (size > DAXFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	err = daxfs_inode_get(op, ino, &ref);
+	if (err)
+		return err;
+	err = type_check(&ref);
+	if (err)
+		return err;
+	err = daxfs_inode_get_writable(op, ino, &ip);
+	if (err)
+		return err;
+
+	for (tries = 0; tries < SIZE_RETRIES; tries++) {
+		u64 cur = daxfs_load(&ip->size);
+
+		if (cur > DAXFS_MAX_FILE_SIZE)
+			return -EUCLEAN;
+		if (cur == size)
+			break;
+		if (size > cur) {
+			/*
+			 * Extend: bytes in [cur, size) read as zero because
+			 * a shrink cleared them before lowering the size;
+			 * nothing to clear here (clearing would race with
+			 * writes in flight just beyond EOF).
+			 */
+			if (!daxfs_cas(&ip->size, &cur, size))
+				continue;
+			pflush(fs, &ip->size, 8);
+			changed = true;
+			break;
+		}
+		/* Shrink: hide base bytes, clear, lower the size, clear
+		 * again what writers in flight put there meanwhile. */
+		if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)
+			limit_min(fs, ip, size);
+		err = clear_from(op, ip, size);
+		if (err)
+			return err;
+		if (!daxfs_cas(&ip->size, &cur, size))
+			continue;
+		pflush(fs, &ip->size, 8);
+		changed = true;
+		err = clear_from(op, ip, size);
+		if (err)
+			return err;
+		break;
+	}
+	if (tries >= SIZE_RETRIES)
+		return -EAGAIN;
+	if (changed)
+		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	return 0;
+}
+
+int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
+{
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = file_truncate(&op, ino, size);
+	daxfs_op_end(&op);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* block mapping (mmap / DAX) */
+
+static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
+		     u64 *off)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip;
+	struct daxfs_iref ref;
+	struct fview v;
+	u64 pg, win;
+	bool base_blk;
+	u8 *p;
+	int err;
+
+	*off = 0;
+	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
+		return -EFBIG;
+	err = daxfs_inode_get(op, ino, &ref);
+	if (err)
+		return err;
+	err = type_check(&ref);
+	if (err)
+		return err;
+	err = file_view(fs, &ref, &v);
+	if (err)
+		return err;
+	if (ref.ip) {
+		err = daxfs_radix_get(fs, ref.ip, blk, &pg);
+		if (err || pg) {
+			*off = pg;
+			return err;
+		}
+	}
+	base_blk = v.base && (blk << DAXFS_BLOCK_SHIFT) < v.limit;
+	if (!alloc && !base_blk)
+		return 0;		/* a hole */
+	if ((fs->flags & DAXFS_FS_RDONLY) || !op->lane) {
+		/* Read-only host: map the base page itself when it is a
+		 * whole, aligned page of base data. */
+		u64 boff = (u64)(v.base - fs->base) + (blk << DAXFS_BLOCK_SHIFT);
+
+		if (base_blk && !(boff & BLK_LO) &&
+		    ((blk + 1) << DAXFS_BLOCK_SHIFT) <= v.limit) {
+			*off = boff;
+			return 0;
+		}
+		return -EROFS;
+	}
+	/* Allocate (or copy a base block up) so the mapping is a pool page
+	 * nobody else shares: the base region is never written. */
+	err = daxfs_inode_get_writable(op, ino, &ip);
+	if (err)
+		return err;
+	ref.ip = ip;
+	err = file_view(fs, &ref, &v);
+	if (err)
+		return err;
+	if (!daxfs_alloc_pages(op, 1, &pg))
+		return -ENOSPC;
+	p = page_ptr(fs, pg);
+	if (!p)
+		return -EUCLEAN;
+	prefill(&v, blk, p, 0, BLK);
+	pflush(fs, p, BLK);
+	pdrain(fs);
+	err = daxfs_radix_insert(op, ip, blk, pg, &win);
+	if (err || win)
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+	if (!err)
+		*off = win ? win : pg;
+	return err;
+}
+
+int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
+		    u64 *off)
+{
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = map_block(&op, ino, blk, alloc, off);
+	daxfs_op_end(&op);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* recovery */
+
+void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_intent *in = &dead_lane->intent;
+	struct daxfs_iref ref;
+	u64 ino, from, end, pos, size;
+
+	if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
+		return;
+	ino = daxfs_load(&in->a[0]);
+	from = daxfs_load(&in->a[1]);
+	end = daxfs_load(&in->a[2]);
+	if (end > DAXFS_MAX_FILE_SIZE || from >= end)
+		return;
+	if (daxfs_inode_get(op, ino, &ref) || !ref.ip ||
+	    !DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
+		return;
+	size = daxfs_load(&ref.ip->size);
+	if (from < size)
+		from = size;
+	/*
+	 * Zero (never detach: op may have no lane to retire with) what the
+	 * dead write left beyond EOF.  Bounded by the dead write's length.
+	 */
+	for (pos = from; pos < end;) {
+		u64 blk = pos >> DAXFS_BLOCK_SHIFT, hole_end, v;
+		u64 stop = (blk + 1) << DAXFS_BLOCK_SHIFT;
+		struct daxfs_radix_node *leaf;
+		int err = 0;
+		u8 *p;
+
+		if (daxfs_radix_leaf(fs, daxfs_load(&ref.ip->root), blk, &leaf,
+				     &hole_end))
+			return;
+		if (!leaf) {
+			pos = hole_end << DAXFS_BLOCK_SHIFT;
+			continue;
+		}
+		if (stop > end)
+			stop = end;
+		v = daxfs_load(&leaf->slot[blk & (DAXFS_RADIX_FANOUT - 1)]);
+		p = daxfs_radix_page(fs, v, &err);
+		if (err)
+			return;
+		if (p) {
+			memset(p + (pos & BLK_LO), 0, stop - pos);
+			pflush(fs, p + (pos & BLK_LO), stop - pos);
+		}
+		pos = stop;
+	}
+	pdrain(fs);
+}

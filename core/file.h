@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * File data: the per-file radix tree (core/radix.c) and the read, write,
+ * truncate and map paths built on it (core/file.c).  Protocols, invariants
+ * and crash story: docs/files.md.
+ */
+#ifndef DAXFS_FILE_H
+#define DAXFS_FILE_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+
+/*
+ * Radix slot values (inode.root carries node | height instead):
+ *   0                    empty (hole)
+ *   DAXFS_RADIX_SEALED   the node holding this slot is being dropped by a
+ *                        truncate; nothing may be inserted here.  Readers
+ *                        treat it as a hole, writers help finish the drop
+ *                        and retry from the root.
+ *   page offset          a 4 KiB aligned pool page (child node or data)
+ */
+#define DAXFS_RADIX_SEALED	1ULL
+
+/* Blocks mapped by a tree of the given height (height 0: none). */
+static inline u64 daxfs_radix_span(u32 height)
+{
+	return height >= DAXFS_RADIX_MAX_HEIGHT + 1 ? 0 :
+	       1ULL << (DAXFS_RADIX_BITS * height);
+}
+
+/* Smallest height whose tree maps block blk (1..4; 0 when too large). */
+static inline u32 daxfs_radix_height_for(u64 blk)
+{
+	u32 h;
+
+	for (h = 1; h <= DAXFS_RADIX_MAX_HEIGHT; h++)
+		if (blk < daxfs_radix_span(h))
+			return h;
+	return 0;
+}
+
+/*
+ * Read-side lookup.  Finds the leaf node covering blk in the tree whose
+ * root word is root.  On success *leaf is the leaf node, or NULL when the
+ * whole aligned range [blk, *hole_end) is unmapped (missing subtree; the
+ * range may be clamped by the caller).  -EUCLEAN on a corrupt tree.
+ */
+int daxfs_radix_leaf(struct daxfs_fs *fs, u64 root, u64 blk,
+		     struct daxfs_radix_node **leaf, u64 *hole_end);
+
+/* Value of one leaf slot as a data page pointer: NULL for a hole or a
+ * sealed slot; -EUCLEAN (via *err) on garbage. */
+void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err);
+
+/* Page of block blk (0 when none), read only. */
+int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		    u64 *page);
+
+/*
+ * Publishes page (zeroed or fully prepared, already flushed) as block
+ * blk of ip, creating missing nodes and growing the tree.  Returns 0 and
+ * *winner = 0 when our page went in (blocks += 1); when another page is
+ * already there returns 0 with *winner = that page (ours is untouched:
+ * the caller frees it).  -ENOSPC, -EUCLEAN, -EAGAIN (livelock guard).
+ */
+int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+		       u64 page, u64 *winner);
+
+/* Detaches and retires every data page of blocks >= first and every node
+ * covering only such blocks (blocks -= pages detached).  first == 0 drops
+ * the whole tree (inode.root -> 0). */
+int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first);
+
+/*
+ * Intent recorded in the lane by a write that puts bytes beyond the size
+ * it saw (a[0] = ino, a[1] = first byte, a[2] = end).  If the host dies
+ * before moving the size, recovery (daxfs_file_recover) clears what it
+ * left beyond EOF.
+ */
+
+/* Recovery of a dead host's lane whose intent is DAXFS_INTENT_FILE_WRITE:
+ * zeroes / detaches the dead write's bytes that still lie beyond EOF. */
+void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
+
+/* ---- for the namespace side ---- */
+
+/* Retires every data page and radix node of a file whose last link went
+ * (or any regular file being freed).  Safe against concurrent readers and
+ * writers still holding the record: they see holes / restart. */
+void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip);
+
+#endif /* DAXFS_FILE_H */

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Per-file radix tree of 4 KiB nodes (512 slots each) mapping file blocks
+ * to 4 KiB data pages.  inode.root = node offset | height (1..4), 0 empty.
+ *
+ * Lock-free rules (docs/files.md):
+ * - Slots only go 0 -> page/node (insert), page/node -> 0 (detach by a
+ *   truncate of a node that stays), or x -> SEALED (the node is being
+ *   dropped).  Whoever wins the CAS away from a page/node retires it, so
+ *   every object is retired exactly once.
+ * - A node is dropped by sealing every slot (bottom-up), then CASing the
+ *   pointer to it 0.  A writer that meets a SEALED slot helps finish the
+ *   drop and retries from the root, so a truncater dying half-way never
+ *   wedges writers and no page is ever published into a detached node.
+ * - Retired nodes and pages stay readable until every host has left the
+ *   epoch (core/reclaim.c), so walkers never touch reused memory.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "inode.h"
+#include "file.h"
+
+#define RADIX_MASK	((u64)DAXFS_RADIX_FANOUT - 1)
+#define PAGE_MASK_LO	((u64)DAXFS_BLOCK_SIZE - 1)
+/* Livelock guard for CAS retry loops (each failure is someone's progress). */
+#define RADIX_RETRIES	1000000u
+
+static inline u32 radix_idx(u64 blk, u32 level)
+{
+	return (u32)((blk >> (DAXFS_RADIX_BITS * (level - 1))) & RADIX_MASK);
+}
+
+/* A slot or root value as a node/page pointer; NULL if it is garbage. */
+static struct daxfs_radix_node *node_at(struct daxfs_fs *fs, u64 v)
+{
+	if (!v || (v & PAGE_MASK_LO))
+		return NULL;
+	return daxfs_ptr(fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
+}
+
+static int root_decode(struct daxfs_fs *fs, u64 root,
+		       struct daxfs_radix_node **node, u32 *height)
+{
+	u32 h = (u32)(root & DAXFS_RADIX_HEIGHT_MASK);
+
+	if (h < 1 || h > DAXFS_RADIX_MAX_HEIGHT)
+		return -EUCLEAN;
+	if (root & PAGE_MASK_LO & ~DAXFS_RADIX_HEIGHT_MASK)
+		return -EUCLEAN;
+	*node = node_at(fs, root & ~PAGE_MASK_LO);
+	if (!*node)
+		return -EUCLEAN;
+	*height = h;
+	return 0;
+}
+
+int daxfs_radix_leaf(struct daxfs_fs *fs, u64 root, u64 blk,
+		     struct daxfs_radix_node **leaf, u64 *hole_end)
+{
+	struct daxfs_radix_node *node;
+	u32 h, level;
+	int err;
+
+	*leaf = NULL;
+	*hole_end = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
+	if (!root)
+		return 0;
+	err = root_decode(fs, root, &node, &h);
+	if (err)
+		return err;
+	if (blk >= daxfs_radix_span(h))
+		return 0;
+	for (level = h; level > 1; level--) {
+		u64 v = daxfs_load(&node->slot[radix_idx(blk, level)]);
+
+		if (!v || v == DAXFS_RADIX_SEALED) {
+			u64 span = daxfs_radix_span(level - 1);
+
+			*hole_end = (blk & ~(span - 1)) + span;
+			return 0;
+		}
+		node = node_at(fs, v);
+		if (!node)
+			return -EUCLEAN;
+	}
+	*leaf = node;
+	return 0;
+}
+
+void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err)
+{
+	void *p;
+
+	if (!v || v == DAXFS_RADIX_SEALED)
+		return NULL;
+	p = node_at(fs, v);
+	if (!p)
+		*err = -EUCLEAN;
+	return p;
+}
+
+int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		    u64 *page)
+{
+	struct daxfs_radix_node *leaf;
+	u64 hole_end, v;
+	int err;
+
+	*page = 0;
+	err = daxfs_radix_leaf(fs, daxfs_load(&ip->root), blk, &leaf,
+			       &hole_end);
+	if (err || !leaf)
+		return err;
+	v = daxfs_load(&leaf->slot[blk & RADIX_MASK]);
+	if (!v || v == DAXFS_RADIX_SEALED)
+		return 0;
+	if (!node_at(fs, v))
+		return -EUCLEAN;
+	*page = v;
+	return 0;
+}
+
+static void blocks_sub(struct daxfs_inode *ip)
+{
+	daxfs_faa(&ip->blocks, (u64)-1);
+}
+
+/*
+ * Seals every slot of node (at level; 1 = leaf) and, below it, of every
+ * child, retiring what each winning CAS takes out.  Idempotent: several
+ * hosts may seal the same node at once.  Recursion depth <= 4.
+ */
+static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
+		     struct daxfs_radix_node *node, u32 level)
+{
+	struct daxfs_fs *fs = op->fs;
+	u32 i, tries;
+	int err;
+
+	for (i = 0; i < DAXFS_RADIX_FANOUT; i++) {
+		u64 *slot = &node->slot[i];
+		u64 v = daxfs_load(slot);
+
+		for (tries = 0; v != DAXFS_RADIX_SEALED; tries++) {
+			struct daxfs_radix_node *child = NULL;
+
+			if (tries >= RADIX_RETRIES)
+				return -EAGAIN;
+			if (v) {
+				child = node_at(fs, v);
+				if (!child)
+					return -EUCLEAN;
+				if (level > 1) {
+					err = seal_node(op, ip, child, level - 1);
+					if (err)
+						return err;
+				}
+			}
+			if (daxfs_cas(slot, &v, DAXFS_RADIX_SEALED)) {
+				if (child) {
+					daxfs_retire(op, v, DAXFS_CLASS_PAGE);
+					if (level == 1)
+						blocks_sub(ip);
+				}
+				break;
+			}
+		}
+	}
+	daxfs_pflush(fs, node, sizeof(*node));
+	return 0;
+}
+
+/* Finishes dropping node (reached through *pslot == pv): seal, unhook,
+ * retire.  Used by truncate and by writers that find a SEALED slot. */
+static int drop_at(struct daxfs_op *op, struct daxfs_inode *ip, u64 *pslot,
+		   u64 pv, struct daxfs_radix_node *node, u32 level)
+{
+	u64 expect = pv;
+	int err;
+
+	err = seal_node(op, ip, node, level);
+	if (err)
+		return err;
+	if (daxfs_cas(pslot, &expect, 0)) {
+		daxfs_pflush(op->fs, pslot, sizeof(*pslot));
+		daxfs_retire(op, pv & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
+	}
+	return 0;
+}
+
+/* A fresh zeroed node, written back before anyone can see it. */
+static u64 new_node(struct daxfs_op *op)
+{
+	u64 off = daxfs_alloc(op, DAXFS_CLASS_PAGE);
+
+	if (off)
+		daxfs_pflush(op->fs, daxfs_ptr(op->fs, off, DAXFS_BLOCK_SIZE,
+					       DAXFS_BLOCK_SIZE),
+			     DAXFS_BLOCK_SIZE);
+	return off;
+}
+
+int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+		       u64 page, u64 *winner)
+{
+	struct daxfs_fs *fs = op->fs;
+	u32 tries;
+	int err;
+
+	*winner = 0;
+	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
+		return -EFBIG;
+	for (tries = 0; tries < RADIX_RETRIES; tries++) {
+		struct daxfs_radix_node *node, *n;
+		u64 r = daxfs_load(&ip->root);
+		u64 *pslot, *slot, pv, v, nn;
+		u32 h, level;
+
+		if (!r) {
+			h = daxfs_radix_height_for(blk);
+			nn = new_node(op);
+			if (!nn)
+				return -ENOSPC;
+			if (daxfs_cas(&ip->root, &r, nn | h))
+				daxfs_pflush(fs, &ip->root, 8);
+			else
+				daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+			continue;
+		}
+		err = root_decode(fs, r, &node, &h);
+		if (err)
+			return err;
+		if (blk >= daxfs_radix_span(h)) {
+			/* Grow: the old tree becomes slot 0 of a new root. */
+			nn = new_node(op);
+			if (!nn)
+				return -ENOSPC;
+			n = node_at(fs, nn);
+			if (!n)
+				return -EUCLEAN;
+			daxfs_store(&n->slot[0], r & ~PAGE_MASK_LO);
+			daxfs_pflush(fs, n, 8);
+			if (daxfs_cas(&ip->root, &r, nn | (h + 1)))
+				daxfs_pflush(fs, &ip->root, 8);
+			else
+				daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+			continue;
+		}
+		pslot = &ip->root;
+		pv = r;
+		for (level = h; level > 1; level--) {
+			slot = &node->slot[radix_idx(blk, level)];
+			v = daxfs_load(slot);
+			if (v == DAXFS_RADIX_SEALED)
+				goto help;
+			if (!v) {
+				nn = new_node(op);
+				if (!nn)
+					return -ENOSPC;
+				if (daxfs_cas(slot, &v, nn)) {
+					daxfs_pflush(fs, slot, 8);
+					v = nn;
+				} else {
+					daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+					if (v == DAXFS_RADIX_SEALED)
+						goto help;
+				}
+			}
+			n = node_at(fs, v);
+			if (!n)
+				return -EUCLEAN;
+			pslot = slot;
+			pv = v;
+			node = n;
+		}
+		slot = &node->slot[radix_idx(blk, 1)];
+		v = 0;
+		if (daxfs_cas(slot, &v, page)) {
+			daxfs_pflush(fs, slot, 8);
+			daxfs_faa(&ip->blocks, 1);
+			return 0;
+		}
+		if (v != DAXFS_RADIX_SEALED) {
+			if (!node_at(fs, v))
+				return -EUCLEAN;
+			*winner = v;
+			return 0;
+		}
+help:
+		/* node is being dropped by a truncate: finish it, retry. */
+		err = drop_at(op, ip, pslot, pv, node, level);
+		if (err)
+			return err;
+	}
+	return -EAGAIN;
+}
+
+/* Detaches everything at blocks >= first below node (covering blocks
+ * [base, base + span(level))); the node itself stays. */
+static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
+		 struct daxfs_radix_node *node, u32 level, u64 base, u64 first)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 cspan = daxfs_radix_span(level - 1);
+	u64 i = first > base ? (first - base) / cspan : 0;
+	int err;
+
+	for (; i < DAXFS_RADIX_FANOUT; i++) {
+		u64 cb = base + i * cspan;
+		u64 *slot = &node->slot[i];
+		u64 v = daxfs_load(slot);
+		struct daxfs_radix_node *child;
+
+		if (!v || v == DAXFS_RADIX_SEALED)
+			continue;
+		child = node_at(fs, v);
+		if (!child)
+			return -EUCLEAN;
+		if (cb < first) {
+			/* straddles the cut (only the first slot, level > 1) */
+			err = sweep(op, ip, child, level - 1, cb, first);
+			if (err)
+				return err;
+			continue;
+		}
+		if (level == 1) {
+			/* A failed CAS means a concurrent writer put a new
+			 * page there after the cut: it is theirs. */
+			if (daxfs_cas(slot, &v, 0)) {
+				daxfs_pflush(fs, slot, 8);
+				daxfs_retire(op, v, DAXFS_CLASS_PAGE);
+				blocks_sub(ip);
+			}
+			continue;
+		}
+		err = drop_at(op, ip, slot, v, child, level - 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_radix_node *node;
+	u32 h, tries;
+	int err;
+
+	for (tries = 0; tries < RADIX_RETRIES; tries++) {
+		u64 r = daxfs_load(&ip->root);
+
+		if (!r)
+			return 0;
+		err = root_decode(fs, r, &node, &h);
+		if (err)
+			return err;
+		if (first)
+			return first >= daxfs_radix_span(h) ? 0 :
+			       sweep(op, ip, node, h, 0, first);
+		/* Whole tree: the root may grow under us; loop until 0. */
+		err = drop_at(op, ip, &ip->root, r, node, h);
+		if (err)
+			return err;
+	}
+	return -EAGAIN;
+}
+
+void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	/* Errors (corrupt tree) leave the rest for fsck to reclaim. */
+	(void)daxfs_radix_trim(op, ip, 0);
+}

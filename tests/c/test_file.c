@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* File data: read/write/truncate against a model, holes, EOF, huge sparse
+ * files, EFBIG, space coming back, churn, coalescing, map_block, type
+ * errors and corrupt trees.  Multi-host tests: test_file_mt.c. */
+#include "tfile.h"
+
+static void test_basic(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	u8 buf[16384], zero[16384];
+	s64 n;
+	u64 i;
+
+	CHECK(ino != 0 && ip != NULL);
+	memset(zero, 0, sizeof(zero));
+	CHECK_EQ(t_pread(&fs, ino, buf, 100, 0), 0);	/* empty */
+	CHECK_EQ(t_pwrite(&fs, ino, "hello", 5, 0), 5);
+	CHECK_EQ(daxfs_load(&ip->size), 5);
+	CHECK_EQ(daxfs_load(&ip->blocks), 1);
+	memset(buf, 0xaa, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, ino, buf, 100, 0), 5);	/* short at EOF only */
+	CHECK(!memcmp(buf, "hello", 5));
+	CHECK_EQ(t_pread(&fs, ino, buf, 100, 5), 0);	/* at EOF */
+	CHECK_EQ(t_pread(&fs, ino, buf, 100, 1000), 0);	/* past EOF */
+
+	/* a hole between 5 and 10000: zeros, full length */
+	CHECK_EQ(t_pwrite(&fs, ino, "world", 5, 10000), 5);
+	CHECK_EQ(daxfs_load(&ip->size), 10005);
+	CHECK_EQ(daxfs_load(&ip->blocks), 2);		/* block 1 is a hole */
+	memset(buf, 0xaa, sizeof(buf));
+	n = t_pread(&fs, ino, buf, sizeof(buf), 0);
+	CHECK_EQ(n, 10005);
+	CHECK(!memcmp(buf, "hello", 5));
+	CHECK(!memcmp(buf + 5, zero, 10000 - 5));
+	CHECK(!memcmp(buf + 10000, "world", 5));
+
+	/* overwrite inside, straddling a block boundary */
+	for (i = 0; i < 200; i++)
+		buf[i] = (u8)(i + 1);
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 200, 4000), 200);
+	CHECK_EQ(daxfs_load(&ip->size), 10005);
+	memset(buf, 0, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, ino, buf, 200, 4000), 200);
+	for (i = 0; i < 200 && buf[i] == (u8)(i + 1); i++)
+		;
+	CHECK_EQ(i, 200);
+
+	/* zero-length write does not change anything */
+	CHECK_EQ(t_pwrite(&fs, ino, "x", 0, 50000), 0);
+	CHECK_EQ(daxfs_load(&ip->size), 10005);
+
+	/* mtime/change move on write */
+	{
+		u64 ch = daxfs_load(&ip->change);
+
+		CHECK_EQ(t_pwrite(&fs, ino, "!", 1, 0), 1);
+		CHECK(daxfs_load(&ip->change) > ch);
+		CHECK(ip->mtime_ns > 0 && ip->ctime_ns >= ip->mtime_ns - 1);
+	}
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+/* Random writes/appends/truncates/reads checked against a model buffer. */
+#define MODEL_MAX (1536 * 1024)
+static void test_model(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 64 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	u8 *model = calloc(1, MODEL_MAX + 65536);
+	u8 *buf = malloc(MODEL_MAX + 65536);
+	u8 *src = malloc(65536);
+	u64 size = 0, seed = 0x9e3779b97f4a7c15ULL, op, bad = 0;
+	int nops = 6000;
+
+	CHECK(ino && ip && model && buf && src);
+	for (op = 0; op < (u64)nops; op++) {
+		u64 k = t_rand(&seed) % 100, off, len, i;
+		s64 n;
+
+		len = 1 + t_rand(&seed) % (t_rand(&seed) % 4 ? 9000 : 60000);
+		for (i = 0; i < len; i++)
+			src[i] = (u8)(t_rand(&seed) | 1);
+		if (k < 40) {			/* write anywhere */
+			off = t_rand(&seed) % (MODEL_MAX - len);
+			if (k < 10)		/* straddle EOF */
+				off = size > len / 2 ? size - len / 2 : 0;
+			n = t_pwrite(&fs, ino, src, len, off);
+			if (n != (s64)len) {
+				bad++;
+				continue;
+			}
+			memcpy(model + off, src, len);
+			if (off + len > size)
+				size = off + len;
+		} else if (k < 50) {		/* append */
+			u64 pos = ~0ULL;
+
+			if (size + len > MODEL_MAX)
+				continue;
+			n = t_append(&fs, ino, src, len, &pos);
+			if (n != (s64)len || pos != size) {
+				bad++;
+				continue;
+			}
+			memcpy(model + size, src, len);
+			size += len;
+		} else if (k < 62) {		/* truncate both ways */
+			u64 ns = t_rand(&seed) % MODEL_MAX;
+
+			if (k < 56)
+				ns = t_rand(&seed) % (size + 1);
+			if (daxfs_truncate(&fs, ino, ns)) {
+				bad++;
+				continue;
+			}
+			if (ns < size)
+				memset(model + ns, 0, size - ns);
+			size = ns;
+		} else {			/* read a random range */
+			off = t_rand(&seed) % (MODEL_MAX + 1000);
+			len = 1 + t_rand(&seed) % 70000;
+			n = t_pread(&fs, ino, buf, len, off);
+			{
+				u64 want = off >= size ? 0 :
+					   (len < size - off ? len : size - off);
+
+				if (n != (s64)want || memcmp(buf, model + off, want)) {
+					if (bad < 5)
+						fprintf(stderr, "op %llu read %llu+%llu got %lld "
+							"want %llu\n", (unsigned long long)op,
+							(unsigned long long)off,
+							(unsigned long long)len, (long long)n,
+							(unsigned long long)want);
+					bad++;
+				}
+			}
+		}
+		if (daxfs_load(&ip->size) != size) {
+			if (bad < 5)
+				fprintf(stderr, "op %llu size %llu want %llu\n",
+					(unsigned long long)op,
+					(unsigned long long)ip->size,
+					(unsigned long long)size);
+			bad++;
+			size = daxfs_load(&ip->size);
+		}
+	}
+	/* full compare, and blocks never exceed the pages the size covers */
+	CHECK_EQ(t_pread(&fs, ino, buf, MODEL_MAX + 100, 0), (s64)size);
+	CHECK(!memcmp(buf, model, size));
+	CHECK(daxfs_load(&ip->blocks) <= (size + 4095) / 4096);
+	CHECK_EQ(bad, 0);
+	free(model);
+	free(buf);
+	free(src);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 64 * MiB);
+}
+
+/* Shrink then extend (truncate and write past a gap) never shows old bytes. */
+static void test_truncate_extend(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	static u8 buf[64 * 1024], got[64 * 1024], zero[64 * 1024];
+	u64 i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)(i % 251 + 1);
+	CHECK_EQ(t_pwrite(&fs, ino, buf, sizeof(buf), 0), (s64)sizeof(buf));
+	CHECK_EQ(daxfs_load(&ip->blocks), 16);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 100), 0);
+	CHECK_EQ(daxfs_load(&ip->size), 100);
+	CHECK_EQ(daxfs_load(&ip->blocks), 1);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 40000), 0);
+	CHECK_EQ(t_pread(&fs, ino, got, sizeof(got), 0), 40000);
+	CHECK(!memcmp(got, buf, 100));
+	CHECK(!memcmp(got + 100, zero, 40000 - 100));
+	/* shrink again, then a write past a gap */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 5000), 0);
+	CHECK_EQ(t_pwrite(&fs, ino, "Z", 1, 60000), 1);
+	CHECK_EQ(t_pread(&fs, ino, got, sizeof(got), 0), 60001);
+	CHECK(!memcmp(got, buf, 100));
+	CHECK(!memcmp(got + 100, zero, 60000 - 100));
+	CHECK_EQ(got[60000], 'Z');
+	/* truncate to 0 drops the tree */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 0), 0);
+	CHECK_EQ(daxfs_load(&ip->root), 0);
+	CHECK_EQ(daxfs_load(&ip->blocks), 0);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 3), 0);
+	CHECK_EQ(t_pread(&fs, ino, got, 10, 0), 3);
+	CHECK(!memcmp(got, zero, 3));
+	CHECK_EQ(daxfs_truncate(&fs, ino, DAXFS_MAX_FILE_SIZE + 1), -EFBIG);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+/* 1 TiB+ sparse files, the 256 TiB limit, fast reads over huge holes. */
+static void test_sparse_huge(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	u8 buf[8192];
+	u64 offs[] = { 5 * TiB + 4093, 1 * TiB + 17, 200 * TiB, 3 };
+	struct rcount rc = { 0 };
+	u64 i, used0;
+	double t0;
+
+	used0 = t_usedbytes(&fs);
+	for (i = 0; i < 4; i++) {
+		memset(buf, (int)(0x40 + i), 4000);
+		CHECK_EQ(t_pwrite(&fs, ino, buf, 4000, offs[i]), 4000);
+	}
+	CHECK_EQ(daxfs_load(&ip->size), 200 * TiB + 4000);
+	CHECK_EQ(daxfs_load(&ip->root) & 7, 4);
+	CHECK_EQ(daxfs_load(&ip->blocks), 5);	/* one write straddles */
+	for (i = 0; i < 4; i++) {
+		u64 k;
+
+		memset(buf, 0, sizeof(buf));
+		CHECK_EQ(t_pread(&fs, ino, buf, 4000, offs[i]), 4000);
+		for (k = 0; k < 4000 && buf[k] == 0x40 + i; k++)
+			;
+		CHECK_EQ(k, 4000);
+	}
+	/* read 2 TiB around the 1 TiB write: all zeros except our bytes */
+	t0 = t_now();
+	CHECK_EQ(daxfs_read(&fs, ino, 0, 2 * TiB, rc_actor, &rc), (s64)(2 * TiB));
+	CHECK_EQ(rc.data_bytes, 2 * 4096);
+	CHECK_EQ(rc.nonzero, 8000);
+	CHECK(t_now() - t0 < 5.0);
+	CHECK(rc.calls < 10);
+	/* little space used for all that */
+	CHECK(t_usedbytes(&fs) - used0 < 64 * 4096);
+
+	/* the limit */
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 1, DAXFS_MAX_FILE_SIZE), -EFBIG);
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 100, DAXFS_MAX_FILE_SIZE - 10), 10);
+	CHECK_EQ(daxfs_load(&ip->size), DAXFS_MAX_FILE_SIZE);
+	{
+		u64 pos;
+
+		CHECK_EQ(t_append(&fs, ino, buf, 1, &pos), -EFBIG);
+	}
+	CHECK_EQ(t_pread(&fs, ino, buf, 100, DAXFS_MAX_FILE_SIZE - 10), 10);
+	/* truncate back to 2 TiB keeps the 1 TiB data, frees the rest */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 2 * TiB), 0);
+	CHECK_EQ(daxfs_load(&ip->blocks), 2);	/* offsets 3 and 1 TiB + 17 */
+	CHECK_EQ(t_pread(&fs, ino, buf, 4000, offs[1]), 4000);
+	CHECK_EQ(buf[0], 0x41);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 0), 0);
+	CHECK(t_usedbytes(&fs) - used0 < 16 * 4096);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+/* Shrinking gives the space back (df after reclaim). */
+static void test_truncate_frees(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 64 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	u8 *big = malloc(16 * MiB);
+	u64 base, full, half, end;
+
+	memset(big, 0x5a, 16 * MiB);
+	base = t_usedbytes(&fs);
+	CHECK_EQ(t_pwrite(&fs, ino, big, 16 * MiB, 0), (s64)(16 * MiB));
+	full = t_usedbytes(&fs);
+	CHECK(full - base >= 16 * MiB);
+	CHECK(full - base <= 16 * MiB + 64 * 4096);	/* nodes are few */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 8 * MiB + 1), 0);
+	half = t_usedbytes(&fs);
+	CHECK(full - half >= 8 * MiB - 4096);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 0), 0);
+	end = t_usedbytes(&fs);
+	CHECK(end - base < 8 * 4096);
+	fprintf(stderr, "  used: base %llu full %llu half %llu end %llu\n",
+		(unsigned long long)base, (unsigned long long)full,
+		(unsigned long long)half, (unsigned long long)end);
+	free(big);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 64 * MiB);
+}
+
+/* Write / drop churn: usage stays bounded; ENOSPC never hit. */
+static void test_churn(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 32 * MiB, NULL);
+	static u8 buf[200 * 1024];
+	u64 base, peak = 0, i, bad = 0;
+
+	memset(buf, 7, sizeof(buf));
+	base = t_usedbytes(&fs);
+	for (i = 0; i < 600; i++) {
+		u64 ino = t_mkfile(&fs);
+		u64 len = 1 + (i * 7919) % sizeof(buf);
+
+		if (!ino || t_pwrite(&fs, ino, buf, len, (i % 3) * 5000) != (s64)len)
+			bad++;
+		if (i % 2 && daxfs_truncate(&fs, ino, len / 3))
+			bad++;
+		t_freefile(&fs, ino);
+		if (i % 50 == 0) {
+			u64 u = t_usedbytes(&fs);
+
+			if (u > peak)
+				peak = u;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(peak - base < 4 * MiB);
+	CHECK(t_usedbytes(&fs) - base < 64 * 4096);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 32 * MiB);
+}
+
+/* A big write gets contiguous pages; reads hand them over in few calls. */
+static void test_coalesce(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 32 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	static u8 buf[1024 * 1024], got[1024 * 1024];
+	struct wsrc w = { buf, 0, 0, 0 };
+	struct rdst rd = { got, 0, 0, 0 };
+	u64 i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)(i * 31 + 7);
+	CHECK_EQ(daxfs_write(&fs, ino, 0, sizeof(buf), 0, w_actor, &w, NULL),
+		 (s64)sizeof(buf));
+	CHECK(w.calls <= 8);		/* 256 pages in runs of 64 */
+	CHECK_EQ(daxfs_read(&fs, ino, 0, sizeof(got), r_actor, &rd),
+		 (s64)sizeof(got));
+	CHECK(rd.calls <= 8);
+	CHECK(!memcmp(buf, got, sizeof(buf)));
+	/* rewrite in place: also coalesced */
+	w.done = 0;
+	w.calls = 0;
+	CHECK_EQ(daxfs_write(&fs, ino, 100, sizeof(buf) - 200, 0, w_actor, &w,
+			     NULL), (s64)(sizeof(buf) - 200));
+	CHECK(w.calls <= 8);
+	/* a short actor = short write, size only covers what was written */
+	{
+		u64 ino2 = t_mkfile(&fs);
+		struct wsrc s = { buf, 0, 0, 10000 };
+
+		CHECK_EQ(daxfs_write(&fs, ino2, 0, 100000, 0, w_actor, &s, NULL),
+			 10000);
+		CHECK_EQ(daxfs_load(&t_ip(&fs, ino2)->size), 10000);
+		CHECK_EQ(daxfs_load(&t_ip(&fs, ino2)->blocks), 3);
+		s.done = 0;
+		s.limit = 5000;
+		CHECK_EQ(daxfs_write(&fs, ino2, 0, 9000, DAXFS_WRITE_APPEND,
+				     w_actor, &s, NULL), 5000);
+		CHECK_EQ(daxfs_load(&t_ip(&fs, ino2)->size), 15000);
+	}
+	daxfs_host_leave(&fs);
+	t_region_free(r, 32 * MiB);
+}
+
+static void test_map_block(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs), off = 1, off2;
+	u8 buf[16];
+	u8 *p;
+
+	CHECK_EQ(daxfs_map_block(&fs, ino, 3, false, &off), 0);
+	CHECK_EQ(off, 0);
+	CHECK_EQ(daxfs_map_block(&fs, ino, 3, true, &off), 0);
+	CHECK(off != 0 && off % 4096 == 0);
+	p = daxfs_ptr(&fs, off, 4096, 4096);
+	CHECK(p && p[0] == 0 && p[4095] == 0);
+	memcpy(p + 10, "mmap", 4);
+	CHECK_EQ(daxfs_map_block(&fs, ino, 3, false, &off2), 0);
+	CHECK_EQ(off, off2);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->size), 0);	/* no size change */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 5 * 4096), 0);
+	CHECK_EQ(t_pread(&fs, ino, buf, 4, 3 * 4096 + 10), 4);
+	CHECK(!memcmp(buf, "mmap", 4));
+	CHECK_EQ(daxfs_map_block(&fs, ino, 1ULL << 36, true, &off), -EFBIG);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+static void test_types(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 fifo = t_mkinode(&fs, DAXFS_S_IFIFO | 0600), off;
+	u8 buf[8];
+
+	CHECK_EQ(t_pread(&fs, 1, buf, 8, 0), -EISDIR);
+	CHECK_EQ(t_pwrite(&fs, 1, buf, 8, 0), -EISDIR);
+	CHECK_EQ(daxfs_truncate(&fs, 1, 0), -EISDIR);
+	CHECK(fifo != 0);
+	CHECK_EQ(t_pread(&fs, fifo, buf, 8, 0), -EINVAL);
+	CHECK_EQ(t_pwrite(&fs, fifo, buf, 8, 0), -EINVAL);
+	CHECK_EQ(daxfs_truncate(&fs, fifo, 0), -EINVAL);
+	CHECK_EQ(daxfs_map_block(&fs, fifo, 0, true, &off), -EINVAL);
+	CHECK_EQ(t_pread(&fs, 999999, buf, 8, 0), -ENOENT);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+/* Garbage in the tree is refused with -EUCLEAN, never followed. */
+static void test_corrupt(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	struct daxfs_radix_node *node;
+	u64 root, good;
+	u8 buf[64];
+
+	CHECK_EQ(t_pwrite(&fs, ino, "abc", 3, 4096 * 600), 3);
+	good = root = daxfs_load(&ip->root);
+	CHECK_EQ(root & 7, 2);
+	daxfs_store(&ip->root, (root & ~7ULL) | 5);		/* height 5 */
+	CHECK_EQ(t_pread(&fs, ino, buf, 3, 4096 * 600), -EUCLEAN);
+	CHECK_EQ(t_pwrite(&fs, ino, "x", 1, 0), -EUCLEAN);
+	daxfs_store(&ip->root, (root & ~7ULL) + 64 + 2);	/* misaligned */
+	CHECK_EQ(t_pread(&fs, ino, buf, 3, 4096 * 600), -EUCLEAN);
+	daxfs_store(&ip->root, (1ULL << 50) | 2);		/* outside */
+	CHECK_EQ(t_pread(&fs, ino, buf, 3, 4096 * 600), -EUCLEAN);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 0), -EUCLEAN);
+	daxfs_store(&ip->root, good);
+	node = daxfs_ptr(&fs, good & ~4095ULL, 4096, 4096);
+	root = daxfs_load(&node->slot[1]);
+	daxfs_store(&node->slot[1], root + 8);			/* bad child */
+	CHECK_EQ(t_pread(&fs, ino, buf, 3, 4096 * 600), -EUCLEAN);
+	daxfs_store(&node->slot[1], root);
+	CHECK_EQ(t_pread(&fs, ino, buf, 3, 4096 * 600), 3);
+	daxfs_store(&ip->size, DAXFS_MAX_FILE_SIZE + 1);
+	CHECK_EQ(t_pread(&fs, ino, buf, 3, 0), -EUCLEAN);
+	daxfs_store(&ip->size, 4096 * 600 + 3);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+/* Crash story: a dead writer's bytes beyond EOF, and recovery of them. */
+static void test_recover(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	struct daxfs_lane dead;
+	struct daxfs_op op;
+	u8 buf[9000], zero[9000];
+	u64 i;
+
+	memset(zero, 0, sizeof(zero));
+	memset(buf, 0x77, sizeof(buf));
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 1000, 0), 1000);
+	/* "dead host": data published at 1000..9000, size never moved */
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 8000, 1000), 8000);
+	daxfs_store(&ip->size, 1000);
+	memset(&dead, 0, sizeof(dead));
+	dead.intent.op = DAXFS_INTENT_FILE_WRITE;
+	dead.intent.a[0] = ino;
+	dead.intent.a[1] = 1000;
+	dead.intent.a[2] = 9000;
+	daxfs_op_begin(&fs, &op);
+	daxfs_file_recover(&op, &dead);
+	daxfs_op_end(&op);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 9000), 0);
+	memset(buf, 1, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, ino, buf, 9000, 0), 9000);
+	for (i = 0; i < 1000 && buf[i] == 0x77; i++)
+		;
+	CHECK_EQ(i, 1000);
+	CHECK(!memcmp(buf + 1000, zero, 8000));
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+int main(void)
+{
+	RUN(test_basic);
+	RUN(test_model);
+	RUN(test_truncate_extend);
+	RUN(test_sparse_huge);
+	RUN(test_truncate_frees);
+	RUN(test_churn);
+	RUN(test_coalesce);
+	RUN(test_map_block);
+	RUN(test_types);
+	RUN(test_corrupt);
+	RUN(test_recover);
+	return t_done();
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Base-backed files: reads of pristine base data, copy-on-write of blocks
+ * on write (the base region is never modified), truncate-then-extend never
+ * re-exposing base bytes, map_block copying a base block up. */
+#include "tfile.h"
+#include "core/base.h"
+
+#define REGION (16 * MiB)
+#define BSIZE (64 * 1024)
+#define FSIZE 10000ULL		/* base file: 2 full blocks + a partial */
+#define DATA_OFF 12288ULL
+
+static u8 pattern(u64 i)
+{
+	return (u8)(i * 7 + 3) | 1;	/* never zero */
+}
+
+/* Formats with a base region holding "/" (ino 1) and one file (ino 2). */
+static void *setup_base(struct daxfs_fs *fs, u8 **basep)
+{
+	struct daxfs_format_opts o = { .base_size = BSIZE, .root_ino = 1,
+				       .first_dyn_ino = 3 };
+	void *r = t_region(REGION);
+	struct daxfs_super *sb = r;
+	struct daxfs_base_header *bh;
+	struct daxfs_base_inode *bi;
+	struct daxfs_base_dirent *de;
+	u8 *b = NULL;
+	u64 i;
+	int err;
+
+	err = daxfs_format(r, REGION, &o);
+	for (i = 0; !err && i < DAXFS_RGN_MAX; i++)
+		if (sb->regions[i].kind == DAXFS_RGN_BASE)
+			b = (u8 *)r + sb->regions[i].offset;
+	if (err || !b) {
+		fprintf(stderr, "base format failed: %d\n", err);
+		exit(2);
+	}
+	bh = (void *)b;
+	bi = (void *)(b + 4096);
+	de = (void *)(b + 8192);
+	bh->magic = DAXFS_BASE_MAGIC;
+	bh->version = 1;
+	bh->header_size = sizeof(*bh);
+	bh->nr_inodes = 2;
+	bh->inode_off = 4096;
+	bh->nr_dirents = 1;
+	bh->dirent_off = 8192;
+	bh->data_off = DATA_OFF;
+	bh->data_size = BSIZE - DATA_OFF;
+	bi[0].mode = DAXFS_S_IFDIR | 0755;
+	bi[0].nlink = 2;
+	bi[0].data = 0;
+	bi[0].count = 1;
+	bi[0].parent = 1;
+	bi[1].mode = DAXFS_S_IFREG | 0644;
+	bi[1].nlink = 1;
+	bi[1].size = FSIZE;
+	bi[1].data = DATA_OFF;
+	de[0].ino = 2;
+	de[0].name_len = 1;
+	de[0].type = 8;
+	de[0].name[0] = 'f';
+	for (i = 0; i < FSIZE; i++)
+		b[DATA_OFF + i] = pattern(i);
+	bh->csum = daxfs_crc32c(0, bh, __builtin_offsetof(struct daxfs_base_header,
+							  csum));
+	err = t_join(fs, r, REGION);
+	if (err) {
+		fprintf(stderr, "base open failed: %d\n", err);
+		exit(2);
+	}
+	*basep = b;
+	return r;
+}
+
+static void test_base_read_cow(void)
+{
+	struct daxfs_fs fs;
+	u8 *b, *snap = malloc(BSIZE), buf[20000];
+	void *r = setup_base(&fs, &b);
+	struct daxfs_inode *ip;
+	u64 i, bad = 0;
+
+	memcpy(snap, b, BSIZE);
+	memset(buf, 0, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), (s64)FSIZE);
+	for (i = 0; i < FSIZE; i++)
+		bad += buf[i] != pattern(i);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(t_pread(&fs, 2, buf, 10, FSIZE), 0);
+
+	/* copy-on-write of block 1 */
+	CHECK_EQ(t_pwrite(&fs, 2, "0123456789", 10, 5000), 10);
+	ip = t_ip(&fs, 2);
+	CHECK(ip && (ip->flags & DAXFS_IF_BASE));
+	CHECK_EQ(daxfs_load(&ip->size), FSIZE);
+	CHECK(!memcmp(snap, b, BSIZE));		/* base untouched */
+	memset(buf, 0, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), (s64)FSIZE);
+	for (bad = 0, i = 0; i < FSIZE; i++)
+		bad += buf[i] != (i >= 5000 && i < 5010 ? (u8)('0' + i - 5000)
+						       : pattern(i));
+	CHECK_EQ(bad, 0);
+	/* writing past the base size: block 2 is copied, then extended */
+	CHECK_EQ(t_pwrite(&fs, 2, "END", 3, FSIZE + 100), 3);
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), (s64)FSIZE + 103);
+	for (bad = 0, i = 8192; i < FSIZE; i++)
+		bad += buf[i] != pattern(i);
+	for (i = FSIZE; i < FSIZE + 100; i++)
+		bad += buf[i] != 0;
+	CHECK_EQ(bad, 0);
+	CHECK(!memcmp(buf + FSIZE + 100, "END", 3));
+	CHECK(!memcmp(snap, b, BSIZE));
+	free(snap);
+	daxfs_host_leave(&fs);
+	t_region_free(r, REGION);
+}
+
+/* Pitfall 6: truncate-then-extend must not bring base bytes back. */
+static void test_base_truncate(void)
+{
+	struct daxfs_fs fs;
+	u8 *b, buf[20000];
+	void *r = setup_base(&fs, &b);
+	struct daxfs_inode *ip;
+	u64 i, bad = 0, off;
+
+	CHECK_EQ(daxfs_truncate(&fs, 2, 3000), 0);
+	ip = t_ip(&fs, 2);
+	CHECK_EQ(daxfs_load(&ip->aux), 3000);		/* base_limit */
+	CHECK_EQ(daxfs_truncate(&fs, 2, 12000), 0);
+	memset(buf, 0xee, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), 12000);
+	for (i = 0; i < 3000; i++)
+		bad += buf[i] != pattern(i);
+	for (; i < 12000; i++)
+		bad += buf[i] != 0;
+	CHECK_EQ(bad, 0);
+	/* a write into block 2 copies no base bytes beyond the limit */
+	CHECK_EQ(t_pwrite(&fs, 2, "x", 1, 9000), 1);
+	/* and into block 0: base below 3000 kept, zeros above */
+	CHECK_EQ(t_pwrite(&fs, 2, "y", 1, 3500), 1);
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), 12000);
+	for (bad = 0, i = 0; i < 12000; i++) {
+		u8 want = i < 3000 ? pattern(i) : 0;
+
+		if (i == 9000)
+			want = 'x';
+		if (i == 3500)
+			want = 'y';
+		bad += buf[i] != want;
+	}
+	CHECK_EQ(bad, 0);
+	/* pristine base inode untouched; map_block copies a block up */
+	CHECK_EQ(daxfs_truncate(&fs, 2, 0), 0);
+	CHECK_EQ(daxfs_load(&ip->aux), 0);
+	CHECK_EQ(daxfs_truncate(&fs, 2, 8192), 0);
+	CHECK_EQ(t_pread(&fs, 2, buf, 8192, 0), 8192);
+	for (bad = 0, i = 0; i < 8192; i++)
+		bad += buf[i] != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(daxfs_map_block(&fs, 2, 0, false, &off), 0);
+	CHECK_EQ(off, 0);
+	daxfs_host_leave(&fs);
+	t_region_free(r, REGION);
+}
+
+static void test_base_map(void)
+{
+	struct daxfs_fs fs;
+	u8 *b, *p;
+	void *r = setup_base(&fs, &b);
+	u64 off = 0, i, bad = 0;
+
+	CHECK_EQ(daxfs_map_block(&fs, 2, 1, false, &off), 0);
+	p = daxfs_ptr(&fs, off, 4096, 4096);
+	CHECK(p != NULL);
+	for (i = 0; p && i < 4096; i++)
+		bad += p[i] != pattern(4096 + i);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, 2)->blocks), 1);
+	/* the partial last block: base bytes then zeros */
+	CHECK_EQ(daxfs_map_block(&fs, 2, 2, false, &off), 0);
+	p = daxfs_ptr(&fs, off, 4096, 4096);
+	for (bad = 0, i = 0; p && i < 4096; i++)
+		bad += p[i] != (8192 + i < FSIZE ? pattern(8192 + i) : 0);
+	CHECK(p && bad == 0);
+	daxfs_host_leave(&fs);
+	t_region_free(r, REGION);
+}
+
+int main(void)
+{
+	RUN(test_base_read_cow);
+	RUN(test_base_truncate);
+	RUN(test_base_map);
+	return t_done();
+}
