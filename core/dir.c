@@ -1,0 +1,929 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Directory hash tries.  A directory record's root word points at a
+ * 64-slot node; slot = 0 | dirent_off | LEAF | node_off | NODE.  Level d
+ * (0..10) indexes by bits 61-6d .. 56-6d of the 62-bit name hash (level
+ * 10: the last two bits), so a depth-first walk in slot order visits
+ * names in hash order and a readdir position is just a hash.
+ *
+ * Invariants (docs/directories.md):
+ * - a slot that holds a node keeps that node until the directory dies, so
+ *   the path to a name never changes except by pushing a leaf one level
+ *   down (leaf -> node containing the leaf, one CAS);
+ * - leaves are immutable once published; every change to a slot's chain
+ *   builds a new chain and publishes it with one CAS;
+ * - a name that came from the base image always leaves a whiteout.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "base.h"
+#include "inode.h"
+#include "dir.h"
+
+#define SLOT_TAG(v)	((v) & DAXFS_SLOT_TAG_MASK)
+#define SLOT_OFF(v)	((v) & ~DAXFS_SLOT_TAG_MASK)
+#define LAST_LEVEL	(DAXFS_TRIE_MAX_DEPTH - 1)
+#define HASH_LIMIT	(1ULL << 62)
+/* CAS retries on one slot before giving up (-EAGAIN): contention only. */
+#define SLOT_RETRIES	(1u << 20)
+/* Slots visited by one ordered search before declaring the trie bad. */
+#define WALK_BUDGET	(1u << 22)
+
+int daxfs_name_check(const char *name, u32 len)
+{
+	u32 i;
+
+	if (len == 0)
+		return -EINVAL;
+	if (len > DAXFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (name[i] == '/' || name[i] == '\0')
+			return -EINVAL;
+	return 0;
+}
+
+struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off)
+{
+	struct daxfs_dirent *de = daxfs_ptr(fs, off, sizeof(*de), DAXFS_OFF_ALIGN);
+
+	if (!de || de->name_len == 0 || de->name_len > DAXFS_NAME_MAX ||
+	    de->hash >= HASH_LIMIT)
+		return NULL;
+	if (!daxfs_ptr(fs, off, sizeof(*de) + de->name_len, DAXFS_OFF_ALIGN))
+		return NULL;
+	return de;
+}
+
+static struct daxfs_trie_node *node_at(struct daxfs_fs *fs, u64 off)
+{
+	return daxfs_ptr(fs, off, sizeof(struct daxfs_trie_node), DAXFS_OFF_ALIGN);
+}
+
+static bool leaf_is(const struct daxfs_dirent *de, u64 hash, const char *name,
+		    u32 len)
+{
+	return de->hash == hash && de->name_len == len &&
+	       !memcmp(de->name, name, len);
+}
+
+u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
+		     u64 ino, u32 type, u32 flags)
+{
+	int class = daxfs_size_class(sizeof(struct daxfs_dirent) + len);
+	struct daxfs_dirent *de;
+	u64 off;
+
+	if (class < 0 || len == 0 || len > DAXFS_NAME_MAX)
+		return 0;
+	off = daxfs_alloc(op, (unsigned int)class);
+	if (!off)
+		return 0;
+	de = daxfs_ptr(op->fs, off, sizeof(*de) + len, DAXFS_OFF_ALIGN);
+	if (!de)
+		return 0;
+	de->ino = ino;
+	de->hash = hash;
+	de->next = 0;
+	de->name_len = (u16)len;
+	de->type = (u8)type;
+	de->flags = (u8)flags;
+	de->reserved = 0;
+	memcpy(de->name, name, len);
+	return off;
+}
+
+void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published)
+{
+	struct daxfs_dirent *de = daxfs_dirent_at(op->fs, off);
+	int class;
+
+	if (!de)
+		return;
+	class = daxfs_size_class(sizeof(*de) + de->name_len);
+	if (class < 0)
+		return;
+	if (published)
+		daxfs_retire(op, off, (unsigned int)class);
+	else
+		daxfs_free_now(op, off, (unsigned int)class);
+}
+
+/* ---- directory state word ---- */
+
+int daxfs_dir_count_add(struct daxfs_inode *dp)
+{
+	u64 v = daxfs_load(&dp->aux);
+
+	for (;;) {
+		if (v & DAXFS_DIR_DEAD)
+			return -ENOENT;
+		if ((v & DAXFS_DIR_COUNT_MASK) == DAXFS_DIR_COUNT_MASK)
+			return -ENOSPC;
+		if (daxfs_cas(&dp->aux, &v, v + 1))
+			return 0;
+	}
+}
+
+void daxfs_dir_count_sub(struct daxfs_inode *dp)
+{
+	u64 v = daxfs_load(&dp->aux);
+
+	for (;;) {
+		if ((v & DAXFS_DIR_COUNT_MASK) == 0)
+			return;
+		if (daxfs_cas(&dp->aux, &v, v - 1))
+			return;
+	}
+}
+
+/* ---- descent ---- */
+
+static struct daxfs_trie_node *dir_root(struct daxfs_op *op,
+					struct daxfs_inode *dp, bool create,
+					int *err)
+{
+	u64 root = daxfs_load(&dp->root), n;
+
+	*err = 0;
+	if (!root) {
+		if (!create) {
+			*err = -ENOENT;
+			return NULL;
+		}
+		n = daxfs_alloc(op, DAXFS_CLASS_512);
+		if (!n) {
+			*err = -ENOSPC;
+			return NULL;
+		}
+		if (daxfs_cas(&dp->root, &root, n)) {
+			root = n;
+		} else {
+			daxfs_free_now(op, n, DAXFS_CLASS_512);
+			if (!root) {
+				*err = -EUCLEAN;
+				return NULL;
+			}
+		}
+	}
+	if (!node_at(op->fs, root))
+		*err = -EUCLEAN;
+	return node_at(op->fs, root);
+}
+
+/*
+ * Finds the slot where hash's chain lives.  *slotp, *valp: the slot and
+ * the value read (0, or a leaf chain with exactly this hash).  With
+ * create, a leaf of another hash in the way is pushed down into a new
+ * node; without, -ENOENT.
+ */
+static int find_slot(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		     bool create, u64 **slotp, u64 *valp)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_trie_node *node, *nn;
+	unsigned int d = 0;
+	u32 retries = 0;
+	u64 v, noff;
+	int err;
+
+	node = dir_root(op, dp, create, &err);
+	if (!node)
+		return err;
+	while (d <= LAST_LEVEL) {
+		u64 *slot = &node->slot[daxfs_trie_idx(hash, d)];
+		struct daxfs_dirent *head;
+
+		v = daxfs_load(slot);
+		if (v == 0 || SLOT_TAG(v) == DAXFS_SLOT_LEAF) {
+			if (v) {
+				head = daxfs_dirent_at(fs, SLOT_OFF(v));
+				if (!head)
+					return -EUCLEAN;
+				if (head->hash != hash)
+					goto other;
+			}
+			*slotp = slot;
+			*valp = v;
+			return 0;
+		}
+		if (SLOT_TAG(v) != DAXFS_SLOT_NODE)
+			return -EUCLEAN;
+		node = node_at(fs, SLOT_OFF(v));
+		if (!node)
+			return -EUCLEAN;
+		d++;
+		continue;
+other:
+		if (!create)
+			return -ENOENT;
+		if (d == LAST_LEVEL)
+			return -EUCLEAN;	/* equal 62-bit hashes chain */
+		if (++retries > SLOT_RETRIES)
+			return -EAGAIN;
+		noff = daxfs_alloc(op, DAXFS_CLASS_512);
+		if (!noff)
+			return -ENOSPC;
+		nn = node_at(fs, noff);
+		if (!nn)
+			return -EUCLEAN;
+		nn->slot[daxfs_trie_idx(head->hash, d + 1)] = v;
+		daxfs_pflush(fs, nn, sizeof(*nn));
+		if (!daxfs_cas(slot, &v, noff | DAXFS_SLOT_NODE)) {
+			daxfs_free_now(op, noff, DAXFS_CLASS_512);
+			continue;	/* re-read this level */
+		}
+		node = nn;
+		d++;
+	}
+	return -EUCLEAN;
+}
+
+/* Walks a chain into arr (at most DAXFS_CHAIN_MAX leaf offsets). */
+static int chain_read(struct daxfs_fs *fs, u64 v, u64 *arr, u32 *n)
+{
+	u64 off = SLOT_OFF(v);
+	u32 i = 0;
+
+	while (off) {
+		struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+
+		if (!de || i >= DAXFS_CHAIN_MAX)
+			return -EUCLEAN;
+		arr[i++] = off;
+		off = daxfs_load(&de->next);
+	}
+	*n = i;
+	return 0;
+}
+
+/* ---- lookups ---- */
+
+/* Trie lookup; *wh set when the name is whited out. */
+static int trie_find(struct daxfs_op *op, struct daxfs_inode *dp,
+		     const char *name, u32 len, u64 hash,
+		     struct daxfs_dent *dent, bool *wh)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 root = daxfs_load(&dp->root), v, off;
+	struct daxfs_trie_node *node;
+	unsigned int d;
+	u32 n;
+
+	*wh = false;
+	if (!root)
+		return -ENOENT;
+	node = node_at(fs, root);
+	if (!node)
+		return -EUCLEAN;
+	for (d = 0; d <= LAST_LEVEL; d++) {
+		v = daxfs_load(&node->slot[daxfs_trie_idx(hash, d)]);
+		if (v == 0)
+			return -ENOENT;
+		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
+			node = node_at(fs, SLOT_OFF(v));
+			if (!node)
+				return -EUCLEAN;
+			continue;
+		}
+		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
+			return -EUCLEAN;
+		for (off = SLOT_OFF(v), n = 0; off; n++) {
+			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+
+			if (!de || n >= DAXFS_CHAIN_MAX)
+				return -EUCLEAN;
+			if (leaf_is(de, hash, name, len)) {
+				if (de->flags & DAXFS_DF_WHITEOUT) {
+					*wh = true;
+					return -ENOENT;
+				}
+				dent->ino = de->ino;
+				dent->hash = hash;
+				dent->leaf = off;
+				dent->type = de->type;
+				dent->flags = de->flags;
+				return 0;
+			}
+			off = daxfs_load(&de->next);
+		}
+		return -ENOENT;
+	}
+	return -EUCLEAN;
+}
+
+static int base_find(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
+		     const char *name, u32 len, u64 hash,
+		     struct daxfs_dent *dent)
+{
+	u64 first, count, i;
+
+	if (daxfs_base_dir_range(fs, bip, &first, &count))
+		return -EUCLEAN;
+	for (i = 0; i < count; i++) {
+		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
+
+		if (!bd || bd->name_len > DAXFS_NAME_MAX)
+			return -EUCLEAN;
+		if (bd->name_len != len || memcmp(bd->name, name, len))
+			continue;
+		dent->ino = bd->ino;
+		dent->hash = hash;
+		dent->leaf = 0;
+		dent->type = bd->type;
+		dent->flags = DAXFS_DF_FROM_BASE;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int daxfs_dir_find(struct daxfs_op *op, const struct daxfs_iref *dir,
+		   const char *name, u32 len, u64 hash, struct daxfs_dent *de)
+{
+	struct daxfs_fs *fs = op->fs;
+	const struct daxfs_base_inode *bip;
+	struct daxfs_inode *dp = dir->ip;
+	bool wh;
+	u64 aux;
+	int err;
+
+	if (!dp)
+		return base_find(fs, dir->bip, name, len, hash, de);
+	/* Read the state before the trie: a base name missing from the trie
+	 * of a directory not yet IMPORTED is still in the base array (no
+	 * name is removed before the import completes). */
+	aux = daxfs_load(&dp->aux);
+	err = trie_find(op, dp, name, len, hash, de, &wh);
+	if (err != -ENOENT || wh || (aux & DAXFS_DIR_IMPORTED))
+		return err;
+	if (!(daxfs_load32(&dp->flags) & DAXFS_IF_BASE))
+		return -ENOENT;
+	bip = daxfs_base_inode(fs, daxfs_load(&dp->base_ino));
+	if (!bip || !DAXFS_IS_DIR(bip->mode))
+		return -ENOENT;
+	return base_find(fs, bip, name, len, hash, de);
+}
+
+bool daxfs_dir_has_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+			u64 off)
+{
+	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
+	u32 n, i;
+
+	if (find_slot(op, dp, hash, false, &slot, &v) || !v)
+		return false;
+	if (chain_read(op->fs, v, arr, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		if (arr[i] == off)
+			return true;
+	return false;
+}
+
+/* ---- updates ---- */
+
+/*
+ * Publishes on slot (whose value was v, chain arr[0..n)) the chain with
+ * arr[pos] replaced by new_leaf (0: dropped).  Leaves after pos are
+ * shared; the ones before are copied (chains are immutable).  Returns
+ * 0, -EAGAIN when the slot changed, -ENOSPC.
+ */
+static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
+			 u32 n, u32 pos, u64 new_leaf)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 copies[DAXFS_CHAIN_MAX], tail, head;
+	struct daxfs_dirent *de;
+	u32 i;
+	int k;
+
+	tail = daxfs_dirent_at(fs, arr[pos])->next;
+	if (new_leaf) {
+		de = daxfs_dirent_at(fs, new_leaf);
+		de->next = tail;
+		tail = new_leaf;
+	}
+	/* copy the prefix back to front so each copy links to the next */
+	for (k = (int)pos - 1; k >= 0; k--) {
+		struct daxfs_dirent *src = daxfs_dirent_at(fs, arr[k]);
+		u64 c = daxfs_dirent_new(op, src->name, src->name_len, src->hash,
+					 src->ino, src->type, src->flags);
+
+		if (!c) {
+			for (i = (u32)k + 1; i < pos; i++)
+				daxfs_dirent_free(op, copies[i], false);
+			return -ENOSPC;
+		}
+		daxfs_dirent_at(fs, c)->next = tail;
+		copies[k] = c;
+		tail = c;
+	}
+	head = tail ? (tail | DAXFS_SLOT_LEAF) : 0;
+	if (new_leaf)
+		daxfs_pflush(fs, daxfs_dirent_at(fs, new_leaf),
+			     sizeof(*de) + daxfs_dirent_at(fs, new_leaf)->name_len);
+	if (!daxfs_cas(slot, &v, head)) {
+		for (i = 0; i < pos; i++)
+			daxfs_dirent_free(op, copies[i], false);
+		return -EAGAIN;
+	}
+	for (i = 0; i < pos; i++)
+		daxfs_dirent_free(op, arr[i], true);
+	daxfs_dirent_free(op, arr[pos], true);
+	(void)n;
+	return 0;
+}
+
+int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
+		   bool import)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_dirent *nd = daxfs_dirent_at(fs, leaf);
+	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
+	u32 n, i, tries;
+	int err;
+
+	if (!nd)
+		return -EUCLEAN;
+	for (tries = 0; tries < SLOT_RETRIES; tries++) {
+		err = find_slot(op, dp, nd->hash, true, &slot, &v);
+		if (err)
+			return err;
+		err = chain_read(fs, v, arr, &n);
+		if (err)
+			return err;
+		for (i = 0; i < n; i++) {
+			struct daxfs_dirent *de = daxfs_dirent_at(fs, arr[i]);
+
+			if (!leaf_is(de, nd->hash, nd->name, nd->name_len))
+				continue;
+			if (import || !(de->flags & DAXFS_DF_WHITEOUT))
+				return -EEXIST;
+			/* re-creating a removed base name */
+			nd->flags |= DAXFS_DF_FROM_BASE;
+			err = chain_replace(op, slot, v, arr, n, i, leaf);
+			if (err == -EAGAIN)
+				goto retry;
+			return err;
+		}
+		if (n >= DAXFS_CHAIN_MAX)
+			return -ENOSPC;
+		nd->next = SLOT_OFF(v);
+		daxfs_pflush(fs, nd, sizeof(*nd) + nd->name_len);
+		if (daxfs_cas(slot, &v, leaf | DAXFS_SLOT_LEAF))
+			return 0;
+retry:
+		daxfs_cpu_relax();
+	}
+	return -EAGAIN;
+}
+
+int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		   u64 old, u64 new_leaf)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
+	struct daxfs_dirent *od;
+	u32 n, i, tries;
+	int err;
+
+	for (tries = 0; tries < SLOT_RETRIES; tries++) {
+		err = find_slot(op, dp, hash, false, &slot, &v);
+		if (err)
+			return err;
+		if (!v)
+			return -ENOENT;
+		err = chain_read(fs, v, arr, &n);
+		if (err)
+			return err;
+		for (i = 0; i < n && arr[i] != old; i++)
+			;
+		if (i == n)
+			return -ENOENT;
+		od = daxfs_dirent_at(fs, old);
+		if (new_leaf && (od->flags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
+			daxfs_dirent_at(fs, new_leaf)->flags |= DAXFS_DF_FROM_BASE;
+		err = chain_replace(op, slot, v, arr, n, i, new_leaf);
+		if (err != -EAGAIN)
+			return err;
+		daxfs_cpu_relax();
+	}
+	return -EAGAIN;
+}
+
+int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 old)
+{
+	struct daxfs_dirent *od = daxfs_dirent_at(op->fs, old);
+	u64 wh = 0;
+	int err;
+
+	if (!od)
+		return -EUCLEAN;
+	if (od->flags & DAXFS_DF_FROM_BASE) {
+		wh = daxfs_dirent_new(op, od->name, od->name_len, od->hash, 0, 0,
+				      DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE);
+		if (!wh)
+			return -ENOSPC;
+	}
+	err = daxfs_dir_swap(op, dp, od->hash, old, wh);
+	if (err && wh)
+		daxfs_dirent_free(op, wh, false);
+	return err;
+}
+
+/* ---- copy-up and import of base directories ---- */
+
+static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
+{
+	struct daxfs_fs *fs = op->fs;
+	const struct daxfs_base_inode *bip = NULL;
+	u64 first = 0, count = 0, i, v, leaf;
+	int err;
+
+	if (daxfs_load32(&dp->flags) & DAXFS_IF_BASE) {
+		bip = daxfs_base_inode(fs, daxfs_load(&dp->base_ino));
+		if (!bip || !DAXFS_IS_DIR(bip->mode))
+			return -EUCLEAN;
+		if (daxfs_base_dir_range(fs, bip, &first, &count))
+			return -EUCLEAN;
+	}
+	for (i = 0; i < count; i++) {
+		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
+
+		/* someone else finished: everything is in */
+		if (daxfs_load(&dp->aux) & DAXFS_DIR_IMPORTED)
+			return 0;
+		if (!bd || bd->name_len > DAXFS_NAME_MAX ||
+		    daxfs_name_check(bd->name, bd->name_len))
+			return -EUCLEAN;
+		err = daxfs_dir_count_add(dp);
+		if (err)
+			return err;
+		leaf = daxfs_dirent_new(op, bd->name, bd->name_len,
+					daxfs_name_hash(fs, bd->name, bd->name_len),
+					bd->ino, bd->type, DAXFS_DF_FROM_BASE);
+		if (!leaf) {
+			daxfs_dir_count_sub(dp);
+			return -ENOSPC;
+		}
+		err = daxfs_dir_link(op, dp, leaf, true);
+		if (err) {
+			daxfs_dirent_free(op, leaf, false);
+			daxfs_dir_count_sub(dp);
+			if (err != -EEXIST)
+				return err;
+		}
+	}
+	v = daxfs_load(&dp->aux);
+	while (!(v & DAXFS_DIR_IMPORTED))
+		if (daxfs_cas(&dp->aux, &v, v | DAXFS_DIR_IMPORTED))
+			break;
+	return 0;
+}
+
+int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp)
+{
+	struct daxfs_inode *dp;
+	u64 aux;
+	int err;
+
+	err = daxfs_inode_get_writable(op, ino, &dp);
+	if (err)
+		return err;
+	if (!DAXFS_IS_DIR(daxfs_load32(&dp->mode)))
+		return -ENOTDIR;
+	aux = daxfs_load(&dp->aux);
+	if (aux & DAXFS_DIR_DEAD)
+		return -ENOENT;
+	if (!(aux & DAXFS_DIR_IMPORTED)) {
+		err = dir_import(op, dp);
+		if (err)
+			return err;
+	}
+	*dpp = dp;
+	return 0;
+}
+
+/* ---- teardown ---- */
+
+static void retire_node(struct daxfs_op *op, u64 off, unsigned int d,
+			u32 *budget)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_trie_node *node = node_at(fs, off);
+	unsigned int i;
+
+	if (!node || d > LAST_LEVEL)
+		return;
+	for (i = 0; i < DAXFS_TRIE_FANOUT && *budget; i++, (*budget)--) {
+		u64 v = daxfs_load(&node->slot[i]), arr[DAXFS_CHAIN_MAX];
+		u32 n, k;
+
+		if (!v)
+			continue;
+		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
+			retire_node(op, SLOT_OFF(v), d + 1, budget);
+		} else if (SLOT_TAG(v) == DAXFS_SLOT_LEAF &&
+			   !chain_read(fs, v, arr, &n)) {
+			for (k = 0; k < n; k++)
+				daxfs_dirent_free(op, arr[k], true);
+		}
+	}
+	daxfs_retire(op, off, DAXFS_CLASS_512);
+}
+
+void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp)
+{
+	u64 root = daxfs_load(&dp->root);
+	u32 budget = WALK_BUDGET;
+
+	/* one winner detaches the trie; nothing can be added (DEAD) */
+	if (!root || !daxfs_cas(&dp->root, &root, 0))
+		return;
+	retire_node(op, root, 0, &budget);
+}
+
+/* ---- readdir ---- */
+
+/* First chain (slot value) with hash >= c holding a visible name, in
+ * the subtree of node at level d.  edge: this subtree contains c's path. */
+static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
+		     bool edge, u64 *found, u32 *budget)
+{
+	struct daxfs_trie_node *node = node_at(fs, noff);
+	unsigned int i, end = d == LAST_LEVEL ? 4 : DAXFS_TRIE_FANOUT;
+	unsigned int start = edge ? daxfs_trie_idx(c, d) : 0;
+	int r;
+
+	if (!node || d > LAST_LEVEL)
+		return -EUCLEAN;
+	for (i = start; i < end; i++) {
+		u64 v = daxfs_load(&node->slot[i]), off;
+		u32 n = 0;
+
+		if (!(*budget)--)
+			return -EUCLEAN;
+		if (!v)
+			continue;
+		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
+			r = trie_next(fs, SLOT_OFF(v), d + 1, c, edge && i == start,
+				      found, budget);
+			if (r)
+				return r;
+			continue;
+		}
+		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
+			return -EUCLEAN;
+		for (off = SLOT_OFF(v); off; n++) {
+			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+
+			if (!de || n >= DAXFS_CHAIN_MAX)
+				return -EUCLEAN;
+			if (de->hash < c)
+				break;
+			if (!(de->flags & DAXFS_DF_WHITEOUT)) {
+				*found = v;
+				return 1;
+			}
+			off = daxfs_load(&de->next);
+		}
+	}
+	return 0;
+}
+
+/* The next smallest base hashes >= lo, gathered in one scan of the base
+ * dirent array so that listing a pristine base directory costs one scan
+ * per BATCH entries rather than one per entry. */
+#define BATCH 32
+struct base_batch {
+	u32 n, next;
+	u64 limit;		/* entries with hash < limit are complete */
+	u64 hash[BATCH];
+	u64 idx[BATCH];
+};
+
+static int batch_fill(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
+		      u64 lo, struct base_batch *b)
+{
+	u64 first, count, i;
+	u32 j;
+
+	b->n = 0;
+	b->next = 0;
+	if (daxfs_base_dir_range(fs, bip, &first, &count))
+		return -EUCLEAN;
+	for (i = 0; i < count; i++) {
+		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
+		u64 h;
+
+		if (!bd || bd->name_len > DAXFS_NAME_MAX || !bd->name_len)
+			return -EUCLEAN;
+		h = daxfs_name_hash(fs, bd->name, bd->name_len);
+		if (h < lo || (b->n == BATCH && h >= b->hash[BATCH - 1]))
+			continue;
+		j = b->n < BATCH ? b->n++ : BATCH - 1;
+		/* insertion sort: keep the BATCH smallest */
+		while (j > 0 && b->hash[j - 1] > h) {
+			b->hash[j] = b->hash[j - 1];
+			b->idx[j] = b->idx[j - 1];
+			j--;
+		}
+		b->hash[j] = h;
+		b->idx[j] = first + i;
+	}
+	b->limit = HASH_LIMIT;
+	if (b->n == BATCH) {
+		/* a full batch may have cut a group of equal hashes */
+		b->limit = b->hash[BATCH - 1];
+		if (b->hash[0] == b->limit)
+			return -EUCLEAN;
+	}
+	return 0;
+}
+
+struct rd {
+	struct daxfs_op *op;
+	struct daxfs_inode *dp;			/* trie source, or NULL */
+	const struct daxfs_base_inode *bip;	/* base source, or NULL */
+	struct base_batch b;
+	bool b_valid;
+	u64 b_lo;
+};
+
+/* Smallest base hash >= c (HASH_LIMIT when none). */
+static int base_next(struct rd *r, u64 c, u64 *h)
+{
+	u32 tries;
+	int err;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (r->b_valid && c >= r->b_lo) {
+			while (r->b.next < r->b.n && r->b.hash[r->b.next] < c)
+				r->b.next++;
+			if (r->b.next < r->b.n &&
+			    r->b.hash[r->b.next] < r->b.limit) {
+				*h = r->b.hash[r->b.next];
+				return 0;
+			}
+			if (r->b.limit == HASH_LIMIT) {
+				*h = HASH_LIMIT;
+				return 0;
+			}
+		}
+		err = batch_fill(r->op->fs, r->bip, c, &r->b);
+		if (err)
+			return err;
+		r->b_valid = true;
+		r->b_lo = c;
+	}
+	return -EUCLEAN;
+}
+
+static int emit_trie(struct rd *r, u64 v, u64 h, daxfs_filldir_t fill, void *ctx)
+{
+	struct daxfs_fs *fs = r->op->fs;
+	u64 off;
+	u32 n = 0;
+
+	for (off = SLOT_OFF(v); off; n++) {
+		struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+
+		if (!de || n >= DAXFS_CHAIN_MAX)
+			return -EUCLEAN;
+		if (de->hash == h && !(de->flags & DAXFS_DF_WHITEOUT) &&
+		    fill(ctx, de->name, de->name_len, de->ino, de->type, h + 2))
+			return 1;
+		off = daxfs_load(&de->next);
+	}
+	return 0;
+}
+
+static int emit_base(struct rd *r, u64 h, daxfs_filldir_t fill, void *ctx)
+{
+	u32 i;
+
+	for (i = r->b.next; i < r->b.n && r->b.hash[i] == h; i++) {
+		const struct daxfs_base_dirent *bd =
+			daxfs_base_dirent(r->op->fs, r->b.idx[i]);
+		struct daxfs_dent de;
+		bool wh;
+
+		if (!bd)
+			return -EUCLEAN;
+		/* shadowed by the (partly imported) trie? */
+		if (r->dp && (!trie_find(r->op, r->dp, bd->name, bd->name_len,
+					 h, &de, &wh) || wh))
+			continue;
+		if (fill(ctx, bd->name, bd->name_len, bd->ino, bd->type, h + 2))
+			return 1;
+	}
+	return 0;
+}
+
+static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
+{
+	struct daxfs_fs *fs = r->op->fs;
+	u64 c = *pos - 2, th, bh, h, v = 0, root;
+	u32 budget;
+	int err;
+
+	while (c < HASH_LIMIT) {
+		th = HASH_LIMIT;
+		bh = HASH_LIMIT;
+		root = r->dp ? daxfs_load(&r->dp->root) : 0;
+		if (root) {
+			budget = WALK_BUDGET;
+			err = trie_next(fs, root, 0, c, true, &v, &budget);
+			if (err < 0)
+				return err;
+			if (err)
+				th = daxfs_dirent_at(fs, SLOT_OFF(v))->hash;
+		}
+		if (r->bip) {
+			err = base_next(r, c, &bh);
+			if (err)
+				return err;
+		}
+		h = th < bh ? th : bh;
+		if (h >= HASH_LIMIT)
+			break;
+		err = 0;
+		if (th == h)
+			err = emit_trie(r, v, h, fill, ctx);
+		if (!err && bh == h)
+			err = emit_base(r, h, fill, ctx);
+		if (err < 0)
+			return err;
+		if (err) {
+			*pos = h + 2;
+			return 0;
+		}
+		c = h + 1;
+	}
+	*pos = DAXFS_POS_EOF;
+	return 0;
+}
+
+/* Base directories above this size get imported (hashed) before a
+ * writable host lists them, instead of being scanned per batch. */
+#define BASE_SCAN_MAX	64
+
+int daxfs_dir_iterate(struct daxfs_op *op, u64 dir, u64 *pos,
+		      daxfs_filldir_t fill, void *ctx)
+{
+	struct daxfs_fs *fs = op->fs;
+	bool writable = op->lane && !(fs->flags & DAXFS_FS_RDONLY);
+	struct daxfs_iref ref;
+	struct rd r;
+	u64 aux;
+	int err;
+
+	err = daxfs_inode_get(op, dir, &ref);
+	if (err)
+		return err;
+	if (!DAXFS_IS_DIR(daxfs_iref_mode(&ref)))
+		return -ENOTDIR;
+	if (*pos == DAXFS_POS_EOF)
+		return 0;
+	if (*pos == 0) {
+		if (fill(ctx, ".", 1, dir, DAXFS_DT_DIR, 0))
+			return 0;
+		*pos = 1;
+	}
+	if (*pos == 1) {
+		if (fill(ctx, "..", 2, daxfs_iref_parent(&ref), DAXFS_DT_DIR, 1))
+			return 0;
+		*pos = 2;
+	}
+	if (*pos - 2 >= HASH_LIMIT) {
+		*pos = DAXFS_POS_EOF;
+		return 0;
+	}
+	memset(&r, 0, sizeof(r));
+	r.op = op;
+	if (writable && ((ref.ip && !(daxfs_load(&ref.ip->aux) & DAXFS_DIR_IMPORTED)) ||
+			 (ref.bip && ref.bip->count > BASE_SCAN_MAX))) {
+		err = daxfs_dir_writable(op, dir, &r.dp);
+		if (err && err != -ENOSPC)
+			return err;
+		if (!err)
+			ref.ip = r.dp;
+	}
+	if (ref.ip) {
+		r.dp = ref.ip;
+		aux = daxfs_load(&r.dp->aux);
+		if (!(aux & DAXFS_DIR_IMPORTED) &&
+		    (daxfs_load32(&r.dp->flags) & DAXFS_IF_BASE)) {
+			r.bip = daxfs_base_inode(fs, daxfs_load(&r.dp->base_ino));
+			if (!r.bip || !DAXFS_IS_DIR(r.bip->mode))
+				return -EUCLEAN;
+		}
+	} else {
+		r.bip = ref.bip;
+	}
+	return iterate(&r, pos, fill, ctx);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Directories: one hash trie per directory (64-way nodes indexed by 6-bit
+ * groups of the 62-bit name hash, immutable dirent leaves, full-hash
+ * collisions chained copy-on-write), plus the pristine base dirent array
+ * of a base directory that has not been copied up.  docs/directories.md.
+ */
+#ifndef DAXFS_DIR_H
+#define DAXFS_DIR_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+#include "inode.h"
+
+/* dirent flag: the name exists in the base image (or replaced a leaf or
+ * whiteout that did), so removing it must leave a whiteout behind. */
+#define DAXFS_DF_FROM_BASE	(1u << 1)
+
+/* dir_state (inode.aux) bit: a rename is moving this directory, or is
+ * about to replace it (together with DEAD); rmdir waits for it to clear.
+ * Set and cleared only by the holder of the rename claim (or whoever
+ * recovers that holder). */
+#define DAXFS_DIR_MOVING	(1ULL << 61)
+
+/* Longest full-hash collision chain accepted (longer: -EUCLEAN). */
+#define DAXFS_CHAIN_MAX		32
+
+/* Trie level d (0..10) index of hash h. */
+static inline unsigned int daxfs_trie_idx(u64 h, unsigned int d)
+{
+	if (d >= DAXFS_TRIE_MAX_DEPTH - 1)
+		return (unsigned int)(h & 3);
+	return (unsigned int)((h >> (56 - 6 * d)) & 63);
+}
+
+/* One name found in a directory. */
+struct daxfs_dent {
+	u64 ino;
+	u64 hash;
+	u64 leaf;		/* trie leaf offset, or 0 (pristine base entry) */
+	u32 type;		/* DT_* */
+	u32 flags;		/* DAXFS_DF_* */
+};
+
+/* -EINVAL (empty, '/', NUL, "." or ".."), -ENAMETOOLONG, or 0. */
+int daxfs_name_check(const char *name, u32 len);
+
+/* Finds name in a resolved directory (record, or pristine base).
+ * Whiteouts read as -ENOENT. */
+int daxfs_dir_find(struct daxfs_op *op, const struct daxfs_iref *dir,
+		   const char *name, u32 len, u64 hash, struct daxfs_dent *de);
+
+/* Copies the directory up and imports its base entries if needed;
+ * -ENOTDIR for non-directories, -ENOENT for a removed one. */
+int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp);
+
+/* Entry count bookkeeping (aux word).  add fails with -ENOENT once the
+ * directory is DEAD. */
+int daxfs_dir_count_add(struct daxfs_inode *dp);
+void daxfs_dir_count_sub(struct daxfs_inode *dp);
+
+/* A new, unpublished leaf; returns its offset or 0 (-ENOSPC). */
+u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
+		     u64 ino, u32 type, u32 flags);
+/* Validated leaf at off (-EUCLEAN: NULL). */
+struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off);
+/* Frees a leaf never published, or retires a published one. */
+void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published);
+
+/* Publishes leaf (not yet published) under its name.  -EEXIST when the
+ * name is present; a whiteout of the name is replaced (the leaf then
+ * gets DAXFS_DF_FROM_BASE).  With import set a whiteout also counts as
+ * present (base import never resurrects a removed name). */
+int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
+		   bool import);
+/* Replaces published leaf old (found by offset under hash) by new (an
+ * unpublished leaf, or 0 to drop it).  -ENOENT when old is no longer
+ * there.  Retires old on success. */
+int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		   u64 old, u64 new_leaf);
+/* True when leaf off is currently published in dp under hash. */
+bool daxfs_dir_has_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+			u64 off);
+/* Removes the name whose published leaf is old: drops it, or leaves a
+ * whiteout when old is FROM_BASE.  -ENOENT if old is gone, -ENOSPC. */
+int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 old);
+
+/* Retires every node and leaf of a dead directory's trie. */
+void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp);
+
+/* readdir worker (positions: see daxfs_core.h). */
+int daxfs_dir_iterate(struct daxfs_op *op, u64 dir, u64 *pos,
+		      daxfs_filldir_t fill, void *ctx);
+
+#endif /* DAXFS_DIR_H */

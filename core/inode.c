@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Inode records: resolution through the overlay (INODE(ino) -> 128-byte
+ * record) with fall-back to the read-only base inode, copy-up of base
+ * inodes, creation, link counts, times and freeing.  docs/inodes.md.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "base.h"
+#include "inode.h"
+#include "dir.h"
+#include "file.h"
+
+/* Copy-up and lookups retry this often while another host's insert of
+ * the same key is pending (it completes, or recovery tombstones it). */
+#define DAXFS_PENDING_TRIES	4096
+
+static u64 inode_key(u64 ino)
+{
+	return daxfs_key(DAXFS_KEY_INODE, ino);
+}
+
+/* Validated record at off for ino. */
+static int record_at(struct daxfs_fs *fs, u64 off, u64 ino,
+		     struct daxfs_inode **ipp)
+{
+	struct daxfs_inode *ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
+
+	if (!ip)
+		return -EUCLEAN;
+	if (daxfs_load(&ip->ino) != ino ||
+	    daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC)
+		return -EUCLEAN;
+	*ipp = ip;
+	return 0;
+}
+
+int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
+{
+	struct daxfs_fs *fs = op->fs;
+	const struct daxfs_base_inode *bip;
+	struct daxfs_inode *ip;
+	u64 off;
+	int err;
+
+	ref->ino = ino;
+	ref->ip = NULL;
+	ref->bip = NULL;
+	if (ino == 0)
+		return -ENOENT;
+	err = daxfs_ov_lookup(op, inode_key(ino), &off);
+	if (!err) {
+		err = record_at(fs, off, ino, &ip);
+		if (err)
+			return err;
+		/* nlink 0: being freed, or a dead base inode's marker */
+		if (daxfs_load32(&ip->nlink) == 0)
+			return -ENOENT;
+		ref->ip = ip;
+		return 0;
+	}
+	if (err != -ENOENT)
+		return err;
+	/* A dynamic inode without a record is gone; base inodes keep their
+	 * record forever once copied up, so falling back is safe. */
+	bip = daxfs_base_inode(fs, ino);
+	if (!bip || bip->mode == 0 || ino >= fs->sb.first_dyn_ino)
+		return -ENOENT;
+	ref->bip = bip;
+	return 0;
+}
+
+static void fill_from_base(struct daxfs_inode *ip, u64 ino,
+			   const struct daxfs_base_inode *bip)
+{
+	bool dir = DAXFS_IS_DIR(bip->mode);
+
+	ip->ino = ino;
+	ip->magic = DAXFS_INODE_MAGIC;
+	ip->flags = DAXFS_IF_BASE;
+	ip->mode = bip->mode;
+	ip->uid = bip->uid;
+	ip->gid = bip->gid;
+	ip->nlink = bip->nlink ? bip->nlink : 1;
+	if (dir && ip->nlink < 2)
+		ip->nlink = 2;
+	ip->size = dir ? 0 : bip->size;
+	ip->blocks = 0;
+	ip->atime_ns = bip->mtime_ns;
+	ip->mtime_ns = bip->mtime_ns;
+	ip->ctime_ns = bip->mtime_ns;
+	ip->rdev = bip->rdev;
+	ip->root = 0;
+	ip->parent = dir ? bip->parent : 0;
+	/* dir: not IMPORTED yet, count 0; file: all base bytes visible */
+	ip->aux = dir ? 0 : bip->size;
+	ip->base_ino = ino;
+	ip->change = 1;
+	ip->generation = 0;
+}
+
+int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
+			     struct daxfs_inode **ipp)
+{
+	struct daxfs_fs *fs = op->fs;
+	const struct daxfs_base_inode *bip;
+	struct daxfs_inode *ip;
+	u64 off, tries;
+	int err;
+
+	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
+		return -EROFS;
+	for (tries = 0; tries < DAXFS_PENDING_TRIES; tries++) {
+		err = daxfs_ov_lookup(op, inode_key(ino), &off);
+		if (!err) {
+			err = record_at(fs, off, ino, &ip);
+			if (err)
+				return err;
+			if (daxfs_load32(&ip->nlink) == 0)
+				return -ENOENT;
+			*ipp = ip;
+			return 0;
+		}
+		if (err != -ENOENT)
+			return err;
+		bip = daxfs_base_inode(fs, ino);
+		if (!bip || bip->mode == 0 || ino >= fs->sb.first_dyn_ino)
+			return -ENOENT;
+		off = daxfs_alloc(op, DAXFS_CLASS_128);
+		if (!off)
+			return -ENOSPC;
+		ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
+		if (!ip)
+			return -EUCLEAN;
+		fill_from_base(ip, ino, bip);
+		daxfs_pflush(fs, ip, sizeof(*ip));
+		err = daxfs_ov_insert(op, inode_key(ino), off);
+		if (!err) {
+			*ipp = ip;
+			return 0;
+		}
+		/* Lost the copy-up race (or the winner's insert is still
+		 * pending): ours was never visible. */
+		daxfs_free_now(op, off, DAXFS_CLASS_128);
+		if (err != -EEXIST)
+			return err;
+		if (tries > 8)
+			daxfs_yield();
+	}
+	return -EAGAIN;
+}
+
+void daxfs_inode_touch(struct daxfs_inode *ip, u32 what)
+{
+	u64 now = (u64)daxfs_now_ns();
+
+	if (what & DAXFS_TOUCH_ATIME)
+		daxfs_store((u64 *)&ip->atime_ns, now);
+	if (what & DAXFS_TOUCH_MTIME)
+		daxfs_store((u64 *)&ip->mtime_ns, now);
+	if (what & DAXFS_TOUCH_CTIME)
+		daxfs_store((u64 *)&ip->ctime_ns, now);
+	if (what & (DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME))
+		daxfs_faa(&ip->change, 1);
+}
+
+int daxfs_nlink_inc(struct daxfs_inode *ip)
+{
+	u32 n = daxfs_load32(&ip->nlink);
+
+	for (;;) {
+		if (n == 0)
+			return -ENOENT;
+		if (n >= DAXFS_LINK_MAX)
+			return -EMLINK;
+		if (daxfs_cas32(&ip->nlink, &n, n + 1))
+			return 0;
+	}
+}
+
+int daxfs_nlink_dec(struct daxfs_inode *ip, u32 floor)
+{
+	u32 n = daxfs_load32(&ip->nlink);
+
+	for (;;) {
+		if (n <= floor)
+			return -1;
+		if (daxfs_cas32(&ip->nlink, &n, n - 1))
+			return (int)(n - 1);
+	}
+}
+
+int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
+		       u64 rdev, u32 nlink, u64 parent, u64 *inop,
+		       struct daxfs_inode **ipp)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip;
+	u64 ino, off, root = 0;
+	s64 now = daxfs_now_ns();
+	int err;
+
+	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
+		return -EROFS;
+	if (DAXFS_IS_DIR(mode)) {
+		root = daxfs_alloc(op, DAXFS_CLASS_512);
+		if (!root)
+			return -ENOSPC;
+	}
+	off = daxfs_alloc(op, DAXFS_CLASS_128);
+	ip = off ? daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN) : NULL;
+	if (!ip) {
+		if (root)
+			daxfs_free_now(op, root, DAXFS_CLASS_512);
+		return off ? -EUCLEAN : -ENOSPC;
+	}
+	ino = daxfs_faa(daxfs_state_word(fs, next_ino), 1);
+	if (ino < fs->sb.first_dyn_ino || ino >= DAXFS_KEY_PAYLOAD_MASK) {
+		err = -EUCLEAN;
+		goto fail;
+	}
+	ip->ino = ino;
+	ip->magic = DAXFS_INODE_MAGIC;
+	ip->flags = 0;
+	ip->mode = mode;
+	ip->uid = uid;
+	ip->gid = gid;
+	ip->nlink = nlink;
+	ip->rdev = rdev;
+	ip->atime_ns = now;
+	ip->mtime_ns = now;
+	ip->ctime_ns = now;
+	ip->root = root;
+	ip->parent = DAXFS_IS_DIR(mode) ? parent : 0;
+	ip->aux = DAXFS_IS_DIR(mode) ? DAXFS_DIR_IMPORTED : 0;
+	ip->change = 1;
+	ip->generation = (u32)now | 1;
+	daxfs_pflush(fs, ip, sizeof(*ip));
+	err = daxfs_ov_insert(op, inode_key(ino), off);
+	if (err) {
+		if (err == -EEXIST)
+			err = -EUCLEAN;	/* next_ino handed out twice */
+		goto fail;
+	}
+	*inop = ino;
+	*ipp = ip;
+	return 0;
+fail:
+	daxfs_free_now(op, off, DAXFS_CLASS_128);
+	if (root)
+		daxfs_free_now(op, root, DAXFS_CLASS_512);
+	return err;
+}
+
+static void symlink_drop(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 off = daxfs_load(&ip->root);
+	struct daxfs_symlink *sl;
+	int class;
+
+	if (!off)
+		return;
+	sl = daxfs_ptr(fs, off, sizeof(*sl), DAXFS_OFF_ALIGN);
+	if (!sl || sl->len > DAXFS_SYMLINK_MAX)
+		return;
+	class = daxfs_size_class(sizeof(*sl) + sl->len);
+	if (class < 0)
+		return;
+	if (!daxfs_cas(&ip->root, &off, 0))
+		return;
+	daxfs_retire(op, off, (unsigned int)class);
+}
+
+void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	struct daxfs_fs *fs = op->fs;
+	u32 mode = daxfs_load32(&ip->mode);
+	u64 ino = daxfs_load(&ip->ino);
+	u64 off = (u64)((u8 *)ip - fs->base);
+
+	if (DAXFS_IS_DIR(mode))
+		daxfs_dir_retire_trie(op, ip);
+	else if (DAXFS_IS_REG(mode))
+		daxfs_file_drop_data(op, ip);
+	else if (DAXFS_IS_LNK(mode))
+		symlink_drop(op, ip);
+	if (daxfs_is_base_ino(fs, ino) && ino < fs->sb.first_dyn_ino) {
+		/* Keep the nlink-0 record published: without it the base
+		 * inode would resurrect through the fall-back. */
+		daxfs_store(&ip->size, 0);
+		daxfs_store(&ip->aux, 0);
+		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+		return;
+	}
+	if (daxfs_ov_delete(op, inode_key(ino), off))
+		return;		/* not ours to free (corrupt or raced) */
+	daxfs_retire(op, off, DAXFS_CLASS_128);
+}
+
+void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
+{
+	struct daxfs_inode *ip;
+	int n;
+
+	if (daxfs_inode_get_writable(op, ino, &ip))
+		return;
+	n = daxfs_nlink_dec(ip, 0);
+	if (n < 0)
+		return;
+	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	if (n == 0)
+		daxfs_inode_free(op, ip);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Inode records: resolution (overlay record or pristine base inode),
+ * copy-up, link counts and times.  docs/inodes.md.
+ */
+#ifndef DAXFS_INODE_H
+#define DAXFS_INODE_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+
+/* File type bits (Linux values; the kernel's S_IF* are the same). */
+#define DAXFS_S_IFMT	0170000u
+#define DAXFS_S_IFSOCK	0140000u
+#define DAXFS_S_IFLNK	0120000u
+#define DAXFS_S_IFREG	0100000u
+#define DAXFS_S_IFBLK	0060000u
+#define DAXFS_S_IFDIR	0040000u
+#define DAXFS_S_IFCHR	0020000u
+#define DAXFS_S_IFIFO	0010000u
+
+#define DAXFS_IS_DIR(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFDIR)
+#define DAXFS_IS_REG(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFREG)
+#define DAXFS_IS_LNK(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFLNK)
+
+/* DT_* value of a mode (Linux: DT_x == S_IFx >> 12). */
+static inline u32 daxfs_mode_dtype(u32 mode)
+{
+	return (mode & DAXFS_S_IFMT) >> 12;
+}
+
+#define DAXFS_DT_DIR	4u
+
+/* Highest link count; beyond it link/mkdir return -EMLINK. */
+#define DAXFS_LINK_MAX	0x7fffffffu
+
+struct daxfs_iref {
+	u64 ino;
+	struct daxfs_inode *ip;			/* overlay record, or NULL */
+	const struct daxfs_base_inode *bip;	/* pristine base inode, or NULL */
+};
+
+/* Read-only resolution: the overlay record if one is published, else the
+ * base inode (never copied up).  -ENOENT if neither (or the record is a
+ * dead base inode, nlink 0).  Validates record->ino == ino and magic
+ * (else -EUCLEAN). */
+int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref);
+/* For modification: copies a base inode up on first use (one winner via
+ * overlay insert; losers free theirs and use the winner's). */
+int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
+			     struct daxfs_inode **ip);
+
+/* Time/change bookkeeping: what = DAXFS_TOUCH_ATIME|MTIME|CTIME */
+#define DAXFS_TOUCH_ATIME	(1u << 0)
+#define DAXFS_TOUCH_MTIME	(1u << 1)
+#define DAXFS_TOUCH_CTIME	(1u << 2)
+void daxfs_inode_touch(struct daxfs_inode *ip, u32 what);
+
+/* Mode of a resolved inode (record or base). */
+static inline u32 daxfs_iref_mode(const struct daxfs_iref *ref)
+{
+	if (ref->ip)
+		return daxfs_load32(&ref->ip->mode);
+	return ref->bip->mode;
+}
+
+/* Parent directory of a resolved directory. */
+static inline u64 daxfs_iref_parent(const struct daxfs_iref *ref)
+{
+	if (ref->ip)
+		return daxfs_load(&ref->ip->parent);
+	return ref->bip->parent;
+}
+
+/* Link counts (CAS loops).  nlink_inc fails with -ENOENT on a dying inode
+ * (nlink 0) and -EMLINK at DAXFS_LINK_MAX; nlink_dec never goes below
+ * floor and returns the new count, or -1 when it was already at floor
+ * (so exactly one caller sees the step to 0). */
+int daxfs_nlink_inc(struct daxfs_inode *ip);
+int daxfs_nlink_dec(struct daxfs_inode *ip, u32 floor);
+
+/* Allocates and publishes a new inode record (nlink set, times now).
+ * *ipp receives the record; the caller links it into a directory. */
+int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
+		       u64 rdev, u32 nlink, u64 parent, u64 *ino,
+		       struct daxfs_inode **ipp);
+/* Frees a record whose last link is gone: unpublishes it (dynamic inos)
+ * or leaves it as a dead nlink-0 marker (base inos, so the base inode
+ * never resurrects), drops file data, symlink target and the dir trie. */
+void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip);
+/* Drop one link of ino (after a name was removed); frees at zero. */
+void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino);
+
+/* Persistent media: write back a record before publishing it. */
+static inline void daxfs_pflush(struct daxfs_fs *fs, const void *p, u64 len)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(p, len);
+}
+
+#endif /* DAXFS_INODE_H */

@@ -1,0 +1,1266 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Namespace operations: attributes, lookup, create, link, unlink, rmdir,
+ * symlinks, readdir and rename.  Protocols and crash stories:
+ * docs/namespace.md.
+ *
+ * Counting rules (crash leaves counts high, never low): a link count or
+ * entry count is raised before the name that justifies it is published
+ * and lowered only after the name is gone.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "base.h"
+#include "inode.h"
+#include "dir.h"
+
+/* Intent records (DAXFS_INTENT_RENAME) carry rename and rmdir:
+ * a[6] = kind | step << 8 | rename flags << 16. */
+#define NS_KIND_RENAME		1u
+#define NS_KIND_RMDIR		2u
+#define NS_META(kind, step, fl)	((u64)(kind) | (u64)(step) << 8 | (u64)(fl) << 16)
+#define NS_KIND(m)		((u32)((m) & 0xff))
+#define NS_STEP(m)		((u32)(((m) >> 8) & 0xff))
+#define NS_FLAGS(m)		((u32)(((m) >> 16) & 0xff))
+
+/* Large pristine base directories are imported before a writable host
+ * looks names up in them (hashed instead of scanned). */
+#define BASE_SCAN_MAX		64
+/* Parent-pointer walks (subtree check) are bounded by this depth. */
+#define DEPTH_MAX		4096
+/* How many times an operation restarts after losing a race. */
+#define NS_RETRIES		64
+
+static bool writable(struct daxfs_op *op)
+{
+	return op->lane && !(op->fs->flags & DAXFS_FS_RDONLY);
+}
+
+static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
+{
+	return daxfs_name_hash(op->fs, name, len);
+}
+
+/* Waits (bounded by a few leases) for a condition owned by a live host. */
+struct waiter {
+	s64 start;
+	u32 rounds;
+};
+
+static bool wait_more(struct daxfs_op *op, struct waiter *w)
+{
+	s64 now = daxfs_now_ns();
+
+	if (!w->rounds++)
+		w->start = now;
+	if (now - w->start > 4LL * op->fs->lease_ms * 1000000LL)
+		return false;
+	if (w->rounds & 15)
+		daxfs_cpu_relax();
+	else
+		daxfs_yield();
+	return true;
+}
+
+/* Progress marks go to the lane that owns the intent: our own, or the
+ * dead host's lane while recovering it (so that a recoverer dying too
+ * leaves the marks for the next one). */
+static void intent_step(struct daxfs_fs *fs, struct daxfs_lane *il, u32 kind,
+			u32 step, u32 fl)
+{
+	if (!il)
+		return;
+	daxfs_store(&il->intent.a[6], NS_META(kind, step, fl));
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(&il->intent, sizeof(il->intent));
+}
+
+/* Sets a[4..6] first: daxfs_intent_set() publishes the op code last, so
+ * a recoverer never pairs it with a stale step word. */
+static void intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
+			 u64 a4, u64 a5, u64 meta)
+{
+	daxfs_intent_arg(op, 4, a4);
+	daxfs_intent_arg(op, 5, a5);
+	daxfs_intent_arg(op, 6, meta);
+	daxfs_intent_set(op, DAXFS_INTENT_RENAME, a0, a1, a2, a3);
+}
+
+/* ---- attributes ---- */
+
+static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+		      struct daxfs_attr *a)
+{
+	const struct daxfs_base_inode *bip = ref->bip;
+	struct daxfs_inode *ip = ref->ip;
+
+	memset(a, 0, sizeof(*a));
+	a->ino = ref->ino;
+	if (ip) {
+		a->mode = daxfs_load32(&ip->mode);
+		a->uid = daxfs_load32(&ip->uid);
+		a->gid = daxfs_load32(&ip->gid);
+		a->nlink = daxfs_load32(&ip->nlink);
+		a->size = daxfs_load(&ip->size);
+		a->blocks = daxfs_load(&ip->blocks);
+		a->atime_ns = (s64)daxfs_load((u64 *)&ip->atime_ns);
+		a->mtime_ns = (s64)daxfs_load((u64 *)&ip->mtime_ns);
+		a->ctime_ns = (s64)daxfs_load((u64 *)&ip->ctime_ns);
+		a->rdev = daxfs_load(&ip->rdev);
+		a->change = daxfs_load(&ip->change);
+		a->generation = daxfs_load32(&ip->generation);
+		if (DAXFS_IS_DIR(a->mode))
+			a->size = daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK;
+		return;
+	}
+	a->mode = bip->mode;
+	a->uid = bip->uid;
+	a->gid = bip->gid;
+	a->nlink = bip->nlink;
+	a->size = DAXFS_IS_DIR(bip->mode) ? bip->count : bip->size;
+	a->blocks = 0;		/* base data is not pool space */
+	a->atime_ns = bip->mtime_ns;
+	a->mtime_ns = bip->mtime_ns;
+	a->ctime_ns = bip->mtime_ns;
+	a->rdev = bip->rdev;
+}
+
+int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
+{
+	struct daxfs_iref ref;
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = daxfs_inode_get(&op, ino, &ref);
+	if (!err)
+		attr_fill(fs, &ref, attr);
+	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
+		  const struct daxfs_attr *attr)
+{
+	struct daxfs_inode *ip;
+	struct daxfs_iref ref;
+	struct daxfs_op op;
+	u32 m;
+	int err;
+
+	if (valid & DAXFS_ATTR_SIZE) {
+		err = daxfs_op_begin(fs, &op);
+		if (err)
+			return err;
+		err = daxfs_inode_get(&op, ino, &ref);
+		if (!err) {
+			m = daxfs_iref_mode(&ref);
+			if (DAXFS_IS_DIR(m))
+				err = -EISDIR;
+			else if (!DAXFS_IS_REG(m))
+				err = -EINVAL;
+		}
+		daxfs_op_end(&op);
+		if (err)
+			return err;
+		err = daxfs_truncate(fs, ino, attr->size);
+		if (err)
+			return err;
+	}
+	if (!(valid & ~DAXFS_ATTR_SIZE))
+		return 0;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = writable(&op) ? daxfs_inode_get_writable(&op, ino, &ip) : -EROFS;
+	if (err)
+		goto out;
+	if (valid & DAXFS_ATTR_MODE) {
+		m = daxfs_load32(&ip->mode);
+		while (!daxfs_cas32(&ip->mode, &m,
+				    (m & DAXFS_S_IFMT) | (attr->mode & 07777)))
+			;
+	}
+	if (valid & DAXFS_ATTR_UID)
+		daxfs_store32(&ip->uid, attr->uid);
+	if (valid & DAXFS_ATTR_GID)
+		daxfs_store32(&ip->gid, attr->gid);
+	if (valid & DAXFS_ATTR_ATIME)
+		daxfs_store((u64 *)&ip->atime_ns, (u64)attr->atime_ns);
+	if (valid & DAXFS_ATTR_MTIME)
+		daxfs_store((u64 *)&ip->mtime_ns, (u64)attr->mtime_ns);
+	if (valid & DAXFS_ATTR_CTIME) {
+		daxfs_store((u64 *)&ip->ctime_ns, (u64)attr->ctime_ns);
+		daxfs_faa(&ip->change, 1);
+	} else {
+		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	}
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+/* ---- lookup ---- */
+
+/* Resolves dir for reading; imports big pristine base dirs on writable
+ * hosts so that lookups are hashed. */
+static int dir_for_read(struct daxfs_op *op, u64 dir, struct daxfs_iref *ref)
+{
+	struct daxfs_inode *dp;
+	int err;
+
+	err = daxfs_inode_get(op, dir, ref);
+	if (err)
+		return err;
+	if (!DAXFS_IS_DIR(daxfs_iref_mode(ref)))
+		return -ENOTDIR;
+	if (ref->bip && ref->bip->count > BASE_SCAN_MAX && writable(op) &&
+	    !daxfs_dir_writable(op, dir, &dp)) {
+		ref->ip = dp;
+		ref->bip = NULL;
+	}
+	return 0;
+}
+
+int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		 u64 *ino)
+{
+	struct daxfs_iref ref;
+	struct daxfs_dent de;
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = dir_for_read(&op, dir, &ref);
+	if (err)
+		goto out;
+	if (len == 1 && name[0] == '.') {
+		*ino = dir;
+		goto out;
+	}
+	if (len == 2 && name[0] == '.' && name[1] == '.') {
+		*ino = daxfs_iref_parent(&ref);
+		goto out;
+	}
+	err = daxfs_name_check(name, len);
+	if (err)
+		goto out;
+	err = daxfs_dir_find(&op, &ref, name, len, name_hash(&op, name, len), &de);
+	if (!err)
+		*ino = de.ino;
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+/* ---- create ---- */
+
+struct create_args {
+	u32 mode, uid, gid;
+	u64 rdev;
+	const char *target;	/* symlinks */
+	u32 tlen;
+};
+
+static int symlink_store(struct daxfs_op *op, struct daxfs_inode *ip,
+			 const char *target, u32 tlen)
+{
+	int class = daxfs_size_class(sizeof(struct daxfs_symlink) + tlen);
+	struct daxfs_symlink *sl;
+	u64 off;
+
+	if (class < 0)
+		return -ENAMETOOLONG;
+	off = daxfs_alloc(op, (unsigned int)class);
+	if (!off)
+		return -ENOSPC;
+	sl = daxfs_ptr(op->fs, off, sizeof(*sl) + tlen, DAXFS_OFF_ALIGN);
+	if (!sl)
+		return -EUCLEAN;
+	sl->len = tlen;
+	memcpy(sl->target, target, tlen);
+	daxfs_pflush(op->fs, sl, sizeof(*sl) + tlen);
+	daxfs_store(&ip->size, tlen);
+	daxfs_store(&ip->root, off);
+	return 0;
+}
+
+static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		     const struct create_args *a, u64 *inop)
+{
+	bool isdir = DAXFS_IS_DIR(a->mode);
+	struct daxfs_inode *dp, *ip;
+	struct daxfs_iref dref;
+	struct daxfs_dent de;
+	struct daxfs_op op;
+	u64 hash, ino, leaf;
+	int err;
+
+	err = daxfs_name_check(name, len);
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (!writable(&op)) {
+		err = -EROFS;
+		goto out;
+	}
+	err = daxfs_dir_writable(&op, dir, &dp);
+	if (err)
+		goto out;
+	hash = name_hash(&op, name, len);
+	dref.ino = dir;
+	dref.ip = dp;
+	dref.bip = NULL;
+	/* cheap early answer; the trie insert below decides for real */
+	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = daxfs_dir_count_add(dp);		/* -ENOENT once rmdir'ed */
+	if (err)
+		goto out;
+	if (isdir) {
+		err = daxfs_nlink_inc(dp);	/* the child's ".." */
+		if (err)
+			goto out_count;
+	}
+	err = daxfs_inode_create(&op, a->mode, a->uid, a->gid, a->rdev,
+				 isdir ? 2 : 1, dir, &ino, &ip);
+	if (err)
+		goto out_nlink;
+	if (a->target) {
+		err = symlink_store(&op, ip, a->target, a->tlen);
+		if (err)
+			goto out_inode;
+	}
+	leaf = daxfs_dirent_new(&op, name, len, hash, ino,
+				daxfs_mode_dtype(a->mode), 0);
+	if (!leaf) {
+		err = -ENOSPC;
+		goto out_inode;
+	}
+	daxfs_crash_point("create.before_link");
+	err = daxfs_dir_link(&op, dp, leaf, false);
+	if (err) {
+		daxfs_dirent_free(&op, leaf, false);
+		goto out_inode;
+	}
+	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	if (inop)
+		*inop = ino;
+	goto out;
+out_inode:
+	daxfs_store32(&ip->nlink, 0);
+	daxfs_inode_free(&op, ip);
+out_nlink:
+	if (isdir)
+		daxfs_nlink_dec(dp, 2);
+out_count:
+	daxfs_dir_count_sub(dp);
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino)
+{
+	struct create_args a = { .uid = uid, .gid = gid };
+	u32 type = mode & DAXFS_S_IFMT;
+
+	if (type == 0)
+		type = DAXFS_S_IFREG;
+	switch (type) {
+	case DAXFS_S_IFREG:
+	case DAXFS_S_IFIFO:
+	case DAXFS_S_IFSOCK:
+		rdev = 0;
+		break;
+	case DAXFS_S_IFCHR:
+	case DAXFS_S_IFBLK:
+		break;
+	default:
+		return -EINVAL;
+	}
+	a.mode = type | (mode & 07777);
+	a.rdev = rdev;
+	return ns_create(fs, dir, name, len, &a, ino);
+}
+
+int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		u32 mode, u32 uid, u32 gid, u64 *ino)
+{
+	struct create_args a = {
+		.mode = DAXFS_S_IFDIR | (mode & 07777), .uid = uid, .gid = gid,
+	};
+
+	return ns_create(fs, dir, name, len, &a, ino);
+}
+
+int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		  const char *target, u32 tlen, u32 uid, u32 gid, u64 *ino)
+{
+	struct create_args a = {
+		.mode = DAXFS_S_IFLNK | 0777, .uid = uid, .gid = gid,
+		.target = target, .tlen = tlen,
+	};
+
+	if (tlen == 0)
+		return -ENOENT;
+	if (tlen > DAXFS_SYMLINK_MAX)
+		return -ENAMETOOLONG;
+	return ns_create(fs, dir, name, len, &a, ino);
+}
+
+int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize)
+{
+	const struct daxfs_base_inode *bip = NULL;
+	const char *src = NULL;
+	struct daxfs_iref ref;
+	struct daxfs_op op;
+	u64 off, len = 0;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = daxfs_inode_get(&op, ino, &ref);
+	if (err)
+		goto out;
+	if (!DAXFS_IS_LNK(daxfs_iref_mode(&ref))) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (ref.ip && (off = daxfs_load(&ref.ip->root))) {
+		struct daxfs_symlink *sl =
+			daxfs_ptr(fs, off, sizeof(*sl), DAXFS_OFF_ALIGN);
+
+		if (!sl || sl->len > DAXFS_SYMLINK_MAX ||
+		    !daxfs_ptr(fs, off, sizeof(*sl) + sl->len, DAXFS_OFF_ALIGN)) {
+			err = -EUCLEAN;
+			goto out;
+		}
+		src = sl->target;
+		len = sl->len;
+	} else {
+		bip = ref.bip;
+		if (ref.ip && (daxfs_load32(&ref.ip->flags) & DAXFS_IF_BASE))
+			bip = daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino));
+		if (!bip || bip->size > DAXFS_SYMLINK_MAX) {
+			err = -EUCLEAN;
+			goto out;
+		}
+		len = bip->size;
+		src = daxfs_base_ptr(fs, bip->data, len);
+		if (!src) {
+			err = -EUCLEAN;
+			goto out;
+		}
+	}
+	memcpy(buf, src, len < bufsize ? len : bufsize);
+	err = (int)len;
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+/* ---- link / unlink ---- */
+
+int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+	       u32 len)
+{
+	struct daxfs_inode *dp, *ip;
+	struct daxfs_op op;
+	u64 hash, leaf;
+	u32 mode;
+	int err;
+
+	err = daxfs_name_check(name, len);
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (!writable(&op)) {
+		err = -EROFS;
+		goto out;
+	}
+	err = daxfs_dir_writable(&op, dir, &dp);
+	if (err)
+		goto out;
+	err = daxfs_inode_get_writable(&op, ino, &ip);
+	if (err)
+		goto out;
+	mode = daxfs_load32(&ip->mode);
+	if (DAXFS_IS_DIR(mode)) {
+		err = -EPERM;
+		goto out;
+	}
+	hash = name_hash(&op, name, len);
+	leaf = daxfs_dirent_new(&op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);
+	if (!leaf) {
+		err = -ENOSPC;
+		goto out;
+	}
+	err = daxfs_dir_count_add(dp);
+	if (err)
+		goto out_leaf;
+	err = daxfs_nlink_inc(ip);		/* before the name exists */
+	if (err)
+		goto out_count;
+	err = daxfs_dir_link(&op, dp, leaf, false);
+	if (err) {
+		daxfs_nlink_dec(ip, 0);		/* cannot reach 0: we hold one */
+		goto out_count;
+	}
+	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	goto out;
+out_count:
+	daxfs_dir_count_sub(dp);
+out_leaf:
+	daxfs_dirent_free(&op, leaf, false);
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
+{
+	struct daxfs_inode *dp;
+	struct daxfs_iref dref;
+	struct daxfs_dent de;
+	struct daxfs_op op;
+	struct daxfs_iref cref;
+	u64 hash;
+	u32 tries;
+	int err;
+
+	err = daxfs_name_check(name, len);
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (!writable(&op)) {
+		err = -EROFS;
+		goto out;
+	}
+	err = daxfs_dir_writable(&op, dir, &dp);
+	if (err)
+		goto out;
+	hash = name_hash(&op, name, len);
+	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
+	for (tries = 0; tries < NS_RETRIES; tries++) {
+		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
+		if (err)
+			goto out;
+		if (de.type == DAXFS_DT_DIR ||
+		    (!daxfs_inode_get(&op, de.ino, &cref) &&
+		     DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
+			err = -EISDIR;
+			goto out;
+		}
+		if (!de.leaf) {
+			err = -EUCLEAN;
+			goto out;
+		}
+		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
+		if (err == -ENOENT)
+			continue;	/* the name changed under us: look again */
+		if (err)
+			goto out;
+		daxfs_dir_count_sub(dp);
+		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+		daxfs_inode_unlinked(&op, de.ino);
+		goto out;
+	}
+	err = -EAGAIN;
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+/* ---- rename claim ---- */
+
+static int claim_take(struct daxfs_op *op)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 *word = daxfs_state_word(fs, rename_claim);
+	u64 mine = daxfs_my_claim(fs), cur, hw;
+	struct waiter w = { 0 };
+	u32 slot;
+
+	do {
+		cur = 0;
+		if (daxfs_cas(word, &cur, mine))
+			return 0;
+		slot = daxfs_claim_slot(cur);
+		if (slot >= fs->sb.max_hosts) {
+			/* garbage: nobody can own it */
+			if (daxfs_cas(word, &cur, mine))
+				return 0;
+			continue;
+		}
+		if (daxfs_host_alive(fs, slot, daxfs_claim_gen(cur)))
+			continue;
+		hw = daxfs_load(&daxfs_host_at(fs, slot)->state);
+		if (daxfs_host_gen(hw) != daxfs_claim_gen(cur) ||
+		    daxfs_host_st(hw) == DAXFS_HOST_FREE ||
+		    daxfs_host_check_dead(op, slot) == 1) {
+			/* holder gone and recovered: take over */
+			if (daxfs_cas(word, &cur, mine))
+				return 0;
+		}
+	} while (wait_more(op, &w));
+	return -EBUSY;
+}
+
+static void claim_release(struct daxfs_op *op)
+{
+	u64 mine = daxfs_my_claim(op->fs);
+
+	daxfs_cas(daxfs_state_word(op->fs, rename_claim), &mine, 0);
+}
+
+/* Waits while a rename holds dp MOVING; the holder's death is handled
+ * by declaring it dead (its recovery clears the bit). */
+static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
+			   u64 *v, struct waiter *w)
+{
+	u64 cur;
+	u32 slot;
+
+	cur = daxfs_load(daxfs_state_word(op->fs, rename_claim));
+	slot = daxfs_claim_slot(cur);
+	if (cur && slot < op->fs->sb.max_hosts && slot != op->fs->host &&
+	    !daxfs_host_alive(op->fs, slot, daxfs_claim_gen(cur)))
+		daxfs_host_check_dead(op, slot);
+	if (!wait_more(op, w))
+		return -EBUSY;
+	*v = daxfs_load(&dp->aux);
+	return 0;
+}
+
+/* ---- rmdir ---- */
+
+/* Steps after the directory is DEAD (ours) and its name is removed. */
+static void rmdir_finish(struct daxfs_op *op, struct daxfs_lane *il,
+			 struct daxfs_inode *dp, struct daxfs_inode *cp, u32 from)
+{
+	if (from <= 3) {
+		intent_step(op->fs, il, NS_KIND_RMDIR, 3, 0);
+		daxfs_dir_count_sub(dp);
+	}
+	if (from <= 4) {
+		intent_step(op->fs, il, NS_KIND_RMDIR, 4, 0);
+		daxfs_nlink_dec(dp, 2);
+		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	}
+	if (from <= 5) {
+		intent_step(op->fs, il, NS_KIND_RMDIR, 5, 0);
+		daxfs_store32(&cp->nlink, 0);
+		daxfs_inode_free(op, cp);
+	}
+}
+
+int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
+{
+	struct daxfs_inode *dp, *cp;
+	struct daxfs_iref dref;
+	struct daxfs_dent de;
+	struct waiter w = { 0 };
+	struct daxfs_op op;
+	u64 hash, v;
+	u32 tries;
+	int err;
+
+	err = daxfs_name_check(name, len);
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (!writable(&op)) {
+		err = -EROFS;
+		goto out;
+	}
+	err = daxfs_dir_writable(&op, dir, &dp);
+	if (err)
+		goto out;
+	hash = name_hash(&op, name, len);
+	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
+	for (tries = 0; tries < NS_RETRIES; tries++) {
+		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
+		if (err)
+			goto out;
+		if (de.type != DAXFS_DT_DIR) {
+			err = -ENOTDIR;
+			goto out;
+		}
+		/* imports a base child: its count must be real */
+		err = daxfs_dir_writable(&op, de.ino, &cp);
+		if (err)
+			goto out;
+		intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
+			     NS_META(NS_KIND_RMDIR, 0, 0));
+		v = daxfs_load(&cp->aux);
+		for (;;) {
+			if (v & DAXFS_DIR_MOVING) {
+				err = wait_not_moving(&op, cp, &v, &w);
+				if (err)
+					goto out_intent;
+				continue;
+			}
+			if (v & DAXFS_DIR_DEAD) {
+				err = -ENOENT;
+				goto out_intent;
+			}
+			if (v & DAXFS_DIR_COUNT_MASK) {
+				err = -ENOTEMPTY;
+				goto out_intent;
+			}
+			if (daxfs_cas(&cp->aux, &v, v | DAXFS_DIR_DEAD))
+				break;
+		}
+		intent_step(fs, op.lane, NS_KIND_RMDIR, 1, 0);
+		daxfs_crash_point("rmdir.dead");
+		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
+		if (err) {
+			/* renamed away before we marked it: undo, retry */
+			v |= DAXFS_DIR_DEAD;
+			daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
+			daxfs_intent_clear(&op);
+			if (err == -ENOENT)
+				continue;
+			goto out;
+		}
+		intent_step(fs, op.lane, NS_KIND_RMDIR, 2, 0);
+		daxfs_crash_point("rmdir.unlinked");
+		rmdir_finish(&op, op.lane, dp, cp, 3);
+		daxfs_intent_clear(&op);
+		goto out;
+	}
+	err = -EAGAIN;
+	goto out;
+out_intent:
+	daxfs_intent_clear(&op);
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+static void rmdir_recover(struct daxfs_op *op, struct daxfs_lane *il,
+			  const u64 *a, u32 step)
+{
+	struct daxfs_inode *dp, *cp;
+	u64 v;
+
+	if (daxfs_inode_get_writable(op, a[0], &dp) ||
+	    daxfs_inode_get_writable(op, a[1], &cp))
+		return;		/* finished, or nothing to do */
+	v = daxfs_load(&cp->aux);
+	/* DEAD without MOVING on a directory is only ever set by rmdir,
+	 * and only one rmdir wins it: ours if the step says so or if the
+	 * leaf is gone (nobody else removes a DEAD directory's name). */
+	if (!(v & DAXFS_DIR_DEAD) || (v & DAXFS_DIR_MOVING))
+		return;
+	if (step < 2) {
+		struct daxfs_dirent *de = daxfs_dirent_at(op->fs, a[2]);
+
+		if (de && daxfs_dir_has_leaf(op, dp, de->hash, a[2])) {
+			if (daxfs_dir_remove_leaf(op, dp, a[2]))
+				return;
+		} else if (step < 1) {
+			return;		/* not ours (or never marked) */
+		}
+		step = 2;
+	}
+	rmdir_finish(op, il, dp, cp, step + 1);
+}
+
+/* ---- rename ---- */
+
+/* flag kept with the rename flags in the intent: the old name had
+ * already been unlinked by someone else (who dropped its link). */
+#define RN_SRC_GONE	0x80u
+
+struct rn {
+	u64 sdir, ddir;
+	struct daxfs_inode *sdp, *ddp;
+	struct daxfs_dent src, tgt;
+	bool has_tgt, sisdir, tisdir;
+	u32 flags;		/* DAXFS_RENAME_* | RN_SRC_GONE */
+	u64 nleaf;		/* new leaf for dname -> src */
+	u64 sleaf;		/* new leaf for sname: whiteout or -> tgt */
+};
+
+static int set_moving(struct daxfs_inode *ip, bool dead_too)
+{
+	u64 v = daxfs_load(&ip->aux);
+
+	for (;;) {
+		if (v & (DAXFS_DIR_DEAD | DAXFS_DIR_MOVING))
+			return -EAGAIN;
+		if (dead_too && (v & DAXFS_DIR_COUNT_MASK))
+			return -ENOTEMPTY;
+		if (daxfs_cas(&ip->aux, &v, v | DAXFS_DIR_MOVING |
+			      (dead_too ? DAXFS_DIR_DEAD : 0)))
+			return 0;
+	}
+}
+
+static void clear_bits(struct daxfs_inode *ip, u64 bits)
+{
+	u64 v = daxfs_load(&ip->aux);
+
+	while (v & bits)
+		if (daxfs_cas(&ip->aux, &v, v & ~bits))
+			return;
+}
+
+/* Is anc an ancestor of (or equal to) dir?  Walks parent pointers. */
+static int is_ancestor(struct daxfs_op *op, u64 anc, u64 dir)
+{
+	struct daxfs_iref ref;
+	u64 cur = dir;
+	u32 depth;
+	int err;
+
+	for (depth = 0; depth < DEPTH_MAX; depth++) {
+		if (cur == anc)
+			return 1;
+		if (cur == op->fs->sb.root_ino)
+			return 0;
+		err = daxfs_inode_get(op, cur, &ref);
+		if (err)
+			return err == -ENOENT ? -ENOENT : err;
+		cur = daxfs_iref_parent(&ref);
+	}
+	return -EUCLEAN;
+}
+
+/* The inode named by a rename side: grab a link (files) or MOVING (dirs)
+ * so that nothing frees or rmdirs it while it has two names. */
+static int pin(struct daxfs_op *op, const struct daxfs_dent *d, bool isdir)
+{
+	struct daxfs_inode *ip;
+	int err;
+
+	err = daxfs_inode_get_writable(op, d->ino, &ip);
+	if (err)
+		return err;
+	return isdir ? set_moving(ip, false) : daxfs_nlink_inc(ip);
+}
+
+static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 newparent)
+{
+	struct daxfs_inode *ip;
+	int n;
+
+	if (daxfs_inode_get_writable(op, ino, &ip))
+		return;
+	if (isdir) {
+		if (newparent)
+			daxfs_store(&ip->parent, newparent);
+		clear_bits(ip, DAXFS_DIR_MOVING);
+		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+		return;
+	}
+	n = daxfs_nlink_dec(ip, 0);
+	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	if (n == 0)
+		daxfs_inode_free(op, ip);
+}
+
+/* Everything after the new name is published and the old one removed.
+ * Each step is marked before it acts, so a recoverer resuming after the
+ * mark may skip it (counts stay high), never repeat it. */
+static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
+			  struct rn *r, u32 from)
+{
+	bool xchg = r->flags & DAXFS_RENAME_EXCHANGE;
+	bool gone = r->flags & RN_SRC_GONE;
+	bool cross = r->sdir != r->ddir;
+
+	if (from <= 3) {
+		intent_step(op->fs, il, NS_KIND_RENAME, 3, r->flags);
+		if (!gone || r->sisdir)
+			unpin(op, r->src.ino, r->sisdir, cross ? r->ddir : 0);
+		if (xchg)
+			unpin(op, r->tgt.ino, r->tisdir, cross ? r->sdir : 0);
+	}
+	if (from <= 4) {
+		intent_step(op->fs, il, NS_KIND_RENAME, 4, r->flags);
+		if (!xchg && !gone)
+			daxfs_dir_count_sub(r->sdp);
+		if (cross && r->sisdir && !(xchg && r->tisdir))
+			daxfs_nlink_dec(r->sdp, 2);
+		if (cross && xchg && r->tisdir && !r->sisdir)
+			daxfs_nlink_dec(r->ddp, 2);
+		daxfs_inode_touch(r->sdp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+		daxfs_inode_touch(r->ddp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	}
+	if (from <= 5 && r->has_tgt && !xchg) {
+		intent_step(op->fs, il, NS_KIND_RENAME, 5, r->flags);
+		if (r->tisdir) {
+			struct daxfs_inode *tp;
+
+			daxfs_nlink_dec(r->ddp, 2);
+			if (!daxfs_inode_get_writable(op, r->tgt.ino, &tp)) {
+				daxfs_store32(&tp->nlink, 0);
+				daxfs_inode_free(op, tp);
+			}
+		} else {
+			daxfs_inode_unlinked(op, r->tgt.ino);
+		}
+	}
+}
+
+/* Undoes the pre-publication steps (in-process failure only). */
+static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
+{
+	bool xchg = r->flags & DAXFS_RENAME_EXCHANGE;
+	struct daxfs_inode *ip;
+
+	if (done & 1)
+		unpin(op, r->src.ino, r->sisdir, 0);
+	if ((done & 2) && !daxfs_inode_get_writable(op, r->tgt.ino, &ip)) {
+		if (xchg)
+			unpin(op, r->tgt.ino, r->tisdir, 0);
+		else
+			clear_bits(ip, DAXFS_DIR_DEAD | DAXFS_DIR_MOVING);
+	}
+	if (done & 4)
+		daxfs_nlink_dec(r->ddp, 2);
+	if (done & 8)
+		daxfs_nlink_dec(r->sdp, 2);
+	if (done & 16)
+		daxfs_dir_count_sub(r->ddp);
+}
+
+static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
+		       u32 slen, const char *dname, u32 dlen)
+{
+	bool xchg = r->flags & DAXFS_RENAME_EXCHANGE;
+	bool cross = r->sdir != r->ddir;
+	struct daxfs_iref ref;
+	u64 sh, dh;
+	u32 done = 0;
+	int err;
+
+	sh = name_hash(op, sname, slen);
+	dh = name_hash(op, dname, dlen);
+	ref = (struct daxfs_iref){ .ino = r->sdir, .ip = r->sdp };
+	err = daxfs_dir_find(op, &ref, sname, slen, sh, &r->src);
+	if (err)
+		return err;
+	ref = (struct daxfs_iref){ .ino = r->ddir, .ip = r->ddp };
+	err = daxfs_dir_find(op, &ref, dname, dlen, dh, &r->tgt);
+	if (err && err != -ENOENT)
+		return err;
+	r->has_tgt = !err;
+	if (xchg && !r->has_tgt)
+		return -ENOENT;
+	if ((r->flags & DAXFS_RENAME_NOREPLACE) && r->has_tgt)
+		return -EEXIST;
+	if (!r->src.leaf || (r->has_tgt && !r->tgt.leaf))
+		return -EUCLEAN;
+	/* same inode (same name, or two links): nothing to do */
+	if (r->has_tgt && r->tgt.ino == r->src.ino)
+		return 0;
+	err = daxfs_inode_get(op, r->src.ino, &ref);
+	if (err)
+		return err == -ENOENT ? -EAGAIN : err;
+	r->sisdir = DAXFS_IS_DIR(daxfs_iref_mode(&ref));
+	r->tisdir = false;
+	if (r->has_tgt) {
+		err = daxfs_inode_get(op, r->tgt.ino, &ref);
+		if (err)
+			return err == -ENOENT ? -EAGAIN : err;
+		r->tisdir = DAXFS_IS_DIR(daxfs_iref_mode(&ref));
+		if (!xchg && r->sisdir && !r->tisdir)
+			return -ENOTDIR;
+		if (!xchg && !r->sisdir && r->tisdir)
+			return -EISDIR;
+	}
+	/* no directory into its own subtree (renames are serialized by the
+	 * claim, so the parent chain cannot change under the walk) */
+	if (r->sisdir && cross) {
+		err = is_ancestor(op, r->src.ino, r->ddir);
+		if (err)
+			return err > 0 ? -EINVAL : err;
+	}
+	if (xchg && r->tisdir && cross) {
+		err = is_ancestor(op, r->tgt.ino, r->sdir);
+		if (err)
+			return err > 0 ? -EINVAL : err;
+	}
+	if (r->has_tgt && r->tisdir && !xchg) {
+		struct daxfs_inode *tp;
+
+		err = daxfs_dir_writable(op, r->tgt.ino, &tp);	/* import */
+		if (err)
+			return err == -ENOENT ? -EAGAIN : err;
+	}
+
+	r->nleaf = daxfs_dirent_new(op, dname, dlen, dh, r->src.ino, r->src.type, 0);
+	r->sleaf = 0;
+	if (xchg)
+		r->sleaf = daxfs_dirent_new(op, sname, slen, sh, r->tgt.ino,
+					    r->tgt.type, 0);
+	else if (r->src.flags & DAXFS_DF_FROM_BASE)
+		r->sleaf = daxfs_dirent_new(op, sname, slen, sh, 0, 0,
+					    DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE);
+	if (!r->nleaf || ((xchg || (r->src.flags & DAXFS_DF_FROM_BASE)) && !r->sleaf)) {
+		err = -ENOSPC;
+		goto free_leaves;
+	}
+
+	/* step 0: intent, then the pins and counts that must be high */
+	intent_begin(op, r->sdir, r->ddir, r->src.leaf, r->nleaf,
+		     r->has_tgt ? r->tgt.leaf : 0, r->sleaf,
+		     NS_META(NS_KIND_RENAME, 0, r->flags));
+	err = pin(op, &r->src, r->sisdir);
+	if (err)
+		goto undo;
+	done |= 1;
+	if (r->has_tgt) {
+		if (xchg) {
+			err = pin(op, &r->tgt, r->tisdir);
+		} else if (r->tisdir) {
+			struct daxfs_inode *tp;
+
+			err = daxfs_inode_get_writable(op, r->tgt.ino, &tp);
+			if (!err)
+				err = set_moving(tp, true);
+		}
+		if (err)
+			goto undo;
+		done |= 2;
+	}
+	if (cross && r->sisdir && !(xchg && r->tisdir)) {
+		err = daxfs_nlink_inc(r->ddp);
+		if (err)
+			goto undo;
+		done |= 4;
+	}
+	if (cross && xchg && r->tisdir && !r->sisdir) {
+		err = daxfs_nlink_inc(r->sdp);
+		if (err)
+			goto undo;
+		done |= 8;
+	}
+	if (!r->has_tgt) {
+		err = daxfs_dir_count_add(r->ddp);
+		if (err)
+			goto undo;
+		done |= 16;
+	}
+	intent_step(op->fs, op->lane, NS_KIND_RENAME, 1, r->flags);
+	daxfs_crash_point("rename.prepared");
+
+	/* step 1: publish the new name (atomically replacing a target) */
+	if (r->has_tgt)
+		err = daxfs_dir_swap(op, r->ddp, dh, r->tgt.leaf, r->nleaf);
+	else
+		err = daxfs_dir_link(op, r->ddp, r->nleaf, false);
+	if (err) {
+		if (err == -ENOENT || err == -EEXIST)
+			err = -EAGAIN;	/* target changed: start over */
+		goto undo;
+	}
+	intent_step(op->fs, op->lane, NS_KIND_RENAME, 2, r->flags);
+	daxfs_crash_point("rename.published");
+
+	/* step 2: drop (or exchange) the old name */
+	err = daxfs_dir_swap(op, r->sdp, sh, r->src.leaf, r->sleaf);
+	if (err) {
+		/* the source was unlinked meanwhile: it had its link */
+		if (r->sleaf)
+			daxfs_dirent_free(op, r->sleaf, false);
+		if (xchg)
+			daxfs_inode_unlinked(op, r->tgt.ino);
+		r->flags |= RN_SRC_GONE;
+	}
+	intent_step(op->fs, op->lane, NS_KIND_RENAME, 3, r->flags);
+	daxfs_crash_point("rename.moved");
+	rename_finish(op, op->lane, r, 3);
+	daxfs_intent_clear(op);
+	return 0;
+
+undo:
+	rename_undo(op, r, done);
+	daxfs_intent_clear(op);
+free_leaves:
+	if (r->nleaf)
+		daxfs_dirent_free(op, r->nleaf, false);
+	if (r->sleaf)
+		daxfs_dirent_free(op, r->sleaf, false);
+	return err;
+}
+
+int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
+		 u64 ddir, const char *dname, u32 dlen, u32 flags)
+{
+	struct daxfs_op op;
+	struct rn r;
+	u32 tries;
+	int err;
+
+	if (flags & ~(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & DAXFS_RENAME_NOREPLACE) && (flags & DAXFS_RENAME_EXCHANGE))
+		return -EINVAL;
+	err = daxfs_name_check(sname, slen);
+	if (!err)
+		err = daxfs_name_check(dname, dlen);
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (!writable(&op)) {
+		err = -EROFS;
+		goto out;
+	}
+	memset(&r, 0, sizeof(r));
+	r.sdir = sdir;
+	r.ddir = ddir;
+	r.flags = flags;
+	err = daxfs_dir_writable(&op, sdir, &r.sdp);
+	if (!err)
+		err = daxfs_dir_writable(&op, ddir, &r.ddp);
+	if (err)
+		goto out;
+	err = claim_take(&op);
+	if (err)
+		goto out;
+	for (tries = 0; tries < NS_RETRIES; tries++) {
+		err = rename_once(&op, &r, sname, slen, dname, dlen);
+		if (err != -EAGAIN)
+			break;
+		daxfs_yield();
+	}
+	claim_release(&op);
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+/*
+ * Roll a dead host's rename forward (new name published) or back (not
+ * published); or finish its rmdir.  Runs while the dead host is not yet
+ * recovered, so nothing its op could still see has been reused: the
+ * leaves named by the intent are readable even if already retired.
+ */
+void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 a[7], slot, hw, claim;
+	struct daxfs_dirent *sl, *nl, *tl = NULL;
+	bool published;
+	struct rn r;
+	u32 i, step;
+
+	for (i = 0; i < 7; i++)
+		a[i] = daxfs_load(&dead_lane->intent.a[i]);
+	step = NS_STEP(a[6]);
+	if (!op->lane)
+		return;	/* cannot write without a lane: fsck finishes it */
+	if (NS_KIND(a[6]) == NS_KIND_RMDIR) {
+		rmdir_recover(op, dead_lane, a, step);
+		return;
+	}
+	if (NS_KIND(a[6]) != NS_KIND_RENAME)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.sdir = a[0];
+	r.ddir = a[1];
+	r.flags = NS_FLAGS(a[6]);
+	sl = daxfs_dirent_at(fs, a[2]);
+	nl = daxfs_dirent_at(fs, a[3]);
+	if (a[4])
+		tl = daxfs_dirent_at(fs, a[4]);
+	if (!sl || !nl || (a[4] && !tl))
+		goto release;
+	if (daxfs_inode_get_writable(op, r.sdir, &r.sdp) ||
+	    daxfs_inode_get_writable(op, r.ddir, &r.ddp))
+		goto release;
+	r.src = (struct daxfs_dent){ .ino = sl->ino, .hash = sl->hash,
+				     .leaf = a[2], .type = sl->type,
+				     .flags = sl->flags };
+	r.sisdir = sl->type == DAXFS_DT_DIR;
+	if (tl) {
+		r.has_tgt = true;
+		r.tgt = (struct daxfs_dent){ .ino = tl->ino, .hash = tl->hash,
+					     .leaf = a[4], .type = tl->type,
+					     .flags = tl->flags };
+		r.tisdir = tl->type == DAXFS_DT_DIR;
+	}
+	r.nleaf = a[3];
+	r.sleaf = a[5];
+	published = step >= 2 ||
+		    (step == 1 && daxfs_dir_has_leaf(op, r.ddp, nl->hash, a[3]));
+	if (!published) {
+		/* roll back: counts raised in step 0 stay high (fsck trims);
+		 * the pins' flags are ours (renames are serialized) */
+		struct daxfs_inode *ip;
+
+		if (r.sisdir && !daxfs_inode_get_writable(op, r.src.ino, &ip))
+			clear_bits(ip, DAXFS_DIR_MOVING);
+		if (r.has_tgt && r.tisdir &&
+		    !daxfs_inode_get_writable(op, r.tgt.ino, &ip)) {
+			u64 v = daxfs_load(&ip->aux);
+
+			if (v & DAXFS_DIR_MOVING)
+				clear_bits(ip, DAXFS_DIR_MOVING |
+					   ((r.flags & DAXFS_RENAME_EXCHANGE) ?
+					    0 : DAXFS_DIR_DEAD));
+		}
+		if (step == 0) {	/* never published: free the leaves */
+			daxfs_dirent_free(op, a[3], false);
+			if (a[5])
+				daxfs_dirent_free(op, a[5], false);
+		}
+		goto release;
+	}
+	if (step <= 2) {
+		/* old name still there: remove it; gone: we cannot tell who
+		 * removed it, so assume an unlinker did (counts stay high) */
+		if (!daxfs_dir_has_leaf(op, r.sdp, sl->hash, a[2]) ||
+		    daxfs_dir_swap(op, r.sdp, sl->hash, a[2], a[5]))
+			r.flags |= RN_SRC_GONE;
+		step = 2;
+	}
+	rename_finish(op, dead_lane, &r, step + 1);
+release:
+	/* the claim, if the dead host still holds it */
+	slot = (u64)(dead_lane - fs->lanes) / DAXFS_LANES;
+	hw = daxfs_load(&daxfs_host_at(fs, (u32)slot)->state);
+	claim = daxfs_claim_word((u32)slot, daxfs_host_gen(hw));
+	daxfs_cas(daxfs_state_word(fs, rename_claim), &claim, 0);
+}
+
+/* ---- readdir ---- */
+
+int daxfs_readdir(struct daxfs_fs *fs, u64 dir, u64 *pos,
+		  daxfs_filldir_t fill, void *ctx)
+{
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = daxfs_dir_iterate(&op, dir, pos, fill, ctx);
+	daxfs_op_end(&op);
+	return err;
+}
