@@ -619,18 +619,27 @@ static void retire_node(struct daxfs_op *op, u64 off, unsigned int d,
 
 	if (!node || d > LAST_LEVEL)
 		return;
+	/* recursion depth <= 11: keep the frame small (kernel stacks) */
 	for (i = 0; i < DAXFS_TRIE_FANOUT && *budget; i++, (*budget)--) {
-		u64 v = daxfs_load(&node->slot[i]), arr[DAXFS_CHAIN_MAX];
-		u32 n, k;
+		u64 v = daxfs_load(&node->slot[i]), off, next;
+		u32 n;
 
 		if (!v)
 			continue;
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
 			retire_node(op, SLOT_OFF(v), d + 1, budget);
-		} else if (SLOT_TAG(v) == DAXFS_SLOT_LEAF &&
-			   !chain_read(fs, v, arr, &n)) {
-			for (k = 0; k < n; k++)
-				daxfs_dirent_free(op, arr[k], true);
+			continue;
+		}
+		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
+			continue;
+		for (off = SLOT_OFF(v), n = 0; off && n < DAXFS_CHAIN_MAX; n++) {
+			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+
+			if (!de)
+				break;
+			next = daxfs_load(&de->next);
+			daxfs_dirent_free(op, off, true);
+			off = next;
 		}
 	}
 	daxfs_retire(op, off, DAXFS_CLASS_512);

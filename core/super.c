@@ -136,8 +136,13 @@ int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o)
 	avail = size - bk_off - tail;
 	nr = o->nr_buckets;
 	if (!nr) {
-		/* about one bucket per 4 KiB of pool */
-		nr = pow2_floor(avail / DAXFS_PAGE_SIZE ? avail / DAXFS_PAGE_SIZE : 1);
+		/*
+		 * Half to one bucket per KiB of pool (1-1.5% of the region):
+		 * the smallest inode (record + dirent) takes about 192 bytes,
+		 * and the 64-bucket probe window needs the load to stay well
+		 * under 3/4 before a window fills.
+		 */
+		nr = pow2_floor(avail / 1024 ? avail / 1024 : 1);
 		if (nr < DAXFS_MIN_AUTO_BUCKETS)
 			nr = DAXFS_MIN_AUTO_BUCKETS;
 	}
