@@ -12,16 +12,6 @@
 #include "daxfs_core.h"
 #include "inode.h"
 
-/* dirent flag: the name exists in the base image (or replaced a leaf or
- * whiteout that did), so removing it must leave a whiteout behind. */
-#define DAXFS_DF_FROM_BASE	(1u << 1)
-
-/* dir_state (inode.aux) bit: a rename is moving this directory, or is
- * about to replace it (together with DEAD); rmdir waits for it to clear.
- * Set and cleared only by the holder of the rename claim (or whoever
- * recovers that holder). */
-#define DAXFS_DIR_MOVING	(1ULL << 61)
-
 /* Longest full-hash collision chain accepted (longer: -EUCLEAN). */
 #define DAXFS_CHAIN_MAX		32
 

@@ -255,6 +255,7 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_bucket) == 16);
 /* dir_state word of directories */
 #define DAXFS_DIR_DEAD		(1ULL << 63)	/* rmdir'ed: no new entries */
 #define DAXFS_DIR_IMPORTED	(1ULL << 62)	/* base entries imported */
+#define DAXFS_DIR_MOVING	(1ULL << 61)	/* a rename is moving it */
 #define DAXFS_DIR_COUNT_MASK	((1ULL << 48) - 1)
 
 struct daxfs_inode {
@@ -309,6 +310,8 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_trie_node) == 512);
 
 /* dirent flags */
 #define DAXFS_DF_WHITEOUT	(1u << 0)	/* hides a base entry */
+#define DAXFS_DF_FROM_BASE	(1u << 1)	/* name exists in the base image:
+						 * removing it leaves a whiteout */
 
 /* Directory entry: immutable once published; a rename publishes a new one. */
 struct daxfs_dirent {

@@ -102,7 +102,7 @@ static inline uint64_t t_used(struct daxfs_fs *fs)
 	return daxfs_load(daxfs_state_word(fs, used_bytes));
 }
 
-static inline uint64_t t_rand(uint64_t *s)
+static inline u64 t_rand(u64 *s)
 {
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
