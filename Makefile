@@ -6,6 +6,7 @@ CC      ?= cc
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
+	   -Werror=incompatible-pointer-types \
 	   -fPIC -pthread -I. -Iinclude -MMD -MP
 LDLIBS  += -pthread
 
@@ -57,5 +58,11 @@ test: check
 
 clean:
 	rm -rf $(BUILD)
+
+# daxfs.ko for the guest kernel of vm/ (Debian 12, 6.1): kernel/Makefile
+# builds it in build/kmod/ from kernel/*.c and the same core/*.c sources,
+# and copies it to kernel/daxfs.ko.  KDIR=... picks other kernel headers.
+module:
+	$(MAKE) -C kernel $(if $(KDIR),KDIR=$(KDIR))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

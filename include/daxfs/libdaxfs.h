@@ -192,7 +192,8 @@ int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
 /*
  * Creates a regular file (type bits of mode are ignored).  Without
  * DAXFS_CREATE_EXCL an existing name is opened instead: a final symlink is
- * followed, a directory gives -EISDIR.  *ino (may be NULL) receives the
+ * followed (a dangling one gives -ENOENT: the target is not created), a
+ * directory gives -EISDIR.  *ino (may be NULL) receives the
  * inode number.  Returns 1 when the file was created, 0 when it existed.
  */
 int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,

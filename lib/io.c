@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libdaxfs: file I/O by inode number through the core's read/write actors.
+ * The actors run inside the core's operation (a lane is claimed): they only
+ * copy memory.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "libdaxfs-internal.h"
+
+struct copy_ctx {
+	uint8_t *user;			/* next byte of the caller's buffer */
+};
+
+static u64 read_actor(void *ctx, const void *src, u64 len)
+{
+	struct copy_ctx *c = ctx;
+
+	if (src)
+		memcpy(c->user, src, len);
+	else
+		memset(c->user, 0, len);	/* hole */
+	c->user += len;
+	return len;
+}
+
+static u64 write_actor(void *ctx, void *dst, u64 len)
+{
+	struct copy_ctx *c = ctx;
+
+	memcpy(dst, c->user, len);
+	c->user += len;
+	return len;
+}
+
+int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
+		    uint64_t len, uint64_t off)
+{
+	struct copy_ctx c = { buf };
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	if (!len)
+		return 0;
+	if (len > INT64_MAX)
+		len = INT64_MAX;
+	return daxfs_read(&h->fs, ino, off, len, read_actor, &c);
+}
+
+static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
+			uint64_t len, uint64_t off, u32 flags, uint64_t *at)
+{
+	struct copy_ctx c = { (uint8_t *)buf };
+	u64 pos = off;
+	int64_t n;
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	if (!(flags & DAXFS_WRITE_APPEND) &&
+	    (off > DAXFS_MAX_FILE_SIZE || len > DAXFS_MAX_FILE_SIZE - off))
+		return -EFBIG;
+	if (len > INT64_MAX)
+		return -EINVAL;
+	n = daxfs_write(&h->fs, ino, off, len, flags, write_actor, &c, &pos);
+	if (n >= 0 && at)
+		*at = (flags & DAXFS_WRITE_APPEND) ? pos : off;
+	return n;
+}
+
+int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
+		     uint64_t len, uint64_t off)
+{
+	return do_write(h, ino, buf, len, off, 0, NULL);
+}
+
+int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
+		     uint64_t len, uint64_t *at)
+{
+	return do_write(h, ino, buf, len, 0, DAXFS_WRITE_APPEND, at);
+}
+
+int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
+{
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	if (size > DAXFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	return daxfs_truncate(&h->fs, ino, size);
+}

@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libdaxfs: POSIX-like path operations on top of the inode-number core API.
+ *
+ * Resolution walks one component at a time with daxfs_lookup().  ".." is
+ * handled by remembering the directories walked through (directories have
+ * exactly one parent, so that is the physical parent), symlinks are
+ * expanded in place in the remaining path, at most DAXFS_SYMLOOP_MAX times.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "libdaxfs-internal.h"
+
+#define WALK_MAX_DEPTH	(PATH_MAX / 2)
+
+struct walk {
+	struct daxfs_fs *fs;
+	u64 root;
+	u32 hops;			/* symlinks followed so far */
+	u32 depth;			/* entries in stack */
+	u64 stack[WALK_MAX_DEPTH];	/* directories walked through */
+	char link[DAXFS_SYMLINK_MAX + 1];
+	char buf[2 * PATH_MAX + DAXFS_SYMLINK_MAX + 2];
+};
+
+static struct walk *walk_new(struct daxfs_handle *h)
+{
+	struct walk *w = malloc(sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->fs = &h->fs;
+	w->root = h->fs.sb.root_ino;
+	w->hops = 0;
+	w->depth = 0;
+	return w;
+}
+
+/* Replaces the not yet walked part of w->buf (starting at rest) with
+ * target + "/" + rest.  Returns the new rest. */
+static int splice_link(struct walk *w, char **rest, const char *target, u32 tlen)
+{
+	size_t rlen = strlen(*rest);
+
+	if (tlen + 1 + rlen + 1 > sizeof(w->buf))
+		return -ENAMETOOLONG;
+	memmove(w->buf + tlen + 1, *rest, rlen + 1);
+	memcpy(w->buf, target, tlen);
+	w->buf[tlen] = '/';
+	*rest = w->buf;
+	return 0;
+}
+
+static int read_link(struct walk *w, u64 ino, u32 *len)
+{
+	int n = daxfs_readlink(w->fs, ino, w->link, DAXFS_SYMLINK_MAX);
+
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ENOENT;
+	if (n > (int)DAXFS_SYMLINK_MAX)
+		return -EUCLEAN;
+	w->link[n] = 0;
+	*len = (u32)n;
+	return 0;
+}
+
+/*
+ * Walks the components of w->buf starting from the root.  follow: follow
+ * a symlink in the final component.  Stops before the final component
+ * when last is non-NULL: *ino is then the parent directory and *last /
+ * *last_len the final name (NULL with len 0 for "/").  Also reports
+ * whether the path ended in a slash (trailing, may be NULL).
+ */
+static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
+		     const char **last, u32 *last_len, bool *trailing)
+{
+	struct daxfs_attr a;
+	char *rest, *comp;
+	u64 cur = w->root, next;
+	size_t plen = strlen(path);
+	int err;
+
+	if (!plen)
+		return -ENOENT;
+	if (plen >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(w->buf, path, plen + 1);
+	if (trailing)
+		*trailing = path[plen - 1] == '/';
+	rest = w->buf;
+	w->depth = 0;
+
+	for (;;) {
+		u32 len;
+		bool final;
+
+		while (*rest == '/')
+			rest++;
+		if (!*rest) {
+			/* path (or a symlink target) ended: "cur" is it */
+			if (last) {
+				*last = NULL;
+				*last_len = 0;
+			}
+			*ino = cur;
+			return 0;
+		}
+		comp = rest;
+		while (*rest && *rest != '/')
+			rest++;
+		len = (u32)(rest - comp);
+		if (len > DAXFS_NAME_MAX)
+			return -ENAMETOOLONG;
+		{
+			const char *p = rest;
+
+			while (*p == '/')
+				p++;
+			final = !*p;
+		}
+		if (final && last) {
+			*ino = cur;
+			*last = comp;
+			*last_len = len;
+			return 0;
+		}
+		if (len == 1 && comp[0] == '.')
+			continue;
+		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
+			if (w->depth)
+				cur = w->stack[--w->depth];
+			continue;
+		}
+		err = daxfs_lookup(w->fs, cur, comp, len, &next);
+		if (err)
+			return err;
+		err = daxfs_getattr(w->fs, next, &a);
+		if (err)
+			return err;
+		if (S_ISLNK(a.mode) && (!final || follow || (trailing && *trailing))) {
+			u32 tlen;
+
+			if (++w->hops > DAXFS_SYMLOOP_MAX)
+				return -ELOOP;
+			err = read_link(w, next, &tlen);
+			if (err)
+				return err;
+			/* the rest starts at the '/' (or NUL) after comp */
+			err = splice_link(w, &rest, w->link, tlen);
+			if (err)
+				return err;
+			if (w->link[0] == '/') {
+				cur = w->root;
+				w->depth = 0;
+			}
+			continue;
+		}
+		if (!final && !S_ISDIR(a.mode))
+			return -ENOTDIR;
+		if (!final || S_ISDIR(a.mode)) {
+			if (w->depth >= WALK_MAX_DEPTH)
+				return -ENAMETOOLONG;
+			w->stack[w->depth++] = cur;
+		}
+		cur = next;
+	}
+}
+
+static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *ino)
+{
+	struct walk *w;
+	bool trailing;
+	int err;
+
+	if (!path)
+		return -EFAULT;
+	err = lib_enter(h);
+	if (err)
+		return err;
+	w = walk_new(h);
+	if (!w)
+		return -ENOMEM;
+	err = walk_path(w, path, follow, ino, NULL, NULL, &trailing);
+	if (!err && trailing) {
+		struct daxfs_attr a;
+
+		err = daxfs_getattr(&h->fs, *ino, &a);
+		if (!err && !S_ISDIR(a.mode))
+			err = -ENOTDIR;
+	}
+	free(w);
+	return err;
+}
+
+/* Resolves the parent directory of path's final component.  The name
+ * points into w->buf (not NUL-terminated: use len).  noname is returned
+ * for paths without a final name ("/") and "."/".." as final names. */
+static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *path,
+			  u64 *dir, const char **name, u32 *len, bool *trailing,
+			  int noname)
+{
+	struct daxfs_attr a;
+	int err;
+
+	if (!path)
+		return -EFAULT;
+	err = walk_path(w, path, 1, dir, name, len, trailing);
+	if (err)
+		return err;
+	if (!*name)
+		return noname;
+	if ((*len == 1 && (*name)[0] == '.') ||
+	    (*len == 2 && (*name)[0] == '.' && (*name)[1] == '.'))
+		return noname;
+	err = daxfs_getattr(&h->fs, *dir, &a);
+	if (err)
+		return err;
+	if (!S_ISDIR(a.mode))
+		return -ENOTDIR;
+	return 0;
+}
+
+/* Common prologue of the modifying calls. */
+static int begin_modify(struct daxfs_handle *h, struct walk **w)
+{
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	*w = walk_new(h);
+	return *w ? 0 : -ENOMEM;
+}
+
+int daxfs_path_resolve(struct daxfs_handle *h, const char *path, int follow,
+		       uint64_t *ino)
+{
+	u64 found = 0;
+	int err = resolve(h, path, follow, &found);
+
+	*ino = found;
+	return err;
+}
+
+int daxfs_path_stat(struct daxfs_handle *h, const char *path,
+		    struct daxfs_attr *st)
+{
+	u64 ino;
+	int err = resolve(h, path, 1, &ino);
+
+	return err ? err : daxfs_getattr(&h->fs, ino, st);
+}
+
+int daxfs_path_lstat(struct daxfs_handle *h, const char *path,
+		     struct daxfs_attr *st)
+{
+	u64 ino;
+	int err = resolve(h, path, 0, &ino);
+
+	return err ? err : daxfs_getattr(&h->fs, ino, st);
+}
+
+int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
+{
+	int err = lib_enter(h);
+
+	return err ? err : daxfs_getattr(&h->fs, ino, st);
+}
+
+int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
+{
+	struct walk *w;
+	const char *name;
+	u32 len;
+	u64 dir, ino;
+	int err = begin_modify(h, &w);
+
+	if (err)
+		return err;
+	err = resolve_parent(h, w, path, &dir, &name, &len, NULL, -EEXIST);
+	if (!err)
+		err = daxfs_mkdir(&h->fs, dir, name, len, S_IFDIR | (mode & 07777),
+				  h->uid, h->gid, &ino);
+	free(w);
+	return err;
+}
+
+int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
+		     uint64_t rdev)
+{
+	struct walk *w;
+	const char *name;
+	bool trailing;
+	u32 len;
+	u64 dir, ino;
+	int err;
+
+	if (!(mode & S_IFMT))
+		mode |= S_IFREG;
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFIFO: case S_IFSOCK: case S_IFCHR: case S_IFBLK:
+		break;
+	case S_IFDIR:
+		return -EPERM;
+	default:
+		return -EINVAL;
+	}
+	err = begin_modify(h, &w);
+	if (err)
+		return err;
+	err = resolve_parent(h, w, path, &dir, &name, &len, &trailing, -EEXIST);
+	if (!err && trailing)
+		err = -ENOENT;
+	if (!err)
+		err = daxfs_mknod(&h->fs, dir, name, len, mode, h->uid, h->gid, rdev,
+				  &ino);
+	free(w);
+	return err;
+}
+
+/* An existing name met by create(): open it as a regular file. */
+static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
+			   unsigned int flags, uint64_t *out)
+{
+	struct daxfs_attr a;
+	int err = daxfs_getattr(&h->fs, ino, &a);
+
+	if (err)
+		return err;
+	if (S_ISLNK(a.mode)) {
+		err = resolve(h, path, 1, &ino);
+		if (err)
+			return err;
+		err = daxfs_getattr(&h->fs, ino, &a);
+		if (err)
+			return err;
+	}
+	if (S_ISDIR(a.mode))
+		return -EISDIR;
+	if ((flags & DAXFS_CREATE_TRUNC) && S_ISREG(a.mode) && a.size) {
+		err = daxfs_truncate(&h->fs, ino, 0);
+		if (err)
+			return err;
+	}
+	if (out)
+		*out = ino;
+	return 0;
+}
+
+int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
+		      unsigned int flags, uint64_t *out)
+{
+	struct walk *w;
+	const char *name;
+	bool trailing;
+	u32 len;
+	u64 dir, ino;
+	int err, tries;
+
+	err = begin_modify(h, &w);
+	if (err)
+		return err;
+	err = resolve_parent(h, w, path, &dir, &name, &len, &trailing, -EISDIR);
+	if (err)
+		goto out;
+	/* Lookup and create race with other hosts: whoever loses the create
+	 * finds the winner's file on the next lookup. */
+	for (tries = 0; tries < 16; tries++) {
+		err = daxfs_lookup(&h->fs, dir, name, len, &ino);
+		if (!err) {
+			if (flags & DAXFS_CREATE_EXCL) {
+				err = -EEXIST;
+				goto out;
+			}
+			err = create_existing(h, path, ino, flags, out);
+			goto out;
+		}
+		if (err != -ENOENT)
+			goto out;
+		if (trailing) {
+			err = -EISDIR;
+			goto out;
+		}
+		err = daxfs_mknod(&h->fs, dir, name, len, S_IFREG | (mode & 07777),
+				  h->uid, h->gid, 0, &ino);
+		if (!err) {
+			if (out)
+				*out = ino;
+			err = 1;
+			goto out;
+		}
+		if (err != -EEXIST || (flags & DAXFS_CREATE_EXCL))
+			goto out;
+	}
+	err = -EAGAIN;
+out:
+	free(w);
+	return err;
+}
+
+int daxfs_path_unlink(struct daxfs_handle *h, const char *path)
+{
+	struct walk *w;
+	struct daxfs_attr a;
+	const char *name;
+	bool trailing;
+	u32 len;
+	u64 dir, ino;
+	int err = begin_modify(h, &w);
+
+	if (err)
+		return err;
+	err = resolve_parent(h, w, path, &dir, &name, &len, &trailing, -EISDIR);
+	if (err)
+		goto out;
+	err = daxfs_lookup(&h->fs, dir, name, len, &ino);
+	if (!err)
+		err = daxfs_getattr(&h->fs, ino, &a);
+	if (err)
+		goto out;
+	if (S_ISDIR(a.mode)) {
+		err = -EISDIR;
+		goto out;
+	}
+	if (trailing) {
+		err = -ENOTDIR;
+		goto out;
+	}
+	err = daxfs_unlink(&h->fs, dir, name, len);
+out:
+	free(w);
+	return err;
+}
+
+int daxfs_path_rmdir(struct daxfs_handle *h, const char *path)
+{
+	struct walk *w;
+	const char *name;
+	u32 len;
+	u64 dir;
+	int err = begin_modify(h, &w);
+
+	if (err)
+		return err;
+	err = resolve_parent(h, w, path, &dir, &name, &len, NULL, -EBUSY);
+	if (err == -EBUSY && name && len == 1)
+		err = -EINVAL;		/* rmdir("x/.") */
+	else if (err == -EBUSY && name && len == 2)
+		err = -ENOTEMPTY;	/* rmdir("x/..") */
+	if (!err)
+		err = daxfs_rmdir(&h->fs, dir, name, len);
+	free(w);
+	return err;
+}
+
+int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
+		      unsigned int flags)
+{
+	struct walk *ws, *wd;
+	const char *sname, *dname;
+	u32 slen, dlen;
+	u64 sdir, ddir;
+	int err = begin_modify(h, &ws);
+
+	if (err)
+		return err;
+	wd = walk_new(h);
+	if (!wd) {
+		free(ws);
+		return -ENOMEM;
+	}
+	err = resolve_parent(h, ws, src, &sdir, &sname, &slen, NULL, -EBUSY);
+	if (!err)
+		err = resolve_parent(h, wd, dst, &ddir, &dname, &dlen, NULL, -EBUSY);
+	if (!err)
+		err = daxfs_rename(&h->fs, sdir, sname, slen, ddir, dname, dlen, flags);
+	free(wd);
+	free(ws);
+	return err;
+}
+
+int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
+		    const char *newpath)
+{
+	struct daxfs_attr a;
+	struct walk *w;
+	const char *name;
+	u32 len;
+	u64 dir, ino;
+	int err;
+
+	err = resolve(h, oldpath, 0, &ino);
+	if (err)
+		return err;
+	err = daxfs_getattr(&h->fs, ino, &a);
+	if (err)
+		return err;
+	if (S_ISDIR(a.mode))
+		return -EPERM;
+	err = begin_modify(h, &w);
+	if (err)
+		return err;
+	err = resolve_parent(h, w, newpath, &dir, &name, &len, NULL, -EEXIST);
+	if (!err)
+		err = daxfs_link(&h->fs, ino, dir, name, len);
+	free(w);
+	return err;
+}
+
+int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
+		       const char *linkpath)
+{
+	struct walk *w;
+	const char *name;
+	bool trailing;
+	size_t tlen;
+	u32 len;
+	u64 dir, ino;
+	int err;
+
+	if (!target)
+		return -EFAULT;
+	tlen = strlen(target);
+	if (!tlen)
+		return -ENOENT;
+	if (tlen > DAXFS_SYMLINK_MAX || tlen >= PATH_MAX)
+		return -ENAMETOOLONG;
+	err = begin_modify(h, &w);
+	if (err)
+		return err;
+	err = resolve_parent(h, w, linkpath, &dir, &name, &len, &trailing, -EEXIST);
+	if (!err && trailing)
+		err = -ENOENT;
+	if (!err)
+		err = daxfs_symlink(&h->fs, dir, name, len, target, (u32)tlen,
+				    h->uid, h->gid, &ino);
+	free(w);
+	return err;
+}
+
+int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
+			size_t bufsize)
+{
+	struct daxfs_attr a;
+	u64 ino;
+	u32 cap;
+	int err, n;
+
+	err = resolve(h, path, 0, &ino);
+	if (err)
+		return err;
+	err = daxfs_getattr(&h->fs, ino, &a);
+	if (err)
+		return err;
+	if (!S_ISLNK(a.mode))
+		return -EINVAL;
+	cap = bufsize ? (u32)(bufsize > UINT32_MAX ? UINT32_MAX : bufsize - 1) : 0;
+	n = daxfs_readlink(&h->fs, ino, buf, cap);
+	if (n < 0)
+		return n;
+	if (bufsize)
+		buf[(u32)n < cap ? (u32)n : cap] = 0;
+	return n;
+}
+
+static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
+			u32 valid, struct daxfs_attr *a)
+{
+	u64 ino;
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	err = resolve(h, path, follow, &ino);
+	if (err)
+		return err;
+	return daxfs_setattr(&h->fs, ino, valid, a);
+}
+
+int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
+			uint64_t size)
+{
+	struct daxfs_attr a;
+	u64 ino;
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	err = resolve(h, path, 1, &ino);
+	if (!err)
+		err = daxfs_getattr(&h->fs, ino, &a);
+	if (err)
+		return err;
+	if (S_ISDIR(a.mode))
+		return -EISDIR;
+	if (!S_ISREG(a.mode))
+		return -EINVAL;
+	if (size > DAXFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	return daxfs_truncate(&h->fs, ino, size);
+}
+
+int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
+{
+	struct daxfs_attr a;
+	u64 ino;
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	err = resolve(h, path, 1, &ino);
+	if (!err)
+		err = daxfs_getattr(&h->fs, ino, &a);
+	if (err)
+		return err;
+	a.mode = (a.mode & S_IFMT) | (mode & 07777);
+	a.ctime_ns = daxfs_now_ns();
+	return daxfs_setattr(&h->fs, ino, DAXFS_ATTR_MODE | DAXFS_ATTR_CTIME, &a);
+}
+
+static int chown_common(struct daxfs_handle *h, const char *path, int follow,
+			uint32_t uid, uint32_t gid)
+{
+	struct daxfs_attr a;
+	u32 valid = DAXFS_ATTR_CTIME;
+
+	memset(&a, 0, sizeof(a));
+	if (uid != (uint32_t)-1) {
+		a.uid = uid;
+		valid |= DAXFS_ATTR_UID;
+	}
+	if (gid != (uint32_t)-1) {
+		a.gid = gid;
+		valid |= DAXFS_ATTR_GID;
+	}
+	a.ctime_ns = daxfs_now_ns();
+	return setattr_path(h, path, follow, valid, &a);
+}
+
+int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
+		     uint32_t gid)
+{
+	return chown_common(h, path, 1, uid, gid);
+}
+
+int daxfs_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
+		      uint32_t gid)
+{
+	return chown_common(h, path, 0, uid, gid);
+}
+
+int daxfs_path_utimens(struct daxfs_handle *h, const char *path,
+		       int64_t atime_ns, int64_t mtime_ns)
+{
+	struct daxfs_attr a;
+	s64 now = daxfs_now_ns();
+	u32 valid = DAXFS_ATTR_CTIME;
+
+	memset(&a, 0, sizeof(a));
+	if (atime_ns != DAXFS_UTIME_OMIT) {
+		a.atime_ns = atime_ns == DAXFS_UTIME_NOW ? now : atime_ns;
+		valid |= DAXFS_ATTR_ATIME;
+	}
+	if (mtime_ns != DAXFS_UTIME_OMIT) {
+		a.mtime_ns = mtime_ns == DAXFS_UTIME_NOW ? now : mtime_ns;
+		valid |= DAXFS_ATTR_MTIME;
+	}
+	a.ctime_ns = now;
+	return setattr_path(h, path, 1, valid, &a);
+}
+
+/* ---- directory listing ---- */
+
+static bool is_dot(const char *name, u32 len)
+{
+	return (len == 1 && name[0] == '.') ||
+	       (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+struct cb_ctx {
+	daxfs_dir_cb cb;
+	void *ctx;
+	int ret;
+};
+
+static int cb_fill(void *ctx, const char *name, u32 len, u64 ino, u32 dtype,
+		   u64 pos)
+{
+	struct cb_ctx *c = ctx;
+
+	if (is_dot(name, len))
+		return 0;
+	c->ret = c->cb(c->ctx, name, len, ino, dtype, pos);
+	return c->ret;
+}
+
+static int check_dir(struct daxfs_handle *h, u64 ino)
+{
+	struct daxfs_attr a;
+	int err = daxfs_getattr(&h->fs, ino, &a);
+
+	if (err)
+		return err;
+	return S_ISDIR(a.mode) ? 0 : -ENOTDIR;
+}
+
+int daxfs_path_readdir(struct daxfs_handle *h, const char *path,
+		       daxfs_dir_cb cb, void *ctx)
+{
+	struct cb_ctx c = { cb, ctx, 0 };
+	u64 ino, pos = 0;
+	int err;
+
+	err = resolve(h, path, 1, &ino);
+	if (!err)
+		err = check_dir(h, ino);
+	if (err)
+		return err;
+	err = daxfs_readdir(&h->fs, ino, &pos, cb_fill, &c);
+	if (err)
+		return err;
+	return c.ret;
+}
+
+struct chunk_ctx {
+	struct daxfs_dirent_info *ents;
+	unsigned int max, n;
+};
+
+static int chunk_fill(void *ctx, const char *name, u32 len, u64 ino, u32 dtype,
+		      u64 pos)
+{
+	struct chunk_ctx *c = ctx;
+	struct daxfs_dirent_info *e;
+
+	if (is_dot(name, len))
+		return 0;
+	if (c->n >= c->max)
+		return 1;	/* stop: this entry comes again next time */
+	if (len > DAXFS_NAME_MAX)
+		len = DAXFS_NAME_MAX;
+	e = &c->ents[c->n++];
+	e->ino = ino;
+	e->pos = pos;
+	e->dtype = dtype;
+	e->name_len = len;
+	memcpy(e->name, name, len);
+	e->name[len] = 0;
+	return 0;
+}
+
+int daxfs_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
+			struct daxfs_dirent_info *ents, unsigned int max,
+			uint64_t *next_pos)
+{
+	struct chunk_ctx c = { ents, max, 0 };
+	u64 pos = start;
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = check_dir(h, dir);
+	if (err)
+		return err;
+	if (pos == DAXFS_POS_EOF) {
+		*next_pos = DAXFS_POS_EOF;
+		return 0;
+	}
+	err = daxfs_readdir(&h->fs, dir, &pos, chunk_fill, &c);
+	if (err)
+		return err;
+	*next_pos = pos;
+	return (int)c.n;
+}
+
+int daxfs_path_readdir_chunk(struct daxfs_handle *h, const char *path,
+			     uint64_t pos, struct daxfs_dirent_info *ents,
+			     unsigned int max, uint64_t *next_pos)
+{
+	u64 ino;
+	int err = resolve(h, path, 1, &ino);
+
+	if (err)
+		return err;
+	return daxfs_readdir_chunk(h, ino, pos, ents, max, next_pos);
+}
+
+int daxfs_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st)
+{
+	int err = lib_enter(h);
+
+	return err ? err : daxfs_statfs(&h->fs, st);
+}

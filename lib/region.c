@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libdaxfs: mapping a region, joining the host table, the heartbeat thread
+ * and fork handling.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "libdaxfs-internal.h"
+
+/* <linux/fs.h> (and <sys/mount.h>, which pulls in linux/types.h) clash
+ * with the __u64 typedefs of format.h, so spell the ioctl out. */
+#ifndef BLKGETSIZE64
+#define BLKGETSIZE64	_IOR(0x12, 114, size_t)
+#endif
+
+#define DEVDAX_ALIGN	(2ULL << 20)
+
+/* All open handles, so the fork handlers can fix them up in the child. */
+static pthread_mutex_t lib_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct daxfs_handle *lib_handles;
+static pthread_once_t lib_atfork_once = PTHREAD_ONCE_INIT;
+/* Bumped in every child: a handle joined under an older value belongs to
+ * the parent's host and must join again before use. */
+static volatile unsigned long lib_fork_gen;
+
+static void lib_prepare_fork(void)
+{
+	struct daxfs_handle *h;
+
+	pthread_mutex_lock(&lib_list_lock);
+	for (h = lib_handles; h; h = h->next)
+		pthread_mutex_lock(&h->lock);
+}
+
+static void lib_parent_fork(void)
+{
+	struct daxfs_handle *h;
+
+	for (h = lib_handles; h; h = h->next)
+		pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&lib_list_lock);
+}
+
+static void lib_child_fork(void)
+{
+	struct daxfs_handle *h;
+
+	/* The heartbeat threads do not exist here; the locks were taken by
+	 * this very thread in prepare, so re-initialising them is safe. */
+	lib_fork_gen++;
+	for (h = lib_handles; h; h = h->next) {
+		pthread_mutex_init(&h->lock, NULL);
+		pthread_cond_init(&h->cond, NULL);
+		h->hb_running = false;
+		h->hb_stop = false;
+	}
+	pthread_mutex_init(&lib_list_lock, NULL);
+}
+
+static void lib_atfork_init(void)
+{
+	pthread_atfork(lib_prepare_fork, lib_parent_fork, lib_child_fork);
+}
+
+static int read_sysfs_u64(const char *path, uint64_t *v)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -EIO;
+	*v = strtoull(buf, NULL, 0);
+	return 0;
+}
+
+/* A devdax device exposes its size in sysfs (dax_bus "size" attribute,
+ * or the size of its dax region). */
+static int devdax_size(const struct stat *st, uint64_t *size)
+{
+	static const char *const fmts[] = {
+		"/sys/dev/char/%u:%u/size",
+		"/sys/dev/char/%u:%u/device/size",
+		"/sys/dev/char/%u:%u/device/dax_region/size",
+		"/sys/dev/char/%u:%u/../size",
+	};
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		snprintf(path, sizeof(path), fmts[i], major(st->st_rdev),
+			 minor(st->st_rdev));
+		if (!read_sysfs_u64(path, size) && *size)
+			return 0;
+	}
+	return -ENODEV;
+}
+
+int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind,
+		      uint64_t *size)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, oflags | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		goto fail_errno;
+	if (S_ISREG(st.st_mode)) {
+		*kind = DAXFS_TARGET_FILE;
+		*size = (uint64_t)st.st_size;
+	} else if (S_ISBLK(st.st_mode)) {
+		*kind = DAXFS_TARGET_BLOCK;
+		if (ioctl(fd, BLKGETSIZE64, size) < 0)
+			goto fail_errno;
+	} else if (S_ISCHR(st.st_mode)) {
+		*kind = DAXFS_TARGET_DEVDAX;
+		err = devdax_size(&st, size);
+		if (err) {
+			close(fd);
+			return err;
+		}
+	} else {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+
+fail_errno:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Maps [0, len) of fd shared.  devdax needs the address and length
+ * aligned to the device alignment (2 MiB here): reserve a larger
+ * anonymous area, then map the device over an aligned part of it.
+ */
+static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
+{
+	uint8_t *area, *aligned;
+	uint64_t resv;
+	void *p;
+
+	if (h->kind != DAXFS_TARGET_DEVDAX) {
+		p = mmap(NULL, len, prot, MAP_SHARED, h->fd, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		h->map = p;
+		h->map_area = p;
+		h->map_reserved = len;
+		h->map_len = len;
+		return 0;
+	}
+	len &= ~(DEVDAX_ALIGN - 1);
+	if (!len)
+		return -EINVAL;
+	resv = len + DEVDAX_ALIGN;
+	area = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	if (area == MAP_FAILED)
+		return -errno;
+	aligned = (uint8_t *)(((uintptr_t)area + DEVDAX_ALIGN - 1) &
+			      ~(uintptr_t)(DEVDAX_ALIGN - 1));
+	p = mmap(aligned, len, prot, MAP_SHARED | MAP_FIXED, h->fd, 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(area, resv);
+		return err;
+	}
+	h->map = p;
+	h->map_area = area;
+	h->map_reserved = resv;
+	h->map_len = len;
+	return 0;
+}
+
+static void unmap_target(struct daxfs_handle *h)
+{
+	if (h->map_area)
+		munmap(h->map_area, h->map_reserved);
+	h->map_area = NULL;
+	h->map = NULL;
+}
+
+static void host_name(char *buf, size_t size)
+{
+	char hn[HOST_NAME_MAX + 1] = "";
+	char pid[16];
+	size_t plen, hlen;
+
+	gethostname(hn, sizeof(hn) - 1);
+	hn[sizeof(hn) - 1] = 0;
+	plen = (size_t)snprintf(pid, sizeof(pid), ":%d", (int)getpid());
+	hlen = strlen(hn);
+	/* keep the pid whole: shorten the hostname to fit */
+	if (hlen + plen + 1 > size)
+		hlen = size > plen + 1 ? size - plen - 1 : 0;
+	memcpy(buf, hn, hlen);
+	memcpy(buf + hlen, pid, plen);
+	buf[hlen + plen] = 0;
+}
+
+static int do_join(struct daxfs_handle *h)
+{
+	char name[DAXFS_HOST_NAME_LEN];
+
+	host_name(name, sizeof(name));
+	h->fs.host = DAXFS_NO_HOST;
+	h->fs.host_gen = 0;
+	return daxfs_host_join(&h->fs, name, (u32)getpid(), DAXFS_HOST_KIND_USER);
+}
+
+static void *heartbeat_main(void *arg)
+{
+	struct daxfs_handle *h = arg;
+	uint64_t period_ms = h->fs.lease_ms / 4;
+	struct timespec ts;
+	int err;
+
+	if (!period_ms)
+		period_ms = 1;
+	pthread_mutex_lock(&h->lock);
+	while (!h->hb_stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += period_ms / 1000;
+		ts.tv_nsec += (long)(period_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+		if (h->hb_stop)
+			break;
+		err = daxfs_host_renew(&h->fs);
+		if (err == -ESTALE) {
+			/* Declared dead (stopped too long): our old slot was
+			 * recovered by a survivor.  Come back as a new host. */
+			if (!do_join(h))
+				h->rejoins++;
+			else
+				h->need_rejoin = true;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/* Called with h->lock held. */
+static int start_heartbeat(struct daxfs_handle *h)
+{
+	int err;
+
+	if (h->hb_running || (h->flags & DAXFS_OPEN_NO_HEARTBEAT))
+		return 0;
+	h->hb_stop = false;
+	err = pthread_create(&h->hb_thread, NULL, heartbeat_main, h);
+	if (err)
+		return -err;
+	h->hb_running = true;
+	return 0;
+}
+
+/* Stops the heartbeat thread; called without h->lock. */
+static void stop_heartbeat(struct daxfs_handle *h)
+{
+	bool running;
+
+	pthread_mutex_lock(&h->lock);
+	running = h->hb_running;
+	h->hb_stop = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	if (running)
+		pthread_join(h->hb_thread, NULL);
+	h->hb_running = false;
+}
+
+int lib_enter(struct daxfs_handle *h)
+{
+	int err = 0;
+
+	if (!h->want_join)
+		return 0;
+	if (daxfs_likely(h->fork_gen == lib_fork_gen && !h->need_rejoin))
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	if (h->fork_gen != lib_fork_gen || h->need_rejoin) {
+		/* In a fork child fs.host names the parent's slot: never
+		 * touch it, just take a slot of our own. */
+		err = do_join(h);
+		if (!err) {
+			h->fork_gen = lib_fork_gen;
+			h->need_rejoin = false;
+			h->rejoins++;
+			err = start_heartbeat(h);
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return err;
+}
+
+int lib_writable(struct daxfs_handle *h)
+{
+	if (h->flags & DAXFS_OPEN_RDONLY)
+		return -EROFS;
+	if (h->fs.host == DAXFS_NO_HOST)
+		return -EROFS;
+	return 0;
+}
+
+static void list_add(struct daxfs_handle *h)
+{
+	pthread_mutex_lock(&lib_list_lock);
+	h->next = lib_handles;
+	lib_handles = h;
+	pthread_mutex_unlock(&lib_list_lock);
+}
+
+static void list_del(struct daxfs_handle *h)
+{
+	struct daxfs_handle **pp;
+
+	pthread_mutex_lock(&lib_list_lock);
+	for (pp = &lib_handles; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lib_list_lock);
+}
+
+int daxfs_region_open(const char *path, unsigned int flags,
+		      struct daxfs_handle **out)
+{
+	struct daxfs_handle *h;
+	uint64_t size;
+	u32 fsflags = 0;
+	int err, fd;
+
+	*out = NULL;
+	pthread_once(&lib_atfork_once, lib_atfork_init);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->fd = -1;
+	h->flags = flags;
+	h->uid = (uint32_t)geteuid();
+	h->gid = (uint32_t)getegid();
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+
+	fd = daxfs_target_open(path, (flags & DAXFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
+			       &h->kind, &size);
+	if (fd < 0) {
+		err = fd;
+		goto fail;
+	}
+	h->fd = fd;
+	if (size < DAXFS_BLOCK_SIZE) {
+		err = -EINVAL;
+		goto fail;
+	}
+	err = map_target(h, (flags & DAXFS_OPEN_RDONLY) ? PROT_READ :
+			 PROT_READ | PROT_WRITE, size);
+	if (err)
+		goto fail;
+
+	if (flags & DAXFS_OPEN_RDONLY)
+		fsflags |= DAXFS_FS_RDONLY;
+	if ((flags & DAXFS_OPEN_PERSISTENT) || h->kind != DAXFS_TARGET_FILE)
+		fsflags |= DAXFS_FS_PERSISTENT;
+	if (flags & DAXFS_OPEN_VALIDATE)
+		fsflags |= DAXFS_FS_VALIDATE;
+	err = daxfs_fs_open(&h->fs, h->map, h->map_len, fsflags);
+	if (err)
+		goto fail;
+	h->fs.host = DAXFS_NO_HOST;
+
+	if (!(flags & (DAXFS_OPEN_RDONLY | DAXFS_OPEN_NOJOIN))) {
+		err = do_join(h);
+		if (err)
+			goto fail;
+		h->want_join = true;
+		h->fork_gen = lib_fork_gen;
+		pthread_mutex_lock(&h->lock);
+		err = start_heartbeat(h);
+		pthread_mutex_unlock(&h->lock);
+		if (err) {
+			daxfs_host_leave(&h->fs);
+			goto fail;
+		}
+	}
+	list_add(h);
+	*out = h;
+	return 0;
+
+fail:
+	unmap_target(h);
+	if (h->fd >= 0)
+		close(h->fd);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
+	free(h);
+	return err;
+}
+
+void daxfs_region_close(struct daxfs_handle *h)
+{
+	if (!h)
+		return;
+	list_del(h);
+	stop_heartbeat(h);
+	/* A fork child that never used the handle still carries the parent's
+	 * slot in fs.host: leave only a slot that is ours. */
+	if (h->want_join && h->fork_gen == lib_fork_gen &&
+	    h->fs.host != DAXFS_NO_HOST)
+		daxfs_host_leave(&h->fs);
+	unmap_target(h);
+	if (h->fd >= 0)
+		close(h->fd);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
+	free(h);
+}
+
+struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h)
+{
+	lib_enter(h);
+	return &h->fs;
+}
+
+int daxfs_region_renew(struct daxfs_handle *h)
+{
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	if (h->fs.host == DAXFS_NO_HOST)
+		return 0;
+	err = daxfs_host_renew(&h->fs);
+	if (err == -ESTALE) {
+		pthread_mutex_lock(&h->lock);
+		h->need_rejoin = true;
+		pthread_mutex_unlock(&h->lock);
+	}
+	return err;
+}
+
+void daxfs_set_creds(struct daxfs_handle *h, uint32_t uid, uint32_t gid)
+{
+	h->uid = uid;
+	h->gid = gid;
+}
+
+int daxfs_region_reclaim(struct daxfs_handle *h)
+{
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
+	err = lib_writable(h);
+	if (err)
+		return err;
+	daxfs_reclaim_all(&h->fs);
+	return 0;
+}

@@ -1,0 +1,553 @@
+"""Python bindings for libdaxfs, the user-space DaxFS host.
+
+A :class:`Region` maps a DaxFS region (a file, a /dev/shm file, a pmem
+block device or a devdax device), joins the host table and offers a
+POSIX-like path API plus file I/O by inode number::
+
+    import daxfs
+
+    daxfs.mkfs("/dev/shm/fs", 64 << 20)
+    with daxfs.Region("/dev/shm/fs") as fs:
+        fs.mkdir("/docs")
+        fs.write_file("/docs/hello.txt", b"hello\\n")
+        print(fs.listdir("/docs"), fs.read_file("/docs/hello.txt"))
+
+Every failure of the library raises :class:`DaxfsError` (an ``OSError``
+whose ``errno`` is set).  The library is found at ``../build/libdaxfs.so``
+relative to this package's directory, or wherever ``DAXFS_LIB`` points.
+"""
+
+import ctypes
+import errno as _errno
+import os
+import stat as _stat
+from collections import namedtuple
+
+from . import _lib
+
+__all__ = [
+    "DaxfsError", "File", "Region", "StatResult", "mkfs", "strerror",
+    "RENAME_NOREPLACE", "RENAME_EXCHANGE",
+]
+
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+
+HOST_STATES = {0: "free", 1: "alive", 2: "dead", 3: "recovering"}
+TARGET_KINDS = {0: "file", 1: "block", 2: "devdax"}
+
+_CHUNK = 256
+_IO_CHUNK = 1 << 26
+
+
+def strerror(err):
+    """Message for an errno value, with DaxFS advice where it helps."""
+    return _lib.lib().daxfs_strerror(-abs(err)).decode("utf-8", "replace")
+
+
+class DaxfsError(OSError):
+    """A libdaxfs call failed; ``errno`` holds the (positive) errno."""
+
+
+# Concrete subclasses so that callers may also catch the usual builtins
+# (FileNotFoundError, FileExistsError, ...), as with os functions.
+_BUILTIN_ERRORS = {
+    _errno.ENOENT: FileNotFoundError,
+    _errno.EEXIST: FileExistsError,
+    _errno.ENOTDIR: NotADirectoryError,
+    _errno.EISDIR: IsADirectoryError,
+    _errno.EACCES: PermissionError,
+    _errno.EPERM: PermissionError,
+}
+_ERROR_CLASSES = {}
+
+
+def _error_class(err):
+    cls = _ERROR_CLASSES.get(err)
+    if cls is None:
+        base = _BUILTIN_ERRORS.get(err)
+        if base is None:
+            cls = DaxfsError
+        else:
+            cls = type("Daxfs" + base.__name__, (DaxfsError, base), {})
+        _ERROR_CLASSES[err] = cls
+    return cls
+
+
+def _raise(ret, *paths):
+    err = -ret
+    args = [err, strerror(err)]
+    if paths:
+        args.append(os.fsdecode(paths[0]))
+        if len(paths) > 1:
+            args.extend([None, os.fsdecode(paths[1])])
+    raise _error_class(err)(*args)
+
+
+def _check(ret, *paths):
+    if ret < 0:
+        _raise(ret, *paths)
+    return ret
+
+
+def _path(path):
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if isinstance(path, str):
+        path = path.encode("utf-8", "surrogateescape")
+    if not isinstance(path, bytes):
+        raise TypeError(f"path must be str or bytes, not {type(path)!r}")
+    if b"\0" in path:
+        raise ValueError("embedded null byte in path")
+    return path
+
+
+def _bytes(data):
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    return bytes(data)
+
+
+def mkfs(path, size, force=False, buckets=0, max_hosts=0, lease_ms=0,
+         label=None):
+    """Creates an empty DaxFS (no base image) on path.
+
+    A regular file is created or resized to size bytes; a device is used
+    as is (size 0: the whole device).  An existing DaxFS is only
+    overwritten with force=True (else FileExistsError / EEXIST).
+    """
+    opts = _lib.MkfsOpts()
+    opts.force = 1 if force else 0
+    opts.nr_buckets = buckets
+    opts.max_hosts = max_hosts
+    opts.lease_ms = lease_ms
+    opts.label = label.encode("utf-8") if label else None
+    p = _path(path)
+    _check(_lib.lib().daxfs_region_create(p, size, ctypes.byref(opts)), p)
+
+
+StatResult = namedtuple("StatResult", [
+    "st_ino", "st_mode", "st_nlink", "st_uid", "st_gid", "st_size",
+    "st_blocks", "st_atime_ns", "st_mtime_ns", "st_ctime_ns", "st_rdev",
+    "st_change", "st_generation",
+])
+StatResult.__doc__ = """Attributes of an inode (like os.stat_result).
+
+st_blocks counts 512-byte units as in stat(2); st_change is bumped on
+every change of the inode (for cache revalidation).
+"""
+
+
+def _stat_result(a):
+    return StatResult(a.ino, a.mode, a.nlink, a.uid, a.gid, a.size,
+                      a.blocks * 8, a.atime_ns, a.mtime_ns, a.ctime_ns,
+                      a.rdev, a.change, a.generation)
+
+
+class HostState(str):
+    """A host state name ('alive', ...) that also equals its number."""
+
+    def __new__(cls, code):
+        obj = super().__new__(cls, HOST_STATES.get(code, "?"))
+        obj.code = code
+        return obj
+
+    def __eq__(self, other):
+        if isinstance(other, int):
+            return self.code == other
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+class Region:
+    """A mapped DaxFS region; this process is one host of the filesystem.
+
+    readonly: map read-only and do not join the host table.
+    join=False: map read-write without joining (modifications fail EROFS).
+    heartbeat=False: join, but renew the lease only through renew().
+    """
+
+    def __init__(self, path, readonly=False, join=True, heartbeat=True):
+        flags = 0
+        if readonly:
+            flags |= _lib.OPEN_RDONLY
+        if not join:
+            flags |= _lib.OPEN_NOJOIN
+        if not heartbeat:
+            flags |= _lib.OPEN_NO_HEARTBEAT
+        self._lib = _lib.lib()
+        self._h = None
+        handle = ctypes.c_void_p()
+        p = _path(path)
+        _check(self._lib.daxfs_region_open(p, flags, ctypes.byref(handle)),
+               p)
+        self._h = handle
+        self.path = os.fsdecode(p)
+        self.readonly = readonly
+
+    # -- lifetime --------------------------------------------------------
+
+    def close(self):
+        """Stops the heartbeat, leaves the host table and unmaps."""
+        if self._h is not None:
+            self._lib.daxfs_region_close(self._h)
+            self._h = None
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self):
+        if self._h is None:
+            raise ValueError("operation on a closed DaxFS region")
+        return self._h
+
+    def renew(self):
+        """Renews this host's lease now (for heartbeat=False)."""
+        _check(self._lib.daxfs_region_renew(self._handle()))
+
+    def set_creds(self, uid, gid):
+        """Owner of objects created from now on (default: euid/egid)."""
+        self._lib.daxfs_set_creds(self._handle(), uid, gid)
+
+    # -- attributes ------------------------------------------------------
+
+    def _stat(self, func, path):
+        a = _lib.Attr()
+        p = _path(path)
+        _check(func(self._handle(), p, ctypes.byref(a)), p)
+        return _stat_result(a)
+
+    def stat(self, path):
+        """Attributes of path, following a final symlink."""
+        return self._stat(self._lib.daxfs_path_stat, path)
+
+    def lstat(self, path):
+        """Attributes of path itself (a final symlink is not followed)."""
+        return self._stat(self._lib.daxfs_path_lstat, path)
+
+    def fstat(self, ino):
+        """Attributes of an inode number."""
+        a = _lib.Attr()
+        _check(self._lib.daxfs_fstat(self._handle(), ino, ctypes.byref(a)))
+        return _stat_result(a)
+
+    def exists(self, path):
+        """True when path resolves (following symlinks), like os.path."""
+        try:
+            self.stat(path)
+        except DaxfsError:
+            return False
+        return True
+
+    def resolve(self, path, follow=True):
+        """Inode number of path."""
+        ino = ctypes.c_uint64()
+        p = _path(path)
+        _check(self._lib.daxfs_path_resolve(self._handle(), p,
+                                            1 if follow else 0,
+                                            ctypes.byref(ino)), p)
+        return ino.value
+
+    # -- namespace -------------------------------------------------------
+
+    def mkdir(self, path, mode=0o755):
+        p = _path(path)
+        _check(self._lib.daxfs_path_mkdir(self._handle(), p, mode), p)
+
+    def makedirs(self, path, mode=0o755, exist_ok=True):
+        """mkdir -p: creates missing parents too."""
+        p = _path(path)
+        parts = [c for c in p.split(b"/") if c]
+        cur = b""
+        for i, comp in enumerate(parts):
+            cur += b"/" + comp
+            try:
+                self.mkdir(cur, mode)
+            except FileExistsError:
+                if not _stat.S_ISDIR(self.stat(cur).st_mode):
+                    raise
+                if i == len(parts) - 1 and not exist_ok:
+                    raise
+
+    def create(self, path, mode=0o644, exclusive=True):
+        """Creates a regular file and returns its inode number.
+
+        exclusive=False opens an existing file instead (O_CREAT without
+        O_EXCL; a final symlink is followed).
+        """
+        ino = ctypes.c_uint64()
+        p = _path(path)
+        flags = _lib.CREATE_EXCL if exclusive else 0
+        _check(self._lib.daxfs_path_create(self._handle(), p, mode, flags,
+                                           ctypes.byref(ino)), p)
+        return ino.value
+
+    def mknod(self, path, mode, rdev=0):
+        """Creates a file, FIFO, socket or device node (type in mode)."""
+        p = _path(path)
+        _check(self._lib.daxfs_path_mknod(self._handle(), p, mode, rdev), p)
+
+    def unlink(self, path):
+        p = _path(path)
+        _check(self._lib.daxfs_path_unlink(self._handle(), p), p)
+
+    def rmdir(self, path):
+        p = _path(path)
+        _check(self._lib.daxfs_path_rmdir(self._handle(), p), p)
+
+    def rename(self, src, dst, flags=0):
+        """Renames src to dst (flags: RENAME_NOREPLACE, RENAME_EXCHANGE)."""
+        s, d = _path(src), _path(dst)
+        _check(self._lib.daxfs_path_rename(self._handle(), s, d, flags),
+               s, d)
+
+    def link(self, src, dst):
+        """Hard link dst to src (src's final symlink is not followed)."""
+        s, d = _path(src), _path(dst)
+        _check(self._lib.daxfs_path_link(self._handle(), s, d), s, d)
+
+    def symlink(self, target, path):
+        """Creates symlink path pointing to target (like os.symlink)."""
+        t, p = _path(target), _path(path)
+        _check(self._lib.daxfs_path_symlink(self._handle(), t, p), p)
+
+    def readlink(self, path):
+        p = _path(path)
+        size = 4096
+        while True:
+            buf = ctypes.create_string_buffer(size + 1)
+            n = _check(self._lib.daxfs_path_readlink(self._handle(), p, buf,
+                                                     size + 1), p)
+            if n <= size:
+                return os.fsdecode(buf.raw[:n])
+            size = n
+
+    # -- directories -----------------------------------------------------
+
+    def readdir_chunk(self, path, pos=0, max_entries=_CHUNK):
+        """Up to max_entries entries from readdir position pos.
+
+        Returns ([(name, ino, dtype, pos), ...], next_pos); next_pos is
+        None at the end.  "." and ".." are not listed; positions stay
+        valid while the directory changes.
+        """
+        if pos is None:
+            return [], None
+        max_entries = max(0, int(max_entries))
+        ents = (_lib.DirentInfo * max(1, max_entries))()
+        nxt = ctypes.c_uint64()
+        p = _path(path)
+        n = _check(self._lib.daxfs_path_readdir_chunk(
+            self._handle(), p, pos, ents, max_entries, ctypes.byref(nxt)), p)
+        out = [(os.fsdecode(e.name[:e.name_len]), e.ino, e.dtype, e.pos)
+               for e in ents[:n]]
+        return out, (None if nxt.value == _lib.POS_EOF else nxt.value)
+
+    def scandir(self, path):
+        """Yields (name, ino, dtype, pos) for every entry of path."""
+        pos = 0
+        while pos is not None:
+            ents, pos = self.readdir_chunk(path, pos, _CHUNK)
+            yield from ents
+
+    def listdir(self, path):
+        """Names in directory path (no "." and ".."), in hash order."""
+        return [e[0] for e in self.scandir(path)]
+
+    # -- whole files -----------------------------------------------------
+
+    def read_file(self, path):
+        """Contents of the file at path (follows symlinks)."""
+        with self.open(path) as f:
+            return f.read_all()
+
+    def write_file(self, path, data, mode=0o644):
+        """Creates or truncates path and writes data to it."""
+        data = _bytes(data)
+        ino = ctypes.c_uint64()
+        p = _path(path)
+        _check(self._lib.daxfs_path_create(self._handle(), p, mode,
+                                           _lib.CREATE_TRUNC,
+                                           ctypes.byref(ino)), p)
+        f = File(self, ino.value, p)
+        f.pwrite(data, 0)
+        return len(data)
+
+    def open(self, path, create=False, mode=0o644):
+        """A File for path (create=True creates it when missing)."""
+        p = _path(path)
+        ino = ctypes.c_uint64()
+        if create:
+            _check(self._lib.daxfs_path_create(self._handle(), p, mode, 0,
+                                               ctypes.byref(ino)), p)
+        else:
+            _check(self._lib.daxfs_path_resolve(self._handle(), p, 1,
+                                                ctypes.byref(ino)), p)
+            st = self.fstat(ino.value)
+            if _stat.S_ISDIR(st.st_mode):
+                _raise(-_errno.EISDIR, p)
+        return File(self, ino.value, p)
+
+    # -- attributes (modify) --------------------------------------------
+
+    def truncate(self, path, size):
+        p = _path(path)
+        _check(self._lib.daxfs_path_truncate(self._handle(), p, size), p)
+
+    def chmod(self, path, mode):
+        p = _path(path)
+        _check(self._lib.daxfs_path_chmod(self._handle(), p, mode), p)
+
+    def chown(self, path, uid, gid, follow_symlinks=True):
+        """Changes owner; -1 leaves uid or gid unchanged."""
+        p = _path(path)
+        func = (self._lib.daxfs_path_chown if follow_symlinks
+                else self._lib.daxfs_path_lchown)
+        _check(func(self._handle(), p, uid & 0xffffffff, gid & 0xffffffff),
+               p)
+
+    def utime(self, path, atime_ns=None, mtime_ns=None):
+        """Sets access and modification times (ns); None means now."""
+        a = _lib.UTIME_NOW if atime_ns is None else atime_ns
+        m = _lib.UTIME_NOW if mtime_ns is None else mtime_ns
+        p = _path(path)
+        _check(self._lib.daxfs_path_utimens(self._handle(), p, a, m), p)
+
+    # -- whole filesystem ------------------------------------------------
+
+    def statfs(self):
+        st = _lib.Statfs()
+        _check(self._lib.daxfs_region_statfs(self._handle(),
+                                             ctypes.byref(st)))
+        return {name: getattr(st, name) for name, _ in st._fields_}
+
+    def info(self):
+        """Layout, space and hosts of the region (see `daxfs info`)."""
+        inf = _lib.Info()
+        _check(self._lib.daxfs_info(self._handle(), ctypes.byref(inf)))
+        out = {name: getattr(inf, name) for name, _ in inf._fields_
+               if name not in ("uuid", "label", "regions", "hosts")}
+        out["uuid"] = "-".join(bytes(inf.uuid[a:b]).hex() for a, b in
+                               ((0, 4), (4, 6), (6, 8), (8, 10), (10, 16)))
+        out["label"] = inf.label.decode("utf-8", "replace")
+        out["target_kind"] = TARGET_KINDS.get(inf.target_kind, "?")
+        out["regions"] = [
+            {"name": r.name.decode() if r.name else "?", "kind": r.kind,
+             "offset": r.offset, "size": r.size}
+            for r in inf.regions[:inf.nr_regions]]
+        out["hosts"] = [
+            {"slot": h.slot, "state": HostState(h.state), "gen": h.gen,
+             "name": h.name.decode("utf-8", "replace"), "pid": h.pid,
+             "lease_age_ns": h.lease_age_ns, "joined_ns": h.joined_ns,
+             "kind": h.kind, "ops": h.ops, "busy_lanes": h.busy_lanes,
+             "self": bool(h.self)}
+            for h in inf.hosts[:inf.nr_hosts]]
+        out["self_slot"] = (None if inf.self_slot == 0xffffffff
+                            else inf.self_slot)
+        return out
+
+    def reclaim(self):
+        """Frees every retired object that no host can still read."""
+        _check(self._lib.daxfs_region_reclaim(self._handle()))
+
+
+class File:
+    """An open regular file: I/O by inode number."""
+
+    def __init__(self, region, ino, path=None):
+        self.region = region
+        self.ino = ino
+        self.path = path
+        self._closed = False
+
+    def _h(self):
+        if self._closed:
+            raise ValueError("I/O operation on closed file")
+        return self.region._handle()
+
+    def _err(self, ret):
+        if ret < 0:
+            _raise(ret, *([self.path] if self.path else []))
+        return ret
+
+    @property
+    def size(self):
+        """Current size (read from the region every time)."""
+        a = _lib.Attr()
+        self._err(self.region._lib.daxfs_fstat(self._h(), self.ino,
+                                               ctypes.byref(a)))
+        return a.size
+
+    def pread(self, n, off):
+        """Up to n bytes at off (short only at end of file)."""
+        # size the buffer by the current file size, not by n
+        n = min(n, max(0, self.size - off))
+        if n <= 0:
+            return b""
+        buf = ctypes.create_string_buffer(n)
+        got = self._err(self.region._lib.daxfs_pread(self._h(), self.ino,
+                                                     buf, n, off))
+        return buf.raw[:got]
+
+    def pwrite(self, data, off):
+        """Writes data at off; returns the number of bytes written."""
+        data = _bytes(data)
+        if not data:
+            return 0
+        buf = ctypes.create_string_buffer(data, len(data))
+        return self._err(self.region._lib.daxfs_pwrite(
+            self._h(), self.ino, buf, len(data), off))
+
+    def append(self, data):
+        """Atomically appends data; returns the offset it went to."""
+        data = _bytes(data)
+        at = ctypes.c_uint64()
+        buf = ctypes.create_string_buffer(data, max(1, len(data)))
+        self._err(self.region._lib.daxfs_append(self._h(), self.ino, buf,
+                                                len(data), ctypes.byref(at)))
+        return at.value
+
+    def read_all(self):
+        """The whole file (up to its current size)."""
+        parts = []
+        off = 0
+        while True:
+            chunk = self.pread(_IO_CHUNK, off)
+            if not chunk:
+                break
+            parts.append(chunk)
+            off += len(chunk)
+        return b"".join(parts)
+
+    def truncate(self, n):
+        self._err(self.region._lib.daxfs_ftruncate(self._h(), self.ino, n))
+
+    def close(self):
+        self._closed = True
+
+    @property
+    def closed(self):
+        return self._closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

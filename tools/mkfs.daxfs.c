@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mkfs.daxfs: create a DaxFS filesystem on a file, a /dev/shm file, a pmem
+ * block device or a devdax character device, optionally with a read-only
+ * base image built from a directory tree (--source).
+ *
+ * Exit codes follow mke2fs: 0 success, 1 usage error, 8 operational error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "daxfs/libdaxfs.h"
+#include "common.h"
+
+#define PROBE_LEN	4096u
+
+struct mkfs_args {
+	bool force, quiet, have_size;
+	uint64_t size;
+	const char *source;
+	uint64_t buckets;
+	uint32_t max_hosts;
+	uint32_t lease_ms;
+	const char *label;
+	const char *target;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: mkfs.daxfs [options] TARGET [BLOCKS]\n"
+"Create a DaxFS filesystem on TARGET: a regular file (created or resized to\n"
+"SIZE), a file in /dev/shm, a pmem block device or a devdax character device\n"
+"(the device size is used).\n"
+"\n"
+"Options:\n"
+"  -s, --size SIZE      region size, e.g. 64M, 1G (K, M, G, T = powers of 1024);\n"
+"                       required when TARGET is a new or empty file\n"
+"  -f, --force          overwrite an existing filesystem or data on TARGET\n"
+"      --source DIR     build a read-only base image from the tree under DIR\n"
+"      --buckets N      overlay hash buckets (power of two; default: automatic)\n"
+"      --max-hosts N    host table entries, 1..%u (default 64)\n"
+"      --lease-ms N     host lease in milliseconds (default 10000)\n"
+"  -L, --label LABEL    filesystem label (up to %u bytes)\n"
+"  -q, --quiet          print nothing but errors\n"
+"  -V, --version        print the version and exit\n"
+"  -h, --help           show this help\n"
+"\n"
+"BLOCKS (for mkfs(8) compatibility) is the size in 1 KiB blocks.\n"
+"Exit status: 0 success, 1 usage error, 8 operational error.\n",
+		DAXFS_MAX_HOSTS, DAXFS_LABEL_LEN - 1);
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fputs("mkfs.daxfs: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'mkfs.daxfs --help' for more information.\n", stderr);
+	exit(MKFS_EXIT_USAGE);
+}
+
+static uint64_t parse_num_opt(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) || v < min || v > max) {
+		fprintf(stderr, "mkfs.daxfs: invalid %s '%s': expected a number from "
+			"%llu to %llu\nTry 'mkfs.daxfs --help' for more information.\n",
+			opt, arg, (unsigned long long)min, (unsigned long long)max);
+		exit(MKFS_EXIT_USAGE);
+	}
+	return v;
+}
+
+static void parse_args(int argc, char **argv, struct mkfs_args *a)
+{
+	enum { OPT_SOURCE = 256, OPT_BUCKETS, OPT_MAX_HOSTS, OPT_LEASE };
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "source", required_argument, NULL, OPT_SOURCE },
+		{ "buckets", required_argument, NULL, OPT_BUCKETS },
+		{ "max-hosts", required_argument, NULL, OPT_MAX_HOSTS },
+		{ "lease-ms", required_argument, NULL, OPT_LEASE },
+		{ "label", required_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *why;
+	int c, ret;
+
+	memset(a, 0, sizeof(*a));
+	while ((c = getopt_long(argc, argv, "s:fL:qVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ret = parse_size(optarg, &a->size, &why);
+			if (ret) {
+				fprintf(stderr, "mkfs.daxfs: invalid size '%s': %s\n"
+					"Try 'mkfs.daxfs --help' for more information.\n",
+					optarg, why);
+				exit(MKFS_EXIT_USAGE);
+			}
+			a->have_size = true;
+			break;
+		case 'f':
+			a->force = true;
+			break;
+		case OPT_SOURCE:
+			a->source = optarg;
+			break;
+		case OPT_BUCKETS:
+			a->buckets = parse_num_opt("--buckets", optarg, 1, 1ULL << 40);
+			if (a->buckets & (a->buckets - 1))
+				usage_error("invalid --buckets '%s': must be a power of two", optarg);
+			break;
+		case OPT_MAX_HOSTS:
+			a->max_hosts = (uint32_t)parse_num_opt("--max-hosts", optarg, 1,
+							       DAXFS_MAX_HOSTS);
+			break;
+		case OPT_LEASE:
+			a->lease_ms = (uint32_t)parse_num_opt("--lease-ms", optarg, 1,
+							      UINT32_MAX);
+			break;
+		case 'L':
+			if (strlen(optarg) > DAXFS_LABEL_LEN - 1) {
+				fprintf(stderr, "mkfs.daxfs: label '%s' is too long (at most "
+					"%u bytes)\n", optarg, DAXFS_LABEL_LEN - 1);
+				exit(MKFS_EXIT_USAGE);
+			}
+			a->label = optarg;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'V':
+			printf("mkfs.daxfs (DaxFS format version %u)\n", DAXFS_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			fputs("Try 'mkfs.daxfs --help' for more information.\n", stderr);
+			exit(MKFS_EXIT_USAGE);
+		}
+	}
+	if (optind >= argc)
+		usage_error("%s", "missing TARGET (a file, /dev/shm file, pmem or devdax device)");
+	a->target = argv[optind++];
+	if (optind < argc) {
+		uint64_t blocks;
+
+		if (parse_u64(argv[optind], &blocks) || !blocks || blocks > (UINT64_MAX >> 10))
+			usage_error("invalid BLOCKS '%s': expected a number of 1 KiB blocks",
+				    argv[optind]);
+		if (a->have_size && a->size != blocks << 10)
+			usage_error("%s", "BLOCKS and -s disagree");
+		a->size = blocks << 10;
+		a->have_size = true;
+		optind++;
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (a->have_size && a->size == 0)
+		usage_error("%s", "size must not be zero");
+}
+
+/* What the first bytes of a target look like, or NULL if all zero. */
+static const char *identify(const uint8_t *b, size_t len, char *buf, size_t buflen)
+{
+	size_t i;
+	uint64_t magic;
+
+	for (i = 0; i < len && !b[i]; i++)
+		;
+	if (i == len)
+		return NULL;
+	memcpy(&magic, b, sizeof(magic));
+	if (magic == DAXFS_MAGIC) {
+		const struct daxfs_super *sb = (const void *)b;
+		char label[DAXFS_LABEL_LEN + 1];
+
+		memcpy(label, sb->label, DAXFS_LABEL_LEN);
+		label[DAXFS_LABEL_LEN] = '\0';
+		if (label[0])
+			snprintf(buf, buflen, "a DaxFS filesystem (label '%s')", label);
+		else
+			snprintf(buf, buflen, "a DaxFS filesystem");
+		return buf;
+	}
+	if (len >= 1082 && b[1080] == 0x53 && b[1081] == 0xef)
+		return "an ext2/ext3/ext4 filesystem";
+	if (!memcmp(b, "XFSB", 4))
+		return "an XFS filesystem";
+	if (!memcmp(b, "hsqs", 4))
+		return "a squashfs filesystem";
+	if (!memcmp(b, "LUKS\xba\xbe", 6))
+		return "a LUKS encrypted volume";
+	if (len >= 4096 && (!memcmp(b + 4086, "SWAPSPACE2", 10) ||
+			    !memcmp(b + 4086, "SWAP-SPACE", 10)))
+		return "a swap area";
+	if (!memcmp(b + 3, "NTFS    ", 8))
+		return "an NTFS filesystem";
+	if (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT32", 5))
+		return "a FAT filesystem";
+	if (!memcmp(b + 512, "EFI PART", 8))
+		return "a GPT partition table";
+	if (b[510] == 0x55 && b[511] == 0xaa)
+		return "a partition table or boot sector";
+	return "data (its first 4 KiB are not zero)";
+}
+
+static const char *kind_name(enum daxfs_target_kind k)
+{
+	switch (k) {
+	case DAXFS_TARGET_BLOCK:
+		return "block device";
+	case DAXFS_TARGET_DEVDAX:
+		return "devdax device";
+	default:
+		return "regular file";
+	}
+}
+
+/*
+ * Looks at TARGET before anything is written: existence, kind, size and
+ * whether it already holds something.  Exits on problems.
+ */
+static void probe_target(struct mkfs_args *a, enum daxfs_target_kind *kind, uint64_t *cur)
+{
+	uint8_t buf[PROBE_LEN];
+	char what_buf[96];
+	const char *what;
+	ssize_t n = 0;
+	int fd;
+
+	*kind = DAXFS_TARGET_FILE;
+	*cur = 0;
+	fd = daxfs_target_open(a->target, O_RDONLY, kind, cur);
+	if (fd == -ENOENT) {
+		if (!a->have_size) {
+			tool_err("%s does not exist: give the size of the new file with "
+				 "-s SIZE (e.g. -s 1G)", a->target);
+			exit(MKFS_EXIT_USAGE);
+		}
+		return;
+	}
+	if (fd == -EINVAL || fd == -ENODEV) {
+		tool_err("%s is not a regular file, pmem block device or devdax device",
+			 a->target);
+		exit(MKFS_EXIT_ERROR);
+	}
+	if (fd < 0) {
+		tool_err("cannot open %s: %s", a->target, daxfs_strerror(fd));
+		exit(MKFS_EXIT_ERROR);
+	}
+	if (*kind == DAXFS_TARGET_FILE && *cur == 0 && !a->have_size) {
+		tool_err("%s is empty: give the size of the filesystem with -s SIZE "
+			 "(e.g. -s 1G)", a->target);
+		close(fd);
+		exit(MKFS_EXIT_USAGE);
+	}
+	if (*cur) {
+		size_t want = *cur < PROBE_LEN ? (size_t)*cur : PROBE_LEN;
+
+		memset(buf, 0, sizeof(buf));
+		n = pread(fd, buf, want, 0);
+		if (n < 0 && *kind == DAXFS_TARGET_DEVDAX) {
+			/* devdax has no read(): look through a mapping */
+			void *m = mmap(NULL, 2 << 20, PROT_READ, MAP_SHARED, fd, 0);
+
+			if (m != MAP_FAILED) {
+				memcpy(buf, m, PROBE_LEN);
+				munmap(m, 2 << 20);
+				n = PROBE_LEN;
+			}
+		}
+		if (n < 0) {
+			tool_errno(errno, "cannot read %s", a->target);
+			close(fd);
+			exit(MKFS_EXIT_ERROR);
+		}
+	}
+	close(fd);
+	what = identify(buf, (size_t)n, what_buf, sizeof(what_buf));
+	if (what && !a->force) {
+		tool_err("%s contains %s; use -f to overwrite it (everything on it "
+			 "will be lost)", a->target, what);
+		exit(MKFS_EXIT_ERROR);
+	}
+	if (a->have_size && *kind != DAXFS_TARGET_FILE && a->size > *cur) {
+		char s1[32], s2[32];
+
+		format_bytes(a->size, s1, sizeof(s1));
+		format_bytes(*cur, s2, sizeof(s2));
+		tool_err("-s %s is larger than %s (%s); omit -s to use the whole device",
+			 s1, a->target, s2);
+		exit(MKFS_EXIT_ERROR);
+	}
+}
+
+struct writer_ctx {
+	struct base_image *bi;
+	bool quiet;
+};
+
+static int write_base(void *ctx, void *base, uint64_t size)
+{
+	struct writer_ctx *w = ctx;
+
+	return base_image_write(w->bi, base, size, w->quiet);
+}
+
+static void print_summary(const struct mkfs_args *a, enum daxfs_target_kind kind,
+			  const struct base_image_stats *bs)
+{
+	struct daxfs_handle *h;
+	struct daxfs_info *info;
+	char s1[32], s2[32];
+	int ret, i;
+
+	info = calloc(1, sizeof(*info));
+	if (!info)
+		return;
+	ret = daxfs_region_open(a->target, DAXFS_OPEN_RDONLY, &h);
+	if (!ret) {
+		ret = daxfs_info(h, info);
+		daxfs_region_close(h);
+	}
+	if (ret) {
+		tool_err("warning: created, but cannot read the new filesystem back: %s",
+			 daxfs_strerror(ret));
+		free(info);
+		return;
+	}
+	format_bytes(info->total_size, s1, sizeof(s1));
+	printf("Created DaxFS on %s (%s)\n", a->target, kind_name(kind));
+	printf("  size:        %s (%llu bytes)\n", s1, (unsigned long long)info->total_size);
+	format_bytes(info->pool_bytes, s2, sizeof(s2));
+	printf("  pool:        %s free for new data\n", s2);
+	printf("  buckets:     %llu (probe window %u)\n",
+	       (unsigned long long)info->nr_buckets, info->probe_window);
+	printf("  hosts:       up to %u, lease %u ms\n", info->max_hosts, info->lease_ms);
+	if (bs) {
+		format_bytes(bs->image_size, s1, sizeof(s1));
+		printf("  base image:  %llu inodes (%llu files, %llu directories, "
+		       "%llu symlinks, %llu special, %llu hard links), %s, from %s\n",
+		       (unsigned long long)bs->nr_inodes, (unsigned long long)bs->nr_files,
+		       (unsigned long long)bs->nr_dirs, (unsigned long long)bs->nr_symlinks,
+		       (unsigned long long)bs->nr_special,
+		       (unsigned long long)bs->nr_hardlinks, s1, a->source);
+	} else {
+		printf("  base image:  none (empty root directory)\n");
+	}
+	if (info->label[0])
+		printf("  label:       %s\n", info->label);
+	printf("  uuid:        ");
+	for (i = 0; i < 16; i++)
+		printf("%02x%s", info->uuid[i], (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
+	printf("\n");
+	free(info);
+}
+
+int main(int argc, char **argv)
+{
+	struct mkfs_args a;
+	struct daxfs_mkfs_opts o;
+	struct base_image *bi = NULL;
+	struct base_image_stats bs;
+	struct writer_ctx wctx;
+	enum daxfs_target_kind kind;
+	uint64_t cur, size;
+	int ret;
+
+	tool_name = "mkfs.daxfs";
+	parse_args(argc, argv, &a);
+	probe_target(&a, &kind, &cur);
+	size = a.have_size ? a.size : cur;
+
+	memset(&o, 0, sizeof(o));
+	o.force = a.force;
+	o.nr_buckets = a.buckets;
+	o.max_hosts = a.max_hosts;
+	o.lease_ms = a.lease_ms;
+	o.label = a.label;
+	o.root_mode = 0755;
+	o.root_uid = (uint32_t)geteuid();
+	o.root_gid = (uint32_t)getegid();
+
+	if (a.source) {
+		ret = base_image_scan(a.source, a.quiet, &bi);
+		if (ret)
+			return MKFS_EXIT_ERROR;
+		base_image_stats(bi, &bs);
+		if (size && bs.image_size >= size) {
+			char s1[32], s2[32];
+
+			format_bytes(bs.image_size, s1, sizeof(s1));
+			format_bytes(size, s2, sizeof(s2));
+			tool_err("the base image of %s needs %s but the region is %s; "
+				 "give a larger -s SIZE", a.source, s1, s2);
+			base_image_free(bi);
+			return MKFS_EXIT_ERROR;
+		}
+		wctx.bi = bi;
+		wctx.quiet = a.quiet;
+		o.base_size = bs.image_size;
+		o.first_dyn_ino = bs.nr_inodes + 1;
+		o.base_writer = write_base;
+		o.base_ctx = &wctx;
+	}
+
+	ret = daxfs_region_create(a.target, a.have_size ? a.size : 0, &o);
+	if (ret) {
+		char s[32];
+
+		format_bytes(size, s, sizeof(s));
+		if (ret == -EEXIST)
+			tool_err("%s contains a DaxFS filesystem; use -f to overwrite it",
+				 a.target);
+		else if (ret == -ENOSPC || ret == -E2BIG || ret == -EFBIG)
+			tool_err("cannot create a filesystem of %s on %s: %s (the size must "
+				 "fit the metadata%s and not exceed the device)", s,
+				 a.target, daxfs_strerror(ret), bi ? " and the base image" : "");
+		else if (ret == -EINVAL && size)
+			tool_err("cannot create a filesystem of %s on %s: %s (is the size "
+				 "large enough and are --buckets/--max-hosts sensible?)",
+				 s, a.target, daxfs_strerror(ret));
+		else
+			tool_err("cannot create a filesystem on %s: %s", a.target,
+				 daxfs_strerror(ret));
+		base_image_free(bi);
+		return MKFS_EXIT_ERROR;
+	}
+	if (!a.quiet)
+		print_summary(&a, kind, bi ? &bs : NULL);
+	base_image_free(bi);
+	return 0;
+}
