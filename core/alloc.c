@@ -11,6 +11,10 @@
 #define CAS_TRIES	(1u << 20)	/* bound on contended CAS loops */
 #define BATCH_LOCK	1ULL		/* alloc_cursor while a lane refills */
 
+/* Approximate length of the page stack (signed: pushes and pops update it
+ * after their CAS, so it may lag either way for a moment). */
+#define PAGE_STACK(fs)	daxfs_state_word(fs, page_stack)
+
 u64 daxfs_class_size(unsigned int class)
 {
 	if (class < DAXFS_CLASS_PAGE)
@@ -51,17 +55,31 @@ static u64 tagged(u64 old_head, u64 off)
 	return (tag << DAXFS_FREE_TAG_SHIFT) | (off >> 6);
 }
 
+/* The page stack was seen empty: a counter that still says otherwise
+ * (a crash between a pop and its decrement) is reset.  p was loaded before
+ * the head, so a push that landed since makes the CAS fail. */
+static void page_stack_empty(struct daxfs_fs *fs, u64 p)
+{
+	if (p)
+		daxfs_cas(PAGE_STACK(fs), &p, 0);
+}
+
 static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 {
-	u64 *hw = head_word(fs, class), h, off, next;
+	u64 *hw = head_word(fs, class), h, off, next, p = 0;
 	struct daxfs_free_obj *o;
 	u32 i;
 
+	if (class == DAXFS_CLASS_PAGE)
+		p = daxfs_load(PAGE_STACK(fs));
 	h = daxfs_load(hw);
 	for (i = 0; i < CAS_TRIES; i++) {
 		off = (h & DAXFS_FREE_OFF_MASK) << 6;
-		if (!off)
+		if (!off) {
+			if (class == DAXFS_CLASS_PAGE)
+				page_stack_empty(fs, p);
 			return 0;
+		}
 		o = obj_ptr(fs, off, class);
 		if (!o)
 			return 0;	/* corrupt head: treat as empty */
@@ -75,8 +93,11 @@ static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 			}
 			return 0;	/* corrupt link: stop using the stack */
 		}
-		if (daxfs_cas(hw, &h, tagged(h, next)))
+		if (daxfs_cas(hw, &h, tagged(h, next))) {
+			if (class == DAXFS_CLASS_PAGE)
+				daxfs_faa(PAGE_STACK(fs), -1ULL);
 			return off;
+		}
 		daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
 	}
 	return 0;
@@ -104,6 +125,8 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class)
 	if (class >= DAXFS_NR_CLASSES || !obj_ptr(fs, off, class))
 		return;		/* refuse to free garbage */
 	daxfs_free_push_chain(fs, class, off, off);
+	if (class == DAXFS_CLASS_PAGE)
+		daxfs_faa(PAGE_STACK(fs), 1);
 	daxfs_faa(daxfs_state_word(fs, used_bytes), -daxfs_class_size(class));
 }
 
@@ -119,6 +142,98 @@ void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end)
 		daxfs_store(&o->next, off + DAXFS_PAGE_SIZE);
 	}
 	daxfs_free_push_chain(fs, DAXFS_CLASS_PAGE, start, end - DAXFS_PAGE_SIZE);
+	daxfs_faa(PAGE_STACK(fs), (end - start) / DAXFS_PAGE_SIZE);
+}
+
+/* ---- limbo reserve (docs/alloc.md "Reserve") ---- */
+
+static u64 pool_pages(struct daxfs_fs *fs)
+{
+	return (fs->pool_end - fs->pool_off) / DAXFS_PAGE_SIZE;
+}
+
+static u64 bump_left(struct daxfs_fs *fs)
+{
+	u64 b = daxfs_load(daxfs_state_word(fs, bump));
+
+	if (b < fs->pool_off || b >= fs->pool_end)
+		return 0;
+	return (fs->pool_end - b) / DAXFS_PAGE_SIZE;
+}
+
+static u64 stack_pages(struct daxfs_fs *fs)
+{
+	s64 v = (s64)daxfs_load(PAGE_STACK(fs));
+
+	return v > 0 ? (u64)v : 0;
+}
+
+static u64 reserve_for(struct daxfs_fs *fs, u64 hosts)
+{
+	u64 pages = pool_pages(fs), r;
+
+	r = pages / DAXFS_RESERVE_DIV + DAXFS_RESERVE_PER_HOST * (hosts ? hosts : 1);
+	return r < pages / 4 ? r : pages / 4;
+}
+
+u64 daxfs_reserve_pages(struct daxfs_fs *fs)
+{
+	u64 hosts = 0;
+	u32 slot;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++)
+		if (daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) !=
+		    DAXFS_HOST_FREE)
+			hosts++;
+	return reserve_for(fs, hosts);
+}
+
+/*
+ * Counts the page stack, at most limit entries.  The counter lags after
+ * an fsck rebuild (or on an image older than it); a walk that saw no push
+ * or pop meanwhile (same tagged head before and after) was a consistent
+ * snapshot, so it may raise the counter to what it found.
+ */
+static u64 stack_count(struct daxfs_fs *fs, u64 limit)
+{
+	u64 *hw = head_word(fs, DAXFS_CLASS_PAGE), h, p, off, n = 0;
+	struct daxfs_free_obj *o;
+
+	p = daxfs_load(PAGE_STACK(fs));
+	h = daxfs_load(hw);
+	off = (h & DAXFS_FREE_OFF_MASK) << 6;
+	while (off && n < limit) {
+		o = obj_ptr(fs, off, DAXFS_CLASS_PAGE);
+		if (!o)
+			break;
+		n++;
+		off = daxfs_load(&o->next);
+	}
+	if (daxfs_load(hw) == h && (s64)p < (s64)n)
+		daxfs_cas(PAGE_STACK(fs), &p, n);
+	return n;
+}
+
+/*
+ * How many of want pages an ordinary allocation may take from the page
+ * stack and the bump without leaving fewer than the reserve there.  Far
+ * from full this is two loads; near full it scans the host table and, if
+ * the counter says no, counts the stack itself (bounded by the reserve).
+ * Racing allocators may each pass and dip a little into the reserve:
+ * that is what the per-host pages are for.
+ */
+static u64 general_room(struct daxfs_fs *fs, u64 want)
+{
+	u64 left = bump_left(fs), avail = left + stack_pages(fs), r;
+
+	if (avail >= want + reserve_for(fs, fs->sb.max_hosts))
+		return want;
+	r = daxfs_reserve_pages(fs);
+	if (avail < want + r && left < want + r)
+		avail = left + stack_count(fs, want + r - left);
+	if (avail <= r)
+		return 0;
+	return avail - r < want ? avail - r : want;
 }
 
 /* Up to want pages from the never-used part of the pool. */
@@ -204,23 +319,37 @@ void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot)
 	daxfs_store(&h->alloc_end, 0);
 }
 
-/* One page: page stack, host batch, a new batch, then the bare bump. */
-static u64 page_get(struct daxfs_fs *fs)
+/*
+ * One page: page stack, host batch, a new batch, then the bare bump.
+ * Ordinary allocations (limbo == false) leave the reserve alone; pages
+ * already in our batch were carved under that rule, so they are ours.
+ * Limbo batch pages may use the reserve but never refill a batch with it.
+ */
+static u64 page_get(struct daxfs_fs *fs, bool limbo)
 {
-	u64 off, got;
+	u64 off, got, n;
 	int i;
 
-	off = stack_pop(fs, DAXFS_CLASS_PAGE);
-	if (off)
-		return off;
+	if (limbo || general_room(fs, 1)) {
+		off = stack_pop(fs, DAXFS_CLASS_PAGE);
+		if (off)
+			return off;
+	}
 	for (i = 0; i < 4; i++) {
 		off = batch_take(fs, 1);
 		if (off)
 			return off;
-		off = batch_refill(fs, DAXFS_BATCH_PAGES, 1);
+		if (limbo)
+			break;
+		n = general_room(fs, DAXFS_BATCH_PAGES);
+		if (!n)
+			break;
+		off = batch_refill(fs, n, 1);
 		if (off)
 			return off;
 	}
+	if (!limbo && !general_room(fs, 1))
+		return 0;
 	off = bump_take(fs, 1, 1, &got);
 	if (off)
 		return off;
@@ -234,11 +363,11 @@ static u64 alloc_once(struct daxfs_fs *fs, unsigned int class)
 	struct daxfs_free_obj *o;
 
 	if (class == DAXFS_CLASS_PAGE)
-		return page_get(fs);
+		return page_get(fs, false);
 	off = stack_pop(fs, class);
 	if (off)
 		return off;
-	page = page_get(fs);
+	page = page_get(fs, false);
 	if (!page)
 		return 0;
 	/* keep the first object, push the rest as one pre-linked chain */
@@ -257,7 +386,7 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
 	struct daxfs_fs *fs = op->fs;
 	u64 off, size;
 
-	if (!op->lane || class >= DAXFS_NR_CLASSES)
+	if (!op->lane || class >= DAXFS_NR_CLASSES || !daxfs_host_still_mine(fs))
 		return 0;
 	off = alloc_once(fs, class);
 	if (!off) {
@@ -277,14 +406,15 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
  * or a fresh batch whose head we take. */
 static u64 run_get(struct daxfs_fs *fs, u32 n)
 {
-	u64 off, got = 0;
+	u64 off, got = 0, room;
 
 	off = batch_take(fs, n);
 	if (off)
 		return off;
 	if (n >= DAXFS_BATCH_PAGES)
-		return bump_take(fs, n, n, &got);
-	return batch_refill(fs, DAXFS_BATCH_PAGES, n);
+		return general_room(fs, n) == n ? bump_take(fs, n, n, &got) : 0;
+	room = general_room(fs, DAXFS_BATCH_PAGES);
+	return room >= n ? batch_refill(fs, room, n) : 0;
 }
 
 u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
@@ -293,7 +423,7 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 	u64 start, off;
 	u32 i = 0, pass;
 
-	if (!op->lane || !n)
+	if (!op->lane || !n || !daxfs_host_still_mine(fs))
 		return 0;
 	start = n > 1 ? run_get(fs, n) : 0;
 	if (start) {
@@ -304,7 +434,7 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 			if (pass)
 				daxfs_reclaim(op);
 			for (; i < n; i++) {
-				off = page_get(fs);
+				off = page_get(fs, false);
 				if (!off)
 					break;
 				offs[i] = off;
@@ -313,6 +443,19 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 	}
 	daxfs_faa(daxfs_state_word(fs, used_bytes), (u64)i * DAXFS_PAGE_SIZE);
 	return i;
+}
+
+u64 daxfs_alloc_limbo_page(struct daxfs_op *op)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 off;
+
+	if (!op->lane || !daxfs_host_still_mine(fs))
+		return 0;
+	off = page_get(fs, true);
+	if (off)
+		daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_PAGE_SIZE);
+	return off;
 }
 
 void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class)

@@ -24,6 +24,14 @@ bool daxfs_host_expired(struct daxfs_fs *fs, u32 slot)
 	return now > hb && now - hb > lease_ns(fs);
 }
 
+bool daxfs_host_still_mine(struct daxfs_fs *fs)
+{
+	if (fs->host == DAXFS_NO_HOST)
+		return false;
+	return daxfs_load(&daxfs_host_at(fs, fs->host)->state) ==
+	       daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
+}
+
 bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
 {
 	if (slot >= fs->sb.max_hosts)
@@ -114,7 +122,9 @@ static void recover_slot(struct daxfs_fs *fs, u32 slot)
 	release_lane(&rop);
 }
 
-int daxfs_host_check_dead(struct daxfs_op *op, u32 slot)
+/* wait: keep going while another survivor's recovery is running (callers
+ * that need the slot gone); else return 0 at once in that case. */
+static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_host *h;
@@ -150,6 +160,8 @@ int daxfs_host_check_dead(struct daxfs_op *op, u32 slot)
 			return 1;
 		default:	/* RECOVERING */
 			if (!daxfs_host_expired(fs, slot)) {
+				if (!wait)
+					return 0;
 				daxfs_yield();	/* a live survivor is at it */
 				break;
 			}
@@ -167,14 +179,19 @@ int daxfs_host_check_dead(struct daxfs_op *op, u32 slot)
 	return -EAGAIN;
 }
 
-int daxfs_recover_dead_hosts(struct daxfs_fs *fs)
+int daxfs_host_check_dead(struct daxfs_op *op, u32 slot)
+{
+	return check_dead(op, slot, true);
+}
+
+/* Declares every expired slot dead and recovers it (or a stalled
+ * recovery); !wait: skips slots another survivor is recovering. */
+static int reap(struct daxfs_fs *fs, bool wait)
 {
 	struct daxfs_op op = { .fs = fs };
 	u32 slot, st, n = 0;
 	u64 w;
 
-	if (fs->flags & DAXFS_FS_RDONLY)
-		return -EROFS;
 	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
 		if (slot == fs->host)
 			continue;
@@ -184,10 +201,23 @@ int daxfs_recover_dead_hosts(struct daxfs_fs *fs)
 			continue;
 		if (st != DAXFS_HOST_DEAD && !daxfs_host_expired(fs, slot))
 			continue;
-		if (daxfs_host_check_dead(&op, slot) == 1)
+		if (check_dead(&op, slot, wait) == 1)
 			n++;
 	}
 	return (int)n;
+}
+
+void daxfs_reap_expired(struct daxfs_fs *fs)
+{
+	if (!(fs->flags & DAXFS_FS_RDONLY) && daxfs_host_still_mine(fs))
+		reap(fs, false);
+}
+
+int daxfs_recover_dead_hosts(struct daxfs_fs *fs)
+{
+	if (fs->flags & DAXFS_FS_RDONLY)
+		return -EROFS;
+	return reap(fs, true);
 }
 
 int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
@@ -231,6 +261,9 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			h->name[DAXFS_HOST_NAME_LEN - 1] = 0;
 			fs->host = slot;
 			fs->host_gen = gen;
+			/* hosts that died idle block nothing, so nobody else
+			 * would notice them: every joiner looks */
+			reap(fs, false);
 			return 0;
 		}
 		/* table full: free the slots of hosts whose lease ran out */
@@ -388,6 +421,12 @@ void daxfs_op_end(struct daxfs_op *op)
 
 	if (!lane)
 		return;
+	if (!daxfs_host_still_mine(op->fs)) {
+		/* declared dead meanwhile: recovery owns the lane now (and
+		 * the slot may have a new owner); touch nothing */
+		op->lane = NULL;
+		return;
+	}
 	n = lane->pad[DAXFS_LANE_OPS] + 1;
 	lane->pad[DAXFS_LANE_OPS] = n;
 	if (!(n % DAXFS_RECLAIM_EVERY) ||

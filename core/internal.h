@@ -37,6 +37,17 @@
 /* Address of a state-page counter: daxfs_state_word(fs, epoch). */
 #define daxfs_state_word(fs, field)	(&(fs)->state->field.v)
 
+/*
+ * Limbo reserve (docs/alloc.md): ordinary page allocations leave this
+ * many pages of the page stack + bump for limbo batch pages, so deleting
+ * works on a full pool.  One op deleting the largest possible file needs
+ * pool_pages / DAXFS_LIMBO_ENTRIES batch pages (nothing it retires is
+ * freed before the op ends), hence the proportional part; every joined
+ * host gets a few more for lanes retiring at the same time.
+ */
+#define DAXFS_RESERVE_DIV	256u	/* pool_pages / 256: 2x one-op worst case */
+#define DAXFS_RESERVE_PER_HOST	4u	/* pages per non-FREE host slot */
+
 static inline struct daxfs_fs *daxfs_op_fs(const struct daxfs_op *op)
 {
 	return op->fs;
@@ -168,6 +179,14 @@ void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end);
 /* Frees one accounted object (validates, pushes, used_bytes -= size). */
 void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
+/* A page for a limbo batch: may use the limbo reserve; accounted in
+ * used_bytes like any page; 0 when the pool is really empty. */
+u64 daxfs_alloc_limbo_page(struct daxfs_op *op);
+/* Current size of the limbo reserve in pages (scans the host table). */
+u64 daxfs_reserve_pages(struct daxfs_fs *fs);
+/* True while our slot is still ALIVE with our generation (a host that
+ * was declared dead must not touch shared state any more). */
+bool daxfs_host_still_mine(struct daxfs_fs *fs);
 /* Returns the host's unused batch [alloc_cursor, alloc_end) (leave and
  * recovery of a dead host). */
 void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot);
@@ -182,6 +201,9 @@ void daxfs_limbo_splice(struct daxfs_fs *fs, u32 slot, u64 chain);
 bool daxfs_epoch_try_advance(struct daxfs_fs *fs);
 /* Reclaim at op_end time (lane set IDLE by the caller). */
 void daxfs_reclaim_quiet(struct daxfs_op *op);
+/* Declares expired hosts dead and recovers them without waiting for
+ * recoveries other survivors are running (join, periodic reclaim). */
+void daxfs_reap_expired(struct daxfs_fs *fs);
 
 /* ---- overlay internals (core/overlay.c) ---- */
 

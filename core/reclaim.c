@@ -206,9 +206,12 @@ static void reclaim_round(struct daxfs_fs *fs)
 
 void daxfs_reclaim(struct daxfs_op *op)
 {
-	if (!op->lane || op->fs->host == DAXFS_NO_HOST)
-		return;
+	if (!op->lane || !daxfs_host_still_mine(op->fs))
+		return;		/* host-less, or declared dead: hands off */
 	seal_open(op->fs, op->lane);
+	/* hosts that died with idle lanes hold back no epoch, so only this
+	 * periodic look frees their batch and limbo */
+	daxfs_reap_expired(op->fs);
 	reclaim_round(op->fs);
 }
 
@@ -227,6 +230,7 @@ void daxfs_reclaim_all(struct daxfs_fs *fs)
 	if (fs->host == DAXFS_NO_HOST || daxfs_op_begin(fs, &op) || !op.lane)
 		return;
 	daxfs_store(&op.lane->epoch, DAXFS_EPOCH_IDLE);
+	daxfs_reap_expired(fs);
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		if (lane == op.lane) {
@@ -253,8 +257,9 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 	u64 b, page;
 	u32 c, tries;
 
-	if (!lane || class >= DAXFS_NR_CLASSES || (off & (DAXFS_OFF_ALIGN - 1)))
-		return;		/* host-less: nothing may be freed (leak) */
+	if (!lane || class >= DAXFS_NR_CLASSES || (off & (DAXFS_OFF_ALIGN - 1)) ||
+	    !daxfs_host_still_mine(fs))
+		return;		/* host-less or declared dead: leak (fsck) */
 	for (tries = 0; tries < 4; tries++) {
 		b = daxfs_load(&lane->limbo_open);
 		if (b) {
@@ -272,7 +277,9 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 			daxfs_store(&lane->limbo_open, 0);
 			daxfs_limbo_seal(fs, fs->host, b);
 		}
-		if (daxfs_alloc_pages(op, 1, &page) == 1) {
+		/* may dip into the limbo reserve (docs/alloc.md) */
+		page = daxfs_alloc_limbo_page(op);
+		if (page) {
 			lb = limbo_ptr(fs, page);
 			daxfs_store(&lb->next, 0);
 			daxfs_store(&lb->epoch, 0);
@@ -282,5 +289,7 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 		}
 		daxfs_reclaim(op);
 	}
-	/* no page for a batch even after reclaiming: leak (fsck finds it) */
+	/* no page for a batch even after reclaiming and with the reserve:
+	 * leak (fsck finds it); only more concurrent retirers than the
+	 * reserve covers, on a full pool, get here */
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Space accounting for df.  Counters live in the state page, so statfs is
- * a handful of loads, never a scan.
+ * a handful of loads and one scan of the host table (reserve size).
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -16,6 +16,10 @@ int daxfs_statfs(struct daxfs_fs *fs, struct daxfs_statfs *st)
 	used = daxfs_load(daxfs_state_word(fs, used_bytes));
 	if ((s64)used < 0)
 		used = 0;		/* a crash between two counter updates */
+	/* the limbo reserve is not free for files (ordinary allocations
+	 * never take it): report it as used, so used + free = pool and df's
+	 * "available" is what a write can really get (docs/alloc.md) */
+	used += daxfs_reserve_pages(fs) * DAXFS_PAGE_SIZE;
 	if (used > st->pool_bytes)
 		used = st->pool_bytes;
 	st->used_bytes = used;

@@ -126,8 +126,10 @@ struct daxfs_state {
 	struct daxfs_line rename_claim;	/* 0 or daxfs_claim_word() */
 	struct daxfs_line free_head[DAXFS_NR_CLASSES];	/* tagged stack heads */
 	struct daxfs_line stat_cas_fail;	/* statistics, advisory */
-	struct daxfs_line stat_inserts;
-	__u8 reserved[4096 - 64 * (8 + DAXFS_NR_CLASSES)];
+	struct daxfs_line stat_inserts;	/* published overlay keys */
+	struct daxfs_line page_stack;	/* ~pages on the page free stack
+					 * (signed, self-healing; alloc.md) */
+	__u8 reserved[4096 - 64 * (9 + DAXFS_NR_CLASSES)];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
 

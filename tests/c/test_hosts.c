@@ -255,6 +255,96 @@ static void test_orphan_limbo(void)
 	t_region_free(r, size);
 }
 
+/* A host that dies with idle lanes blocks no epoch, so only the periodic
+ * look (daxfs_reclaim, join) finds it: its page batch and open limbo come
+ * back, exactly one survivor recovers it, a slow-but-alive host is left
+ * alone, and the dead one gets -ESTALE and never writes again. */
+static void test_idle_dead_reaped(void)
+{
+	struct daxfs_fs a, d, e, f;
+	struct daxfs_op opa, opd, opd2;
+	u64 size = 16 * MiB, base, x, y, g, offs[2];
+	u32 st, i, slot;
+	void *r = t_setup(&a, size, NULL);
+
+	CHECK_EQ(t_join(&d, r, size), 0);
+	CHECK_EQ(t_join(&e, r, size), 0);
+	base = t_used(&a);
+	/* D: a page batch and an open limbo batch, all lanes idle */
+	CHECK_EQ(daxfs_op_begin(&d, &opd), 0);
+	CHECK_EQ(daxfs_alloc_pages(&opd, 2, offs), 2);
+	x = daxfs_alloc(&opd, DAXFS_CLASS_128);
+	daxfs_retire(&opd, x, DAXFS_CLASS_128);
+	daxfs_retire(&opd, offs[0], DAXFS_CLASS_PAGE);
+	daxfs_retire(&opd, offs[1], DAXFS_CLASS_PAGE);
+	daxfs_op_end(&opd);
+	CHECK(daxfs_load(&d.hosts[d.host].alloc_cursor) != 0);
+	/* ... and a second op that D will still hold when declared dead */
+	CHECK_EQ(daxfs_op_begin(&d, &opd2), 0);
+	daxfs_store(&opd2.lane->epoch, 0);	/* as if it announced nothing */
+	g = d.host_gen;
+	slot = d.host;
+
+	/* E is only slow: heartbeat just inside its lease */
+	daxfs_store(&e.hosts[e.host].heartbeat_ns,
+		    (u64)daxfs_now_ns() - (u64)e.lease_ms * 1000000ULL / 2);
+	/* periodic reclaim (op_end every 64 ops) before D expired: nothing */
+	for (i = 0; i < 2 * DAXFS_RECLAIM_EVERY; i++) {
+		daxfs_op_begin(&a, &opa);
+		daxfs_op_end(&opa);
+	}
+	CHECK(daxfs_host_alive(&a, slot, g));
+	make_old(&d, slot);
+	for (i = 0; i < DAXFS_RECLAIM_EVERY; i++) {
+		daxfs_op_begin(&a, &opa);
+		daxfs_op_end(&opa);
+	}
+	daxfs_host_state(&a, slot, &st, NULL, NULL);
+	CHECK_EQ(st, DAXFS_HOST_FREE);
+	CHECK_EQ(d.hosts[slot].alloc_cursor, 0);
+	CHECK(daxfs_host_alive(&a, e.host, e.host_gen));	/* E untouched */
+	/* a second survivor finds nothing to do (exactly one recovered) */
+	CHECK_EQ(daxfs_recover_dead_hosts(&e), 0);
+
+	/* D was declared dead: -ESTALE, and its held op writes nothing */
+	CHECK_EQ(daxfs_host_renew(&d), -ESTALE);
+	CHECK_EQ(daxfs_op_begin(&d, &opd), -ESTALE);
+	CHECK_EQ(daxfs_alloc(&opd2, DAXFS_CLASS_64), 0);
+	CHECK_EQ(daxfs_alloc_pages(&opd2, 1, offs), 0);
+	/* F takes over D's slot; D's late op_end must not free F's lane */
+	CHECK_EQ(t_join(&f, r, size), 0);
+	CHECK_EQ(f.host, slot);
+	CHECK_EQ(daxfs_op_begin(&f, &opa), 0);
+	CHECK(opa.lane == opd2.lane);		/* same thread, same lane */
+	y = daxfs_load(&opa.lane->epoch);
+	daxfs_retire(&opd2, a.pool_off, DAXFS_CLASS_64);	/* refused */
+	daxfs_op_end(&opd2);
+	CHECK_EQ(daxfs_load(&opa.lane->epoch), y);
+	CHECK_EQ(opa.lane->limbo_open, 0);
+	daxfs_op_end(&opa);
+	daxfs_host_leave(&f);
+
+	/* the adopted limbo and the returned batch: back to the baseline */
+	daxfs_reclaim_all(&a);
+	daxfs_reclaim_all(&a);
+	CHECK_EQ(t_used(&a), base);
+
+	/* join looks too: a host expired while nobody ran ops */
+	CHECK_EQ(t_join(&d, r, size), 0);
+	slot = d.host;
+	make_old(&d, slot);
+	CHECK_EQ(t_join(&f, r, size), 0);
+	daxfs_host_state(&a, slot, &st, NULL, NULL);
+	CHECK(st == DAXFS_HOST_FREE || f.host == slot);
+	CHECK(!daxfs_host_alive(&a, slot, d.host_gen));
+	CHECK_EQ(daxfs_host_renew(&d), -ESTALE);
+	daxfs_host_leave(&f);
+	daxfs_host_leave(&d);		/* stale: leaves nothing behind */
+	daxfs_host_leave(&e);
+	daxfs_host_leave(&a);
+	t_region_free(r, size);
+}
+
 /* More ops than lanes at once: op_begin waits for a free lane. */
 struct lanes_arg {
 	struct daxfs_fs *fs;
@@ -309,6 +399,7 @@ int main(void)
 	RUN(test_join_leave);
 	RUN(test_recover_lanes);
 	RUN(test_orphan_limbo);
+	RUN(test_idle_dead_reaped);
 	RUN(test_lanes_shared);
 	return t_done();
 }
