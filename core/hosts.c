@@ -348,7 +348,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 {
 	struct daxfs_host *h;
 	struct daxfs_lane *lane;
-	u64 me, e, g, hb, now, zero;
+	u64 me, e, g, zero;
 	u32 start, round, i, idx, k;
 
 	op->fs = fs;
@@ -360,13 +360,6 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	me = daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
 	if (daxfs_load(&h->state) != me)
 		return -ESTALE;
-	/* implicit lease renewal: cheap, and keeps busy hosts alive even
-	 * when the front end's heartbeat thread is late */
-	hb = daxfs_load(&h->heartbeat_ns);
-	now = (u64)daxfs_now_ns();
-	if (now > hb && now - hb > lease_ns(fs) / 4)
-		daxfs_store(&h->heartbeat_ns, now);
-
 	start = (u32)(daxfs_thread_id() % DAXFS_LANES);
 	for (round = 0; round < OP_BEGIN_ROUNDS; round++) {
 		for (i = 0; i < DAXFS_LANES; i++) {
@@ -403,6 +396,21 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	return -EBUSY;
 }
 
+/*
+ * Implicit lease renewal every DAXFS_RECLAIM_EVERY ops of a lane: keeps a
+ * busy host alive even when its front end's heartbeat is late, without a
+ * clock read on every operation (it was 40% of a hot lookup).
+ */
+static void renew_if_due(struct daxfs_fs *fs)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
+	u64 hb = daxfs_load(&h->heartbeat_ns);
+	u64 now = (u64)daxfs_now_ns();
+
+	if (now > hb && now - hb > lease_ns(fs) / 4)
+		daxfs_store(&h->heartbeat_ns, now);
+}
+
 static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)
 {
 	u64 b = daxfs_load(&lane->limbo_open);
@@ -429,6 +437,8 @@ void daxfs_op_end(struct daxfs_op *op)
 	}
 	n = lane->pad[DAXFS_LANE_OPS] + 1;
 	lane->pad[DAXFS_LANE_OPS] = n;
+	if (!(n % DAXFS_RECLAIM_EVERY))
+		renew_if_due(op->fs);
 	if (!(n % DAXFS_RECLAIM_EVERY) ||
 	    open_batch_count(op->fs, lane) >= DAXFS_RECLAIM_BATCH_MIN) {
 		/* we hold no references any more: do not hold back the epoch */
