@@ -27,7 +27,7 @@ TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module
+.PHONY: all clean test check module bench
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
 
 $(BUILD)/%.o: %.c
@@ -55,6 +55,11 @@ check: all
 	python3 -m pytest -q -p no:cacheprovider tests
 
 test: check
+
+# Benchmarks: programs in build/bench/; bench/run.sh builds and runs them
+# (docs/benchmarks.md).
+bench: $(LIBA)
+	$(MAKE) -C bench
 
 clean:
 	rm -rf $(BUILD)
