@@ -1,0 +1,991 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Checker, namespace part: a breadth-first walk of the directory graph
+ * from the root (directories queue in scratch, each walked once), the
+ * contents of every inode reached (dir tries and dirent chains, radix
+ * trees and data pages, symlink records), orphans, and link counts.
+ *
+ * Repairs cut bad pointers (the slot becomes 0, what hung below becomes
+ * unreachable: orphans go to lost+found, space to the free stacks) and
+ * rewrite counters to what the walk found.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "base.h"
+#include "check.h"
+
+#define CHK_I_ATTACH	(1u << 30)	/* repair: link into lost+found */
+#define CHK_DIR_MOVING	(1ULL << 61)	/* dir.h: DAXFS_DIR_MOVING */
+#define CHK_CHAIN_MAX	32		/* dir.h: DAXFS_CHAIN_MAX */
+#define CHK_HASH_LIMIT	(1ULL << 62)
+#define CHK_LF_NAME	"lost+found"
+
+struct chk_dw {
+	struct chk_ino *dir;
+	u64 entries;			/* names in the trie (no whiteouts) */
+	u64 visible;			/* names seen incl. pristine base ones */
+	u64 subdirs;
+	bool cut;
+};
+
+static void chk_enqueue(struct chk *c, u64 ino)
+{
+	if (c->qtail - c->qhead >= c->qcap) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMIT,
+			   "directory queue full: check incomplete", ino, 0,
+			   c->qcap, 0, false);
+		return;
+	}
+	c->queue[c->qtail++ % c->qcap] = ino;
+}
+
+/* ---- file data ---- */
+
+struct chk_fw {
+	struct chk_ino *f;
+	u64 pages;
+	u64 beyond;			/* pages at or past EOF */
+	u64 lim;			/* first block index past EOF */
+};
+
+static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
+		      u64 first)
+{
+	struct daxfs_radix_node *n = daxfs_ptr(c->fs, off, sizeof(*n),
+					       DAXFS_BLOCK_SIZE);
+	u64 span = 1ULL << (DAXFS_RADIX_BITS * (height - 1));
+	u32 i;
+
+	if (!n)
+		return;
+	for (i = 0; i < DAXFS_RADIX_FANOUT; i++) {
+		u64 *slot = &n->slot[i];
+		u64 v = daxfs_load(slot);
+		u64 idx = first + (u64)i * span;
+		const char *why = NULL;
+
+		if (!v || v == 1)	/* hole, or sealed by a truncate */
+			continue;
+		if (!daxfs_ptr(c->fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE))
+			why = "radix slot points outside the pool";
+		else if (!chk_mark(c, c->used, v, DAXFS_BLOCK_SIZE))
+			why = height > 1 ? "radix node also used elsewhere" :
+			      "data page also used elsewhere";
+		if (why) {
+			chk_report(c, DAXFS_CHK_ERROR,
+				   height > 1 || !daxfs_ptr(c->fs, v, 1, 1) ?
+				   DAXFS_CHK_RADIX : DAXFS_CHK_CROSSLINK, why,
+				   w->f->ino, v, idx, height, c->repair);
+			if (c->repair)
+				daxfs_store(slot, 0);
+			continue;
+		}
+		if (height > 1) {
+			chk_radix(c, w, v, height - 1, idx);
+			continue;
+		}
+		if (idx >= w->lim) {
+			w->beyond++;
+			if (c->repair && !c->live) {
+				daxfs_store(slot, 0);
+				chk_set(c, c->used, v, DAXFS_BLOCK_SIZE, false);
+				c->space_dirty = true;
+				continue;
+			}
+		}
+		w->pages++;
+	}
+}
+
+static void chk_walk_file(struct chk *c, struct chk_ino *f)
+{
+	struct daxfs_inode *ip = f->ip;
+	struct chk_fw w = { .f = f };
+	u64 root = daxfs_load(&ip->root);
+	u64 size = daxfs_load(&ip->size);
+	u64 blocks = daxfs_load(&ip->blocks);
+	u32 h = root & DAXFS_RADIX_HEIGHT_MASK;
+	u64 node = root & ~(u64)(DAXFS_BLOCK_SIZE - 1);
+
+	c->r->files++;
+	if (size > DAXFS_MAX_FILE_SIZE) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
+			   "file size beyond the maximum", f->ino, 0, size,
+			   DAXFS_MAX_FILE_SIZE, c->repair);
+		if (c->repair)
+			daxfs_store(&ip->size, size = DAXFS_MAX_FILE_SIZE);
+	}
+	w.lim = (size + DAXFS_BLOCK_SIZE - 1) >> DAXFS_BLOCK_SHIFT;
+	if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE) {
+		u64 bino = daxfs_load(&ip->base_ino);
+		const struct daxfs_base_inode *bip = daxfs_base_inode(c->fs, bino);
+		u64 lim = daxfs_load(&ip->aux);
+
+		if (!bip || bino != f->ino) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
+				   "copied-up file names no valid base inode",
+				   f->ino, 0, bino, f->ino, false);
+		} else if (lim > bip->size || lim > size) {
+			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+				   DAXFS_CHK_INODE,
+				   "base data limit beyond the file or base size",
+				   f->ino, 0, lim, bip->size < size ? bip->size : size,
+				   c->repair);
+			if (c->repair)
+				daxfs_store(&ip->aux, bip->size < size ? bip->size : size);
+		}
+	}
+	if (root && (!h || h > DAXFS_RADIX_MAX_HEIGHT ||
+		     (root & (DAXFS_BLOCK_SIZE - 1) & ~DAXFS_RADIX_HEIGHT_MASK) ||
+		     !daxfs_ptr(c->fs, node, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE) ||
+		     !chk_mark(c, c->used, node, DAXFS_BLOCK_SIZE))) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RADIX,
+			   "file radix root invalid or shared", f->ino, node, root,
+			   0, c->repair);
+		if (c->repair)
+			daxfs_store(&ip->root, 0);
+		root = 0;
+	}
+	if (root)
+		chk_radix(c, &w, node, h, 0);
+	if (w.beyond)
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_BEYOND_EOF, "data pages beyond the end of file",
+			   f->ino, 0, w.beyond, size, c->repair && !c->live);
+	c->r->data_pages += w.pages;
+	if (blocks != w.pages) {
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_BLOCKS, "block count differs from pages mapped",
+			   f->ino, 0, blocks, w.pages, c->repair);
+		if (c->repair)
+			daxfs_store(&ip->blocks, w.pages);
+	}
+}
+
+static void chk_walk_symlink(struct chk *c, struct chk_ino *f)
+{
+	struct daxfs_inode *ip = f->ip;
+	u64 off = daxfs_load(&ip->root);
+	struct daxfs_symlink *s;
+	u32 len = 0;
+	const char *why = NULL;
+
+	c->r->symlinks++;
+	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
+		return;		/* target still in the base image */
+	s = daxfs_ptr(c->fs, off, sizeof(*s), 64);
+	if (!s)
+		why = "symlink target record pointer invalid";
+	else if (!(len = daxfs_load32(&s->len)) || len > DAXFS_SYMLINK_MAX)
+		why = "symlink target length invalid";
+	else if (!daxfs_ptr(c->fs, off, sizeof(*s) + len, 64))
+		why = "symlink target runs outside the pool";
+	else if (!chk_mark(c, c->used, off, chk_class_bytes(sizeof(*s) + len)))
+		why = "symlink record also used elsewhere";
+	if (why) {
+		/* unrepairable in place: the inode is dropped as an orphan
+		 * would be; report only */
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, why, f->ino, off,
+			   len, 0, false);
+		return;
+	}
+	if (daxfs_load(&ip->size) != len)
+		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_SYMLINK,
+			   "symlink size differs from its target length", f->ino,
+			   off, daxfs_load(&ip->size), len, false);
+}
+
+/* ---- directories ---- */
+
+static void chk_walk_inode(struct chk *c, struct chk_ino *ci);
+
+/* True when the trie under node off may hold a visible name (bounded;
+ * anything unreadable counts as "may"). */
+static bool chk_trie_has_names(struct chk *c, u64 off, u32 depth, u32 *budget)
+{
+	struct daxfs_trie_node *n;
+	u32 i, k;
+
+	if (!off)
+		return false;
+	n = daxfs_ptr(c->fs, off, sizeof(*n), 64);
+	if (!n || depth >= DAXFS_TRIE_MAX_DEPTH)
+		return true;
+	for (i = 0; i < DAXFS_TRIE_FANOUT; i++) {
+		u64 v = daxfs_load(&n->slot[i]);
+
+		if (!v)
+			continue;
+		if (!(*budget)--)
+			return true;
+		if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_NODE) {
+			if (chk_trie_has_names(c, v & ~DAXFS_SLOT_TAG_MASK,
+					       depth + 1, budget))
+				return true;
+			continue;
+		}
+		if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_LEAF)
+			return true;
+		v &= ~DAXFS_SLOT_TAG_MASK;
+		for (k = 0; v && k < CHK_CHAIN_MAX; k++) {
+			struct daxfs_dirent *d = daxfs_ptr(c->fs, v, sizeof(*d), 64);
+
+			if (!d || !(d->flags & DAXFS_DF_WHITEOUT))
+				return true;
+			v = daxfs_load(&d->next);
+		}
+		if (v)
+			return true;
+	}
+	return false;
+}
+
+/* One visible name of directory w->dir.  Returns true when a repair
+ * removed it (the caller unlinks it). */
+static bool chk_entry(struct chk *c, struct chk_dw *w, u64 ino, u32 dtype,
+		      u64 off, bool removable)
+{
+	struct chk_ino ci;
+	bool rm = c->repair && removable;
+	u32 cnt;
+
+	if (chk_resolve(c, ino, &ci)) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIRENT_DANGLING,
+			   "directory entry names an inode that does not exist",
+			   w->dir->ino, off, ino, 0, rm);
+		return rm;
+	}
+	if (dtype != chk_mode_dtype(ci.mode)) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIRENT_TYPE,
+			   "directory entry type differs from the inode's",
+			   ino, off, dtype, chk_mode_dtype(ci.mode), rm);
+		if (rm) {
+			struct daxfs_dirent *d = daxfs_ptr(c->fs, off, sizeof(*d), 64);
+
+			if (d)
+				d->type = chk_mode_dtype(ci.mode);
+		}
+	}
+	if ((ci.mode & CHK_S_IFMT) == CHK_S_IFDIR) {
+		if (*ci.info & CHK_I_REACHED) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIR_MULTI,
+				   "directory has more than one name", ino, off,
+				   w->dir->ino, 0, rm);
+			return rm;
+		}
+		if (ci.ip && (daxfs_load(&ci.ip->aux) & DAXFS_DIR_DEAD)) {
+			u64 aux = daxfs_load(&ci.ip->aux);
+
+			/* rmdir sets DEAD only on an empty directory, then
+			 * removes the name: finish it.  DEAD with entries is
+			 * damage: clear the bit and keep the directory. */
+			u32 budget = 1u << 16;
+			bool empty = !(aux & DAXFS_DIR_COUNT_MASK) &&
+				     !chk_trie_has_names(c, daxfs_load(&ci.ip->root),
+							 0, &budget);
+
+			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+				   DAXFS_CHK_DIR_DEAD, empty ?
+				   "removed directory is still named (rmdir interrupted)" :
+				   "directory with entries marked removed",
+				   ino, off, w->dir->ino, aux & DAXFS_DIR_COUNT_MASK,
+				   empty ? rm && !c->live : c->repair && !c->live);
+			if (empty && rm && !c->live)
+				return true;
+			if (!empty && c->repair && !c->live)
+				daxfs_store(&ci.ip->aux, aux & ~DAXFS_DIR_DEAD);
+		}
+		if (ci.ip && daxfs_load(&ci.ip->parent) != w->dir->ino) {
+			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+				   DAXFS_CHK_DIR_PARENT,
+				   "directory's parent pointer differs from where it is named",
+				   ino, off, daxfs_load(&ci.ip->parent), w->dir->ino,
+				   c->repair);
+			if (c->repair)
+				daxfs_store(&ci.ip->parent, w->dir->ino);
+		} else if (!ci.ip && ci.bip->parent != w->dir->ino) {
+			chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_BASE,
+				   "base directory's parent differs from where it is named",
+				   ino, off, ci.bip->parent, w->dir->ino, false);
+		}
+		*ci.info |= CHK_I_REACHED | 1;
+		w->subdirs++;
+		chk_enqueue(c, ino);
+	} else {
+		cnt = *ci.info & CHK_I_COUNT;
+		if (cnt < CHK_I_COUNT)
+			*ci.info = (*ci.info & ~CHK_I_COUNT) | (cnt + 1);
+		if (!(*ci.info & CHK_I_REACHED)) {
+			*ci.info |= CHK_I_REACHED;
+			chk_walk_inode(c, &ci);
+		}
+	}
+	w->visible++;
+	c->r->dirents++;
+	return false;
+}
+
+static u64 chk_level_shift(u32 d)
+{
+	return d >= DAXFS_TRIE_MAX_DEPTH - 1 ? 0 : 56 - 6 * d;
+}
+
+static const char *chk_dirent_bad(struct chk *c, struct daxfs_dirent *d,
+				  u32 depth, u64 path, u64 chain_hash)
+{
+	u32 i, len = d->name_len;
+
+	if (d->hash >= CHK_HASH_LIMIT)
+		return "dirent hash out of range";
+	if ((d->hash >> chk_level_shift(depth)) != path)
+		return "dirent is in the wrong trie slot for its hash";
+	if (chain_hash != ~0ULL && d->hash != chain_hash)
+		return "dirent chain mixes different hashes";
+	if (d->flags & ~(DAXFS_DF_WHITEOUT | CHK_DF_FROM_BASE))
+		return "dirent has unknown flags";
+	if (d->name[0] == '.' && (len == 1 || (len == 2 && d->name[1] == '.')))
+		return "dirent named . or ..";
+	for (i = 0; i < len; i++)
+		if (d->name[i] == '/' || d->name[i] == 0)
+			return "dirent name contains '/' or NUL";
+	if (daxfs_name_hash(c->fs, d->name, len) != d->hash)
+		return "dirent hash does not match its name";
+	return NULL;
+}
+
+/* Writes the replacement for a chain link: a trie slot holds off|LEAF,
+ * a dirent's next holds the bare offset. */
+static void chk_relink(u64 *link, bool is_slot, u64 next)
+{
+	daxfs_store(link, next && is_slot ? next | DAXFS_SLOT_LEAF : next);
+}
+
+static void chk_chain(struct chk *c, struct chk_dw *w, u64 *slot, u64 first,
+		      u32 depth, u64 path)
+{
+	u64 *link = slot, off = first, chain_hash = ~0ULL;
+	u64 seen[CHK_CHAIN_MAX];
+	u32 n, nseen = 0, k;
+	bool is_slot = true;
+
+	for (n = 0; off; n++) {
+		struct daxfs_dirent *d = daxfs_ptr(c->fs, off, sizeof(*d), 64);
+		const char *why = NULL;
+		u64 next, sz = 0;
+
+		if (n >= CHK_CHAIN_MAX) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIRENT,
+				   "dirent collision chain too long", w->dir->ino,
+				   off, n, CHK_CHAIN_MAX, c->repair);
+			if (c->repair)
+				chk_relink(link, is_slot, 0);
+			return;
+		}
+		if (!d || !d->name_len || d->name_len > DAXFS_NAME_MAX ||
+		    !daxfs_ptr(c->fs, off, sizeof(*d) + d->name_len, 64)) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIRENT,
+				   "dirent pointer or name length invalid",
+				   w->dir->ino, off, d ? d->name_len : 0, 0,
+				   c->repair);
+			if (c->repair)
+				chk_relink(link, is_slot, 0);
+			return;
+		}
+		sz = chk_class_bytes(sizeof(*d) + d->name_len);
+		if (!chk_mark(c, c->used, off, sz)) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_CROSSLINK,
+				   "dirent also used elsewhere (or chain loops)",
+				   w->dir->ino, off, n, 0, c->repair);
+			if (c->repair)
+				chk_relink(link, is_slot, 0);
+			return;
+		}
+		next = daxfs_load(&d->next);
+		why = chk_dirent_bad(c, d, depth, path, chain_hash);
+		if (!why) {
+			for (k = 0; k < nseen; k++) {
+				struct daxfs_dirent *o = (void *)(c->fs->base + seen[k]);
+
+				if (o->name_len == d->name_len &&
+				    !memcmp(o->name, d->name, d->name_len))
+					why = "same name twice in a directory";
+			}
+		}
+		if (why) {
+			chk_report(c, DAXFS_CHK_ERROR,
+				   nseen && why[0] == 's' ? DAXFS_CHK_DIRENT_DUP :
+				   DAXFS_CHK_DIRENT, why, w->dir->ino, off,
+				   d->hash, 0, c->repair);
+			if (c->repair) {
+				chk_relink(link, is_slot, next);
+				chk_set(c, c->used, off, sz, false);
+				c->space_dirty = true;
+			} else {
+				link = &d->next;
+				is_slot = false;
+			}
+			off = next;
+			continue;
+		}
+		chain_hash = d->hash;
+		if (nseen < CHK_CHAIN_MAX)
+			seen[nseen++] = off;
+		if (!(d->flags & DAXFS_DF_WHITEOUT)) {
+			w->entries++;
+			if (chk_entry(c, w, d->ino, d->type, off, true)) {
+				chk_relink(link, is_slot, next);
+				chk_set(c, c->used, off, sz, false);
+				c->space_dirty = true;
+				w->entries--;
+				nseen--;
+				off = next;
+				continue;
+			}
+		}
+		link = &d->next;
+		is_slot = false;
+		off = next;
+	}
+}
+
+static void chk_trie_slot(struct chk *c, struct chk_dw *w, u64 *slot, u32 depth,
+			  u64 path)
+{
+	u64 v = daxfs_load(slot);
+	u64 off = v & ~DAXFS_SLOT_TAG_MASK;
+	struct daxfs_trie_node *n;
+	const char *why = NULL;
+	u32 i, fan, bits;
+
+	if (!v)
+		return;
+	if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_LEAF) {
+		chk_chain(c, w, slot, off, depth, path);
+		return;
+	}
+	if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_NODE)
+		why = "trie slot has an invalid tag";
+	else if (depth + 1 >= DAXFS_TRIE_MAX_DEPTH)
+		why = "trie deeper than the hash allows";
+	else if (!(n = daxfs_ptr(c->fs, off, sizeof(*n), 64)))
+		why = "trie node pointer invalid";
+	else if (!chk_mark(c, c->used, off, sizeof(*n)))
+		why = "trie node also used elsewhere";
+	if (why) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_TRIE, why, w->dir->ino,
+			   off, v, depth, c->repair);
+		if (c->repair)
+			daxfs_store(slot, 0);
+		return;
+	}
+	depth++;
+	fan = depth == DAXFS_TRIE_MAX_DEPTH - 1 ? 4 : DAXFS_TRIE_FANOUT;
+	bits = depth == DAXFS_TRIE_MAX_DEPTH - 1 ? 2 : DAXFS_TRIE_BITS;
+	for (i = 0; i < DAXFS_TRIE_FANOUT; i++) {
+		if (i >= fan && daxfs_load(&n->slot[i])) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_TRIE,
+				   "last-level trie slot beyond the hash bits",
+				   w->dir->ino, off, i, fan, c->repair);
+			if (c->repair)
+				daxfs_store(&n->slot[i], 0);
+			continue;
+		}
+		if (i < fan)
+			chk_trie_slot(c, w, &n->slot[i], depth, (path << bits) | i);
+	}
+}
+
+/* Pristine base entries of a directory (not copied up, or copied up
+ * but not yet imported: then only names the trie does not hold). */
+static void chk_base_entries(struct chk *c, struct chk_dw *w,
+			     const struct daxfs_base_inode *bip,
+			     struct daxfs_inode *ip)
+{
+	u64 first, count, i;
+
+	if (daxfs_base_dir_range(c->fs, bip, &first, &count)) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
+			   "base directory entry range invalid", w->dir->ino, 0,
+			   bip->data, bip->count, false);
+		return;
+	}
+	for (i = 0; i < count; i++) {
+		const struct daxfs_base_dirent *bd = daxfs_base_dirent(c->fs, first + i);
+		u64 ino;
+		bool wh;
+
+		if (!bd || !bd->name_len || bd->name_len > DAXFS_NAME_MAX) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
+				   "base directory entry invalid", w->dir->ino, 0,
+				   first + i, 0, false);
+			return;
+		}
+		if (ip && chk_trie_lookup(c, ip, bd->name, bd->name_len, &ino, &wh))
+			continue;
+		chk_entry(c, w, bd->ino, bd->type, 0, false);
+	}
+}
+
+static void chk_walk_dir(struct chk *c, struct chk_ino *d)
+{
+	struct chk_dw w = { .dir = d };
+	struct daxfs_inode *ip = d->ip;
+	u64 root, aux, cnt, nl;
+	struct daxfs_trie_node *n;
+	u32 i;
+
+	c->r->dirs++;
+	if (!ip) {
+		chk_base_entries(c, &w, d->bip, NULL);
+		if (d->bip->nlink != 2 + w.subdirs)
+			chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_BASE,
+				   "base directory link count differs from its subdirectories",
+				   d->ino, 0, d->bip->nlink, 2 + w.subdirs, false);
+		return;
+	}
+	root = daxfs_load(&ip->root);
+	if (root) {
+		n = daxfs_ptr(c->fs, root, sizeof(*n), 64);
+		if (!n || !chk_mark(c, c->used, root, sizeof(*n))) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_TRIE,
+				   "directory trie root invalid or shared", d->ino,
+				   root, 0, 0, c->repair);
+			if (c->repair)
+				daxfs_store(&ip->root, 0);
+		} else {
+			for (i = 0; i < DAXFS_TRIE_FANOUT; i++)
+				chk_trie_slot(c, &w, &n->slot[i], 0, i);
+		}
+	}
+	aux = daxfs_load(&ip->aux);
+	if ((daxfs_load32(&ip->flags) & DAXFS_IF_BASE) &&
+	    !(aux & DAXFS_DIR_IMPORTED)) {
+		const struct daxfs_base_inode *bip =
+			daxfs_base_inode(c->fs, daxfs_load(&ip->base_ino));
+
+		if (bip && (bip->mode & CHK_S_IFMT) == CHK_S_IFDIR)
+			chk_base_entries(c, &w, bip, ip);
+		else
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
+				   "copied-up directory names no base directory",
+				   d->ino, 0, daxfs_load(&ip->base_ino), 0, false);
+	}
+	if ((aux & CHK_DIR_MOVING) && !c->live) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RENAME_CLAIM,
+			   "directory left marked as being renamed", d->ino, 0, aux,
+			   aux & ~CHK_DIR_MOVING, c->repair);
+		if (c->repair)
+			daxfs_store(&ip->aux, aux &= ~CHK_DIR_MOVING);
+	}
+	cnt = aux & DAXFS_DIR_COUNT_MASK;
+	if (cnt != w.entries) {
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_DIR_COUNT, "directory entry count wrong",
+			   d->ino, 0, cnt, w.entries, c->repair);
+		if (c->repair)
+			daxfs_store(&ip->aux, (aux & ~DAXFS_DIR_COUNT_MASK) | w.entries);
+	}
+	nl = daxfs_load32(&ip->nlink);
+	if (nl != 2 + w.subdirs) {
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_NLINK, "directory link count wrong", d->ino, 0,
+			   nl, 2 + w.subdirs, c->repair);
+		if (c->repair)
+			daxfs_store32(&ip->nlink, 2 + w.subdirs);
+	}
+}
+
+static void chk_walk_inode(struct chk *c, struct chk_ino *ci)
+{
+	if (*ci->info & CHK_I_WALKED)
+		return;
+	*ci->info |= CHK_I_WALKED;
+	c->r->inodes++;
+	switch (ci->mode & CHK_S_IFMT) {
+	case CHK_S_IFDIR:
+		chk_walk_dir(c, ci);
+		return;
+	case CHK_S_IFREG:
+		if (ci->ip)
+			chk_walk_file(c, ci);
+		else
+			c->r->files++;
+		return;
+	case CHK_S_IFLNK:
+		if (ci->ip)
+			chk_walk_symlink(c, ci);
+		else
+			c->r->symlinks++;
+		return;
+	default:
+		c->r->specials++;
+		if (ci->ip && daxfs_load(&ci->ip->root))
+			chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_INODE,
+				   "special file has a data pointer", ci->ino, 0,
+				   daxfs_load(&ci->ip->root), 0, false);
+	}
+}
+
+static void chk_drain(struct chk *c)
+{
+	while (c->qhead < c->qtail && !c->stop) {
+		struct chk_ino ci;
+		u64 ino = c->queue[c->qhead++ % c->qcap];
+
+		if ((c->qhead & 0x3ff) == 0)
+			chk_progress(c, 3, c->qhead, c->qtail);
+		if (chk_resolve(c, ino, &ci))
+			continue;
+		chk_walk_inode(c, &ci);
+	}
+}
+
+void chk_namespace(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	struct chk_ino root;
+	int err;
+
+	err = chk_resolve(c, fs->sb.root_ino, &root);
+	if (err || (root.mode & CHK_S_IFMT) != CHK_S_IFDIR) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
+			   err ? "root directory missing or its record is corrupt" :
+			   "root inode is not a directory", fs->sb.root_ino,
+			   0, root.mode, CHK_S_IFDIR, false);
+		return;
+	}
+	if (root.ip && daxfs_load(&root.ip->parent) != fs->sb.root_ino) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIR_PARENT,
+			   "root's parent pointer is not the root", root.ino, 0,
+			   daxfs_load(&root.ip->parent), root.ino, c->repair);
+		if (c->repair)
+			daxfs_store(&root.ip->parent, root.ino);
+	}
+	*root.info |= CHK_I_REACHED | 1;
+	chk_enqueue(c, root.ino);
+	chk_drain(c);
+}
+
+/* ---- orphans ---- */
+
+static bool chk_has_data(struct chk_ino *ci)
+{
+	struct daxfs_inode *ip = ci->ip;
+
+	switch (ci->mode & CHK_S_IFMT) {
+	case CHK_S_IFREG:
+		return daxfs_load(&ip->size) || daxfs_load(&ip->blocks);
+	case CHK_S_IFDIR:
+		return (daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK) ||
+		       daxfs_load(&ip->root);
+	}
+	return false;
+}
+
+static void chk_orphan_round(struct chk *c, bool defer, bool dirs)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 i;
+
+	for (i = 0; i < fs->nr_buckets; i++) {
+		u32 *info = &c->binfo[i];
+		struct chk_ino ci;
+		u64 ino, nl;
+		bool dir;
+
+		if ((*info & (CHK_I_VALID | CHK_I_REACHED | CHK_I_DROPPED)) !=
+		    CHK_I_VALID)
+			continue;
+		ino = daxfs_load(&fs->buckets[i].key) & DAXFS_KEY_PAYLOAD_MASK;
+		if (chk_resolve(c, ino, &ci) || ci.bucket != (s64)i)
+			continue;
+		nl = daxfs_load32(&ci.ip->nlink);
+		dir = (ci.mode & CHK_S_IFMT) == CHK_S_IFDIR;
+		if (dir != dirs)
+			continue;	/* directories first: they adopt files */
+		/* a copied-up base inode removed for good keeps an nlink-0
+		 * record so the base inode never resurrects: not an orphan */
+		if (!nl && ino < fs->sb.first_dyn_ino && c->nr_base) {
+			*info |= CHK_I_REACHED;
+			continue;
+		}
+		if (defer && dir) {
+			struct chk_ino p;
+			u64 pino = daxfs_load(&ci.ip->parent);
+
+			if (pino != ino && !chk_resolve(c, pino, &p) && p.ip &&
+			    (*p.info & (CHK_I_VALID | CHK_I_REACHED)) == CHK_I_VALID &&
+			    (p.mode & CHK_S_IFMT) == CHK_S_IFDIR)
+				continue;	/* its parent is an orphan too */
+		}
+		c->r->orphans++;
+		if (c->live) {
+			/* open-but-unlinked files and creations in flight
+			 * look like this on a mounted filesystem */
+			chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_ORPHAN,
+				   "inode not named by any directory (may be in use)",
+				   ino, daxfs_load(&fs->buckets[i].value), nl, 0, false);
+			*info |= CHK_I_REACHED | CHK_I_ORPHAN;
+			chk_walk_inode(c, &ci);
+			chk_drain(c);
+			continue;
+		}
+		if (c->repair && (!nl || !chk_has_data(&ci))) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ORPHAN,
+				   "inode not named by any directory: dropped (no data)",
+				   ino, daxfs_load(&fs->buckets[i].value), nl, 0, true);
+			daxfs_store(&fs->buckets[i].key, DAXFS_KEY_TOMB);
+			chk_set(c, c->used, daxfs_load(&fs->buckets[i].value),
+				sizeof(struct daxfs_inode), false);
+			*info |= CHK_I_DROPPED;
+			c->space_dirty = true;
+			c->r->dropped++;
+			continue;
+		}
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ORPHAN,
+			   c->repair ? "inode not named by any directory: moved to /lost+found" :
+			   "inode not named by any directory", ino,
+			   daxfs_load(&fs->buckets[i].value), nl, 0, c->repair);
+		*info |= CHK_I_REACHED | CHK_I_ORPHAN;
+		if (c->repair) {
+			*info |= CHK_I_ATTACH;
+			*info = (*info & ~CHK_I_COUNT) | 1;
+		}
+		if (dir)
+			chk_enqueue(c, ino);
+		else
+			chk_walk_inode(c, &ci);
+		chk_drain(c);
+	}
+}
+
+void chk_orphans(struct chk *c)
+{
+	chk_progress(c, 4, 0, 1);
+	chk_orphan_round(c, true, true);
+	chk_orphan_round(c, false, true);
+	chk_orphan_round(c, false, false);
+}
+
+static void chk_u64_name(char *buf, u64 v, u32 *len)
+{
+	char tmp[24];
+	u32 n = 0, i;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	buf[0] = '#';
+	for (i = 0; i < n; i++)
+		buf[1 + i] = tmp[n - 1 - i];
+	*len = n + 1;
+}
+
+/* A fresh directory record (root or lost+found), published offline. */
+static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
+{
+	u64 rec = chk_alloc(c, sizeof(struct daxfs_inode));
+	u64 node = chk_alloc(c, sizeof(struct daxfs_trie_node));
+	struct daxfs_inode *ip;
+	s64 now = daxfs_now_ns();
+	s64 b;
+
+	if (!rec || !node)
+		return NULL;
+	ip = daxfs_ptr(c->fs, rec, sizeof(*ip), 64);
+	ip->ino = ino;
+	ip->magic = DAXFS_INODE_MAGIC;
+	ip->mode = CHK_S_IFDIR | (ino == c->fs->sb.root_ino ? 0755 : 0700);
+	ip->nlink = 2;
+	ip->atime_ns = ip->mtime_ns = ip->ctime_ns = now;
+	ip->root = node;
+	ip->parent = parent;
+	ip->aux = DAXFS_DIR_IMPORTED;
+	ip->change = 1;
+	ip->generation = 1;
+	daxfs_fence();
+	if (chk_ov_insert(c, daxfs_key(DAXFS_KEY_INODE, ino), rec))
+		return NULL;
+	b = chk_ov_find(c, daxfs_key(DAXFS_KEY_INODE, ino));
+	if (b >= 0)
+		c->binfo[b] = CHK_I_VALID | CHK_I_DIR | CHK_I_REACHED |
+			      CHK_I_WALKED | 1;
+	if (ino > c->max_ino)
+		c->max_ino = ino;
+	return ip;
+}
+
+static void chk_dir_added(struct daxfs_inode *dp, bool subdir)
+{
+	daxfs_store(&dp->aux, daxfs_load(&dp->aux) + 1);
+	if (subdir)
+		daxfs_store32(&dp->nlink, daxfs_load32(&dp->nlink) + 1);
+	daxfs_store(&dp->change, daxfs_load(&dp->change) + 1);
+}
+
+static struct daxfs_inode *chk_lost_found(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	struct chk_ino root, lf;
+	u64 ino, next;
+	bool wh;
+
+	if (chk_resolve(c, fs->sb.root_ino, &root)) {
+		/* the root itself is gone: make a new, empty one */
+		if (fs->sb.root_ino <= c->nr_base ||
+		    !chk_make_dir(c, fs->sb.root_ino, fs->sb.root_ino)) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
+				   "could not recreate the root directory",
+				   fs->sb.root_ino, 0, 0, 0, false);
+			return NULL;
+		}
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
+			   "root directory recreated", fs->sb.root_ino, 0, 0, 0,
+			   true);
+		if (chk_resolve(c, fs->sb.root_ino, &root))
+			return NULL;
+	}
+	if (!root.ip || (root.mode & CHK_S_IFMT) != CHK_S_IFDIR ||
+	    !(daxfs_load(&root.ip->aux) & DAXFS_DIR_IMPORTED)) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
+			   "root is a pristine base directory: create /lost+found on a mount first",
+			   fs->sb.root_ino, 0, 0, 0, false);
+		return NULL;
+	}
+	if (chk_trie_lookup(c, root.ip, CHK_LF_NAME, sizeof(CHK_LF_NAME) - 1,
+			    &ino, &wh) && !wh) {
+		if (!chk_resolve(c, ino, &lf) && lf.ip &&
+		    (lf.mode & CHK_S_IFMT) == CHK_S_IFDIR &&
+		    (daxfs_load(&lf.ip->aux) & DAXFS_DIR_IMPORTED))
+			return lf.ip;
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
+			   "/lost+found exists but is not a usable directory",
+			   ino, 0, 0, 0, false);
+		return NULL;
+	}
+	next = daxfs_load(&fs->state->next_ino.v);
+	ino = next > c->max_ino ? next : c->max_ino + 1;
+	daxfs_store(&fs->state->next_ino.v, ino + 1);
+	lf.ip = chk_make_dir(c, ino, fs->sb.root_ino);
+	if (!lf.ip || chk_trie_insert(c, root.ip, CHK_LF_NAME,
+				      sizeof(CHK_LF_NAME) - 1, ino, 4)) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
+			   "could not create /lost+found (no space?)", ino, 0, 0,
+			   0, false);
+		return NULL;
+	}
+	chk_dir_added(root.ip, true);
+	chk_report(c, DAXFS_CHK_INFO, DAXFS_CHK_LOST_FOUND,
+		   "created /lost+found", ino, 0, 0, 0, false);
+	return lf.ip;
+}
+
+/* Links the orphans chosen for keeping into /lost+found as "#ino". */
+static void chk_attach(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	struct daxfs_inode *lf = NULL;
+	bool tried = false;
+	u64 i;
+
+	for (i = 0; i < fs->nr_buckets; i++) {
+		u32 *info = &c->binfo[i];
+		struct chk_ino ci;
+		char name[24];
+		u32 len;
+		u64 ino;
+		bool dir;
+
+		if (!(*info & CHK_I_ATTACH))
+			continue;
+		*info &= ~CHK_I_ATTACH;
+		if (!tried) {
+			lf = chk_lost_found(c);
+			tried = true;
+		}
+		ino = daxfs_load(&fs->buckets[i].key) & DAXFS_KEY_PAYLOAD_MASK;
+		if (!lf || chk_resolve(c, ino, &ci)) {
+			*info &= ~CHK_I_COUNT;	/* leave its nlink alone */
+			c->r->unrepaired++;
+			continue;
+		}
+		dir = (ci.mode & CHK_S_IFMT) == CHK_S_IFDIR;
+		chk_u64_name(name, ino, &len);
+		if (chk_trie_insert(c, lf, name, len, ino, chk_mode_dtype(ci.mode))) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
+				   "could not link an orphan into /lost+found", ino,
+				   0, 0, 0, false);
+			*info &= ~CHK_I_COUNT;
+			continue;
+		}
+		chk_dir_added(lf, dir);
+		if (dir) {
+			daxfs_store(&ci.ip->parent, daxfs_load(&lf->ino));
+			daxfs_store(&ci.ip->aux, daxfs_load(&ci.ip->aux) &
+				    ~(DAXFS_DIR_DEAD | CHK_DIR_MOVING));
+		}
+		c->r->reattached++;
+	}
+}
+
+/* ---- link counts ---- */
+
+void chk_nlinks(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 i, next;
+
+	next = daxfs_load(&fs->state->next_ino.v);
+	if (c->max_ino >= next && c->max_ino >= fs->sb.first_dyn_ino) {
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_NEXT_INO,
+			   "next inode number not above every inode in use", 0, 0,
+			   next, c->max_ino + 1, c->repair);
+		if (c->repair)
+			daxfs_store(&fs->state->next_ino.v, c->max_ino + 1);
+	}
+	if (c->repair)
+		chk_attach(c);
+	for (i = 0; i < fs->nr_buckets; i++) {
+		u32 info = c->binfo[i];
+		struct daxfs_inode *ip;
+		u32 want, nl;
+
+		if ((info & (CHK_I_VALID | CHK_I_REACHED | CHK_I_DROPPED |
+			     CHK_I_DIR)) != (CHK_I_VALID | CHK_I_REACHED))
+			continue;
+		if ((info & CHK_I_ORPHAN) && !c->repair)
+			continue;
+		want = info & CHK_I_COUNT;
+		if (!want)
+			continue;	/* dead base marker or unattached */
+		ip = daxfs_ptr(fs, daxfs_load(&fs->buckets[i].value),
+			       sizeof(*ip), 64);
+		if (!ip)
+			continue;
+		nl = daxfs_load32(&ip->nlink);
+		if (nl == want)
+			continue;
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_NLINK,
+			   nl > want ? "link count too high (space would never be freed)" :
+			   "link count too low (data would be freed while named)",
+			   daxfs_load(&ip->ino), 0, nl, want, c->repair);
+		if (c->repair)
+			daxfs_store32(&ip->nlink, want);
+	}
+	for (i = 0; i < c->nr_base; i++) {
+		u32 info = c->base_info[i];
+		const struct daxfs_base_inode *bip;
+
+		if (!(info & CHK_I_COUNT) || (info & CHK_I_DIR))
+			continue;
+		bip = daxfs_base_inode(fs, i + 1);
+		if (bip && (bip->mode & CHK_S_IFMT) != CHK_S_IFDIR &&
+		    bip->nlink != (info & CHK_I_COUNT))
+			chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_BASE,
+				   "base inode link count differs from its names",
+				   i + 1, 0, bip->nlink, info & CHK_I_COUNT, false);
+	}
+}

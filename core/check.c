@@ -1,0 +1,1092 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Checker driver: superblock and state diagnosis, host table and lanes,
+ * overlay buckets, and the helpers the other check-*.c files share
+ * (bitmaps, inode resolution, the offline repair allocator, offline
+ * overlay and trie insertion used to rebuild root and lost+found).
+ *
+ * Model: two bitmaps over the pool in 64-byte units.  "used" marks every
+ * object reachable from the overlay (inode records, trie nodes, dirents,
+ * radix nodes, data pages, symlink records) and doubles as the visited
+ * set, so every walk is bounded and a second reference to an object is a
+ * cross-link.  "freed" marks what the allocator already accounts as not
+ * in use or pending: free stacks, host alloc batches, limbo batches and
+ * their retired entries.  Below state.bump, a unit in neither is leaked.
+ * Repairs are offline: they run only when no other host is live (or with
+ * DAXFS_CHECK_FORCE) and write with plain atomic stores.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "base.h"
+#include "internal.h"
+#include "check.h"
+
+static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
+	[0] = "none",
+	[DAXFS_CHK_SUPER] = "super",
+	[DAXFS_CHK_STATE] = "state",
+	[DAXFS_CHK_HOST_LIVE] = "host-live",
+	[DAXFS_CHK_HOST_DEAD] = "host-dead",
+	[DAXFS_CHK_HOST_BAD] = "host-bad",
+	[DAXFS_CHK_LANE] = "lane",
+	[DAXFS_CHK_RENAME_CLAIM] = "rename-claim",
+	[DAXFS_CHK_LIMBO] = "limbo",
+	[DAXFS_CHK_BUCKET] = "bucket",
+	[DAXFS_CHK_BUCKET_PENDING] = "bucket-pending",
+	[DAXFS_CHK_BUCKET_DUP] = "bucket-dup",
+	[DAXFS_CHK_BUCKET_LOST] = "bucket-lost",
+	[DAXFS_CHK_INODE] = "inode",
+	[DAXFS_CHK_ROOT] = "root",
+	[DAXFS_CHK_NEXT_INO] = "next-ino",
+	[DAXFS_CHK_TRIE] = "trie",
+	[DAXFS_CHK_DIRENT] = "dirent",
+	[DAXFS_CHK_DIRENT_DANGLING] = "dirent-dangling",
+	[DAXFS_CHK_DIRENT_DUP] = "dirent-dup",
+	[DAXFS_CHK_DIRENT_TYPE] = "dirent-type",
+	[DAXFS_CHK_DIR_MULTI] = "dir-multi",
+	[DAXFS_CHK_DIR_PARENT] = "dir-parent",
+	[DAXFS_CHK_DIR_DEAD] = "dir-dead",
+	[DAXFS_CHK_DIR_COUNT] = "dir-count",
+	[DAXFS_CHK_NLINK] = "nlink",
+	[DAXFS_CHK_ORPHAN] = "orphan",
+	[DAXFS_CHK_RADIX] = "radix",
+	[DAXFS_CHK_BLOCKS] = "blocks",
+	[DAXFS_CHK_BEYOND_EOF] = "beyond-eof",
+	[DAXFS_CHK_SYMLINK] = "symlink",
+	[DAXFS_CHK_CROSSLINK] = "crosslink",
+	[DAXFS_CHK_FREELIST] = "freelist",
+	[DAXFS_CHK_FREE_INUSE] = "free-inuse",
+	[DAXFS_CHK_LEAK] = "leak",
+	[DAXFS_CHK_USED_BYTES] = "used-bytes",
+	[DAXFS_CHK_BASE] = "base",
+	[DAXFS_CHK_LOST_FOUND] = "lost+found",
+	[DAXFS_CHK_LIMIT] = "limit",
+};
+
+const char *daxfs_check_code_name(u32 code)
+{
+	if (code >= DAXFS_CHK_NR_CODES || !chk_code_names[code])
+		return "unknown";
+	return chk_code_names[code];
+}
+
+void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
+		u64 off, u64 have, u64 want, bool repaired)
+{
+	struct daxfs_check_problem p = {
+		.severity = sev, .code = code,
+		.name = daxfs_check_code_name(code), .msg = msg,
+		.ino = ino, .off = off, .have = have, .want = want,
+		.repaired = repaired,
+	};
+
+	if (sev > DAXFS_CHK_FATAL)
+		sev = DAXFS_CHK_FATAL;
+	c->r->nr[sev]++;
+	if (repaired)
+		c->r->repaired++;
+	else if (sev >= DAXFS_CHK_ERROR)
+		c->r->unrepaired++;
+	if (c->o->report)
+		c->o->report(c->o->ctx, &p);
+}
+
+void chk_progress(struct chk *c, u32 phase, u64 done, u64 total)
+{
+	if (c->o->progress)
+		c->o->progress(c->o->ctx, phase, done, total);
+}
+
+/* ---- bitmaps over the pool, in 64-byte units ---- */
+
+static bool chk_range(struct chk *c, u64 off, u64 len, u64 *first, u64 *n)
+{
+	struct daxfs_fs *fs = c->fs;
+
+	if (off < fs->pool_off || off >= fs->pool_end || len == 0 ||
+	    len > fs->pool_end - off)
+		return false;
+	*first = (off - fs->pool_off) >> 6;
+	*n = (len + 63) >> 6;
+	return true;
+}
+
+/* Sets the bits for [off, off+len) and returns true, or returns false
+ * and sets nothing when any was already set (a rejected object must not
+ * keep space it does not own). */
+bool chk_mark(struct chk *c, u64 *bm, u64 off, u64 len)
+{
+	u64 i, first, n;
+
+	if (!chk_range(c, off, len, &first, &n))
+		return false;
+	for (i = first; i < first + n; i++)
+		if (bm[i >> 6] & (1ULL << (i & 63)))
+			return false;
+	for (i = first; i < first + n; i++)
+		bm[i >> 6] |= 1ULL << (i & 63);
+	return true;
+}
+
+bool chk_test_any(struct chk *c, const u64 *bm, u64 off, u64 len)
+{
+	u64 i, first, n;
+
+	if (!chk_range(c, off, len, &first, &n))
+		return false;
+	for (i = first; i < first + n; i++)
+		if (bm[i >> 6] & (1ULL << (i & 63)))
+			return true;
+	return false;
+}
+
+void chk_set(struct chk *c, u64 *bm, u64 off, u64 len, bool v)
+{
+	u64 i, first, n;
+
+	if (!chk_range(c, off, len, &first, &n))
+		return;
+	for (i = first; i < first + n; i++) {
+		if (v)
+			bm[i >> 6] |= 1ULL << (i & 63);
+		else
+			bm[i >> 6] &= ~(1ULL << (i & 63));
+	}
+}
+
+u64 chk_class_bytes(u64 len)
+{
+	u64 sz = 64;
+
+	if (len == 0 || len > DAXFS_BLOCK_SIZE)
+		return 0;
+	while (sz < len && sz < 512)
+		sz <<= 1;
+	return sz >= len ? sz : DAXFS_BLOCK_SIZE;
+}
+
+u32 chk_mode_dtype(u32 mode)
+{
+	switch (mode & CHK_S_IFMT) {
+	case CHK_S_IFIFO: return 1;
+	case CHK_S_IFCHR: return 2;
+	case CHK_S_IFDIR: return 4;
+	case CHK_S_IFBLK: return 6;
+	case CHK_S_IFREG: return 8;
+	case CHK_S_IFLNK: return 10;
+	case CHK_S_IFSOCK: return 12;
+	}
+	return 0;
+}
+
+/* ---- scratch layout ---- */
+
+static u64 chk_bitmap_words(struct daxfs_fs *fs)
+{
+	u64 units = (fs->pool_end - fs->pool_off) >> 6;
+
+	return (units + 63) / 64;
+}
+
+static u64 chk_nr_base(struct daxfs_fs *fs)
+{
+	if (!fs->base_off)
+		return 0;
+	/* the header was validated at open: the table fits in the region */
+	if (fs->bh.nr_inodes > fs->base_size / sizeof(struct daxfs_base_inode))
+		return 0;
+	return fs->bh.nr_inodes;
+}
+
+u64 daxfs_check_scratch_size(struct daxfs_fs *fs)
+{
+	u64 words = chk_bitmap_words(fs);
+	u64 nb = chk_nr_base(fs);
+	u64 sz;
+
+	sz = 2 * words * 8;			/* used, freed */
+	sz += fs->nr_buckets * 4;		/* binfo */
+	sz += nb * 4;				/* base_info */
+	sz = (sz + 7) & ~7ULL;
+	sz += (fs->nr_buckets + nb + 1) * 8;	/* directory queue */
+	return sz;
+}
+
+static int chk_setup(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 words = chk_bitmap_words(fs);
+	u8 *p = c->o->scratch;
+	u64 need = daxfs_check_scratch_size(fs);
+
+	if (!p || c->o->scratch_size < need || ((unsigned long)p & 7))
+		return -EINVAL;
+	memset(p, 0, need);
+	c->units = (fs->pool_end - fs->pool_off) >> 6;
+	c->used = (u64 *)p;
+	c->freed = c->used + words;
+	c->binfo = (u32 *)(c->freed + words);
+	c->nr_base = chk_nr_base(fs);
+	c->base_info = c->binfo + fs->nr_buckets;
+	p = (u8 *)(c->base_info + c->nr_base);
+	p = (u8 *)(((unsigned long)p + 7) & ~7UL);
+	c->queue = (u64 *)p;
+	c->qcap = fs->nr_buckets + c->nr_base + 1;
+	return 0;
+}
+
+/* ---- superblock diagnosis (before or instead of daxfs_fs_open) ---- */
+
+struct chk_sb_ctx {
+	daxfs_check_report_t report;
+	void *ctx;
+	int bad;
+};
+
+static void chk_sb_bad(struct chk_sb_ctx *s, const char *msg, u64 have, u64 want)
+{
+	struct daxfs_check_problem p = {
+		.severity = DAXFS_CHK_FATAL, .code = DAXFS_CHK_SUPER,
+		.name = "super", .msg = msg, .have = have, .want = want,
+	};
+
+	s->bad++;
+	if (s->report)
+		s->report(s->ctx, &p);
+}
+
+static bool chk_is_pow2(u64 v)
+{
+	return v && !(v & (v - 1));
+}
+
+int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
+		      void *ctx)
+{
+	struct chk_sb_ctx s = { report, ctx, 0 };
+	struct daxfs_super sb;
+	u64 total;
+	u32 i, j;
+	static const u32 required[] = { DAXFS_RGN_STATE, DAXFS_RGN_HOSTS,
+		DAXFS_RGN_LANES, DAXFS_RGN_BUCKETS, DAXFS_RGN_POOL };
+
+	if (size < 2 * DAXFS_BLOCK_SIZE) {
+		chk_sb_bad(&s, "region too small to hold a filesystem", size,
+			   2 * DAXFS_BLOCK_SIZE);
+		return -EUCLEAN;
+	}
+	memcpy(&sb, base, sizeof(sb));
+	if (sb.magic != DAXFS_MAGIC) {
+		chk_sb_bad(&s, "bad magic number: not a DaxFS region", sb.magic,
+			   DAXFS_MAGIC);
+		return -EUCLEAN;
+	}
+	if (sb.version != DAXFS_VERSION)
+		chk_sb_bad(&s, "unsupported format version", sb.version,
+			   DAXFS_VERSION);
+	if (sb.header_size != sizeof(sb))
+		chk_sb_bad(&s, "bad superblock header size", sb.header_size,
+			   sizeof(sb));
+	if (daxfs_crc32c(0, &sb, offsetof(struct daxfs_super, csum)) != sb.csum)
+		chk_sb_bad(&s, "superblock checksum mismatch", sb.csum,
+			   daxfs_crc32c(0, &sb, offsetof(struct daxfs_super, csum)));
+	if (sb.feat_incompat & ~DAXFS_FEAT_INCOMPAT_SUPP)
+		chk_sb_bad(&s, "unknown incompatible features",
+			   sb.feat_incompat, DAXFS_FEAT_INCOMPAT_SUPP);
+	if (sb.block_size != DAXFS_BLOCK_SIZE)
+		chk_sb_bad(&s, "bad block size", sb.block_size, DAXFS_BLOCK_SIZE);
+	total = sb.total_size;
+	if (total > size || total < 2 * DAXFS_BLOCK_SIZE ||
+	    (total & (DAXFS_BLOCK_SIZE - 1)))
+		chk_sb_bad(&s, "filesystem size does not fit the region", total,
+			   size);
+	if (!sb.max_hosts || sb.max_hosts > DAXFS_MAX_HOSTS)
+		chk_sb_bad(&s, "bad host table size", sb.max_hosts,
+			   DAXFS_MAX_HOSTS);
+	if (!chk_is_pow2(sb.nr_buckets))
+		chk_sb_bad(&s, "bucket count not a power of two", sb.nr_buckets, 0);
+	if (!chk_is_pow2(sb.probe_window) || sb.probe_window > sb.nr_buckets)
+		chk_sb_bad(&s, "bad probe window", sb.probe_window, 0);
+	if (!sb.root_ino || sb.first_dyn_ino <= sb.root_ino)
+		chk_sb_bad(&s, "root or first dynamic inode number invalid",
+			   sb.root_ino, sb.first_dyn_ino);
+	if (!sb.lease_ms)
+		chk_sb_bad(&s, "host lease length is 0", 0, 1);
+	if (!(sb.feat_incompat & DAXFS_FEAT_INCOMPAT_OVERLAY))
+		chk_sb_bad(&s, "overlay feature missing", sb.feat_incompat,
+			   DAXFS_FEAT_INCOMPAT_OVERLAY);
+	if (!!(sb.feat_incompat & DAXFS_FEAT_INCOMPAT_BASE) !=
+	    (sb.regions[DAXFS_RGN_BASE].kind == DAXFS_RGN_BASE))
+		chk_sb_bad(&s, "base feature flag and base region disagree",
+			   sb.feat_incompat, sb.regions[DAXFS_RGN_BASE].kind);
+	if (sb.regions[DAXFS_RGN_STATE].size < sizeof(struct daxfs_state) ||
+	    sb.regions[DAXFS_RGN_HOSTS].size <
+	    (u64)sb.max_hosts * sizeof(struct daxfs_host) ||
+	    sb.regions[DAXFS_RGN_LANES].size <
+	    (u64)sb.max_hosts * DAXFS_LANES * sizeof(struct daxfs_lane) ||
+	    sb.nr_buckets > (1ULL << 40) ||
+	    sb.regions[DAXFS_RGN_BUCKETS].size !=
+	    ((sb.nr_buckets * sizeof(struct daxfs_bucket) + DAXFS_BLOCK_SIZE - 1) &
+	     ~(u64)(DAXFS_BLOCK_SIZE - 1)))
+		chk_sb_bad(&s, "a region is too small for the tables it holds", 0, 0);
+	for (i = 0; i < DAXFS_RGN_MAX; i++) {
+		const struct daxfs_region_desc *r = &sb.regions[i];
+
+		if (r->kind == DAXFS_RGN_NONE)
+			continue;
+		if (r->kind != i) {
+			chk_sb_bad(&s, "region table entry of the wrong kind", r->kind, i);
+			continue;
+		}
+		if ((r->offset | r->size) & (DAXFS_BLOCK_SIZE - 1) ||
+		    r->offset < DAXFS_BLOCK_SIZE || r->offset > total ||
+		    r->size > total - r->offset) {
+			chk_sb_bad(&s, "region outside the filesystem or misaligned",
+				   r->offset, r->size);
+			continue;
+		}
+		for (j = 0; j < i; j++) {
+			const struct daxfs_region_desc *q = &sb.regions[j];
+
+			if (q->kind == DAXFS_RGN_NONE || !q->size || !r->size)
+				continue;
+			if (r->offset < q->offset + q->size &&
+			    q->offset < r->offset + r->size)
+				chk_sb_bad(&s, "regions overlap", r->offset,
+					   q->offset);
+		}
+	}
+	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		bool found = false;
+
+		for (j = 0; j < DAXFS_RGN_MAX; j++)
+			if (sb.regions[j].kind == required[i] && sb.regions[j].size)
+				found = true;
+		if (!found)
+			chk_sb_bad(&s, "required region missing", required[i], 0);
+	}
+	return s.bad ? -EUCLEAN : 0;
+}
+
+/* ---- inode resolution ---- */
+
+/* Finds the bucket a lookup of key returns, like daxfs_ov_lookup. */
+s64 chk_ov_find(struct chk *c, u64 key)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 mask = fs->nr_buckets - 1;
+	u64 h = daxfs_mix64(key) & mask;
+	u32 i;
+
+	for (i = 0; i < fs->sb.probe_window; i++) {
+		struct daxfs_bucket *b = &fs->buckets[(h + i) & mask];
+		u64 k = daxfs_load(&b->key);
+
+		if (k == DAXFS_KEY_EMPTY)
+			return -1;
+		if (k == key && daxfs_load(&b->value))
+			return (s64)((h + i) & mask);
+	}
+	return -1;
+}
+
+int chk_resolve(struct chk *c, u64 ino, struct chk_ino *ci)
+{
+	s64 b;
+
+	memset(ci, 0, sizeof(*ci));
+	ci->ino = ino;
+	ci->bucket = -1;
+	if (!ino || ino > DAXFS_KEY_PAYLOAD_MASK)
+		return -ENOENT;
+	b = chk_ov_find(c, daxfs_key(DAXFS_KEY_INODE, ino));
+	if (b >= 0) {
+		u32 *info = &c->binfo[b];
+
+		if (!(*info & CHK_I_VALID) || (*info & CHK_I_DROPPED))
+			return -EUCLEAN;
+		ci->bucket = b;
+		ci->info = info;
+		ci->ip = daxfs_ptr(c->fs,
+				   daxfs_load(&c->fs->buckets[b].value),
+				   sizeof(struct daxfs_inode), 64);
+		if (!ci->ip)
+			return -EUCLEAN;
+		ci->mode = daxfs_load32(&ci->ip->mode);
+		/* a removed base inode keeps an nlink-0 marker record */
+		if (ino <= c->nr_base && ino < c->fs->sb.first_dyn_ino &&
+		    !daxfs_load32(&ci->ip->nlink))
+			return -ENOENT;
+		return 0;
+	}
+	if (ino <= c->nr_base && ino < c->fs->sb.first_dyn_ino) {
+		ci->bip = daxfs_base_inode(c->fs, ino);
+		if (!ci->bip || !ci->bip->mode)
+			return -ENOENT;
+		ci->info = &c->base_info[ino - 1];
+		ci->mode = ci->bip->mode;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* ---- offline repair helpers ---- */
+
+/* Allocates a zeroed object from pool space the walk found unreachable;
+ * the free stacks are rebuilt afterwards from the same bitmap. */
+u64 chk_alloc(struct chk *c, u64 bytes)
+{
+	u64 n = chk_class_bytes(bytes) >> 6;
+	u64 i, steps;
+
+	if (!n)
+		return 0;
+	i = (c->alloc_cursor + n - 1) & ~(n - 1);
+	for (steps = 0; steps < c->units; steps += n, i += n) {
+		u64 j, off;
+		bool ok = true;
+
+		if (i + n > c->units)
+			i = 0;
+		for (j = i; j < i + n; j++)
+			if (c->used[j >> 6] & (1ULL << (j & 63))) {
+				ok = false;
+				break;
+			}
+		if (!ok)
+			continue;
+		off = c->fs->pool_off + (i << 6);
+		chk_set(c, c->used, off, n << 6, true);
+		memset(c->fs->base + off, 0, n << 6);
+		c->alloc_cursor = i + n;
+		c->space_dirty = true;
+		return off;
+	}
+	return 0;
+}
+
+/* Offline overlay insert: no other host runs, so plain stores suffice. */
+int chk_ov_insert(struct chk *c, u64 key, u64 value)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 mask = fs->nr_buckets - 1;
+	u64 h = daxfs_mix64(key) & mask;
+	u32 i;
+
+	if (chk_ov_find(c, key) >= 0)
+		return -EEXIST;
+	for (i = 0; i < fs->sb.probe_window; i++) {
+		u64 idx = (h + i) & mask;
+		struct daxfs_bucket *b = &fs->buckets[idx];
+		u64 k = daxfs_load(&b->key);
+
+		if (k != DAXFS_KEY_EMPTY && k != DAXFS_KEY_TOMB)
+			continue;
+		daxfs_store(&b->value, value);
+		daxfs_store(&b->key, key);
+		c->binfo[idx] = CHK_I_VALID;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static u32 chk_trie_idx(u64 hash, u32 depth)
+{
+	if (depth >= DAXFS_TRIE_MAX_DEPTH - 1)
+		return hash & 3;
+	return (hash >> (56 - 6 * depth)) & 63;
+}
+
+static struct daxfs_dirent *chk_dirent_at(struct chk *c, u64 off)
+{
+	struct daxfs_dirent *d = daxfs_ptr(c->fs, off, sizeof(*d), 64);
+
+	if (!d || !d->name_len || d->name_len > DAXFS_NAME_MAX)
+		return NULL;
+	return daxfs_ptr(c->fs, off, sizeof(*d) + d->name_len, 64);
+}
+
+bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
+		     u32 len, u64 *ino, bool *whiteout)
+{
+	u64 hash = daxfs_name_hash(c->fs, name, len);
+	struct daxfs_trie_node *n;
+	u32 depth;
+
+	n = daxfs_ptr(c->fs, daxfs_load(&dir->root), sizeof(*n), 64);
+	for (depth = 0; n && depth < DAXFS_TRIE_MAX_DEPTH; depth++) {
+		u64 v = daxfs_load(&n->slot[chk_trie_idx(hash, depth)]);
+		u32 k;
+
+		if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_NODE) {
+			n = daxfs_ptr(c->fs, v & ~DAXFS_SLOT_TAG_MASK, sizeof(*n), 64);
+			continue;
+		}
+		if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_LEAF)
+			return false;
+		v &= ~DAXFS_SLOT_TAG_MASK;
+		for (k = 0; v && k < 1024; k++) {
+			struct daxfs_dirent *d = chk_dirent_at(c, v);
+
+			if (!d)
+				return false;
+			if (d->hash == hash && d->name_len == len &&
+			    !memcmp(d->name, name, len)) {
+				*ino = d->ino;
+				*whiteout = d->flags & DAXFS_DF_WHITEOUT;
+				return true;
+			}
+			v = daxfs_load(&d->next);
+		}
+		return false;
+	}
+	return false;
+}
+
+/* Offline insert of a new name into a directory trie. */
+int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
+		    u32 len, u64 ino, u32 dtype)
+{
+	u64 hash = daxfs_name_hash(c->fs, name, len);
+	struct daxfs_trie_node *n;
+	struct daxfs_dirent *d;
+	u64 doff, root;
+	u32 depth;
+
+	root = daxfs_load(&dir->root);
+	if (!root) {
+		root = chk_alloc(c, sizeof(*n));
+		if (!root)
+			return -ENOSPC;
+		daxfs_store(&dir->root, root);
+	}
+	n = daxfs_ptr(c->fs, root, sizeof(*n), 64);
+	if (!n)
+		return -EUCLEAN;
+	doff = chk_alloc(c, sizeof(*d) + len);
+	if (!doff)
+		return -ENOSPC;
+	d = daxfs_ptr(c->fs, doff, sizeof(*d) + len, 64);
+	d->ino = ino;
+	d->hash = hash;
+	d->name_len = len;
+	d->type = dtype;
+	memcpy(d->name, name, len);
+	for (depth = 0; depth < DAXFS_TRIE_MAX_DEPTH; ) {
+		u64 *slot = &n->slot[chk_trie_idx(hash, depth)];
+		u64 v = daxfs_load(slot);
+		struct daxfs_dirent *old;
+		struct daxfs_trie_node *nn;
+		u64 noff;
+
+		if (!v) {
+			daxfs_store(slot, doff | DAXFS_SLOT_LEAF);
+			return 0;
+		}
+		if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_NODE) {
+			n = daxfs_ptr(c->fs, v & ~DAXFS_SLOT_TAG_MASK, sizeof(*n), 64);
+			if (!n)
+				return -EUCLEAN;
+			depth++;
+			continue;
+		}
+		old = chk_dirent_at(c, v & ~DAXFS_SLOT_TAG_MASK);
+		if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_LEAF || !old)
+			return -EUCLEAN;
+		if (old->hash == hash) {
+			d->next = v & ~DAXFS_SLOT_TAG_MASK;
+			daxfs_store(slot, doff | DAXFS_SLOT_LEAF);
+			return 0;
+		}
+		if (depth + 1 >= DAXFS_TRIE_MAX_DEPTH)
+			return -EUCLEAN;
+		noff = chk_alloc(c, sizeof(*nn));
+		if (!noff)
+			return -ENOSPC;
+		nn = daxfs_ptr(c->fs, noff, sizeof(*nn), 64);
+		nn->slot[chk_trie_idx(old->hash, depth + 1)] = v;
+		daxfs_store(slot, noff | DAXFS_SLOT_NODE);
+	}
+	return -EUCLEAN;
+}
+
+/* ---- hosts, lanes, claims ---- */
+
+static bool chk_host_fresh(struct chk *c, struct daxfs_host *h)
+{
+	u64 st = daxfs_load(&h->state);
+	u64 hb = daxfs_load(&h->heartbeat_ns);
+	u64 now = (u64)c->now;
+
+	if ((st & DAXFS_HOST_STATE_MASK) != DAXFS_HOST_ALIVE)
+		return false;
+	/* same rule as daxfs_host_expired(): a heartbeat in the future is
+	 * not expired */
+	return !(now > hb && now - hb > (u64)c->fs->lease_ms * 1000000ULL);
+}
+
+static void chk_hosts_live(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u32 i;
+
+	for (i = 0; i < fs->sb.max_hosts; i++) {
+		struct daxfs_host *h = &fs->hosts[i];
+
+		if (!chk_host_fresh(c, h))
+			continue;
+		c->r->live_hosts++;
+		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_HOST_LIVE,
+			   "host is mounted (fresh lease); results may show transient states",
+			   0, i, daxfs_load32(&h->pid), 0, false);
+	}
+	c->live = c->r->live_hosts > 0;
+}
+
+/* Marks a limbo batch page and its retired entries as pending-free. */
+static void chk_limbo_chain(struct chk *c, u64 off, u32 slot)
+{
+	u64 steps;
+
+	for (steps = 0; off && steps < c->units; steps++) {
+		struct daxfs_limbo *lb = daxfs_ptr(c->fs, off, sizeof(*lb),
+						   DAXFS_BLOCK_SIZE);
+		u32 n, i;
+
+		if (!lb) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMBO,
+				   "limbo batch pointer invalid", 0, off, slot, 0,
+				   c->repair);
+			c->space_dirty = true;
+			return;
+		}
+		if (!chk_mark(c, c->freed, off, sizeof(*lb)) ||
+		    chk_test_any(c, c->used, off, sizeof(*lb))) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMBO,
+				   "limbo batch linked twice or in use", 0, off,
+				   slot, 0, c->repair);
+			c->space_dirty = true;
+			return;
+		}
+		c->r->limbo_bytes += sizeof(*lb);
+		n = daxfs_load32(&lb->count);
+		if (n > DAXFS_LIMBO_ENTRIES) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMBO,
+				   "limbo batch count too large", 0, off, n,
+				   DAXFS_LIMBO_ENTRIES, c->repair);
+			c->space_dirty = true;
+			n = DAXFS_LIMBO_ENTRIES;
+		}
+		for (i = 0; i < n; i++) {
+			u64 e = daxfs_load(&lb->entry[i]);
+			u32 cls = e & DAXFS_SLOT_TAG_MASK;
+			u64 eoff = e & ~DAXFS_SLOT_TAG_MASK;
+			u64 sz = cls < DAXFS_CLASS_PAGE ? 64ULL << cls :
+				 DAXFS_BLOCK_SIZE;
+
+			if (cls >= DAXFS_NR_CLASSES ||
+			    !daxfs_ptr(c->fs, eoff, sz, sz)) {
+				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMBO,
+					   "limbo entry invalid", 0, off, e, i,
+					   c->repair);
+				c->space_dirty = true;
+				continue;
+			}
+			if (!chk_mark(c, c->freed, eoff, sz)) {
+				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMBO,
+					   "object retired twice", 0, eoff, off, i,
+					   c->repair);
+				c->space_dirty = true;
+			}
+			c->r->limbo_bytes += sz;
+		}
+		off = daxfs_load(&lb->next);
+	}
+	if (off)
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LIMBO,
+			   "limbo chain too long (cycle)", 0, off, slot, 0, false);
+}
+
+static void chk_host_batch(struct chk *c, struct daxfs_host *h, u32 slot)
+{
+	u64 cur = daxfs_load(&h->alloc_cursor);
+	u64 end = daxfs_load(&h->alloc_end);
+
+	if (cur <= 1 || cur == end)
+		return;		/* none, or locked by a refilling lane */
+	if (cur > end || (cur & (DAXFS_BLOCK_SIZE - 1)) ||
+	    (end & (DAXFS_BLOCK_SIZE - 1)) || !daxfs_ptr(c->fs, cur, end - cur, 64) ||
+	    end > c->bump) {
+		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+			   DAXFS_CHK_HOST_BAD, "host alloc batch invalid", 0, cur,
+			   end, slot, c->repair);
+		c->space_dirty = true;
+		return;
+	}
+	if (!chk_mark(c, c->freed, cur, end - cur))
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_HOST_BAD,
+			   "host alloc batch overlaps other free space", 0, cur,
+			   end, slot, c->repair);
+	c->r->batch_bytes += end - cur;
+}
+
+/* Census and (offline) release of every host slot that is not live. */
+static void chk_hosts(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u32 i, l;
+
+	for (i = 0; i < fs->sb.max_hosts; i++) {
+		struct daxfs_host *h = &fs->hosts[i];
+		u64 st = daxfs_load(&h->state);
+		u32 state = st & DAXFS_HOST_STATE_MASK;
+		bool fresh = chk_host_fresh(c, h);
+		u32 busy = 0, intents = 0, limbo = 0;
+
+		chk_progress(c, 1, i, fs->sb.max_hosts);
+		if (state > DAXFS_HOST_RECOVERING) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_HOST_BAD,
+				   "host slot state invalid", 0, i, st, 0,
+				   c->repair);
+		}
+		for (l = 0; l < DAXFS_LANES; l++) {
+			struct daxfs_lane *ln = &fs->lanes[i * DAXFS_LANES + l];
+			u64 lo = daxfs_load(&ln->limbo_open);
+
+			if (daxfs_load(&ln->epoch))
+				busy++;
+			if (daxfs_load(&ln->intent.op))
+				intents++;
+			if (lo) {
+				limbo++;
+				chk_limbo_chain(c, lo, i);
+			}
+		}
+		if (daxfs_load(&h->limbo_sealed)) {
+			limbo++;
+			chk_limbo_chain(c, daxfs_load(&h->limbo_sealed), i);
+		}
+		chk_host_batch(c, h, i);
+		if (fresh)
+			continue;
+		if (state == DAXFS_HOST_FREE && !busy && !intents)
+			continue;
+		if (state != DAXFS_HOST_FREE)
+			c->r->dead_hosts++;
+		if (state == DAXFS_HOST_FREE)
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LANE,
+				   "free host slot has busy lanes or intents", 0,
+				   i, busy, intents, c->repair);
+		else
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_HOST_DEAD,
+				   "dead host still holds its slot (busy lanes/intents in have/want)",
+				   0, i, busy, intents, c->repair);
+		if (!c->repair)
+			continue;
+		/* Offline release.  A pending overlay insert is rolled back
+		 * by the bucket pass (every pending bucket is orphaned when
+		 * no host is live); a half-done rename is left to the
+		 * namespace repairs (names and counts are rebuilt). */
+		for (l = 0; l < DAXFS_LANES; l++) {
+			struct daxfs_lane *ln = &fs->lanes[i * DAXFS_LANES + l];
+			u32 w;
+
+			daxfs_store(&ln->epoch, 0);
+			daxfs_store(&ln->intent.op, 0);
+			for (w = 0; w < 7; w++)
+				daxfs_store(&ln->intent.a[w], 0);
+		}
+		daxfs_store(&h->epoch, 0);
+		if (state != DAXFS_HOST_FREE)
+			daxfs_store(&h->state, st & ~DAXFS_HOST_STATE_MASK);
+		c->space_dirty = true;	/* its batch and limbo go back */
+	}
+}
+
+static void chk_rename_claim(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 claim = daxfs_load(&fs->state->rename_claim.v);
+	u64 slot, gen;
+	struct daxfs_host *h;
+
+	if (!claim)
+		return;
+	slot = (claim & 0xffff) - 1;
+	gen = claim >> 16;
+	if (slot < fs->sb.max_hosts) {
+		h = &fs->hosts[slot];
+		if (chk_host_fresh(c, h) &&
+		    (daxfs_load(&h->state) >> DAXFS_HOST_GEN_SHIFT) == gen)
+			return;
+	}
+	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RENAME_CLAIM,
+		   "rename claim held by a dead or absent host", 0, slot, claim, 0,
+		   c->repair);
+	if (c->repair)
+		daxfs_store(&fs->state->rename_claim.v, 0);
+}
+
+/* ---- state page ---- */
+
+static void chk_state(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	struct daxfs_state *s = fs->state;
+	u64 bump = daxfs_load(&s->bump.v);
+	u64 epoch = daxfs_load(&s->epoch.v);
+	u64 next = daxfs_load(&s->next_ino.v);
+
+	c->r->used_bytes = daxfs_load(&s->used_bytes.v);
+	if (bump < fs->pool_off || bump > fs->pool_end ||
+	    (bump & (DAXFS_BLOCK_SIZE - 1))) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_STATE,
+			   "allocation frontier (bump) outside the pool", 0, 0,
+			   bump, fs->pool_off, c->repair);
+		/* treat the whole pool as allocated: the walk decides */
+		bump = fs->pool_end;
+		c->space_dirty = true;
+	}
+	c->bump = bump;
+	if (!epoch) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_STATE,
+			   "reclamation epoch is 0", 0, 0, 0, 1, c->repair);
+		if (c->repair)
+			daxfs_store(&s->epoch.v, 1);
+	}
+	if (next < fs->sb.first_dyn_ino) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_NEXT_INO,
+			   "next inode number below the first dynamic one", 0, 0,
+			   next, fs->sb.first_dyn_ino, c->repair);
+		if (c->repair)
+			daxfs_store(&s->next_ino.v, fs->sb.first_dyn_ino);
+	}
+}
+
+/* ---- overlay buckets ---- */
+
+static bool chk_intent_owns(struct chk *c, u64 idx, u64 key)
+{
+	struct daxfs_fs *fs = c->fs;
+	u32 i, l;
+
+	for (i = 0; i < fs->sb.max_hosts; i++) {
+		if (!chk_host_fresh(c, &fs->hosts[i]))
+			continue;
+		for (l = 0; l < DAXFS_LANES; l++) {
+			struct daxfs_lane *ln = &fs->lanes[i * DAXFS_LANES + l];
+
+			if (daxfs_load(&ln->intent.op) == DAXFS_INTENT_OV_INSERT &&
+			    daxfs_load(&ln->intent.a[0]) == idx &&
+			    (daxfs_load(&ln->intent.a[1]) & ~DAXFS_KEY_PENDING) ==
+			    (key & ~DAXFS_KEY_PENDING))
+				return true;
+		}
+	}
+	return false;
+}
+
+static void chk_tomb(struct chk *c, u64 idx)
+{
+	daxfs_store(&c->fs->buckets[idx].key, DAXFS_KEY_TOMB);
+	c->binfo[idx] |= CHK_I_DROPPED;
+	c->space_dirty = true;
+}
+
+static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
+{
+	struct daxfs_inode *ip = daxfs_ptr(c->fs, off, sizeof(*ip), 64);
+	const char *why = NULL;
+	u32 mode;
+
+	if (!ip)
+		why = "inode record pointer outside the pool or misaligned";
+	else if (daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC)
+		why = "inode record has a bad magic number";
+	else if (daxfs_load(&ip->ino) != ino)
+		why = "inode record number differs from its key";
+	else if (!chk_mode_dtype(mode = daxfs_load32(&ip->mode)))
+		why = "inode record has an invalid file type";
+	else if (!chk_mark(c, c->used, off, sizeof(*ip)))
+		why = "inode record shared with another object";
+	if (why) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE, why, ino, off,
+			   ip ? daxfs_load32(&ip->magic) : 0, DAXFS_INODE_MAGIC,
+			   c->repair);
+		if (c->repair)
+			chk_tomb(c, idx);
+		return false;
+	}
+	c->binfo[idx] = CHK_I_VALID | ((mode & CHK_S_IFMT) == CHK_S_IFDIR ?
+				       CHK_I_DIR : 0);
+	if (ino > c->max_ino)
+		c->max_ino = ino;
+	return true;
+}
+
+static void chk_buckets(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 i, mask = fs->nr_buckets - 1;
+
+	for (i = 0; i < fs->nr_buckets; i++) {
+		struct daxfs_bucket *b = &fs->buckets[i];
+		u64 k = daxfs_load(&b->key);
+		u64 v = daxfs_load(&b->value);
+		u64 key, ino;
+		s64 found;
+
+		if ((i & 0xffff) == 0)
+			chk_progress(c, 2, i, fs->nr_buckets);
+		if (k == DAXFS_KEY_EMPTY || k == DAXFS_KEY_TOMB)
+			continue;
+		key = k & ~DAXFS_KEY_PENDING;
+		if (k & DAXFS_KEY_PENDING || !v) {
+			if (c->live && chk_intent_owns(c, i, k))
+				continue;
+			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+				   DAXFS_CHK_BUCKET_PENDING,
+				   "overlay bucket pending or half-deleted with no live owner",
+				   key & DAXFS_KEY_PAYLOAD_MASK, i, k, v,
+				   c->repair);
+			if (c->repair)
+				chk_tomb(c, i);
+			continue;
+		}
+		if ((k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET,
+				   "overlay key of unknown type", 0, i, k, 0,
+				   c->repair);
+			if (c->repair)
+				chk_tomb(c, i);
+			continue;
+		}
+		ino = k & DAXFS_KEY_PAYLOAD_MASK;
+		found = chk_ov_find(c, key);
+		if (found != (s64)i) {
+			u64 dist = (i - (daxfs_mix64(key) & mask)) & mask;
+
+			if (found >= 0)
+				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_DUP,
+					   "inode key published twice (later copy dropped)",
+					   ino, i, found, dist, c->repair);
+			else
+				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_LOST,
+					   "inode key where no lookup can find it",
+					   ino, i, dist, fs->sb.probe_window,
+					   c->repair);
+			if (c->repair)
+				chk_tomb(c, i);
+			continue;
+		}
+		chk_inode_record(c, i, ino, v);
+	}
+}
+
+/* ---- driver ---- */
+
+int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
+		struct daxfs_check_result *res)
+{
+	struct chk c;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	memset(&c, 0, sizeof(c));
+	c.fs = fs;
+	c.o = o;
+	c.r = res;
+	c.now = o->now_ns ? o->now_ns : daxfs_now_ns();
+	err = chk_setup(&c);
+	if (err)
+		return err;
+	if (daxfs_load(&fs->state->magic) != DAXFS_STATE_MAGIC) {
+		chk_report(&c, DAXFS_CHK_FATAL, DAXFS_CHK_STATE,
+			   "state page magic number is wrong", 0,
+			   (u64)((u8 *)fs->state - fs->base),
+			   daxfs_load(&fs->state->magic), DAXFS_STATE_MAGIC,
+			   false);
+		return 0;
+	}
+	chk_hosts_live(&c);
+	if ((o->flags & DAXFS_CHECK_REPAIR) && (fs->flags & DAXFS_FS_RDONLY))
+		return -EROFS;
+	if (o->flags & DAXFS_CHECK_REPAIR) {
+		if (c.live && !(o->flags & DAXFS_CHECK_FORCE))
+			res->repair_refused = true;
+		else
+			c.repair = true;
+	}
+	chk_state(&c);
+	chk_hosts(&c);
+	chk_rename_claim(&c);
+	chk_buckets(&c);
+	chk_namespace(&c);
+	chk_orphans(&c);
+	chk_space(&c);
+	chk_nlinks(&c);
+	if (c.repair && c.space_dirty)
+		chk_rebuild_space(&c);
+	return 0;
+}
+
+/*
+ * A state page daxfs_fs_open() refuses (magic, epoch 0, bump outside the
+ * pool) under a valid superblock: report, and with repair rewrite the
+ * words to safe values (bump at the pool end: the walk then finds what
+ * is in use and the space rebuild lowers it again).
+ */
+int daxfs_check_state_fixup(void *base, u64 size, bool repair,
+			    daxfs_check_report_t report, void *ctx)
+{
+	struct daxfs_super sb;
+	struct daxfs_state *st;
+	u64 pool_off, pool_end, v;
+	int bad = 0;
+	struct daxfs_check_problem p = {
+		.severity = DAXFS_CHK_ERROR, .code = DAXFS_CHK_STATE,
+		.name = "state", .repaired = repair,
+	};
+
+	if (daxfs_check_super(base, size, NULL, NULL))
+		return -EUCLEAN;
+	memcpy(&sb, base, sizeof(sb));
+	if (sb.regions[DAXFS_RGN_STATE].kind != DAXFS_RGN_STATE ||
+	    sb.regions[DAXFS_RGN_POOL].kind != DAXFS_RGN_POOL)
+		return -EUCLEAN;
+	st = (struct daxfs_state *)((u8 *)base + sb.regions[DAXFS_RGN_STATE].offset);
+	pool_off = sb.regions[DAXFS_RGN_POOL].offset;
+	pool_end = pool_off + sb.regions[DAXFS_RGN_POOL].size;
+	if (daxfs_load(&st->magic) != DAXFS_STATE_MAGIC) {
+		p.msg = "state page magic number is wrong";
+		p.have = daxfs_load(&st->magic);
+		p.want = DAXFS_STATE_MAGIC;
+		bad++;
+		if (report)
+			report(ctx, &p);
+		if (repair)
+			daxfs_store(&st->magic, DAXFS_STATE_MAGIC);
+	}
+	if (!daxfs_load(&st->epoch.v)) {
+		p.msg = "reclamation epoch is 0";
+		p.have = 0;
+		p.want = 1;
+		bad++;
+		if (report)
+			report(ctx, &p);
+		if (repair)
+			daxfs_store(&st->epoch.v, 1);
+	}
+	v = daxfs_load(&st->bump.v);
+	if (v < pool_off || v > pool_end || (v & (DAXFS_BLOCK_SIZE - 1))) {
+		p.msg = "allocation frontier (bump) outside the pool";
+		p.have = v;
+		p.want = pool_end;
+		bad++;
+		if (report)
+			report(ctx, &p);
+		if (repair)
+			daxfs_store(&st->bump.v, pool_end);
+	}
+	return bad;
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The DaxFS checker and repairer (core/check*.c), shared by fsck.daxfs, the
+ * fuzz harness and (later) an in-kernel scrub.  Portable core code: it never
+ * allocates; the caller passes a scratch buffer of daxfs_check_scratch_size()
+ * bytes.  Every problem found is reported through a callback with a static
+ * message and numeric details, so the front end chooses the formatting.
+ * Docs: docs/fsck.md.
+ */
+#ifndef DAXFS_CHECK_H
+#define DAXFS_CHECK_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+
+enum daxfs_check_sev {
+	DAXFS_CHK_INFO = 0,	/* worth knowing, not a problem */
+	DAXFS_CHK_WARN = 1,	/* suspicious or transient; does not fail fsck */
+	DAXFS_CHK_ERROR = 2,	/* inconsistency: repairable or not */
+	DAXFS_CHK_FATAL = 3,	/* cannot check further (superblock, state) */
+};
+
+enum daxfs_check_code {
+	DAXFS_CHK_SUPER = 1,		/* superblock unusable */
+	DAXFS_CHK_STATE,		/* state page word invalid */
+	DAXFS_CHK_HOST_LIVE,		/* a live host is mounted */
+	DAXFS_CHK_HOST_DEAD,		/* dead host still holds a slot/lanes */
+	DAXFS_CHK_HOST_BAD,		/* host slot word or batch invalid */
+	DAXFS_CHK_LANE,			/* lane busy/intent of a dead host */
+	DAXFS_CHK_RENAME_CLAIM,		/* rename claim held by a dead host */
+	DAXFS_CHK_LIMBO,		/* limbo batch invalid */
+	DAXFS_CHK_BUCKET,		/* overlay bucket invalid */
+	DAXFS_CHK_BUCKET_PENDING,	/* pending/deleting bucket, no owner */
+	DAXFS_CHK_BUCKET_DUP,		/* key published twice */
+	DAXFS_CHK_BUCKET_LOST,		/* key a lookup cannot find */
+	DAXFS_CHK_INODE,		/* inode record invalid */
+	DAXFS_CHK_ROOT,			/* root inode missing or not a dir */
+	DAXFS_CHK_NEXT_INO,		/* next_ino not above every inode */
+	DAXFS_CHK_TRIE,			/* trie slot/node invalid */
+	DAXFS_CHK_DIRENT,		/* dirent record invalid */
+	DAXFS_CHK_DIRENT_DANGLING,	/* names an inode that does not exist */
+	DAXFS_CHK_DIRENT_DUP,		/* same name twice in one directory */
+	DAXFS_CHK_DIRENT_TYPE,		/* d_type differs from the inode */
+	DAXFS_CHK_DIR_MULTI,		/* directory has several names */
+	DAXFS_CHK_DIR_PARENT,		/* parent pointer wrong */
+	DAXFS_CHK_DIR_DEAD,		/* rmdir'ed directory still named */
+	DAXFS_CHK_DIR_COUNT,		/* entry count wrong */
+	DAXFS_CHK_NLINK,		/* link count wrong */
+	DAXFS_CHK_ORPHAN,		/* inode no directory names */
+	DAXFS_CHK_RADIX,		/* radix node/slot invalid */
+	DAXFS_CHK_BLOCKS,		/* block count wrong */
+	DAXFS_CHK_BEYOND_EOF,		/* data pages past the file size */
+	DAXFS_CHK_SYMLINK,		/* symlink record invalid */
+	DAXFS_CHK_CROSSLINK,		/* object referenced twice */
+	DAXFS_CHK_FREELIST,		/* free stack corrupt */
+	DAXFS_CHK_FREE_INUSE,		/* free object still referenced */
+	DAXFS_CHK_LEAK,			/* allocated but unreachable space */
+	DAXFS_CHK_USED_BYTES,		/* used_bytes counter wrong */
+	DAXFS_CHK_BASE,			/* base image problem */
+	DAXFS_CHK_LOST_FOUND,		/* lost+found could not be made */
+	DAXFS_CHK_LIMIT,		/* a bound was hit; check incomplete */
+	DAXFS_CHK_NR_CODES
+};
+
+struct daxfs_check_problem {
+	u32 severity;			/* enum daxfs_check_sev */
+	u32 code;			/* enum daxfs_check_code */
+	const char *name;		/* short code name, e.g. "nlink" */
+	const char *msg;		/* static sentence */
+	u64 ino;			/* inode concerned, or 0 */
+	u64 off;			/* region offset concerned, or 0 */
+	u64 have;			/* value found (meaning per code) */
+	u64 want;			/* value expected */
+	bool repaired;			/* -y fixed it */
+};
+
+typedef void (*daxfs_check_report_t)(void *ctx,
+				     const struct daxfs_check_problem *p);
+/* phase: 1 hosts, 2 overlay, 3 namespace, 4 orphans, 5 space, 6 repair */
+typedef void (*daxfs_check_progress_t)(void *ctx, u32 phase, u64 done,
+				       u64 total);
+
+/* daxfs_check_opts.flags */
+#define DAXFS_CHECK_REPAIR	(1u << 0)	/* fix what is safely fixable */
+#define DAXFS_CHECK_FORCE	(1u << 1)	/* repair despite live hosts */
+
+struct daxfs_check_opts {
+	u32 flags;
+	void *scratch;			/* daxfs_check_scratch_size() bytes */
+	u64 scratch_size;
+	daxfs_check_report_t report;	/* may be NULL */
+	daxfs_check_progress_t progress;	/* may be NULL */
+	void *ctx;
+	s64 now_ns;			/* 0: daxfs_now_ns() */
+};
+
+struct daxfs_check_result {
+	u64 nr[4];			/* problems by severity */
+	u64 repaired;			/* problems fixed */
+	u64 unrepaired;			/* errors left */
+	u64 inodes, dirs, files, symlinks, specials, dirents;
+	u64 data_pages, orphans, reattached, dropped;
+	u64 reachable_bytes;		/* pool bytes reachable from the fs */
+	u64 free_bytes;			/* on free stacks */
+	u64 limbo_bytes;		/* retired, waiting for reclamation */
+	u64 batch_bytes;		/* reserved by hosts' alloc batches */
+	u64 leaked_bytes;		/* allocated, reachable from nothing */
+	u64 used_bytes;			/* state.used_bytes as found */
+	u32 live_hosts;			/* ALIVE with a fresh lease */
+	u32 dead_hosts;
+	bool repair_refused;		/* -y refused: live hosts (no -f) */
+	bool rebuilt_space;		/* free stacks rebuilt */
+};
+
+/* Bytes of scratch daxfs_check() needs for this filesystem. */
+u64 daxfs_check_scratch_size(struct daxfs_fs *fs);
+
+/*
+ * Diagnoses the superblock of a region that daxfs_fs_open() refused (or
+ * before opening it), reporting each defect.  Returns 0 when it looks
+ * usable, -EUCLEAN otherwise.  Never writes.
+ */
+int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
+		      void *ctx);
+
+/*
+ * With a valid superblock but a state page daxfs_fs_open() refuses:
+ * reports each bad word and with repair rewrites it.  Returns the number
+ * of problems, or -EUCLEAN when the superblock itself is bad.
+ */
+int daxfs_check_state_fixup(void *base, u64 size, bool repair,
+			    daxfs_check_report_t report, void *ctx);
+
+/*
+ * Checks (and with DAXFS_CHECK_REPAIR repairs) an opened filesystem.
+ * The fs must not have joined the host table (fs->host == DAXFS_NO_HOST).
+ * Returns 0 when the check ran (see *res for what it found), or a
+ * negative errno when it could not run (-EINVAL: scratch too small).
+ */
+int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
+		struct daxfs_check_result *res);
+
+const char *daxfs_check_code_name(u32 code);
+
+/* ------------------------------------------------------------------ */
+/* Internal to core/check*.c.                                          */
+
+#define CHK_I_COUNT	0x00ffffffu	/* names found for the inode */
+#define CHK_I_VALID	(1u << 24)	/* record passed validation */
+#define CHK_I_REACHED	(1u << 25)	/* named from a reached directory */
+#define CHK_I_DIR	(1u << 26)
+#define CHK_I_WALKED	(1u << 27)	/* contents walked and marked */
+#define CHK_I_DROPPED	(1u << 28)	/* tombstoned by repair */
+#define CHK_I_ORPHAN	(1u << 29)	/* reported as an orphan */
+
+struct chk {
+	struct daxfs_fs *fs;
+	const struct daxfs_check_opts *o;
+	struct daxfs_check_result *r;
+	bool repair;			/* repairs allowed now */
+	bool live;			/* another host is live */
+	bool space_dirty;		/* free stacks must be rebuilt */
+	bool stop;			/* fatal: stop walking */
+	s64 now;
+	u64 units;			/* 64-byte units in the pool */
+	u64 *used;			/* bitmap: reachable objects */
+	u64 *freed;			/* bitmap: free, limbo, batches */
+	u32 *binfo;			/* per bucket (INODE keys) */
+	u32 *base_info;			/* per base inode (ino - 1) */
+	u64 nr_base;			/* base inodes */
+	u64 *queue;			/* directories to walk (inos) */
+	u64 qcap, qhead, qtail;
+	u64 bump;			/* state.bump as validated */
+	u64 max_ino;			/* highest inode number seen */
+	u64 alloc_cursor;		/* repair allocator (unit index) */
+	u64 freelist_bytes;
+	u64 budget;			/* global step budget */
+};
+
+/* Resolved inode: overlay record and/or base inode. */
+struct chk_ino {
+	u64 ino;
+	struct daxfs_inode *ip;
+	const struct daxfs_base_inode *bip;
+	u32 *info;
+	u32 mode;
+	s64 bucket;			/* -1 when none */
+};
+
+#define CHK_S_IFMT	0170000u
+#define CHK_S_IFSOCK	0140000u
+#define CHK_S_IFLNK	0120000u
+#define CHK_S_IFREG	0100000u
+#define CHK_S_IFBLK	0060000u
+#define CHK_S_IFDIR	0040000u
+#define CHK_S_IFCHR	0020000u
+#define CHK_S_IFIFO	0010000u
+
+#define CHK_DF_FROM_BASE	(1u << 1)
+
+void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
+		u64 off, u64 have, u64 want, bool repaired);
+void chk_progress(struct chk *c, u32 phase, u64 done, u64 total);
+bool chk_mark(struct chk *c, u64 *bm, u64 off, u64 len);
+bool chk_test_any(struct chk *c, const u64 *bm, u64 off, u64 len);
+void chk_set(struct chk *c, u64 *bm, u64 off, u64 len, bool v);
+s64 chk_ov_find(struct chk *c, u64 key);
+int chk_resolve(struct chk *c, u64 ino, struct chk_ino *ci);
+u32 chk_mode_dtype(u32 mode);
+u64 chk_class_bytes(u64 len);
+u64 chk_alloc(struct chk *c, u64 bytes);
+int chk_ov_insert(struct chk *c, u64 key, u64 value);
+int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
+		    u32 len, u64 ino, u32 dtype);
+bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
+		     u32 len, u64 *ino, bool *whiteout);
+
+/* check-ns.c */
+void chk_namespace(struct chk *c);
+void chk_orphans(struct chk *c);
+void chk_nlinks(struct chk *c);
+/* check-space.c */
+void chk_space(struct chk *c);
+void chk_rebuild_space(struct chk *c);
+
+#endif /* DAXFS_CHECK_H */

@@ -1,0 +1,65 @@
+"""pytest configuration for the user-space DaxFS suites.
+
+Puts python/ (the daxfs bindings) and tests/ (the helpers package) on
+sys.path, registers the Hypothesis profiles and provides region fixtures.
+Regions live in /dev/shm under unique names and are removed afterwards.
+"""
+
+import os
+import re
+import sys
+
+import pytest
+
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+for _p in (os.environ.get("DAXFS_PYDIR", os.path.join(os.path.dirname(_TESTS), "python")),
+           _TESTS):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:		# only test_model.py needs it
+    settings = None
+
+if settings is not None:
+    # "ci" (the default): fixed seed, no example database, bounded sizes.
+    # "dev": random seeds, remembers failures in .hypothesis/.
+    # "long": for soak runs (DAXFS_HYPOTHESIS_PROFILE=long).
+    _common = dict(deadline=None,
+                   suppress_health_check=[HealthCheck.too_slow,
+                                          HealthCheck.data_too_large,
+                                          HealthCheck.filter_too_much])
+    settings.register_profile("ci", derandomize=True, database=None,
+                              max_examples=100, stateful_step_count=50,
+                              print_blob=True, **_common)
+    settings.register_profile("dev", max_examples=200, stateful_step_count=60,
+                              **_common)
+    settings.register_profile("long", max_examples=2000, stateful_step_count=100,
+                              **_common)
+    settings.load_profile(os.environ.get("DAXFS_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def region_path(request):
+    """A unique, not yet created region path in /dev/shm; removed afterwards."""
+    from helpers import env
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)[:40]
+    path = env.region_path(tag)
+    yield path
+    env.remove(path)
+
+
+@pytest.fixture
+def region(region_path):
+    """A fresh 128 MiB region, formatted; yields its path."""
+    from helpers import env
+    env.mkfs(region_path, 128 * env.MiB)
+    return region_path
+
+
+@pytest.fixture
+def need_fsck():
+    from helpers import env
+    if env.tool("fsck.daxfs") is None:
+        pytest.fail("build/bin/fsck.daxfs is missing: run make first")

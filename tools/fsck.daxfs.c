@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * fsck.daxfs: check (and repair) a DaxFS region.  The checker itself is
+ * core/check*.c; this front end maps the target, runs it, prints the
+ * problems and returns the exit codes of fsck(8).  docs/fsck.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "include/daxfs/libdaxfs.h"
+#include "core/check.h"
+#include "tools/common.h"
+
+/* fsck(8) exit codes */
+#define FSCK_OK			0
+#define FSCK_NONDESTRUCT	1	/* errors corrected */
+#define FSCK_REBOOT		2	/* unused */
+#define FSCK_UNCORRECTED	4
+#define FSCK_ERROR		8	/* operational error */
+#define FSCK_USAGE		16
+#define FSCK_CANCELED		32
+
+static const char *const sev_names[] = { "info", "warning", "error", "fatal" };
+
+struct fsck {
+	const char *target;
+	bool repair, force, verbose, json, preen;
+	struct progress prog;
+	u64 shown;
+	bool first_json;
+	FILE *out;
+};
+
+static volatile sig_atomic_t interrupted;
+static bool repairing;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (!repairing)
+		_exit(FSCK_CANCELED);	/* read-only so far: nothing to undo */
+	interrupted = 1;		/* finish the repair, then report 32 */
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fsck.daxfs [-n|-y|-p] [-f] [-v] [--json] TARGET\n"
+		"Check a DaxFS region (regular file, /dev/shm file, pmem block device\n"
+		"or devdax character device).\n\n"
+		"  -n        check only; the region is mapped read-only (default)\n"
+		"  -y        repair every problem that can be repaired safely\n"
+		"  -p, -a    preen: like -y (no questions are ever asked)\n"
+		"  -f        repair even while hosts hold fresh leases (dangerous:\n"
+		"            only when those hosts are known to be gone)\n"
+		"  -v        verbose: also list informational findings\n"
+		"  --json    print a machine-readable report on stdout\n"
+		"  -h        this help\n\n"
+		"Exit codes (fsck(8)): 0 clean, 1 errors corrected, 4 errors left\n"
+		"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n");
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void report(void *ctx, const struct daxfs_check_problem *p)
+{
+	struct fsck *k = ctx;
+	u32 sev = p->severity > 3 ? 3 : p->severity;
+
+	progress_done(&k->prog);
+	if (k->json) {
+		fprintf(k->out, "%s\n    {\"severity\": \"%s\", \"code\": ",
+			k->first_json ? "" : ",", sev_names[sev]);
+		json_str(k->out, p->name);
+		fprintf(k->out, ", \"message\": ");
+		json_str(k->out, p->msg);
+		fprintf(k->out, ", \"ino\": %llu, \"offset\": %llu, \"have\": %llu, "
+			"\"want\": %llu, \"repaired\": %s}",
+			(unsigned long long)p->ino, (unsigned long long)p->off,
+			(unsigned long long)p->have, (unsigned long long)p->want,
+			p->repaired ? "true" : "false");
+		k->first_json = false;
+		return;
+	}
+	if (sev == DAXFS_CHK_INFO && !k->verbose)
+		return;
+	k->shown++;
+	if (!k->verbose && k->shown > 200) {
+		if (k->shown == 201)
+			fprintf(k->out, "... more problems not shown (use -v)\n");
+		return;
+	}
+	fprintf(k->out, "%s: %s [%s]", sev_names[sev], p->msg, p->name);
+	if (p->ino)
+		fprintf(k->out, " ino %llu", (unsigned long long)p->ino);
+	if (p->off)
+		fprintf(k->out, " at 0x%llx", (unsigned long long)p->off);
+	if (p->have || p->want)
+		fprintf(k->out, " (found %llu, expected %llu)",
+			(unsigned long long)p->have, (unsigned long long)p->want);
+	if (p->repaired)
+		fprintf(k->out, ": FIXED");
+	fputc('\n', k->out);
+}
+
+static void progress(void *ctx, u32 phase, u64 done, u64 total)
+{
+	static const char *const what[] = { "", "hosts", "overlay", "directories",
+		"orphans", "space", "rebuilding free space" };
+	struct fsck *k = ctx;
+
+	progress_update(&k->prog, what[phase < 7 ? phase : 0], done, total);
+}
+
+static void json_begin(struct fsck *k)
+{
+	fprintf(k->out, "{\n  \"target\": ");
+	json_str(k->out, k->target);
+	fprintf(k->out, ",\n  \"mode\": \"%s\",\n  \"problems\": [",
+		k->repair ? "repair" : "check");
+	k->first_json = true;
+}
+
+static void json_end(struct fsck *k, const struct daxfs_check_result *r,
+		     int code, const char *status)
+{
+	fprintf(k->out, "%s],\n", k->first_json ? "" : "\n  ");
+	if (r) {
+		fprintf(k->out,
+			"  \"summary\": {\"inodes\": %llu, \"dirs\": %llu, \"files\": %llu, "
+			"\"symlinks\": %llu, \"specials\": %llu, \"dirents\": %llu, "
+			"\"data_pages\": %llu, \"orphans\": %llu, \"reattached\": %llu, "
+			"\"dropped\": %llu, \"reachable_bytes\": %llu, \"free_bytes\": %llu, "
+			"\"limbo_bytes\": %llu, \"batch_bytes\": %llu, \"leaked_bytes\": %llu, "
+			"\"used_bytes\": %llu, \"live_hosts\": %u, \"dead_hosts\": %u, "
+			"\"errors\": %llu, \"warnings\": %llu, \"repaired\": %llu, "
+			"\"unrepaired\": %llu, \"repair_refused\": %s, \"rebuilt_space\": %s},\n",
+			(unsigned long long)r->inodes, (unsigned long long)r->dirs,
+			(unsigned long long)r->files, (unsigned long long)r->symlinks,
+			(unsigned long long)r->specials, (unsigned long long)r->dirents,
+			(unsigned long long)r->data_pages, (unsigned long long)r->orphans,
+			(unsigned long long)r->reattached, (unsigned long long)r->dropped,
+			(unsigned long long)r->reachable_bytes,
+			(unsigned long long)r->free_bytes,
+			(unsigned long long)r->limbo_bytes,
+			(unsigned long long)r->batch_bytes,
+			(unsigned long long)r->leaked_bytes,
+			(unsigned long long)r->used_bytes, r->live_hosts, r->dead_hosts,
+			(unsigned long long)(r->nr[2] + r->nr[3]),
+			(unsigned long long)r->nr[1], (unsigned long long)r->repaired,
+			(unsigned long long)r->unrepaired,
+			r->repair_refused ? "true" : "false",
+			r->rebuilt_space ? "true" : "false");
+	}
+	fprintf(k->out, "  \"status\": \"%s\",\n  \"exit\": %d\n}\n", status, code);
+}
+
+/* Reports the end of a run that could not check: operational error or a
+ * superblock too broken to use. */
+static int finish_early(struct fsck *k, int code, const char *status)
+{
+	if (k->json)
+		json_end(k, NULL, code, status);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fsck k = { .out = stdout };
+	struct daxfs_check_result res;
+	struct daxfs_check_opts o;
+	enum daxfs_target_kind kind;
+	struct daxfs_fs fs;
+	struct sigaction sa;
+	bool check_only = false;
+	uint64_t size;
+	void *base, *scratch;
+	u64 ssize, warns;
+	int opt, fd, err, code, nstate = 0;
+
+	tool_name = "fsck.daxfs";
+	while ((opt = getopt_long(argc, argv, "nypafvhJ", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			check_only = true;
+			break;
+		case 'y':
+			k.repair = true;
+			break;
+		case 'p':
+		case 'a':
+			k.repair = k.preen = true;
+			break;
+		case 'f':
+			k.force = true;
+			break;
+		case 'v':
+			k.verbose = true;
+			break;
+		case 'J':
+			k.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return FSCK_OK;
+		default:
+			usage(stderr);
+			return FSCK_USAGE;
+		}
+	}
+	if (optind != argc - 1 || (check_only && k.repair)) {
+		if (check_only && k.repair)
+			tool_err("-n cannot be combined with -y or -p");
+		usage(stderr);
+		return FSCK_USAGE;
+	}
+	k.target = argv[optind];
+	progress_init(&k.prog, k.json || !isatty(2));
+	if (k.json)
+		json_begin(&k);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	fd = daxfs_target_open(k.target, k.repair ? O_RDWR : O_RDONLY, &kind, &size);
+	if (fd < 0) {
+		tool_errno(-fd, "cannot open %s", k.target);
+		return finish_early(&k, FSCK_ERROR, "cannot open");
+	}
+	if (size < 2 * DAXFS_BLOCK_SIZE) {
+		tool_err("%s: too small to hold a DaxFS filesystem (%llu bytes)",
+			 k.target, (unsigned long long)size);
+		close(fd);
+		return finish_early(&k, FSCK_ERROR, "not daxfs");
+	}
+	base = mmap(NULL, size, k.repair ? PROT_READ | PROT_WRITE : PROT_READ,
+		    MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED) {
+		tool_errno(errno, "cannot map %s", k.target);
+		return finish_early(&k, FSCK_ERROR, "cannot map");
+	}
+
+	if (((const struct daxfs_super *)base)->magic != DAXFS_MAGIC) {
+		tool_err("%s: not a DaxFS filesystem (bad magic number)", k.target);
+		return finish_early(&k, FSCK_ERROR, "not daxfs");
+	}
+	if (daxfs_check_super(base, size, report, &k)) {
+		if (!k.json)
+			fprintf(stderr, "%s: the superblock is corrupt and DaxFS keeps no backup "
+				"copy: the filesystem cannot be checked or repaired.\n"
+				"Recover the data with a tool that reads the raw region, "
+				"or recreate it with mkfs.daxfs.\n", k.target);
+		return finish_early(&k, FSCK_UNCORRECTED, "corrupt superblock");
+	}
+	err = daxfs_fs_open(&fs, base, size, k.repair ? 0 : DAXFS_FS_RDONLY);
+	if (err == -EUCLEAN) {
+		/* maybe only the state page: diagnose, and fix with -y */
+		nstate = daxfs_check_state_fixup(base, size, k.repair, report, &k);
+		if (nstate > 0 && k.repair)
+			err = daxfs_fs_open(&fs, base, size, 0);
+	}
+	if (err) {
+		if (!k.json)
+			fprintf(stderr, "%s: cannot open the filesystem: %s\n",
+				k.target, daxfs_strerror(err));
+		code = nstate > 0 || err == -EUCLEAN || err == -EBADMSG ?
+		       FSCK_UNCORRECTED : FSCK_ERROR;
+		return finish_early(&k, code, "cannot open filesystem");
+	}
+
+	ssize = daxfs_check_scratch_size(&fs);
+	scratch = malloc(ssize ? ssize : 8);
+	if (!scratch) {
+		tool_err("cannot allocate %llu bytes of scratch memory",
+			 (unsigned long long)ssize);
+		return finish_early(&k, FSCK_ERROR, "out of memory");
+	}
+	memset(&o, 0, sizeof(o));
+	o.flags = (k.repair ? DAXFS_CHECK_REPAIR : 0) |
+		  (k.force ? DAXFS_CHECK_FORCE : 0);
+	o.scratch = scratch;
+	o.scratch_size = ssize;
+	o.report = report;
+	o.progress = progress;
+	o.ctx = &k;
+	repairing = k.repair;
+	err = daxfs_check(&fs, &o, &res);
+	progress_done(&k.prog);
+	if (err) {
+		tool_errno(-err, "%s: check failed", k.target);
+		return finish_early(&k, FSCK_ERROR, "check failed");
+	}
+	if (nstate > 0) {
+		res.nr[DAXFS_CHK_ERROR] += nstate;
+		res.repaired += nstate;
+	}
+	if (res.repair_refused && !k.json)
+		fprintf(stderr,
+			"%s: NOT REPAIRING: %u host(s) have this filesystem mounted (fresh "
+			"lease).\nUnmount it everywhere (a crashed host's lease expires "
+			"after %u ms), then run fsck.daxfs -y again,\nor use -f if you "
+			"know those hosts are gone.\n", k.target, res.live_hosts,
+			fs.lease_ms);
+	warns = res.nr[DAXFS_CHK_WARN] - res.live_hosts;
+	if (res.unrepaired || (res.repair_refused && warns))
+		code = FSCK_UNCORRECTED;	/* asked to repair, could not */
+	else if (res.repaired)
+		code = FSCK_NONDESTRUCT;
+	else
+		code = FSCK_OK;
+	if (interrupted)
+		code |= FSCK_CANCELED;
+	if (k.repair && res.repaired)
+		msync(base, size, MS_SYNC);
+	if (k.json) {
+		json_end(&k, &res, code, code == 0 ? "clean" : code & FSCK_UNCORRECTED ?
+			 "errors left" : "repaired");
+	} else {
+		char used[32], reach[32], leak[32];
+
+		format_bytes(res.used_bytes, used, sizeof(used));
+		format_bytes(res.reachable_bytes, reach, sizeof(reach));
+		format_bytes(res.leaked_bytes, leak, sizeof(leak));
+		printf("%s: %llu inodes (%llu dirs, %llu files, %llu symlinks, %llu other), "
+		       "%llu names, %llu data pages\n", k.target,
+		       (unsigned long long)res.inodes, (unsigned long long)res.dirs,
+		       (unsigned long long)res.files, (unsigned long long)res.symlinks,
+		       (unsigned long long)res.specials, (unsigned long long)res.dirents,
+		       (unsigned long long)res.data_pages);
+		printf("%s: %s reachable, %s counted as used, %s leaked; %u live host(s)\n",
+		       k.target, reach, used, leak, res.live_hosts);
+		if (code == FSCK_OK && warns)
+			printf("%s: no errors; %llu warning(s) (filesystem in use: may be "
+			       "transient)\n", k.target, (unsigned long long)warns);
+		else if (code == FSCK_OK)
+			printf("%s: clean\n", k.target);
+		else if (res.repair_refused)
+			printf("%s: %llu problem(s) found, not repaired (mounted)\n",
+			       k.target, (unsigned long long)(res.unrepaired + warns));
+		else if (code & FSCK_UNCORRECTED)
+			printf("%s: %llu error(s) left uncorrected%s\n", k.target,
+			       (unsigned long long)res.unrepaired,
+			       k.repair ? "" : " (run fsck.daxfs -y to repair)");
+		else
+			printf("%s: %llu problem(s) corrected\n", k.target,
+			       (unsigned long long)res.repaired);
+	}
+	free(scratch);
+	munmap(base, size);
+	return code;
+}
