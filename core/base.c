@@ -10,6 +10,7 @@
 #include "base.h"
 #include "inode.h"
 #include "dir.h"
+#include "pcache.h"
 
 /* [off, off + len) inside [0, size) without overflow. */
 static bool range_ok(u64 off, u64 len, u64 size)
@@ -108,6 +109,9 @@ static int validate_inode(struct daxfs_fs *fs, u64 ino,
 
 	switch (type) {
 	case DAXFS_S_IFREG:
+		if (daxfs_base_backed(fs))	/* split mode: in a backing file */
+			return daxfs_pcache_extent_ok(fs, bip->count, bip->data,
+						      bip->size) ? 0 : -EUCLEAN;
 		return data_ok(fs, bip) ? 0 : -EUCLEAN;
 	case DAXFS_S_IFLNK:
 		if (bip->size < 1 || bip->size > DAXFS_SYMLINK_MAX)

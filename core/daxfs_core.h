@@ -25,6 +25,41 @@
 #define DAXFS_FS_PERSISTENT	(1u << 1)	/* flush cache lines on update */
 #define DAXFS_FS_VALIDATE	(1u << 2)	/* full base validation at open */
 
+/*
+ * Backing-store I/O for the shared page cache, supplied by the host (the
+ * library: pread on the backing files; the kernel: kernel_read).  read
+ * fills dst with len bytes at byte off of backing file idx (zeros past
+ * its end) and returns 0 or -errno; -ENXIO, -ENODEV, -ENOENT, -EACCES
+ * mean "this host cannot reach that file" (another host fills for it).
+ * It may sleep.  docs/pcache.md.
+ */
+struct daxfs_backing_ops {
+	int (*read)(void *ctx, u32 idx, u64 off, void *dst, u32 len);
+	/* optional: sleep about usec while waiting for another host's fill
+	 * (NULL: the core yields) */
+	void (*sleep)(void *ctx, u32 usec);
+};
+
+/* This host's view of the PCACHE region (core/pcache.c). */
+struct daxfs_pcache_view {
+	struct daxfs_pcache_header *hdr;	/* NULL: no page cache */
+	struct daxfs_pcache_live *live;
+	struct daxfs_pcache_slot *slots;
+	u64 *owner;			/* pin_owner[max_hosts] */
+	u8 *pins;
+	u8 *data;
+	u64 nr_slots;
+	u32 window;
+	u32 pin_stride;
+	u32 nr_backing;
+	u32 timeout_ms;			/* bounded waits (0: 2 x lease) */
+	u64 reach;			/* bit i: we can read backing file i */
+	const struct daxfs_backing_ops *ops;
+	void *ctx;
+	u64 col_gen;			/* host_gen our pin column is claimed for */
+	u64 st_hits, st_misses, st_fills, st_waits;	/* this host, advisory */
+};
+
 /* Per-host view of one mounted region. */
 struct daxfs_fs {
 	u8 *base;			/* mapping of the whole region */
@@ -44,6 +79,7 @@ struct daxfs_fs {
 	u64 host_gen;			/* generation of our slot when joined */
 	u32 flags;			/* DAXFS_FS_* */
 	u32 lease_ms;
+	struct daxfs_pcache_view pc;	/* shared page cache (core/pcache.h) */
 };
 
 /* An operation in progress: one lane claimed, one epoch announced. */
@@ -67,6 +103,11 @@ struct daxfs_format_opts {
 	u64 first_dyn_ino;		/* 0: 2, or base inode count + 1 */
 	u64 root_ino;			/* 0: create an empty root dir (ino 1) */
 	u32 root_mode, root_uid, root_gid;	/* when creating the root */
+	/* page cache (pcache_size > 0): probe window (0: 32) and the
+	 * backing files the base image refers to (core/pcache.h) */
+	u32 pcache_window;
+	u32 nr_backing;
+	const struct daxfs_backing_desc *backing;
 };
 
 /* Lays out an empty filesystem in [base, base + size).  A base image, if

@@ -16,6 +16,7 @@
 #include "inode.h"
 #include "base.h"
 #include "file.h"
+#include "pcache.h"
 
 #define BLK		((u64)DAXFS_BLOCK_SIZE)
 #define BLK_LO		(BLK - 1)
@@ -29,6 +30,9 @@ struct fview {
 	u64 root;
 	const u8 *base;			/* base data, NULL when none visible */
 	u64 limit;			/* base bytes visible: [0, limit) */
+	bool bk;			/* split mode: base data in a backing */
+	u32 bk_idx;			/* file: index and byte offset there, */
+	u64 bk_off;			/* read through core/pcache.c */
 };
 
 static int type_check(const struct daxfs_iref *ref)
@@ -51,6 +55,7 @@ static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 
 	v->ip = ip;
 	v->base = NULL;
+	v->bk = false;
 	v->root = 0;
 	if (ip) {
 		v->size = daxfs_load(&ip->size);
@@ -72,7 +77,13 @@ static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 	}
 	if (v->size > DAXFS_MAX_FILE_SIZE)
 		return -EUCLEAN;
-	if (lim) {
+	if (lim && daxfs_base_backed(fs)) {
+		if (!daxfs_pcache_extent_ok(fs, bip->count, bip->data, bip->size))
+			return -EUCLEAN;
+		v->bk = true;
+		v->bk_idx = (u32)bip->count;
+		v->bk_off = bip->data;
+	} else if (lim) {
 		v->base = daxfs_base_ptr(fs, bip->data, bip->size);
 		if (!v->base)
 			return -EUCLEAN;
@@ -178,6 +189,28 @@ static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 			hole_to = hi << DAXFS_BLOCK_SHIFT;
 		}
 		piece_end = end < hole_to ? end : hole_to;
+		if (!src && v.bk && pos < v.limit) {
+			/* split mode: this page of the backing file, pinned in
+			 * the shared page cache while the actor runs */
+			u64 pe = (blk + 1) << DAXFS_BLOCK_SHIFT;
+			s64 c;
+
+			if (piece_end > pe)
+				piece_end = pe;
+			if (piece_end > v.limit)
+				piece_end = v.limit;
+			if (!run_flush(&run, actor, ctx, &total))
+				return total;
+			c = daxfs_pcache_read(op, v.bk_idx, v.bk_off + pos,
+					      piece_end - pos, actor, ctx);
+			if (c < 0)
+				return total ? (s64)total : c;
+			total += (u64)c;
+			if ((u64)c < piece_end - pos)
+				return total;
+			pos = piece_end;
+			continue;
+		}
 		if (!src && v.base && pos < v.limit) {
 			/* no overlay page: the base bytes still visible */
 			src = v.base + pos;
@@ -219,21 +252,31 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
 
 /* Bytes [from, to) of block blk as the file shows them without an overlay
  * page: base bytes below the limit, zeros above. */
-static void prefill(const struct fview *v, u64 blk, u8 *page, u64 from,
-		    u64 to)
+static int prefill(struct daxfs_op *op, const struct fview *v, u64 blk,
+		   u8 *page, u64 from, u64 to)
 {
 	u64 abs = (blk << DAXFS_BLOCK_SHIFT) + from;
 	u64 n = 0;
+	int err;
 
 	if (from >= to)
-		return;
-	if (v->base && abs < v->limit) {
+		return 0;
+	if ((v->base || v->bk) && abs < v->limit) {
 		n = v->limit - abs;
 		if (n > to - from)
 			n = to - from;
-		memcpy(page + from, v->base + abs, n);
+		if (v->bk) {
+			/* copy-on-write of the cached backing page */
+			err = daxfs_pcache_copy(op, v->bk_idx, v->bk_off + abs,
+						page + from, n);
+			if (err)
+				return err;
+		} else {
+			memcpy(page + from, v->base + abs, n);
+		}
 	}
 	memset(page + from + n, 0, to - from - n);
+	return 0;
 }
 
 static void size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
@@ -298,8 +341,14 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 				continue;
 			}
-			prefill(v, kb, pk, 0, ws - ks);
-			prefill(v, kb, pk, we - ks, BLK);
+			*err = prefill(op, v, kb, pk, 0, ws - ks);
+			if (!*err)
+				*err = prefill(op, v, kb, pk, we - ks, BLK);
+			if (*err) {
+				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+				done = ws;
+				continue;
+			}
 			pflush(fs, pk, BLK);
 			pdrain(fs);
 			*err = daxfs_radix_insert(op, v->ip, kb, offs[k], &win);
@@ -664,15 +713,16 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 			return err;
 		}
 	}
-	base_blk = v.base && (blk << DAXFS_BLOCK_SHIFT) < v.limit;
+	base_blk = (v.base || v.bk) && (blk << DAXFS_BLOCK_SHIFT) < v.limit;
 	if (!alloc && !base_blk)
 		return 0;		/* a hole */
 	if ((fs->flags & DAXFS_FS_RDONLY) || !op->lane) {
 		/* Read-only host: map the base page itself when it is a
 		 * whole, aligned page of base data. */
-		u64 boff = (u64)(v.base - fs->base) + (blk << DAXFS_BLOCK_SHIFT);
+		u64 boff = v.base ? (u64)(v.base - fs->base) +
+				    (blk << DAXFS_BLOCK_SHIFT) : 0;
 
-		if (base_blk && !(boff & BLK_LO) &&
+		if (base_blk && v.base && !(boff & BLK_LO) &&
 		    ((blk + 1) << DAXFS_BLOCK_SHIFT) <= v.limit) {
 			*off = boff;
 			return 0;
@@ -693,7 +743,11 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	p = page_ptr(fs, pg);
 	if (!p)
 		return -EUCLEAN;
-	prefill(&v, blk, p, 0, BLK);
+	err = prefill(op, &v, blk, p, 0, BLK);
+	if (err) {
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+		return err;
+	}
 	pflush(fs, p, BLK);
 	pdrain(fs);
 	err = daxfs_radix_insert(op, ip, blk, pg, &win);

@@ -6,6 +6,7 @@
 #include "compat.h"
 #include "daxfs_core.h"
 #include "internal.h"
+#include "pcache.h"
 #include "base.h"
 
 #define DAXFS_S_IFDIR_MODE	0040000u
@@ -158,6 +159,8 @@ int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o)
 	sb.feat_incompat = DAXFS_FEAT_INCOMPAT_OVERLAY;
 	if (base_sz)
 		sb.feat_incompat |= DAXFS_FEAT_INCOMPAT_BASE;
+	if (pc_sz)
+		sb.feat_incompat |= DAXFS_FEAT_INCOMPAT_PCACHE;
 	if (o->uuid)
 		memcpy(sb.uuid, o->uuid, sizeof(sb.uuid));
 	sb.total_size = size;
@@ -202,6 +205,13 @@ int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o)
 	st->next_ino = (struct daxfs_line){ .v = sb.first_dyn_ino };
 	st->epoch.v = 1;
 	st->magic = DAXFS_STATE_MAGIC;
+	if (pc_sz) {
+		/* shared page cache header, pin owners, slots (core/pcache.c) */
+		int err = daxfs_pcache_format(base, &sb, o);
+
+		if (err)
+			return err;
+	}
 
 	/* magic and checksum make the superblock valid: written last */
 	sb.magic = DAXFS_MAGIC;
@@ -353,11 +363,19 @@ int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 	v = daxfs_load(daxfs_state_word(fs, bump));
 	if (v < fs->pool_off || v > fs->pool_end || (v & (DAXFS_PAGE_SIZE - 1)))
 		goto fail;
+	if (sb->feat_incompat & DAXFS_FEAT_INCOMPAT_PCACHE) {
+		err = daxfs_pcache_open(fs);	/* core/pcache.c */
+		if (err)
+			goto fail;
+	}
 	if (sb->feat_incompat & DAXFS_FEAT_INCOMPAT_BASE) {
 		fs->base_off = rg[DAXFS_RGN_BASE].offset;
 		fs->base_size = rg[DAXFS_RGN_BASE].size;
 		err = check_base_header(fs);
 		if (err)
+			goto fail;
+		err = -EUCLEAN;	/* split-mode data needs the page cache */
+		if ((fs->bh.flags & DAXFS_BASE_F_BACKING) && !fs->pc.hdr)
 			goto fail;
 		if (flags & DAXFS_FS_VALIDATE) {
 			err = daxfs_base_validate(fs);

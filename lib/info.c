@@ -37,6 +37,8 @@ const char *daxfs_host_state_name(uint32_t state)
 		return "dead";
 	case DAXFS_HOST_RECOVERING:
 		return "recovering";
+	case DAXFS_INFO_HOST_RECOVERED:
+		return "recovered";
 	}
 	return "?";
 }
@@ -111,11 +113,16 @@ static void info_hosts(struct daxfs_fs *fs, struct daxfs_info *out)
 
 		if (daxfs_host_state(fs, slot, &state, &gen, &age))
 			continue;
-		if (state == DAXFS_HOST_FREE)
+		if (state == DAXFS_HOST_FREE &&
+		    !daxfs_load((u64 *)&hp->recovered_ns))
 			continue;
 		ih = &out->hosts[out->nr_hosts++];
 		ih->slot = slot;
-		ih->state = state;
+		ih->state = state == DAXFS_HOST_FREE ? DAXFS_INFO_HOST_RECOVERED : state;
+		ih->recovered_ns = (s64)daxfs_load((u64 *)&hp->recovered_ns);
+		ih->recovered_by = (u32)(daxfs_load(&hp->recovered_by) & 0xffff);
+		ih->expired = state == DAXFS_HOST_ALIVE && slot != fs->host &&
+			      age > (s64)fs->lease_ms * 1000000LL;
 		ih->gen = gen;
 		ih->lease_age_ns = age;
 		ih->joined_ns = (s64)daxfs_load((u64 *)&hp->joined_ns);
@@ -210,6 +217,13 @@ const char *daxfs_strerror(int err)
 		return "too many levels of symbolic links";
 	case EFBIG:
 		return "file too large (DaxFS files are limited to 256 TiB)";
+	case EMEDIUMTYPE:
+		return "a backing file does not belong to this filesystem (wrong, "
+		       "changed or truncated file: check --backing / backing=)";
+	case ETIMEDOUT:
+		return "timed out waiting for a page of a backing file (no host "
+		       "that can read the backing files filled it: open with "
+		       "--backing / backing=PATH)";
 	}
 	strerror_r(err, buf, sizeof(buf));
 	return buf;

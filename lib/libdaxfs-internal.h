@@ -33,7 +33,15 @@ struct daxfs_handle {
 	uint64_t rejoins;
 
 	struct daxfs_handle *next;	/* all open handles (fork handling) */
+	struct lib_backing *bk;		/* split mode: backing files (backing.c) */
 };
+
+/* lib/backing.c: sets up split mode after the core open (init), stops the fill helper, releases the pin column while
+ * still joined (detach), frees the backing state (free). */
+int lib_backing_init(struct daxfs_handle *h);
+void lib_backing_stop(struct daxfs_handle *h);
+void lib_backing_detach(struct daxfs_handle *h);
+void lib_backing_free(struct daxfs_handle *h);
 
 /*
  * Every library entry point calls lib_enter() first: after a fork() it

@@ -131,6 +131,9 @@ int daxfs_region_create(const char *path, uint64_t size,
 	fo.base_size = (o->base_size + DAXFS_BLOCK_SIZE - 1) &
 		       ~(uint64_t)(DAXFS_BLOCK_SIZE - 1);
 	fo.pcache_size = o->pcache_size;
+	fo.pcache_window = o->pcache_window;
+	fo.nr_backing = o->nr_backing;
+	fo.backing = o->backing;
 	fo.uuid = uuid;
 	fo.hash_key = key;
 	fo.label = o->label;

@@ -395,6 +395,9 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	if (err)
 		goto fail;
 	h->fs.host = DAXFS_NO_HOST;
+	err = lib_backing_init(h);	/* split mode: backing.c */
+	if (err)
+		goto fail;
 
 	if (!(flags & (DAXFS_OPEN_RDONLY | DAXFS_OPEN_NOJOIN))) {
 		err = do_join(h);
@@ -415,6 +418,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	return 0;
 
 fail:
+	lib_backing_free(h);
 	unmap_target(h);
 	if (h->fd >= 0)
 		close(h->fd);
@@ -430,11 +434,15 @@ void daxfs_region_close(struct daxfs_handle *h)
 		return;
 	list_del(h);
 	stop_heartbeat(h);
+	lib_backing_stop(h);
 	/* A fork child that never used the handle still carries the parent's
 	 * slot in fs.host: leave only a slot that is ours. */
 	if (h->want_join && h->fork_gen == lib_fork_gen &&
-	    h->fs.host != DAXFS_NO_HOST)
+	    h->fs.host != DAXFS_NO_HOST) {
+		lib_backing_detach(h);
 		daxfs_host_leave(&h->fs);
+	}
+	lib_backing_free(h);
 	unmap_target(h);
 	if (h->fd >= 0)
 		close(h->fd);

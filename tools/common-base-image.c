@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "core/daxfs_core.h"
@@ -53,6 +54,7 @@ struct bnode {
 	uint64_t nlink;			/* links inside the tree */
 	uint64_t data;			/* files/symlinks: data offset */
 	char *target;			/* symlinks */
+	uint32_t bidx;			/* split mode: backing file of a file */
 };
 
 struct link_slot {
@@ -72,6 +74,10 @@ struct base_image {
 	uint64_t nr_links_cap, nr_links;
 	struct progress prog;
 	uint64_t scanned;
+	/* split mode (--backing): regular file data goes to backing files */
+	bool split;
+	unsigned int nr_backing;
+	uint64_t bk_size[DAXFS_PCACHE_MAX_BACKING];
 };
 
 static void *xcalloc(size_t n, size_t sz)
@@ -436,7 +442,7 @@ static int copy_file(struct base_image *bi, struct bnode *n, uint8_t *dst,
 	return 0;
 }
 
-static void fill_inode(struct bnode *n, struct daxfs_base_inode *bip)
+static void fill_inode(struct bnode *n, struct daxfs_base_inode *bip, bool split)
 {
 	memset(bip, 0, sizeof(*bip));
 	bip->mode = (uint32_t)n->st.st_mode;
@@ -451,6 +457,8 @@ static void fill_inode(struct bnode *n, struct daxfs_base_inode *bip)
 	} else if (S_ISREG(n->st.st_mode) || S_ISLNK(n->st.st_mode)) {
 		bip->size = (uint64_t)n->st.st_size;
 		bip->data = n->data;
+		if (split && S_ISREG(n->st.st_mode))
+			bip->count = n->bidx;	/* data is in backing file bidx */
 	} else if (S_ISCHR(n->st.st_mode) || S_ISBLK(n->st.st_mode)) {
 		bip->rdev = daxfs_encode_dev(n->st.st_rdev);
 	}
@@ -475,7 +483,7 @@ int base_image_write(struct base_image *bi, void *dst, uint64_t size, bool quiet
 	for (i = 0; i < bi->nr_inodes; i++) {
 		struct bnode *n = bi->inodes[i];
 
-		fill_inode(n, &inodes[i]);
+		fill_inode(n, &inodes[i], bi->split);
 		if (!S_ISDIR(n->st.st_mode))
 			continue;
 		for (j = 0; j < n->nkids; j++) {
@@ -496,7 +504,7 @@ int base_image_write(struct base_image *bi, void *dst, uint64_t size, bool quiet
 
 		if (S_ISLNK(n->st.st_mode)) {
 			memcpy(img + n->data, n->target, (size_t)n->st.st_size);
-		} else if (S_ISREG(n->st.st_mode) && n->st.st_size) {
+		} else if (S_ISREG(n->st.st_mode) && n->st.st_size && !bi->split) {
 			ret = copy_file(bi, n, img + n->data, &done, bi->st.data_bytes);
 			if (ret) {
 				progress_done(&bi->prog);
@@ -515,11 +523,217 @@ int base_image_write(struct base_image *bi, void *dst, uint64_t size, bool quiet
 	bh->dirent_off = bi->dirent_off;
 	bh->data_off = bi->data_off;
 	bh->data_size = bi->data_size;
+	bh->flags = bi->split ? DAXFS_BASE_F_BACKING : 0;
 	meta_end = bi->dirent_off + bi->nr_dirents * sizeof(struct daxfs_base_dirent);
 	bh->meta_csum = daxfs_crc32c(BASE_CRC_SEED, img + bi->inode_off,
 				     meta_end - bi->inode_off);
 	bh->csum = daxfs_crc32c(BASE_CRC_SEED, bh, offsetof(struct daxfs_base_header, csum));
 	return 0;
+}
+
+/* ---- split mode: file data in backing files ---- */
+
+int base_image_split(struct base_image *bi, unsigned int nr, uint64_t max_per_file)
+{
+	uint64_t i, off;
+	unsigned int b;
+
+	if (!nr || nr > DAXFS_PCACHE_MAX_BACKING)
+		return -EINVAL;
+	bi->split = true;
+	bi->nr_backing = nr;
+	for (b = 0; b < nr; b++)
+		bi->bk_size[b] = DAXFS_BACKING_DATA_OFF;
+	for (i = 0; i < bi->nr_inodes; i++) {
+		struct bnode *n = bi->inodes[i];
+		uint64_t need;
+		unsigned int best = 0;
+
+		if (!S_ISREG(n->st.st_mode))
+			continue;
+		need = ALIGN_UP((uint64_t)n->st.st_size, PAGE);
+		if (max_per_file) {
+			/* first fit under the cap */
+			for (best = 0; best < nr; best++)
+				if (bi->bk_size[best] + need <= max_per_file)
+					break;
+			if (best == nr) {
+				tool_err("%s (%llu bytes) does not fit any backing file "
+					 "under --backing-max; give more --backing files "
+					 "or a larger cap", n->path,
+					 (unsigned long long)n->st.st_size);
+				return -EFBIG;
+			}
+		} else {
+			/* balance: the least filled backing file */
+			for (b = 1; b < nr; b++)
+				if (bi->bk_size[b] < bi->bk_size[best])
+					best = b;
+		}
+		n->bidx = best;
+		n->data = bi->bk_size[best];
+		bi->bk_size[best] += need;
+	}
+	/* the base region keeps metadata and symlink targets only */
+	off = bi->data_off;
+	for (i = 0; i < bi->nr_inodes; i++) {
+		struct bnode *n = bi->inodes[i];
+
+		if (!S_ISLNK(n->st.st_mode))
+			continue;
+		n->data = off;
+		off = ALIGN_UP(off + (uint64_t)n->st.st_size, 8);
+	}
+	off = ALIGN_UP(off, PAGE);
+	if (off == bi->data_off)
+		off += PAGE;	/* keep a non-empty data area */
+	bi->data_size = off - bi->data_off;
+	bi->image_size = off;
+	bi->st.image_size = off;
+	return 0;
+}
+
+uint64_t base_image_backing_size(const struct base_image *bi, unsigned int idx)
+{
+	return idx < bi->nr_backing ? bi->bk_size[idx] : 0;
+}
+
+static int fill_random_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Copies file n into fd at n->data. */
+static int copy_to_backing(struct base_image *bi, struct bnode *n, int fd, uint8_t *buf,
+			   uint64_t *done, uint64_t total)
+{
+	uint64_t size = (uint64_t)n->st.st_size, got = 0;
+	struct stat st;
+	int in;
+
+	in = open(n->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0) {
+		tool_errno(errno, "cannot open %s", n->path);
+		return -errno;
+	}
+	while (got < size) {
+		size_t chunk = size - got > (1u << 20) ? (1u << 20) : (size_t)(size - got);
+		ssize_t r = read(in, buf, chunk), w;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			tool_errno(errno, "cannot read %s", n->path);
+			close(in);
+			return -EIO;
+		}
+		if (r == 0)
+			break;
+		/* all-zero chunks stay holes (sparse sources stay sparse) */
+		w = r;
+		if (buf[0] || memcmp(buf, buf + 1, (size_t)r - 1))
+			w = pwrite(fd, buf, (size_t)r, (off_t)(n->data + got));
+		if (w != r) {
+			tool_errno(w < 0 ? errno : ENOSPC, "cannot write a backing file");
+			close(in);
+			return -EIO;
+		}
+		got += (uint64_t)r;
+		*done += (uint64_t)r;
+		progress_update(&bi->prog, "writing backing data, MiB:", *done >> 20,
+				total >> 20);
+	}
+	if (got != size || fstat(in, &st) || (uint64_t)st.st_size != size) {
+		tool_err("%s changed size while mkfs was copying it; run mkfs again "
+			 "on a quiet source tree", n->path);
+		close(in);
+		return -EAGAIN;
+	}
+	close(in);
+	return 0;
+}
+
+int base_image_write_backing(struct base_image *bi, const char *const *paths, bool force,
+			     bool quiet, struct daxfs_backing_desc *descs)
+{
+	uint64_t done = 0, i;
+	unsigned int b;
+	uint8_t *buf;
+	int ret = 0;
+
+	buf = malloc(1u << 20);
+	if (!buf) {
+		tool_err("out of memory");
+		return -ENOMEM;
+	}
+	progress_init(&bi->prog, quiet);
+	for (b = 0; b < bi->nr_backing && !ret; b++) {
+		struct daxfs_backing_header h;
+		struct stat st;
+		const char *base;
+		int fd;
+
+		if (!force && !stat(paths[b], &st) && S_ISREG(st.st_mode) && st.st_size) {
+			tool_err("backing file %s exists and is not empty; use -f to "
+				 "overwrite it", paths[b]);
+			ret = -EEXIST;
+			break;
+		}
+		fd = open(paths[b], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			tool_errno(errno, "cannot create backing file %s", paths[b]);
+			ret = -errno;
+			break;
+		}
+		for (i = 0; i < bi->nr_inodes && !ret; i++) {
+			struct bnode *n = bi->inodes[i];
+
+			if (S_ISREG(n->st.st_mode) && n->bidx == b && n->st.st_size)
+				ret = copy_to_backing(bi, n, fd, buf, &done,
+						      bi->st.data_bytes);
+		}
+		memset(&h, 0, sizeof(h));
+		h.magic = DAXFS_BACKING_MAGIC;
+		h.version = DAXFS_VERSION;
+		h.header_size = sizeof(h);
+		h.index = b;
+		h.nr_backing = bi->nr_backing;
+		h.size = bi->bk_size[b];
+		h.data_off = DAXFS_BACKING_DATA_OFF;
+		if (!ret)
+			ret = fill_random_bytes(h.id, sizeof(h.id));
+		h.csum = daxfs_crc32c(0, &h, offsetof(struct daxfs_backing_header, csum));
+		if (!ret && (ftruncate(fd, (off_t)h.size) < 0 ||
+			     pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+			     fsync(fd) < 0)) {
+			tool_errno(errno, "cannot write backing file %s", paths[b]);
+			ret = -EIO;
+		}
+		close(fd);
+		memset(&descs[b], 0, sizeof(descs[b]));
+		descs[b].size = h.size;
+		memcpy(descs[b].id, h.id, sizeof(h.id));
+		descs[b].hdr_csum = h.csum;
+		base = strrchr(paths[b], '/');
+		base = base ? base + 1 : paths[b];
+		strncpy(descs[b].name, base, sizeof(descs[b].name) - 1);
+	}
+	progress_done(&bi->prog);
+	free(buf);
+	return ret;
 }
 
 static void free_tree(struct bnode *n)

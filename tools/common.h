@@ -91,6 +91,19 @@ void base_image_stats(const struct base_image *bi, struct base_image_stats *st);
  */
 int base_image_write(struct base_image *bi, void *dst, uint64_t size, bool quiet);
 void base_image_free(struct base_image *bi);
+/*
+ * Split mode (mkfs --backing): regular file data goes to nr backing files
+ * (each file whole in one of them; balanced by size, or first fit under
+ * max_per_file when non-zero) instead of the base region, which keeps
+ * metadata and symlink targets.  Call after base_image_scan, before
+ * base_image_stats.  Then base_image_write_backing writes the backing
+ * files (header page + data) and fills descs[nr] for the PCACHE table.
+ */
+struct daxfs_backing_desc;
+int base_image_split(struct base_image *bi, unsigned int nr, uint64_t max_per_file);
+uint64_t base_image_backing_size(const struct base_image *bi, unsigned int idx);
+int base_image_write_backing(struct base_image *bi, const char *const *paths, bool force,
+			     bool quiet, struct daxfs_backing_desc *descs);
 
 /* Linux dev_t encoding stored in the format (new_encode_dev / huge). */
 uint64_t daxfs_encode_dev(dev_t dev);

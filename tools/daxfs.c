@@ -50,6 +50,8 @@ struct ctx {
 	bool mutated;		/* something was freed or changed: reclaim */
 	int status;
 	mode_t umask;
+	const char *backing[16];	/* --backing FILE (split mode) */
+	unsigned int nr_backing;
 };
 
 struct cmd {
@@ -390,6 +392,74 @@ static const char *host_kind_name(uint32_t k)
 	}
 }
 
+/* The shared page cache of a split-mode filesystem (docs/pcache.md). */
+static void info_cache_json(struct ctx *c)
+{
+	struct daxfs_cache_info ci;
+	uint32_t i;
+
+	if (daxfs_cache_info(c->h, &ci))
+		return;
+	printf(",\n  \"cache\": {\"slots\": %llu, \"window\": %llu, \"bytes\": %llu, "
+	       "\"free\": %llu, \"pending\": %llu, \"valid\": %llu, \"evicting\": %llu, "
+	       "\"requested\": %llu, \"referenced\": %llu, \"pinned_slots\": %llu, "
+	       "\"pins\": %llu, \"pin_columns\": %llu, \"hand\": %llu, "
+	       "\"hand_pos\": %llu, \"fills\": %llu, \"evictions\": %llu, "
+	       "\"takeovers\": %llu, \"served\": %llu, \"timeouts\": %llu, "
+	       "\"backing_reach\": %u, \"backing\": [",
+	       (unsigned long long)ci.nr_slots, (unsigned long long)ci.window,
+	       (unsigned long long)ci.cache_bytes, (unsigned long long)ci.free,
+	       (unsigned long long)ci.pending, (unsigned long long)ci.valid,
+	       (unsigned long long)ci.evicting, (unsigned long long)ci.requested,
+	       (unsigned long long)ci.referenced, (unsigned long long)ci.pinned_slots,
+	       (unsigned long long)ci.pins, (unsigned long long)ci.columns,
+	       (unsigned long long)ci.hand, (unsigned long long)ci.hand_pos,
+	       (unsigned long long)ci.fills, (unsigned long long)ci.evictions,
+	       (unsigned long long)ci.takeovers, (unsigned long long)ci.served,
+	       (unsigned long long)ci.timeouts, ci.reach);
+	for (i = 0; i < ci.nr_backing && i < 16; i++) {
+		printf("%s{\"index\": %u, \"size\": %llu, \"name\": ", i ? ", " : "", i,
+		       (unsigned long long)ci.backing[i].size);
+		json_str(ci.backing[i].name);
+		printf("}");
+	}
+	printf("]}");
+}
+
+static void info_cache_text(struct ctx *c)
+{
+	struct daxfs_cache_info ci;
+	char s1[32], s2[32];
+	uint32_t i;
+
+	if (daxfs_cache_info(c->h, &ci))
+		return;
+	format_bytes(ci.cache_bytes, s1, sizeof(s1));
+	printf("\nPage cache:      %s, %llu slots, probe window %llu\n", s1,
+	       (unsigned long long)ci.nr_slots, (unsigned long long)ci.window);
+	printf("  occupancy:     %llu valid (%.1f%%, %llu referenced), %llu free\n",
+	       (unsigned long long)ci.valid,
+	       ci.nr_slots ? 100.0 * (double)ci.valid / (double)ci.nr_slots : 0.0,
+	       (unsigned long long)ci.referenced, (unsigned long long)ci.free);
+	printf("  in flight:     %llu pending (%llu requested by hosts without backing "
+	       "access), %llu evicting\n", (unsigned long long)ci.pending,
+	       (unsigned long long)ci.requested, (unsigned long long)ci.evicting);
+	printf("  pinned:        %llu slots, %llu pins, %llu hosts with pin columns\n",
+	       (unsigned long long)ci.pinned_slots, (unsigned long long)ci.pins,
+	       (unsigned long long)ci.columns);
+	printf("  sweep hand:    slot %llu (%llu slots swept)\n",
+	       (unsigned long long)ci.hand_pos, (unsigned long long)ci.hand);
+	printf("  totals:        %llu fills, %llu evictions, %llu takeovers, %llu served, "
+	       "%llu timeouts\n", (unsigned long long)ci.fills,
+	       (unsigned long long)ci.evictions, (unsigned long long)ci.takeovers,
+	       (unsigned long long)ci.served, (unsigned long long)ci.timeouts);
+	for (i = 0; i < ci.nr_backing && i < 16; i++) {
+		format_bytes(ci.backing[i].size, s2, sizeof(s2));
+		printf("  backing %-2u     %s, %s (%s here)\n", i, ci.backing[i].name, s2,
+		       (ci.reach >> i) & 1 ? "open" : "not open");
+	}
+}
+
 static void info_json(struct ctx *c, const struct daxfs_info *in)
 {
 	char uuid[40];
@@ -457,7 +527,9 @@ static void info_json(struct ctx *c, const struct daxfs_info *in)
 		       (unsigned long long)hs->ops, hs->busy_lanes,
 		       hs->self ? "true" : "false");
 	}
-	printf("%s]\n}\n", in->nr_hosts ? "\n  " : "");
+	printf("%s]", in->nr_hosts ? "\n  " : "");
+	info_cache_json(c);
+	printf("\n}\n");
 }
 
 static void info_text(struct ctx *c, const struct daxfs_info *in)
@@ -559,10 +631,12 @@ static int cmd_info(struct ctx *c, int argc, char **argv)
 		free(in);
 		return path_err(c, c->region, ret);
 	}
-	if (json)
+	if (json) {
 		info_json(c, in);
-	else
+	} else {
 		info_text(c, in);
+		info_cache_text(c);
+	}
 	free(in);
 	return 0;
 }
@@ -1710,6 +1784,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "\nOptions:\n"
 "  -r, --region REGION   the region to use (default: $DAXFS_REGION)\n"
+"  -b, --backing FILE    a backing file of a split-mode filesystem that this\n"
+"                        host can read (repeatable; see docs/pcache.md)\n"
 "  -h, --help            show this help ('daxfs COMMAND --help' for one command)\n"
 "  -V, --version         print the version\n"
 "\nExit status: 0 success, 1 an operation failed, 2 usage error.\n");
@@ -1717,16 +1793,22 @@ static void usage(FILE *f)
 
 static int open_region(struct ctx *c)
 {
+	struct daxfs_open_opts oo;
 	unsigned int flags = 0;
 	int ret;
 
 	if (c->cmd->open == OPEN_RDONLY)
 		flags = DAXFS_OPEN_RDONLY;
-	ret = daxfs_region_open(c->region, flags, &c->h);
+	memset(&oo, 0, sizeof(oo));
+	oo.backing = c->backing;
+	oo.nr_backing = c->nr_backing;
+	oo.flags = flags;
+	ret = daxfs_region_open_opts(c->region, &oo, &c->h);
 	if (ret && c->cmd->open == OPEN_READ &&
 	    (ret == -EACCES || ret == -EROFS || ret == -EPERM || ret == -EBUSY)) {
 		flags = DAXFS_OPEN_RDONLY;
-		ret = daxfs_region_open(c->region, flags, &c->h);
+		oo.flags = flags;
+		ret = daxfs_region_open_opts(c->region, &oo, &c->h);
 	}
 	if (ret) {
 		fflush(stdout);
@@ -1739,6 +1821,10 @@ static int open_region(struct ctx *c)
 		else if (ret == -EPROTONOSUPPORT || ret == -EOPNOTSUPP)
 			fprintf(stderr, "daxfs: %s: made by a newer DaxFS (unsupported format "
 				"version or features); use a newer daxfs\n", c->region);
+		else if (ret == -EMEDIUMTYPE)
+			fprintf(stderr, "daxfs: %s: a --backing file is not one of this "
+				"filesystem's backing files (wrong file, or changed/truncated "
+				"since mkfs)\n", c->region);
 		else if (ret == -EBUSY)
 			fprintf(stderr, "daxfs: %s: host table full (all host slots are taken "
 				"by live hosts); try again later or make the filesystem with "
@@ -1758,6 +1844,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "region", required_argument, NULL, 'r' },
+		{ "backing", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1770,10 +1857,17 @@ int main(int argc, char **argv)
 	c.umask = umask(0);
 	umask(c.umask);
 	c.region = getenv("DAXFS_REGION");
-	while ((ch = getopt_long(argc, argv, "+r:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+r:b:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
 			c.region = optarg;
+			break;
+		case 'b':
+			if (c.nr_backing >= 16) {
+				fprintf(stderr, "daxfs: too many --backing files (at most 16)\n");
+				return TOOL_EXIT_USAGE;
+			}
+			c.backing[c.nr_backing++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -32,6 +32,12 @@ struct mkfs_args {
 	uint32_t lease_ms;
 	const char *label;
 	const char *target;
+	/* split mode */
+	const char *backing[DAXFS_PCACHE_MAX_BACKING];
+	unsigned int nr_backing;
+	uint64_t backing_max;
+	uint64_t cache_size;
+	uint32_t cache_window;
 };
 
 static void usage(FILE *f)
@@ -47,6 +53,12 @@ static void usage(FILE *f)
 "                       required when TARGET is a new or empty file\n"
 "  -f, --force          overwrite an existing filesystem or data on TARGET\n"
 "      --source DIR     build a read-only base image from the tree under DIR\n"
+"      --backing FILE   split mode: put the file data of --source DIR into\n"
+"                       backing FILE (repeatable, up to 16 files; files are\n"
+"                       balanced by size) and cache it in the region\n"
+"      --backing-max SIZE  cap per backing file (first fit instead of balance)\n"
+"      --cache-size SIZE   shared page cache in the region (default: 1/4 of it)\n"
+"      --cache-window N    cache slots probed per page (default 32)\n"
 "      --buckets N      overlay hash buckets (power of two; default: automatic)\n"
 "      --max-hosts N    host table entries, 1..%u (default 64)\n"
 "      --lease-ms N     host lease in milliseconds (default 10000)\n"
@@ -83,7 +95,8 @@ static uint64_t parse_num_opt(const char *opt, const char *arg, uint64_t min, ui
 
 static void parse_args(int argc, char **argv, struct mkfs_args *a)
 {
-	enum { OPT_SOURCE = 256, OPT_BUCKETS, OPT_MAX_HOSTS, OPT_LEASE };
+	enum { OPT_SOURCE = 256, OPT_BUCKETS, OPT_MAX_HOSTS, OPT_LEASE, OPT_BACKING,
+	       OPT_BACKING_MAX, OPT_CACHE_SIZE, OPT_CACHE_WINDOW };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
@@ -91,6 +104,10 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 		{ "buckets", required_argument, NULL, OPT_BUCKETS },
 		{ "max-hosts", required_argument, NULL, OPT_MAX_HOSTS },
 		{ "lease-ms", required_argument, NULL, OPT_LEASE },
+		{ "backing", required_argument, NULL, OPT_BACKING },
+		{ "backing-max", required_argument, NULL, OPT_BACKING_MAX },
+		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
+		{ "cache-window", required_argument, NULL, OPT_CACHE_WINDOW },
 		{ "label", required_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
@@ -131,6 +148,27 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 		case OPT_LEASE:
 			a->lease_ms = (uint32_t)parse_num_opt("--lease-ms", optarg, 1,
 							      UINT32_MAX);
+			break;
+		case OPT_BACKING:
+			if (a->nr_backing >= DAXFS_PCACHE_MAX_BACKING)
+				usage_error("too many --backing files (at most 16): '%s'",
+					    optarg);
+			a->backing[a->nr_backing++] = optarg;
+			break;
+		case OPT_BACKING_MAX:
+		case OPT_CACHE_SIZE:
+			ret = parse_size(optarg, c == OPT_CACHE_SIZE ? &a->cache_size :
+					 &a->backing_max, &why);
+			if (ret) {
+				fprintf(stderr, "mkfs.daxfs: invalid size '%s': %s\n"
+					"Try 'mkfs.daxfs --help' for more information.\n",
+					optarg, why);
+				exit(MKFS_EXIT_USAGE);
+			}
+			break;
+		case OPT_CACHE_WINDOW:
+			a->cache_window = (uint32_t)parse_num_opt("--cache-window", optarg,
+								  1, 4096);
 			break;
 		case 'L':
 			if (strlen(optarg) > DAXFS_LABEL_LEN - 1) {
@@ -173,6 +211,11 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (a->have_size && a->size == 0)
 		usage_error("%s", "size must not be zero");
+	if (a->nr_backing && !a->source)
+		usage_error("%s", "--backing needs --source DIR (the tree whose data "
+			    "goes to the backing files)");
+	if ((a->backing_max || a->cache_window) && !a->nr_backing)
+		usage_error("%s", "--backing-max and --cache-window need --backing");
 }
 
 /* What the first bytes of a target look like, or NULL if all zero. */
@@ -362,6 +405,25 @@ static void print_summary(const struct mkfs_args *a, enum daxfs_target_kind kind
 	} else {
 		printf("  base image:  none (empty root directory)\n");
 	}
+	if (a->nr_backing) {
+		struct daxfs_cache_info ci;
+
+		ret = daxfs_region_open(a->target, DAXFS_OPEN_RDONLY, &h);
+		if (!ret) {
+			ret = daxfs_cache_info(h, &ci);
+			daxfs_region_close(h);
+		}
+		if (!ret) {
+			format_bytes(ci.cache_bytes, s1, sizeof(s1));
+			printf("  page cache:  %s (%llu slots, window %llu)\n", s1,
+			       (unsigned long long)ci.nr_slots,
+			       (unsigned long long)ci.window);
+			for (i = 0; i < (int)ci.nr_backing; i++) {
+				format_bytes(ci.backing[i].size, s2, sizeof(s2));
+				printf("  backing %d:   %s (%s)\n", i, a->backing[i], s2);
+			}
+		}
+	}
 	if (info->label[0])
 		printf("  label:       %s\n", info->label);
 	printf("  uuid:        ");
@@ -378,6 +440,7 @@ int main(int argc, char **argv)
 	struct base_image *bi = NULL;
 	struct base_image_stats bs;
 	struct writer_ctx wctx;
+	struct daxfs_backing_desc descs[DAXFS_PCACHE_MAX_BACKING];
 	enum daxfs_target_kind kind;
 	uint64_t cur, size;
 	int ret;
@@ -401,6 +464,13 @@ int main(int argc, char **argv)
 		ret = base_image_scan(a.source, a.quiet, &bi);
 		if (ret)
 			return MKFS_EXIT_ERROR;
+		if (a.nr_backing) {
+			ret = base_image_split(bi, a.nr_backing, a.backing_max);
+			if (ret) {
+				base_image_free(bi);
+				return MKFS_EXIT_ERROR;
+			}
+		}
 		base_image_stats(bi, &bs);
 		if (size && bs.image_size >= size) {
 			char s1[32], s2[32];
@@ -418,6 +488,25 @@ int main(int argc, char **argv)
 		o.first_dyn_ino = bs.nr_inodes + 1;
 		o.base_writer = write_base;
 		o.base_ctx = &wctx;
+	}
+	if (a.nr_backing) {
+		/* split mode: data to the backing files first (their ids go
+		 * into the region's PCACHE table) */
+		ret = base_image_write_backing(bi, a.backing, a.force, a.quiet, descs);
+		if (ret) {
+			base_image_free(bi);
+			return MKFS_EXIT_ERROR;
+		}
+		o.nr_backing = a.nr_backing;
+		o.backing = descs;
+		o.pcache_window = a.cache_window;
+	}
+	if (a.cache_size || a.nr_backing) {
+		uint64_t cs = a.cache_size ? a.cache_size : size / 4;
+
+		if (cs < 16 * 4096ULL)
+			cs = 16 * 4096ULL;
+		o.pcache_size = (cs + 4095) & ~4095ULL;
 	}
 
 	ret = daxfs_region_create(a.target, a.have_size ? a.size : 0, &o);

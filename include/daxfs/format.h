@@ -41,7 +41,8 @@
 #define DAXFS_FEAT_INCOMPAT_OVERLAY	(1u << 1)	/* writable overlay */
 #define DAXFS_FEAT_INCOMPAT_PCACHE	(1u << 2)	/* shared page cache */
 #define DAXFS_FEAT_INCOMPAT_SUPP	(DAXFS_FEAT_INCOMPAT_BASE | \
-					 DAXFS_FEAT_INCOMPAT_OVERLAY)
+					 DAXFS_FEAT_INCOMPAT_OVERLAY | \
+					 DAXFS_FEAT_INCOMPAT_PCACHE)
 #define DAXFS_FEAT_RO_COMPAT_SUPP	0u
 #define DAXFS_FEAT_COMPAT_SUPP		0u
 
@@ -52,7 +53,7 @@ enum daxfs_region_kind {
 	DAXFS_RGN_BUCKETS = 3,	/* struct daxfs_bucket[nr_buckets] */
 	DAXFS_RGN_POOL = 4,	/* allocator-managed 4 KiB blocks */
 	DAXFS_RGN_BASE = 5,	/* read-only base image */
-	DAXFS_RGN_PCACHE = 6,	/* shared page cache (reserved, later) */
+	DAXFS_RGN_PCACHE = 6,	/* shared page cache (docs/pcache.md) */
 	DAXFS_RGN_LANES = 7,	/* struct daxfs_lane[max_hosts][DAXFS_LANES] */
 	DAXFS_RGN_MAX = 8,
 };
@@ -190,7 +191,12 @@ struct daxfs_host {
 	__u64 alloc_cursor;		/* batch reservation [cursor, end) */
 	__u64 alloc_end;
 	__u64 limbo_sealed;		/* chain of sealed limbo batches */
-	__u64 pad1[17];
+	__s64 recovered_ns;		/* CLOCK_REALTIME when a survivor finished
+					 * recovering the slot's last dead owner;
+					 * 0 after a clean leave or a join */
+	__u64 recovered_by;		/* claim word (gen << 16 | slot + 1) of
+					 * that survivor, 0 if host-less */
+	__u64 pad1[15];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_host) == 256);
 
@@ -387,13 +393,25 @@ struct daxfs_base_header {
 	__u64 data_off;
 	__u64 data_size;
 	__u32 meta_csum;		/* CRC32C of inode table + dirents */
-	__u32 reserved0;
+	__u32 flags;			/* DAXFS_BASE_F_* (was reserved, 0) */
 	__u64 reserved[6];
 	__u32 pad;
 	__u32 csum;			/* CRC32C of the bytes before this field */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_base_header) == 128);
 
+/* base header flags */
+#define DAXFS_BASE_F_BACKING	(1u << 0)	/* split mode: regular files' data
+						 * lives in backing files (see
+						 * struct daxfs_base_inode) */
+
+/*
+ * In split mode (DAXFS_BASE_F_BACKING, needs DAXFS_FEAT_INCOMPAT_PCACHE) a
+ * regular file's data = byte offset in its backing file (4 KiB aligned,
+ * >= DAXFS_BACKING_DATA_OFF) and count = index of that backing file in
+ * the PCACHE header's backing table.  Symlink targets stay in the base
+ * region.
+ */
 struct daxfs_base_inode {
 	__u32 mode;
 	__u32 uid;
@@ -417,5 +435,132 @@ struct daxfs_base_dirent {
 	char name[256];			/* name_len bytes, NUL padded */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_base_dirent) == 272);
+
+/* ---------------------------------------------------------------------
+ * Shared page cache (split mode): bulk file data of the base image lives
+ * in backing files on ordinary storage; one cached copy of each backing
+ * page in the PCACHE region serves every host.  docs/pcache.md.
+ *
+ * PCACHE region layout (offsets relative to the region start):
+ *   0            struct daxfs_pcache_header (fixed, CRC) + at
+ *                DAXFS_PCACHE_LIVE_OFF struct daxfs_pcache_live (mutable)
+ *   owner_off    __u64 pin_owner[max_hosts]: who owns pin column h
+ *   meta_off     struct daxfs_pcache_slot[nr_slots]
+ *   pins_off     __u8 pins[nr_slots][pin_stride]: pins of host h on slot i
+ *                at byte i * pin_stride + h (pin_stride = max_hosts
+ *                rounded up to 8)
+ *   data_off     nr_slots pages of cached data (4 KiB aligned)
+ */
+#define DAXFS_PCACHE_MAGIC	0x4843435046584144ULL	/* "DAXFPCCH" */
+#define DAXFS_PCACHE_MAX_BACKING 16
+#define DAXFS_PCACHE_LIVE_OFF	2048u
+#define DAXFS_PCACHE_REQ_RING	32
+
+/* Backing files: each starts with one 4 KiB header page, data follows. */
+#define DAXFS_BACKING_MAGIC	0x474b425346584144ULL	/* "DAXFSBKG" */
+#define DAXFS_BACKING_DATA_OFF	4096u
+
+struct daxfs_backing_header {
+	__u64 magic;			/* DAXFS_BACKING_MAGIC */
+	__u32 version;			/* DAXFS_VERSION */
+	__u32 header_size;		/* sizeof */
+	__u8 id[16];			/* random, also in the PCACHE table */
+	__u32 index;			/* position in the backing table */
+	__u32 nr_backing;		/* backing files of the filesystem */
+	__u64 size;			/* file length in bytes (header incl.) */
+	__u64 data_off;			/* DAXFS_BACKING_DATA_OFF */
+	__u64 reserved[8];
+	__u32 pad;
+	__u32 csum;			/* CRC32C of the bytes before this field */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_backing_header) == 128);
+
+/* One backing file as the filesystem expects it (identity check at
+ * open: header magic/csum, id, index and size must match). */
+struct daxfs_backing_desc {
+	__u64 size;			/* bytes of the backing file */
+	__u8 id[16];			/* = header id */
+	__u32 hdr_csum;			/* = header csum */
+	__u32 reserved;
+	char name[32];			/* basename at mkfs, for messages */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_backing_desc) == 64);
+
+struct daxfs_pcache_header {
+	__u64 magic;			/* DAXFS_PCACHE_MAGIC */
+	__u32 version;			/* DAXFS_VERSION */
+	__u32 header_size;		/* sizeof */
+	__u64 nr_slots;			/* cache pages */
+	__u32 window;			/* slots probed per tag (1..nr_slots) */
+	__u32 pin_stride;		/* bytes of pin counters per slot */
+	__u64 owner_off;
+	__u64 meta_off;
+	__u64 pins_off;
+	__u64 data_off;
+	__u32 nr_backing;		/* entries of backing[] in use */
+	__u32 max_hosts;		/* = sb.max_hosts */
+	__u64 reserved[6];
+	struct daxfs_backing_desc backing[DAXFS_PCACHE_MAX_BACKING];
+	__u32 pad;
+	__u32 csum;			/* CRC32C of the bytes before this field */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_pcache_header) == 1152);
+
+/* Mutable cluster-wide words of the cache, one per cache line. */
+struct daxfs_pcache_live {
+	struct daxfs_line hand;		/* CLOCK sweep hand (slots swept, grows) */
+	struct daxfs_line req_seq;	/* bumped by every posted fill request */
+	struct daxfs_line req_overflow;	/* a request did not fit the ring */
+	struct daxfs_line fills;	/* statistics below: advisory only */
+	struct daxfs_line evictions;
+	struct daxfs_line takeovers;	/* PENDING/EVICTING of dead owners */
+	struct daxfs_line served;	/* requests filled for other hosts */
+	struct daxfs_line timeouts;	/* requests nobody served in time */
+	__u64 req_ring[DAXFS_PCACHE_REQ_RING];	/* 0 or slot index + 1 */
+	__u64 reserved[64];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_pcache_live) == 1280);
+DAXFS_STATIC_ASSERT(DAXFS_PCACHE_LIVE_OFF + sizeof(struct daxfs_pcache_live)
+		    <= DAXFS_BLOCK_SIZE);
+
+/*
+ * Slot metadata.  state word:
+ *   bits 0-1   DAXFS_PC_FREE / PENDING / VALID / EVICTING
+ *   bit  2     DAXFS_PC_REF: CLOCK reference bit (VALID)
+ *   bit  3     DAXFS_PC_REQ: fill requested by a host without backing
+ *              access (PENDING)
+ *   bits 4-12  owner host slot + 1 while PENDING / EVICTING, else 0
+ *   bits 13-36 low 24 bits of the owner's host generation
+ *   bits 37-63 fill sequence: +1 every time the slot is claimed
+ * tag word: 0 (none) or (backing index + 1) << 48 | backing page number;
+ * written only by the owner of a PENDING slot, zeroed before FREE.
+ */
+enum daxfs_pc_state {
+	DAXFS_PC_FREE = 0,
+	DAXFS_PC_PENDING = 1,
+	DAXFS_PC_VALID = 2,
+	DAXFS_PC_EVICTING = 3,
+};
+#define DAXFS_PC_STATE_MASK	3ULL
+#define DAXFS_PC_REF		(1ULL << 2)
+#define DAXFS_PC_REQ		(1ULL << 3)
+#define DAXFS_PC_OWNER_SHIFT	4
+#define DAXFS_PC_OWNER_MASK	0x1ffULL
+#define DAXFS_PC_OGEN_SHIFT	13
+#define DAXFS_PC_OGEN_MASK	0xffffffULL
+#define DAXFS_PC_SEQ_SHIFT	37
+#define DAXFS_PC_SEQ_MASK	((1ULL << 27) - 1)
+#define DAXFS_PC_TAG_IDX_SHIFT	48
+#define DAXFS_PC_TAG_PG_MASK	((1ULL << DAXFS_PC_TAG_IDX_SHIFT) - 1)
+
+/* pin_owner words: 0 unowned, daxfs_claim_word(slot, gen) of the host
+ * using the column, or CLEANING | claim of the host zeroing it. */
+#define DAXFS_PC_OWNER_CLEANING	(1ULL << 63)
+
+struct daxfs_pcache_slot {
+	__u64 state;
+	__u64 tag;
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_pcache_slot) == 16);
 
 #endif /* DAXFS_FORMAT_H */

@@ -82,6 +82,26 @@ struct daxfs_handle;		/* opaque */
 int daxfs_region_open(const char *path, unsigned int flags,
 		      struct daxfs_handle **out);
 
+/*
+ * Split mode (docs/pcache.md): a filesystem made with
+ * `mkfs.daxfs --source DIR --backing FILE...` keeps file data in backing
+ * files and caches it in the region's shared page cache.  Open it with the
+ * backing files this host can reach (any order, any subset; none is fine:
+ * pages other hosts cached are readable, and missing ones are filled by a
+ * host that can reach them, or fail with -ETIMEDOUT after fill_timeout_ms).
+ * A file that is not one of the filesystem's backing files: -EMEDIUMTYPE.
+ * With backing files a helper thread serves other hosts' fill requests.
+ */
+struct daxfs_open_opts {
+	unsigned int flags;		/* DAXFS_OPEN_* */
+	const char *const *backing;	/* paths of backing files */
+	unsigned int nr_backing;
+	uint32_t fill_timeout_ms;	/* bounded waits (0: 2 x lease) */
+	int no_helper;			/* do not serve other hosts' requests */
+};
+int daxfs_region_open_opts(const char *path, const struct daxfs_open_opts *o,
+			   struct daxfs_handle **out);
+
 /* Stops the heartbeat, leaves the host table, unmaps and frees h. */
 void daxfs_region_close(struct daxfs_handle *h);
 
@@ -139,6 +159,14 @@ struct daxfs_mkfs_opts {
 	uint64_t first_dyn_ino;
 	int (*base_writer)(void *ctx, void *base, uint64_t base_size);
 	void *base_ctx;
+	/*
+	 * Split mode (pcache_size > 0): page cache probe window (0: 32) and
+	 * the backing files the base image's files live in (descriptors as
+	 * written into their header pages; see docs/pcache.md).
+	 */
+	uint32_t pcache_window;
+	uint32_t nr_backing;
+	const struct daxfs_backing_desc *backing;
 };
 
 /*
@@ -309,7 +337,14 @@ struct daxfs_info_host {
 	uint32_t busy_lanes;		/* lanes with an operation in progress */
 	uint32_t self;			/* 1 for the calling handle's host */
 	char name[DAXFS_HOST_NAME_LEN + 1];
+	int64_t recovered_ns;		/* when its last dead owner was recovered */
+	uint32_t recovered_by;		/* slot of the recoverer + 1, 0 host-less */
+	uint32_t expired;		/* 1: ALIVE but the lease ran out */
 };
+
+/* daxfs_info_host.state beyond enum daxfs_host_state: a FREE slot whose
+ * last owner died and was recovered by a survivor (docs/recovery.md). */
+#define DAXFS_INFO_HOST_RECOVERED	4u
 
 struct daxfs_info {
 	/* superblock */
@@ -343,6 +378,44 @@ struct daxfs_info {
 };
 
 int daxfs_info(struct daxfs_handle *h, struct daxfs_info *out);
+
+/* The shared page cache of a split-mode filesystem (-EOPNOTSUPP
+ * without one).  Cluster-wide numbers come from the region; the
+ * host_* numbers are this handle's own. */
+struct daxfs_cache_info {
+	uint64_t nr_slots, window, cache_bytes;
+	uint64_t free, pending, valid, evicting, requested, referenced;
+	uint64_t pinned_slots, pins, columns;
+	uint64_t hand, hand_pos;	/* CLOCK sweep: slots swept, position */
+	uint64_t fills, evictions, takeovers, served, timeouts, req_seq;
+	/* this handle */
+	uint64_t host_hits, host_misses, host_fills;
+	uint64_t backing_reads, backing_bytes;	/* reads of backing files */
+	uint32_t nr_backing;
+	uint32_t reach;			/* bit i: backing file i is open here */
+	struct {
+		uint64_t size;
+		char name[33];
+	} backing[16];
+};
+int daxfs_cache_info(struct daxfs_handle *h, struct daxfs_cache_info *out);
+/* Evicts every unpinned cached page (like drop_caches); returns how many. */
+int64_t daxfs_cache_drop(struct daxfs_handle *h);
+
+/*
+ * Zero-copy, read-only access to one page of a file: *ptr points into the
+ * region (an overlay page, a pinned cache slot or base data) and stays
+ * valid, and the cache slot pinned, until daxfs_page_release().  A hole
+ * gives *ptr = NULL (zeros).  -EAGAIN: this page cannot be mapped (a
+ * partial page of a truncated base file): read it instead.
+ */
+struct daxfs_page_ref {
+	uint64_t slot, gen;
+	uint32_t col, pad;
+};
+int daxfs_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
+		   const void **ptr, struct daxfs_page_ref *ref);
+void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref);
 
 /* Names for enum values (static strings, "?" when unknown). */
 const char *daxfs_region_kind_name(uint32_t kind);

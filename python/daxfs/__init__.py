@@ -171,7 +171,12 @@ class Region:
     heartbeat=False: join, but renew the lease only through renew().
     """
 
-    def __init__(self, path, readonly=False, join=True, heartbeat=True):
+    def __init__(self, path, readonly=False, join=True, heartbeat=True,
+                 backing=(), fill_timeout_ms=0, helper=True):
+        """backing: backing files of a split-mode filesystem that this
+        host can read (docs/pcache.md); fill_timeout_ms bounds waits for
+        pages nobody can fill (0: 2 x lease); helper=False: do not serve
+        other hosts' fill requests."""
         flags = 0
         if readonly:
             flags |= _lib.OPEN_RDONLY
@@ -183,8 +188,13 @@ class Region:
         self._h = None
         handle = ctypes.c_void_p()
         p = _path(path)
-        _check(self._lib.daxfs_region_open(p, flags, ctypes.byref(handle)),
-               p)
+        bk = [_path(b) for b in backing]
+        arr = (ctypes.c_char_p * max(1, len(bk)))(*bk)
+        opts = _lib.OpenOpts(flags=flags, backing=arr, nr_backing=len(bk),
+                             fill_timeout_ms=fill_timeout_ms,
+                             no_helper=0 if helper else 1)
+        _check(self._lib.daxfs_region_open_opts(p, ctypes.byref(opts),
+                                                ctypes.byref(handle)), p)
         self._h = handle
         self.path = os.fsdecode(p)
         self.readonly = readonly
@@ -462,6 +472,43 @@ class Region:
         out["self_slot"] = (None if inf.self_slot == 0xffffffff
                             else inf.self_slot)
         return out
+
+    def cache_info(self):
+        """The shared page cache of a split-mode filesystem (None without
+        one): cluster-wide occupancy, pending, pins, sweep hand, totals,
+        and this handle's hits/misses/backing reads."""
+        ci = _lib.CacheInfo()
+        err = self._lib.daxfs_cache_info(self._handle(), ctypes.byref(ci))
+        if err == -_errno.EOPNOTSUPP:
+            return None
+        _check(err)
+        out = {name: getattr(ci, name) for name, _ in ci._fields_
+               if name != "backing"}
+        out["backing"] = [{"size": b.size,
+                           "name": b.name.decode("utf-8", "replace")}
+                          for b in ci.backing[:ci.nr_backing]]
+        return out
+
+    def page_map(self, ino, pgoff):
+        """Zero-copy view of page pgoff of file ino: returns (bytes of the
+        page as a read-only memoryview or None for a hole, ref).  A cache
+        slot stays pinned until page_release(ref)."""
+        ref = _lib.PageRef()
+        ptr = ctypes.c_void_p()
+        _check(self._lib.daxfs_page_map(self._handle(), ino, pgoff,
+                                        ctypes.byref(ptr), ctypes.byref(ref)))
+        if not ptr.value:
+            return None, ref
+        buf = (ctypes.c_char * 4096).from_address(ptr.value)
+        return memoryview(buf).toreadonly(), ref
+
+    def page_release(self, ref):
+        """Releases a page_map() pin."""
+        self._lib.daxfs_page_release(self._handle(), ctypes.byref(ref))
+
+    def cache_drop(self):
+        """Evicts every unpinned cached page; returns how many."""
+        return _check(self._lib.daxfs_cache_drop(self._handle()))
 
     def reclaim(self):
         """Frees every retired object that no host can still read."""

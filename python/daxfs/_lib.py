@@ -95,6 +95,9 @@ class MkfsOpts(ctypes.Structure):
         ("first_dyn_ino", ctypes.c_uint64),
         ("base_writer", BASE_WRITER),
         ("base_ctx", ctypes.c_void_p),
+        ("pcache_window", ctypes.c_uint32),
+        ("nr_backing", ctypes.c_uint32),
+        ("backing", ctypes.c_void_p),
     ]
 
 
@@ -177,6 +180,44 @@ def _find_library():
     return str(Path(__file__).resolve().parents[2] / "build" / "libdaxfs.so")
 
 
+class OpenOpts(ctypes.Structure):
+    """struct daxfs_open_opts"""
+
+    _fields_ = [
+        ("flags", ctypes.c_uint),
+        ("backing", ctypes.POINTER(ctypes.c_char_p)),
+        ("nr_backing", ctypes.c_uint),
+        ("fill_timeout_ms", ctypes.c_uint32),
+        ("no_helper", ctypes.c_int),
+    ]
+
+
+class CacheBacking(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint64), ("name", ctypes.c_char * 33)]
+
+
+class CacheInfo(ctypes.Structure):
+    """struct daxfs_cache_info"""
+
+    _fields_ = [(n, ctypes.c_uint64) for n in (
+        "nr_slots", "window", "cache_bytes", "free", "pending", "valid",
+        "evicting", "requested", "referenced", "pinned_slots", "pins",
+        "columns", "hand", "hand_pos", "fills", "evictions", "takeovers",
+        "served", "timeouts", "req_seq", "host_hits", "host_misses",
+        "host_fills", "backing_reads", "backing_bytes")] + [
+        ("nr_backing", ctypes.c_uint32),
+        ("reach", ctypes.c_uint32),
+        ("backing", CacheBacking * 16),
+    ]
+
+
+class PageRef(ctypes.Structure):
+    """struct daxfs_page_ref"""
+
+    _fields_ = [("slot", ctypes.c_uint64), ("gen", ctypes.c_uint64),
+                ("col", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
+
+
 _HANDLE = ctypes.c_void_p
 _PATH = ctypes.c_char_p
 _U32 = ctypes.c_uint32
@@ -188,6 +229,14 @@ _PROTOTYPES = {
     "daxfs_region_open": (_INT, [_PATH, ctypes.c_uint,
                                  ctypes.POINTER(_HANDLE)]),
     "daxfs_region_close": (None, [_HANDLE]),
+    "daxfs_region_open_opts": (_INT, [_PATH, ctypes.POINTER(OpenOpts),
+                                      ctypes.POINTER(_HANDLE)]),
+    "daxfs_cache_info": (_INT, [_HANDLE, ctypes.POINTER(CacheInfo)]),
+    "daxfs_cache_drop": (_S64, [_HANDLE]),
+    "daxfs_page_map": (_INT, [_HANDLE, _U64, _U64,
+                              ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.POINTER(PageRef)]),
+    "daxfs_page_release": (None, [_HANDLE, ctypes.POINTER(PageRef)]),
     "daxfs_region_renew": (_INT, [_HANDLE]),
     "daxfs_region_create": (_INT, [_PATH, _U64, ctypes.POINTER(MkfsOpts)]),
     "daxfs_region_reclaim": (_INT, [_HANDLE]),

@@ -1,0 +1,306 @@
+"""Split mode and the shared page cache, end to end (docs/pcache.md).
+
+mkfs.daxfs --source DIR --backing FILE... writes the metadata into the region
+and the file data into backing files; hosts (separate processes here) read
+through the shared page cache.  Checked: correct data (files > 4 GiB,
+several backing files, working sets below and above the cache, many
+readers and writers at once), each backing page read once for the whole
+cluster when the working set fits (counted per process), writes going to
+the overlay with the backing files untouched, hosts without backing access
+served by hosts with it (or a bounded error), wrong backing files refused,
+a process killed in the middle of a fill or while pinning a page not
+wedging the others, and `daxfs info` reporting the cache.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from helpers import env
+
+import daxfs
+
+KiB = 1 << 10
+MiB = 1 << 20
+GiB = 1 << 30
+PAGE = 4096
+
+
+def _content(seed, size):
+    out = bytearray()
+    n = 0
+    while len(out) < size:
+        out += hashlib.sha256(b"%d-%d" % (seed, n)).digest()
+        n += 1
+    return bytes(out[:size])
+
+
+@pytest.fixture
+def split_fs(tmp_path):
+    """A split-mode filesystem: region in /dev/shm, 2 backing files."""
+    made = []
+
+    def make(files, region_size=64 * MiB, cache=4 * MiB, nr_backing=2,
+             lease_ms=None, extra=()):
+        src = tmp_path / ("src%d" % len(made))
+        src.mkdir()
+        for name, data in files.items():
+            p = src / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, int):          # sparse: size only
+                with open(p, "wb") as f:
+                    f.truncate(data)
+                    f.seek(data - 5)
+                    f.write(b"tail!")
+            else:
+                p.write_bytes(data)
+        region = env.region_path("pcache")
+        backing = [str(tmp_path / ("bk%d-%d" % (len(made), i)))
+                   for i in range(nr_backing)]
+        cmd = [env.tool("mkfs.daxfs"), "-q", "-s", str(region_size),
+               "--source", str(src), "--cache-size", str(cache)]
+        for b in backing:
+            cmd += ["--backing", b]
+        if lease_ms:
+            cmd += ["--lease-ms", str(lease_ms)]
+        cmd += list(extra) + [region]
+        subprocess.run(cmd, check=True)
+        made.append(region)
+        return region, backing, src
+
+    yield make
+    for r in made:
+        env.remove(r)
+
+
+def _expect_file(src, name, size):
+    p = os.path.join(src, name)
+    with open(p, "rb") as f:
+        return f.read(size)
+
+
+def test_split_roundtrip_and_overlay(split_fs):
+    files = {"a.bin": _content(1, 3 * MiB + 123), "d/b.txt": b"hello",
+             "big.sparse": 5 * GiB + 7, "empty": b""}
+    region, backing, src = split_fs(files)
+    digests = [hashlib.sha256(open(b, "rb").read(1 << 20)).hexdigest()
+               for b in backing]
+    with daxfs.Region(region, backing=backing) as r:
+        assert r.read_file("/a.bin") == files["a.bin"]
+        assert r.read_file("/d/b.txt") == b"hello"
+        assert r.read_file("/empty") == b""
+        with r.open("/big.sparse") as f:
+            assert f.pread(5, 5 * GiB + 2) == b"tail!"
+            assert f.pread(8192, 4 * GiB - 4096) == bytes(8192)
+        ci = r.cache_info()
+        assert ci["nr_backing"] == 2 and ci["pending"] == 0
+        # writes go to the overlay; reads prefer it
+        with r.open("/a.bin") as f:
+            f.pwrite(b"X" * 5000, 4000)
+            want = bytearray(files["a.bin"])
+            want[4000:9000] = b"X" * 5000
+            assert f.pread(20000, 0) == bytes(want[:20000])
+        r.cache_drop()
+        assert r.read_file("/a.bin") == bytes(want)
+    # the backing files were never modified
+    assert digests == [hashlib.sha256(open(b, "rb").read(1 << 20)).hexdigest()
+                       for b in backing]
+    # fsck is happy with a split-mode filesystem
+    out = subprocess.run([env.tool("fsck.daxfs"), "-n", region],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_wrong_backing_refused(split_fs, tmp_path):
+    region, backing, _ = split_fs({"a": _content(2, 100000)})
+    region2, backing2, _ = split_fs({"a": _content(3, 100000)})
+    with pytest.raises(OSError) as ei:
+        daxfs.Region(region, backing=[backing2[0]])
+    assert ei.value.errno == 124 or "backing" in str(ei.value)   # EMEDIUMTYPE
+    bad = tmp_path / "bad"
+    shutil.copy(backing[0], bad)
+    with open(bad, "r+b") as f:
+        f.truncate(os.path.getsize(backing[0]) - 4096)
+    with pytest.raises(OSError):
+        daxfs.Region(region, backing=[str(bad)])
+    out = subprocess.run([env.tool("daxfs"), "-r", region, "--backing",
+                          backing2[0], "ls", "/"], capture_output=True, text=True)
+    assert out.returncode != 0 and "backing" in out.stderr
+
+
+WORKER = textwrap.dedent("""
+    import json, os, random, sys, time
+    sys.path.insert(0, %(pydir)r)
+    import daxfs
+    region, backing, mode, seed, iters = sys.argv[1], json.loads(sys.argv[2]), \\
+        sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    files = json.loads(sys.argv[6])
+    rnd = random.Random(seed)
+    r = daxfs.Region(region, backing=backing, fill_timeout_ms=20000)
+    bad = 0
+    if mode == "pin":
+        data, ref = r.page_map(r.stat(files[0][0]).st_ino, 3)
+        print("PINNED", flush=True)
+        time.sleep(600)
+    for i in range(iters):
+        name, size, path = files[rnd.randrange(len(files))]
+        if size == 0:
+            continue
+        off = rnd.randrange(size)
+        n = min(size - off, rnd.randrange(1, 20000))
+        with r.open(name) as f:
+            got = f.pread(n, off)
+        with open(path, "rb") as src:
+            src.seek(off)
+            if got != src.read(n):
+                bad += 1
+    ci = r.cache_info()
+    print(json.dumps({"bad": bad, "reads": ci["backing_reads"],
+                      "hits": ci["host_hits"], "misses": ci["host_misses"]}))
+    r.close()
+""") % {"pydir": env.PYDIR}
+
+
+def _spawn(region, backing, mode, seed, iters, files, envx=None):
+    e = dict(os.environ)
+    e.update(envx or {})
+    return subprocess.Popen([sys.executable, "-c", WORKER, region,
+                             json.dumps(backing), mode, str(seed), str(iters),
+                             json.dumps(files)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=e)
+
+
+def _finish(p, timeout=300):
+    out, err = p.communicate(timeout=timeout)
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _file_list(src, files):
+    return [["/" + n, len(d) if not isinstance(d, int) else d,
+             os.path.join(src, n)] for n, d in files.items()]
+
+
+def test_cluster_reads_each_page_once(split_fs):
+    # working set 2 MiB, cache 8 MiB: every backing page read once in total
+    files = {"f%d" % i: _content(10 + i, 256 * KiB - 77 * i) for i in range(8)}
+    region, backing, src = split_fs(files, cache=8 * MiB)
+    fl = _file_list(src, files)
+    procs = [_spawn(region, backing, "read", s, 400, fl) for s in range(6)]
+    res = [_finish(p) for p in procs]
+    assert all(x["bad"] == 0 for x in res)
+    pages = sum((len(d) + PAGE - 1) // PAGE for d in files.values())
+    with daxfs.Region(region, backing=backing) as r:
+        ci = r.cache_info()
+    total_reads = sum(x["reads"] for x in res)
+    assert total_reads == ci["fills"]
+    assert total_reads <= pages            # never a duplicate fill
+    assert ci["valid"] == total_reads and ci["evictions"] == 0
+    assert ci["pins"] == 0 and ci["pending"] == 0
+
+
+def test_pressure_readers_and_writers(split_fs):
+    # working set 4x the cache, readers and writers at once
+    files = {"f%d" % i: _content(20 + i, 1 * MiB) for i in range(4)}
+    region, backing, src = split_fs(files, cache=1 * MiB)
+    fl = _file_list(src, files)
+    procs = [_spawn(region, backing, "read", s, 300, fl) for s in range(4)]
+    # a writer on a copy-on-write file of its own
+    with daxfs.Region(region, backing=backing) as r:
+        with r.open("/f3") as f:
+            for k in range(50):
+                f.pwrite(b"W%d" % k * 100, k * 20000)
+        res = [_finish(p) for p in procs[:]]
+        want = bytearray(files["f3"])
+        for k in range(50):
+            w = b"W%d" % k * 100
+            want[k * 20000:k * 20000 + len(w)] = w
+        assert r.read_file("/f3") == bytes(want)
+        ci = r.cache_info()
+    # f3's reads by the workers raced the writes: only f0..f2 must match
+    assert ci["evictions"] > 0 and ci["pins"] == 0 and ci["pending"] == 0
+    for x in res:
+        assert x["reads"] > 0
+
+
+def test_no_access_host_served_and_bounded(split_fs):
+    files = {"a": _content(5, 300 * KiB)}
+    region, backing, src = split_fs(files)
+    # nobody can fill: bounded error
+    with daxfs.Region(region, fill_timeout_ms=500) as r:
+        t0 = time.time()
+        with pytest.raises(OSError):
+            r.read_file("/a")
+        assert time.time() - t0 < 10
+        assert r.cache_info()["pending"] == 0
+    # a host with access (its helper thread) fills for one without
+    with daxfs.Region(region, backing=backing) as server:
+        with daxfs.Region(region, fill_timeout_ms=10000) as client:
+            assert client.read_file("/a") == files["a"]
+        assert server.cache_info()["served"] > 0
+
+
+def test_kill_mid_fill(split_fs):
+    files = {"a": _content(7, 64 * KiB)}
+    region, backing, src = split_fs(files, lease_ms=500)
+    fl = _file_list(src, files)
+    # the victim's backing reads take 60 s: it is killed inside one
+    victim = _spawn(region, backing, "read", 1, 1, fl,
+                    {"DAXFS_TEST_FILL_DELAY_MS": "60000"})
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        with daxfs.Region(region, join=False) as r:
+            if r.cache_info()["pending"]:
+                break
+        time.sleep(0.05)
+    victim.kill()
+    victim.wait()
+    t0 = time.time()
+    with daxfs.Region(region, backing=backing, fill_timeout_ms=20000) as r:
+        assert r.read_file("/a") == files["a"]
+        ci = r.cache_info()
+    assert time.time() - t0 < 15
+    assert ci["pending"] == 0 and ci["takeovers"] >= 1
+
+
+def test_kill_while_pinned(split_fs):
+    files = {"a": _content(8, 256 * KiB), "b": _content(9, 4 * MiB)}
+    region, backing, src = split_fs(files, cache=256 * KiB, lease_ms=500)
+    fl = _file_list(src, files)
+    victim = _spawn(region, backing, "pin", 1, 0, fl)
+    assert victim.stdout.readline().strip() == "PINNED"
+    with daxfs.Region(region, join=False) as r:
+        assert r.cache_info()["pins"] == 1
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    time.sleep(1.0)
+    # pressure from live hosts: the dead host's pin is released exactly
+    procs = [_spawn(region, backing, "read", s, 200, fl) for s in range(3)]
+    res = [_finish(p) for p in procs]
+    assert all(x["bad"] == 0 for x in res)
+    with daxfs.Region(region, backing=backing) as r:
+        ci = r.cache_info()
+    assert ci["pins"] == 0 and ci["pending"] == 0 and ci["evictions"] > 0
+
+
+def test_info_shows_cache(split_fs):
+    region, backing, _ = split_fs({"a": _content(4, 50000)})
+    out = subprocess.run([env.tool("daxfs"), "-r", region, "-b", backing[0],
+                          "-b", backing[1], "cat", "/a"], capture_output=True)
+    assert out.returncode == 0 and out.stdout == _content(4, 50000)
+    out = subprocess.run([env.tool("daxfs"), "-r", region, "info"],
+                         capture_output=True, text=True)
+    assert "Page cache:" in out.stdout and "sweep hand" in out.stdout
+    out = subprocess.run([env.tool("daxfs"), "-r", region, "info", "--json"],
+                         capture_output=True, text=True)
+    js = json.loads(out.stdout)
+    assert js["cache"]["valid"] == 13 and js["cache"]["pending"] == 0
