@@ -15,6 +15,7 @@ wedging the others, and `daxfs info` reporting the cache.
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -304,3 +305,32 @@ def test_info_shows_cache(split_fs):
                          capture_output=True, text=True)
     js = json.loads(out.stdout)
     assert js["cache"]["valid"] == 13 and js["cache"]["pending"] == 0
+
+
+def test_fsck_releases_dead_hosts_pin(split_fs):
+    # a host killed while pinning leaves a pin that only it could drop:
+    # fsck -n reports it (exit 4, region untouched), -y releases it
+    files = {"a": _content(11, 64 * KiB)}
+    region, backing, src = split_fs(files, lease_ms=300)
+    victim = _spawn(region, backing, "pin", 1, 0, _file_list(src, files))
+    assert victim.stdout.readline().strip() == "PINNED"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    time.sleep(0.8)                        # its lease expires
+    fsck = env.tool("fsck.daxfs")
+    with open(region, "rb") as f:
+        before = hashlib.sha256(f.read()).digest()
+    out = subprocess.run([fsck, "-n", region], capture_output=True, text=True)
+    assert out.returncode == 4, out.stdout + out.stderr
+    pins = re.search(r"page cache: \d+ stale claim\(s\), (\d+) stale pin",
+                     out.stdout)
+    assert pins and int(pins.group(1)) >= 1, out.stdout
+    with open(region, "rb") as f:
+        assert hashlib.sha256(f.read()).digest() == before
+    out = subprocess.run([fsck, "-y", region], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    out = subprocess.run([fsck, "-n", region], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    with daxfs.Region(region, backing=backing) as r:
+        assert r.read_file("/a") == files["a"]
+        assert r.cache_info()["pins"] == 0

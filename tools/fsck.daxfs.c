@@ -18,6 +18,7 @@
 
 #include "include/daxfs/libdaxfs.h"
 #include "core/check.h"
+#include "core/pcache.h"
 #include "tools/common.h"
 
 /* fsck(8) exit codes */
@@ -196,6 +197,8 @@ int main(int argc, char **argv)
 	};
 	struct fsck k = { .out = stdout };
 	struct daxfs_check_result res;
+	struct daxfs_pcache_report pc;
+	s64 pc_left;
 	struct daxfs_check_opts o;
 	enum daxfs_target_kind kind;
 	struct daxfs_fs fs;
@@ -325,6 +328,14 @@ int main(int argc, char **argv)
 		res.nr[DAXFS_CHK_ERROR] += nstate;
 		res.repaired += nstate;
 	}
+	pc_left = daxfs_pcache_check(&fs, k.repair && !res.repair_refused, &pc);
+	if (pc_left < 0) {
+		tool_errno((int)-pc_left, "%s: page cache check failed", k.target);
+		pc_left = 0;
+	}
+	res.repaired += pc.repaired;
+	res.unrepaired += (u64)pc_left;
+	res.nr[DAXFS_CHK_ERROR] += (u64)pc_left + pc.repaired;
 	if (res.repair_refused && !k.json)
 		fprintf(stderr,
 			"%s: NOT REPAIRING: %u host(s) have this filesystem mounted (fresh "
@@ -360,6 +371,14 @@ int main(int argc, char **argv)
 		       (unsigned long long)res.data_pages);
 		printf("%s: %s reachable, %s counted as used, %s leaked; %u live host(s)\n",
 		       k.target, reach, used, leak, res.live_hosts);
+		if (fs.pc.hdr)
+			printf("%s: page cache: %llu stale claim(s), %llu stale pin(s), "
+			       "%llu bad slot(s), %llu duplicate(s), %llu repaired\n",
+			       k.target, (unsigned long long)pc.stale_claims,
+			       (unsigned long long)(pc.stale_pins + pc.stale_owners),
+			       (unsigned long long)(pc.bad_state + pc.bad_tag),
+			       (unsigned long long)pc.duplicates,
+			       (unsigned long long)pc.repaired);
 		if (code == FSCK_OK && warns)
 			printf("%s: no errors; %llu warning(s) (filesystem in use: may be "
 			       "transient)\n", k.target, (unsigned long long)warns);
