@@ -7,7 +7,7 @@ BUILD   ?= build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
 	   -Werror=incompatible-pointer-types \
-	   -fPIC -pthread -I. -Iinclude -MMD -MP
+	   -fPIC -pthread -I. -Iinclude -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS  += -pthread
 
 CORE_SRC  := $(wildcard core/*.c)
@@ -27,7 +27,7 @@ TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module bench
+.PHONY: all clean test check module bench crash
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
 
 $(BUILD)/%.o: %.c
@@ -48,6 +48,15 @@ $(BUILD)/bin/%: $(BUILD)/tools/%.o $(TOOL_COMMON_OBJ) $(LIBA)
 $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDLIBS)
+
+# Crash-injection build (docs/recovery.md): the same library and tools
+# with daxfs_crash_point() live (lib/crash.c), in their own object dir:
+# build/crash/libdaxfs.so and build/crash/bin/*.  Load it from Python with
+# DAXFS_LIB=build/crash/libdaxfs.so and pick the point with DAXFS_CRASH_AT.
+crash:
+	$(MAKE) BUILD=$(BUILD)/crash EXTRA_CFLAGS=-DDAXFS_CRASH_POINTS \
+		$(BUILD)/crash/libdaxfs.so $(BUILD)/crash/libdaxfs.a \
+		$(TOOL_MAINS:tools/%.c=$(BUILD)/crash/bin/%)
 
 # The test command (README, .ci/run).  pytest exits 5 when it collects no
 # test, which fails this target like any other failure.

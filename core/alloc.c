@@ -295,6 +295,9 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	e = daxfs_load(&h->alloc_end);
 	if (c && c < e)
 		daxfs_pages_release(fs, c, e);
+	/* dying here: cursor stays locked, nothing carved yet, so
+	 * recovery has nothing to return and nothing leaks */
+	daxfs_crash_point("alloc.batch_locked");
 	start = bump_take(fs, pages, take, &got);
 	if (!start) {
 		daxfs_store(&h->alloc_end, 0);

@@ -803,6 +803,70 @@ static void chk_hosts(struct chk *c)
 	}
 }
 
+/*
+ * Offline parity with online recovery (docs/recovery.md): before the
+ * generic repairs cut and recount, a dead host's lanes that hold
+ * interrupted work (namespace intents, file-write intents, held pages, a
+ * taken limbo chain, pending buckets) get the very roll-forward/back a
+ * survivor would run: fsck joins as a host, declares every non-fresh
+ * (with -f: every) host dead, recovers it through the core and leaves.
+ * A half-done rename then ends with one name, not two.
+ */
+static bool chk_lane_work(struct daxfs_lane *ln)
+{
+	return daxfs_load(&ln->intent.op) || daxfs_load(&ln->epoch) ||
+	       daxfs_load(&ln->pad[DAXFS_LANE_HOLD_PAGES]) ||
+	       daxfs_load(&ln->pad[DAXFS_LANE_HOLD_CHAIN]) ||
+	       daxfs_load(&ln->pad[DAXFS_LANE_OV_BUCKET]);
+}
+
+static void chk_recover_hosts(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u32 i, l, st, n = 0;
+	u64 w, mask = 0;
+
+	if (fs->host != DAXFS_NO_HOST)
+		return;
+	for (i = 0; i < fs->sb.max_hosts && i < 64; i++) {
+		struct daxfs_host *h = &fs->hosts[i];
+
+		w = daxfs_load(&h->state);
+		st = (u32)(w & DAXFS_HOST_STATE_MASK);
+		if (st == DAXFS_HOST_FREE || st > DAXFS_HOST_RECOVERING)
+			continue;
+		for (l = 0; l < DAXFS_LANES; l++)
+			if (chk_lane_work(&fs->lanes[(u64)i * DAXFS_LANES + l]))
+				break;
+		if (l == DAXFS_LANES)
+			continue;
+		/* repairs run only with no live host (or -f): all are dead */
+		if (st == DAXFS_HOST_ALIVE)
+			daxfs_cas(&h->state, &w, (w & ~(u64)DAXFS_HOST_STATE_MASK) |
+				  DAXFS_HOST_DEAD);
+		else if (st == DAXFS_HOST_RECOVERING)
+			daxfs_store(&h->heartbeat_ns, 0);	/* take it over */
+		mask |= 1ULL << i;
+	}
+	if (!mask || daxfs_host_join(fs, "fsck.daxfs", 0, DAXFS_HOST_KIND_USER))
+		return;
+	daxfs_recover_dead_hosts(fs);
+	for (i = 0; i < 64; i++) {
+		if (!(mask & (1ULL << i)))
+			continue;
+		st = (u32)(daxfs_load(&fs->hosts[i].state) & DAXFS_HOST_STATE_MASK);
+		if (st != DAXFS_HOST_FREE)
+			continue;
+		n++;
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_HOST_DEAD,
+			   "dead host recovered: its interrupted operations were completed or rolled back",
+			   0, i, 0, 0, true);
+	}
+	daxfs_host_leave(fs);
+	if (n)
+		c->space_dirty = true;
+}
+
 static void chk_rename_claim(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -1017,6 +1081,8 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		else
 			c.repair = true;
 	}
+	if (c.repair)
+		chk_recover_hosts(&c);
 	chk_state(&c);
 	chk_hosts(&c);
 	chk_rename_claim(&c);

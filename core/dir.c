@@ -658,10 +658,27 @@ void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp)
 
 /* ---- readdir ---- */
 
+/* Hash bits fixed by the path down to (and including) level d. */
+static u64 path_mask(unsigned int d)
+{
+	if (d >= LAST_LEVEL)
+		return HASH_LIMIT - 1;
+	return (HASH_LIMIT - 1) & ~((1ULL << (56 - 6 * d)) - 1);
+}
+
+static u64 path_bits(u64 pfx, unsigned int d, unsigned int i)
+{
+	return pfx | (d >= LAST_LEVEL ? (u64)i : (u64)i << (56 - 6 * d));
+}
+
 /* First chain (slot value) with hash >= c holding a visible name, in
- * the subtree of node at level d.  edge: this subtree contains c's path. */
+ * the subtree of node at level d, reached by the hash bits pfx.  edge:
+ * this subtree contains c's path.  Every leaf's hash must agree with the
+ * path it was reached by (as the checker demands), so a node reached
+ * through a wrong or cyclic pointer is -EUCLEAN at its first leaf;
+ * *budget (per readdir call) bounds what damage without leaves costs. */
 static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
-		     bool edge, u64 *found, u32 *budget)
+		     bool edge, u64 pfx, u64 *found, u32 *budget)
 {
 	struct daxfs_trie_node *node = node_at(fs, noff);
 	unsigned int i, end = d == LAST_LEVEL ? 4 : DAXFS_TRIE_FANOUT;
@@ -671,16 +688,18 @@ static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
 	if (!node || d > LAST_LEVEL)
 		return -EUCLEAN;
 	for (i = start; i < end; i++) {
-		u64 v = daxfs_load(&node->slot[i]), off;
+		u64 v = daxfs_load(&node->slot[i]), off, bits;
 		u32 n = 0;
 
-		if (!(*budget)--)
+		if (!*budget)
 			return -EUCLEAN;
+		(*budget)--;
 		if (!v)
 			continue;
+		bits = path_bits(pfx, d, i);
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
 			r = trie_next(fs, SLOT_OFF(v), d + 1, c, edge && i == start,
-				      found, budget);
+				      bits, found, budget);
 			if (r)
 				return r;
 			continue;
@@ -690,7 +709,8 @@ static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
 		for (off = SLOT_OFF(v); off; n++) {
 			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
 
-			if (!de || n >= DAXFS_CHAIN_MAX)
+			if (!de || n >= DAXFS_CHAIN_MAX || de->hash >= HASH_LIMIT ||
+			    (de->hash & path_mask(d)) != bits)
 				return -EUCLEAN;
 			if (de->hash < c)
 				break;
@@ -761,7 +781,12 @@ struct rd {
 	struct base_batch b;
 	bool b_valid;
 	u64 b_lo;
+	u32 budget;				/* trie slot visits left */
 };
+
+/* Slot visits one readdir call may spend: a whole damaged-trie walk,
+ * plus a re-descent's worth for every entry it returns. */
+#define ENTRY_BUDGET	(DAXFS_TRIE_MAX_DEPTH * DAXFS_TRIE_FANOUT * 2u)
 
 /* Smallest base hash >= c (HASH_LIMIT when none). */
 static int base_next(struct rd *r, u64 c, u64 *h)
@@ -837,7 +862,6 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 {
 	struct daxfs_fs *fs = r->op->fs;
 	u64 c = *pos - 2, th, bh, h, v = 0, root;
-	u32 budget;
 	int err;
 
 	while (c < HASH_LIMIT) {
@@ -845,8 +869,7 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 		bh = HASH_LIMIT;
 		root = r->dp ? daxfs_load(&r->dp->root) : 0;
 		if (root) {
-			budget = WALK_BUDGET;
-			err = trie_next(fs, root, 0, c, true, &v, &budget);
+			err = trie_next(fs, root, 0, c, true, 0, &v, &r->budget);
 			if (err < 0)
 				return err;
 			if (err)
@@ -871,6 +894,8 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 			*pos = h + 2;
 			return 0;
 		}
+		if (r->budget < WALK_BUDGET - ENTRY_BUDGET)
+			r->budget += ENTRY_BUDGET;
 		c = h + 1;
 	}
 	*pos = DAXFS_POS_EOF;
@@ -914,6 +939,7 @@ int daxfs_dir_iterate(struct daxfs_op *op, u64 dir, u64 *pos,
 	}
 	memset(&r, 0, sizeof(r));
 	r.op = op;
+	r.budget = WALK_BUDGET;
 	if (writable && ((ref.ip && !(daxfs_load(&ref.ip->aux) & DAXFS_DIR_IMPORTED)) ||
 			 (ref.bip && ref.bip->count > BASE_SCAN_MAX))) {
 		err = daxfs_dir_writable(op, dir, &r.dp);

@@ -337,6 +337,9 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 			u8 *pk = p0 + (u64)(k - i) * BLK;
 			u64 win = 0;
 
+			/* page k leaves the lane's hold before it is
+			 * published or freed (docs/recovery.md) */
+			daxfs_hold_pages(op, offs[k] + BLK, n - k - 1);
 			if (*err || ws >= we) {
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 				continue;
@@ -370,12 +373,16 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 				}
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 			}
-			if (!*err)
+			if (!*err) {
 				done = we;
+				daxfs_crash_point("write.page_published");
+			}
 		}
 		if (*err || c < b - a) {
-			for (k = j; k < n; k++)
+			for (k = j; k < n; k++) {
+				daxfs_hold_pages(op, offs[k] + BLK, n - k - 1);
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+			}
 			break;
 		}
 		i = j;
@@ -447,6 +454,14 @@ static s64 write_range(struct daxfs_op *op, const struct fview *v, u64 off,
 			err = -ENOSPC;
 			break;
 		}
+		/* the lane names one contiguous run it holds: keep the
+		 * contiguous head, give the rest back (rare: fallback) */
+		for (nb = 1; nb < got && offs[nb] == offs[0] + nb * BLK; nb++)
+			;
+		while (got > nb)
+			daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE);
+		daxfs_hold_pages(op, offs[0], got);
+		daxfs_crash_point("alloc.pages_held");
 		nb = (blk + got) << DAXFS_BLOCK_SHIFT;
 		want = (nb < end ? nb : end) - pos;
 		c = write_new(op, v, blk, got, offs, pos, end, actor, ctx, &err);
@@ -504,6 +519,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		}
 		pflush(fs, &ip->size, 8);
 		off = s;
+		daxfs_crash_point("append.reserved");
 	} else {
 		if (off >= DAXFS_MAX_FILE_SIZE)
 			return len ? -EFBIG : 0;
@@ -523,9 +539,13 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		return 0;
 
 	w = write_range(op, &v, off, len, actor, ctx);
+	if (flags & DAXFS_WRITE_APPEND)
+		daxfs_crash_point("append.written");
 	if (w > 0) {
 		pdrain(fs);
 		size_max(fs, ip, off + (u64)w);
+		if (!(flags & DAXFS_WRITE_APPEND))
+			daxfs_crash_point("write.size_moved");
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	}
 	if ((flags & DAXFS_WRITE_APPEND) && (w < 0 || (u64)w < len)) {
@@ -650,9 +670,11 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 		err = clear_from(op, ip, size);
 		if (err)
 			return err;
+		daxfs_crash_point("truncate.cleared");
 		if (!daxfs_cas(&ip->size, &cur, size))
 			continue;
 		pflush(fs, &ip->size, 8);
+		daxfs_crash_point("truncate.size");
 		changed = true;
 		err = clear_from(op, ip, size);
 		if (err)

@@ -76,11 +76,27 @@ static void release_lane(struct daxfs_op *op)
 	op->lane = NULL;
 }
 
+/* Does any lane of slot carry work that needs a lane of ours to finish
+ * (namespace roll-forward/back retires and allocates)? */
+static bool needs_lane(struct daxfs_fs *fs, u32 slot)
+{
+	u32 i;
+
+	for (i = 0; i < DAXFS_LANES; i++)
+		if (daxfs_load(&daxfs_lane_at(fs, slot, i)->intent.op) ==
+		    DAXFS_INTENT_RENAME)
+			return true;
+	return false;
+}
+
 /*
  * Releases everything a dead (or leaving) host's slot holds.  Every step
  * is idempotent, so a recoverer that dies half-way can be replaced.
+ * Returns -EAGAIN, having changed nothing, when a namespace intent needs a
+ * lane and we have none free (host-less recoverer, or all our lanes busy):
+ * the caller hands the slot back to DEAD for a recoverer that has one.
  */
-static void recover_slot(struct daxfs_fs *fs, u32 slot)
+static int recover_slot(struct daxfs_fs *fs, u32 slot)
 {
 	struct daxfs_host *h = daxfs_host_at(fs, slot);
 	struct daxfs_lane *lane;
@@ -89,6 +105,8 @@ static void recover_slot(struct daxfs_fs *fs, u32 slot)
 	u64 b, chain;
 
 	try_lane(fs, &rop);
+	if (!rop.lane && needs_lane(fs, slot))
+		return -EAGAIN;
 	/* limbo goes to us; with no host of our own it stays in the slot,
 	 * where the next reclaimer (or the slot's next owner) adopts it */
 	dest = rop.lane ? fs->host : slot;
@@ -103,7 +121,9 @@ static void recover_slot(struct daxfs_fs *fs, u32 slot)
 			daxfs_file_recover(&rop, lane);
 			break;
 		}
+		daxfs_crash_point("recover.lane");
 		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+		daxfs_hold_recover(fs, lane, dest);
 		b = daxfs_load(&lane->limbo_open);
 		if (b && daxfs_cas(&lane->limbo_open, &b, 0))
 			daxfs_limbo_seal(fs, dest, b);
@@ -119,7 +139,11 @@ static void recover_slot(struct daxfs_fs *fs, u32 slot)
 	}
 	daxfs_host_batch_return(fs, slot);
 	daxfs_store(&h->epoch, 0);
+	/* the "recovered" marker daxfs info shows (docs/format.md) */
+	daxfs_store(&h->recovered_by, daxfs_my_claim(fs));
+	daxfs_store((u64 *)&h->recovered_ns, (u64)daxfs_now_ns());
 	release_lane(&rop);
+	return 0;
 }
 
 /* wait: keep going while another survivor's recovery is running (callers
@@ -154,8 +178,12 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 				break;
 			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
 			daxfs_crash_point("recover.claimed");
-			recover_slot(fs, slot);
 			w = daxfs_host_word(gen, DAXFS_HOST_RECOVERING);
+			if (recover_slot(fs, slot)) {
+				/* someone with a free lane must do it */
+				daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_DEAD));
+				return 0;
+			}
 			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_FREE));
 			return 1;
 		default:	/* RECOVERING */
@@ -171,7 +199,8 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 			if (!daxfs_host_expired(fs, slot) ||
 			    !daxfs_cas(&h->heartbeat_ns, &hb, (u64)daxfs_now_ns()))
 				break;
-			recover_slot(fs, slot);
+			if (recover_slot(fs, slot))
+				return 0;	/* left RECOVERING; expires again */
 			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_FREE));
 			return 1;
 		}
@@ -253,6 +282,8 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			daxfs_store(&h->epoch, 0);
 			daxfs_store(&h->alloc_end, 0);
 			daxfs_store(&h->alloc_cursor, 0);
+			daxfs_store((u64 *)&h->recovered_ns, 0);
+			daxfs_store(&h->recovered_by, 0);
 			for (i = 0; i < DAXFS_HOST_NAME_LEN; i++) {
 				h->name[i] = name ? name[i] : 0;
 				if (name && !name[i])
@@ -316,8 +347,10 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 			lane = daxfs_lane_at(fs, fs->host, i);
 			daxfs_ov_recover_lane(fs, lane);
 			daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+			daxfs_hold_recover(fs, lane, fs->host);
 			daxfs_store(&lane->epoch, 0);
 		}
+		daxfs_store((u64 *)&h->recovered_ns, 0);
 		daxfs_cas(&h->state, &me,
 			  daxfs_host_word(fs->host_gen, DAXFS_HOST_FREE));
 	}

@@ -203,12 +203,18 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 
 	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
 		return -EROFS;
+	/* The caller (ns_create) holds a CREATE intent: name what we
+	 * allocate in it (a4 root, a3 record, a1 ino) so that recovery of
+	 * a creator dying before the name is published frees it. */
 	if (DAXFS_IS_DIR(mode)) {
 		root = daxfs_alloc(op, DAXFS_CLASS_512);
 		if (!root)
 			return -ENOSPC;
+		daxfs_intent_arg(op, 4, root);
 	}
 	off = daxfs_alloc(op, DAXFS_CLASS_128);
+	if (off)
+		daxfs_intent_arg(op, 3, off);
 	ip = off ? daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN) : NULL;
 	if (!ip) {
 		if (root)
@@ -220,6 +226,7 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 		err = -EUCLEAN;
 		goto fail;
 	}
+	daxfs_intent_arg(op, 1, ino);
 	ip->ino = ino;
 	ip->magic = DAXFS_INODE_MAGIC;
 	ip->flags = 0;
@@ -247,6 +254,8 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 	*ipp = ip;
 	return 0;
 fail:
+	daxfs_intent_arg(op, 3, 0);	/* not ours to free in recovery */
+	daxfs_intent_arg(op, 4, 0);
 	daxfs_free_now(op, off, DAXFS_CLASS_128);
 	if (root)
 		daxfs_free_now(op, root, DAXFS_CLASS_512);
@@ -309,6 +318,7 @@ void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
 	n = daxfs_nlink_dec(ip, 0);
 	if (n < 0)
 		return;
+	daxfs_crash_point("unlink.nlink_dropped");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	if (n == 0)
 		daxfs_inode_free(op, ip);

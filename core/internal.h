@@ -33,6 +33,25 @@
 #define DAXFS_LANE_OPS		0	/* ops completed on this lane */
 #define DAXFS_LANE_OV_BUCKET	1	/* nested OV_INSERT intent: bucket + 1 */
 #define DAXFS_LANE_OV_KEY	2	/* nested OV_INSERT intent: key */
+#define DAXFS_LANE_HOLD_PAGES	3	/* pages allocated, not yet published:
+					 * first | (count - 1), 0 none */
+#define DAXFS_LANE_HOLD_CHAIN	4	/* limbo chain taken by a reclaimer
+					 * and not yet processed, 0 none */
+#define DAXFS_HOLD_MAX_PAGES	64u
+
+/*
+ * Allocated-but-unreachable pages of an op (docs/recovery.md): a run of
+ * contiguous pages the op holds (allocated, not yet published or freed)
+ * is named in its lane so that recovery of a dead host frees it.  The
+ * owner shrinks the run *before* it publishes or frees a page (a crash in
+ * between leaks one page to fsck; it can never free a published one).
+ */
+static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
+{
+	if (op->lane)
+		daxfs_store(&op->lane->pad[DAXFS_LANE_HOLD_PAGES],
+			    n ? first | (u64)(n - 1) : 0);
+}
 
 /* Address of a state-page counter: daxfs_state_word(fs, epoch). */
 #define daxfs_state_word(fs, field)	(&(fs)->state->field.v)
@@ -126,8 +145,8 @@ bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen);
  * Never touches our own slot. */
 int daxfs_host_check_dead(struct daxfs_op *op, u32 slot);
 
-/* Rename roll-forward/back for a dead host's lane whose intent op is
- * DAXFS_INTENT_RENAME (core/namei.c).  op is the recovering host's op
+/* Namespace roll-forward/back for a dead host's lane whose intent op is
+ * DAXFS_INTENT_RENAME: rename, rmdir, create, link, unlink (core/namei.c).  op is the recovering host's op
  * (op->lane may be NULL when the recoverer has not joined yet). */
 void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
 
@@ -204,6 +223,10 @@ void daxfs_reclaim_quiet(struct daxfs_op *op);
 /* Declares expired hosts dead and recovers them without waiting for
  * recoveries other survivors are running (join, periodic reclaim). */
 void daxfs_reap_expired(struct daxfs_fs *fs);
+
+/* Frees what a dead lane holds (DAXFS_LANE_HOLD_*): pages to the free
+ * stack, a taken limbo chain onto slot dest's chain (core/reclaim.c). */
+void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest);
 
 /* ---- overlay internals (core/overlay.c) ---- */
 

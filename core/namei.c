@@ -19,6 +19,10 @@
  * a[6] = kind | step << 8 | rename flags << 16. */
 #define NS_KIND_RENAME		1u
 #define NS_KIND_RMDIR		2u
+#define NS_KIND_CREATE		3u	/* docs/recovery.md */
+#define NS_KIND_LINK		4u
+#define NS_KIND_UNLINK		5u
+#define NS_FL_DIR		1u	/* create: a directory (parent nlink+1) */
 #define NS_META(kind, step, fl)	((u64)(kind) | (u64)(step) << 8 | (u64)(fl) << 16)
 #define NS_KIND(m)		((u32)((m) & 0xff))
 #define NS_STEP(m)		((u32)(((m) >> 8) & 0xff))
@@ -299,6 +303,7 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	struct daxfs_dent de;
 	struct daxfs_op op;
 	u64 hash, ino, leaf;
+	u32 fl;
 	int err;
 
 	err = daxfs_name_check(name, len);
@@ -323,18 +328,29 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		err = -EEXIST;
 		goto out;
 	}
+	/* intent CREATE (docs/recovery.md): a dead creator's half-made
+	 * inode is rolled back, not left to fsck.  Increments are marked
+	 * after they act (a rollback undoes only what is marked). */
+	fl = isdir ? NS_FL_DIR : 0;
+	intent_begin(&op, dir, 0, 0, 0, 0, 0, NS_META(NS_KIND_CREATE, 0, fl));
 	err = daxfs_dir_count_add(dp);		/* -ENOENT once rmdir'ed */
 	if (err)
-		goto out;
+		goto out_intent;
+	intent_step(fs, op.lane, NS_KIND_CREATE, 1, fl);
+	daxfs_crash_point("create.counted");
 	if (isdir) {
 		err = daxfs_nlink_inc(dp);	/* the child's ".." */
 		if (err)
 			goto out_count;
+		intent_step(fs, op.lane, NS_KIND_CREATE, 2, fl);
 	}
+	/* records ino, record and trie root in the intent (a1, a3, a4) */
 	err = daxfs_inode_create(&op, a->mode, a->uid, a->gid, a->rdev,
 				 isdir ? 2 : 1, dir, &ino, &ip);
 	if (err)
 		goto out_nlink;
+	intent_step(fs, op.lane, NS_KIND_CREATE, 3, fl);
+	daxfs_crash_point("create.inode_published");
 	if (a->target) {
 		err = symlink_store(&op, ip, a->target, a->tlen);
 		if (err)
@@ -346,27 +362,89 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		err = -ENOSPC;
 		goto out_inode;
 	}
+	daxfs_intent_arg(&op, 2, leaf);
+	intent_step(fs, op.lane, NS_KIND_CREATE, 4, fl);
 	daxfs_crash_point("create.before_link");
+	intent_step(fs, op.lane, NS_KIND_CREATE, 5, fl);
 	err = daxfs_dir_link(&op, dp, leaf, false);
 	if (err) {
 		daxfs_dirent_free(&op, leaf, false);
 		goto out_inode;
 	}
+	intent_step(fs, op.lane, NS_KIND_CREATE, 6, fl);
+	daxfs_crash_point("create.linked");
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	daxfs_intent_clear(&op);
 	if (inop)
 		*inop = ino;
 	goto out;
+	/* in-process failure: drop the intent first, so that a crash
+	 * while undoing leaves counts high rather than undone twice */
 out_inode:
+	daxfs_intent_clear(&op);
 	daxfs_store32(&ip->nlink, 0);
 	daxfs_inode_free(&op, ip);
 out_nlink:
+	daxfs_intent_clear(&op);
 	if (isdir)
 		daxfs_nlink_dec(dp, 2);
 out_count:
+	daxfs_intent_clear(&op);
 	daxfs_dir_count_sub(dp);
+out_intent:
+	daxfs_intent_clear(&op);
 out:
 	daxfs_op_end(&op);
 	return err;
+}
+
+/* Frees an inode whose last link a dead op dropped (nlink 0) but did not
+ * get to free; a concurrent freer is harmless (one overlay delete wins). */
+static void free_if_unlinked(struct daxfs_op *op, u64 ino)
+{
+	struct daxfs_inode *ip;
+
+	if (ino && !daxfs_inode_get_writable(op, ino, &ip) &&
+	    !DAXFS_IS_DIR(daxfs_load32(&ip->mode)) && !daxfs_load32(&ip->nlink))
+		daxfs_inode_free(op, ip);
+}
+
+/* A dead creator: committed once the leaf is in the directory (step 6,
+ * or found there); else roll back.  Step 5 (linking) with the leaf gone
+ * is ambiguous (published, then renamed or unlinked by another host):
+ * left to fsck, counts high, never low. */
+static void create_recover(struct daxfs_op *op, const u64 *a, u32 step, u32 fl)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_dirent *lde;
+	struct daxfs_inode *dp, *ip;
+	u64 val = 0;
+
+	if (step >= 6 || daxfs_inode_get_writable(op, a[0], &dp))
+		return;
+	lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
+	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
+		return;				/* committed */
+	if (step == 5)
+		return;
+	if (step >= 4 && a[2])
+		daxfs_dirent_free(op, a[2], false);	/* never published */
+	if (a[1] && a[3] && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, a[1]), &val) &&
+	    val == a[3] && (ip = daxfs_ptr(fs, a[3], sizeof(*ip), DAXFS_OFF_ALIGN))) {
+		/* published but never named: nobody else can know it */
+		daxfs_store32(&ip->nlink, 0);
+		daxfs_inode_free(op, ip);
+	} else if (step < 3) {
+		/* allocated, not (or no longer pending) in the overlay */
+		if (a[3])
+			daxfs_free_now(op, a[3], DAXFS_CLASS_128);
+		if (a[4])
+			daxfs_free_now(op, a[4], DAXFS_CLASS_512);
+	}
+	if ((fl & NS_FL_DIR) && step >= 2)
+		daxfs_nlink_dec(dp, 2);
+	if (step >= 1)
+		daxfs_dir_count_sub(dp);
 }
 
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
@@ -509,23 +587,36 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		err = -ENOSPC;
 		goto out;
 	}
+	/* intent LINK: increments marked after they act (docs/recovery.md) */
+	intent_begin(&op, dir, ino, leaf, 0, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
 	err = daxfs_dir_count_add(dp);
 	if (err)
 		goto out_leaf;
+	intent_step(fs, op.lane, NS_KIND_LINK, 1, 0);
+	daxfs_crash_point("link.counted");
 	err = daxfs_nlink_inc(ip);		/* before the name exists */
 	if (err)
 		goto out_count;
+	intent_step(fs, op.lane, NS_KIND_LINK, 2, 0);
+	daxfs_crash_point("link.nlink_raised");
+	intent_step(fs, op.lane, NS_KIND_LINK, 3, 0);
 	err = daxfs_dir_link(&op, dp, leaf, false);
 	if (err) {
+		daxfs_intent_clear(&op);
 		daxfs_nlink_dec(ip, 0);		/* cannot reach 0: we hold one */
 		goto out_count;
 	}
+	intent_step(fs, op.lane, NS_KIND_LINK, 4, 0);
+	daxfs_crash_point("link.published");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	daxfs_intent_clear(&op);
 	goto out;
 out_count:
+	daxfs_intent_clear(&op);
 	daxfs_dir_count_sub(dp);
 out_leaf:
+	daxfs_intent_clear(&op);
 	daxfs_dirent_free(&op, leaf, false);
 out:
 	daxfs_op_end(&op);
@@ -572,20 +663,81 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			err = -EUCLEAN;
 			goto out;
 		}
+		/* intent UNLINK: decrements marked before they act */
+		intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
+			     NS_META(NS_KIND_UNLINK, 1, 0));
 		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
-		if (err == -ENOENT)
-			continue;	/* the name changed under us: look again */
-		if (err)
+		if (err) {
+			daxfs_intent_clear(&op);
+			if (err == -ENOENT)
+				continue;	/* the name changed: look again */
 			goto out;
+		}
+		intent_step(fs, op.lane, NS_KIND_UNLINK, 2, 0);
+		daxfs_crash_point("unlink.removed");
+		intent_step(fs, op.lane, NS_KIND_UNLINK, 3, 0);
 		daxfs_dir_count_sub(dp);
+		daxfs_crash_point("unlink.counted");
 		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+		intent_step(fs, op.lane, NS_KIND_UNLINK, 4, 0);
 		daxfs_inode_unlinked(&op, de.ino);
+		intent_step(fs, op.lane, NS_KIND_UNLINK, 5, 0);
+		daxfs_crash_point("unlink.freed");
+		daxfs_intent_clear(&op);
 		goto out;
 	}
 	err = -EAGAIN;
 out:
 	daxfs_op_end(&op);
 	return err;
+}
+
+/* A dead linker: committed once the leaf is in the directory; step 3
+ * (linking) with the leaf gone is ambiguous and left high (fsck); before
+ * that, roll back what is marked. */
+static void link_recover(struct daxfs_op *op, const u64 *a, u32 step)
+{
+	struct daxfs_dirent *lde = daxfs_dirent_at(op->fs, a[2]);
+	struct daxfs_inode *dp;
+
+	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
+		return;
+	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
+		return;
+	if (step == 3)
+		return;
+	daxfs_dirent_free(op, a[2], false);
+	if (step >= 2)
+		daxfs_inode_unlinked(op, a[1]);	/* ours: frees at 0 */
+	if (step >= 1)
+		daxfs_dir_count_sub(dp);
+}
+
+/* A dead unlinker: the name is gone from step 2 on, so roll forward
+ * (each step marked in the dead lane before it acts); step 1 means the
+ * leaf may or may not have been removed by us: still there = nothing
+ * happened; gone = ambiguous (someone else may have), left high. */
+static void unlink_recover(struct daxfs_op *op, struct daxfs_lane *il,
+			   const u64 *a, u32 step)
+{
+	struct daxfs_inode *dp;
+
+	if (daxfs_inode_get_writable(op, a[0], &dp))
+		return;
+	if (step <= 1)
+		return;
+	if (step == 2) {
+		intent_step(op->fs, il, NS_KIND_UNLINK, 3, 0);
+		daxfs_dir_count_sub(dp);
+		step = 3;
+	}
+	if (step == 3) {
+		intent_step(op->fs, il, NS_KIND_UNLINK, 4, 0);
+		daxfs_inode_unlinked(op, a[1]);
+	} else if (step == 4) {
+		free_if_unlinked(op, a[1]);	/* dropped to 0, not freed */
+	}
+	intent_step(op->fs, il, NS_KIND_UNLINK, 5, 0);
 }
 
 /* ---- rename claim ---- */
@@ -630,6 +782,8 @@ static void claim_release(struct daxfs_op *op)
 	daxfs_cas(daxfs_state_word(op->fs, rename_claim), &mine, 0);
 }
 
+static void clear_bits(struct daxfs_inode *ip, u64 bits);
+
 /* Waits while a rename holds dp MOVING; the holder's death is handled
  * by declaring it dead (its recovery clears the bit). */
 static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
@@ -643,6 +797,20 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 	if (cur && slot < op->fs->sb.max_hosts && slot != op->fs->host &&
 	    !daxfs_host_alive(op->fs, slot, daxfs_claim_gen(cur)))
 		daxfs_host_check_dead(op, slot);
+	cur = daxfs_load(daxfs_state_word(op->fs, rename_claim));
+	slot = daxfs_claim_slot(cur);
+	if (!cur || slot >= op->fs->sb.max_hosts ||
+	    !daxfs_host_alive(op->fs, slot, daxfs_claim_gen(cur))) {
+		/* No live renamer: a MOVING bit is only set under the rename
+		 * claim, so holding the claim ourselves proves it stale
+		 * (damage, or a rename whose recovery could not run). */
+		if (!claim_take(op)) {
+			clear_bits(dp, DAXFS_DIR_MOVING);
+			claim_release(op);
+			*v = daxfs_load(&dp->aux);
+			return 0;
+		}
+	}
 	if (!wait_more(op, w))
 		return -EBUSY;
 	*v = daxfs_load(&dp->aux);
@@ -745,6 +913,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		intent_step(fs, op.lane, NS_KIND_RMDIR, 2, 0);
 		daxfs_crash_point("rmdir.unlinked");
 		rmdir_finish(&op, op.lane, dp, cp, 3);
+		daxfs_crash_point("rmdir.done");
 		daxfs_intent_clear(&op);
 		goto out;
 	}
@@ -791,6 +960,12 @@ static void rmdir_recover(struct daxfs_op *op, struct daxfs_lane *il,
 /* flag kept with the rename flags in the intent: the old name had
  * already been unlinked by someone else (who dropped its link). */
 #define RN_SRC_GONE	0x80u
+/* marks that remove ambiguity for recovery (docs/recovery.md):
+ * step 1 + PUBLISHING: the publish CAS may have happened (else it has
+ * not, and the roll-back may free the leaves and undo the counts);
+ * step 2 + MOVED: the old name's swap is done (GONE says how). */
+#define RN_PUBLISHING	0x40u
+#define RN_MOVED	0x20u
 
 struct rn {
 	u64 sdir, ddir;
@@ -807,7 +982,9 @@ static int set_moving(struct daxfs_inode *ip, bool dead_too)
 	u64 v = daxfs_load(&ip->aux);
 
 	for (;;) {
-		if (v & (DAXFS_DIR_DEAD | DAXFS_DIR_MOVING))
+		/* MOVING is only set under the rename claim, which we hold:
+		 * one found here is stale (damage) and is taken over */
+		if (v & DAXFS_DIR_DEAD)
 			return -EAGAIN;
 		if (dead_too && (v & DAXFS_DIR_COUNT_MASK))
 			return -ENOTEMPTY;
@@ -896,6 +1073,7 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 			unpin(op, r->src.ino, r->sisdir, cross ? r->ddir : 0);
 		if (xchg)
 			unpin(op, r->tgt.ino, r->tisdir, cross ? r->sdir : 0);
+		daxfs_crash_point("rename.unpinned");
 	}
 	if (from <= 4) {
 		intent_step(op->fs, il, NS_KIND_RENAME, 4, r->flags);
@@ -907,7 +1085,10 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 			daxfs_nlink_dec(r->ddp, 2);
 		daxfs_inode_touch(r->sdp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 		daxfs_inode_touch(r->ddp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+		daxfs_crash_point("rename.counted");
 	}
+	if (from == 6 && r->has_tgt && !xchg && !r->tisdir)
+		free_if_unlinked(op, r->tgt.ino);	/* recovery: died freeing */
 	if (from <= 5 && r->has_tgt && !xchg) {
 		intent_step(op->fs, il, NS_KIND_RENAME, 5, r->flags);
 		if (r->tisdir) {
@@ -921,6 +1102,7 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 		} else {
 			daxfs_inode_unlinked(op, r->tgt.ino);
 		}
+		daxfs_crash_point("rename.done");
 	}
 }
 
@@ -1066,6 +1248,7 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	}
 	intent_step(op->fs, op->lane, NS_KIND_RENAME, 1, r->flags);
 	daxfs_crash_point("rename.prepared");
+	intent_step(op->fs, op->lane, NS_KIND_RENAME, 1, r->flags | RN_PUBLISHING);
 
 	/* step 1: publish the new name (atomically replacing a target) */
 	if (r->has_tgt)
@@ -1090,7 +1273,7 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			daxfs_inode_unlinked(op, r->tgt.ino);
 		r->flags |= RN_SRC_GONE;
 	}
-	intent_step(op->fs, op->lane, NS_KIND_RENAME, 3, r->flags);
+	intent_step(op->fs, op->lane, NS_KIND_RENAME, 2, r->flags | RN_MOVED);
 	daxfs_crash_point("rename.moved");
 	rename_finish(op, op->lane, r, 3);
 	daxfs_intent_clear(op);
@@ -1175,8 +1358,18 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	step = NS_STEP(a[6]);
 	if (!op->lane)
 		return;	/* cannot write without a lane: fsck finishes it */
-	if (NS_KIND(a[6]) == NS_KIND_RMDIR) {
+	switch (NS_KIND(a[6])) {
+	case NS_KIND_RMDIR:
 		rmdir_recover(op, dead_lane, a, step);
+		return;
+	case NS_KIND_CREATE:
+		create_recover(op, a, step, NS_FLAGS(a[6]));
+		return;
+	case NS_KIND_LINK:
+		link_recover(op, a, step);
+		return;
+	case NS_KIND_UNLINK:
+		unlink_recover(op, dead_lane, a, step);
 		return;
 	}
 	if (NS_KIND(a[6]) != NS_KIND_RENAME)
@@ -1225,14 +1418,39 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 					   ((r.flags & DAXFS_RENAME_EXCHANGE) ?
 					    0 : DAXFS_DIR_DEAD));
 		}
-		if (step == 0) {	/* never published: free the leaves */
+		if (step == 1 && !(r.flags & RN_PUBLISHING)) {
+			/* prepared, publish not tried: undo step 0 exactly
+			 * (all of it was done before the mark) */
+			bool xchg = r.flags & DAXFS_RENAME_EXCHANGE;
+			bool cross = r.sdir != r.ddir;
+			u32 done = 1;
+
+			if (r.has_tgt)
+				done |= 2;
+			if (cross && r.sisdir && !(xchg && r.tisdir))
+				done |= 4;
+			if (cross && xchg && r.tisdir && !r.sisdir)
+				done |= 8;
+			if (!r.has_tgt)
+				done |= 16;
+			intent_step(fs, dead_lane, NS_KIND_RENAME, 0, r.flags);
+			rename_undo(op, &r, done);
+		}
+		if (step == 0 || !(r.flags & RN_PUBLISHING)) {
+			/* never published: free the leaves (forgotten in
+			 * the dead lane first: a second recoverer must not
+			 * free them again) */
+			daxfs_store(&dead_lane->intent.a[3], 0);
+			daxfs_store(&dead_lane->intent.a[5], 0);
 			daxfs_dirent_free(op, a[3], false);
 			if (a[5])
 				daxfs_dirent_free(op, a[5], false);
 		}
 		goto release;
 	}
-	if (step <= 2) {
+	if (step == 2 && (r.flags & RN_MOVED)) {
+		/* the swap is done and GONE says whether it happened */
+	} else if (step <= 2) {
 		/* old name still there: remove it; gone: we cannot tell who
 		 * removed it, so assume an unlinker did (counts stay high) */
 		if (!daxfs_dir_has_leaf(op, r.sdp, sl->hash, a[2]) ||

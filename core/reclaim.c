@@ -121,45 +121,64 @@ bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 	return daxfs_cas(gw, &g, g + 1);
 }
 
-static void free_batch(struct daxfs_fs *fs, u64 batch, struct daxfs_limbo *lb)
+/* Names the part of a taken chain not yet processed in the reclaimer's
+ * lane, so that recovery of a dead reclaimer re-adopts it (the batches
+ * and their objects are not leaked). */
+static void hold_chain(struct daxfs_lane *hl, u64 chain)
 {
-	u32 n = daxfs_load32(&lb->count), i;
+	if (hl)
+		daxfs_store(&hl->pad[DAXFS_LANE_HOLD_CHAIN], chain);
+}
+
+/* Frees the entries of a batch, last first, shrinking its count before
+ * each free: a reclaimer dying here leaks at most one object, and a
+ * recoverer that re-adopts the batch never frees an entry twice. */
+static void free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb)
+{
+	u32 n = daxfs_load32(&lb->count);
 	u64 ent;
 
 	if (n > DAXFS_LIMBO_ENTRIES)
 		n = DAXFS_LIMBO_ENTRIES;
-	for (i = 0; i < n; i++) {
-		ent = daxfs_load(&lb->entry[i]);
+	while (n--) {
+		ent = daxfs_load(&lb->entry[n]);
+		daxfs_store32(&lb->count, n);
 		daxfs_free_obj(fs, ent & ~(DAXFS_OFF_ALIGN - 1),
 			       (unsigned int)(ent & (DAXFS_OFF_ALIGN - 1)));
 	}
-	daxfs_free_obj(fs, batch, DAXFS_CLASS_PAGE);
 }
 
-/* Frees the eligible batches of chain; the rest goes on slot's chain. */
-static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot)
+/* Frees the eligible batches of chain; the rest goes back on slot's
+ * chain one batch at a time.  hl (the reclaimer's lane, or NULL) names
+ * the unprocessed remainder throughout (docs/recovery.md). */
+static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
+			  struct daxfs_lane *hl)
 {
 	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
-	u64 keep = 0, keep_last = 0, next, n;
+	u64 next, n;
 	struct daxfs_limbo *lb;
 
+	if (!chain)
+		return;
+	hold_chain(hl, chain);
+	daxfs_crash_point("reclaim.popped");
 	for (n = 0; chain && n < max_batches(fs); n++) {
 		lb = limbo_ptr(fs, chain);
 		if (!lb)
 			break;		/* corrupt link: leak the rest */
 		next = daxfs_load(&lb->next);
 		if (daxfs_load(&lb->epoch) + 2 <= g) {
-			free_batch(fs, chain, lb);
+			free_entries(fs, lb);
+			hold_chain(hl, next);
+			daxfs_free_obj(fs, chain, DAXFS_CLASS_PAGE);
+			daxfs_crash_point("reclaim.freed");
 		} else {
-			daxfs_store(&lb->next, keep);
-			if (!keep)
-				keep_last = chain;
-			keep = chain;
+			hold_chain(hl, next);
+			chain_push(fs, slot, chain, chain);
 		}
 		chain = next;
 	}
-	if (keep)
-		chain_push(fs, slot, keep, keep_last);
+	hold_chain(hl, 0);
 }
 
 /* Seals lane's open batch when it holds anything. */
@@ -180,7 +199,7 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane)
 
 /* Batches left in FREE slots (a host left, or was recovered by a host
  * that had not joined yet) are adopted by whoever reclaims next. */
-static void adopt_orphans(struct daxfs_fs *fs)
+static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 {
 	u32 slot;
 	u64 chain;
@@ -193,15 +212,33 @@ static void adopt_orphans(struct daxfs_fs *fs)
 			continue;
 		chain = chain_take(fs, slot);
 		if (chain)
-			chain_process(fs, chain, fs->host);
+			chain_process(fs, chain, fs->host, hl);
 	}
 }
 
-static void reclaim_round(struct daxfs_fs *fs)
+static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
 {
 	daxfs_epoch_try_advance(fs);
-	chain_process(fs, chain_take(fs, fs->host), fs->host);
-	adopt_orphans(fs);
+	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
+	adopt_orphans(fs, hl);
+}
+
+void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest)
+{
+	u64 v = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
+	u64 first = v & ~(DAXFS_PAGE_SIZE - 1), i, n;
+
+	n = (v & (DAXFS_PAGE_SIZE - 1)) + 1;
+	/* claim first (a second recoverer finds nothing), then free */
+	if (v && daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_PAGES], &v, 0) &&
+	    n <= DAXFS_HOLD_MAX_PAGES &&
+	    daxfs_ptr(fs, first, n * DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE))
+		for (i = 0; i < n; i++)
+			daxfs_free_obj(fs, first + i * DAXFS_PAGE_SIZE,
+				       DAXFS_CLASS_PAGE);
+	v = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_CHAIN]);
+	if (v && daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_CHAIN], &v, 0))
+		daxfs_limbo_splice(fs, dest, v);
 }
 
 void daxfs_reclaim(struct daxfs_op *op)
@@ -212,7 +249,7 @@ void daxfs_reclaim(struct daxfs_op *op)
 	/* hosts that died with idle lanes hold back no epoch, so only this
 	 * periodic look frees their batch and limbo */
 	daxfs_reap_expired(op->fs);
-	reclaim_round(op->fs);
+	reclaim_round(op->fs, op->lane);
 }
 
 void daxfs_reclaim_quiet(struct daxfs_op *op)
@@ -245,7 +282,7 @@ void daxfs_reclaim_all(struct daxfs_fs *fs)
 		daxfs_store(&lane->epoch, 0);
 	}
 	for (i = 0; i < 4; i++)
-		reclaim_round(fs);
+		reclaim_round(fs, op.lane);
 	daxfs_store(&op.lane->epoch, 0);
 }
 

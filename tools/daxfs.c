@@ -521,11 +521,17 @@ static void info_json(struct ctx *c, const struct daxfs_info *in)
 		json_str(hs->name);
 		printf(", \"pid\": %u, \"kind\": \"%s\", \"lease_age_ms\": %lld, "
 		       "\"expired\": %s, \"joined_ns\": %lld, \"ops\": %llu, "
-		       "\"busy_lanes\": %u, \"self\": %s}",
+		       "\"busy_lanes\": %u, \"self\": %s, \"recovered_ns\": %lld, "
+		       "\"recovered_by\": ",
 		       hs->pid, host_kind_name(hs->kind), (long long)(age / 1000000),
-		       expired ? "true" : "false", (long long)hs->joined_ns,
+		       expired && hs->state == DAXFS_HOST_ALIVE ? "true" : "false",
+		       (long long)hs->joined_ns,
 		       (unsigned long long)hs->ops, hs->busy_lanes,
-		       hs->self ? "true" : "false");
+		       hs->self ? "true" : "false", (long long)hs->recovered_ns);
+		if (hs->recovered_by)
+			printf("%u}", hs->recovered_by - 1);
+		else
+			printf("null}");
 	}
 	printf("%s]", in->nr_hosts ? "\n  " : "");
 	info_cache_json(c);
@@ -595,12 +601,25 @@ static void info_text(struct ctx *c, const struct daxfs_info *in)
 		bool expired = hs->lease_age_ns > (int64_t)in->lease_ms * 1000000LL;
 
 		any_expired |= expired && hs->state == DAXFS_HOST_ALIVE;
-		snprintf(s1, sizeof(s1), "%.1fs%s", hs->lease_age_ns / 1e9,
-			 expired ? "!" : "");
+		if (hs->state == DAXFS_INFO_HOST_RECOVERED)
+			snprintf(s1, sizeof(s1), "-");
+		else
+			snprintf(s1, sizeof(s1), "%.1fs%s", hs->lease_age_ns / 1e9,
+				 expired && hs->state == DAXFS_HOST_ALIVE ? "!" : "");
 		printf("  %4u %-10s %6llu %8u %-6s %12s %10llu %5u  %s%s\n", hs->slot,
 		       daxfs_host_state_name(hs->state), (unsigned long long)hs->gen,
 		       hs->pid, host_kind_name(hs->kind), s1, (unsigned long long)hs->ops,
 		       hs->busy_lanes, hs->name, hs->self ? " (this process)" : "");
+		if (hs->state == DAXFS_INFO_HOST_RECOVERED && hs->recovered_ns) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			printf("       recovered %.1fs ago", ((int64_t)ts.tv_sec * 1000000000LL +
+			       ts.tv_nsec - hs->recovered_ns) / 1e9);
+			if (hs->recovered_by)
+				printf(" by slot %u", hs->recovered_by - 1);
+			printf("\n");
+		}
 	}
 	if (any_expired)
 		printf("  ('!': lease expired: the host is gone or stalled; another host "

@@ -33,7 +33,7 @@ __all__ = [
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
 
-HOST_STATES = {0: "free", 1: "alive", 2: "dead", 3: "recovering"}
+HOST_STATES = {0: "free", 1: "alive", 2: "dead", 3: "recovering", 4: "recovered"}
 TARGET_KINDS = {0: "file", 1: "block", 2: "devdax"}
 
 _CHUNK = 256
@@ -467,7 +467,9 @@ class Region:
              "name": h.name.decode("utf-8", "replace"), "pid": h.pid,
              "lease_age_ns": h.lease_age_ns, "joined_ns": h.joined_ns,
              "kind": h.kind, "ops": h.ops, "busy_lanes": h.busy_lanes,
-             "self": bool(h.self)}
+             "self": bool(h.self), "expired": bool(h.expired),
+             "recovered_ns": h.recovered_ns,
+             "recovered_by": (h.recovered_by - 1 if h.recovered_by else None)}
             for h in inf.hosts[:inf.nr_hosts]]
         out["self_slot"] = (None if inf.self_slot == 0xffffffff
                             else inf.self_slot)

@@ -128,6 +128,9 @@ class InfoHost(ctypes.Structure):
         ("busy_lanes", ctypes.c_uint32),
         ("self", ctypes.c_uint32),
         ("name", ctypes.c_char * (HOST_NAME_LEN + 1)),
+        ("recovered_ns", ctypes.c_int64),
+        ("recovered_by", ctypes.c_uint32),
+        ("expired", ctypes.c_uint32),
     ]
 
 

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Crash injection for tests (docs/recovery.md): the core calls
+ * daxfs_crash_point("protocol.step") between the steps of every shared
+ * protocol.  Only a build with -DDAXFS_CRASH_POINTS (`make crash`:
+ * build/crash/libdaxfs.so and build/crash/bin/) has the calls; there this
+ * file reads the environment once:
+ *
+ *   DAXFS_CRASH_AT=NAME[:N][,NAME[:N]...]   SIGKILL on the Nth hit (1) of NAME
+ *                                            (NAME may end in '*': a prefix)
+ *   DAXFS_CRASH_AT=random:P[:SEED]           SIGKILL at each point with
+ *                                            probability P (0..1)
+ *   DAXFS_CRASH_LOG=PATH                     append "NAME HIT" to PATH just
+ *                                            before the kill (tests check
+ *                                            where the victim died)
+ *
+ * The process kills itself with SIGKILL: no handler, no flush, no atexit,
+ * exactly as if the host had lost power between two stores.
+ */
+#ifdef DAXFS_CRASH_POINTS
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/compat.h"
+
+#define MAX_TARGETS 16
+
+static struct target {
+	char name[64];
+	unsigned long nth;
+	unsigned long hits;
+} targets[MAX_TARGETS];
+static int nr_targets;
+static int inited;		/* 0 no, 1 yes (parsed) */
+static double rand_p;		/* > 0: random mode */
+static unsigned long long rand_state;
+static unsigned long total_hits;
+
+static void parse(void)
+{
+	const char *env = getenv("DAXFS_CRASH_AT");
+	char buf[1024], *tok, *save = NULL, *colon;
+
+	if (!env || !*env)
+		return;
+	if (!strncmp(env, "random:", 7)) {
+		rand_p = strtod(env + 7, &colon);
+		rand_state = (unsigned long long)getpid() * 0x9e3779b97f4a7c15ULL;
+		if (*colon == ':')
+			rand_state = strtoull(colon + 1, NULL, 0) * 0x9e3779b97f4a7c15ULL + 1;
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (tok = strtok_r(buf, ",", &save); tok && nr_targets < MAX_TARGETS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct target *t = &targets[nr_targets++];
+
+		colon = strchr(tok, ':');
+		t->nth = 1;
+		if (colon) {
+			*colon = 0;
+			t->nth = strtoul(colon + 1, NULL, 0);
+			if (!t->nth)
+				t->nth = 1;
+		}
+		snprintf(t->name, sizeof(t->name), "%s", tok);
+	}
+}
+
+static bool matches(const char *pat, const char *name)
+{
+	size_t n = strlen(pat);
+
+	if (n && pat[n - 1] == '*')
+		return !strncmp(pat, name, n - 1);
+	return !strcmp(pat, name);
+}
+
+static void die(const char *name, unsigned long hit)
+{
+	const char *log = getenv("DAXFS_CRASH_LOG");
+	char line[128];
+	int fd, len;
+
+	if (log && *log) {
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			len = snprintf(line, sizeof(line), "%s %lu\n", name, hit);
+			if (write(fd, line, (size_t)len) < 0)
+				len = 0;
+			fsync(fd);
+			close(fd);
+		}
+	}
+	kill(getpid(), SIGKILL);
+	for (;;)
+		pause();
+}
+
+void daxfs_crash_point(const char *name)
+{
+	unsigned long h;
+	int i;
+
+	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE) != 1) {
+		static int lock;
+
+		while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+			;
+		if (!inited) {
+			parse();
+			__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
+		}
+		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	}
+	h = __atomic_add_fetch(&total_hits, 1, __ATOMIC_RELAXED);
+	if (rand_p > 0) {
+		unsigned long long x;
+
+		/* splitmix64 step; races between threads only perturb it */
+		x = (rand_state += 0x9e3779b97f4a7c15ULL);
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+		x ^= x >> 31;
+		if ((double)(x >> 11) / (double)(1ULL << 53) < rand_p)
+			die(name, h);
+		return;
+	}
+	for (i = 0; i < nr_targets; i++) {
+		if (!matches(targets[i].name, name))
+			continue;
+		h = __atomic_add_fetch(&targets[i].hits, 1, __ATOMIC_RELAXED);
+		if (h == targets[i].nth)
+			die(name, h);
+	}
+}
+
+#else
+/* ISO C forbids an empty translation unit */
+typedef int daxfs_crash_points_disabled;
+#endif /* DAXFS_CRASH_POINTS */

@@ -1,0 +1,356 @@
+"""Crash-injection workload, model and checks for tests/test_crash.py and
+tests/test_liveness.py (docs/recovery.md).
+
+A *victim* is a separate Python process that loads the crash build of the
+library (DAXFS_LIB=build/crash/libdaxfs.so) and runs a deterministic list
+of operations in its own directory, writing "B i" before and "E i" after
+each one to a log (unbuffered os.write: a SIGKILL loses nothing written).
+DAXFS_CRASH_AT makes it SIGKILL itself at a named protocol point.
+
+The model replays the same list: after the victim died with k operations
+logged complete, the directory must be the model after k operations, or
+(the one in flight) after k + 1 -- where a file the in-flight operation
+touches may hold, byte for byte, its old or new contents or zeros (torn
+append / write / truncate), never anything else.
+
+Run as a script: python3 crashlib.py victim REGION LOG SEED NOPS DIR
+"""
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CRASH_BUILD = os.path.join(REPO, "build", "crash")
+CRASH_LIB = os.path.join(CRASH_BUILD, "libdaxfs.so")
+
+# Every named point in core/ (docs/recovery.md) with a workload that
+# reaches it.
+POINTS = [
+    "ov_insert.claimed", "ov_insert.value",
+    "alloc.batch_locked", "alloc.pages_held",
+    "create.counted", "create.inode_published", "create.before_link",
+    "create.linked",
+    "link.counted", "link.nlink_raised", "link.published",
+    "unlink.removed", "unlink.counted", "unlink.nlink_dropped",
+    "unlink.freed",
+    "rename.prepared", "rename.published", "rename.moved",
+    "rename.unpinned", "rename.counted", "rename.done",
+    "rmdir.dead", "rmdir.unlinked", "rmdir.done",
+    "write.page_published", "write.size_moved",
+    "append.reserved", "append.written",
+    "truncate.cleared", "truncate.size",
+    "reclaim.popped", "reclaim.freed",
+]
+
+SIZES = [0, 1, 100, 4095, 4096, 5000, 9000, 20000]
+
+
+def data(tag, size):
+    """size bytes that name their tag and position (no two alike)."""
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += hashlib.sha256(("%s/%d" % (tag, i)).encode()).digest()
+        i += 1
+    return bytes(out[:size])
+
+
+def gen_ops(seed, n, base):
+    """n operations in directory base, valid when run in order."""
+    rng = random.Random(seed)
+    files, dirs = [], []
+    ops = [("mkdir", base)]
+    k = 0
+
+    m = Model()
+    m.apply(ops[0])
+    m_applied = [1]
+
+    def fresh(prefix):
+        nonlocal k
+        k += 1
+        d = base
+        if prefix != "d" and dirs and rng.random() < 0.3:
+            d = rng.choice(dirs)
+        return "%s/%s%d" % (d, prefix, k)
+
+    while len(ops) < n:
+        p = rng.random()
+        if p < 0.18 or len(files) < 2:
+            name = fresh("f")
+            ops.append(("write", name, "t%d" % len(ops), rng.choice(SIZES)))
+            files.append(name)
+        elif p < 0.26:
+            ops.append(("pwrite", rng.choice(files), rng.choice([0, 10, 4000, 8192]),
+                        "t%d" % len(ops), rng.choice([1, 100, 5000])))
+        elif p < 0.36:
+            ops.append(("append", rng.choice(files), "t%d" % len(ops),
+                        rng.choice([10, 100, 4096, 6000])))
+        elif p < 0.44:
+            src = rng.choice(files)
+            dst = fresh("l")
+            ops.append(("link", src, dst))
+            files.append(dst)
+        elif p < 0.56:
+            src = rng.choice(files)
+            if rng.random() < 0.4:
+                dst = rng.choice(files)
+            else:
+                dst = fresh("r")
+            ops.append(("rename", src, dst))
+            if m.names.get(dst) != m.names[src]:
+                files.remove(src)
+                if dst not in files:
+                    files.append(dst)
+        elif p < 0.68:
+            name = rng.choice(files)
+            ops.append(("unlink", name))
+            files.remove(name)
+        elif p < 0.74:
+            name = fresh("d")
+            ops.append(("mkdir", name))
+            dirs.append(name)
+        elif p < 0.78 and dirs:
+            d = rng.choice(dirs)
+            if not any(f.startswith(d + "/") for f in files):
+                ops.append(("rmdir", d))
+                dirs.remove(d)
+        elif p < 0.82 and dirs:
+            d = rng.choice(dirs)
+            nd = "%s/m%d" % (base, len(ops))
+            ops.append(("rename", d, nd))
+            dirs[dirs.index(d)] = nd
+            files[:] = [nd + f[len(d):] if f.startswith(d + "/") else f for f in files]
+        else:
+            ops.append(("truncate", rng.choice(files), rng.choice([0, 1, 100, 4096, 7000])))
+        while len(m_applied) < len(ops):
+            m.apply(ops[len(m_applied)])
+            m_applied.append(1)
+    return ops
+
+
+class Model:
+    """Names -> ('d',) for directories or an inode id; inode id -> bytes."""
+
+    def __init__(self):
+        self.names = {}
+        self.data = {}
+        self.next = 0
+
+    def copy(self):
+        m = Model()
+        m.names = dict(self.names)
+        m.data = dict(self.data)
+        m.next = self.next
+        return m
+
+    def apply(self, op):
+        kind = op[0]
+        if kind == "mkdir":
+            self.names[op[1]] = ("d",)
+        elif kind == "write":
+            ino = self.names.get(op[1])
+            if ino is None:
+                self.next += 1
+                ino = self.next
+                self.names[op[1]] = ino
+            self.data[ino] = data(op[2], op[3])
+        elif kind == "pwrite":
+            ino = self.names[op[1]]
+            old = self.data[ino]
+            off, new = op[2], data(op[3], op[4])
+            buf = bytearray(old) + bytes(max(0, off + len(new) - len(old)))
+            buf[off:off + len(new)] = new
+            self.data[ino] = bytes(buf)
+        elif kind == "append":
+            ino = self.names[op[1]]
+            self.data[ino] = self.data[ino] + data(op[2], op[3])
+        elif kind == "link":
+            self.names[op[2]] = self.names[op[1]]
+        elif kind == "rename":
+            src, dst = op[1], op[2]
+            if self.names.get(dst) == self.names[src] and self.names[src] != ("d",):
+                return			# same inode: nothing changes
+            pre = src + "/"
+            for n in [n for n in self.names if n == src or n.startswith(pre)]:
+                self.names[dst + n[len(src):]] = self.names.pop(n)
+        elif kind in ("unlink", "rmdir"):
+            del self.names[op[1]]
+        elif kind == "truncate":
+            ino = self.names[op[1]]
+            old = self.data[ino]
+            self.data[ino] = old[:op[2]] + bytes(max(0, op[2] - len(old)))
+
+    def files(self, base):
+        return {n: v for n, v in self.names.items() if n == base or n.startswith(base + "/")}
+
+
+def do_op(r, op):
+    kind = op[0]
+    if kind == "mkdir":
+        r.mkdir(op[1])
+    elif kind == "write":
+        r.write_file(op[1], data(op[2], op[3]))
+    elif kind == "pwrite":
+        with r.open(op[1]) as f:
+            f.pwrite(data(op[3], op[4]), op[2])
+    elif kind == "append":
+        with r.open(op[1]) as f:
+            f.append(data(op[2], op[3]))
+    elif kind == "link":
+        r.link(op[1], op[2])
+    elif kind == "rename":
+        r.rename(op[1], op[2])
+    elif kind == "unlink":
+        r.unlink(op[1])
+    elif kind == "rmdir":
+        r.rmdir(op[1])
+    elif kind == "truncate":
+        r.truncate(op[1], op[2])
+
+
+def victim(region, logpath, seed, nops, base):
+    import daxfs
+    ops = gen_ops(seed, nops, base)
+    fd = os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    r = daxfs.Region(region)
+    os.write(fd, b"J\n")
+    for i, op in enumerate(ops):
+        os.write(fd, b"B %d\n" % i)
+        do_op(r, op)
+        os.write(fd, b"E %d\n" % i)
+    r.reclaim()
+    os.write(fd, b"D\n")
+    r.close()
+
+
+def spawn_victim(region, logpath, seed, nops, base, crash_at, crash_log=None,
+                 lib=CRASH_LIB):
+    env = dict(os.environ)
+    env["DAXFS_LIB"] = lib
+    env["DAXFS_PYDIR"] = os.path.join(REPO, "python")
+    env["PYTHONPATH"] = os.path.join(REPO, "python")
+    if crash_at:
+        env["DAXFS_CRASH_AT"] = crash_at
+    else:
+        env.pop("DAXFS_CRASH_AT", None)
+    if crash_log:
+        env["DAXFS_CRASH_LOG"] = crash_log
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "victim",
+                             region, logpath, str(seed), str(nops), base], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def read_log(logpath):
+    """(operations logged complete, index in flight or None, finished)."""
+    done, inflight, finished = 0, None, False
+    try:
+        with open(logpath) as f:
+            lines = f.read().split("\n")
+    except FileNotFoundError:
+        return 0, None, False
+    for ln in lines:
+        if ln.startswith("B "):
+            inflight = int(ln[2:])
+        elif ln.startswith("E "):
+            done = int(ln[2:]) + 1
+            inflight = None
+        elif ln == "D":
+            finished = True
+    return done, inflight, finished
+
+
+def tree(r, base):
+    """The directory tree under base as the model shows it: names ->
+    ('d',) or (ino, bytes)."""
+    out = {}
+    try:
+        st = r.lstat(base)
+    except FileNotFoundError:
+        return out
+    out[base] = ("d",)
+    todo = [base]
+    while todo:
+        d = todo.pop()
+        for name in r.listdir(d):
+            p = d + "/" + name
+            st = r.lstat(p)
+            if (st.st_mode & 0o170000) == 0o040000:
+                out[p] = ("d",)
+                todo.append(p)
+            else:
+                out[p] = (st.st_ino, r.read_file(p))
+    return out
+
+
+def _same_shape(actual, model):
+    """Names equal and hard links grouped alike."""
+    if set(actual) != set(model.names):
+        return False
+    groups = {}
+    for n, v in model.names.items():
+        if v == ("d",):
+            if actual[n] != ("d",):
+                return False
+            continue
+        if actual[n] == ("d",):
+            return False
+        groups.setdefault(v, set()).add(actual[n][0])
+    return all(len(s) == 1 for s in groups.values())
+
+
+def _torn_ok(got, old, new):
+    if len(got) > max(len(old), len(new)):
+        return False
+    for i, b in enumerate(got):
+        if b != 0 and (i >= len(old) or b != old[i]) and (i >= len(new) or b != new[i]):
+            return False
+    return True
+
+
+def check_victim(r, ops, done, inflight):
+    """Asserts the victim's directory is what its log allows; returns
+    which state matched ('before', 'after')."""
+    base = ops[0][1]
+    before = Model()
+    for op in ops[:done]:
+        before.apply(op)
+    after = before.copy()
+    if inflight is not None and inflight < len(ops):
+        after.apply(ops[inflight])
+    actual = tree(r, base)
+    errors = []
+    for label, m in (("before", before), ("after", after)):
+        if not _same_shape(actual, m):
+            errors.append("%s: names %s" % (label, sorted(set(actual) ^ set(m.names))))
+            continue
+        bad = []
+        for n, v in m.names.items():
+            if v == ("d",):
+                continue
+            got = actual[n][1]
+            want = m.data[v]
+            if got == want:
+                continue
+            other = (before if label == "after" else after)
+            ov = other.names.get(n)
+            old = other.data.get(ov, b"") if ov not in (None, ("d",)) else b""
+            if inflight is not None and _torn_ok(got, old, want):
+                continue	# the in-flight op's own file, torn
+            bad.append((n, len(got), len(want)))
+        if not bad:
+            return label
+        errors.append("%s: contents differ %s" % (label, bad[:5]))
+    raise AssertionError("victim dir %s after %d ops (in flight %r: %r): %s" %
+                         (base, done, inflight,
+                          ops[inflight] if inflight is not None else None,
+                          "; ".join(errors)))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "victim":
+        victim(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])

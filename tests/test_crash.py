@@ -1,0 +1,267 @@
+"""Crash injection at named protocol points and at random points
+(docs/recovery.md).
+
+A victim process (its own host, loading the crash build of libdaxfs:
+`make crash`) runs a deterministic workload and SIGKILLs itself at a
+chosen daxfs_crash_point() -- or at random points -- while this process
+(another host) keeps creating, writing, reading back, renaming and
+deleting its own files on the same region.  Then:
+
+  * the survivor never waited longer than about one lease for anything;
+  * once the victim's lease ran out, the survivor recovers it (its slot
+    shows 'recovered' in daxfs info) and the victim's directory is exactly
+    the state after its last operation logged complete, or (for the one in
+    flight) after that one -- torn file contents allowed only as old/new
+    bytes or zeros;
+  * fsck.daxfs -n is clean, or reports only what -y repairs (then clean);
+  * the pool is accounted exactly: fsck's used_bytes equals what is
+    reachable (+ limbo not yet reclaimable), nothing leaked.
+"""
+
+import glob
+import json
+import os
+import random
+import subprocess
+import threading
+import time
+
+import pytest
+
+from helpers import env
+import crashlib as cl
+
+daxfs = env.daxfs
+
+LEASE_MS = 300
+SLACK_S = 0.6			# scheduling noise on a loaded 2-core machine
+SIZE = 48 * env.MiB
+
+
+@pytest.fixture(scope="module")
+def crash_build():
+    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"], capture_output=True,
+                         text=True, timeout=600)
+    if res.returncode != 0 or not os.path.exists(cl.CRASH_LIB):
+        pytest.fail("crash build failed: %s" % res.stderr[-2000:])
+    return cl.CRASH_LIB
+
+
+@pytest.fixture
+def region():
+    path = env.region_path("crash")
+    env.mkfs(path, SIZE, lease_ms=LEASE_MS)
+    yield path
+    env.remove(path)
+    for suffix in (".log", ".points"):
+        env.remove(path + suffix)
+    for extra in glob.glob(glob.escape(path) + ".*.log"):
+        env.remove(extra)
+
+
+class Survivor(threading.Thread):
+    """Works in /s on its own host; times every operation."""
+
+    def __init__(self, r, seed):
+        super().__init__(daemon=True)
+        self.r = r
+        self.rng = random.Random(seed)
+        self.stop = threading.Event()
+        self.lat = []			# (start time, seconds)
+        self.files = {}
+        self.error = None
+        self.ops = 0
+
+    def run(self):
+        try:
+            self._run()
+        except BaseException as e:	# reported by the test
+            self.error = e
+
+    def _timed(self, fn, *a):
+        t = time.monotonic()
+        out = fn(*a)
+        self.lat.append((t, time.monotonic() - t))
+        return out
+
+    def _run(self):
+        r, rng = self.r, self.rng
+        self._timed(r.makedirs, "/s")
+        k = 0
+        while not self.stop.is_set():
+            k += 1
+            p = rng.random()
+            names = sorted(self.files)
+            if p < 0.35 or len(names) < 3:
+                name = "/s/f%d" % k
+                body = cl.data("s%d" % k, rng.choice([0, 100, 4096, 9000]))
+                self._timed(r.write_file, name, body)
+                self.files[name] = body
+            elif p < 0.65:
+                name = rng.choice(names)
+                got = self._timed(r.read_file, name)
+                assert got == self.files[name], "survivor read wrong data in %s" % name
+            elif p < 0.8:
+                src = rng.choice(names)
+                dst = "/s/r%d" % k
+                self._timed(r.rename, src, dst)
+                self.files[dst] = self.files.pop(src)
+            else:
+                name = rng.choice(names)
+                self._timed(r.unlink, name)
+                del self.files[name]
+            self.ops += 1
+
+    def check(self):
+        for name, body in self.files.items():
+            assert self.r.read_file(name) == body
+
+
+def fsck_json(path, mode):
+    exe = env.tool("fsck.daxfs")
+    res = subprocess.run([exe, mode, "--json", path], capture_output=True, text=True,
+                         timeout=120)
+    return res.returncode, json.loads(res.stdout)
+
+
+def fsck_cycle(path):
+    """-n clean, or 4 and -y (1) then -n clean; returns the codes fixed."""
+    code, rep = fsck_json(path, "-n")
+    fixed = []
+    if code == 4:
+        fixed = sorted({p["code"] for p in rep["problems"]})
+        c2, _ = fsck_json(path, "-y")
+        assert c2 == 1, "fsck -y: %d" % c2
+        code, rep = fsck_json(path, "-n")
+    assert code == 0, "fsck -n after recovery: %d %s" % (code, rep["problems"][:5])
+    s = rep["summary"]
+    assert s["leaked_bytes"] == 0, s
+    # pool usage is what the live files need (+ limbo waiting for epochs)
+    assert s["used_bytes"] == s["reachable_bytes"] + s["limbo_bytes"] + s["batch_bytes"], s
+    return fixed
+
+
+def wait_victim(p, timeout=60):
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise AssertionError("victim did not die or finish in %ds" % timeout)
+
+
+def recover(r, sv):
+    """Lets the victim's lease run out, then recovers it from this host."""
+    time.sleep(LEASE_MS / 1000 * 1.3)
+    r.reclaim()
+
+
+def max_block(sv, since):
+    lats = [d for t, d in sv.lat if t + d >= since]
+    return max(lats) if lats else 0.0
+
+
+def one_run(path, point, nth, seed):
+    ops = cl.gen_ops(seed, 400, "/v")
+    log = path + ".log"
+    env.remove(log)
+    with daxfs.Region(path) as r:
+        sv = Survivor(r, seed)
+        sv.start()
+        p = cl.spawn_victim(path, log, seed, len(ops), "/v", "%s:%d" % (point, nth),
+                            crash_log=path + ".points")
+        wait_victim(p)
+        died = time.monotonic()
+        done, inflight, finished = cl.read_log(log)
+        recover(r, sv)
+        time.sleep(0.1)
+        sv.stop.set()
+        sv.join(30)
+        assert sv.error is None, "survivor failed: %r" % sv.error
+        assert max_block(sv, died) < LEASE_MS / 1000 + SLACK_S, \
+            "survivor blocked %.2fs" % max_block(sv, died)
+        if finished:
+            assert p.returncode == 0, p.stderr.read()[-3000:]
+            return None
+        assert p.returncode == -9, "victim: %s %s" % (p.returncode, p.stderr.read()[-3000:])
+        states = [h["state"] for h in r.info()["hosts"] if not h["self"]]
+        assert "recovered" in states and "alive" not in states, states
+        matched = cl.check_victim(r, ops, done, inflight)
+        sv.check()
+    fixed = fsck_cycle(path)
+    return matched, fixed
+
+
+@pytest.mark.parametrize("point", cl.POINTS)
+def test_named_point(crash_build, region, point):
+    """Two runs per point (first and a later hit), each checked."""
+    outcomes = []
+    for nth, seed in ((1, 11), (3, 12)):
+        if nth > 1:
+            env.mkfs(region, SIZE, lease_ms=LEASE_MS)
+        outcomes.append(one_run(region, point, nth, seed))
+    # the workload reaches every point at least on its first hit
+    assert outcomes[0] is not None, "point %s never reached" % point
+    with open(region + ".points") as f:
+        assert f.read().split()[0] == point
+
+
+def test_info_shows_recovered(crash_build, region):
+    one_run(region, "rename.published", 1, 5)
+    exe = env.tool("daxfs")
+    out = subprocess.run([exe, "-r", region, "info", "--json"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    hosts = json.loads(out.stdout)["hosts"]
+    rec = [h for h in hosts if h["state"] == "recovered"]
+    assert rec and rec[0]["recovered_ns"] > 0 and "lease_age_ms" in rec[0]
+    text = subprocess.run([exe, "-r", region, "info"], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "recovered" in text
+
+
+RANDOM_VICTIMS = int(os.environ.get("DAXFS_CRASH_RANDOM_RUNS", "150"))
+
+
+def test_random_points(crash_build, region):
+    """Victims die at random crash points (probability per point), one
+    after another, on one region while the survivor works; every victim's
+    directory is checked at the end."""
+    env.mkfs(region, 256 * env.MiB, lease_ms=LEASE_MS)
+    runs = []
+    with daxfs.Region(region) as r:
+        sv = Survivor(r, 99)
+        sv.start()
+        worst = 0.0
+        for k in range(RANDOM_VICTIMS):
+            seed = 1000 + k
+            base = "/v%d" % k
+            log = "%s.%d.log" % (region, k)
+            p = cl.spawn_victim(region, log, seed, 80, base, "random:0.01:%d" % seed,
+                                crash_log=region + ".points")
+            wait_victim(p)
+            assert p.returncode in (0, -9), p.stderr.read()[-3000:]
+            runs.append((base, log, seed, p.returncode))
+            if k % 10 == 9:
+                r.reclaim()
+        died = time.monotonic()
+        recover(r, sv)
+        worst = max(max_block(sv, 0), worst)
+        sv.stop.set()
+        sv.join(30)
+        assert sv.error is None, "survivor failed: %r" % sv.error
+        assert worst < LEASE_MS / 1000 + SLACK_S, "survivor blocked %.2fs" % worst
+        killed = 0
+        for base, log, seed, rc in runs:
+            done, inflight, finished = cl.read_log(log)
+            ops = cl.gen_ops(seed, 80, base)
+            cl.check_victim(r, ops, done, inflight)
+            killed += rc == -9
+            env.remove(log)
+        sv.check()
+        assert all(h["state"] != "alive" for h in r.info()["hosts"] if not h["self"])
+    assert killed >= RANDOM_VICTIMS // 3, "only %d of %d victims died" % (killed, RANDOM_VICTIMS)
+    with open(region + ".points") as f:
+        hit = {ln.split()[0] for ln in f if ln.strip()}
+    fsck_cycle(region)
+    assert len(hit) >= 8, hit
