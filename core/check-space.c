@@ -59,11 +59,6 @@ static void chk_freelist(struct chk *c, u32 cls)
 	}
 }
 
-static u64 chk_popcount(u64 w)
-{
-	return (u64)__builtin_popcountll(w);
-}
-
 void chk_space(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -79,23 +74,23 @@ void chk_space(struct chk *c)
 	for (i = 0; i < words; i++) {
 		u64 u = c->used[i], f = c->freed[i], lim;
 
-		reach += chk_popcount(u);
+		reach += (u64)daxfs_popcount64(u);
 		if ((i & 0xffff) == 0)
 			chk_progress(c, 5, i, words);
 		if (i * 64 >= bump_units) {
-			above += chk_popcount(u);
+			above += (u64)daxfs_popcount64(u);
 			continue;
 		}
 		lim = bump_units - i * 64;
 		if (lim < 64) {
-			above += chk_popcount(u & ~((1ULL << lim) - 1));
+			above += (u64)daxfs_popcount64(u & ~((1ULL << lim) - 1));
 			u |= ~((1ULL << lim) - 1);
 		}
 		if (~(u | f)) {
 			if (!leaked)
 				first_leak = fs->pool_off + ((i * 64 +
-					(u64)__builtin_ctzll(~(u | f))) << 6);
-			leaked += chk_popcount(~(u | f));
+					(u64)daxfs_ctz64(~(u | f))) << 6);
+			leaked += (u64)daxfs_popcount64(~(u | f));
 		}
 	}
 	c->r->reachable_bytes = reach << 6;
@@ -199,7 +194,7 @@ void chk_rebuild_space(struct chk *c)
 	if (bump > fs->pool_end)
 		bump = fs->pool_end;
 	for (i = last; i-- > 0; ) {
-		used += chk_popcount(c->used[i]);
+		used += (u64)daxfs_popcount64(c->used[i]);
 		chk_push_page(c, heads, fs->pool_off + i * DAXFS_BLOCK_SIZE,
 			      c->used[i]);
 	}

@@ -176,7 +176,13 @@ static u32 pc_csum(const struct daxfs_pcache_header *h)
 }
 
 /* Slot count and offsets for a region of size bytes. */
-static int pc_layout(u64 size, u32 max_hosts, struct daxfs_pcache_header *h)
+/* Where things go in a cache region: a function of its size alone. */
+struct pc_geom {
+	u64 nr_slots, owner_off, meta_off, pins_off, data_off;
+	u32 pin_stride;
+};
+
+static int pc_layout(u64 size, u32 max_hosts, struct pc_geom *h)
 {
 	u64 stride = (max_hosts + 7u) & ~7u;
 	u64 owner_sz = align_up((u64)max_hosts * 8);
@@ -205,6 +211,7 @@ int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 {
 	const struct daxfs_region_desc *rd = &sb->regions[DAXFS_RGN_PCACHE];
 	struct daxfs_pcache_header h;
+	struct pc_geom g;
 	u8 *r = base + rd->offset;
 	u32 i;
 	int err;
@@ -214,10 +221,16 @@ int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 	if (o->nr_backing > DAXFS_PCACHE_MAX_BACKING ||
 	    (o->nr_backing && !o->backing))
 		return -EINVAL;
-	memset(&h, 0, sizeof(h));
-	err = pc_layout(rd->size, sb->max_hosts, &h);
+	err = pc_layout(rd->size, sb->max_hosts, &g);
 	if (err)
 		return err;
+	memset(&h, 0, sizeof(h));
+	h.nr_slots = g.nr_slots;
+	h.pin_stride = g.pin_stride;
+	h.owner_off = g.owner_off;
+	h.meta_off = g.meta_off;
+	h.pins_off = g.pins_off;
+	h.data_off = g.data_off;
 	h.magic = DAXFS_PCACHE_MAGIC;
 	h.version = DAXFS_VERSION;
 	h.header_size = sizeof(h);
@@ -240,7 +253,8 @@ int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 int daxfs_pcache_open(struct daxfs_fs *fs)
 {
 	const struct daxfs_region_desc *rd = &fs->sb.regions[DAXFS_RGN_PCACHE];
-	struct daxfs_pcache_header h, want;
+	struct daxfs_pcache_header h;
+	struct pc_geom want;
 	struct daxfs_pcache_view *pc = &fs->pc;
 	u8 *r;
 
@@ -255,7 +269,6 @@ int daxfs_pcache_open(struct daxfs_fs *fs)
 	if (h.max_hosts != fs->sb.max_hosts || h.nr_backing > DAXFS_PCACHE_MAX_BACKING)
 		return -EUCLEAN;
 	/* the layout is a function of the region size: recompute it */
-	memset(&want, 0, sizeof(want));
 	if (pc_layout(rd->size, fs->sb.max_hosts, &want))
 		return -EUCLEAN;
 	if (h.nr_slots != want.nr_slots || h.pin_stride != want.pin_stride ||

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * daxfs.ko: the Linux VFS front end of the portable DaxFS core.
+ *
+ * The core (the core/ sources, compiled unchanged into this module) owns every
+ * byte of the shared region.  This glue keeps only caches that the VFS
+ * needs (inodes, dentries) and revalidates them against the region,
+ * because other hosts change the region behind this kernel's back.
+ */
+#ifndef DAXFS_K_H
+#define DAXFS_K_H
+
+#include <linux/fs.h>
+#include <linux/workqueue.h>
+#include <linux/pfn_t.h>
+#include "kcompat.h"
+#include "core/daxfs_core.h"
+
+#define DAXFS_SUPER_MAGIC	0x44415846	/* "DAXF" */
+
+/* ctx->pos for "end of directory" (the core's DAXFS_POS_EOF is ~0, which
+ * is negative as an loff_t). */
+#define DAXFS_DIR_EOF_POS	((loff_t)S64_MAX)
+
+struct daxfs_mount_opts {
+	u64 phys;
+	u64 size;
+	bool has_phys;
+	bool has_size;
+	bool validate;
+};
+
+struct daxfs_sb_info {
+	struct daxfs_fs fs;		/* the core's view; fs.base = kaddr */
+	struct daxfs_mount_opts opts;
+	struct super_block *sb;
+	void *kaddr;			/* kernel mapping of the whole region */
+	u64 size;
+	unsigned long base_pfn;		/* pfn of region offset 0 */
+	u64 pfn_flags;			/* PFN_* flags for vmf_insert_mixed */
+	bool memremapped;		/* phys=: kaddr came from memremap */
+	struct dax_device *dax_dev;	/* /dev/pmemN: fsdax device */
+	bool joined;			/* holds a host slot */
+	bool dead;			/* our lease was taken away: -EIO */
+	unsigned long lease_jiffies;
+	unsigned int renew_ticks;
+	struct delayed_work lease_work;
+};
+
+struct daxfs_inode_info {
+	u64 change;			/* region change counter last seen */
+	bool valid;			/* attributes were loaded at least once */
+	struct inode vfs_inode;
+};
+
+static inline struct daxfs_sb_info *DAXFS_SB(struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+static inline struct daxfs_fs *DAXFS_FS(struct super_block *sb)
+{
+	return &DAXFS_SB(sb)->fs;
+}
+
+static inline struct daxfs_inode_info *DAXFS_I(struct inode *inode)
+{
+	return container_of(inode, struct daxfs_inode_info, vfs_inode);
+}
+
+/* Errors from the core: -EUCLEAN means a corrupt region. */
+int daxfs_kerr(struct super_block *sb, int err, const char *what);
+
+/* inode.c */
+extern const struct inode_operations daxfs_dir_iops;
+extern const struct inode_operations daxfs_file_iops;
+extern const struct inode_operations daxfs_symlink_iops;
+extern const struct inode_operations daxfs_special_iops;
+extern const struct dentry_operations daxfs_dentry_ops;
+struct inode *daxfs_iget(struct super_block *sb, u64 ino);
+int daxfs_refresh_inode(struct inode *inode);
+int daxfs_inode_cache_init(void);
+void daxfs_inode_cache_destroy(void);
+struct inode *daxfs_alloc_inode(struct super_block *sb);
+void daxfs_free_inode(struct inode *inode);
+int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
+		    struct kstat *stat, u32 request_mask, unsigned int flags);
+int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry,
+		    struct iattr *attr);
+int daxfs_k_permission(DAXFS_IDMAP_T *idmap, struct inode *inode, int mask);
+
+/* dir.c */
+extern const struct file_operations daxfs_dir_fops;
+
+/* file.c */
+extern const struct file_operations daxfs_file_fops;
+extern const struct address_space_operations daxfs_aops;
+
+#endif /* DAXFS_K_H */

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daxfs.ko: inodes, dentries and namespace operations.
+ *
+ * Coherence: other hosts change the region at any time, so the VFS
+ * caches built here are only hints.
+ *  - Every dentry is revalidated on lookup (d_revalidate): the name is
+ *    looked up again in the region and must still map to the same inode
+ *    number; a negative dentry must still be absent.
+ *  - Inode attributes are reloaded from the record whenever its change
+ *    counter moved (getattr, permission, open, read, write, revalidate).
+ *  - Directory operations go straight to the core, which decides under
+ *    CAS; the local i_rwsem only orders this host's own callers.
+ */
+#define pr_fmt(fmt) "daxfs: " fmt
+
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/namei.h>
+#include <linux/cred.h>
+#include <linux/uidgid.h>
+#include "daxfs_k.h"
+
+static struct kmem_cache *daxfs_inode_cachep;
+
+static void daxfs_inode_init_once(void *p)
+{
+	struct daxfs_inode_info *ei = p;
+
+	inode_init_once(&ei->vfs_inode);
+}
+
+int daxfs_inode_cache_init(void)
+{
+	daxfs_inode_cachep = kmem_cache_create("daxfs_inode_cache",
+					       sizeof(struct daxfs_inode_info), 0,
+					       SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+					       daxfs_inode_init_once);
+	return daxfs_inode_cachep ? 0 : -ENOMEM;
+}
+
+void daxfs_inode_cache_destroy(void)
+{
+	rcu_barrier();	/* free_inode runs after an RCU grace period */
+	kmem_cache_destroy(daxfs_inode_cachep);
+}
+
+struct inode *daxfs_alloc_inode(struct super_block *sb)
+{
+	struct daxfs_inode_info *ei;
+
+	ei = alloc_inode_sb(sb, daxfs_inode_cachep, GFP_KERNEL);
+	if (!ei)
+		return NULL;
+	ei->change = 0;
+	ei->valid = false;
+	return &ei->vfs_inode;
+}
+
+void daxfs_free_inode(struct inode *inode)
+{
+	kmem_cache_free(daxfs_inode_cachep, DAXFS_I(inode));
+}
+
+static inline int daxfs_dead(struct super_block *sb)
+{
+	return READ_ONCE(DAXFS_SB(sb)->dead) ? -EIO : 0;
+}
+
+static struct timespec64 ns_to_ts(s64 ns)
+{
+	return ns_to_timespec64(ns);
+}
+
+/* Copies region attributes into the VFS inode. */
+static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
+{
+	spin_lock(&inode->i_lock);
+	inode->i_mode = a->mode;
+	inode->i_uid = make_kuid(&init_user_ns, a->uid);
+	inode->i_gid = make_kgid(&init_user_ns, a->gid);
+	set_nlink(inode, a->nlink);
+	i_size_write(inode, a->size);
+	inode->i_blocks = a->blocks << (DAXFS_BLOCK_SHIFT - 9);
+	daxfs_set_inode_times(inode, ns_to_ts(a->atime_ns), ns_to_ts(a->mtime_ns),
+			      ns_to_ts(a->ctime_ns));
+	inode->i_generation = a->generation;
+	DAXFS_I(inode)->change = a->change;
+	DAXFS_I(inode)->valid = true;
+	spin_unlock(&inode->i_lock);
+}
+
+/*
+ * Reloads the attributes when the record changed.  -ESTALE when the
+ * inode number is gone or now names an object of another type (another
+ * host removed it); the caller's dentry is then dropped.
+ */
+int daxfs_refresh_inode(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_attr a;
+	int err;
+
+	err = daxfs_dead(inode->i_sb);
+	if (err)
+		return err;
+	err = daxfs_getattr(DAXFS_FS(inode->i_sb), inode->i_ino, &a);
+	if (err == -ENOENT) {
+		/* removed by another host (or by us): no links left */
+		if (inode->i_nlink)
+			clear_nlink(inode);
+		return -ESTALE;
+	}
+	if (err)
+		return daxfs_kerr(inode->i_sb, err, "getattr");
+	if ((a.mode ^ inode->i_mode) & S_IFMT)
+		return -ESTALE;
+	if (ei->valid && a.change == READ_ONCE(ei->change) &&
+	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
+		return 0;
+	if (S_ISREG(inode->i_mode) && a.size < (u64)i_size_read(inode))
+		/* truncated elsewhere: drop our stale mappings of the tail */
+		unmap_mapping_range(inode->i_mapping,
+				    round_up(a.size, PAGE_SIZE), 0, 1);
+	daxfs_fill_inode(inode, &a);
+	return 0;
+}
+
+static void daxfs_set_ops(struct inode *inode, const struct daxfs_attr *a)
+{
+	switch (a->mode & S_IFMT) {
+	case S_IFREG:
+		inode->i_op = &daxfs_file_iops;
+		inode->i_fop = &daxfs_file_fops;
+		inode->i_mapping->a_ops = &daxfs_aops;
+		break;
+	case S_IFDIR:
+		inode->i_op = &daxfs_dir_iops;
+		inode->i_fop = &daxfs_dir_fops;
+		break;
+	case S_IFLNK:
+		inode->i_op = &daxfs_symlink_iops;
+		inode_nohighmem(inode);
+		break;
+	default:
+		inode->i_op = &daxfs_special_iops;
+		init_special_inode(inode, a->mode, new_decode_dev((u32)a->rdev));
+		break;
+	}
+}
+
+struct inode *daxfs_iget(struct super_block *sb, u64 ino)
+{
+	struct daxfs_attr a;
+	struct inode *inode;
+	int err;
+
+	inode = iget_locked(sb, ino);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	if (!(inode->i_state & I_NEW)) {
+		err = daxfs_refresh_inode(inode);
+		if (err) {
+			iput(inode);
+			return ERR_PTR(err);
+		}
+		return inode;
+	}
+	err = daxfs_getattr(DAXFS_FS(sb), ino, &a);
+	if (err) {
+		iget_failed(inode);
+		return ERR_PTR(daxfs_kerr(sb, err == -ENOENT ? -ESTALE : err, "iget"));
+	}
+	inode->i_mode = a.mode;
+	daxfs_set_ops(inode, &a);
+	daxfs_fill_inode(inode, &a);
+	unlock_new_inode(inode);
+	return inode;
+}
+
+/* ---- dentries ---- */
+
+static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	struct inode *inode;
+	struct dentry *parent;
+	u64 ino;
+	int err, valid;
+
+	if (flags & LOOKUP_RCU)
+		return -ECHILD;
+	if (READ_ONCE(DAXFS_SB(dentry->d_sb)->dead))
+		return 0;
+	parent = dget_parent(dentry);
+	err = daxfs_lookup(DAXFS_FS(dentry->d_sb), d_inode(parent)->i_ino,
+			   dentry->d_name.name, dentry->d_name.len, &ino);
+	dput(parent);
+	inode = d_inode(dentry);
+	if (!inode)
+		return err == -ENOENT;
+	if (err || ino != inode->i_ino)
+		return 0;
+	valid = daxfs_refresh_inode(inode) == 0;
+	return valid;
+}
+
+const struct dentry_operations daxfs_dentry_ops = {
+	.d_revalidate	= daxfs_d_revalidate,
+};
+
+/* ---- common inode operations ---- */
+
+int daxfs_k_permission(DAXFS_IDMAP_T *idmap, struct inode *inode, int mask)
+{
+	int err;
+
+	if (mask & MAY_NOT_BLOCK)
+		return -ECHILD;
+	err = daxfs_refresh_inode(inode);
+	if (err && err != -ESTALE)
+		return err;
+	return generic_permission(idmap, inode, mask);
+}
+
+int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
+		    struct kstat *stat, u32 request_mask, unsigned int flags)
+{
+	struct inode *inode = d_inode(path->dentry);
+	int err;
+
+	err = daxfs_refresh_inode(inode);
+	if (err && err != -ESTALE)
+		return err;
+	generic_fillattr(idmap, inode, stat);
+	stat->blksize = DAXFS_BLOCK_SIZE;
+	return 0;
+}
+
+int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *iattr)
+{
+	struct inode *inode = d_inode(dentry);
+	struct super_block *sb = inode->i_sb;
+	struct daxfs_attr a = {};
+	u32 valid = 0;
+	int err;
+
+	err = daxfs_dead(sb);
+	if (err)
+		return err;
+	err = daxfs_refresh_inode(inode);
+	if (err)
+		return err;
+	err = setattr_prepare(idmap, dentry, iattr);
+	if (err)
+		return err;
+	if (iattr->ia_valid & ATTR_MODE) {
+		valid |= DAXFS_ATTR_MODE;
+		a.mode = iattr->ia_mode;
+	}
+	if (iattr->ia_valid & ATTR_UID) {
+		valid |= DAXFS_ATTR_UID;
+		a.uid = from_kuid(&init_user_ns, iattr->ia_uid);
+	}
+	if (iattr->ia_valid & ATTR_GID) {
+		valid |= DAXFS_ATTR_GID;
+		a.gid = from_kgid(&init_user_ns, iattr->ia_gid);
+	}
+	if (iattr->ia_valid & ATTR_ATIME) {
+		valid |= DAXFS_ATTR_ATIME;
+		a.atime_ns = timespec64_to_ns(&iattr->ia_atime);
+	}
+	if (iattr->ia_valid & ATTR_MTIME) {
+		valid |= DAXFS_ATTR_MTIME;
+		a.mtime_ns = timespec64_to_ns(&iattr->ia_mtime);
+	}
+	if (iattr->ia_valid & ATTR_CTIME) {
+		valid |= DAXFS_ATTR_CTIME;
+		a.ctime_ns = timespec64_to_ns(&iattr->ia_ctime);
+	}
+	if ((iattr->ia_valid & ATTR_SIZE) && S_ISREG(inode->i_mode)) {
+		valid |= DAXFS_ATTR_SIZE;
+		a.size = iattr->ia_size;
+		/* an explicit size change always moves mtime (truncate(2)) */
+		if (!(iattr->ia_valid & ATTR_MTIME) && iattr->ia_size != i_size_read(inode)) {
+			valid |= DAXFS_ATTR_MTIME;
+			a.mtime_ns = ktime_get_real_ns();
+		}
+	}
+	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode))
+		/* no mapping may keep pages that the truncate frees */
+		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
+	err = daxfs_setattr(DAXFS_FS(sb), inode->i_ino, valid, &a);
+	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode))
+		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
+	daxfs_refresh_inode(inode);
+	return daxfs_kerr(sb, err, "setattr");
+}
+
+/* ---- directory operations ---- */
+
+static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
+				     unsigned int flags)
+{
+	struct inode *inode = NULL;
+	u64 ino;
+	int err;
+
+	if (dentry->d_name.len > DAXFS_NAME_MAX)
+		return ERR_PTR(-ENAMETOOLONG);
+	err = daxfs_dead(dir->i_sb);
+	if (err)
+		return ERR_PTR(err);
+	err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
+			   dentry->d_name.len, &ino);
+	if (err == 0) {
+		inode = daxfs_iget(dir->i_sb, ino);
+		/* removed between the lookup and the iget: a negative entry */
+		if (IS_ERR(inode) && PTR_ERR(inode) == -ESTALE)
+			inode = NULL;
+	} else if (err != -ENOENT) {
+		return ERR_PTR(daxfs_kerr(dir->i_sb, err, "lookup"));
+	}
+	return d_splice_alias(inode, dentry);
+}
+
+/* Owner of a new inode: fsuid, and the group of a setgid directory. */
+static void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
+{
+	*uid = from_kuid(&init_user_ns, current_fsuid());
+	if (dir->i_mode & S_ISGID) {
+		*gid = from_kgid(&init_user_ns, dir->i_gid);
+		if (S_ISDIR(*mode))
+			*mode |= S_ISGID;
+	} else {
+		*gid = from_kgid(&init_user_ns, current_fsgid());
+	}
+}
+
+/* After a namespace change: attach the new inode to the dentry. */
+static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
+{
+	struct inode *inode;
+
+	daxfs_refresh_inode(dir);
+	inode = daxfs_iget(dir->i_sb, ino);
+	if (IS_ERR(inode)) {
+		/* another host already removed it again */
+		d_drop(dentry);
+		return PTR_ERR(inode) == -ESTALE ? 0 : PTR_ERR(inode);
+	}
+	d_instantiate(dentry, inode);
+	return 0;
+}
+
+static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t mode,
+			       dev_t rdev, bool excl)
+{
+	struct daxfs_fs *fs = DAXFS_FS(dir->i_sb);
+	u32 uid, gid;
+	u64 ino;
+	int err;
+
+	err = daxfs_dead(dir->i_sb);
+	if (err)
+		return err;
+	daxfs_new_owner(dir, &mode, &uid, &gid);
+	if (S_ISDIR(mode))
+		err = daxfs_mkdir(fs, dir->i_ino, dentry->d_name.name, dentry->d_name.len,
+				  mode, uid, gid, &ino);
+	else
+		err = daxfs_mknod(fs, dir->i_ino, dentry->d_name.name, dentry->d_name.len,
+				  mode, uid, gid, new_encode_dev(rdev), &ino);
+	if (err == -EEXIST) {
+		/* Another host created the name since our negative dentry was
+		 * checked.  For open(O_CREAT) without O_EXCL, -ESTALE makes the
+		 * VFS redo the open with LOOKUP_REVAL, which finds that file. */
+		d_drop(dentry);
+		return excl ? -EEXIST : -ESTALE;
+	}
+	if (err)
+		return daxfs_kerr(dir->i_sb, err, "create");
+	return daxfs_instantiate(dir, dentry, ino);
+}
+
+static int daxfs_k_create(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
+			  umode_t mode, bool excl)
+{
+	return daxfs_create_common(dir, dentry, mode | S_IFREG, 0, excl);
+}
+
+static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
+			 umode_t mode, dev_t rdev)
+{
+	return daxfs_create_common(dir, dentry, mode, rdev, true);
+}
+
+static int daxfs_k_mkdir(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
+			 umode_t mode)
+{
+	return daxfs_create_common(dir, dentry, mode | S_IFDIR, 0, true);
+}
+
+static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
+			   const char *target)
+{
+	umode_t mode = S_IFLNK | 0777;
+	size_t len = strlen(target);
+	u32 uid, gid;
+	u64 ino;
+	int err;
+
+	err = daxfs_dead(dir->i_sb);
+	if (err)
+		return err;
+	if (len > DAXFS_SYMLINK_MAX)
+		return -ENAMETOOLONG;
+	daxfs_new_owner(dir, &mode, &uid, &gid);
+	err = daxfs_symlink(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
+			    dentry->d_name.len, target, len, uid, gid, &ino);
+	if (err == -EEXIST)
+		d_drop(dentry);
+	if (err)
+		return daxfs_kerr(dir->i_sb, err, "symlink");
+	return daxfs_instantiate(dir, dentry, ino);
+}
+
+static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
+{
+	struct inode *inode = d_inode(old);
+	int err;
+
+	err = daxfs_dead(dir->i_sb);
+	if (err)
+		return err;
+	err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino, dir->i_ino,
+			 dentry->d_name.name, dentry->d_name.len);
+	if (err == -EEXIST)
+		d_drop(dentry);
+	if (err)
+		return daxfs_kerr(dir->i_sb, err, "link");
+	daxfs_refresh_inode(dir);
+	daxfs_refresh_inode(inode);
+	ihold(inode);
+	d_instantiate(dentry, inode);
+	return 0;
+}
+
+static void daxfs_after_remove(struct inode *dir, struct inode *victim)
+{
+	daxfs_refresh_inode(dir);
+	/* -ESTALE here means the last link went: nlink already cleared */
+	if (victim)
+		daxfs_refresh_inode(victim);
+}
+
+static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
+{
+	int err;
+
+	err = daxfs_dead(dir->i_sb);
+	if (err)
+		return err;
+	err = daxfs_unlink(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
+			   dentry->d_name.len);
+	if (err)
+		return daxfs_kerr(dir->i_sb, err, "unlink");
+	daxfs_after_remove(dir, d_inode(dentry));
+	return 0;
+}
+
+static int daxfs_k_rmdir(struct inode *dir, struct dentry *dentry)
+{
+	int err;
+
+	err = daxfs_dead(dir->i_sb);
+	if (err)
+		return err;
+	err = daxfs_rmdir(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
+			  dentry->d_name.len);
+	if (err)
+		return daxfs_kerr(dir->i_sb, err, "rmdir");
+	clear_nlink(d_inode(dentry));
+	daxfs_refresh_inode(dir);
+	return 0;
+}
+
+static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
+			  struct dentry *old_dentry, struct inode *new_dir,
+			  struct dentry *new_dentry, unsigned int flags)
+{
+	struct inode *victim = d_inode(new_dentry);
+	u32 f = 0;
+	int err;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	err = daxfs_dead(old_dir->i_sb);
+	if (err)
+		return err;
+	if (flags & RENAME_NOREPLACE)
+		f |= DAXFS_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		f |= DAXFS_RENAME_EXCHANGE;
+	err = daxfs_rename(DAXFS_FS(old_dir->i_sb), old_dir->i_ino,
+			   old_dentry->d_name.name, old_dentry->d_name.len,
+			   new_dir->i_ino, new_dentry->d_name.name,
+			   new_dentry->d_name.len, f);
+	if (err)
+		return daxfs_kerr(old_dir->i_sb, err, "rename");
+	daxfs_refresh_inode(old_dir);
+	if (new_dir != old_dir)
+		daxfs_refresh_inode(new_dir);
+	daxfs_refresh_inode(d_inode(old_dentry));
+	if (victim)
+		daxfs_refresh_inode(victim);
+	return 0;
+}
+
+const struct inode_operations daxfs_dir_iops = {
+	.lookup		= daxfs_k_lookup,
+	.create		= daxfs_k_create,
+	.mknod		= daxfs_k_mknod,
+	.mkdir		= daxfs_k_mkdir,
+	.symlink	= daxfs_k_symlink,
+	.link		= daxfs_k_link,
+	.unlink		= daxfs_k_unlink,
+	.rmdir		= daxfs_k_rmdir,
+	.rename		= daxfs_k_rename,
+	.getattr	= daxfs_k_getattr,
+	.setattr	= daxfs_k_setattr,
+	.permission	= daxfs_k_permission,
+};
+
+const struct inode_operations daxfs_file_iops = {
+	.getattr	= daxfs_k_getattr,
+	.setattr	= daxfs_k_setattr,
+	.permission	= daxfs_k_permission,
+};
+
+const struct inode_operations daxfs_special_iops = {
+	.getattr	= daxfs_k_getattr,
+	.setattr	= daxfs_k_setattr,
+	.permission	= daxfs_k_permission,
+};
+
+/* ---- symlinks ---- */
+
+static const char *daxfs_k_get_link(struct dentry *dentry, struct inode *inode,
+				    struct delayed_call *done)
+{
+	char *buf;
+	int len;
+
+	if (!dentry)
+		return ERR_PTR(-ECHILD);
+	buf = kmalloc(DAXFS_SYMLINK_MAX + 1, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	len = daxfs_readlink(DAXFS_FS(inode->i_sb), inode->i_ino, buf, DAXFS_SYMLINK_MAX);
+	if (len < 0 || len > DAXFS_SYMLINK_MAX) {
+		kfree(buf);
+		return ERR_PTR(len < 0 ? daxfs_kerr(inode->i_sb, len, "readlink") : -EUCLEAN);
+	}
+	buf[len] = 0;
+	set_delayed_call(done, kfree_link, buf);
+	return buf;
+}
+
+const struct inode_operations daxfs_symlink_iops = {
+	.get_link	= daxfs_k_get_link,
+	.getattr	= daxfs_k_getattr,
+	.setattr	= daxfs_k_setattr,
+};

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel-version shims for daxfs.ko.  The module targets Debian 12's 6.1
+ * kernel; the shims below cover the VFS and DAX interfaces that changed
+ * after 6.1 (see docs/kernel.md).  Everything else in kernel/ is written
+ * against the 6.1 API through these macros.
+ */
+#ifndef DAXFS_KCOMPAT_H
+#define DAXFS_KCOMPAT_H
+
+#include <linux/version.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/dax.h>
+
+/* 6.3: struct user_namespace * in inode operations became struct mnt_idmap * */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define DAXFS_IDMAP_T		struct mnt_idmap
+#define DAXFS_NOP_IDMAP		(&nop_mnt_idmap)
+#else
+#define DAXFS_IDMAP_T		struct user_namespace
+#define DAXFS_NOP_IDMAP		(&init_user_ns)
+#endif
+
+/* 6.3: vm_flags became read-only outside the vm_flags_*() helpers */
+static inline void daxfs_vma_set_flags(struct vm_area_struct *vma, unsigned long f)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, f);
+#else
+	vma->vm_flags |= f;
+#endif
+}
+
+/* 6.6/6.7: inode timestamps moved behind accessors */
+static inline void daxfs_set_inode_times(struct inode *inode, struct timespec64 a,
+					 struct timespec64 m, struct timespec64 c)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	inode_set_atime_to_ts(inode, a);
+	inode_set_mtime_to_ts(inode, m);
+	inode_set_ctime_to_ts(inode, c);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	inode->i_atime = a;
+	inode->i_mtime = m;
+	inode_set_ctime_to_ts(inode, c);
+#else
+	inode->i_atime = a;
+	inode->i_mtime = m;
+	inode->i_ctime = c;
+#endif
+}
+
+/* 6.5: generic_file_splice_read was replaced by filemap/copy_splice_read */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define daxfs_splice_read	copy_splice_read
+#else
+#define daxfs_splice_read	generic_file_splice_read
+#endif
+
+/* 6.5: O_DIRECT is allowed by FMODE_CAN_ODIRECT instead of a_ops->direct_IO */
+static inline void daxfs_allow_odirect(struct file *file)
+{
+#ifdef FMODE_CAN_ODIRECT
+	file->f_mode |= FMODE_CAN_ODIRECT;
+#endif
+}
+
+/* 6.9: bdev_open_by_* / bdev_file_open_by_*; get_tree_bdev still does it
+ * for us.  fs_dax_get_by_bdev() took its holder arguments in 6.0. */
+static inline struct dax_device *daxfs_dax_get(struct block_device *bdev, u64 *start,
+					       void *holder)
+{
+	return fs_dax_get_by_bdev(bdev, start, holder, NULL);
+}
+
+static inline void daxfs_dax_put(struct dax_device *dax, void *holder)
+{
+	fs_put_dax(dax, holder);
+}
+
+#endif /* DAXFS_KCOMPAT_H */

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * daxfs.ko: module, mount (fs_context), superblock, lease renewal.
+ *
+ * Two ways to reach the region:
+ *   mount -t daxfs /dev/pmem0 /mnt                  fsdax block device
+ *   mount -t daxfs -o phys=ADDR,size=SIZE none /mnt  physical range
+ * Either way the whole region gets one kernel mapping (kaddr) and a
+ * linear pfn range, which the core and the mmap fault handler use.
+ */
+#define pr_fmt(fmt) "daxfs: " fmt
+
+#include <linux/module.h>
+#include <linux/init.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/seq_file.h>
+#include <linux/statfs.h>
+#include <linux/blkdev.h>
+#include <linux/io.h>
+#include <linux/ioport.h>
+#include <linux/utsname.h>
+#include <linux/slab.h>
+#include <linux/sched.h>
+#include "daxfs_k.h"
+
+int daxfs_kerr(struct super_block *sb, int err, const char *what)
+{
+	if (err == -EUCLEAN)
+		pr_err_ratelimited("%s: %s: the region holds inconsistent data (EUCLEAN); unmount and run fsck.daxfs\n",
+				   sb->s_id, what);
+	return err;
+}
+
+/* ---- mount options ---- */
+
+enum { Opt_phys, Opt_size, Opt_validate };
+
+static const struct fs_parameter_spec daxfs_param_spec[] = {
+	fsparam_string("phys", Opt_phys),
+	fsparam_string("size", Opt_size),
+	fsparam_flag("validate", Opt_validate),
+	{}
+};
+
+static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct daxfs_mount_opts *o = fc->fs_private;
+	struct fs_parse_result result;
+	char *end;
+	int opt;
+
+	opt = fs_parse(fc, daxfs_param_spec, param, &result);
+	if (opt < 0)
+		return opt;
+	switch (opt) {
+	case Opt_phys:
+		if (kstrtoull(param->string, 0, &o->phys))
+			return invalf(fc, "daxfs: phys=%s: expected a physical address such as 0x100000000",
+				      param->string);
+		o->has_phys = true;
+		break;
+	case Opt_size:
+		o->size = memparse(param->string, &end);
+		if (*end || !o->size)
+			return invalf(fc, "daxfs: size=%s: expected a byte count (K/M/G/T suffixes allowed)",
+				      param->string);
+		o->has_size = true;
+		break;
+	case Opt_validate:
+		o->validate = true;
+		break;
+	}
+	return 0;
+}
+
+/* ---- mapping the region ---- */
+
+static int daxfs_map_phys(struct fs_context *fc, struct daxfs_sb_info *sbi)
+{
+	u64 phys = sbi->opts.phys, size = sbi->opts.size;
+
+	if (!PAGE_ALIGNED(phys) || !PAGE_ALIGNED(size))
+		return invalf(fc, "daxfs: phys=0x%llx,size=0x%llx: both must be multiples of %lu",
+			      phys, size, PAGE_SIZE);
+	if (phys + size < phys)
+		return invalf(fc, "daxfs: phys + size overflows");
+	if (region_intersects(phys, size, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
+	    REGION_DISJOINT)
+		return invalf(fc, "daxfs: phys=0x%llx,size=0x%llx overlaps System RAM (see /proc/iomem); give a reserved or persistent-memory range",
+			      phys, size);
+	sbi->kaddr = memremap(phys, size, MEMREMAP_WB);
+	if (!sbi->kaddr)
+		return invalf(fc, "daxfs: cannot map phys=0x%llx,size=0x%llx (see /proc/iomem)",
+			      phys, size);
+	sbi->memremapped = true;
+	sbi->size = size;
+	sbi->base_pfn = PHYS_PFN(phys);
+	return 0;
+}
+
+static int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
+			  struct daxfs_sb_info *sbi)
+{
+	struct block_device *bdev = sb->s_bdev;
+	u64 start = 0, size = bdev_nr_bytes(bdev);
+	long nr = size >> PAGE_SHIFT, got;
+	void *kaddr = NULL;
+	pfn_t pfn;
+	int id;
+
+	sbi->dax_dev = daxfs_dax_get(bdev, &start, sb);
+	if (!sbi->dax_dev)
+		return invalf(fc, "daxfs: %pg does not support DAX: put the pmem namespace in fsdax mode (ndctl create-namespace -m fsdax) or mount with -o phys=ADDR,size=SIZE",
+			      bdev);
+	if (!nr)
+		return invalf(fc, "daxfs: %pg is empty", bdev);
+	id = dax_read_lock();
+	got = dax_direct_access(sbi->dax_dev, start >> PAGE_SHIFT, nr, DAX_ACCESS,
+				&kaddr, &pfn);
+	dax_read_unlock(id);
+	if (got < 0)
+		return invalf(fc, "daxfs: %pg: dax_direct_access failed (%ld)", bdev, got);
+	if (got < nr)
+		return invalf(fc, "daxfs: %pg: only %ld of %ld pages are linearly mapped; daxfs needs one contiguous mapping",
+			      bdev, got, nr);
+	sbi->kaddr = kaddr;
+	sbi->size = (u64)nr << PAGE_SHIFT;
+	sbi->base_pfn = pfn_t_to_pfn(pfn);
+	return 0;
+}
+
+/* ---- superblock ---- */
+
+static void daxfs_lease_work(struct work_struct *work)
+{
+	struct daxfs_sb_info *sbi = container_of(to_delayed_work(work),
+						 struct daxfs_sb_info, lease_work);
+	int err;
+
+	err = daxfs_host_renew(&sbi->fs);
+	if (err == -ESTALE) {
+		WRITE_ONCE(sbi->dead, true);
+		pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
+			sbi->sb->s_id);
+		return;
+	}
+	if (err)
+		pr_warn_ratelimited("%s: lease renewal failed (%d)\n", sbi->sb->s_id, err);
+	/*
+	 * Even when this host is idle: free what it retired once no host can
+	 * still read it (df tells the truth after an unlink), and let crashed
+	 * hosts' claims go.
+	 */
+	++sbi->renew_ticks;
+	if (sbi->renew_ticks % 2 == 0 && !sb_rdonly(sbi->sb))
+		daxfs_reclaim_all(&sbi->fs);
+	if (sbi->renew_ticks % 4 == 0)
+		daxfs_recover_dead_hosts(&sbi->fs);
+	queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
+}
+
+/* Idempotent: leaves the host table and drops the mapping. */
+static void daxfs_teardown(struct daxfs_sb_info *sbi)
+{
+	cancel_delayed_work_sync(&sbi->lease_work);
+	if (sbi->joined) {
+		if (!READ_ONCE(sbi->dead))
+			daxfs_host_leave(&sbi->fs);
+		sbi->joined = false;
+	}
+	if (sbi->memremapped) {
+		memunmap(sbi->kaddr);
+		sbi->memremapped = false;
+	}
+	if (sbi->dax_dev) {
+		daxfs_dax_put(sbi->dax_dev, sbi->sb);
+		sbi->dax_dev = NULL;
+	}
+	sbi->kaddr = NULL;
+}
+
+static void daxfs_put_super(struct super_block *sb)
+{
+	daxfs_teardown(DAXFS_SB(sb));
+}
+
+static int daxfs_k_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct daxfs_sb_info *sbi = DAXFS_SB(sb);
+	struct daxfs_statfs st;
+	int err;
+
+	if (READ_ONCE(sbi->dead))
+		return -EIO;
+	err = daxfs_statfs(&sbi->fs, &st);
+	if (err)
+		return daxfs_kerr(sb, err, "statfs");
+	buf->f_type = DAXFS_SUPER_MAGIC;
+	buf->f_bsize = DAXFS_BLOCK_SIZE;
+	buf->f_frsize = DAXFS_BLOCK_SIZE;
+	buf->f_blocks = st.pool_bytes >> DAXFS_BLOCK_SHIFT;
+	buf->f_bfree = st.free_bytes >> DAXFS_BLOCK_SHIFT;
+	buf->f_bavail = buf->f_bfree;
+	buf->f_files = st.nr_buckets;
+	buf->f_ffree = st.nr_buckets > st.used_buckets ? st.nr_buckets - st.used_buckets : 0;
+	buf->f_namelen = DAXFS_NAME_MAX;
+	memcpy(&buf->f_fsid, sbi->fs.sb.uuid, sizeof(buf->f_fsid));
+	return 0;
+}
+
+static int daxfs_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct daxfs_sb_info *sbi = DAXFS_SB(root->d_sb);
+
+	if (sbi->opts.has_phys)
+		seq_printf(m, ",phys=0x%llx,size=0x%llx", sbi->opts.phys, sbi->size);
+	if (sbi->opts.validate)
+		seq_puts(m, ",validate");
+	if (sbi->fs.host == DAXFS_NO_HOST)
+		seq_puts(m, ",nohost");
+	return 0;
+}
+
+static const struct super_operations daxfs_sops = {
+	.alloc_inode	= daxfs_alloc_inode,
+	.free_inode	= daxfs_free_inode,
+	.put_super	= daxfs_put_super,
+	.statfs		= daxfs_k_statfs,
+	.show_options	= daxfs_show_options,
+	.drop_inode	= generic_delete_inode,
+};
+
+static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct daxfs_mount_opts *o = fc->fs_private;
+	struct daxfs_sb_info *sbi;
+	struct inode *root;
+	u32 flags = 0;
+	int err;
+
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	if (!sbi)
+		return -ENOMEM;
+	sbi->opts = *o;
+	sbi->sb = sb;
+	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
+	sb->s_fs_info = sbi;
+
+	err = o->has_phys ? daxfs_map_phys(fc, sbi) : daxfs_map_bdev(fc, sb, sbi);
+	if (err)
+		return err;
+	if (o->has_phys)
+		snprintf(sb->s_id, sizeof(sb->s_id), "phys:%llx", o->phys);
+
+	if (o->validate)
+		flags |= DAXFS_FS_VALIDATE;
+	if (sbi->dax_dev)
+		flags |= DAXFS_FS_PERSISTENT;
+	err = daxfs_fs_open(&sbi->fs, sbi->kaddr, sbi->size, flags);
+	if (err) {
+		errorf(fc, "daxfs: %s: no valid DaxFS image here (error %d%s): create one with mkfs.daxfs, or check it with fsck.daxfs",
+		       sb->s_id, err, err == -EUCLEAN ? ", damaged" : "");
+		return -EINVAL;
+	}
+
+	/* A read-only mount still joins: its lanes announce epochs, so other
+	 * hosts never free what it is reading.  Only when no slot is free
+	 * does it fall back to host-less reads. */
+	err = daxfs_host_join(&sbi->fs, init_utsname()->nodename,
+			      task_tgid_nr(current), DAXFS_HOST_KIND_KERNEL);
+	if (err) {
+		if (!sb_rdonly(sb)) {
+			errorf(fc, "daxfs: %s: cannot join the host table (error %d)%s",
+			       sb->s_id, err, err == -EBUSY ?
+			       ": all host slots are taken by live hosts" : "");
+			return err;
+		}
+		pr_warn("%s: read-only mount without a host slot (error %d): reads are not protected against space reuse by other hosts\n",
+			sb->s_id, err);
+		sbi->fs.flags |= DAXFS_FS_RDONLY;
+	} else {
+		sbi->joined = true;
+		sbi->lease_jiffies = max(msecs_to_jiffies(sbi->fs.lease_ms / 4), 1UL);
+		queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
+	}
+
+	sb->s_magic = DAXFS_SUPER_MAGIC;
+	sb->s_op = &daxfs_sops;
+	sb->s_d_op = &daxfs_dentry_ops;
+	sb->s_blocksize = DAXFS_BLOCK_SIZE;
+	sb->s_blocksize_bits = DAXFS_BLOCK_SHIFT;
+	sb->s_maxbytes = DAXFS_MAX_FILE_SIZE;
+	sb->s_time_gran = 1;
+	/* atime is never written back behind the user's back (it would make
+	 * every read a store to shared memory); utimes(2) still sets it. */
+	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;
+	memcpy(&sb->s_uuid, sbi->fs.sb.uuid, sizeof(sb->s_uuid));
+
+	root = daxfs_iget(sb, sbi->fs.sb.root_ino);
+	if (IS_ERR(root)) {
+		errorf(fc, "daxfs: %s: cannot read the root directory (error %ld): run fsck.daxfs",
+		       sb->s_id, PTR_ERR(root));
+		return PTR_ERR(root);
+	}
+	if (!S_ISDIR(root->i_mode)) {
+		iput(root);
+		errorf(fc, "daxfs: %s: the root inode is not a directory: run fsck.daxfs", sb->s_id);
+		return -EUCLEAN;
+	}
+	sb->s_root = d_make_root(root);
+	if (!sb->s_root)
+		return -ENOMEM;
+	pr_info("%s: mounted %llu MiB, host slot %d, %s\n", sb->s_id, sbi->size >> 20,
+		sbi->joined ? (int)sbi->fs.host : -1,
+		sbi->dax_dev ? "fsdax device" : "physical range");
+	return 0;
+}
+
+static int daxfs_get_tree(struct fs_context *fc)
+{
+	struct daxfs_mount_opts *o = fc->fs_private;
+
+	if (o->has_phys != o->has_size)
+		return invalf(fc, "daxfs: phys= and size= go together");
+	if (o->has_phys)
+		return get_tree_nodev(fc, daxfs_fill_super);
+	if (!fc->source)
+		return invalf(fc, "daxfs: give a pmem block device (mount -t daxfs /dev/pmem0 DIR) or -o phys=ADDR,size=SIZE");
+	return get_tree_bdev(fc, daxfs_fill_super);
+}
+
+static int daxfs_reconfigure(struct fs_context *fc)
+{
+	struct super_block *sb = fc->root->d_sb;
+	struct daxfs_sb_info *sbi = DAXFS_SB(sb);
+	struct daxfs_mount_opts *o = fc->fs_private;
+
+	if ((o->has_phys && o->phys != sbi->opts.phys) ||
+	    (o->has_size && o->size != sbi->size))
+		return invalf(fc, "daxfs: phys= and size= cannot change on remount");
+	if (!(fc->sb_flags & SB_RDONLY) && !sbi->joined)
+		return invalf(fc, "daxfs: this mount has no host slot and cannot become read-write");
+	sync_filesystem(sb);
+	return 0;
+}
+
+static void daxfs_free_fc(struct fs_context *fc)
+{
+	kfree(fc->fs_private);
+}
+
+static const struct fs_context_operations daxfs_context_ops = {
+	.parse_param	= daxfs_parse_param,
+	.get_tree	= daxfs_get_tree,
+	.reconfigure	= daxfs_reconfigure,
+	.free		= daxfs_free_fc,
+};
+
+static int daxfs_init_fs_context(struct fs_context *fc)
+{
+	struct daxfs_mount_opts *o;
+
+	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	if (!o)
+		return -ENOMEM;
+	if (fc->purpose == FS_CONTEXT_FOR_RECONFIGURE) {
+		struct daxfs_sb_info *sbi = DAXFS_SB(fc->root->d_sb);
+
+		*o = sbi->opts;
+		o->has_phys = false;
+		o->has_size = false;
+	}
+	fc->fs_private = o;
+	fc->ops = &daxfs_context_ops;
+	return 0;
+}
+
+static void daxfs_kill_sb(struct super_block *sb)
+{
+	struct daxfs_sb_info *sbi = DAXFS_SB(sb);
+
+	if (sbi)
+		cancel_delayed_work_sync(&sbi->lease_work);
+	if (sb->s_bdev)
+		kill_block_super(sb);
+	else
+		kill_anon_super(sb);
+	if (sbi) {
+		daxfs_teardown(sbi);
+		kfree(sbi);
+	}
+}
+
+static struct file_system_type daxfs_fs_type = {
+	.owner			= THIS_MODULE,
+	.name			= "daxfs",
+	.init_fs_context	= daxfs_init_fs_context,
+	.parameters		= daxfs_param_spec,
+	.kill_sb		= daxfs_kill_sb,
+	.fs_flags		= FS_REQUIRES_DEV,
+};
+
+static int __init daxfs_init(void)
+{
+	int err;
+
+	err = daxfs_inode_cache_init();
+	if (err)
+		return err;
+	err = register_filesystem(&daxfs_fs_type);
+	if (err) {
+		daxfs_inode_cache_destroy();
+		return err;
+	}
+	return 0;
+}
+
+static void __exit daxfs_exit(void)
+{
+	unregister_filesystem(&daxfs_fs_type);
+	daxfs_inode_cache_destroy();
+}
+
+module_init(daxfs_init);
+module_exit(daxfs_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("DaxFS: a filesystem shared by several hosts in one memory region");
+MODULE_ALIAS_FS("daxfs");

@@ -1,0 +1,274 @@
+"""daxfs.ko in QEMU guests sharing one memory file with each other and with a user-space
+host (libdaxfs through python/daxfs on the same file).
+
+Skip/fail rules as in test_vm_smoke.py: skipped when qemu or the guest kernel are missing
+(vm/setup.sh installs them) or when daxfs.ko cannot be built (no kernel headers), unless
+DAXFS_VM_TESTS=1, which turns that into failures; DAXFS_VM_TESTS=0 skips.
+The tests run `make all module` first (DAXFS_VM_NOBUILD=1: use what is built).
+The module is never loaded into this machine's kernel, only inside the guests.
+Guest side: vm/guest/daxfs-k.sh (steps) and vm/daxfs_kguest.py (scenarios).
+Console logs: build/vm/logs/<test name>/<guest>.log.  About 2-3 minutes in all under TCG.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "vm"))
+sys.path.insert(0, str(REPO / "python"))
+import cluster  # noqa: E402
+from cluster import Cluster, Guest  # noqa: E402
+import daxfs_kguest as kg  # noqa: E402
+
+SIZE = 256 << 20
+MIB = 1 << 20
+BIN = REPO / "build" / "bin"
+KO = REPO / "kernel" / "daxfs.ko"
+
+
+def _need(msg):
+    if os.environ.get("DAXFS_VM_TESTS") == "1":
+        pytest.fail(msg + " [DAXFS_VM_TESTS=1]", pytrace=False)
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def built():
+    """VM prerequisites, the user-space tools and daxfs.ko (built for the guest kernel)."""
+    cluster.require_vm(pytest)
+    if os.environ.get("DAXFS_VM_NOBUILD") == "1":     # use what is built already
+        assert KO.is_file() and (BIN / "mkfs.daxfs").is_file(), "nothing built"
+        return True
+    p = subprocess.run(["make", "-s", "-C", str(REPO), "all"], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.fail("user-space build failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+    p = subprocess.run(["make", "-s", "-C", str(REPO), "module"], capture_output=True, text=True)
+    if p.returncode != 0:
+        if "kernel headers not found" in p.stderr:
+            _need("cannot build daxfs.ko: " + p.stderr.strip())
+        pytest.fail("make module failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
+    assert KO.is_file()
+    return True
+
+
+def mkfs(target, *args):
+    subprocess.run([str(BIN / "mkfs.daxfs"), "-f", "-q", *args, str(target)], check=True)
+
+
+def fsck(target, *args):
+    p = subprocess.run([str(BIN / "fsck.daxfs"), *args, str(target)], capture_output=True,
+                       text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def region(path):
+    import daxfs
+    return daxfs.Region(str(path))
+
+
+def steps(*s):
+    return list(s)
+
+
+def test_kernel_single_host_semantics_and_remount(request, built):
+    """One guest: VFS semantics through daxfs.ko (phys= mount), options in /proc/mounts,
+    umount + rmmod + insmod + mount again (nothing leaked, data still there), and images
+    that must be refused: a zeroed range, a superblock with a bad checksum, and a block
+    device that is not in fsdax mode.  Then fsck.daxfs finds the region clean."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=150,
+                 extra_shm=[f"/dev/shm/daxfs-kt-{os.getpid()}-zero",
+                            f"/dev/shm/daxfs-kt-{os.getpid()}-crc"]) as c:
+        mkfs(c.shm)
+        mkfs(c.extra_shm[1])
+        with open(c.extra_shm[1], "r+b") as f:   # corrupt the label: CRC mismatch
+            f.seek(200)
+            f.write(b"\xff\xfe")
+        g = Guest("A", "daxfs-k", steps(
+            "load", "badmount:phys2", "badmount:phys3", "badmount:pmem1",
+            "mount:phys:validate", "mounts", "py:basic", "py:put:keep/file:K33P",
+            "umount", "rmmod", "load", "mount:phys", "py:expect:keep/file:K33P",
+            "umount", "mount:phys:ro", "py:expect:keep/file:K33P", "py:rofs", "umount",
+            "mount:phys", "umount", "rmmod", "clean"))
+        res = c.run([g])
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+        with region(c.shm) as r:
+            assert r.read_file("/keep/file") == b"K33P" * 1000
+            assert all(h["state"] != "alive" for h in r.info()["hosts"] if not h["self"])
+    ra = res.guests["A"].results
+    assert ra["basic"] == "ok" and ra["expect"] == "ok" and ra["rofs"] == "ok"
+    assert "phys=0x" in ra["mounts"] and "validate" in ra["mounts"], ra
+    for k in ("badmount_phys2", "badmount_phys3", "badmount_pmem1"):
+        assert k in ra, ra
+    print(res.summary())
+
+
+def test_kernel_multi_host(request, built):
+    """Guests A and B (daxfs.ko, phys= mounts) and host H (libdaxfs on the shared file) at
+    once: files written anywhere are read everywhere; concurrent creates into one directory
+    all present exactly once; racing creates of one name have one winner; concurrent appends
+    keep every record once; renames and unlinks are seen by the others (dentry
+    revalidation); df shows a big file's space on every host and its return after unlink;
+    a store through a shared mapping on one guest is read by the other guest and the host.
+    Then fsck.daxfs finds the region clean."""
+    peers = "A+B+H"
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
+        mkfs(c.shm, "--lease-ms", "5000")
+
+        def host_peer():
+            with region(c.shm) as r:
+                kg.multi(kg.LibFS(r), "H", peers.split("+"))
+            return True
+
+        guest = ["load", "mount:phys", f"py:multi:{{}}:{peers}", "umount", "rmmod", "clean"]
+        res = c.run([Guest("A", "daxfs-k", [s.format("A") for s in guest]),
+                     Guest("B", "daxfs-k", [s.format("B") for s in guest])],
+                    host_fn=host_peer)
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+        with region(c.shm) as r:
+            assert len(r.listdir("/shared")) == 3 * kg.N_CREATES
+            assert r.read_file("/moved-A") == b"hello from A"
+    for g in "AB":
+        rg = res.guests[g].results
+        assert rg[f"multi_{g}"] == "ok", rg
+        assert int(rg[f"df_grew_{g}"]) >= kg.BIG - MIB, rg
+    print(res.summary())
+
+
+def test_kernel_single_host_stress(request, built):
+    """One guest, 6 processes of random operations (write, append, rename, unlink, mkdir,
+    rmdir, link, truncate, readdir, stat, read, mmap store, symlink) on one small set of
+    names: no unexpected errors, everything removed afterwards gives the space back, and
+    fsck.daxfs finds the region clean."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=150) as c:
+        mkfs(c.shm)
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:stress:6:1500",
+                                            "umount", "rmmod", "clean"])])
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+    assert res.guests["A"].results["stress_A"] == "6x1500", res.summary()
+
+
+@pytest.mark.xfail(reason="core race: concurrent write/append/unlink/truncate from several "
+                   "hosts leaks pages and skews used_bytes (also reproduced with libdaxfs "
+                   "processes alone); see docs/kernel.md", strict=False)
+def test_kernel_cross_host_stress(request, built):
+    """Guests A and B, 4 processes each, random operations on the same small set of names at
+    once, then A removes everything: no unexpected errors on either guest, the space comes
+    back, and fsck.daxfs finds the region clean."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=150) as c:
+        mkfs(c.shm)
+        g = ["load", "mount:phys", "py:stress:4:800:{}:A+B", "umount", "rmmod", "clean"]
+        res = c.run([Guest(n, "daxfs-k", [x.format(n) for x in g]) for n in "AB"])
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+
+
+def test_kernel_pmem_fsdax_route(request, built):
+    """The block-device route: guest A converts the nvdimm to fsdax, formats /dev/pmem0 from
+    inside the guest (mkfs.daxfs through the host root) and mounts it with
+    `mount -t daxfs /dev/pmem0`; guest B, booted next, mounts it too and reads A's data.
+    The host then checks the image, which starts 2 MiB into the shared file."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=150) as c:
+        a = Guest("A", "daxfs-k", steps(
+            "load", "badmount:pmem", "fsdax", "mkfs:pmem", "mount:pmem", "mounts",
+            "py:basic", "py:put:pm/file:PMEM", "umount", "rmmod", "clean"))
+        b = Guest("B", "daxfs-k", steps(
+            "load", "mount:pmem", "py:expect:pm/file:PMEM", "umount", "rmmod", "clean"))
+        res = c.run([a, b], sequential=True)
+        assert res.ok, res.summary()
+        img = Path(str(c.shm) + ".img")
+        try:
+            with open(c.shm, "rb") as src, open(img, "wb") as dst:
+                src.seek(2 * MIB)
+                dst.write(src.read())
+            rc, out = fsck(img, "-n")
+            assert rc == 0, out
+            with region(img) as r:
+                assert r.read_file("/pm/file") == b"PMEM" * 1000
+        finally:
+            img.unlink(missing_ok=True)
+    assert res.guests["A"].results["mounts"].startswith("rw"), res.summary()
+    print(res.summary())
+
+
+def _qemu_pid(shm, name):
+    """PID of the QEMU process of guest NAME using shared file SHM (started by this test)."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (cmd and cmd[0].endswith(b"qemu-system-x86_64") and f"daxfs-{name}".encode() in cmd
+                and any(str(shm).encode() in a for a in cmd)):
+            return int(d.name)
+    return None
+
+
+def test_kernel_host_killed_mid_write(request, built):
+    """Guest A appends and renames in a loop; the test kills A's QEMU process mid-write.
+    Guest B and the host carry on: creates, appends, renames (the rename claim a dead host
+    may hold) and space reuse (epochs wait for the dead host's lanes until its lease runs
+    out and a survivor recovers it).  fsck.daxfs afterwards: nothing left to repair but
+    leaked space (repaired by -y), then clean."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=200) as c:
+        mkfs(c.shm, "--lease-ms", "3000")
+        killed = {}
+
+        def host_peer():
+            with region(c.shm) as r:
+                fs = kg.LibFS(r)
+                kg.fs_wait(fs, ["victim-writing"], 150)
+                time.sleep(1.0)
+                pid = _qemu_pid(c.shm, "A")
+                assert pid, "guest A's qemu not found"
+                os.kill(pid, signal.SIGKILL)
+                killed["pid"] = pid
+                killed["t"] = time.monotonic()
+                kg.fs_mark(fs, "H", "killed")
+                kg.survivor(fs, "H", big=4 << 20)
+                kg.fs_wait(fs, ["survived-B"], 150)
+                # A's slot leaves the ALIVE state once its lease (3 s) runs out and a
+                # survivor declares it dead and recovers it
+                end = time.monotonic() + 60
+                while True:
+                    hosts = r.info()["hosts"]
+                    a = [h for h in hosts if h["name"] == "guest-A" and h["state"] == "alive"]
+                    if not a:
+                        break
+                    assert time.monotonic() < end, hosts
+                    fs.tick()
+                    time.sleep(0.5)
+                killed["recovered_s"] = time.monotonic() - killed["t"]
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:crash-victim"]),
+                     Guest("B", "daxfs-k", ["load", "mount:phys", "py:crash-survivor:B",
+                                            "umount", "rmmod", "clean"])],
+                    host_fn=host_peer)
+        assert killed, res.summary()
+        assert res.guests["B"].ok and res.host.rc == 0, res.summary()
+        assert res.guests["A"].rc != 0          # killed
+        rc, out = fsck(c.shm, "-n")
+        print(f"fsck.daxfs -n after the crash: rc={rc}\n{out}")
+        if rc != 0:
+            assert rc == 4, out                 # findings to repair, nothing worse
+            rc, out2 = fsck(c.shm, "-y")
+            assert rc in (0, 1), out + out2
+            rc, out3 = fsck(c.shm, "-n")
+            assert rc == 0, out3
+        with region(c.shm) as r:
+            assert len(r.listdir("/after-B")) == 41 and len(r.listdir("/after-H")) == 41
+    print(res.summary(), f"\nvictim's slot recovered {killed['recovered_s']:.1f}s after the kill")

@@ -1,0 +1,762 @@
+#!/usr/bin/env python3
+"""vm/daxfs_kguest.py - guest side of the daxfs.ko VM tests (tests/vm/test_kernel_*.py).
+
+Runs inside a QEMU guest as `host python3 vm/daxfs_kguest.py SCENARIO MNT ARGS...` (that is,
+chrooted into the host's root over 9p, with the daxfs mount at MNT), through
+vm/guest/daxfs-k.sh's `py:` step.  Prints "DAXFS-VM-RESULT: key=value" lines for the test and
+exits non-zero on the first failed check.  Hosts coordinate through marker files in the
+filesystem under test itself (MNT/sync/NAME), so every barrier is also a coherence check.
+
+Scenarios:
+  basic                      single-host VFS semantics through the kernel module
+  multi ROLE PEERS           multi-host exchange (ROLE A/B, PEERS e.g. A+B+H)
+  crash-victim               append to a file forever (the test kills this guest)
+  crash-survivor             keep working while the victim is killed, see space reclaimed
+"""
+import ctypes
+import errno
+import mmap
+import os
+import sys
+import time
+
+MNT = "/mnt/daxfs"
+T0 = time.monotonic()
+
+
+def log(msg):
+    print(f"DAXFS-VM: [kguest {time.monotonic() - T0:.1f}s] {msg}", flush=True)
+
+
+def result(**kv):
+    print("DAXFS-VM-RESULT: " + " ".join(f"{k}={v}" for k, v in kv.items()), flush=True)
+
+
+def check(cond, msg):
+    if not cond:
+        log("CHECK FAILED: " + msg)
+        sys.exit(1)
+
+
+def p(*parts):
+    return os.path.join(MNT, *[x.lstrip("/") for x in parts])
+
+
+def write_file(path, data, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
+    fd = os.open(path, flags, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def makedirs(path):
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+
+
+def renameat2(src, dst, flags):
+    libc = ctypes.CDLL(None, use_errno=True)
+    AT_FDCWD = -100
+    r = libc.renameat2(AT_FDCWD, src.encode(), AT_FDCWD, dst.encode(), flags)
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), src)
+
+
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
+
+
+# ---------------------------------------------------------------- two kinds of host
+class PosixFS:
+    """A kernel mount (daxfs.ko) seen through system calls."""
+    kind = "kernel"
+
+    def __init__(self, mnt):
+        self.mnt = mnt
+
+    def _p(self, path):
+        return os.path.join(self.mnt, path.lstrip("/"))
+
+    def write(self, path, data):
+        write_file(self._p(path), data)
+
+    def read(self, path):
+        return read_file(self._p(path))
+
+    def pread(self, path, n, off):
+        fd = os.open(self._p(path), os.O_RDONLY)
+        try:
+            return os.pread(fd, n, off)
+        finally:
+            os.close(fd)
+
+    def exists(self, path):
+        return os.path.exists(self._p(path))
+
+    def isdir(self, path):
+        return os.path.isdir(self._p(path))
+
+    def create_excl(self, path, data):
+        try:
+            fd = os.open(self._p(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        os.write(fd, data)
+        os.close(fd)
+        return True
+
+    def mkdir(self, path):
+        try:
+            os.mkdir(self._p(path))
+            return True
+        except FileExistsError:
+            return False
+
+    def listdir(self, path):
+        return os.listdir(self._p(path))
+
+    def append(self, path, data):
+        fd = os.open(self._p(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            check(os.write(fd, data) == len(data), "short append")
+        finally:
+            os.close(fd)
+
+    def rename(self, src, dst, flags=0):
+        if flags:
+            renameat2(self._p(src), self._p(dst), flags)
+        else:
+            os.rename(self._p(src), self._p(dst))
+
+    def unlink(self, path):
+        os.unlink(self._p(path))
+
+    def used_bytes(self):
+        sv = os.statvfs(self.mnt)
+        return (sv.f_blocks - sv.f_bfree) * sv.f_frsize
+
+    def tick(self):
+        """Some operations, so that this host's retired objects get freed."""
+        for _ in range(70):
+            os.stat(self.mnt)
+
+
+class LibFS:
+    """A user-space host: libdaxfs (python/daxfs) on the shared file itself."""
+    kind = "libdaxfs"
+
+    def __init__(self, region):
+        self.r = region
+
+    def write(self, path, data):
+        self.r.write_file(path, data)
+
+    def read(self, path):
+        return self.r.read_file(path)
+
+    def pread(self, path, n, off):
+        with self.r.open(path) as f:
+            return f.pread(n, off)
+
+    def exists(self, path):
+        return self.r.exists(path)
+
+    def isdir(self, path):
+        import stat as st
+        try:
+            return st.S_ISDIR(self.r.stat(path).st_mode)
+        except FileNotFoundError:
+            return False
+
+    def create_excl(self, path, data):
+        try:
+            self.r.create(path, exclusive=True)
+        except FileExistsError:
+            return False
+        with self.r.open(path) as f:
+            f.pwrite(data, 0)
+        return True
+
+    def mkdir(self, path):
+        try:
+            self.r.mkdir(path)
+            return True
+        except FileExistsError:
+            return False
+
+    def listdir(self, path):
+        return self.r.listdir(path)
+
+    def append(self, path, data):
+        with self.r.open(path, create=True) as f:
+            f.append(data)
+
+    def rename(self, src, dst, flags=0):
+        self.r.rename(src, dst, flags)
+
+    def unlink(self, path):
+        self.r.unlink(path)
+
+    def used_bytes(self):
+        st = self.r.statfs
+        return (st() if callable(st) else st)["used_bytes"]
+
+    def tick(self):
+        self.r.reclaim()
+
+
+# ---- barriers through the filesystem under test (any kind of host)
+def fs_mark(fs, role, name, data=b"x"):
+    """Publishes /sync/NAME with its content at once (write a temp file, rename)."""
+    fs.mkdir("/sync")
+    tmp = f"/sync/.tmp-{role}-{name}"
+    fs.write(tmp, data)
+    fs.rename(tmp, f"/sync/{name}")
+
+
+def fs_wait(fs, names, timeout=120.0, poll=0.05):
+    end = time.monotonic() + timeout
+    for n in names:
+        while not fs.exists(f"/sync/{n}"):
+            check(time.monotonic() < end, f"marker {n} never appeared")
+            time.sleep(poll)
+
+
+def fs_wait_until(fs, cond, timeout, what):
+    end = time.monotonic() + timeout
+    while not cond():
+        check(time.monotonic() < end, what)
+        fs.tick()
+        time.sleep(0.2)
+
+
+# ---------------------------------------------------------------- scenarios
+def scen_basic(args):
+    """One host: the VFS operations of a real filesystem."""
+    d = p("basic")
+    os.mkdir(d, 0o755)
+    st = os.stat(d)
+    check(st.st_nlink == 2, f"new dir nlink {st.st_nlink}")
+    # create / write / read / stat
+    f = os.path.join(d, "f")
+    write_file(f, b"hello world\n")
+    check(read_file(f) == b"hello world\n", "read back")
+    check(os.stat(f).st_size == 12, "size 12")
+    # O_EXCL on an existing name
+    try:
+        os.open(f, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        check(False, "O_EXCL succeeded on an existing file")
+    except FileExistsError:
+        pass
+    # O_APPEND
+    fd = os.open(f, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"more\n")
+    os.close(fd)
+    check(read_file(f) == b"hello world\nmore\n", "append")
+    # pwrite past EOF leaves a hole that reads as zeros
+    fd = os.open(f, os.O_RDWR)
+    os.pwrite(fd, b"X", 10000)
+    check(os.pread(fd, 10, 5000) == b"\0" * 10, "hole reads zeros")
+    check(os.fstat(fd).st_size == 10001, "size after pwrite")
+    check(os.lseek(fd, 0, os.SEEK_END) == 10001, "SEEK_END")
+    # truncate down and up: the old bytes must not come back
+    os.ftruncate(fd, 3)
+    os.ftruncate(fd, 8192)
+    check(os.pread(fd, 8192, 0) == b"hel" + b"\0" * 8189, "truncate-extend reads zeros")
+    os.close(fd)
+    # big file, several pages, read back in odd pieces
+    big = bytes((i * 7 + 3) & 0xff for i in range(300000))
+    write_file(os.path.join(d, "big"), big)
+    with open(os.path.join(d, "big"), "rb") as fh:
+        fh.seek(4095)
+        check(fh.read(70000) == big[4095:74095], "big read at odd offset")
+    check(read_file(os.path.join(d, "big")) == big, "big file content")
+    # symlink, hard link
+    os.symlink("f", os.path.join(d, "sl"))
+    check(os.readlink(os.path.join(d, "sl")) == "f", "readlink")
+    check(read_file(os.path.join(d, "sl")).startswith(b"hel"), "read through symlink")
+    os.link(f, os.path.join(d, "hl"))
+    check(os.stat(f).st_nlink == 2, "nlink after link")
+    check(os.stat(f).st_ino == os.stat(os.path.join(d, "hl")).st_ino, "same ino")
+    os.unlink(os.path.join(d, "hl"))
+    check(os.stat(f).st_nlink == 1, "nlink after unlink")
+    # mknod fifo
+    os.mkfifo(os.path.join(d, "fifo"))
+    check(os.path.exists(os.path.join(d, "fifo")), "fifo")
+    # chmod / chown / utime
+    os.chmod(f, 0o600)
+    check(os.stat(f).st_mode & 0o777 == 0o600, "chmod")
+    os.chown(f, 1234, 5678)
+    st = os.stat(f)
+    check((st.st_uid, st.st_gid) == (1234, 5678), "chown")
+    os.utime(f, ns=(1_000_000_000_123, 2_000_000_000_456))
+    st = os.stat(f)
+    check(st.st_mtime_ns == 2_000_000_000_456 and st.st_atime_ns == 1_000_000_000_123, "utime")
+    # readdir
+    names = sorted(os.listdir(d))
+    check(names == ["big", "f", "fifo", "sl"], f"listdir {names}")
+    for i in range(300):
+        write_file(os.path.join(d, f"n{i:03d}"), b"")
+    names = os.listdir(d)
+    check(len(names) == 304 and len(set(names)) == 304, f"listdir 304: {len(names)}")
+    # rename variants
+    os.rename(os.path.join(d, "n000"), os.path.join(d, "m000"))
+    check(not os.path.exists(os.path.join(d, "n000")), "rename: old gone")
+    try:
+        renameat2(os.path.join(d, "n001"), os.path.join(d, "n002"), RENAME_NOREPLACE)
+        check(False, "RENAME_NOREPLACE replaced")
+    except OSError as e:
+        check(e.errno == errno.EEXIST, f"NOREPLACE errno {e.errno}")
+    write_file(os.path.join(d, "x1"), b"one")
+    write_file(os.path.join(d, "x2"), b"two")
+    renameat2(os.path.join(d, "x1"), os.path.join(d, "x2"), RENAME_EXCHANGE)
+    check(read_file(os.path.join(d, "x1")) == b"two" and read_file(os.path.join(d, "x2")) == b"one",
+          "RENAME_EXCHANGE")
+    os.mkdir(os.path.join(d, "sub"))
+    write_file(os.path.join(d, "sub", "inner"), b"in")
+    try:
+        os.rmdir(os.path.join(d, "sub"))
+        check(False, "rmdir of a non-empty dir")
+    except OSError as e:
+        check(e.errno == errno.ENOTEMPTY, f"rmdir errno {e.errno}")
+    try:
+        os.rename(d, os.path.join(d, "sub", "loop"))
+        check(False, "dir moved into itself")
+    except OSError as e:
+        check(e.errno == errno.EINVAL, f"rename into self errno {e.errno}")
+    os.rename(os.path.join(d, "sub"), p("sub-moved"))
+    check(read_file(p("sub-moved", "inner")) == b"in", "moved dir content")
+    check(os.stat(d).st_nlink == 2, f"parent nlink after moving subdir out {os.stat(d).st_nlink}")
+    # mmap shared: write through the mapping, read with read()
+    mf = os.path.join(d, "mm")
+    write_file(mf, b"\0" * 16384)
+    fd = os.open(mf, os.O_RDWR)
+    m = mmap.mmap(fd, 16384, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[5000:5010] = b"0123456789"
+    m.flush()
+    check(os.pread(fd, 10, 5000) == b"0123456789", "mmap write visible to read")
+    os.pwrite(fd, b"abcdef", 9000)
+    check(m[9000:9006] == b"abcdef", "write visible through mmap")
+    m.close()
+    # mmap private: copy-on-write, file unchanged
+    m = mmap.mmap(fd, 16384, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE)
+    check(m[5000:5010] == b"0123456789", "private map reads file")
+    m[5000:5010] = b"PRIVATEPRI"
+    check(m[5000:5010] == b"PRIVATEPRI", "private write")
+    check(os.pread(fd, 10, 5000) == b"0123456789", "private write not in file")
+    m.close()
+    os.close(fd)
+    # sparse file mapped read-only private reads zeros
+    write_file(os.path.join(d, "sparse"), b"")
+    os.truncate(os.path.join(d, "sparse"), 1 << 20)
+    with open(os.path.join(d, "sparse"), "rb") as fh:
+        m = mmap.mmap(fh.fileno(), 1 << 20, mmap.MAP_PRIVATE, mmap.PROT_READ)
+        check(m[500000:500010] == b"\0" * 10, "sparse mmap zeros")
+        m.close()
+    # statfs
+    sv = os.statvfs(MNT)
+    check(sv.f_bsize == 4096 and sv.f_blocks > 0 and sv.f_bfree <= sv.f_blocks, "statvfs")
+    # unlink everything, rmdir
+    for n in os.listdir(d):
+        os.unlink(os.path.join(d, n))
+    os.rmdir(d)
+    os.unlink(p("sub-moved", "inner"))
+    os.rmdir(p("sub-moved"))
+    check(not os.path.exists(d), "dir removed")
+    result(basic="ok")
+
+
+N_CREATES = 60      # files each host creates in /shared
+N_RACES = 150       # names all hosts race for (files and directories each)
+N_APPENDS = 300     # records each host appends to /log
+BIG = 16 << 20      # bytes of the file written and removed for the df check
+MM_A, MM_B = 3 * 4096 + 10, 5 * 4096 + 20
+
+
+def multi(fs, role, peers):
+    """One host's part of the multi-host exchange; every host runs this same code.
+    role: A, B (kernel guests) or H (user-space host); peers: all roles taking part."""
+    others = [r for r in peers if r != role]
+    guests = [r for r in peers if r != "H"]
+    log(f"multi: {role} ({fs.kind}) with {others}")
+
+    # 1. names and data written by one host are read by all the others
+    fs.write(f"/hello-{role}", f"hello from {role}".encode())
+    if role == "A":
+        fs.write("/xa", b"A-xa")
+        fs.write("/xb", b"A-xb")
+    fs_mark(fs, role, f"hello-{role}")
+    fs_wait(fs, [f"hello-{r}" for r in peers])
+    for r in peers:
+        got = fs.read(f"/hello-{r}")
+        check(got == f"hello from {r}".encode(), f"/hello-{r} reads {got!r}")
+    log("hello: every host reads every other host's file")
+
+    # 2. concurrent creates into one directory: each name present exactly once
+    fs.mkdir("/shared")
+    for i in range(N_CREATES):
+        check(fs.create_excl(f"/shared/{role}-{i}", role.encode()), f"create {role}-{i}")
+    fs_mark(fs, role, f"created-{role}")
+    fs_wait(fs, [f"created-{r}" for r in peers], poll=0.002)    # start the races together
+    names = fs.listdir("/shared")
+    want = {f"{r}-{i}" for r in peers for i in range(N_CREATES)}
+    check(len(names) == len(want) and set(names) == want,
+          f"/shared lists {len(names)} names ({len(set(names))} distinct), want {len(want)}")
+    result(**{f"shared_{role}": len(names)})
+
+    # 3. racing creates of one name: exactly one winner per name
+    # (the user-space host is much faster than a TCG guest and wins most races for names
+    # everyone wants, so the kernel hosts also race among themselves for /race/g*)
+    fs.mkdir("/race")
+    wins = gwins = 0
+    for i in range(N_RACES):
+        if role != "H":
+            gwins += fs.create_excl(f"/race/g{i}", role.encode())
+        wins += fs.create_excl(f"/race/f{i}", role.encode())
+        wins += fs.mkdir(f"/race/d{i}")
+        if i % 3 == 0:
+            # O_CREAT without O_EXCL: a lost create race must open the winner's file
+            # (daxfs.ko: ->create returns -ESTALE, the VFS retries with LOOKUP_REVAL)
+            fs.append(f"/race/o{i}", role.encode())
+    fs_mark(fs, role, f"race-{role}", f"{wins} {gwins}".encode())
+    fs_wait(fs, [f"race-{r}" for r in peers])
+    counts = [fs.read(f"/sync/race-{r}").split() for r in peers]
+    total = sum(int(c[0]) for c in counts)
+    gtotal = sum(int(c[1]) for c in counts)
+    check(total == 2 * N_RACES, f"race winners {total}, want {2 * N_RACES}")
+    check(gtotal == (N_RACES if guests else 0), f"guest race winners {gtotal}, want {N_RACES}")
+    for i in range(N_RACES):
+        check(fs.read(f"/race/f{i}").decode() in peers, f"/race/f{i} content")
+        if i % 3 == 0:
+            got = fs.read(f"/race/o{i}").decode()
+            check(sorted(got) == sorted(peers), f"/race/o{i} holds {got!r}, want one record of each host")
+        if guests:
+            check(fs.read(f"/race/g{i}").decode() in guests, f"/race/g{i} content")
+    result(**{f"race_wins_{role}": wins, f"race_guest_wins_{role}": gwins})
+    fs_mark(fs, role, f"raced-{role}")
+    fs_wait(fs, [f"raced-{r}" for r in peers], poll=0.002)      # start the appends together
+
+    # 4. concurrent appends: every record exactly once, none torn
+    for i in range(N_APPENDS):
+        fs.append("/log", f"{role}-{i:04d}\n".encode())
+    fs_mark(fs, role, f"append-{role}")
+    fs_wait(fs, [f"append-{r}" for r in peers])
+    lines = fs.read("/log").split(b"\n")
+    check(lines[-1] == b"", "log ends with a newline")
+    lines = lines[:-1]
+    want = {f"{r}-{i:04d}".encode() for r in peers for i in range(N_APPENDS)}
+    check(len(lines) == len(want) and set(lines) == want,
+          f"/log has {len(lines)} records ({len(set(lines))} distinct), want {len(want)}")
+    # how often consecutive records come from different hosts (0: no overlap at all)
+    switches = sum(1 for a, b in zip(lines, lines[1:]) if a[:1] != b[:1])
+    result(**{f"appends_{role}": len(lines), f"append_switches_{role}": switches})
+
+    # 5. renames and unlinks on one host are seen by the others (cached names!)
+    if role == "A":
+        fs.rename("/hello-A", "/moved-A")
+        fs.rename("/xa", "/xb", 2)                      # RENAME_EXCHANGE
+    elif role == "B":
+        fs.unlink("/hello-B")
+        fs.mkdir("/dirB")
+        fs.rename("/dirB", "/dirB2")
+    elif role == "H":
+        fs.mkdir("/sub-h")
+        fs.rename("/hello-H", "/sub-h/hello-H")
+    fs_mark(fs, role, f"rename-{role}")
+    fs_wait(fs, [f"rename-{r}" for r in peers])
+    if "A" in peers:
+        check(not fs.exists("/hello-A"), "/hello-A still there after rename on A")
+        check(fs.read("/moved-A") == b"hello from A", "/moved-A content")
+        check(fs.read("/xa") == b"A-xb" and fs.read("/xb") == b"A-xa", "exchange not seen")
+    if "B" in peers:
+        check(not fs.exists("/hello-B"), "/hello-B still there after unlink on B")
+        check(not fs.exists("/dirB") and fs.isdir("/dirB2"), "dir rename on B not seen")
+    if "H" in peers:
+        check(not fs.exists("/hello-H"), "/hello-H still there after rename on H")
+        check(fs.read("/sub-h/hello-H") == b"hello from H", "/sub-h/hello-H content")
+    log("rename/unlink: seen by every host")
+
+    # 6. df: a big file's space shows up everywhere, and comes back everywhere
+    writer = "B" if "B" in peers else guests[0]
+    base = fs.used_bytes()
+    fs_mark(fs, role, f"df0-{role}")
+    if role == writer:
+        fs_wait(fs, [f"df0-{r}" for r in peers])
+        fs.write("/big", bytes(range(256)) * (BIG // 256))
+        fs_mark(fs, role, "big")
+    fs_wait(fs, ["big"])
+    fs_wait_until(fs, lambda: fs.used_bytes() >= base + BIG - (1 << 20), 30,
+                  f"{role}: used space did not grow by {BIG} (base {base}, now {fs.used_bytes()})")
+    grown = fs.used_bytes() - base
+    fs_mark(fs, role, f"dfbig-{role}")
+    if role == writer:
+        fs_wait(fs, [f"dfbig-{r}" for r in peers])
+        fs.unlink("/big")
+        fs_mark(fs, role, "bigdel")
+    fs_wait(fs, ["bigdel"])
+    fs_wait_until(fs, lambda: fs.used_bytes() <= base + (2 << 20), 60,
+                  f"{role}: space of /big not freed (base {base}, now {fs.used_bytes()})")
+    result(**{f"df_grew_{role}": grown, f"df_back_{role}": fs.used_bytes() - base})
+    fs_mark(fs, role, f"dffree-{role}")
+    fs_wait(fs, [f"dffree-{r}" for r in peers])
+
+    # 7. mmap: a store through one guest's mapping is read by every host
+    if role == "A":
+        fs.write("/mm", b"")
+        fd = os.open(p("mm"), os.O_RDWR)
+        os.ftruncate(fd, 64 << 10)
+        m = mmap.mmap(fd, 64 << 10, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        m[MM_A:MM_A + 6] = b"MMAP-A"
+        fs_mark(fs, role, "mm-A")
+    fs_wait(fs, ["mm-A"])
+    check(fs.pread("/mm", 6, MM_A) == b"MMAP-A", f"{role}: mmap store of A not read")
+    if role == "B":
+        fd = os.open(p("mm"), os.O_RDWR)
+        m = mmap.mmap(fd, 64 << 10, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        check(m[MM_A:MM_A + 6] == b"MMAP-A", "B's mapping does not show A's store")
+        m[MM_B:MM_B + 6] = b"MMAP-B"
+        fs_mark(fs, role, "mm-B")
+    if "B" in peers:
+        fs_wait(fs, ["mm-B"])
+        check(fs.pread("/mm", 6, MM_B) == b"MMAP-B", f"{role}: mmap store of B not read")
+        if role == "A":
+            check(m[MM_B:MM_B + 6] == b"MMAP-B", "A's mapping does not show B's store")
+    if role in ("A", "B"):
+        m.close()
+        os.close(fd)
+    log("mmap: stores through a mapping seen by every host")
+    fs_mark(fs, role, f"done-{role}")
+    fs_wait(fs, [f"done-{r}" for r in peers])
+    result(**{f"multi_{role}": "ok"})
+
+
+def scen_multi(args):
+    role, peers = args[0], args[1].split("+")
+    multi(PosixFS(MNT), role, peers)
+
+
+def scen_put(args):
+    """put PATH CONTENT: write a file (CONTENT repeated 1000 times, so it spans pages)."""
+    path, content = args
+    d = os.path.dirname(p(path))
+    os.makedirs(d, exist_ok=True)
+    write_file(p(path), content.encode() * 1000)
+    check(read_file(p(path)) == content.encode() * 1000, "read back")
+    result(put="ok")
+
+
+def scen_expect(args):
+    """expect PATH CONTENT: the file holds what `put` wrote (e.g. after a remount)."""
+    path, content = args
+    got = read_file(p(path))
+    check(got == content.encode() * 1000, f"{path}: {got[:40]!r}... ({len(got)} bytes)")
+    result(expect="ok")
+
+
+def scen_rofs(args):
+    """On a read-only mount: reads work, every kind of change fails with EROFS."""
+    check(len(os.listdir(MNT)) > 0, "listdir on a ro mount")
+    for what, fn in (("create", lambda: write_file(p("ro-new"), b"x")),
+                     ("mkdir", lambda: os.mkdir(p("ro-dir"))),
+                     ("unlink", lambda: os.unlink(p("keep/file"))),
+                     ("chmod", lambda: os.chmod(p("keep/file"), 0o600))):
+        try:
+            fn()
+            check(False, f"{what} succeeded on a read-only mount")
+        except OSError as e:
+            check(e.errno == errno.EROFS, f"{what}: errno {e.errno}, want EROFS")
+    result(rofs="ok")
+
+
+STRESS_OK = {errno.ENOENT, errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR,
+             errno.ESTALE, errno.EINVAL, errno.EXDEV, errno.ELOOP, errno.EPERM, errno.EMLINK}
+
+
+def stress_worker(seed, d, nops, opset=None):
+    """Random namespace and data operations on a small shared set of names
+    (opset: the operation numbers to draw from, default all)."""
+    import random
+    rnd = random.Random(seed)
+    ops = opset or list(range(12))
+    names = [f"n{i}" for i in range(24)]
+    bad = 0
+    for _ in range(nops):
+        a = os.path.join(d, rnd.choice(names))
+        b = os.path.join(d, rnd.choice(names), rnd.choice(names)) if rnd.random() < 0.2 \
+            else os.path.join(d, rnd.choice(names))
+        op = rnd.choice(ops)
+        try:
+            if op == 0:
+                write_file(a, os.urandom(rnd.randrange(0, 20000)))
+            elif op == 1:
+                fd = os.open(a, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                os.write(fd, b"x" * rnd.randrange(1, 9000))
+                os.close(fd)
+            elif op == 2:
+                os.rename(a, b)
+            elif op == 3:
+                os.unlink(a)
+            elif op == 4:
+                os.mkdir(a)
+            elif op == 5:
+                os.rmdir(a)
+            elif op == 6:
+                os.link(a, b)
+            elif op == 7:
+                os.truncate(a, rnd.randrange(0, 30000))
+            elif op == 8:
+                os.listdir(d)
+                os.stat(a)
+            elif op == 9:
+                read_file(a)
+            elif op == 10:
+                # a file of this worker only: another worker's truncate of a mapped
+                # file would (rightly) kill this one with SIGBUS
+                mine = os.path.join(d, f"mm-{seed}")
+                fd = os.open(mine, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    os.ftruncate(fd, 16384)
+                    m = mmap.mmap(fd, 16384, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+                    k = rnd.randrange(16384)
+                    m[k:k + 1] = b"M"
+                    m.close()
+                    check(os.pread(fd, 1, k) == b"M", "mmap store not read back")
+                finally:
+                    os.close(fd)
+            elif op == 11:
+                os.symlink(rnd.choice(names), a)
+        except OSError as e:
+            if e.errno not in STRESS_OK:
+                log(f"stress: op {op} on {a}/{b}: unexpected {e!r}")
+                bad += 1
+        except ValueError:
+            pass
+    return bad
+
+
+def rmtree(path):
+    for n in os.listdir(path):
+        q = os.path.join(path, n)
+        if os.path.isdir(q) and not os.path.islink(q):
+            rmtree(q)
+            os.rmdir(q)
+        else:
+            os.unlink(q)
+
+
+def scen_stress(args):
+    """stress PROCS OPS [ROLE PEERS [OPSET]]: PROCS processes of random operations on one small set
+    of names, then everything removed: no unexpected errors, and the space comes back.
+    With ROLE and PEERS (e.g. A A+B) several guests hammer the same names at once; A
+    removes the tree once every peer is done."""
+    procs, nops = int(args[0]), int(args[1])
+    role, peers = (args[2], args[3].split("+")) if len(args) > 3 else ("A", ["A"])
+    opset = [int(x) for x in args[4].split("+")] if len(args) > 4 else None
+    fs = PosixFS(MNT)
+    d = p("stress")
+    fs.mkdir("/stress")
+    sv = os.statvfs(MNT)
+    base = (sv.f_blocks - sv.f_bfree) * sv.f_frsize
+    pids = []
+    for i in range(procs):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(1 if stress_worker(f"{role}{i}", d, nops, opset) else 0)
+        pids.append(pid)
+    st = [os.waitpid(pid, 0)[1] for pid in pids]
+    check(all(x == 0 for x in st), f"stress workers failed: wait statuses {st}")
+    if len(peers) > 1:
+        fs_mark(fs, role, f"stress-{role}")
+        fs_wait(fs, [f"stress-{r}" for r in peers])
+    if role != peers[0]:
+        fs_wait(fs, ["stress-clean"])
+        result(**{f"stress_{role}": f"{procs}x{nops}"})
+        return
+    rmtree(d)
+    os.rmdir(d)
+    end = time.monotonic() + 30
+    while True:
+        sv = os.statvfs(MNT)
+        used = (sv.f_blocks - sv.f_bfree) * sv.f_frsize
+        if used <= base + (1 << 20):
+            break
+        check(time.monotonic() < end, f"space not back after stress: base {base} used {used}")
+        for _ in range(70):
+            os.stat(MNT)
+        time.sleep(0.3)
+    if len(peers) > 1:
+        fs_mark(fs, role, "stress-clean")
+    result(**{f"stress_{role}": f"{procs}x{nops}"})
+
+
+def scen_crash_victim(args):
+    """Appends 4 KiB records and renames a file back and forth until the guest is killed."""
+    fs = PosixFS(MNT)
+    fs.mkdir("/crash")
+    fs.write("/crash/ren-a", b"r")
+    rec = b"V" * 4095 + b"\n"
+    i = 0
+    while True:
+        fs.append("/crash/victim", rec)
+        if i % 2 == 0:
+            fs.rename("/crash/ren-a", "/crash/ren-b")
+        else:
+            fs.rename("/crash/ren-b", "/crash/ren-a")
+        i += 1
+        if i == 20:
+            fs_mark(fs, "V", "victim-writing")
+            log("victim: writing, waiting to be killed")
+
+
+def survivor(fs, role, big=8 << 20):
+    """After the victim host is killed mid-operation: everything still works, including
+    renames (the cluster-wide rename claim) and space reuse (epochs need the dead host's
+    lanes released)."""
+    fs_wait(fs, ["victim-writing"])
+    fs_wait(fs, ["killed"])
+    log(f"survivor {role}: victim killed, carrying on")
+    t = time.monotonic()
+    base = fs.used_bytes()
+    fs.mkdir(f"/after-{role}")
+    for i in range(40):
+        check(fs.create_excl(f"/after-{role}/f{i}", b"x"), f"create after crash {i}")
+        fs.append(f"/after-{role}/log", f"{i}\n".encode())
+    for i in range(6):
+        fs.rename(f"/after-{role}/f{i}", f"/after-{role}/g{i}")
+    fs.write(f"/after-{role}/big", b"b" * big)
+    fs.unlink(f"/after-{role}/big")
+    fs_wait_until(fs, lambda: fs.used_bytes() <= base + (2 << 20), 90,
+                  f"{role}: space not freed after the victim died (base {base}, now {fs.used_bytes()})")
+    n = len(fs.read("/crash/victim")) // 4096
+    check(n >= 20, f"victim file lost records: {n}")
+    result(**{f"survivor_{role}": "ok", f"survivor_s_{role}": f"{time.monotonic() - t:.1f}",
+              f"victim_records_{role}": n})
+    fs_mark(fs, role, f"survived-{role}")
+
+
+def scen_crash_survivor(args):
+    survivor(PosixFS(MNT), args[0] if args else "B")
+
+
+def main():
+    global MNT
+    scen, MNT = sys.argv[1], sys.argv[2]
+    fn = globals().get("scen_" + scen.replace("-", "_"))
+    if fn is None:
+        log(f"unknown scenario {scen}")
+        sys.exit(2)
+    log(f"scenario {scen} args={sys.argv[3:]}")
+    fn(sys.argv[3:])
+    log(f"scenario {scen} passed")
+
+
+if __name__ == "__main__":
+    main()

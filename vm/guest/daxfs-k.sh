@@ -1,0 +1,93 @@
+# vm/guest/daxfs-k.sh STEP... - daxfs.ko steps inside a guest, run in order (stops at the
+# first failure).  The filesystem is mounted at /host/mnt/daxfs, which chrooted host tools
+# (`host python3 ...`, build/bin/*) see as /mnt/daxfs.  Steps:
+#   load                  insmod $DAXFS_REPO/kernel/daxfs.ko (and hostname guest-ID: the name
+#                         this guest's kernel mounts give themselves in the host table)
+#   mount:phys[:OPTS]     mount -t daxfs -o phys=<nvdimm start>,size=<nvdimm size>[,OPTS] none
+#                         (physN: the Nth nvdimm's range, N = 1, 2, ...)
+#   mount:pmem[:OPTS]     mount -t daxfs [-o OPTS] /dev/pmem0            (OPTS: '+' stands for ',')
+#   badmount:physN|pmemN  the mount must fail without an oops, and dmesg must say why
+#   umount                umount the filesystem
+#   rmmod                 rmmod daxfs (the inode cache must be empty: no "still has objects")
+#   fsdax                 convert namespace0.0 to fsdax (/dev/pmem0 data at file offset 2 MiB)
+#   mkfs:pmem[:ARGS]      host mkfs.daxfs -f -q [ARGS ('+' for ' ')] /dev/pmem0
+#   mounts                report the /proc/mounts line (vm_result mounts=...)
+#   py:SCEN[:ARG...]      host python3 vm/daxfs_kguest.py SCEN /mnt/daxfs ARG...
+#   clean                 fail if dmesg shows a daxfs BUG/WARNING/leak
+#   sleep:N
+MNT=/host/mnt/daxfs
+KO=$DAXFS_REPO/kernel/daxfs.ko
+mkdir -p $MNT
+
+daxfs_dmesg_bad() {
+    dmesg | grep -E "BUG|WARNING|Oops|still has objects|general protection|daxfs.*leak" | grep -v "module verification" 
+}
+
+for step in "$@"; do
+    IFS=: read -r a x rest <<EOT
+$step
+EOT
+    opts=$(echo "$rest" | tr '+' ',')
+    case $a in
+    load)
+        [ -f "$KO" ] || vm_fail "$KO missing: run make module"
+        hostname "guest-$DAXFS_VM_ID"
+        insmod $KO 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
+        vm_log "daxfs.ko loaded" ;;
+    mount|badmount)
+        case $x in
+        phys*)
+            n=${x#phys}
+            r=$(grep 'Persistent Memory' /proc/iomem | sed -n "${n:-1}p" | sed 's/^ *//' | cut -d' ' -f1)
+            [ -n "$r" ] || vm_fail "no Persistent Memory range ${n:-1} in /proc/iomem"
+            start=0x${r%-*}
+            sz=$(( 0x${r#*-} - start + 1 ))
+            o="phys=$start,size=$sz${opts:+,$opts}"
+            cmd="mount -t daxfs -o $o none $MNT" ;;
+        pmem*)
+            n=${x#pmem}
+            cmd="mount -t daxfs ${opts:+-o $opts} /dev/pmem${n:-0} $MNT" ;;
+        *) vm_fail "mount: phys or pmem, not '$x'" ;;
+        esac
+        if [ $a = mount ]; then
+            $cmd 2>/tmp/err || vm_fail "$cmd: $(cat /tmp/err); dmesg: $(dmesg | grep daxfs | tail -3 | tr '\n' ';')"
+            vm_log "mounted: $cmd"
+        else
+            $cmd 2>/tmp/err && { umount $MNT; vm_fail "$cmd succeeded on a bad image"; }
+            why=$(dmesg | grep -i "daxfs" | tail -1)
+            vm_log "refused as expected: $(cat /tmp/err) / dmesg: $why"
+            echo "$why" | grep -q "daxfs" || vm_fail "no daxfs message in dmesg"
+            vm_result badmount_$x="$(echo $why | tr ' =' '_-' | cut -c1-120)"
+        fi ;;
+    umount)
+        umount $MNT 2>/tmp/err || vm_fail "umount: $(cat /tmp/err)"
+        vm_log "unmounted" ;;
+    rmmod)
+        rmmod daxfs 2>/tmp/err || vm_fail "rmmod: $(cat /tmp/err)"
+        vm_log "daxfs.ko removed" ;;
+    fsdax)
+        out=$(host ndctl create-namespace -f -e namespace0.0 -m fsdax --map=mem 2>&1) ||
+            vm_fail "ndctl create-namespace -m fsdax: $out"
+        vm_log "namespace0.0 now fsdax" ;;
+    mkfs)
+        args=$(echo "$rest" | tr '+' ' ')
+        out=$(host $DAXFS_REPO_HOST/build/bin/mkfs.daxfs -f -q $args /dev/pmem0 2>&1) ||
+            vm_fail "mkfs.daxfs /dev/pmem0: $out"
+        vm_log "mkfs.daxfs /dev/pmem0 done $out" ;;
+    mounts)
+        l=$(grep " $MNT " /proc/mounts) || vm_fail "not in /proc/mounts"
+        vm_log "/proc/mounts: $l"
+        vm_result mounts="$(echo "$l" | cut -d' ' -f4)" ;;
+    py)
+        pargs=$(echo "$rest" | tr ':' ' ')
+        host python3 $DAXFS_REPO_HOST/vm/daxfs_kguest.py $x /mnt/daxfs $pargs ||
+            vm_fail "scenario $x failed"
+        vm_log "scenario $x done" ;;
+    clean)
+        bad=$(daxfs_dmesg_bad)
+        [ -z "$bad" ] || vm_fail "dmesg: $bad"
+        vm_log "dmesg clean" ;;
+    sleep) sleep $x ;;
+    *) vm_fail "unknown step $step" ;;
+    esac
+done
