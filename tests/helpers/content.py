@@ -12,7 +12,7 @@ import random
 import struct
 
 MAGIC = b"DXTC"
-_HDR = struct.Struct("<4sHQ")		# magic, tag length, total size
+_HDR = struct.Struct("<4sHQ")  # magic, tag length, total size
 
 
 def make(tag, size):
@@ -60,7 +60,7 @@ def sha256(data):
 
 
 # Fixed-size tagged records for append tests.
-_REC = struct.Struct("<4sIIQ")		# magic, writer, seq, crc-ish digest
+_REC = struct.Struct("<4sIIQ")  # magic, writer, seq, crc-ish digest
 
 
 def record(writer, seq, size):

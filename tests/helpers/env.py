@@ -27,7 +27,7 @@ _counter = itertools.count()
 def unique_name(tag):
     """A name no other test (or concurrent test run) uses."""
     return "dxut-%s-%d-%d-%s" % (tag, os.getpid(), next(_counter),
-                                       uuid.uuid4().hex[:8])
+                                 uuid.uuid4().hex[:8])
 
 
 def region_path(tag):
@@ -83,8 +83,8 @@ def mkfs(path, size, buckets=0, max_hosts=0, lease_ms=None):
     cmd.append(path)
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if res.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s%s" % (" ".join(cmd), res.returncode,
-                                                      res.stdout, res.stderr))
+        raise RuntimeError("%s failed (%d): %s%s" % (
+            " ".join(cmd), res.returncode, res.stdout, res.stderr))
 
 
 def fsck(path, mode="-n", timeout=120):

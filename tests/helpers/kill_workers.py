@@ -22,7 +22,7 @@ from helpers import content, env
 
 daxfs = env.daxfs
 
-OWN_REC = 128				# record sizes: own log, shared log
+OWN_REC = 128  # record sizes: own log, shared log
 SHARED_REC = 200
 SIZES = [0, 1, 100, 4095, 4096, 5000, 20000, 70000]
 
@@ -48,7 +48,7 @@ def kill_worker(wid, path, logpath, seed, stop):
 def _work(wid, path, log, seed, stop):
     rng = random.Random("%d/%d" % (seed, wid))
     base = "/w%d" % wid
-    files = {}				# name -> inode id
+    files = {}  # name -> inode id
     dirs = set()
     nextid = [0]
     seq = 0
@@ -70,7 +70,9 @@ def _work(wid, path, log, seed, stop):
             seq += 1
             p = rng.random()
             names = sorted(files)
-            if p < 0.22 or not names:
+            if len(names) > 40 and p < 0.5:  # bound the working set
+                op = {"op": "unlink", "name": rng.choice(names)}
+            elif p < 0.22 or not names:
                 op = {"op": "write", "name": fresh("f"), "size": rng.choice(SIZES),
                       "tag": "w%d-%d" % (wid, seq)}
             elif p < 0.30:
@@ -105,7 +107,7 @@ def _work(wid, path, log, seed, stop):
             if kind == "write":
                 files[op["name"]] = files.get(op["name"], seq)
             elif kind == "rename" and files.get(op["dst"]) != files[op["src"]]:
-                files[op["dst"]] = files.pop(op["src"])	# (same inode: no-op)
+                files[op["dst"]] = files.pop(op["src"])  # (same inode: no-op)
             elif kind == "unlink":
                 del files[op["name"]]
             elif kind == "mkdir":
@@ -156,16 +158,16 @@ class Expected:
 
     def __init__(self, wid):
         self.wid = wid
-        self.files = {}			# name -> inode key
-        self.inodes = {}		# key -> ("tag", tag, size) or ("=", bytes)
+        self.files = {}  # name -> inode key
+        self.inodes = {}  # key -> ("tag", tag, size) or ("=", bytes)
         self.dirs = set()
-        self.maybe = set()		# names that may or may not exist
-        self.unsure_inodes = set()	# contents not known
-        self.unsure_nlink = set()	# link count not known
-        self.own = {}			# seq -> offset in /w<wid>/log
-        self.shared = {}		# seq -> offset in /shared/log
+        self.maybe = set()  # names that may or may not exist
+        self.unsure_inodes = set()  # contents not known
+        self.unsure_nlink = set()  # link count not known
+        self.own = {}  # seq -> offset in /w<wid>/log
+        self.shared = {}  # seq -> offset in /shared/log
         self.setup = False
-        self.done = 0			# operations that returned success
+        self.done = 0  # operations that returned success
         self.error = None
 
 
@@ -177,11 +179,11 @@ def parse_log(path):
     try:
         with open(path, "rb") as f:
             raw = f.read()
-    except FileNotFoundError:		# killed before it logged anything
+    except FileNotFoundError:  # killed before it logged anything
         return out, None
     lines = raw.split(b"\n")
     if not raw.endswith(b"\n"):
-        lines = lines[:-1]		# cut by the kill: ignore the torn line
+        lines = lines[:-1]  # cut by the kill: ignore the torn line
     for ln in lines:
         if not ln:
             continue
@@ -231,7 +233,7 @@ def replay(wid, logpath):
         elif kind == "append_shared":
             ex.shared[op["seq"]] = res["off"]
         elif kind == "rename":
-            if ex.files.get(op["dst"]) != ex.files[op["src"]]:	# same inode: no-op
+            if ex.files.get(op["dst"]) != ex.files[op["src"]]:  # same inode: no-op
                 ex.files[op["dst"]] = ex.files.pop(op["src"])
         elif kind == "unlink":
             del ex.files[op["name"]]
@@ -342,7 +344,7 @@ def verify(r, ex, exact_nlink):
             if exact_nlink:
                 assert nl == len(names), "w%d/%s: nlink %d, %d names" % (
                     ex.wid, names[0], nl, len(names))
-            else:			# a crash may leave counts high, never low
+            else:  # a crash may leave counts high, never low
                 assert nl >= len(names), "w%d/%s: nlink %d < %d names" % (
                     ex.wid, names[0], nl, len(names))
     data = r.read_file(base + "/log")

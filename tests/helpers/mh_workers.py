@@ -59,7 +59,7 @@ def distinct_creates(idx, barrier, path, nprocs, n):
         for j in range(n):
             r.create("/d/p%d-%d" % (idx, j))
         elapsed = time.monotonic() - t0
-        wait(barrier)			# everybody has finished creating
+        wait(barrier)  # everybody has finished creating
         expected = {"p%d-%d" % (i, j) for i in range(nprocs) for j in range(n)}
         names = r.listdir("/d")
         assert len(names) == len(set(names)), "listdir has %d duplicates" % (
@@ -194,8 +194,25 @@ def rename_storm(idx, barrier, path, ndirs, nfiles, nsub, iters, seed):
     def topdir():
         return "/d%d" % rng.randrange(ndirs)
 
-    def subpath():
+    def locate(r, name, nested):
+        """Where name is now (probing; it may move before we use it)."""
+        tops = ["/d%d" % i for i in range(ndirs)]
+        rng.shuffle(tops)
+        for t in tops:
+            if r.exists("%s/%s" % (t, name)):
+                return "%s/%s" % (t, name)
+        if nested:
+            for t in tops:
+                for i in range(nsub):
+                    p = "%s/s%d/%s" % (t, i, name)
+                    if r.exists(p):
+                        return p
+        return "%s/%s" % (topdir(), name)  # not found: a guess (ENOENT)
+
+    def subpath(r=None):
         j = rng.randrange(nsub)
+        if r is not None and rng.random() < 0.8:
+            return locate(r, "s%d" % j, True), j
         if rng.random() < 0.7:
             return "%s/s%d" % (topdir(), j), j
         return "%s/s%d/s%d" % (topdir(), rng.randrange(nsub), j), j
@@ -205,28 +222,28 @@ def rename_storm(idx, barrier, path, ndirs, nfiles, nsub, iters, seed):
         for _ in range(iters):
             p = rng.random()
             flags = 0
-            if p < 0.45:			# move a file between top dirs
+            if p < 0.45:  # move a file between top dirs
                 k = rng.randrange(nfiles)
-                src, dst = "%s/f%d" % (topdir(), k), "%s/f%d" % (topdir(), k)
+                src, dst = locate(r, "f%d" % k, False), "%s/f%d" % (topdir(), k)
                 flags = rng.choice([0, noreplace])
-            elif p < 0.6:			# swap two files' inodes
-                src = "%s/f%d" % (topdir(), rng.randrange(nfiles))
-                dst = "%s/f%d" % (topdir(), rng.randrange(nfiles))
+            elif p < 0.6:  # swap two files' inodes
+                src = locate(r, "f%d" % rng.randrange(nfiles), False)
+                dst = locate(r, "f%d" % rng.randrange(nfiles), False)
                 flags = exchange
-            elif p < 0.9:			# move a subdir, maybe into another
-                src, j = subpath()
+            elif p < 0.9:  # move a subdir, maybe into another
+                src, j = subpath(r)
                 if rng.random() < 0.6:
                     dst = "%s/s%d" % (topdir(), j)
                 else:
                     dst = "%s/s%d/s%d" % (topdir(), rng.randrange(nsub), j)
                 flags = rng.choice([0, noreplace])
-            elif p < 0.95:			# into its own subtree: EINVAL
-                src, j = subpath()
+            elif p < 0.95:  # into its own subtree: EINVAL
+                src, j = subpath(r)
                 dst = "%s/s%d/x" % (src, rng.randrange(nsub)) if rng.random() < 0.5 \
                     else "%s/x" % src
-            else:				# swap two subdirs
-                src, _ = subpath()
-                dst, _ = subpath()
+            else:  # swap two subdirs
+                src, _ = subpath(r)
+                dst, _ = subpath(r)
                 flags = exchange
             try:
                 r.rename(src, dst, flags)
@@ -275,7 +292,7 @@ def hazard_reader(idx, barrier, path, ndirs, done):
     reads = misses = 0
     with daxfs.Region(path) as r:
         wait(barrier)
-        while done.value < ndirs:		# one churner per directory
+        while done.value < ndirs:  # one churner per directory
             d = "/c%d" % rng.randrange(ndirs)
             names = [n for n in r.listdir(d) if not n.startswith("tmp-")]
             for name in names[:4]:
@@ -336,7 +353,7 @@ def readdir_churner(idx, barrier, path, stop, seed):
 
 def overlay_worker(idx, barrier, path, rounds, nown, nshared):
     rng = random.Random(idx)
-    mine = {}				# name -> ino
+    mine = {}  # name -> ino
     with daxfs.Region(path) as r:
         wait(barrier)
         for rnd in range(rounds):

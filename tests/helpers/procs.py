@@ -19,7 +19,7 @@ CTX = mp.get_context("spawn")
 def _entry(func, idx, args, barrier, results):
     try:
         res = func(idx, barrier, *args)
-    except BaseException:		# report everything, incl. asserts
+    except BaseException:  # report everything, incl. asserts
         results.put((idx, False, traceback.format_exc()))
         if barrier is not None:
             barrier.abort()
@@ -56,7 +56,7 @@ def run(func, args_list, timeout=120.0, barrier=True):
                         if not p.is_alive() and i not in out
                         and p.exitcode not in (0, None)]
                 if dead and results.empty():
-                    time.sleep(0.2)		# a last result may be in flight
+                    time.sleep(0.2)  # a last result may be in flight
                     if results.empty():
                         errors.extend("worker %s died with exit code %s" %
                                       (p.name, p.exitcode) for p in dead)
