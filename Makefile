@@ -27,7 +27,7 @@ TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module bench crash
+.PHONY: all clean test check module bench crash cluster
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
 
 $(BUILD)/%.o: %.c
@@ -64,6 +64,11 @@ check: all
 	python3 -m pytest -q -p no:cacheprovider tests
 
 test: check
+
+# The emulated cluster (README's main job): three QEMU guests mount one
+# shared memory file with daxfs.ko while this host works on it too.
+cluster:
+	python3 vm/demo.py
 
 # Benchmarks: programs in build/bench/; bench/run.sh builds and runs them
 # (docs/benchmarks.md).
