@@ -91,6 +91,9 @@ else
     args+=(-machine pc -m "$MEM")
 fi
 args+=(-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap)
+# the repository again on its own: init mounts it back at its host path
+# after covering /host/tmp etc. with tmpfs (a checkout under /tmp, as in CI)
+args+=(-virtfs "local,path=$DAXFS_REPO,mount_tag=repo,security_model=none,readonly=on,multidevs=remap")
 if [ -n "$OUTDIR" ]; then
     mkdir -p "$OUTDIR"
     args+=(-virtfs "local,path=$(cd "$OUTDIR" && pwd),mount_tag=out,security_model=none,multidevs=remap")
