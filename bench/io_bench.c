@@ -24,9 +24,26 @@
  *
  * usage: io_bench [-s filesize] [-t seconds] [-r first-write reps]
  *                 [-b bs,bs,...] [-f region] [-m memcpy-file]
+ *
+ * Job mode (bench/evaluate.py): io_bench -j JOBFILE [-S sect,sect...] [-c]
+ *                 [-f region] [-m memcpy-file]
+ * runs the sections of a fio job file (bench/fio/table2.fio, the one fio
+ * runs on the other targets) through libdaxfs, with fio's meaning for the
+ * keys it uses: rw (read, write, randread, randwrite), bs, size, numjobs
+ * (threads of this one host, all on the section's one file), time_based,
+ * runtime, filename, unlink; ${VAR} is taken from the environment.  Keys
+ * that only matter to fio (ioengine=sync, directory, fallocate, invalidate,
+ * group_reporting, stonewall) are accepted and ignored; any other key is
+ * an error, so the job file cannot silently mean something else here.
+ * -c also runs each section as memcpy between private buffers and a
+ * MAP_SHARED /dev/shm mapping of the same size (the copy ceiling), with
+ * the same threads and block order.  Output: CSV on stdout
+ *   suite,test,rw,bs,numjobs,bytes,seconds,mib_s
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,6 +176,390 @@ static void mc_timed(uint8_t *m, uint8_t *buf, const char *test, int rw,
 	report("memcpy", test, bs, bytes, t - t0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Job mode: the sections of a fio job file, through libdaxfs          */
+/* ------------------------------------------------------------------ */
+
+struct job {
+	char name[64];
+	char rw[16];
+	char filename[128];
+	uint64_t bs, size;
+	int numjobs, time_based, unlink;
+	double runtime;
+};
+
+static void jdie(const char *file, int line, const char *msg, const char *arg)
+{
+	fprintf(stderr, "io_bench: %s:%d: %s%s%s\n", file, line, msg,
+		arg ? ": " : "", arg ? arg : "");
+	exit(2);
+}
+
+static uint64_t parse_bytes(const char *v)
+{
+	char *end;
+	uint64_t n = strtoull(v, &end, 0);
+
+	switch (tolower((unsigned char)*end)) {
+	case 'k': n <<= 10; break;
+	case 'm': n <<= 20; break;
+	case 'g': n <<= 30; break;
+	}
+	return n;
+}
+
+static double parse_time(const char *v)
+{
+	char *end;
+	double t = strtod(v, &end);
+
+	if (!strncmp(end, "ms", 2))
+		return t / 1000;
+	if (!strncmp(end, "us", 2))
+		return t / 1e6;
+	if (*end == 'm')
+		return t * 60;
+	return t;		/* s or none: seconds (fio's default unit) */
+}
+
+/* ${VAR} from the environment, in place */
+static void expand(char *v, size_t cap, const char *file, int line)
+{
+	char out[512], name[128], *p, *q;
+	size_t n = 0;
+
+	for (p = v; *p && n < sizeof(out) - 1;) {
+		if (p[0] == '$' && p[1] == '{' && (q = strchr(p, '}'))) {
+			const char *e;
+
+			snprintf(name, sizeof(name), "%.*s", (int)(q - p - 2), p + 2);
+			e = getenv(name);
+			if (!e)
+				jdie(file, line, "environment variable not set", name);
+			n += snprintf(out + n, sizeof(out) - n, "%s", e);
+			p = q + 1;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n < sizeof(out) ? n : sizeof(out) - 1] = 0;
+	snprintf(v, cap, "%s", out);
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int set_key(struct job *j, const char *k, char *v, const char *file,
+		   int line)
+{
+	static const char *const ignored[] = {
+		"directory", "fallocate", "invalidate", "group_reporting",
+		"stonewall", "thread", NULL };
+	int i;
+
+	if (!strcmp(k, "rw") || !strcmp(k, "readwrite")) {
+		if (strcmp(v, "read") && strcmp(v, "write") &&
+		    strcmp(v, "randread") && strcmp(v, "randwrite"))
+			jdie(file, line, "rw not supported", v);
+		snprintf(j->rw, sizeof(j->rw), "%s", v);
+	} else if (!strcmp(k, "bs")) {
+		j->bs = parse_bytes(v);
+	} else if (!strcmp(k, "size")) {
+		j->size = parse_bytes(v);
+	} else if (!strcmp(k, "numjobs")) {
+		j->numjobs = atoi(v);
+	} else if (!strcmp(k, "time_based")) {
+		j->time_based = !*v || atoi(v);
+	} else if (!strcmp(k, "runtime")) {
+		j->runtime = parse_time(v);
+	} else if (!strcmp(k, "filename")) {
+		snprintf(j->filename, sizeof(j->filename), "%s", v);
+	} else if (!strcmp(k, "unlink")) {
+		j->unlink = !*v || atoi(v);
+	} else if (!strcmp(k, "ioengine")) {
+		if (strcmp(v, "sync") && strcmp(v, "psync"))
+			jdie(file, line, "only the sync engine is modelled", v);
+	} else {
+		for (i = 0; ignored[i]; i++)
+			if (!strcmp(k, ignored[i]))
+				return 0;
+		jdie(file, line, "key not modelled by io_bench", k);
+	}
+	return 0;
+}
+
+/* all sections of file (global first), in order; returns the count */
+static int parse_jobs(const char *file, struct job *jobs, int max)
+{
+	struct job glob, *cur = &glob;
+	char buf[512], val[512], *l, *eq;
+	int n = 0, line = 0;
+	FILE *f = fopen(file, "r");
+
+	if (!f) {
+		perror(file);
+		exit(2);
+	}
+	memset(&glob, 0, sizeof(glob));
+	glob.numjobs = 1;
+	glob.size = 64ull << 20;
+	glob.bs = 4096;
+	snprintf(glob.rw, sizeof(glob.rw), "read");
+	while (fgets(buf, sizeof(buf), f)) {
+		line++;
+		l = trim(buf);
+		if (!*l || *l == ';' || *l == '#')
+			continue;
+		if (*l == '[') {
+			char *e = strchr(l, ']');
+
+			if (!e)
+				jdie(file, line, "bad section header", l);
+			*e = 0;
+			if (!strcmp(l + 1, "global")) {
+				cur = &glob;
+				continue;
+			}
+			if (n == max)
+				jdie(file, line, "too many sections", NULL);
+			jobs[n] = glob;
+			cur = &jobs[n++];
+			snprintf(cur->name, sizeof(cur->name), "%s", l + 1);
+			if (!cur->filename[0])
+				snprintf(cur->filename, sizeof(cur->filename),
+					 "%s.0.0", cur->name);
+			continue;
+		}
+		eq = strchr(l, '=');
+		val[0] = 0;
+		if (eq) {
+			*eq = 0;
+			snprintf(val, sizeof(val), "%s", trim(eq + 1));
+		}
+		expand(val, sizeof(val), file, line);
+		set_key(cur, trim(l), val, file, line);
+	}
+	fclose(f);
+	return n;
+}
+
+struct worker {
+	pthread_t t;
+	struct daxfs_handle *h;	/* NULL: memcpy */
+	uint8_t *m;		/* memcpy target */
+	const struct job *j;
+	uint64_t ino, seed, bytes;
+	volatile int *go;
+	double start, end;
+	int err;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct job *j = w->j;
+	int rnd = !strncmp(j->rw, "rand", 4);
+	int rd = strstr(j->rw, "read") != NULL;
+	uint64_t n = j->size / j->bs, i, off, *ord = rnd ? perm(n, w->seed) : NULL;
+	uint8_t *buf;
+	int64_t r;
+
+	if (posix_memalign((void **)&buf, 4096, j->bs)) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	memset(buf, 0xa5, j->bs);
+	while (!*w->go)
+		__asm__ __volatile__("pause" ::: "memory");
+	w->start = now();
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			off = (ord ? ord[i] : i) * j->bs;
+			if (w->h) {
+				r = rd ? daxfs_pread(w->h, w->ino, buf, j->bs, off)
+				       : daxfs_pwrite(w->h, w->ino, buf, j->bs, off);
+				if (r != (int64_t)j->bs) {
+					w->err = r < 0 ? (int)r : -EIO;
+					goto out;
+				}
+			} else if (rd) {
+				memcpy(buf, w->m + off, j->bs);
+			} else {
+				memcpy(w->m + off, buf, j->bs);
+			}
+			__asm__ __volatile__("" ::: "memory");
+			w->bytes += j->bs;
+			if (j->time_based && !(i & 63) && now() - w->start >= j->runtime)
+				goto out;
+		}
+		if (!j->time_based || now() - w->start >= j->runtime)
+			break;
+	}
+out:
+	w->end = now();
+	free(ord);
+	free(buf);
+	return NULL;
+}
+
+/* numjobs threads on one file (or mapping); total bytes / wall time */
+static void run_job(const char *suite, const struct job *j,
+		    struct daxfs_handle *h, uint64_t ino, uint8_t *m)
+{
+	struct worker w[64];
+	volatile int go = 0;
+	double t0 = 1e300, t1 = 0;
+	uint64_t bytes = 0;
+	int i, nj = j->numjobs < 1 ? 1 : j->numjobs > 64 ? 64 : j->numjobs;
+
+	for (i = 0; i < nj; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].h = h;
+		w[i].m = m;
+		w[i].j = j;
+		w[i].ino = ino;
+		w[i].go = &go;
+		w[i].seed = 0x2545f4914f6cdd1dull + j->bs * 131 + i * 7919;
+		if (pthread_create(&w[i].t, NULL, worker_main, &w[i]))
+			die("pthread_create", -EAGAIN);
+	}
+	go = 1;
+	for (i = 0; i < nj; i++) {
+		pthread_join(w[i].t, NULL);
+		if (w[i].err)
+			die(j->name, w[i].err);
+		bytes += w[i].bytes;
+		if (w[i].start < t0)
+			t0 = w[i].start;
+		if (w[i].end > t1)
+			t1 = w[i].end;
+	}
+	printf("%s,%s,%s,%llu,%d,%llu,%.4f,%.1f\n", suite, j->name, j->rw,
+	       (unsigned long long)j->bs, nj, (unsigned long long)bytes,
+	       t1 - t0, bytes / (t1 - t0) / (1 << 20));
+	fflush(stdout);
+}
+
+static int wanted(const char *list, const char *name)
+{
+	char buf[1024], *tok, *save;
+
+	if (!list)
+		return 1;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (!strcmp(tok, name))
+			return 1;
+	return 0;
+}
+
+static int job_mode(const char *file, const char *sections, int ceiling)
+{
+	static struct job jobs[64];
+	struct daxfs_mkfs_opts o;
+	struct daxfs_handle *h;
+	struct daxfs_fs *fs;
+	struct daxfs_attr st;
+	uint64_t rsize, maxsize = 0, ino;
+	char path[160];
+	uint8_t *m = NULL, *buf;
+	int n = parse_jobs(file, jobs, 64), i, fd, err;
+
+	for (i = 0; i < n; i++) {
+		if (!jobs[i].bs || jobs[i].size % jobs[i].bs)
+			jdie(file, 0, "bs must divide size in section", jobs[i].name);
+		if (jobs[i].size > maxsize)
+			maxsize = jobs[i].size;
+	}
+	/* two files of the largest size at once, plus metadata */
+	rsize = maxsize * 3 + (64ull << 20);
+	rsize = (rsize + (2ull << 20) - 1) & ~((2ull << 20) - 1);
+	memset(&o, 0, sizeof(o));
+	o.force = 1;
+	o.lease_ms = 60000;
+	unlink(region);
+	err = daxfs_region_create(region, rsize, &o);
+	if (err)
+		die("mkfs", err);
+	fd = open(region, O_RDWR);
+	if (fd < 0 || posix_fallocate(fd, 0, rsize)) {
+		perror("fallocate");
+		return 1;
+	}
+	close(fd);
+	err = daxfs_region_open(region, 0, &h);
+	if (err)
+		die("open", err);
+	fs = daxfs_handle_fs(h);
+	touch(fs->base, fs->size);
+	if (ceiling) {
+		unlink(mfile);
+		fd = open(mfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || posix_fallocate(fd, 0, maxsize)) {
+			perror(mfile);
+			return 1;
+		}
+		m = mmap(NULL, maxsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
+		memset(m, 0x5a, maxsize);
+		unlink(mfile);
+	}
+	if (posix_memalign((void **)&buf, 4096, 1 << 20))
+		return 1;
+	memset(buf, 0x3c, 1 << 20);
+	printf("suite,test,rw,bs,numjobs,bytes,seconds,mib_s\n");
+	for (i = 0; i < n; i++) {
+		const struct job *j = &jobs[i];
+
+		if (!wanted(sections, j->name))
+			continue;
+		snprintf(path, sizeof(path), "/%s", j->filename);
+		err = daxfs_path_create(h, path, 0644, 0, &ino);
+		if (err < 0)
+			die(path, err);
+		/* like fio: a read job lays its file out first when short */
+		if (strstr(j->rw, "read") && (daxfs_fstat(h, ino, &st) ||
+					       st.size < j->size)) {
+			uint64_t off, c;
+
+			for (off = 0; off < j->size; off += c) {
+				c = j->size - off < (1 << 20) ? j->size - off : (1 << 20);
+				if (daxfs_pwrite(h, ino, buf, c, off) != (int64_t)c)
+					die("layout", -EIO);
+			}
+		}
+		run_job("daxfs", j, h, ino, NULL);
+		if (ceiling)
+			run_job("memcpy", j, NULL, 0, m);
+		if (j->unlink) {
+			err = daxfs_path_unlink(h, path);
+			if (err)
+				die("unlink", err);
+			daxfs_region_reclaim(h);
+		}
+	}
+	daxfs_region_close(h);
+	unlink(region);
+	if (m)
+		munmap(m, maxsize);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const uint64_t def_bs[] = { 4096, 65536 };
@@ -170,10 +571,14 @@ int main(int argc, char **argv)
 	uint64_t rsize;
 	char name[64], *tok, *save;
 	double t0, secs;
-	int c, fd, err, r, nfile = 0;
+	int c, fd, err, r, nfile = 0, ceiling = 0;
+	const char *jobfile = NULL, *sections = NULL;
 
-	while ((c = getopt(argc, argv, "s:t:r:b:f:m:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:r:b:f:m:j:S:c")) != -1) {
 		switch (c) {
+		case 'j': jobfile = optarg; break;
+		case 'S': sections = optarg; break;
+		case 'c': ceiling = 1; break;
 		case 's': fsize = strtoull(optarg, NULL, 0); break;
 		case 't': dur = atof(optarg); break;
 		case 'r': reps = atoi(optarg); break;
@@ -191,6 +596,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (jobfile)
+		return job_mode(jobfile, sections, ceiling);
 	if (!nbs) {
 		memcpy(bsv, def_bs, sizeof(def_bs));
 		nbs = 2;

@@ -1,0 +1,102 @@
+# vm/guest/daxfs-bench.sh MODE ARGS... - the guest side of bench/evaluate.py (bench/run).
+# Results go to /out (the host directory given with Guest(outdir=...)); progress lines
+# "DAXFS-VM: bench: ..." go to the console, which the host tails.
+#
+#   table2 REPS RUNTIME NFILES TARGETS [SECTIONS]
+#       Mounts daxfs.ko on the first nvdimm (phys= route), ext4 -o dax on the second
+#       (namespace1.0 converted to fsdax, mkfs.ext4 through the host root) and a tmpfs;
+#       then REPS times, for each target of TARGETS (e.g. daxfs+tmpfs+ext4dax, order rotated
+#       per repetition): one fio run of bench/fio/table2.fio (its sections one after the
+#       other; JSON to /out/fio-TARGET-REP.json), then bench/meta_bench on NFILES files
+#       (/out/meta-TARGET-REP.csv).  SECTIONS (a+b+c) runs only those sections.
+#   xhost ROLE PEERS SECONDS MAXOPS [paced]
+#       Mounts daxfs.ko (phys=) and runs bench/xhost_bench run posix as host ROLE
+#       (/out/xhost-ROLE.csv).
+MNT=/host/mnt
+R=$DAXFS_REPO_HOST
+BIN=$R/build/bench
+mode=$1; shift
+
+bench_log() { echo "DAXFS-VM: bench: $*"; }
+
+mount_daxfs() {
+    hostname "guest-$DAXFS_VM_ID"
+    insmod $DAXFS_REPO/kernel/daxfs.ko 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
+    r=$(grep 'Persistent Memory' /proc/iomem | sed -n 1p | sed 's/^ *//' | cut -d' ' -f1)
+    [ -n "$r" ] || vm_fail "no Persistent Memory range"
+    start=0x${r%-*}
+    sz=$(( 0x${r#*-} - start + 1 ))
+    mkdir -p $MNT/daxfs
+    mount -t daxfs -o phys=$start,size=$sz none $MNT/daxfs 2>/tmp/err ||
+        vm_fail "mount daxfs: $(cat /tmp/err)"
+    bench_log "daxfs mounted phys=$start size=$sz"
+}
+
+mount_ext4dax() {
+    out=$(host ndctl create-namespace -f -e namespace1.0 -m fsdax --map=mem 2>&1) ||
+        vm_fail "ndctl create-namespace namespace1.0 fsdax: $out"
+    dev=$(echo "$out" | sed -n 's/.*"blockdev":"\([a-z0-9.]*\)".*/\1/p' | head -1)
+    [ -n "$dev" ] || dev=$(echo "$out" | tr -d ' \n' | sed -n 's/.*"blockdev":"\([a-z0-9.]*\)".*/\1/p')
+    [ -n "$dev" ] || vm_fail "no block device in: $out"
+    [ "$(cat /sys/block/$dev/queue/dax)" = 1 ] || vm_fail "/dev/$dev does not support DAX"
+    out=$(host mkfs.ext4 -q -F -b 4096 /dev/$dev 2>&1) || vm_fail "mkfs.ext4 -b 4096 /dev/$dev: $out"
+    mkdir -p $MNT/ext4dax
+    mount -t ext4 -o dax /dev/$dev $MNT/ext4dax 2>/tmp/err || vm_fail "mount ext4 -o dax: $(cat /tmp/err)"
+    opts=$(grep " $MNT/ext4dax " /proc/mounts | cut -d' ' -f4)
+    case ",$opts," in *,dax*) ;; *) vm_fail "ext4 mounted without dax: $opts" ;; esac
+    bench_log "ext4 mounted on /dev/$dev with $opts"
+    vm_result ext4_opts=$opts
+}
+
+case $mode in
+table2)
+    reps=$1; rt=$2; nfiles=$3; targets=$(echo "$4" | tr '+' ' ')
+    mount_daxfs
+    mount_ext4dax
+    mkdir -p $MNT/tmpfs
+    mount -t tmpfs -o size=400m tmpfs $MNT/tmpfs || vm_fail "mount tmpfs"
+    sections=$(sed -n 's/^\[\(.*\)\]$/\1/p' /host$R/bench/fio/table2.fio | grep -v '^global$')
+    [ -n "$5" ] && [ "$5" != all ] && sections=$(echo "$5" | tr '+' ' ')
+    nsec=$(echo $sections | wc -w)
+    secargs=""
+    for s in $sections; do secargs="$secargs --section=$s"; done
+    ntg=$(echo $targets | wc -w)
+    total=$(( reps * ntg * 2 ))
+    step=0
+    bench_log "start reps=$reps runtime=$rt targets=[$targets] sections=$nsec steps=$total vcpus=$(nproc)"
+    for rep in $(seq 1 $reps); do
+        # rotate the target order so that no target always runs first or last
+        set -- $targets
+        i=1
+        while [ $i -lt $rep ]; do t1=$1; shift; set -- "$@" $t1; i=$((i + 1)); done
+        for t in "$@"; do
+            d=$MNT/$t/fio
+            rm -rf $d; mkdir -p $d
+            # one fio run of the job file's sections (stonewalled, one after the other)
+            DAXFS_BENCH_DIR=/mnt/$t/fio DAXFS_BENCH_RUNTIME=$rt \
+                host fio $secargs --output-format=json $R/bench/fio/table2.fio \
+                > /out/fio-$t-$rep.json 2>/out/fio-$t-$rep.err ||
+                vm_fail "fio on $t: $(tail -3 /out/fio-$t-$rep.err)"
+            step=$((step + 1))
+            bench_log "progress $step/$total fio $t rep $rep ($nsec sections) done"
+            rm -rf $d
+            host $BIN/meta_bench posix /mnt/$t/meta $nfiles > /out/meta-$t-$rep.csv 2>/tmp/err ||
+                vm_fail "meta_bench on $t: $(cat /tmp/err)"
+            step=$((step + 1))
+            bench_log "progress $step/$total meta $t rep $rep: $(tr '\n' ' ' < /out/meta-$t-$rep.csv)"
+        done
+    done
+    umount $MNT/tmpfs; umount $MNT/ext4dax; umount $MNT/daxfs
+    rmmod daxfs
+    vm_result table2=ok ;;
+xhost)
+    role=$1; peers=$2; secs=$3; maxops=$4; paced=$5
+    mount_daxfs
+    bench_log "xhost $role peers $peers: waiting for the others"
+    host $BIN/xhost_bench run posix /mnt/daxfs $role $peers $secs $maxops $paced > /out/xhost-$role.csv 2>/tmp/err ||
+        vm_fail "xhost_bench: $(cat /tmp/err)"
+    bench_log "xhost $role done: $(tail -1 /out/xhost-$role.csv)"
+    umount $MNT/daxfs
+    vm_result xhost_$role=ok ;;
+*) vm_fail "daxfs-bench: unknown mode $mode" ;;
+esac
