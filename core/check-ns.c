@@ -13,6 +13,7 @@
 #include "daxfs_core.h"
 #include "base.h"
 #include "check.h"
+#include "file.h"
 
 #define CHK_I_ATTACH	(1u << 30)	/* repair: link into lost+found */
 #define CHK_DIR_MOVING	(1ULL << 61)	/* dir.h: DAXFS_DIR_MOVING */
@@ -47,6 +48,24 @@ struct chk_fw {
 	u64 beyond;			/* pages at or past EOF */
 	u64 lim;			/* first block index past EOF */
 };
+
+/* Accounts the data page v of block idx, reached through *slot (a leaf
+ * slot, or inode.root for a direct root): pages at or past EOF are
+ * counted (and, offline with repair, cut off and freed). */
+static void chk_data_page(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
+			  u64 idx)
+{
+	if (idx >= w->lim) {
+		w->beyond++;
+		if (c->repair && !c->live) {
+			daxfs_store(slot, 0);
+			chk_set(c, c->used, v, DAXFS_BLOCK_SIZE, false);
+			c->space_dirty = true;
+			return;
+		}
+	}
+	w->pages++;
+}
 
 static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 		      u64 first)
@@ -84,16 +103,7 @@ static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 			chk_radix(c, w, v, height - 1, idx);
 			continue;
 		}
-		if (idx >= w->lim) {
-			w->beyond++;
-			if (c->repair && !c->live) {
-				daxfs_store(slot, 0);
-				chk_set(c, c->used, v, DAXFS_BLOCK_SIZE, false);
-				c->space_dirty = true;
-				continue;
-			}
-		}
-		w->pages++;
+		chk_data_page(c, w, slot, v, idx);
 	}
 }
 
@@ -135,19 +145,43 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 				daxfs_store(&ip->aux, bip->size < size ? bip->size : size);
 		}
 	}
-	if (root && (!h || h > DAXFS_RADIX_MAX_HEIGHT ||
+	if (root == DAXFS_RADIX_SEALED) {
+		/* data dropped for good (daxfs_file_drop_data): only an
+		 * inode being freed (nlink 0) may look like this */
+		if (daxfs_load32(&ip->nlink)) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RADIX,
+				   "linked file's data was dropped as if freed",
+				   f->ino, 0, root, 0, c->repair);
+			if (c->repair)
+				daxfs_store(&ip->root, 0);
+		}
+		root = 0;
+	}
+	if (root && (h > DAXFS_RADIX_MAX_HEIGHT ||
 		     (root & (DAXFS_BLOCK_SIZE - 1) & ~DAXFS_RADIX_HEIGHT_MASK) ||
-		     !daxfs_ptr(c->fs, node, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE) ||
-		     !chk_mark(c, c->used, node, DAXFS_BLOCK_SIZE))) {
+		     !daxfs_ptr(c->fs, node, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE))) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RADIX,
-			   "file radix root invalid or shared", f->ino, node, root,
+			   "file radix root invalid", f->ino, node, root,
 			   0, c->repair);
 		if (c->repair)
 			daxfs_store(&ip->root, 0);
 		root = 0;
 	}
-	if (root)
+	if (root && !chk_mark(c, c->used, node, DAXFS_BLOCK_SIZE)) {
+		/* h == 0: a direct root, the data page of block 0 */
+		chk_report(c, DAXFS_CHK_ERROR,
+			   h ? DAXFS_CHK_RADIX : DAXFS_CHK_CROSSLINK,
+			   h ? "file radix root node also used elsewhere" :
+			   "data page also used elsewhere", f->ino, node,
+			   0, h, c->repair);
+		if (c->repair)
+			daxfs_store(&ip->root, 0);
+		root = 0;
+	}
+	if (root && h)
 		chk_radix(c, &w, node, h, 0);
+	else if (root)
+		chk_data_page(c, &w, &ip->root, node, 0);
 	if (w.beyond)
 		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 			   DAXFS_CHK_BEYOND_EOF, "data pages beyond the end of file",

@@ -46,11 +46,29 @@ static inline void daxfs_store(u64 *p, u64 v)
 	smp_store_release(p, v);
 }
 
+/*
+ * Read-modify-writes on region words must be atomic against OTHER machines
+ * (hosts sharing the memory), not only against this kernel's CPUs.  The
+ * kernel's cmpxchg()/atomic64_*() use LOCK_PREFIX, which x86 "SMP
+ * alternatives" patch away (lock -> ds) on a kernel booted with one present
+ * CPU, also in modules loaded later: on such a host every CAS and FAA on the
+ * region would be a plain load + store (observed under QEMU TCG with
+ * -smp 1,maxcpus=2: two guests popped the same free object).  So on x86 use
+ * forms that always carry the lock prefix: sync_cmpxchg() (made for memory
+ * shared with a hypervisor, for the same reason) and a literal lock xadd.
+ * Other architectures do not patch their atomics.
+ */
+#if defined(CONFIG_X86) && defined(arch_sync_cmpxchg)
+#define daxfs_cmpxchg(p, o, n)	arch_sync_cmpxchg(p, o, n)
+#else
+#define daxfs_cmpxchg(p, o, n)	cmpxchg(p, o, n)
+#endif
+
 /* Returns true and installs desired when *p == *expected; otherwise
  * returns false and stores the value found in *expected.  Full barrier. */
 static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
 {
-	u64 old = cmpxchg64(p, *expected, desired);
+	u64 old = daxfs_cmpxchg(p, *expected, desired);
 
 	if (old == *expected)
 		return true;
@@ -60,7 +78,13 @@ static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
 
 static inline u64 daxfs_faa(u64 *p, u64 delta)
 {
+#ifdef CONFIG_X86_64
+	asm volatile("lock; xaddq %0, %1"
+		     : "+r" (delta), "+m" (*p) : : "memory", "cc");
+	return delta;
+#else
 	return atomic64_fetch_add(delta, (atomic64_t *)p);
+#endif
 }
 
 static inline u32 daxfs_load32(const u32 *p)
@@ -75,7 +99,7 @@ static inline void daxfs_store32(u32 *p, u32 v)
 
 static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 {
-	u32 old = cmpxchg(p, *expected, desired);
+	u32 old = daxfs_cmpxchg(p, *expected, desired);
 
 	if (old == *expected)
 		return true;

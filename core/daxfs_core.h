@@ -24,6 +24,11 @@
 #define DAXFS_FS_RDONLY		(1u << 0)	/* no writes at all (fsck -n) */
 #define DAXFS_FS_PERSISTENT	(1u << 1)	/* flush cache lines on update */
 #define DAXFS_FS_VALIDATE	(1u << 2)	/* full base validation at open */
+/* unlink/rename that removes the last link of a non-directory leaves it as
+ * an orphan (nlink 0, DAXFS_IF_ORPHAN, still readable and writable by ino)
+ * instead of freeing it; the host frees it with daxfs_inode_release once
+ * its last local user is gone (daxfs.ko: POSIX unlink of open files) */
+#define DAXFS_FS_KEEP_ORPHANS	(1u << 3)
 
 /*
  * Backing-store I/O for the shared page cache, supplied by the host (the
@@ -213,6 +218,9 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 /* Copies at most bufsize bytes, returns the target length. */
 int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize);
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
+/* Frees ino if it is an orphan (nlink 0, DAXFS_IF_ORPHAN) that this host
+ * kept (DAXFS_FS_KEEP_ORPHANS); 0 also when it is not one (or gone). */
+int daxfs_inode_release(struct daxfs_fs *fs, u64 ino);
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len);

@@ -139,7 +139,7 @@ static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		     daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_fs *fs = op->fs;
-	struct daxfs_radix_node *leaf = NULL;
+	const u64 *slots = NULL;
 	struct daxfs_iref ref;
 	struct fview v;
 	struct rrun run = { NULL, 0 };
@@ -166,19 +166,15 @@ static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		const u8 *src = NULL;
 
 		if (blk < lo || blk >= hi) {
-			err = daxfs_radix_leaf(fs, v.root, blk, &leaf, &hi);
+			/* v.root is our snapshot: a direct root's slot */
+			err = daxfs_radix_leaf(fs, &v.root, blk, &slots, &lo,
+					       &hi);
 			if (err)
 				return err;
-			if (leaf) {
-				lo = blk & ~((u64)DAXFS_RADIX_FANOUT - 1);
-				hi = lo + DAXFS_RADIX_FANOUT;
-			} else {
-				lo = blk;
-			}
 		}
 		hole_to = (blk + 1) << DAXFS_BLOCK_SHIFT;
-		if (leaf) {
-			u64 s = daxfs_load(&leaf->slot[blk & (DAXFS_RADIX_FANOUT - 1)]);
+		if (slots) {
+			u64 s = daxfs_load(&slots[blk - lo]);
 			u8 *p = daxfs_radix_page(fs, s, &err);
 
 			if (err)
@@ -822,22 +818,22 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	 * dead write left beyond EOF.  Bounded by the dead write's length.
 	 */
 	for (pos = from; pos < end;) {
-		u64 blk = pos >> DAXFS_BLOCK_SHIFT, hole_end, v;
+		u64 blk = pos >> DAXFS_BLOCK_SHIFT, lo, hi, v;
 		u64 stop = (blk + 1) << DAXFS_BLOCK_SHIFT;
-		struct daxfs_radix_node *leaf;
+		u64 root = daxfs_load(&ref.ip->root);
+		const u64 *slots;
 		int err = 0;
 		u8 *p;
 
-		if (daxfs_radix_leaf(fs, daxfs_load(&ref.ip->root), blk, &leaf,
-				     &hole_end))
+		if (daxfs_radix_leaf(fs, &root, blk, &slots, &lo, &hi))
 			return;
-		if (!leaf) {
-			pos = hole_end << DAXFS_BLOCK_SHIFT;
+		if (!slots) {
+			pos = hi << DAXFS_BLOCK_SHIFT;
 			continue;
 		}
 		if (stop > end)
 			stop = end;
-		v = daxfs_load(&leaf->slot[blk & (DAXFS_RADIX_FANOUT - 1)]);
+		v = daxfs_load(&slots[blk - lo]);
 		p = daxfs_radix_page(fs, v, &err);
 		if (err)
 			return;

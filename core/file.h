@@ -11,7 +11,14 @@
 #include "daxfs_core.h"
 
 /*
- * Radix slot values (inode.root carries node | height instead):
+ * inode.root of a regular file:
+ *   0                    empty
+ *   DAXFS_RADIX_SEALED   data dropped for good (file freed, nlink 0)
+ *   page offset | 0      "direct" (height 0): the data page of block 0,
+ *                        the only block the file maps
+ *   node offset | h      a tree of height h (1..4)
+ *
+ * Radix slot values:
  *   0                    empty (hole)
  *   DAXFS_RADIX_SEALED   the node holding this slot is being dropped by a
  *                        truncate; nothing may be inserted here.  Readers
@@ -21,14 +28,16 @@
  */
 #define DAXFS_RADIX_SEALED	1ULL
 
-/* Blocks mapped by a tree of the given height (height 0: none). */
+/* Blocks mapped by a tree of the given height (height 0, a direct root:
+ * block 0 only). */
 static inline u64 daxfs_radix_span(u32 height)
 {
 	return height >= DAXFS_RADIX_MAX_HEIGHT + 1 ? 0 :
 	       1ULL << (DAXFS_RADIX_BITS * height);
 }
 
-/* Smallest height whose tree maps block blk (1..4; 0 when too large). */
+/* Smallest tree height whose tree maps block blk (1..4; 0 when too large;
+ * never 0 for block 0: see daxfs_radix_insert for direct roots). */
 static inline u32 daxfs_radix_height_for(u64 blk)
 {
 	u32 h;
@@ -40,13 +49,16 @@ static inline u32 daxfs_radix_height_for(u64 blk)
 }
 
 /*
- * Read-side lookup.  Finds the leaf node covering blk in the tree whose
- * root word is root.  On success *leaf is the leaf node, or NULL when the
- * whole aligned range [blk, *hole_end) is unmapped (missing subtree; the
- * range may be clamped by the caller).  -EUCLEAN on a corrupt tree.
+ * Read-side lookup of blk in the tree whose root word the caller loaded
+ * into *root (a snapshot the caller keeps alive: for a direct root the
+ * slot returned is that word itself).  On success either *slots != NULL
+ * and every block b in [*lo, *hi) has slot value (*slots)[b - *lo] (load
+ * it with daxfs_load; 0 / SEALED is a hole), or *slots == NULL and the
+ * whole range [blk, *hi) is unmapped (missing subtree; the caller may
+ * clamp it).  -EUCLEAN on a corrupt tree.
  */
-int daxfs_radix_leaf(struct daxfs_fs *fs, u64 root, u64 blk,
-		     struct daxfs_radix_node **leaf, u64 *hole_end);
+int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
+		     const u64 **slots, u64 *lo, u64 *hi);
 
 /* Value of one leaf slot as a data page pointer: NULL for a hole or a
  * sealed slot; -EUCLEAN (via *err) on garbage. */
@@ -68,7 +80,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 
 /* Detaches and retires every data page of blocks >= first and every node
  * covering only such blocks (blocks -= pages detached).  first == 0 drops
- * the whole tree (inode.root -> 0). */
+ * the whole tree (inode.root -> 0), a direct root included.  A taller tree
+ * is never shortened (nor turned back into a direct root). */
 int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first);
 
 /*

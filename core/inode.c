@@ -21,6 +21,12 @@ static u64 inode_key(u64 ino)
 	return daxfs_key(DAXFS_KEY_INODE, ino);
 }
 
+/* An unlinked non-directory kept for a host that still uses it. */
+static bool is_orphan(struct daxfs_inode *ip)
+{
+	return daxfs_load32(&ip->flags) & DAXFS_IF_ORPHAN;
+}
+
 /* Validated record at off for ino. */
 static int record_at(struct daxfs_fs *fs, u64 off, u64 ino,
 		     struct daxfs_inode **ipp)
@@ -54,8 +60,9 @@ int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 		err = record_at(fs, off, ino, &ip);
 		if (err)
 			return err;
-		/* nlink 0: being freed, or a dead base inode's marker */
-		if (daxfs_load32(&ip->nlink) == 0)
+		/* nlink 0: being freed, or a dead base inode's marker
+		 * (unless kept as an open orphan) */
+		if (daxfs_load32(&ip->nlink) == 0 && !is_orphan(ip))
 			return -ENOENT;
 		ref->ip = ip;
 		return 0;
@@ -117,7 +124,7 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 			err = record_at(fs, off, ino, &ip);
 			if (err)
 				return err;
-			if (daxfs_load32(&ip->nlink) == 0)
+			if (daxfs_load32(&ip->nlink) == 0 && !is_orphan(ip))
 				return -ENOENT;
 			*ipp = ip;
 			return 0;
@@ -308,17 +315,84 @@ void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 	daxfs_retire(op, off, DAXFS_CLASS_128);
 }
 
-void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
+static void flags_update(struct daxfs_inode *ip, u32 set, u32 clear)
+{
+	u32 f = daxfs_load32(&ip->flags);
+
+	while (!daxfs_cas32(&ip->flags, &f, (f | set) & ~clear))
+		;
+}
+
+void daxfs_inode_unlinked_keep(struct daxfs_op *op, u64 ino, bool keep)
 {
 	struct daxfs_inode *ip;
+	bool marked = false;
 	int n;
 
 	if (daxfs_inode_get_writable(op, ino, &ip))
 		return;
+	/*
+	 * Keeping an orphan: mark it before the last link goes, so no reader
+	 * ever sees nlink 0 without the mark.  nlink counts every name plus
+	 * pins, so 1 here means ours is the last link unless a linker raises
+	 * it meanwhile; then the dec below does not reach 0 and we unmark.
+	 */
+	if (keep && !DAXFS_IS_DIR(daxfs_load32(&ip->mode)) &&
+	    daxfs_load32(&ip->nlink) == 1) {
+		flags_update(ip, DAXFS_IF_ORPHAN, 0);
+		daxfs_pflush(op->fs, &ip->flags, sizeof(ip->flags));
+		marked = true;
+	}
 	n = daxfs_nlink_dec(ip, 0);
+	if (marked && n != 0)
+		flags_update(ip, 0, DAXFS_IF_ORPHAN);
 	if (n < 0)
 		return;
 	daxfs_crash_point("unlink.nlink_dropped");
+	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	if (n == 0 && !marked)
+		daxfs_inode_free(op, ip);
+}
+
+void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
+{
+	daxfs_inode_unlinked_keep(op, ino, false);
+}
+
+int daxfs_inode_release(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_inode *ip;
+	struct daxfs_op op;
+	u32 f;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = daxfs_inode_get_writable(&op, ino, &ip);
+	if (err) {
+		err = err == -ENOENT ? 0 : err;
+		goto out;
+	}
+	/* one releaser wins the mark; nlink 0 is final (nlink_inc refuses it) */
+	f = daxfs_load32(&ip->flags);
+	while (!daxfs_load32(&ip->nlink) && (f & DAXFS_IF_ORPHAN)) {
+		if (daxfs_cas32(&ip->flags, &f, f & ~DAXFS_IF_ORPHAN)) {
+			daxfs_inode_free(&op, ip);
+			break;
+		}
+	}
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+void daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	int n = daxfs_nlink_dec(ip, 0);
+
+	if (n < 0)
+		return;
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	if (n == 0)
 		daxfs_inode_free(op, ip);

@@ -603,7 +603,9 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	err = daxfs_dir_link(&op, dp, leaf, false);
 	if (err) {
 		daxfs_intent_clear(&op);
-		daxfs_nlink_dec(ip, 0);		/* cannot reach 0: we hold one */
+		/* our +1 may be the last link by now (every name was
+		 * unlinked meanwhile): then this frees the inode */
+		daxfs_inode_put_link(&op, ip);
 		goto out_count;
 	}
 	intent_step(fs, op.lane, NS_KIND_LINK, 4, 0);
@@ -680,7 +682,8 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		daxfs_crash_point("unlink.counted");
 		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 		intent_step(fs, op.lane, NS_KIND_UNLINK, 4, 0);
-		daxfs_inode_unlinked(&op, de.ino);
+		daxfs_inode_unlinked_keep(&op, de.ino,
+					  fs->flags & DAXFS_FS_KEEP_ORPHANS);
 		intent_step(fs, op.lane, NS_KIND_UNLINK, 5, 0);
 		daxfs_crash_point("unlink.freed");
 		daxfs_intent_clear(&op);
@@ -1040,7 +1043,6 @@ static int pin(struct daxfs_op *op, const struct daxfs_dent *d, bool isdir)
 static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 newparent)
 {
 	struct daxfs_inode *ip;
-	int n;
 
 	if (daxfs_inode_get_writable(op, ino, &ip))
 		return;
@@ -1051,10 +1053,7 @@ static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 newparent)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 		return;
 	}
-	n = daxfs_nlink_dec(ip, 0);
-	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
-	if (n == 0)
-		daxfs_inode_free(op, ip);
+	daxfs_inode_put_link(op, ip);
 }
 
 /* Everything after the new name is published and the old one removed.
@@ -1100,7 +1099,9 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 				daxfs_inode_free(op, tp);
 			}
 		} else {
-			daxfs_inode_unlinked(op, r->tgt.ino);
+			/* live (not recovery): the replaced file may be kept */
+			daxfs_inode_unlinked_keep(op, r->tgt.ino, il == op->lane &&
+				(op->fs->flags & DAXFS_FS_KEEP_ORPHANS));
 		}
 		daxfs_crash_point("rename.done");
 	}
@@ -1211,6 +1212,12 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		     r->has_tgt ? r->tgt.leaf : 0, r->sleaf,
 		     NS_META(NS_KIND_RENAME, 0, r->flags));
 	err = pin(op, &r->src, r->sisdir);
+	if (err == -EAGAIN && r->sisdir) {
+		/* src is DEAD: an rmdir committed (no name can be added to
+		 * it any more) and only its leaf removal is pending: the
+		 * rmdir came first, so the source is gone */
+		err = -ENOENT;
+	}
 	if (err)
 		goto undo;
 	done |= 1;
@@ -1265,11 +1272,30 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 
 	/* step 2: drop (or exchange) the old name */
 	err = daxfs_dir_swap(op, r->sdp, sh, r->src.leaf, r->sleaf);
+	if (err && xchg && r->tisdir && !daxfs_dir_count_add(r->sdp)) {
+		/*
+		 * The source (a file: a MOVING directory cannot be removed)
+		 * was unlinked meanwhile, so the exchanged directory has lost
+		 * dname and cannot take sname by a swap.  A directory is
+		 * never left unnamed (nor its link count dropped like a
+		 * file's): insert its new leaf under sname instead (count
+		 * raised first).  The unlinker's -1 stays on the source,
+		 * which keeps its pin as the link for dname (RN_SRC_GONE).
+		 */
+		if (!daxfs_dir_link(op, r->sdp, r->sleaf, false)) {
+			r->sleaf = 0;		/* published */
+			r->flags |= RN_SRC_GONE;
+			err = 0;
+		} else {
+			/* sname taken again: left to fsck (lost+found) */
+			daxfs_dir_count_sub(r->sdp);
+		}
+	}
 	if (err) {
 		/* the source was unlinked meanwhile: it had its link */
 		if (r->sleaf)
 			daxfs_dirent_free(op, r->sleaf, false);
-		if (xchg)
+		if (xchg && !r->tisdir)
 			daxfs_inode_unlinked(op, r->tgt.ino);
 		r->flags |= RN_SRC_GONE;
 	}
@@ -1294,6 +1320,7 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		 u64 ddir, const char *dname, u32 dlen, u32 flags)
 {
 	struct daxfs_op op;
+	struct waiter w = { 0, 0 };
 	struct rn r;
 	u32 tries;
 	int err;
@@ -1326,9 +1353,15 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	err = claim_take(&op);
 	if (err)
 		goto out;
-	for (tries = 0; tries < NS_RETRIES; tries++) {
+	for (tries = 0;; tries++) {
 		err = rename_once(&op, &r, sname, slen, dname, dlen);
 		if (err != -EAGAIN)
+			break;
+		/* a target being rmdir'ed (DEAD, name not yet removed) by
+		 * a host that is merely descheduled: keep trying, bounded
+		 * by time (a few leases), not by a count a loaded machine
+		 * exhausts in microseconds */
+		if (tries >= NS_RETRIES && !wait_more(&op, &w))
 			break;
 		daxfs_yield();
 	}

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Per-file radix tree of 4 KiB nodes (512 slots each) mapping file blocks
- * to 4 KiB data pages.  inode.root = node offset | height (1..4), 0 empty.
+ * to 4 KiB data pages.  inode.root = node offset | height (1..4); a data
+ * page offset | 0 ("direct", height 0: the file maps block 0 only and the
+ * root IS that page); 0 empty; DAXFS_RADIX_SEALED dropped for good.
  *
  * Lock-free rules (docs/files.md):
  * - Slots only go 0 -> page/node (insert), page/node -> 0 (detach by a
  *   truncate of a node that stays), or x -> SEALED (the node is being
  *   dropped).  Whoever wins the CAS away from a page/node retires it, so
  *   every object is retired exactly once.
+ * - The root goes 0 -> direct page | tree (insert), direct page -> node|1
+ *   whose slot 0 is that page (growth: the page changes owner, nobody
+ *   retires it), tree -> taller tree (growth), and direct page | tree ->
+ *   0 / SEALED (truncate to 0 / final drop: the winner retires).
  * - A node is dropped by sealing every slot (bottom-up), then CASing the
  *   pointer to it 0.  A writer that meets a SEALED slot helps finish the
  *   drop and retries from the root, so a truncater dying half-way never
@@ -39,12 +45,16 @@ static struct daxfs_radix_node *node_at(struct daxfs_fs *fs, u64 v)
 	return daxfs_ptr(fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
 }
 
+/*
+ * Decodes a root that is neither 0 nor SEALED: *height 1..4 and *node the
+ * top node, or *height 0 and *node the data page of block 0 (direct).
+ */
 static int root_decode(struct daxfs_fs *fs, u64 root,
 		       struct daxfs_radix_node **node, u32 *height)
 {
 	u32 h = (u32)(root & DAXFS_RADIX_HEIGHT_MASK);
 
-	if (h < 1 || h > DAXFS_RADIX_MAX_HEIGHT)
+	if (h > DAXFS_RADIX_MAX_HEIGHT)
 		return -EUCLEAN;
 	if (root & PAGE_MASK_LO & ~DAXFS_RADIX_HEIGHT_MASK)
 		return -EUCLEAN;
@@ -55,20 +65,30 @@ static int root_decode(struct daxfs_fs *fs, u64 root,
 	return 0;
 }
 
-int daxfs_radix_leaf(struct daxfs_fs *fs, u64 root, u64 blk,
-		     struct daxfs_radix_node **leaf, u64 *hole_end)
+int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
+		     const u64 **slots, u64 *lo, u64 *hi)
 {
 	struct daxfs_radix_node *node;
+	u64 r = *root;
 	u32 h, level;
 	int err;
 
-	*leaf = NULL;
-	*hole_end = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
-	if (!root)
-		return 0;
-	err = root_decode(fs, root, &node, &h);
+	*slots = NULL;
+	*lo = blk;
+	*hi = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
+	if (!r || r == DAXFS_RADIX_SEALED)
+		return 0;		/* empty, or dropped for good */
+	err = root_decode(fs, r, &node, &h);
 	if (err)
 		return err;
+	if (!h) {
+		/* direct: the caller's root word is the slot of block 0 */
+		if (!blk) {
+			*slots = root;
+			*hi = 1;
+		}
+		return 0;
+	}
 	if (blk >= daxfs_radix_span(h))
 		return 0;
 	for (level = h; level > 1; level--) {
@@ -77,14 +97,16 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, u64 root, u64 blk,
 		if (!v || v == DAXFS_RADIX_SEALED) {
 			u64 span = daxfs_radix_span(level - 1);
 
-			*hole_end = (blk & ~(span - 1)) + span;
+			*hi = (blk & ~(span - 1)) + span;
 			return 0;
 		}
 		node = node_at(fs, v);
 		if (!node)
 			return -EUCLEAN;
 	}
-	*leaf = node;
+	*slots = node->slot;
+	*lo = blk & ~RADIX_MASK;
+	*hi = *lo + DAXFS_RADIX_FANOUT;
 	return 0;
 }
 
@@ -103,16 +125,15 @@ void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err)
 int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		    u64 *page)
 {
-	struct daxfs_radix_node *leaf;
-	u64 hole_end, v;
+	const u64 *slots;
+	u64 r = daxfs_load(&ip->root), lo, hi, v;
 	int err;
 
 	*page = 0;
-	err = daxfs_radix_leaf(fs, daxfs_load(&ip->root), blk, &leaf,
-			       &hole_end);
-	if (err || !leaf)
+	err = daxfs_radix_leaf(fs, &r, blk, &slots, &lo, &hi);
+	if (err || !slots)
 		return err;
-	v = daxfs_load(&leaf->slot[blk & RADIX_MASK]);
+	v = daxfs_load(&slots[blk - lo]);
 	if (!v || v == DAXFS_RADIX_SEALED)
 		return 0;
 	if (!node_at(fs, v))
@@ -171,10 +192,12 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 	return 0;
 }
 
-/* Finishes dropping node (reached through *pslot == pv): seal, unhook,
- * retire.  Used by truncate and by writers that find a SEALED slot. */
+/* Finishes dropping node (reached through *pslot == pv): seal, unhook
+ * (*pslot -> to: 0, or DAXFS_RADIX_SEALED for the root of a file being
+ * freed), retire.  Used by truncate, by the final drop and by writers that
+ * find a SEALED slot (they always unhook to 0). */
 static int drop_at(struct daxfs_op *op, struct daxfs_inode *ip, u64 *pslot,
-		   u64 pv, struct daxfs_radix_node *node, u32 level)
+		   u64 pv, struct daxfs_radix_node *node, u32 level, u64 to)
 {
 	u64 expect = pv;
 	int err;
@@ -182,7 +205,7 @@ static int drop_at(struct daxfs_op *op, struct daxfs_inode *ip, u64 *pslot,
 	err = seal_node(op, ip, node, level);
 	if (err)
 		return err;
-	if (daxfs_cas(pslot, &expect, 0)) {
+	if (daxfs_cas(pslot, &expect, to)) {
 		daxfs_pflush(op->fs, pslot, sizeof(*pslot));
 		daxfs_retire(op, pv & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
 	}
@@ -217,6 +240,17 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		u64 *pslot, *slot, pv, v, nn;
 		u32 h, level;
 
+		if (r == DAXFS_RADIX_SEALED)
+			return -ENOENT;	/* the file was freed (last link) */
+		if (!r && !blk) {
+			/* direct: the page itself becomes the root */
+			if (daxfs_cas(&ip->root, &r, page)) {
+				daxfs_pflush(fs, &ip->root, 8);
+				daxfs_faa(&ip->blocks, 1);
+				return 0;
+			}
+			continue;
+		}
 		if (!r) {
 			h = daxfs_radix_height_for(blk);
 			nn = new_node(op);
@@ -231,8 +265,14 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		err = root_decode(fs, r, &node, &h);
 		if (err)
 			return err;
+		if (!h && !blk) {
+			/* direct root: block 0 already has its page */
+			*winner = r;
+			return 0;
+		}
 		if (blk >= daxfs_radix_span(h)) {
-			/* Grow: the old tree becomes slot 0 of a new root. */
+			/* Grow: the old tree (or the direct page of block 0,
+			 * h == 0) becomes slot 0 of a new root. */
 			nn = new_node(op);
 			if (!nn)
 				return -ENOSPC;
@@ -289,7 +329,7 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		}
 help:
 		/* node is being dropped by a truncate: finish it, retry. */
-		err = drop_at(op, ip, pslot, pv, node, level);
+		err = drop_at(op, ip, pslot, pv, node, level, 0);
 		if (err)
 			return err;
 	}
@@ -334,14 +374,17 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 			}
 			continue;
 		}
-		err = drop_at(op, ip, slot, v, child, level - 1);
+		err = drop_at(op, ip, slot, v, child, level - 1, 0);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first)
+/* first > 0: sweep.  first == 0: drop the whole tree, unhooking the root
+ * to `to` (0: truncate to 0; SEALED: the file is being freed). */
+static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
+		u64 to)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_radix_node *node;
@@ -351,24 +394,56 @@ int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first)
 	for (tries = 0; tries < RADIX_RETRIES; tries++) {
 		u64 r = daxfs_load(&ip->root);
 
-		if (!r)
-			return 0;
+		if (r == DAXFS_RADIX_SEALED)
+			return 0;	/* already dropped for good */
+		if (!r) {
+			/* a writer may still create a root until the
+			 * final drop closes the tree */
+			if (!to || daxfs_cas(&ip->root, &r, to))
+				break;
+			continue;
+		}
 		err = root_decode(fs, r, &node, &h);
 		if (err)
 			return err;
 		if (first)
 			return first >= daxfs_radix_span(h) ? 0 :
 			       sweep(op, ip, node, h, 0, first);
-		/* Whole tree: the root may grow under us; loop until 0. */
-		err = drop_at(op, ip, &ip->root, r, node, h);
+		if (!h) {
+			/* direct: detach the page of block 0; the winner
+			 * retires it (a grower may have moved it into a
+			 * node first: then we drop that tree next round) */
+			if (daxfs_cas(&ip->root, &r, to)) {
+				daxfs_pflush(fs, &ip->root, 8);
+				daxfs_retire(op, r, DAXFS_CLASS_PAGE);
+				blocks_sub(ip);
+			}
+			continue;
+		}
+		/* Whole tree: the root may grow under us (or a helping
+		 * writer may unhook it to 0); loop until it is `to`. */
+		err = drop_at(op, ip, &ip->root, r, node, h, to);
 		if (err)
 			return err;
 	}
-	return -EAGAIN;
+	if (tries >= RADIX_RETRIES)
+		return -EAGAIN;
+	daxfs_pflush(fs, &ip->root, 8);
+	return 0;
+}
+
+int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first)
+{
+	return trim(op, ip, first, 0);
 }
 
 void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip)
 {
-	/* Errors (corrupt tree) leave the rest for fsck to reclaim. */
-	(void)daxfs_radix_trim(op, ip, 0);
+	/*
+	 * Final: the root ends as SEALED, so a writer that still holds the
+	 * record (it resolved the inode before the last link went) cannot
+	 * grow a new tree that nobody would ever reach: its insert fails
+	 * with -ENOENT.  Errors (corrupt tree) leave the rest for fsck.
+	 */
+	(void)trim(op, ip, 0, DAXFS_RADIX_SEALED);
 }

@@ -50,6 +50,7 @@ struct daxfs_sb_info {
 struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
 	bool valid;			/* attributes were loaded at least once */
+	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
 	struct inode vfs_inode;
 };
 
@@ -83,6 +84,7 @@ int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);
 struct inode *daxfs_alloc_inode(struct super_block *sb);
 void daxfs_free_inode(struct inode *inode);
+void daxfs_evict_inode(struct inode *inode);
 int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
 		    struct kstat *stat, u32 request_mask, unsigned int flags);
 int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry,

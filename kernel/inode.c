@@ -54,7 +54,35 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 		return NULL;
 	ei->change = 0;
 	ei->valid = false;
+	ei->orphan = false;
 	return &ei->vfs_inode;
+}
+
+/*
+ * POSIX unlink of open files: the mount sets DAXFS_FS_KEEP_ORPHANS, so the
+ * core leaves a non-directory whose last name our unlink or rename removed
+ * as an orphan (nlink 0, still readable and writable by ino).  The VFS
+ * keeps the inode while it is open or mapped here and evicts it after the
+ * last close (drop_inode = generic_delete_inode); then the data is freed.
+ * Another host's descriptors still get -ESTALE; a crashed host's orphans
+ * are dropped by fsck.daxfs (docs/kernel.md).
+ */
+void daxfs_evict_inode(struct inode *inode)
+{
+	struct super_block *sb = inode->i_sb;
+
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	if (DAXFS_I(inode)->orphan && !READ_ONCE(DAXFS_SB(sb)->dead))
+		daxfs_kerr(sb, daxfs_inode_release(DAXFS_FS(sb), inode->i_ino), "release");
+}
+
+/* After our unlink or rename-over: was the victim kept as an orphan? */
+static void daxfs_mark_orphan(struct inode *victim)
+{
+	if (victim && !S_ISDIR(victim->i_mode) && daxfs_refresh_inode(victim) == 0 &&
+	    victim->i_nlink == 0)
+		DAXFS_I(victim)->orphan = true;
 }
 
 void daxfs_free_inode(struct inode *inode)
@@ -448,9 +476,9 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 static void daxfs_after_remove(struct inode *dir, struct inode *victim)
 {
 	daxfs_refresh_inode(dir);
-	/* -ESTALE here means the last link went: nlink already cleared */
-	if (victim)
-		daxfs_refresh_inode(victim);
+	/* -ESTALE here means the last link went and the inode was freed
+	 * (nlink already cleared); nlink 0 without it: kept as an orphan */
+	daxfs_mark_orphan(victim);
 }
 
 static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
@@ -511,7 +539,9 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 	if (new_dir != old_dir)
 		daxfs_refresh_inode(new_dir);
 	daxfs_refresh_inode(d_inode(old_dentry));
-	if (victim)
+	if (victim && !(flags & RENAME_EXCHANGE))
+		daxfs_mark_orphan(victim);
+	else if (victim)
 		daxfs_refresh_inode(victim);
 	return 0;
 }

@@ -19,7 +19,7 @@ for _p in (os.environ.get("DAXFS_PYDIR", os.path.join(os.path.dirname(_TESTS), "
 
 try:
     from hypothesis import HealthCheck, settings
-except ImportError:		# only test_model.py needs it
+except ImportError:  # only test_model.py needs it
     settings = None
 
 if settings is not None:

@@ -146,9 +146,12 @@ class Image:
         return out
 
     def radix_pages(self, ino):
-        """[(slot_off, page_off)] of the leaf slots of a file."""
+        """[(slot_off, page_off)] of the leaf slots of a file.  A direct
+        root (height 0: the page of block 0 itself) gives the root field."""
         root = self.field(ino, "root")
         out = []
+        if root and root != 1 and root & 7 == 0:
+            return [(self.inode(ino) + self.FIELDS["root"][0], root)]
 
         def walk(off, h):
             for i in range(512):
@@ -160,7 +163,7 @@ class Image:
                     walk(v, h - 1)
                 else:
                     out.append((s, v))
-        if root:
+        if root and root != 1:
             walk(root & ~0xfff, root & 7)
         return out
 

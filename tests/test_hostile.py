@@ -93,8 +93,9 @@ def targets(im):
             tries.append((root, 512))
             for _name, (doff, _l, _s, _i) in im.dirents(ino).items():
                 dirents.append((doff, 64))
-        elif mode & 0o170000 == 0o100000 and root:
-            radix.append((root & ~0xfff, PAGE))
+        elif mode & 0o170000 == 0o100000 and root and root != 1:
+            if root & 7:    # a tree node (height 0: a direct data page, below)
+                radix.append((root & ~0xfff, PAGE))
             for _slot, page in im.radix_pages(ino):
                 pages.append((page, PAGE))
     areas.update(inodes=inodes, tries=tries, dirents=dirents, radix=radix,

@@ -72,7 +72,9 @@ fi
 [ -n "$LOG" ] || LOG=$DAXFS_VM_BUILD/logs/$NAME.log
 mkdir -p "$(dirname "$LOG")"
 # maxcpus >= 2: with a single possible vCPU, QEMU TCG emits non-atomic cmpxchg (lost updates
-# between QEMU processes sharing the backing file).
+# between QEMU processes sharing the backing file).  The guest kernel with one present vCPU
+# still patches LOCK_PREFIX away (SMP alternatives, UP code): region atomics in guest code must
+# carry a literal lock prefix (core/compat.h does; vm/README.md).
 MAXCPUS=$(( CPUS > 2 ? CPUS : 2 ))
 
 args=(-name "daxfs-$NAME" -nodefaults -nographic -display none -serial stdio -monitor none

@@ -259,6 +259,10 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_bucket) == 16);
 
 /* flags */
 #define DAXFS_IF_BASE		(1u << 0)	/* copied up from a base inode */
+/* nlink 0 but kept: the host that dropped the last link still has the file
+ * open (DAXFS_FS_KEEP_ORPHANS) and frees it with daxfs_inode_release; a
+ * crashed host's orphans are dropped by fsck (docs/kernel.md) */
+#define DAXFS_IF_ORPHAN		(1u << 1)
 
 /* dir_state word of directories */
 #define DAXFS_DIR_DEAD		(1ULL << 63)	/* rmdir'ed: no new entries */
@@ -280,7 +284,8 @@ struct daxfs_inode {
 	__s64 mtime_ns;
 	__s64 ctime_ns;
 	__u64 rdev;			/* device nodes: Linux dev_t (huge encoding) */
-	__u64 root;			/* file: radix root | height;
+	__u64 root;			/* file: radix root | height
+					 * (height 0: direct data page);
 					 * dir: trie root node;
 					 * symlink: target record */
 	__u64 parent;			/* directories: parent inode number */
@@ -345,8 +350,13 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_symlink) == 8);
 
 /* ---------------------------------------------------------------------
  * File data: a radix tree of 4 KiB nodes with 512 slots per node.
- * inode.root = node offset | height (1..4); height 0 means empty.
- * Leaves point to 4 KiB data pages.  4 levels map 2^48 bytes.
+ * inode.root = node offset | height (1..4); 0 = empty; 1 = data dropped
+ * for good (file freed); data page offset | 0 (offset != 0, height 0) =
+ * "direct": that page is block 0, the only block mapped (a small file
+ * costs one page, no node).  Leaves point to 4 KiB data pages.  4 levels
+ * map 2^48 bytes.  Direct roots came later within version 1: older code
+ * never wrote height 0 with an offset, so old images read unchanged, but
+ * older code (and an older fsck) treats a direct root as corrupt.
  */
 #define DAXFS_RADIX_FANOUT	512
 #define DAXFS_RADIX_BITS	9
