@@ -198,9 +198,6 @@ def test_kernel_cross_host_inserts(request, built, tmp_path):
     print(v.stdout)
 
 
-@pytest.mark.xfail(reason="core race: concurrent write/append/unlink/truncate from several "
-                   "hosts leaks pages and skews used_bytes (also reproduced with libdaxfs "
-                   "processes alone); see docs/kernel.md", strict=False)
 def test_kernel_cross_host_stress(request, built):
     """Guests A and B, 4 processes each, random operations on the same small set of names at
     once, then A removes everything: no unexpected errors on either guest, the space comes
