@@ -527,6 +527,11 @@ int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize)
 		}
 		src = sl->target;
 		len = sl->len;
+	} else if (ref.ip && !(daxfs_load32(&ref.ip->flags) & DAXFS_IF_BASE)) {
+		/* an overlay symlink's root is 0 only once its last link went
+		 * and symlink_drop() cleared it: the name is gone, not corrupt */
+		err = -ENOENT;
+		goto out;
 	} else {
 		bip = ref.bip;
 		if (ref.ip && (daxfs_load32(&ref.ip->flags) & DAXFS_IF_BASE))

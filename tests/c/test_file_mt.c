@@ -151,6 +151,7 @@ static void test_extend(void)
 /* Writers and a truncater race on one file; afterwards truncate to 0 and
  * reclaim: every page and node came back (no leak from lost races). */
 static volatile int stop_flag;
+static void sleep_renew(struct daxfs_fs *fs, int n);
 
 static void *churn_writer(void *a)
 {
@@ -205,11 +206,7 @@ static void test_race_truncate(void)
 		t[j] = (struct targ){ r, ino, j, 0 };
 		pthread_create(&th[j], NULL, churn_writer, &t[j]);
 	}
-	{
-		struct timespec ts = { 2, 0 };
-
-		nanosleep(&ts, NULL);
-	}
+	sleep_renew(&fs, 40);		/* 2 s, our lease kept fresh */
 	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
 	for (j = 0; j < NT; j++) {
 		pthread_join(th[j], NULL);
@@ -267,6 +264,17 @@ static void join_renew(struct daxfs_fs *fs, pthread_t *th)
 	}
 	for (j = 0; j < NT; j++)
 		pthread_join(th[j], NULL);
+}
+
+/* Sleeps n x 50 ms, renewing the main host's lease. */
+static void sleep_renew(struct daxfs_fs *fs, int n)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	while (n-- > 0) {
+		nanosleep(&ts, NULL);
+		CHECK_EQ(daxfs_host_renew(fs), 0);
+	}
 }
 
 static void *direct_grow_thread(void *a)
@@ -343,6 +351,7 @@ static void *direct_churn_thread(void *a)
 		}
 	}
 	daxfs_host_leave(&fs);
+	__atomic_add_fetch(&ddone, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
 
@@ -399,15 +408,12 @@ static void test_direct_race(void)
 		struct daxfs_inode *ip = t_ip(&fs, dfiles[i]);
 
 		stop_flag = 0;
+		ddone = 0;
 		for (j = 0; j < NT; j++) {
 			t[j] = (struct targ){ r, dfiles[i], j, 0 };
 			pthread_create(&th[j], NULL, direct_churn_thread, &t[j]);
 		}
-		{
-			struct timespec ts = { 1, 0 };
-
-			nanosleep(&ts, NULL);
-		}
+		sleep_renew(&fs, 20);
 		if (i == 1) {
 			/* the final drop while writers still write: they
 			 * get -ENOENT / short counts from now on */
@@ -419,11 +425,10 @@ static void test_direct_race(void)
 			CHECK_EQ(daxfs_load(&ip->root), DAXFS_RADIX_SEALED);
 		}
 		__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
-		for (j = 0; j < NT; j++) {
-			pthread_join(th[j], NULL);
+		join_renew(&fs, th);
+		for (j = 0; j < NT; j++)
 			if (i == 0)
 				CHECK_EQ(t[j].bad, 0);
-		}
 		if (i == 0) {
 			CHECK_EQ(daxfs_truncate(&fs, dfiles[i], 0), 0);
 			CHECK_EQ(daxfs_load(&ip->root), 0);
