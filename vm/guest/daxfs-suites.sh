@@ -101,8 +101,12 @@ for r in $(echo "$RUN" | tr '+' ' '); do
     esac
 done
 
-rm -f $MNT/fsx1 $MNT/fsx2 $MNT/fsxnomap
-left=$(ls -A $MNT)
+# fsx leaves FILE.fsxlog and FILE.fsxgood beside its file: keep them with the logs
+for f in $MNT/fsx*; do
+    case $f in *.fsxlog|*.fsxgood) cp $f $LOGD/ 2>/dev/null ;; esac
+done
+rm -f $MNT/fsx*
+left=$(ls -A $MNT | tr '\n' ' ')
 [ -z "$left" ] || vm_log "left in the mount: $left"
 umount $MNT 2>/tmp/err || vm_fail "umount: $(cat /tmp/err)"
 rmmod daxfs 2>/tmp/err || vm_fail "rmmod: $(cat /tmp/err)"
