@@ -15,7 +15,7 @@
 
 #define DEVDAX_ALIGN	(2ULL << 20)
 
-static int fill_random(void *buf, size_t len)
+int daxfs_random_bytes(void *buf, size_t len)
 {
 	uint8_t *p = buf;
 
@@ -118,9 +118,9 @@ int daxfs_region_create(const char *path, uint64_t size,
 		goto out_close;
 	}
 
-	err = fill_random(uuid, sizeof(uuid));
+	err = daxfs_random_bytes(uuid, sizeof(uuid));
 	if (!err)
-		err = fill_random(key, sizeof(key));
+		err = daxfs_random_bytes(key, sizeof(key));
 	if (err)
 		goto out_unmap;
 

@@ -30,10 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "core/daxfs_core.h"
+#include "include/daxfs/libdaxfs.h"
 #include "common.h"
 
 #define PAGE		4096ULL
@@ -598,24 +598,6 @@ uint64_t base_image_backing_size(const struct base_image *bi, unsigned int idx)
 	return idx < bi->nr_backing ? bi->bk_size[idx] : 0;
 }
 
-static int fill_random_bytes(void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = getrandom(p, len, 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Copies file n into fd at n->data. */
 static int copy_to_backing(struct base_image *bi, struct bnode *n, int fd, uint8_t *buf,
 			   uint64_t *done, uint64_t total)
@@ -714,7 +696,7 @@ int base_image_write_backing(struct base_image *bi, const char *const *paths, bo
 		h.size = bi->bk_size[b];
 		h.data_off = DAXFS_BACKING_DATA_OFF;
 		if (!ret)
-			ret = fill_random_bytes(h.id, sizeof(h.id));
+			ret = daxfs_random_bytes(h.id, sizeof(h.id));
 		h.csum = daxfs_crc32c(0, &h, offsetof(struct daxfs_backing_header, csum));
 		if (!ret && (ftruncate(fd, (off_t)h.size) < 0 ||
 			     pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||

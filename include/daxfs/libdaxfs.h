@@ -169,6 +169,10 @@ struct daxfs_mkfs_opts {
 	const struct daxfs_backing_desc *backing;
 };
 
+/* Fills buf with len bytes from getrandom(2) (uuids, hash keys, backing
+ * file ids).  Returns 0 or -errno. */
+int daxfs_random_bytes(void *buf, size_t len);
+
 /*
  * mkfs: creates (or extends) a regular file to size bytes, or uses a block
  * or devdax device as is (size 0 = the whole device; a size larger than
