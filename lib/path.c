@@ -588,11 +588,11 @@ static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
 	return daxfs_setattr(&h->fs, ino, valid, a);
 }
 
-int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
-			uint64_t size)
+/* A path about to be changed: writable handle, resolved (following
+ * symlinks), and its current attributes. */
+static int resolve_for_change(struct daxfs_handle *h, const char *path,
+			      u64 *ino, struct daxfs_attr *a)
 {
-	struct daxfs_attr a;
-	u64 ino;
 	int err = lib_enter(h);
 
 	if (err)
@@ -600,9 +600,19 @@ int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
 	err = lib_writable(h);
 	if (err)
 		return err;
-	err = resolve(h, path, 1, &ino);
-	if (!err)
-		err = daxfs_getattr(&h->fs, ino, &a);
+	err = resolve(h, path, 1, ino);
+	if (err)
+		return err;
+	return daxfs_getattr(&h->fs, *ino, a);
+}
+
+int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
+			uint64_t size)
+{
+	struct daxfs_attr a;
+	u64 ino;
+	int err = resolve_for_change(h, path, &ino, &a);
+
 	if (err)
 		return err;
 	if (S_ISDIR(a.mode))
@@ -618,16 +628,8 @@ int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
 	struct daxfs_attr a;
 	u64 ino;
-	int err = lib_enter(h);
+	int err = resolve_for_change(h, path, &ino, &a);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
-	if (err)
-		return err;
-	err = resolve(h, path, 1, &ino);
-	if (!err)
-		err = daxfs_getattr(&h->fs, ino, &a);
 	if (err)
 		return err;
 	a.mode = (a.mode & S_IFMT) | (mode & 07777);
