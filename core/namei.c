@@ -41,6 +41,28 @@ static bool writable(struct daxfs_op *op)
 	return op->lane && !(op->fs->flags & DAXFS_FS_RDONLY);
 }
 
+/*
+ * Starts an operation that changes entry NAME of directory DIR: the name
+ * is valid, the op runs on a writable host and *dp is the directory's
+ * record (copied up and imported).  On failure no op is left open.
+ */
+static int begin_entry_change(struct daxfs_fs *fs, u64 dir, const char *name,
+			      u32 len, struct daxfs_op *op,
+			      struct daxfs_inode **dp)
+{
+	int err = daxfs_name_check(name, len);
+
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, op);
+	if (err)
+		return err;
+	err = writable(op) ? daxfs_dir_writable(op, dir, dp) : -EROFS;
+	if (err)
+		daxfs_op_end(op);
+	return err;
+}
+
 static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
 {
 	return daxfs_name_hash(op->fs, name, len);
@@ -306,19 +328,9 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	u32 fl;
 	int err;
 
-	err = daxfs_name_check(name, len);
+	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	if (!writable(&op)) {
-		err = -EROFS;
-		goto out;
-	}
-	err = daxfs_dir_writable(&op, dir, &dp);
-	if (err)
-		goto out;
 	hash = name_hash(&op, name, len);
 	dref.ino = dir;
 	dref.ip = dp;
@@ -565,19 +577,9 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	u32 mode;
 	int err;
 
-	err = daxfs_name_check(name, len);
+	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	if (!writable(&op)) {
-		err = -EROFS;
-		goto out;
-	}
-	err = daxfs_dir_writable(&op, dir, &dp);
-	if (err)
-		goto out;
 	err = daxfs_inode_get_writable(&op, ino, &ip);
 	if (err)
 		goto out;
@@ -641,19 +643,9 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	u32 tries;
 	int err;
 
-	err = daxfs_name_check(name, len);
+	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	if (!writable(&op)) {
-		err = -EROFS;
-		goto out;
-	}
-	err = daxfs_dir_writable(&op, dir, &dp);
-	if (err)
-		goto out;
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
 	for (tries = 0; tries < NS_RETRIES; tries++) {
@@ -858,19 +850,9 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	u32 tries;
 	int err;
 
-	err = daxfs_name_check(name, len);
+	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	if (!writable(&op)) {
-		err = -EROFS;
-		goto out;
-	}
-	err = daxfs_dir_writable(&op, dir, &dp);
-	if (err)
-		goto out;
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
 	for (tries = 0; tries < NS_RETRIES; tries++) {
