@@ -46,6 +46,31 @@ static int type_check(const struct daxfs_iref *ref)
 	return 0;
 }
 
+/*
+ * A regular file about to be changed by this host: checks the type on the
+ * (possibly pristine base) inode, then copies it up.  ref ends up naming
+ * the writable record.
+ */
+static int file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
+			 struct daxfs_inode **ip)
+{
+	int err;
+
+	if ((op->fs->flags & DAXFS_FS_RDONLY) || !op->lane)
+		return -EROFS;
+	err = daxfs_inode_get(op, ino, ref);
+	if (err)
+		return err;
+	err = type_check(ref);
+	if (err)
+		return err;
+	err = daxfs_inode_get_writable(op, ino, ip);
+	if (err)
+		return err;
+	ref->ip = *ip;
+	return 0;
+}
+
 static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		     struct fview *v)
 {
@@ -483,18 +508,9 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	s64 w;
 	int err;
 
-	if ((fs->flags & DAXFS_FS_RDONLY) || !op->lane)
-		return -EROFS;
-	err = daxfs_inode_get(op, ino, &ref);
+	err = file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
-	err = type_check(&ref);
-	if (err)
-		return err;
-	err = daxfs_inode_get_writable(op, ino, &ip);
-	if (err)
-		return err;
-	ref.ip = ip;
 	err = file_view(fs, &ref, &v);
 	if (err)
 		return err;
@@ -625,17 +641,9 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	u32 tries;
 	int err;
 
-	if ((fs->flags & DAXFS_FS_RDONLY) || !op->lane)
-		return -EROFS;
 	if (size > DAXFS_MAX_FILE_SIZE)
 		return -EFBIG;
-	err = daxfs_inode_get(op, ino, &ref);
-	if (err)
-		return err;
-	err = type_check(&ref);
-	if (err)
-		return err;
-	err = daxfs_inode_get_writable(op, ino, &ip);
+	err = file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
 
