@@ -511,9 +511,6 @@ def test_enospc_then_rm_frees_space(tmp_path):
     _, used_full, _ = df_used_kib(path)
     dx(path, "rm", "/big")
     _, used, _ = df_used_kib(path)
-    if used > used_full // 2:
-        pytest.xfail("core leaks pages retired while the pool is full "
-                     "(daxfs_retire cannot get a limbo batch page)")
     assert used < used_full // 2
 
 
