@@ -55,11 +55,8 @@ static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 	struct copy_ctx c = { (uint8_t *)buf };
 	u64 pos = off;
 	int64_t n;
-	int err = lib_enter(h);
+	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
 	if (err)
 		return err;
 	if (!(flags & DAXFS_WRITE_APPEND) &&
@@ -87,11 +84,8 @@ int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 {
-	int err = lib_enter(h);
+	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
 	if (err)
 		return err;
 	if (size > DAXFS_MAX_FILE_SIZE)

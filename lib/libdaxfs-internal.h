@@ -50,7 +50,8 @@ void lib_backing_free(struct daxfs_handle *h);
  */
 int lib_enter(struct daxfs_handle *h);
 
-/* -EROFS when h cannot write (read-only mapping or not joined). */
-int lib_writable(struct daxfs_handle *h);
+/* lib_enter(), then -EROFS when h cannot write (read-only mapping or not
+ * joined): the prologue of every modifying entry point. */
+int lib_enter_writable(struct daxfs_handle *h);
 
 #endif /* DAXFS_LIBDAXFS_INTERNAL_H */

@@ -229,11 +229,8 @@ static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *pa
 /* Common prologue of the modifying calls. */
 static int begin_modify(struct daxfs_handle *h, struct walk **w)
 {
-	int err = lib_enter(h);
+	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
 	if (err)
 		return err;
 	*w = walk_new(h);
@@ -575,11 +572,8 @@ static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
 			u32 valid, struct daxfs_attr *a)
 {
 	u64 ino;
-	int err = lib_enter(h);
+	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
 	if (err)
 		return err;
 	err = resolve(h, path, follow, &ino);
@@ -593,11 +587,8 @@ static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
 static int resolve_for_change(struct daxfs_handle *h, const char *path,
 			      u64 *ino, struct daxfs_attr *a)
 {
-	int err = lib_enter(h);
+	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
 	if (err)
 		return err;
 	err = resolve(h, path, 1, ino);

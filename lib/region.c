@@ -318,8 +318,12 @@ int lib_enter(struct daxfs_handle *h)
 	return err;
 }
 
-int lib_writable(struct daxfs_handle *h)
+int lib_enter_writable(struct daxfs_handle *h)
 {
+	int err = lib_enter(h);
+
+	if (err)
+		return err;
 	if (h->flags & DAXFS_OPEN_RDONLY)
 		return -EROFS;
 	if (h->fs.host == DAXFS_NO_HOST)
@@ -347,6 +351,19 @@ static void list_del(struct daxfs_handle *h)
 		}
 	}
 	pthread_mutex_unlock(&lib_list_lock);
+}
+
+/* Releases what daxfs_region_open() set up (the host slot is left, or
+ * was never taken, by the caller). */
+static void handle_free(struct daxfs_handle *h)
+{
+	lib_backing_free(h);
+	unmap_target(h);
+	if (h->fd >= 0)
+		close(h->fd);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
+	free(h);
 }
 
 int daxfs_region_open(const char *path, unsigned int flags,
@@ -418,13 +435,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	return 0;
 
 fail:
-	lib_backing_free(h);
-	unmap_target(h);
-	if (h->fd >= 0)
-		close(h->fd);
-	pthread_mutex_destroy(&h->lock);
-	pthread_cond_destroy(&h->cond);
-	free(h);
+	handle_free(h);
 	return err;
 }
 
@@ -442,13 +453,7 @@ void daxfs_region_close(struct daxfs_handle *h)
 		lib_backing_detach(h);
 		daxfs_host_leave(&h->fs);
 	}
-	lib_backing_free(h);
-	unmap_target(h);
-	if (h->fd >= 0)
-		close(h->fd);
-	pthread_mutex_destroy(&h->lock);
-	pthread_cond_destroy(&h->cond);
-	free(h);
+	handle_free(h);
 }
 
 struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h)
@@ -482,11 +487,8 @@ void daxfs_set_creds(struct daxfs_handle *h, uint32_t uid, uint32_t gid)
 
 int daxfs_region_reclaim(struct daxfs_handle *h)
 {
-	int err = lib_enter(h);
+	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = lib_writable(h);
 	if (err)
 		return err;
 	daxfs_reclaim_all(&h->fs);
