@@ -198,6 +198,15 @@ static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *in
 	return err;
 }
 
+/* resolve(), then the attributes of what it found. */
+static int resolve_attr(struct daxfs_handle *h, const char *path, int follow,
+			u64 *ino, struct daxfs_attr *a)
+{
+	int err = resolve(h, path, follow, ino);
+
+	return err ? err : daxfs_getattr(&h->fs, *ino, a);
+}
+
 /* Resolves the parent directory of path's final component.  The name
  * points into w->buf (not NUL-terminated: use len).  noname is returned
  * for paths without a final name ("/") and "."/".." as final names. */
@@ -226,15 +235,43 @@ static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *pa
 	return 0;
 }
 
-/* Common prologue of the modifying calls. */
-static int begin_modify(struct daxfs_handle *h, struct walk **w)
-{
-	int err = lib_enter_writable(h);
+/* The final entry of a path that a modifying call works on: its parent
+ * directory and name (which points into w->buf: free w only when done). */
+struct entry {
+	struct walk *w;
+	u64 dir;
+	const char *name;
+	u32 len;
+	bool trailing;		/* the path ended in '/' */
+};
 
-	if (err)
-		return err;
-	*w = walk_new(h);
-	return *w ? 0 : -ENOMEM;
+/* Resolves the parent of path's final name into e (see resolve_parent()). */
+static int entry_resolve(struct daxfs_handle *h, const char *path, int noname,
+			 struct entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->w = walk_new(h);
+	if (!e->w)
+		return -ENOMEM;
+	return resolve_parent(h, e->w, path, &e->dir, &e->name, &e->len,
+			      &e->trailing, noname);
+}
+
+/* Common prologue of the modifying calls: a writable handle, then the
+ * entry.  Pair with entry_end() whatever it returns. */
+static int begin_entry(struct daxfs_handle *h, const char *path, int noname,
+		       struct entry *e)
+{
+	int err;
+
+	memset(e, 0, sizeof(*e));	/* entry_end() and rmdir's e.name */
+	err = lib_enter_writable(h);
+	return err ? err : entry_resolve(h, path, noname, e);
+}
+
+static void entry_end(struct entry *e)
+{
+	free(e->w);
 }
 
 int daxfs_path_resolve(struct daxfs_handle *h, const char *path, int follow,
@@ -251,18 +288,16 @@ int daxfs_path_stat(struct daxfs_handle *h, const char *path,
 		    struct daxfs_attr *st)
 {
 	u64 ino;
-	int err = resolve(h, path, 1, &ino);
 
-	return err ? err : daxfs_getattr(&h->fs, ino, st);
+	return resolve_attr(h, path, 1, &ino, st);
 }
 
 int daxfs_path_lstat(struct daxfs_handle *h, const char *path,
 		     struct daxfs_attr *st)
 {
 	u64 ino;
-	int err = resolve(h, path, 0, &ino);
 
-	return err ? err : daxfs_getattr(&h->fs, ino, st);
+	return resolve_attr(h, path, 0, &ino, st);
 }
 
 int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
@@ -274,30 +309,22 @@ int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
 
 int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
-	struct walk *w;
-	const char *name;
-	u32 len;
-	u64 dir, ino;
-	int err = begin_modify(h, &w);
+	struct entry e;
+	u64 ino;
+	int err = begin_entry(h, path, -EEXIST, &e);
 
-	if (err)
-		return err;
-	err = resolve_parent(h, w, path, &dir, &name, &len, NULL, -EEXIST);
 	if (!err)
-		err = daxfs_mkdir(&h->fs, dir, name, len, S_IFDIR | (mode & 07777),
+		err = daxfs_mkdir(&h->fs, e.dir, e.name, e.len, S_IFDIR | (mode & 07777),
 				  h->uid, h->gid, &ino);
-	free(w);
+	entry_end(&e);
 	return err;
 }
 
 int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
 		     uint64_t rdev)
 {
-	struct walk *w;
-	const char *name;
-	bool trailing;
-	u32 len;
-	u64 dir, ino;
+	struct entry e;
+	u64 ino;
 	int err;
 
 	if (!(mode & S_IFMT))
@@ -310,16 +337,13 @@ int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
 	default:
 		return -EINVAL;
 	}
-	err = begin_modify(h, &w);
-	if (err)
-		return err;
-	err = resolve_parent(h, w, path, &dir, &name, &len, &trailing, -EEXIST);
-	if (!err && trailing)
+	err = begin_entry(h, path, -EEXIST, &e);
+	if (!err && e.trailing)
 		err = -ENOENT;
 	if (!err)
-		err = daxfs_mknod(&h->fs, dir, name, len, mode, h->uid, h->gid, rdev,
-				  &ino);
-	free(w);
+		err = daxfs_mknod(&h->fs, e.dir, e.name, e.len, mode, h->uid, h->gid,
+				  rdev, &ino);
+	entry_end(&e);
 	return err;
 }
 
@@ -333,10 +357,7 @@ static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 	if (err)
 		return err;
 	if (S_ISLNK(a.mode)) {
-		err = resolve(h, path, 1, &ino);
-		if (err)
-			return err;
-		err = daxfs_getattr(&h->fs, ino, &a);
+		err = resolve_attr(h, path, 1, &ino, &a);
 		if (err)
 			return err;
 	}
@@ -355,23 +376,17 @@ static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 		      unsigned int flags, uint64_t *out)
 {
-	struct walk *w;
-	const char *name;
-	bool trailing;
-	u32 len;
-	u64 dir, ino;
+	struct entry e;
+	u64 ino;
 	int err, tries;
 
-	err = begin_modify(h, &w);
-	if (err)
-		return err;
-	err = resolve_parent(h, w, path, &dir, &name, &len, &trailing, -EISDIR);
+	err = begin_entry(h, path, -EISDIR, &e);
 	if (err)
 		goto out;
 	/* Lookup and create race with other hosts: whoever loses the create
 	 * finds the winner's file on the next lookup. */
 	for (tries = 0; tries < 16; tries++) {
-		err = daxfs_lookup(&h->fs, dir, name, len, &ino);
+		err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
 		if (!err) {
 			if (flags & DAXFS_CREATE_EXCL) {
 				err = -EEXIST;
@@ -382,11 +397,11 @@ int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 		}
 		if (err != -ENOENT)
 			goto out;
-		if (trailing) {
+		if (e.trailing) {
 			err = -EISDIR;
 			goto out;
 		}
-		err = daxfs_mknod(&h->fs, dir, name, len, S_IFREG | (mode & 07777),
+		err = daxfs_mknod(&h->fs, e.dir, e.name, e.len, S_IFREG | (mode & 07777),
 				  h->uid, h->gid, 0, &ino);
 		if (!err) {
 			if (out)
@@ -399,26 +414,20 @@ int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 	}
 	err = -EAGAIN;
 out:
-	free(w);
+	entry_end(&e);
 	return err;
 }
 
 int daxfs_path_unlink(struct daxfs_handle *h, const char *path)
 {
-	struct walk *w;
+	struct entry e;
 	struct daxfs_attr a;
-	const char *name;
-	bool trailing;
-	u32 len;
-	u64 dir, ino;
-	int err = begin_modify(h, &w);
+	u64 ino;
+	int err = begin_entry(h, path, -EISDIR, &e);
 
 	if (err)
-		return err;
-	err = resolve_parent(h, w, path, &dir, &name, &len, &trailing, -EISDIR);
-	if (err)
 		goto out;
-	err = daxfs_lookup(&h->fs, dir, name, len, &ino);
+	err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
 	if (!err)
 		err = daxfs_getattr(&h->fs, ino, &a);
 	if (err)
@@ -427,60 +436,44 @@ int daxfs_path_unlink(struct daxfs_handle *h, const char *path)
 		err = -EISDIR;
 		goto out;
 	}
-	if (trailing) {
+	if (e.trailing) {
 		err = -ENOTDIR;
 		goto out;
 	}
-	err = daxfs_unlink(&h->fs, dir, name, len);
+	err = daxfs_unlink(&h->fs, e.dir, e.name, e.len);
 out:
-	free(w);
+	entry_end(&e);
 	return err;
 }
 
 int daxfs_path_rmdir(struct daxfs_handle *h, const char *path)
 {
-	struct walk *w;
-	const char *name;
-	u32 len;
-	u64 dir;
-	int err = begin_modify(h, &w);
+	struct entry e;
+	int err = begin_entry(h, path, -EBUSY, &e);
 
-	if (err)
-		return err;
-	err = resolve_parent(h, w, path, &dir, &name, &len, NULL, -EBUSY);
-	if (err == -EBUSY && name && len == 1)
+	if (err == -EBUSY && e.name && e.len == 1)
 		err = -EINVAL;		/* rmdir("x/.") */
-	else if (err == -EBUSY && name && len == 2)
+	else if (err == -EBUSY && e.name && e.len == 2)
 		err = -ENOTEMPTY;	/* rmdir("x/..") */
 	if (!err)
-		err = daxfs_rmdir(&h->fs, dir, name, len);
-	free(w);
+		err = daxfs_rmdir(&h->fs, e.dir, e.name, e.len);
+	entry_end(&e);
 	return err;
 }
 
 int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
 		      unsigned int flags)
 {
-	struct walk *ws, *wd;
-	const char *sname, *dname;
-	u32 slen, dlen;
-	u64 sdir, ddir;
-	int err = begin_modify(h, &ws);
+	struct entry s, d = { NULL };
+	int err = begin_entry(h, src, -EBUSY, &s);
 
-	if (err)
-		return err;
-	wd = walk_new(h);
-	if (!wd) {
-		free(ws);
-		return -ENOMEM;
-	}
-	err = resolve_parent(h, ws, src, &sdir, &sname, &slen, NULL, -EBUSY);
 	if (!err)
-		err = resolve_parent(h, wd, dst, &ddir, &dname, &dlen, NULL, -EBUSY);
+		err = entry_resolve(h, dst, -EBUSY, &d);
 	if (!err)
-		err = daxfs_rename(&h->fs, sdir, sname, slen, ddir, dname, dlen, flags);
-	free(wd);
-	free(ws);
+		err = daxfs_rename(&h->fs, s.dir, s.name, s.len, d.dir, d.name, d.len,
+				   flags);
+	entry_end(&d);
+	entry_end(&s);
 	return err;
 }
 
@@ -488,39 +481,28 @@ int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
 		    const char *newpath)
 {
 	struct daxfs_attr a;
-	struct walk *w;
-	const char *name;
-	u32 len;
-	u64 dir, ino;
+	struct entry e;
+	u64 ino;
 	int err;
 
-	err = resolve(h, oldpath, 0, &ino);
-	if (err)
-		return err;
-	err = daxfs_getattr(&h->fs, ino, &a);
+	err = resolve_attr(h, oldpath, 0, &ino, &a);
 	if (err)
 		return err;
 	if (S_ISDIR(a.mode))
 		return -EPERM;
-	err = begin_modify(h, &w);
-	if (err)
-		return err;
-	err = resolve_parent(h, w, newpath, &dir, &name, &len, NULL, -EEXIST);
+	err = begin_entry(h, newpath, -EEXIST, &e);
 	if (!err)
-		err = daxfs_link(&h->fs, ino, dir, name, len);
-	free(w);
+		err = daxfs_link(&h->fs, ino, e.dir, e.name, e.len);
+	entry_end(&e);
 	return err;
 }
 
 int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
 		       const char *linkpath)
 {
-	struct walk *w;
-	const char *name;
-	bool trailing;
+	struct entry e;
 	size_t tlen;
-	u32 len;
-	u64 dir, ino;
+	u64 ino;
 	int err;
 
 	if (!target)
@@ -530,16 +512,13 @@ int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
 		return -ENOENT;
 	if (tlen > DAXFS_SYMLINK_MAX || tlen >= PATH_MAX)
 		return -ENAMETOOLONG;
-	err = begin_modify(h, &w);
-	if (err)
-		return err;
-	err = resolve_parent(h, w, linkpath, &dir, &name, &len, &trailing, -EEXIST);
-	if (!err && trailing)
+	err = begin_entry(h, linkpath, -EEXIST, &e);
+	if (!err && e.trailing)
 		err = -ENOENT;
 	if (!err)
-		err = daxfs_symlink(&h->fs, dir, name, len, target, (u32)tlen,
+		err = daxfs_symlink(&h->fs, e.dir, e.name, e.len, target, (u32)tlen,
 				    h->uid, h->gid, &ino);
-	free(w);
+	entry_end(&e);
 	return err;
 }
 
@@ -551,10 +530,7 @@ int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
 	u32 cap;
 	int err, n;
 
-	err = resolve(h, path, 0, &ino);
-	if (err)
-		return err;
-	err = daxfs_getattr(&h->fs, ino, &a);
+	err = resolve_attr(h, path, 0, &ino, &a);
 	if (err)
 		return err;
 	if (!S_ISLNK(a.mode))
@@ -574,27 +550,19 @@ static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
 	u64 ino;
 	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = resolve(h, path, follow, &ino);
-	if (err)
-		return err;
-	return daxfs_setattr(&h->fs, ino, valid, a);
+	if (!err)
+		err = resolve(h, path, follow, &ino);
+	return err ? err : daxfs_setattr(&h->fs, ino, valid, a);
 }
 
-/* A path about to be changed: writable handle, resolved (following
- * symlinks), and its current attributes. */
+/* A writable handle, the path resolved following symlinks, and its
+ * current attributes. */
 static int resolve_for_change(struct daxfs_handle *h, const char *path,
 			      u64 *ino, struct daxfs_attr *a)
 {
 	int err = lib_enter_writable(h);
 
-	if (err)
-		return err;
-	err = resolve(h, path, 1, ino);
-	if (err)
-		return err;
-	return daxfs_getattr(&h->fs, *ino, a);
+	return err ? err : resolve_attr(h, path, 1, ino, a);
 }
 
 int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
