@@ -20,14 +20,23 @@
 
 const char *tool_name = "daxfs";
 
+void tool_vmsg(const char *sub, const char *fmt, va_list ap)
+{
+	/* what went to stdout so far comes before the message */
+	fflush(stdout);
+	if (sub)
+		fprintf(stderr, "%s: %s: ", tool_name, sub);
+	else
+		fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+}
+
 void tool_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(NULL, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -36,10 +45,8 @@ void tool_errno(int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(NULL, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, ": %s\n", tool_strerror(errnum));
 }
@@ -157,20 +164,35 @@ static double ceil_pos(double v)
 	return i < v ? i + 1 : i;
 }
 
+/*
+ * Below 1024, writes bytes whole (then small_suffix) into buf and returns
+ * false.  Else returns true with *v the size in the largest power of 1024
+ * that keeps it >= 1 (*unit 0 is K, 5 is E).
+ */
+static bool scale_1024(uint64_t bytes, const char *small_suffix, char *buf, size_t len,
+		       double *v, int *unit)
+{
+	if (bytes < 1024) {
+		snprintf(buf, len, "%llu%s", (unsigned long long)bytes, small_suffix);
+		return false;
+	}
+	*v = (double)bytes;
+	*unit = -1;
+	while (*v >= 1024 && *unit < 5) {
+		*v /= 1024;
+		(*unit)++;
+	}
+	return true;
+}
+
 void format_human(uint64_t bytes, char *buf, size_t len)
 {
 	static const char units[] = "KMGTPE";
-	double v = (double)bytes;
-	int u = -1;
+	double v;
+	int u;
 
-	if (bytes < 1024) {
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	if (!scale_1024(bytes, "", buf, len, &v, &u))
 		return;
-	}
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
 	/* like coreutils: one decimal below 10, rounded up */
 	if (v < 10) {
 		v = ceil_pos(v * 10) / 10;
@@ -192,17 +214,11 @@ void format_human(uint64_t bytes, char *buf, size_t len)
 void format_bytes(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)bytes;
-	int u = -1;
+	double v;
+	int u;
 
-	if (bytes < 1024) {
-		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+	if (!scale_1024(bytes, " bytes", buf, len, &v, &u))
 		return;
-	}
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
 	if (v == (double)(uint64_t)v)
 		snprintf(buf, len, "%.0f %s", v, units[u]);
 	else

@@ -26,6 +26,8 @@
 /* Program name used as the prefix of every message ("daxfs", "mkfs.daxfs"). */
 extern const char *tool_name;
 
+/* "NAME: [SUB: ]message" on stderr, no newline (stdout flushed first). */
+void tool_vmsg(const char *sub, const char *fmt, va_list ap);
 /* "NAME: message\n" on stderr. */
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "NAME: message: strerror(errnum)\n" on stderr (errnum positive). */

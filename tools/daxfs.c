@@ -106,10 +106,8 @@ static int cmd_err(struct ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "daxfs: %s: ", c->cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(c->cmd->name, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	c->status = 1;
@@ -121,10 +119,8 @@ static int usage_err(struct ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "daxfs: %s: ", c->cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(c->cmd->name, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nUsage: daxfs %s %s\nTry 'daxfs %s --help' for more information.\n",
 		c->cmd->name, c->cmd->args, c->cmd->name);
