@@ -187,6 +187,15 @@ static bool is_dir_path(struct ctx *c, const char *path)
 	return !daxfs_path_stat(c->h, path, &st) && S_ISDIR(st.mode);
 }
 
+/* dst, or dst/name when dst is a directory of the region (put, mv, ln
+ * into a directory). */
+static char *target_path(struct ctx *c, const char *dst, const char *name)
+{
+	if (is_dir_path(c, dst))
+		return join_path(dst, name);
+	return strdup(dst);
+}
+
 static bool is_root(const char *path)
 {
 	for (; *path; path++)
@@ -218,6 +227,53 @@ static int next_opt(struct ctx *c, int argc, char **argv, const char *opts,
 	if (ch == '?')
 		usage_err(c, "invalid option");
 	return ch;
+}
+
+/* Parses the options of a subcommand whose only option is the flag
+ * opts[0] ("" for none): whether it was given. */
+static bool flag_opt(struct ctx *c, int argc, char **argv, const char *opts,
+		     const struct option *longopts)
+{
+	bool set = false;
+	int ch;
+
+	while ((ch = next_opt(c, argc, argv, opts, longopts)) != -1)
+		if (ch == opts[0])
+			set = true;
+	return set;
+}
+
+/* Usage error for a subcommand that takes no operands. */
+static void no_operands(struct ctx *c, int argc, char **argv)
+{
+	if (optind != argc)
+		usage_err(c, "unexpected argument '%s'", argv[optind]);
+}
+
+/* Usage error "missing" unless there are operands from argv[first] on. */
+static void need_operands(struct ctx *c, int argc, int first, const char *missing)
+{
+	if (first >= argc)
+		usage_err(c, "%s", missing);
+}
+
+typedef int (*operand_fn)(struct ctx *c, const char *path, const void *arg);
+
+/* Runs fn on each operand from argv[first] on, like coreutils going on
+ * after a failure: a negative errno is reported as "CMD: PATH: message"
+ * and makes the exit status 1. */
+static int each_operand(struct ctx *c, int argc, char **argv, int first, operand_fn fn,
+			const void *arg)
+{
+	int i;
+
+	for (i = first; i < argc; i++) {
+		int ret = fn(c, argv[i], arg);
+
+		if (ret < 0)
+			path_err(c, argv[i], ret);
+	}
+	return 0;
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -298,24 +354,27 @@ static const char *type_name(uint32_t mode, uint64_t size)
 	}
 }
 
+/* name, or the number id in buf when the id has no name (like ls). */
+static const char *name_or_id(const char *name, uint32_t id, char *buf, size_t len)
+{
+	if (name)
+		return name;
+	snprintf(buf, len, "%u", id);
+	return buf;
+}
+
 static const char *user_name(uint32_t uid, char *buf, size_t len)
 {
 	struct passwd *pw = getpwuid(uid);
 
-	if (pw)
-		return pw->pw_name;
-	snprintf(buf, len, "%u", uid);
-	return buf;
+	return name_or_id(pw ? pw->pw_name : NULL, uid, buf, len);
 }
 
 static const char *group_name(uint32_t gid, char *buf, size_t len)
 {
 	struct group *gr = getgrgid(gid);
 
-	if (gr)
-		return gr->gr_name;
-	snprintf(buf, len, "%u", gid);
-	return buf;
+	return name_or_id(gr ? gr->gr_name : NULL, gid, buf, len);
 }
 
 static void format_time_full(int64_t ns, char *buf, size_t len)
@@ -630,14 +689,10 @@ static int cmd_info(struct ctx *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daxfs_info *in;
-	bool json = false;
-	int ch, ret;
+	bool json = flag_opt(c, argc, argv, "j", longopts);
+	int ret;
 
-	while ((ch = next_opt(c, argc, argv, "j", longopts)) != -1)
-		if (ch == 'j')
-			json = true;
-	if (optind != argc)
-		usage_err(c, "unexpected argument '%s'", argv[optind]);
+	no_operands(c, argc, argv);
 	in = calloc(1, sizeof(*in));
 	if (!in)
 		return cmd_err(c, "out of memory");
@@ -969,82 +1024,75 @@ static int cmd_ls(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+static int stat_one(struct ctx *c, const char *path, const void *follow)
+{
+	struct daxfs_attr st;
+	char ms[12], ub[16], gb[16], tb[96], target[DAXFS_SYMLINK_MAX + 1];
+	int ret = *(const bool *)follow ? daxfs_path_stat(c->h, path, &st)
+					: daxfs_path_lstat(c->h, path, &st);
+
+	if (ret)
+		return ret;
+	if (S_ISLNK(st.mode)) {
+		int n = daxfs_path_readlink(c->h, path, target, sizeof(target));
+
+		if (n < 0)
+			n = 0;
+		target[(size_t)n < sizeof(target) ? (size_t)n : sizeof(target) - 1] = '\0';
+		printf("  File: %s -> %s\n", path, target);
+	} else {
+		printf("  File: %s\n", path);
+	}
+	printf("  Size: %-15llu Blocks: %-10llu IO Block: %-6u %s\n",
+	       (unsigned long long)st.size, (unsigned long long)st.blocks * 8,
+	       DAXFS_BLOCK_SIZE, type_name(st.mode, st.size));
+	printf("Device: %s\tInode: %-11llu Links: %u", "daxfs",
+	       (unsigned long long)st.ino, st.nlink);
+	if (S_ISCHR(st.mode) || S_ISBLK(st.mode)) {
+		dev_t d = daxfs_decode_dev(st.rdev);
+
+		printf("\tDevice type: %u,%u", major(d), minor(d));
+	}
+	putchar('\n');
+	mode_string(st.mode, ms);
+	printf("Access: (%04o/%s)  Uid: (%5u/%8s)   Gid: (%5u/%8s)\n",
+	       st.mode & 07777, ms, st.uid, user_name(st.uid, ub, sizeof(ub)),
+	       st.gid, group_name(st.gid, gb, sizeof(gb)));
+	format_time_full(st.atime_ns, tb, sizeof(tb));
+	printf("Access: %s\n", tb);
+	format_time_full(st.mtime_ns, tb, sizeof(tb));
+	printf("Modify: %s\n", tb);
+	format_time_full(st.ctime_ns, tb, sizeof(tb));
+	printf("Change: %s\n", tb);
+	printf(" Birth: -\n");
+	return 0;
+}
+
 static int cmd_stat(struct ctx *c, int argc, char **argv)
 {
-	bool follow = false;
-	int ch, i;
+	bool follow = flag_opt(c, argc, argv, "L", NULL);
 
-	while ((ch = next_opt(c, argc, argv, "L", NULL)) != -1)
-		if (ch == 'L')
-			follow = true;
-	if (optind == argc)
-		usage_err(c, "missing operand");
-	for (i = optind; i < argc; i++) {
-		struct daxfs_attr st;
-		char ms[12], ub[16], gb[16], tb[96], target[DAXFS_SYMLINK_MAX + 1];
-		int ret = follow ? daxfs_path_stat(c->h, argv[i], &st)
-				 : daxfs_path_lstat(c->h, argv[i], &st);
+	need_operands(c, argc, optind, "missing operand");
+	return each_operand(c, argc, argv, optind, stat_one, &follow);
+}
 
-		if (ret) {
-			path_err(c, argv[i], ret);
-			continue;
-		}
-		if (S_ISLNK(st.mode)) {
-			int n = daxfs_path_readlink(c->h, argv[i], target, sizeof(target));
+static int readlink_one(struct ctx *c, const char *path, const void *arg)
+{
+	char buf[DAXFS_SYMLINK_MAX + 1];
+	int n = daxfs_path_readlink(c->h, path, buf, sizeof(buf));
 
-			if (n < 0)
-				n = 0;
-			target[(size_t)n < sizeof(target) ? (size_t)n : sizeof(target) - 1] = '\0';
-			printf("  File: %s -> %s\n", argv[i], target);
-		} else {
-			printf("  File: %s\n", argv[i]);
-		}
-		printf("  Size: %-15llu Blocks: %-10llu IO Block: %-6u %s\n",
-		       (unsigned long long)st.size, (unsigned long long)st.blocks * 8,
-		       DAXFS_BLOCK_SIZE, type_name(st.mode, st.size));
-		printf("Device: %s\tInode: %-11llu Links: %u", "daxfs",
-		       (unsigned long long)st.ino, st.nlink);
-		if (S_ISCHR(st.mode) || S_ISBLK(st.mode)) {
-			dev_t d = daxfs_decode_dev(st.rdev);
-
-			printf("\tDevice type: %u,%u", major(d), minor(d));
-		}
-		putchar('\n');
-		mode_string(st.mode, ms);
-		printf("Access: (%04o/%s)  Uid: (%5u/%8s)   Gid: (%5u/%8s)\n",
-		       st.mode & 07777, ms, st.uid, user_name(st.uid, ub, sizeof(ub)),
-		       st.gid, group_name(st.gid, gb, sizeof(gb)));
-		format_time_full(st.atime_ns, tb, sizeof(tb));
-		printf("Access: %s\n", tb);
-		format_time_full(st.mtime_ns, tb, sizeof(tb));
-		printf("Modify: %s\n", tb);
-		format_time_full(st.ctime_ns, tb, sizeof(tb));
-		printf("Change: %s\n", tb);
-		printf(" Birth: -\n");
-	}
+	if (n < 0)
+		return n;
+	buf[(size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1] = '\0';
+	printf("%s\n", buf);
 	return 0;
 }
 
 static int cmd_readlink(struct ctx *c, int argc, char **argv)
 {
-	int i;
-
-	while (next_opt(c, argc, argv, "", NULL) != -1)
-		;
-	if (optind == argc)
-		usage_err(c, "missing operand");
-	for (i = optind; i < argc; i++) {
-		char buf[DAXFS_SYMLINK_MAX + 1];
-		int n = daxfs_path_readlink(c->h, argv[i], buf, sizeof(buf));
-
-		if (n < 0) {
-			path_err(c, argv[i], n);
-			continue;
-		}
-		buf[(size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1] = '\0';
-		printf("%s\n", buf);
-	}
-	return 0;
+	flag_opt(c, argc, argv, "", NULL);
+	need_operands(c, argc, optind, "missing operand");
+	return each_operand(c, argc, argv, optind, readlink_one, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1137,10 +1185,8 @@ static int cmd_cat(struct ctx *c, int argc, char **argv)
 {
 	int i;
 
-	while (next_opt(c, argc, argv, "", NULL) != -1)
-		;
-	if (optind == argc)
-		usage_err(c, "missing operand");
+	flag_opt(c, argc, argv, "", NULL);
+	need_operands(c, argc, optind, "missing operand");
 	for (i = optind; i < argc; i++) {
 		struct daxfs_attr st;
 		const char *where = "read";
@@ -1169,8 +1215,7 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 	struct stat lst;
 	int fd, ret;
 
-	while (next_opt(c, argc, argv, "", NULL) != -1)
-		;
+	flag_opt(c, argc, argv, "", NULL);
 	if (argc - optind != 2)
 		usage_err(c, "expected PATH and LOCAL");
 	src = argv[optind];
@@ -1216,8 +1261,7 @@ static int cmd_put(struct ctx *c, int argc, char **argv)
 	uint32_t mode;
 	int fd, ret;
 
-	while (next_opt(c, argc, argv, "", NULL) != -1)
-		;
+	flag_opt(c, argc, argv, "", NULL);
 	if (argc - optind != 2)
 		usage_err(c, "expected LOCAL and PATH");
 	lsrc = argv[optind];
@@ -1234,10 +1278,7 @@ static int cmd_put(struct ctx *c, int argc, char **argv)
 		}
 		mode = lst.st_mode & 07777;
 	}
-	if (is_dir_path(c, argv[optind + 1]))
-		dst = join_path(argv[optind + 1], strcmp(lsrc, "-") ? base_name(lsrc) : "stdin");
-	else
-		dst = strdup(argv[optind + 1]);
+	dst = target_path(c, argv[optind + 1], strcmp(lsrc, "-") ? base_name(lsrc) : "stdin");
 	ret = daxfs_path_create(c->h, dst, mode, DAXFS_CREATE_TRUNC, &ino);
 	c->mutated = true;
 	if (ret < 0) {
@@ -1256,13 +1297,10 @@ static int cmd_put(struct ctx *c, int argc, char **argv)
 static int cmd_write(struct ctx *c, int argc, char **argv)
 {
 	const char *where = "read";
-	bool append = false;
+	bool append = flag_opt(c, argc, argv, "a", NULL);
 	uint64_t ino;
-	int ch, ret;
+	int ret;
 
-	while ((ch = next_opt(c, argc, argv, "a", NULL)) != -1)
-		if (ch == 'a')
-			append = true;
 	if (argc - optind != 1)
 		usage_err(c, "expected one PATH");
 	ret = daxfs_path_create(c->h, argv[optind], 0666 & ~c->umask,
@@ -1276,41 +1314,47 @@ static int cmd_write(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+struct truncate_args {
+	uint64_t size;
+	bool no_create;
+};
+
+static int truncate_one(struct ctx *c, const char *path, const void *arg)
+{
+	const struct truncate_args *ta = arg;
+	int ret = daxfs_path_truncate(c->h, path, ta->size);
+
+	if (ret == -ENOENT && !ta->no_create) {
+		ret = daxfs_path_create(c->h, path, 0666 & ~c->umask, 0, NULL);
+		if (ret >= 0)
+			ret = daxfs_path_truncate(c->h, path, ta->size);
+	} else if (ret == -ENOENT) {
+		ret = 0;
+	}
+	return ret;
+}
+
 static int cmd_truncate(struct ctx *c, int argc, char **argv)
 {
-	bool no_create = false, have = false;
-	uint64_t size = 0;
+	struct truncate_args ta = { 0, false };
+	bool have = false;
 	const char *why;
-	int ch, i;
+	int ch;
 
 	while ((ch = next_opt(c, argc, argv, "s:c", NULL)) != -1) {
 		if (ch == 'c') {
-			no_create = true;
+			ta.no_create = true;
 		} else if (ch == 's') {
-			if (parse_size(optarg, &size, &why))
+			if (parse_size(optarg, &ta.size, &why))
 				usage_err(c, "invalid size '%s': %s", optarg, why);
 			have = true;
 		}
 	}
 	if (!have)
 		usage_err(c, "you must specify -s SIZE");
-	if (optind == argc)
-		usage_err(c, "missing file operand");
+	need_operands(c, argc, optind, "missing file operand");
 	c->mutated = true;
-	for (i = optind; i < argc; i++) {
-		int ret = daxfs_path_truncate(c->h, argv[i], size);
-
-		if (ret == -ENOENT && !no_create) {
-			ret = daxfs_path_create(c->h, argv[i], 0666 & ~c->umask, 0, NULL);
-			if (ret >= 0)
-				ret = daxfs_path_truncate(c->h, argv[i], size);
-		} else if (ret == -ENOENT) {
-			ret = 0;
-		}
-		if (ret < 0)
-			path_err(c, argv[i], ret);
-	}
-	return 0;
+	return each_operand(c, argc, argv, optind, truncate_one, &ta);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1413,29 +1457,32 @@ static int mkdir_p(struct ctx *c, const char *path, uint32_t mode)
 	return ret;
 }
 
+struct mkdir_args {
+	bool parents;
+	uint32_t mode;
+};
+
+static int mkdir_one(struct ctx *c, const char *path, const void *arg)
+{
+	const struct mkdir_args *ma = arg;
+
+	return ma->parents ? mkdir_p(c, path, ma->mode) : daxfs_path_mkdir(c->h, path, ma->mode);
+}
+
 static int cmd_mkdir(struct ctx *c, int argc, char **argv)
 {
-	bool parents = false;
-	uint32_t mode = 0777 & ~c->umask;
-	int ch, i;
+	struct mkdir_args ma = { false, 0777 & ~c->umask };
+	int ch;
 
 	while ((ch = next_opt(c, argc, argv, "pm:", NULL)) != -1) {
 		if (ch == 'p')
-			parents = true;
-		else if (ch == 'm' && parse_mode(optarg, S_IFDIR | 0777, &mode, 0))
+			ma.parents = true;
+		else if (ch == 'm' && parse_mode(optarg, S_IFDIR | 0777, &ma.mode, 0))
 			usage_err(c, "invalid mode '%s'", optarg);
 	}
-	if (optind == argc)
-		usage_err(c, "missing operand");
+	need_operands(c, argc, optind, "missing operand");
 	c->mutated = true;
-	for (i = optind; i < argc; i++) {
-		int ret = parents ? mkdir_p(c, argv[i], mode)
-				  : daxfs_path_mkdir(c->h, argv[i], mode);
-
-		if (ret)
-			path_err(c, argv[i], ret);
-	}
-	return 0;
+	return each_operand(c, argc, argv, optind, mkdir_one, &ma);
 }
 
 static int rm_tree(struct ctx *c, const char *path, bool force, unsigned int depth)
@@ -1476,77 +1523,72 @@ static int rm_tree(struct ctx *c, const char *path, bool force, unsigned int dep
 	return 0;
 }
 
+struct rm_args {
+	bool recursive, force;
+};
+
+static int rm_one(struct ctx *c, const char *path, const void *arg)
+{
+	const struct rm_args *ra = arg;
+	struct daxfs_attr st;
+	int ret;
+
+	if (is_root(path) || !strcmp(base_name(path), ".") ||
+	    !strcmp(base_name(path), "..")) {
+		cmd_err(c, "refusing to remove '%s'", path);
+		return 0;
+	}
+	if (ra->recursive) {
+		rm_tree(c, path, ra->force, 0);
+		return 0;
+	}
+	ret = daxfs_path_lstat(c->h, path, &st);
+	if (!ret && S_ISDIR(st.mode))
+		ret = -EISDIR;
+	if (!ret)
+		ret = daxfs_path_unlink(c->h, path);
+	return ret == -ENOENT && ra->force ? 0 : ret;
+}
+
 static int cmd_rm(struct ctx *c, int argc, char **argv)
 {
-	bool recursive = false, force = false;
-	int ch, i;
+	struct rm_args ra = { false, false };
+	int ch;
 
 	while ((ch = next_opt(c, argc, argv, "rRfd", NULL)) != -1) {
 		if (ch == 'r' || ch == 'R')
-			recursive = true;
+			ra.recursive = true;
 		else if (ch == 'f')
-			force = true;
+			ra.force = true;
 	}
-	if (optind == argc && !force)
-		usage_err(c, "missing operand");
+	if (!ra.force)
+		need_operands(c, argc, optind, "missing operand");
 	c->mutated = true;
-	for (i = optind; i < argc; i++) {
-		struct daxfs_attr st;
-		int ret;
+	return each_operand(c, argc, argv, optind, rm_one, &ra);
+}
 
-		if (is_root(argv[i]) || !strcmp(base_name(argv[i]), ".") ||
-		    !strcmp(base_name(argv[i]), "..")) {
-			cmd_err(c, "refusing to remove '%s'", argv[i]);
-			continue;
-		}
-		if (recursive) {
-			rm_tree(c, argv[i], force, 0);
-			continue;
-		}
-		ret = daxfs_path_lstat(c->h, argv[i], &st);
-		if (!ret && S_ISDIR(st.mode))
-			ret = -EISDIR;
-		if (!ret)
-			ret = daxfs_path_unlink(c->h, argv[i]);
-		if (ret && !(ret == -ENOENT && force))
-			path_err(c, argv[i], ret);
-	}
-	return 0;
+static int rmdir_one(struct ctx *c, const char *path, const void *arg)
+{
+	return daxfs_path_rmdir(c->h, path);
 }
 
 static int cmd_rmdir(struct ctx *c, int argc, char **argv)
 {
-	int i;
-
-	while (next_opt(c, argc, argv, "", NULL) != -1)
-		;
-	if (optind == argc)
-		usage_err(c, "missing operand");
+	flag_opt(c, argc, argv, "", NULL);
+	need_operands(c, argc, optind, "missing operand");
 	c->mutated = true;
-	for (i = optind; i < argc; i++) {
-		int ret = daxfs_path_rmdir(c->h, argv[i]);
-
-		if (ret)
-			path_err(c, argv[i], ret);
-	}
-	return 0;
+	return each_operand(c, argc, argv, optind, rmdir_one, NULL);
 }
 
 static int cmd_mv(struct ctx *c, int argc, char **argv)
 {
-	bool noclobber = false;
+	bool noclobber = flag_opt(c, argc, argv, "n", NULL);
 	char *dst;
-	int ch, ret;
+	int ret;
 
-	while ((ch = next_opt(c, argc, argv, "n", NULL)) != -1)
-		if (ch == 'n')
-			noclobber = true;
 	if (argc - optind != 2)
 		usage_err(c, "expected SRC and DST");
-	if (is_dir_path(c, argv[optind + 1]))
-		dst = join_path(argv[optind + 1], base_name(argv[optind]));
-	else
-		dst = strdup(argv[optind + 1]);
+	dst = target_path(c, argv[optind + 1], base_name(argv[optind]));
 	c->mutated = true;
 	ret = daxfs_path_rename(c->h, argv[optind], dst,
 				noclobber ? DAXFS_RENAME_NOREPLACE : 0);
@@ -1574,10 +1616,7 @@ static int cmd_ln(struct ctx *c, int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		usage_err(c, "expected TARGET and LINK_NAME");
-	if (is_dir_path(c, argv[optind + 1]))
-		link = join_path(argv[optind + 1], base_name(argv[optind]));
-	else
-		link = strdup(argv[optind + 1]);
+	link = target_path(c, argv[optind + 1], base_name(argv[optind]));
 	c->mutated = true;
 	if (force) {
 		struct daxfs_attr st;
@@ -1599,55 +1638,45 @@ static int cmd_ln(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+static int chmod_one(struct ctx *c, const char *path, const void *mode_arg)
+{
+	struct daxfs_attr st;
+	uint32_t mode;
+	int ret = daxfs_path_stat(c->h, path, &st);
+
+	if (ret)
+		return ret;
+	if (parse_mode(mode_arg, st.mode, &mode, c->umask))
+		usage_err(c, "invalid mode '%s'", (const char *)mode_arg);
+	return daxfs_path_chmod(c->h, path, mode);
+}
+
 static int cmd_chmod(struct ctx *c, int argc, char **argv)
 {
-	int i;
-
-	while (next_opt(c, argc, argv, "", NULL) != -1)
-		;
-	if (argc - optind < 2)
-		usage_err(c, "expected MODE and PATH");
+	flag_opt(c, argc, argv, "", NULL);
+	need_operands(c, argc, optind + 1, "expected MODE and PATH");
 	c->mutated = true;
-	for (i = optind + 1; i < argc; i++) {
-		struct daxfs_attr st;
-		uint32_t mode;
-		int ret = daxfs_path_stat(c->h, argv[i], &st);
+	return each_operand(c, argc, argv, optind + 1, chmod_one, argv[optind]);
+}
 
-		if (ret) {
-			path_err(c, argv[i], ret);
-			continue;
-		}
-		if (parse_mode(argv[optind], st.mode, &mode, c->umask))
-			usage_err(c, "invalid mode '%s'", argv[optind]);
-		ret = daxfs_path_chmod(c->h, argv[i], mode);
-		if (ret)
-			path_err(c, argv[i], ret);
-	}
-	return 0;
+static int touch_one(struct ctx *c, const char *path, const void *no_create)
+{
+	int ret = daxfs_path_utimens(c->h, path, DAXFS_UTIME_NOW, DAXFS_UTIME_NOW);
+
+	if (ret == -ENOENT && !*(const bool *)no_create)
+		ret = daxfs_path_create(c->h, path, 0666 & ~c->umask, 0, NULL);
+	else if (ret == -ENOENT)
+		ret = 0;
+	return ret;
 }
 
 static int cmd_touch(struct ctx *c, int argc, char **argv)
 {
-	bool no_create = false;
-	int ch, i;
+	bool no_create = flag_opt(c, argc, argv, "c", NULL);
 
-	while ((ch = next_opt(c, argc, argv, "c", NULL)) != -1)
-		if (ch == 'c')
-			no_create = true;
-	if (optind == argc)
-		usage_err(c, "missing file operand");
+	need_operands(c, argc, optind, "missing file operand");
 	c->mutated = true;
-	for (i = optind; i < argc; i++) {
-		int ret = daxfs_path_utimens(c->h, argv[i], DAXFS_UTIME_NOW, DAXFS_UTIME_NOW);
-
-		if (ret == -ENOENT && !no_create)
-			ret = daxfs_path_create(c->h, argv[i], 0666 & ~c->umask, 0, NULL);
-		else if (ret == -ENOENT)
-			ret = 0;
-		if (ret < 0)
-			path_err(c, argv[i], ret);
-	}
-	return 0;
+	return each_operand(c, argc, argv, optind, touch_one, &no_create);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1669,8 +1698,7 @@ static int cmd_df(struct ctx *c, int argc, char **argv)
 		else if (ch == 'i')
 			inodes = true;
 	}
-	if (optind != argc)
-		usage_err(c, "unexpected argument '%s'", argv[optind]);
+	no_operands(c, argc, argv);
 	/* a joined host frees what earlier commands retired first */
 	if (c->joined)
 		daxfs_region_reclaim(c->h);
