@@ -320,6 +320,23 @@ static void number_inodes(struct base_image *bi)
 	}
 }
 
+/* Symlink targets go first in the data area, packed: returns the page
+ * after them. */
+static uint64_t place_symlinks(struct base_image *bi)
+{
+	uint64_t i, off = bi->data_off;
+
+	for (i = 0; i < bi->nr_inodes; i++) {
+		struct bnode *n = bi->inodes[i];
+
+		if (!S_ISLNK(n->st.st_mode))
+			continue;
+		n->data = off;
+		off = ALIGN_UP(off + (uint64_t)n->st.st_size, 8);
+	}
+	return ALIGN_UP(off, PAGE);
+}
+
 static void plan_data(struct base_image *bi)
 {
 	uint64_t i, off;
@@ -328,19 +345,7 @@ static void plan_data(struct base_image *bi)
 	bi->dirent_off = bi->inode_off + bi->nr_inodes * sizeof(struct daxfs_base_inode);
 	bi->data_off = ALIGN_UP(bi->dirent_off +
 				bi->nr_dirents * sizeof(struct daxfs_base_dirent), PAGE);
-	off = bi->data_off;
-	/* symlink targets first, packed */
-	for (i = 0; i < bi->nr_inodes; i++) {
-		struct bnode *n = bi->inodes[i];
-
-		if (!S_ISLNK(n->st.st_mode))
-			continue;
-		n->data = off;
-		off = ALIGN_UP(off + (uint64_t)n->st.st_size, 8);
-		bi->st.nr_symlinks++;
-		bi->st.data_bytes += (uint64_t)n->st.st_size;
-	}
-	off = ALIGN_UP(off, PAGE);
+	off = place_symlinks(bi);
 	for (i = 0; i < bi->nr_inodes; i++) {
 		struct bnode *n = bi->inodes[i];
 
@@ -351,7 +356,10 @@ static void plan_data(struct base_image *bi)
 			n->data = off;
 			off = ALIGN_UP(off + (uint64_t)n->st.st_size, PAGE);
 			bi->st.data_bytes += (uint64_t)n->st.st_size;
-		} else if (!S_ISLNK(n->st.st_mode)) {
+		} else if (S_ISLNK(n->st.st_mode)) {
+			bi->st.nr_symlinks++;
+			bi->st.data_bytes += (uint64_t)n->st.st_size;
+		} else {
 			bi->st.nr_special++;
 		}
 	}
@@ -403,18 +411,45 @@ void base_image_stats(const struct base_image *bi, struct base_image_stats *st)
 	*st = bi->st;
 }
 
+/* Opens source file n for copying its data: fd, or -errno (with a message). */
+static int open_source(const struct bnode *n)
+{
+	int fd = open(n->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = errno;
+
+		tool_errno(err, "cannot open %s", n->path);
+		return -err;
+	}
+	return fd;
+}
+
+/* Closes source fd of n once got bytes were copied: -EAGAIN (with a
+ * message) when the file changed size since the scan. */
+static int close_source(const struct bnode *n, int fd, uint64_t got)
+{
+	uint64_t size = (uint64_t)n->st.st_size;
+	struct stat st;
+	int ret = 0;
+
+	if (got != size || fstat(fd, &st) || (uint64_t)st.st_size != size) {
+		tool_err("%s changed size while mkfs was copying it; run mkfs again "
+			 "on a quiet source tree", n->path);
+		ret = -EAGAIN;
+	}
+	close(fd);
+	return ret;
+}
+
 static int copy_file(struct base_image *bi, struct bnode *n, uint8_t *dst,
 		     uint64_t *done, uint64_t total)
 {
 	uint64_t size = (uint64_t)n->st.st_size, got = 0;
-	struct stat st;
-	int fd;
+	int fd = open_source(n);
 
-	fd = open(n->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		tool_errno(errno, "cannot open %s", n->path);
-		return -errno;
-	}
+	if (fd < 0)
+		return fd;
 	while (got < size) {
 		size_t chunk = size - got > (1u << 24) ? (1u << 24) : (size_t)(size - got);
 		ssize_t r = read(fd, dst + got, chunk);
@@ -432,14 +467,7 @@ static int copy_file(struct base_image *bi, struct bnode *n, uint8_t *dst,
 		*done += (uint64_t)r;
 		progress_update(&bi->prog, "copying data, MiB:", *done >> 20, total >> 20);
 	}
-	if (got != size || fstat(fd, &st) || (uint64_t)st.st_size != size) {
-		tool_err("%s changed size while mkfs was copying it; run mkfs again "
-			 "on a quiet source tree", n->path);
-		close(fd);
-		return -EAGAIN;
-	}
-	close(fd);
-	return 0;
+	return close_source(n, fd, got);
 }
 
 static void fill_inode(struct bnode *n, struct daxfs_base_inode *bip, bool split)
@@ -575,16 +603,7 @@ int base_image_split(struct base_image *bi, unsigned int nr, uint64_t max_per_fi
 		bi->bk_size[best] += need;
 	}
 	/* the base region keeps metadata and symlink targets only */
-	off = bi->data_off;
-	for (i = 0; i < bi->nr_inodes; i++) {
-		struct bnode *n = bi->inodes[i];
-
-		if (!S_ISLNK(n->st.st_mode))
-			continue;
-		n->data = off;
-		off = ALIGN_UP(off + (uint64_t)n->st.st_size, 8);
-	}
-	off = ALIGN_UP(off, PAGE);
+	off = place_symlinks(bi);
 	if (off == bi->data_off)
 		off += PAGE;	/* keep a non-empty data area */
 	bi->data_size = off - bi->data_off;
@@ -603,14 +622,10 @@ static int copy_to_backing(struct base_image *bi, struct bnode *n, int fd, uint8
 			   uint64_t *done, uint64_t total)
 {
 	uint64_t size = (uint64_t)n->st.st_size, got = 0;
-	struct stat st;
-	int in;
+	int in = open_source(n);
 
-	in = open(n->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (in < 0) {
-		tool_errno(errno, "cannot open %s", n->path);
-		return -errno;
-	}
+	if (in < 0)
+		return in;
 	while (got < size) {
 		size_t chunk = size - got > (1u << 20) ? (1u << 20) : (size_t)(size - got);
 		ssize_t r = read(in, buf, chunk), w;
@@ -638,14 +653,7 @@ static int copy_to_backing(struct base_image *bi, struct bnode *n, int fd, uint8
 		progress_update(&bi->prog, "writing backing data, MiB:", *done >> 20,
 				total >> 20);
 	}
-	if (got != size || fstat(in, &st) || (uint64_t)st.st_size != size) {
-		tool_err("%s changed size while mkfs was copying it; run mkfs again "
-			 "on a quiet source tree", n->path);
-		close(in);
-		return -EAGAIN;
-	}
-	close(in);
-	return 0;
+	return close_source(n, in, got);
 }
 
 int base_image_write_backing(struct base_image *bi, const char *const *paths, bool force,
