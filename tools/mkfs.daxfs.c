@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,10 +73,16 @@ static void usage(FILE *f)
 		DAXFS_MAX_HOSTS, DAXFS_LABEL_LEN - 1);
 }
 
-static void usage_error(const char *fmt, const char *arg)
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
 {
+	va_list ap;
+
 	fputs("mkfs.daxfs: ", stderr);
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputs("\nTry 'mkfs.daxfs --help' for more information.\n", stderr);
 	exit(MKFS_EXIT_USAGE);
 }
@@ -84,13 +91,18 @@ static uint64_t parse_num_opt(const char *opt, const char *arg, uint64_t min, ui
 {
 	uint64_t v;
 
-	if (parse_u64(arg, &v) || v < min || v > max) {
-		fprintf(stderr, "mkfs.daxfs: invalid %s '%s': expected a number from "
-			"%llu to %llu\nTry 'mkfs.daxfs --help' for more information.\n",
-			opt, arg, (unsigned long long)min, (unsigned long long)max);
-		exit(MKFS_EXIT_USAGE);
-	}
+	if (parse_u64(arg, &v) || v < min || v > max)
+		usage_error("invalid %s '%s': expected a number from %llu to %llu", opt, arg,
+			    (unsigned long long)min, (unsigned long long)max);
 	return v;
+}
+
+static void parse_size_opt(const char *arg, uint64_t *out)
+{
+	const char *why;
+
+	if (parse_size(arg, out, &why))
+		usage_error("invalid size '%s': %s", arg, why);
 }
 
 static void parse_args(int argc, char **argv, struct mkfs_args *a)
@@ -114,20 +126,13 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *why;
-	int c, ret;
+	int c;
 
 	memset(a, 0, sizeof(*a));
 	while ((c = getopt_long(argc, argv, "s:fL:qVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			ret = parse_size(optarg, &a->size, &why);
-			if (ret) {
-				fprintf(stderr, "mkfs.daxfs: invalid size '%s': %s\n"
-					"Try 'mkfs.daxfs --help' for more information.\n",
-					optarg, why);
-				exit(MKFS_EXIT_USAGE);
-			}
+			parse_size_opt(optarg, &a->size);
 			a->have_size = true;
 			break;
 		case 'f':
@@ -157,14 +162,8 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 			break;
 		case OPT_BACKING_MAX:
 		case OPT_CACHE_SIZE:
-			ret = parse_size(optarg, c == OPT_CACHE_SIZE ? &a->cache_size :
-					 &a->backing_max, &why);
-			if (ret) {
-				fprintf(stderr, "mkfs.daxfs: invalid size '%s': %s\n"
-					"Try 'mkfs.daxfs --help' for more information.\n",
-					optarg, why);
-				exit(MKFS_EXIT_USAGE);
-			}
+			parse_size_opt(optarg, c == OPT_CACHE_SIZE ? &a->cache_size :
+				       &a->backing_max);
 			break;
 		case OPT_CACHE_WINDOW:
 			a->cache_window = (uint32_t)parse_num_opt("--cache-window", optarg,
@@ -193,7 +192,7 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 		}
 	}
 	if (optind >= argc)
-		usage_error("%s", "missing TARGET (a file, /dev/shm file, pmem or devdax device)");
+		usage_error("missing TARGET (a file, /dev/shm file, pmem or devdax device)");
 	a->target = argv[optind++];
 	if (optind < argc) {
 		uint64_t blocks;
@@ -202,7 +201,7 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 			usage_error("invalid BLOCKS '%s': expected a number of 1 KiB blocks",
 				    argv[optind]);
 		if (a->have_size && a->size != blocks << 10)
-			usage_error("%s", "BLOCKS and -s disagree");
+			usage_error("BLOCKS and -s disagree");
 		a->size = blocks << 10;
 		a->have_size = true;
 		optind++;
@@ -210,12 +209,12 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (a->have_size && a->size == 0)
-		usage_error("%s", "size must not be zero");
+		usage_error("size must not be zero");
 	if (a->nr_backing && !a->source)
-		usage_error("%s", "--backing needs --source DIR (the tree whose data "
+		usage_error("--backing needs --source DIR (the tree whose data "
 			    "goes to the backing files)");
 	if ((a->backing_max || a->cache_window) && !a->nr_backing)
-		usage_error("%s", "--backing-max and --cache-window need --backing");
+		usage_error("--backing-max and --cache-window need --backing");
 }
 
 /* What the first bytes of a target look like, or NULL if all zero. */
