@@ -3,7 +3,7 @@
  * on write (the base region is never modified), truncate-then-extend never
  * re-exposing base bytes, map_block copying a base block up. */
 #include "tfile.h"
-#include "core/base.h"
+#include "tbase.h"
 
 #define REGION (16 * MiB)
 #define BSIZE (64 * 1024)
@@ -21,34 +21,12 @@ static void *setup_base(struct daxfs_fs *fs, u8 **basep)
 	struct daxfs_format_opts o = { .base_size = BSIZE, .root_ino = 1,
 				       .first_dyn_ino = 3 };
 	void *r = t_region(REGION);
-	struct daxfs_super *sb = r;
-	struct daxfs_base_header *bh;
-	struct daxfs_base_inode *bi;
-	struct daxfs_base_dirent *de;
-	u8 *b = NULL;
+	u8 *b = t_format_base(r, REGION, &o);
+	struct daxfs_base_inode *bi = (void *)(b + 4096);
+	struct daxfs_base_dirent *de = (void *)(b + 8192);
 	u64 i;
 	int err;
 
-	err = daxfs_format(r, REGION, &o);
-	for (i = 0; !err && i < DAXFS_RGN_MAX; i++)
-		if (sb->regions[i].kind == DAXFS_RGN_BASE)
-			b = (u8 *)r + sb->regions[i].offset;
-	if (err || !b) {
-		fprintf(stderr, "base format failed: %d\n", err);
-		exit(2);
-	}
-	bh = (void *)b;
-	bi = (void *)(b + 4096);
-	de = (void *)(b + 8192);
-	bh->magic = DAXFS_BASE_MAGIC;
-	bh->version = 1;
-	bh->header_size = sizeof(*bh);
-	bh->nr_inodes = 2;
-	bh->inode_off = 4096;
-	bh->nr_dirents = 1;
-	bh->dirent_off = 8192;
-	bh->data_off = DATA_OFF;
-	bh->data_size = BSIZE - DATA_OFF;
 	bi[0].mode = DAXFS_S_IFDIR | 0755;
 	bi[0].nlink = 2;
 	bi[0].data = 0;
@@ -58,14 +36,10 @@ static void *setup_base(struct daxfs_fs *fs, u8 **basep)
 	bi[1].nlink = 1;
 	bi[1].size = FSIZE;
 	bi[1].data = DATA_OFF;
-	de[0].ino = 2;
-	de[0].name_len = 1;
-	de[0].type = 8;
-	de[0].name[0] = 'f';
+	t_base_dirent(de, 0, "f", 2, 8);
 	for (i = 0; i < FSIZE; i++)
 		b[DATA_OFF + i] = pattern(i);
-	bh->csum = daxfs_crc32c(0, bh, __builtin_offsetof(struct daxfs_base_header,
-							  csum));
+	t_base_header(b, 2, 4096, 1, 8192, DATA_OFF, BSIZE - DATA_OFF, 0);
 	err = t_join(fs, r, REGION);
 	if (err) {
 		fprintf(stderr, "base open failed: %d\n", err);

@@ -5,10 +5,9 @@
  * host-less, read-only fs), whiteouts, re-creation, copy-up, import,
  * readdir without duplicates, and the validator on corrupt images.
  */
-#include "tutil.h"
+#include "tbase.h"
 #include "core/inode.h"
 #include "core/dir.h"
-#include "core/base.h"
 
 #define MiB (1ULL << 20)
 #define REGION (64 * MiB)
@@ -36,19 +35,9 @@ static void put_inode(struct daxfs_base_inode *t, u64 ino, u32 mode, u32 nlink,
 	b->parent = parent;
 }
 
-static void put_dirent(struct daxfs_base_dirent *d, u64 idx, const char *n,
-		       u64 ino, u8 type)
-{
-	d[idx].ino = ino;
-	d[idx].name_len = (u16)strlen(n);
-	d[idx].type = type;
-	memcpy(d[idx].name, n, strlen(n));
-}
-
 /* header | inodes | dirents | data */
 static void build_base(u8 *b)
 {
-	struct daxfs_base_header *h = (void *)b;
 	struct daxfs_base_inode *it = (void *)(b + 4096);
 	u64 ioff = 4096, doff = ioff + NINO * 64;
 	struct daxfs_base_dirent *dt = (void *)(b + doff);
@@ -66,27 +55,18 @@ static void build_base(u8 *b)
 	put_inode(it, 4, DAXFS_S_IFREG | 0644, 1, 10, dataoff + 64, 0, 0);
 	put_inode(it, 5, DAXFS_S_IFLNK | 0777, 1, 5, dataoff + 128, 0, 0);
 	put_inode(it, 6, DAXFS_S_IFDIR | 0755, 2, 0, 6, NBIG, 1);
-	put_dirent(dt, 0, "file1", 2, 8);
-	put_dirent(dt, 1, "file1b", 2, 8);
-	put_dirent(dt, 2, "sub", 3, 4);
-	put_dirent(dt, 3, "link", 5, 10);
-	put_dirent(dt, 4, "big", 6, 4);
-	put_dirent(dt, 5, "inner", 4, 8);
+	t_base_dirent(dt, 0, "file1", 2, 8);
+	t_base_dirent(dt, 1, "file1b", 2, 8);
+	t_base_dirent(dt, 2, "sub", 3, 4);
+	t_base_dirent(dt, 3, "link", 5, 10);
+	t_base_dirent(dt, 4, "big", 6, 4);
+	t_base_dirent(dt, 5, "inner", 4, 8);
 	for (i = 0; i < NBIG; i++) {
 		put_inode(it, 7 + i, DAXFS_S_IFREG | 0600, 1, 0, 0, 0, 0);
 		snprintf(n, sizeof(n), "b%d", i);
-		put_dirent(dt, 6 + i, n, 7 + i, 8);
+		t_base_dirent(dt, 6 + i, n, 7 + i, 8);
 	}
-	h->magic = DAXFS_BASE_MAGIC;
-	h->version = 1;
-	h->header_size = sizeof(*h);
-	h->nr_inodes = NINO;
-	h->inode_off = ioff;
-	h->nr_dirents = NDIRENT;
-	h->dirent_off = doff;
-	h->data_off = dataoff;
-	h->data_size = 4096;
-	h->csum = daxfs_crc32c(0, h, __builtin_offsetof(struct daxfs_base_header, csum));
+	t_base_header(b, NINO, ioff, NDIRENT, doff, dataoff, 4096, 0);
 }
 
 static void setup(void)
@@ -94,17 +74,9 @@ static void setup(void)
 	struct daxfs_format_opts o = {
 		.base_size = BASE_SIZE, .root_ino = 1, .first_dyn_ino = NINO + 1,
 	};
-	struct daxfs_super *sb;
-	int err;
 
 	region = t_region(REGION);
-	err = daxfs_format(region, REGION, &o);
-	if (err) {
-		fprintf(stderr, "format: %d\n", err);
-		exit(2);
-	}
-	sb = region;
-	basep = (u8 *)region + sb->regions[DAXFS_RGN_BASE].offset;
+	basep = t_format_base(region, REGION, &o);
 	build_base(basep);
 }
 

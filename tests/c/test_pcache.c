@@ -13,7 +13,7 @@
  * statistics and the checker.
  */
 #include "tfile.h"
-#include "core/base.h"
+#include "tbase.h"
 #include "core/pcache.h"
 
 #define REGION		(48 * MiB)
@@ -100,11 +100,9 @@ static void *setup(struct daxfs_fs *fs, u64 cache_pages, u32 window)
 	struct daxfs_format_opts o = { .base_size = BSIZE, .root_ino = 1,
 				       .first_dyn_ino = 4 };
 	void *r = t_region(REGION);
-	struct daxfs_super *sb = r;
-	struct daxfs_base_header *bh;
 	struct daxfs_base_inode *bi;
 	struct daxfs_base_dirent *de;
-	u8 *b = NULL;
+	u8 *b;
 	u64 i;
 	int err;
 
@@ -121,27 +119,9 @@ static void *setup(struct daxfs_fs *fs, u64 cache_pages, u32 window)
 	o.nr_backing = 2;
 	o.backing = descs;
 	o.lease_ms = g_lease;
-	err = daxfs_format(r, REGION, &o);
-	for (i = 0; !err && i < DAXFS_RGN_MAX; i++)
-		if (sb->regions[i].kind == DAXFS_RGN_BASE)
-			b = (u8 *)r + sb->regions[i].offset;
-	if (err || !b) {
-		fprintf(stderr, "format failed: %d\n", err);
-		exit(2);
-	}
-	bh = (void *)b;
+	b = t_format_base(r, REGION, &o);
 	bi = (void *)(b + 4096);
 	de = (void *)(b + 8192);
-	bh->magic = DAXFS_BASE_MAGIC;
-	bh->version = 1;
-	bh->header_size = sizeof(*bh);
-	bh->flags = DAXFS_BASE_F_BACKING;
-	bh->nr_inodes = 3;
-	bh->inode_off = 4096;
-	bh->nr_dirents = 2;
-	bh->dirent_off = 8192;
-	bh->data_off = 16384;
-	bh->data_size = BSIZE - 16384;
 	bi[0].mode = DAXFS_S_IFDIR | 0755;
 	bi[0].nlink = 2;
 	bi[0].count = 2;
@@ -156,16 +136,9 @@ static void *setup(struct daxfs_fs *fs, u64 cache_pages, u32 window)
 	bi[2].size = F2_SIZE;
 	bi[2].data = 4096;
 	bi[2].count = 1;
-	de[0].ino = 2;
-	de[0].name_len = 1;
-	de[0].type = 8;
-	de[0].name[0] = 'a';
-	de[1].ino = 3;
-	de[1].name_len = 1;
-	de[1].type = 8;
-	de[1].name[0] = 'b';
-	bh->csum = daxfs_crc32c(0, bh, __builtin_offsetof(struct daxfs_base_header,
-							  csum));
+	t_base_dirent(de, 0, "a", 2, 8);
+	t_base_dirent(de, 1, "b", 3, 8);
+	t_base_header(b, 3, 4096, 2, 8192, 16384, BSIZE - 16384, DAXFS_BASE_F_BACKING);
 	err = daxfs_fs_open(fs, r, REGION, DAXFS_FS_VALIDATE);
 	if (!err)
 		err = daxfs_host_join(fs, "t0", 1, DAXFS_HOST_KIND_USER);
