@@ -185,6 +185,30 @@ class DaxfsMachine(RuleBasedStateMachine):
         d, name = res
         return d.children.get(name)
 
+    def call_new(self, data, fn, args):
+        """Draws a path for a new name and calls fn(*args(path)).  It must
+        fail as the model says when the parent does not resolve or the name
+        exists (then None); else returns (parent, name, fn's result)."""
+        path = self.draw_path(data, new=3)
+        res = self.resolve_parent(path)
+        if isinstance(res, set):
+            self.call(res, fn, *args(path))
+            return None
+        d, name = res
+        if name in d.children:
+            self.call({errno.EEXIST}, fn, *args(path))
+            return None
+        return d, name, self.call(None, fn, *args(path))
+
+    def existing_node(self, path, fn):
+        """The node at path; None after checking that fn(path) fails with
+        the model's errno when path does not resolve or is absent."""
+        node = self.lookup(path)
+        if isinstance(node, set) or node is None:
+            self.call(node or {errno.ENOENT}, fn, path)
+            return None
+        return node
+
     def draw_path(self, data, kinds=None, new=1, existing=2, anywhere=1):
         """A path: an existing node (of kinds), a child of an existing dir
         (often a new name) or any path in the small universe; the weights
@@ -246,30 +270,17 @@ class DaxfsMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), mode=st.sampled_from(DIR_MODES))
     def mkdir(self, data, mode):
-        path = self.draw_path(data, new=3)
-        res = self.resolve_parent(path)
-        if isinstance(res, set):
-            self.call(res, self.r.mkdir, path, mode)
-            return
-        d, name = res
-        if name in d.children:
-            self.call({errno.EEXIST}, self.r.mkdir, path, mode)
-            return
-        self.call(None, self.r.mkdir, path, mode)
-        d.children[name] = MDir(mode, d)
+        made = self.call_new(data, self.r.mkdir, lambda path: (path, mode))
+        if made:
+            d, name, _ = made
+            d.children[name] = MDir(mode, d)
 
     @rule(data=st.data(), mode=st.sampled_from(FILE_MODES))
     def create(self, data, mode):
-        path = self.draw_path(data, new=3)
-        res = self.resolve_parent(path)
-        if isinstance(res, set):
-            self.call(res, self.r.create, path, mode)
+        made = self.call_new(data, self.r.create, lambda path: (path, mode))
+        if not made:
             return
-        d, name = res
-        if name in d.children:
-            self.call({errno.EEXIST}, self.r.create, path, mode)
-            return
-        ino = self.call(None, self.r.create, path, mode)
+        d, name, ino = made
         f = MFile(mode)
         f.nlink = 1
         f.ino = ino
@@ -278,9 +289,8 @@ class DaxfsMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def unlink(self, data):
         path = self.draw_path(data, new=0, existing=3)
-        node = self.lookup(path)
-        if isinstance(node, set) or node is None:
-            self.call(node or {errno.ENOENT}, self.r.unlink, path)
+        node = self.existing_node(path, self.r.unlink)
+        if node is None:
             return
         if isinstance(node, MDir):
             self.call({errno.EISDIR, errno.EPERM}, self.r.unlink, path)
@@ -293,9 +303,8 @@ class DaxfsMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def rmdir(self, data):
         path = self.draw_path(data, kinds={"dir"}, new=0, existing=4)
-        node = self.lookup(path)
-        if isinstance(node, set) or node is None:
-            self.call(node or {errno.ENOENT}, self.r.rmdir, path)
+        node = self.existing_node(path, self.r.rmdir)
+        if node is None:
             return
         if not isinstance(node, MDir):
             self.call({errno.ENOTDIR}, self.r.rmdir, path)
@@ -408,25 +417,18 @@ class DaxfsMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), dest=symlink_targets)
     def symlink(self, data, dest):
-        path = self.draw_path(data, new=3)
-        res = self.resolve_parent(path)
-        if isinstance(res, set):
-            self.call(res, self.r.symlink, dest, path)
-            return
-        d, name = res
-        if name in d.children:
-            self.call({errno.EEXIST}, self.r.symlink, dest, path)
-            return
-        self.call(None, self.r.symlink, dest, path)
-        d.children[name] = MLink(dest)
+        made = self.call_new(data, self.r.symlink, lambda path: (dest, path))
+        if made:
+            d, name, _ = made
+            d.children[name] = MLink(dest)
 
     @rule(data=st.data())
     def readlink(self, data):
         path = self.draw_path(data)
-        node = self.lookup(path)
-        if isinstance(node, set) or node is None:
-            self.call(node or {errno.ENOENT}, self.r.readlink, path)
-        elif not isinstance(node, MLink):
+        node = self.existing_node(path, self.r.readlink)
+        if node is None:
+            return
+        if not isinstance(node, MLink):
             self.call({errno.EINVAL}, self.r.readlink, path)
         else:
             assert self.call(None, self.r.readlink, path) == node.target
