@@ -13,8 +13,11 @@
 #include <linux/fs.h>
 #include <linux/workqueue.h>
 #include <linux/pfn_t.h>
+#include <linux/xarray.h>
+#include <linux/mutex.h>
 #include "kcompat.h"
 #include "core/daxfs_core.h"
+#include "core/pcache.h"
 
 #define DAXFS_SUPER_MAGIC	0x44415846	/* "DAXF" */
 
@@ -28,6 +31,18 @@ struct daxfs_mount_opts {
 	bool has_phys;
 	bool has_size;
 	bool validate;
+	u32 nr_backing;			/* backing=PATH, split mode */
+	char *backing[DAXFS_PCACHE_MAX_BACKING];
+};
+
+/* Split mode: this host's backing files and its fill-request server
+ * (kernel/backing.c). */
+struct daxfs_kbacking {
+	struct file *file[DAXFS_PCACHE_MAX_BACKING];
+	u64 reach;			/* bit i: file[i] is open */
+	atomic64_t reads, bytes;	/* backing reads by this host */
+	atomic64_t mmap_pins;		/* cache pins held for mappings */
+	struct task_struct *server;	/* serves other hosts' requests */
 };
 
 struct daxfs_sb_info {
@@ -45,12 +60,19 @@ struct daxfs_sb_info {
 	unsigned long lease_jiffies;
 	unsigned int renew_ticks;
 	struct delayed_work lease_work;
+	struct daxfs_kbacking bk;
 };
 
 struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
+	/* split mode, mmap: cache pins held while a mapping may show the
+	 * slot (kernel/file.c) */
+	struct mutex pin_lock;
+	struct xarray pin_pg;		/* pgoff -> slot pinned for it */
+	struct xarray pin_cnt;		/* slot -> pins we hold on it */
+	unsigned int nr_vmas;		/* mappings of this inode (pin_lock) */
 	struct inode vfs_inode;
 };
 
@@ -97,5 +119,14 @@ extern const struct file_operations daxfs_dir_fops;
 /* file.c */
 extern const struct file_operations daxfs_file_fops;
 extern const struct address_space_operations daxfs_aops;
+void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
+void daxfs_mmap_release_pins(struct inode *inode);
+
+/* backing.c (split mode) */
+int daxfs_backing_attach(struct fs_context *fc, struct daxfs_sb_info *sbi);
+void daxfs_backing_stop(struct daxfs_sb_info *sbi);
+void daxfs_backing_put(struct daxfs_sb_info *sbi);
+void daxfs_backing_show_stats(struct seq_file *m, struct daxfs_sb_info *sbi);
+int daxfs_backing_err(struct super_block *sb, int err, const char *what);
 
 #endif /* DAXFS_K_H */

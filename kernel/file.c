@@ -66,7 +66,7 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos, count,
 		       daxfs_read_actor, &io);
 	if (n < 0)
-		return daxfs_kerr(inode->i_sb, (int)n, "read");
+		return daxfs_backing_err(inode->i_sb, (int)n, "read");
 	if (n == 0 && io.fault)
 		return -EFAULT;
 	iocb->ki_pos += n;
@@ -108,6 +108,9 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		/* with O_APPEND the core chose where the bytes went */
 		iocb->ki_pos = pos + n;
 		ret = n;
+		/* the blocks moved to the overlay: our mappings of their
+		 * cached copies go (split mode) */
+		daxfs_mmap_drop_range(inode, pos, pos + n);
 	}
 	daxfs_refresh_inode(inode);
 out:
@@ -179,6 +182,122 @@ drain:
 
 /* ---- mmap: the region's pages themselves ---- */
 
+/*
+ * Split mode: a block that lives only in a backing file is mapped straight
+ * from its cache slot, pinned so that no host evicts the slot while a PTE
+ * of ours may point at it.  Per inode, under pin_lock: pin_pg (pgoff ->
+ * slot pinned for it, one pin per pgoff) and pin_cnt (slot -> pins we
+ * hold on it; a pgoff that got another slot keeps the old pin counted).
+ * PTEs are zapped before vm_ops->close, so the last close of a mapping
+ * releases them all.  A block that moves into the overlay on this host
+ * (write(2), a write fault) has its PTEs zapped and its pin dropped under
+ * pin_lock; read faults map and record under pin_lock, so none can slip
+ * an old slot in between.  Other hosts' mappings of a page that was
+ * copied up go stale, as with base pages (docs/pcache.md).
+ */
+static void daxfs_unpin_slot(struct daxfs_sb_info *sbi, u64 slot)
+{
+	struct daxfs_pcache_pin pin = {
+		.slot = slot, .gen = sbi->fs.host_gen, .col = sbi->fs.host,
+	};
+
+	daxfs_pcache_unpin(&sbi->fs, &pin);
+	atomic64_dec(&sbi->bk.mmap_pins);
+}
+
+/* Drops one of our pins on slot (pin_lock held). */
+static void daxfs_put_slot(struct inode *inode, u64 slot)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	void *v = xa_load(&ei->pin_cnt, slot);
+	unsigned long n = v ? xa_to_value(v) : 0;
+
+	if (WARN_ON_ONCE(!n))
+		return;
+	if (n == 1)
+		xa_erase(&ei->pin_cnt, slot);
+	else
+		xa_store(&ei->pin_cnt, slot, xa_mk_value(n - 1), GFP_NOFS);
+	daxfs_unpin_slot(DAXFS_SB(inode->i_sb), slot);
+}
+
+/* Keeps the pin of a fault on pgoff for the life of the mapping
+ * (pin_lock held).  On error the pin is released. */
+static int daxfs_keep_pin(struct inode *inode, pgoff_t pgoff,
+			  struct daxfs_pcache_pin *pin)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
+	void *old = xa_load(&ei->pin_pg, pgoff), *v;
+	unsigned long n;
+	int err;
+
+	if (old && xa_to_value(old) == pin->slot) {
+		daxfs_pcache_unpin(&sbi->fs, pin);	/* held already */
+		return 0;
+	}
+	v = xa_load(&ei->pin_cnt, pin->slot);
+	n = v ? xa_to_value(v) : 0;
+	err = xa_err(xa_store(&ei->pin_cnt, pin->slot, xa_mk_value(n + 1), GFP_NOFS));
+	if (err) {
+		daxfs_pcache_unpin(&sbi->fs, pin);
+		return err;
+	}
+	atomic64_inc(&sbi->bk.mmap_pins);
+	err = xa_err(xa_store(&ei->pin_pg, pgoff, xa_mk_value(pin->slot), GFP_NOFS));
+	if (err)
+		daxfs_put_slot(inode, pin->slot);
+	return err;
+}
+
+static void __daxfs_release_pins(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
+	unsigned long slot, n;
+	void *v;
+
+	xa_for_each(&ei->pin_cnt, slot, v)
+		for (n = xa_to_value(v); n; n--)
+			daxfs_unpin_slot(sbi, slot);
+	xa_destroy(&ei->pin_cnt);
+	xa_destroy(&ei->pin_pg);
+}
+
+/* Last mapping gone, or inode evicted: no PTE of ours shows a slot. */
+void daxfs_mmap_release_pins(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	mutex_lock(&ei->pin_lock);
+	__daxfs_release_pins(inode);
+	mutex_unlock(&ei->pin_lock);
+}
+
+/* Bytes [start, end) of the file moved into the overlay on this host:
+ * zap our PTEs of their cached copies and drop those pins. */
+void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	unsigned long first, last, idx;
+	void *v;
+
+	if (!daxfs_base_backed(DAXFS_FS(inode->i_sb)) || end <= start)
+		return;
+	first = start >> PAGE_SHIFT;
+	last = (end - 1) >> PAGE_SHIFT;
+	mutex_lock(&ei->pin_lock);
+	idx = first;
+	if (xa_find(&ei->pin_pg, &idx, last, XA_PRESENT)) {
+		unmap_mapping_pages(inode->i_mapping, first, last - first + 1, false);
+		xa_for_each_range(&ei->pin_pg, idx, v, first, last) {
+			xa_erase(&ei->pin_pg, idx);
+			daxfs_put_slot(inode, xa_to_value(v));
+		}
+	}
+	mutex_unlock(&ei->pin_lock);
+}
+
 static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sbi,
 				  u64 off)
 {
@@ -200,6 +319,88 @@ static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sb
 	return 0;
 }
 
+static vm_fault_t daxfs_fault_err(struct inode *inode, int err)
+{
+	if (err == -ENOSPC)
+		return VM_FAULT_SIGBUS;
+	return daxfs_backing_err(inode->i_sb, err, "fault") == -ENOMEM ?
+	       VM_FAULT_OOM : VM_FAULT_SIGBUS;
+}
+
+/* Maps region page off (0: a hole) at the fault address. */
+static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info *sbi,
+				     u64 off, bool write)
+{
+	pfn_t pfn;
+
+	if (!off) {
+		/* a hole in a private or read-only mapping reads as zeros */
+		if (write)
+			return VM_FAULT_SIGBUS;
+		pfn = pfn_to_pfn_t(my_zero_pfn(vmf->address));
+		return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
+	}
+	pfn = __pfn_to_pfn_t(sbi->base_pfn + (off >> PAGE_SHIFT), PFN_DEV);
+	if (write)
+		return vmf_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
+	return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
+}
+
+static bool daxfs_off_ok(struct daxfs_sb_info *sbi, u64 off)
+{
+	return !off || (!(off & (PAGE_SIZE - 1)) && off + PAGE_SIZE <= sbi->size);
+}
+
+/*
+ * Split mode, no copy-up wanted (read fault of a read-only or private
+ * mapping, or a private write fault's source page): the cached slot
+ * itself, pinned.  -EAGAIN: a page that must be copied (the caller's
+ * generic path does it).
+ */
+static vm_fault_t daxfs_fault_cached(struct vm_fault *vmf, struct inode *inode,
+				     bool *fallback)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
+	struct daxfs_pcache_pin pin;
+	vm_fault_t ret;
+	u64 off = 0;
+	int err;
+
+	mutex_lock(&ei->pin_lock);
+	err = daxfs_pcache_map_block(&sbi->fs, inode->i_ino, vmf->pgoff, &off, &pin);
+	if (err) {
+		mutex_unlock(&ei->pin_lock);
+		if (err == -EAGAIN) {
+			*fallback = true;
+			return 0;
+		}
+		return daxfs_fault_err(inode, err);
+	}
+	if (!daxfs_off_ok(sbi, off)) {
+		daxfs_pcache_unpin(&sbi->fs, &pin);
+		mutex_unlock(&ei->pin_lock);
+		return VM_FAULT_SIGBUS;
+	}
+	if (vmf->cow_page) {
+		/* a private copy: the slot need not stay pinned */
+		ret = daxfs_fault_cow(vmf, sbi, off);
+		daxfs_pcache_unpin(&sbi->fs, &pin);
+		mutex_unlock(&ei->pin_lock);
+		return ret;
+	}
+	if (pin.slot != DAXFS_PC_NO_SLOT) {
+		err = daxfs_keep_pin(inode, vmf->pgoff, &pin);
+		if (err) {
+			mutex_unlock(&ei->pin_lock);
+			return VM_FAULT_OOM;
+		}
+	}
+	ret = daxfs_fault_insert(vmf, sbi, off, false);
+	mutex_unlock(&ei->pin_lock);
+	return ret;
+}
+
 static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -207,9 +408,10 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	bool write = vmf->flags & FAULT_FLAG_WRITE;
 	bool shared = vma->vm_flags & VM_SHARED;
-	bool alloc;
+	bool backed = daxfs_base_backed(&sbi->fs);
+	bool alloc, fallback = false;
 	u64 off = 0;
-	pfn_t pfn;
+	vm_fault_t ret;
 	int err;
 
 	if (READ_ONCE(sbi->dead))
@@ -226,31 +428,55 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	 * hole, and mprotect() could make it writable.
 	 */
 	alloc = shared && (vma->vm_flags & VM_MAYWRITE) && !sb_rdonly(inode->i_sb);
+	if (backed && !alloc && (!write || vmf->cow_page)) {
+		ret = daxfs_fault_cached(vmf, inode, &fallback);
+		if (!fallback)
+			return ret;
+	}
 	err = daxfs_map_block(&sbi->fs, inode->i_ino, vmf->pgoff, alloc, &off);
-	if (err == -ENOSPC)
-		return VM_FAULT_SIGBUS;
 	if (err)
-		return daxfs_kerr(inode->i_sb, err, "fault") == -ENOMEM ?
-		       VM_FAULT_OOM : VM_FAULT_SIGBUS;
-	if (off && (off & (PAGE_SIZE - 1) || off + PAGE_SIZE > sbi->size))
+		return daxfs_fault_err(inode, err);
+	if (!daxfs_off_ok(sbi, off))
 		return VM_FAULT_SIGBUS;
+	if (backed && alloc)
+		/* copied up: our read-only mappings of the cached copy go */
+		daxfs_mmap_drop_range(inode, (u64)vmf->pgoff << PAGE_SHIFT,
+				      ((u64)vmf->pgoff + 1) << PAGE_SHIFT);
 	if (vmf->cow_page)
 		return daxfs_fault_cow(vmf, sbi, off);
-	if (!off) {
-		/* a hole in a private or read-only mapping reads as zeros */
-		if (write)
-			return VM_FAULT_SIGBUS;
-		pfn = pfn_to_pfn_t(my_zero_pfn(vmf->address));
-		return vmf_insert_mixed(vma, vmf->address, pfn);
-	}
-	pfn = __pfn_to_pfn_t(sbi->base_pfn + (off >> PAGE_SHIFT), PFN_DEV);
-	if (write)
-		return vmf_insert_mixed_mkwrite(vma, vmf->address, pfn);
-	return vmf_insert_mixed(vma, vmf->address, pfn);
+	return daxfs_fault_insert(vmf, sbi, off, write);
 }
 
 static const struct vm_operations_struct daxfs_vm_ops = {
 	.fault		= daxfs_fault,
+};
+
+/* Split mode: mappings are counted, so that the last one releases the
+ * inode's cache pins (->close runs after its PTEs are zapped). */
+static void daxfs_vm_open(struct vm_area_struct *vma)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(file_inode(vma->vm_file));
+
+	mutex_lock(&ei->pin_lock);
+	ei->nr_vmas++;
+	mutex_unlock(&ei->pin_lock);
+}
+
+static void daxfs_vm_close(struct vm_area_struct *vma)
+{
+	struct inode *inode = file_inode(vma->vm_file);
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	mutex_lock(&ei->pin_lock);
+	if (ei->nr_vmas && !--ei->nr_vmas)
+		__daxfs_release_pins(inode);
+	mutex_unlock(&ei->pin_lock);
+}
+
+static const struct vm_operations_struct daxfs_vm_ops_pinned = {
+	.fault		= daxfs_fault,
+	.open		= daxfs_vm_open,
+	.close		= daxfs_vm_close,
 };
 
 static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
@@ -263,6 +489,10 @@ static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
 		return err == -ESTALE ? -ENOENT : err;
 	file_accessed(file);
 	vma->vm_ops = &daxfs_vm_ops;
+	if (daxfs_base_backed(DAXFS_FS(inode->i_sb))) {
+		vma->vm_ops = &daxfs_vm_ops_pinned;
+		daxfs_vm_open(vma);
+	}
 	daxfs_vma_set_flags(vma, VM_MIXEDMAP);
 	return 0;
 }

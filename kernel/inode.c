@@ -28,6 +28,9 @@ static void daxfs_inode_init_once(void *p)
 	struct daxfs_inode_info *ei = p;
 
 	inode_init_once(&ei->vfs_inode);
+	mutex_init(&ei->pin_lock);
+	xa_init(&ei->pin_pg);
+	xa_init(&ei->pin_cnt);
 }
 
 int daxfs_inode_cache_init(void)
@@ -55,6 +58,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->change = 0;
 	ei->valid = false;
 	ei->orphan = false;
+	ei->nr_vmas = 0;
 	return &ei->vfs_inode;
 }
 
@@ -72,6 +76,7 @@ void daxfs_evict_inode(struct inode *inode)
 	struct super_block *sb = inode->i_sb;
 
 	truncate_inode_pages_final(&inode->i_data);
+	daxfs_mmap_release_pins(inode);	/* before the host leaves */
 	clear_inode(inode);
 	if (DAXFS_I(inode)->orphan && !READ_ONCE(DAXFS_SB(sb)->dead))
 		daxfs_kerr(sb, daxfs_inode_release(DAXFS_FS(sb), inode->i_ino), "release");
@@ -318,8 +323,10 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 		/* no mapping may keep pages that the truncate frees */
 		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
 	err = daxfs_setattr(DAXFS_FS(sb), inode->i_ino, valid, &a);
-	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode))
+	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode)) {
 		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
+		daxfs_mmap_drop_range(inode, round_up(a.size, PAGE_SIZE), U64_MAX);
+	}
 	daxfs_refresh_inode(inode);
 	return daxfs_kerr(sb, err, "setattr");
 }

@@ -34,14 +34,44 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what)
 
 /* ---- mount options ---- */
 
-enum { Opt_phys, Opt_size, Opt_validate };
+enum { Opt_phys, Opt_size, Opt_validate, Opt_backing };
 
 static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("phys", Opt_phys),
 	fsparam_string("size", Opt_size),
 	fsparam_flag("validate", Opt_validate),
+	fsparam_string("backing", Opt_backing),
 	{}
 };
+
+static void daxfs_opts_free_backing(struct daxfs_mount_opts *o)
+{
+	u32 i;
+
+	for (i = 0; i < o->nr_backing; i++) {
+		kfree(o->backing[i]);
+		o->backing[i] = NULL;
+	}
+	o->nr_backing = 0;
+}
+
+/* Remount: backing= may be repeated as it is, never changed. */
+static bool daxfs_same_backing(const struct daxfs_mount_opts *a,
+			       const struct daxfs_mount_opts *b)
+{
+	u32 i, j;
+
+	if (a->nr_backing != b->nr_backing)
+		return false;
+	for (i = 0; i < a->nr_backing; i++) {
+		for (j = 0; j < b->nr_backing; j++)
+			if (!strcmp(a->backing[i], b->backing[j]))
+				break;
+		if (j == b->nr_backing)
+			return false;
+	}
+	return true;
+}
 
 static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 {
@@ -69,6 +99,16 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_validate:
 		o->validate = true;
+		break;
+	case Opt_backing:
+		if (!*param->string)
+			return invalf(fc, "daxfs: backing= needs the path of a backing file");
+		if (o->nr_backing >= DAXFS_PCACHE_MAX_BACKING)
+			return invalf(fc, "daxfs: at most %d backing= options",
+				      DAXFS_PCACHE_MAX_BACKING);
+		/* take the string: fs_context frees what is left in param */
+		o->backing[o->nr_backing++] = param->string;
+		param->string = NULL;
 		break;
 	}
 	return 0;
@@ -160,15 +200,22 @@ static void daxfs_lease_work(struct work_struct *work)
 	queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
 }
 
-/* Idempotent: leaves the host table and drops the mapping. */
+/*
+ * Idempotent: stops serving fill requests, releases our cache pins,
+ * leaves the host table, closes the backing files and drops the mapping.
+ */
 static void daxfs_teardown(struct daxfs_sb_info *sbi)
 {
 	cancel_delayed_work_sync(&sbi->lease_work);
+	daxfs_backing_stop(sbi);
 	if (sbi->joined) {
-		if (!READ_ONCE(sbi->dead))
+		if (!READ_ONCE(sbi->dead)) {
+			daxfs_pcache_detach(&sbi->fs);
 			daxfs_host_leave(&sbi->fs);
+		}
 		sbi->joined = false;
 	}
+	daxfs_backing_put(sbi);
 	if (sbi->memremapped) {
 		memunmap(sbi->kaddr);
 		sbi->memremapped = false;
@@ -213,13 +260,22 @@ static int daxfs_k_statfs(struct dentry *dentry, struct kstatfs *buf)
 static int daxfs_show_options(struct seq_file *m, struct dentry *root)
 {
 	struct daxfs_sb_info *sbi = DAXFS_SB(root->d_sb);
+	u32 i;
 
 	if (sbi->opts.has_phys)
 		seq_printf(m, ",phys=0x%llx,size=0x%llx", sbi->opts.phys, sbi->size);
 	if (sbi->opts.validate)
 		seq_puts(m, ",validate");
+	for (i = 0; i < sbi->opts.nr_backing; i++)
+		seq_show_option(m, "backing", sbi->opts.backing[i]);
 	if (sbi->fs.host == DAXFS_NO_HOST)
 		seq_puts(m, ",nohost");
+	return 0;
+}
+
+static int daxfs_show_stats(struct seq_file *m, struct dentry *root)
+{
+	daxfs_backing_show_stats(m, DAXFS_SB(root->d_sb));
 	return 0;
 }
 
@@ -229,6 +285,7 @@ static const struct super_operations daxfs_sops = {
 	.put_super	= daxfs_put_super,
 	.statfs		= daxfs_k_statfs,
 	.show_options	= daxfs_show_options,
+	.show_stats	= daxfs_show_stats,
 	.drop_inode	= generic_delete_inode,
 	.evict_inode	= daxfs_evict_inode,
 };
@@ -244,7 +301,10 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
 	if (!sbi)
 		return -ENOMEM;
+	/* the backing= strings move to the superblock */
 	sbi->opts = *o;
+	memset(o->backing, 0, sizeof(o->backing));
+	o->nr_backing = 0;
 	sbi->sb = sb;
 	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
 	sb->s_fs_info = sbi;
@@ -287,6 +347,9 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		sbi->lease_jiffies = max(msecs_to_jiffies(sbi->fs.lease_ms / 4), 1UL);
 		queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
 	}
+	err = daxfs_backing_attach(fc, sbi);
+	if (err)
+		return err;
 
 	sb->s_magic = DAXFS_SUPER_MAGIC;
 	sb->s_op = &daxfs_sops;
@@ -342,6 +405,8 @@ static int daxfs_reconfigure(struct fs_context *fc)
 	if ((o->has_phys && o->phys != sbi->opts.phys) ||
 	    (o->has_size && o->size != sbi->size))
 		return invalf(fc, "daxfs: phys= and size= cannot change on remount");
+	if (o->nr_backing && !daxfs_same_backing(o, &sbi->opts))
+		return invalf(fc, "daxfs: backing= cannot change on remount");
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->joined)
 		return invalf(fc, "daxfs: this mount has no host slot and cannot become read-write");
 	sync_filesystem(sb);
@@ -350,7 +415,11 @@ static int daxfs_reconfigure(struct fs_context *fc)
 
 static void daxfs_free_fc(struct fs_context *fc)
 {
-	kfree(fc->fs_private);
+	struct daxfs_mount_opts *o = fc->fs_private;
+
+	if (o)
+		daxfs_opts_free_backing(o);
+	kfree(o);
 }
 
 static const struct fs_context_operations daxfs_context_ops = {
@@ -373,6 +442,10 @@ static int daxfs_init_fs_context(struct fs_context *fc)
 		*o = sbi->opts;
 		o->has_phys = false;
 		o->has_size = false;
+		/* the strings stay the superblock's; a remount may only
+		 * repeat them (daxfs_reconfigure) */
+		memset(o->backing, 0, sizeof(o->backing));
+		o->nr_backing = 0;
 	}
 	fc->fs_private = o;
 	fc->ops = &daxfs_context_ops;
@@ -391,6 +464,7 @@ static void daxfs_kill_sb(struct super_block *sb)
 		kill_anon_super(sb);
 	if (sbi) {
 		daxfs_teardown(sbi);
+		daxfs_opts_free_backing(&sbi->opts);
 		kfree(sbi);
 	}
 }
