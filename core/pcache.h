@@ -113,6 +113,8 @@ static inline void daxfs_pcache_unpin(struct daxfs_fs *fs,
 
 /* Fills up to max slots other hosts asked for; returns how many. */
 int daxfs_pcache_serve(struct daxfs_fs *fs, u32 max);
+/* Releases the pins of hosts no longer alive; returns columns freed. */
+int daxfs_pcache_reap(struct daxfs_fs *fs);
 /* Changes whenever a fill request is posted (cheap to poll). */
 u64 daxfs_pcache_req_seq(struct daxfs_fs *fs);
 /* Evicts every unpinned VALID slot (tests, benchmarks, drop_caches);

@@ -195,8 +195,11 @@ static void daxfs_lease_work(struct work_struct *work)
 	++sbi->renew_ticks;
 	if (sbi->renew_ticks % 2 == 0 && !sb_rdonly(sbi->sb))
 		daxfs_reclaim_all(&sbi->fs);
-	if (sbi->renew_ticks % 4 == 0)
+	if (sbi->renew_ticks % 4 == 0) {
 		daxfs_recover_dead_hosts(&sbi->fs);
+		/* and the cache pins they held (mmap, zero-copy reads) */
+		daxfs_pcache_reap(&sbi->fs);
+	}
 	queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
 }
 

@@ -5,7 +5,9 @@
 #                         this guest's kernel mounts give themselves in the host table)
 #   mount:phys[:OPTS]     mount -t daxfs -o phys=<nvdimm start>,size=<nvdimm size>[,OPTS] none
 #                         (physN: the Nth nvdimm's range, N = 1, 2, ...)
-#   mount:pmem[:OPTS]     mount -t daxfs [-o OPTS] /dev/pmem0            (OPTS: '+' stands for ',')
+#   mount:pmem[:OPTS]     mount -t daxfs [-o OPTS] /dev/pmem0            (OPTS: '+' stands for ',',
+#                         @REPO for $DAXFS_REPO, e.g. backing=@REPO/build/pc/x/bk0)
+#   param:NAME:VAL        echo VAL > /sys/module/daxfs/parameters/NAME
 #   badmount:physN|pmemN  the mount must fail without an oops, and dmesg must say why
 #   umount                umount the filesystem
 #   rmmod                 rmmod daxfs (the inode cache must be empty: no "still has objects")
@@ -13,6 +15,7 @@
 #   mkfs:pmem[:ARGS]      host mkfs.daxfs -f -q [ARGS ('+' for ' ')] /dev/pmem0
 #   mounts                report the /proc/mounts line (vm_result mounts=...)
 #   py:SCEN[:ARG...]      host python3 vm/daxfs_kguest.py SCEN /mnt/daxfs ARG...
+#   pc:SCEN[:ARG...]      host python3 vm/pcache_kguest.py SCEN /mnt/daxfs ARG... (split mode)
 #   clean                 fail if dmesg shows a daxfs BUG/WARNING/leak
 #   sleep:N
 MNT=/host/mnt/daxfs
@@ -27,7 +30,7 @@ for step in "$@"; do
     IFS=: read -r a x rest <<EOT
 $step
 EOT
-    opts=$(echo "$rest" | tr '+' ',')
+    opts=$(echo "$rest" | tr '+' ',' | sed "s#@REPO#$DAXFS_REPO#g")
     case $a in
     load)
         [ -f "$KO" ] || vm_fail "$KO missing: run make module"
@@ -78,11 +81,16 @@ EOT
         l=$(grep " $MNT " /proc/mounts) || vm_fail "not in /proc/mounts"
         vm_log "/proc/mounts: $l"
         vm_result mounts="$(echo "$l" | cut -d' ' -f4)" ;;
-    py)
+    py|pc)
         pargs=$(echo "$rest" | tr ':' ' ')
-        host python3 $DAXFS_REPO_HOST/vm/daxfs_kguest.py $x /mnt/daxfs $pargs ||
+        script=daxfs_kguest.py
+        [ $a = pc ] && script=pcache_kguest.py
+        host python3 $DAXFS_REPO_HOST/vm/$script $x /mnt/daxfs $pargs ||
             vm_fail "scenario $x failed"
         vm_log "scenario $x done" ;;
+    param)
+        echo "$rest" > /sys/module/daxfs/parameters/$x || vm_fail "cannot set $x=$rest"
+        vm_log "daxfs.$x=$rest" ;;
     clean)
         bad=$(daxfs_dmesg_bad)
         [ -z "$bad" ] || vm_fail "dmesg: $bad"
