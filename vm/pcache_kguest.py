@@ -5,7 +5,7 @@ Runs inside a QEMU guest as `host python3 vm/pcache_kguest.py SCENARIO MNT ARGS.
 vm/guest/daxfs-k.sh's `pc:` step, with a split-mode filesystem mounted at MNT (daxfs.ko,
 backing=... or not).  DIR arguments are directories under the repository that the test
 filled: DIR/src is the source tree of mkfs.daxfs, DIR/manifest.json lists the files:
-{"fit": [names], "big": [names], "w": [names]}.  The user-space host of the tests runs the
+{"fit": [names], "big": [names], "w": [names], "c_only": [names]}.  The user-space host of the tests runs the
 same functions through daxfs_kguest.LibFS.
 
 Scenarios:
@@ -85,24 +85,34 @@ def sha(b):
     return hashlib.sha256(b).hexdigest()
 
 
-def read_all(fs, d, names, order):
-    for n in (sorted(names) if order == "A" else sorted(names, reverse=True)):
+def read_all(fs, d, names, shift):
+    """Reads names (sorted, rotated by shift, so that hosts start in different places)."""
+    names = sorted(names)
+    k = shift % len(names) if names else 0
+    for n in names[k:] + names[:k]:
         got = fs.read(n)
         check(sha(got) == sha(source(d, n)), f"{n}: wrong content ({len(got)} bytes)")
 
 
 # ---------------------------------------------------------------- readall
 def readall(fs, d, m, role, peers, reads):
-    """Phase 1: the files that fit in the cache (reads counted after everyone finished),
-    phase 2: the files bigger than the cache.  reads() = this host's backing reads."""
-    read_all(fs, d, m["fit"], "A" if role in "AC" else "B")
+    """Everyone mounted, then phase 1: the files that fit in the cache (C, which has no
+    backing access, first reads files nobody else reads yet, so other hosts must serve
+    it); backing reads are taken after everyone finished.  Phase 2: the rest (files
+    bigger than the cache).  reads() = this host's backing reads."""
+    shift = peers.index(role) * 2
+    fs_mark(fs, role, f"ready-{role}")
+    fs_wait(fs, [f"ready-{p}" for p in peers], 300)
+    if role == "C":
+        read_all(fs, d, m["c_only"], 0)
+    read_all(fs, d, m["fit"], shift)
     fs_mark(fs, role, f"p1-{role}")
     fs_wait(fs, [f"p1-{p}" for p in peers], 300)
     n = reads()
     result(**{f"reads_{role}": n})
     fs_mark(fs, role, f"st-{role}", str(n).encode())
     fs_wait(fs, [f"st-{p}" for p in peers], 300)
-    read_all(fs, d, m["big"], "B" if role in "AC" else "A")
+    read_all(fs, d, m["big"] + (m["c_only"] if role != "C" else []), shift)
     fs_mark(fs, role, f"done-{role}")
     fs_wait(fs, [f"done-{p}" for p in peers], 300)
 

@@ -109,14 +109,16 @@ def _fsck_clean(shm):
 
 def test_kernel_pcache_shared_reads(request, built, split):
     """Guests A and B mount with backing=, guest C without (its misses are served by the
-    others' fill servers), and the user-space host H reads too.  Every file reads right on
+    others' fill servers: H runs no helper thread), and the user-space host H reads too.  Every file reads right on
     every host.  Phase 1 (working set fits the cache): the backing reads of all hosts add up
     to the number of distinct backing pages (no duplicate fills), C read nothing from the
     backing files.  Phase 2: a file bigger than the cache.  fsck clean, no pins left."""
     fit = [("/s/a.txt", 100), ("/s/b.txt", 5000), ("/s/c.bin", 40123),
            ("/d/deep/e.bin", 123457), ("/f.bin", 200000), ("/empty", 0),
            ("/g.bin", 150001)]
-    s = split(fit, big=[("/big.bin", 3 * MiB + 5)])
+    c_only = [("/c/only.bin", 60000)]
+    s = split(fit + c_only, big=[("/big.bin", 3 * MiB + 5)])
+    s.m["fit"], s.m["c_only"] = [n for n, _ in fit], [n for n, _ in c_only]
     peers = ["A", "B", "C", "H"]
     host = {}
     with Cluster(label=request.node.name, size=SIZE, timeout=400) as c:
@@ -124,7 +126,8 @@ def test_kernel_pcache_shared_reads(request, built, split):
         digests = s.digests()
 
         def host_peer():
-            with s.region(c.shm, fill_timeout_ms=60000) as r:
+            # no helper thread here: C's requests are served by A's and B's kernels
+            with s.region(c.shm, fill_timeout_ms=60000, helper=False) as r:
                 def reads():
                     ci = r.cache_info()
                     host["p1"] = ci
@@ -147,13 +150,16 @@ def test_kernel_pcache_shared_reads(request, built, split):
         assert s.digests() == digests
     reads = {g: int(res.guests[g].results[f"reads_{g}"]) for g in "ABC"}
     reads["H"] = host["p1"]["backing_reads"]
-    want = _pages(size for _, size in fit)
+    want = _pages(size for _, size in fit + c_only)
     print(f"\nbacking reads per host in phase 1: {reads}, distinct pages {want}, "
           f"cluster fills {host['p1']['fills']}, served {host['p1']['served']}\n{out}")
     print(res.summary())
     assert reads["C"] == 0, reads
     assert sum(reads.values()) == want, reads
     assert host["p1"]["fills"] == want and host["p1"]["evictions"] == 0, host["p1"]
+    # C's misses of the file only C read were filled by A and B on request
+    assert host["p1"]["served"] >= _pages(size for _, size in c_only), host["p1"]
+    assert reads["A"] + reads["B"] >= _pages(size for _, size in c_only), reads
 
 
 def test_kernel_pcache_pressure(request, built, split):
