@@ -9,6 +9,8 @@
 
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/fadvise.h>
+#include <linux/sched/signal.h>
 #include <linux/kthread.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -37,7 +39,7 @@ static int daxfs_bk_read(void *ctx, u32 idx, u64 off, void *dst, u32 len)
 	struct file *f;
 	void *buf;
 	loff_t pos = off;
-	u32 got = 0;
+	u32 got = 0, retries = 0;
 	int err = 0;
 
 	if (idx >= DAXFS_PCACHE_MAX_BACKING || !bk->file[idx])
@@ -58,7 +60,8 @@ static int daxfs_bk_read(void *ctx, u32 idx, u64 off, void *dst, u32 len)
 		u32 n = min_t(u32, len - got, PAGE_SIZE);
 		ssize_t r = kernel_read(f, buf, n, &pos);
 
-		if (r == -EINTR || r == -EAGAIN)
+		if ((r == -EINTR || r == -EAGAIN || r == -ERESTARTSYS) &&
+		    !fatal_signal_pending(current) && ++retries < 16)
 			continue;
 		if (r < 0) {
 			err = (int)r;
@@ -72,6 +75,12 @@ static int daxfs_bk_read(void *ctx, u32 idx, u64 off, void *dst, u32 len)
 	free_page((unsigned long)buf);
 	if (err)
 		return err;
+	/*
+	 * The region now holds the one cached copy: do not keep a second one
+	 * in this host's own page cache (a backing file on NFS or 9p would
+	 * otherwise cost every host the memory the shared cache saves).
+	 */
+	vfs_fadvise(f, off, len, POSIX_FADV_DONTNEED);
 	memset((u8 *)dst + got, 0, len - got);	/* past the end: zeros */
 	atomic64_add(got, &bk->bytes);
 	return 0;
