@@ -14,6 +14,7 @@
 #include "base.h"
 #include "check.h"
 #include "file.h"
+#include "symlink.h"
 
 #define CHK_I_ATTACH	(1u << 30)	/* repair: link into lost+found */
 #define CHK_DIR_MOVING	(1ULL << 61)	/* dir.h: DAXFS_DIR_MOVING */
@@ -199,34 +200,27 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 static void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 {
 	struct daxfs_inode *ip = f->ip;
-	u64 off = daxfs_load(&ip->root);
-	struct daxfs_symlink *s;
-	u32 len = 0;
-	const char *why = NULL;
+	u64 off = daxfs_load(&ip->root), size = daxfs_load(&ip->size);
+	struct daxfs_link_rec r = { .len = 0 };
+	const char *why;
 
 	c->r->symlinks++;
 	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
 		return;		/* target still in the base image */
-	s = daxfs_ptr(c->fs, off, sizeof(*s), 64);
-	if (!s)
-		why = "symlink target record pointer invalid";
-	else if (!(len = daxfs_load32(&s->len)) || len > DAXFS_SYMLINK_MAX)
-		why = "symlink target length invalid";
-	else if (!daxfs_ptr(c->fs, off, sizeof(*s) + len, 64))
-		why = "symlink target runs outside the pool";
-	else if (!chk_mark(c, c->used, off, chk_class_bytes(sizeof(*s) + len)))
+	why = daxfs_link_rec_get(c->fs, off, size, &r);
+	if (!why && !chk_mark(c, c->used, r.off, r.bytes))
 		why = "symlink record also used elsewhere";
 	if (why) {
 		/* unrepairable in place: the inode is dropped as an orphan
 		 * would be; report only */
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, why, f->ino, off,
-			   len, 0, false);
+			   r.len, 0, false);
 		return;
 	}
-	if (daxfs_load(&ip->size) != len)
+	if (size != r.len)
 		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_SYMLINK,
 			   "symlink size differs from its target length", f->ino,
-			   off, daxfs_load(&ip->size), len, false);
+			   off, size, r.len, false);
 }
 
 /* ---- directories ---- */

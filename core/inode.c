@@ -11,6 +11,7 @@
 #include "inode.h"
 #include "dir.h"
 #include "file.h"
+#include "symlink.h"
 
 /* Copy-up and lookups retry this often while another host's insert of
  * the same key is pending (it completes, or recovery tombstones it). */
@@ -269,26 +270,6 @@ fail:
 	return err;
 }
 
-static void symlink_drop(struct daxfs_op *op, struct daxfs_inode *ip)
-{
-	struct daxfs_fs *fs = op->fs;
-	u64 off = daxfs_load(&ip->root);
-	struct daxfs_symlink *sl;
-	int class;
-
-	if (!off)
-		return;
-	sl = daxfs_ptr(fs, off, sizeof(*sl), DAXFS_OFF_ALIGN);
-	if (!sl || sl->len > DAXFS_SYMLINK_MAX)
-		return;
-	class = daxfs_size_class(sizeof(*sl) + sl->len);
-	if (class < 0)
-		return;
-	if (!daxfs_cas(&ip->root, &off, 0))
-		return;
-	daxfs_retire(op, off, (unsigned int)class);
-}
-
 void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 {
 	struct daxfs_fs *fs = op->fs;
@@ -301,7 +282,7 @@ void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 	else if (DAXFS_IS_REG(mode))
 		daxfs_file_drop_data(op, ip);
 	else if (DAXFS_IS_LNK(mode))
-		symlink_drop(op, ip);
+		daxfs_link_rec_drop(op, ip);
 	if (daxfs_is_base_ino(fs, ino) && ino < fs->sb.first_dyn_ino) {
 		/* Keep the nlink-0 record published: without it the base
 		 * inode would resurrect through the fall-back. */

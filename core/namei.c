@@ -14,6 +14,7 @@
 #include "base.h"
 #include "inode.h"
 #include "dir.h"
+#include "symlink.h"
 
 /* Intent records (DAXFS_INTENT_RENAME) carry rename and rmdir:
  * a[6] = kind | step << 8 | rename flags << 16. */
@@ -293,29 +294,6 @@ struct create_args {
 	u32 tlen;
 };
 
-static int symlink_store(struct daxfs_op *op, struct daxfs_inode *ip,
-			 const char *target, u32 tlen)
-{
-	int class = daxfs_size_class(sizeof(struct daxfs_symlink) + tlen);
-	struct daxfs_symlink *sl;
-	u64 off;
-
-	if (class < 0)
-		return -ENAMETOOLONG;
-	off = daxfs_alloc(op, (unsigned int)class);
-	if (!off)
-		return -ENOSPC;
-	sl = daxfs_ptr(op->fs, off, sizeof(*sl) + tlen, DAXFS_OFF_ALIGN);
-	if (!sl)
-		return -EUCLEAN;
-	sl->len = tlen;
-	memcpy(sl->target, target, tlen);
-	daxfs_pflush(op->fs, sl, sizeof(*sl) + tlen);
-	daxfs_store(&ip->size, tlen);
-	daxfs_store(&ip->root, off);
-	return 0;
-}
-
 static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		     const struct create_args *a, u64 *inop)
 {
@@ -364,7 +342,7 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	intent_step(fs, op.lane, NS_KIND_CREATE, 3, fl);
 	daxfs_crash_point("create.inode_published");
 	if (a->target) {
-		err = symlink_store(&op, ip, a->target, a->tlen);
+		err = daxfs_link_rec_store(&op, ip, a->target, a->tlen);
 		if (err)
 			goto out_inode;
 	}
@@ -507,63 +485,6 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	if (tlen > DAXFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
 	return ns_create(fs, dir, name, len, &a, ino);
-}
-
-int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize)
-{
-	const struct daxfs_base_inode *bip = NULL;
-	const char *src = NULL;
-	struct daxfs_iref ref;
-	struct daxfs_op op;
-	u64 off, len = 0;
-	int err;
-
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	err = daxfs_inode_get(&op, ino, &ref);
-	if (err)
-		goto out;
-	if (!DAXFS_IS_LNK(daxfs_iref_mode(&ref))) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (ref.ip && (off = daxfs_load(&ref.ip->root))) {
-		struct daxfs_symlink *sl =
-			daxfs_ptr(fs, off, sizeof(*sl), DAXFS_OFF_ALIGN);
-
-		if (!sl || sl->len > DAXFS_SYMLINK_MAX ||
-		    !daxfs_ptr(fs, off, sizeof(*sl) + sl->len, DAXFS_OFF_ALIGN)) {
-			err = -EUCLEAN;
-			goto out;
-		}
-		src = sl->target;
-		len = sl->len;
-	} else if (ref.ip && !(daxfs_load32(&ref.ip->flags) & DAXFS_IF_BASE)) {
-		/* an overlay symlink's root is 0 only once its last link went
-		 * and symlink_drop() cleared it: the name is gone, not corrupt */
-		err = -ENOENT;
-		goto out;
-	} else {
-		bip = ref.bip;
-		if (ref.ip && (daxfs_load32(&ref.ip->flags) & DAXFS_IF_BASE))
-			bip = daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino));
-		if (!bip || bip->size > DAXFS_SYMLINK_MAX) {
-			err = -EUCLEAN;
-			goto out;
-		}
-		len = bip->size;
-		src = daxfs_base_ptr(fs, bip->data, len);
-		if (!src) {
-			err = -EUCLEAN;
-			goto out;
-		}
-	}
-	memcpy(buf, src, len < bufsize ? len : bufsize);
-	err = (int)len;
-out:
-	daxfs_op_end(&op);
-	return err;
 }
 
 /* ---- link / unlink ---- */

@@ -287,7 +287,8 @@ struct daxfs_inode {
 	__u64 root;			/* file: radix root | height
 					 * (height 0: direct data page);
 					 * dir: trie root node;
-					 * symlink: target record */
+					 * symlink: target record, or
+					 * page | DAXFS_SYMLINK_BARE */
 	__u64 parent;			/* directories: parent inode number */
 	__u64 aux;			/* dir: dir_state word;
 					 * file: base_limit (bytes of base data
@@ -339,14 +340,27 @@ struct daxfs_dirent {
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_dirent) == 32);
 
-/* Symlink target record. */
+/*
+ * Symlink targets: 1..DAXFS_SYMLINK_MAX (PATH_MAX - 1) bytes.  inode.root
+ * of an overlay symlink is one of (docs/inodes.md, "Symlink records"):
+ *   rec (64-byte aligned): struct daxfs_symlink in the smallest class
+ *       holding 8 + len bytes, len 1..DAXFS_SYMLINK_REC_MAX;
+ *   page | DAXFS_SYMLINK_BARE: a bare 4 KiB page holding the target and a
+ *       NUL; the length is inode.size, DAXFS_SYMLINK_REC_MAX + 1 ..
+ *       DAXFS_SYMLINK_MAX (only targets the header record cannot hold);
+ *   0: the target is in the base image (DAXFS_IF_BASE) or was dropped.
+ * Bare pages came later within version 1 (older code rejects them as
+ * corrupt; no feature flag, see docs/format.md).
+ */
 struct daxfs_symlink {
 	__u32 len;
 	__u32 reserved;
 	char target[];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_symlink) == 8);
-#define DAXFS_SYMLINK_MAX	(DAXFS_BLOCK_SIZE - 8)
+#define DAXFS_SYMLINK_MAX	(DAXFS_BLOCK_SIZE - 1)	/* PATH_MAX - 1 */
+#define DAXFS_SYMLINK_REC_MAX	(DAXFS_BLOCK_SIZE - 8)	/* header form */
+#define DAXFS_SYMLINK_BARE	1ULL	/* root tag: bare page, len = size */
 
 /* ---------------------------------------------------------------------
  * File data: a radix tree of 4 KiB nodes with 512 slots per node.
