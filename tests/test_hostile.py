@@ -63,6 +63,7 @@ def golden(tmp_path_factory):
         r.write_file("/small", b"hello\n")
         r.link("/small", "/d/hard")
         r.symlink("/d/file", "/sym")
+        r.symlink("./" * 2044 + "d/file", "/longsym")   # 4094 B: bare page
         r.write_file("/gone", b"y" * 9000)
         r.unlink("/gone")
         r.rename("/d/sub/f03", "/moved")
@@ -79,7 +80,7 @@ def targets(im):
         "lanes": [(im.lanes, 128 * 64)],
         "buckets": [(im.buckets, 16 * im.nr_buckets)],
     }
-    inodes, tries, dirents, radix, pages = [], [], [], [], []
+    inodes, tries, dirents, radix, pages, links = [], [], [], [], [], []
     for i in range(im.nr_buckets):
         off = im.buckets + 16 * i
         key, val = im.u64(off), im.u64(off + 8)
@@ -98,8 +99,11 @@ def targets(im):
                 radix.append((root & ~0xfff, PAGE))
             for _slot, page in im.radix_pages(ino):
                 pages.append((page, PAGE))
+        elif mode & 0o170000 == 0o120000 and root:
+            # a header record, or a bare page (root | 1)
+            links.append((root & ~0xfff, PAGE) if root & 1 else (root, 64))
     areas.update(inodes=inodes, tries=tries, dirents=dirents, radix=radix,
-                 pages=pages)
+                 pages=pages, links=links)
     return areas
 
 
@@ -179,7 +183,7 @@ def one_case(args):
     check("daxfs info", [DAXFS, "-r", path, "info"], (0, 1))
     check("daxfs ls", [DAXFS, "-r", path, "ls", "-l", "/", "/d", "/d/sub"], (0, 1))
     check("daxfs cat", [DAXFS, "-r", path, "cat", "/d/file", "/small", "/sym",
-                        "/d/sub/big"], (0, 1))
+                        "/longsym", "/d/sub/big"], (0, 1))
     if repair:
         rc = check("fsck -y", [FSCK, "-y", path], (0, 1, 4, 8))
         rc2 = check("fsck -n after -y", [FSCK, "-n", path], (0, 4, 8))
