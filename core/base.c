@@ -78,6 +78,15 @@ static bool data_ok(struct daxfs_fs *fs, const struct daxfs_base_inode *bip)
 	return range_ok(bip->data - bh->data_off, bip->size, bh->data_size);
 }
 
+const char *daxfs_base_link(struct daxfs_fs *fs,
+			    const struct daxfs_base_inode *bip)
+{
+	if (!bip || bip->size < 1 || bip->size > DAXFS_SYMLINK_MAX ||
+	    !data_ok(fs, bip))
+		return NULL;
+	return daxfs_base_ptr(fs, bip->data, bip->size);
+}
+
 static int validate_header(struct daxfs_fs *fs)
 {
 	const struct daxfs_base_header *bh = &fs->bh;
@@ -114,9 +123,7 @@ static int validate_inode(struct daxfs_fs *fs, u64 ino,
 						      bip->size) ? 0 : -EUCLEAN;
 		return data_ok(fs, bip) ? 0 : -EUCLEAN;
 	case DAXFS_S_IFLNK:
-		if (bip->size < 1 || bip->size > DAXFS_SYMLINK_MAX)
-			return -EUCLEAN;
-		return data_ok(fs, bip) ? 0 : -EUCLEAN;
+		return daxfs_base_link(fs, bip) ? 0 : -EUCLEAN;
 	case DAXFS_S_IFCHR:
 	case DAXFS_S_IFBLK:
 	case DAXFS_S_IFIFO:

@@ -197,16 +197,36 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 	}
 }
 
+/* A base symlink's target: in the base data area, 1..4095 bytes (the
+ * bytes themselves are the base image's, read-only). */
+static void chk_base_symlink(struct chk *c, u64 ino,
+			     const struct daxfs_base_inode *bip)
+{
+	if (!daxfs_base_link(c->fs, bip))
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
+			   "base symlink target invalid", ino, 0,
+			   bip ? bip->size : 0, 0, false);
+}
+
 static void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 {
 	struct daxfs_inode *ip = f->ip;
-	u64 off = daxfs_load(&ip->root), size = daxfs_load(&ip->size);
+	u64 off = ip ? daxfs_load(&ip->root) : 0;
+	u64 size = ip ? daxfs_load(&ip->size) : 0;
 	struct daxfs_link_rec r = { .len = 0 };
 	const char *why;
 
 	c->r->symlinks++;
-	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
-		return;		/* target still in the base image */
+	if (!ip) {
+		chk_base_symlink(c, f->ino, f->bip);
+		return;
+	}
+	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)) {
+		/* target still in the base image */
+		chk_base_symlink(c, f->ino, daxfs_base_inode(c->fs,
+					daxfs_load(&ip->base_ino)));
+		return;
+	}
 	why = daxfs_link_rec_get(c->fs, off, size, &r);
 	if (!why && !chk_mark(c, c->used, r.off, r.bytes))
 		why = "symlink record also used elsewhere";
@@ -640,10 +660,7 @@ static void chk_walk_inode(struct chk *c, struct chk_ino *ci)
 			c->r->files++;
 		return;
 	case CHK_S_IFLNK:
-		if (ci->ip)
-			chk_walk_symlink(c, ci);
-		else
-			c->r->symlinks++;
+		chk_walk_symlink(c, ci);
 		return;
 	default:
 		c->r->specials++;

@@ -163,16 +163,12 @@ int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize)
 		bip = ref.bip;
 		if (ref.ip)
 			bip = daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino));
-		if (!bip || bip->size < 1 || bip->size > DAXFS_SYMLINK_MAX) {
-			err = -EUCLEAN;
-			goto out;
-		}
-		len = bip->size;
-		src = daxfs_base_ptr(fs, bip->data, len);
+		src = daxfs_base_link(fs, bip);
 		if (!src) {
 			err = -EUCLEAN;
 			goto out;
 		}
+		len = bip->size;
 	}
 	memcpy(buf, src, len < bufsize ? len : bufsize);
 	err = (int)len;

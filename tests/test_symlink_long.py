@@ -169,3 +169,33 @@ def test_base_image_long_symlinks(tmp_path):
     rc, rep = fsck_json(path, "-n")
     assert rc == 0, rep
 
+
+
+def test_base_image_corrupt_length(tmp_path):
+    """A base symlink whose length runs past PATH_MAX - 1: EUCLEAN for
+    readlink (the others still read) and a base error for fsck."""
+    src = tmp_path / "src"
+    src.mkdir()
+    os.symlink(target(4095), src / "l4095")
+    os.symlink(target(10), src / "l10")
+    path = str(tmp_path / "base.img")
+    res = subprocess.run([MKFS, "-q", "-s", "32M", "--source", str(src), path],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    with daxfs.Region(path) as r:
+        ino = r.lstat("/l4095").st_ino
+    im = Image(path)
+    base = im.regions[5][0]
+    size_at = base + im.u64(base + 24) + 64 * (ino - 1) + 16
+    assert im.u64(size_at) == 4095
+    im.put64(size_at, 4096)
+    im.save()
+    with daxfs.Region(path) as r:
+        with pytest.raises(OSError) as ei:
+            r.readlink("/l4095")
+        assert ei.value.errno == errno.EUCLEAN
+        assert r.readlink("/l10") == target(10)
+    rc, rep = fsck_json(path, "-n")
+    assert rc == 4, rep
+    assert {(p["code"], p["ino"]) for p in rep["problems"]
+            if p["severity"] == "error"} == {("base", ino)}
