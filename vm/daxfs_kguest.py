@@ -17,6 +17,7 @@ import ctypes
 import errno
 import mmap
 import os
+import subprocess
 import sys
 import time
 
@@ -239,6 +240,36 @@ def fs_wait_until(fs, cond, timeout, what):
 
 
 # ---------------------------------------------------------------- scenarios
+LONG_LINK = "a" * 4095      # PATH_MAX - 1 (pjdfstest symlink/03.t)
+
+
+def long_links(d):
+    """Symlink targets of up to PATH_MAX - 1 bytes, by ln -s and readlink(1) as a user
+    would; PATH_MAX (with its NUL) is ENAMETOOLONG.  Leaves MNT/keep-link (4095 bytes) for
+    the host side to read and fsck to check."""
+    x = os.path.join(d, "x")
+    r = subprocess.run(["sh", "-c", 'cd "$1" && ln -s "$2" x && readlink x', "sh", d,
+                        LONG_LINK], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout == LONG_LINK + "\n",
+          f"ln -s + readlink of 4095 bytes: rc {r.returncode} {r.stderr.strip()[:200]}")
+    check(os.lstat(x).st_size == 4095, f"long symlink size {os.lstat(x).st_size}")
+    os.unlink(x)
+    for n in (4088, 4089):
+        os.symlink("b" * n, x)
+        check(os.readlink(x) == "b" * n, f"readlink of {n} bytes")
+        os.unlink(x)
+    # resolution through a 4095-byte target: "././.../f"
+    os.symlink("./" * 2047 + "f", x)
+    check(read_file(x).startswith(b"hel"), "read through a 4095-byte symlink")
+    os.unlink(x)
+    try:
+        os.symlink("c" * 4096, x)
+        check(False, "a 4096-byte symlink target was accepted")
+    except OSError as e:
+        check(e.errno == errno.ENAMETOOLONG, f"4096-byte target errno {e.errno}")
+    os.symlink(LONG_LINK, p("keep-link"))
+
+
 def scen_basic(args):
     """One host: the VFS operations of a real filesystem."""
     d = p("basic")
@@ -283,6 +314,7 @@ def scen_basic(args):
     os.symlink("f", os.path.join(d, "sl"))
     check(os.readlink(os.path.join(d, "sl")) == "f", "readlink")
     check(read_file(os.path.join(d, "sl")).startswith(b"hel"), "read through symlink")
+    long_links(d)
     os.link(f, os.path.join(d, "hl"))
     check(os.stat(f).st_nlink == 2, "nlink after link")
     check(os.stat(f).st_ino == os.stat(os.path.join(d, "hl")).st_ino, "same ino")

@@ -100,6 +100,7 @@ def test_kernel_single_host_semantics_and_remount(request, built):
         assert rc == 0, out
         with region(c.shm) as r:
             assert r.read_file("/keep/file") == b"K33P" * 1000
+            assert r.readlink("/keep-link") == kg.LONG_LINK    # written by daxfs.ko
             assert all(h["state"] != "alive" for h in r.info()["hosts"] if not h["self"])
     ra = res.guests["A"].results
     assert ra["basic"] == "ok" and ra["expect"] == "ok" and ra["rofs"] == "ok"
