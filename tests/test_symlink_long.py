@@ -108,6 +108,15 @@ def test_unlink_gives_space_back(links):
     assert rep["summary"]["leaked_bytes"] == 0
 
 
+def assert_corrupt(path, bad, good):
+    """readlink of /l<bad> is EUCLEAN; /l<good> still reads."""
+    with daxfs.Region(path) as r:
+        with pytest.raises(OSError) as ei:
+            r.readlink("/l%d" % bad)
+        assert ei.value.errno == errno.EUCLEAN
+        assert r.readlink("/l%d" % good) == target(good)
+
+
 @pytest.mark.parametrize("bad", [4096, 5000, 1 << 40, 4090, 4088, 0])
 def test_corrupt_length_is_caught(links, bad):
     """A bare record's length (inode.size) beyond the page, not ending at
@@ -116,11 +125,7 @@ def test_corrupt_length_is_caught(links, bad):
     im = Image(path)
     im.set_field(inos[4095], "size", bad)
     im.save()
-    with daxfs.Region(path) as r:
-        with pytest.raises(OSError) as ei:
-            r.readlink("/l4095")
-        assert ei.value.errno == errno.EUCLEAN
-        assert r.readlink("/l4089") == target(4089)
+    assert_corrupt(path, 4095, 4089)
     before = sha(path)
     rc, rep = fsck_json(path, "-n")
     assert rc == 4, rep
@@ -136,24 +141,27 @@ def test_corrupt_header_length_is_caught(links):
     rec = im.field(inos[4088], "root")
     im.put32(rec, 4089)             # beyond what a header record holds
     im.save()
-    with daxfs.Region(path) as r:
-        with pytest.raises(OSError) as ei:
-            r.readlink("/l4088")
-        assert ei.value.errno == errno.EUCLEAN
+    assert_corrupt(path, 4088, 4095)
     rc, out = fsck(path, "-n")
     assert rc == 4 and "symlink" in out, out
 
 
-def test_base_image_long_symlinks(tmp_path):
+def base_image(tmp_path, lengths):
+    """mkfs --source of a tree holding file /f and symlinks /lN."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "f").write_text("base file\n")
-    for n in LENGTHS:
+    for n in lengths:
         os.symlink(target(n), src / ("l%d" % n))
     path = str(tmp_path / "base.img")
     res = subprocess.run([MKFS, "-q", "-s", "32M", "--source", str(src), path],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
+    return path
+
+
+def test_base_image_long_symlinks(tmp_path):
+    path = base_image(tmp_path, LENGTHS)
     rc, rep = fsck_json(path, "-n")
     assert rc == 0, rep
     with daxfs.Region(path) as r:
@@ -174,14 +182,7 @@ def test_base_image_long_symlinks(tmp_path):
 def test_base_image_corrupt_length(tmp_path):
     """A base symlink whose length runs past PATH_MAX - 1: EUCLEAN for
     readlink (the others still read) and a base error for fsck."""
-    src = tmp_path / "src"
-    src.mkdir()
-    os.symlink(target(4095), src / "l4095")
-    os.symlink(target(10), src / "l10")
-    path = str(tmp_path / "base.img")
-    res = subprocess.run([MKFS, "-q", "-s", "32M", "--source", str(src), path],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
+    path = base_image(tmp_path, [4095, 10])
     with daxfs.Region(path) as r:
         ino = r.lstat("/l4095").st_ino
     im = Image(path)
@@ -190,11 +191,7 @@ def test_base_image_corrupt_length(tmp_path):
     assert im.u64(size_at) == 4095
     im.put64(size_at, 4096)
     im.save()
-    with daxfs.Region(path) as r:
-        with pytest.raises(OSError) as ei:
-            r.readlink("/l4095")
-        assert ei.value.errno == errno.EUCLEAN
-        assert r.readlink("/l10") == target(10)
+    assert_corrupt(path, 4095, 10)
     rc, rep = fsck_json(path, "-n")
     assert rc == 4, rep
     assert {(p["code"], p["ino"]) for p in rep["problems"]

@@ -3,7 +3,7 @@
  * files, EFBIG, space coming back, churn, coalescing, map_block, type
  * errors and corrupt trees.  Multi-host tests: test_file_mt.c. */
 #include "tfile.h"
-#include "core/check.h"
+#include "tcheck.h"
 
 static void test_basic(void)
 {
@@ -648,12 +648,10 @@ static void test_direct_truncate(void)
  * direct roots, and cuts one that lies wholly beyond EOF (offline). */
 static void test_direct_fsck(void)
 {
-	struct daxfs_fs fs, cf;
+	struct daxfs_fs fs;
 	void *r = t_setup(&fs, 16 * MiB, NULL);
 	struct daxfs_check_result res;
-	struct daxfs_check_opts o;
-	u64 a, b, c, base, n;
-	void *scratch;
+	u64 a, b, c, base;
 	u8 buf[200];
 	int pass;
 
@@ -672,15 +670,7 @@ static void test_direct_fsck(void)
 	daxfs_store(&t_ip(&fs, c)->size, 0);
 	daxfs_host_leave(&fs);
 	for (pass = 0; pass < 3; pass++) {
-		CHECK_EQ(daxfs_fs_open(&cf, r, 16 * MiB, 0), 0);
-		n = daxfs_check_scratch_size(&cf);
-		scratch = malloc(n ? n : 8);
-		memset(&o, 0, sizeof(o));
-		o.flags = pass == 1 ? DAXFS_CHECK_REPAIR | DAXFS_CHECK_FORCE : 0;
-		o.scratch = scratch;
-		o.scratch_size = n;
-		CHECK_EQ(daxfs_check(&cf, &o, &res), 0);
-		free(scratch);
+		CHECK_EQ(t_fsck(r, 16 * MiB, pass == 1, NULL, NULL, &res), 0);
 		if (pass == 0) {
 			/* c's page beyond EOF (counted, left alone) */
 			CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 1);

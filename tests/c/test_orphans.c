@@ -8,7 +8,7 @@
  */
 #include "tutil.h"
 #include "tfile.h"
-#include "core/check.h"
+#include "tcheck.h"
 
 #define MiB (1ULL << 20)
 #define SIZE (64 * MiB)
@@ -141,20 +141,7 @@ static void test_rename_over_keeps_victim(void)
 
 static void check_region(bool repair, struct daxfs_check_result *res)
 {
-	struct daxfs_check_opts o;
-	struct daxfs_fs cf;
-	void *scratch;
-	u64 n;
-
-	CHECK_EQ(daxfs_fs_open(&cf, region, SIZE, 0), 0);
-	n = daxfs_check_scratch_size(&cf);
-	scratch = malloc(n ? n : 8);
-	memset(&o, 0, sizeof(o));
-	o.flags = repair ? DAXFS_CHECK_REPAIR | DAXFS_CHECK_FORCE : 0;
-	o.scratch = scratch;
-	o.scratch_size = n;
-	CHECK_EQ(daxfs_check(&cf, &o, res), 0);
-	free(scratch);
+	CHECK_EQ(t_fsck(region, SIZE, repair, NULL, NULL, res), 0);
 }
 
 /* A host that dies holding an orphan: fsck reports it, -y drops it. */

@@ -7,7 +7,7 @@
  */
 #include "tutil.h"
 #include "core/inode.h"
-#include "core/check.h"
+#include "tcheck.h"
 #include "core/dir.h"
 #include "core/symlink.h"
 
@@ -40,25 +40,10 @@ static void on_problem(void *ctx, const struct daxfs_check_problem *p)
 	}
 }
 
-static void fsck(bool repair, struct daxfs_check_result *res, struct probs *pr)
+static void fsck(struct daxfs_check_result *res, struct probs *pr)
 {
-	struct daxfs_check_opts o;
-	struct daxfs_fs cf;
-	void *scratch;
-	u64 n;
-
 	memset(pr, 0, sizeof(*pr));
-	CHECK_EQ(daxfs_fs_open(&cf, region, REGION, 0), 0);
-	n = daxfs_check_scratch_size(&cf);
-	scratch = malloc(n ? n : 8);
-	memset(&o, 0, sizeof(o));
-	o.flags = repair ? DAXFS_CHECK_REPAIR | DAXFS_CHECK_FORCE : 0;
-	o.scratch = scratch;
-	o.scratch_size = n;
-	o.report = on_problem;
-	o.ctx = pr;
-	CHECK_EQ(daxfs_check(&cf, &o, res), 0);
-	free(scratch);
+	CHECK_EQ(t_fsck(region, REGION, false, on_problem, pr, res), 0);
 }
 
 static void fsck_clean(void)
@@ -66,7 +51,7 @@ static void fsck_clean(void)
 	struct daxfs_check_result res;
 	struct probs pr;
 
-	fsck(false, &res, &pr);
+	fsck(&res, &pr);
 	CHECK_EQ(pr.symlink_errors + pr.others, 0);
 	CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 0);
 	CHECK_EQ(res.leaked_bytes, 0);
@@ -191,7 +176,7 @@ static void corrupt(u64 ino, u64 *word, u64 bad, u32 len)
 
 	daxfs_store(word, bad);
 	CHECK_EQ(daxfs_readlink(&A, ino, buf, sizeof(buf)), -EUCLEAN);
-	fsck(false, &res, &pr);
+	fsck(&res, &pr);
 	CHECK_EQ(pr.symlink_errors, 1);
 	CHECK_EQ(pr.ino, ino);
 	daxfs_store(word, good);
