@@ -152,9 +152,10 @@ int daxfs_refresh_inode(struct inode *inode)
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
 		return 0;
 	if (S_ISREG(inode->i_mode) && a.size < (u64)i_size_read(inode))
-		/* truncated elsewhere: drop our stale mappings of the tail */
+		/* truncated elsewhere: drop our stale mappings of the tail,
+		 * the page of the new EOF included (see daxfs_k_setattr) */
 		unmap_mapping_range(inode->i_mapping,
-				    round_up(a.size, PAGE_SIZE), 0, 1);
+				    round_down(a.size, PAGE_SIZE), 0, 1);
 	daxfs_fill_inode(inode, &a);
 	return 0;
 }
@@ -324,8 +325,14 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
 	err = daxfs_setattr(DAXFS_FS(sb), inode->i_ino, valid, &a);
 	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode)) {
-		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
-		daxfs_mmap_drop_range(inode, round_up(a.size, PAGE_SIZE), U64_MAX);
+		/*
+		 * From the page holding the new EOF: a base or cached page
+		 * mapped there would keep showing the bytes past the cut
+		 * (the core hides them by a limit, not by zeroing that page).
+		 * The next fault copies it up with a zeroed tail.
+		 */
+		unmap_mapping_range(inode->i_mapping, round_down(a.size, PAGE_SIZE), 0, 1);
+		daxfs_mmap_drop_range(inode, round_down(a.size, PAGE_SIZE), U64_MAX);
 	}
 	daxfs_refresh_inode(inode);
 	return daxfs_kerr(sb, err, "setattr");
