@@ -32,6 +32,25 @@ MODULE_PARM_DESC(fill_delay_ms, "tests: delay every backing read by this many ms
 #define SERVE_BUSY_JIFFIES	(2 * HZ)
 #define SERVE_BATCH		4096
 
+/*
+ * The test delay, in short sleeps: kthread_stop() (umount stopping the
+ * fill server) and a fatal signal cut it short with -EINTR, and the fill
+ * fails (its slot is released; a waiter asks again).  A backing read that
+ * hangs in its filesystem cannot be cut short this way.
+ */
+static int daxfs_bk_delay(void)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(READ_ONCE(fill_delay_ms));
+
+	while (time_before(jiffies, end)) {
+		if (fatal_signal_pending(current) ||
+		    ((current->flags & PF_KTHREAD) && kthread_should_stop()))
+			return -EINTR;
+		schedule_timeout_killable(min_t(unsigned long, end - jiffies, HZ / 10));
+	}
+	return 0;
+}
+
 static int daxfs_bk_read(void *ctx, u32 idx, u64 off, void *dst, u32 len)
 {
 	struct daxfs_sb_info *sbi = ctx;
@@ -55,8 +74,8 @@ static int daxfs_bk_read(void *ctx, u32 idx, u64 off, void *dst, u32 len)
 		return -ENOMEM;
 	atomic64_inc(&bk->reads);
 	if (READ_ONCE(fill_delay_ms))
-		msleep(READ_ONCE(fill_delay_ms));
-	while (got < len) {
+		err = daxfs_bk_delay();
+	while (!err && got < len) {
 		u32 n = min_t(u32, len - got, PAGE_SIZE);
 		ssize_t r = kernel_read(f, buf, n, &pos);
 
