@@ -55,14 +55,12 @@ static void daxfs_opts_free_backing(struct daxfs_mount_opts *o)
 	o->nr_backing = 0;
 }
 
-/* Remount: backing= may be repeated as it is, never changed. */
-static bool daxfs_same_backing(const struct daxfs_mount_opts *a,
-			       const struct daxfs_mount_opts *b)
+/* Every backing= of a is one of b's. */
+static bool daxfs_backing_within(const struct daxfs_mount_opts *a,
+				 const struct daxfs_mount_opts *b)
 {
 	u32 i, j;
 
-	if (a->nr_backing != b->nr_backing)
-		return false;
 	for (i = 0; i < a->nr_backing; i++) {
 		for (j = 0; j < b->nr_backing; j++)
 			if (!strcmp(a->backing[i], b->backing[j]))
@@ -71,6 +69,17 @@ static bool daxfs_same_backing(const struct daxfs_mount_opts *a,
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Remount: backing= may be repeated as it is, never changed.  Compared as
+ * sets: a path given twice is one file, and mount(8) adds the options
+ * /proc/mounts shows to the ones given (remount,backing=X sends X twice).
+ */
+static bool daxfs_same_backing(const struct daxfs_mount_opts *a,
+			       const struct daxfs_mount_opts *b)
+{
+	return daxfs_backing_within(a, b) && daxfs_backing_within(b, a);
 }
 
 static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
