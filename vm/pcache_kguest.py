@@ -15,13 +15,18 @@ Scenarios:
   victim DIR                  pin pages by mmap, then hang in a slow fill (the test kills us)
   survivor DIR ROLE           read the page the victim was filling, after the kill
   timeout DIR                 no host can fill: read fails with ETIMEDOUT, never hangs
+  lifetime DIR SLOW_MS        mapping lifetime (fork, split, mremap, madvise), truncate and
+                              copy-up under another process's mapping, remount, idle fill
+                              server, umount during a slow fill (docs/pcache.md)
 """
+import ctypes
 import errno
 import hashlib
 import json
 import mmap
 import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -295,6 +300,286 @@ def scen_timeout(args):
         check(e.errno == errno.ETIMEDOUT, f"read failed with {e!r}, want ETIMEDOUT")
     result(timeout="ETIMEDOUT", timeout_s=f"{time.monotonic() - t:.1f}",
            timeouts=mountstats()["pcache_shared"]["timeouts"])
+
+
+# ---------------------------------------------------------------- mapping lifetime
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long]
+_libc.mremap.restype = ctypes.c_void_p
+_libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int,
+                         ctypes.c_void_p]
+for _f in ("munmap", "mprotect", "madvise"):
+    getattr(_libc, _f).argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int][
+        :3 if _f != "munmap" else 2]
+MAP_FAILED = ctypes.c_void_p(-1).value
+PROT_NONE, MREMAP_MAYMOVE, MREMAP_FIXED, MADV_DONTNEED = 0, 1, 2, 4
+
+
+def _sys(name, r, *a):
+    if r in (-1, MAP_FAILED, None):
+        e = ctypes.get_errno()
+        raise OSError(e, f"{name}: {os.strerror(e)}")
+    return r
+
+
+def mmap_ro(fd, n):
+    return _sys("mmap", _libc.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0))
+
+
+def peek(addr, pg, n=1):
+    return ctypes.string_at(addr + pg * PAGE, n * PAGE)
+
+
+def pins():
+    return mountstats()["pcache"]["mmap_pins"]
+
+
+class Checks:
+    """Named sub-checks of one scenario: each runs, its verdict goes to the console, and
+    the scenario fails at the end if any failed (one boot shows every finding)."""
+
+    def __init__(self):
+        self.failed = []
+
+    def run(self, name, fn, *a):
+        try:
+            fn(*a)
+            result(**{name: "ok"})
+        except Exception as e:  # noqa: B902 - every finding goes to the console
+            log(f"CHECK FAILED: {name}: {e!r}")
+            result(**{name: "FAIL"})
+            self.failed.append(name)
+
+
+def want(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def in_child(fn):
+    """Runs fn in a forked child (another process of this host); its failure fails us."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            fn()
+            code = 0
+        except BaseException as e:  # noqa: B902 - report anything, then leave
+            log(f"child failed: {e!r}")
+        finally:
+            os._exit(code)
+    want(os.waitpid(pid, 0)[1] == 0, "the child process failed")
+
+
+def lt_fork(path, data):
+    """fork copies the mapping (vm_ops->open): the parent's munmap leaves the child's
+    pins; the child's exit (last close) releases them."""
+    n = len(data) // PAGE
+    fd = os.open(path, os.O_RDONLY)
+    a = mmap_ro(fd, n)
+    os.close(fd)
+    want(peek(a, 0, n) == data, "mapping: wrong content")
+    want(pins() == n, f"mmap_pins {pins()}, want {n}")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        ok = peek(a, 0, n) == data and pins() == n
+        os._exit(0 if ok else 1)
+    os.close(r)
+    _libc.munmap(a, n * PAGE)
+    left = pins()
+    os.write(w, b"x")
+    os.close(w)
+    st = os.waitpid(pid, 0)[1]
+    want(left == n, f"after the parent's munmap {left} pins, want {n} (the child maps them)")
+    want(st == 0, "the child's copy of the mapping read wrong or lost its pins")
+    want(pins() == 0, f"{pins()} pins left after the child exited")
+
+
+def lt_split(path, data):
+    """munmap of a middle page and mprotect split the VMA (->open on the new piece),
+    mremap moves a piece (->open, then ->close of the old), madvise(DONTNEED) and a
+    re-fault reuse the pin; unmapping everything releases every pin."""
+    n = len(data) // PAGE
+    fd = os.open(path, os.O_RDONLY)
+    a = mmap_ro(fd, n)
+    os.close(fd)
+    want(peek(a, 0, n) == data, "mapping: wrong content")
+    _sys("munmap", _libc.munmap(a + 3 * PAGE, PAGE))
+    want(pins() == n, f"hole punched: {pins()} pins, want {n}")
+    _sys("mprotect", _libc.mprotect(a + 5 * PAGE, PAGE, PROT_NONE))
+    _sys("mprotect", _libc.mprotect(a + 5 * PAGE, PAGE, mmap.PROT_READ))
+    _sys("madvise", _libc.madvise(a, 3 * PAGE, MADV_DONTNEED))
+    want(peek(a, 0, 3) == data[:3 * PAGE], "re-fault after MADV_DONTNEED: wrong content")
+    want(pins() == n, f"after split/madvise/re-fault {pins()} pins, want {n}")
+    dst = _sys("mmap", _libc.mmap(None, 2 * PAGE, PROT_NONE,
+                                  mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0))
+    m = _sys("mremap", _libc.mremap(a + 6 * PAGE, 2 * PAGE, 2 * PAGE,
+                                    MREMAP_MAYMOVE | MREMAP_FIXED, dst))
+    want(peek(m, 0, 2) == data[6 * PAGE:8 * PAGE], "moved mapping: wrong content")
+    want(peek(a, 4, 2) == data[4 * PAGE:6 * PAGE], "split mapping: wrong content")
+    want(pins() == n, f"after mremap {pins()} pins, want {n}")
+    _libc.munmap(a, 6 * PAGE)
+    want(pins() == n, f"one piece still mapped: {pins()} pins, want {n}")
+    _libc.munmap(m, 2 * PAGE)
+    want(pins() == 0, f"{pins()} pins left after every piece was unmapped")
+
+
+def lt_truncate(path, data):
+    """Another process truncates inside page 0 and extends again while we map the file
+    from the cache: bytes past the cut read as zeros in our mapping (as read(2) shows
+    them), and every pin is dropped once (no WARN in dmesg, none left)."""
+    fd = os.open(path, os.O_RDONLY)
+    a = mmap_ro(fd, 3)
+    want(peek(a, 0, 3) == data[:3 * PAGE], "mapping: wrong content")
+    want(pins() == 3, f"mmap_pins {pins()}, want 3")
+
+    def cut():
+        wfd = os.open(path, os.O_WRONLY)
+        os.ftruncate(wfd, 100)
+        os.ftruncate(wfd, 3 * PAGE)
+        os.close(wfd)
+    in_child(cut)
+    exp = data[:100] + bytes(3 * PAGE - 100)
+    want(os.pread(fd, 3 * PAGE, 0) == exp, "read(2) after truncate/extend: wrong content")
+    got = peek(a, 0, 3)
+    nz = [i for i in range(100, 3 * PAGE) if got[i]]
+    left = pins()
+    _libc.munmap(a, 3 * PAGE)
+    os.close(fd)
+    want(not nz, f"mapping shows {len(nz)} old bytes past the cut (first at {nz[:1]})")
+    want(left == 0, f"{left} pins still held for pages the truncate moved")
+    want(pins() == 0, f"{pins()} pins left after munmap")
+
+
+def lt_copyup(path, data):
+    """Another process copies pages up while we map them from the cache: by write(2)
+    (page 1) and by a write fault of its shared writable mapping (page 2).  Our mapping
+    shows the new bytes at once, and each old pin is dropped once."""
+    fd = os.open(path, os.O_RDONLY)
+    a = mmap_ro(fd, 3)
+    want(peek(a, 0, 3) == data[:3 * PAGE], "mapping: wrong content")
+    want(pins() == 3, f"mmap_pins {pins()}, want 3")
+
+    def write():
+        wfd = os.open(path, os.O_WRONLY)
+        os.pwrite(wfd, b"WRITE(2)", PAGE + 8)
+        os.close(wfd)
+    in_child(write)
+    want(peek(a, 1)[8:16] == b"WRITE(2)", "our mapping did not follow the write(2)")
+    want(pins() == 2, f"after write(2) {pins()} pins, want 2")
+
+    def fault():
+        wfd = os.open(path, os.O_RDWR)
+        mm = mmap.mmap(wfd, 3 * PAGE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE,
+                       offset=0)
+        mm[2 * PAGE + 8:2 * PAGE + 16] = b"FAULTED!"
+        mm.close()
+        os.close(wfd)
+    in_child(fault)
+    want(peek(a, 2)[8:16] == b"FAULTED!", "our mapping did not follow the write fault")
+    want(pins() == 1, f"after the write fault {pins()} pins, want 1")
+    want(peek(a, 0) == data[:PAGE], "page 0 changed")
+    _libc.munmap(a, 3 * PAGE)
+    os.close(fd)
+    want(pins() == 0, f"{pins()} pins left after munmap")
+
+
+def _mount(*opts):
+    return subprocess.run(["mount", "-o", ",".join(("remount",) + opts), MNT],
+                          capture_output=True, text=True)
+
+
+def lt_remount(path, data):
+    """Remount ro, rw, with the same backing= and with another: the mount keeps its
+    backing files and reads right; a changed backing= is refused."""
+    def opts():
+        with open("/proc/mounts") as f:
+            return next(x.split()[3] for x in f if x.split()[1] == MNT)
+    before = opts()
+    backing = next(o for o in before.split(",") if o.startswith("backing="))[8:]
+    for o in (("ro",), ("rw",), ("backing=" + backing,)):
+        r = _mount(*o)
+        want(r.returncode == 0, f"mount -o remount,{','.join(o)}: {r.stderr.strip()}")
+        want(kg.read_file(path) == data, f"after remount,{','.join(o)}: wrong content")
+    r = _mount("backing=" + backing + ".other")
+    want(r.returncode != 0, "a remount changing backing= was accepted")
+    want(opts() == before, f"options changed: {before} -> {opts()}")
+    kg.write_file(os.path.join(MNT, "remount-rw"), b"ok")
+
+
+def fill_server_pid():
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    if f.read().startswith("daxfs-fill"):
+                        return int(d)
+            except OSError:
+                pass
+    return None
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return int(st[11]) + int(st[12])        # utime + stime
+
+
+def lt_idle():
+    """The fill server sleeps when nobody asks (idle guests must stay idle)."""
+    pid = fill_server_pid()
+    want(pid, "no daxfs-fill kthread")
+    time.sleep(3)                           # past its busy window
+    t0, c0 = time.monotonic(), cpu_ticks(pid)
+    time.sleep(5)
+    hz = os.sysconf("SC_CLK_TCK")
+    used, span = cpu_ticks(pid) - c0, (time.monotonic() - t0) * hz
+    result(fill_server_idle_ticks=used, fill_server_idle_span_ticks=int(span))
+    want(used < span / 10, f"idle fill server used {used} of {span:.0f} ticks")
+
+
+def lt_slow_umount(fs, slow_ms):
+    """A host without backing asks for a page while our fill server sleeps in a slow
+    backing read (fill_delay_ms): umount stops the server without waiting it out."""
+    with open("/sys/module/daxfs/parameters/fill_delay_ms", "w") as f:
+        f.write(str(slow_ms))
+    r0 = kernel_reads()
+    fs_mark(fs, "A", "slow-ready")
+    end = time.monotonic() + 120
+    while kernel_reads() == r0:
+        want(time.monotonic() < end, "the host's request never reached our fill server")
+        time.sleep(0.1)
+    pid = fill_server_pid()
+    t = time.monotonic()
+    r = subprocess.run(["umount", MNT], capture_output=True, text=True)
+    took = time.monotonic() - t
+    result(umount_during_slow_fill_s=f"{took:.1f}")
+    with open("/sys/module/daxfs/parameters/fill_delay_ms", "w") as f:
+        f.write("0")
+    want(r.returncode == 0, f"umount: {r.stderr.strip()}")
+    want(not os.path.exists(f"/proc/{pid}"), "the fill server outlived the umount")
+    want(took * 1000 < slow_ms, f"umount waited for the slow fill ({took:.1f} s)")
+
+
+def scen_lifetime(args):
+    d, m = manifest(args[0])
+    slow_ms = int(args[1])
+    fs = kg.PosixFS(MNT)
+    c = Checks()
+    for name, fn in (("lt_fork", lt_fork), ("lt_split", lt_split),
+                     ("lt_truncate", lt_truncate), ("lt_copyup", lt_copyup)):
+        f = m[name][0]
+        c.run(name, fn, os.path.join(MNT, f.lstrip("/")), source(d, f))
+    f = m["fit"][0]
+    c.run("lt_remount", lt_remount, os.path.join(MNT, f.lstrip("/")), source(d, f))
+    c.run("lt_idle", lt_idle)
+    c.run("lt_slow_umount", lt_slow_umount, fs, slow_ms)
+    check(not c.failed, f"failed: {' '.join(c.failed)}")
 
 
 def main():

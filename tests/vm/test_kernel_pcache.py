@@ -6,6 +6,7 @@ Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS=1 turns skips into 
 Guest side: vm/guest/daxfs-k.sh (steps) and vm/pcache_kguest.py (scenarios).
 Console logs: build/vm/logs/<test name>/<guest>.log.
 """
+import errno
 import hashlib
 import json
 import os
@@ -324,3 +325,44 @@ def test_kernel_pcache_bad_options(request, built, split):
     ra = res.guests["A"].results
     assert ra["timeout"] == "ETIMEDOUT", ra
     assert ra["mounts"].count("backing=") == 3, ra       # as given
+
+
+def test_kernel_pcache_lifetime(request, built, split):
+    """One guest, several checks of the kernel side (vm/pcache_kguest.py lifetime): pins
+    of mapped cache slots follow fork, VMA splits, mremap and madvise, and go with the
+    last mapping; another process's truncate inside a mapped page, write(2) and write
+    fault show in our mapping at once and drop each pin once; remounts keep backing=;
+    the idle fill server sleeps; umount does not wait for a slow backing read that
+    serves the host's request (DAXFS_PC_SLOW_MS, 600000: a wait shows as a timeout)."""
+    lt = {"lt_fork": 4, "lt_split": 8, "lt_truncate": 3, "lt_copyup": 3}
+    s = split([("/r.bin", 5000), ("/u.bin", 4 * PAGE)] +
+              [(f"/{k}.bin", n * PAGE) for k, n in lt.items()], nr_backing=1)
+    for k in lt:
+        s.m[k] = [f"/{k}.bin"]
+    slow = int(os.environ.get("DAXFS_PC_SLOW_MS", "600000"))
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        s.mkfs(c.shm, 2 * MiB)
+        digests = s.digests()
+
+        def host_peer():
+            import daxfs
+            # no backing here: our read is a request that guest A's fill server takes
+            with daxfs.Region(str(c.shm), fill_timeout_ms=20000) as r:
+                fs = kg.LibFS(r)
+                kg.fs_wait(fs, ["slow-ready"], 250)
+                try:
+                    fs.pread("/u.bin", PAGE, PAGE)
+                    return "read"
+                except OSError as e:
+                    return errno.errorcode.get(e.errno, str(e.errno))
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys:" + s.opts(),
+                                            f"pc:lifetime:{s.rel}:{slow}", "rmmod",
+                                            "clean"])], host_fn=host_peer)
+        print(f"\n{res.guests['A'].results}\nhost read: {res.host.value}")
+        assert res.ok, res.summary()
+        _fsck_clean(c.shm)
+        assert s.digests() == digests
+    ra = res.guests["A"].results
+    assert all(ra[k] == "ok" for k in list(lt) + ["lt_remount", "lt_idle",
+                                                  "lt_slow_umount"]), ra
