@@ -201,7 +201,12 @@ static void daxfs_unpin_slot(struct daxfs_sb_info *sbi, u64 slot)
 		.slot = slot, .gen = sbi->fs.host_gen, .col = sbi->fs.host,
 	};
 
-	daxfs_pcache_unpin(&sbi->fs, &pin);
+	/*
+	 * A dead host's pins went with its pin column, which a new host in
+	 * our host slot may own by now: its counters are not ours to lower.
+	 */
+	if (!READ_ONCE(sbi->dead))
+		daxfs_pcache_unpin(&sbi->fs, &pin);
 	atomic64_dec(&sbi->bk.mmap_pins);
 }
 
