@@ -15,6 +15,7 @@ Scenarios:
   victim DIR                  pin pages by mmap, then hang in a slow fill (the test kills us)
   survivor DIR ROLE           read the page the victim was filling, after the kill
   timeout DIR                 no host can fill: read fails with ETIMEDOUT, never hangs
+  stale DIR                   map, wait until declared dead (EIO), then unmap
   lifetime DIR SLOW_MS        mapping lifetime (fork, split, mremap, madvise), truncate and
                               copy-up under another process's mapping, remount, idle fill
                               server, umount during a slow fill (docs/pcache.md)
@@ -580,6 +581,33 @@ def scen_lifetime(args):
     c.run("lt_idle", lt_idle)
     c.run("lt_slow_umount", lt_slow_umount, fs, slow_ms)
     check(not c.failed, f"failed: {' '.join(c.failed)}")
+
+
+def scen_stale(args):
+    """Maps a file (pins), then waits, reading, until this host is declared dead (the test
+    stops our QEMU meanwhile): reads fail with EIO; then unmaps (the pins of a dead host
+    must not be released in a pin column that a new host may own by now)."""
+    d, m = manifest(args[0])
+    fs = kg.PosixFS(MNT)
+    name = m["fit"][0]
+    fd = os.open(os.path.join(MNT, name.lstrip("/")), os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+    check(mm[:] == source(d, name), "mapping: wrong content")
+    fs_mark(fs, "V", "mapped", str(pins()).encode())
+    end = time.monotonic() + 300
+    while True:
+        try:
+            kg.read_file(os.path.join(MNT, m["fit"][1].lstrip("/")))
+        except OSError as e:
+            check(e.errno == errno.EIO, f"read failed with {e!r}, want EIO")
+            break
+        check(time.monotonic() < end, "this host was never declared dead")
+        time.sleep(0.2)
+    log("declared dead: reads fail with EIO; unmapping")
+    mm.close()
+    os.close(fd)
+    result(stale="ok")
 
 
 def main():

@@ -366,3 +366,56 @@ def test_kernel_pcache_lifetime(request, built, split):
     ra = res.guests["A"].results
     assert all(ra[k] == "ok" for k in list(lt) + ["lt_remount", "lt_idle",
                                                   "lt_slow_umount"]), ra
+
+
+def test_kernel_pcache_stale_unpin(request, built, split):
+    """Guest V maps a file (pins) and its QEMU is stopped past its lease: the host H
+    recovers it (V's pins reaped), and a new host H2 joins in V's host slot and pins one
+    of those pages.  V resumes, finds itself dead (EIO) and unmaps: H2's pin must stay
+    (V's late release may not touch the pin column it lost)."""
+    s = split([("/pin.bin", 4 * PAGE), ("/r.bin", 100)])
+    seen = {}
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        s.mkfs(c.shm, 2 * MiB, "--lease-ms", "3000")
+
+        def host_peer():
+            with s.region(c.shm) as r:
+                fs = kg.LibFS(r)
+                kg.fs_wait(fs, ["mapped"], 200)
+                seen["mapped"] = r.cache_info()["pins"]
+                slot = next(i for i, h in enumerate(r.info()["hosts"])
+                            if h["name"] == "guest-V" and h["state"] == "alive")
+                pid = _qemu_pid(c.shm, "V")
+                assert pid, "guest V's qemu not found"
+                os.kill(pid, signal.SIGSTOP)
+                try:
+                    end = time.monotonic() + 90
+                    while (r.cache_info()["pins"] or
+                           r.info()["hosts"][slot]["state"] == "alive"):
+                        assert time.monotonic() < end, (r.cache_info(), r.info()["hosts"])
+                        fs.tick()
+                        r.cache_drop()              # meets V's pins: reaps them
+                        time.sleep(0.5)
+                    with s.region(c.shm) as r2:
+                        assert r2.info()["self_slot"] == slot, (slot, r2.info()["self_slot"])
+                        page, ref = r2.page_map(r2.stat("/pin.bin").st_ino, 0)
+                        seen["h2_pinned"] = r.cache_info()["pins"]
+                        os.kill(pid, signal.SIGCONT)
+                        end = time.monotonic() + 120
+                        while os.path.exists(f"/proc/{pid}"):
+                            assert time.monotonic() < end, "guest V did not finish"
+                            time.sleep(0.5)
+                        seen["after_v"] = r.cache_info()["pins"]
+                        r2.page_release(ref)
+                finally:
+                    os.kill(pid, signal.SIGCONT) if os.path.exists(f"/proc/{pid}") else None
+            return True
+
+        res = c.run([Guest("V", "daxfs-k", ["load", "mount:phys:" + s.opts(),
+                                            f"pc:stale:{s.rel}", "umount", "rmmod",
+                                            "clean"])], host_fn=host_peer)
+        print(f"\n{seen}\n{res.summary()}")
+        assert res.ok, res.summary()
+        _fsck_clean(c.shm)
+    assert seen["mapped"] == 4 and seen["h2_pinned"] == 1, seen
+    assert seen["after_v"] == 1, seen
