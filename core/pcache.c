@@ -570,9 +570,17 @@ void daxfs_pcache_put(struct daxfs_fs *fs, struct daxfs_pcache_pin *pin)
 
 	if (pin->slot == DAXFS_PC_NO_SLOT || !fs->pc.hdr)
 		return;
-	/* a pin of an earlier generation was released with its column */
+	/*
+	 * A pin of an earlier generation was released with its column, and
+	 * so was every pin of a host declared dead (its column reaped, maybe
+	 * owned by a new host already): decrement only while the region still
+	 * says the column is ours.  What is left is the few instructions
+	 * between this load and the CAS (docs/pcache.md, pin columns).
+	 */
 	if (pin->slot < fs->pc.nr_slots && pin->col == fs->host &&
-	    pin->gen == fs->host_gen && fs->pc.col_gen == pin->gen) {
+	    pin->gen == fs->host_gen && fs->pc.col_gen == pin->gen &&
+	    daxfs_load(&fs->pc.owner[pin->col]) ==
+	    daxfs_claim_word(fs->host, fs->host_gen)) {
 		shift = (pin->col % 8) * 8;
 		p = pin_row(fs, pin->slot) + pin->col / 8;
 		v = daxfs_load(p);
