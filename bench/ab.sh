@@ -5,8 +5,10 @@
 # tree) in temporary worktrees, links this tree's bench/io_bench.c against
 # each, then runs `io_bench -j bench/fio/table2.fio -S SECTIONS` old, new,
 # old, new ... ROUNDS times each.  Prints one CSV row per run and, per
-# section, the medians and new/old ratios of MiB/s (wall clock) and of
-# cpu_ns_op (CPU time per block: less disturbed by a shared machine).
+# section, the medians and new/old ratios of MiB/s (wall clock), of
+# cpu_ns_op (CPU time per block: less disturbed by a shared machine) and
+# of ins_op (user-space instructions per block: nearly deterministic, 0
+# where perf events are not allowed).
 # Default: 8 rounds of layout,randwrite-4k-4j with 1 s sections.
 set -e
 rounds=8 sections=layout,randwrite-4k-4j runtime=1s
@@ -39,7 +41,7 @@ build old "$1"
 build new "${2:-}"
 
 export DAXFS_BENCH_DIR=/ DAXFS_BENCH_RUNTIME=$runtime
-echo "tree,round,suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op" |
+echo "tree,round,suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op" |
 	tee "$tmp/rows.csv"
 i=1
 while [ $i -le "$rounds" ]; do
@@ -55,11 +57,10 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 for test in dict.fromkeys(r["test"] for r in rows):
     m = {(t, k): statistics.median(float(r[k]) for r in rows
                                    if r["tree"] == t and r["test"] == test)
-         for t in ("old", "new") for k in ("mib_s", "cpu_ns_op")}
-    print("# %s: MiB/s old %.0f new %.0f new/old %.2f; "
-          "CPU ns/block old %.0f new %.0f new/old %.2f" %
-          (test, m["old", "mib_s"], m["new", "mib_s"],
-           m["new", "mib_s"] / m["old", "mib_s"],
-           m["old", "cpu_ns_op"], m["new", "cpu_ns_op"],
-           m["new", "cpu_ns_op"] / m["old", "cpu_ns_op"]))
+         for t in ("old", "new") for k in ("mib_s", "cpu_ns_op", "ins_op")}
+    print("# %s:" % test, "; ".join(
+        "%s old %.0f new %.0f new/old %.3f" %
+        (name, m["old", k], m["new", k], m["new", k] / (m["old", k] or 1))
+        for name, k in (("MiB/s", "mib_s"), ("CPU ns/block", "cpu_ns_op"),
+                        ("instructions/block", "ins_op"))))
 EOF

@@ -38,9 +38,11 @@
  * -c also runs each section as memcpy between private buffers and a
  * MAP_SHARED /dev/shm mapping of the same size (the copy ceiling), with
  * the same threads and block order.  Output: CSV on stdout
- *   suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op
+ *   suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op
  * cpu_ns_op: the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per block;
  * unlike mib_s it does not count time other processes held the CPUs.
+ * ins_op: user-space instructions per block (perf_event_open; 0 where
+ * perf events are not allowed), nearly deterministic: bench/ab.sh.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -51,7 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +73,29 @@ static double clock_s(clockid_t id)
 
 	clock_gettime(id, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Counter of this thread's user-space instructions; -1 if unavailable. */
+static int ins_open(void)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_HARDWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static uint64_t ins_read(int fd)
+{
+	uint64_t v = 0;
+
+	if (fd >= 0 && read(fd, &v, sizeof(v)) != sizeof(v))
+		v = 0;
+	return v;
 }
 
 static double now(void)
@@ -368,6 +395,7 @@ struct worker {
 	uint64_t ino, seed, bytes;
 	volatile int *go;
 	double start, end, cpu;	/* cpu: this thread's CPU seconds */
+	uint64_t ins;		/* user-space instructions (0: no counter) */
 	int err;
 };
 
@@ -380,6 +408,7 @@ static void *worker_main(void *arg)
 	uint64_t n = j->size / j->bs, i, off, *ord = rnd ? perm(n, w->seed) : NULL;
 	uint8_t *buf;
 	int64_t r;
+	int fd = ins_open();
 
 	if (posix_memalign((void **)&buf, 4096, j->bs)) {
 		w->err = -ENOMEM;
@@ -390,6 +419,7 @@ static void *worker_main(void *arg)
 		__asm__ __volatile__("pause" ::: "memory");
 	w->start = now();
 	w->cpu = clock_s(CLOCK_THREAD_CPUTIME_ID);
+	w->ins = ins_read(fd);
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			off = (ord ? ord[i] : i) * j->bs;
@@ -416,6 +446,9 @@ static void *worker_main(void *arg)
 out:
 	w->end = now();
 	w->cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - w->cpu;
+	w->ins = fd >= 0 ? ins_read(fd) - w->ins : 0;
+	if (fd >= 0)
+		close(fd);
 	free(ord);
 	free(buf);
 	return NULL;
@@ -428,7 +461,7 @@ static void run_job(const char *suite, const struct job *j,
 	struct worker w[64];
 	volatile int go = 0;
 	double t0 = 1e300, t1 = 0, cpu = 0;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, ins = 0;
 	int i, nj = j->numjobs < 1 ? 1 : j->numjobs > 64 ? 64 : j->numjobs;
 
 	for (i = 0; i < nj; i++) {
@@ -449,15 +482,17 @@ static void run_job(const char *suite, const struct job *j,
 			die(j->name, w[i].err);
 		bytes += w[i].bytes;
 		cpu += w[i].cpu;
+		ins += w[i].ins;
 		if (w[i].start < t0)
 			t0 = w[i].start;
 		if (w[i].end > t1)
 			t1 = w[i].end;
 	}
-	printf("%s,%s,%s,%llu,%d,%llu,%.4f,%.1f,%.0f\n", suite, j->name,
+	printf("%s,%s,%s,%llu,%d,%llu,%.4f,%.1f,%.0f,%.0f\n", suite, j->name,
 	       j->rw, (unsigned long long)j->bs, nj, (unsigned long long)bytes,
 	       t1 - t0, bytes / (t1 - t0) / (1 << 20),
-	       bytes ? cpu * 1e9 / (bytes / j->bs) : 0);
+	       bytes ? cpu * 1e9 / (bytes / j->bs) : 0,
+	       bytes ? (double)ins / (bytes / j->bs) : 0);
 	fflush(stdout);
 }
 
@@ -533,7 +568,7 @@ static int job_mode(const char *file, const char *sections, int ceiling)
 	if (posix_memalign((void **)&buf, 4096, 1 << 20))
 		return 1;
 	memset(buf, 0x3c, 1 << 20);
-	printf("suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op\n");
+	printf("suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op\n");
 	for (i = 0; i < n; i++) {
 		const struct job *j = &jobs[i];
 
