@@ -1,6 +1,6 @@
 #!/bin/sh
 # A/B of libdaxfs between two commits on one fio job section, natively:
-#   bench/ab.sh [-n ROUNDS] [-S SECTIONS] [-t RUNTIME] OLD_REV [NEW_REV]
+#   bench/ab.sh [-g] [-n ROUNDS] [-S SECTIONS] [-t RUNTIME] OLD_REV [NEW_REV]
 # builds build/libdaxfs.a of OLD_REV (and of NEW_REV, default: this working
 # tree) in temporary worktrees, links this tree's bench/io_bench.c against
 # each, then runs `io_bench -j bench/fio/table2.fio -S SECTIONS` old, new,
@@ -10,10 +10,17 @@
 # of ins_op (user-space instructions per block: nearly deterministic, 0
 # where perf events are not allowed).
 # Default: 8 rounds of layout,randwrite-4k-4j with 1 s sections.
+#
+# -g: the same in one QEMU TCG guest (2 vCPUs, as bench/run) instead: builds
+# daxfs.ko and mkfs.daxfs of both trees, one fresh nvdimm per tree, and
+# vm/guest/daxfs-ab.sh loads the modules in turn (old new, new old, ...)
+# and runs fio; prints MiB/s per round and section, the medians and the
+# per-round new/old ratios.  Default there: 2 s sections.
 set -e
-rounds=8 sections=layout,randwrite-4k-4j runtime=1s
-while getopts n:S:t: c; do
+rounds=8 sections=layout,randwrite-4k-4j runtime= guest=0
+while getopts gn:S:t: c; do
 	case $c in
+	g) guest=1 ;;
 	n) rounds=$OPTARG ;;
 	S) sections=$OPTARG ;;
 	t) runtime=$OPTARG ;;
@@ -21,17 +28,29 @@ while getopts n:S:t: c; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-n N] [-S sect,...] [-t 1s] OLD [NEW]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [-g] [-n N] [-S sect,...] [-t 1s] OLD [NEW]" >&2; exit 2; }
+[ -n "$runtime" ] || runtime=$([ $guest = 1 ] && echo 2s || echo 1s)
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/daxfs-ab.XXXXXX)
-trap 'for w in "$tmp"/src-*; do [ -d "$w" ] && git -C "$top" worktree remove --force "$w"; done; rm -rf "$tmp"' EXIT
+shm=/dev/shm/daxfs-ab-$$
+trap 'for w in "$tmp"/src-*; do [ -d "$w" ] && git -C "$top" worktree remove --force "$w"; done; rm -rf "$tmp" "$shm"* "$top/build/ab"' EXIT
 
-# build TAG REV: $tmp/io_bench.TAG against REV's libdaxfs ("" = this tree)
+# build TAG REV ("" = this tree): REV's libdaxfs linked with this tree's
+# io_bench.c; for -g its daxfs.ko in build/ab/ (the guest sees the repo)
+# and a region made by its mkfs.daxfs
 build() {
 	src=$top
 	if [ -n "$2" ]; then
 		src=$tmp/src-$1
 		git -C "$top" worktree add -q --detach "$src" "$2"
+	fi
+	if [ $guest = 1 ]; then
+		make -s -C "$src" -j2 build/bin/mkfs.daxfs module >&2
+		mkdir -p "$top/build/ab"
+		cp "$src/kernel/daxfs.ko" "$top/build/ab/daxfs-$1.ko"
+		truncate -s 512M "$shm-$1"
+		"$src/build/bin/mkfs.daxfs" -f -q "$shm-$1"
+		return
 	fi
 	make -s -C "$src" -j2 build/libdaxfs.a >&2
 	cc -O2 -g -std=gnu11 -pthread -I"$src" -I"$src/include" \
@@ -40,6 +59,38 @@ build() {
 build old "$1"
 build new "${2:-}"
 
+if [ $guest = 1 ]; then
+	nsec=$(echo "$sections" | tr ',' '\n' | wc -l)
+	"$top/vm/run-guest.sh" -n ab -s "$shm-old" -s "$shm-new" -z 512M -c 2 \
+		-m 2G -o "$tmp/out" -l "$tmp/guest.log" \
+		-t $((rounds * 2 * (nsec * 20 + 30) + 120)) daxfs-ab \
+		"$rounds" "$runtime" "$(echo "$sections" | tr ',' '+')" ||
+		{ tail -20 "$tmp/guest.log" >&2; exit 1; }
+	python3 - "$tmp/out" <<'PY'
+import glob, json, os, re, statistics, sys
+bw = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "fio-*.json"))):
+    tree, rnd = re.match(r"fio-(\w+)-(\d+)\.json", os.path.basename(f)).groups()
+    text = open(f).read()
+    for job in json.loads(text[text.index("{"):])["jobs"]:
+        mib = (job["read"]["bw_bytes"] + job["write"]["bw_bytes"]) / 2**20
+        bw.setdefault(job["jobname"], {}).setdefault(tree, {})[int(rnd)] = mib
+print("tree,round,test,mib_s")
+for test, t in bw.items():
+    for tree in ("old", "new"):
+        for rnd in sorted(t[tree]):
+            print("%s,%d,%s,%.1f" % (tree, rnd, test, t[tree][rnd]))
+for test, t in bw.items():
+    mo, mn = (statistics.median(t[x].values()) for x in ("old", "new"))
+    rr = [t["new"][r] / t["old"][r] for r in t["old"] if t["old"][r]]
+    print("# %s: MiB/s old %.0f new %.0f new/old %.2f; per-round new/old: "
+          "median %.2f, range %.2f-%.2f, new faster in %d of %d" %
+          (test, mo, mn, mn / mo, statistics.median(rr), min(rr), max(rr),
+           sum(x > 1 for x in rr), len(rr)))
+PY
+	exit 0
+fi
+
 export DAXFS_BENCH_DIR=/ DAXFS_BENCH_RUNTIME=$runtime
 echo "tree,round,suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op" |
 	tee "$tmp/rows.csv"
@@ -47,11 +98,11 @@ i=1
 while [ $i -le "$rounds" ]; do
 	for t in old new; do
 		"$tmp/io_bench.$t" -j "$top/bench/fio/table2.fio" -S "$sections" \
-			-f /dev/shm/daxfs-ab-$$ | sed -n "2,\$s/^/$t,$i,/p"
+			-f "$shm" | sed -n "2,\$s/^/$t,$i,/p"
 	done
 	i=$((i + 1))
 done | tee -a "$tmp/rows.csv"
-python3 - "$tmp/rows.csv" <<'EOF'
+python3 - "$tmp/rows.csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 for test in dict.fromkeys(r["test"] for r in rows):
@@ -63,4 +114,4 @@ for test in dict.fromkeys(r["test"] for r in rows):
         (name, m["old", k], m["new", k], m["new", k] / (m["old", k] or 1))
         for name, k in (("MiB/s", "mib_s"), ("CPU ns/block", "cpu_ns_op"),
                         ("instructions/block", "ins_op"))))
-EOF
+PY
