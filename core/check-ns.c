@@ -13,6 +13,7 @@
 #include "daxfs_core.h"
 #include "base.h"
 #include "check.h"
+#include "openset.h"
 #include "file.h"
 #include "symlink.h"
 
@@ -727,6 +728,22 @@ static bool chk_has_data(struct chk_ino *ci)
 	return false;
 }
 
+/* An nlink-0 ORPHAN that an open set of a host with a fresh lease names
+ * (docs/open-files.md): legitimately kept, reported as information. */
+static bool chk_open_held(struct chk *c, u64 ino, struct daxfs_inode *ip)
+{
+	u32 slot = 0;
+
+	if (!(daxfs_load32(&ip->flags) & DAXFS_IF_ORPHAN) ||
+	    !daxfs_open_holders(c->fs, ino, &slot) ||
+	    !chk_host_fresh(c, &c->fs->hosts[slot]))
+		return false;
+	chk_report(c, DAXFS_CHK_INFO, DAXFS_CHK_ORPHAN,
+		   "unlinked, still open on a live host (slot in have)", ino, 0,
+		   slot, 0, false);
+	return true;
+}
+
 static void chk_orphan_round(struct chk *c, bool defer, bool dirs)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -762,6 +779,13 @@ static void chk_orphan_round(struct chk *c, bool defer, bool dirs)
 			    (*p.info & (CHK_I_VALID | CHK_I_REACHED)) == CHK_I_VALID &&
 			    (p.mode & CHK_S_IFMT) == CHK_S_IFDIR)
 				continue;	/* its parent is an orphan too */
+		}
+		if (!nl && chk_open_held(c, ino, ci.ip)) {
+			/* unlinked while open on a live host: in use */
+			*info |= CHK_I_REACHED | CHK_I_ORPHAN;
+			chk_walk_inode(c, &ci);
+			chk_drain(c);
+			continue;
 		}
 		c->r->orphans++;
 		if (c->live) {

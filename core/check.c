@@ -20,6 +20,7 @@
 #include "base.h"
 #include "internal.h"
 #include "check.h"
+#include "openset.h"
 
 static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[0] = "none",
@@ -612,7 +613,7 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 
 /* ---- hosts, lanes, claims ---- */
 
-static bool chk_host_fresh(struct chk *c, struct daxfs_host *h)
+bool chk_host_fresh(struct chk *c, struct daxfs_host *h)
 {
 	u64 st = daxfs_load(&h->state);
 	u64 hb = daxfs_load(&h->heartbeat_ns);
@@ -730,6 +731,37 @@ static void chk_host_batch(struct chk *c, struct daxfs_host *h, u32 slot)
 	c->r->batch_bytes += end - cur;
 }
 
+/* Open set pages (docs/open-files.md) are in use while linked; a chain
+ * that does not validate is cut offline (its host is dead by then).
+ * drop: the slot is being released offline, its pages go back. */
+static void chk_open_set(struct chk *c, struct daxfs_host *h, u32 slot,
+			 bool drop)
+{
+	struct daxfs_open_page *pg = NULL;
+	u64 off = daxfs_load(&h->open_set);
+	u32 n = 0;
+
+	while (off) {
+		pg = daxfs_open_page_next(c->fs, slot, pg, &n);
+		if (pg && drop) {
+			chk_set(c, c->used, off, DAXFS_BLOCK_SIZE, false);
+			off = daxfs_load(&pg->next);
+			continue;
+		}
+		if (!pg || !chk_mark(c, c->used, off, DAXFS_BLOCK_SIZE)) {
+			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+				   DAXFS_CHK_HOST_BAD,
+				   "host open set page invalid or linked twice",
+				   0, off, slot, n, c->repair);
+			if (c->repair)
+				daxfs_store(&h->open_set, 0);
+			c->space_dirty = true;
+			return;
+		}
+		off = daxfs_load(&pg->next);
+	}
+}
+
 /* Census and (offline) release of every host slot that is not live. */
 static void chk_hosts(struct chk *c)
 {
@@ -767,9 +799,11 @@ static void chk_hosts(struct chk *c)
 			chk_limbo_chain(c, daxfs_load(&h->limbo_sealed), i);
 		}
 		chk_host_batch(c, h, i);
+		chk_open_set(c, h, i, false);
 		if (fresh)
 			continue;
-		if (state == DAXFS_HOST_FREE && !busy && !intents)
+		if (state == DAXFS_HOST_FREE && !busy && !intents &&
+		    !daxfs_load(&h->open_set))
 			continue;
 		if (state != DAXFS_HOST_FREE)
 			c->r->dead_hosts++;
@@ -797,6 +831,8 @@ static void chk_hosts(struct chk *c)
 				daxfs_store(&ln->intent.a[w], 0);
 		}
 		daxfs_store(&h->epoch, 0);
+		chk_open_set(c, h, i, true);	/* its orphans are dropped below */
+		daxfs_store(&h->open_set, 0);
 		if (state != DAXFS_HOST_FREE)
 			daxfs_store(&h->state, st & ~DAXFS_HOST_STATE_MASK);
 		c->space_dirty = true;	/* its batch and limbo go back */
@@ -838,7 +874,8 @@ static void chk_recover_hosts(struct chk *c)
 		for (l = 0; l < DAXFS_LANES; l++)
 			if (chk_lane_work(&fs->lanes[(u64)i * DAXFS_LANES + l]))
 				break;
-		if (l == DAXFS_LANES)
+		/* opens of a dead host: recovery settles its orphans */
+		if (l == DAXFS_LANES && !daxfs_load(&h->open_set))
 			continue;
 		/* repairs run only with no live host (or -f): all are dead */
 		if (st == DAXFS_HOST_ALIVE)

@@ -202,6 +202,8 @@ void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
 		u64 off, u64 have, u64 want, bool repaired);
 void chk_progress(struct chk *c, u32 phase, u64 done, u64 total);
 bool chk_mark(struct chk *c, u64 *bm, u64 off, u64 len);
+/* Slot ALIVE with a lease that has not run out (at c->now). */
+bool chk_host_fresh(struct chk *c, struct daxfs_host *h);
 bool chk_test_any(struct chk *c, const u64 *bm, u64 off, u64 len);
 void chk_set(struct chk *c, u64 *bm, u64 off, u64 len, bool v);
 s64 chk_ov_find(struct chk *c, u64 key);

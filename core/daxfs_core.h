@@ -24,11 +24,9 @@
 #define DAXFS_FS_RDONLY		(1u << 0)	/* no writes at all (fsck -n) */
 #define DAXFS_FS_PERSISTENT	(1u << 1)	/* flush cache lines on update */
 #define DAXFS_FS_VALIDATE	(1u << 2)	/* full base validation at open */
-/* unlink/rename that removes the last link of a non-directory leaves it as
- * an orphan (nlink 0, DAXFS_IF_ORPHAN, still readable and writable by ino)
- * instead of freeing it; the host frees it with daxfs_inode_release once
- * its last local user is gone (daxfs.ko: POSIX unlink of open files) */
-#define DAXFS_FS_KEEP_ORPHANS	(1u << 3)
+/* (1u << 3) was DAXFS_FS_KEEP_ORPHANS: every host now keeps a non-
+ * directory whose last link goes while any host has it open
+ * (daxfs_open_get, docs/open-files.md) */
 
 /*
  * Backing-store I/O for the shared page cache, supplied by the host (the
@@ -218,9 +216,24 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 /* Copies at most bufsize bytes, returns the target length. */
 int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize);
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
-/* Frees ino if it is an orphan (nlink 0, DAXFS_IF_ORPHAN) that this host
- * kept (DAXFS_FS_KEEP_ORPHANS); 0 also when it is not one (or gone). */
+/*
+ * POSIX unlink of open files across hosts (core/openset.c,
+ * docs/open-files.md).  daxfs_open_get publishes one open of ino in this
+ * host's open set: while it stands, an unlink of the last name on any
+ * host leaves the inode usable by number (nlink 0) instead of freeing it.
+ * -ENOENT gone or already unlinked, -EISDIR a directory, -ENFILE this
+ * host's set is full (DAXFS_OPEN_MAX_PAGES x DAXFS_OPEN_ENTRIES opens),
+ * -ENOSPC no page for it.  A host-less (read-only) view publishes nothing
+ * and gets 0.  daxfs_open_put undoes one get (-EBADF: none) and frees the
+ * inode when that was the last hold anywhere on an unlinked file.
+ */
+int daxfs_open_get(struct daxfs_fs *fs, u64 ino);
+int daxfs_open_put(struct daxfs_fs *fs, u64 ino);
+/* Frees ino if it is an unlinked orphan that no host holds open; 0 also
+ * when it is not one (or gone). */
 int daxfs_inode_release(struct daxfs_fs *fs, u64 ino);
+/* Opens in slot's set (and its pages in *pages, may be NULL). */
+u32 daxfs_open_count(struct daxfs_fs *fs, u32 slot, u32 *pages);
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len);

@@ -7,6 +7,7 @@
 #include "daxfs_core.h"
 #include "internal.h"
 #include "file.h"
+#include "openset.h"
 
 #define OP_BEGIN_ROUNDS		1000000u	/* lane waits, each round yields */
 #define CHECK_DEAD_ROUNDS	1000000u
@@ -76,16 +77,20 @@ static void release_lane(struct daxfs_op *op)
 	op->lane = NULL;
 }
 
-/* Does any lane of slot carry work that needs a lane of ours to finish
- * (namespace roll-forward/back retires and allocates)? */
+/* Does slot carry work that needs a lane of ours to finish (namespace
+ * roll-forward/back and settling its opens retire and allocate)? */
 static bool needs_lane(struct daxfs_fs *fs, u32 slot)
 {
+	u64 op;
 	u32 i;
 
-	for (i = 0; i < DAXFS_LANES; i++)
-		if (daxfs_load(&daxfs_lane_at(fs, slot, i)->intent.op) ==
-		    DAXFS_INTENT_RENAME)
+	if (daxfs_load(&daxfs_host_at(fs, slot)->open_set))
+		return true;	/* its open set: settling frees */
+	for (i = 0; i < DAXFS_LANES; i++) {
+		op = daxfs_load(&daxfs_lane_at(fs, slot, i)->intent.op);
+		if (op == DAXFS_INTENT_RENAME || op == DAXFS_INTENT_OPEN_PUT)
 			return true;
+	}
 	return false;
 }
 
@@ -120,6 +125,9 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 		case DAXFS_INTENT_FILE_WRITE:
 			daxfs_file_recover(&rop, lane);
 			break;
+		case DAXFS_INTENT_OPEN_PUT:
+			daxfs_open_recover_lane(&rop, lane);
+			break;
 		}
 		daxfs_crash_point("recover.lane");
 		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
@@ -130,6 +138,10 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 		daxfs_store(&lane->owner, 0);
 		daxfs_store(&lane->epoch, 0);
 	}
+	/* after the lanes (an entry a dead op was removing is settled
+	 * either way); before the slot can be taken again */
+	daxfs_open_drop(&rop, slot);
+	daxfs_crash_point("recover.open_set");
 	if (dest != slot) {
 		chain = daxfs_load(&h->limbo_sealed);
 		while (chain && !daxfs_cas(&h->limbo_sealed, &chain, 0))
@@ -339,6 +351,13 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 	h = daxfs_host_at(fs, fs->host);
 	me = daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
 	if (daxfs_load(&h->state) == me) {
+		struct daxfs_op op;
+
+		/* opens never closed: dropped like a dead host's */
+		if (!daxfs_op_begin(fs, &op)) {
+			daxfs_open_drop(&op, fs->host);
+			daxfs_op_end(&op);
+		}
 		/* seals our open batches and frees what is already safe;
 		 * the rest stays on the slot's chain for others to adopt */
 		daxfs_reclaim_all(fs);

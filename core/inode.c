@@ -12,6 +12,7 @@
 #include "dir.h"
 #include "file.h"
 #include "symlink.h"
+#include "openset.h"
 
 /* Copy-up and lookups retry this often while another host's insert of
  * the same key is pending (it completes, or recovery tombstones it). */
@@ -304,77 +305,49 @@ static void flags_update(struct daxfs_inode *ip, u32 set, u32 clear)
 		;
 }
 
-void daxfs_inode_unlinked_keep(struct daxfs_op *op, u64 ino, bool keep)
+/*
+ * Drops one link.  For a non-directory the step 1 -> 0 is preceded by the
+ * ORPHAN mark, by the very caller that takes it, so no reader sees nlink 0
+ * without the mark before the free is claimed; a mark left by a caller
+ * that lost its CAS to a link() means nothing while nlink > 0.  At 0 the
+ * inode is settled: freed unless an open set names it
+ * (docs/open-files.md).  Returns the new count or -1.
+ */
+static int drop_link(struct daxfs_op *op, struct daxfs_inode *ip)
 {
-	struct daxfs_inode *ip;
-	bool marked = false;
-	int n;
+	bool dir = DAXFS_IS_DIR(daxfs_load32(&ip->mode));
+	u32 n = daxfs_load32(&ip->nlink);
 
-	if (daxfs_inode_get_writable(op, ino, &ip))
-		return;
-	/*
-	 * Keeping an orphan: mark it before the last link goes, so no reader
-	 * ever sees nlink 0 without the mark.  nlink counts every name plus
-	 * pins, so 1 here means ours is the last link unless a linker raises
-	 * it meanwhile; then the dec below does not reach 0 and we unmark.
-	 */
-	if (keep && !DAXFS_IS_DIR(daxfs_load32(&ip->mode)) &&
-	    daxfs_load32(&ip->nlink) == 1) {
-		flags_update(ip, DAXFS_IF_ORPHAN, 0);
-		daxfs_pflush(op->fs, &ip->flags, sizeof(ip->flags));
-		marked = true;
+	for (;;) {
+		if (n == 0)
+			return -1;
+		if (n == 1 && !dir && !(daxfs_load32(&ip->flags) & DAXFS_IF_ORPHAN)) {
+			flags_update(ip, DAXFS_IF_ORPHAN, 0);
+			daxfs_pflush(op->fs, &ip->flags, sizeof(ip->flags));
+		}
+		if (daxfs_cas32(&ip->nlink, &n, n - 1))
+			break;
 	}
-	n = daxfs_nlink_dec(ip, 0);
-	if (marked && n != 0)
-		flags_update(ip, 0, DAXFS_IF_ORPHAN);
-	if (n < 0)
-		return;
 	daxfs_crash_point("unlink.nlink_dropped");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
-	if (n == 0 && !marked)
+	if (n - 1)
+		return (int)(n - 1);
+	if (dir)
 		daxfs_inode_free(op, ip);
+	else
+		daxfs_orphan_settle(op, daxfs_load(&ip->ino));
+	return 0;
 }
 
 void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
 {
-	daxfs_inode_unlinked_keep(op, ino, false);
-}
-
-int daxfs_inode_release(struct daxfs_fs *fs, u64 ino)
-{
 	struct daxfs_inode *ip;
-	struct daxfs_op op;
-	u32 f;
-	int err;
 
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	err = daxfs_inode_get_writable(&op, ino, &ip);
-	if (err) {
-		err = err == -ENOENT ? 0 : err;
-		goto out;
-	}
-	/* one releaser wins the mark; nlink 0 is final (nlink_inc refuses it) */
-	f = daxfs_load32(&ip->flags);
-	while (!daxfs_load32(&ip->nlink) && (f & DAXFS_IF_ORPHAN)) {
-		if (daxfs_cas32(&ip->flags, &f, f & ~DAXFS_IF_ORPHAN)) {
-			daxfs_inode_free(&op, ip);
-			break;
-		}
-	}
-out:
-	daxfs_op_end(&op);
-	return err;
+	if (!daxfs_inode_get_writable(op, ino, &ip))
+		drop_link(op, ip);
 }
 
 void daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip)
 {
-	int n = daxfs_nlink_dec(ip, 0);
-
-	if (n < 0)
-		return;
-	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
-	if (n == 0)
-		daxfs_inode_free(op, ip);
+	drop_link(op, ip);
 }

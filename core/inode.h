@@ -88,11 +88,10 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
  * or leaves it as a dead nlink-0 marker (base inos, so the base inode
  * never resurrects), drops file data, symlink target and the dir trie. */
 void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip);
-/* Drop one link of ino (after a name was removed); frees at zero. */
+/* Drop one link of ino (after a name was removed).  At zero a directory
+ * is freed; a non-directory is marked DAXFS_IF_ORPHAN first and freed
+ * unless a host holds it open (docs/open-files.md). */
 void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino);
-/* Same; keep: at zero, leave a non-directory as an orphan (nlink 0 with
- * DAXFS_IF_ORPHAN) for daxfs_inode_release instead of freeing it. */
-void daxfs_inode_unlinked_keep(struct daxfs_op *op, u64 ino, bool keep);
 /* Drops a link (or a pin: link, rename) we hold on ip; frees it when that
  * was the last one.  Never "cannot reach 0": between our +1 and this -1
  * every name may have been unlinked on other hosts, and then we are the

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "base.h"
 #include "inode.h"
+#include "openset.h"
 #include "dir.h"
 #include "symlink.h"
 
@@ -390,13 +391,12 @@ out:
 
 /* Frees an inode whose last link a dead op dropped (nlink 0) but did not
  * get to free; a concurrent freer is harmless (one overlay delete wins). */
+/* Recovery of a host that died after nlink 0: free it unless open
+ * somewhere (an unmarked nlink-0 record is already gone to readers). */
 static void free_if_unlinked(struct daxfs_op *op, u64 ino)
 {
-	struct daxfs_inode *ip;
-
-	if (ino && !daxfs_inode_get_writable(op, ino, &ip) &&
-	    !DAXFS_IS_DIR(daxfs_load32(&ip->mode)) && !daxfs_load32(&ip->nlink))
-		daxfs_inode_free(op, ip);
+	if (ino)
+		daxfs_orphan_settle(op, ino);
 }
 
 /* A dead creator: committed once the leaf is in the directory (step 6,
@@ -600,8 +600,7 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		daxfs_crash_point("unlink.counted");
 		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 		intent_step(fs, op.lane, NS_KIND_UNLINK, 4, 0);
-		daxfs_inode_unlinked_keep(&op, de.ino,
-					  fs->flags & DAXFS_FS_KEEP_ORPHANS);
+		daxfs_inode_unlinked(&op, de.ino);
 		intent_step(fs, op.lane, NS_KIND_UNLINK, 5, 0);
 		daxfs_crash_point("unlink.freed");
 		daxfs_intent_clear(&op);
@@ -1007,9 +1006,8 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 				daxfs_inode_free(op, tp);
 			}
 		} else {
-			/* live (not recovery): the replaced file may be kept */
-			daxfs_inode_unlinked_keep(op, r->tgt.ino, il == op->lane &&
-				(op->fs->flags & DAXFS_FS_KEEP_ORPHANS));
+			/* kept while open on any host */
+			daxfs_inode_unlinked(op, r->tgt.ino);
 		}
 		daxfs_crash_point("rename.done");
 	}

@@ -133,6 +133,11 @@ static loff_t daxfs_llseek(struct file *file, loff_t offset, int whence)
 	return generic_file_llseek(file, offset, whence);
 }
 
+/*
+ * Every open of a regular file is published in this host's open set, so
+ * an unlink of its last name on any host keeps it until our release
+ * (docs/open-files.md).  -ENFILE when the set is full.
+ */
 static int daxfs_open(struct inode *inode, struct file *file)
 {
 	int err = daxfs_refresh_inode(inode);
@@ -140,7 +145,19 @@ static int daxfs_open(struct inode *inode, struct file *file)
 	if (err)
 		return err == -ESTALE ? -ENOENT : err;
 	daxfs_allow_odirect(file);
-	return generic_file_open(inode, file);
+	err = generic_file_open(inode, file);
+	if (err)
+		return err;
+	return daxfs_open_get(DAXFS_FS(inode->i_sb), inode->i_ino);
+}
+
+static int daxfs_release(struct inode *inode, struct file *file)
+{
+	struct super_block *sb = inode->i_sb;
+
+	if (!READ_ONCE(DAXFS_SB(sb)->dead))
+		daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino), "close");
+	return 0;
 }
 
 /*
@@ -508,6 +525,7 @@ const struct file_operations daxfs_file_fops = {
 	.write_iter	= daxfs_write_iter,
 	.mmap		= daxfs_mmap,
 	.open		= daxfs_open,
+	.release	= daxfs_release,
 	.fsync		= daxfs_fsync,
 	.splice_read	= daxfs_splice_read,
 	.splice_write	= iter_file_splice_write,

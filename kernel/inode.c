@@ -63,13 +63,12 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 }
 
 /*
- * POSIX unlink of open files: the mount sets DAXFS_FS_KEEP_ORPHANS, so the
- * core leaves a non-directory whose last name our unlink or rename removed
- * as an orphan (nlink 0, still readable and writable by ino).  The VFS
- * keeps the inode while it is open or mapped here and evicts it after the
- * last close (drop_inode = generic_delete_inode); then the data is freed.
- * Another host's descriptors still get -ESTALE; a crashed host's orphans
- * are dropped by fsck.daxfs (docs/kernel.md).
+ * POSIX unlink of open files: every open publishes itself in this host's
+ * open set (daxfs_open/daxfs_release), so an unlink of the last name on
+ * any host leaves the inode usable by number (nlink 0) until the last
+ * holder anywhere closes it; the last release frees it
+ * (docs/open-files.md).  Eviction of an inode our own unlink left at nlink
+ * 0 settles it once more, which frees it only if no host holds it.
  */
 void daxfs_evict_inode(struct inode *inode)
 {

@@ -331,7 +331,6 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		flags |= DAXFS_FS_VALIDATE;
 	if (sbi->dax_dev)
 		flags |= DAXFS_FS_PERSISTENT;
-	flags |= DAXFS_FS_KEEP_ORPHANS;		/* unlinked open files: evict_inode */
 	err = daxfs_fs_open(&sbi->fs, sbi->kaddr, sbi->size, flags);
 	if (err) {
 		errorf(fc, "daxfs: %s: no valid DaxFS image here (error %d%s): create one with mkfs.daxfs, or check it with fsck.daxfs",

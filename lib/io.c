@@ -92,3 +92,17 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 		return -EFBIG;
 	return daxfs_truncate(&h->fs, ino, size);
 }
+
+int daxfs_file_open(struct daxfs_handle *h, uint64_t ino)
+{
+	int err = lib_enter(h);
+
+	return err ? err : daxfs_open_get(&h->fs, ino);
+}
+
+int daxfs_file_close(struct daxfs_handle *h, uint64_t ino)
+{
+	int err = lib_enter(h);
+
+	return err ? err : daxfs_open_put(&h->fs, ino);
+}

@@ -168,6 +168,7 @@ enum daxfs_intent_op {
 	DAXFS_INTENT_OV_INSERT = 1,	/* a[0]=bucket index, a[1]=key */
 	DAXFS_INTENT_RENAME = 2,	/* see docs/namespace.md */
 	DAXFS_INTENT_FILE_WRITE = 3,	/* a[0]=ino, a[1]=first byte, a[2]=end */
+	DAXFS_INTENT_OPEN_PUT = 4,	/* a[0]=ino: entry removed, settle it */
 };
 
 struct daxfs_intent {
@@ -196,7 +197,10 @@ struct daxfs_host {
 					 * 0 after a clean leave or a join */
 	__u64 recovered_by;		/* claim word (gen << 16 | slot + 1) of
 					 * that survivor, 0 if host-less */
-	__u64 pad1[15];
+	__u64 open_set;			/* first struct daxfs_open_page of the
+					 * host's open set, 0 none (was pad;
+					 * docs/open-files.md) */
+	__u64 pad1[14];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_host) == 256);
 
@@ -217,6 +221,25 @@ struct daxfs_lane {
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lane) == 128);
 
 #define DAXFS_MAX_HOSTS 256
+
+/*
+ * Open sets (docs/open-files.md): the inodes a host holds open, one entry
+ * per open, in a chain of pool pages headed by daxfs_host.open_set.  Only
+ * the owning host writes entries (CAS 0 <-> ino); every unlinker scans.
+ */
+#define DAXFS_OPEN_MAGIC	0x4e45504f46584144ULL	/* "DAXFOPEN" */
+#define DAXFS_OPEN_ENTRIES	504
+#define DAXFS_OPEN_MAX_PAGES	16	/* per host: then -ENFILE */
+
+struct daxfs_open_page {
+	__u64 magic;			/* DAXFS_OPEN_MAGIC */
+	__u64 next;			/* next page of the set, or 0 */
+	__u32 slot;			/* owning host slot */
+	__u32 reserved0;
+	__u64 reserved[5];
+	__u64 ino[DAXFS_OPEN_ENTRIES];	/* 0 free, else an inode number */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_open_page) == 4096);
 
 /* ---------------------------------------------------------------------
  * Hash overlay: open addressing over 16-byte buckets.  Keys are typed
@@ -259,9 +282,9 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_bucket) == 16);
 
 /* flags */
 #define DAXFS_IF_BASE		(1u << 0)	/* copied up from a base inode */
-/* nlink 0 but kept: the host that dropped the last link still has the file
- * open (DAXFS_FS_KEEP_ORPHANS) and frees it with daxfs_inode_release; a
- * crashed host's orphans are dropped by fsck (docs/kernel.md) */
+/* nlink 0 and the free not decided yet: a host may still hold it open
+ * (its open set names it); cleared by the one CAS that claims the free.
+ * Meaningless while nlink > 0.  docs/open-files.md */
 #define DAXFS_IF_ORPHAN		(1u << 1)
 
 /* dir_state word of directories */

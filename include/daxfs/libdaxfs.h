@@ -317,6 +317,19 @@ int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t *at);
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
 
+/*
+ * Open files (POSIX unlink semantics across hosts, docs/open-files.md).
+ * Between daxfs_file_open and daxfs_file_close the file stays usable by
+ * inode number on this host even after its last name is unlinked by any
+ * host (st_nlink 0); its space comes back at the last close anywhere, or
+ * when this host leaves or dies.  Each open needs its own close.
+ * Errors: -ENOENT gone or already unlinked, -EISDIR a directory, -ENFILE
+ * this host has 8064 files open, -EBADF close without an open.  A
+ * read-only handle publishes nothing (I/O without protection).
+ */
+int daxfs_file_open(struct daxfs_handle *h, uint64_t ino);
+int daxfs_file_close(struct daxfs_handle *h, uint64_t ino);
+
 /* ------------------------------------------------------------------ */
 /* Information                                                          */
 /* ------------------------------------------------------------------ */

@@ -413,7 +413,10 @@ class Region:
             st = self.fstat(ino.value)
             if _stat.S_ISDIR(st.st_mode):
                 _raise(-_errno.EISDIR, p)
-        return File(self, ino.value, p)
+        # published in this host's open set: an unlink anywhere keeps the
+        # file until close() (docs/open-files.md)
+        _check(self._lib.daxfs_file_open(self._handle(), ino.value), p)
+        return File(self, ino.value, p, opened=True)
 
     # -- attributes (modify) --------------------------------------------
 
@@ -520,11 +523,12 @@ class Region:
 class File:
     """An open regular file: I/O by inode number."""
 
-    def __init__(self, region, ino, path=None):
+    def __init__(self, region, ino, path=None, opened=False):
         self.region = region
         self.ino = ino
         self.path = path
         self._closed = False
+        self._opened = opened     # holds an entry in the host's open set
 
     def _h(self):
         if self._closed:
@@ -589,7 +593,15 @@ class File:
         self._err(self.region._lib.daxfs_ftruncate(self._h(), self.ino, n))
 
     def close(self):
+        if self._closed:
+            return
         self._closed = True
+        if self._opened and not self.region.closed:
+            ret = self.region._lib.daxfs_file_close(self.region._handle(),
+                                                    self.ino)
+            # EBADF: opened by another host (the parent before a fork)
+            if ret < 0 and ret != -_errno.EBADF:
+                self._err(ret)
 
     @property
     def closed(self):

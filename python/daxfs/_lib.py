@@ -277,6 +277,8 @@ _PROTOTYPES = {
     "daxfs_append": (_S64, [_HANDLE, _U64, ctypes.c_void_p, _U64,
                             ctypes.POINTER(_U64)]),
     "daxfs_ftruncate": (_INT, [_HANDLE, _U64, _U64]),
+    "daxfs_file_open": (_INT, [_HANDLE, _U64]),
+    "daxfs_file_close": (_INT, [_HANDLE, _U64]),
     "daxfs_info": (_INT, [_HANDLE, ctypes.POINTER(Info)]),
     "daxfs_strerror": (ctypes.c_char_p, [_INT]),
     "daxfs_region_kind_name": (ctypes.c_char_p, [_U32]),

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Orphans (DAXFS_FS_KEEP_ORPHANS, used by daxfs.ko for POSIX unlink of
- * open files): the last unlink / rename-over of a non-directory on a
- * keeping host leaves the inode usable by number with nlink 0 until
- * daxfs_inode_release(); other hosts and non-last unlinks behave as
- * before; a crashed host's orphans are dropped by fsck.
+ * POSIX unlink of open files across hosts (docs/open-files.md): an open
+ * published with daxfs_open_get keeps an unlinked non-directory usable by
+ * number on every host until the last daxfs_open_put anywhere, the
+ * holder's leave or its recovery; fsck tells a held orphan from a lost one.
+ * Also the open set itself: multiset entries, -ENFILE when full, pages
+ * returned at leave.
  */
 #include "tutil.h"
 #include "tfile.h"
@@ -14,7 +15,7 @@
 #define SIZE (64 * MiB)
 #define ROOT 1ULL
 
-static struct daxfs_fs fa, fb;		/* A keeps orphans, B does not */
+static struct daxfs_fs fa, fb;
 static void *region;
 
 static u64 mk(struct daxfs_fs *fs, const char *n)
@@ -45,78 +46,93 @@ static void settle(void)
 	daxfs_reclaim_all(&fa);
 }
 
-static void test_unlink_keeps_open_file(void)
+static void expire(struct daxfs_fs *fs)
+{
+	daxfs_store(&fs->hosts[fs->host].heartbeat_ns,
+		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+}
+
+static void test_other_host_unlinks_open_file(void)
 {
 	char buf[64] = "";
 	struct daxfs_attr a;
-	u64 ino, used0;
+	u64 ino, used0, used1;
 
 	settle();
 	used0 = t_used(&fa);
 	ino = mk(&fa, "f");
 	CHECK_EQ(t_pwrite(&fa, ino, "hello", 5, 0), 5);
-	CHECK_EQ(daxfs_unlink(&fa, ROOT, "f", 1), 0);
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "f", 1), 0);
 	CHECK_EQ(lk(&fa, "f"), -ENOENT);
-	/* still there by number, with no link, on every host */
+	CHECK_EQ(lk(&fb, "f"), -ENOENT);
+	/* A keeps using it; every host sees nlink 0 */
 	CHECK_EQ(ga(&fa, ino, &a), 0);
 	CHECK_EQ(a.nlink, 0);
-	CHECK_EQ(a.size, 5);
 	CHECK_EQ(ga(&fb, ino, &a), 0);
-	CHECK_EQ(a.nlink, 0);
+	CHECK_EQ(a.size, 5);
 	CHECK_EQ(t_pwrite(&fa, ino, " world", 6, 5), 6);
-	CHECK_EQ(t_pread(&fa, ino, buf, sizeof(buf), 0), 11);
+	CHECK_EQ(t_pwrite(&fa, ino, "x", 1, 5 * DAXFS_BLOCK_SIZE), 1);
+	CHECK_EQ(t_pread(&fa, ino, buf, 11, 0), 11);
 	CHECK(!memcmp(buf, "hello world", 11));
-	CHECK_EQ(daxfs_truncate(&fa, ino, 3 * DAXFS_BLOCK_SIZE), 0);
-	/* no new name for it */
-	CHECK_EQ(daxfs_link(&fa, ino, ROOT, "g", 1), -ENOENT);
-	CHECK_EQ(lk(&fa, "g"), -ENOENT);
-	/* the last local user goes: freed, space back */
-	CHECK_EQ(daxfs_inode_release(&fa, ino), 0);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
-	CHECK_EQ(daxfs_inode_release(&fa, ino), 0);	/* twice: nothing */
+	/* no new name and no new open for it */
+	CHECK_EQ(daxfs_link(&fb, ino, ROOT, "g", 1), -ENOENT);
+	CHECK_EQ(daxfs_open_get(&fb, ino), -ENOENT);
+	CHECK_EQ(daxfs_inode_release(&fb, ino), 0);	/* held: nothing */
+	CHECK_EQ(ga(&fa, ino, &a), 0);
 	settle();
-	CHECK_EQ(t_used(&fa), used0);
+	used1 = t_used(&fa);
+	CHECK(used1 > used0);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(ga(&fb, ino, &a), -ENOENT);
+	CHECK_EQ(daxfs_open_put(&fa, ino), -EBADF);
+	settle();
+	CHECK_EQ(t_used(&fa), used0);	/* exactly the file's space came back */
 }
 
-static void test_release_of_named_file_is_noop(void)
+static void test_unheld_unlink_frees_at_once(void)
 {
 	struct daxfs_attr a;
 	u64 ino;
 
-	ino = mk(&fa, "n");
-	CHECK_EQ(daxfs_inode_release(&fa, ino), 0);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
-	CHECK_EQ(a.nlink, 1);
-	/* two names: the first unlink keeps nothing, the last one keeps */
-	CHECK_EQ(daxfs_link(&fa, ino, ROOT, "n2", 2), 0);
-	CHECK_EQ(daxfs_unlink(&fa, ROOT, "n", 1), 0);
-	CHECK_EQ(daxfs_inode_release(&fa, ino), 0);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
-	CHECK_EQ(a.nlink, 1);
-	CHECK_EQ(daxfs_unlink(&fa, ROOT, "n2", 2), 0);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
-	CHECK_EQ(a.nlink, 0);
-	CHECK_EQ(daxfs_inode_release(&fa, ino), 0);
+	ino = mk(&fa, "u");
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "u", 1), 0);
 	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
-}
-
-static void test_non_keeping_host_frees(void)
-{
-	struct daxfs_attr a;
-	u64 ino;
-
-	ino = mk(&fb, "b");
-	CHECK_EQ(daxfs_unlink(&fb, ROOT, "b", 1), 0);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
-	/* a keeping host dropped one of two links, the other host the last */
+	/* two names: only the last unlink settles */
 	ino = mk(&fa, "c");
 	CHECK_EQ(daxfs_link(&fa, ino, ROOT, "c2", 2), 0);
+	CHECK_EQ(daxfs_open_get(&fb, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "c", 1), 0);
+	CHECK_EQ(daxfs_open_put(&fb, ino), 0);
+	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(a.nlink, 1);
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "c2", 2), 0);
 	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
 }
 
-static void test_rename_over_keeps_victim(void)
+/* Two opens on A, one on B: freed at the third close, whoever closes last. */
+static void test_last_of_many_holders_frees(void)
+{
+	struct daxfs_attr a;
+	u64 ino;
+
+	ino = mk(&fa, "m");
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_open_get(&fb, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fa, ROOT, "m", 1), 0);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(ga(&fb, ino, &a), 0);
+	CHECK_EQ(daxfs_open_put(&fb, ino), 0);
+	CHECK_EQ(ga(&fb, ino, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(ga(&fb, ino, &a), -ENOENT);
+}
+
+static void test_rename_over_and_dirs(void)
 {
 	struct daxfs_attr a;
 	u64 src, victim, d = 0;
@@ -124,28 +140,87 @@ static void test_rename_over_keeps_victim(void)
 	src = mk(&fa, "s");
 	victim = mk(&fa, "v");
 	CHECK_EQ(t_pwrite(&fa, victim, "old", 3, 0), 3);
+	CHECK_EQ(daxfs_open_get(&fb, victim), 0);
 	CHECK_EQ(daxfs_rename(&fa, ROOT, "s", 1, ROOT, "v", 1, 0), 0);
-	CHECK_EQ(ga(&fa, victim, &a), 0);
+	CHECK_EQ(ga(&fb, victim, &a), 0);
 	CHECK_EQ(a.nlink, 0);
-	CHECK_EQ(ga(&fa, src, &a), 0);
-	CHECK_EQ(a.nlink, 1);
-	CHECK_EQ(daxfs_inode_release(&fa, victim), 0);
+	CHECK_EQ(a.size, 3);
+	CHECK_EQ(daxfs_open_put(&fb, victim), 0);
 	CHECK_EQ(ga(&fa, victim, &a), -ENOENT);
-	/* directories are never kept */
+	/* directories are never held */
 	CHECK_EQ(daxfs_mkdir(&fa, ROOT, "d", 1, 0755, 0, 0, &d), 0);
+	CHECK_EQ(daxfs_open_get(&fb, d), -EISDIR);
 	CHECK_EQ(daxfs_rmdir(&fa, ROOT, "d", 1), 0);
 	CHECK_EQ(ga(&fa, d, &a), -ENOENT);
+	CHECK_EQ(daxfs_open_get(&fb, d), -ENOENT);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "v", 1), 0);
-	CHECK_EQ(daxfs_inode_release(&fa, src), 0);
+	CHECK_EQ(ga(&fa, src, &a), -ENOENT);
 }
 
-static void check_region(bool repair, struct daxfs_check_result *res)
+/* The set is bounded: the open after the last entry fails with -ENFILE,
+ * nothing is lost, and leaving returns every page. */
+static void test_set_full_and_leave(void)
 {
-	CHECK_EQ(t_fsck(region, SIZE, repair, NULL, NULL, res), 0);
+	const u32 cap = DAXFS_OPEN_MAX_PAGES * DAXFS_OPEN_ENTRIES;
+	struct daxfs_fs fc;
+	struct daxfs_attr a;
+	u64 ino, used0;
+	u32 i, pages = 0;
+
+	settle();
+	used0 = t_used(&fa);
+	CHECK_EQ(t_join(&fc, region, SIZE), 0);
+	ino = mk(&fc, "full");
+	for (i = 0; i < cap; i++)
+		if (daxfs_open_get(&fc, ino))
+			break;
+	CHECK_EQ(i, cap);
+	CHECK_EQ(daxfs_open_get(&fc, ino), -ENFILE);
+	CHECK_EQ(daxfs_open_count(&fc, fc.host, &pages), cap);
+	CHECK_EQ(pages, DAXFS_OPEN_MAX_PAGES);
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);	/* other hosts unaffected */
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(daxfs_open_put(&fc, ino), 0);
+	CHECK_EQ(daxfs_open_get(&fc, ino), 0);	/* room again */
+	CHECK_EQ(daxfs_unlink(&fa, ROOT, "full", 4), 0);
+	CHECK_EQ(ga(&fa, ino, &a), 0);
+	/* leaving with every open still in place: dropped, file freed */
+	daxfs_host_leave(&fc);
+	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	settle();
+	CHECK_EQ(t_used(&fa), used0);
 }
 
-/* A host that dies holding an orphan: fsck reports it, -y drops it. */
-static void test_crashed_host_orphan_dropped_by_fsck(void)
+/* A holder that dies: recovery drops its set and frees the orphan. */
+static void test_dead_holder_recovered(void)
+{
+	struct daxfs_check_result res;
+	struct daxfs_fs fc;
+	struct daxfs_attr a;
+	u64 ino, used0;
+
+	settle();
+	used0 = t_used(&fa);
+	CHECK_EQ(t_join(&fc, region, SIZE), 0);
+	ino = mk(&fc, "dead");
+	CHECK_EQ(t_pwrite(&fc, ino, "data", 4, 3 * DAXFS_BLOCK_SIZE), 4);
+	CHECK_EQ(daxfs_open_get(&fc, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fa, ROOT, "dead", 4), 0);
+	/* while the holder lives, fsck sees an open file, not an orphan */
+	CHECK_EQ(t_fsck(region, SIZE, false, NULL, NULL, &res), 0);
+	CHECK_EQ(res.orphans, 0);
+	CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 0);
+	CHECK_EQ(res.leaked_bytes, 0);
+	expire(&fc);			/* gone without a word */
+	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK(daxfs_recover_dead_hosts(&fa) >= 1);
+	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	settle();
+	CHECK_EQ(t_used(&fa), used0);
+}
+
+/* Everyone crashes while a file is held: fsck -n reports it, -y frees it. */
+static void test_cluster_crash_fsck(void)
 {
 	struct daxfs_check_result res;
 	struct daxfs_attr a;
@@ -153,17 +228,18 @@ static void test_crashed_host_orphan_dropped_by_fsck(void)
 
 	ino = mk(&fa, "crash");
 	CHECK_EQ(t_pwrite(&fa, ino, "data", 4, 2 * DAXFS_BLOCK_SIZE), 4);
-	CHECK_EQ(daxfs_unlink(&fa, ROOT, "crash", 5), 0);
-	daxfs_host_leave(&fa);		/* gone without releasing */
-	daxfs_host_leave(&fb);
-	check_region(false, &res);
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "crash", 5), 0);
+	expire(&fa);
+	expire(&fb);
+	CHECK_EQ(t_fsck(region, SIZE, false, NULL, NULL, &res), 0);
 	CHECK_EQ(res.orphans, 1);
 	CHECK(res.nr[DAXFS_CHK_ERROR] >= 1);
-	check_region(true, &res);
-	CHECK_EQ(res.dropped, 1);
-	check_region(false, &res);
+	CHECK_EQ(t_fsck(region, SIZE, true, NULL, NULL, &res), 0);
+	CHECK_EQ(t_fsck(region, SIZE, false, NULL, NULL, &res), 0);
 	CHECK_EQ(res.nr[DAXFS_CHK_ERROR] + res.nr[DAXFS_CHK_WARN], 0);
 	CHECK_EQ(res.leaked_bytes, 0);
+	CHECK_EQ(res.orphans, 0);
 	CHECK_EQ(t_join(&fb, region, SIZE), 0);
 	CHECK_EQ(ga(&fb, ino, &a), -ENOENT);
 	daxfs_host_leave(&fb);
@@ -172,15 +248,22 @@ static void test_crashed_host_orphan_dropped_by_fsck(void)
 int main(void)
 {
 	struct daxfs_format_opts o;
+	u64 keep;
 
 	memset(&o, 0, sizeof(o));
 	region = t_setup(&fa, SIZE, &o);
-	fa.flags |= DAXFS_FS_KEEP_ORPHANS;
 	CHECK_EQ(t_join(&fb, region, SIZE), 0);
-	RUN(test_unlink_keeps_open_file);
-	RUN(test_release_of_named_file_is_noop);
-	RUN(test_non_keeping_host_frees);
-	RUN(test_rename_over_keeps_victim);
-	RUN(test_crashed_host_orphan_dropped_by_fsck);
+	/* both hosts hold one file open throughout: their set pages exist
+	 * before any used-bytes baseline is taken */
+	keep = mk(&fa, "keep");
+	CHECK_EQ(daxfs_open_get(&fa, keep), 0);
+	CHECK_EQ(daxfs_open_get(&fb, keep), 0);
+	RUN(test_other_host_unlinks_open_file);
+	RUN(test_unheld_unlink_frees_at_once);
+	RUN(test_last_of_many_holders_frees);
+	RUN(test_rename_over_and_dirs);
+	RUN(test_set_full_and_leave);
+	RUN(test_dead_holder_recovered);
+	RUN(test_cluster_crash_fsck);
 	return t_done();
 }

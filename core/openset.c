@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Per-host open sets: a file unlinked on one host while another host has
+ * it open stays usable until the last holder closes it (or dies).  One
+ * Dekker pair (entry vs nlink) and one CAS (the free claim on the ORPHAN
+ * mark).  Protocol, race arguments and crash story: docs/open-files.md.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "inode.h"
+#include "openset.h"
+
+/* Validated page of slot's set at off, or NULL (none or not a set page). */
+static struct daxfs_open_page *set_page(struct daxfs_fs *fs, u64 off, u32 slot)
+{
+	struct daxfs_open_page *pg;
+
+	if (!off)
+		return NULL;
+	pg = daxfs_ptr(fs, off, sizeof(*pg), DAXFS_PAGE_SIZE);
+	if (!pg || daxfs_load(&pg->magic) != DAXFS_OPEN_MAGIC ||
+	    daxfs_load32(&pg->slot) != slot)
+		return NULL;
+	return pg;
+}
+
+struct daxfs_open_page *daxfs_open_page_next(struct daxfs_fs *fs, u32 slot,
+					     struct daxfs_open_page *pg, u32 *n)
+{
+	u64 off;
+
+	if (*n >= DAXFS_OPEN_MAX_PAGES)
+		return NULL;
+	off = pg ? daxfs_load(&pg->next) :
+		   daxfs_load(&daxfs_host_at(fs, slot)->open_set);
+	pg = set_page(fs, off, slot);
+	if (pg)
+		(*n)++;
+	return pg;
+}
+
+#define for_each_set_page(fs, slot, pg, n) \
+	for ((n) = 0, (pg) = daxfs_open_page_next(fs, slot, NULL, &(n)); (pg); \
+	     (pg) = daxfs_open_page_next(fs, slot, pg, &(n)))
+
+u32 daxfs_open_holders(struct daxfs_fs *fs, u64 ino, u32 *slot)
+{
+	struct daxfs_open_page *pg;
+	u32 s, n, i, found = 0;
+
+	for (s = 0; s < fs->sb.max_hosts; s++) {
+		for_each_set_page(fs, s, pg, n) {
+			for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+				if (daxfs_load(&pg->ino[i]) != ino)
+					continue;
+				if (!found++ && slot)
+					*slot = s;
+			}
+		}
+	}
+	return found;
+}
+
+void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
+{
+	struct daxfs_iref ref;
+	struct daxfs_inode *ip;
+	u32 f;
+
+	if (!op->lane)
+		return;
+	/* our write (entry cleared, nlink 0) before our reads: docs, race 1-3 */
+	daxfs_fence();
+	if (daxfs_inode_get(op, ino, &ref) || !ref.ip)
+		return;
+	ip = ref.ip;
+	f = daxfs_load32(&ip->flags);
+	if (daxfs_load32(&ip->nlink) || !(f & DAXFS_IF_ORPHAN))
+		return;
+	if (daxfs_open_holders(op->fs, ino, NULL))
+		return;		/* a holder settles at its close */
+	while (f & DAXFS_IF_ORPHAN) {
+		/* the free claim: exactly one settler wins */
+		if (daxfs_cas32(&ip->flags, &f, f & ~DAXFS_IF_ORPHAN)) {
+			daxfs_crash_point("orphan.claimed");
+			daxfs_inode_free(op, ip);
+			return;
+		}
+	}
+}
+
+/* Our host's set: one entry 0 -> ino, adding a page when all are full. */
+static int set_insert(struct daxfs_op *op, u64 ino)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
+	struct daxfs_open_page *pg, *last;
+	u64 off, zero, *link;
+	u32 n, i, tries;
+
+	for (tries = 0; tries < 2 * DAXFS_OPEN_MAX_PAGES; tries++) {
+		last = NULL;
+		for_each_set_page(fs, fs->host, pg, n) {
+			for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+				zero = 0;
+				if (!daxfs_load(&pg->ino[i]) &&
+				    daxfs_cas(&pg->ino[i], &zero, ino))
+					return 0;
+			}
+			last = pg;
+		}
+		if (n >= DAXFS_OPEN_MAX_PAGES)
+			return -ENFILE;
+		link = last ? &last->next : &h->open_set;
+		off = daxfs_load(link);
+		if (off && !set_page(fs, off, fs->host))
+			return -EUCLEAN;	/* a chain we cannot follow */
+		if (off)
+			continue;	/* a sibling thread added a page */
+		off = daxfs_alloc(op, DAXFS_CLASS_PAGE);	/* zeroed */
+		pg = off ? daxfs_ptr(fs, off, sizeof(*pg), DAXFS_PAGE_SIZE) : NULL;
+		if (!pg)
+			return -ENOSPC;
+		daxfs_hold_pages(op, off, 1);	/* recovery frees it if we die */
+		pg->slot = fs->host;
+		daxfs_store(&pg->magic, DAXFS_OPEN_MAGIC);
+		daxfs_pflush(fs, pg, DAXFS_CACHELINE);
+		daxfs_hold_pages(op, 0, 0);
+		zero = 0;
+		if (!daxfs_cas(link, &zero, off))
+			daxfs_free_now(op, off, DAXFS_CLASS_PAGE);	/* a sibling thread's won */
+	}
+	return -EAGAIN;
+}
+
+/* Clears one entry equal to ino in slot's set; true if there was one. */
+static bool set_remove(struct daxfs_fs *fs, u32 slot, u64 ino)
+{
+	struct daxfs_open_page *pg;
+	u64 cur;
+	u32 n, i;
+
+	for_each_set_page(fs, slot, pg, n) {
+		for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+			cur = ino;
+			if (daxfs_load(&pg->ino[i]) == ino &&
+			    daxfs_cas(&pg->ino[i], &cur, 0))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* put: the entry goes, then the inode is settled; the intent lets
+ * recovery settle it when we die in between. */
+static bool put_entry(struct daxfs_op *op, u32 slot, u64 ino)
+{
+	bool removed;
+
+	daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, ino, 0, 0, 0);
+	removed = set_remove(op->fs, slot, ino);
+	daxfs_crash_point("open.removed");
+	if (removed)
+		daxfs_orphan_settle(op, ino);
+	daxfs_intent_clear(op);
+	return removed;
+}
+
+/* Still named (or a pristine base inode)? */
+static int still_linked(struct daxfs_op *op, u64 ino)
+{
+	struct daxfs_iref ref;
+	int err = daxfs_inode_get(op, ino, &ref);
+
+	if (err)
+		return err;
+	if (DAXFS_IS_DIR(daxfs_iref_mode(&ref)))
+		return -EISDIR;
+	if (ref.ip && !daxfs_load32(&ref.ip->nlink))
+		return -ENOENT;	/* unlinked: no new opens */
+	return 0;
+}
+
+int daxfs_open_get(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (!op.lane || (fs->flags & DAXFS_FS_RDONLY))
+		goto out;	/* a read-only view publishes nothing */
+	err = still_linked(&op, ino);
+	if (err)
+		goto out;
+	err = set_insert(&op, ino);
+	if (err)
+		goto out;
+	daxfs_crash_point("open.inserted");
+	daxfs_fence();	/* entry before nlink: race 1 */
+	err = still_linked(&op, ino);
+	if (err) {
+		put_entry(&op, fs->host, ino);
+		err = err == -EISDIR ? -ENOENT : err;
+	}
+out:
+	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_open_put(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	if (op.lane && !(fs->flags & DAXFS_FS_RDONLY) &&
+	    !put_entry(&op, fs->host, ino))
+		err = -EBADF;
+	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_inode_release(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_op op;
+	int err;
+
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	daxfs_orphan_settle(&op, ino);
+	daxfs_op_end(&op);
+	return 0;
+}
+
+void daxfs_open_drop(struct daxfs_op *op, u32 slot)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_host *h = daxfs_host_at(fs, slot);
+	struct daxfs_open_page *pg;
+	u64 off, next, e;
+	u32 n, i;
+
+	if (!op->lane)
+		return;
+	for_each_set_page(fs, slot, pg, n) {
+		for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+			e = daxfs_load(&pg->ino[i]);
+			if (e)
+				put_entry(op, slot, e);
+		}
+	}
+	off = daxfs_load(&h->open_set);
+	if (!off || !daxfs_cas(&h->open_set, &off, 0))
+		return;
+	daxfs_crash_point("open.unlinked");
+	/* unlinked: scanners still in their ops may read it until the
+	 * epoch moves on, so retire, never free now */
+	for (n = 0; n < DAXFS_OPEN_MAX_PAGES && (pg = set_page(fs, off, slot)); n++) {
+		next = daxfs_load(&pg->next);
+		daxfs_retire(op, off, DAXFS_CLASS_PAGE);
+		off = next;
+	}
+}
+
+void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead)
+{
+	daxfs_orphan_settle(op, daxfs_load(&dead->intent.a[0]));
+}
+
+u32 daxfs_open_count(struct daxfs_fs *fs, u32 slot, u32 *pages)
+{
+	struct daxfs_open_page *pg;
+	u32 n, i, c = 0;
+
+	for_each_set_page(fs, slot, pg, n)
+		for (i = 0; i < DAXFS_OPEN_ENTRIES; i++)
+			if (daxfs_load(&pg->ino[i]))
+				c++;
+	if (pages)
+		*pages = n;
+	return c;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Per-host open sets and the settling of unlinked non-directories
+ * (core/openset.c, docs/open-files.md).  The public calls
+ * (daxfs_open_get/put, daxfs_inode_release) are in daxfs_core.h.
+ */
+#ifndef DAXFS_OPENSET_H
+#define DAXFS_OPENSET_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+
+/* After nlink reached 0 or an entry was removed: fence, and free ino if
+ * it is an unclaimed orphan (nlink 0, ORPHAN) that no open set names
+ * (one CAS on the mark decides who frees).  Needs op->lane. */
+void daxfs_orphan_settle(struct daxfs_op *op, u64 ino);
+/* Entries naming ino in all open sets; *slot (may be NULL) gets the
+ * first holder's slot. */
+u32 daxfs_open_holders(struct daxfs_fs *fs, u64 ino, u32 *slot);
+/* Recovery / leave: removes and settles every entry of slot's set, then
+ * unlinks and retires its pages.  Idempotent; needs op->lane. */
+void daxfs_open_drop(struct daxfs_op *op, u32 slot);
+/* Recovery of a dead lane whose intent is DAXFS_INTENT_OPEN_PUT. */
+void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead);
+/* Walks slot's set: pg NULL gives the first page; *n counts pages
+ * (start at 0); NULL at the end, at a page that fails validation, or
+ * after DAXFS_OPEN_MAX_PAGES. */
+struct daxfs_open_page *daxfs_open_page_next(struct daxfs_fs *fs, u32 slot,
+					     struct daxfs_open_page *pg, u32 *n);
+
+#endif /* DAXFS_OPENSET_H */
