@@ -182,60 +182,68 @@ static int still_linked(struct daxfs_op *op, u64 ino)
 	return 0;
 }
 
-int daxfs_open_get(struct daxfs_fs *fs, u64 ino)
+static int open_get(struct daxfs_op *op, u64 ino)
 {
-	struct daxfs_op op;
+	struct daxfs_fs *fs = op->fs;
 	int err;
 
-	err = daxfs_op_begin(fs, &op);
+	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
+		return 0;	/* a read-only view publishes nothing */
+	err = still_linked(op, ino);
+	if (!err)
+		err = set_insert(op, ino);
 	if (err)
 		return err;
-	if (!op.lane || (fs->flags & DAXFS_FS_RDONLY))
-		goto out;	/* a read-only view publishes nothing */
-	err = still_linked(&op, ino);
-	if (err)
-		goto out;
-	err = set_insert(&op, ino);
-	if (err)
-		goto out;
 	daxfs_crash_point("open.inserted");
 	daxfs_fence();	/* entry before nlink: race 1 */
-	err = still_linked(&op, ino);
+	err = still_linked(op, ino);
 	if (err) {
-		put_entry(&op, fs->host, ino);
+		put_entry(op, fs->host, ino);
 		err = err == -EISDIR ? -ENOENT : err;
 	}
-out:
+	return err;
+}
+
+static int open_put(struct daxfs_op *op, u64 ino)
+{
+	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
+		return 0;
+	return put_entry(op, op->fs->host, ino) ? 0 : -EBADF;
+}
+
+static int release(struct daxfs_op *op, u64 ino)
+{
+	daxfs_orphan_settle(op, ino);
+	return 0;
+}
+
+/* fn(op, ino) inside an op of our host. */
+static int in_op(struct daxfs_fs *fs, u64 ino,
+		 int (*fn)(struct daxfs_op *op, u64 ino))
+{
+	struct daxfs_op op;
+	int err = daxfs_op_begin(fs, &op);
+
+	if (err)
+		return err;
+	err = fn(&op, ino);
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_open_get(struct daxfs_fs *fs, u64 ino)
+{
+	return in_op(fs, ino, open_get);
 }
 
 int daxfs_open_put(struct daxfs_fs *fs, u64 ino)
 {
-	struct daxfs_op op;
-	int err;
-
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	if (op.lane && !(fs->flags & DAXFS_FS_RDONLY) &&
-	    !put_entry(&op, fs->host, ino))
-		err = -EBADF;
-	daxfs_op_end(&op);
-	return err;
+	return in_op(fs, ino, open_put);
 }
 
 int daxfs_inode_release(struct daxfs_fs *fs, u64 ino)
 {
-	struct daxfs_op op;
-	int err;
-
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	daxfs_orphan_settle(&op, ino);
-	daxfs_op_end(&op);
-	return 0;
+	return in_op(fs, ino, release);
 }
 
 void daxfs_open_drop(struct daxfs_op *op, u32 slot)

@@ -411,6 +411,7 @@ N_RACES = 150       # names all hosts race for (files and directories each)
 N_APPENDS = 300     # records each host appends to /log
 BIG = 16 << 20      # bytes of the file written and removed for the df check
 MM_A, MM_B = 3 * 4096 + 10, 5 * 4096 + 20
+HELD = 4 << 20      # bytes of the file unlinked while open on another host
 
 
 def multi(fs, role, peers):
@@ -565,9 +566,46 @@ def multi(fs, role, peers):
         m.close()
         os.close(fd)
     log("mmap: stores through a mapping seen by every host")
+    if "A" in peers and len(peers) > 1:
+        held_open_elsewhere(fs, role, peers)
     fs_mark(fs, role, f"done-{role}")
     fs_wait(fs, [f"done-{r}" for r in peers])
     result(**{f"multi_{role}": "ok"})
+
+
+def held_open_elsewhere(fs, role, peers):
+    """Guest A holds a file open; the user-space host (else another guest) unlinks it:
+    the name is gone everywhere, A's descriptor keeps reading and writing the data, and the
+    space comes back after A closes it (docs/open-files.md)."""
+    unlinker = "H" if "H" in peers else [r for r in peers if r != "A"][0]
+    data = bytes(range(256)) * (HELD // 256)
+    base = fs.used_bytes()
+    fs_mark(fs, role, f"held-base-{role}")
+    if role == "A":
+        fs_wait(fs, [f"held-base-{r}" for r in peers])
+        fs.write("/held", data)
+        fd = os.open(p("held"), os.O_RDWR)
+        fs_mark(fs, role, "held-open")
+    fs_wait(fs, ["held-open"])
+    if role == unlinker:
+        fs.unlink("/held")
+        fs_mark(fs, role, "held-gone")
+    fs_wait(fs, ["held-gone"])
+    check(not fs.exists("/held"), f"{role}: /held still there after the unlink on {unlinker}")
+    if role == "A":
+        check(os.fstat(fd).st_nlink == 0, "A: unlinked file open here does not show nlink 0")
+        check(os.pread(fd, HELD, 0) == data, "A: open file unlinked elsewhere lost its data")
+        check(os.pwrite(fd, b"after-unlink", 4096) == 12, "A: write to the unlinked file")
+        check(os.pread(fd, 12, 4096) == b"after-unlink", "A: write not read back")
+        check(fs.used_bytes() >= base + HELD, "A: space of the held file already gone")
+        os.close(fd)
+        fs_mark(fs, role, "held-closed")
+    fs_wait(fs, ["held-closed"])
+    fs_wait_until(fs, lambda: fs.used_bytes() <= base + (2 << 20), 60,
+                  f"{role}: space of /held not freed after A closed it "
+                  f"(base {base}, now {fs.used_bytes()})")
+    result(**{f"held_{role}": "ok"})
+    log("unlink while open: the holder kept its file until it closed it")
 
 
 def scen_multi(args):

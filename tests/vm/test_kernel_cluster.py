@@ -116,8 +116,9 @@ def test_kernel_multi_host(request, built):
     all present exactly once; racing creates of one name have one winner; concurrent appends
     keep every record once; renames and unlinks are seen by the others (dentry
     revalidation); df shows a big file's space on every host and its return after unlink;
-    a store through a shared mapping on one guest is read by the other guest and the host.
-    Then fsck.daxfs finds the region clean."""
+    a store through a shared mapping on one guest is read by the other guest and the host;
+    a file open on A and unlinked by H stays readable and writable through A's descriptor
+    and its space comes back after A closes it.  Then fsck.daxfs finds the region clean."""
     peers = "A+B+H"
     with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
         mkfs(c.shm, "--lease-ms", "5000")
@@ -141,6 +142,7 @@ def test_kernel_multi_host(request, built):
         rg = res.guests[g].results
         assert rg[f"multi_{g}"] == "ok", rg
         assert int(rg[f"df_grew_{g}"]) >= kg.BIG - MIB, rg
+        assert rg[f"held_{g}"] == "ok", rg
     print(res.summary())
 
 
