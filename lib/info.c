@@ -135,6 +135,7 @@ static void info_hosts(struct daxfs_fs *fs, struct daxfs_info *out)
 			if (daxfs_load(&fs->lanes[(u64)slot * DAXFS_LANES + lane].epoch))
 				ih->busy_lanes++;
 		copy_name(ih->name, hp->name, DAXFS_HOST_NAME_LEN);
+		ih->open_files = daxfs_open_count(fs, slot, NULL);
 	}
 }
 

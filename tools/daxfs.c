@@ -576,12 +576,12 @@ static void info_json(struct ctx *c, const struct daxfs_info *in)
 		json_str(hs->name);
 		printf(", \"pid\": %u, \"kind\": \"%s\", \"lease_age_ms\": %lld, "
 		       "\"expired\": %s, \"joined_ns\": %lld, \"ops\": %llu, "
-		       "\"busy_lanes\": %u, \"self\": %s, \"recovered_ns\": %lld, "
-		       "\"recovered_by\": ",
+		       "\"busy_lanes\": %u, \"open_files\": %u, \"self\": %s, "
+		       "\"recovered_ns\": %lld, \"recovered_by\": ",
 		       hs->pid, host_kind_name(hs->kind), (long long)(age / 1000000),
 		       expired && hs->state == DAXFS_HOST_ALIVE ? "true" : "false",
 		       (long long)hs->joined_ns,
-		       (unsigned long long)hs->ops, hs->busy_lanes,
+		       (unsigned long long)hs->ops, hs->busy_lanes, hs->open_files,
 		       hs->self ? "true" : "false", (long long)hs->recovered_ns);
 		if (hs->recovered_by)
 			printf("%u}", hs->recovered_by - 1);
@@ -665,6 +665,9 @@ static void info_text(struct ctx *c, const struct daxfs_info *in)
 		       daxfs_host_state_name(hs->state), (unsigned long long)hs->gen,
 		       hs->pid, host_kind_name(hs->kind), s1, (unsigned long long)hs->ops,
 		       hs->busy_lanes, hs->name, hs->self ? " (this process)" : "");
+		if (hs->open_files)
+			printf("       %u open file(s) (kept if unlinked until closed)\n",
+			       hs->open_files);
 		if (hs->state == DAXFS_INFO_HOST_RECOVERED && hs->recovered_ns) {
 			struct timespec ts;
 

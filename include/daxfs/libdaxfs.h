@@ -357,6 +357,8 @@ struct daxfs_info_host {
 	int64_t recovered_ns;		/* when its last dead owner was recovered */
 	uint32_t recovered_by;		/* slot of the recoverer + 1, 0 host-less */
 	uint32_t expired;		/* 1: ALIVE but the lease ran out */
+	uint32_t open_files;		/* opens in its open set (docs/open-files.md) */
+	uint32_t reserved;
 };
 
 /* daxfs_info_host.state beyond enum daxfs_host_state: a FREE slot whose

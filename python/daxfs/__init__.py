@@ -470,6 +470,7 @@ class Region:
              "name": h.name.decode("utf-8", "replace"), "pid": h.pid,
              "lease_age_ns": h.lease_age_ns, "joined_ns": h.joined_ns,
              "kind": h.kind, "ops": h.ops, "busy_lanes": h.busy_lanes,
+             "open_files": h.open_files,
              "self": bool(h.self), "expired": bool(h.expired),
              "recovered_ns": h.recovered_ns,
              "recovered_by": (h.recovered_by - 1 if h.recovered_by else None)}

@@ -131,6 +131,8 @@ class InfoHost(ctypes.Structure):
         ("recovered_ns", ctypes.c_int64),
         ("recovered_by", ctypes.c_uint32),
         ("expired", ctypes.c_uint32),
+        ("open_files", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
     ]
 
 
