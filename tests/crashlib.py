@@ -44,6 +44,7 @@ POINTS = [
     "append.reserved", "append.written",
     "truncate.cleared", "truncate.size",
     "reclaim.popped", "reclaim.freed",
+    "open.inserted", "open.removed", "orphan.claimed",
 ]
 
 SIZES = [0, 1, 100, 4095, 4096, 5000, 9000, 20000]

@@ -90,6 +90,8 @@ def test_other_host_unlinks_open_file(region_path):
             b.mkdir("/d")
             b.write_file("/d/f", data)
             ino = a("open", "/d/f")
+            opens = sorted(h["open_files"] for h in b.info()["hosts"])
+            assert opens == [0, 2], opens     # B none, A /warm and /d/f
             b.unlink("/d/f")
             assert b.listdir("/d") == []
             with pytest.raises(FileNotFoundError):
