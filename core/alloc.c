@@ -120,6 +120,22 @@ void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 	}
 }
 
+u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class)
+{
+	u64 *hw = head_word(fs, class), h, off;
+	u32 i;
+
+	h = daxfs_load(hw);
+	for (i = 0; i < CAS_TRIES; i++) {
+		off = (h & DAXFS_FREE_OFF_MASK) << 6;
+		if (!off)
+			return 0;	/* empty, not corrupt */
+		if (daxfs_cas(hw, &h, tagged(h, 0)))
+			return off;
+	}
+	return 0;
+}
+
 void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class)
 {
 	if (class >= DAXFS_NR_CLASSES || !obj_ptr(fs, off, class))
@@ -393,9 +409,12 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
 		return 0;
 	off = alloc_once(fs, class);
 	if (!off) {
-		/* pool full: get back what limbo holds, then retry once */
+		/* pool full: get back what limbo holds, then retry once; then
+		 * turn wholly free small-object pages back into pages */
 		daxfs_reclaim(op);
 		off = alloc_once(fs, class);
+		if (!off && daxfs_compact(op))
+			off = alloc_once(fs, class);
 		if (!off)
 			return 0;
 	}
@@ -433,9 +452,11 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 		for (i = 0; i < n; i++)
 			offs[i] = start + (u64)i * DAXFS_PAGE_SIZE;
 	} else {
-		for (pass = 0; pass < 2 && !i; pass++) {
-			if (pass)
+		for (pass = 0; pass < 3 && !i; pass++) {
+			if (pass == 1)
 				daxfs_reclaim(op);
+			else if (pass == 2 && !daxfs_compact(op))
+				break;
 			for (; i < n; i++) {
 				off = page_get(fs, false);
 				if (!off)

@@ -169,6 +169,10 @@ void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class);
 void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class);
 /* Advances the epoch when possible and frees what is safe. */
 void daxfs_reclaim(struct daxfs_op *op);
+/* Gives wholly free small-object pages back as pages (docs/alloc.md
+ * "Compaction"); returns how many.  Runs by itself when a page allocation
+ * is about to fail; O(n log n) in the free small objects. */
+u64 daxfs_compact(struct daxfs_op *op);
 /* Seals every open limbo batch of our host and frees everything that is
  * safe right now (a few advance+free rounds).  Needs a joined host. */
 void daxfs_reclaim_all(struct daxfs_fs *fs);

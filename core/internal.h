@@ -36,7 +36,9 @@
 #define DAXFS_LANE_HOLD_PAGES	3	/* pages allocated, not yet published:
 					 * first | (count - 1), 0 none */
 #define DAXFS_LANE_HOLD_CHAIN	4	/* limbo chain taken by a reclaimer
-					 * and not yet processed, 0 none */
+					 * and not yet processed, or a small-
+					 * object chain being compacted:
+					 * first | (class + 1); 0 none */
 #define DAXFS_HOLD_MAX_PAGES	64u
 
 /*
@@ -193,6 +195,12 @@ static inline void daxfs_intent_clear(struct daxfs_op *op)
  * free stack of class; no accounting. */
 void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 			   u64 last);
+/* Takes class's whole free stack with one CAS (head -> empty, tag + 1);
+ * returns its first object, 0 when it was empty. */
+u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class);
+/* A dead lane's HOLD_CHAIN word named a compaction chain (class + 1 in
+ * the low bits): pushes it back; false for a limbo chain (core/compact.c). */
+bool daxfs_compact_recover(struct daxfs_fs *fs, u64 rec);
 /* Returns the reserved, never-allocated pages [start, end) to the page
  * stack (host batch remainders); no accounting. */
 void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end);

@@ -237,7 +237,8 @@ void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest)
 			daxfs_free_obj(fs, first + i * DAXFS_PAGE_SIZE,
 				       DAXFS_CLASS_PAGE);
 	v = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_CHAIN]);
-	if (v && daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_CHAIN], &v, 0))
+	if (v && daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_CHAIN], &v, 0) &&
+	    !daxfs_compact_recover(fs, v))
 		daxfs_limbo_splice(fs, dest, v);
 }
 

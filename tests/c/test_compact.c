@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Compaction (docs/alloc.md "Compaction"): pages of small objects that
+ * are all free come back as pages; half-free pages stay; nothing is lost
+ * or handed out twice while other hosts allocate and free; a host that
+ * dies holding a taken chain gets it pushed back by recovery. */
+#include "tcheck.h"
+
+#define MiB (1ULL << 20)
+#define SIZE (8 * MiB)
+#define MAXOBJ (SIZE / 64)
+
+static u64 objs[MAXOBJ];
+
+/* Pages until ENOSPC (through the whole ENOSPC path); freed again. */
+static u64 count_pages(struct daxfs_op *op)
+{
+	static u64 pg[SIZE / 4096];
+	u64 n = 0, x, i;
+
+	while (n < SIZE / 4096 && (x = daxfs_alloc(op, DAXFS_CLASS_PAGE)))
+		pg[n++] = x;
+	for (i = 0; i < n; i++)
+		daxfs_free_now(op, pg[i], DAXFS_CLASS_PAGE);
+	return n;
+}
+
+/* Fills the pool with objects of class c, each tagged with its offset. */
+static u64 fill(struct daxfs_op *op, unsigned int c)
+{
+	u64 n = 0, x;
+
+	while (n < MAXOBJ && (x = daxfs_alloc(op, c))) {
+		*(u64 *)(op->fs->base + x + 8) = x;
+		objs[n++] = x;
+	}
+	return n;
+}
+
+/* fsck of the region after we left: clean, nothing leaked. */
+static void check_clean(void *r)
+{
+	struct daxfs_check_result res;
+
+	CHECK_EQ(t_fsck(r, SIZE, false, NULL, NULL, &res), 0);
+	CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 0);
+	CHECK_EQ(res.leaked_bytes, 0);
+	CHECK_EQ(res.used_bytes, res.reachable_bytes + res.limbo_bytes +
+		 res.batch_bytes);
+}
+
+/* Every class: fill, free all, then the pool gives as many pages as it
+ * did before the fill; statfs agrees. */
+static void test_all_free(void)
+{
+	struct daxfs_fs fs;
+	struct daxfs_op op;
+	struct daxfs_statfs st0, st;
+	unsigned int c;
+	u64 base, n0, n, i, used;
+	void *r = t_setup(&fs, SIZE, NULL);
+
+	daxfs_op_begin(&fs, &op);
+	n0 = count_pages(&op);
+	base = t_used(&fs);
+	daxfs_statfs(&fs, &st0);
+	CHECK(n0 > 1000);
+	for (c = 0; c < DAXFS_CLASS_PAGE; c++) {
+		n = fill(&op, c);
+		CHECK(n >= (n0 - 2) * (4096 / daxfs_class_size(c)));
+		CHECK_EQ(count_pages(&op), 0);
+		for (i = 0; i < n; i++)
+			daxfs_free_now(&op, objs[i], c);
+		CHECK_EQ(t_used(&fs), base);
+		used = count_pages(&op);
+		CHECK(used + 1 >= n0 && used <= n0);
+		CHECK_EQ(t_used(&fs), base);
+		daxfs_statfs(&fs, &st);
+		CHECK_EQ(st.free_bytes, st0.free_bytes);
+	}
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	check_clean(r);
+	t_region_free(r, SIZE);
+}
+
+/* Half of every page freed: no page comes back, the live halves keep
+ * their contents; freeing the other halves gives the pages back. */
+static void test_half_free(void)
+{
+	struct daxfs_fs fs;
+	struct daxfs_op op;
+	unsigned int c = DAXFS_CLASS_128;
+	u64 base, n0, n, i, bad = 0;
+	void *r = t_setup(&fs, SIZE, NULL);
+
+	daxfs_op_begin(&fs, &op);
+	n0 = count_pages(&op);
+	base = t_used(&fs);
+	n = fill(&op, c);
+	for (i = 0; i < n; i++)
+		if ((objs[i] / 128) & 1)
+			daxfs_free_now(&op, objs[i], c);
+	CHECK_EQ(daxfs_compact(&op), 0);
+	CHECK_EQ(count_pages(&op), 0);
+	for (i = 0; i < n; i++)
+		if (!((objs[i] / 128) & 1) &&
+		    *(u64 *)(fs.base + objs[i] + 8) != objs[i])
+			bad++;
+	CHECK_EQ(bad, 0);
+	for (i = 0; i < n; i++)
+		if (!((objs[i] / 128) & 1))
+			daxfs_free_now(&op, objs[i], c);
+	CHECK_EQ(t_used(&fs), base);
+	CHECK(daxfs_compact(&op) + 1 >= n0);
+	CHECK(count_pages(&op) + 1 >= n0);
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	check_clean(r);
+	t_region_free(r, SIZE);
+}
+
+/* ---- concurrency: owners of 64-byte units, one compactor ---- */
+
+#define NT 3
+#define ROUNDS 20000
+
+#define HELD 8192
+
+struct worker {
+	void *r;
+	int id, errors;
+	u64 enospc, compacted;
+	u8 *map;
+	u64 pool_off;
+};
+
+/* Marks [off, off + sz) as ours; false if any unit was already owned. */
+static bool claim(struct worker *w, u64 off, u64 sz)
+{
+	u64 i, u = (off - w->pool_off) / 64;
+	bool ok = true;
+
+	for (i = 0; i < sz / 64; i++) {
+		u8 z = 0;
+
+		if (!__atomic_compare_exchange_n(&w->map[u + i], &z, w->id + 1,
+						 false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			ok = false;
+	}
+	return ok;
+}
+
+static void unclaim(struct worker *w, u64 off, u64 sz)
+{
+	u64 i, u = (off - w->pool_off) / 64;
+
+	for (i = 0; i < sz / 64; i++)
+		__atomic_store_n(&w->map[u + i], 0, __ATOMIC_SEQ_CST);
+}
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+	struct daxfs_fs fs;
+	struct daxfs_op op;
+	static __thread u64 held[HELD];
+	static __thread u8 cls[HELD];
+	u64 seed = 0x9e3779b97f4a7c15ULL * (w->id + 1), x, sz, k;
+	u32 n = 0, i, j;
+
+	if (t_join(&fs, w->r, SIZE)) {
+		w->errors++;
+		return NULL;
+	}
+	for (i = 0; i < ROUNDS; i++) {
+		daxfs_op_begin(&fs, &op);
+		if (w->id == 0 && i % 500 == 0)
+			w->compacted += daxfs_compact(&op);
+		k = t_rand(&seed);
+		if (n < HELD && (k & 3) != 0) {
+			/* allocate, mostly small; the pool runs full */
+			cls[n] = (k >> 8) % 8 == 0 ? DAXFS_CLASS_PAGE :
+				 (k >> 12) % DAXFS_CLASS_PAGE;
+			sz = daxfs_class_size(cls[n]);
+			x = daxfs_alloc(&op, cls[n]);
+			if (x) {
+				if (!claim(w, x, sz))
+					w->errors++;
+				for (j = 0; j < sz / 8; j++)
+					((u64 *)(fs.base + x))[j] = x ^ w->id;
+				held[n++] = x;
+			} else {
+				w->enospc++;
+			}
+		} else if (n) {
+			/* LIFO half the time: whole pages become free */
+			j = (k >> 40) & 1 ? n - 1 : (u32)((k >> 16) % n);
+			x = held[j];
+			sz = daxfs_class_size(cls[j]);
+			for (k = 0; k < sz / 8; k++)
+				if (((u64 *)(fs.base + x))[k] != (x ^ w->id))
+					w->errors++;
+			unclaim(w, x, sz);
+			daxfs_free_now(&op, x, cls[j]);
+			held[j] = held[--n];
+			cls[j] = cls[n];
+		}
+		daxfs_op_end(&op);
+	}
+	daxfs_op_begin(&fs, &op);
+	while (n--) {
+		unclaim(w, held[n], daxfs_class_size(cls[n]));
+		daxfs_free_now(&op, held[n], cls[n]);
+	}
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	return NULL;
+}
+
+static void test_concurrent(void)
+{
+	struct daxfs_format_opts o = { .max_hosts = 8 };
+	struct daxfs_fs fs;
+	struct daxfs_op op;
+	struct worker w[NT];
+	pthread_t t[NT];
+	u64 base, n0;
+	int i;
+	void *r = t_setup(&fs, SIZE, &o);
+	u8 *map = calloc(SIZE / 64, 1);
+
+	daxfs_op_begin(&fs, &op);
+	n0 = count_pages(&op);
+	base = t_used(&fs);
+	daxfs_op_end(&op);
+	/* squeeze the pool so the workers hit ENOSPC and compaction */
+	for (i = 0; i < NT; i++) {
+		w[i] = (struct worker){ .r = r, .id = i, .map = map,
+					.pool_off = fs.pool_off };
+		pthread_create(&t[i], NULL, worker, &w[i]);
+	}
+	for (i = 0; i < NT; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_EQ(w[i].errors, 0);
+	}
+	/* the pool did run full: every ENOSPC compacted while others ran */
+	CHECK(w[0].enospc + w[1].enospc + w[2].enospc > 0);
+	printf("enospc %llu, explicit compaction freed %llu pages\n",
+	       (unsigned long long)(w[0].enospc + w[1].enospc + w[2].enospc),
+	       (unsigned long long)w[0].compacted);
+	daxfs_op_begin(&fs, &op);
+	CHECK_EQ(t_used(&fs), base);
+	daxfs_compact(&op);
+	CHECK(count_pages(&op) + 8 >= n0);
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	check_clean(r);
+	free(map);
+	t_region_free(r, SIZE);
+}
+
+/* A host that died holding a taken chain (named in its lane): recovery
+ * pushes it back; fsck is clean and the space is whole. */
+static void test_dead_holder(void)
+{
+	struct daxfs_fs fs, dead;
+	struct daxfs_op op, dop;
+	u64 base, n0, n, i, first;
+	void *r = t_setup(&fs, SIZE, NULL);
+
+	CHECK_EQ(t_join(&dead, r, SIZE), 0);
+	daxfs_op_begin(&fs, &op);
+	n0 = count_pages(&op);
+	base = t_used(&fs);
+	n = fill(&op, DAXFS_CLASS_64);
+	for (i = 0; i < n; i++)
+		daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+	daxfs_op_end(&op);
+	/* the dead host took the stack and named it, then stopped */
+	daxfs_op_begin(&dead, &dop);
+	first = daxfs_free_take_all(&dead, DAXFS_CLASS_64);
+	CHECK(first != 0);
+	daxfs_store(&dop.lane->pad[DAXFS_LANE_HOLD_CHAIN],
+		    first | (DAXFS_CLASS_64 + 1));
+	CHECK_EQ(daxfs_load(&fs.state->free_head[DAXFS_CLASS_64].v) &
+		 DAXFS_FREE_OFF_MASK, 0);
+	/* its lease runs out: a survivor recovers it */
+	daxfs_store((u64 *)&dead.hosts[dead.host].heartbeat_ns, 1);
+	daxfs_op_begin(&fs, &op);
+	CHECK_EQ(daxfs_host_check_dead(&op, dead.host), 1);
+	CHECK_EQ(daxfs_load(&dop.lane->pad[DAXFS_LANE_HOLD_CHAIN]), 0);
+	CHECK_EQ(t_used(&fs), base);
+	CHECK(count_pages(&op) + 1 >= n0);
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	check_clean(r);
+	t_region_free(r, SIZE);
+}
+
+/* Compaction time for N objects (printed; bench/ has the sweep). */
+static void test_time(void)
+{
+	struct daxfs_fs fs;
+	struct daxfs_op op;
+	u64 n, i, got, seed = 7, j, t;
+	double t0;
+	void *r = t_setup(&fs, SIZE, NULL);
+
+	daxfs_op_begin(&fs, &op);
+	n = fill(&op, DAXFS_CLASS_64);
+	/* free in random order: the stack is then unsorted */
+	for (i = n; i > 1; i--) {
+		j = t_rand(&seed) % i;
+		t = objs[i - 1];
+		objs[i - 1] = objs[j];
+		objs[j] = t;
+	}
+	for (i = 0; i < n; i++)
+		daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+	t0 = t_now();
+	got = daxfs_compact(&op);
+	printf("compacted %llu objects into %llu pages in %.1f ms\n",
+	       (unsigned long long)n, (unsigned long long)got, (t_now() - t0) * 1e3);
+	CHECK(got + 2 >= n / 64);
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	t_region_free(r, SIZE);
+}
+
+int main(void)
+{
+	RUN(test_all_free);
+	RUN(test_half_free);
+	RUN(test_dead_holder);
+	RUN(test_concurrent);
+	RUN(test_time);
+	return t_done();
+}
