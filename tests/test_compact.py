@@ -7,6 +7,9 @@ the middle of a compaction (crash build, point alloc.compact).
 """
 
 import errno
+import os
+import sys
+import time
 import subprocess
 
 from helpers import env
@@ -82,3 +85,56 @@ def _fsck(path):
     res = subprocess.run([env.tool("fsck.daxfs"), "-n", "--json", path],
                          capture_output=True, text=True, timeout=120)
     return res.returncode, json.loads(res.stdout)
+
+
+VICTIM = """
+import sys
+sys.path.insert(0, %(tests)r)
+import test_compact as t
+from helpers import env
+with env.daxfs.Region(%(path)r) as r:
+    r.write_file("/big", bytes(t.big_size(r)))
+"""
+
+
+def test_killed_mid_compaction():
+    """A host dies at alloc.compact (its own ENOSPC path, several hits
+    apart): after recovery fsck is clean and the space is whole."""
+    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    lease_ms = 300
+    for nth in (1, 40):
+        path = env.region_path("compact-crash")
+        env.mkfs(path, SIZE, buckets=BUCKETS, lease_ms=lease_ms)
+        try:
+            with daxfs.Region(path) as r:
+                empty = big_size(r)
+                names = fill_names(r)
+                drop_names(r, names)
+                r.rmdir("/d")
+                r.reclaim()
+                venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB,
+                            PYTHONPATH=os.path.join(cl.REPO, "python"),
+                            DAXFS_CRASH_AT="alloc.compact:%d" % nth)
+                p = subprocess.run(
+                    [sys.executable, "-c", VICTIM % {
+                        "tests": os.path.dirname(os.path.abspath(__file__)),
+                        "path": path}],
+                    env=venv, capture_output=True, text=True, timeout=120)
+                assert p.returncode == -9, p.stderr[-2000:]
+                time.sleep(lease_ms / 1000 * 1.3)
+                r.reclaim()
+                states = [h["state"] for h in r.info()["hosts"] if not h["self"]]
+                assert "alive" not in states, states
+            code, rep = _fsck(path)
+            assert code == 0, rep["problems"][:5]
+            s = rep["summary"]
+            assert s["leaked_bytes"] == 0, s
+            with daxfs.Region(path) as r:
+                assert big_size(r) >= empty * 95 // 100
+                body = bytes(big_size(r))
+                r.write_file("/big", body)
+                assert r.read_file("/big") == body
+        finally:
+            env.remove(path)
