@@ -126,7 +126,7 @@ static u64 rec_word(u64 first, unsigned int class)
  * unlinking each before pushing it (crash: that one page leaks, nothing
  * is freed twice).  Returns pages freed; *last is the kept tail.
  */
-static u64 release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
+static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			 unsigned int class, u64 *head, u64 *rec, u64 *last)
 {
 	u64 size = daxfs_class_size(class), per = DAXFS_PAGE_SIZE / size;
@@ -186,7 +186,7 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		rec = rec_word(first, class);
 	}
 	daxfs_crash_point("alloc.compact");
-	freed = release_pages(fs, lane, class, &first, &rec, &last);
+	freed = compact_release_pages(fs, lane, class, &first, &rec, &last);
 	if (freed >> 63)
 		return freed & ~(1ULL << 63);
 	/* clear the record, then give the rest back (crash between: leak) */

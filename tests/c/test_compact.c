@@ -225,7 +225,8 @@ static void test_concurrent(void)
 	struct daxfs_op op;
 	struct worker w[NT];
 	pthread_t t[NT];
-	u64 base, n0;
+	static u64 squeeze[SIZE / 4096];
+	u64 base, n0, nsq = 0;
 	int i;
 	void *r = t_setup(&fs, SIZE, &o);
 	u8 *map = calloc(SIZE / 64, 1);
@@ -234,7 +235,15 @@ static void test_concurrent(void)
 	n0 = count_pages(&op);
 	base = t_used(&fs);
 	daxfs_op_end(&op);
-	/* squeeze the pool so the workers hit ENOSPC and compaction */
+	/* squeeze the pool so the workers hit ENOSPC and compaction whatever
+	 * the scheduling: take every page, give 1 MiB back */
+	daxfs_op_begin(&fs, &op);
+	while (nsq < SIZE / 4096 &&
+	       (squeeze[nsq] = daxfs_alloc(&op, DAXFS_CLASS_PAGE)))
+		nsq++;
+	for (i = 0; i < 256 && nsq; i++)
+		daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE);
+	daxfs_op_end(&op);
 	for (i = 0; i < NT; i++) {
 		w[i] = (struct worker){ .r = r, .id = i, .map = map,
 					.pool_off = fs.pool_off };
@@ -250,6 +259,8 @@ static void test_concurrent(void)
 	       (unsigned long long)(w[0].enospc + w[1].enospc + w[2].enospc),
 	       (unsigned long long)w[0].compacted);
 	daxfs_op_begin(&fs, &op);
+	while (nsq)
+		daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE);
 	CHECK_EQ(t_used(&fs), base);
 	daxfs_compact(&op);
 	CHECK(count_pages(&op) + 8 >= n0);
