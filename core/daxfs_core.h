@@ -283,6 +283,12 @@ int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size);
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
 		    u64 *off);
 
+/* For revalidating mappings of borrowed pages (a base-region page or a
+ * cache slot shown for blk): *borrowed is set when blk still has no
+ * overlay page and its base data is still visible, a whole page (or the
+ * base file's partial last page) below EOF.  Changes nothing. */
+int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed);
+
 /* ---- space (core/statfs.c) ---- */
 
 struct daxfs_statfs {

@@ -779,6 +779,10 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	err = daxfs_radix_insert(op, ip, blk, pg, &win);
 	if (err || win)
 		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+	/* a base or backing block moved: other hosts that map the base page
+	 * or cache slot revalidate when the change counter moves */
+	if (!err && !win && base_blk)
+		daxfs_faa(&ip->change, 1);
 	if (!err)
 		*off = win ? win : pg;
 	return err;
@@ -794,6 +798,59 @@ int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
 	if (err)
 		return err;
 	err = map_block(&op, ino, blk, alloc, off);
+	daxfs_op_end(&op);
+	return err;
+}
+
+static int block_borrowed(struct daxfs_op *op, u64 ino, u64 blk, bool *borrowed)
+{
+	struct daxfs_fs *fs = op->fs;
+	const struct daxfs_base_inode *bip;
+	struct daxfs_iref ref;
+	struct fview v;
+	u64 pg, lim, pos = blk << DAXFS_BLOCK_SHIFT;
+	int err;
+
+	*borrowed = false;
+	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
+		return 0;
+	err = daxfs_inode_get(op, ino, &ref);
+	if (err)
+		return err;
+	err = type_check(&ref);
+	if (err)
+		return err;
+	err = file_view(fs, &ref, &v);
+	if (err)
+		return err;
+	if (ref.ip) {
+		err = daxfs_radix_get(fs, ref.ip, blk, &pg);
+		if (err || pg)
+			return err;	/* copied up: the overlay page is current */
+	}
+	if (!v.base && !v.bk)
+		return 0;
+	bip = ref.ip ? daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino)) : ref.bip;
+	if (!bip)
+		return -EUCLEAN;
+	lim = v.limit < v.size ? v.limit : v.size;
+	/* as the read-only mappers require: a whole page of base data, or
+	 * the base file's own partial last page, uncut */
+	*borrowed = pos < lim &&
+		    (pos + DAXFS_BLOCK_SIZE <= lim || lim == bip->size);
+	return 0;
+}
+
+int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed)
+{
+	struct daxfs_op op;
+	int err;
+
+	*borrowed = false;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = block_borrowed(&op, ino, blk, borrowed);
 	daxfs_op_end(&op);
 	return err;
 }

@@ -61,18 +61,25 @@ struct daxfs_sb_info {
 	unsigned int renew_ticks;
 	struct delayed_work lease_work;
 	struct daxfs_kbacking bk;
+	/* inodes mapped on this host (ei->mapped_link): the lease work
+	 * revalidates their borrowed pages (kernel/file.c) */
+	spinlock_t mapped_lock;
+	struct list_head mapped;
 };
 
 struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
-	/* split mode, mmap: cache pins held while a mapping may show the
-	 * slot (kernel/file.c) */
+	/* mmap of borrowed pages (kernel/file.c): cache pins held while a
+	 * mapping may show the slot (split mode), base-region pages mapped */
 	struct mutex pin_lock;
 	struct xarray pin_pg;		/* pgoff -> slot pinned for it */
 	struct xarray pin_cnt;		/* slot -> pins we hold on it */
+	struct xarray base_pg;		/* pgoff -> base page mapped (region pfn) */
 	unsigned int nr_vmas;		/* mappings of this inode (pin_lock) */
+	u64 reval_change;		/* change at the last revalidation (pin_lock) */
+	struct list_head mapped_link;	/* on sbi->mapped while nr_vmas */
 	struct inode vfs_inode;
 };
 
@@ -121,6 +128,8 @@ extern const struct file_operations daxfs_file_fops;
 extern const struct address_space_operations daxfs_aops;
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
+void daxfs_mmap_revalidate(struct inode *inode);
+void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 
 /* backing.c (split mode) */
 int daxfs_backing_attach(struct fs_context *fc, struct daxfs_sb_info *sbi);

@@ -63,6 +63,9 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	err = daxfs_refresh_inode(inode);
 	if (err)
 		return err;
+	/* cheap unless the file changed: mappings here then see the write too */
+	if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
+		daxfs_mmap_revalidate(inode);
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos, count,
 		       daxfs_read_actor, &io);
 	if (n < 0)
@@ -209,8 +212,13 @@ drain:
  * releases them all.  A block that moves into the overlay on this host
  * (write(2), a write fault) has its PTEs zapped and its pin dropped under
  * pin_lock; read faults map and record under pin_lock, so none can slip
- * an old slot in between.  Other hosts' mappings of a page that was
- * copied up go stale, as with base pages (docs/pcache.md).
+ * an old slot in between.  Base-region pages mapped the same way are
+ * recorded in base_pg (no pin: the base region never changes).
+ *
+ * Other hosts copy blocks up and truncate behind our back; the lease work
+ * (daxfs_mmap_revalidate_all, every lease/4) and read(2) revalidate the
+ * borrowed pages of each mapped inode whose change counter moved, and
+ * zap those that are no longer what the file shows (docs/pcache.md).
  */
 static void daxfs_unpin_slot(struct daxfs_sb_info *sbi, u64 slot)
 {
@@ -284,6 +292,7 @@ static void __daxfs_release_pins(struct inode *inode)
 			daxfs_unpin_slot(sbi, slot);
 	xa_destroy(&ei->pin_cnt);
 	xa_destroy(&ei->pin_pg);
+	xa_destroy(&ei->base_pg);
 }
 
 /* Last mapping gone, or inode evicted: no PTE of ours shows a slot. */
@@ -301,23 +310,111 @@ void daxfs_mmap_release_pins(struct inode *inode)
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
-	unsigned long first, last, idx;
+	unsigned long first, last, idx, b;
 	void *v;
 
-	if (!daxfs_base_backed(DAXFS_FS(inode->i_sb)) || end <= start)
+	if (!DAXFS_FS(inode->i_sb)->base_off || end <= start)
 		return;
 	first = start >> PAGE_SHIFT;
 	last = (end - 1) >> PAGE_SHIFT;
 	mutex_lock(&ei->pin_lock);
 	idx = first;
-	if (xa_find(&ei->pin_pg, &idx, last, XA_PRESENT)) {
+	b = first;
+	if (xa_find(&ei->pin_pg, &idx, last, XA_PRESENT) ||
+	    xa_find(&ei->base_pg, &b, last, XA_PRESENT)) {
 		unmap_mapping_pages(inode->i_mapping, first, last - first + 1, false);
 		xa_for_each_range(&ei->pin_pg, idx, v, first, last) {
 			xa_erase(&ei->pin_pg, idx);
 			daxfs_put_slot(inode, xa_to_value(v));
 		}
+		xa_for_each_range(&ei->base_pg, idx, v, first, last)
+			xa_erase(&ei->base_pg, idx);
 	}
 	mutex_unlock(&ei->pin_lock);
+}
+
+/* Still what the file shows at pgoff?  Errors keep the page: a borrowed
+ * page is never freed or reused while we map it (base pages never
+ * change; cache slots are pinned), so keeping it is only stale. */
+static bool daxfs_still_borrowed(struct inode *inode, pgoff_t pgoff)
+{
+	bool borrowed;
+	int err;
+
+	err = daxfs_block_borrowed(DAXFS_FS(inode->i_sb), inode->i_ino, pgoff, &borrowed);
+	return err || borrowed;
+}
+
+/* Zaps our PTEs of the borrowed pages in xa that another host replaced
+ * (copy-up, truncate); pinned: xa is pin_pg (pin_lock held). */
+static void daxfs_reval_pages(struct inode *inode, struct xarray *xa, bool pinned)
+{
+	unsigned long idx;
+	void *v;
+
+	xa_for_each(xa, idx, v) {
+		if (daxfs_still_borrowed(inode, idx))
+			continue;
+		unmap_mapping_pages(inode->i_mapping, idx, 1, false);
+		xa_erase(xa, idx);
+		if (pinned)
+			daxfs_put_slot(inode, xa_to_value(v));
+		cond_resched();
+	}
+}
+
+/*
+ * The inode was just refreshed (its change counter is current): when the
+ * counter moved since the last pass, revalidate each borrowed page.
+ * O(borrowed pages) when the file changed, one comparison otherwise.
+ * Takes pin_lock, then i_mmap_rwsem (unmap); the caller holds no lock.
+ */
+void daxfs_mmap_revalidate(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	u64 change = READ_ONCE(ei->change);
+
+	/*
+	 * change was read before the walk: a copy-up counted in it is
+	 * visible to the walk, and a later one moves it again.  A fault
+	 * records its page under pin_lock with its lookup, so it either
+	 * precedes the walk (checked) or looked after the copy-up.
+	 */
+	mutex_lock(&ei->pin_lock);
+	if (change != ei->reval_change) {
+		daxfs_reval_pages(inode, &ei->pin_pg, true);
+		daxfs_reval_pages(inode, &ei->base_pg, false);
+		ei->reval_change = change;
+	}
+	mutex_unlock(&ei->pin_lock);
+}
+
+/* Lease work: every inode mapped on this host, one tick's staleness. */
+void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
+{
+	struct daxfs_inode_info *ei;
+	struct inode *inode;
+	LIST_HEAD(todo);
+
+	spin_lock(&sbi->mapped_lock);
+	list_splice_init(&sbi->mapped, &todo);
+	while (!list_empty(&todo)) {
+		ei = list_first_entry(&todo, struct daxfs_inode_info, mapped_link);
+		/* back on the mount's list; the last unmap takes it off
+		 * either list under mapped_lock */
+		list_move_tail(&ei->mapped_link, &sbi->mapped);
+		inode = igrab(&ei->vfs_inode);
+		spin_unlock(&sbi->mapped_lock);
+		if (inode) {
+			/* a smaller size unmaps the tail (refresh) */
+			if (daxfs_refresh_inode(inode) == 0)
+				daxfs_mmap_revalidate(inode);
+			iput(inode);
+		}
+		cond_resched();
+		spin_lock(&sbi->mapped_lock);
+	}
+	spin_unlock(&sbi->mapped_lock);
 }
 
 static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sbi,
@@ -373,8 +470,15 @@ static bool daxfs_off_ok(struct daxfs_sb_info *sbi, u64 off)
 	return !off || (!(off & (PAGE_SIZE - 1)) && off + PAGE_SIZE <= sbi->size);
 }
 
+/* A page of the base image (borrowed, like a cache slot). */
+static bool daxfs_base_page(struct daxfs_sb_info *sbi, u64 off)
+{
+	return off && off >= sbi->fs.base_off &&
+	       off - sbi->fs.base_off < sbi->fs.base_size;
+}
+
 /*
- * Split mode, no copy-up wanted (read fault of a read-only or private
+ * No copy-up wanted (read fault of a read-only or private
  * mapping, or a private write fault's source page): the cached slot
  * itself, pinned.  -EAGAIN: a page that must be copied (the caller's
  * generic path does it).
@@ -411,12 +515,14 @@ static vm_fault_t daxfs_fault_cached(struct vm_fault *vmf, struct inode *inode,
 		mutex_unlock(&ei->pin_lock);
 		return ret;
 	}
-	if (pin.slot != DAXFS_PC_NO_SLOT) {
+	if (pin.slot != DAXFS_PC_NO_SLOT)
 		err = daxfs_keep_pin(inode, vmf->pgoff, &pin);
-		if (err) {
-			mutex_unlock(&ei->pin_lock);
-			return VM_FAULT_OOM;
-		}
+	else if (daxfs_base_page(sbi, off))
+		err = xa_err(xa_store(&ei->base_pg, vmf->pgoff,
+				      xa_mk_value(off >> PAGE_SHIFT), GFP_NOFS));
+	if (err) {
+		mutex_unlock(&ei->pin_lock);
+		return VM_FAULT_OOM;
 	}
 	ret = daxfs_fault_insert(vmf, sbi, off, false);
 	mutex_unlock(&ei->pin_lock);
@@ -430,7 +536,7 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	bool write = vmf->flags & FAULT_FLAG_WRITE;
 	bool shared = vma->vm_flags & VM_SHARED;
-	bool backed = daxfs_base_backed(&sbi->fs);
+	bool based = sbi->fs.base_off != 0;
 	bool alloc, fallback = false;
 	u64 off = 0;
 	vm_fault_t ret;
@@ -450,7 +556,7 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	 * hole, and mprotect() could make it writable.
 	 */
 	alloc = shared && (vma->vm_flags & VM_MAYWRITE) && !sb_rdonly(inode->i_sb);
-	if (backed && !alloc && (!write || vmf->cow_page)) {
+	if (based && !alloc && (!write || vmf->cow_page)) {
 		ret = daxfs_fault_cached(vmf, inode, &fallback);
 		if (!fallback)
 			return ret;
@@ -460,8 +566,8 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 		return daxfs_fault_err(inode, err);
 	if (!daxfs_off_ok(sbi, off))
 		return VM_FAULT_SIGBUS;
-	if (backed && alloc)
-		/* copied up: our read-only mappings of the cached copy go */
+	if (based && alloc)
+		/* copied up: our read-only mappings of the borrowed page go */
 		daxfs_mmap_drop_range(inode, (u64)vmf->pgoff << PAGE_SHIFT,
 				      ((u64)vmf->pgoff + 1) << PAGE_SHIFT);
 	if (vmf->cow_page)
@@ -469,18 +575,21 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	return daxfs_fault_insert(vmf, sbi, off, write);
 }
 
-static const struct vm_operations_struct daxfs_vm_ops = {
-	.fault		= daxfs_fault,
-};
-
-/* Split mode: mappings are counted, so that the last one releases the
- * inode's cache pins (->close runs after its PTEs are zapped). */
+/* Mappings are counted, so that the last one releases the inode's cache
+ * pins (->close runs after its PTEs are zapped); a mapped inode is on the
+ * mount's list for the lease work's revalidation. */
 static void daxfs_vm_open(struct vm_area_struct *vma)
 {
-	struct daxfs_inode_info *ei = DAXFS_I(file_inode(vma->vm_file));
+	struct inode *inode = file_inode(vma->vm_file);
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 
 	mutex_lock(&ei->pin_lock);
-	ei->nr_vmas++;
+	if (!ei->nr_vmas++) {
+		spin_lock(&sbi->mapped_lock);
+		list_add_tail(&ei->mapped_link, &sbi->mapped);
+		spin_unlock(&sbi->mapped_lock);
+	}
 	mutex_unlock(&ei->pin_lock);
 }
 
@@ -488,14 +597,19 @@ static void daxfs_vm_close(struct vm_area_struct *vma)
 {
 	struct inode *inode = file_inode(vma->vm_file);
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 
 	mutex_lock(&ei->pin_lock);
-	if (ei->nr_vmas && !--ei->nr_vmas)
+	if (ei->nr_vmas && !--ei->nr_vmas) {
 		__daxfs_release_pins(inode);
+		spin_lock(&sbi->mapped_lock);
+		list_del_init(&ei->mapped_link);
+		spin_unlock(&sbi->mapped_lock);
+	}
 	mutex_unlock(&ei->pin_lock);
 }
 
-static const struct vm_operations_struct daxfs_vm_ops_pinned = {
+static const struct vm_operations_struct daxfs_vm_ops = {
 	.fault		= daxfs_fault,
 	.open		= daxfs_vm_open,
 	.close		= daxfs_vm_close,
@@ -511,10 +625,7 @@ static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
 		return err == -ESTALE ? -ENOENT : err;
 	file_accessed(file);
 	vma->vm_ops = &daxfs_vm_ops;
-	if (daxfs_base_backed(DAXFS_FS(inode->i_sb))) {
-		vma->vm_ops = &daxfs_vm_ops_pinned;
-		daxfs_vm_open(vma);
-	}
+	daxfs_vm_open(vma);
 	daxfs_vma_set_flags(vma, VM_MIXEDMAP);
 	return 0;
 }

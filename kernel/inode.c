@@ -31,6 +31,8 @@ static void daxfs_inode_init_once(void *p)
 	mutex_init(&ei->pin_lock);
 	xa_init(&ei->pin_pg);
 	xa_init(&ei->pin_cnt);
+	xa_init(&ei->base_pg);
+	INIT_LIST_HEAD(&ei->mapped_link);
 }
 
 int daxfs_inode_cache_init(void)
@@ -59,6 +61,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->valid = false;
 	ei->orphan = false;
 	ei->nr_vmas = 0;
+	ei->reval_change = 0;
 	return &ei->vfs_inode;
 }
 

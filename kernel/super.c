@@ -204,6 +204,9 @@ static void daxfs_lease_work(struct work_struct *work)
 	++sbi->renew_ticks;
 	if (sbi->renew_ticks % 2 == 0 && !sb_rdonly(sbi->sb))
 		daxfs_reclaim_all(&sbi->fs);
+	/* other hosts' copy-ups and truncates: our mappings of borrowed
+	 * pages go within one tick */
+	daxfs_mmap_revalidate_all(sbi);
 	if (sbi->renew_ticks % 4 == 0) {
 		daxfs_recover_dead_hosts(&sbi->fs);
 		/* and the cache pins they held (mmap, zero-copy reads) */
@@ -319,6 +322,8 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	o->nr_backing = 0;
 	sbi->sb = sb;
 	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
+	spin_lock_init(&sbi->mapped_lock);
+	INIT_LIST_HEAD(&sbi->mapped);
 	sb->s_fs_info = sbi;
 
 	err = o->has_phys ? daxfs_map_phys(fc, sbi) : daxfs_map_bdev(fc, sb, sbi);
