@@ -12,6 +12,8 @@ Scenarios:
   multi ROLE PEERS           multi-host exchange (ROLE A/B, PEERS e.g. A+B+H)
   crash-victim               append to a file forever (the test kills this guest)
   crash-survivor             keep working while the victim is killed, see space reclaimed
+  coherent ROLE W T          map base-image files W and T read-only; another host writes a
+                             page of W and truncates T: our mappings follow within 10 s
 """
 import ctypes
 import errno
@@ -814,6 +816,78 @@ def survivor(fs, role, big=8 << 20):
 
 def scen_crash_survivor(args):
     survivor(PosixFS(MNT), args[0] if args else "B")
+
+
+# ---- coherence of mappings of borrowed pages (docs/kernel.md "Mappings across hosts")
+COH_MARK = b"NEW-BYTES-FROM-THE-OTHER-HOST"
+COH_W_OFF = 2 * 4096 + 10           # a page of W the other host writes
+COH_T_CUT = 4096 + 100              # T's new size: page 1 cut inside, page 2 beyond EOF
+COH_WAIT = 10.0
+
+
+def coherent_peer(fs, region, w, t):
+    """The writing host: waits until the mapper maps, then writes W and truncates T."""
+    fs_wait(fs, ["coh-mapped"], 300)
+    with region.open(w) as f:
+        f.pwrite(COH_MARK, COH_W_OFF)
+    region.truncate(t, COH_T_CUT)
+    fs_mark(fs, "H", "coh-written")
+    fs_wait(fs, ["coh-seen"], 300)
+
+
+def _sigbus_in_child(mm, off):
+    """Reads mm[off] in a child: True when the read raised SIGBUS (the page is gone)."""
+    pid = os.fork()
+    if pid == 0:
+        mm[off]
+        os._exit(0)
+    st = os.waitpid(pid, 0)[1]
+    return os.WIFSIGNALED(st) and os.WTERMSIG(st) == 7     # SIGBUS
+
+
+def scen_coherent(args):
+    """Maps W and T read-only (shared) and touches every page, then makes no system call
+    on them: only the lease work can make the mappings follow the other host's write of
+    W and truncate of T.  Reports the delay from seeing its marker to seeing each change."""
+    role, w, t = args[0], args[1], args[2]
+    fs = PosixFS(MNT)
+    maps = {}
+    for name in (w, t):
+        fd = os.open(p(name), os.O_RDONLY)
+        size = os.fstat(fd).st_size
+        maps[name] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+        os.close(fd)
+        check(size >= 3 * 4096, f"{name}: {size} bytes, want 3 pages at least")
+    mw, mt = maps[w], maps[t]
+    orig_w = mw[:]
+    old_w = orig_w[COH_W_OFF:COH_W_OFF + len(COH_MARK)]
+    check(old_w != COH_MARK, "W shows the marker before the write")
+    tail = mt[COH_T_CUT:2 * 4096]
+    check(any(tail), "T's bytes past the cut are zeros already: nothing to see")
+    fs_mark(fs, role, "coh-mapped")
+    fs_wait(fs, ["coh-written"], 300)
+    t0 = time.monotonic()
+    seen = {}
+    while len(seen) < 3 and time.monotonic() - t0 < COH_WAIT:
+        now = time.monotonic() - t0
+        if "write" not in seen and mw[COH_W_OFF:COH_W_OFF + len(COH_MARK)] == COH_MARK:
+            seen["write"] = now
+        if "cut" not in seen and not any(mt[COH_T_CUT:2 * 4096]):
+            seen["cut"] = now
+        if "eof" not in seen and _sigbus_in_child(mt, 2 * 4096):
+            seen["eof"] = now
+        time.sleep(0.05)
+    fs_mark(fs, role, "coh-seen")
+    result(**{f"coh_{k}_s": f"{v:.2f}" for k, v in seen.items()})
+    check("write" in seen, f"W's mapping still shows the old bytes after {COH_WAIT} s")
+    check("cut" in seen, f"T's mapping shows old bytes past the cut after {COH_WAIT} s")
+    check("eof" in seen, f"T's page beyond the new EOF still maps after {COH_WAIT} s")
+    end = COH_W_OFF + len(COH_MARK)
+    check(mw[:COH_W_OFF] == orig_w[:COH_W_OFF] and mw[end:] == orig_w[end:],
+          "W's mapping lost bytes around the write")
+    mw.close()
+    mt.close()
+    result(coherent="ok")
 
 
 def main():

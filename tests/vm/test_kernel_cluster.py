@@ -312,3 +312,32 @@ def test_kernel_host_killed_mid_write(request, built):
         with region(c.shm) as r:
             assert len(r.listdir("/after-B")) == 41 and len(r.listdir("/after-H")) == 41
     print(res.summary(), f"\nvictim's slot recovered {killed['recovered_s']:.1f}s after the kill")
+
+
+def test_kernel_mmap_base_pages_follow_other_hosts(request, built, tmp_path):
+    """Guest A maps two files of the base image (mkfs --source) read-only and then makes no
+    system call on them; host H writes a page of one and truncates the other (inside page
+    1, page 2 beyond the new EOF).  Within 10 s, with no read or stat on A, A's mappings
+    show H's bytes, zeros past the cut, and SIGBUS beyond EOF (the lease work revalidates
+    borrowed pages; docs/kernel.md).  Prints the delays A saw (lease 2 s: tick 0.5 s)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, name in enumerate(("w.bin", "t.bin")):
+        (src / name).write_bytes(bytes((i * 7 + j) % 251 + 1 for j in range(4 * 4096)))
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
+        mkfs(c.shm, "--source", str(src), "--lease-ms", "2000")
+
+        def host_peer():
+            with region(c.shm) as r:
+                kg.coherent_peer(kg.LibFS(r), r, "/w.bin", "/t.bin")
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:coherent:A:/w.bin:/t.bin",
+                                            "umount", "rmmod", "clean"])],
+                    host_fn=host_peer)
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+    rg = res.guests["A"].results
+    print(f"\ndelays seen by the mapper after the writer's marker: {rg}")
+    assert rg["coherent"] == "ok", rg

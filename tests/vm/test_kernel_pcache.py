@@ -419,3 +419,32 @@ def test_kernel_pcache_stale_unpin(request, built, split):
         _fsck_clean(c.shm)
     assert seen["mapped"] == 4 and seen["h2_pinned"] == 1, seen
     assert seen["after_v"] == 1, seen
+
+
+def test_kernel_pcache_mmap_follows_other_hosts(request, built, split):
+    """Guest A maps two cached files read-only (zero copy: pinned cache slots) and makes no
+    system call on them; host H writes a page of one (copy-up into the overlay) and
+    truncates the other.  Within 10 s A's mappings show H's bytes, zeros past the cut and
+    SIGBUS beyond the new EOF (the lease work revalidates borrowed pages and drops the
+    pins of those it zaps).  No pins are left after munmap; fsck clean."""
+    s = split([("/coh_w.bin", 4 * PAGE), ("/coh_t.bin", 4 * PAGE)])
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
+        s.mkfs(c.shm, 2 * MiB, "--lease-ms", "2000")
+
+        def host_peer():
+            with s.region(c.shm) as r:
+                kg.coherent_peer(kg.LibFS(r), r, "/coh_w.bin", "/coh_t.bin")
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys:" + s.opts(),
+                                            "py:coherent:A:/coh_w.bin:/coh_t.bin",
+                                            "umount", "rmmod", "clean"])],
+                    host_fn=host_peer)
+        assert res.ok, res.summary()
+        _fsck_clean(c.shm)
+        with s.region(c.shm) as r:
+            ci = r.cache_info()
+    rg = res.guests["A"].results
+    print(f"\ndelays seen by the mapper after the writer's marker: {rg}")
+    assert rg["coherent"] == "ok", rg
+    assert ci["pins"] == 0, ci
