@@ -173,12 +173,19 @@ static void *churn_writer(void *a)
 				t->bad++;
 			continue;
 		}
-		if (n % 5 == 0)
+		/* the truncater may be starved on a loaded machine: appends
+		 * alone must not fill the region (ENOSPC is not the point) */
+		if (n % 5 == 0 && daxfs_load(&t_ip(&fs, t->ino)->size) < 16 * MiB)
 			w = t_append(&fs, t->ino, buf, len % 5000 + 1, NULL);
+		else if (n % 5 == 0)
+			w = 1;
 		else
 			w = t_pwrite(&fs, t->ino, buf, len, off);
-		if (w <= 0)
-			t->bad++;
+		if (w <= 0) {
+			if (t->bad++ < 3)
+				fprintf(stderr, "  churn writer %d: write/append: %lld\n",
+					t->id, (long long)w);
+		}
 		if (n % 7 == 0) {
 			struct rcount rc = { 0 };
 
