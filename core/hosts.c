@@ -304,6 +304,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			h->name[DAXFS_HOST_NAME_LEN - 1] = 0;
 			fs->host = slot;
 			fs->host_gen = gen;
+			daxfs_open_summary_join(fs);
 			/* hosts that died idle block nothing, so nobody else
 			 * would notice them: every joiner looks */
 			reap(fs, false);

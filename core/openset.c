@@ -44,22 +44,110 @@ struct daxfs_open_page *daxfs_open_page_next(struct daxfs_fs *fs, u32 slot,
 	for ((n) = 0, (pg) = daxfs_open_page_next(fs, slot, NULL, &(n)); (pg); \
 	     (pg) = daxfs_open_page_next(fs, slot, pg, &(n)))
 
-u32 daxfs_open_holders(struct daxfs_fs *fs, u64 ino, u32 *slot)
+/* Entries of pg worth reading: those below hw on pages that keep it
+ * (entries go in only after hw covers them: docs, race 1b). */
+static u32 page_limit(struct daxfs_open_page *pg)
+{
+	u64 hw;
+
+	if (!(daxfs_load32(&pg->flags) & DAXFS_OPEN_PF_HW))
+		return DAXFS_OPEN_ENTRIES;	/* an older page: all of it */
+	hw = daxfs_load(&pg->hw);
+	return hw < DAXFS_OPEN_ENTRIES ? (u32)hw : DAXFS_OPEN_ENTRIES;
+}
+
+/* Before an entry goes in at index i: hw > i (grows only). */
+static void page_cover(struct daxfs_open_page *pg, u32 i)
+{
+	u64 hw = daxfs_load(&pg->hw);
+
+	while (hw <= i && !daxfs_cas(&pg->hw, &hw, (u64)i + 1))
+		;
+}
+
+/* Entries naming ino in slot's set. */
+static u32 slot_holds(struct daxfs_fs *fs, u32 slot, u64 ino)
 {
 	struct daxfs_open_page *pg;
-	u32 s, n, i, found = 0;
+	u32 n, i, lim, found = 0;
 
-	for (s = 0; s < fs->sb.max_hosts; s++) {
-		for_each_set_page(fs, s, pg, n) {
-			for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
-				if (daxfs_load(&pg->ino[i]) != ino)
-					continue;
-				if (!found++ && slot)
-					*slot = s;
-			}
-		}
+	for_each_set_page(fs, slot, pg, n) {
+		lim = page_limit(pg);
+		for (i = 0; i < lim; i++)
+			if (daxfs_load(&pg->ino[i]) == ino)
+				found++;
 	}
 	return found;
+}
+
+/* Summary word and bit of slot (format.h daxfs_state.open_hosts). */
+static u64 *summary_word(struct daxfs_fs *fs, u32 slot, u64 *bit)
+{
+	*bit = 1ULL << (slot % 64);
+	return &fs->state->open_hosts[slot / 64];
+}
+
+/* Sets slot's summary bit (docs/open-files.md, "Summary"). */
+static void summary_mark(struct daxfs_fs *fs, u32 slot)
+{
+	u64 bit, *w = summary_word(fs, slot, &bit);
+	u64 cur = daxfs_load(w);
+
+	while (!(cur & bit) && !daxfs_cas(w, &cur, cur | bit))
+		;
+}
+
+/* Only with slot's set provably empty and nobody inserting into it. */
+static void summary_clear(struct daxfs_fs *fs, u32 slot)
+{
+	u64 bit, *w = summary_word(fs, slot, &bit);
+	u64 cur = daxfs_load(w);
+
+	while ((cur & bit) && !daxfs_cas(w, &cur, cur & ~bit))
+		;
+}
+
+void daxfs_open_summary_join(struct daxfs_fs *fs)
+{
+	u32 s;
+
+	for (s = 0; s < fs->sb.max_hosts; s++) {
+		if (daxfs_load(&daxfs_host_at(fs, s)->open_set))
+			summary_mark(fs, s);	/* a set from before the summary */
+		else if (s == fs->host)
+			summary_clear(fs, s);	/* stale: a recoverer died late */
+	}
+}
+
+u32 daxfs_open_holders(struct daxfs_fs *fs, u64 ino, u32 *slot)
+{
+	u32 s, c, found = 0;
+
+	for (s = 0; s < fs->sb.max_hosts; s++) {
+		c = slot_holds(fs, s, ino);
+		if (c && !found && slot)
+			*slot = s;
+		found += c;
+	}
+	return found;
+}
+
+/* The unlinker's scan, after its fence: only hosts whose summary bit is
+ * set (docs/open-files.md, race 1b).  True if some set names ino. */
+static bool held_somewhere(struct daxfs_fs *fs, u64 ino)
+{
+	u32 w, s, nw = (fs->sb.max_hosts + 63) / 64;
+	u64 bits;
+
+	for (w = 0; w < nw && w < 4; w++) {
+		bits = daxfs_load(&fs->state->open_hosts[w]);
+		for (; bits; bits &= bits - 1) {
+			s = w * 64 + daxfs_ctz64(bits);
+			if (s < fs->sb.max_hosts && slot_holds(fs, s, ino))
+				return true;
+		}
+	}
+	return false;
 }
 
 void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
@@ -78,7 +166,7 @@ void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
 	f = daxfs_load32(&ip->flags);
 	if (daxfs_load32(&ip->nlink) || !(f & DAXFS_IF_ORPHAN))
 		return;
-	if (daxfs_open_holders(op->fs, ino, NULL))
+	if (held_somewhere(op->fs, ino))
 		return;		/* a holder settles at its close */
 	while (f & DAXFS_IF_ORPHAN) {
 		/* the free claim: exactly one settler wins */
@@ -99,13 +187,16 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 	u64 off, zero, *link;
 	u32 n, i, tries;
 
+	summary_mark(fs, fs->host);	/* before any entry: race 1b */
 	for (tries = 0; tries < 2 * DAXFS_OPEN_MAX_PAGES; tries++) {
 		last = NULL;
 		for_each_set_page(fs, fs->host, pg, n) {
 			for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+				if (daxfs_load(&pg->ino[i]))
+					continue;
+				page_cover(pg, i);
 				zero = 0;
-				if (!daxfs_load(&pg->ino[i]) &&
-				    daxfs_cas(&pg->ino[i], &zero, ino))
+				if (daxfs_cas(&pg->ino[i], &zero, ino))
 					return 0;
 			}
 			last = pg;
@@ -124,6 +215,7 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 			return -ENOSPC;
 		daxfs_hold_pages(op, off, 1);	/* recovery frees it if we die */
 		pg->slot = fs->host;
+		pg->flags = DAXFS_OPEN_PF_HW;
 		daxfs_store(&pg->magic, DAXFS_OPEN_MAGIC);
 		daxfs_pflush(fs, pg, DAXFS_CACHELINE);
 		daxfs_hold_pages(op, 0, 0);
@@ -139,10 +231,11 @@ static bool set_remove(struct daxfs_fs *fs, u32 slot, u64 ino)
 {
 	struct daxfs_open_page *pg;
 	u64 cur;
-	u32 n, i;
+	u32 n, i, lim;
 
 	for_each_set_page(fs, slot, pg, n) {
-		for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+		lim = page_limit(pg);
+		for (i = 0; i < lim; i++) {
 			cur = ino;
 			if (daxfs_load(&pg->ino[i]) == ino &&
 			    daxfs_cas(&pg->ino[i], &cur, 0))
@@ -252,19 +345,27 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 	struct daxfs_host *h = daxfs_host_at(fs, slot);
 	struct daxfs_open_page *pg;
 	u64 off, next, e;
-	u32 n, i;
+	u32 n, i, lim;
 
 	if (!op->lane)
 		return;
+	if (daxfs_load(&h->open_set))
+		summary_mark(fs, slot);	/* a set from before the summary */
 	for_each_set_page(fs, slot, pg, n) {
-		for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
+		lim = page_limit(pg);
+		for (i = 0; i < lim; i++) {
 			e = daxfs_load(&pg->ino[i]);
 			if (e)
 				put_entry(op, slot, e);
 		}
 	}
 	off = daxfs_load(&h->open_set);
-	if (!off || !daxfs_cas(&h->open_set, &off, 0))
+	if (off && !daxfs_cas(&h->open_set, &off, 0))
+		return;
+	/* empty and unlinked, and the slot inserts nothing more (dead or
+	 * leaving): its bit may go */
+	summary_clear(fs, slot);
+	if (!off)
 		return;
 	daxfs_crash_point("open.unlinked");
 	/* unlinked: scanners still in their ops may read it until the
@@ -287,7 +388,7 @@ u32 daxfs_open_count(struct daxfs_fs *fs, u32 slot, u32 *pages)
 	u32 n, i, c = 0;
 
 	for_each_set_page(fs, slot, pg, n)
-		for (i = 0; i < DAXFS_OPEN_ENTRIES; i++)
+		for (i = 0; i < page_limit(pg); i++)
 			if (daxfs_load(&pg->ino[i]))
 				c++;
 	if (pages)

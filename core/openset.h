@@ -14,7 +14,12 @@
  * it is an unclaimed orphan (nlink 0, ORPHAN) that no open set names
  * (one CAS on the mark decides who frees).  Needs op->lane. */
 void daxfs_orphan_settle(struct daxfs_op *op, u64 ino);
-/* Entries naming ino in all open sets; *slot (may be NULL) gets the
+/* At join, after our slot is ALIVE: every slot with an open set gets its
+ * summary bit (sets from before the summary existed); our own stale bit
+ * goes (docs/open-files.md, "Summary"). */
+void daxfs_open_summary_join(struct daxfs_fs *fs);
+/* Entries naming ino in all open sets, every slot read (fsck: exact
+ * whatever the summary says); *slot (may be NULL) gets the
  * first holder's slot. */
 u32 daxfs_open_holders(struct daxfs_fs *fs, u64 ino, u32 *slot);
 /* Recovery / leave: removes and settles every entry of slot's set, then

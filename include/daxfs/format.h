@@ -130,9 +130,15 @@ struct daxfs_state {
 	struct daxfs_line stat_inserts;	/* published overlay keys */
 	struct daxfs_line page_stack;	/* ~pages on the page free stack
 					 * (signed, self-healing; alloc.md) */
-	__u8 reserved[4096 - 64 * (9 + DAXFS_NR_CLASSES)];
+	__u64 open_hosts[4];		/* bit s: host slot s may have open-set
+					 * entries (docs/open-files.md); was
+					 * reserved, 0 on older images */
+	__u64 pad1[4];
+	__u8 reserved[4096 - 64 * (10 + DAXFS_NR_CLASSES)];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
+DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, open_hosts) %
+		    DAXFS_CACHELINE == 0);
 
 /* Free-list head: 20-bit ABA tag above a 44-bit offset in 64-byte units. */
 #define DAXFS_FREE_TAG_SHIFT	44
@@ -230,13 +236,16 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lane) == 128);
 #define DAXFS_OPEN_MAGIC	0x4e45504f46584144ULL	/* "DAXFOPEN" */
 #define DAXFS_OPEN_ENTRIES	504
 #define DAXFS_OPEN_MAX_PAGES	16	/* per host: then -ENFILE */
+#define DAXFS_OPEN_PF_HW	1u	/* page keeps hw (older pages: scan all) */
 
 struct daxfs_open_page {
 	__u64 magic;			/* DAXFS_OPEN_MAGIC */
 	__u64 next;			/* next page of the set, or 0 */
 	__u32 slot;			/* owning host slot */
-	__u32 reserved0;
-	__u64 reserved[5];
+	__u32 flags;			/* DAXFS_OPEN_PF_*; was reserved (0) */
+	__u64 hw;			/* with DAXFS_OPEN_PF_HW: entries only
+					 * at indices below hw (grows only) */
+	__u64 reserved[4];
 	__u64 ino[DAXFS_OPEN_ENTRIES];	/* 0 free, else an inode number */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_open_page) == 4096);
