@@ -20,20 +20,6 @@
 static struct daxfs_fs fa, fb, fh;
 static void *region;
 
-static u64 mk(struct daxfs_fs *fs, const char *n)
-{
-	u64 ino = 0;
-
-	CHECK_EQ(daxfs_mknod(fs, ROOT, n, strlen(n), DAXFS_S_IFREG | 0644, 0, 0, 0, &ino), 0);
-	return ino;
-}
-
-static int ga(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	return daxfs_getattr(fs, ino, a);
-}
-
 static u64 summary(u32 w)
 {
 	return daxfs_load(&fa.state->open_hosts[w]);
@@ -72,21 +58,21 @@ static void test_holder_on_slot5_found_by_summary(void)
 
 	join_holder();
 	CHECK_EQ(summary(0), 0);	/* nobody has opened anything yet */
-	ino = mk(&fh, "held");
+	ino = t_mkreg(&fh, ROOT, "held");
 	CHECK_EQ(t_pwrite(&fh, ino, "data", 4, 0), 4);
 	CHECK_EQ(daxfs_open_get(&fh, ino), 0);
 	CHECK_EQ(summary(0), 1ULL << HOLDER);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "held", 4), 0);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	CHECK_EQ(a.nlink, 0);
 	CHECK_EQ(t_pread(&fh, ino, buf, 4, 0), 4);
 	CHECK(!memcmp(buf, "data", 4));
 	/* a file nobody holds still goes at once */
-	other = mk(&fa, "free");
+	other = t_mkreg(&fa, ROOT, "free");
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "free", 4), 0);
-	CHECK_EQ(ga(&fa, other, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, other, &a), -ENOENT);
 	CHECK_EQ(daxfs_open_put(&fh, ino), 0);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 	/* cleared lazily: the bit stays while host 5 lives */
 	CHECK_EQ(summary(0), 1ULL << HOLDER);
 }
@@ -102,21 +88,21 @@ static void test_entry_below_high_water_found(void)
 
 	for (i = 0; i < 10; i++) {
 		snprintf(n, sizeof(n), "hw%u", i);
-		ino[i] = mk(&fh, n);
+		ino[i] = t_mkreg(&fh, ROOT, n);
 		CHECK_EQ(daxfs_open_get(&fh, ino[i]), 0);
 	}
 	for (i = 0; i < 9; i++)
 		CHECK_EQ(daxfs_open_put(&fh, ino[i]), 0);
 	CHECK_EQ(daxfs_open_count(&fh, HOLDER, NULL), 1);
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "hw9", 3), 0);
-	CHECK_EQ(ga(&fb, ino[9], &a), 0);
+	CHECK_EQ(t_getattr(&fb, ino[9], &a), 0);
 	CHECK_EQ(a.nlink, 0);
 	CHECK_EQ(daxfs_open_put(&fh, ino[9]), 0);
-	CHECK_EQ(ga(&fb, ino[9], &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fb, ino[9], &a), -ENOENT);
 	for (i = 0; i < 9; i++) {
 		snprintf(n, sizeof(n), "hw%u", i);
 		CHECK_EQ(daxfs_unlink(&fb, ROOT, n, strlen(n)), 0);
-		CHECK_EQ(ga(&fb, ino[i], &a), -ENOENT);
+		CHECK_EQ(t_getattr(&fb, ino[i], &a), -ENOENT);
 	}
 }
 
@@ -131,7 +117,7 @@ static void test_page_without_mark_read_whole(void)
 
 	for (i = 0; i < 4; i++) {
 		snprintf(n, sizeof(n), "old%u", i);
-		ino[i] = mk(&fh, n);
+		ino[i] = t_mkreg(&fh, ROOT, n);
 		CHECK_EQ(daxfs_open_get(&fh, ino[i]), 0);
 	}
 	pg = daxfs_open_page_next(&fh, HOLDER, NULL, &pages);
@@ -141,10 +127,10 @@ static void test_page_without_mark_read_whole(void)
 	pg->flags = 0;
 	daxfs_store(&pg->hw, 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "old3", 4), 0);
-	CHECK_EQ(ga(&fa, ino[3], &a), 0);	/* held: kept */
+	CHECK_EQ(t_getattr(&fa, ino[3], &a), 0);	/* held: kept */
 	for (i = 0; i < 4; i++)
 		CHECK_EQ(daxfs_open_put(&fh, ino[i]), 0);
-	CHECK_EQ(ga(&fa, ino[3], &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino[3], &a), -ENOENT);
 	for (i = 0; i < 3; i++) {
 		snprintf(n, sizeof(n), "old%u", i);
 		CHECK_EQ(daxfs_unlink(&fa, ROOT, n, strlen(n)), 0);
@@ -159,17 +145,17 @@ static void test_pre_summary_set_marked_at_join(void)
 	struct daxfs_attr a;
 	u64 ino;
 
-	ino = mk(&fh, "pre");
+	ino = t_mkreg(&fh, ROOT, "pre");
 	CHECK_EQ(daxfs_open_get(&fh, ino), 0);
 	forget_summary();
 	CHECK_EQ(t_join(&fd, region, SIZE), 0);
 	CHECK(fd.host != HOLDER);
 	CHECK_EQ(summary(0), 1ULL << HOLDER);
 	CHECK_EQ(daxfs_unlink(&fd, ROOT, "pre", 3), 0);
-	CHECK_EQ(ga(&fd, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fd, ino, &a), 0);
 	CHECK_EQ(a.nlink, 0);
 	CHECK_EQ(daxfs_open_put(&fh, ino), 0);
-	CHECK_EQ(ga(&fd, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fd, ino, &a), -ENOENT);
 	daxfs_host_leave(&fd);
 	CHECK_EQ(summary(0), 1ULL << HOLDER);	/* fd opened nothing */
 }
@@ -181,15 +167,15 @@ static void test_pre_summary_dead_holder_recovered(void)
 	struct daxfs_attr a;
 	u64 ino;
 
-	ino = mk(&fh, "dead");
+	ino = t_mkreg(&fh, ROOT, "dead");
 	CHECK_EQ(daxfs_open_get(&fh, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "dead", 4), 0);
 	forget_summary();
 	daxfs_store(&fh.hosts[HOLDER].heartbeat_ns,
 		    (u64)daxfs_now_ns() - 2ULL * fh.lease_ms * 1000000ULL);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	CHECK(daxfs_recover_dead_hosts(&fa) >= 1);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 	CHECK_EQ(daxfs_load(&fa.hosts[HOLDER].open_set), 0);
 	CHECK_EQ(summary(0), 0);
 }
@@ -201,13 +187,13 @@ static void test_leave_clears_bit(void)
 	u64 ino;
 
 	join_holder();
-	ino = mk(&fh, "leave");
+	ino = t_mkreg(&fh, ROOT, "leave");
 	CHECK_EQ(daxfs_open_get(&fh, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "leave", 5), 0);
 	CHECK_EQ(summary(0), 1ULL << HOLDER);
 	daxfs_host_leave(&fh);
 	CHECK_EQ(summary(0), 0);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 }
 
 int main(void)

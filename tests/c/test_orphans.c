@@ -18,20 +18,6 @@
 static struct daxfs_fs fa, fb;
 static void *region;
 
-static u64 mk(struct daxfs_fs *fs, const char *n)
-{
-	u64 ino = 0;
-
-	CHECK_EQ(daxfs_mknod(fs, ROOT, n, strlen(n), DAXFS_S_IFREG | 0644, 0, 0, 0, &ino), 0);
-	return ino;
-}
-
-static int ga(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	return daxfs_getattr(fs, ino, a);
-}
-
 static int lk(struct daxfs_fs *fs, const char *n)
 {
 	u64 ino;
@@ -60,16 +46,16 @@ static void test_other_host_unlinks_open_file(void)
 
 	settle();
 	used0 = t_used(&fa);
-	ino = mk(&fa, "f");
+	ino = t_mkreg(&fa, ROOT, "f");
 	CHECK_EQ(t_pwrite(&fa, ino, "hello", 5, 0), 5);
 	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "f", 1), 0);
 	CHECK_EQ(lk(&fa, "f"), -ENOENT);
 	CHECK_EQ(lk(&fb, "f"), -ENOENT);
 	/* A keeps using it; every host sees nlink 0 */
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	CHECK_EQ(a.nlink, 0);
-	CHECK_EQ(ga(&fb, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), 0);
 	CHECK_EQ(a.size, 5);
 	CHECK_EQ(t_pwrite(&fa, ino, " world", 6, 5), 6);
 	CHECK_EQ(t_pwrite(&fa, ino, "x", 1, 5 * DAXFS_BLOCK_SIZE), 1);
@@ -79,12 +65,12 @@ static void test_other_host_unlinks_open_file(void)
 	CHECK_EQ(daxfs_link(&fb, ino, ROOT, "g", 1), -ENOENT);
 	CHECK_EQ(daxfs_open_get(&fb, ino), -ENOENT);
 	CHECK_EQ(daxfs_inode_release(&fb, ino), 0);	/* held: nothing */
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	settle();
 	used1 = t_used(&fa);
 	CHECK(used1 > used0);
 	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
-	CHECK_EQ(ga(&fb, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fb, ino, &a), -ENOENT);
 	CHECK_EQ(daxfs_open_put(&fa, ino), -EBADF);
 	settle();
 	CHECK_EQ(t_used(&fa), used0);	/* exactly the file's space came back */
@@ -95,21 +81,21 @@ static void test_unheld_unlink_frees_at_once(void)
 	struct daxfs_attr a;
 	u64 ino;
 
-	ino = mk(&fa, "u");
+	ino = t_mkreg(&fa, ROOT, "u");
 	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
 	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "u", 1), 0);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 	/* two names: only the last unlink settles */
-	ino = mk(&fa, "c");
+	ino = t_mkreg(&fa, ROOT, "c");
 	CHECK_EQ(daxfs_link(&fa, ino, ROOT, "c2", 2), 0);
 	CHECK_EQ(daxfs_open_get(&fb, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "c", 1), 0);
 	CHECK_EQ(daxfs_open_put(&fb, ino), 0);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	CHECK_EQ(a.nlink, 1);
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "c2", 2), 0);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 }
 
 /* Two opens on A, one on B: freed at the third close, whoever closes last. */
@@ -118,18 +104,18 @@ static void test_last_of_many_holders_frees(void)
 	struct daxfs_attr a;
 	u64 ino;
 
-	ino = mk(&fa, "m");
+	ino = t_mkreg(&fa, ROOT, "m");
 	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
 	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
 	CHECK_EQ(daxfs_open_get(&fb, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "m", 1), 0);
 	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
-	CHECK_EQ(ga(&fb, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), 0);
 	CHECK_EQ(daxfs_open_put(&fb, ino), 0);
-	CHECK_EQ(ga(&fb, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), 0);
 	CHECK_EQ(a.nlink, 0);
 	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
-	CHECK_EQ(ga(&fb, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fb, ino, &a), -ENOENT);
 }
 
 static void test_rename_over_and_dirs(void)
@@ -137,24 +123,24 @@ static void test_rename_over_and_dirs(void)
 	struct daxfs_attr a;
 	u64 src, victim, d = 0;
 
-	src = mk(&fa, "s");
-	victim = mk(&fa, "v");
+	src = t_mkreg(&fa, ROOT, "s");
+	victim = t_mkreg(&fa, ROOT, "v");
 	CHECK_EQ(t_pwrite(&fa, victim, "old", 3, 0), 3);
 	CHECK_EQ(daxfs_open_get(&fb, victim), 0);
 	CHECK_EQ(daxfs_rename(&fa, ROOT, "s", 1, ROOT, "v", 1, 0), 0);
-	CHECK_EQ(ga(&fb, victim, &a), 0);
+	CHECK_EQ(t_getattr(&fb, victim, &a), 0);
 	CHECK_EQ(a.nlink, 0);
 	CHECK_EQ(a.size, 3);
 	CHECK_EQ(daxfs_open_put(&fb, victim), 0);
-	CHECK_EQ(ga(&fa, victim, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, victim, &a), -ENOENT);
 	/* directories are never held */
 	CHECK_EQ(daxfs_mkdir(&fa, ROOT, "d", 1, 0755, 0, 0, &d), 0);
 	CHECK_EQ(daxfs_open_get(&fb, d), -EISDIR);
 	CHECK_EQ(daxfs_rmdir(&fa, ROOT, "d", 1), 0);
-	CHECK_EQ(ga(&fa, d, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, d, &a), -ENOENT);
 	CHECK_EQ(daxfs_open_get(&fb, d), -ENOENT);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "v", 1), 0);
-	CHECK_EQ(ga(&fa, src, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, src, &a), -ENOENT);
 }
 
 /* The set is bounded: the open after the last entry fails with -ENFILE,
@@ -170,7 +156,7 @@ static void test_set_full_and_leave(void)
 	settle();
 	used0 = t_used(&fa);
 	CHECK_EQ(t_join(&fc, region, SIZE), 0);
-	ino = mk(&fc, "full");
+	ino = t_mkreg(&fc, ROOT, "full");
 	for (i = 0; i < cap; i++)
 		if (daxfs_open_get(&fc, ino))
 			break;
@@ -183,10 +169,10 @@ static void test_set_full_and_leave(void)
 	CHECK_EQ(daxfs_open_put(&fc, ino), 0);
 	CHECK_EQ(daxfs_open_get(&fc, ino), 0);	/* room again */
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "full", 4), 0);
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	/* leaving with every open still in place: dropped, file freed */
 	daxfs_host_leave(&fc);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 	settle();
 	CHECK_EQ(t_used(&fa), used0);
 }
@@ -202,7 +188,7 @@ static void test_dead_holder_recovered(void)
 	settle();
 	used0 = t_used(&fa);
 	CHECK_EQ(t_join(&fc, region, SIZE), 0);
-	ino = mk(&fc, "dead");
+	ino = t_mkreg(&fc, ROOT, "dead");
 	CHECK_EQ(t_pwrite(&fc, ino, "data", 4, 3 * DAXFS_BLOCK_SIZE), 4);
 	CHECK_EQ(daxfs_open_get(&fc, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "dead", 4), 0);
@@ -212,9 +198,9 @@ static void test_dead_holder_recovered(void)
 	CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 0);
 	CHECK_EQ(res.leaked_bytes, 0);
 	expire(&fc);			/* gone without a word */
-	CHECK_EQ(ga(&fa, ino, &a), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	CHECK(daxfs_recover_dead_hosts(&fa) >= 1);
-	CHECK_EQ(ga(&fa, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 	settle();
 	CHECK_EQ(t_used(&fa), used0);
 }
@@ -226,7 +212,7 @@ static void test_cluster_crash_fsck(void)
 	struct daxfs_attr a;
 	u64 ino;
 
-	ino = mk(&fa, "crash");
+	ino = t_mkreg(&fa, ROOT, "crash");
 	CHECK_EQ(t_pwrite(&fa, ino, "data", 4, 2 * DAXFS_BLOCK_SIZE), 4);
 	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fb, ROOT, "crash", 5), 0);
@@ -241,7 +227,7 @@ static void test_cluster_crash_fsck(void)
 	CHECK_EQ(res.leaked_bytes, 0);
 	CHECK_EQ(res.orphans, 0);
 	CHECK_EQ(t_join(&fb, region, SIZE), 0);
-	CHECK_EQ(ga(&fb, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fb, ino, &a), -ENOENT);
 	daxfs_host_leave(&fb);
 }
 
@@ -255,7 +241,7 @@ int main(void)
 	CHECK_EQ(t_join(&fb, region, SIZE), 0);
 	/* both hosts hold one file open throughout: their set pages exist
 	 * before any used-bytes baseline is taken */
-	keep = mk(&fa, "keep");
+	keep = t_mkreg(&fa, ROOT, "keep");
 	CHECK_EQ(daxfs_open_get(&fa, keep), 0);
 	CHECK_EQ(daxfs_open_get(&fb, keep), 0);
 	RUN(test_other_host_unlinks_open_file);

@@ -121,6 +121,22 @@ static inline u64 t_mkfile(struct daxfs_fs *fs)
 	return t_mkinode(fs, DAXFS_S_IFREG | 0644);
 }
 
+/* A regular file named n in directory dir; the test fails if it cannot. */
+static inline u64 t_mkreg(struct daxfs_fs *fs, u64 dir, const char *n)
+{
+	u64 ino = 0;
+
+	CHECK_EQ(daxfs_mknod(fs, dir, n, strlen(n), DAXFS_S_IFREG | 0644, 0, 0, 0, &ino), 0);
+	return ino;
+}
+
+/* daxfs_getattr into a zeroed *a. */
+static inline int t_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	return daxfs_getattr(fs, ino, a);
+}
+
 /* The record of ino (for white-box checks). */
 static inline struct daxfs_inode *t_ip(struct daxfs_fs *fs, u64 ino)
 {
