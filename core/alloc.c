@@ -120,6 +120,14 @@ void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 	}
 }
 
+/* Objects pushed onto a small class's stack: the compaction hint's clock
+ * (advisory, after the push; docs/alloc.md "Compaction hint"). */
+static void count_pushed(struct daxfs_fs *fs, unsigned int class, u64 n)
+{
+	if (class < DAXFS_CLASS_PAGE)
+		daxfs_faa(&fs->state->free_head[class].pad[DAXFS_FREE_PUSHED], n);
+}
+
 u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class)
 {
 	u64 *hw = head_word(fs, class), h, off;
@@ -143,6 +151,8 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class)
 	daxfs_free_push_chain(fs, class, off, off);
 	if (class == DAXFS_CLASS_PAGE)
 		daxfs_faa(PAGE_STACK(fs), 1);
+	else
+		count_pushed(fs, class, 1);
 	daxfs_faa(daxfs_state_word(fs, used_bytes), -daxfs_class_size(class));
 }
 
@@ -397,6 +407,7 @@ static u64 alloc_once(struct daxfs_fs *fs, unsigned int class)
 		daxfs_store(&o->next, page + (i + 1) * size);
 	}
 	daxfs_free_push_chain(fs, class, page + size, page + (per - 1) * size);
+	count_pushed(fs, class, per - 1);	/* one free makes it whole */
 	return page;
 }
 
@@ -410,7 +421,8 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
 	off = alloc_once(fs, class);
 	if (!off) {
 		/* pool full: get back what limbo holds, then retry once; then
-		 * turn wholly free small-object pages back into pages */
+		 * turn wholly free small-object pages back into pages (a
+		 * pass that cannot find one is skipped: the hint) */
 		daxfs_reclaim(op);
 		off = alloc_once(fs, class);
 		if (!off && daxfs_compact(op))

@@ -3,8 +3,9 @@
  * Compaction: small-object pages whose objects are all free go back to
  * the page stack.  A lane takes a whole class stack with one CAS, names it
  * in its lane (crash), sorts it by address in place, gives back the whole
- * pages and pushes the rest back with one CAS.  Protocol, races and crash
- * story: docs/alloc.md "Compaction".
+ * pages and pushes the rest back with one CAS.  A per-class hint skips
+ * passes that cannot find a page.  Protocol, races and crash story:
+ * docs/alloc.md "Compaction" and "Compaction hint".
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -62,12 +63,29 @@ static u64 chain_check(struct daxfs_fs *fs, u64 first, u64 size, u64 *last)
 	return 0;
 }
 
+/* Moves the lane's record from old to new; false when a recoverer took it
+ * (we were declared dead): then nothing may be touched any more. */
+static bool rec_move(struct daxfs_lane *lane, u64 *old, u64 new_rec)
+{
+	return daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_CHAIN], old, new_rec);
+}
+
+static u64 rec_word(u64 first, unsigned int class)
+{
+	return first ? first | (class + 1) : 0;
+}
+
 /*
  * Bottom-up merge sort of a validated, acyclic chain of n nodes by
  * address (Tatham's list merge sort): O(n log n), no extra memory.
- * Returns the new head; *last gets the new tail.
+ * After every merge pass the chain is whole again (head .. tail, tail
+ * next 0): the record is moved to the new head and the CPU yielded there,
+ * so a long sort never runs unrescheduled and a crash between passes
+ * leaks nothing.  Returns the new head (*last the new tail), or 0 when a
+ * recoverer took the record: nothing may be touched any more.
  */
-static u64 chain_sort(struct daxfs_fs *fs, u64 head, u64 *last)
+static u64 chain_sort(struct daxfs_fs *fs, struct daxfs_lane *lane,
+		      unsigned int class, u64 head, u64 *rec, u64 *last)
 {
 	u64 insize = 1, p, q, e, tail, merges, psize, qsize;
 
@@ -103,31 +121,25 @@ static u64 chain_sort(struct daxfs_fs *fs, u64 head, u64 *last)
 		if (tail)
 			set_next(fs, tail, 0);
 		*last = tail;
+		if (!rec_move(lane, rec, rec_word(head, class)))
+			return 0;
+		*rec = rec_word(head, class);
 		if (merges <= 1)
 			return head;
+		daxfs_yield();
 		insize *= 2;
 	}
-}
-
-/* Moves the lane's record from old to new; false when a recoverer took it
- * (we were declared dead): then nothing may be touched any more. */
-static bool rec_move(struct daxfs_lane *lane, u64 *old, u64 new_rec)
-{
-	return daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_CHAIN], old, new_rec);
-}
-
-static u64 rec_word(u64 first, unsigned int class)
-{
-	return first ? first | (class + 1) : 0;
 }
 
 /*
  * Gives back the wholly free pages of the sorted private chain at *head,
  * unlinking each before pushing it (crash: that one page leaks, nothing
- * is freed twice).  Returns pages freed; *last is the kept tail.
+ * is freed twice).  Returns pages freed; *last is the kept tail, *most
+ * the most objects of one page among those kept.
  */
 static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
-			 unsigned int class, u64 *head, u64 *rec, u64 *last)
+			 unsigned int class, u64 *head, u64 *rec, u64 *last,
+			 u64 *most)
 {
 	u64 size = daxfs_class_size(class), per = DAXFS_PAGE_SIZE / size;
 	u64 prev = 0, cur = *head, page, end, after, k, freed = 0;
@@ -142,6 +154,8 @@ static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			end = after;
 		}
 		if (k != per) {
+			if (k > *most)
+				*most = k;
 			prev = end;
 			cur = after;
 			continue;
@@ -163,15 +177,46 @@ static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	return freed;
 }
 
+static u64 *hint_word(struct daxfs_fs *fs, unsigned int class, int i)
+{
+	return &fs->state->free_head[class].pad[i];
+}
+
+/*
+ * The hint (docs/alloc.md "Compaction hint"): a pass that found no whole
+ * page records how many more objects must be pushed onto the stack before
+ * one can exist; until then passes are skipped.  Only ever skips work.
+ */
+static bool pass_useless(struct daxfs_fs *fs, unsigned int class)
+{
+	u64 due = daxfs_load(hint_word(fs, class, DAXFS_FREE_COMPACT_DUE));
+
+	return due && (s64)(daxfs_load(hint_word(fs, class,
+				DAXFS_FREE_PUSHED)) - due) < 0;
+}
+
+static void set_due(struct daxfs_fs *fs, unsigned int class, u64 due)
+{
+	daxfs_store(hint_word(fs, class, DAXFS_FREE_COMPACT_DUE), due);
+}
+
 /* Compacts one small class; returns the pages given back. */
 static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			 unsigned int class)
 {
-	u64 size = daxfs_class_size(class), first, last = 0, rec, freed, n;
+	u64 size = daxfs_class_size(class), per = DAXFS_PAGE_SIZE / size;
+	u64 first, last = 0, rec, freed, n, pushed, most = 0;
 
-	first = daxfs_free_take_all(fs, class);
-	if (!first)
+	if (pass_useless(fs, class))
 		return 0;
+	/* read before the take: everything pushed later counts against it */
+	pushed = daxfs_load(hint_word(fs, class, DAXFS_FREE_PUSHED));
+	first = daxfs_free_take_all(fs, class);
+	if (!first) {
+		set_due(fs, class, pushed + per);
+		return 0;
+	}
+	daxfs_faa(hint_word(fs, class, DAXFS_FREE_COMPACT_RUNS), 1);
 	rec = rec_word(first, class);
 	daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], rec);
 	n = chain_check(fs, first, size, &last);
@@ -179,21 +224,29 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], 0);
 		return 0;	/* looping chain: dropped, fsck rebuilds */
 	}
-	if (n >= DAXFS_PAGE_SIZE / size) {
-		first = chain_sort(fs, first, &last);
-		if (!rec_move(lane, &rec, rec_word(first, class)))
+	if (n >= per) {
+		first = chain_sort(fs, lane, class, first, &rec, &last);
+		if (!first)
 			return 0;
-		rec = rec_word(first, class);
+	} else {
+		most = n;	/* unsorted: runs say nothing */
 	}
 	daxfs_crash_point("alloc.compact");
-	freed = compact_release_pages(fs, lane, class, &first, &rec, &last);
+	freed = compact_release_pages(fs, lane, class, &first, &rec, &last,
+				      &most);
 	if (freed >> 63)
 		return freed & ~(1ULL << 63);
 	/* clear the record, then give the rest back (crash between: leak) */
 	if (!rec_move(lane, &rec, 0))
 		return freed;
-	if (first)
+	n -= freed * per;
+	if (first) {
 		daxfs_free_push_chain(fs, class, first, last);
+		/* other passes may hold pages split with ours: they learn */
+		daxfs_faa(hint_word(fs, class, DAXFS_FREE_PUSHED), n);
+	}
+	/* our own return is no news to us; a page needs per - most more */
+	set_due(fs, class, pushed + n + per - most);
 	return freed;
 }
 
@@ -206,21 +259,28 @@ u64 daxfs_compact(struct daxfs_op *op)
 	if (!op->lane || !daxfs_host_still_mine(fs) ||
 	    daxfs_load(&op->lane->pad[DAXFS_LANE_HOLD_CHAIN]))
 		return 0;
-	for (class = 0; class < DAXFS_CLASS_PAGE; class++)
+	for (class = 0; class < DAXFS_CLASS_PAGE; class++) {
+		if (class)
+			daxfs_yield();	/* no chain held here */
 		freed += compact_class(fs, op->lane, class);
+	}
 	return freed;
 }
 
 bool daxfs_compact_recover(struct daxfs_fs *fs, u64 rec)
 {
 	unsigned int class;
-	u64 first = rec & ~REC_CLASS_MASK, last = 0;
+	u64 first = rec & ~REC_CLASS_MASK, last = 0, n;
 
 	if (!(rec & REC_CLASS_MASK))
 		return false;	/* a limbo chain: not ours */
 	class = (unsigned int)(rec & REC_CLASS_MASK) - 1;
-	if (class < DAXFS_CLASS_PAGE &&
-	    chain_check(fs, first, daxfs_class_size(class), &last))
+	if (class >= DAXFS_CLASS_PAGE)
+		return true;
+	n = chain_check(fs, first, daxfs_class_size(class), &last);
+	if (n) {
 		daxfs_free_push_chain(fs, class, first, last);
+		daxfs_faa(hint_word(fs, class, DAXFS_FREE_PUSHED), n);
+	}
 	return true;
 }

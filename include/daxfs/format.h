@@ -140,6 +140,22 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
 DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, open_hosts) %
 		    DAXFS_CACHELINE == 0);
 
+/*
+ * free_head[class] lines of the small classes also carry the compaction
+ * hint in their pad words (docs/alloc.md "Compaction hint"); all advisory,
+ * 0 in older images (= unknown: compaction runs).  Kept in the head's own
+ * line: a free's counter FAA hits the line its push CAS just wrote.
+ */
+#define DAXFS_FREE_PUSHED	0	/* objects pushed onto the stack except
+					 * by a compaction pass of its own chain
+					 * (frees, carved pages, other passes'
+					 * and recovery's returns); wraps */
+#define DAXFS_FREE_COMPACT_DUE	1	/* 0 unknown, else the PUSHED value
+					 * from which a pass may find a page */
+#define DAXFS_FREE_COMPACT_RUNS	2	/* passes that took a chain (stat) */
+DAXFS_STATIC_ASSERT(DAXFS_FREE_COMPACT_RUNS <
+		    sizeof(((struct daxfs_line *)0)->pad) / sizeof(__u64));
+
 /* Free-list head: 20-bit ABA tag above a 44-bit offset in 64-byte units. */
 #define DAXFS_FREE_TAG_SHIFT	44
 #define DAXFS_FREE_OFF_MASK	((1ULL << DAXFS_FREE_TAG_SHIFT) - 1)
