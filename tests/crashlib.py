@@ -19,6 +19,7 @@ Run as a script: python3 crashlib.py victim REGION LOG SEED NOPS DIR
 import hashlib
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -44,8 +45,30 @@ POINTS = [
     "append.reserved", "append.written",
     "truncate.cleared", "truncate.size",
     "reclaim.popped", "reclaim.freed",
-    "open.inserted", "open.removed", "orphan.claimed",
+    "open.inserted", "open.removed", "orphan.claimed", "open.unlinked",
 ]
+
+# Points a host reaches while recovering another (test_crash.py kills the
+# recoverer there); open.unlinked is also reached by a victim leaving.
+RECOVERY_POINTS = ["recover.claimed", "recover.lane", "recover.open_set",
+                   "open.unlinked"]
+
+# Points tested elsewhere, with the test that kills a host there.
+OTHER_POINTS = {
+    "alloc.compact": "test_compact.py",
+    "pcache.fill": "test_pcache.py",
+}
+
+
+def core_points():
+    """Every daxfs_crash_point() name in core/."""
+    names = set()
+    core = os.path.join(REPO, "core")
+    for fn in os.listdir(core):
+        if fn.endswith(".c"):
+            with open(os.path.join(core, fn)) as f:
+                names.update(re.findall(r'daxfs_crash_point\("([^"]+)"\)', f.read()))
+    return names
 
 SIZES = [0, 1, 100, 4095, 4096, 5000, 9000, 20000]
 
@@ -60,10 +83,23 @@ def data(tag, size):
     return bytes(out[:size])
 
 
+def long_target(tag, size):
+    """A symlink target of size bytes (components under NAME_MAX)."""
+    out = ""
+    while len(out) < size:
+        out += "%s-%d/" % (tag, len(out)) + "x" * 200 + "/"
+    return out[:size]
+
+
 def gen_ops(seed, n, base):
-    """n operations in directory base, valid when run in order."""
+    """n operations in directory base, valid when run in order.
+
+    Besides files and directories: symlinks (short and 4089..4095-byte
+    targets, the bare-page form), files held open across later operations
+    (and across their unlink: the open set and the orphan settle), and
+    open-unlink-write-close in one operation."""
     rng = random.Random(seed)
-    files, dirs = [], []
+    files, dirs, links, held = [], [], [], []
     ops = [("mkdir", base)]
     k = 0
 
@@ -79,24 +115,27 @@ def gen_ops(seed, n, base):
             d = rng.choice(dirs)
         return "%s/%s%d" % (d, prefix, k)
 
+    def moved(d, nd, names):
+        names[:] = [nd + f[len(d):] if f.startswith(d + "/") else f for f in names]
+
     while len(ops) < n:
         p = rng.random()
-        if p < 0.18 or len(files) < 2:
+        if p < 0.16 or len(files) < 2:
             name = fresh("f")
             ops.append(("write", name, "t%d" % len(ops), rng.choice(SIZES)))
             files.append(name)
-        elif p < 0.26:
+        elif p < 0.23:
             ops.append(("pwrite", rng.choice(files), rng.choice([0, 10, 4000, 8192]),
                         "t%d" % len(ops), rng.choice([1, 100, 5000])))
-        elif p < 0.36:
+        elif p < 0.31:
             ops.append(("append", rng.choice(files), "t%d" % len(ops),
                         rng.choice([10, 100, 4096, 6000])))
-        elif p < 0.44:
+        elif p < 0.37:
             src = rng.choice(files)
             dst = fresh("l")
             ops.append(("link", src, dst))
             files.append(dst)
-        elif p < 0.56:
+        elif p < 0.47:
             src = rng.choice(files)
             if rng.random() < 0.4:
                 dst = rng.choice(files)
@@ -107,25 +146,52 @@ def gen_ops(seed, n, base):
                 files.remove(src)
                 if dst not in files:
                     files.append(dst)
-        elif p < 0.68:
+        elif p < 0.57:
             name = rng.choice(files)
             ops.append(("unlink", name))
             files.remove(name)
-        elif p < 0.74:
+        elif p < 0.62:
             name = fresh("d")
             ops.append(("mkdir", name))
             dirs.append(name)
-        elif p < 0.78 and dirs:
+        elif p < 0.65 and dirs:
             d = rng.choice(dirs)
-            if not any(f.startswith(d + "/") for f in files):
+            if not any(f.startswith(d + "/") for f in files + links):
                 ops.append(("rmdir", d))
                 dirs.remove(d)
-        elif p < 0.82 and dirs:
+        elif p < 0.68 and dirs:
             d = rng.choice(dirs)
             nd = "%s/m%d" % (base, len(ops))
             ops.append(("rename", d, nd))
             dirs[dirs.index(d)] = nd
-            files[:] = [nd + f[len(d):] if f.startswith(d + "/") else f for f in files]
+            moved(d, nd, files)
+            moved(d, nd, links)
+        elif p < 0.75:
+            name = fresh("s")
+            if rng.random() < 0.4:
+                target = long_target("t%d" % len(ops), rng.choice([4089, 4094, 4095]))
+            else:
+                target = "t%d/%s" % (len(ops), "y" * rng.choice([1, 60, 600]))
+            ops.append(("symlink", target, name))
+            links.append(name)
+        elif p < 0.79 and links:
+            name = rng.choice(links)
+            links.remove(name)
+            if rng.random() < 0.5:
+                ops.append(("unlink", name))
+            else:
+                dst = fresh("r")
+                ops.append(("rename", name, dst))
+                links.append(dst)
+        elif p < 0.85 and len(held) < 4:
+            ops.append(("hold", rng.choice(files), len(ops)))
+            held.append(len(ops) - 1)
+        elif p < 0.89 and held:
+            ops.append(("release", held.pop(0)))
+        elif p < 0.93:
+            name = rng.choice(files)
+            ops.append(("openunlink", name, "t%d" % len(ops), rng.choice([1, 100, 5000])))
+            files.remove(name)
         else:
             ops.append(("truncate", rng.choice(files), rng.choice([0, 1, 100, 4096, 7000])))
         while len(m_applied) < len(ops):
@@ -135,7 +201,8 @@ def gen_ops(seed, n, base):
 
 
 class Model:
-    """Names -> ('d',) for directories or an inode id; inode id -> bytes."""
+    """Names -> ('d',) for directories, ('l', target, k) for symlinks or an
+    inode id; inode id -> bytes."""
 
     def __init__(self):
         self.names = {}
@@ -161,12 +228,12 @@ class Model:
                 self.names[op[1]] = ino
             self.data[ino] = data(op[2], op[3])
         elif kind == "pwrite":
-            ino = self.names[op[1]]
-            old = self.data[ino]
-            off, new = op[2], data(op[3], op[4])
-            buf = bytearray(old) + bytes(max(0, off + len(new) - len(old)))
-            buf[off:off + len(new)] = new
-            self.data[ino] = bytes(buf)
+            self._pwrite(self.names[op[1]], op[2], data(op[3], op[4]))
+        elif kind == "openunlink":
+            self._pwrite(self.names.pop(op[1]), 0, data(op[2], op[3]))
+        elif kind == "symlink":
+            self.next += 1
+            self.names[op[2]] = ("l", op[1], self.next)
         elif kind == "append":
             ino = self.names[op[1]]
             self.data[ino] = self.data[ino] + data(op[2], op[3])
@@ -174,7 +241,7 @@ class Model:
             self.names[op[2]] = self.names[op[1]]
         elif kind == "rename":
             src, dst = op[1], op[2]
-            if self.names.get(dst) == self.names[src] and self.names[src] != ("d",):
+            if self.names.get(dst) == self.names[src] and isinstance(self.names[src], int):
                 return			# same inode: nothing changes
             pre = src + "/"
             for n in [n for n in self.names if n == src or n.startswith(pre)]:
@@ -186,11 +253,18 @@ class Model:
             old = self.data[ino]
             self.data[ino] = old[:op[2]] + bytes(max(0, op[2] - len(old)))
 
+    def _pwrite(self, ino, off, new):
+        old = self.data[ino]
+        buf = bytearray(old) + bytes(max(0, off + len(new) - len(old)))
+        buf[off:off + len(new)] = new
+        self.data[ino] = bytes(buf)
+
     def files(self, base):
         return {n: v for n, v in self.names.items() if n == base or n.startswith(base + "/")}
 
 
-def do_op(r, op):
+def do_op(r, op, held):
+    """Runs op; held maps a hold's index to its open File."""
     kind = op[0]
     if kind == "mkdir":
         r.mkdir(op[1])
@@ -212,6 +286,19 @@ def do_op(r, op):
         r.rmdir(op[1])
     elif kind == "truncate":
         r.truncate(op[1], op[2])
+    elif kind == "symlink":
+        r.symlink(op[1], op[2])
+    elif kind == "hold":
+        held[op[2]] = r.open(op[1])
+    elif kind == "release":
+        held.pop(op[1]).close()
+    elif kind == "openunlink":
+        with r.open(op[1]) as f:
+            r.unlink(op[1])
+            body = data(op[2], op[3])
+            f.pwrite(body, 0)
+            if f.pread(len(body), 0) != body:
+                raise AssertionError("open unlinked file reads back wrong")
 
 
 def victim(region, logpath, seed, nops, base):
@@ -220,13 +307,16 @@ def victim(region, logpath, seed, nops, base):
     fd = os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     r = daxfs.Region(region)
     os.write(fd, b"J\n")
+    held = {}
     for i, op in enumerate(ops):
         os.write(fd, b"B %d\n" % i)
-        do_op(r, op)
+        do_op(r, op, held)
         os.write(fd, b"E %d\n" % i)
     r.reclaim()
-    os.write(fd, b"D\n")
+    # leaving runs protocols too (open.unlinked when files are still
+    # open, reclaim.*): "D" only once the slot is given back
     r.close()
+    os.write(fd, b"D\n")
 
 
 def spawn_victim(region, logpath, seed, nops, base, crash_at, crash_log=None,
@@ -283,6 +373,8 @@ def tree(r, base):
             if (st.st_mode & 0o170000) == 0o040000:
                 out[p] = ("d",)
                 todo.append(p)
+            elif (st.st_mode & 0o170000) == 0o120000:
+                out[p] = ("l", r.readlink(p))
             else:
                 out[p] = (st.st_ino, r.read_file(p))
     return out
@@ -294,11 +386,11 @@ def _same_shape(actual, model):
         return False
     groups = {}
     for n, v in model.names.items():
-        if v == ("d",):
-            if actual[n] != ("d",):
+        if not isinstance(v, int):	# a directory or a symlink
+            if actual[n] != v[:2]:
                 return False
             continue
-        if actual[n] == ("d",):
+        if actual[n][0] in ("d", "l"):
             return False
         groups.setdefault(v, set()).add(actual[n][0])
     return all(len(s) == 1 for s in groups.values())
@@ -331,7 +423,7 @@ def check_victim(r, ops, done, inflight):
             continue
         bad = []
         for n, v in m.names.items():
-            if v == ("d",):
+            if not isinstance(v, int):
                 continue
             got = actual[n][1]
             want = m.data[v]
@@ -339,7 +431,7 @@ def check_victim(r, ops, done, inflight):
                 continue
             other = (before if label == "after" else after)
             ov = other.names.get(n)
-            old = other.data.get(ov, b"") if ov not in (None, ("d",)) else b""
+            old = other.data.get(ov, b"") if isinstance(ov, int) else b""
             if inflight is not None and _torn_ok(got, old, want):
                 continue	# the in-flight op's own file, torn
             bad.append((n, len(got), len(want)))

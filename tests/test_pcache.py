@@ -26,6 +26,7 @@ import time
 import pytest
 
 from helpers import env
+import crashlib as cl
 
 import daxfs
 
@@ -271,6 +272,31 @@ def test_kill_mid_fill(split_fs):
         ci = r.cache_info()
     assert time.time() - t0 < 15
     assert ci["pending"] == 0 and ci["takeovers"] >= 1
+
+
+def test_crash_at_fill(split_fs, tmp_path):
+    """Crash build: a host dies at pcache.fill (slot claimed PENDING, tag
+    written, backing not read yet) on its first and its fifth fill; the
+    next reader takes the slot over and reads the right bytes."""
+    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"], capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    files = {"a": _content(17, 64 * KiB)}
+    region, backing, src = split_fs(files, lease_ms=300)
+    fl = _file_list(src, files)
+    for nth in (1, 5):
+        log = str(tmp_path / ("points%d" % nth))
+        victim = _spawn(region, backing, "read", nth, 50, fl,
+                        {"DAXFS_LIB": cl.CRASH_LIB, "DAXFS_CRASH_LOG": log,
+                         "DAXFS_CRASH_AT": "pcache.fill:%d" % nth})
+        victim.communicate(timeout=120)
+        assert victim.returncode == -9
+        with open(log) as f:
+            assert f.read().split() == ["pcache.fill", str(nth)]
+        time.sleep(0.4)
+        with daxfs.Region(region, backing=backing, fill_timeout_ms=20000) as r:
+            assert r.read_file("/a") == files["a"]
+            assert r.cache_info()["pending"] == 0
 
 
 def test_kill_while_pinned(split_fs):
