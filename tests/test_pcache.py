@@ -282,9 +282,9 @@ def test_crash_at_fill(split_fs, tmp_path):
                          text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     files = {"a": _content(17, 64 * KiB)}
-    region, backing, src = split_fs(files, lease_ms=300)
-    fl = _file_list(src, files)
     for nth in (1, 5):
+        region, backing, src = split_fs(files, lease_ms=300)	# cache cold
+        fl = _file_list(src, files)
         log = str(tmp_path / ("points%d" % nth))
         victim = _spawn(region, backing, "read", nth, 50, fl,
                         {"DAXFS_LIB": cl.CRASH_LIB, "DAXFS_CRASH_LOG": log,
