@@ -359,22 +359,30 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 				put_entry(op, slot, e);
 		}
 	}
-	off = daxfs_load(&h->open_set);
-	if (off && !daxfs_cas(&h->open_set, &off, 0))
-		return;
+	/*
+	 * Unlink the (now empty) pages one at a time from the head, each
+	 * with one CAS, and retire it at once: scanners still in their ops
+	 * may read it until the epoch moves on, so never free now.  A host
+	 * dying here leaves the rest linked for whoever recovers the slot;
+	 * only the page between its CAS and its retire can leak (fsck).
+	 */
+	for (n = 0; n < DAXFS_OPEN_MAX_PAGES; n++) {
+		off = daxfs_load(&h->open_set);
+		if (!off)
+			break;
+		pg = set_page(fs, off, slot);
+		next = pg ? daxfs_load(&pg->next) : 0;
+		if (!daxfs_cas(&h->open_set, &off, next))
+			return;		/* another dropper of this slot */
+		if (!pg)
+			break;		/* not a set page: fsck's business */
+		daxfs_crash_point("open.unlinked");
+		daxfs_retire(op, off, DAXFS_CLASS_PAGE);
+	}
 	/* empty and unlinked, and the slot inserts nothing more (dead or
 	 * leaving): its bit may go */
-	summary_clear(fs, slot);
-	if (!off)
-		return;
-	daxfs_crash_point("open.unlinked");
-	/* unlinked: scanners still in their ops may read it until the
-	 * epoch moves on, so retire, never free now */
-	for (n = 0; n < DAXFS_OPEN_MAX_PAGES && (pg = set_page(fs, off, slot)); n++) {
-		next = daxfs_load(&pg->next);
-		daxfs_retire(op, off, DAXFS_CLASS_PAGE);
-		off = next;
-	}
+	if (!daxfs_load(&h->open_set))
+		summary_clear(fs, slot);
 }
 
 void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead)

@@ -297,10 +297,11 @@ def crash_log(path):
 
 
 # daxfs_open_drop() (core/openset.c) unlinks the set's pages from the slot
-# with one CAS and only then retires them: a host dying between the two
-# (a recoverer, or a host leaving) leaks them to fsck.
+# one at a time, each with one CAS, and retires each right after: a host
+# dying between the two (a recoverer, or a host leaving: open.unlinked)
+# leaks that one page to fsck; the rest stays linked for the next recoverer.
 OPEN_UNLINKED_LEAK = pytest.mark.xfail(
-    strict=True, reason="open set pages leak when the recoverer dies at open.unlinked")
+    strict=True, reason="one open-set page leaks when the recoverer dies at open.unlinked")
 
 
 @pytest.mark.parametrize("point", [
