@@ -27,6 +27,12 @@
 #include <linux/libnvdimm.h>
 #include <linux/bitops.h>
 #include <asm/byteorder.h>
+/* <linux/magic.h> names the kernel's dax pseudo-filesystem DAXFS_MAGIC, and
+ * newer kernels (6.12) pull it in through the headers above; format.h's
+ * DAXFS_MAGIC (the superblock magic) is the one daxfs means.  Include it
+ * here, once, so the #undef holds whatever a later header includes. */
+#include <linux/magic.h>
+#undef DAXFS_MAGIC
 
 #ifndef __LITTLE_ENDIAN
 #error "DaxFS requires a little-endian host"

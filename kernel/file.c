@@ -461,7 +461,7 @@ static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info 
 	}
 	pfn = __pfn_to_pfn_t(sbi->base_pfn + (off >> PAGE_SHIFT), PFN_DEV);
 	if (write)
-		return vmf_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
+		return daxfs_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
 	return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
 }
 

@@ -267,7 +267,7 @@ int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
 	err = daxfs_refresh_inode(inode);
 	if (err && err != -ESTALE)
 		return err;
-	generic_fillattr(idmap, inode, stat);
+	daxfs_fillattr(idmap, request_mask, inode, stat);
 	stat->blksize = DAXFS_BLOCK_SIZE;
 	return 0;
 }

@@ -51,6 +51,36 @@ static inline void daxfs_set_inode_times(struct inode *inode, struct timespec64 
 #endif
 }
 
+/* 6.6: generic_fillattr() takes the statx request mask */
+static inline void daxfs_fillattr(DAXFS_IDMAP_T *idmap, u32 request_mask,
+				  struct inode *inode, struct kstat *stat)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	generic_fillattr(idmap, request_mask, inode, stat);
+#else
+	generic_fillattr(idmap, inode, stat);
+#endif
+}
+
+/*
+ * 6.12 (unexported by then; 6.8-6.11 not checked): vmf_insert_mixed_mkwrite()
+ * is no longer exported to modules.  Plain vmf_insert_mixed() does the same
+ * for daxfs: the module has no ->page_mkwrite/->pfn_mkwrite, so a shared
+ * writable mapping's vm_page_prot is already writable and a write fault on a
+ * present read-only PTE goes to do_wp_page(), never to ->fault.  The only
+ * difference is a racing fault that finds the PTE in place: it returns
+ * NOPAGE and the access faults again.
+ */
+static inline vm_fault_t daxfs_insert_mixed_mkwrite(struct vm_area_struct *vma,
+						    unsigned long addr, pfn_t pfn)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return vmf_insert_mixed(vma, addr, pfn);
+#else
+	return vmf_insert_mixed_mkwrite(vma, addr, pfn);
+#endif
+}
+
 /* 6.5: generic_file_splice_read was replaced by filemap/copy_splice_read */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #define daxfs_splice_read	copy_splice_read
