@@ -56,19 +56,23 @@ _counter = itertools.count()
 
 
 # --------------------------------------------------------------------------- prerequisites
+# where boot/ and lib/modules/ of the guest kernels are (vm/common.sh: DAXFS_VM_ROOT)
+VM_ROOT = os.environ.get("DAXFS_VM_ROOT", "")
+
+
 def detect_kver() -> Optional[str]:
     """Newest Debian kernel with /boot/vmlinuz-KVER and /lib/modules/KVER/modules.dep."""
     k = os.environ.get("DAXFS_VM_KVER")
     if k:   # explicit choice: only if that kernel is really there
-        return k if Path(f"/boot/vmlinuz-{k}").is_file() and Path(f"/lib/modules/{k}/modules.dep").is_file() else None
+        return k if Path(f"{VM_ROOT}/boot/vmlinuz-{k}").is_file() and Path(f"{VM_ROOT}/lib/modules/{k}/modules.dep").is_file() else None
     best = None
-    mods = Path("/lib/modules")
+    mods = Path(f"{VM_ROOT}/lib/modules")
     if not mods.is_dir():
         return None
     def vkey(s: str):
         return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", s)]
     for k in sorted((p.name for p in mods.iterdir()), key=vkey):
-        if Path(f"/boot/vmlinuz-{k}").is_file() and (mods / k / "modules.dep").is_file():
+        if Path(f"{VM_ROOT}/boot/vmlinuz-{k}").is_file() and (mods / k / "modules.dep").is_file():
             best = k
     return best
 
@@ -81,7 +85,7 @@ def missing_prerequisites() -> List[str]:
     kver = detect_kver()
     if not kver:
         miss.append("Debian guest kernel /boot/vmlinuz-* + /lib/modules/*/modules.dep (linux-image-amd64)")
-    elif not os.access(f"/boot/vmlinuz-{kver}", os.R_OK):  # Ubuntu-style 0600 images
+    elif not os.access(f"{VM_ROOT}/boot/vmlinuz-{kver}", os.R_OK):  # Ubuntu-style 0600 images
         miss.append(f"read access to /boot/vmlinuz-{kver}")
     if not Path("/bin/busybox").is_file():
         miss.append("/bin/busybox (busybox-static)")
@@ -118,7 +122,7 @@ def ensure_initrd(extra_modules: Sequence[Union[str, Path]] = (), more_mods: str
         raise RuntimeError("no guest kernel (run vm/setup.sh)")
     key = hashlib.sha1(("|".join(map(str, extras)) + "|" + more_mods + "|" + kver).encode()).hexdigest()[:10]
     out = BUILD / ("initrd.cpio.gz" if not extras and not more_mods else f"initrd-{key}.cpio.gz")
-    inputs = [VM_DIR / "init", MKINITRD, VM_DIR / "common.sh", Path(f"/lib/modules/{kver}/modules.dep")]
+    inputs = [VM_DIR / "init", MKINITRD, VM_DIR / "common.sh", Path(f"{VM_ROOT}/lib/modules/{kver}/modules.dep")]
     inputs += list((VM_DIR / "guest").glob("*.sh")) + extras
     BUILD.mkdir(parents=True, exist_ok=True)
     with open(BUILD / ".initrd.lock", "w") as lock:

@@ -28,7 +28,7 @@ while getopts "o:k:m:h" o; do
 done
 shift $((OPTIND - 1))
 [ -n "$KVER" ] || KVER=$(daxfs_vm_kver)
-MD=/lib/modules/$KVER
+MD=$DAXFS_VM_ROOT/lib/modules/$KVER
 [ -f "$MD/modules.dep" ] || { echo "mkinitrd: $MD/modules.dep missing" >&2; exit 1; }
 BB=/bin/busybox   # must be static (package busybox-static): the initramfs has no libc
 [ -x "$BB" ] || { echo "mkinitrd: $BB not found (apt-get install busybox-static)" >&2; exit 1; }

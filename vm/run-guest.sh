@@ -60,7 +60,7 @@ ARGS=$(IFS=,; echo "$*")
 case "$SCRIPT $ARGS $NAME" in *\"*|*\'*) echo "run-guest: quotes not allowed in script/args/name" >&2; exit 2 ;; esac
 for a in "$@"; do case $a in *,*|*\ *|"") echo "run-guest: guest args must be non-empty without ',' or ' ': '$a'" >&2; exit 2 ;; esac; done
 
-if [ -z "$KERNEL" ]; then KVER=$(daxfs_vm_kver) || exit 1; KERNEL=/boot/vmlinuz-$KVER; fi
+if [ -z "$KERNEL" ]; then KVER=$(daxfs_vm_kver) || exit 1; KERNEL=$DAXFS_VM_ROOT/boot/vmlinuz-$KVER; fi
 [ -r "$KERNEL" ] || { echo "run-guest: kernel $KERNEL not readable" >&2; exit 1; }
 # the default initrd is (re)built when missing or older than its inputs
 if [ "$INITRD" = "$DAXFS_VM_BUILD/initrd.cpio.gz" ] &&
