@@ -27,7 +27,7 @@ TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module bench crash cluster
+.PHONY: all clean test check module module-check bench crash cluster
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
 
 $(BUILD)/%.o: %.c
@@ -83,5 +83,12 @@ clean:
 # and copies it to kernel/daxfs.ko.  KDIR=... picks other kernel headers.
 module:
 	$(MAKE) -C kernel $(if $(KDIR),KDIR=$(KDIR))
+
+# Optional, not part of check (it needs the Debian archive): daxfs.ko built
+# against the kernels of newer Debian suites, headers unpacked under /tmp
+# (scripts/kernel-compat.sh, docs/kernel.md "Supported kernels").
+SUITES ?= bookworm-backports
+module-check:
+	scripts/kernel-compat.sh $(if $(BOOT),-i) $(SUITES)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
