@@ -121,7 +121,9 @@ def ensure_initrd(extra_modules: Sequence[Union[str, Path]] = (), more_mods: str
     if not kver:
         raise RuntimeError("no guest kernel (run vm/setup.sh)")
     key = hashlib.sha1(("|".join(map(str, extras)) + "|" + more_mods + "|" + kver).encode()).hexdigest()[:10]
-    out = BUILD / ("initrd.cpio.gz" if not extras and not more_mods else f"initrd-{key}.cpio.gz")
+    # the plain name is the default kernel's: a DAXFS_VM_ROOT kernel gets its own file
+    plain = not extras and not more_mods and not VM_ROOT
+    out = BUILD / ("initrd.cpio.gz" if plain else f"initrd-{key}.cpio.gz")
     inputs = [VM_DIR / "init", MKINITRD, VM_DIR / "common.sh", Path(f"{VM_ROOT}/lib/modules/{kver}/modules.dep")]
     inputs += list((VM_DIR / "guest").glob("*.sh")) + extras
     BUILD.mkdir(parents=True, exist_ok=True)
