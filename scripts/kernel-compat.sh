@@ -26,6 +26,9 @@ done
 shift $((OPTIND - 1))
 SUITES=("${@:-bookworm-backports}")
 
+# 6.12's Kbuild runs pahole (BTF) when CONFIG_DEBUG_INFO_BTF is set: dwarves
+command -v pahole >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q dwarves >/dev/null
+
 APTD=$WORK/apt
 mkdir -p "$APTD/lists/partial" "$APTD/cache/archives/partial"
 : > "$APTD/sources.list"
