@@ -708,6 +708,28 @@ int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 /* ------------------------------------------------------------------ */
 /* block mapping (mmap / DAX) */
 
+/* The file's view and, when the overlay has one, the page of block blk
+ * (*pg, 0 when none); -EFBIG past the largest file. */
+static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
+		      struct daxfs_iref *ref, struct fview *v, u64 *pg)
+{
+	int err;
+
+	*pg = 0;
+	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
+		return -EFBIG;
+	err = daxfs_inode_get(op, ino, ref);
+	if (err)
+		return err;
+	err = type_check(ref);
+	if (err)
+		return err;
+	err = file_view(op->fs, ref, v);
+	if (err)
+		return err;
+	return ref->ip ? daxfs_radix_get(op->fs, ref->ip, blk, pg) : 0;
+}
+
 static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 		     u64 *off)
 {
@@ -721,23 +743,10 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	int err;
 
 	*off = 0;
-	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
-		return -EFBIG;
-	err = daxfs_inode_get(op, ino, &ref);
-	if (err)
+	err = block_find(op, ino, blk, &ref, &v, &pg);
+	if (err || pg) {
+		*off = pg;
 		return err;
-	err = type_check(&ref);
-	if (err)
-		return err;
-	err = file_view(fs, &ref, &v);
-	if (err)
-		return err;
-	if (ref.ip) {
-		err = daxfs_radix_get(fs, ref.ip, blk, &pg);
-		if (err || pg) {
-			*off = pg;
-			return err;
-		}
 	}
 	base_blk = (v.base || v.bk) && (blk << DAXFS_BLOCK_SHIFT) < v.limit;
 	if (!alloc && !base_blk)
@@ -812,22 +821,11 @@ static int block_borrowed(struct daxfs_op *op, u64 ino, u64 blk, bool *borrowed)
 	int err;
 
 	*borrowed = false;
-	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
+	err = block_find(op, ino, blk, &ref, &v, &pg);
+	if (err == -EFBIG)
 		return 0;
-	err = daxfs_inode_get(op, ino, &ref);
-	if (err)
-		return err;
-	err = type_check(&ref);
-	if (err)
-		return err;
-	err = file_view(fs, &ref, &v);
-	if (err)
-		return err;
-	if (ref.ip) {
-		err = daxfs_radix_get(fs, ref.ip, blk, &pg);
-		if (err || pg)
-			return err;	/* copied up: the overlay page is current */
-	}
+	if (err || pg)
+		return err;	/* copied up: the overlay page is current */
 	if (!v.base && !v.bk)
 		return 0;
 	bip = ref.ip ? daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino)) : ref.bip;
