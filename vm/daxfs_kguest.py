@@ -890,16 +890,22 @@ def scen_coherent(args):
     result(coherent="ok")
 
 
-def main():
+def dispatch(scenarios):
+    """argv: SCENARIO MNT ARGS...: runs scenarios["scen_SCENARIO"](ARGS)
+    with MNT as this module's mount point."""
     global MNT
     scen, MNT = sys.argv[1], sys.argv[2]
-    fn = globals().get("scen_" + scen.replace("-", "_"))
+    fn = scenarios.get("scen_" + scen.replace("-", "_"))
     if fn is None:
         log(f"unknown scenario {scen}")
         sys.exit(2)
     log(f"scenario {scen} args={sys.argv[3:]}")
     fn(sys.argv[3:])
     log(f"scenario {scen} passed")
+
+
+def main():
+    dispatch(globals())
 
 
 if __name__ == "__main__":

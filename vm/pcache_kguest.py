@@ -612,15 +612,8 @@ def scen_stale(args):
 
 def main():
     global MNT
-    scen, MNT = sys.argv[1], sys.argv[2]
-    kg.MNT = MNT
-    fn = globals().get("scen_" + scen.replace("-", "_"))
-    if fn is None:
-        log(f"unknown scenario {scen}")
-        sys.exit(2)
-    log(f"scenario {scen} args={sys.argv[3:]}")
-    fn(sys.argv[3:])
-    log(f"scenario {scen} passed")
+    MNT = sys.argv[2]
+    kg.dispatch(globals())
 
 
 if __name__ == "__main__":
