@@ -270,27 +270,21 @@ int daxfs_cache_info(struct daxfs_handle *h, struct daxfs_cache_info *out)
 	return 0;
 }
 
-int64_t daxfs_cache_drop(struct daxfs_handle *h)
+static int64_t do_cache_drop(struct daxfs_handle *h)
 {
-	int err = lib_enter(h);
-
-	if (err)
-		return err;
 	return daxfs_pcache_evict_all(&h->fs);
 }
 
-int daxfs_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
+static int do_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   const void **ptr, struct daxfs_page_ref *ref)
 {
 	struct daxfs_pcache_pin pin;
 	u64 off = 0;
-	int err = lib_enter(h);
+	int err;
 
 	*ptr = NULL;
 	memset(ref, 0, sizeof(*ref));
 	ref->slot = DAXFS_PC_NO_SLOT;
-	if (err)
-		return err;
 	err = daxfs_pcache_map_block(&h->fs, ino, pgoff, &off, &pin);
 	if (err)
 		return err;
@@ -308,4 +302,18 @@ void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref)
 
 	daxfs_pcache_put(&h->fs, &pin);
 	ref->slot = DAXFS_PC_NO_SLOT;
+}
+
+/* The public entry points: each runs its do_ variant as one lib call
+ * (LIB_CALL, libdaxfs-internal.h). */
+
+int64_t daxfs_cache_drop(struct daxfs_handle *h)
+{
+	LIB_CALL(h, do_cache_drop(h));
+}
+
+int daxfs_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
+		   const void **ptr, struct daxfs_page_ref *ref)
+{
+	LIB_CALL(h, do_page_map(h, ino, pgoff, ptr, ref));
 }

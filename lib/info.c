@@ -139,15 +139,13 @@ static void info_hosts(struct daxfs_fs *fs, struct daxfs_info *out)
 	}
 }
 
-int daxfs_info(struct daxfs_handle *h, struct daxfs_info *out)
+static int do_info(struct daxfs_handle *h, struct daxfs_info *out)
 {
 	struct daxfs_fs *fs = &h->fs;
 	struct daxfs_statfs st;
 	struct daxfs_state *s = fs->state;
-	int err = lib_enter(h);
+	int err;
 
-	if (err)
-		return err;
 	memset(out, 0, sizeof(*out));
 	out->version = fs->sb.version;
 	out->block_size = fs->sb.block_size;
@@ -228,4 +226,12 @@ const char *daxfs_strerror(int err)
 	}
 	strerror_r(err, buf, sizeof(buf));
 	return buf;
+}
+
+/* The public entry points: each runs its do_ variant as one lib call
+ * (LIB_CALL, libdaxfs-internal.h). */
+
+int daxfs_info(struct daxfs_handle *h, struct daxfs_info *out)
+{
+	LIB_CALL(h, do_info(h, out));
 }

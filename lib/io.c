@@ -34,14 +34,11 @@ static u64 write_actor(void *ctx, void *dst, u64 len)
 	return len;
 }
 
-int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
+static int64_t do_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 		    uint64_t len, uint64_t off)
 {
 	struct copy_ctx c = { buf };
-	int err = lib_enter(h);
 
-	if (err)
-		return err;
 	if (!len)
 		return 0;
 	if (len > INT64_MAX)
@@ -55,7 +52,7 @@ static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 	struct copy_ctx c = { (uint8_t *)buf };
 	u64 pos = off;
 	int64_t n;
-	int err = lib_enter_writable(h);
+	int err = lib_writable(h);
 
 	if (err)
 		return err;
@@ -70,21 +67,21 @@ static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 	return n;
 }
 
-int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
+static int64_t do_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t off)
 {
 	return do_write(h, ino, buf, len, off, 0, NULL);
 }
 
-int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
+static int64_t do_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t *at)
 {
 	return do_write(h, ino, buf, len, 0, DAXFS_WRITE_APPEND, at);
 }
 
-int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
+static int do_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 {
-	int err = lib_enter_writable(h);
+	int err = lib_writable(h);
 
 	if (err)
 		return err;
@@ -93,16 +90,48 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 	return daxfs_truncate(&h->fs, ino, size);
 }
 
+static int do_file_open(struct daxfs_handle *h, uint64_t ino)
+{
+	return daxfs_open_get(&h->fs, ino);
+}
+
+static int do_file_close(struct daxfs_handle *h, uint64_t ino)
+{
+	return daxfs_open_put(&h->fs, ino);
+}
+
+/* The public entry points: each runs its do_ variant as one lib call
+ * (LIB_CALL, libdaxfs-internal.h). */
+
+int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
+		    uint64_t len, uint64_t off)
+{
+	LIB_CALL(h, do_pread(h, ino, buf, len, off));
+}
+
+int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
+		     uint64_t len, uint64_t off)
+{
+	LIB_CALL(h, do_pwrite(h, ino, buf, len, off));
+}
+
+int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
+		     uint64_t len, uint64_t *at)
+{
+	LIB_CALL(h, do_append(h, ino, buf, len, at));
+}
+
+int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
+{
+	LIB_CALL(h, do_ftruncate(h, ino, size));
+}
+
 int daxfs_file_open(struct daxfs_handle *h, uint64_t ino)
 {
-	int err = lib_enter(h);
-
-	return err ? err : daxfs_open_get(&h->fs, ino);
+	LIB_CALL(h, do_file_open(h, ino));
 }
 
 int daxfs_file_close(struct daxfs_handle *h, uint64_t ino)
 {
-	int err = lib_enter(h);
-
-	return err ? err : daxfs_open_put(&h->fs, ino);
+	LIB_CALL(h, do_file_close(h, ino));
 }

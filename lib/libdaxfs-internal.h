@@ -21,6 +21,10 @@ struct daxfs_handle {
 	unsigned int flags;		/* DAXFS_OPEN_* */
 	uint32_t uid, gid;		/* credentials for new objects */
 
+	/* Held for reading by every public call (LIB_CALL) and for writing
+	 * by a rejoin, so fs.host/fs.host_gen never change under a call. */
+	pthread_rwlock_t oplock;
+
 	/* host membership; lock protects everything below */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -44,14 +48,35 @@ void lib_backing_detach(struct daxfs_handle *h);
 void lib_backing_free(struct daxfs_handle *h);
 
 /*
- * Every library entry point calls lib_enter() first: after a fork() it
- * makes the child join as a new host, after a lost lease it re-joins.
- * Returns 0 or -errno (join failure).
+ * One public call on a handle.  lib_call_begin() joins again first when
+ * needed (after a fork(), or after this host was declared dead), then
+ * holds h->oplock for reading until lib_call_end(), so a rejoin never runs
+ * under a call.  lib_call_end() turns the call's result into -ESTALE when
+ * the slot the call started on is no longer ours: recovery may have rolled
+ * the call back, its outcome is unknown.  A call made by a thread already
+ * inside a call on the same handle (nesting) just runs.
  */
-int lib_enter(struct daxfs_handle *h);
+struct lib_call {
+	struct daxfs_handle *h;
+	bool nested;
+};
 
-/* lib_enter(), then -EROFS when h cannot write (read-only mapping or not
- * joined): the prologue of every modifying entry point. */
-int lib_enter_writable(struct daxfs_handle *h);
+int lib_call_begin(struct daxfs_handle *h, struct lib_call *c);
+int64_t lib_call_end(struct lib_call *c, int64_t ret);
+
+/* The body of every public entry point: runs expr as one lib call. */
+#define LIB_CALL(h, expr)						\
+	do {								\
+		struct lib_call lib_c_;					\
+		int64_t lib_r_ = lib_call_begin((h), &lib_c_);		\
+									\
+		if (!lib_r_)						\
+			lib_r_ = (expr);				\
+		return lib_call_end(&lib_c_, lib_r_);			\
+	} while (0)
+
+/* -EROFS when h cannot write (read-only mapping or not joined): the
+ * prologue of every modifying call. */
+int lib_writable(struct daxfs_handle *h);
 
 #endif /* DAXFS_LIBDAXFS_INTERNAL_H */

@@ -180,9 +180,6 @@ static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *in
 
 	if (!path)
 		return -EFAULT;
-	err = lib_enter(h);
-	if (err)
-		return err;
 	w = walk_new(h);
 	if (!w)
 		return -ENOMEM;
@@ -265,7 +262,7 @@ static int begin_entry(struct daxfs_handle *h, const char *path, int noname,
 	int err;
 
 	memset(e, 0, sizeof(*e));	/* entry_end() and rmdir's e.name */
-	err = lib_enter_writable(h);
+	err = lib_writable(h);
 	return err ? err : entry_resolve(h, path, noname, e);
 }
 
@@ -274,7 +271,7 @@ static void entry_end(struct entry *e)
 	free(e->w);
 }
 
-int daxfs_path_resolve(struct daxfs_handle *h, const char *path, int follow,
+static int do_path_resolve(struct daxfs_handle *h, const char *path, int follow,
 		       uint64_t *ino)
 {
 	u64 found = 0;
@@ -284,7 +281,7 @@ int daxfs_path_resolve(struct daxfs_handle *h, const char *path, int follow,
 	return err;
 }
 
-int daxfs_path_stat(struct daxfs_handle *h, const char *path,
+static int do_path_stat(struct daxfs_handle *h, const char *path,
 		    struct daxfs_attr *st)
 {
 	u64 ino;
@@ -292,7 +289,7 @@ int daxfs_path_stat(struct daxfs_handle *h, const char *path,
 	return resolve_attr(h, path, 1, &ino, st);
 }
 
-int daxfs_path_lstat(struct daxfs_handle *h, const char *path,
+static int do_path_lstat(struct daxfs_handle *h, const char *path,
 		     struct daxfs_attr *st)
 {
 	u64 ino;
@@ -300,14 +297,12 @@ int daxfs_path_lstat(struct daxfs_handle *h, const char *path,
 	return resolve_attr(h, path, 0, &ino, st);
 }
 
-int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
+static int do_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
 {
-	int err = lib_enter(h);
-
-	return err ? err : daxfs_getattr(&h->fs, ino, st);
+	return daxfs_getattr(&h->fs, ino, st);
 }
 
-int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
+static int do_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
 	struct entry e;
 	u64 ino;
@@ -320,7 +315,7 @@ int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
 	return err;
 }
 
-int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
+static int do_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
 		     uint64_t rdev)
 {
 	struct entry e;
@@ -373,7 +368,7 @@ static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 	return 0;
 }
 
-int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
+static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 		      unsigned int flags, uint64_t *out)
 {
 	struct entry e;
@@ -418,7 +413,7 @@ out:
 	return err;
 }
 
-int daxfs_path_unlink(struct daxfs_handle *h, const char *path)
+static int do_path_unlink(struct daxfs_handle *h, const char *path)
 {
 	struct entry e;
 	struct daxfs_attr a;
@@ -446,7 +441,7 @@ out:
 	return err;
 }
 
-int daxfs_path_rmdir(struct daxfs_handle *h, const char *path)
+static int do_path_rmdir(struct daxfs_handle *h, const char *path)
 {
 	struct entry e;
 	int err = begin_entry(h, path, -EBUSY, &e);
@@ -461,7 +456,7 @@ int daxfs_path_rmdir(struct daxfs_handle *h, const char *path)
 	return err;
 }
 
-int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
+static int do_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
 		      unsigned int flags)
 {
 	struct entry s, d = { NULL };
@@ -477,7 +472,7 @@ int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
 	return err;
 }
 
-int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
+static int do_path_link(struct daxfs_handle *h, const char *oldpath,
 		    const char *newpath)
 {
 	struct daxfs_attr a;
@@ -497,7 +492,7 @@ int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
 	return err;
 }
 
-int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
+static int do_path_symlink(struct daxfs_handle *h, const char *target,
 		       const char *linkpath)
 {
 	struct entry e;
@@ -522,7 +517,7 @@ int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
 	return err;
 }
 
-int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
+static int do_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
 			size_t bufsize)
 {
 	struct daxfs_attr a;
@@ -548,7 +543,7 @@ static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
 			u32 valid, struct daxfs_attr *a)
 {
 	u64 ino;
-	int err = lib_enter_writable(h);
+	int err = lib_writable(h);
 
 	if (!err)
 		err = resolve(h, path, follow, &ino);
@@ -560,12 +555,12 @@ static int setattr_path(struct daxfs_handle *h, const char *path, int follow,
 static int resolve_for_change(struct daxfs_handle *h, const char *path,
 			      u64 *ino, struct daxfs_attr *a)
 {
-	int err = lib_enter_writable(h);
+	int err = lib_writable(h);
 
 	return err ? err : resolve_attr(h, path, 1, ino, a);
 }
 
-int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
+static int do_path_truncate(struct daxfs_handle *h, const char *path,
 			uint64_t size)
 {
 	struct daxfs_attr a;
@@ -583,7 +578,7 @@ int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
 	return daxfs_truncate(&h->fs, ino, size);
 }
 
-int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
+static int do_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
 	struct daxfs_attr a;
 	u64 ino;
@@ -615,19 +610,19 @@ static int chown_common(struct daxfs_handle *h, const char *path, int follow,
 	return setattr_path(h, path, follow, valid, &a);
 }
 
-int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
+static int do_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
 		     uint32_t gid)
 {
 	return chown_common(h, path, 1, uid, gid);
 }
 
-int daxfs_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
+static int do_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
 		      uint32_t gid)
 {
 	return chown_common(h, path, 0, uid, gid);
 }
 
-int daxfs_path_utimens(struct daxfs_handle *h, const char *path,
+static int do_path_utimens(struct daxfs_handle *h, const char *path,
 		       int64_t atime_ns, int64_t mtime_ns)
 {
 	struct daxfs_attr a;
@@ -682,7 +677,7 @@ static int check_dir(struct daxfs_handle *h, u64 ino)
 	return S_ISDIR(a.mode) ? 0 : -ENOTDIR;
 }
 
-int daxfs_path_readdir(struct daxfs_handle *h, const char *path,
+static int do_path_readdir(struct daxfs_handle *h, const char *path,
 		       daxfs_dir_cb cb, void *ctx)
 {
 	struct cb_ctx c = { cb, ctx, 0 };
@@ -727,17 +722,13 @@ static int chunk_fill(void *ctx, const char *name, u32 len, u64 ino, u32 dtype,
 	return 0;
 }
 
-int daxfs_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
+static int do_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
 			struct daxfs_dirent_info *ents, unsigned int max,
 			uint64_t *next_pos)
 {
 	struct chunk_ctx c = { ents, max, 0 };
 	u64 pos = start;
-	int err = lib_enter(h);
-
-	if (err)
-		return err;
-	err = check_dir(h, dir);
+	int err = check_dir(h, dir);
 	if (err)
 		return err;
 	if (pos == DAXFS_POS_EOF) {
@@ -751,7 +742,7 @@ int daxfs_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
 	return (int)c.n;
 }
 
-int daxfs_path_readdir_chunk(struct daxfs_handle *h, const char *path,
+static int do_path_readdir_chunk(struct daxfs_handle *h, const char *path,
 			     uint64_t pos, struct daxfs_dirent_info *ents,
 			     unsigned int max, uint64_t *next_pos)
 {
@@ -760,12 +751,141 @@ int daxfs_path_readdir_chunk(struct daxfs_handle *h, const char *path,
 
 	if (err)
 		return err;
-	return daxfs_readdir_chunk(h, ino, pos, ents, max, next_pos);
+	return do_readdir_chunk(h, ino, pos, ents, max, next_pos);
+}
+
+static int do_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st)
+{
+	return daxfs_statfs(&h->fs, st);
+}
+
+/* The public entry points: each runs its do_ variant as one lib call
+ * (LIB_CALL, libdaxfs-internal.h). */
+
+int daxfs_path_resolve(struct daxfs_handle *h, const char *path, int follow,
+		       uint64_t *ino)
+{
+	LIB_CALL(h, do_path_resolve(h, path, follow, ino));
+}
+
+int daxfs_path_stat(struct daxfs_handle *h, const char *path,
+		    struct daxfs_attr *st)
+{
+	LIB_CALL(h, do_path_stat(h, path, st));
+}
+
+int daxfs_path_lstat(struct daxfs_handle *h, const char *path,
+		     struct daxfs_attr *st)
+{
+	LIB_CALL(h, do_path_lstat(h, path, st));
+}
+
+int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
+{
+	LIB_CALL(h, do_fstat(h, ino, st));
+}
+
+int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
+{
+	LIB_CALL(h, do_path_mkdir(h, path, mode));
+}
+
+int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
+		     uint64_t rdev)
+{
+	LIB_CALL(h, do_path_mknod(h, path, mode, rdev));
+}
+
+int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
+		      unsigned int flags, uint64_t *out)
+{
+	LIB_CALL(h, do_path_create(h, path, mode, flags, out));
+}
+
+int daxfs_path_unlink(struct daxfs_handle *h, const char *path)
+{
+	LIB_CALL(h, do_path_unlink(h, path));
+}
+
+int daxfs_path_rmdir(struct daxfs_handle *h, const char *path)
+{
+	LIB_CALL(h, do_path_rmdir(h, path));
+}
+
+int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
+		      unsigned int flags)
+{
+	LIB_CALL(h, do_path_rename(h, src, dst, flags));
+}
+
+int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
+		    const char *newpath)
+{
+	LIB_CALL(h, do_path_link(h, oldpath, newpath));
+}
+
+int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
+		       const char *linkpath)
+{
+	LIB_CALL(h, do_path_symlink(h, target, linkpath));
+}
+
+int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
+			size_t bufsize)
+{
+	LIB_CALL(h, do_path_readlink(h, path, buf, bufsize));
+}
+
+int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
+			uint64_t size)
+{
+	LIB_CALL(h, do_path_truncate(h, path, size));
+}
+
+int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
+{
+	LIB_CALL(h, do_path_chmod(h, path, mode));
+}
+
+int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
+		     uint32_t gid)
+{
+	LIB_CALL(h, do_path_chown(h, path, uid, gid));
+}
+
+int daxfs_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
+		      uint32_t gid)
+{
+	LIB_CALL(h, do_path_lchown(h, path, uid, gid));
+}
+
+int daxfs_path_utimens(struct daxfs_handle *h, const char *path,
+		       int64_t atime_ns, int64_t mtime_ns)
+{
+	LIB_CALL(h, do_path_utimens(h, path, atime_ns, mtime_ns));
+}
+
+int daxfs_path_readdir(struct daxfs_handle *h, const char *path,
+		       daxfs_dir_cb cb, void *ctx)
+{
+	LIB_CALL(h, do_path_readdir(h, path, cb, ctx));
+}
+
+int daxfs_path_readdir_chunk(struct daxfs_handle *h, const char *path,
+			     uint64_t pos, struct daxfs_dirent_info *ents,
+			     unsigned int max, uint64_t *next_pos)
+{
+	LIB_CALL(h, do_path_readdir_chunk(h, path, pos, ents, max, next_pos));
+}
+
+int daxfs_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
+			struct daxfs_dirent_info *ents, unsigned int max,
+			uint64_t *next_pos)
+{
+	LIB_CALL(h, do_readdir_chunk(h, dir, start, ents, max, next_pos));
 }
 
 int daxfs_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st)
 {
-	int err = lib_enter(h);
-
-	return err ? err : daxfs_statfs(&h->fs, st);
+	LIB_CALL(h, do_region_statfs(h, st));
 }

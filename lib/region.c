@@ -62,6 +62,7 @@ static void lib_child_fork(void)
 	for (h = lib_handles; h; h = h->next) {
 		pthread_mutex_init(&h->lock, NULL);
 		pthread_cond_init(&h->cond, NULL);
+		pthread_rwlock_init(&h->oplock, NULL);
 		h->hb_running = false;
 		h->hb_stop = false;
 	}
@@ -250,15 +251,14 @@ static void *heartbeat_main(void *arg)
 		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
 		if (h->hb_stop)
 			break;
+		if (h->need_rejoin)
+			continue;
 		err = daxfs_host_renew(&h->fs);
-		if (err == -ESTALE) {
-			/* Declared dead (stopped too long): our old slot was
-			 * recovered by a survivor.  Come back as a new host. */
-			if (!do_join(h))
-				h->rejoins++;
-			else
-				h->need_rejoin = true;
-		}
+		/* Declared dead (stopped too long): a survivor recovered
+		 * our old slot.  The next call joins again (lib_call_begin),
+		 * once no call runs on the old slot any more. */
+		if (err == -ESTALE)
+			h->need_rejoin = true;
 	}
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
@@ -294,14 +294,22 @@ static void stop_heartbeat(struct daxfs_handle *h)
 	h->hb_running = false;
 }
 
-int lib_enter(struct daxfs_handle *h)
+/* The handle this thread is inside a call on (nested calls). */
+static __thread struct daxfs_handle *lib_current;
+
+/* Joins again when h belongs to a fork parent's host or was declared
+ * dead.  Takes h->oplock for writing: waits for the calls running on the
+ * old slot to end. */
+static int lib_rejoin(struct daxfs_handle *h)
 {
 	int err = 0;
 
 	if (!h->want_join)
 		return 0;
-	if (daxfs_likely(h->fork_gen == lib_fork_gen && !h->need_rejoin))
+	if (daxfs_likely(h->fork_gen == lib_fork_gen &&
+			 !__atomic_load_n(&h->need_rejoin, __ATOMIC_ACQUIRE)))
 		return 0;
+	pthread_rwlock_wrlock(&h->oplock);
 	pthread_mutex_lock(&h->lock);
 	if (h->fork_gen != lib_fork_gen || h->need_rejoin) {
 		/* In a fork child fs.host names the parent's slot: never
@@ -315,15 +323,57 @@ int lib_enter(struct daxfs_handle *h)
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
+	pthread_rwlock_unlock(&h->oplock);
 	return err;
 }
 
-int lib_enter_writable(struct daxfs_handle *h)
+/* Is the slot h joined under still ALIVE with our generation?  (A
+ * survivor that declared us dead changed its state word.) */
+static bool slot_still_ours(struct daxfs_handle *h)
 {
-	int err = lib_enter(h);
+	u32 state;
+	u64 gen;
 
-	if (err)
-		return err;
+	if (daxfs_host_state(&h->fs, h->fs.host, &state, &gen, NULL))
+		return false;
+	return state == DAXFS_HOST_ALIVE && gen == h->fs.host_gen;
+}
+
+int lib_call_begin(struct daxfs_handle *h, struct lib_call *c)
+{
+	int err;
+
+	c->h = h;
+	c->nested = lib_current == h;
+	if (c->nested)
+		return 0;
+	err = lib_rejoin(h);
+	pthread_rwlock_rdlock(&h->oplock);
+	lib_current = h;
+	return err;
+}
+
+int64_t lib_call_end(struct lib_call *c, int64_t ret)
+{
+	struct daxfs_handle *h = c->h;
+
+	if (c->nested)
+		return ret;
+	/* fs.host/host_gen are those the call started with (a rejoin waits
+	 * for oplock): if that slot is not ours any more, we were declared
+	 * dead during (or before) the call and recovery may have undone it. */
+	if (h->want_join && h->fs.host != DAXFS_NO_HOST &&
+	    !slot_still_ours(h)) {
+		__atomic_store_n(&h->need_rejoin, true, __ATOMIC_RELEASE);
+		ret = -ESTALE;
+	}
+	lib_current = NULL;
+	pthread_rwlock_unlock(&h->oplock);
+	return ret;
+}
+
+int lib_writable(struct daxfs_handle *h)
+{
 	if (h->flags & DAXFS_OPEN_RDONLY)
 		return -EROFS;
 	if (h->fs.host == DAXFS_NO_HOST)
@@ -363,6 +413,7 @@ static void handle_free(struct daxfs_handle *h)
 		close(h->fd);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
+	pthread_rwlock_destroy(&h->oplock);
 	free(h);
 }
 
@@ -385,6 +436,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	h->gid = (uint32_t)getegid();
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
+	pthread_rwlock_init(&h->oplock, NULL);
 
 	fd = daxfs_target_open(path, (flags & DAXFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
 			       &h->kind, &size);
@@ -456,27 +508,25 @@ void daxfs_region_close(struct daxfs_handle *h)
 	handle_free(h);
 }
 
+/* The core view, for callers that use the core directly: joins again
+ * when needed, but holds nothing (such callers get -ESTALE from the core
+ * when declared dead). */
 struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h)
 {
-	lib_enter(h);
+	lib_rejoin(h);
 	return &h->fs;
+}
+
+static int do_region_renew(struct daxfs_handle *h)
+{
+	if (h->fs.host == DAXFS_NO_HOST)
+		return 0;
+	return daxfs_host_renew(&h->fs);	/* -ESTALE: see lib_call_end() */
 }
 
 int daxfs_region_renew(struct daxfs_handle *h)
 {
-	int err = lib_enter(h);
-
-	if (err)
-		return err;
-	if (h->fs.host == DAXFS_NO_HOST)
-		return 0;
-	err = daxfs_host_renew(&h->fs);
-	if (err == -ESTALE) {
-		pthread_mutex_lock(&h->lock);
-		h->need_rejoin = true;
-		pthread_mutex_unlock(&h->lock);
-	}
-	return err;
+	LIB_CALL(h, do_region_renew(h));
 }
 
 void daxfs_set_creds(struct daxfs_handle *h, uint32_t uid, uint32_t gid)
@@ -485,12 +535,17 @@ void daxfs_set_creds(struct daxfs_handle *h, uint32_t uid, uint32_t gid)
 	h->gid = gid;
 }
 
-int daxfs_region_reclaim(struct daxfs_handle *h)
+static int do_region_reclaim(struct daxfs_handle *h)
 {
-	int err = lib_enter_writable(h);
+	int err = lib_writable(h);
 
 	if (err)
 		return err;
 	daxfs_reclaim_all(&h->fs);
 	return 0;
+}
+
+int daxfs_region_reclaim(struct daxfs_handle *h)
+{
+	LIB_CALL(h, do_region_reclaim(h));
 }
