@@ -38,12 +38,23 @@ static int64_t do_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 		    uint64_t len, uint64_t off)
 {
 	struct copy_ctx c = { buf };
+	int err = lib_files_check(h, ino);
 
+	if (err)
+		return err;
 	if (!len)
 		return 0;
 	if (len > INT64_MAX)
 		len = INT64_MAX;
 	return daxfs_read(&h->fs, ino, off, len, read_actor, &c);
+}
+
+/* lib_writable(), then -ESTALE for a file opened before a rejoin. */
+static int lib_writable_file(struct daxfs_handle *h, uint64_t ino)
+{
+	int err = lib_writable(h);
+
+	return err ? err : lib_files_check(h, ino);
 }
 
 static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
@@ -52,7 +63,7 @@ static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 	struct copy_ctx c = { (uint8_t *)buf };
 	u64 pos = off;
 	int64_t n;
-	int err = lib_writable(h);
+	int err = lib_writable_file(h, ino);
 
 	if (err)
 		return err;
@@ -81,7 +92,7 @@ static int64_t do_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 
 static int do_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 {
-	int err = lib_writable(h);
+	int err = lib_writable_file(h, ino);
 
 	if (err)
 		return err;
@@ -92,11 +103,21 @@ static int do_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 
 static int do_file_open(struct daxfs_handle *h, uint64_t ino)
 {
-	return daxfs_open_get(&h->fs, ino);
+	int err = daxfs_open_get(&h->fs, ino);
+
+	if (err || (h->flags & DAXFS_OPEN_RDONLY) || h->fs.host == DAXFS_NO_HOST)
+		return err;
+	err = lib_files_add(h, ino);
+	if (err)
+		daxfs_open_put(&h->fs, ino);
+	return err;
 }
 
 static int do_file_close(struct daxfs_handle *h, uint64_t ino)
 {
+	/* opened before a rejoin: its open-set entry is gone already */
+	if (lib_files_put(h, ino))
+		return -ESTALE;
 	return daxfs_open_put(&h->fs, ino);
 }
 

@@ -35,6 +35,9 @@ struct daxfs_handle {
 	bool need_rejoin;		/* declared dead: join again */
 	unsigned long fork_gen;		/* lib_fork_gen when we (re)joined */
 	uint64_t rejoins;
+	struct lib_open *opens;		/* files open on this handle (files.c) */
+	size_t nr_opens, cap_opens;
+	size_t nr_stale;		/* of them opened before a rejoin */
 
 	struct daxfs_handle *next;	/* all open handles (fork handling) */
 	struct lib_backing *bk;		/* split mode: backing files (backing.c) */
@@ -74,6 +77,16 @@ int64_t lib_call_end(struct lib_call *c, int64_t ret);
 			lib_r_ = (expr);				\
 		return lib_call_end(&lib_c_, lib_r_);			\
 	} while (0)
+
+/* lib/files.c: the files this handle holds open.  add/put record
+ * daxfs_file_open/close (put returns 1 for a file opened before a rejoin,
+ * whose open-set entry recovery dropped); check is -ESTALE for such a
+ * file; rejoined (called under the rejoin) marks them all stale, or
+ * forgets them in a fork child. */
+int lib_files_add(struct daxfs_handle *h, uint64_t ino);
+int lib_files_put(struct daxfs_handle *h, uint64_t ino);
+int lib_files_check(struct daxfs_handle *h, uint64_t ino);
+void lib_files_rejoined(struct daxfs_handle *h, bool forked);
 
 /* -EROFS when h cannot write (read-only mapping or not joined): the
  * prologue of every modifying call. */

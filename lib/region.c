@@ -316,6 +316,7 @@ static int lib_rejoin(struct daxfs_handle *h)
 		 * touch it, just take a slot of our own. */
 		err = do_join(h);
 		if (!err) {
+			lib_files_rejoined(h, h->fork_gen != lib_fork_gen);
 			h->fork_gen = lib_fork_gen;
 			h->need_rejoin = false;
 			h->rejoins++;
@@ -414,6 +415,7 @@ static void handle_free(struct daxfs_handle *h)
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
 	pthread_rwlock_destroy(&h->oplock);
+	free(h->opens);
 	free(h);
 }
 
