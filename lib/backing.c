@@ -276,7 +276,7 @@ static int64_t do_cache_drop(struct daxfs_handle *h)
 }
 
 static int do_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
-		   const void **ptr, struct daxfs_page_ref *ref)
+		       const void **ptr, struct daxfs_page_ref *ref)
 {
 	struct daxfs_pcache_pin pin;
 	u64 off = 0;

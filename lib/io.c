@@ -35,7 +35,7 @@ static u64 write_actor(void *ctx, void *dst, u64 len)
 }
 
 static int64_t do_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
-		    uint64_t len, uint64_t off)
+			uint64_t len, uint64_t off)
 {
 	struct copy_ctx c = { buf };
 	int err = lib_files_check(h, ino);
@@ -79,13 +79,13 @@ static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 }
 
 static int64_t do_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
-		     uint64_t len, uint64_t off)
+			 uint64_t len, uint64_t off)
 {
 	return do_write(h, ino, buf, len, off, 0, NULL);
 }
 
 static int64_t do_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
-		     uint64_t len, uint64_t *at)
+			 uint64_t len, uint64_t *at)
 {
 	return do_write(h, ino, buf, len, 0, DAXFS_WRITE_APPEND, at);
 }

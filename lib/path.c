@@ -272,7 +272,7 @@ static void entry_end(struct entry *e)
 }
 
 static int do_path_resolve(struct daxfs_handle *h, const char *path, int follow,
-		       uint64_t *ino)
+			   uint64_t *ino)
 {
 	u64 found = 0;
 	int err = resolve(h, path, follow, &found);
@@ -282,7 +282,7 @@ static int do_path_resolve(struct daxfs_handle *h, const char *path, int follow,
 }
 
 static int do_path_stat(struct daxfs_handle *h, const char *path,
-		    struct daxfs_attr *st)
+			struct daxfs_attr *st)
 {
 	u64 ino;
 
@@ -290,7 +290,7 @@ static int do_path_stat(struct daxfs_handle *h, const char *path,
 }
 
 static int do_path_lstat(struct daxfs_handle *h, const char *path,
-		     struct daxfs_attr *st)
+			 struct daxfs_attr *st)
 {
 	u64 ino;
 
@@ -316,7 +316,7 @@ static int do_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode
 }
 
 static int do_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
-		     uint64_t rdev)
+			 uint64_t rdev)
 {
 	struct entry e;
 	u64 ino;
@@ -369,7 +369,7 @@ static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 }
 
 static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
-		      unsigned int flags, uint64_t *out)
+			  unsigned int flags, uint64_t *out)
 {
 	struct entry e;
 	u64 ino;
@@ -457,7 +457,7 @@ static int do_path_rmdir(struct daxfs_handle *h, const char *path)
 }
 
 static int do_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
-		      unsigned int flags)
+			  unsigned int flags)
 {
 	struct entry s, d = { NULL };
 	int err = begin_entry(h, src, -EBUSY, &s);
@@ -473,7 +473,7 @@ static int do_path_rename(struct daxfs_handle *h, const char *src, const char *d
 }
 
 static int do_path_link(struct daxfs_handle *h, const char *oldpath,
-		    const char *newpath)
+			const char *newpath)
 {
 	struct daxfs_attr a;
 	struct entry e;
@@ -493,7 +493,7 @@ static int do_path_link(struct daxfs_handle *h, const char *oldpath,
 }
 
 static int do_path_symlink(struct daxfs_handle *h, const char *target,
-		       const char *linkpath)
+			   const char *linkpath)
 {
 	struct entry e;
 	size_t tlen;
@@ -518,7 +518,7 @@ static int do_path_symlink(struct daxfs_handle *h, const char *target,
 }
 
 static int do_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
-			size_t bufsize)
+			    size_t bufsize)
 {
 	struct daxfs_attr a;
 	u64 ino;
@@ -561,7 +561,7 @@ static int resolve_for_change(struct daxfs_handle *h, const char *path,
 }
 
 static int do_path_truncate(struct daxfs_handle *h, const char *path,
-			uint64_t size)
+			    uint64_t size)
 {
 	struct daxfs_attr a;
 	u64 ino;
@@ -611,19 +611,19 @@ static int chown_common(struct daxfs_handle *h, const char *path, int follow,
 }
 
 static int do_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
-		     uint32_t gid)
+			 uint32_t gid)
 {
 	return chown_common(h, path, 1, uid, gid);
 }
 
 static int do_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
-		      uint32_t gid)
+			  uint32_t gid)
 {
 	return chown_common(h, path, 0, uid, gid);
 }
 
 static int do_path_utimens(struct daxfs_handle *h, const char *path,
-		       int64_t atime_ns, int64_t mtime_ns)
+			   int64_t atime_ns, int64_t mtime_ns)
 {
 	struct daxfs_attr a;
 	s64 now = daxfs_now_ns();
@@ -678,7 +678,7 @@ static int check_dir(struct daxfs_handle *h, u64 ino)
 }
 
 static int do_path_readdir(struct daxfs_handle *h, const char *path,
-		       daxfs_dir_cb cb, void *ctx)
+			   daxfs_dir_cb cb, void *ctx)
 {
 	struct cb_ctx c = { cb, ctx, 0 };
 	u64 ino, pos = 0;
@@ -723,8 +723,8 @@ static int chunk_fill(void *ctx, const char *name, u32 len, u64 ino, u32 dtype,
 }
 
 static int do_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
-			struct daxfs_dirent_info *ents, unsigned int max,
-			uint64_t *next_pos)
+			    struct daxfs_dirent_info *ents, unsigned int max,
+			    uint64_t *next_pos)
 {
 	struct chunk_ctx c = { ents, max, 0 };
 	u64 pos = start;
@@ -743,8 +743,8 @@ static int do_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start
 }
 
 static int do_path_readdir_chunk(struct daxfs_handle *h, const char *path,
-			     uint64_t pos, struct daxfs_dirent_info *ents,
-			     unsigned int max, uint64_t *next_pos)
+				 uint64_t pos, struct daxfs_dirent_info *ents,
+				 unsigned int max, uint64_t *next_pos)
 {
 	u64 ino;
 	int err = resolve(h, path, 1, &ino);
