@@ -61,6 +61,7 @@ void lib_backing_free(struct daxfs_handle *h);
  */
 struct lib_call {
 	struct daxfs_handle *h;
+	struct daxfs_handle *outer;	/* the call this one runs inside */
 	bool nested;
 };
 

@@ -34,6 +34,19 @@ static pthread_once_t lib_atfork_once = PTHREAD_ONCE_INIT;
  * the parent's host and must join again before use. */
 static volatile unsigned long lib_fork_gen;
 
+/* Writers first: a rejoin must not wait behind a stream of calls from
+ * several threads (nested calls take no lock, so this cannot deadlock). */
+static void init_oplock(struct daxfs_handle *h)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&h->oplock, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
 static void lib_prepare_fork(void)
 {
 	struct daxfs_handle *h;
@@ -62,7 +75,7 @@ static void lib_child_fork(void)
 	for (h = lib_handles; h; h = h->next) {
 		pthread_mutex_init(&h->lock, NULL);
 		pthread_cond_init(&h->cond, NULL);
-		pthread_rwlock_init(&h->oplock, NULL);
+		init_oplock(h);
 		h->hb_running = false;
 		h->hb_stop = false;
 	}
@@ -345,6 +358,7 @@ int lib_call_begin(struct daxfs_handle *h, struct lib_call *c)
 	int err;
 
 	c->h = h;
+	c->outer = lib_current;
 	c->nested = lib_current == h;
 	if (c->nested)
 		return 0;
@@ -368,7 +382,7 @@ int64_t lib_call_end(struct lib_call *c, int64_t ret)
 		__atomic_store_n(&h->need_rejoin, true, __ATOMIC_RELEASE);
 		ret = -ESTALE;
 	}
-	lib_current = NULL;
+	lib_current = c->outer;
 	pthread_rwlock_unlock(&h->oplock);
 	return ret;
 }
@@ -438,7 +452,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	h->gid = (uint32_t)getegid();
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
-	pthread_rwlock_init(&h->oplock, NULL);
+	init_oplock(h);
 
 	fd = daxfs_target_open(path, (flags & DAXFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
 			       &h->kind, &size);
