@@ -35,10 +35,15 @@ struct fview {
 	u64 bk_off;			/* read through core/pcache.c */
 };
 
-static int type_check(const struct daxfs_iref *ref)
+/* The inode ino, which must be a regular file (-EISDIR, -EINVAL). */
+static int file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 {
-	u32 mode = daxfs_iref_mode(ref);
+	int err = daxfs_inode_get(op, ino, ref);
+	u32 mode;
 
+	if (err)
+		return err;
+	mode = daxfs_iref_mode(ref);
 	if (DAXFS_IS_DIR(mode))
 		return -EISDIR;
 	if (!DAXFS_IS_REG(mode))
@@ -58,10 +63,7 @@ static int file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
 
 	if ((op->fs->flags & DAXFS_FS_RDONLY) || !op->lane)
 		return -EROFS;
-	err = daxfs_inode_get(op, ino, ref);
-	if (err)
-		return err;
-	err = type_check(ref);
+	err = file_get(op, ino, ref);
 	if (err)
 		return err;
 	err = daxfs_inode_get_writable(op, ino, ip);
@@ -171,10 +173,7 @@ static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	u64 pos, end, lo = 1, hi = 0, total = 0;
 	int err;
 
-	err = daxfs_inode_get(op, ino, &ref);
-	if (err)
-		return err;
-	err = type_check(&ref);
+	err = file_get(op, ino, &ref);
 	if (err)
 		return err;
 	err = file_view(fs, &ref, &v);
@@ -718,10 +717,7 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
 	*pg = 0;
 	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
 		return -EFBIG;
-	err = daxfs_inode_get(op, ino, ref);
-	if (err)
-		return err;
-	err = type_check(ref);
+	err = file_get(op, ino, ref);
 	if (err)
 		return err;
 	err = file_view(op->fs, ref, v);
