@@ -442,14 +442,8 @@ def rng(v):
 
 
 def machine():
-    model = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from run import cpu_model   # bench/run.py, beside this file
+    model = cpu_model()
     try:
         load = open("/proc/loadavg").read().split()[:3]
     except OSError:

@@ -78,16 +78,18 @@ def fio_rows(fio, size, dur, reps, sizes):
             for r in rows]
 
 
-def machine():
-    model = "?"
+def cpu_model():
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return "nproc %d, CPU %s, kernel %s" % (os.cpu_count(), model,
+    return "?"
+
+
+def machine():
+    return "nproc %d, CPU %s, kernel %s" % (os.cpu_count(), cpu_model(),
                                             platform.release())
 
 
