@@ -156,7 +156,8 @@ int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o)
 	memset(&sb, 0, sizeof(sb));
 	sb.version = DAXFS_VERSION;
 	sb.header_size = sizeof(sb);
-	sb.feat_incompat = DAXFS_FEAT_INCOMPAT_OVERLAY;
+	sb.feat_incompat = DAXFS_FEAT_INCOMPAT_OVERLAY |
+			   DAXFS_FEAT_INCOMPAT_OPEN_SETS;
 	if (base_sz)
 		sb.feat_incompat |= DAXFS_FEAT_INCOMPAT_BASE;
 	if (pc_sz)

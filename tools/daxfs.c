@@ -608,10 +608,12 @@ static void info_text(struct ctx *c, const struct daxfs_info *in)
 	printf("UUID:            %s\n", uuid);
 	format_time_full(in->created_ns, tbuf, sizeof(tbuf));
 	printf("Created:         %s\n", tbuf);
-	printf("Format version:  %u (features: compat 0x%x, incompat 0x%x%s%s, "
+	printf("Format version:  %u (features: compat 0x%x, incompat 0x%x%s%s%s%s, "
 	       "ro_compat 0x%x)\n", in->version, in->feat_compat, in->feat_incompat,
 	       (in->feat_incompat & DAXFS_FEAT_INCOMPAT_BASE) ? " base" : "",
 	       (in->feat_incompat & DAXFS_FEAT_INCOMPAT_OVERLAY) ? " overlay" : "",
+	       (in->feat_incompat & DAXFS_FEAT_INCOMPAT_PCACHE) ? " pcache" : "",
+	       (in->feat_incompat & DAXFS_FEAT_INCOMPAT_OPEN_SETS) ? " open-sets" : "",
 	       in->feat_ro_compat);
 	printf("Block size:      %u\n", in->block_size);
 	if (in->feat_incompat & DAXFS_FEAT_INCOMPAT_BASE)

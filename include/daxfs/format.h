@@ -40,9 +40,15 @@
 #define DAXFS_FEAT_INCOMPAT_BASE	(1u << 0)	/* base image present */
 #define DAXFS_FEAT_INCOMPAT_OVERLAY	(1u << 1)	/* writable overlay */
 #define DAXFS_FEAT_INCOMPAT_PCACHE	(1u << 2)	/* shared page cache */
+/* Set by every format since open sets: hosts publish their open files
+ * (daxfs_host.open_set, state.open_hosts) and may write bare symlink
+ * pages and compaction hints; code that does none of that must not join.
+ * Images without it (made before) are still accepted. */
+#define DAXFS_FEAT_INCOMPAT_OPEN_SETS	(1u << 3)
 #define DAXFS_FEAT_INCOMPAT_SUPP	(DAXFS_FEAT_INCOMPAT_BASE | \
 					 DAXFS_FEAT_INCOMPAT_OVERLAY | \
-					 DAXFS_FEAT_INCOMPAT_PCACHE)
+					 DAXFS_FEAT_INCOMPAT_PCACHE | \
+					 DAXFS_FEAT_INCOMPAT_OPEN_SETS)
 #define DAXFS_FEAT_RO_COMPAT_SUPP	0u
 #define DAXFS_FEAT_COMPAT_SUPP		0u
 
