@@ -51,7 +51,7 @@ class Fleet:
     def __init__(self, region, logdir):
         self.region = region
         self.logdir = logdir
-        self.stop = procs.CTX.Event()
+        self.stop = procs.StopFlag()  # workers get SIGKILLed: no locks
         self.running = {}
         self.all = {}
         self.killed = []

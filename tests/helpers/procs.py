@@ -83,6 +83,25 @@ def run(func, args_list, timeout=120.0, barrier=True):
     return [out[i] for i in range(n)]
 
 
+class StopFlag:
+    """A stop request that workers poll and that survives SIGKILLed workers.
+
+    multiprocessing.Event.is_set() takes a process-shared lock: a worker
+    SIGKILLed inside it leaves the lock held forever, and the next is_set()
+    or set() (the parent's) blocks for good.  This is one byte in shared
+    memory, read and written without a lock.
+    """
+
+    def __init__(self):
+        self._flag = CTX.RawValue("b", 0)
+
+    def set(self):
+        self._flag.value = 1
+
+    def is_set(self):
+        return self._flag.value != 0
+
+
 def kill(p):
     """SIGKILLs a worker process (by its own pid) and reaps it."""
     if p.pid is not None and p.is_alive():
