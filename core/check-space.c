@@ -206,6 +206,9 @@ void chk_rebuild_space(struct chk *c)
 
 		daxfs_store(&fs->state->free_head[cls].v,
 			    (tag << DAXFS_FREE_TAG_SHIFT) | (heads[cls] >> 6));
+		/* the compaction hint described the old stack: unknown now,
+		 * so the next ENOSPC sorts this one (docs/alloc.md) */
+		daxfs_store(&fs->state->free_head[cls].pad[DAXFS_FREE_COMPACT_DUE], 0);
 	}
 	daxfs_store(&fs->state->bump.v, bump);
 	daxfs_store(&fs->state->used_bytes.v, used << 6);
