@@ -177,6 +177,23 @@ u64 daxfs_compact(struct daxfs_op *op);
  * safe right now (a few advance+free rounds).  Needs a joined host. */
 void daxfs_reclaim_all(struct daxfs_fs *fs);
 
+/* ---- when the pool is empty (core/space.c, docs/reclaim.md) ---- */
+
+/* Retry state of one failing call; zero it before the first try. */
+struct daxfs_space_wait {
+	s64 deadline_ns;		/* 0 until the first failure */
+	u32 tries;
+};
+
+/* Outside any op: is freed space still coming (limbo behind an epoch a
+ * lane holds back, or a dead host not yet recovered)?  Never sleeps. */
+bool daxfs_space_pending(struct daxfs_fs *fs);
+/* Outside any op, after a call failed with -ENOSPC: reclaims (reaping
+ * expired hosts) and returns the milliseconds the front end should sleep
+ * before running the call again (0: at once), or -1: give up, the ENOSPC
+ * stands (nothing pending, or about one lease plus a margin has passed). */
+int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w);
+
 /* ---- names (core/hash.c) ---- */
 
 u64 daxfs_name_hash(const struct daxfs_fs *fs, const char *name, u32 len);

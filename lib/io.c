@@ -133,23 +133,23 @@ int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t off)
 {
-	LIB_CALL(h, do_pwrite(h, ino, buf, len, off));
+	LIB_CALL_SPACE(h, do_pwrite(h, ino, buf, len, off));
 }
 
 int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t *at)
 {
-	LIB_CALL(h, do_append(h, ino, buf, len, at));
+	LIB_CALL_SPACE(h, do_append(h, ino, buf, len, at));
 }
 
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 {
-	LIB_CALL(h, do_ftruncate(h, ino, size));
+	LIB_CALL_SPACE(h, do_ftruncate(h, ino, size));
 }
 
 int daxfs_file_open(struct daxfs_handle *h, uint64_t ino)
 {
-	LIB_CALL(h, do_file_open(h, ino));
+	LIB_CALL_SPACE(h, do_file_open(h, ino));
 }
 
 int daxfs_file_close(struct daxfs_handle *h, uint64_t ino)

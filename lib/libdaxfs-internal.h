@@ -68,16 +68,36 @@ struct lib_call {
 int lib_call_begin(struct daxfs_handle *h, struct lib_call *c);
 int64_t lib_call_end(struct lib_call *c, int64_t ret);
 
-/* The body of every public entry point: runs expr as one lib call. */
-#define LIB_CALL(h, expr)						\
+/*
+ * After a call's body returned ret: run it again?  Only for -ENOSPC while
+ * freed space is still on its way (docs/reclaim.md "When the pool is
+ * empty"), and never inside another call of this thread (that one may hold
+ * a lane: a readdir callback).  Sleeps between tries, bounded by about one
+ * lease.
+ */
+bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
+		     int64_t ret);
+
+#define LIB_CALL_(h, expr, retry)					\
 	do {								\
 		struct lib_call lib_c_;					\
+		struct daxfs_space_wait lib_w_ = { 0, 0 };		\
 		int64_t lib_r_ = lib_call_begin((h), &lib_c_);		\
 									\
-		if (!lib_r_)						\
-			lib_r_ = (expr);				\
+		if (!lib_r_) {						\
+			do						\
+				lib_r_ = (expr);			\
+			while ((retry) &&				\
+			       lib_space_retry(&lib_c_, &lib_w_, lib_r_)); \
+		}							\
 		return lib_call_end(&lib_c_, lib_r_);			\
 	} while (0)
+
+/* The body of every public entry point: runs expr as one lib call. */
+#define LIB_CALL(h, expr)	LIB_CALL_(h, expr, false)
+/* The same for a call whose -ENOSPC had no effect (the core rolled it
+ * back), so that running it again is safe: waits out space in limbo. */
+#define LIB_CALL_SPACE(h, expr)	LIB_CALL_(h, expr, true)
 
 /* lib/files.c: the files this handle holds open.  add/put record
  * daxfs_file_open/close (put returns 1 for a file opened before a rejoin,

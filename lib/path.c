@@ -787,47 +787,47 @@ int daxfs_fstat(struct daxfs_handle *h, uint64_t ino, struct daxfs_attr *st)
 
 int daxfs_path_mkdir(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
-	LIB_CALL(h, do_path_mkdir(h, path, mode));
+	LIB_CALL_SPACE(h, do_path_mkdir(h, path, mode));
 }
 
 int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
 		     uint64_t rdev)
 {
-	LIB_CALL(h, do_path_mknod(h, path, mode, rdev));
+	LIB_CALL_SPACE(h, do_path_mknod(h, path, mode, rdev));
 }
 
 int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 		      unsigned int flags, uint64_t *out)
 {
-	LIB_CALL(h, do_path_create(h, path, mode, flags, out));
+	LIB_CALL_SPACE(h, do_path_create(h, path, mode, flags, out));
 }
 
 int daxfs_path_unlink(struct daxfs_handle *h, const char *path)
 {
-	LIB_CALL(h, do_path_unlink(h, path));
+	LIB_CALL_SPACE(h, do_path_unlink(h, path));
 }
 
 int daxfs_path_rmdir(struct daxfs_handle *h, const char *path)
 {
-	LIB_CALL(h, do_path_rmdir(h, path));
+	LIB_CALL_SPACE(h, do_path_rmdir(h, path));
 }
 
 int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
 		      unsigned int flags)
 {
-	LIB_CALL(h, do_path_rename(h, src, dst, flags));
+	LIB_CALL_SPACE(h, do_path_rename(h, src, dst, flags));
 }
 
 int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
 		    const char *newpath)
 {
-	LIB_CALL(h, do_path_link(h, oldpath, newpath));
+	LIB_CALL_SPACE(h, do_path_link(h, oldpath, newpath));
 }
 
 int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
 		       const char *linkpath)
 {
-	LIB_CALL(h, do_path_symlink(h, target, linkpath));
+	LIB_CALL_SPACE(h, do_path_symlink(h, target, linkpath));
 }
 
 int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
@@ -839,30 +839,30 @@ int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
 int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
 			uint64_t size)
 {
-	LIB_CALL(h, do_path_truncate(h, path, size));
+	LIB_CALL_SPACE(h, do_path_truncate(h, path, size));
 }
 
 int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
-	LIB_CALL(h, do_path_chmod(h, path, mode));
+	LIB_CALL_SPACE(h, do_path_chmod(h, path, mode));
 }
 
 int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,
 		     uint32_t gid)
 {
-	LIB_CALL(h, do_path_chown(h, path, uid, gid));
+	LIB_CALL_SPACE(h, do_path_chown(h, path, uid, gid));
 }
 
 int daxfs_path_lchown(struct daxfs_handle *h, const char *path, uint32_t uid,
 		      uint32_t gid)
 {
-	LIB_CALL(h, do_path_lchown(h, path, uid, gid));
+	LIB_CALL_SPACE(h, do_path_lchown(h, path, uid, gid));
 }
 
 int daxfs_path_utimens(struct daxfs_handle *h, const char *path,
 		       int64_t atime_ns, int64_t mtime_ns)
 {
-	LIB_CALL(h, do_path_utimens(h, path, atime_ns, mtime_ns));
+	LIB_CALL_SPACE(h, do_path_utimens(h, path, atime_ns, mtime_ns));
 }
 
 int daxfs_path_readdir(struct daxfs_handle *h, const char *path,

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -385,6 +386,26 @@ int64_t lib_call_end(struct lib_call *c, int64_t ret)
 	lib_current = c->outer;
 	pthread_rwlock_unlock(&h->oplock);
 	return ret;
+}
+
+bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
+		     int64_t ret)
+{
+	struct timespec ts;
+	int ms;
+
+	if (ret != -ENOSPC || c->outer)
+		return false;
+	/* outside the core op: the call's lane is released, we hold none */
+	ms = daxfs_space_wait_next(&c->h->fs, w);
+	if (ms < 0)
+		return false;
+	if (ms) {
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return true;
 }
 
 int lib_writable(struct daxfs_handle *h)

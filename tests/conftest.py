@@ -63,3 +63,15 @@ def need_fsck():
     from helpers import env
     if env.tool("fsck.daxfs") is None:
         pytest.fail("build/bin/fsck.daxfs is missing: run make first")
+
+
+@pytest.fixture(scope="session")
+def crash_build():
+    """build/crash/libdaxfs.so (`make crash`): the library with crash points."""
+    import subprocess
+    import crashlib as cl
+    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"], capture_output=True,
+                         text=True, timeout=600)
+    if res.returncode != 0 or not os.path.exists(cl.CRASH_LIB):
+        pytest.fail("crash build failed: %s" % res.stderr[-2000:])
+    return cl.CRASH_LIB

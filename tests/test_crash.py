@@ -40,15 +40,6 @@ SLACK_S = 0.6			# scheduling noise on a loaded 2-core machine
 SIZE = 48 * env.MiB
 
 
-@pytest.fixture(scope="module")
-def crash_build():
-    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"], capture_output=True,
-                         text=True, timeout=600)
-    if res.returncode != 0 or not os.path.exists(cl.CRASH_LIB):
-        pytest.fail("crash build failed: %s" % res.stderr[-2000:])
-    return cl.CRASH_LIB
-
-
 @pytest.fixture
 def region():
     path = env.region_path("crash")

@@ -397,7 +397,12 @@ class Region:
                                            _lib.CREATE_TRUNC,
                                            ctypes.byref(ino)), p)
         f = File(self, ino.value, p)
-        f.pwrite(data, 0)
+        done = 0
+        while done < len(data):  # a short write (pool full) then fails
+            n = f.pwrite(data[done:], done)
+            if n <= 0:
+                _raise(-_errno.ENOSPC, p)
+            done += n
         return len(data)
 
     def open(self, path, create=False, mode=0o644):
