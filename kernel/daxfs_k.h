@@ -100,6 +100,11 @@ static inline struct daxfs_inode_info *DAXFS_I(struct inode *inode)
 
 /* Errors from the core: -EUCLEAN means a corrupt region. */
 int daxfs_kerr(struct super_block *sb, int err, const char *what);
+/* After a core call returned err: true when it should run again (-ENOSPC
+ * while space is pending; sleeps first).  Usage, w zeroed once:
+ *	do err = daxfs_x(...); while (daxfs_k_space_retry(sb, &w, err)); */
+bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
+			 long err);
 
 /* inode.c */
 extern const struct inode_operations daxfs_dir_iops;

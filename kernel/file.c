@@ -82,6 +82,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	struct daxfs_io io = { .iter = from };
+	struct daxfs_space_wait w = {};
 	u32 flags = 0;
 	u64 pos;
 	ssize_t ret;
@@ -100,9 +101,15 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	if (iocb->ki_flags & IOCB_APPEND)
 		flags |= DAXFS_WRITE_APPEND;
 	io.flush = sbi->fs.flags & DAXFS_FS_PERSISTENT;
-	pos = iocb->ki_pos;
-	n = daxfs_write(&sbi->fs, inode->i_ino, iocb->ki_pos, iov_iter_count(from), flags,
-			daxfs_write_actor, &io, &pos);
+	/* -ENOSPC means nothing was written (the iterator did not move), so
+	 * running it again cannot double anything; a short write returns its
+	 * count (docs/reclaim.md "When the pool is empty") */
+	do {
+		pos = iocb->ki_pos;
+		n = daxfs_write(&sbi->fs, inode->i_ino, iocb->ki_pos,
+				iov_iter_count(from), flags, daxfs_write_actor,
+				&io, &pos);
+	} while (daxfs_k_space_retry(inode->i_sb, &w, n));
 	if (n < 0) {
 		ret = daxfs_kerr(inode->i_sb, (int)n, "write");
 	} else if (n == 0 && io.fault) {

@@ -278,6 +278,7 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 	struct super_block *sb = inode->i_sb;
 	struct daxfs_attr a = {};
 	u32 valid = 0;
+	struct daxfs_space_wait w = {};
 	int err;
 
 	err = daxfs_dead(sb);
@@ -325,7 +326,9 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode))
 		/* no mapping may keep pages that the truncate frees */
 		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
-	err = daxfs_setattr(DAXFS_FS(sb), inode->i_ino, valid, &a);
+	do {
+		err = daxfs_setattr(DAXFS_FS(sb), inode->i_ino, valid, &a);
+	} while (daxfs_k_space_retry(sb, &w, err));
 	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode)) {
 		/*
 		 * From the page holding the new EOF: a base or cached page
@@ -402,18 +405,22 @@ static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t
 	struct daxfs_fs *fs = DAXFS_FS(dir->i_sb);
 	u32 uid, gid;
 	u64 ino;
+	struct daxfs_space_wait w = {};
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
 	daxfs_new_owner(dir, &mode, &uid, &gid);
-	if (S_ISDIR(mode))
-		err = daxfs_mkdir(fs, dir->i_ino, dentry->d_name.name, dentry->d_name.len,
-				  mode, uid, gid, &ino);
-	else
-		err = daxfs_mknod(fs, dir->i_ino, dentry->d_name.name, dentry->d_name.len,
-				  mode, uid, gid, new_encode_dev(rdev), &ino);
+	do {
+		if (S_ISDIR(mode))
+			err = daxfs_mkdir(fs, dir->i_ino, dentry->d_name.name,
+					  dentry->d_name.len, mode, uid, gid, &ino);
+		else
+			err = daxfs_mknod(fs, dir->i_ino, dentry->d_name.name,
+					  dentry->d_name.len, mode, uid, gid,
+					  new_encode_dev(rdev), &ino);
+	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err == -EEXIST) {
 		/* Another host created the name since our negative dentry was
 		 * checked.  For open(O_CREAT) without O_EXCL, -ESTALE makes the
@@ -451,6 +458,7 @@ static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentr
 	size_t len = strlen(target);
 	u32 uid, gid;
 	u64 ino;
+	struct daxfs_space_wait w = {};
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
@@ -459,8 +467,11 @@ static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentr
 	if (len > DAXFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
 	daxfs_new_owner(dir, &mode, &uid, &gid);
-	err = daxfs_symlink(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
-			    dentry->d_name.len, target, len, uid, gid, &ino);
+	do {
+		err = daxfs_symlink(DAXFS_FS(dir->i_sb), dir->i_ino,
+				    dentry->d_name.name, dentry->d_name.len,
+				    target, len, uid, gid, &ino);
+	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err == -EEXIST)
 		d_drop(dentry);
 	if (err)
@@ -471,13 +482,16 @@ static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentr
 static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
 {
 	struct inode *inode = d_inode(old);
+	struct daxfs_space_wait w = {};
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
-	err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino, dir->i_ino,
-			 dentry->d_name.name, dentry->d_name.len);
+	do {
+		err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino, dir->i_ino,
+				 dentry->d_name.name, dentry->d_name.len);
+	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err == -EEXIST)
 		d_drop(dentry);
 	if (err)
@@ -499,13 +513,16 @@ static void daxfs_after_remove(struct inode *dir, struct inode *victim)
 
 static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 {
+	struct daxfs_space_wait w = {};
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
-	err = daxfs_unlink(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
-			   dentry->d_name.len);
+	do {
+		err = daxfs_unlink(DAXFS_FS(dir->i_sb), dir->i_ino,
+				   dentry->d_name.name, dentry->d_name.len);
+	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "unlink");
 	daxfs_after_remove(dir, d_inode(dentry));
@@ -514,13 +531,16 @@ static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 
 static int daxfs_k_rmdir(struct inode *dir, struct dentry *dentry)
 {
+	struct daxfs_space_wait w = {};
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
-	err = daxfs_rmdir(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
-			  dentry->d_name.len);
+	do {
+		err = daxfs_rmdir(DAXFS_FS(dir->i_sb), dir->i_ino,
+				  dentry->d_name.name, dentry->d_name.len);
+	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "rmdir");
 	clear_nlink(d_inode(dentry));
@@ -534,6 +554,7 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 {
 	struct inode *victim = d_inode(new_dentry);
 	u32 f = 0;
+	struct daxfs_space_wait w = {};
 	int err;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
@@ -545,10 +566,12 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		f |= DAXFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		f |= DAXFS_RENAME_EXCHANGE;
-	err = daxfs_rename(DAXFS_FS(old_dir->i_sb), old_dir->i_ino,
-			   old_dentry->d_name.name, old_dentry->d_name.len,
-			   new_dir->i_ino, new_dentry->d_name.name,
-			   new_dentry->d_name.len, f);
+	do {
+		err = daxfs_rename(DAXFS_FS(old_dir->i_sb), old_dir->i_ino,
+				   old_dentry->d_name.name, old_dentry->d_name.len,
+				   new_dir->i_ino, new_dentry->d_name.name,
+				   new_dentry->d_name.len, f);
+	} while (daxfs_k_space_retry(old_dir->i_sb, &w, err));
 	if (err)
 		return daxfs_kerr(old_dir->i_sb, err, "rename");
 	daxfs_refresh_inode(old_dir);

@@ -32,6 +32,28 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what)
 	return err;
 }
 
+/*
+ * Run the core call again?  Only after -ENOSPC while freed space is still
+ * on its way (docs/reclaim.md "When the pool is empty").  The core op has
+ * ended, so we hold no lane and no claim: sleeping here holds back nobody.
+ * Killable sleeps between reclaim tries, bounded by about one lease; a
+ * fatal signal ends the wait with the -ENOSPC.
+ */
+bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
+			 long err)
+{
+	int ms;
+
+	if (err != -ENOSPC || fatal_signal_pending(current))
+		return false;
+	ms = daxfs_space_wait_next(DAXFS_FS(sb), w);
+	if (ms < 0)
+		return false;
+	if (ms)
+		schedule_timeout_killable(msecs_to_jiffies(ms));
+	return !fatal_signal_pending(current);
+}
+
 /* ---- mount options ---- */
 
 enum { Opt_phys, Opt_size, Opt_validate, Opt_backing };
