@@ -20,7 +20,7 @@ import crashlib as cl
 
 daxfs = env.daxfs
 
-LEASE_MS = 1500
+LEASE_MS = 4000	# the survivor fills the pool well within it
 SIZE = 16 * env.MiB
 CHUNK = 1 * env.MiB
 HANG_S = 120		# far above lease + margin: only catches a hang
@@ -54,6 +54,7 @@ def test_churn_behind_dead_host_gets_no_enospc(crash_build, region):
         r.mkdir("/keep")
         for i in range(rounds):
             r.write_file("/churn", cl.data("c%d" % i, CHUNK))
+            assert r.read_file("/churn") == cl.data("c%d" % i, CHUNK)
             r.write_file("/keep/k%d" % i, cl.data("k%d" % i, 100 + i))
             r.unlink("/churn")
         for i in range(rounds):
