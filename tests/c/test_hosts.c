@@ -392,6 +392,50 @@ static void test_lanes_shared(void)
 	t_region_free(r, size);
 }
 
+/* docs/reclaim.md "When the pool is empty": space is pending while limbo
+ * waits behind a lane holding the epoch back, or while a dead host is not
+ * recovered yet; the wait helper reclaims, paces and gives up. */
+static void test_space_pending(void)
+{
+	struct daxfs_fs a, d;
+	struct daxfs_op opa, opd;
+	struct daxfs_space_wait w = { 0, 0 };
+	u64 size = 8 * MiB, base, x;
+	void *r = t_setup(&a, size, NULL);
+
+	CHECK_EQ(t_join(&d, r, size), 0);
+	base = t_used(&a);
+	/* nothing in limbo: one immediate re-run, then the ENOSPC stands */
+	CHECK(!daxfs_space_pending(&a));
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), 0);
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
+	/* d's op holds the epoch; a's garbage cannot be freed meanwhile */
+	CHECK_EQ(daxfs_op_begin(&d, &opd), 0);
+	daxfs_op_begin(&a, &opa);
+	x = daxfs_alloc(&opa, DAXFS_CLASS_256);
+	CHECK(x != 0);
+	daxfs_retire(&opa, x, DAXFS_CLASS_256);
+	daxfs_op_end(&opa);
+	memset(&w, 0, sizeof(w));
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), 0);
+	CHECK(daxfs_space_pending(&a));
+	CHECK(t_used(&a) > base);
+	CHECK(daxfs_space_wait_next(&a, &w) > 0);	/* sleep, then again */
+	/* past the deadline it gives up even though space is pending */
+	w.deadline_ns = daxfs_now_ns() - 1;
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
+	/* d dies inside its op: pending until recovered, then all back */
+	make_old(&d, d.host);
+	CHECK(daxfs_space_pending(&a));
+	memset(&w, 0, sizeof(w));
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), 0);	/* reaps d */
+	CHECK(!daxfs_space_pending(&a));
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
+	CHECK_EQ(t_used(&a), base);
+	daxfs_host_leave(&a);
+	t_region_free(r, size);
+}
+
 int main(void)
 {
 	RUN(test_hash);
@@ -401,5 +445,6 @@ int main(void)
 	RUN(test_orphan_limbo);
 	RUN(test_idle_dead_reaped);
 	RUN(test_lanes_shared);
+	RUN(test_space_pending);
 	return t_done();
 }
