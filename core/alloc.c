@@ -496,5 +496,9 @@ u64 daxfs_alloc_limbo_page(struct daxfs_op *op)
 
 void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class)
 {
+	/* fenced: recovery may have freed it already; leak it to fsck
+	 * rather than free it twice */
+	if (daxfs_fenced(op))
+		return;
 	daxfs_free_obj(op->fs, off, class);
 }

@@ -159,6 +159,10 @@ static struct daxfs_trie_node *dir_root(struct daxfs_op *op,
 			*err = -ENOSPC;
 			return NULL;
 		}
+		if (daxfs_fenced(op)) {
+			*err = -ESTALE;
+			return NULL;
+		}
 		if (daxfs_cas(&dp->root, &root, n)) {
 			root = n;
 		} else {
@@ -232,6 +236,8 @@ other:
 			return -EUCLEAN;
 		nn->slot[daxfs_trie_idx(head->hash, d + 1)] = v;
 		daxfs_pflush(fs, nn, sizeof(*nn));
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		if (!daxfs_cas(slot, &v, noff | DAXFS_SLOT_NODE)) {
 			daxfs_free_now(op, noff, DAXFS_CLASS_512);
 			continue;	/* re-read this level */
@@ -400,6 +406,8 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	u32 i;
 	int k;
 
+	if (daxfs_fenced(op))
+		return -ESTALE;		/* new_leaf may be freed already */
 	tail = daxfs_dirent_at(fs, arr[pos])->next;
 	if (new_leaf) {
 		de = daxfs_dirent_at(fs, new_leaf);
@@ -425,6 +433,8 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	if (new_leaf)
 		daxfs_pflush(fs, daxfs_dirent_at(fs, new_leaf),
 			     sizeof(*de) + daxfs_dirent_at(fs, new_leaf)->name_len);
+	if (daxfs_fenced(op))
+		return -ESTALE;		/* the copies leak to fsck */
 	if (!daxfs_cas(slot, &v, head)) {
 		for (i = 0; i < pos; i++)
 			daxfs_dirent_free(op, copies[i], false);
@@ -471,6 +481,8 @@ int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 		}
 		if (n >= DAXFS_CHAIN_MAX)
 			return -ENOSPC;
+		if (daxfs_fenced(op))
+			return -ESTALE;	/* recovery may have freed leaf */
 		nd->next = SLOT_OFF(v);
 		daxfs_pflush(fs, nd, sizeof(*nd) + nd->name_len);
 		if (daxfs_cas(slot, &v, leaf | DAXFS_SLOT_LEAF))
@@ -530,7 +542,7 @@ int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 			return -ENOSPC;
 	}
 	err = daxfs_dir_swap(op, dp, od->hash, old, wh);
-	if (err && wh)
+	if (err && wh && err != -ESTALE)
 		daxfs_dirent_free(op, wh, false);
 	return err;
 }
@@ -560,6 +572,8 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 		if (!bd || bd->name_len > DAXFS_NAME_MAX ||
 		    daxfs_name_check(bd->name, bd->name_len))
 			return -EUCLEAN;
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		err = daxfs_dir_count_add(dp);
 		if (err)
 			return err;
@@ -567,11 +581,15 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 					daxfs_name_hash(fs, bd->name, bd->name_len),
 					bd->ino, bd->type, DAXFS_DF_FROM_BASE);
 		if (!leaf) {
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			daxfs_dir_count_sub(dp);
 			return -ENOSPC;
 		}
 		err = daxfs_dir_link(op, dp, leaf, true);
 		if (err) {
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			daxfs_dirent_free(op, leaf, false);
 			daxfs_dir_count_sub(dp);
 			if (err != -EEXIST)
@@ -579,6 +597,8 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 		}
 	}
 	v = daxfs_load(&dp->aux);
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	while (!(v & DAXFS_DIR_IMPORTED))
 		if (daxfs_cas(&dp->aux, &v, v | DAXFS_DIR_IMPORTED))
 			break;
@@ -651,7 +671,7 @@ void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp)
 	u32 budget = WALK_BUDGET;
 
 	/* one winner detaches the trie; nothing can be added (DEAD) */
-	if (!root || !daxfs_cas(&dp->root, &root, 0))
+	if (!root || daxfs_fenced(op) || !daxfs_cas(&dp->root, &root, 0))
 		return;
 	retire_node(op, root, 0, &budget);
 }

@@ -313,6 +313,37 @@ static void size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
 }
 
 /*
+ * The caller's bytes for [a, b) of the file into dst (the pages of those
+ * blocks, contiguous), one page per actor call with the fence before each:
+ * a host declared dead must not write into a page that recovery freed (a
+ * held page) or that reclaim freed since recovery dropped our epoch, as
+ * someone may reuse it.  Returns the bytes copied; *err = -ESTALE when
+ * fenced.
+ */
+static u64 copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
+		       void *ctx, u8 *dst, u64 a, u64 b, int *err)
+{
+	u64 done = 0, n, c;
+
+	while (a + done < b) {
+		if (daxfs_fenced(op)) {
+			*err = -ESTALE;
+			break;
+		}
+		n = BLK - ((a + done) & BLK_LO);
+		if (n > b - a - done)
+			n = b - a - done;
+		c = actor(ctx, dst + done, n);
+		if (c > n)
+			c = n;
+		done += c;
+		if (c < n)
+			break;
+	}
+	return done;
+}
+
+/*
  * Fills n fresh pages for blocks [blk, blk + n) with the bytes of [pos,
  * end) that fall there (one actor call per physically contiguous run),
  * completes each used page (base bytes / zeros), then publishes it.  A
@@ -347,9 +378,9 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 		b = (blk + j) << DAXFS_BLOCK_SHIFT;
 		if (b > wend)
 			b = wend;
-		c = actor(ctx, p0 + (a & BLK_LO), b - a);
-		if (c > b - a)
-			c = b - a;
+		c = copy_fenced(op, actor, ctx, p0 + (a & BLK_LO), a, b, err);
+		if (*err)
+			return done - pos;	/* fenced: recovery frees the hold */
 		for (k = i; k < j; k++) {
 			u64 kb = blk + k, ks = kb << DAXFS_BLOCK_SHIFT;
 			u64 ws = ks > a ? ks : a;
@@ -375,6 +406,8 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 			pflush(fs, pk, BLK);
 			pdrain(fs);
 			*err = daxfs_radix_insert(op, v->ip, kb, offs[k], &win);
+			if (*err == -ESTALE)
+				return done - pos;
 			if (*err) {
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 				done = ws;
@@ -383,6 +416,10 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 			if (win) {
 				u8 *wp = page_ptr(fs, win);
 
+				if (daxfs_fenced(op)) {
+					*err = -ESTALE;
+					return done - pos;
+				}
 				if (wp) {
 					memcpy(wp + (ws - ks), pk + (ws - ks),
 					       we - ws);
@@ -451,9 +488,10 @@ static s64 write_range(struct daxfs_op *op, const struct fview *v, u64 off,
 				break;
 			}
 			want = run_end - pos;
-			c = actor(ctx, p + (pos & BLK_LO), want);
-			if (c > want)
-				c = want;
+			c = copy_fenced(op, actor, ctx, p + (pos & BLK_LO),
+					pos, run_end, &err);
+			if (err)
+				break;
 			pflush(fs, p + (pos & BLK_LO), c);
 			pos += c;
 			if (c < want)
@@ -489,7 +527,7 @@ static s64 write_range(struct daxfs_op *op, const struct fview *v, u64 off,
 		if (c < want)
 			break;
 	}
-	if (pos > off)
+	if (pos > off && err != -ESTALE)
 		return (s64)(pos - off);
 	return err;
 }
@@ -525,6 +563,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 				return -EFBIG;
 			if (len > DAXFS_MAX_FILE_SIZE - s)
 				len = DAXFS_MAX_FILE_SIZE - s;
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (!len || daxfs_cas(&ip->size, &s, s + len))
 				break;
 		}
@@ -539,8 +579,9 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		if (off + len > v.size) {
 			/* bytes beyond EOF until the size moves: tell
 			 * recovery where, in case we die in between */
-			daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, off,
-					 off + len, 0);
+			if (daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino,
+					     off, off + len, 0))
+				return -ESTALE;
 			intent = true;
 		}
 	}
@@ -552,6 +593,10 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	w = write_range(op, &v, off, len, actor, ctx);
 	if (flags & DAXFS_WRITE_APPEND)
 		daxfs_crash_point("append.written");
+	/* fenced (write_range, or now): recovery zeroes what we put beyond
+	 * EOF (FILE_WRITE intent); the size must not move */
+	if (w == -ESTALE || daxfs_fenced(op))
+		return -ESTALE;
 	if (w > 0) {
 		pdrain(fs);
 		size_max(fs, ip, off + (u64)w);
@@ -612,8 +657,11 @@ static int zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 /* Makes every byte at or beyond s read as zero (pages beyond detached). */
 static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 {
-	int err = zero_tail(op->fs, ip, s);
+	int err;
 
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	err = zero_tail(op->fs, ip, s);
 	if (err)
 		return err;
 	err = daxfs_radix_trim(op, ip, (s + BLK_LO) >> DAXFS_BLOCK_SHIFT);
@@ -660,6 +708,8 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 			 * nothing to clear here (clearing would race with
 			 * writes in flight just beyond EOF).
 			 */
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (!daxfs_cas(&ip->size, &cur, size))
 				continue;
 			pflush(fs, &ip->size, 8);
@@ -668,12 +718,16 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 		}
 		/* Shrink: hide base bytes, clear, lower the size, clear
 		 * again what writers in flight put there meanwhile. */
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)
 			limit_min(fs, ip, size);
 		err = clear_from(op, ip, size);
 		if (err)
 			return err;
 		daxfs_crash_point("truncate.cleared");
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		if (!daxfs_cas(&ip->size, &cur, size))
 			continue;
 		pflush(fs, &ip->size, 8);
@@ -783,7 +837,7 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	pdrain(fs);
 	err = daxfs_radix_insert(op, ip, blk, pg, &win);
 	if (err || win)
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
 	/* a base or backing block moved: other hosts that map the base page
 	 * or cache slot revalidate when the change counter moves */
 	if (!err && !win && base_blk)

@@ -219,11 +219,12 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 		root = daxfs_alloc(op, DAXFS_CLASS_512);
 		if (!root)
 			return -ENOSPC;
-		daxfs_intent_arg(op, 4, root);
+		if (daxfs_intent_arg(op, 4, root))
+			return -ESTALE;		/* root leaks to fsck */
 	}
 	off = daxfs_alloc(op, DAXFS_CLASS_128);
-	if (off)
-		daxfs_intent_arg(op, 3, off);
+	if (off && daxfs_intent_arg(op, 3, off))
+		return -ESTALE;
 	ip = off ? daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN) : NULL;
 	if (!ip) {
 		if (root)
@@ -235,7 +236,10 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 		err = -EUCLEAN;
 		goto fail;
 	}
-	daxfs_intent_arg(op, 1, ino);
+	/* fenced: recovery frees (or freed) the record and root named in
+	 * the intent; do not write into them */
+	if (daxfs_intent_arg(op, 1, ino))
+		return -ESTALE;
 	ip->ino = ino;
 	ip->magic = DAXFS_INODE_MAGIC;
 	ip->flags = 0;
@@ -254,6 +258,8 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 	ip->generation = (u32)now | 1;
 	daxfs_pflush(fs, ip, sizeof(*ip));
 	err = daxfs_ov_insert(op, inode_key(ino), off);
+	if (err == -ESTALE)
+		return err;
 	if (err) {
 		if (err == -EEXIST)
 			err = -EUCLEAN;	/* next_ino handed out twice */
@@ -278,6 +284,8 @@ void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 	u64 ino = daxfs_load(&ip->ino);
 	u64 off = (u64)((u8 *)ip - fs->base);
 
+	if (daxfs_fenced(op))
+		return;
 	if (DAXFS_IS_DIR(mode))
 		daxfs_dir_retire_trie(op, ip);
 	else if (DAXFS_IS_REG(mode))
@@ -319,7 +327,7 @@ static int drop_link(struct daxfs_op *op, struct daxfs_inode *ip)
 	u32 n = daxfs_load32(&ip->nlink);
 
 	for (;;) {
-		if (n == 0)
+		if (n == 0 || daxfs_fenced(op))
 			return -1;
 		if (n == 1 && !dir && !(daxfs_load32(&ip->flags) & DAXFS_IF_ORPHAN)) {
 			flags_update(ip, DAXFS_IF_ORPHAN, 0);

@@ -42,6 +42,24 @@
 #define DAXFS_HOLD_MAX_PAGES	64u
 
 /*
+ * The fence (docs/hosts.md "Fencing"): true once our slot is no longer
+ * ALIVE(our generation), i.e. a survivor declared us dead and may already
+ * have recovered (freed, rolled back) what this op holds; the slot may
+ * even belong to a new host.  Checked immediately before every publishing
+ * CAS/store of a mutating op, which then returns -ESTALE and writes
+ * nothing more (no undo either: recovery did it).  One load of our own
+ * state word, no clock read.  An op without a lane writes nothing.
+ */
+static inline bool daxfs_fenced(const struct daxfs_op *op)
+{
+	const struct daxfs_fs *fs = op->fs;
+
+	return op->lane &&
+	       daxfs_load(&fs->hosts[fs->host].state) !=
+	       ((fs->host_gen << DAXFS_HOST_GEN_SHIFT) | DAXFS_HOST_ALIVE);
+}
+
+/*
  * Allocated-but-unreachable pages of an op (docs/recovery.md): a run of
  * contiguous pages the op holds (allocated, not yet published or freed)
  * is named in its lane so that recovery of a dead host frees it.  The
@@ -50,7 +68,7 @@
  */
 static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
 {
-	if (op->lane)
+	if (op->lane && !daxfs_fenced(op))
 		daxfs_store(&op->lane->pad[DAXFS_LANE_HOLD_PAGES],
 			    n ? first | (u64)(n - 1) : 0);
 }
@@ -156,13 +174,15 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
 
 /* Arguments first, then the op code (release), so recovery never sees an
  * op code with stale arguments. */
-static inline void daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
-				    u64 a1, u64 a2, u64 a3)
+static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
+				   u64 a1, u64 a2, u64 a3)
 {
 	struct daxfs_intent *in;
 
 	if (!op->lane)
-		return;
+		return 0;
+	if (daxfs_fenced(op))
+		return -ESTALE;	/* the lane is recovery's (or a new host's) */
 	in = &op->lane->intent;
 	daxfs_store(&in->a[0], a0);
 	daxfs_store(&in->a[1], a1);
@@ -171,18 +191,23 @@ static inline void daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
 	daxfs_store(&in->op, code);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(in, sizeof(*in));
+	return 0;
 }
 
 /* Sets one more argument word (i < 7) of the current intent. */
-static inline void daxfs_intent_arg(struct daxfs_op *op, u32 i, u64 v)
+static inline int daxfs_intent_arg(struct daxfs_op *op, u32 i, u64 v)
 {
-	if (op->lane && i < 7)
-		daxfs_store(&op->lane->intent.a[i], v);
+	if (!op->lane || i >= 7)
+		return 0;
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	daxfs_store(&op->lane->intent.a[i], v);
+	return 0;
 }
 
 static inline void daxfs_intent_clear(struct daxfs_op *op)
 {
-	if (!op->lane)
+	if (!op->lane || daxfs_fenced(op))
 		return;
 	daxfs_store(&op->lane->intent.op, DAXFS_INTENT_NONE);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)

@@ -94,25 +94,32 @@ static bool wait_more(struct daxfs_op *op, struct waiter *w)
 /* Progress marks go to the lane that owns the intent: our own, or the
  * dead host's lane while recovering it (so that a recoverer dying too
  * leaves the marks for the next one). */
-static void intent_step(struct daxfs_fs *fs, struct daxfs_lane *il, u32 kind,
-			u32 step, u32 fl)
+/* A mark in our own lane is a commit point: -ESTALE once we were declared
+ * dead (the lane is recovery's, which decided from the marks it saw).
+ * Marks in a dead lane (we recover it) are not fenced. */
+static int intent_step(struct daxfs_op *op, struct daxfs_lane *il, u32 kind,
+		       u32 step, u32 fl)
 {
 	if (!il)
-		return;
+		return 0;
+	if (il == op->lane && daxfs_fenced(op))
+		return -ESTALE;
 	daxfs_store(&il->intent.a[6], NS_META(kind, step, fl));
-	if (fs->flags & DAXFS_FS_PERSISTENT)
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(&il->intent, sizeof(il->intent));
+	return 0;
 }
 
 /* Sets a[4..6] first: daxfs_intent_set() publishes the op code last, so
  * a recoverer never pairs it with a stale step word. */
-static void intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
-			 u64 a4, u64 a5, u64 meta)
+static int intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
+			u64 a4, u64 a5, u64 meta)
 {
-	daxfs_intent_arg(op, 4, a4);
+	if (daxfs_intent_arg(op, 4, a4))
+		return -ESTALE;
 	daxfs_intent_arg(op, 5, a5);
 	daxfs_intent_arg(op, 6, meta);
-	daxfs_intent_set(op, DAXFS_INTENT_RENAME, a0, a1, a2, a3);
+	return daxfs_intent_set(op, DAXFS_INTENT_RENAME, a0, a1, a2, a3);
 }
 
 /* ---- attributes ---- */
@@ -204,6 +211,8 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 	if (err)
 		return err;
 	err = writable(&op) ? daxfs_inode_get_writable(&op, ino, &ip) : -EROFS;
+	if (!err && daxfs_fenced(&op))
+		err = -ESTALE;
 	if (err)
 		goto out;
 	if (valid & DAXFS_ATTR_MODE) {
@@ -323,24 +332,35 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	 * inode is rolled back, not left to fsck.  Increments are marked
 	 * after they act (a rollback undoes only what is marked). */
 	fl = isdir ? NS_FL_DIR : 0;
-	intent_begin(&op, dir, 0, 0, 0, 0, 0, NS_META(NS_KIND_CREATE, 0, fl));
+	/* Fenced (-ESTALE from a mark or a publishing helper): we were
+	 * declared dead and recovery rolled this op back or forward from
+	 * the marks it saw; go straight to op_end, undo nothing. */
+	err = intent_begin(&op, dir, 0, 0, 0, 0, 0, NS_META(NS_KIND_CREATE, 0, fl));
+	if (err)
+		goto out;
 	err = daxfs_dir_count_add(dp);		/* -ENOENT once rmdir'ed */
 	if (err)
 		goto out_intent;
-	intent_step(fs, op.lane, NS_KIND_CREATE, 1, fl);
+	err = intent_step(&op, op.lane, NS_KIND_CREATE, 1, fl);
+	if (err)
+		goto out;
 	daxfs_crash_point("create.counted");
 	if (isdir) {
 		err = daxfs_nlink_inc(dp);	/* the child's ".." */
 		if (err)
 			goto out_count;
-		intent_step(fs, op.lane, NS_KIND_CREATE, 2, fl);
+		err = intent_step(&op, op.lane, NS_KIND_CREATE, 2, fl);
+		if (err)
+			goto out;
 	}
 	/* records ino, record and trie root in the intent (a1, a3, a4) */
 	err = daxfs_inode_create(&op, a->mode, a->uid, a->gid, a->rdev,
 				 isdir ? 2 : 1, dir, &ino, &ip);
 	if (err)
 		goto out_nlink;
-	intent_step(fs, op.lane, NS_KIND_CREATE, 3, fl);
+	err = intent_step(&op, op.lane, NS_KIND_CREATE, 3, fl);
+	if (err)
+		goto out;
 	daxfs_crash_point("create.inode_published");
 	if (a->target) {
 		err = daxfs_link_rec_store(&op, ip, a->target, a->tlen);
@@ -353,16 +373,25 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		err = -ENOSPC;
 		goto out_inode;
 	}
-	daxfs_intent_arg(&op, 2, leaf);
-	intent_step(fs, op.lane, NS_KIND_CREATE, 4, fl);
+	err = daxfs_intent_arg(&op, 2, leaf);
+	if (!err)
+		err = intent_step(&op, op.lane, NS_KIND_CREATE, 4, fl);
+	if (err)
+		goto out;
 	daxfs_crash_point("create.before_link");
-	intent_step(fs, op.lane, NS_KIND_CREATE, 5, fl);
+	err = intent_step(&op, op.lane, NS_KIND_CREATE, 5, fl);
+	if (err)
+		goto out;
 	err = daxfs_dir_link(&op, dp, leaf, false);
 	if (err) {
+		if (daxfs_fenced(&op))
+			goto stale;
 		daxfs_dirent_free(&op, leaf, false);
 		goto out_inode;
 	}
-	intent_step(fs, op.lane, NS_KIND_CREATE, 6, fl);
+	err = intent_step(&op, op.lane, NS_KIND_CREATE, 6, fl);
+	if (err)
+		goto out;	/* linked: recovery found the leaf */
 	daxfs_crash_point("create.linked");
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	daxfs_intent_clear(&op);
@@ -370,20 +399,30 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		*inop = ino;
 	goto out;
 	/* in-process failure: drop the intent first, so that a crash
-	 * while undoing leaves counts high rather than undone twice */
+	 * while undoing leaves counts high rather than undone twice.
+	 * Fenced: recovery undid what the marks said; undo nothing. */
 out_inode:
+	if (daxfs_fenced(&op))
+		goto stale;
 	daxfs_intent_clear(&op);
 	daxfs_store32(&ip->nlink, 0);
 	daxfs_inode_free(&op, ip);
 out_nlink:
+	if (daxfs_fenced(&op))
+		goto stale;
 	daxfs_intent_clear(&op);
 	if (isdir)
 		daxfs_nlink_dec(dp, 2);
 out_count:
+	if (daxfs_fenced(&op))
+		goto stale;
 	daxfs_intent_clear(&op);
 	daxfs_dir_count_sub(dp);
 out_intent:
 	daxfs_intent_clear(&op);
+	goto out;
+stale:
+	err = -ESTALE;
 out:
 	daxfs_op_end(&op);
 	return err;
@@ -515,39 +554,58 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		err = -ENOSPC;
 		goto out;
 	}
-	/* intent LINK: increments marked after they act (docs/recovery.md) */
-	intent_begin(&op, dir, ino, leaf, 0, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
+	/* intent LINK: increments marked after they act (docs/recovery.md);
+	 * fenced (-ESTALE): recovery owns the rest, undo nothing */
+	err = intent_begin(&op, dir, ino, leaf, 0, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
+	if (err)
+		goto out;
 	err = daxfs_dir_count_add(dp);
 	if (err)
 		goto out_leaf;
-	intent_step(fs, op.lane, NS_KIND_LINK, 1, 0);
+	err = intent_step(&op, op.lane, NS_KIND_LINK, 1, 0);
+	if (err)
+		goto out;
 	daxfs_crash_point("link.counted");
 	err = daxfs_nlink_inc(ip);		/* before the name exists */
 	if (err)
 		goto out_count;
-	intent_step(fs, op.lane, NS_KIND_LINK, 2, 0);
+	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
+	if (!err)
+		err = intent_step(&op, op.lane, NS_KIND_LINK, 3, 0);
+	if (err)
+		goto out;
 	daxfs_crash_point("link.nlink_raised");
-	intent_step(fs, op.lane, NS_KIND_LINK, 3, 0);
 	err = daxfs_dir_link(&op, dp, leaf, false);
 	if (err) {
+		if (daxfs_fenced(&op))
+			goto stale;
 		daxfs_intent_clear(&op);
 		/* our +1 may be the last link by now (every name was
 		 * unlinked meanwhile): then this frees the inode */
 		daxfs_inode_put_link(&op, ip);
 		goto out_count;
 	}
-	intent_step(fs, op.lane, NS_KIND_LINK, 4, 0);
+	err = intent_step(&op, op.lane, NS_KIND_LINK, 4, 0);
+	if (err)
+		goto out;
 	daxfs_crash_point("link.published");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	daxfs_intent_clear(&op);
 	goto out;
 out_count:
+	if (daxfs_fenced(&op))
+		goto stale;
 	daxfs_intent_clear(&op);
 	daxfs_dir_count_sub(dp);
 out_leaf:
+	if (daxfs_fenced(&op))
+		goto stale;
 	daxfs_intent_clear(&op);
 	daxfs_dirent_free(&op, leaf, false);
+	goto out;
+stale:
+	err = -ESTALE;
 out:
 	daxfs_op_end(&op);
 	return err;
@@ -583,9 +641,12 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			err = -EUCLEAN;
 			goto out;
 		}
-		/* intent UNLINK: decrements marked before they act */
-		intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
-			     NS_META(NS_KIND_UNLINK, 1, 0));
+		/* intent UNLINK: decrements marked before they act; each
+		 * mark is fenced (-ESTALE: recovery rolls forward) */
+		err = intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
+				   NS_META(NS_KIND_UNLINK, 1, 0));
+		if (err)
+			goto out;
 		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
 		if (err) {
 			daxfs_intent_clear(&op);
@@ -593,15 +654,23 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				continue;	/* the name changed: look again */
 			goto out;
 		}
-		intent_step(fs, op.lane, NS_KIND_UNLINK, 2, 0);
+		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 2, 0);
+		if (err)
+			goto out;
 		daxfs_crash_point("unlink.removed");
-		intent_step(fs, op.lane, NS_KIND_UNLINK, 3, 0);
+		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 3, 0);
+		if (err)
+			goto out;
 		daxfs_dir_count_sub(dp);
 		daxfs_crash_point("unlink.counted");
 		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
-		intent_step(fs, op.lane, NS_KIND_UNLINK, 4, 0);
+		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 4, 0);
+		if (err)
+			goto out;
 		daxfs_inode_unlinked(&op, de.ino);
-		intent_step(fs, op.lane, NS_KIND_UNLINK, 5, 0);
+		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 5, 0);
+		if (err)
+			goto out;
 		daxfs_crash_point("unlink.freed");
 		daxfs_intent_clear(&op);
 		goto out;
@@ -647,17 +716,17 @@ static void unlink_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	if (step <= 1)
 		return;
 	if (step == 2) {
-		intent_step(op->fs, il, NS_KIND_UNLINK, 3, 0);
+		intent_step(op, il, NS_KIND_UNLINK, 3, 0);
 		daxfs_dir_count_sub(dp);
 		step = 3;
 	}
 	if (step == 3) {
-		intent_step(op->fs, il, NS_KIND_UNLINK, 4, 0);
+		intent_step(op, il, NS_KIND_UNLINK, 4, 0);
 		daxfs_inode_unlinked(op, a[1]);
 	} else if (step == 4) {
 		free_if_unlinked(op, a[1]);	/* dropped to 0, not freed */
 	}
-	intent_step(op->fs, il, NS_KIND_UNLINK, 5, 0);
+	intent_step(op, il, NS_KIND_UNLINK, 5, 0);
 }
 
 /* ---- rename claim ---- */
@@ -671,6 +740,8 @@ static int claim_take(struct daxfs_op *op)
 	u32 slot;
 
 	do {
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		cur = 0;
 		if (daxfs_cas(word, &cur, mine))
 			return 0;
@@ -744,16 +815,19 @@ static void rmdir_finish(struct daxfs_op *op, struct daxfs_lane *il,
 			 struct daxfs_inode *dp, struct daxfs_inode *cp, u32 from)
 {
 	if (from <= 3) {
-		intent_step(op->fs, il, NS_KIND_RMDIR, 3, 0);
+		if (intent_step(op, il, NS_KIND_RMDIR, 3, 0))
+			return;		/* fenced */
 		daxfs_dir_count_sub(dp);
 	}
 	if (from <= 4) {
-		intent_step(op->fs, il, NS_KIND_RMDIR, 4, 0);
+		if (intent_step(op, il, NS_KIND_RMDIR, 4, 0))
+			return;
 		daxfs_nlink_dec(dp, 2);
 		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	}
 	if (from <= 5) {
-		intent_step(op->fs, il, NS_KIND_RMDIR, 5, 0);
+		if (intent_step(op, il, NS_KIND_RMDIR, 5, 0))
+			return;
 		daxfs_store32(&cp->nlink, 0);
 		daxfs_inode_free(op, cp);
 	}
@@ -787,8 +861,10 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		err = daxfs_dir_writable(&op, de.ino, &cp);
 		if (err)
 			goto out;
-		intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
-			     NS_META(NS_KIND_RMDIR, 0, 0));
+		err = intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
+				   NS_META(NS_KIND_RMDIR, 0, 0));
+		if (err)
+			goto out;
 		v = daxfs_load(&cp->aux);
 		for (;;) {
 			if (v & DAXFS_DIR_MOVING) {
@@ -805,13 +881,23 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				err = -ENOTEMPTY;
 				goto out_intent;
 			}
+			if (daxfs_fenced(&op)) {
+				err = -ESTALE;
+				goto out;
+			}
 			if (daxfs_cas(&cp->aux, &v, v | DAXFS_DIR_DEAD))
 				break;
 		}
-		intent_step(fs, op.lane, NS_KIND_RMDIR, 1, 0);
+		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 1, 0);
+		if (err)
+			goto out;	/* recovery: DEAD without MOVING */
 		daxfs_crash_point("rmdir.dead");
 		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
 		if (err) {
+			if (daxfs_fenced(&op)) {
+				err = -ESTALE;
+				goto out;
+			}
 			/* renamed away before we marked it: undo, retry */
 			v |= DAXFS_DIR_DEAD;
 			daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
@@ -820,9 +906,15 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				continue;
 			goto out;
 		}
-		intent_step(fs, op.lane, NS_KIND_RMDIR, 2, 0);
+		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 2, 0);
+		if (err)
+			goto out;
 		daxfs_crash_point("rmdir.unlinked");
 		rmdir_finish(&op, op.lane, dp, cp, 3);
+		if (daxfs_fenced(&op)) {
+			err = -ESTALE;
+			goto out;
+		}
 		daxfs_crash_point("rmdir.done");
 		daxfs_intent_clear(&op);
 		goto out;
@@ -830,7 +922,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	err = -EAGAIN;
 	goto out;
 out_intent:
-	daxfs_intent_clear(&op);
+	daxfs_intent_clear(&op);	/* fenced: touches nothing */
 out:
 	daxfs_op_end(&op);
 	return err;
@@ -974,7 +1066,8 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 	bool cross = r->sdir != r->ddir;
 
 	if (from <= 3) {
-		intent_step(op->fs, il, NS_KIND_RENAME, 3, r->flags);
+		if (intent_step(op, il, NS_KIND_RENAME, 3, r->flags))
+			return;		/* fenced */
 		if (!gone || r->sisdir)
 			unpin(op, r->src.ino, r->sisdir, cross ? r->ddir : 0);
 		if (xchg)
@@ -982,7 +1075,8 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 		daxfs_crash_point("rename.unpinned");
 	}
 	if (from <= 4) {
-		intent_step(op->fs, il, NS_KIND_RENAME, 4, r->flags);
+		if (intent_step(op, il, NS_KIND_RENAME, 4, r->flags))
+			return;
 		if (!xchg && !gone)
 			daxfs_dir_count_sub(r->sdp);
 		if (cross && r->sisdir && !(xchg && r->tisdir))
@@ -996,7 +1090,8 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 	if (from == 6 && r->has_tgt && !xchg && !r->tisdir)
 		free_if_unlinked(op, r->tgt.ino);	/* recovery: died freeing */
 	if (from <= 5 && r->has_tgt && !xchg) {
-		intent_step(op->fs, il, NS_KIND_RENAME, 5, r->flags);
+		if (intent_step(op, il, NS_KIND_RENAME, 5, r->flags))
+			return;
 		if (r->tisdir) {
 			struct daxfs_inode *tp;
 
@@ -1019,6 +1114,8 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 	bool xchg = r->flags & DAXFS_RENAME_EXCHANGE;
 	struct daxfs_inode *ip;
 
+	if (daxfs_fenced(op))
+		return;		/* recovery rolled step 0 back */
 	if (done & 1)
 		unpin(op, r->src.ino, r->sisdir, 0);
 	if ((done & 2) && !daxfs_inode_get_writable(op, r->tgt.ino, &ip)) {
@@ -1113,10 +1210,13 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		goto free_leaves;
 	}
 
-	/* step 0: intent, then the pins and counts that must be high */
-	intent_begin(op, r->sdir, r->ddir, r->src.leaf, r->nleaf,
-		     r->has_tgt ? r->tgt.leaf : 0, r->sleaf,
-		     NS_META(NS_KIND_RENAME, 0, r->flags));
+	/* step 0: intent, then the pins and counts that must be high;
+	 * each is fenced (-ESTALE: recovery owns the rest, see undo) */
+	err = intent_begin(op, r->sdir, r->ddir, r->src.leaf, r->nleaf,
+			   r->has_tgt ? r->tgt.leaf : 0, r->sleaf,
+			   NS_META(NS_KIND_RENAME, 0, r->flags));
+	if (err)
+		return err;	/* the new leaves leak to fsck */
 	err = pin(op, &r->src, r->sisdir);
 	if (err == -EAGAIN && r->sisdir) {
 		/* src is DEAD: an rmdir committed (no name can be added to
@@ -1128,6 +1228,10 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		goto undo;
 	done |= 1;
 	if (r->has_tgt) {
+		if (daxfs_fenced(op)) {
+			err = -ESTALE;
+			goto undo;
+		}
 		if (xchg) {
 			err = pin(op, &r->tgt, r->tisdir);
 		} else if (r->tisdir) {
@@ -1140,6 +1244,10 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		if (err)
 			goto undo;
 		done |= 2;
+	}
+	if (daxfs_fenced(op)) {
+		err = -ESTALE;
+		goto undo;
 	}
 	if (cross && r->sisdir && !(xchg && r->tisdir)) {
 		err = daxfs_nlink_inc(r->ddp);
@@ -1159,9 +1267,13 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			goto undo;
 		done |= 16;
 	}
-	intent_step(op->fs, op->lane, NS_KIND_RENAME, 1, r->flags);
+	err = intent_step(op, op->lane, NS_KIND_RENAME, 1, r->flags);
+	if (err)
+		goto undo;
 	daxfs_crash_point("rename.prepared");
-	intent_step(op->fs, op->lane, NS_KIND_RENAME, 1, r->flags | RN_PUBLISHING);
+	err = intent_step(op, op->lane, NS_KIND_RENAME, 1, r->flags | RN_PUBLISHING);
+	if (err)
+		goto undo;
 
 	/* step 1: publish the new name (atomically replacing a target) */
 	if (r->has_tgt)
@@ -1173,12 +1285,17 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			err = -EAGAIN;	/* target changed: start over */
 		goto undo;
 	}
-	intent_step(op->fs, op->lane, NS_KIND_RENAME, 2, r->flags);
+	err = intent_step(op, op->lane, NS_KIND_RENAME, 2, r->flags);
+	if (err)
+		return err;	/* published: recovery rolls forward */
 	daxfs_crash_point("rename.published");
 
 	/* step 2: drop (or exchange) the old name */
 	err = daxfs_dir_swap(op, r->sdp, sh, r->src.leaf, r->sleaf);
-	if (err && xchg && r->tisdir && !daxfs_dir_count_add(r->sdp)) {
+	if (err == -ESTALE)
+		return err;
+	if (err && xchg && r->tisdir && !daxfs_fenced(op) &&
+	    !daxfs_dir_count_add(r->sdp)) {
 		/*
 		 * The source (a file: a MOVING directory cannot be removed)
 		 * was unlinked meanwhile, so the exchanged directory has lost
@@ -1197,6 +1314,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			daxfs_dir_count_sub(r->sdp);
 		}
 	}
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	if (err) {
 		/* the source was unlinked meanwhile: it had its link */
 		if (r->sleaf)
@@ -1205,13 +1324,19 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			daxfs_inode_unlinked(op, r->tgt.ino);
 		r->flags |= RN_SRC_GONE;
 	}
-	intent_step(op->fs, op->lane, NS_KIND_RENAME, 2, r->flags | RN_MOVED);
+	err = intent_step(op, op->lane, NS_KIND_RENAME, 2, r->flags | RN_MOVED);
+	if (err)
+		return err;
 	daxfs_crash_point("rename.moved");
 	rename_finish(op, op->lane, r, 3);
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	daxfs_intent_clear(op);
 	return 0;
 
 undo:
+	if (daxfs_fenced(op))
+		return -ESTALE;	/* recovery rolled step 0/1 back */
 	rename_undo(op, r, done);
 	daxfs_intent_clear(op);
 free_leaves:
@@ -1372,7 +1497,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 				done |= 8;
 			if (!r.has_tgt)
 				done |= 16;
-			intent_step(fs, dead_lane, NS_KIND_RENAME, 0, r.flags);
+			intent_step(op, dead_lane, NS_KIND_RENAME, 0, r.flags);
 			rename_undo(op, &r, done);
 		}
 		if (step == 0 || !(r.flags & RN_PUBLISHING)) {

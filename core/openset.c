@@ -169,6 +169,8 @@ void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
 	if (held_somewhere(op->fs, ino))
 		return;		/* a holder settles at its close */
 	while (f & DAXFS_IF_ORPHAN) {
+		if (daxfs_fenced(op))
+			return;
 		/* the free claim: exactly one settler wins */
 		if (daxfs_cas32(&ip->flags, &f, f & ~DAXFS_IF_ORPHAN)) {
 			daxfs_crash_point("orphan.claimed");
@@ -187,6 +189,10 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 	u64 off, zero, *link;
 	u32 n, i, tries;
 
+	/* fenced: the slot was recovered (its set dropped) and may be a
+	 * new host's by now: add nothing to it */
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	summary_mark(fs, fs->host);	/* before any entry: race 1b */
 	for (tries = 0; tries < 2 * DAXFS_OPEN_MAX_PAGES; tries++) {
 		last = NULL;
@@ -194,6 +200,8 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 			for (i = 0; i < DAXFS_OPEN_ENTRIES; i++) {
 				if (daxfs_load(&pg->ino[i]))
 					continue;
+				if (daxfs_fenced(op))
+					return -ESTALE;
 				page_cover(pg, i);
 				zero = 0;
 				if (daxfs_cas(&pg->ino[i], &zero, ino))
@@ -220,6 +228,8 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 		daxfs_pflush(fs, pg, DAXFS_CACHELINE);
 		daxfs_hold_pages(op, 0, 0);
 		zero = 0;
+		if (daxfs_fenced(op))
+			return -ESTALE;		/* off leaks to fsck */
 		if (!daxfs_cas(link, &zero, off))
 			daxfs_free_now(op, off, DAXFS_CLASS_PAGE);	/* a sibling thread's won */
 	}
@@ -251,7 +261,8 @@ static bool put_entry(struct daxfs_op *op, u32 slot, u64 ino)
 {
 	bool removed;
 
-	daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, ino, 0, 0, 0);
+	if (daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, ino, 0, 0, 0))
+		return false;	/* fenced: recovery dropped our set */
 	removed = set_remove(op->fs, slot, ino);
 	daxfs_crash_point("open.removed");
 	if (removed)
@@ -291,6 +302,8 @@ static int open_get(struct daxfs_op *op, u64 ino)
 	daxfs_fence();	/* entry before nlink: race 1 */
 	err = still_linked(op, ino);
 	if (err) {
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		put_entry(op, fs->host, ino);
 		err = err == -EISDIR ? -ENOENT : err;
 	}
@@ -301,7 +314,9 @@ static int open_put(struct daxfs_op *op, u64 ino)
 {
 	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
 		return 0;
-	return put_entry(op, op->fs->host, ino) ? 0 : -EBADF;
+	if (put_entry(op, op->fs->host, ino))
+		return 0;
+	return daxfs_fenced(op) ? -ESTALE : -EBADF;
 }
 
 static int release(struct daxfs_op *op, u64 ino)

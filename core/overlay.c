@@ -91,6 +91,8 @@ static int ov_intent_set(struct daxfs_op *op, u64 idx, u64 key)
 
 static void ov_intent_clear(struct daxfs_op *op, int how)
 {
+	if (daxfs_fenced(op))
+		return;		/* the lane is recovery's now */
 	if (how == 1)
 		daxfs_store(&op->lane->intent.op, DAXFS_INTENT_NONE);
 	else
@@ -269,7 +271,11 @@ int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 
 		idx = ov_idx(fs, home, (u32)fi);
 		b = &fs->buckets[idx];
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		how = ov_intent_set(op, idx, key);
+		if (daxfs_fenced(op))
+			return -ESTALE;	/* recovery reads a stale intent */
 		if (!daxfs_cas(&b->key, &fk, key | DAXFS_KEY_PENDING)) {
 			ov_intent_clear(op, how);
 			daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
@@ -280,16 +286,23 @@ int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 		r = ov_rescan(op, home, (u32)fi, key);
 		if (r) {
 			k = key | DAXFS_KEY_PENDING;
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			daxfs_cas(&b->key, &k, DAXFS_KEY_TOMB);
 			ov_intent_clear(op, how);
 			if (r < 0)
 				return r;
 			continue;
 		}
+		/* fenced: recovery TOMBs (or TOMBed) the pending claim */
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		daxfs_store(&b->value, value);
 		ov_flush(fs, b);
 		daxfs_crash_point("ov_insert.value");
 		k = key | DAXFS_KEY_PENDING;
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		if (!daxfs_cas(&b->key, &k, key)) {
 			/* withdrawn by a recoverer that took us for dead */
 			ov_intent_clear(op, how);
@@ -317,6 +330,8 @@ int daxfs_ov_replace(struct daxfs_op *op, u64 key, u64 old, u64 new_value)
 		return -ENOENT;
 	if (v != old)
 		return -EAGAIN;
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	if (!daxfs_cas(&b->value, &old, new_value))
 		return old ? -EAGAIN : -ENOENT;
 	ov_flush(op->fs, b);
@@ -339,6 +354,8 @@ int daxfs_ov_delete(struct daxfs_op *op, u64 key, u64 old)
 		return -EAGAIN;
 	/* V -> 0 is the linearization point.  While K == key and V == 0 no
 	 * one but us changes K, so this CAS cannot hit a re-insert */
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	if (!daxfs_cas(&b->value, &old, 0))
 		return old ? -EAGAIN : -ENOENT;
 	daxfs_faa(daxfs_state_word(op->fs, stat_inserts), (u64)-1);

@@ -178,6 +178,8 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 						return err;
 				}
 			}
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (daxfs_cas(slot, &v, DAXFS_RADIX_SEALED)) {
 				if (child) {
 					daxfs_retire(op, v, DAXFS_CLASS_PAGE);
@@ -205,6 +207,8 @@ static int drop_at(struct daxfs_op *op, struct daxfs_inode *ip, u64 *pslot,
 	err = seal_node(op, ip, node, level);
 	if (err)
 		return err;
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	if (daxfs_cas(pslot, &expect, to)) {
 		daxfs_pflush(op->fs, pslot, sizeof(*pslot));
 		daxfs_retire(op, pv & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
@@ -242,6 +246,9 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 
 		if (r == DAXFS_RADIX_SEALED)
 			return -ENOENT;	/* the file was freed (last link) */
+		/* the fence: page may be one recovery freed (held) */
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		if (!r && !blk) {
 			/* direct: the page itself becomes the root */
 			if (daxfs_cas(&ip->root, &r, page)) {
@@ -256,6 +263,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			nn = new_node(op);
 			if (!nn)
 				return -ENOSPC;
+			if (daxfs_fenced(op))
+				return -ESTALE;	/* nn leaks to fsck */
 			if (daxfs_cas(&ip->root, &r, nn | h))
 				daxfs_pflush(fs, &ip->root, 8);
 			else
@@ -281,6 +290,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 				return -EUCLEAN;
 			daxfs_store(&n->slot[0], r & ~PAGE_MASK_LO);
 			daxfs_pflush(fs, n, 8);
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (daxfs_cas(&ip->root, &r, nn | (h + 1)))
 				daxfs_pflush(fs, &ip->root, 8);
 			else
@@ -298,6 +309,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 				nn = new_node(op);
 				if (!nn)
 					return -ENOSPC;
+				if (daxfs_fenced(op))
+					return -ESTALE;
 				if (daxfs_cas(slot, &v, nn)) {
 					daxfs_pflush(fs, slot, 8);
 					v = nn;
@@ -316,6 +329,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		}
 		slot = &node->slot[radix_idx(blk, 1)];
 		v = 0;
+		if (daxfs_fenced(op))
+			return -ESTALE;
 		if (daxfs_cas(slot, &v, page)) {
 			daxfs_pflush(fs, slot, 8);
 			daxfs_faa(&ip->blocks, 1);
@@ -367,6 +382,8 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 		if (level == 1) {
 			/* A failed CAS means a concurrent writer put a new
 			 * page there after the cut: it is theirs. */
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (daxfs_cas(slot, &v, 0)) {
 				daxfs_pflush(fs, slot, 8);
 				daxfs_retire(op, v, DAXFS_CLASS_PAGE);
@@ -399,6 +416,8 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 		if (!r) {
 			/* a writer may still create a root until the
 			 * final drop closes the tree */
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (!to || daxfs_cas(&ip->root, &r, to))
 				break;
 			continue;
@@ -413,6 +432,8 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 			/* direct: detach the page of block 0; the winner
 			 * retires it (a grower may have moved it into a
 			 * node first: then we drop that tree next round) */
+			if (daxfs_fenced(op))
+				return -ESTALE;
 			if (daxfs_cas(&ip->root, &r, to)) {
 				daxfs_pflush(fs, &ip->root, 8);
 				daxfs_retire(op, r, DAXFS_CLASS_PAGE);

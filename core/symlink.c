@@ -97,6 +97,10 @@ int daxfs_link_rec_store(struct daxfs_op *op, struct daxfs_inode *ip,
 		memcpy(sl->target, target, tlen);
 	}
 	daxfs_pflush(op->fs, rec, bytes);
+	/* fenced: ip may be a record recovery freed; a held page is
+	 * freed by recovery, a small record leaks to fsck */
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	/* size first: a bare record's length is the size */
 	daxfs_store(&ip->size, tlen);
 	if (held)
@@ -119,7 +123,7 @@ void daxfs_link_rec_drop(struct daxfs_op *op, struct daxfs_inode *ip)
 	 * rather than freed into the wrong class */
 	if (!root || daxfs_link_rec_get(op->fs, root, daxfs_load(&ip->size), &r))
 		return;
-	if (!daxfs_cas(&ip->root, &root, 0))
+	if (daxfs_fenced(op) || !daxfs_cas(&ip->root, &root, 0))
 		return;
 	daxfs_retire(op, r.off, r.class);
 }

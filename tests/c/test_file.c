@@ -342,7 +342,9 @@ static void test_coalesce(void)
 		buf[i] = (u8)(i * 31 + 7);
 	CHECK_EQ(daxfs_write(&fs, ino, 0, sizeof(buf), 0, w_actor, &w, NULL),
 		 (s64)sizeof(buf));
-	CHECK(w.calls <= 8);		/* 256 pages in runs of 64 */
+	/* the copy goes page by page (the fence before each, docs/hosts.md),
+	 * the pages themselves are contiguous: reads take few calls */
+	CHECK(w.calls <= 256);
 	CHECK_EQ(daxfs_read(&fs, ino, 0, sizeof(got), r_actor, &rd),
 		 (s64)sizeof(got));
 	CHECK(rd.calls <= 8);
@@ -352,7 +354,7 @@ static void test_coalesce(void)
 	w.calls = 0;
 	CHECK_EQ(daxfs_write(&fs, ino, 100, sizeof(buf) - 200, 0, w_actor, &w,
 			     NULL), (s64)(sizeof(buf) - 200));
-	CHECK(w.calls <= 8);
+	CHECK(w.calls <= 256);
 	/* a short actor = short write, size only covers what was written */
 	{
 		u64 ino2 = t_mkfile(&fs);
