@@ -262,6 +262,8 @@ u64 daxfs_compact(struct daxfs_op *op)
 	for (class = 0; class < DAXFS_CLASS_PAGE; class++) {
 		if (class)
 			daxfs_yield();	/* no chain held here */
+		if (daxfs_fenced(op))
+			break;
 		freed += compact_class(fs, op->lane, class);
 	}
 	return freed;

@@ -124,6 +124,16 @@ bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 /* Names the part of a taken chain not yet processed in the reclaimer's
  * lane, so that recovery of a dead reclaimer re-adopts it (the batches
  * and their objects are not leaked). */
+/* The fence for reclaim's loops, which run on our lane hl: once we were
+ * declared dead, recovery spliced back the chain our lane held (pad[4])
+ * and someone else frees it; going on would free its entries twice. */
+static bool lane_fenced(struct daxfs_fs *fs, struct daxfs_lane *hl)
+{
+	struct daxfs_op op = { .fs = fs, .lane = hl };
+
+	return daxfs_fenced(&op);
+}
+
 static void hold_chain(struct daxfs_lane *hl, u64 chain)
 {
 	if (hl)
@@ -133,7 +143,9 @@ static void hold_chain(struct daxfs_lane *hl, u64 chain)
 /* Frees the entries of a batch, last first, shrinking its count before
  * each free: a reclaimer dying here leaks at most one object, and a
  * recoverer that re-adopts the batch never frees an entry twice. */
-static void free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb)
+/* false when fenced (the rest of the batch is recovery's) */
+static bool free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb,
+			 struct daxfs_lane *hl)
 {
 	u32 n = daxfs_load32(&lb->count);
 	u64 ent;
@@ -141,11 +153,14 @@ static void free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb)
 	if (n > DAXFS_LIMBO_ENTRIES)
 		n = DAXFS_LIMBO_ENTRIES;
 	while (n--) {
+		if (lane_fenced(fs, hl))
+			return false;
 		ent = daxfs_load(&lb->entry[n]);
 		daxfs_store32(&lb->count, n);
 		daxfs_free_obj(fs, ent & ~(DAXFS_OFF_ALIGN - 1),
 			       (unsigned int)(ent & (DAXFS_OFF_ALIGN - 1)));
 	}
+	return true;
 }
 
 /* Frees the eligible batches of chain; the rest goes back on slot's
@@ -158,8 +173,8 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	u64 next, n;
 	struct daxfs_limbo *lb;
 
-	if (!chain)
-		return;
+	if (!chain || lane_fenced(fs, hl))
+		return;		/* fenced: the taken chain leaks (fsck) */
 	hold_chain(hl, chain);
 	daxfs_crash_point("reclaim.popped");
 	for (n = 0; chain && n < max_batches(fs); n++) {
@@ -167,8 +182,11 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 		if (!lb)
 			break;		/* corrupt link: leak the rest */
 		next = daxfs_load(&lb->next);
+		if (lane_fenced(fs, hl))
+			return;		/* recovery splices the chain back */
 		if (daxfs_load(&lb->epoch) + 2 <= g) {
-			free_entries(fs, lb);
+			if (!free_entries(fs, lb, hl) || lane_fenced(fs, hl))
+				return;
 			hold_chain(hl, next);
 			daxfs_free_obj(fs, chain, DAXFS_CLASS_PAGE);
 			daxfs_crash_point("reclaim.freed");
@@ -210,6 +228,8 @@ static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 		    DAXFS_HOST_FREE ||
 		    !daxfs_load(&daxfs_host_at(fs, slot)->limbo_sealed))
 			continue;
+		if (lane_fenced(fs, hl))
+			return;
 		chain = chain_take(fs, slot);
 		if (chain)
 			chain_process(fs, chain, fs->host, hl);
@@ -219,6 +239,10 @@ static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
 {
 	daxfs_epoch_try_advance(fs);
+	/* advancing may have recovered others for a while: our slot's
+	 * chain is only ours while we are still alive */
+	if (lane_fenced(fs, hl))
+		return;
 	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
 	adopt_orphans(fs, hl);
 }
@@ -299,6 +323,8 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 	    !daxfs_host_still_mine(fs))
 		return;		/* host-less or declared dead: leak (fsck) */
 	for (tries = 0; tries < 4; tries++) {
+		if (daxfs_fenced(op))
+			return;	/* recovery sealed our open batch: leak */
 		b = daxfs_load(&lane->limbo_open);
 		if (b) {
 			lb = limbo_ptr(fs, b);
