@@ -326,6 +326,11 @@ static u64 copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 	u64 done = 0, n, c;
 
 	while (a + done < b) {
+		/* fault the page in first (an atomic +0 changes no byte):
+		 * a stop signal is taken on the way out of a page fault,
+		 * so a fault inside the copy would put the copy after the
+		 * fence in time; this way only the copy itself is */
+		daxfs_faa((u64 *)((uintptr_t)(dst + done) & ~(uintptr_t)7), 0);
 		if (daxfs_fenced(op)) {
 			*err = -ESTALE;
 			break;
