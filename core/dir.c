@@ -392,13 +392,32 @@ bool daxfs_dir_has_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 /* ---- updates ---- */
 
 /*
+ * Right before a publishing CAS: the fence, then the caller's step mark
+ * (0: none).  Marked here, not before the descent, so that a host stopped
+ * and declared dead in the descent is found at the step before (rolled
+ * back) rather than at an ambiguous "linking" step it then never
+ * completes (fenced: counts high, leaf and inode leaked to fsck).
+ */
+static int publish_mark(struct daxfs_op *op, u64 mark)
+{
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	if (mark && op->lane) {
+		daxfs_store(&op->lane->intent.a[6], mark);
+		if (op->fs->flags & DAXFS_FS_PERSISTENT)
+			daxfs_flush(&op->lane->intent, sizeof(op->lane->intent));
+	}
+	return 0;
+}
+
+/*
  * Publishes on slot (whose value was v, chain arr[0..n)) the chain with
  * arr[pos] replaced by new_leaf (0: dropped).  Leaves after pos are
  * shared; the ones before are copied (chains are immutable).  Returns
  * 0, -EAGAIN when the slot changed, -ENOSPC.
  */
 static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
-			 u32 n, u32 pos, u64 new_leaf)
+			 u32 n, u32 pos, u64 new_leaf, u64 mark)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 copies[DAXFS_CHAIN_MAX], tail, head;
@@ -433,7 +452,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	if (new_leaf)
 		daxfs_pflush(fs, daxfs_dirent_at(fs, new_leaf),
 			     sizeof(*de) + daxfs_dirent_at(fs, new_leaf)->name_len);
-	if (daxfs_fenced(op))
+	if (publish_mark(op, mark))
 		return -ESTALE;		/* the copies leak to fsck */
 	if (!daxfs_cas(slot, &v, head)) {
 		for (i = 0; i < pos; i++)
@@ -447,8 +466,8 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	return 0;
 }
 
-int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
-		   bool import)
+static int dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
+		    bool import, u64 mark)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_dirent *nd = daxfs_dirent_at(fs, leaf);
@@ -474,15 +493,16 @@ int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 				return -EEXIST;
 			/* re-creating a removed base name */
 			nd->flags |= DAXFS_DF_FROM_BASE;
-			err = chain_replace(op, slot, v, arr, n, i, leaf);
+			err = chain_replace(op, slot, v, arr, n, i, leaf, mark);
 			if (err == -EAGAIN)
 				goto retry;
 			return err;
 		}
 		if (n >= DAXFS_CHAIN_MAX)
 			return -ENOSPC;
-		if (daxfs_fenced(op))
-			return -ESTALE;	/* recovery may have freed leaf */
+		err = publish_mark(op, mark);
+		if (err)
+			return err;	/* recovery may have freed leaf */
 		nd->next = SLOT_OFF(v);
 		daxfs_pflush(fs, nd, sizeof(*nd) + nd->name_len);
 		if (daxfs_cas(slot, &v, leaf | DAXFS_SLOT_LEAF))
@@ -491,6 +511,18 @@ retry:
 		daxfs_cpu_relax();
 	}
 	return -EAGAIN;
+}
+
+int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
+		   bool import)
+{
+	return dir_link(op, dp, leaf, import, 0);
+}
+
+int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 leaf, u64 mark)
+{
+	return dir_link(op, dp, leaf, false, mark);
 }
 
 int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
@@ -518,7 +550,7 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		od = daxfs_dirent_at(fs, old);
 		if (new_leaf && (od->flags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
 			daxfs_dirent_at(fs, new_leaf)->flags |= DAXFS_DF_FROM_BASE;
-		err = chain_replace(op, slot, v, arr, n, i, new_leaf);
+		err = chain_replace(op, slot, v, arr, n, i, new_leaf, 0);
 		if (err != -EAGAIN)
 			return err;
 		daxfs_cpu_relax();

@@ -63,6 +63,12 @@ void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published);
  * present (base import never resurrects a removed name). */
 int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 		   bool import);
+/* daxfs_dir_link (no import) that stores mark in the intent's step word
+ * (a[6]) immediately before each publishing CAS: a namespace op's
+ * "linking" step, which recovery cannot resolve when the leaf is absent
+ * (published and gone again, or never published) and leaves high. */
+int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 leaf, u64 mark);
 /* Replaces published leaf old (found by offset under hash) by new (an
  * unpublished leaf, or 0 to drop it).  -ENOENT when old is no longer
  * there.  Retires old on success. */

@@ -379,10 +379,9 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	if (err)
 		goto out;
 	daxfs_crash_point("create.before_link");
-	err = intent_step(&op, op.lane, NS_KIND_CREATE, 5, fl);
-	if (err)
-		goto out;
-	err = daxfs_dir_link(&op, dp, leaf, false);
+	/* step 5 (linking) is marked right before the CAS */
+	err = daxfs_dir_link_marked(&op, dp, leaf,
+				    NS_META(NS_KIND_CREATE, 5, fl));
 	if (err) {
 		if (daxfs_fenced(&op))
 			goto stale;
@@ -570,12 +569,11 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	if (err)
 		goto out_count;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
-	if (!err)
-		err = intent_step(&op, op.lane, NS_KIND_LINK, 3, 0);
 	if (err)
 		goto out;
 	daxfs_crash_point("link.nlink_raised");
-	err = daxfs_dir_link(&op, dp, leaf, false);
+	/* step 3 (linking) is marked right before the CAS */
+	err = daxfs_dir_link_marked(&op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
 	if (err) {
 		if (daxfs_fenced(&op))
 			goto stale;
