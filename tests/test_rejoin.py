@@ -183,10 +183,6 @@ def test_busy_threads_never_see_success_for_undone_ops(victim):
     assert "after ok" in lines
 
 
-@pytest.mark.xfail(reason="core: a thread resumed inside an operation that "
-                   "recovery already undid goes on writing (allocations "
-                   "recovery freed); the core does not fence it yet "
-                   "(docs/libdaxfs.md)", strict=False)
 def test_fsck_clean_after_busy_host_declared_dead(victim):
     path, log, go, start = victim
     p = start(4)
