@@ -194,6 +194,17 @@ bool daxfs_space_pending(struct daxfs_fs *fs);
  * stands (nothing pending, or about one lease plus a margin has passed). */
 int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w);
 
+/*
+ * Hosts that map pool pages into processes (daxfs.ko's mmap) hold back
+ * their reuse (docs/reclaim.md, "Mapping hosts").  daxfs_map_first before
+ * the host's first mapping; a revalidation pass starts with e =
+ * daxfs_map_pass_epoch, unmaps every page no longer in its file, then
+ * calls daxfs_map_announce(fs, e), or (fs, 0) when nothing is mapped.
+ */
+void daxfs_map_first(struct daxfs_fs *fs);
+u64 daxfs_map_pass_epoch(struct daxfs_fs *fs);
+void daxfs_map_announce(struct daxfs_fs *fs, u64 e);
+
 /* ---- names (core/hash.c) ---- */
 
 u64 daxfs_name_hash(const struct daxfs_fs *fs, const char *name, u32 len);
@@ -305,6 +316,9 @@ int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
  * overlay page and its base data is still visible, a whole page (or the
  * base file's partial last page) below EOF.  Changes nothing. */
 int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed);
+/* The overlay (pool) page of block blk in *pg, 0 when it has none; never
+ * allocates or copies up (mapping revalidation). */
+int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg);
 
 /* ---- space (core/statfs.c) ---- */
 

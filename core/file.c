@@ -908,6 +908,22 @@ int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed)
 	return err;
 }
 
+int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
+{
+	struct daxfs_op op;
+	struct daxfs_iref ref;
+	struct fview v;
+	int err;
+
+	*pg = 0;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = block_find(&op, ino, blk, &ref, &v, pg);
+	daxfs_op_end(&op);
+	return err == -EFBIG ? 0 : err;
+}
+
 /* ------------------------------------------------------------------ */
 /* recovery */
 

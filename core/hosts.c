@@ -150,7 +150,7 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 			daxfs_limbo_splice(fs, dest, chain);
 	}
 	daxfs_host_batch_return(fs, slot);
-	daxfs_store(&h->epoch, 0);
+	daxfs_store(&h->map_epoch, 0);
 	/* the "recovered" marker daxfs info shows (docs/format.md) */
 	daxfs_store(&h->recovered_by, daxfs_my_claim(fs));
 	daxfs_store((u64 *)&h->recovered_ns, (u64)daxfs_now_ns());
@@ -291,7 +291,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			h->pid = pid;
 			h->kind = kind;
 			daxfs_store(&h->ops, 0);
-			daxfs_store(&h->epoch, 0);
+			daxfs_store(&h->map_epoch, 0);
 			daxfs_store(&h->alloc_end, 0);
 			daxfs_store(&h->alloc_cursor, 0);
 			daxfs_store((u64 *)&h->recovered_ns, 0);
@@ -359,6 +359,8 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 			daxfs_open_drop(&op, fs->host);
 			daxfs_op_end(&op);
 		}
+		/* our mappings are gone (the caller unmapped first) */
+		daxfs_store(&h->map_epoch, 0);
 		/* seals our open batches and frees what is already safe;
 		 * the rest stays on the slot's chain for others to adopt */
 		daxfs_reclaim_all(fs);

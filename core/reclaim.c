@@ -163,6 +163,32 @@ static bool free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb,
 	return true;
 }
 
+/*
+ * The smallest mapping announcement of a live host, ~0 when no host maps
+ * a pool page: a batch sealed at s waits until it is >= s + 2, i.e. until
+ * every mapping host finished a revalidation pass that began after the
+ * ops that unlinked the batch's objects ended (docs/reclaim.md, "Mapping
+ * hosts").  A slot not ALIVE is ignored: a dead host's mappings went with
+ * it; one expired but not yet declared dead still counts until
+ * daxfs_reap_expired (every daxfs_reclaim) declares it.
+ */
+static u64 map_floor(struct daxfs_fs *fs)
+{
+	u64 floor = ~0ULL, e;
+	struct daxfs_host *h;
+	u32 slot;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		h = daxfs_host_at(fs, slot);
+		e = daxfs_load(&h->map_epoch);
+		if (!e || e >= floor ||
+		    daxfs_host_st(daxfs_load(&h->state)) != DAXFS_HOST_ALIVE)
+			continue;
+		floor = e;
+	}
+	return floor;
+}
+
 /* Frees the eligible batches of chain; the rest goes back on slot's
  * chain one batch at a time.  hl (the reclaimer's lane, or NULL) names
  * the unprocessed remainder throughout (docs/recovery.md). */
@@ -170,11 +196,15 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 			  struct daxfs_lane *hl)
 {
 	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
-	u64 next, n;
+	u64 next, n, s, floor;
 	struct daxfs_limbo *lb;
 
 	if (!chain || lane_fenced(fs, hl))
 		return;		/* fenced: the taken chain leaks (fsck) */
+	/* after g: a host whose first mapping (daxfs_map_first) came
+	 * before the advance to g is seen */
+	daxfs_fence();
+	floor = map_floor(fs);
 	hold_chain(hl, chain);
 	daxfs_crash_point("reclaim.popped");
 	for (n = 0; chain && n < max_batches(fs); n++) {
@@ -184,7 +214,8 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 		next = daxfs_load(&lb->next);
 		if (lane_fenced(fs, hl))
 			return;		/* recovery splices the chain back */
-		if (daxfs_load(&lb->epoch) + 2 <= g) {
+		s = daxfs_load(&lb->epoch);
+		if (s + 2 <= g && s + 2 <= floor) {
 			if (!free_entries(fs, lb, hl) || lane_fenced(fs, hl))
 				return;
 			hold_chain(hl, next);
@@ -245,6 +276,37 @@ static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
 		return;
 	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
 	adopt_orphans(fs, hl);
+}
+
+u64 daxfs_map_pass_epoch(struct daxfs_fs *fs)
+{
+	/* nothing the pass reads may be loaded before the epoch */
+	daxfs_fence();
+	return daxfs_load(daxfs_state_word(fs, epoch));
+}
+
+void daxfs_map_announce(struct daxfs_fs *fs, u64 e)
+{
+	if (!daxfs_host_still_mine(fs))
+		return;		/* declared dead: the slot is not ours */
+	/* every unmap of the pass is done before the word moves */
+	daxfs_fence();
+	daxfs_store(&daxfs_host_at(fs, fs->host)->map_epoch, e);
+	daxfs_fence();
+}
+
+void daxfs_map_first(struct daxfs_fs *fs)
+{
+	u64 *w;
+
+	if (!daxfs_host_still_mine(fs))
+		return;
+	w = &daxfs_host_at(fs, fs->host)->map_epoch;
+	if (daxfs_load(w))
+		return;		/* an older announcement covers new mappings */
+	daxfs_store(w, daxfs_load(daxfs_state_word(fs, epoch)));
+	/* visible before any fault of the new mapping looks a page up */
+	daxfs_fence();
 }
 
 void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest)

@@ -210,7 +210,10 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_intent) == 64);
 struct daxfs_host {
 	__u64 state;			/* gen << 8 | enum daxfs_host_state */
 	__u64 heartbeat_ns;		/* CLOCK_REALTIME of the last renewal */
-	__u64 epoch;			/* announced epoch, 0 when quiescent */
+	__u64 map_epoch;		/* (was an unused epoch word) 0: maps no
+					 * pool page; else the epoch at which its
+					 * last completed mapping revalidation
+					 * started (docs/reclaim.md) */
 	__s64 joined_ns;
 	__u32 pid;
 	__u32 kind;			/* DAXFS_HOST_KIND_* */
