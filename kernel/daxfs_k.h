@@ -77,8 +77,11 @@ struct daxfs_inode_info {
 	struct xarray pin_pg;		/* pgoff -> slot pinned for it */
 	struct xarray pin_cnt;		/* slot -> pins we hold on it */
 	struct xarray base_pg;		/* pgoff -> base page mapped (region pfn) */
+	struct xarray pool_pg;		/* pgoff -> pool page mapped (region pfn):
+					 * reused only after we unmap it */
 	unsigned int nr_vmas;		/* mappings of this inode (pin_lock) */
 	u64 reval_change;		/* change at the last revalidation (pin_lock) */
+	u64 pool_change;		/* change at the last pool_pg walk (pin_lock) */
 	struct list_head mapped_link;	/* on sbi->mapped while nr_vmas */
 	struct inode vfs_inode;
 };
@@ -133,7 +136,7 @@ extern const struct file_operations daxfs_file_fops;
 extern const struct address_space_operations daxfs_aops;
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
-void daxfs_mmap_revalidate(struct inode *inode);
+void daxfs_mmap_revalidate(struct inode *inode, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 
 /* backing.c (split mode) */

@@ -65,7 +65,7 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return err;
 	/* cheap unless the file changed: mappings here then see the write too */
 	if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
-		daxfs_mmap_revalidate(inode);
+		daxfs_mmap_revalidate(inode, false);
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos, count,
 		       daxfs_read_actor, &io);
 	if (n < 0)
@@ -226,6 +226,15 @@ drain:
  * (daxfs_mmap_revalidate_all, every lease/4) and read(2) revalidate the
  * borrowed pages of each mapped inode whose change counter moved, and
  * zap those that are no longer what the file shows (docs/pcache.md).
+ *
+ * Pool (overlay) pages mapped are recorded in pool_pg.  Another host's
+ * truncate frees them through limbo; the lease work's pass walks pool_pg
+ * of every inode whose change counter moved, zaps pages the file no
+ * longer shows at that pgoff (truncate-then-regrow included), and only
+ * then announces the epoch it started at (daxfs_map_announce): no host
+ * reuses such a page before that (docs/reclaim.md, "Mapping hosts").
+ * Faults look up, record and insert under pin_lock, so a pass either
+ * sees a fault's record or the fault looked up after the pass began.
  */
 static void daxfs_unpin_slot(struct daxfs_sb_info *sbi, u64 slot)
 {
@@ -300,6 +309,7 @@ static void __daxfs_release_pins(struct inode *inode)
 	xa_destroy(&ei->pin_cnt);
 	xa_destroy(&ei->pin_pg);
 	xa_destroy(&ei->base_pg);
+	xa_destroy(&ei->pool_pg);
 }
 
 /* Last mapping gone, or inode evicted: no PTE of ours shows a slot. */
@@ -313,18 +323,15 @@ void daxfs_mmap_release_pins(struct inode *inode)
 }
 
 /* Bytes [start, end) of the file moved into the overlay on this host:
- * zap our PTEs of their cached copies and drop those pins. */
-void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
+ * zap our PTEs of their cached copies and drop those pins (pin_lock held). */
+static void __daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	unsigned long first, last, idx, b;
 	void *v;
 
-	if (!DAXFS_FS(inode->i_sb)->base_off || end <= start)
-		return;
 	first = start >> PAGE_SHIFT;
 	last = (end - 1) >> PAGE_SHIFT;
-	mutex_lock(&ei->pin_lock);
 	idx = first;
 	b = first;
 	if (xa_find(&ei->pin_pg, &idx, last, XA_PRESENT) ||
@@ -337,6 +344,16 @@ void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 		xa_for_each_range(&ei->base_pg, idx, v, first, last)
 			xa_erase(&ei->base_pg, idx);
 	}
+}
+
+void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	if (!DAXFS_FS(inode->i_sb)->base_off || end <= start)
+		return;
+	mutex_lock(&ei->pin_lock);
+	__daxfs_mmap_drop_range(inode, start, end);
 	mutex_unlock(&ei->pin_lock);
 }
 
@@ -370,13 +387,46 @@ static void daxfs_reval_pages(struct inode *inode, struct xarray *xa, bool pinne
 	}
 }
 
+/* Zaps our PTEs of the pool pages that the file no longer shows at
+ * their pgoff (truncated, or truncated and regrown; pin_lock held).
+ * Errors zap too: only an unmapped page may be reused. */
+static void daxfs_reval_pool(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	unsigned long idx;
+	u64 pg;
+	void *v;
+
+	xa_for_each(&ei->pool_pg, idx, v) {
+		if (!daxfs_block_page(DAXFS_FS(inode->i_sb), inode->i_ino, idx, &pg) &&
+		    pg == (u64)xa_to_value(v) << PAGE_SHIFT)
+			continue;
+		unmap_mapping_pages(inode->i_mapping, idx, 1, false);
+		xa_erase(&ei->pool_pg, idx);
+		cond_resched();
+	}
+}
+
+/* No revalidation possible (the inode is gone, this host was declared
+ * dead, an error): every region page this host maps of inode goes. */
+static void daxfs_mmap_zap(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	mutex_lock(&ei->pin_lock);
+	unmap_mapping_range(inode->i_mapping, 0, 0, 0);
+	xa_destroy(&ei->pool_pg);
+	mutex_unlock(&ei->pin_lock);
+}
+
 /*
  * The inode was just refreshed (its change counter is current): when the
- * counter moved since the last pass, revalidate each borrowed page.
- * O(borrowed pages) when the file changed, one comparison otherwise.
+ * counter moved since the last pass, revalidate each borrowed page, and
+ * with pool (the lease work's pass) each pool page.
+ * O(pages recorded) when the file changed, one comparison otherwise.
  * Takes pin_lock, then i_mmap_rwsem (unmap); the caller holds no lock.
  */
-void daxfs_mmap_revalidate(struct inode *inode)
+void daxfs_mmap_revalidate(struct inode *inode, bool pool)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	u64 change = READ_ONCE(ei->change);
@@ -393,12 +443,22 @@ void daxfs_mmap_revalidate(struct inode *inode)
 		daxfs_reval_pages(inode, &ei->base_pg, false);
 		ei->reval_change = change;
 	}
+	if (pool && change != ei->pool_change) {
+		daxfs_reval_pool(inode);
+		ei->pool_change = change;
+	}
 	mutex_unlock(&ei->pin_lock);
 }
 
-/* Lease work: every inode mapped on this host, one tick's staleness. */
+/*
+ * Lease work: every inode mapped on this host, one tick's staleness; then
+ * announce the epoch the pass began at, so that the pool pages unlinked
+ * before it (and zapped by it) may be reused.  Declared dead: refreshes
+ * fail, every mapping is zapped, and nothing is announced.
+ */
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 {
+	u64 e = daxfs_map_pass_epoch(&sbi->fs);
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
 	LIST_HEAD(todo);
@@ -415,12 +475,17 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 		if (inode) {
 			/* a smaller size unmaps the tail (refresh) */
 			if (daxfs_refresh_inode(inode) == 0)
-				daxfs_mmap_revalidate(inode);
+				daxfs_mmap_revalidate(inode, true);
+			else
+				daxfs_mmap_zap(inode);
 			iput(inode);
 		}
 		cond_resched();
 		spin_lock(&sbi->mapped_lock);
 	}
+	/* under mapped_lock: a first mapping (daxfs_vm_open) announces
+	 * itself, and this store cannot undo that */
+	daxfs_map_announce(&sbi->fs, list_empty(&sbi->mapped) ? 0 : e);
 	spin_unlock(&sbi->mapped_lock);
 }
 
@@ -484,6 +549,24 @@ static bool daxfs_base_page(struct daxfs_sb_info *sbi, u64 off)
 	       off - sbi->fs.base_off < sbi->fs.base_size;
 }
 
+/* A pool page about to be mapped at pgoff (pin_lock held; off 0: a hole,
+ * nothing to record). */
+static int daxfs_note_pool_page(struct inode *inode, pgoff_t pgoff, u64 off)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	void *old;
+
+	if (!off)
+		return 0;
+	old = xa_load(&ei->pool_pg, pgoff);
+	if (old && xa_to_value(old) != off >> PAGE_SHIFT)
+		/* one page per pgoff is tracked: other mappings that may
+		 * still show the old one (freed elsewhere) go first */
+		unmap_mapping_pages(inode->i_mapping, pgoff, 1, false);
+	return xa_err(xa_store(&ei->pool_pg, pgoff, xa_mk_value(off >> PAGE_SHIFT),
+			       GFP_NOFS));
+}
+
 /*
  * No copy-up wanted (read fault of a read-only or private
  * mapping, or a private write fault's source page): the cached slot
@@ -527,6 +610,8 @@ static vm_fault_t daxfs_fault_cached(struct vm_fault *vmf, struct inode *inode,
 	else if (daxfs_base_page(sbi, off))
 		err = xa_err(xa_store(&ei->base_pg, vmf->pgoff,
 				      xa_mk_value(off >> PAGE_SHIFT), GFP_NOFS));
+	else
+		err = daxfs_note_pool_page(inode, vmf->pgoff, off);
 	if (err) {
 		mutex_unlock(&ei->pin_lock);
 		return VM_FAULT_OOM;
@@ -540,6 +625,7 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct inode *inode = file_inode(vma->vm_file);
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	bool write = vmf->flags & FAULT_FLAG_WRITE;
 	bool shared = vma->vm_flags & VM_SHARED;
@@ -568,18 +654,31 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 		if (!fallback)
 			return ret;
 	}
+	/* lookup, record and insert as one step against the lease pass */
+	mutex_lock(&ei->pin_lock);
 	err = daxfs_map_block(&sbi->fs, inode->i_ino, vmf->pgoff, alloc, &off);
-	if (err)
-		return daxfs_fault_err(inode, err);
+	if (err) {
+		ret = daxfs_fault_err(inode, err);
+		goto out;
+	}
+	ret = VM_FAULT_SIGBUS;
 	if (!daxfs_off_ok(sbi, off))
-		return VM_FAULT_SIGBUS;
+		goto out;
 	if (based && alloc)
 		/* copied up: our read-only mappings of the borrowed page go */
-		daxfs_mmap_drop_range(inode, (u64)vmf->pgoff << PAGE_SHIFT,
-				      ((u64)vmf->pgoff + 1) << PAGE_SHIFT);
-	if (vmf->cow_page)
-		return daxfs_fault_cow(vmf, sbi, off);
-	return daxfs_fault_insert(vmf, sbi, off, write);
+		__daxfs_mmap_drop_range(inode, (u64)vmf->pgoff << PAGE_SHIFT,
+					((u64)vmf->pgoff + 1) << PAGE_SHIFT);
+	if (vmf->cow_page) {
+		ret = daxfs_fault_cow(vmf, sbi, off);
+		goto out;
+	}
+	ret = VM_FAULT_OOM;
+	if (!daxfs_base_page(sbi, off) && daxfs_note_pool_page(inode, vmf->pgoff, off))
+		goto out;
+	ret = daxfs_fault_insert(vmf, sbi, off, write);
+out:
+	mutex_unlock(&ei->pin_lock);
+	return ret;
 }
 
 /* Mappings are counted, so that the last one releases the inode's cache
@@ -595,6 +694,8 @@ static void daxfs_vm_open(struct vm_area_struct *vma)
 	if (!ei->nr_vmas++) {
 		spin_lock(&sbi->mapped_lock);
 		list_add_tail(&ei->mapped_link, &sbi->mapped);
+		/* before any fault of it looks a pool page up */
+		daxfs_map_first(&sbi->fs);
 		spin_unlock(&sbi->mapped_lock);
 	}
 	mutex_unlock(&ei->pin_lock);

@@ -32,6 +32,7 @@ static void daxfs_inode_init_once(void *p)
 	xa_init(&ei->pin_pg);
 	xa_init(&ei->pin_cnt);
 	xa_init(&ei->base_pg);
+	xa_init(&ei->pool_pg);
 	INIT_LIST_HEAD(&ei->mapped_link);
 }
 
@@ -62,6 +63,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->orphan = false;
 	ei->nr_vmas = 0;
 	ei->reval_change = 0;
+	ei->pool_change = 0;
 	return &ei->vfs_inode;
 }
 

@@ -214,6 +214,9 @@ static void daxfs_lease_work(struct work_struct *work)
 		WRITE_ONCE(sbi->dead, true);
 		pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
 			sbi->sb->s_id);
+		/* others ignore our mapping announcement now: the pool
+		 * pages we map may be reused, so no mapping may stay */
+		daxfs_mmap_revalidate_all(sbi);
 		return;
 	}
 	if (err)
@@ -224,11 +227,12 @@ static void daxfs_lease_work(struct work_struct *work)
 	 * hosts' claims go.
 	 */
 	++sbi->renew_ticks;
+	/* other hosts' copy-ups and truncates: our mappings of borrowed
+	 * pages go within one tick, and the pool pages they freed become
+	 * reusable (first, so that our own reclaim below benefits) */
+	daxfs_mmap_revalidate_all(sbi);
 	if (sbi->renew_ticks % 2 == 0 && !sb_rdonly(sbi->sb))
 		daxfs_reclaim_all(&sbi->fs);
-	/* other hosts' copy-ups and truncates: our mappings of borrowed
-	 * pages go within one tick */
-	daxfs_mmap_revalidate_all(sbi);
 	if (sbi->renew_ticks % 4 == 0) {
 		daxfs_recover_dead_hosts(&sbi->fs);
 		/* and the cache pins they held (mmap, zero-copy reads) */

@@ -16,6 +16,7 @@
 #   mounts                report the /proc/mounts line (vm_result mounts=...)
 #   py:SCEN[:ARG...]      host python3 vm/daxfs_kguest.py SCEN /mnt/daxfs ARG...
 #   pc:SCEN[:ARG...]      host python3 vm/pcache_kguest.py SCEN /mnt/daxfs ARG... (split mode)
+#   mm:SCEN[:ARG...]      host python3 vm/mmap_kguest.py SCEN /mnt/daxfs ARG... (mappings)
 #   clean                 fail if dmesg shows a daxfs BUG/WARNING/leak
 #   sleep:N
 MNT=/host/mnt/daxfs
@@ -81,10 +82,11 @@ EOT
         l=$(grep " $MNT " /proc/mounts) || vm_fail "not in /proc/mounts"
         vm_log "/proc/mounts: $l"
         vm_result mounts="$(echo "$l" | cut -d' ' -f4)" ;;
-    py|pc)
+    py|pc|mm)
         pargs=$(echo "$rest" | tr ':' ' ')
         script=daxfs_kguest.py
         [ $a = pc ] && script=pcache_kguest.py
+        [ $a = mm ] && script=mmap_kguest.py
         host python3 $DAXFS_REPO_HOST/vm/$script $x /mnt/daxfs $pargs ||
             vm_fail "scenario $x failed"
         vm_log "scenario $x done" ;;

@@ -1,0 +1,49 @@
+"""A page mapped by one host is not reused while that host still maps it (docs/reclaim.md,
+"Mapping hosts"; docs/kernel.md, "Mappings across hosts").
+
+Guest A (daxfs.ko) maps a file read-only and keeps reading it; the user-space host H
+truncates the file to 0 and regrows it to the same size (A's size never shrinks, so only
+the change counter can tell A), then keeps the pool full of other files.  A must never see
+another file's bytes through its mapping (old bytes or zeros only), and must see zeros once
+its lease work revalidated.  Skip/fail rules as in test_kernel_cluster.py.
+Guest side: vm/mmap_kguest.py.  Console logs: build/vm/logs/<test name>/A.log.
+"""
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "vm"))
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cluster import Cluster, Guest  # noqa: E402
+import mmap_kguest as mk  # noqa: E402
+from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
+
+SIZE = 64 << 20
+
+
+def test_kernel_mmap_truncated_pages_not_reused_under_mapping(request, built):
+    """A maps /victim (64 pages); H truncates it to 0, regrows it and refills the whole
+    pool with other files for 6 s (lease 2 s: A's tick is 0.5 s).  A sees only the
+    victim's bytes or zeros, and zeros at the end; H did reuse the freed pages (it wrote
+    at least half as many pages after the cut as the victim had, on a pool that was full
+    before it); fsck clean."""
+    host = {}
+    with Cluster(label=request.node.name, size=SIZE, timeout=400) as c:
+        mkfs(c.shm, "--lease-ms", "2000")
+
+        def host_peer():
+            with region(c.shm) as r:
+                host.update(mk.reuse_peer(r, "/victim"))
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "mm:reuse:A:/victim",
+                                            "umount", "rmmod", "clean"])],
+                    host_fn=host_peer)
+        ra = res.guests["A"].results
+        print(f"\nmapper A: {ra}\nhost H: {host}")
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+    assert ra["reuse"] == "ok", ra
+    assert host["pages_after_cut"] >= mk.REUSE_PAGES // 2, host

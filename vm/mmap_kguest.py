@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""vm/mmap_kguest.py - guest side of tests/vm/test_kernel_mmap_reuse.py.
+
+Runs inside a QEMU guest as `host python3 vm/mmap_kguest.py SCENARIO MNT ARGS...` through
+vm/guest/daxfs-k.sh's `mm:` step.  The user-space host of the test runs reuse_peer()
+through libdaxfs on the same memory file.
+
+Scenarios:
+  reuse ROLE PATH   map PATH (written by the peer: REUSE_PAGES pages, page i = victim(i))
+                    read-only and shared, then scan every page until the peer's marker
+                    while the peer truncates PATH to 0, regrows it and fills the pool with
+                    other files (other()).  A page may show its old bytes or zeros, never
+                    another file's; after the marker it must show zeros (docs/kernel.md,
+                    "Mappings across hosts").
+"""
+import errno
+import mmap
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import daxfs_kguest as kg  # noqa: E402
+from daxfs_kguest import check, fs_mark, fs_wait, log, result  # noqa: E402
+
+PAGE = 4096
+REUSE_PAGES = 64
+OTHER = b"OTHER-FILE-DATA!" * (PAGE // 16)
+ZERO = bytes(PAGE)
+REFILL_S = 6.0          # the peer keeps refilling this long (12 lease ticks at lease 2 s)
+
+
+def victim(i):
+    return (b"VICTIM-PAGE%05d" % i) * (PAGE // 16)
+
+
+def _kind(pg, i):
+    if pg == victim(i):
+        return "old"
+    if pg == ZERO:
+        return "zero"
+    return "other" if pg[:16] == OTHER[:16] else "junk"
+
+
+def scen_reuse(args):
+    role, path = args[0], args[1]
+    fs = kg.PosixFS(kg.MNT)
+    fs_wait(fs, ["reuse-ready"], 300)
+    fd = os.open(kg.p(path), os.O_RDONLY)
+    m = mmap.mmap(fd, REUSE_PAGES * PAGE, mmap.MAP_SHARED, mmap.PROT_READ)
+    os.close(fd)
+    for i in range(REUSE_PAGES):
+        check(m[i * PAGE:(i + 1) * PAGE] == victim(i), f"page {i} wrong before the cut")
+    fs_mark(fs, role, "reuse-mapped")
+    seen = {"old": 0, "zero": 0, "other": 0, "junk": 0}
+    scans, first_bad = 0, None
+    t0 = time.monotonic()
+    while True:
+        done = fs.exists("/sync/reuse-done")     # one whole scan after the marker
+        last = []
+        for i in range(REUSE_PAGES):
+            k = _kind(m[i * PAGE:(i + 1) * PAGE], i)
+            seen[k] += 1
+            last.append(k)
+            if k in ("other", "junk") and first_bad is None:
+                first_bad = (i, k, round(time.monotonic() - t0, 2))
+        scans += 1
+        if done:
+            break
+        check(time.monotonic() - t0 < 300, "the peer's marker never came")
+    m.close()
+    result(reuse_scans=scans, **{f"reuse_{k}": v for k, v in seen.items()},
+           reuse_last_zero=last.count("zero"))
+    check(first_bad is None, f"another file's bytes through the mapping: page, kind, "
+          f"seconds after mapping = {first_bad}; counts {seen}")
+    check(last.count("zero") == REUSE_PAGES,
+          f"after the peer's refill the mapping still shows old bytes: {last}")
+    result(reuse="ok")
+
+
+def _fill(r, d, n0, size, budget=None):
+    """Writes files of size bytes of OTHER under d until ENOSPC (or budget files);
+    returns (files written whole, next index)."""
+    n = n0
+    written = 0
+    while budget is None or written < budget:
+        try:
+            r.write_file(f"{d}/f{n:06d}", OTHER * (size // PAGE))
+        except OSError as e:
+            if e.errno != errno.ENOSPC:
+                raise
+            return written, n + 1
+        n += 1
+        written += 1
+    return written, n
+
+
+def reuse_peer(r, path):
+    """The user-space host: writes PATH, waits for the mapping, fills the pool, truncates
+    PATH to 0 and regrows it, then keeps reclaiming and refilling for REFILL_S: every page
+    the truncate frees is reused by another file as soon as reclamation allows.  Returns
+    what it saw (pages written after the cut)."""
+    fs = kg.LibFS(r)
+    r.write_file(path, b"".join(victim(i) for i in range(REUSE_PAGES)))
+    r.mkdir("/fill")
+    fs_mark(fs, "H", "reuse-ready")
+    fs_wait(fs, ["reuse-mapped"], 400)
+    n = 0
+    for size in (1 << 20, 64 << 10, PAGE):        # the pool full to the last page
+        _, n = _fill(r, "/fill", n, size)
+    r.truncate(path, 0)
+    r.truncate(path, REUSE_PAGES * PAGE)
+    after, t0 = 0, time.monotonic()
+    while time.monotonic() - t0 < REFILL_S:
+        r.reclaim()
+        # only what df offers (half of it: inodes and names need room too), so
+        # that creates rarely fail for lack of space
+        room = r.statfs()["free_bytes"] // PAGE // 2
+        if room:
+            w, n = _fill(r, "/fill", n, PAGE, budget=room)
+            after += w
+        time.sleep(0.05)
+    # room for the marker: the refill files go (through limbo, like any unlink)
+    for i in range(n):
+        try:
+            r.unlink(f"/fill/f{i:06d}")
+        except FileNotFoundError:
+            pass
+    end = time.monotonic() + 60
+    while True:
+        r.reclaim()
+        try:
+            fs_mark(fs, "H", "reuse-done")
+            break
+        except OSError as e:
+            if e.errno != errno.ENOSPC or time.monotonic() > end:
+                raise
+            time.sleep(0.1)
+    return {"pages_after_cut": after}
+
+
+def main():
+    kg.dispatch(globals())
+
+
+if __name__ == "__main__":
+    main()
