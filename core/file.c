@@ -689,9 +689,9 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
-	bool changed = false;
+	bool changed = false, trimmed = false;
 	u32 tries;
-	int err;
+	int err = 0;
 
 	if (size > DAXFS_MAX_FILE_SIZE)
 		return -EFBIG;
@@ -727,9 +727,10 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 			return -ESTALE;
 		if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)
 			limit_min(fs, ip, size);
+		trimmed = true;
 		err = clear_from(op, ip, size);
 		if (err)
-			return err;
+			goto out;
 		daxfs_crash_point("truncate.cleared");
 		if (daxfs_fenced(op))
 			return -ESTALE;
@@ -739,15 +740,22 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 		daxfs_crash_point("truncate.size");
 		changed = true;
 		err = clear_from(op, ip, size);
-		if (err)
-			return err;
 		break;
 	}
 	if (tries >= SIZE_RETRIES)
-		return -EAGAIN;
+		err = -EAGAIN;
+out:
+	/*
+	 * After the pages left the tree, before the op ends, on every exit:
+	 * hosts that map the file revalidate when the change counter moved,
+	 * and only a pass begun after this op lets the pages be reused
+	 * (docs/reclaim.md, "Mapping hosts").
+	 */
 	if (changed)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
-	return 0;
+	else if (trimmed)
+		daxfs_faa(&ip->change, 1);
+	return err;
 }
 
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)

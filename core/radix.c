@@ -216,17 +216,6 @@ static int drop_at(struct daxfs_op *op, struct daxfs_inode *ip, u64 *pslot,
 	return 0;
 }
 
-/*
- * After data pages may have left the tree, before the op ends: hosts that
- * map the file revalidate their mappings when the change counter moved
- * since their last pass, and a pass that begins after this op ended is
- * what lets the pages be reused (docs/reclaim.md, "Mapping hosts").
- */
-static void unlinked(struct daxfs_inode *ip)
-{
-	daxfs_faa(&ip->change, 1);
-}
-
 /* A fresh zeroed node, written back before anyone can see it. */
 static u64 new_node(struct daxfs_op *op)
 {
@@ -356,7 +345,6 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 help:
 		/* node is being dropped by a truncate: finish it, retry. */
 		err = drop_at(op, ip, pslot, pv, node, level, 0);
-		unlinked(ip);
 		if (err)
 			return err;
 	}
@@ -467,10 +455,7 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 
 int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first)
 {
-	int err = trim(op, ip, first, 0);
-
-	unlinked(ip);
-	return err;
+	return trim(op, ip, first, 0);
 }
 
 void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip)
