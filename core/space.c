@@ -35,12 +35,13 @@ static bool batch_nonempty(struct daxfs_fs *fs, u64 b)
  * is pending when a host other than us is dead, being recovered or past its
  * lease (recovery frees its batch and held pages and unblocks the epoch),
  * or when limbo exists anywhere while a lane holds the epoch back (it will
- * end its op or expire).  Limbo of live hosts with nothing holding the
+ * end its op or expire) or a mapping host's announcement lags (its next
+ * lease tick moves it).  Limbo of live hosts with nothing holding the
  * epoch is theirs to free: not pending for us.
  */
 bool daxfs_space_pending(struct daxfs_fs *fs)
 {
-	u64 g = daxfs_load(daxfs_state_word(fs, epoch)), w;
+	u64 g = daxfs_load(daxfs_state_word(fs, epoch)), w, e;
 	bool limbo = false, held = false;
 	struct daxfs_host *h;
 	struct daxfs_lane *lane;
@@ -57,6 +58,11 @@ bool daxfs_space_pending(struct daxfs_fs *fs)
 		if (slot != fs->host &&
 		    (st != DAXFS_HOST_ALIVE || daxfs_host_expired(fs, slot)))
 			return true;
+		/* a mapping host behind the epoch holds frees back until its
+		 * next revalidation pass (docs/reclaim.md "Mapping hosts") */
+		e = daxfs_load(&h->map_epoch);
+		if (e && e != g)
+			held = true;
 		for (i = 0; i < DAXFS_LANES; i++) {
 			lane = daxfs_lane_at(fs, slot, i);
 			if (lane_holds_epoch(daxfs_load(&lane->epoch), g))
