@@ -238,9 +238,14 @@ def rename_storm(idx, barrier, path, ndirs, nfiles, nsub, iters, seed):
                     dst = "%s/s%d/s%d" % (topdir(), rng.randrange(nsub), j)
                 flags = rng.choice([0, noreplace])
             elif p < 0.95:  # into its own subtree: EINVAL
+                # ... as far as paths go: src and dst's parent are looked
+                # up one after the other (as in Linux, before the rename
+                # lock), so an EXCHANGE in between can make this a real
+                # move into another subdir.  Keeping the name makes that
+                # move like the ones above; a cycle would still lose names.
                 src, j = subpath(r)
-                dst = "%s/s%d/x" % (src, rng.randrange(nsub)) if rng.random() < 0.5 \
-                    else "%s/x" % src
+                dst = "%s/s%d/s%d" % (src, rng.randrange(nsub), j) \
+                    if rng.random() < 0.5 else "%s/s%d" % (src, j)
             else:  # swap two subdirs
                 src, _ = subpath(r)
                 dst, _ = subpath(r)
