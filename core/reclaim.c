@@ -230,7 +230,16 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	hold_chain(hl, 0);
 }
 
-/* Seals lane's open batch when it holds anything. */
+/*
+ * Seals lane's open batch when it holds anything and the global epoch
+ * moved since the batch was opened (an open batch's epoch word holds the
+ * epoch it was opened at; 0 from older code: always sealed).  Sealing at
+ * the epoch it was opened at frees nothing sooner than sealing later
+ * would while the epoch stands still (a slow op or a dead host holds it
+ * back), but every seal costs the next retire a fresh batch page: on a
+ * full pool, reclaim after each failed allocation would drain the limbo
+ * reserve with nearly empty batches and leave retirers nothing but a leak.
+ */
 static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane)
 {
 	u64 b = daxfs_load(&lane->limbo_open);
@@ -239,7 +248,9 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane)
 	if (!b)
 		return;
 	lb = limbo_ptr(fs, b);
-	if (lb && !daxfs_load32(&lb->count))
+	if (lb && (!daxfs_load32(&lb->count) ||
+		   daxfs_load(&lb->epoch) >=
+		   daxfs_load(daxfs_state_word(fs, epoch))))
 		return;
 	daxfs_store(&lane->limbo_open, 0);
 	if (lb)
@@ -332,10 +343,13 @@ void daxfs_reclaim(struct daxfs_op *op)
 {
 	if (!op->lane || !daxfs_host_still_mine(op->fs))
 		return;		/* host-less, or declared dead: hands off */
-	seal_open(op->fs, op->lane);
 	/* hosts that died with idle lanes hold back no epoch, so only this
 	 * periodic look frees their batch and limbo */
 	daxfs_reap_expired(op->fs);
+	/* advance first: a batch opened in this epoch is sealed only once
+	 * the epoch moved (seal_open) */
+	daxfs_epoch_try_advance(op->fs);
+	seal_open(op->fs, op->lane);
 	reclaim_round(op->fs, op->lane);
 }
 
@@ -355,6 +369,7 @@ void daxfs_reclaim_all(struct daxfs_fs *fs)
 		return;
 	daxfs_store(&op.lane->epoch, DAXFS_EPOCH_IDLE);
 	daxfs_reap_expired(fs);
+	daxfs_epoch_try_advance(fs);	/* see seal_open */
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		if (lane == op.lane) {
@@ -408,7 +423,9 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 		if (page) {
 			lb = limbo_ptr(fs, page);
 			daxfs_store(&lb->next, 0);
-			daxfs_store(&lb->epoch, 0);
+			/* while open: the epoch it was opened at (seal_open) */
+			daxfs_store(&lb->epoch,
+				    daxfs_load(daxfs_state_word(fs, epoch)));
 			daxfs_store32(&lb->count, 0);
 			daxfs_store(&lane->limbo_open, page);
 			continue;
