@@ -194,24 +194,32 @@ static u64 stack_pages(struct daxfs_fs *fs)
 	return v > 0 ? (u64)v : 0;
 }
 
-static u64 reserve_for(struct daxfs_fs *fs, u64 hosts)
+/* hosts: non-FREE slots; setless: those of them without an open set */
+static u64 reserve_for(struct daxfs_fs *fs, u64 hosts, u64 setless)
 {
 	u64 pages = pool_pages(fs), r;
 
-	r = pages / DAXFS_RESERVE_DIV + DAXFS_RESERVE_PER_HOST * (hosts ? hosts : 1);
+	r = pages / DAXFS_RESERVE_DIV + DAXFS_RESERVE_PER_HOST * (hosts ? hosts : 1) +
+	    DAXFS_RESERVE_OPEN_PAGES * setless;
 	return r < pages / 4 ? r : pages / 4;
 }
 
 u64 daxfs_reserve_pages(struct daxfs_fs *fs)
 {
-	u64 hosts = 0;
+	u64 hosts = 0, setless = 0;
+	struct daxfs_host *h;
 	u32 slot;
 
-	for (slot = 0; slot < fs->sb.max_hosts; slot++)
-		if (daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) !=
-		    DAXFS_HOST_FREE)
-			hosts++;
-	return reserve_for(fs, hosts);
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		h = daxfs_host_at(fs, slot);
+		if (daxfs_host_st(daxfs_load(&h->state)) == DAXFS_HOST_FREE)
+			continue;
+		hosts++;
+		/* a host with a set page has it counted in used_bytes */
+		if (!daxfs_load(&h->open_set))
+			setless++;
+	}
+	return reserve_for(fs, hosts, setless);
 }
 
 /*
@@ -252,7 +260,7 @@ static u64 general_room(struct daxfs_fs *fs, u64 want)
 {
 	u64 left = bump_left(fs), avail = left + stack_pages(fs), r;
 
-	if (avail >= want + reserve_for(fs, fs->sb.max_hosts))
+	if (avail >= want + reserve_for(fs, fs->sb.max_hosts, fs->sb.max_hosts))
 		return want;
 	r = daxfs_reserve_pages(fs);
 	if (avail < want + r && left < want + r)
@@ -491,6 +499,23 @@ u64 daxfs_alloc_limbo_page(struct daxfs_op *op)
 	off = page_get(fs, true);
 	if (off)
 		daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_PAGE_SIZE);
+	return off;
+}
+
+/*
+ * A host's first open-set page (zeroed): ordinary space first, else the
+ * reserve, which keeps DAXFS_RESERVE_OPEN_PAGES for every host without a
+ * set (daxfs_reserve_pages), so opening works on a full pool.
+ */
+u64 daxfs_alloc_open_page(struct daxfs_op *op)
+{
+	u64 off = daxfs_alloc(op, DAXFS_CLASS_PAGE);
+
+	if (off)
+		return off;
+	off = daxfs_alloc_limbo_page(op);
+	if (off)
+		memset(op->fs->base + off, 0, DAXFS_PAGE_SIZE);
 	return off;
 }
 

@@ -86,6 +86,14 @@ static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
  */
 #define DAXFS_RESERVE_DIV	256u	/* pool_pages / 256: 2x one-op worst case */
 #define DAXFS_RESERVE_PER_HOST	4u	/* pages per non-FREE host slot */
+/*
+ * Open sets (docs/open-files.md "On a full pool"): the reserve also keeps
+ * this many pages for every non-FREE host that has no open-set page yet,
+ * so that a host can open (and so read, and close) files on a full pool.
+ * Only a host's first set page may come from it; the bound per host is
+ * this, far below DAXFS_OPEN_MAX_PAGES.
+ */
+#define DAXFS_RESERVE_OPEN_PAGES	1u
 
 static inline struct daxfs_fs *daxfs_op_fs(const struct daxfs_op *op)
 {
@@ -234,6 +242,7 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
 /* A page for a limbo batch: may use the limbo reserve; accounted in
  * used_bytes like any page; 0 when the pool is really empty. */
 u64 daxfs_alloc_limbo_page(struct daxfs_op *op);
+u64 daxfs_alloc_open_page(struct daxfs_op *op);
 /* Current size of the limbo reserve in pages (scans the host table). */
 u64 daxfs_reserve_pages(struct daxfs_fs *fs);
 /* True while our slot is still ALIVE with our generation (a host that

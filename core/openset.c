@@ -217,7 +217,10 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 			return -EUCLEAN;	/* a chain we cannot follow */
 		if (off)
 			continue;	/* a sibling thread added a page */
-		off = daxfs_alloc(op, DAXFS_CLASS_PAGE);	/* zeroed */
+		/* zeroed; the first page may come from the reserve
+		 * (docs/open-files.md "On a full pool") */
+		off = last ? daxfs_alloc(op, DAXFS_CLASS_PAGE) :
+			     daxfs_alloc_open_page(op);
 		pg = off ? daxfs_ptr(fs, off, sizeof(*pg), DAXFS_PAGE_SIZE) : NULL;
 		if (!pg)
 			return -ENOSPC;
