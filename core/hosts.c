@@ -363,7 +363,7 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 		daxfs_store(&h->map_epoch, 0);
 		/* seals our open batches and frees what is already safe;
 		 * the rest stays on the slot's chain for others to adopt */
-		daxfs_reclaim_all(fs);
+		daxfs_reclaim_leaving(fs);
 		daxfs_host_batch_return(fs, fs->host);
 		for (i = 0; i < DAXFS_LANES; i++) {
 			lane = daxfs_lane_at(fs, fs->host, i);

@@ -243,6 +243,9 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
  * used_bytes like any page; 0 when the pool is really empty. */
 u64 daxfs_alloc_limbo_page(struct daxfs_op *op);
 u64 daxfs_alloc_open_page(struct daxfs_op *op);
+/* daxfs_reclaim_all that seals every open batch, however young (leave:
+ * a batch left open in a lane that goes FREE would be lost). */
+void daxfs_reclaim_leaving(struct daxfs_fs *fs);
 /* Current size of the limbo reserve in pages (scans the host table). */
 u64 daxfs_reserve_pages(struct daxfs_fs *fs);
 /* True while our slot is still ALIVE with our generation (a host that

@@ -240,7 +240,7 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
  * full pool, reclaim after each failed allocation would drain the limbo
  * reserve with nearly empty batches and leave retirers nothing but a leak.
  */
-static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane)
+static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane, bool force)
 {
 	u64 b = daxfs_load(&lane->limbo_open);
 	struct daxfs_limbo *lb;
@@ -249,8 +249,8 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane)
 		return;
 	lb = limbo_ptr(fs, b);
 	if (lb && (!daxfs_load32(&lb->count) ||
-		   daxfs_load(&lb->epoch) >=
-		   daxfs_load(daxfs_state_word(fs, epoch))))
+		   (!force && daxfs_load(&lb->epoch) >=
+		    daxfs_load(daxfs_state_word(fs, epoch)))))
 		return;
 	daxfs_store(&lane->limbo_open, 0);
 	if (lb)
@@ -349,7 +349,7 @@ void daxfs_reclaim(struct daxfs_op *op)
 	/* advance first: a batch opened in this epoch is sealed only once
 	 * the epoch moved (seal_open) */
 	daxfs_epoch_try_advance(op->fs);
-	seal_open(op->fs, op->lane);
+	seal_open(op->fs, op->lane, false);
 	reclaim_round(op->fs, op->lane);
 }
 
@@ -358,7 +358,8 @@ void daxfs_reclaim_quiet(struct daxfs_op *op)
 	daxfs_reclaim(op);
 }
 
-void daxfs_reclaim_all(struct daxfs_fs *fs)
+/* force: seal every open batch (leave: no lane of ours may keep one) */
+static void reclaim_all(struct daxfs_fs *fs, bool force)
 {
 	struct daxfs_op op;
 	struct daxfs_lane *lane;
@@ -373,19 +374,29 @@ void daxfs_reclaim_all(struct daxfs_fs *fs)
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		if (lane == op.lane) {
-			seal_open(fs, lane);
+			seal_open(fs, lane, force);
 			continue;
 		}
 		/* an idle lane's batch: borrow the lane to seal it */
 		zero = 0;
 		if (!daxfs_cas(&lane->epoch, &zero, DAXFS_EPOCH_IDLE))
 			continue;
-		seal_open(fs, lane);
+		seal_open(fs, lane, force);
 		daxfs_store(&lane->epoch, 0);
 	}
 	for (i = 0; i < 4; i++)
 		reclaim_round(fs, op.lane);
 	daxfs_store(&op.lane->epoch, 0);
+}
+
+void daxfs_reclaim_all(struct daxfs_fs *fs)
+{
+	reclaim_all(fs, false);
+}
+
+void daxfs_reclaim_leaving(struct daxfs_fs *fs)
+{
+	reclaim_all(fs, true);
 }
 
 void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
