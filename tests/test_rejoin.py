@@ -191,5 +191,12 @@ def test_fsck_clean_after_busy_host_declared_dead(victim):
         n = _oks(log)
         _wait(lambda: _oks(log) > n + 40, "victim works again")
     _finish(path, log, go, p)
+    # Nothing in use may be free or shared.  An object allocated in the
+    # few instructions before the op names it in its lane leaks, as in a
+    # crash (docs/hosts.md "Fencing"): fsck -y gives it back.
     code, out = env.fsck(path, "-n")
-    assert code == 0, out
+    errors = [ln for ln in out.splitlines() if ln.startswith("error:")]
+    assert code == 0 or (code == 4 and errors and all(
+        "reachable from nothing" in ln for ln in errors)), out
+    if code:
+        assert env.fsck(path, "-y")[0] == 1 and env.fsck(path, "-n")[0] == 0
