@@ -10,6 +10,14 @@
 
 #include "daxfs/libdaxfs.h"
 
+/* In-flight call counters per handle: one per thread slot, the last one
+ * shared by the threads beyond LIB_CALL_SLOTS (call.c). */
+#define LIB_CALL_SLOTS	64
+
+struct lib_inflight {
+	unsigned long n;
+} __attribute__((aligned(64)));
+
 struct daxfs_handle {
 	struct daxfs_fs fs;		/* core view; fs.base is the mapping */
 	void *map;			/* start of the mmap (== fs.base) */
@@ -21,9 +29,10 @@ struct daxfs_handle {
 	unsigned int flags;		/* DAXFS_OPEN_* */
 	uint32_t uid, gid;		/* credentials for new objects */
 
-	/* Held for reading by every public call (LIB_CALL) and for writing
-	 * by a rejoin, so fs.host/fs.host_gen never change under a call. */
-	pthread_rwlock_t oplock;
+	/* Our host slot's state word in the region and its value while the
+	 * slot is ours (NULL: not joined); set by a join (region.c). */
+	const u64 *slot_state;
+	u64 slot_alive;
 
 	/* host membership; lock protects everything below */
 	pthread_mutex_t lock;
@@ -41,6 +50,15 @@ struct daxfs_handle {
 
 	struct daxfs_handle *next;	/* all open handles (fork handling) */
 	struct lib_backing *bk;		/* split mode: backing files (backing.c) */
+
+	/* The call gate (call.c): a rejoin closes it and waits for the
+	 * calls counted in inflight, so fs.host/fs.host_gen never change
+	 * under a call.  rejoin_lock: one rejoin at a time. */
+	pthread_mutex_t rejoin_lock;
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	int gate_closed;
+	struct lib_inflight inflight[LIB_CALL_SLOTS + 1];
 };
 
 /* lib/backing.c: sets up split mode after the core open (init), stops the fill helper, releases the pin column while
@@ -51,9 +69,10 @@ void lib_backing_detach(struct daxfs_handle *h);
 void lib_backing_free(struct daxfs_handle *h);
 
 /*
- * One public call on a handle.  lib_call_begin() joins again first when
- * needed (after a fork(), or after this host was declared dead), then
- * holds h->oplock for reading until lib_call_end(), so a rejoin never runs
+ * One public call on a handle (call.c).  lib_call_begin() joins again
+ * first when needed (after a fork(), or after this host was declared
+ * dead), then counts the call in h->inflight until lib_call_end(), so a
+ * rejoin (which closes the gate and waits for those counters) never runs
  * under a call.  lib_call_end() turns the call's result into -ESTALE when
  * the slot the call started on is no longer ours: recovery may have rolled
  * the call back, its outcome is unknown.  A call made by a thread already
@@ -61,12 +80,32 @@ void lib_backing_free(struct daxfs_handle *h);
  */
 struct lib_call {
 	struct daxfs_handle *h;
-	struct daxfs_handle *outer;	/* the call this one runs inside */
+	struct lib_call *up;		/* the call this one runs inside */
+	unsigned int slot;		/* h->inflight index counting it */
 	bool nested;
 };
 
 int lib_call_begin(struct daxfs_handle *h, struct lib_call *c);
 int64_t lib_call_end(struct lib_call *c, int64_t ret);
+/* Is this thread inside a call on h? */
+bool lib_call_inside(struct daxfs_handle *h);
+
+/* The gate: init/destroy with the handle; close waits for the calls in
+ * flight and keeps new ones out until open (one closer at a time);
+ * child_fork resets it in a fork child.  The call_*_fork hooks guard the
+ * process-wide thread slots. */
+void lib_gate_init(struct daxfs_handle *h);
+void lib_gate_destroy(struct daxfs_handle *h);
+void lib_gate_close(struct daxfs_handle *h);
+void lib_gate_open(struct daxfs_handle *h);
+void lib_gate_child_fork(struct daxfs_handle *h);
+void lib_call_prepare_fork(void);
+void lib_call_parent_fork(void);
+void lib_call_child_fork(void);
+
+/* region.c: joins again when h was declared dead or belongs to a fork
+ * parent's host (closes the gate for that); 0 at once otherwise. */
+int lib_rejoin(struct daxfs_handle *h);
 
 /*
  * After a call's body returned ret: run it again?  Only for -ENOSPC while

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
+#include "core/internal.h"
 
 /* <linux/fs.h> (and <sys/mount.h>, which pulls in linux/types.h) clash
  * with the __u64 typedefs of format.h, so spell the ioctl out. */
@@ -35,19 +36,6 @@ static pthread_once_t lib_atfork_once = PTHREAD_ONCE_INIT;
  * the parent's host and must join again before use. */
 static volatile unsigned long lib_fork_gen;
 
-/* Writers first: a rejoin must not wait behind a stream of calls from
- * several threads (nested calls take no lock, so this cannot deadlock). */
-static void init_oplock(struct daxfs_handle *h)
-{
-	pthread_rwlockattr_t a;
-
-	pthread_rwlockattr_init(&a);
-	pthread_rwlockattr_setkind_np(&a,
-		PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&h->oplock, &a);
-	pthread_rwlockattr_destroy(&a);
-}
-
 static void lib_prepare_fork(void)
 {
 	struct daxfs_handle *h;
@@ -55,12 +43,14 @@ static void lib_prepare_fork(void)
 	pthread_mutex_lock(&lib_list_lock);
 	for (h = lib_handles; h; h = h->next)
 		pthread_mutex_lock(&h->lock);
+	lib_call_prepare_fork();
 }
 
 static void lib_parent_fork(void)
 {
 	struct daxfs_handle *h;
 
+	lib_call_parent_fork();
 	for (h = lib_handles; h; h = h->next)
 		pthread_mutex_unlock(&h->lock);
 	pthread_mutex_unlock(&lib_list_lock);
@@ -73,12 +63,15 @@ static void lib_child_fork(void)
 	/* The heartbeat threads do not exist here; the locks were taken by
 	 * this very thread in prepare, so re-initialising them is safe. */
 	lib_fork_gen++;
+	lib_call_child_fork();
 	for (h = lib_handles; h; h = h->next) {
 		pthread_mutex_init(&h->lock, NULL);
 		pthread_cond_init(&h->cond, NULL);
-		init_oplock(h);
+		lib_gate_child_fork(h);
 		h->hb_running = false;
 		h->hb_stop = false;
+		/* the next call takes a slot of our own (lib_rejoin) */
+		h->need_rejoin = h->want_join;
 	}
 	pthread_mutex_init(&lib_list_lock, NULL);
 }
@@ -238,10 +231,19 @@ static int do_join(struct daxfs_handle *h)
 {
 	char name[DAXFS_HOST_NAME_LEN];
 
+	int err;
+
 	host_name(name, sizeof(name));
 	h->fs.host = DAXFS_NO_HOST;
 	h->fs.host_gen = 0;
-	return daxfs_host_join(&h->fs, name, (u32)getpid(), DAXFS_HOST_KIND_USER);
+	h->slot_state = NULL;
+	err = daxfs_host_join(&h->fs, name, (u32)getpid(), DAXFS_HOST_KIND_USER);
+	if (err)
+		return err;
+	/* what lib_call_end() checks with one load */
+	h->slot_alive = daxfs_host_word(h->fs.host_gen, DAXFS_HOST_ALIVE);
+	h->slot_state = &daxfs_host_at(&h->fs, h->fs.host)->state;
+	return 0;
 }
 
 static void *heartbeat_main(void *arg)
@@ -308,84 +310,38 @@ static void stop_heartbeat(struct daxfs_handle *h)
 	h->hb_running = false;
 }
 
-/* The handle this thread is inside a call on (nested calls). */
-static __thread struct daxfs_handle *lib_current;
-
 /* Joins again when h belongs to a fork parent's host or was declared
- * dead.  Takes h->oplock for writing: waits for the calls running on the
- * old slot to end. */
-static int lib_rejoin(struct daxfs_handle *h)
+ * dead (need_rejoin, set in a fork child too).  Closes the call gate:
+ * waits for the calls running on the old slot to end.  A thread inside a
+ * call on h cannot wait for itself: it goes on, on the old slot (the end
+ * of that call reports -ESTALE) and a later call rejoins. */
+int lib_rejoin(struct daxfs_handle *h)
 {
+	bool forked;
 	int err = 0;
 
-	if (!h->want_join)
+	if (daxfs_likely(!__atomic_load_n(&h->need_rejoin, __ATOMIC_ACQUIRE)))
 		return 0;
-	if (daxfs_likely(h->fork_gen == lib_fork_gen &&
-			 !__atomic_load_n(&h->need_rejoin, __ATOMIC_ACQUIRE)))
+	if (!h->want_join || lib_call_inside(h))
 		return 0;
-	pthread_rwlock_wrlock(&h->oplock);
+	lib_gate_close(h);
 	pthread_mutex_lock(&h->lock);
-	if (h->fork_gen != lib_fork_gen || h->need_rejoin) {
+	if (h->need_rejoin) {
 		/* In a fork child fs.host names the parent's slot: never
 		 * touch it, just take a slot of our own. */
+		forked = h->fork_gen != lib_fork_gen;
 		err = do_join(h);
 		if (!err) {
-			lib_files_rejoined(h, h->fork_gen != lib_fork_gen);
+			lib_files_rejoined(h, forked);
 			h->fork_gen = lib_fork_gen;
-			h->need_rejoin = false;
+			__atomic_store_n(&h->need_rejoin, false, __ATOMIC_RELEASE);
 			h->rejoins++;
 			err = start_heartbeat(h);
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
-	pthread_rwlock_unlock(&h->oplock);
+	lib_gate_open(h);
 	return err;
-}
-
-/* Is the slot h joined under still ALIVE with our generation?  (A
- * survivor that declared us dead changed its state word.) */
-static bool slot_still_ours(struct daxfs_handle *h)
-{
-	u32 state;
-	u64 gen;
-
-	if (daxfs_host_state(&h->fs, h->fs.host, &state, &gen, NULL))
-		return false;
-	return state == DAXFS_HOST_ALIVE && gen == h->fs.host_gen;
-}
-
-int lib_call_begin(struct daxfs_handle *h, struct lib_call *c)
-{
-	int err;
-
-	c->h = h;
-	c->outer = lib_current;
-	c->nested = lib_current == h;
-	if (c->nested)
-		return 0;
-	err = lib_rejoin(h);
-	pthread_rwlock_rdlock(&h->oplock);
-	lib_current = h;
-	return err;
-}
-
-int64_t lib_call_end(struct lib_call *c, int64_t ret)
-{
-	struct daxfs_handle *h = c->h;
-
-	if (c->nested)
-		return ret;
-	/* fs.host/host_gen are those the call started with (a rejoin waits
-	 * for oplock): if that slot is not ours any more, we were declared
-	 * dead during (or before) the call and recovery may have undone it. */
-	if (h->want_join && h->fs.host != DAXFS_NO_HOST &&
-	    !slot_still_ours(h)) {
-		__atomic_store_n(&h->need_rejoin, true, __ATOMIC_RELEASE);
-		ret = -ESTALE;
-	}
-	lib_current = c->outer;
-	pthread_rwlock_unlock(&h->oplock);
-	return ret;
 }
 
 bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
@@ -394,7 +350,7 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 	struct timespec ts;
 	int ms;
 
-	if (ret != -ENOSPC || c->outer)
+	if (ret != -ENOSPC || c->up)
 		return false;
 	/* outside the core op: the call's lane is released, we hold none */
 	ms = daxfs_space_wait_next(&c->h->fs, w);
@@ -449,7 +405,7 @@ static void handle_free(struct daxfs_handle *h)
 		close(h->fd);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
-	pthread_rwlock_destroy(&h->oplock);
+	lib_gate_destroy(h);
 	free(h->opens);
 	free(h);
 }
@@ -464,16 +420,17 @@ int daxfs_region_open(const char *path, unsigned int flags,
 
 	*out = NULL;
 	pthread_once(&lib_atfork_once, lib_atfork_init);
-	h = calloc(1, sizeof(*h));
-	if (!h)
+	/* aligned: the in-flight counters take a cache line each */
+	if (posix_memalign((void **)&h, 64, sizeof(*h)))
 		return -ENOMEM;
+	memset(h, 0, sizeof(*h));
 	h->fd = -1;
 	h->flags = flags;
 	h->uid = (uint32_t)geteuid();
 	h->gid = (uint32_t)getegid();
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
-	init_oplock(h);
+	lib_gate_init(h);
 
 	fd = daxfs_target_open(path, (flags & DAXFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
 			       &h->kind, &size);
