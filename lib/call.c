@@ -31,16 +31,7 @@
 
 #include "libdaxfs-internal.h"
 
-/* The calls this thread is inside (innermost first) and its counter slot
- * (index + 1; 0 = none taken yet). */
-struct lib_thread {
-	struct lib_call *call;
-	unsigned int slot;
-};
-
-/* initial-exec: one %fs-relative access, no __tls_get_addr call in
- * libdaxfs.so (16 bytes of the static TLS surplus when dlopen()ed). */
-static __thread struct lib_thread lib_self
+__thread struct lib_thread lib_self
 	__attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -97,26 +88,19 @@ bool lib_call_inside(struct daxfs_handle *h)
 	return false;
 }
 
-static __attribute__((noinline, cold)) void gate_wake(struct daxfs_handle *h)
+void lib_gate_wake(struct daxfs_handle *h)
 {
 	pthread_mutex_lock(&h->gate_lock);
 	pthread_cond_broadcast(&h->gate_cond);
 	pthread_mutex_unlock(&h->gate_lock);
 }
 
-static inline void gate_leave(struct daxfs_handle *h, unsigned int slot)
+/* A rejoin closed the gate under the call just counted in: uncount it
+ * (as lib_call_end() does), wait for the gate to open again. */
+void lib_gate_wait(struct daxfs_handle *h, unsigned int slot)
 {
 	__atomic_fetch_sub(&h->inflight[slot].n, 1, __ATOMIC_SEQ_CST);
-	if (daxfs_unlikely(__atomic_load_n(&h->gate_closed, __ATOMIC_SEQ_CST)))
-		gate_wake(h);
-}
-
-/* A rejoin closed the gate under the call just counted in: uncount it,
- * wait for the gate to open again. */
-static __attribute__((noinline, cold)) void gate_wait(struct daxfs_handle *h,
-						       unsigned int slot)
-{
-	gate_leave(h, slot);
+	lib_gate_wake(h);
 	pthread_mutex_lock(&h->gate_lock);
 	while (__atomic_load_n(&h->gate_closed, __ATOMIC_SEQ_CST))
 		pthread_cond_wait(&h->gate_cond, &h->gate_lock);
@@ -130,7 +114,7 @@ static inline bool gate_enter(struct daxfs_handle *h, unsigned int slot)
 	__atomic_fetch_add(&h->inflight[slot].n, 1, __ATOMIC_SEQ_CST);
 	if (daxfs_likely(!__atomic_load_n(&h->gate_closed, __ATOMIC_SEQ_CST)))
 		return true;
-	gate_wait(h, slot);
+	lib_gate_wait(h, slot);
 	return false;
 }
 
@@ -211,50 +195,25 @@ void lib_gate_child_fork(struct daxfs_handle *h)
 			h->inflight[c->slot].n++;
 }
 
-int lib_call_begin(struct daxfs_handle *h, struct lib_call *c)
+/* lib_call_begin() when the inline fast path does not apply. */
+int lib_call_begin_slow(struct daxfs_handle *h, struct lib_call *c)
 {
 	struct lib_thread *t = &lib_self;
 	int err;
 
-	c->h = h;
-	c->up = t->call;
 	c->nested = c->up && lib_call_inside(h);
 	if (c->nested)
 		return 0;
 	c->slot = daxfs_likely(t->slot) ? t->slot - 1 : slot_take();
 	do {
-		err = 0;
-		if (daxfs_unlikely(__atomic_load_n(&h->need_rejoin,
-						   __ATOMIC_ACQUIRE)))
-			err = lib_rejoin(h);
+		err = lib_rejoin(h);
 	} while (!gate_enter(h, c->slot));
 	t->call = c;
 	return err;
 }
 
-int64_t lib_call_end(struct lib_call *c, int64_t ret)
+int lib_call_lost(struct daxfs_handle *h)
 {
-	struct daxfs_handle *h = c->h;
-	const u64 *w;
-
-	if (c->nested)
-		return ret;
-	/* The core call's last stores (its intents done, its lane idle) must
-	 * be visible before we read our slot's state: a survivor CASes that
-	 * word to declare us dead and only then reads our lanes.  Store then
-	 * load needs a full fence (x86 reorders them); with it, either the
-	 * survivor sees the call finished or we see the slot lost. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	/* slot_state/slot_alive are those the call started with (a rejoin
-	 * waits for the gate): if that slot is not ours any more, we were
-	 * declared dead during (or before) the call and recovery may have
-	 * undone it. */
-	w = h->slot_state;
-	if (w && __atomic_load_n(w, __ATOMIC_ACQUIRE) != h->slot_alive) {
-		__atomic_store_n(&h->need_rejoin, true, __ATOMIC_RELEASE);
-		ret = -ESTALE;
-	}
-	lib_self.call = c->up;
-	gate_leave(h, c->slot);
-	return ret;
+	__atomic_store_n(&h->need_rejoin, true, __ATOMIC_RELEASE);
+	return -ESTALE;
 }

@@ -68,75 +68,7 @@ void lib_backing_stop(struct daxfs_handle *h);
 void lib_backing_detach(struct daxfs_handle *h);
 void lib_backing_free(struct daxfs_handle *h);
 
-/*
- * One public call on a handle (call.c).  lib_call_begin() joins again
- * first when needed (after a fork(), or after this host was declared
- * dead), then counts the call in h->inflight until lib_call_end(), so a
- * rejoin (which closes the gate and waits for those counters) never runs
- * under a call.  lib_call_end() turns the call's result into -ESTALE when
- * the slot the call started on is no longer ours: recovery may have rolled
- * the call back, its outcome is unknown.  A call made by a thread already
- * inside a call on the same handle (nesting) just runs.
- */
-struct lib_call {
-	struct daxfs_handle *h;
-	struct lib_call *up;		/* the call this one runs inside */
-	unsigned int slot;		/* h->inflight index counting it */
-	bool nested;
-};
-
-int lib_call_begin(struct daxfs_handle *h, struct lib_call *c);
-int64_t lib_call_end(struct lib_call *c, int64_t ret);
-/* Is this thread inside a call on h? */
-bool lib_call_inside(struct daxfs_handle *h);
-
-/* The gate: init/destroy with the handle; close waits for the calls in
- * flight and keeps new ones out until open (one closer at a time);
- * child_fork resets it in a fork child.  The call_*_fork hooks guard the
- * process-wide thread slots. */
-void lib_gate_init(struct daxfs_handle *h);
-void lib_gate_destroy(struct daxfs_handle *h);
-void lib_gate_close(struct daxfs_handle *h);
-void lib_gate_open(struct daxfs_handle *h);
-void lib_gate_child_fork(struct daxfs_handle *h);
-void lib_call_prepare_fork(void);
-void lib_call_parent_fork(void);
-void lib_call_child_fork(void);
-
-/* region.c: joins again when h was declared dead or belongs to a fork
- * parent's host (closes the gate for that); 0 at once otherwise. */
-int lib_rejoin(struct daxfs_handle *h);
-
-/*
- * After a call's body returned ret: run it again?  Only for -ENOSPC while
- * freed space is still on its way (docs/reclaim.md "When the pool is
- * empty"), and never inside another call of this thread (that one may hold
- * a lane: a readdir callback).  Sleeps between tries, bounded by about one
- * lease.
- */
-bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
-		     int64_t ret);
-
-#define LIB_CALL_(h, expr, retry)					\
-	do {								\
-		struct lib_call lib_c_;					\
-		struct daxfs_space_wait lib_w_ = { 0, 0 };		\
-		int64_t lib_r_ = lib_call_begin((h), &lib_c_);		\
-									\
-		if (!lib_r_) {						\
-			do						\
-				lib_r_ = (expr);			\
-			while ((retry) &&				\
-			       lib_space_retry(&lib_c_, &lib_w_, lib_r_)); \
-		}							\
-		return lib_call_end(&lib_c_, lib_r_);			\
-	} while (0)
-
-/* The body of every public entry point: runs expr as one lib call. */
-#define LIB_CALL(h, expr)	LIB_CALL_(h, expr, false)
-/* The same for a call whose -ENOSPC had no effect (the core rolled it
- * back), so that running it again is safe: waits out space in limbo. */
-#define LIB_CALL_SPACE(h, expr)	LIB_CALL_(h, expr, true)
+#include "call.h"
 
 /* lib/files.c: the files this handle holds open.  add/put record
  * daxfs_file_open/close (put returns 1 for a file opened before a rejoin,
