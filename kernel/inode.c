@@ -393,9 +393,14 @@ static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
 	daxfs_refresh_inode(dir);
 	inode = daxfs_iget(dir->i_sb, ino);
 	if (IS_ERR(inode)) {
-		/* another host already removed it again */
+		/*
+		 * Another host already removed it again.  Never 0 with a
+		 * negative dentry: open(O_CREAT) would use its NULL inode
+		 * (seen: an oops in path_openat).  -ESTALE makes the VFS redo
+		 * the call with LOOKUP_REVAL, as if ours came after theirs.
+		 */
 		d_drop(dentry);
-		return PTR_ERR(inode) == -ESTALE ? 0 : PTR_ERR(inode);
+		return PTR_ERR(inode);
 	}
 	d_instantiate(dentry, inode);
 	return 0;
