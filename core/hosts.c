@@ -25,14 +25,6 @@ bool daxfs_host_expired(struct daxfs_fs *fs, u32 slot)
 	return now > hb && now - hb > lease_ns(fs);
 }
 
-bool daxfs_host_still_mine(struct daxfs_fs *fs)
-{
-	if (fs->host == DAXFS_NO_HOST)
-		return false;
-	return daxfs_load(&daxfs_host_at(fs, fs->host)->state) ==
-	       daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
-}
-
 bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
 {
 	if (slot >= fs->sb.max_hosts)

@@ -41,38 +41,6 @@
 					 * first | (class + 1); 0 none */
 #define DAXFS_HOLD_MAX_PAGES	64u
 
-/*
- * The fence (docs/hosts.md "Fencing"): true once our slot is no longer
- * ALIVE(our generation), i.e. a survivor declared us dead and may already
- * have recovered (freed, rolled back) what this op holds; the slot may
- * even belong to a new host.  Checked immediately before every publishing
- * CAS/store of a mutating op, which then returns -ESTALE and writes
- * nothing more (no undo either: recovery did it).  One load of our own
- * state word, no clock read.  An op without a lane writes nothing.
- */
-static inline bool daxfs_fenced(const struct daxfs_op *op)
-{
-	const struct daxfs_fs *fs = op->fs;
-
-	return op->lane &&
-	       daxfs_load(&fs->hosts[fs->host].state) !=
-	       ((fs->host_gen << DAXFS_HOST_GEN_SHIFT) | DAXFS_HOST_ALIVE);
-}
-
-/*
- * Allocated-but-unreachable pages of an op (docs/recovery.md): a run of
- * contiguous pages the op holds (allocated, not yet published or freed)
- * is named in its lane so that recovery of a dead host frees it.  The
- * owner shrinks the run *before* it publishes or frees a page (a crash in
- * between leaks one page to fsck; it can never free a published one).
- */
-static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
-{
-	if (op->lane && !daxfs_fenced(op))
-		daxfs_store(&op->lane->pad[DAXFS_LANE_HOLD_PAGES],
-			    n ? first | (u64)(n - 1) : 0);
-}
-
 /* Address of a state-page counter: daxfs_state_word(fs, epoch). */
 #define daxfs_state_word(fs, field)	(&(fs)->state->field.v)
 
@@ -137,6 +105,49 @@ static inline struct daxfs_lane *daxfs_lane_at(struct daxfs_fs *fs, u32 slot,
 {
 	return &fs->lanes[(u64)slot * DAXFS_LANES + idx];
 }
+
+/* Our joined slot's state word still says ALIVE(our generation). */
+static inline bool daxfs_slot_ours(struct daxfs_fs *fs)
+{
+	return daxfs_load(&daxfs_host_at(fs, fs->host)->state) ==
+	       daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
+}
+
+/* True while our slot is still ALIVE with our generation (a host that
+ * was declared dead must not touch shared state any more). */
+static inline bool daxfs_host_still_mine(struct daxfs_fs *fs)
+{
+	return fs->host != DAXFS_NO_HOST && daxfs_slot_ours(fs);
+}
+
+/*
+ * The fence (docs/hosts.md "Fencing"): true once our slot is no longer
+ * ALIVE(our generation), i.e. a survivor declared us dead and may already
+ * have recovered (freed, rolled back) what this op holds; the slot may
+ * even belong to a new host.  Checked immediately before every publishing
+ * CAS/store of a mutating op, which then returns -ESTALE and writes
+ * nothing more (no undo either: recovery did it).  One load of our own
+ * state word, no clock read.  An op without a lane writes nothing.
+ */
+static inline bool daxfs_fenced(const struct daxfs_op *op)
+{
+	return op->lane && !daxfs_slot_ours(op->fs);	/* a lane: joined */
+}
+
+/*
+ * Allocated-but-unreachable pages of an op (docs/recovery.md): a run of
+ * contiguous pages the op holds (allocated, not yet published or freed)
+ * is named in its lane so that recovery of a dead host frees it.  The
+ * owner shrinks the run *before* it publishes or frees a page (a crash in
+ * between leaks one page to fsck; it can never free a published one).
+ */
+static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
+{
+	if (op->lane && !daxfs_fenced(op))
+		daxfs_store(&op->lane->pad[DAXFS_LANE_HOLD_PAGES],
+			    n ? first | (u64)(n - 1) : 0);
+}
+
 
 /* Cluster-wide claims (e.g. state.rename_claim) name their owner. */
 static inline u64 daxfs_claim_word(u32 slot, u64 gen)
@@ -248,9 +259,6 @@ u64 daxfs_alloc_open_page(struct daxfs_op *op);
 void daxfs_reclaim_leaving(struct daxfs_fs *fs);
 /* Current size of the limbo reserve in pages (scans the host table). */
 u64 daxfs_reserve_pages(struct daxfs_fs *fs);
-/* True while our slot is still ALIVE with our generation (a host that
- * was declared dead must not touch shared state any more). */
-bool daxfs_host_still_mine(struct daxfs_fs *fs);
 /* Returns the host's unused batch [alloc_cursor, alloc_end) (leave and
  * recovery of a dead host). */
 void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot);
