@@ -121,19 +121,17 @@ bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 	return daxfs_cas(gw, &g, g + 1);
 }
 
-/* Names the part of a taken chain not yet processed in the reclaimer's
- * lane, so that recovery of a dead reclaimer re-adopts it (the batches
- * and their objects are not leaked). */
 /* The fence for reclaim's loops, which run on our lane hl: once we were
  * declared dead, recovery spliced back the chain our lane held (pad[4])
  * and someone else frees it; going on would free its entries twice. */
 static bool lane_fenced(struct daxfs_fs *fs, struct daxfs_lane *hl)
 {
-	struct daxfs_op op = { .fs = fs, .lane = hl };
-
-	return daxfs_fenced(&op);
+	return hl && !daxfs_slot_ours(fs);
 }
 
+/* Names the part of a taken chain not yet processed in the reclaimer's
+ * lane, so that recovery of a dead reclaimer re-adopts it (the batches
+ * and their objects are not leaked). */
 static void hold_chain(struct daxfs_lane *hl, u64 chain)
 {
 	if (hl)
@@ -142,8 +140,8 @@ static void hold_chain(struct daxfs_lane *hl, u64 chain)
 
 /* Frees the entries of a batch, last first, shrinking its count before
  * each free: a reclaimer dying here leaks at most one object, and a
- * recoverer that re-adopts the batch never frees an entry twice. */
-/* false when fenced (the rest of the batch is recovery's) */
+ * recoverer that re-adopts the batch never frees an entry twice.  False
+ * when fenced (the rest of the batch is recovery's). */
 static bool free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb,
 			 struct daxfs_lane *hl)
 {
@@ -278,15 +276,21 @@ static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 	}
 }
 
-static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
+/* Frees what the current epoch allows from our chain and orphans'. */
+static void reclaim_chains(struct daxfs_fs *fs, struct daxfs_lane *hl)
 {
-	daxfs_epoch_try_advance(fs);
 	/* advancing may have recovered others for a while: our slot's
 	 * chain is only ours while we are still alive */
 	if (lane_fenced(fs, hl))
 		return;
 	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
 	adopt_orphans(fs, hl);
+}
+
+static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
+{
+	daxfs_epoch_try_advance(fs);
+	reclaim_chains(fs, hl);
 }
 
 u64 daxfs_map_pass_epoch(struct daxfs_fs *fs)
@@ -350,7 +354,7 @@ void daxfs_reclaim(struct daxfs_op *op)
 	 * the epoch moved (seal_open) */
 	daxfs_epoch_try_advance(op->fs);
 	seal_open(op->fs, op->lane, false);
-	reclaim_round(op->fs, op->lane);
+	reclaim_chains(op->fs, op->lane);
 }
 
 void daxfs_reclaim_quiet(struct daxfs_op *op)
