@@ -265,6 +265,13 @@ void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot);
 
 /* ---- reclamation internals (core/reclaim.c) ---- */
 
+/* A lane epoch word that does not hold the global epoch g back: no op,
+ * an idle lane, or an op announced at g. */
+static inline bool daxfs_lane_quiet(u64 e, u64 g)
+{
+	return !e || e == DAXFS_EPOCH_IDLE || e == g;
+}
+
 /* Seals batch off (epoch := global) and pushes it on slot's chain. */
 void daxfs_limbo_seal(struct daxfs_fs *fs, u32 slot, u64 batch);
 /* Splices a whole chain of sealed batches onto slot's chain. */

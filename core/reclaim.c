@@ -87,11 +87,6 @@ void daxfs_limbo_splice(struct daxfs_fs *fs, u32 slot, u64 chain)
 	chain_push(fs, slot, chain, last);
 }
 
-static bool lane_quiet(u64 e, u64 global)
-{
-	return !e || e == DAXFS_EPOCH_IDLE || e == global;
-}
-
 bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 {
 	u64 *gw = daxfs_state_word(fs, epoch), g, w;
@@ -106,7 +101,7 @@ bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 			continue;
 		for (i = 0; i < DAXFS_LANES; i++) {
 			lane = daxfs_lane_at(fs, slot, i);
-			if (lane_quiet(daxfs_load(&lane->epoch), g))
+			if (daxfs_lane_quiet(daxfs_load(&lane->epoch), g))
 				continue;
 			/* a dead host must not hold the epoch back forever */
 			if (slot == fs->host ||
@@ -114,7 +109,7 @@ bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 			     !daxfs_host_expired(fs, slot)))
 				return false;
 			daxfs_host_check_dead(&op, slot);
-			if (!lane_quiet(daxfs_load(&lane->epoch), g))
+			if (!daxfs_lane_quiet(daxfs_load(&lane->epoch), g))
 				return false;
 		}
 	}

@@ -15,11 +15,6 @@
 #define SPACE_MARGIN_MS		1000u	/* recovery + two advances after expiry */
 #define SPACE_MAX_SLEEP_MS	50u
 
-static bool lane_holds_epoch(u64 e, u64 global)
-{
-	return e && e != DAXFS_EPOCH_IDLE && e != global;
-}
-
 static bool batch_nonempty(struct daxfs_fs *fs, u64 b)
 {
 	struct daxfs_limbo *lb;
@@ -65,7 +60,7 @@ bool daxfs_space_pending(struct daxfs_fs *fs)
 			held = true;
 		for (i = 0; i < DAXFS_LANES; i++) {
 			lane = daxfs_lane_at(fs, slot, i);
-			if (lane_holds_epoch(daxfs_load(&lane->epoch), g))
+			if (!daxfs_lane_quiet(daxfs_load(&lane->epoch), g))
 				held = true;
 			if (!limbo && batch_nonempty(fs, daxfs_load(&lane->limbo_open)))
 				limbo = true;
