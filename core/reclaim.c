@@ -271,21 +271,15 @@ static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 	}
 }
 
-/* Frees what the current epoch allows from our chain and orphans'. */
-static void reclaim_chains(struct daxfs_fs *fs, struct daxfs_lane *hl)
+static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
 {
+	daxfs_epoch_try_advance(fs);
 	/* advancing may have recovered others for a while: our slot's
 	 * chain is only ours while we are still alive */
 	if (lane_fenced(fs, hl))
 		return;
 	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
 	adopt_orphans(fs, hl);
-}
-
-static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
-{
-	daxfs_epoch_try_advance(fs);
-	reclaim_chains(fs, hl);
 }
 
 u64 daxfs_map_pass_epoch(struct daxfs_fs *fs)
@@ -346,10 +340,12 @@ void daxfs_reclaim(struct daxfs_op *op)
 	 * periodic look frees their batch and limbo */
 	daxfs_reap_expired(op->fs);
 	/* advance first: a batch opened in this epoch is sealed only once
-	 * the epoch moved (seal_open) */
+	 * the epoch moved (seal_open).  The round advances once more: from
+	 * op_end our lane is IDLE, so both can succeed, and batches sealed
+	 * one epoch ago are free at once. */
 	daxfs_epoch_try_advance(op->fs);
 	seal_open(op->fs, op->lane, false);
-	reclaim_chains(op->fs, op->lane);
+	reclaim_round(op->fs, op->lane);
 }
 
 void daxfs_reclaim_quiet(struct daxfs_op *op)
