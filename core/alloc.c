@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Pool allocator: ABA-tagged free stacks per size class in the state page,
+ * Pool allocator: free stacks per size class in the state page, each head
+ * an {offset, 64-bit tag} pair changed only by a 16-byte CAS,
  * per-host batches of pages carved from the bump pointer, contiguous page
  * runs for file data.  Invariants and crash story: docs/alloc.md.
  */
@@ -14,6 +15,13 @@
 /* Approximate length of the page stack (signed: pushes and pops update it
  * after their CAS, so it may lag either way for a moment). */
 #define PAGE_STACK(fs)	daxfs_state_word(fs, page_stack)
+
+/* Test hook between a pop's head load and its CAS, where a delayed host
+ * sits in the ABA race (tests/c/test_free_aba.c includes this file with
+ * its own definition); nothing in any real build. */
+#ifndef DAXFS_POP_WINDOW
+#define DAXFS_POP_WINDOW(fs, class)	do { } while (0)
+#endif
 
 u64 daxfs_class_size(unsigned int class)
 {
@@ -34,9 +42,35 @@ int daxfs_size_class(u64 bytes)
 	return -EINVAL;
 }
 
-static u64 *head_word(struct daxfs_fs *fs, unsigned int class)
+static struct daxfs_free_head *head_word(struct daxfs_fs *fs,
+					 unsigned int class)
 {
-	return &fs->state->free_head[class].v;
+	return &fs->state->free_head[class].head;
+}
+
+/*
+ * A head's two words, loaded one after the other: the pair may mix two
+ * moments, but the tag grows on every change and never repeats, so a
+ * mixed pair matches no state: a CAS with it fails, and a comparison
+ * with it (head_same) says "changed".  Callers read links only after it.
+ */
+static void head_load(struct daxfs_free_head *hw, struct daxfs_free_head *h)
+{
+	h->tag = daxfs_load(&hw->tag);
+	h->off = daxfs_load(&hw->off);
+}
+
+static bool head_same(struct daxfs_free_head *hw,
+		      const struct daxfs_free_head *h)
+{
+	return daxfs_load(&hw->tag) == h->tag && daxfs_load(&hw->off) == h->off;
+}
+
+/* Installs {off, tag + 1} if the head is still *h; else *h = current. */
+static bool head_cas(struct daxfs_free_head *hw, struct daxfs_free_head *h,
+		     u64 off)
+{
+	return daxfs_cas16(&hw->off, &h->off, off, h->tag + 1);
 }
 
 /* Objects are aligned to their size (pages to 4 KiB). */
@@ -46,13 +80,6 @@ static struct daxfs_free_obj *obj_ptr(struct daxfs_fs *fs, u64 off,
 	u64 size = daxfs_class_size(class);
 
 	return daxfs_ptr(fs, off, size, size);
-}
-
-static u64 tagged(u64 old_head, u64 off)
-{
-	u64 tag = (old_head >> DAXFS_FREE_TAG_SHIFT) + 1;
-
-	return (tag << DAXFS_FREE_TAG_SHIFT) | (off >> 6);
 }
 
 /* The page stack was seen empty: a counter that still says otherwise
@@ -66,15 +93,16 @@ static void page_stack_empty(struct daxfs_fs *fs, u64 p)
 
 static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 {
-	u64 *hw = head_word(fs, class), h, off, next, p = 0;
+	struct daxfs_free_head *hw = head_word(fs, class), h;
 	struct daxfs_free_obj *o;
+	u64 off, next, p = 0;
 	u32 i;
 
 	if (class == DAXFS_CLASS_PAGE)
 		p = daxfs_load(PAGE_STACK(fs));
-	h = daxfs_load(hw);
+	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
-		off = (h & DAXFS_FREE_OFF_MASK) << 6;
+		off = h.off;
 		if (!off) {
 			if (class == DAXFS_CLASS_PAGE)
 				page_stack_empty(fs, p);
@@ -84,16 +112,17 @@ static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 		if (!o)
 			return 0;	/* corrupt head: treat as empty */
 		/* o may be popped and reused meanwhile: next is then garbage,
-		 * but the tag makes our CAS fail */
+		 * but the tag has moved on, for good, so our CAS fails */
 		next = daxfs_load(&o->next);
 		if (next && !obj_ptr(fs, next, class)) {
-			if (daxfs_load(hw) != h) {
-				h = daxfs_load(hw);
+			if (!head_same(hw, &h)) {
+				head_load(hw, &h);
 				continue;
 			}
 			return 0;	/* corrupt link: stop using the stack */
 		}
-		if (daxfs_cas(hw, &h, tagged(h, next))) {
+		DAXFS_POP_WINDOW(fs, class);
+		if (head_cas(hw, &h, next)) {
 			if (class == DAXFS_CLASS_PAGE)
 				daxfs_faa(PAGE_STACK(fs), -1ULL);
 			return off;
@@ -106,16 +135,16 @@ static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 			   u64 last)
 {
-	u64 *hw = head_word(fs, class), h;
+	struct daxfs_free_head *hw = head_word(fs, class), h;
 	struct daxfs_free_obj *lo = obj_ptr(fs, last, class);
 	u32 i;
 
 	if (!lo || !obj_ptr(fs, first, class))
 		return;
-	h = daxfs_load(hw);
+	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
-		daxfs_store(&lo->next, (h & DAXFS_FREE_OFF_MASK) << 6);
-		if (daxfs_cas(hw, &h, tagged(h, first)))
+		daxfs_store(&lo->next, h.off);
+		if (head_cas(hw, &h, first))
 			return;
 	}
 }
@@ -130,15 +159,16 @@ static void count_pushed(struct daxfs_fs *fs, unsigned int class, u64 n)
 
 u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class)
 {
-	u64 *hw = head_word(fs, class), h, off;
+	struct daxfs_free_head *hw = head_word(fs, class), h;
+	u64 off;
 	u32 i;
 
-	h = daxfs_load(hw);
+	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
-		off = (h & DAXFS_FREE_OFF_MASK) << 6;
+		off = h.off;
 		if (!off)
 			return 0;	/* empty, not corrupt */
-		if (daxfs_cas(hw, &h, tagged(h, 0)))
+		if (head_cas(hw, &h, 0))
 			return off;
 	}
 	return 0;
@@ -225,17 +255,19 @@ u64 daxfs_reserve_pages(struct daxfs_fs *fs)
 /*
  * Counts the page stack, at most limit entries.  The counter lags after
  * an fsck rebuild (or on an image older than it); a walk that saw no push
- * or pop meanwhile (same tagged head before and after) was a consistent
- * snapshot, so it may raise the counter to what it found.
+ * or pop meanwhile (same head, tag included, before and after: the
+ * 64-bit tag never comes back) was a consistent snapshot, so it may
+ * raise the counter to what it found.
  */
 static u64 stack_count(struct daxfs_fs *fs, u64 limit)
 {
-	u64 *hw = head_word(fs, DAXFS_CLASS_PAGE), h, p, off, n = 0;
+	struct daxfs_free_head *hw = head_word(fs, DAXFS_CLASS_PAGE), h;
 	struct daxfs_free_obj *o;
+	u64 p, off, n = 0;
 
 	p = daxfs_load(PAGE_STACK(fs));
-	h = daxfs_load(hw);
-	off = (h & DAXFS_FREE_OFF_MASK) << 6;
+	head_load(hw, &h);
+	off = h.off;
 	while (off && n < limit) {
 		o = obj_ptr(fs, off, DAXFS_CLASS_PAGE);
 		if (!o)
@@ -243,7 +275,7 @@ static u64 stack_count(struct daxfs_fs *fs, u64 limit)
 		n++;
 		off = daxfs_load(&o->next);
 	}
-	if (daxfs_load(hw) == h && (s64)p < (s64)n)
+	if (head_same(hw, &h) && (s64)p < (s64)n)
 		daxfs_cas(PAGE_STACK(fs), &p, n);
 	return n;
 }

@@ -17,8 +17,7 @@ static u64 chk_cls_size(u32 cls)
 static void chk_freelist(struct chk *c, u32 cls)
 {
 	struct daxfs_fs *fs = c->fs;
-	u64 head = daxfs_load(&fs->state->free_head[cls].v);
-	u64 off = (head & DAXFS_FREE_OFF_MASK) << 6;
+	u64 off = daxfs_load(&fs->state->free_head[cls].head.off);
 	u64 sz = chk_cls_size(cls), n;
 
 	for (n = 0; off && n <= c->units; n++) {
@@ -200,12 +199,12 @@ void chk_rebuild_space(struct chk *c)
 	}
 	daxfs_fence();
 	for (cls = 0; cls < DAXFS_NR_CLASSES; cls++) {
-		u64 old = daxfs_load(&fs->state->free_head[cls].v);
-		u64 tag = ((old >> DAXFS_FREE_TAG_SHIFT) + 1) &
-			  ((1ULL << (64 - DAXFS_FREE_TAG_SHIFT)) - 1);
+		struct daxfs_free_head *h = &fs->state->free_head[cls].head;
 
-		daxfs_store(&fs->state->free_head[cls].v,
-			    (tag << DAXFS_FREE_TAG_SHIFT) | (heads[cls] >> 6));
+		/* offline (no live host): two plain stores; the tag still
+		 * moves on, so it never repeats a value seen before */
+		daxfs_store(&h->tag, daxfs_load(&h->tag) + 1);
+		daxfs_store(&h->off, heads[cls]);
 		/* the compaction hint described the old stack: unknown now,
 		 * so the next ENOSPC sorts this one (docs/alloc.md) */
 		daxfs_store(&fs->state->free_head[cls].pad[DAXFS_FREE_COMPACT_DUE], 0);

@@ -282,7 +282,11 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 			   DAXFS_MAGIC);
 		return -EUCLEAN;
 	}
-	if (sb.version != DAXFS_VERSION)
+	if (sb.version == DAXFS_VERSION_V1)
+		chk_sb_bad(&s, "format version 1 (before 16-byte free-stack heads): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
+	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);
 	if (sb.header_size != sizeof(sb))

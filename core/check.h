@@ -124,6 +124,13 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		      void *ctx);
 
 /*
+ * Converts a format version 1 image to the current format in place
+ * (core/convert.c): 0 converted, 1 already current, -EBUSY a host holds
+ * a fresh lease (force converts anyway), else daxfs_fs_open()'s error.
+ */
+int daxfs_convert_v1(void *base, u64 size, bool force);
+
+/*
  * With a valid superblock but a state page daxfs_fs_open() refuses:
  * reports each bad word and with repair rewrites it.  Returns the number
  * of problems, or -EUCLEAN when the superblock itself is bad.

@@ -27,6 +27,9 @@
 #include <linux/libnvdimm.h>
 #include <linux/bitops.h>
 #include <asm/byteorder.h>
+#ifdef CONFIG_X86
+#include <asm/cpufeature.h>
+#endif
 /* <linux/magic.h> names the kernel's dax pseudo-filesystem DAXFS_MAGIC, and
  * newer kernels (6.12) pull it in through the headers above; format.h's
  * DAXFS_MAGIC (the superblock magic) is the one daxfs means.  Include it
@@ -164,6 +167,9 @@ static inline u32 daxfs_ctz64(u64 w)
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/types.h>
+#ifdef __x86_64__
+#include <cpuid.h>
+#endif
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "DaxFS requires a little-endian host"
@@ -284,6 +290,77 @@ static inline u32 daxfs_ctz64(u64 w)
 }
 
 #endif /* __KERNEL__ */
+
+/*
+ * 16-byte compare-and-swap on p[0..1] (16-byte aligned), for the free
+ * stacks' {offset, 64-bit tag} heads (docs/alloc.md "Free stacks").
+ * Returns true and installs {lo, hi} when p equals expected[0..1];
+ * otherwise false, with the value found (read atomically) in expected.
+ * Full barrier.  The same inline asm in the kernel and in user space: the
+ * lock prefix is literal, so x86 SMP alternatives never patch it away
+ * (see daxfs_cmpxchg), and no libatomic lock (process-private) is used.
+ * Checked atomic across QEMU TCG guests and the host (docs/alloc.md).
+ */
+#if defined(__x86_64__)
+struct daxfs_cas16_mem {
+	u64 w[2];
+};
+
+static inline bool daxfs_cas16(u64 *p, u64 *expected, u64 lo, u64 hi)
+{
+	bool ok;
+
+	asm volatile("lock; cmpxchg16b %[m]"
+		     : "=@ccz" (ok), [m] "+m" (*(struct daxfs_cas16_mem *)p),
+		       "+a" (expected[0]), "+d" (expected[1])
+		     : "b" (lo), "c" (hi)
+		     : "memory");
+	return ok;
+}
+
+/* cmpxchg16b is missing on the very first x86-64 CPUs (CPUID.1:ECX.CX16). */
+static inline bool daxfs_cpu_has_cas16(void)
+{
+#ifdef __KERNEL__
+	return boot_cpu_has(X86_FEATURE_CX16);
+#else
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 13));
+#endif
+}
+#elif defined(__aarch64__)
+/* ldaxp/stlxp: the pair is read atomically only when the store-exclusive
+ * succeeds, so a mismatch stores back what it read before reporting it. */
+static inline bool daxfs_cas16(u64 *p, u64 *expected, u64 lo, u64 hi)
+{
+	u64 olo, ohi;
+	u32 fail;
+	bool same;
+
+	do {
+		asm volatile("ldaxp %0, %1, %2"
+			     : "=&r" (olo), "=&r" (ohi)
+			     : "Q" (*p) : "memory");
+		same = olo == expected[0] && ohi == expected[1];
+		asm volatile("stlxp %w0, %2, %3, %1"
+			     : "=&r" (fail), "=Q" (*p)
+			     : "r" (same ? lo : olo), "r" (same ? hi : ohi)
+			     : "memory");
+	} while (fail);
+	asm volatile("dmb ish" : : : "memory");
+	expected[0] = olo;
+	expected[1] = ohi;
+	return same;
+}
+
+static inline bool daxfs_cpu_has_cas16(void)
+{
+	return true;	/* ldxp/stxp are base ARMv8 */
+}
+#else
+#error "DaxFS needs a 16-byte compare-and-swap: x86-64 or arm64"
+#endif
 
 /* Test hook for crash injection at named protocol points (user space
  * tests only; compiled out unless DAXFS_CRASH_POINTS is defined). */

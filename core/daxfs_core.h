@@ -27,6 +27,8 @@
 /* (1u << 3) was DAXFS_FS_KEEP_ORPHANS: every host now keeps a non-
  * directory whose last link goes while any host has it open
  * (daxfs_open_get, docs/open-files.md) */
+#define DAXFS_FS_CONVERT	(1u << 4)	/* accept a version 1 image, for
+						 * daxfs_convert_v1() only */
 
 /*
  * Backing-store I/O for the shared page cache, supplied by the host (the

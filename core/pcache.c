@@ -232,7 +232,7 @@ int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 	h.pins_off = g.pins_off;
 	h.data_off = g.data_off;
 	h.magic = DAXFS_PCACHE_MAGIC;
-	h.version = DAXFS_VERSION;
+	h.version = DAXFS_PCACHE_VERSION;
 	h.header_size = sizeof(h);
 	h.window = o->pcache_window ? o->pcache_window : DAXFS_PCACHE_DEFAULT_WINDOW;
 	if (h.window > h.nr_slots)
@@ -263,7 +263,7 @@ int daxfs_pcache_open(struct daxfs_fs *fs)
 		return -EUCLEAN;
 	r = fs->base + rd->offset;
 	memcpy(&h, r, sizeof(h));
-	if (h.magic != DAXFS_PCACHE_MAGIC || h.version != DAXFS_VERSION ||
+	if (h.magic != DAXFS_PCACHE_MAGIC || h.version != DAXFS_PCACHE_VERSION ||
 	    h.header_size != sizeof(h) || h.csum != pc_csum(&h))
 		return -EUCLEAN;
 	if (h.max_hosts != fs->sb.max_hosts || h.nr_backing > DAXFS_PCACHE_MAX_BACKING)

@@ -303,8 +303,13 @@ int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 	memcpy(sb, base, sizeof(*sb));
 	if (sb->magic != DAXFS_MAGIC)
 		return -EINVAL;		/* not a DaxFS region */
-	if (sb->version != DAXFS_VERSION)
+	if (sb->version < DAXFS_VERSION &&
+	    !(sb->version == DAXFS_VERSION_V1 && (flags & DAXFS_FS_CONVERT)))
+		return -EPROTO;		/* older: fsck.daxfs --convert */
+	if (sb->version > DAXFS_VERSION)
 		return -EPROTONOSUPPORT;
+	if (!daxfs_cpu_has_cas16())
+		return -ENOSYS;		/* no 16-byte CAS for the free stacks */
 	if (sb->header_size != sizeof(*sb))
 		return -EUCLEAN;
 	if (sb->csum != sb_csum(sb))

@@ -363,6 +363,16 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (sbi->dax_dev)
 		flags |= DAXFS_FS_PERSISTENT;
 	err = daxfs_fs_open(&sbi->fs, sbi->kaddr, sbi->size, flags);
+	if (err == -EPROTO) {
+		errorf(fc, "daxfs: %s: made by an older DaxFS (format version 1): convert it offline with fsck.daxfs --convert",
+		       sb->s_id);
+		return -EINVAL;
+	}
+	if (err == -ENOSYS) {
+		errorf(fc, "daxfs: %s: this CPU has no cmpxchg16b (CX16), which DaxFS needs",
+		       sb->s_id);
+		return -EOPNOTSUPP;
+	}
 	if (err) {
 		errorf(fc, "daxfs: %s: no valid DaxFS image here (error %d%s): create one with mkfs.daxfs, or check it with fsck.daxfs",
 		       sb->s_id, err, err == -EUCLEAN ? ", damaged" : "");

@@ -219,6 +219,12 @@ const char *daxfs_strerror(int err)
 	case EMEDIUMTYPE:
 		return "a backing file does not belong to this filesystem (wrong, "
 		       "changed or truncated file: check --backing / backing=)";
+	case EPROTO:
+		return "made by an older DaxFS (format version 1): convert it "
+		       "offline with fsck.daxfs --convert TARGET";
+	case ENOSYS:
+		return "this CPU has no 16-byte compare-and-swap (x86-64 "
+		       "cmpxchg16b), which DaxFS needs";
 	case ETIMEDOUT:
 		return "timed out waiting for a page of a backing file (no host "
 		       "that can read the backing files filled it: open with "

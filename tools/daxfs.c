@@ -1866,6 +1866,9 @@ static int open_region(struct ctx *c)
 		else if (ret == -EUCLEAN || ret == -EBADMSG)
 			fprintf(stderr, "daxfs: %s: filesystem corrupt (superblock checksum or "
 				"region table invalid): run fsck.daxfs %s\n", c->region, c->region);
+		else if (ret == -EPROTO || ret == -ENOSYS)
+			fprintf(stderr, "daxfs: %s: %s\n", c->region,
+				daxfs_strerror(ret));
 		else if (ret == -EPROTONOSUPPORT || ret == -EOPNOTSUPP)
 			fprintf(stderr, "daxfs: %s: made by a newer DaxFS (unsupported format "
 				"version or features); use a newer daxfs\n", c->region);

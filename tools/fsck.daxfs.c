@@ -34,7 +34,7 @@ static const char *const sev_names[] = { "info", "warning", "error", "fatal" };
 
 struct fsck {
 	const char *target;
-	bool repair, force, verbose, json, preen;
+	bool repair, force, verbose, json, preen, convert;
 	struct progress prog;
 	u64 shown;
 	bool first_json;
@@ -55,12 +55,15 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fsck.daxfs [-n|-y|-p] [-f] [-v] [--json] TARGET\n"
+		"Usage: fsck.daxfs [-n|-y|-p|--convert] [-f] [-v] [--json] TARGET\n"
 		"Check a DaxFS region (regular file, /dev/shm file, pmem block device\n"
 		"or devdax character device).\n\n"
 		"  -n        check only; the region is mapped read-only (default)\n"
 		"  -y        repair every problem that can be repaired safely\n"
 		"  -p, -a    preen: like -y (no questions are ever asked)\n"
+		"  --convert convert an image of format version 1 to the current\n"
+		"            format in place (every host unmounted), then repair\n"
+		"            like -y\n"
 		"  -f        repair even while hosts hold fresh leases (dangerous:\n"
 		"            only when those hosts are known to be gone)\n"
 		"  -v        verbose: also list informational findings\n"
@@ -188,11 +191,48 @@ static int finish_early(struct fsck *k, int code, const char *status)
 	return code;
 }
 
+/* A version 1 image: converted with --convert, else how to.  Returns
+ * true when the image is now current. */
+static bool convert_v1(struct fsck *k, void *base, u64 size)
+{
+	int err;
+
+	if (!k->convert) {
+		if (!k->json)
+			fprintf(stderr, "%s: made by an older DaxFS (format version 1, "
+				"before 16-byte free-stack heads).\nConvert it with every "
+				"host unmounted: fsck.daxfs --convert %s\n",
+				k->target, k->target);
+		return false;
+	}
+	err = daxfs_convert_v1(base, size, k->force);
+	if (err == -EBUSY) {
+		if (!k->json)
+			fprintf(stderr, "%s: NOT CONVERTING: a host has this filesystem "
+				"mounted (fresh lease).\nUnmount it everywhere, then run "
+				"fsck.daxfs --convert again, or add -f if you know those "
+				"hosts are gone.\n", k->target);
+		return false;
+	}
+	if (err < 0) {
+		if (!k->json)
+			fprintf(stderr, "%s: cannot convert: %s\n", k->target,
+				daxfs_strerror(err));
+		return false;
+	}
+	msync(base, size, MS_SYNC);
+	if (!k->json)
+		printf("%s: converted to DaxFS format version %u\n", k->target,
+		       DAXFS_VERSION);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "convert", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fsck k = { .out = stdout };
@@ -230,6 +270,9 @@ int main(int argc, char **argv)
 			break;
 		case 'J':
 			k.json = true;
+			break;
+		case 'C':
+			k.convert = k.repair = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -278,6 +321,9 @@ int main(int argc, char **argv)
 		tool_err("%s: not a DaxFS filesystem (bad magic number)", k.target);
 		return finish_early(&k, FSCK_ERROR, "not daxfs");
 	}
+	if (((const struct daxfs_super *)base)->version == DAXFS_VERSION_V1 &&
+	    !convert_v1(&k, base, size))
+		return finish_early(&k, FSCK_UNCORRECTED, "format version 1");
 	if (daxfs_check_super(base, size, report, &k)) {
 		if (!k.json)
 			fprintf(stderr, "%s: the superblock is corrupt and DaxFS keeps no backup "

@@ -33,7 +33,9 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		1u
+#define DAXFS_VERSION		2u	/* 2: 16-byte free-stack heads */
+/* Older versions the tools can convert in place (fsck.daxfs --convert). */
+#define DAXFS_VERSION_V1	1u
 
 /* Feature flags.  Unknown incompat bits: refuse to mount.  Unknown
  * ro_compat bits: mount read-only only.  Unknown compat bits: ignore. */
@@ -123,6 +125,47 @@ struct daxfs_line {
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_line) == DAXFS_CACHELINE);
 
+/*
+ * Free-stack head (version 2): the top object's offset and a count of the
+ * head's changes, replaced together by one 16-byte CAS (daxfs_cas16), so
+ * a pop whose view is stale always fails: the tag is 64 bits and cannot
+ * wrap in any delay a live host can have (docs/alloc.md "Free stacks").
+ * Version 1 packed a 20-bit tag above a 44-bit offset in one word.
+ */
+struct daxfs_free_head {
+	__u64 off;			/* top object, or 0: empty */
+	__u64 tag;			/* +1 on every change of the head */
+} __attribute__((aligned(16)));
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_free_head) == 16);
+
+/*
+ * The head's line; the small classes' lines also carry the compaction
+ * hint in their pad words (docs/alloc.md "Compaction hint"); all advisory,
+ * 0 = unknown: compaction runs.  Kept in the head's own line: a free's
+ * counter FAA hits the line its push CAS just wrote.
+ */
+struct daxfs_free_line {
+	struct daxfs_free_head head;
+	__u64 pad[6];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_free_line) == DAXFS_CACHELINE);
+
+#define DAXFS_FREE_PUSHED	0	/* objects pushed onto the stack except
+					 * by a compaction pass of its own chain
+					 * (frees, carved pages, other passes'
+					 * and recovery's returns); wraps */
+#define DAXFS_FREE_COMPACT_DUE	1	/* 0 unknown, else the PUSHED value
+					 * from which a pass may find a page */
+#define DAXFS_FREE_COMPACT_RUNS	2	/* passes that took a chain (stat) */
+DAXFS_STATIC_ASSERT(DAXFS_FREE_COMPACT_RUNS <
+		    sizeof(((struct daxfs_free_line *)0)->pad) / sizeof(__u64));
+
+/* Version 1's head word: 20-bit tag above a 44-bit offset in 64-byte
+ * units, its hint words at pad[0..2] of a struct daxfs_line.  Only the
+ * converter reads it. */
+#define DAXFS_V1_FREE_TAG_SHIFT	44
+#define DAXFS_V1_FREE_OFF_MASK	((1ULL << DAXFS_V1_FREE_TAG_SHIFT) - 1)
+
 struct daxfs_state {
 	__u64 magic;			/* DAXFS_STATE_MAGIC */
 	__u64 pad0[7];
@@ -131,7 +174,7 @@ struct daxfs_state {
 	struct daxfs_line epoch;	/* global reclamation epoch (>= 1) */
 	struct daxfs_line used_bytes;	/* pool bytes allocated (df) */
 	struct daxfs_line rename_claim;	/* 0 or daxfs_claim_word() */
-	struct daxfs_line free_head[DAXFS_NR_CLASSES];	/* tagged stack heads */
+	struct daxfs_free_line free_head[DAXFS_NR_CLASSES]; /* stack heads */
 	struct daxfs_line stat_cas_fail;	/* statistics, advisory */
 	struct daxfs_line stat_inserts;	/* published overlay keys */
 	struct daxfs_line page_stack;	/* ~pages on the page free stack
@@ -145,26 +188,8 @@ struct daxfs_state {
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
 DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, open_hosts) %
 		    DAXFS_CACHELINE == 0);
-
-/*
- * free_head[class] lines of the small classes also carry the compaction
- * hint in their pad words (docs/alloc.md "Compaction hint"); all advisory,
- * 0 in older images (= unknown: compaction runs).  Kept in the head's own
- * line: a free's counter FAA hits the line its push CAS just wrote.
- */
-#define DAXFS_FREE_PUSHED	0	/* objects pushed onto the stack except
-					 * by a compaction pass of its own chain
-					 * (frees, carved pages, other passes'
-					 * and recovery's returns); wraps */
-#define DAXFS_FREE_COMPACT_DUE	1	/* 0 unknown, else the PUSHED value
-					 * from which a pass may find a page */
-#define DAXFS_FREE_COMPACT_RUNS	2	/* passes that took a chain (stat) */
-DAXFS_STATIC_ASSERT(DAXFS_FREE_COMPACT_RUNS <
-		    sizeof(((struct daxfs_line *)0)->pad) / sizeof(__u64));
-
-/* Free-list head: 20-bit ABA tag above a 44-bit offset in 64-byte units. */
-#define DAXFS_FREE_TAG_SHIFT	44
-#define DAXFS_FREE_OFF_MASK	((1ULL << DAXFS_FREE_TAG_SHIFT) - 1)
+DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, free_head) %
+		    DAXFS_CACHELINE == 0);
 
 /* A free object's first word links to the next free object (offset or 0). */
 struct daxfs_free_obj {
@@ -567,9 +592,12 @@ struct daxfs_backing_desc {
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_backing_desc) == 64);
 
+/* The cache's own layout version: unchanged by superblock version 2. */
+#define DAXFS_PCACHE_VERSION	1u
+
 struct daxfs_pcache_header {
 	__u64 magic;			/* DAXFS_PCACHE_MAGIC */
-	__u32 version;			/* DAXFS_VERSION */
+	__u32 version;			/* DAXFS_PCACHE_VERSION */
 	__u32 header_size;		/* sizeof */
 	__u64 nr_slots;			/* cache pages */
 	__u32 window;			/* slots probed per tag (1..nr_slots) */

@@ -363,8 +363,8 @@ static void test_churn_baseline(void)
 /* Pages on the page stack, walked (quiescent callers only). */
 static u64 page_stack_len(struct daxfs_fs *fs)
 {
-	u64 off = (daxfs_load(&fs->state->free_head[DAXFS_CLASS_PAGE].v) &
-		   DAXFS_FREE_OFF_MASK) << 6, n = 0;
+	u64 off = daxfs_load(&fs->state->free_head[DAXFS_CLASS_PAGE].head.off);
+	u64 n = 0;
 
 	while (off && n < (1u << 24)) {
 		n++;
@@ -380,7 +380,7 @@ static u64 free_stack_bytes(struct daxfs_fs *fs)
 	unsigned int c;
 
 	for (c = 0; c < DAXFS_NR_CLASSES; c++) {
-		off = (daxfs_load(&fs->state->free_head[c].v) & DAXFS_FREE_OFF_MASK) << 6;
+		off = daxfs_load(&fs->state->free_head[c].head.off);
 		for (n = 0; off && n < (1u << 26); n++) {
 			total += daxfs_class_size(c);
 			off = ((struct daxfs_free_obj *)(fs->base + off))->next;

@@ -294,8 +294,7 @@ static void test_dead_holder(void)
 	CHECK(first != 0);
 	daxfs_store(&dop.lane->pad[DAXFS_LANE_HOLD_CHAIN],
 		    first | (DAXFS_CLASS_64 + 1));
-	CHECK_EQ(daxfs_load(&fs.state->free_head[DAXFS_CLASS_64].v) &
-		 DAXFS_FREE_OFF_MASK, 0);
+	CHECK_EQ(daxfs_load(&fs.state->free_head[DAXFS_CLASS_64].head.off), 0);
 	/* its lease runs out: a survivor recovers it */
 	daxfs_store((u64 *)&dead.hosts[dead.host].heartbeat_ns, 1);
 	daxfs_op_begin(&fs, &op);

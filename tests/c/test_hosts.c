@@ -64,7 +64,9 @@ static void test_open_validation(void)
 	sb->magic ^= 1; memcpy(copy, r, size); REOPEN(-EINVAL);
 	memcpy(r, copy, size);
 	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
-	sb->version = 2; RESUM(); memcpy(copy, r, size); REOPEN(-EPROTONOSUPPORT);
+	sb->version = DAXFS_VERSION + 1; RESUM(); memcpy(copy, r, size); REOPEN(-EPROTONOSUPPORT);
+	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
+	sb->version = DAXFS_VERSION_V1; RESUM(); memcpy(copy, r, size); REOPEN(-EPROTO);
 	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);
 	sb->label[3] ^= 1; memcpy(copy, r, size); REOPEN(-EBADMSG);
 	CHECK_EQ(daxfs_format(r, size, NULL), 0); memcpy(copy, r, size);

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Offline conversion of a format version 1 image to version 2 (the
+ * free-stack heads become {offset, 64-bit tag} pairs; docs/format.md
+ * "Changelog").  For fsck.daxfs --convert; every host must be gone.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "check.h"
+
+/* A version 1 line: v = tag << 44 | off >> 6, hint words at pad[0..2]. */
+struct v1_head {
+	u64 off, tag, hint[3];
+};
+
+static void v1_decode(struct daxfs_fs *fs, unsigned int c, struct v1_head *h)
+{
+	u64 *w = (u64 *)&fs->state->free_head[c];
+	u64 v = daxfs_load(&w[0]), size = c < DAXFS_CLASS_PAGE ?
+		64ULL << c : DAXFS_PAGE_SIZE;
+	int i;
+
+	h->off = (v & DAXFS_V1_FREE_OFF_MASK) << 6;
+	h->tag = v >> DAXFS_V1_FREE_TAG_SHIFT;
+	/* a head that names no object of its class: the stack is lost and
+	 * the check after the conversion reclaims it as leaked */
+	if (h->off && !daxfs_ptr(fs, h->off, size, size))
+		h->off = 0;
+	for (i = 0; i < 3; i++)
+		h->hint[i] = daxfs_load(&w[1 + i]);
+}
+
+static void line_clear(struct daxfs_fs *fs, unsigned int c)
+{
+	u64 *w = (u64 *)&fs->state->free_head[c];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		daxfs_store(&w[i], 0);
+}
+
+/*
+ * Returns 0 when converted, 1 when already version 2, -EBUSY when a host
+ * holds a fresh lease (unless force), else daxfs_fs_open's error.
+ * Crash story: the stacks are emptied first (a valid version 1 image
+ * that leaks their objects), then the superblock says 2 (its version and
+ * checksum: two stores, a crash between them leaves a checksum mismatch),
+ * then the new heads are written; a crash anywhere leaks at most the free
+ * stacks, which fsck.daxfs -y gives back.
+ */
+int daxfs_convert_v1(void *base, u64 size, bool force)
+{
+	struct v1_head heads[DAXFS_NR_CLASSES];
+	struct daxfs_super *sb = base;
+	struct daxfs_fs fs;
+	unsigned int c;
+	u32 slot;
+	int err;
+
+	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);
+	if (err)
+		return err;
+	if (fs.sb.version == DAXFS_VERSION)
+		return 1;
+	for (slot = 0; slot < fs.sb.max_hosts && !force; slot++) {
+		u64 st = daxfs_load(&daxfs_host_at(&fs, slot)->state);
+
+		if (daxfs_host_st(st) == DAXFS_HOST_ALIVE &&
+		    !daxfs_host_expired(&fs, slot))
+			return -EBUSY;
+	}
+	for (c = 0; c < DAXFS_NR_CLASSES; c++) {
+		v1_decode(&fs, c, &heads[c]);
+		line_clear(&fs, c);
+	}
+	daxfs_flush(fs.state, sizeof(*fs.state));
+	daxfs_fence();
+	sb->version = DAXFS_VERSION;
+	sb->csum = daxfs_crc32c(0, sb, __builtin_offsetof(struct daxfs_super, csum));
+	daxfs_flush(sb, sizeof(*sb));
+	daxfs_fence();
+	for (c = 0; c < DAXFS_NR_CLASSES; c++) {
+		struct daxfs_free_line *l = &fs.state->free_head[c];
+		int i;
+
+		for (i = 0; i < 3; i++)
+			daxfs_store(&l->pad[i], heads[c].hint[i]);
+		daxfs_store(&l->head.tag, heads[c].tag + 1);
+		daxfs_store(&l->head.off, heads[c].off);
+	}
+	daxfs_flush(fs.state, sizeof(*fs.state));
+	return 0;
+}

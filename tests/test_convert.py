@@ -1,0 +1,154 @@
+"""fsck.daxfs --convert: a format version 1 image (free-stack heads of one
+word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
+({offset, 64-bit tag} pairs).  The v1 image is written here from a fresh
+v2 one by encoding its heads the old way (docs/format.md "Changelog")."""
+
+import os
+import struct
+import subprocess
+import time
+
+import pytest
+
+from helpers import env
+
+import daxfs
+
+FSCK = os.path.join(env.BIN, "fsck.daxfs")
+DAXFS = os.path.join(env.BIN, "daxfs")
+DATA = bytes(range(251)) * 97
+NR_CLASSES = 5
+CSUM_OFF = 508
+
+
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
+class Raw:
+    """Just the words the conversion touches."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(path, "rb") as f:
+            self.b = bytearray(f.read())
+        self.state = self.region(1)
+        self.hosts = self.region(2)
+
+    def region(self, kind):
+        for i in range(8):
+            k, _fl, off, _sz, _r = struct.unpack_from("<IIQQQ", self.b, 152 + 32 * i)
+            if k == kind:
+                return off
+        raise KeyError(kind)
+
+    def words(self, off, n):
+        return list(struct.unpack_from("<%dQ" % n, self.b, off))
+
+    def put(self, off, *ws):
+        struct.pack_into("<%dQ" % len(ws), self.b, off, *ws)
+
+    def line(self, c):
+        return self.state + 64 * (6 + c)
+
+    def version(self):
+        return struct.unpack_from("<I", self.b, 8)[0]
+
+    def set_version(self, v):
+        struct.pack_into("<I", self.b, 8, v)
+        struct.pack_into("<I", self.b, CSUM_OFF, crc32c(self.b[:CSUM_OFF]))
+
+    def save(self):
+        with open(self.path, "r+b") as f:
+            f.write(self.b)
+
+
+def make_v1(path):
+    """Rewrites a closed v2 image as version 1; returns the v2 heads."""
+    im = Raw(path)
+    heads = []
+    for c in range(NR_CLASSES):
+        off, tag, p0, p1, p2, _a, _b, _c = im.words(im.line(c), 8)
+        heads.append(off)
+        im.put(im.line(c), (tag & 0xfffff) << 44 | off >> 6, p0, p1, p2, 0, 0, 0, 0)
+    im.set_version(1)
+    im.save()
+    return heads
+
+
+def run(*args):
+    r = subprocess.run(list(args), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+@pytest.fixture
+def v1(region_path):
+    assert os.access(FSCK, os.X_OK), "fsck.daxfs not built: run make"
+    daxfs.mkfs(region_path, 16 << 20)
+    with daxfs.Region(region_path) as r:
+        r.mkdir("/d")
+        r.write_file("/d/keep", DATA)
+        r.write_file("/small", b"hello\n")
+        for i in range(8):
+            r.write_file("/gone%d" % i, DATA)
+        for i in range(8):
+            r.unlink("/gone%d" % i)
+        r.reclaim()
+    heads = make_v1(region_path)
+    assert sum(1 for h in heads if h) >= 2, heads     # stacks to carry over
+    return region_path, heads
+
+
+def test_v1_refused_with_advice(v1):
+    path, _ = v1
+    with open(path, "rb") as f:
+        before = f.read()
+    rc, out = run(FSCK, "-n", path)
+    assert rc == 4 and "fsck.daxfs --convert" in out, out
+    rc, out = run(FSCK, "-y", path)
+    assert rc == 4 and "fsck.daxfs --convert" in out, out
+    rc, out = run(DAXFS, "-r", path, "ls", "/")
+    assert rc != 0 and "fsck.daxfs --convert" in out, out
+    with open(path, "rb") as f:
+        assert f.read() == before, "a refused v1 image was modified"
+
+
+def test_convert_then_clean(v1):
+    path, heads = v1
+    rc, out = run(FSCK, "--convert", path)
+    assert rc == 0 and "converted to DaxFS format version 2" in out, out
+    im = Raw(path)
+    assert im.version() == 2
+    assert [im.words(im.line(c), 1)[0] for c in range(NR_CLASSES)] == heads
+    rc, out = run(FSCK, "-n", path)
+    assert rc == 0 and "clean" in out, out
+    rc, out = run(FSCK, "--convert", path)             # again: nothing to do
+    assert rc == 0, out
+    with daxfs.Region(path) as r:
+        assert r.read_file("/d/keep") == DATA
+        assert r.read_file("/small") == b"hello\n"
+        for i in range(8):                             # reuses the stacks
+            r.write_file("/new%d" % i, DATA[::-1])
+        for i in range(8):
+            assert r.read_file("/new%d" % i) == DATA[::-1]
+        assert r.read_file("/d/keep") == DATA
+    rc, out = run(FSCK, "-n", path)
+    assert rc == 0 and "clean" in out, out
+
+
+def test_convert_refused_while_mounted(v1):
+    path, _ = v1
+    im = Raw(path)
+    im.put(im.hosts, 1 << 8 | 1, time.time_ns())      # slot 0: ALIVE, fresh
+    im.save()
+    with open(path, "rb") as f:
+        before = f.read()
+    rc, out = run(FSCK, "--convert", path)
+    assert rc == 4 and "NOT CONVERTING" in out, out
+    with open(path, "rb") as f:
+        assert f.read() == before, "--convert changed a mounted image"
