@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "file.h"
 #include "openset.h"
+#include "pcache.h"
 
 #define OP_BEGIN_ROUNDS		1000000u	/* lane waits, each round yields */
 #define CHECK_DEAD_ROUNDS	1000000u
@@ -297,6 +298,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			fs->host = slot;
 			fs->host_gen = gen;
 			daxfs_open_summary_join(fs);
+			daxfs_pcache_joined(fs);
 			/* hosts that died idle block nothing, so nobody else
 			 * would notice them: every joiner looks */
 			reap(fs, false);

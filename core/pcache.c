@@ -791,6 +791,44 @@ static void unpost_request(struct daxfs_fs *fs, u64 i)
 	}
 }
 
+/*
+ * Called by daxfs_host_join before the new generation touches the cache:
+ * a PENDING or EVICTING slot naming our host slot is an earlier
+ * generation's (we hold none yet), whatever its 24 generation bits say.
+ * A dead owner's claim is taken over only when someone meets it, so it
+ * can outlive 2^24 joins of the slot; then it would pass for ours
+ * (owned_by_me) and for a live host's (owner_alive), and its page could
+ * not be read until we leave.  So release them all now: O(slots) loads.
+ */
+void daxfs_pcache_joined(struct daxfs_fs *fs)
+{
+	u64 i, w, nw;
+	u32 st;
+
+	if (!fs->pc.hdr || fs->host == DAXFS_NO_HOST)
+		return;
+	for (i = 0; i < fs->pc.nr_slots; i++) {
+		w = daxfs_load(st_word(fs, i));
+		st = pc_st(w);
+		if ((st != DAXFS_PC_PENDING && st != DAXFS_PC_EVICTING) ||
+		    pc_owner(w) != fs->host + 1)
+			continue;
+		if (st == DAXFS_PC_EVICTING) {
+			/* an unfinished eviction: back to VALID, as when it
+			 * sees pins (an evictor redoes it) */
+			daxfs_cas(st_word(fs, i), &w,
+				  pc_word(DAXFS_PC_VALID, pc_seq(w), 0, 0));
+			continue;
+		}
+		nw = pc_word(DAXFS_PC_PENDING, pc_seq(w), my_owner_bits(fs), 0);
+		if (!daxfs_cas(st_word(fs, i), &w, nw))
+			continue;	/* a survivor took it over first */
+		daxfs_faa(&fs->pc.live->takeovers.v, 1);
+		unpost_request(fs, i);
+		release_owned(fs, i, nw);
+	}
+}
+
 static bool can_reach(struct daxfs_fs *fs, u32 idx)
 {
 	return fs->pc.ops && fs->pc.ops->read && idx < 64 &&

@@ -71,6 +71,9 @@ void daxfs_pcache_set_backing(struct daxfs_fs *fs,
 int daxfs_pcache_backing_check(struct daxfs_fs *fs,
 			       const struct daxfs_backing_header *bh,
 			       u64 file_size, u32 *idx);
+/* At join: releases cache claims an earlier generation of our host slot
+ * left behind (core/hosts.c). */
+void daxfs_pcache_joined(struct daxfs_fs *fs);
 /* Releases this host's pin column (all its pins) before leaving. */
 void daxfs_pcache_detach(struct daxfs_fs *fs);
 

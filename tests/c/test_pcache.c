@@ -600,6 +600,60 @@ static void test_death_mid_fill(void)
 	teardown(&fs, r);
 }
 
+/*
+ * A dead owner's fill claim names it by host slot and the low 24 bits of
+ * its generation.  Nobody reads that page for a while; meanwhile the host
+ * slot is joined 2^24 more times (one store stands for those joins and
+ * leaves here), so its new owner's generation has the same low 24 bits.
+ * The new owner must still be able to read the page: the old claim is
+ * not its own and must not pass for a live host's.
+ */
+static void test_stale_owner_generation(void)
+{
+	struct daxfs_fs fs, other;
+	struct renewer rn;
+	struct dying d;
+	struct daxfs_op op;
+	struct daxfs_host *h;
+	pthread_t th;
+	u64 w;
+	u32 slot;
+	void *r;
+
+	r = setup(&fs, 256, 32);
+	renew_start(&rn, &fs);
+	host_open(&d.fs, r, "dying", 1, 60000);
+	slot = d.fs.host;
+	bk_block = 1;
+	pthread_create(&th, NULL, dying_filler, &d);
+	while (!bk_blocked)
+		usleep(1000);
+	CHECK_EQ(stats(&fs).pending, 1);
+	age_host(&d.fs);
+	CHECK_EQ(daxfs_op_begin(&fs, &op), 0);
+	CHECK_EQ(daxfs_host_check_dead(&op, slot), 1);	/* recovered: FREE */
+	daxfs_op_end(&op);
+	CHECK_EQ(stats(&fs).pending, 1);	/* the claim is still there */
+	h = daxfs_host_at(&fs, slot);
+	w = daxfs_load(&h->state);
+	CHECK_EQ(daxfs_host_st(w), DAXFS_HOST_FREE);
+	daxfs_store(&h->state, daxfs_host_word(daxfs_host_gen(w) +
+					       DAXFS_PC_OGEN_MASK,
+					       DAXFS_HOST_FREE));
+	host_open(&other, r, "other", 1, 3000);
+	CHECK_EQ(other.host, slot);
+	CHECK_EQ(other.host_gen & DAXFS_PC_OGEN_MASK,
+		 d.fs.host_gen & DAXFS_PC_OGEN_MASK);
+	CHECK_EQ(check_range(&other, 2, 4096 * 20, 4096), 0);
+	daxfs_host_leave(&other);
+	bk_block = 0;			/* the zombie wakes up: harmless */
+	pthread_join(th, NULL);
+	CHECK_EQ(stats(&fs).pending, 0);
+	CHECK_EQ(check_range(&fs, 2, 4096 * 20, 4096), 0);
+	renew_stop(&rn);
+	teardown(&fs, r);
+}
+
 /* A host dies while pinning: once its lease expires its pins are
  * released exactly (its column is zeroed) and the slot can go. */
 static void test_death_while_pinned(void)
@@ -706,6 +760,7 @@ int main(void)
 	RUN(test_no_access);
 	RUN(test_death_mid_fill);
 	RUN(test_death_while_pinned);
+	RUN(test_stale_owner_generation);
 	RUN(test_identity);
 	RUN(test_read_error);
 	return t_done();
