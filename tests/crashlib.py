@@ -38,7 +38,7 @@ POINTS = [
     "link.counted", "link.nlink_raised", "link.published",
     "unlink.removed", "unlink.counted", "unlink.nlink_dropped",
     "unlink.freed",
-    "rename.prepared", "rename.published", "rename.moved",
+    "rename.prepared", "rename.linked", "rename.published", "rename.moved",
     "rename.unpinned", "rename.counted", "rename.done",
     "rmdir.dead", "rmdir.unlinked", "rmdir.done",
     "write.page_published", "write.size_moved",
