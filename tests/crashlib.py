@@ -57,6 +57,7 @@ RECOVERY_POINTS = ["recover.claimed", "recover.lane", "recover.open_set",
 OTHER_POINTS = {
     "alloc.compact": "test_compact.py",
     "pcache.fill": "test_pcache.py",
+    "ov_insert.publish": "test_overlay_publish.py",
 }
 
 
