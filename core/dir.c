@@ -91,7 +91,7 @@ u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
 	de->name_len = (u16)len;
 	de->type = (u8)type;
 	de->flags = (u8)flags;
-	de->reserved = 0;
+	de->removed = 0;
 	memcpy(de->name, name, len);
 	return off;
 }
@@ -389,6 +389,25 @@ bool daxfs_dir_has_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 	return false;
 }
 
+/*
+ * Was leaf off ever published in dp?  Yes if it is there, or if it is
+ * marked removed: only a leaf read from a directory slot is marked, and
+ * before the CAS that takes it out.  Read in this order: a leaf found
+ * absent was taken out by a CAS that follows its mark.  Its memory is
+ * still readable (the caller holds back its reuse, docs/recovery.md).
+ */
+bool daxfs_dir_published(struct daxfs_op *op, struct daxfs_inode *dp,
+			 u64 hash, u64 off)
+{
+	struct daxfs_dirent *de = daxfs_dirent_at(op->fs, off);
+
+	if (!de)
+		return false;
+	if (daxfs_dir_has_leaf(op, dp, hash, off))
+		return true;
+	return daxfs_load32(&de->removed) == DAXFS_DE_REMOVED;
+}
+
 /* ---- updates ---- */
 
 /*
@@ -449,6 +468,11 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 		tail = c;
 	}
 	head = tail ? (tail | DAXFS_SLOT_LEAF) : 0;
+	/* every leaf this CAS takes out was published: say so first, for
+	 * recovery (a crash of its publisher before its step mark) */
+	for (i = 0; i <= pos; i++)
+		daxfs_store32(&daxfs_dirent_at(fs, arr[i])->removed,
+			      DAXFS_DE_REMOVED);
 	if (new_leaf)
 		daxfs_pflush(fs, daxfs_dirent_at(fs, new_leaf),
 			     sizeof(*de) + daxfs_dirent_at(fs, new_leaf)->name_len);

@@ -77,6 +77,10 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 /* True when leaf off is currently published in dp under hash. */
 bool daxfs_dir_has_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 			u64 off);
+/* True when leaf off is in dp, or was and has been taken out (its
+ * removed mark): recovery's "was it ever published" (docs/recovery.md). */
+bool daxfs_dir_published(struct daxfs_op *op, struct daxfs_inode *dp,
+			 u64 hash, u64 off);
 /* Removes the name whose published leaf is old: drops it, or leaves a
  * whiteout when old is FROM_BASE.  -ENOENT if old is gone, -ENOSPC. */
 int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,

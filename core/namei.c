@@ -1106,6 +1106,87 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 	}
 }
 
+/*
+ * Step 2 found the old name gone: an unlinker (which does not take the
+ * rename claim) removed it after step 1, and its -1 landed on the
+ * source, which keeps its pin as the link for dname.  RN_SRC_GONE is
+ * marked first, so that recovery knows who removed it.  An exchanged
+ * directory must never end unnamed nor have its nlink lowered like a
+ * file's: its new leaf goes under sname by an insert (count+1 first);
+ * only if sname was taken again in that instant is it left to fsck
+ * (/lost+found).  Also run by recovery, which may find that insert done.
+ * Returns -ESTALE when fenced.
+ */
+static int rename_src_gone(struct daxfs_op *op, struct daxfs_lane *il,
+			   struct rn *r)
+{
+	struct daxfs_dirent *sd;
+	int err;
+
+	r->flags |= RN_SRC_GONE;
+	if (intent_step(op, il, NS_KIND_RENAME, 2, r->flags))
+		return -ESTALE;
+	if (!(r->flags & DAXFS_RENAME_EXCHANGE) || !r->tisdir || !r->sleaf)
+		return 0;
+	sd = daxfs_dirent_at(op->fs, r->sleaf);
+	if (!sd || daxfs_dir_published(op, r->sdp, sd->hash, r->sleaf)) {
+		r->sleaf = 0;		/* inserted before a crash */
+		return 0;
+	}
+	if (daxfs_dir_count_add(r->sdp))
+		return 0;
+	err = daxfs_dir_link(op, r->sdp, r->sleaf, false);
+	if (err == -ESTALE)
+		return err;
+	if (!err)
+		r->sleaf = 0;		/* published */
+	else
+		daxfs_dir_count_sub(r->sdp);
+	return 0;
+}
+
+/* After the MOVED mark (decrements are marked before they act): with the
+ * old name gone, free the unpublished leaf for it, and drop the link an
+ * exchanged file lost with dname (it cannot get sname). */
+static void rename_gone_drop(struct daxfs_op *op, struct rn *r)
+{
+	if (!(r->flags & RN_SRC_GONE))
+		return;
+	if (r->sleaf)
+		daxfs_dirent_free(op, r->sleaf, false);
+	if ((r->flags & DAXFS_RENAME_EXCHANGE) && !r->tisdir)
+		daxfs_inode_unlinked(op, r->tgt.ino);
+}
+
+/*
+ * Recovery of step 2 (not marked MOVED): who removed the old leaf a2?
+ * Still there: nobody, swap it now.  Gone with a5 published (there, or
+ * marked removed): the dead host's swap did.  Gone with a5 never
+ * published: an unlinker did (the swap could not have succeeded).  Gone
+ * and no a5 (a plain rename of an overlay name): cannot tell, assume an
+ * unlinker (counts stay high, never low).
+ */
+static void rename_recover_old(struct daxfs_op *op, struct daxfs_lane *il,
+			       struct rn *r)
+{
+	struct daxfs_dirent *sd = r->sleaf ? daxfs_dirent_at(op->fs, r->sleaf) : NULL;
+
+	if (r->flags & RN_SRC_GONE)
+		goto gone;
+	if (daxfs_dir_has_leaf(op, r->sdp, r->src.hash, r->src.leaf)) {
+		if (!daxfs_dir_swap(op, r->sdp, r->src.hash, r->src.leaf,
+				    r->sleaf))
+			goto moved;
+	} else if (sd && daxfs_dir_published(op, r->sdp, sd->hash, r->sleaf)) {
+		goto moved;
+	}
+gone:
+	rename_src_gone(op, il, r);
+moved:
+	intent_step(op, il, NS_KIND_RENAME, 2, r->flags | RN_MOVED);
+	rename_gone_drop(op, r);
+}
+
 /* Undoes the pre-publication steps (in-process failure only). */
 static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 {
@@ -1283,6 +1364,7 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			err = -EAGAIN;	/* target changed: start over */
 		goto undo;
 	}
+	daxfs_crash_point("rename.linked");	/* published, step 1 */
 	err = intent_step(op, op->lane, NS_KIND_RENAME, 2, r->flags);
 	if (err)
 		return err;	/* published: recovery rolls forward */
@@ -1292,40 +1374,13 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	err = daxfs_dir_swap(op, r->sdp, sh, r->src.leaf, r->sleaf);
 	if (err == -ESTALE)
 		return err;
-	if (err && xchg && r->tisdir && !daxfs_fenced(op) &&
-	    !daxfs_dir_count_add(r->sdp)) {
-		/*
-		 * The source (a file: a MOVING directory cannot be removed)
-		 * was unlinked meanwhile, so the exchanged directory has lost
-		 * dname and cannot take sname by a swap.  A directory is
-		 * never left unnamed (nor its link count dropped like a
-		 * file's): insert its new leaf under sname instead (count
-		 * raised first).  The unlinker's -1 stays on the source,
-		 * which keeps its pin as the link for dname (RN_SRC_GONE).
-		 */
-		if (!daxfs_dir_link(op, r->sdp, r->sleaf, false)) {
-			r->sleaf = 0;		/* published */
-			r->flags |= RN_SRC_GONE;
-			err = 0;
-		} else {
-			/* sname taken again: left to fsck (lost+found) */
-			daxfs_dir_count_sub(r->sdp);
-		}
-	}
-	if (daxfs_fenced(op))
+	if (err && rename_src_gone(op, op->lane, r))
 		return -ESTALE;
-	if (err) {
-		/* the source was unlinked meanwhile: it had its link */
-		if (r->sleaf)
-			daxfs_dirent_free(op, r->sleaf, false);
-		if (xchg && !r->tisdir)
-			daxfs_inode_unlinked(op, r->tgt.ino);
-		r->flags |= RN_SRC_GONE;
-	}
 	err = intent_step(op, op->lane, NS_KIND_RENAME, 2, r->flags | RN_MOVED);
 	if (err)
 		return err;
 	daxfs_crash_point("rename.moved");
+	rename_gone_drop(op, r);
 	rename_finish(op, op->lane, r, 3);
 	if (daxfs_fenced(op))
 		return -ESTALE;
@@ -1462,8 +1517,18 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	}
 	r.nleaf = a[3];
 	r.sleaf = a[5];
+#ifdef DAXFS_BUG_EXCHANGE_RECOVERY
+	/* the old defect, for the linearizability checker (docs/testing.md):
+	 * a published leaf another host removed reads as "not published" */
 	published = step >= 2 ||
 		    (step == 1 && daxfs_dir_has_leaf(op, r.ddp, nl->hash, a[3]));
+#else
+	/* the leaf's removed mark tells a published leaf that someone took
+	 * out again from one never published (docs/recovery.md) */
+	published = step >= 2 ||
+		    (step == 1 && (r.flags & RN_PUBLISHING) &&
+		     daxfs_dir_published(op, r.ddp, nl->hash, a[3]));
+#endif
 	if (!published) {
 		/* roll back: counts raised in step 0 stay high (fsck trims);
 		 * the pins' flags are ours (renames are serialized) */
@@ -1513,11 +1578,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	if (step == 2 && (r.flags & RN_MOVED)) {
 		/* the swap is done and GONE says whether it happened */
 	} else if (step <= 2) {
-		/* old name still there: remove it; gone: we cannot tell who
-		 * removed it, so assume an unlinker did (counts stay high) */
-		if (!daxfs_dir_has_leaf(op, r.sdp, sl->hash, a[2]) ||
-		    daxfs_dir_swap(op, r.sdp, sl->hash, a[2], a[5]))
-			r.flags |= RN_SRC_GONE;
+		rename_recover_old(op, dead_lane, &r);
 		step = 2;
 	}
 	rename_finish(op, dead_lane, &r, step + 1);

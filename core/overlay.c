@@ -99,6 +99,26 @@ static void ov_intent_clear(struct daxfs_op *op, int how)
 		daxfs_store(&op->lane->pad[DAXFS_LANE_OV_BUCKET], 0);
 }
 
+/*
+ * Our claim token: the value word of a bucket we hold as key|PENDING.
+ * Publication is one 16-byte CAS from {key|PENDING, token} to {key,
+ * value}, so it lands only on our own claim: once a recoverer or a waiter
+ * has withdrawn it, a re-claim of the same bucket for the same key by
+ * another host (same key word) holds another token.  Unique among claims
+ * in flight (slot, lane, and the slot's generation for a host declared
+ * dead that still runs); bit 63 set, so never a value (values are
+ * below 2^63, daxfs_ov_insert).
+ */
+#define OV_TOKEN	(1ull << 63)
+
+static u64 ov_token(struct daxfs_op *op)
+{
+	u64 idx = (u64)(op->lane - op->fs->lanes);
+
+	return OV_TOKEN | ((op->fs->host_gen << 24) & ~OV_TOKEN) |
+	       ((idx % DAXFS_LANES) << 16) | (idx / DAXFS_LANES);
+}
+
 static void tomb_if_pending(struct daxfs_fs *fs, u64 idx, u64 key)
 {
 	u64 exp = key | DAXFS_KEY_PENDING;
@@ -223,20 +243,41 @@ static int ov_rescan(struct daxfs_op *op, u64 home, u32 d, u64 key)
 	return 0;
 }
 
+/*
+ * Publishes (key, value) in b if b still holds our claim.  Without the
+ * token check, a claimer stopped after its last fence check would store
+ * its value over a bucket that, withdrawn meanwhile, another host has
+ * claimed and published (docs/overlay.md, invariant 3).
+ */
+static bool ov_publish(struct daxfs_bucket *b, u64 key, u64 token, u64 value)
+{
+#ifdef DAXFS_BUG_OVERLAY_PLAIN_VALUE
+	u64 k = key | DAXFS_KEY_PENDING;
+
+	daxfs_store(&b->value, value);
+	return daxfs_cas(&b->key, &k, key);
+#else
+	u64 exp[2] = { key | DAXFS_KEY_PENDING, token };
+
+	return daxfs_cas16(&b->key, exp, key, value);
+#endif
+}
+
 int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_bucket *b;
-	u64 home, k, fk = 0, idx;
+	u64 home, k, fk = 0, idx, token, exp[2];
 	u32 attempt, i, W = fs->sb.probe_window;
 	int fi, how, r;
 	bool again;
 
-	if (!key_ok(key) || !value)
-		return -EINVAL;
+	if (!key_ok(key) || !value || (value & OV_TOKEN))
+		return -EINVAL;	/* such words are claim tokens */
 	if (!op->lane)
 		return -EROFS;
 	home = ov_home(fs, key);
+	token = ov_token(op);
 	for (attempt = 0; attempt < INSERT_ATTEMPTS; attempt++) {
 		fi = -1;
 		again = false;
@@ -276,7 +317,11 @@ int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 		how = ov_intent_set(op, idx, key);
 		if (daxfs_fenced(op))
 			return -ESTALE;	/* recovery reads a stale intent */
-		if (!daxfs_cas(&b->key, &fk, key | DAXFS_KEY_PENDING)) {
+		/* K and V of a free bucket change only together (a claim),
+		 * so a V read apart from K fails the CAS at worst */
+		exp[0] = fk;
+		exp[1] = daxfs_load(&b->value);
+		if (!daxfs_cas16(&b->key, exp, key | DAXFS_KEY_PENDING, token)) {
 			ov_intent_clear(op, how);
 			daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
 			continue;
@@ -297,18 +342,16 @@ int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 		/* fenced: recovery TOMBs (or TOMBed) the pending claim */
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		daxfs_store(&b->value, value);
-		ov_flush(fs, b);
-		daxfs_crash_point("ov_insert.value");
-		k = key | DAXFS_KEY_PENDING;
-		if (daxfs_fenced(op))
-			return -ESTALE;
-		if (!daxfs_cas(&b->key, &k, key)) {
-			/* withdrawn by a recoverer that took us for dead */
+		daxfs_crash_point("ov_insert.publish");
+		if (!ov_publish(b, key, token, value)) {
+			/* withdrawn (by a recoverer that took us or the
+			 * bucket's previous claimer for dead, or by a waiter)
+			 * and maybe re-claimed: not ours any more */
 			ov_intent_clear(op, how);
 			continue;
 		}
 		ov_flush(fs, b);
+		daxfs_crash_point("ov_insert.value");
 		ov_intent_clear(op, how);
 		daxfs_faa(daxfs_state_word(fs, stat_inserts), 1);
 		return 0;
@@ -321,7 +364,7 @@ int daxfs_ov_replace(struct daxfs_op *op, u64 key, u64 old, u64 new_value)
 	struct daxfs_bucket *b;
 	u64 v;
 
-	if (!key_ok(key) || !old || !new_value)
+	if (!key_ok(key) || !old || !new_value || (new_value & OV_TOKEN))
 		return -EINVAL;
 	if (!op->lane)
 		return -EROFS;

@@ -13,6 +13,10 @@
  *   DAXFS_CRASH_LOG=PATH                     append "NAME HIT" to PATH just
  *                                            before the kill (tests check
  *                                            where the victim died)
+ *   DAXFS_CRASH_STOP=1                       SIGSTOP instead of SIGKILL: the
+ *                                            host goes on when the test sends
+ *                                            SIGCONT (a host declared dead
+ *                                            while stopped, which still runs)
  *
  * The process kills itself with SIGKILL: no handler, no flush, no atexit,
  * exactly as if the host had lost power between two stores.
@@ -96,6 +100,10 @@ static void die(const char *name, unsigned long hit)
 			fsync(fd);
 			close(fd);
 		}
+	}
+	if (getenv("DAXFS_CRASH_STOP")) {
+		kill(getpid(), SIGSTOP);
+		return;
 	}
 	kill(getpid(), SIGKILL);
 	for (;;)

@@ -38,7 +38,7 @@ POINTS = [
     "link.counted", "link.nlink_raised", "link.published",
     "unlink.removed", "unlink.counted", "unlink.nlink_dropped",
     "unlink.freed",
-    "rename.prepared", "rename.published", "rename.moved",
+    "rename.prepared", "rename.linked", "rename.published", "rename.moved",
     "rename.unpinned", "rename.counted", "rename.done",
     "rmdir.dead", "rmdir.unlinked", "rmdir.done",
     "write.page_published", "write.size_moved",
@@ -57,6 +57,7 @@ RECOVERY_POINTS = ["recover.claimed", "recover.lane", "recover.open_set",
 OTHER_POINTS = {
     "alloc.compact": "test_compact.py",
     "pcache.fill": "test_pcache.py",
+    "ov_insert.publish": "test_overlay_publish.py",
 }
 
 

@@ -409,7 +409,15 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_trie_node) == 512);
 #define DAXFS_DF_FROM_BASE	(1u << 1)	/* name exists in the base image:
 						 * removing it leaves a whiteout */
 
-/* Directory entry: immutable once published; a rename publishes a new one. */
+/* dirent.removed: a host found this leaf in a directory and is taking it
+ * out (or copying it within its chain); set before that CAS, never
+ * cleared.  Proof that the leaf was published, which recovery reads
+ * when the leaf is no longer there (docs/recovery.md, "Published or
+ * not").  Older code leaves it 0. */
+#define DAXFS_DE_REMOVED	1u
+
+/* Directory entry: immutable once published (but for `removed`); a
+ * rename publishes a new one. */
 struct daxfs_dirent {
 	__u64 ino;
 	__u64 hash;			/* name hash (readdir position) */
@@ -417,7 +425,7 @@ struct daxfs_dirent {
 	__u16 name_len;
 	__u8 type;			/* DT_* value */
 	__u8 flags;			/* DAXFS_DF_* */
-	__u32 reserved;
+	__u32 removed;			/* 0 or DAXFS_DE_REMOVED */
 	char name[];			/* name_len bytes, no NUL */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_dirent) == 32);

@@ -51,3 +51,17 @@ def check_model(name, defines=(), max_depth=100000, timeout=600):
         if errors is None:
             pytest.fail("%s: pan gave no result\n%s" % (name, report))
         return errors == 0, report
+
+
+def assert_verifies(name, defines=()):
+    """docs/models/NAME with defines must verify (pan finds no error)."""
+    ok, report = check_model(name, defines)
+    assert ok, "%s %s: pan found an error\n%s" % (name, list(defines), report)
+
+
+def assert_violates(name, defines, expect="assertion violated"):
+    """docs/models/NAME with defines (a bug switch) must fail, with expect
+    in pan's report: the model can catch that bug."""
+    ok, report = check_model(name, defines)
+    assert not ok, "%s %s: pan found no violation\n%s" % (name, list(defines), report)
+    assert expect in report, report
