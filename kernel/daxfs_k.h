@@ -117,6 +117,7 @@ extern const struct inode_operations daxfs_special_iops;
 extern const struct dentry_operations daxfs_dentry_ops;
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
+int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);
 struct inode *daxfs_alloc_inode(struct super_block *sb);
@@ -136,7 +137,7 @@ extern const struct file_operations daxfs_file_fops;
 extern const struct address_space_operations daxfs_aops;
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
-void daxfs_mmap_revalidate(struct inode *inode, bool pool);
+void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 
 /* backing.c (split mode) */

@@ -52,6 +52,7 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_io io = { .iter = to };
 	size_t count = iov_iter_count(to);
+	u64 change;
 	s64 n;
 	int err;
 
@@ -60,12 +61,12 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	if (iocb->ki_pos < 0)
 		return -EINVAL;
 	/* fresh size and times first: other hosts may have written */
-	err = daxfs_refresh_inode(inode);
+	err = daxfs_refresh_inode_change(inode, &change);
 	if (err)
 		return err;
 	/* cheap unless the file changed: mappings here then see the write too */
 	if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
-		daxfs_mmap_revalidate(inode, false);
+		daxfs_mmap_revalidate(inode, change, false);
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos, count,
 		       daxfs_read_actor, &io);
 	if (n < 0)
@@ -420,16 +421,19 @@ static void daxfs_mmap_zap(struct inode *inode)
 }
 
 /*
- * The inode was just refreshed (its change counter is current): when the
- * counter moved since the last pass, revalidate each borrowed page, and
- * with pool (the lease work's pass) each pool page.
+ * The inode was just refreshed and change is the counter that refresh
+ * loaded: when it moved since the last pass, revalidate each borrowed
+ * page, and with pool (the lease work's pass) each pool page.  The pass
+ * must use the value its own refresh loaded after its epoch, never
+ * ei->change, which a concurrent refresh may have set back to an older
+ * value (then the walk would be skipped and the epoch announced over
+ * pages still mapped).
  * O(pages recorded) when the file changed, one comparison otherwise.
  * Takes pin_lock, then i_mmap_rwsem (unmap); the caller holds no lock.
  */
-void daxfs_mmap_revalidate(struct inode *inode, bool pool)
+void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
-	u64 change = READ_ONCE(ei->change);
 
 	/*
 	 * change was read before the walk: a copy-up counted in it is
@@ -462,6 +466,7 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
 	LIST_HEAD(todo);
+	u64 change;
 
 	spin_lock(&sbi->mapped_lock);
 	list_splice_init(&sbi->mapped, &todo);
@@ -474,8 +479,8 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 		spin_unlock(&sbi->mapped_lock);
 		if (inode) {
 			/* a smaller size unmaps the tail (refresh) */
-			if (daxfs_refresh_inode(inode) == 0)
-				daxfs_mmap_revalidate(inode, true);
+			if (daxfs_refresh_inode_change(inode, &change) == 0)
+				daxfs_mmap_revalidate(inode, change, true);
 			else
 				daxfs_mmap_zap(inode);
 			iput(inode);

@@ -130,9 +130,12 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 /*
  * Reloads the attributes when the record changed.  -ESTALE when the
  * inode number is gone or now names an object of another type (another
- * host removed it); the caller's dentry is then dropped.
+ * host removed it); the caller's dentry is then dropped.  *change (may
+ * be NULL) gets the change counter this call loaded: ei->change may be
+ * older, because a concurrent refresh that loaded before us can store
+ * after us.
  */
-int daxfs_refresh_inode(struct inode *inode)
+int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct daxfs_attr a;
@@ -152,6 +155,8 @@ int daxfs_refresh_inode(struct inode *inode)
 		return daxfs_kerr(inode->i_sb, err, "getattr");
 	if ((a.mode ^ inode->i_mode) & S_IFMT)
 		return -ESTALE;
+	if (change)
+		*change = a.change;
 	if (ei->valid && a.change == READ_ONCE(ei->change) &&
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
 		return 0;
@@ -162,6 +167,11 @@ int daxfs_refresh_inode(struct inode *inode)
 				    round_down(a.size, PAGE_SIZE), 0, 1);
 	daxfs_fill_inode(inode, &a);
 	return 0;
+}
+
+int daxfs_refresh_inode(struct inode *inode)
+{
+	return daxfs_refresh_inode_change(inode, NULL);
 }
 
 static void daxfs_set_ops(struct inode *inode, const struct daxfs_attr *a)

@@ -4,8 +4,8 @@
 Guest A (daxfs.ko) maps a file read-only and keeps reading it; the user-space host H
 truncates the file to 0 and regrows it to the same size (A's size never shrinks, so only
 the change counter can tell A), then keeps the pool full of other files.  A must never see
-another file's bytes through its mapping (old bytes or zeros only), and must see zeros once
-its lease work revalidated.  Skip/fail rules as in test_kernel_cluster.py.
+another file's bytes through its mapping (each byte old or zero: a page read while the lease
+pass unmaps it has some of each), and must see zeros once its lease work revalidated.  Skip/fail rules as in test_kernel_cluster.py.
 Guest side: vm/mmap_kguest.py.  Console logs: build/vm/logs/<test name>/A.log.
 """
 import sys
