@@ -71,6 +71,10 @@ struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
+	/* opens of this regular file on this host: published in the host's
+	 * open set while not zero (kernel/file.c) */
+	struct mutex open_lock;
+	unsigned long nr_opens;		/* (open_lock) */
 	/* mmap of borrowed pages (kernel/file.c): cache pins held while a
 	 * mapping may show the slot (split mode), base-region pages mapped */
 	struct mutex pin_lock;

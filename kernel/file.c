@@ -145,12 +145,18 @@ static loff_t daxfs_llseek(struct file *file, loff_t offset, int whence)
 }
 
 /*
- * Every open of a regular file is published in this host's open set, so
- * an unlink of its last name on any host keeps it until our release
- * (docs/open-files.md).  -ENFILE when the set is full.
+ * This host's opens of a regular file are counted in the inode and
+ * published in the host's open set once: on the first open (0 -> 1), and
+ * retracted on the last release (1 -> 0).  An unlink of the last name on
+ * any host then keeps the file until our last release
+ * (docs/open-files.md), and the set holds one entry per open file, not
+ * per open(): a user opening one file 100,000 times cannot fill it (8,064
+ * entries per host) and make every open() on the host fail with -ENFILE.
+ * open_lock orders a publish against a retract of the same inode.
  */
 static int daxfs_open(struct inode *inode, struct file *file)
 {
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	int err = daxfs_refresh_inode(inode);
 
 	if (err)
@@ -159,15 +165,25 @@ static int daxfs_open(struct inode *inode, struct file *file)
 	err = generic_file_open(inode, file);
 	if (err)
 		return err;
-	return daxfs_open_get(DAXFS_FS(inode->i_sb), inode->i_ino);
+	mutex_lock(&ei->open_lock);
+	if (!ei->nr_opens)
+		err = daxfs_open_get(DAXFS_FS(inode->i_sb), inode->i_ino);
+	if (!err)
+		ei->nr_opens++;
+	mutex_unlock(&ei->open_lock);
+	return err;
 }
 
 static int daxfs_release(struct inode *inode, struct file *file)
 {
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct super_block *sb = inode->i_sb;
 
-	if (!READ_ONCE(DAXFS_SB(sb)->dead))
+	mutex_lock(&ei->open_lock);
+	if (!WARN_ON_ONCE(!ei->nr_opens) && !--ei->nr_opens &&
+	    !READ_ONCE(DAXFS_SB(sb)->dead))
 		daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino), "close");
+	mutex_unlock(&ei->open_lock);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ static void daxfs_inode_init_once(void *p)
 
 	inode_init_once(&ei->vfs_inode);
 	mutex_init(&ei->pin_lock);
+	mutex_init(&ei->open_lock);
 	xa_init(&ei->pin_pg);
 	xa_init(&ei->pin_cnt);
 	xa_init(&ei->base_pg);
@@ -62,6 +63,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->valid = false;
 	ei->orphan = false;
 	ei->nr_vmas = 0;
+	ei->nr_opens = 0;
 	ei->reval_change = 0;
 	ei->pool_change = 0;
 	return &ei->vfs_inode;

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""vm/harden_kguest.py - guest side of tests/vm/test_kernel_hardening.py (daxfs.ko
+hardening: no user can deny service to the others, no call that cannot be killed).
+
+Runs inside a QEMU guest as `host python3 vm/harden_kguest.py SCENARIO MNT ARGS...`
+through vm/guest/daxfs-k.sh's `hd:` step.
+
+Scenarios:
+  opens N     an unprivileged user opens one file N times and keeps every descriptor
+              open; meanwhile another user opens, reads and writes files of its own.
+              Every open succeeds; the file, unlinked while held, stays readable and its
+              space comes back after the last close (docs/open-files.md).
+"""
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import daxfs_kguest as kg  # noqa: E402
+from daxfs_kguest import check, log, result  # noqa: E402
+
+HOG_UID = 1001          # opens one file over and over
+OTHER_UID = 1002        # opens files of its own meanwhile
+OTHER_FILES = 200
+ONE_SIZE = 4 << 20      # big enough that its space coming back shows in statvfs
+
+
+def _as_user(uid, fn):
+    """Runs fn() in a child as uid (gid uid); returns the child's pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        fn()
+        code = 0
+    except BaseException as e:      # the child reports, the parent judges
+        log(f"uid {uid}: {e!r}")
+    finally:
+        os._exit(code)
+
+
+def _wait_ok(pid, what):
+    _, status = os.waitpid(pid, 0)
+    check(os.waitstatus_to_exitcode(status) == 0, f"{what} failed")
+
+
+def _free_bytes():
+    st = os.statvfs(kg.MNT)
+    return st.f_bavail * st.f_frsize
+
+
+def scen_opens(args):
+    n = int(args[0])
+    d = kg.p("opens")
+    os.mkdir(d, 0o755)
+    one = os.path.join(d, "one")
+    body = bytes(range(256)) * (ONE_SIZE // 256)
+    kg.write_file(one, body)
+    os.chmod(one, 0o644)
+    mine = os.path.join(d, "other")
+    os.mkdir(mine, 0o755)
+    os.chown(mine, OTHER_UID, OTHER_UID)
+    # the descriptors are the user's own limit to raise, not the filesystem's
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n + 64, n + 64))
+    Path("/proc/sys/fs/file-max").write_text(str(4 * n))
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+
+    def hog():
+        fds = []
+        for i in range(n):
+            try:
+                fds.append(os.open(one, os.O_RDONLY))
+            except OSError as e:
+                raise RuntimeError(f"open {i + 1} of {n}: {e}") from e
+        os.write(ready_w, b"r")
+        check(os.read(go_r, 1) == b"g", "no go")
+        # unlinked while we hold it: still readable through any descriptor
+        check(os.pread(fds[-1], 4096, ONE_SIZE - 4096) == body[-4096:],
+              "the held file lost its bytes after its unlink")
+        for fd in fds:
+            os.close(fd)
+        log(f"uid {HOG_UID}: {n} opens of one file held, then closed")
+
+    def other():
+        for i in range(OTHER_FILES):
+            path = os.path.join(mine, f"f{i}")
+            kg.write_file(path, b"%d" % i)
+            with open(path, "rb") as f:
+                check(f.read() == b"%d" % i, f"{path}: wrong bytes")
+        with open(one, "rb") as f:
+            check(f.read(4096) == body[:4096], "one: wrong bytes")
+
+    t0 = time.monotonic()
+    hog_pid = _as_user(HOG_UID, hog)
+    os.close(ready_w)       # a hog that fails closes the pipe: no hang
+    check(os.read(ready_r, 1) == b"r", f"uid {HOG_UID} could not open the file {n} times")
+    log(f"{n} opens took {time.monotonic() - t0:.1f} s")
+    _wait_ok(_as_user(OTHER_UID, other), f"uid {OTHER_UID}'s opens while {n} are held")
+    before = _free_bytes()
+    os.unlink(one)
+    os.write(go_w, b"g")
+    _wait_ok(hog_pid, f"uid {HOG_UID}'s reads and closes")
+    # freed at the last close, through limbo: the lease work reclaims it
+    deadline = time.monotonic() + 60
+    while _free_bytes() < before + ONE_SIZE // 2:
+        check(time.monotonic() < deadline,
+              f"the file's space never came back after its last close: {_free_bytes()}")
+        time.sleep(0.2)
+    result(opens=n, other_files=OTHER_FILES)
+
+
+def main():
+    kg.dispatch(globals())
+
+
+if __name__ == "__main__":
+    main()
