@@ -29,7 +29,7 @@ PAGE = 4096
 REUSE_PAGES = 64
 OTHER = b"OTHER-FILE-DATA!" * (PAGE // 16)
 ZERO = bytes(PAGE)
-REFILL_S = 6.0          # the peer keeps refilling this long (12 lease ticks at lease 2 s)
+REFILL_S = 8.0          # the peer keeps refilling this long (6 lease ticks at lease 5 s)
 
 
 def victim(i):
