@@ -190,13 +190,16 @@ static int daxfs_release(struct inode *inode, struct file *file)
 /*
  * Stores made through write(2) already went around the cache on persistent
  * media; stores made through a shared mapping did not, so fsync writes back
- * the cache lines of every mapped page in the range.
+ * the cache lines of every pool page the file has in the range.  Only pages
+ * that exist are visited (holes are skipped a subtree at a time: a sparse
+ * file of 2^48 bytes costs a few lookups, not 2^36), and a fatal signal
+ * ends the walk, so neither fsync nor msync can hang unkillably.
  */
 static int daxfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
-	u64 blk, last, off;
+	u64 blk, stop, off;
 	loff_t size;
 	int err;
 
@@ -210,13 +213,18 @@ static int daxfs_fsync(struct file *file, loff_t start, loff_t end, int datasync
 		end = size - 1;
 	if (start > end)
 		goto drain;
-	last = (u64)end >> DAXFS_BLOCK_SHIFT;
-	for (blk = (u64)start >> DAXFS_BLOCK_SHIFT; blk <= last; blk++) {
-		err = daxfs_map_block(&sbi->fs, inode->i_ino, blk, false, &off);
+	stop = ((u64)end >> DAXFS_BLOCK_SHIFT) + 1;
+	for (blk = (u64)start >> DAXFS_BLOCK_SHIFT; blk < stop; ) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		err = daxfs_next_page(&sbi->fs, inode->i_ino, &blk, stop, &off);
 		if (err)
 			return daxfs_kerr(inode->i_sb, err, "fsync");
-		if (off && off + DAXFS_BLOCK_SIZE <= sbi->size)
-			arch_wb_cache_pmem(sbi->kaddr + off, DAXFS_BLOCK_SIZE);
+		if (off) {
+			if (off + DAXFS_BLOCK_SIZE <= sbi->size)
+				arch_wb_cache_pmem(sbi->kaddr + off, DAXFS_BLOCK_SIZE);
+			blk++;
+		}
 		cond_resched();
 	}
 drain:

@@ -10,9 +10,16 @@ Scenarios:
               open; meanwhile another user opens, reads and writes files of its own.
               Every open succeeds; the file, unlinked while held, stays readable and its
               space comes back after the last close (docs/open-files.md).
+  fsync-sparse
+              (persistent route: /dev/pmem0) a file of 2^48 bytes with a few pages
+              written and one stored through a shared mapping: fsync, fdatasync and
+              msync return (they walked every 4 KiB block up to the size: hours, and
+              unkillable), and the bytes read back.
 """
+import mmap
 import os
 import resource
+import signal
 import sys
 import time
 from pathlib import Path
@@ -114,6 +121,63 @@ def scen_opens(args):
               f"the file's space never came back after its last close: {_free_bytes()}")
         time.sleep(0.2)
     result(opens=n, other_files=OTHER_FILES)
+
+
+SPARSE_SIZE = 1 << 48    # the largest file daxfs allows
+HANG_S = 120            # a sync that takes this long walks holes (ms expected)
+
+
+def _sync_sparse(fd, m):
+    os.fsync(fd)
+    os.fdatasync(fd)
+    m.flush()           # msync(MS_SYNC) of the whole mapping
+    os.fsync(fd)
+
+
+def scen_fsync_sparse(args):
+    path = kg.p("sparse")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    os.ftruncate(fd, SPARSE_SIZE)
+    marks = {0: b"first", 1 << 40: b"middle", SPARSE_SIZE - 4096: b"last"}
+    for off, data in marks.items():
+        check(os.pwrite(fd, data, off) == len(data), f"pwrite at {off}")
+    win = SPARSE_SIZE - 64 * 4096       # a window near the end, mapped shared
+    m = mmap.mmap(fd, 16 * 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE,
+                  offset=win)
+    m[4096:4096 + 6] = b"stored"
+    t0 = time.monotonic()
+    pid = os.fork()
+    if not pid:
+        code = 1
+        try:
+            _sync_sparse(fd, m)
+            code = 0
+        finally:
+            os._exit(code)
+    while time.monotonic() - t0 < HANG_S:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        killed = False
+        for _ in range(100):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                killed = True
+                break
+            time.sleep(0.1)
+        check(False, f"fsync/msync of a {SPARSE_SIZE}-byte sparse file still running after "
+              f"{HANG_S} s; SIGKILL {'ended it' if killed else 'did not end it in 10 s'}")
+    check(os.waitstatus_to_exitcode(status) == 0, "fsync/fdatasync/msync failed")
+    log(f"fsync, fdatasync, msync of a 2^48-byte sparse file: {time.monotonic() - t0:.2f} s")
+    for off, data in marks.items():
+        check(os.pread(fd, len(data), off) == data, f"bytes at {off} lost")
+    check(os.pread(fd, 6, win + 4096) == b"stored", "the store through the mapping is lost")
+    m.close()
+    os.close(fd)
+    os.unlink(path)
+    result(fsync_sparse="ok")
 
 
 def main():
