@@ -650,7 +650,7 @@ static vm_fault_t daxfs_fault_cached(struct vm_fault *vmf, struct inode *inode,
 	return ret;
 }
 
-static vm_fault_t daxfs_fault(struct vm_fault *vmf)
+static vm_fault_t __daxfs_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct inode *inode = file_inode(vma->vm_file);
@@ -707,6 +707,20 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	ret = daxfs_fault_insert(vmf, sbi, off, write);
 out:
 	mutex_unlock(&ei->pin_lock);
+	return ret;
+}
+
+/* Serialised against truncate on this host (daxfs_k_setattr holds the
+ * lock exclusive from its unmap until i_size is new), as ext4 and xfs
+ * do; other hosts' truncates are the lease pass's (docs/kernel.md). */
+static vm_fault_t daxfs_fault(struct vm_fault *vmf)
+{
+	struct address_space *mapping = vmf->vma->vm_file->f_mapping;
+	vm_fault_t ret;
+
+	filemap_invalidate_lock_shared(mapping);
+	ret = __daxfs_fault(vmf);
+	filemap_invalidate_unlock_shared(mapping);
 	return ret;
 }
 

@@ -337,6 +337,14 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 			a.mtime_ns = ktime_get_real_ns();
 		}
 	}
+	/*
+	 * A size change holds off this host's faults (they take the lock
+	 * shared) from the first unmap until i_size is new: a fault in
+	 * between would map a page the cut frees, or a hole's zero page
+	 * beyond the new EOF, and keep it after we return.
+	 */
+	if (valid & DAXFS_ATTR_SIZE)
+		filemap_invalidate_lock(inode->i_mapping);
 	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode))
 		/* no mapping may keep pages that the truncate frees */
 		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
@@ -354,6 +362,8 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 		daxfs_mmap_drop_range(inode, round_down(a.size, PAGE_SIZE), U64_MAX);
 	}
 	daxfs_refresh_inode(inode);
+	if (valid & DAXFS_ATTR_SIZE)
+		filemap_invalidate_unlock(inode->i_mapping);
 	return daxfs_kerr(sb, err, "setattr");
 }
 

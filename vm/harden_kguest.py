@@ -15,11 +15,16 @@ Scenarios:
               written and one stored through a shared mapping: fsync, fdatasync and
               msync return (they walked every 4 KiB block up to the size: hours, and
               unkillable), and the bytes read back.
+  trunc-fault ROUNDS
+              vm/helpers/trunc_fault: one thread faults pages of a shared mapping
+              while another truncates and regrows the file ROUNDS times; once
+              ftruncate returned, the mapping never shows the bytes it cut.
 """
 import mmap
 import os
 import resource
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -178,6 +183,19 @@ def scen_fsync_sparse(args):
     os.close(fd)
     os.unlink(path)
     result(fsync_sparse="ok")
+
+
+HELPERS = Path(__file__).resolve().parents[1] / "build" / "vm" / "helpers"
+
+
+def scen_trunc_fault(args):
+    rounds = int(args[0])
+    p = subprocess.run([str(HELPERS / "trunc_fault"), kg.p("tf"), "16", str(rounds)],
+                       capture_output=True, text=True, timeout=1800)
+    log(f"trunc_fault: rc={p.returncode} {p.stdout.strip()} {p.stderr.strip()[:2000]}")
+    check(p.returncode == 0, "the mapping showed bytes that a finished truncate cut")
+    os.unlink(kg.p("tf"))
+    result(trunc_fault=p.stdout.strip().replace(" ", ","))
 
 
 def main():

@@ -18,7 +18,7 @@ SIZE = 64 << 20
 MIB = 1 << 20
 
 
-def run_guest(request, steps, mkfs_args=(), pmem=False):
+def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1):
     """Boots guest A with the daxfs-k steps between mount and umount; returns its results
     once fsck is clean.  pmem: the persistent route (fsdax /dev/pmem0, formatted in the
     guest; the image starts 2 MiB into the shared file), else phys=."""
@@ -29,7 +29,7 @@ def run_guest(request, steps, mkfs_args=(), pmem=False):
             mkfs(c.shm, *mkfs_args)
             mount = ["mount:phys"]
         res = c.run([Guest("A", "daxfs-k", ["load", *mount, *steps,
-                                            "umount", "rmmod", "clean"])])
+                                            "umount", "rmmod", "clean"], cpus=cpus)])
         ra = res.guests["A"].results
         print(f"\nguest A: {ra}")
         assert res.ok, res.summary()
@@ -60,3 +60,12 @@ def test_kernel_fsync_sparse_file(request, built):
     to the size, 2^36 lookups, and could not be killed) and the bytes read back."""
     ra = run_guest(request, ["hd:fsync-sparse"], pmem=True)
     assert ra.get("fsync_sparse") == "ok", ra
+
+
+def test_kernel_truncate_waits_for_faults(request, built):
+    """Two vCPUs: one thread faults pages of a shared mapping while the other truncates the
+    file to one page and regrows it, 300 times.  After each ftruncate returns, the mapping
+    gives SIGBUS beyond EOF and zeros after the regrow: never the bytes the truncate cut
+    (a fault between the truncate's unmap and its cut mapped a page the cut then freed)."""
+    ra = run_guest(request, ["hd:trunc-fault:300"], cpus=2)
+    assert ra.get("trunc_fault") == "rounds=300,stale=0", ra
