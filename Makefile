@@ -14,6 +14,8 @@ CORE_SRC  := $(wildcard core/*.c)
 LIB_SRC   := $(wildcard lib/*.c)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/c/*.c)
+# helpers that the VM tests run inside guests (vm/helpers/, no libdaxfs)
+VMH_SRC   := $(wildcard vm/helpers/*.c)
 
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -23,12 +25,13 @@ TOOL_MAINS  := $(filter-out tools/common%,$(TOOL_SRC))
 TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(BUILD)/%.o)
 TOOLS     := $(TOOL_MAINS:tools/%.c=$(BUILD)/bin/%)
 TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
+VMHELPERS := $(VMH_SRC:vm/helpers/%.c=$(BUILD)/vm/helpers/%)
 
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
 .PHONY: all clean test check module module-check bench crash cluster
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VMHELPERS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -47,6 +50,9 @@ $(BUILD)/bin/%: $(BUILD)/tools/%.o $(TOOL_COMMON_OBJ) $(LIBA)
 
 $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/vm/helpers/%: $(BUILD)/vm/helpers/%.o
 	$(CC) -o $@ $^ $(LDLIBS)
 
 # Crash-injection build (docs/recovery.md): the same library and tools

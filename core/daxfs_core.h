@@ -321,6 +321,12 @@ int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed);
 /* The overlay (pool) page of block blk in *pg, 0 when it has none; never
  * allocates or copies up (mapping revalidation). */
 int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg);
+/* The first block at or after *blk and before end that has an overlay
+ * (pool) page: *blk gets that block and *pg its page.  *pg 0: none in
+ * [old *blk, new *blk), and the walk goes on at *blk while it is below
+ * end (each call reads a bounded number of slots; missing subtrees are
+ * skipped whole, so a sparse file of 2^48 bytes costs a few calls). */
+int daxfs_next_page(struct daxfs_fs *fs, u64 ino, u64 *blk, u64 end, u64 *pg);
 
 /* ---- space (core/statfs.c) ---- */
 

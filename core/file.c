@@ -932,6 +932,77 @@ int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
 	return err == -EFBIG ? 0 : err;
 }
 
+/* Leaf slots one daxfs_next_page call reads at most, so that its caller
+ * can check for signals and yield between calls on a huge tree. */
+#define NEXT_PAGE_SCAN	4096u
+
+static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end, u64 *pg)
+{
+	struct daxfs_iref ref;
+	const u64 *slots;
+	u64 b = *blk, root, lo, hi, v;
+	u32 scanned = 0;
+	int err;
+
+	err = file_get(op, ino, &ref);
+	if (err)
+		return err;
+	if (!ref.ip) {
+		*blk = end;	/* a pristine base file: no overlay page */
+		return 0;
+	}
+	root = daxfs_load(&ref.ip->root);
+	while (b < end) {
+		err = daxfs_radix_leaf(op->fs, &root, b, &slots, &lo, &hi);
+		if (err)
+			return err;
+		if (!slots) {
+			b = hi;		/* a whole missing subtree */
+			if (++scanned >= NEXT_PAGE_SCAN)
+				break;
+			continue;
+		}
+		for (; b < hi && b < end; b++) {
+			v = daxfs_load(&slots[b - lo]);
+			if (daxfs_radix_page(op->fs, v, &err)) {
+				*blk = b;
+				*pg = v;
+				return 0;
+			}
+			if (err)
+				return err;
+			if (++scanned >= NEXT_PAGE_SCAN) {
+				*blk = b + 1;
+				return 0;
+			}
+		}
+	}
+	*blk = b < end ? b : end;
+	return 0;
+}
+
+int daxfs_next_page(struct daxfs_fs *fs, u64 ino, u64 *blk, u64 end, u64 *pg)
+{
+	u64 max = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
+	u64 lim = end < max ? end : max;	/* no block exists beyond */
+	struct daxfs_op op;
+	int err;
+
+	*pg = 0;
+	if (*blk >= lim) {
+		*blk = end;
+		return 0;
+	}
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = next_page(&op, ino, blk, lim, pg);
+	daxfs_op_end(&op);
+	if (!err && !*pg && *blk >= lim)
+		*blk = end;
+	return err;
+}
+
 /* ------------------------------------------------------------------ */
 /* recovery */
 

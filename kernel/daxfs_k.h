@@ -71,6 +71,10 @@ struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
+	/* opens of this regular file on this host: published in the host's
+	 * open set while not zero (kernel/file.c) */
+	struct mutex open_lock;
+	unsigned long nr_opens;		/* (open_lock) */
 	/* mmap of borrowed pages (kernel/file.c): cache pins held while a
 	 * mapping may show the slot (split mode), base-region pages mapped */
 	struct mutex pin_lock;
@@ -117,6 +121,7 @@ extern const struct inode_operations daxfs_special_iops;
 extern const struct dentry_operations daxfs_dentry_ops;
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
+int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);
 struct inode *daxfs_alloc_inode(struct super_block *sb);
@@ -136,7 +141,7 @@ extern const struct file_operations daxfs_file_fops;
 extern const struct address_space_operations daxfs_aops;
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
-void daxfs_mmap_revalidate(struct inode *inode, bool pool);
+void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 
 /* backing.c (split mode) */

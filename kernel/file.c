@@ -52,6 +52,7 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_io io = { .iter = to };
 	size_t count = iov_iter_count(to);
+	u64 change;
 	s64 n;
 	int err;
 
@@ -60,12 +61,12 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	if (iocb->ki_pos < 0)
 		return -EINVAL;
 	/* fresh size and times first: other hosts may have written */
-	err = daxfs_refresh_inode(inode);
+	err = daxfs_refresh_inode_change(inode, &change);
 	if (err)
 		return err;
 	/* cheap unless the file changed: mappings here then see the write too */
 	if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
-		daxfs_mmap_revalidate(inode, false);
+		daxfs_mmap_revalidate(inode, change, false);
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos, count,
 		       daxfs_read_actor, &io);
 	if (n < 0)
@@ -144,12 +145,18 @@ static loff_t daxfs_llseek(struct file *file, loff_t offset, int whence)
 }
 
 /*
- * Every open of a regular file is published in this host's open set, so
- * an unlink of its last name on any host keeps it until our release
- * (docs/open-files.md).  -ENFILE when the set is full.
+ * This host's opens of a regular file are counted in the inode and
+ * published in the host's open set once: on the first open (0 -> 1), and
+ * retracted on the last release (1 -> 0).  An unlink of the last name on
+ * any host then keeps the file until our last release
+ * (docs/open-files.md), and the set holds one entry per open file, not
+ * per open(): a user opening one file 100,000 times cannot fill it (8,064
+ * entries per host) and make every open() on the host fail with -ENFILE.
+ * open_lock orders a publish against a retract of the same inode.
  */
 static int daxfs_open(struct inode *inode, struct file *file)
 {
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	int err = daxfs_refresh_inode(inode);
 
 	if (err)
@@ -158,28 +165,41 @@ static int daxfs_open(struct inode *inode, struct file *file)
 	err = generic_file_open(inode, file);
 	if (err)
 		return err;
-	return daxfs_open_get(DAXFS_FS(inode->i_sb), inode->i_ino);
+	mutex_lock(&ei->open_lock);
+	if (!ei->nr_opens)
+		err = daxfs_open_get(DAXFS_FS(inode->i_sb), inode->i_ino);
+	if (!err)
+		ei->nr_opens++;
+	mutex_unlock(&ei->open_lock);
+	return err;
 }
 
 static int daxfs_release(struct inode *inode, struct file *file)
 {
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct super_block *sb = inode->i_sb;
 
-	if (!READ_ONCE(DAXFS_SB(sb)->dead))
+	mutex_lock(&ei->open_lock);
+	if (!WARN_ON_ONCE(!ei->nr_opens) && !--ei->nr_opens &&
+	    !READ_ONCE(DAXFS_SB(sb)->dead))
 		daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino), "close");
+	mutex_unlock(&ei->open_lock);
 	return 0;
 }
 
 /*
  * Stores made through write(2) already went around the cache on persistent
  * media; stores made through a shared mapping did not, so fsync writes back
- * the cache lines of every mapped page in the range.
+ * the cache lines of every pool page the file has in the range.  Only pages
+ * that exist are visited (holes are skipped a subtree at a time: a sparse
+ * file of 2^48 bytes costs a few lookups, not 2^36), and a fatal signal
+ * ends the walk, so neither fsync nor msync can hang unkillably.
  */
 static int daxfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
-	u64 blk, last, off;
+	u64 blk, stop, off;
 	loff_t size;
 	int err;
 
@@ -193,13 +213,18 @@ static int daxfs_fsync(struct file *file, loff_t start, loff_t end, int datasync
 		end = size - 1;
 	if (start > end)
 		goto drain;
-	last = (u64)end >> DAXFS_BLOCK_SHIFT;
-	for (blk = (u64)start >> DAXFS_BLOCK_SHIFT; blk <= last; blk++) {
-		err = daxfs_map_block(&sbi->fs, inode->i_ino, blk, false, &off);
+	stop = ((u64)end >> DAXFS_BLOCK_SHIFT) + 1;
+	for (blk = (u64)start >> DAXFS_BLOCK_SHIFT; blk < stop; ) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		err = daxfs_next_page(&sbi->fs, inode->i_ino, &blk, stop, &off);
 		if (err)
 			return daxfs_kerr(inode->i_sb, err, "fsync");
-		if (off && off + DAXFS_BLOCK_SIZE <= sbi->size)
-			arch_wb_cache_pmem(sbi->kaddr + off, DAXFS_BLOCK_SIZE);
+		if (off) {
+			if (off + DAXFS_BLOCK_SIZE <= sbi->size)
+				arch_wb_cache_pmem(sbi->kaddr + off, DAXFS_BLOCK_SIZE);
+			blk++;
+		}
 		cond_resched();
 	}
 drain:
@@ -420,16 +445,19 @@ static void daxfs_mmap_zap(struct inode *inode)
 }
 
 /*
- * The inode was just refreshed (its change counter is current): when the
- * counter moved since the last pass, revalidate each borrowed page, and
- * with pool (the lease work's pass) each pool page.
+ * The inode was just refreshed and change is the counter that refresh
+ * loaded: when it moved since the last pass, revalidate each borrowed
+ * page, and with pool (the lease work's pass) each pool page.  The pass
+ * must use the value its own refresh loaded after its epoch, never
+ * ei->change, which a concurrent refresh may have set back to an older
+ * value (then the walk would be skipped and the epoch announced over
+ * pages still mapped).
  * O(pages recorded) when the file changed, one comparison otherwise.
  * Takes pin_lock, then i_mmap_rwsem (unmap); the caller holds no lock.
  */
-void daxfs_mmap_revalidate(struct inode *inode, bool pool)
+void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
-	u64 change = READ_ONCE(ei->change);
 
 	/*
 	 * change was read before the walk: a copy-up counted in it is
@@ -462,6 +490,7 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
 	LIST_HEAD(todo);
+	u64 change;
 
 	spin_lock(&sbi->mapped_lock);
 	list_splice_init(&sbi->mapped, &todo);
@@ -474,8 +503,8 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 		spin_unlock(&sbi->mapped_lock);
 		if (inode) {
 			/* a smaller size unmaps the tail (refresh) */
-			if (daxfs_refresh_inode(inode) == 0)
-				daxfs_mmap_revalidate(inode, true);
+			if (daxfs_refresh_inode_change(inode, &change) == 0)
+				daxfs_mmap_revalidate(inode, change, true);
 			else
 				daxfs_mmap_zap(inode);
 			iput(inode);
@@ -621,7 +650,7 @@ static vm_fault_t daxfs_fault_cached(struct vm_fault *vmf, struct inode *inode,
 	return ret;
 }
 
-static vm_fault_t daxfs_fault(struct vm_fault *vmf)
+static vm_fault_t __daxfs_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct inode *inode = file_inode(vma->vm_file);
@@ -678,6 +707,20 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	ret = daxfs_fault_insert(vmf, sbi, off, write);
 out:
 	mutex_unlock(&ei->pin_lock);
+	return ret;
+}
+
+/* Serialised against truncate on this host (daxfs_k_setattr holds the
+ * lock exclusive from its unmap until i_size is new), as ext4 and xfs
+ * do; other hosts' truncates are the lease pass's (docs/kernel.md). */
+static vm_fault_t daxfs_fault(struct vm_fault *vmf)
+{
+	struct address_space *mapping = vmf->vma->vm_file->f_mapping;
+	vm_fault_t ret;
+
+	filemap_invalidate_lock_shared(mapping);
+	ret = __daxfs_fault(vmf);
+	filemap_invalidate_unlock_shared(mapping);
 	return ret;
 }
 

@@ -29,6 +29,7 @@ static void daxfs_inode_init_once(void *p)
 
 	inode_init_once(&ei->vfs_inode);
 	mutex_init(&ei->pin_lock);
+	mutex_init(&ei->open_lock);
 	xa_init(&ei->pin_pg);
 	xa_init(&ei->pin_cnt);
 	xa_init(&ei->base_pg);
@@ -62,6 +63,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->valid = false;
 	ei->orphan = false;
 	ei->nr_vmas = 0;
+	ei->nr_opens = 0;
 	ei->reval_change = 0;
 	ei->pool_change = 0;
 	return &ei->vfs_inode;
@@ -130,9 +132,12 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 /*
  * Reloads the attributes when the record changed.  -ESTALE when the
  * inode number is gone or now names an object of another type (another
- * host removed it); the caller's dentry is then dropped.
+ * host removed it); the caller's dentry is then dropped.  *change (may
+ * be NULL) gets the change counter this call loaded: ei->change may be
+ * older, because a concurrent refresh that loaded before us can store
+ * after us.
  */
-int daxfs_refresh_inode(struct inode *inode)
+int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct daxfs_attr a;
@@ -152,6 +157,8 @@ int daxfs_refresh_inode(struct inode *inode)
 		return daxfs_kerr(inode->i_sb, err, "getattr");
 	if ((a.mode ^ inode->i_mode) & S_IFMT)
 		return -ESTALE;
+	if (change)
+		*change = a.change;
 	if (ei->valid && a.change == READ_ONCE(ei->change) &&
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
 		return 0;
@@ -162,6 +169,11 @@ int daxfs_refresh_inode(struct inode *inode)
 				    round_down(a.size, PAGE_SIZE), 0, 1);
 	daxfs_fill_inode(inode, &a);
 	return 0;
+}
+
+int daxfs_refresh_inode(struct inode *inode)
+{
+	return daxfs_refresh_inode_change(inode, NULL);
 }
 
 static void daxfs_set_ops(struct inode *inode, const struct daxfs_attr *a)
@@ -325,6 +337,14 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 			a.mtime_ns = ktime_get_real_ns();
 		}
 	}
+	/*
+	 * A size change holds off this host's faults (they take the lock
+	 * shared) from the first unmap until i_size is new: a fault in
+	 * between would map a page the cut frees, or a hole's zero page
+	 * beyond the new EOF, and keep it after we return.
+	 */
+	if (valid & DAXFS_ATTR_SIZE)
+		filemap_invalidate_lock(inode->i_mapping);
 	if ((valid & DAXFS_ATTR_SIZE) && a.size < (u64)i_size_read(inode))
 		/* no mapping may keep pages that the truncate frees */
 		unmap_mapping_range(inode->i_mapping, round_up(a.size, PAGE_SIZE), 0, 1);
@@ -342,6 +362,8 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 		daxfs_mmap_drop_range(inode, round_down(a.size, PAGE_SIZE), U64_MAX);
 	}
 	daxfs_refresh_inode(inode);
+	if (valid & DAXFS_ATTR_SIZE)
+		filemap_invalidate_unlock(inode->i_mapping);
 	return daxfs_kerr(sb, err, "setattr");
 }
 

@@ -9,9 +9,10 @@ Scenarios:
   reuse ROLE PATH   map PATH (written by the peer: REUSE_PAGES pages, page i = victim(i))
                     read-only and shared, then scan every page until the peer's marker
                     while the peer truncates PATH to 0, regrows it and fills the pool with
-                    other files (other()).  A page may show its old bytes or zeros, never
-                    another file's; after the marker it must show zeros (docs/kernel.md,
-                    "Mappings across hosts").
+                    other files (other()).  Every byte must be the old one or zero
+                    (a page read while the lease pass unmaps it has some of each:
+                    "torn"), never another file's; after the marker every page must be
+                    zeros (docs/kernel.md, "Mappings across hosts").
 """
 import errno
 import mmap
@@ -28,7 +29,7 @@ PAGE = 4096
 REUSE_PAGES = 64
 OTHER = b"OTHER-FILE-DATA!" * (PAGE // 16)
 ZERO = bytes(PAGE)
-REFILL_S = 6.0          # the peer keeps refilling this long (12 lease ticks at lease 2 s)
+REFILL_S = 8.0          # the peer keeps refilling this long (6 lease ticks at lease 5 s)
 
 
 def victim(i):
@@ -36,11 +37,31 @@ def victim(i):
 
 
 def _kind(pg, i):
+    """old, zero, torn (every byte old or zero: a copy that the unmapping of the
+    page interrupted, the first bytes read before it, the rest after it), other
+    (another file's bytes) or junk (neither)."""
     if pg == victim(i):
         return "old"
     if pg == ZERO:
         return "zero"
-    return "other" if pg[:16] == OTHER[:16] else "junk"
+    old = victim(i)
+    if any(pg[o:o + 16] == OTHER[:16] for o in range(0, PAGE, 16)):
+        return "other"
+    if all(b == 0 or b == old[o] for o, b in enumerate(pg)):
+        return "torn"
+    return "junk"
+
+
+def _runs(pg, i):
+    """The page as runs of (what, length): old bytes, zeros or other bytes."""
+    old, runs = victim(i), []
+    for o, b in enumerate(pg):
+        k = "old" if b == old[o] else "zero" if b == 0 else "x"
+        if runs and runs[-1][0] == k:
+            runs[-1][1] += 1
+        else:
+            runs.append([k, 1])
+    return runs
 
 
 def scen_reuse(args):
@@ -53,16 +74,22 @@ def scen_reuse(args):
     for i in range(REUSE_PAGES):
         check(m[i * PAGE:(i + 1) * PAGE] == victim(i), f"page {i} wrong before the cut")
     fs_mark(fs, role, "reuse-mapped")
-    seen = {"old": 0, "zero": 0, "other": 0, "junk": 0}
+    seen = {"old": 0, "zero": 0, "torn": 0, "other": 0, "junk": 0}
+    bad_seen = set()
     scans, first_bad = 0, None
     t0 = time.monotonic()
     while True:
         done = fs.exists("/sync/reuse-done")     # one whole scan after the marker
         last = []
         for i in range(REUSE_PAGES):
-            k = _kind(m[i * PAGE:(i + 1) * PAGE], i)
+            pg = m[i * PAGE:(i + 1) * PAGE]
+            k = _kind(pg, i)
             seen[k] += 1
             last.append(k)
+            if k != "old" and k != "zero" and k not in bad_seen:
+                bad_seen.add(k)
+                log(f"page {i}: {k} at {time.monotonic() - t0:.2f} s: {_runs(pg, i)[:16]}"
+                    + (f" bytes {pg[:64]!r}" if k == "junk" else ""))
             if k in ("other", "junk") and first_bad is None:
                 first_bad = (i, k, round(time.monotonic() - t0, 2))
         scans += 1

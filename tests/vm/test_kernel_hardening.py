@@ -1,0 +1,71 @@
+"""daxfs.ko hardening: no user can deny service to the others, no call hangs unkillably
+(docs/kernel.md, "Limits one user cannot exhaust").
+
+Each test boots one guest (daxfs.ko on the shared memory file) and runs a
+vm/harden_kguest.py scenario; then fsck of the region must be clean.  Skip/fail rules as
+in test_kernel_cluster.py.  Console logs: build/vm/logs/<test name>/A.log.
+"""
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "vm"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cluster import Cluster, Guest  # noqa: E402
+from test_kernel_cluster import built, fsck, mkfs  # noqa: E402,F401
+
+SIZE = 64 << 20
+MIB = 1 << 20
+
+
+def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1):
+    """Boots guest A with the daxfs-k steps between mount and umount; returns its results
+    once fsck is clean.  pmem: the persistent route (fsdax /dev/pmem0, formatted in the
+    guest; the image starts 2 MiB into the shared file), else phys=."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
+        if pmem:
+            mount = ["fsdax", "mkfs:pmem:" + "+".join(mkfs_args), "mount:pmem"]
+        else:
+            mkfs(c.shm, *mkfs_args)
+            mount = ["mount:phys"]
+        res = c.run([Guest("A", "daxfs-k", ["load", *mount, *steps,
+                                            "umount", "rmmod", "clean"], cpus=cpus)])
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+        img = Path(str(c.shm) + ".img")
+        try:
+            with open(c.shm, "rb") as src, open(img, "wb") as dst:
+                src.seek(2 * MIB if pmem else 0)
+                dst.write(src.read())
+            rc, out = fsck(img, "-n")
+        finally:
+            img.unlink(missing_ok=True)
+        assert rc == 0, out
+    return ra
+
+
+def test_kernel_open_one_file_100k_times(request, built):
+    """An unprivileged user opens one file 100,000 times and holds every descriptor (more
+    than a host's open set has entries: 8,064); another user meanwhile opens, writes and
+    reads 200 files of its own.  Every open succeeds; the file, unlinked while held, is
+    still readable, and its space comes back after the last close."""
+    ra = run_guest(request, ["hd:opens:100000"], ("--lease-ms", "2000"))
+    assert ra.get("opens") == "100000", ra
+
+
+def test_kernel_fsync_sparse_file(request, built):
+    """On the persistent route (fsync writes back cache lines), a file of 2^48 bytes with
+    four pages: fsync, fdatasync and msync return (they used to visit every 4 KiB block up
+    to the size, 2^36 lookups, and could not be killed) and the bytes read back."""
+    ra = run_guest(request, ["hd:fsync-sparse"], pmem=True)
+    assert ra.get("fsync_sparse") == "ok", ra
+
+
+def test_kernel_truncate_waits_for_faults(request, built):
+    """Two vCPUs: one thread faults pages of a shared mapping while the other truncates the
+    file to one page and regrows it, 300 times.  After each ftruncate returns, the mapping
+    gives SIGBUS beyond EOF and zeros after the regrow: never the bytes the truncate cut
+    (a fault between the truncate's unmap and its cut mapped a page the cut then freed)."""
+    ra = run_guest(request, ["hd:trunc-fault:300"], cpus=2)
+    assert ra.get("trunc_fault") == "rounds=300,stale=0", ra
