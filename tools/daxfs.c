@@ -1135,19 +1135,46 @@ static int copy_out(struct ctx *c, uint64_t ino, int fd, const char **where)
 	return ret;
 }
 
-/* Copies fd to file ino of the region at offset 0 (or appending). */
-static int copy_in(struct ctx *c, uint64_t ino, int fd, bool append, const char **where)
+/*
+ * Writes all len bytes of buf at off (or appending).  daxfs_pwrite and
+ * daxfs_append return a short count when the region fills part way: the
+ * rest is retried, and a retry that writes nothing is the error (-ENOSPC),
+ * never taken as done.  *done receives the bytes written.
+ */
+static int write_chunk(struct ctx *c, uint64_t ino, const char *buf, size_t len,
+		       uint64_t off, bool append, uint64_t *done)
+{
+	*done = 0;
+	while (*done < len) {
+		int64_t w = append ? daxfs_append(c->h, ino, buf + *done, len - *done, NULL)
+				   : daxfs_pwrite(c->h, ino, buf + *done, len - *done,
+						  off + *done);
+
+		if (w < 0)
+			return (int)w;
+		if (w == 0)
+			return -ENOSPC;
+		*done += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Copies fd to file ino of the region at offset 0 (or appending).
+ * *copied receives the bytes that reached the region. */
+static int copy_in(struct ctx *c, uint64_t ino, int fd, bool append,
+		   const char **where, uint64_t *copied)
 {
 	char *buf = malloc(IO_CHUNK);
 	uint64_t off = 0;
 	int ret = 0;
 
+	*copied = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
 		ssize_t n = read(fd, buf, IO_CHUNK);
+		uint64_t done;
 		size_t got;
-		int64_t w;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1168,22 +1195,97 @@ static int copy_in(struct ctx *c, uint64_t ino, int fd, bool append, const char 
 				break;
 			got += (size_t)n;
 		}
-		w = append ? daxfs_append(c->h, ino, buf, got, NULL)
-			   : daxfs_pwrite(c->h, ino, buf, got, off);
-		if (w < 0) {
+		ret = write_chunk(c, ino, buf, got, off, append, &done);
+		off += done;
+		if (ret) {
 			*where = "write";
-			ret = (int)w;
 			break;
 		}
-		off += got;
 		if (n < 0) {
 			*where = "read";
 			ret = -errno;
 			break;
 		}
 	}
+	*copied = off;
 	free(buf);
 	return ret;
+}
+
+/* dst's directory part ("a/b" -> "a/", "b" -> ""), malloc'd. */
+static char *dir_part(const char *dst)
+{
+	const char *slash = strrchr(dst, '/');
+	size_t len = slash ? (size_t)(slash - dst) + 1 : 0;
+	char *d = malloc(len + 1);
+
+	if (!d) {
+		tool_err("out of memory");
+		exit(1);
+	}
+	memcpy(d, dst, len);
+	d[len] = '\0';
+	return d;
+}
+
+/*
+ * Stores fd as dst, whole or not at all.  The bytes go to a hidden name
+ * in dst's directory that is renamed over dst only once every byte is
+ * in, so that no host ever sees a partial dst and a failed copy (region
+ * full, read error) leaves dst as it was.  The new file keeps an existing
+ * dst's mode and owner.  A dst that is a symlink or has other hard links
+ * cannot be replaced by a rename without breaking them: it is truncated
+ * and written in place, and on failure truncated back to empty, so that
+ * what remains cannot pass for the whole file.
+ */
+static int store_file(struct ctx *c, const char *dst, int fd, uint32_t mode,
+		      const char *src_name)
+{
+	const char *where = "read";
+	struct daxfs_attr old;
+	uint64_t ino, copied;
+	char *dir, *tmp;
+	bool exists, in_place;
+	int ret;
+
+	exists = !daxfs_path_lstat(c->h, dst, &old);
+	in_place = exists && (!S_ISREG(old.mode) || old.nlink > 1);
+	if (exists && S_ISREG(old.mode))
+		mode = old.mode & 07777;
+	c->mutated = true;
+	if (in_place) {
+		ret = daxfs_path_create(c->h, dst, mode, DAXFS_CREATE_TRUNC, &ino);
+		if (ret < 0)
+			return path_err(c, dst, ret);
+		ret = copy_in(c, ino, fd, false, &where, &copied);
+		if (!ret)
+			return 0;
+		daxfs_ftruncate(c->h, ino, 0);
+		path_err(c, strcmp(where, "read") ? dst : src_name, ret);
+		fprintf(stderr, "daxfs: %s: %s: left empty (%llu bytes had been copied)\n",
+			c->cmd->name, dst, (unsigned long long)copied);
+		return 1;
+	}
+	dir = dir_part(dst);
+	tmp = xasprintf("%s.%.200s.daxfs-%ld", dir, base_name(dst), (long)getpid());
+	free(dir);
+	ret = daxfs_path_create(c->h, tmp, mode, DAXFS_CREATE_EXCL, &ino);
+	if (ret < 0) {
+		path_err(c, dst, ret);
+		goto out;
+	}
+	if (exists)
+		daxfs_path_chown(c->h, tmp, old.uid, old.gid);
+	ret = copy_in(c, ino, fd, false, &where, &copied);
+	if (!ret)
+		ret = daxfs_path_rename(c->h, tmp, dst, 0);
+	if (ret) {
+		path_err(c, strcmp(where, "read") ? dst : src_name, ret);
+		daxfs_path_unlink(c->h, tmp);
+	}
+out:
+	free(tmp);
+	return ret ? 1 : 0;
 }
 
 static int cmd_cat(struct ctx *c, int argc, char **argv)
@@ -1259,10 +1361,9 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 
 static int cmd_put(struct ctx *c, int argc, char **argv)
 {
-	const char *lsrc, *where = "read";
+	const char *lsrc;
 	char *dst;
 	struct stat lst;
-	uint64_t ino;
 	uint32_t mode;
 	int fd, ret;
 
@@ -1284,39 +1385,38 @@ static int cmd_put(struct ctx *c, int argc, char **argv)
 		mode = lst.st_mode & 07777;
 	}
 	dst = target_path(c, argv[optind + 1], strcmp(lsrc, "-") ? base_name(lsrc) : "stdin");
-	ret = daxfs_path_create(c->h, dst, mode, DAXFS_CREATE_TRUNC, &ino);
-	c->mutated = true;
-	if (ret < 0) {
-		path_err(c, dst, ret);
-	} else {
-		ret = copy_in(c, ino, fd, false, &where);
-		if (ret)
-			path_err(c, strcmp(where, "read") ? dst : lsrc, ret);
-	}
+	ret = store_file(c, dst, fd, mode, strcmp(lsrc, "-") ? lsrc : "stdin");
 	if (fd != STDIN_FILENO)
 		close(fd);
 	free(dst);
-	return ret < 0 ? 1 : 0;
+	return ret;
 }
 
 static int cmd_write(struct ctx *c, int argc, char **argv)
 {
 	const char *where = "read";
 	bool append = flag_opt(c, argc, argv, "a", NULL);
-	uint64_t ino;
+	uint64_t ino, copied;
 	int ret;
 
 	if (argc - optind != 1)
 		usage_err(c, "expected one PATH");
-	ret = daxfs_path_create(c->h, argv[optind], 0666 & ~c->umask,
-				append ? 0 : DAXFS_CREATE_TRUNC, &ino);
+	if (!append)
+		return store_file(c, argv[optind], STDIN_FILENO, 0666 & ~c->umask, "stdin");
+	ret = daxfs_path_create(c->h, argv[optind], 0666 & ~c->umask, 0, &ino);
 	c->mutated = true;
 	if (ret < 0)
 		return path_err(c, argv[optind], ret);
-	ret = copy_in(c, ino, STDIN_FILENO, append, &where);
-	if (ret)
-		return path_err(c, strcmp(where, "read") ? argv[optind] : "stdin", ret);
-	return 0;
+	ret = copy_in(c, ino, STDIN_FILENO, true, &where, &copied);
+	if (!ret)
+		return 0;
+	path_err(c, strcmp(where, "read") ? argv[optind] : "stdin", ret);
+	/* appended bytes cannot be taken back: another host may have
+	 * appended after them.  Say how much of the input is in. */
+	if (copied)
+		fprintf(stderr, "daxfs: %s: %s: only the first %llu bytes of the input were appended\n",
+			c->cmd->name, argv[optind], (unsigned long long)copied);
+	return 1;
 }
 
 struct truncate_args {

@@ -308,11 +308,22 @@ int daxfs_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st);
  * (short only at end of file) or -errno. */
 int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 		    uint64_t len, uint64_t off);
-/* Writes len bytes at off; the size grows to at least off + len. */
+/*
+ * Writes len bytes at off; the size grows to at least off + len.  Returns
+ * the bytes written or -errno.  Like pwrite(2) the count can be SHORT:
+ * when the region fills part way the bytes before that point are written
+ * (and the size covers only them) and their count is returned.  A caller
+ * that needs all of buf must loop: the next call returns -ENOSPC.  Never
+ * take a short count as done (daxfs put/write, docs/tools.md).
+ */
 int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t off);
 /* Atomic append: reserves [size, size + len) and writes there; *at (may be
- * NULL) receives the offset.  Concurrent appenders never overlap. */
+ * NULL) receives the offset.  Concurrent appenders never overlap.  Returns
+ * the bytes written or -errno; a SHORT count means the region filled part
+ * way: the first bytes of buf are at *at, and the unwritten tail is given
+ * back when no appender came after.  Appending the rest is a new append
+ * (another host's data may come between). */
 int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t *at);
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
