@@ -113,6 +113,9 @@ struct daxfs_format_opts {
 	u32 pcache_window;
 	u32 nr_backing;
 	const struct daxfs_backing_desc *backing;
+	/* the region reads as zeros already (a new file): the bucket
+	 * array is left as it is instead of written */
+	bool zeroed;
 };
 
 /* Lays out an empty filesystem in [base, base + size).  A base image, if

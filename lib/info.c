@@ -207,6 +207,9 @@ const char *daxfs_strerror(int err)
 	case ENOSPC:
 		return "no space left in the filesystem (pool or overlay full): "
 		       "delete files, run reclaim, or mkfs a larger region";
+	case ENOMEM:
+		return "cannot allocate memory (for a region file: the filesystem "
+		       "holding it, e.g. a full /dev/shm, has no room for all of it)";
 	case EBUSY:
 		return "device or resource busy (host table full? wait for dead "
 		       "hosts' leases to expire, or mkfs with more hosts)";

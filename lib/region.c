@@ -443,6 +443,12 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		err = -EINVAL;
 		goto fail;
 	}
+	/* a writer never stores into a hole (lib/allocate.c) */
+	if (h->kind == DAXFS_TARGET_FILE && !(flags & DAXFS_OPEN_RDONLY)) {
+		err = lib_file_allocate(fd, size, false);
+		if (err)
+			goto fail;
+	}
 	err = map_target(h, (flags & DAXFS_OPEN_RDONLY) ? PROT_READ :
 			 PROT_READ | PROT_WRITE, size);
 	if (err)

@@ -1972,6 +1972,11 @@ static int open_region(struct ctx *c)
 		else if (ret == -EPROTONOSUPPORT || ret == -EOPNOTSUPP)
 			fprintf(stderr, "daxfs: %s: made by a newer DaxFS (unsupported format "
 				"version or features); use a newer daxfs\n", c->region);
+		else if (ret == -ENOMEM)
+			fprintf(stderr, "daxfs: %s: the region file has holes and the "
+				"filesystem holding it has no room to allocate them (a host "
+				"storing into a hole there would die of SIGBUS); free space "
+				"there, or open it read-only\n", c->region);
 		else if (ret == -EMEDIUMTYPE)
 			fprintf(stderr, "daxfs: %s: a --backing file is not one of this "
 				"filesystem's backing files (wrong file, or changed/truncated "

@@ -75,9 +75,15 @@ struct daxfs_handle;		/* opaque */
  * size from BLKGETSIZE64) or a devdax character device (/dev/daxX.Y: size
  * from sysfs, mapped MAP_SHARED with 2 MiB alignment).
  *
+ * A regular file opened for writing first gets all of its holes allocated
+ * (fallocate(2)): a store into a hole of a file on a full filesystem would
+ * be a SIGBUS in the middle of an operation.  Where the filesystem cannot
+ * fallocate (EOPNOTSUPP), the holes stay and that risk with them.
+ *
  * Errors: -ENOENT/-EACCES... from open(2); -EINVAL not a DaxFS region or an
  * unsupported version; -EUCLEAN corrupt superblock; -EBUSY host table full;
- * -ENOMEM.
+ * -ENOMEM out of memory, or the file has holes that its filesystem has no
+ * room to allocate (nothing was changed).
  */
 int daxfs_region_open(const char *path, unsigned int flags,
 		      struct daxfs_handle **out);
@@ -181,6 +187,10 @@ int daxfs_random_bytes(void *buf, size_t len);
  * already holds a DaxFS superblock unless o->force.  The uuid and the name
  * hash key come from getrandom(2).  After writing, the region is opened
  * once read-only to validate what was written.  o may be NULL.
+ * A regular file gets all of its memory allocated first: -ENOMEM when its
+ * filesystem has no room for the whole region.  On any failure a file
+ * that mkfs created is removed and an existing one is given back its old
+ * size.  A new file reads as zeros, so its bucket array is not written.
  */
 int daxfs_region_create(const char *path, uint64_t size,
 			const struct daxfs_mkfs_opts *o);
