@@ -37,12 +37,37 @@ bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
 	return !daxfs_host_expired(fs, slot);
 }
 
+/*
+ * After a lane was claimed at epoch e: announces the epoch current after
+ * the claim (an advance may have slipped in between the load of e and the
+ * claim), then the full fence.  The claim is one side of a Dekker pair
+ * with daxfs_epoch_try_advance (docs/design.md "Memory ordering"): our
+ * lane store before our first load of anything the epoch protects, the
+ * advancer's epoch CAS before its scan of the lanes.  Without the fence a
+ * weakly ordered CPU may satisfy our loads before the claim is visible,
+ * and an advancer that saw the lane still free may free what we read.
+ */
+static void lane_announce(struct daxfs_fs *fs, struct daxfs_lane *lane, u64 e)
+{
+	u64 g;
+	u32 k;
+
+	for (k = 0; k < 4; k++) {
+		g = daxfs_load(daxfs_state_word(fs, epoch));
+		if (g == e)
+			break;
+		daxfs_store(&lane->epoch, g);
+		e = g;
+	}
+	daxfs_fence();
+}
+
 /* Claims any free lane of our host without waiting (recovery work must
  * not wait for lanes our own threads hold while they wait for it). */
 static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 {
 	struct daxfs_lane *lane;
-	u64 zero;
+	u64 zero, e;
 	u32 i;
 
 	op->fs = fs;
@@ -53,8 +78,9 @@ static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		zero = 0;
-		if (daxfs_cas(&lane->epoch, &zero,
-			      daxfs_load(daxfs_state_word(fs, epoch)))) {
+		e = daxfs_load(daxfs_state_word(fs, epoch));
+		if (daxfs_cas(&lane->epoch, &zero, e)) {
+			lane_announce(fs, lane, e);
 			op->lane = lane;
 			op->lane_idx = i;
 			return;
@@ -395,8 +421,8 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 {
 	struct daxfs_host *h;
 	struct daxfs_lane *lane;
-	u64 me, e, g, zero;
-	u32 start, round, i, idx, k;
+	u64 me, e, zero;
+	u32 start, round, i, idx;
 
 	op->fs = fs;
 	op->lane = NULL;
@@ -420,15 +446,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 				daxfs_cpu_relax();
 				continue;
 			}
-			/* announce the epoch current after our claim */
-			for (k = 0; k < 4; k++) {
-				g = daxfs_load(daxfs_state_word(fs, epoch));
-				if (g == e)
-					break;
-				daxfs_store(&lane->epoch, g);
-				e = g;
-			}
-			daxfs_fence();
+			lane_announce(fs, lane, e);
 			lane->owner = daxfs_thread_id();
 			if (daxfs_load(&h->state) != me) {
 				daxfs_store(&lane->epoch, 0);
