@@ -106,3 +106,20 @@ def test_python_append_full_region_raises(tmp_path):
             assert exc.value.errno == errno.ENOSPC
             # every append that returned put all of its bytes in
             assert f.size >= done * PIECE
+
+
+def test_write_append_full_region(tmp_path):
+    region = tmp_path / "r.img"
+    mkfs("-q", "-s", "16M", region)
+    done = 0
+    for _ in range(64):
+        res = run(DAXFS, "write", "-a", "/log", region=region,
+                  input=os.urandom(PIECE), text=False, expect=None)
+        if res.returncode:
+            break
+        done += 1
+    assert res.returncode == 1
+    assert b"no space left" in res.stderr.lower(), res.stderr
+    size = len(run(DAXFS, "cat", "/log", region=region, text=False).stdout)
+    # every append that exited 0 put all of its bytes in
+    assert size >= done * PIECE, (size, done)
