@@ -148,6 +148,12 @@ static inline s64 daxfs_now_ns(void)
 	return ktime_get_real_ns();
 }
 
+/* Lease timing: never stepped by settimeofday/NTP (docs/hosts.md). */
+static inline s64 daxfs_mono_ns(void)
+{
+	return ktime_get_ns();
+}
+
 static inline u64 daxfs_thread_id(void)
 {
 	return (u64)current->pid;
@@ -322,6 +328,15 @@ static inline s64 daxfs_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Lease timing: never stepped by settimeofday/NTP (docs/hosts.md). */
+static inline s64 daxfs_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 

@@ -306,7 +306,7 @@ int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 	if (sb->magic != DAXFS_MAGIC)
 		return -EINVAL;		/* not a DaxFS region */
 	if (sb->version < DAXFS_VERSION &&
-	    !(sb->version == DAXFS_VERSION_V1 && (flags & DAXFS_FS_CONVERT)))
+	    !(sb->version >= DAXFS_VERSION_V1 && (flags & DAXFS_FS_CONVERT)))
 		return -EPROTO;		/* older: fsck.daxfs --convert */
 	if (sb->version > DAXFS_VERSION)
 		return -EPROTONOSUPPORT;

@@ -20,6 +20,7 @@ struct lib_inflight {
 
 struct daxfs_handle {
 	struct daxfs_fs fs;		/* core view; fs.base is the mapping */
+	struct daxfs_host_obs *obs;	/* fs.obs: leases as we time them */
 	void *map;			/* start of the mmap (== fs.base) */
 	uint64_t map_len;
 	uint64_t map_reserved;		/* bytes reserved for alignment */

@@ -568,7 +568,7 @@ static void info_json(struct ctx *c, const struct daxfs_info *in)
 	for (i = 0; i < in->nr_hosts && i < DAXFS_MAX_HOSTS; i++) {
 		const struct daxfs_info_host *hs = &in->hosts[i];
 		int64_t age = hs->lease_age_ns;
-		bool expired = age > (int64_t)in->lease_ms * 1000000LL;
+		bool expired = hs->expired;
 
 		printf("%s\n    {\"slot\": %u, \"state\": ", i ? "," : "", hs->slot);
 		json_str(daxfs_host_state_name(hs->state));
@@ -655,7 +655,7 @@ static void info_text(struct ctx *c, const struct daxfs_info *in)
 	       "kind", "lease age", "ops", "busy", "name");
 	for (i = 0; i < in->nr_hosts && i < DAXFS_MAX_HOSTS; i++) {
 		const struct daxfs_info_host *hs = &in->hosts[i];
-		bool expired = hs->lease_age_ns > (int64_t)in->lease_ms * 1000000LL;
+		bool expired = hs->expired;
 
 		any_expired |= expired && hs->state == DAXFS_HOST_ALIVE;
 		if (hs->state == DAXFS_INFO_HOST_RECOVERED)

@@ -119,6 +119,12 @@ void daxfs_region_close(struct daxfs_handle *h);
  */
 struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h);
 
+/* daxfs_region_watch_hosts() for a core view opened without a handle
+ * (fsck.daxfs): attaches an observation table to fs when it has none
+ * (freed with free(fs->obs)).  Returns the hosts still undecided, or
+ * -ENOMEM. */
+int daxfs_fs_watch_hosts(struct daxfs_fs *fs);
+
 /* Renews the lease now (needed only with DAXFS_OPEN_NO_HEARTBEAT).
  * Returns -ESTALE if this host had been declared dead (it then re-joins
  * as a new host on its next operation). */
@@ -199,6 +205,15 @@ int daxfs_region_create(const char *path, uint64_t size,
  * frees everything no host can still read (core daxfs_reclaim_all()).
  * The space then shows in statfs.  -EROFS when not joined. */
 int daxfs_region_reclaim(struct daxfs_handle *h);
+
+/* Watches the other hosts' heartbeat counters (timed with this process's
+ * monotonic clock, never compared with their clocks: docs/hosts.md
+ * "Leases") until the lease of each is known, live or run out, or about
+ * one lease has passed.  A joined handle's heartbeat thread watches all
+ * along; a tool that opened the region just now calls this before it
+ * trusts daxfs_info()'s expired flags.  Returns how many hosts are still
+ * undecided (0: all known). */
+int daxfs_region_watch_hosts(struct daxfs_handle *h);
 
 /* ------------------------------------------------------------------ */
 /* Path API                                                            */
@@ -367,7 +382,9 @@ struct daxfs_info_host {
 	uint32_t slot;
 	uint32_t state;			/* enum daxfs_host_state */
 	uint64_t gen;
-	int64_t lease_age_ns;		/* now - last heartbeat */
+	int64_t lease_age_ns;		/* how long this process has seen the
+					 * heartbeat counter unchanged (its
+					 * own monotonic clock), -1 unknown */
 	int64_t joined_ns;
 	uint32_t pid;
 	uint32_t kind;			/* DAXFS_HOST_KIND_* */
@@ -379,7 +396,9 @@ struct daxfs_info_host {
 	uint32_t recovered_by;		/* slot of the recoverer + 1, 0 host-less */
 	uint32_t expired;		/* 1: ALIVE but the lease ran out */
 	uint32_t open_files;		/* opens in its open set (docs/open-files.md) */
-	uint32_t reserved;
+	uint32_t lease;			/* enum daxfs_lease: 0 unknown (not
+					 * watched long enough), 1 live,
+					 * 2 expired */
 };
 
 /* daxfs_info_host.state beyond enum daxfs_host_state: a FREE slot whose

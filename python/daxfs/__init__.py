@@ -40,6 +40,11 @@ _CHUNK = 256
 _IO_CHUNK = 1 << 26
 
 
+# struct daxfs_info_host.lease: how this process judges a host's lease
+# (its heartbeat counter timed with our own clock; docs/hosts.md)
+_LEASES = {0: "unknown", 1: "live", 2: "expired"}
+
+
 def strerror(err):
     """Message for an errno value, with DaxFS advice where it helps."""
     return _lib.lib().daxfs_strerror(-abs(err)).decode("utf-8", "replace")
@@ -484,6 +489,7 @@ class Region:
              "kind": h.kind, "ops": h.ops, "busy_lanes": h.busy_lanes,
              "open_files": h.open_files,
              "self": bool(h.self), "expired": bool(h.expired),
+             "lease": _LEASES.get(h.lease, "unknown"),
              "recovered_ns": h.recovered_ns,
              "recovered_by": (h.recovered_by - 1 if h.recovered_by else None)}
             for h in inf.hosts[:inf.nr_hosts]]
@@ -531,6 +537,12 @@ class Region:
     def reclaim(self):
         """Frees every retired object that no host can still read."""
         _check(self._lib.daxfs_region_reclaim(self._handle()))
+
+    def watch_hosts(self):
+        """Times the other hosts' heartbeats with this process's clock
+        until each lease is known (live or run out), at most about one
+        lease; returns how many are still undecided."""
+        return _check(self._lib.daxfs_region_watch_hosts(self._handle()))
 
 
 class File:

@@ -8,8 +8,7 @@
 
 static void make_old(struct daxfs_fs *fs, u32 slot)
 {
-	daxfs_store(&fs->hosts[slot].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+	t_age(fs, slot);
 }
 
 static void test_hash(void)
@@ -114,8 +113,10 @@ static void test_join_leave(void)
 	int i;
 
 	CHECK_EQ(daxfs_format(r, size, &o), 0);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 5; i++) {
 		CHECK_EQ(daxfs_fs_open(&fs[i], r, size, 0), 0);
+		t_obs_attach(&fs[i]);
+	}
 	for (i = 0; i < 4; i++) {
 		CHECK_EQ(daxfs_host_join(&fs[i], "h", 100 + i, DAXFS_HOST_KIND_USER), 0);
 		CHECK_EQ(fs[i].host, (u32)i);
@@ -288,8 +289,7 @@ static void test_idle_dead_reaped(void)
 	slot = d.host;
 
 	/* E is only slow: heartbeat just inside its lease */
-	daxfs_store(&e.hosts[e.host].heartbeat_ns,
-		    (u64)daxfs_now_ns() - (u64)e.lease_ms * 1000000ULL / 2);
+	t_age_ns(&e, e.host, (s64)e.lease_ms * 1000000LL / 2);
 	/* periodic reclaim (op_end every 64 ops) before D expired: nothing */
 	for (i = 0; i < 2 * DAXFS_RECLAIM_EVERY; i++) {
 		daxfs_op_begin(&a, &opa);
