@@ -80,6 +80,9 @@ static void lib_child_fork(void)
 		pthread_mutex_init(&h->lock, NULL);
 		cond_init_mono(&h->cond);
 		lib_gate_child_fork(h);
+		/* a thread of the parent may have held a pair's try-lock */
+		for (u32 i = 0; h->obs && i < h->fs.sb.max_hosts; i++)
+			h->obs[i].busy = 0;
 		h->hb_running = false;
 		h->hb_stop = false;
 		/* the next call takes a slot of our own (lib_rejoin) */

@@ -55,17 +55,6 @@ static inline int t_done(void)
 	return t_fail ? 1 : 0;
 }
 
-static inline void *t_region(uint64_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		exit(2);
-	}
-	return p;
-}
 
 /*
  * Lease observation tables (docs/hosts.md "Leases") of the hosts that
@@ -76,6 +65,36 @@ static inline void *t_region(uint64_t size)
 #define T_OBS_MAX 1024
 static struct { void *base; struct daxfs_host_obs *obs; } t_obs[T_OBS_MAX];
 static pthread_mutex_t t_obs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Forgets the observers of an earlier region mapped at base (unmapped
+ * without t_region_free): a new region there must not inherit what they
+ * saw, since its slots can have the very same state and counter values. */
+static inline void t_obs_forget(void *base)
+{
+	int i;
+
+	pthread_mutex_lock(&t_obs_lock);
+	for (i = 0; i < T_OBS_MAX; i++) {
+		if (t_obs[i].base != base)
+			continue;
+		t_obs[i].base = NULL;
+		t_obs[i].obs = NULL;
+	}
+	pthread_mutex_unlock(&t_obs_lock);
+}
+
+static inline void *t_region(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	t_obs_forget(p);
+	return p;
+}
 
 /* A new observer starts with what the region's last observer saw, as a
  * process watching all along would (the tests age slots beforehand). */
