@@ -435,6 +435,16 @@ static const char *target_kind_name(uint32_t k)
 	}
 }
 
+/* How this process judges a host's lease (docs/hosts.md "Leases"). */
+static const char *lease_name(uint32_t lease)
+{
+	if (lease == DAXFS_LEASE_LIVE)
+		return "live";
+	if (lease == DAXFS_LEASE_EXPIRED)
+		return "expired";
+	return "unknown";
+}
+
 static const char *host_kind_name(uint32_t k)
 {
 	switch (k) {
@@ -575,10 +585,12 @@ static void info_json(struct ctx *c, const struct daxfs_info *in)
 		printf(", \"gen\": %llu, \"name\": ", (unsigned long long)hs->gen);
 		json_str(hs->name);
 		printf(", \"pid\": %u, \"kind\": \"%s\", \"lease_age_ms\": %lld, "
+		       "\"lease\": \"%s\", "
 		       "\"expired\": %s, \"joined_ns\": %lld, \"ops\": %llu, "
 		       "\"busy_lanes\": %u, \"open_files\": %u, \"self\": %s, "
 		       "\"recovered_ns\": %lld, \"recovered_by\": ",
 		       hs->pid, host_kind_name(hs->kind), (long long)(age / 1000000),
+		       lease_name(hs->lease),
 		       expired && hs->state == DAXFS_HOST_ALIVE ? "true" : "false",
 		       (long long)hs->joined_ns,
 		       (unsigned long long)hs->ops, hs->busy_lanes, hs->open_files,
@@ -660,6 +672,8 @@ static void info_text(struct ctx *c, const struct daxfs_info *in)
 		any_expired |= expired && hs->state == DAXFS_HOST_ALIVE;
 		if (hs->state == DAXFS_INFO_HOST_RECOVERED)
 			snprintf(s1, sizeof(s1), "-");
+		else if (hs->lease == DAXFS_LEASE_UNKNOWN)
+			snprintf(s1, sizeof(s1), "?");
 		else
 			snprintf(s1, sizeof(s1), "%.1fs%s", hs->lease_age_ns / 1e9,
 				 expired && hs->state == DAXFS_HOST_ALIVE ? "!" : "");
@@ -690,14 +704,24 @@ static int cmd_info(struct ctx *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "watch", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daxfs_info *in;
-	bool json = flag_opt(c, argc, argv, "j", longopts);
-	int ret;
+	bool json = false, watch = false;
+	int ret, ch;
 
+	while ((ch = next_opt(c, argc, argv, "jw", longopts)) != -1) {
+		if (ch == 'j')
+			json = true;
+		else if (ch == 'w')
+			watch = true;
+	}
 	no_operands(c, argc, argv);
+	/* times the other hosts' heartbeats with our own clock first */
+	if (watch)
+		daxfs_region_watch_hosts(c->h);
 	in = calloc(1, sizeof(*in));
 	if (!in)
 		return cmd_err(c, "out of memory");
@@ -1853,10 +1877,13 @@ static int cmd_df(struct ctx *c, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 
 static const struct cmd cmds[] = {
-	{ "info", OPEN_RDONLY, cmd_info, "[--json]",
+	{ "info", OPEN_RDONLY, cmd_info, "[--json] [-w]",
 	  "Show the region layout, space and overlay usage, and the hosts in the host\n"
 	  "table with their state and lease age.  Does not join the host table.\n"
-	  "  --json   machine-readable output\n" },
+	  "A lease is judged by timing the host's heartbeat counter with this\n"
+	  "process's clock: '?' (unknown) until watched long enough.\n"
+	  "  --json       machine-readable output\n"
+	  "  -w, --watch  watch the heartbeats first (up to about one lease)\n" },
 	{ "ls", OPEN_READ, cmd_ls, "[-l] [-a] [-d] [-i] [PATH...]",
 	  "List directory contents (default: the root).\n"
 	  "  -l   long listing like ls -l\n  -a   include names starting with '.' and . ..\n"
