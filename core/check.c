@@ -286,6 +286,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 1 (before 16-byte free-stack heads): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V2)
+		chk_sb_bad(&s, "format version 2 (leases timed by wall clocks): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);
@@ -620,14 +624,12 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 bool chk_host_fresh(struct chk *c, struct daxfs_host *h)
 {
 	u64 st = daxfs_load(&h->state);
-	u64 hb = daxfs_load(&h->heartbeat_ns);
-	u64 now = (u64)c->now;
 
 	if ((st & DAXFS_HOST_STATE_MASK) != DAXFS_HOST_ALIVE)
 		return false;
-	/* same rule as daxfs_host_expired(): a heartbeat in the future is
-	 * not expired */
-	return !(now > hb && now - hb > (u64)c->fs->lease_ms * 1000000ULL);
+	/* a lease this process has not watched long enough to judge
+	 * (docs/hosts.md "Leases") counts as fresh */
+	return !daxfs_host_expired(c->fs, (u32)(h - c->fs->hosts));
 }
 
 static void chk_hosts_live(struct chk *c)
@@ -886,7 +888,8 @@ static void chk_recover_hosts(struct chk *c)
 			daxfs_cas(&h->state, &w, (w & ~(u64)DAXFS_HOST_STATE_MASK) |
 				  DAXFS_HOST_DEAD);
 		else if (st == DAXFS_HOST_RECOVERING)
-			daxfs_store(&h->heartbeat_ns, 0);	/* take it over */
+			/* take it over: its recovery lease counts as run out */
+			daxfs_host_obs_backdate(fs, i, 2LL * fs->lease_ms * 1000000LL);
 		mask |= 1ULL << i;
 	}
 	if (!mask || daxfs_host_join(fs, "fsck.daxfs", 0, DAXFS_HOST_KIND_USER))
@@ -1101,7 +1104,6 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	c.fs = fs;
 	c.o = o;
 	c.r = res;
-	c.now = o->now_ns ? o->now_ns : daxfs_now_ns();
 	err = chk_setup(&c);
 	if (err)
 		return err;

@@ -91,7 +91,6 @@ struct daxfs_check_opts {
 	daxfs_check_report_t report;	/* may be NULL */
 	daxfs_check_progress_t progress;	/* may be NULL */
 	void *ctx;
-	s64 now_ns;			/* 0: daxfs_now_ns() */
 };
 
 struct daxfs_check_result {
@@ -124,11 +123,12 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		      void *ctx);
 
 /*
- * Converts a format version 1 image to the current format in place
- * (core/convert.c): 0 converted, 1 already current, -EBUSY a host holds
- * a fresh lease (force converts anyway), else daxfs_fs_open()'s error.
+ * Converts a format version 1 or 2 image to the current format in place
+ * (core/convert.c).  fs: opened with DAXFS_FS_CONVERT and its hosts
+ * watched (daxfs_hosts_observe).  0 converted, 1 already current, -EBUSY
+ * a host's lease was not seen to run out (force converts anyway).
  */
-int daxfs_convert_v1(void *base, u64 size, bool force);
+int daxfs_convert(struct daxfs_fs *fs, bool force);
 
 /*
  * With a valid superblock but a state page daxfs_fs_open() refuses:
@@ -168,7 +168,6 @@ struct chk {
 	bool live;			/* another host is live */
 	bool space_dirty;		/* free stacks must be rebuilt */
 	bool stop;			/* fatal: stop walking */
-	s64 now;
 	u64 units;			/* 64-byte units in the pool */
 	u64 *used;			/* bitmap: reachable objects */
 	u64 *freed;			/* bitmap: free, limbo, batches */
@@ -209,7 +208,7 @@ void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
 		u64 off, u64 have, u64 want, bool repaired);
 void chk_progress(struct chk *c, u32 phase, u64 done, u64 total);
 bool chk_mark(struct chk *c, u64 *bm, u64 off, u64 len);
-/* Slot ALIVE with a lease that has not run out (at c->now). */
+/* Slot ALIVE with a lease this observer has not seen run out. */
 bool chk_host_fresh(struct chk *c, struct daxfs_host *h);
 bool chk_test_any(struct chk *c, const u64 *bm, u64 off, u64 len);
 void chk_set(struct chk *c, u64 *bm, u64 off, u64 len, bool v);

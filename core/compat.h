@@ -73,8 +73,23 @@ static inline void daxfs_store(u64 *p, u64 v)
 #define daxfs_cmpxchg(p, o, n)	cmpxchg(p, o, n)
 #endif
 
+/*
+ * A failed cmpxchg() orders nothing (Documentation/atomic_t.txt): on arm64
+ * its LL/SC loop exits before the store-release and the dmb.  The core
+ * goes on to read what the value found names (a newer chain head, a
+ * claimer's slot), so a failure gets the full barrier a success has.
+ * x86's lock cmpxchg is a full barrier either way.
+ */
+static inline void daxfs_cas_failed(void)
+{
+#ifndef CONFIG_X86
+	smp_mb();
+#endif
+}
+
 /* Returns true and installs desired when *p == *expected; otherwise
- * returns false and stores the value found in *expected.  Full barrier. */
+ * returns false and stores the value found in *expected.  Full barrier
+ * (success and failure: docs/design.md "Memory ordering"). */
 static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
 {
 	u64 old = daxfs_cmpxchg(p, *expected, desired);
@@ -82,6 +97,7 @@ static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
 	if (old == *expected)
 		return true;
 	*expected = old;
+	daxfs_cas_failed();
 	return false;
 }
 
@@ -113,6 +129,7 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 	if (old == *expected)
 		return true;
 	*expected = old;
+	daxfs_cas_failed();
 	return false;
 }
 
@@ -129,6 +146,12 @@ static inline void daxfs_flush(const void *p, size_t len)
 static inline s64 daxfs_now_ns(void)
 {
 	return ktime_get_real_ns();
+}
+
+/* Lease timing: never stepped by settimeofday/NTP (docs/hosts.md). */
+static inline s64 daxfs_mono_ns(void)
+{
+	return ktime_get_ns();
 }
 
 static inline u64 daxfs_thread_id(void)
@@ -200,15 +223,38 @@ static inline void daxfs_store(u64 *p, u64 v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/*
+ * Every read-modify-write is a full barrier (docs/design.md "Memory
+ * ordering"): the core's protocols rely on a CAS ordering the stores
+ * before it against the loads after it, as the kernel's cmpxchg() does.
+ * A C11 seq_cst RMW does not promise that for other accesses, and arm64
+ * does not give it: an LL/SC loop (ldaxr/stlxr, also the outlined helper
+ * on a CPU without LSE) lets a later load pass an earlier store.  So a
+ * weakly ordered CPU adds the trailing dmb that Linux adds; x86's locked
+ * instructions are full barriers already.
+ */
+static inline void daxfs_rmw_fence(void)
+{
+#if !defined(__x86_64__) && !defined(__i386__)
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
 {
-	return __atomic_compare_exchange_n(p, expected, desired, false,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	bool ok = __atomic_compare_exchange_n(p, expected, desired, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+
+	daxfs_rmw_fence();
+	return ok;
 }
 
 static inline u64 daxfs_faa(u64 *p, u64 delta)
 {
-	return __atomic_fetch_add(p, delta, __ATOMIC_SEQ_CST);
+	u64 old = __atomic_fetch_add(p, delta, __ATOMIC_SEQ_CST);
+
+	daxfs_rmw_fence();
+	return old;
 }
 
 static inline u32 daxfs_load32(const u32 *p)
@@ -223,8 +269,11 @@ static inline void daxfs_store32(u32 *p, u32 v)
 
 static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 {
-	return __atomic_compare_exchange_n(p, expected, desired, false,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	bool ok = __atomic_compare_exchange_n(p, expected, desired, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+
+	daxfs_rmw_fence();
+	return ok;
 }
 
 #define daxfs_fence()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
@@ -247,19 +296,47 @@ static inline void daxfs_flush(const void *p, size_t len)
 
 	for (; c < end; c += 64)
 		__builtin_ia32_clflush(c);
+#elif defined(__aarch64__)
+	/* clean to the point of coherency, line by line; the line size is
+	 * CTR_EL0.DminLine (Linux lets user space read it and run dc cvac).
+	 * The dsb makes the clean complete before any later store, as x86's
+	 * clflush is ordered with later stores: the core flushes an intent,
+	 * then publishes by CAS, and relies on that order. */
+	uintptr_t ctr, line, c, end = (uintptr_t)p + len;
+
+	__asm__ __volatile__("mrs %0, ctr_el0" : "=r" (ctr));
+	line = (uintptr_t)4 << ((ctr >> 16) & 0xf);
+	for (c = (uintptr_t)p & ~(line - 1); c < end; c += line)
+		__asm__ __volatile__("dc cvac, %0" : : "r" (c) : "memory");
+	__asm__ __volatile__("dsb sy" : : : "memory");
 #else
 	(void)p;
 	(void)len;
 #endif
 }
 
+/* Flushes complete before later stores: on arm64 a dc cvac is waited for
+ * by a dsb only, a dmb orders it without completing it. */
+#if defined(__aarch64__)
+#define daxfs_drain()	__asm__ __volatile__("dsb sy" : : : "memory")
+#else
 #define daxfs_drain()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 
 static inline s64 daxfs_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Lease timing: never stepped by settimeofday/NTP (docs/hosts.md). */
+static inline s64 daxfs_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 image to version 2 (the
- * free-stack heads become {offset, 64-bit tag} pairs; docs/format.md
- * "Changelog").  For fsck.daxfs --convert; every host must be gone.
+ * Offline conversion of a format version 1 or 2 image to the current
+ * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
+ * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
+ * word becomes a renewal counter (any value is a valid counter, so only
+ * the version changes).  For fsck.daxfs --convert; every host must be
+ * gone, judged by the caller's lease observations.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -41,47 +44,45 @@ static void line_clear(struct daxfs_fs *fs, unsigned int c)
 }
 
 /*
- * Returns 0 when converted, 1 when already version 2, -EBUSY when a host
- * holds a fresh lease (unless force), else daxfs_fs_open's error.
+ * fs: opened with DAXFS_FS_CONVERT, its observation table watched for
+ * about a lease (daxfs_hosts_observe).  Returns 0 when converted, 1 when
+ * already current, -EBUSY when a host's lease has not been seen to run
+ * out (unless force).
  * Crash story: the stacks are emptied first (a valid version 1 image
- * that leaks their objects), then the superblock says 2 (its version and
- * checksum: two stores, a crash between them leaves a checksum mismatch),
- * then the new heads are written; a crash anywhere leaks at most the free
- * stacks, which fsck.daxfs -y gives back.
+ * that leaks their objects), then the superblock says the new version
+ * (its version and checksum: two stores, a crash between them leaves a
+ * checksum mismatch), then the new heads are written; a crash anywhere
+ * leaks at most the free stacks, which fsck.daxfs -y gives back.
  */
-int daxfs_convert_v1(void *base, u64 size, bool force)
+int daxfs_convert(struct daxfs_fs *fs, bool force)
 {
 	struct v1_head heads[DAXFS_NR_CLASSES];
-	struct daxfs_super *sb = base;
-	struct daxfs_fs fs;
+	struct daxfs_super *sb = (struct daxfs_super *)fs->base;
+	bool v1 = fs->sb.version == DAXFS_VERSION_V1;
 	unsigned int c;
 	u32 slot;
-	int err;
 
-	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);
-	if (err)
-		return err;
-	if (fs.sb.version == DAXFS_VERSION)
+	if (fs->sb.version == DAXFS_VERSION)
 		return 1;
-	for (slot = 0; slot < fs.sb.max_hosts && !force; slot++) {
-		u64 st = daxfs_load(&daxfs_host_at(&fs, slot)->state);
+	for (slot = 0; slot < fs->sb.max_hosts && !force; slot++) {
+		u64 st = daxfs_load(&daxfs_host_at(fs, slot)->state);
 
 		if (daxfs_host_st(st) == DAXFS_HOST_ALIVE &&
-		    !daxfs_host_expired(&fs, slot))
+		    !daxfs_host_expired(fs, slot))
 			return -EBUSY;
 	}
-	for (c = 0; c < DAXFS_NR_CLASSES; c++) {
-		v1_decode(&fs, c, &heads[c]);
-		line_clear(&fs, c);
+	for (c = 0; v1 && c < DAXFS_NR_CLASSES; c++) {
+		v1_decode(fs, c, &heads[c]);
+		line_clear(fs, c);
 	}
-	daxfs_flush(fs.state, sizeof(*fs.state));
+	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;
 	sb->csum = daxfs_crc32c(0, sb, __builtin_offsetof(struct daxfs_super, csum));
 	daxfs_flush(sb, sizeof(*sb));
 	daxfs_fence();
-	for (c = 0; c < DAXFS_NR_CLASSES; c++) {
-		struct daxfs_free_line *l = &fs.state->free_head[c];
+	for (c = 0; v1 && c < DAXFS_NR_CLASSES; c++) {
+		struct daxfs_free_line *l = &fs->state->free_head[c];
 		int i;
 
 		for (i = 0; i < 3; i++)
@@ -89,6 +90,7 @@ int daxfs_convert_v1(void *base, u64 size, bool force)
 		daxfs_store(&l->head.tag, heads[c].tag + 1);
 		daxfs_store(&l->head.off, heads[c].off);
 	}
-	daxfs_flush(fs.state, sizeof(*fs.state));
+	daxfs_flush(fs->state, sizeof(*fs->state));
+	fs->sb.version = DAXFS_VERSION;
 	return 0;
 }

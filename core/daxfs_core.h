@@ -65,6 +65,26 @@ struct daxfs_pcache_view {
 	u64 st_hits, st_misses, st_fills, st_waits;	/* this host, advisory */
 };
 
+/*
+ * What this observer saw of one host slot (docs/hosts.md "Leases"): the
+ * slot's state word and heartbeat counter, and when (our monotonic clock)
+ * that pair was first seen.  Private memory, never shared: each observer
+ * times other hosts' renewals with its own clock.
+ */
+struct daxfs_host_obs {
+	u64 state;
+	u64 hb;
+	s64 seen_ns;			/* 0: nothing seen yet */
+	u32 busy;			/* try-lock: updates are pairs */
+	u32 changes;			/* renewals seen under this state word */
+};
+
+enum daxfs_lease {
+	DAXFS_LEASE_UNKNOWN = 0,	/* not watched long enough to tell */
+	DAXFS_LEASE_LIVE = 1,		/* seen renewing, lease not run out */
+	DAXFS_LEASE_EXPIRED = 2,	/* unchanged for more than a lease */
+};
+
 /* Per-host view of one mounted region. */
 struct daxfs_fs {
 	u8 *base;			/* mapping of the whole region */
@@ -85,6 +105,10 @@ struct daxfs_fs {
 	u32 flags;			/* DAXFS_FS_* */
 	u32 lease_ms;
 	struct daxfs_pcache_view pc;	/* shared page cache (core/pcache.h) */
+	/* max_hosts zeroed entries the caller provides after
+	 * daxfs_fs_open(); NULL: this fs declares no host dead */
+	struct daxfs_host_obs *obs;
+	s64 renewed_ns;			/* our last renewal, daxfs_mono_ns() */
 };
 
 /* An operation in progress: one lane claimed, one epoch announced. */
@@ -113,6 +137,9 @@ struct daxfs_format_opts {
 	u32 pcache_window;
 	u32 nr_backing;
 	const struct daxfs_backing_desc *backing;
+	/* the region reads as zeros already (a new file): the bucket
+	 * array is left as it is instead of written */
+	bool zeroed;
 };
 
 /* Lays out an empty filesystem in [base, base + size).  A base image, if
@@ -130,9 +157,20 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind);
 int daxfs_host_renew(struct daxfs_fs *fs);
 /* Leaves cleanly: releases lanes, hands limbo to the next reclaimer. */
 void daxfs_host_leave(struct daxfs_fs *fs);
-/* Host state for info/fsck. */
+/* Host state for info/fsck; *lease_age_ns: how long this observer has
+ * seen the slot's heartbeat unchanged (-1: no observation table). */
 int daxfs_host_state(struct daxfs_fs *fs, u32 slot, u32 *state, u64 *gen,
 		     s64 *lease_age_ns);
+/* One observation of every slot (cheap: two loads a slot).  Returns how
+ * many slots other than ours are ALIVE or RECOVERING with a lease this
+ * observer cannot judge yet (enum daxfs_lease); a tool watches until 0,
+ * at most about one lease (docs/hosts.md "Leases"). */
+u32 daxfs_hosts_observe(struct daxfs_fs *fs);
+/* The lease of slot as this observer sees it now (observes it first). */
+enum daxfs_lease daxfs_host_lease(struct daxfs_fs *fs, u32 slot);
+/* Records the slot's current heartbeat as first seen age_ns ago: for
+ * fsck's repair of a slot it has decided is dead, and for tests. */
+void daxfs_host_obs_backdate(struct daxfs_fs *fs, u32 slot, s64 age_ns);
 
 int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op);
 void daxfs_op_end(struct daxfs_op *op);

@@ -18,12 +18,85 @@ static u64 lease_ns(struct daxfs_fs *fs)
 	return (u64)fs->lease_ms * 1000000ULL;
 }
 
+/*
+ * Leases (docs/hosts.md "Leases"): a host adds 1 to its heartbeat counter
+ * at each renewal; an observer keys what it saw on (state word, counter)
+ * and times how long that pair stays the same with its own monotonic
+ * clock.  No clock value crosses hosts, so a wall clock stepped on any
+ * host, or skewed between hosts, declares nobody dead.
+ *
+ * The pair is updated under a try-lock: a thread that finds it busy
+ * judges the lease UNKNOWN, which never declares anyone dead (the caller
+ * looks again later).  Without it a thread could pair a new counter with
+ * another thread's old first-seen time and expire a live host.
+ */
+static enum daxfs_lease obs_update(struct daxfs_fs *fs, u32 slot, s64 age_ns)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, slot);
+	struct daxfs_host_obs *o;
+	enum daxfs_lease ret = DAXFS_LEASE_UNKNOWN;
+	u64 w, hb;
+	s64 now;
+	u32 idle = 0;
+	bool fresh;
+
+	if (!fs->obs || slot >= fs->sb.max_hosts)
+		return DAXFS_LEASE_UNKNOWN;
+	o = &fs->obs[slot];
+	if (!daxfs_cas32(&o->busy, &idle, 1))
+		return DAXFS_LEASE_UNKNOWN;
+	w = daxfs_load(&h->state);
+	hb = daxfs_load(&h->heartbeat);
+	now = daxfs_mono_ns();
+	fresh = !o->seen_ns || o->state != w;
+	if (fresh)
+		o->changes = 0;
+	else if (o->hb != hb && o->changes < 0xffffffffu)
+		o->changes++;
+	if (fresh || o->hb != hb || age_ns) {
+		o->state = w;
+		o->hb = hb;
+		o->seen_ns = now - age_ns;
+		/* never 0 ("nothing seen"), even at boot */
+		if (!o->seen_ns)
+			o->seen_ns = -1;
+	}
+	if ((u64)(now - o->seen_ns) > lease_ns(fs))
+		ret = DAXFS_LEASE_EXPIRED;
+	else if (o->changes)
+		ret = DAXFS_LEASE_LIVE;
+	daxfs_store32(&o->busy, 0);
+	return ret;
+}
+
 bool daxfs_host_expired(struct daxfs_fs *fs, u32 slot)
 {
-	u64 hb = daxfs_load(&daxfs_host_at(fs, slot)->heartbeat_ns);
-	u64 now = (u64)daxfs_now_ns();
+	return obs_update(fs, slot, 0) == DAXFS_LEASE_EXPIRED;
+}
 
-	return now > hb && now - hb > lease_ns(fs);
+enum daxfs_lease daxfs_host_lease(struct daxfs_fs *fs, u32 slot)
+{
+	return obs_update(fs, slot, 0);
+}
+
+void daxfs_host_obs_backdate(struct daxfs_fs *fs, u32 slot, s64 age_ns)
+{
+	obs_update(fs, slot, age_ns > 0 ? age_ns : 1);
+}
+
+u32 daxfs_hosts_observe(struct daxfs_fs *fs)
+{
+	u32 slot, st, n = 0;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		st = daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state));
+		if (slot == fs->host || st == DAXFS_HOST_FREE ||
+		    st == DAXFS_HOST_DEAD)
+			continue;
+		if (obs_update(fs, slot, 0) == DAXFS_LEASE_UNKNOWN)
+			n++;
+	}
+	return n;
 }
 
 bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
@@ -38,12 +111,37 @@ bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
 	return !daxfs_host_expired(fs, slot);
 }
 
+/*
+ * After a lane was claimed at epoch e: announces the epoch current after
+ * the claim (an advance may have slipped in between the load of e and the
+ * claim), then the full fence.  The claim is one side of a Dekker pair
+ * with daxfs_epoch_try_advance (docs/design.md "Memory ordering"): our
+ * lane store before our first load of anything the epoch protects, the
+ * advancer's epoch CAS before its scan of the lanes.  Without the fence a
+ * weakly ordered CPU may satisfy our loads before the claim is visible,
+ * and an advancer that saw the lane still free may free what we read.
+ */
+static void lane_announce(struct daxfs_fs *fs, struct daxfs_lane *lane, u64 e)
+{
+	u64 g;
+	u32 k;
+
+	for (k = 0; k < 4; k++) {
+		g = daxfs_load(daxfs_state_word(fs, epoch));
+		if (g == e)
+			break;
+		daxfs_store(&lane->epoch, g);
+		e = g;
+	}
+	daxfs_fence();
+}
+
 /* Claims any free lane of our host without waiting (recovery work must
  * not wait for lanes our own threads hold while they wait for it). */
 static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 {
 	struct daxfs_lane *lane;
-	u64 zero;
+	u64 zero, e;
 	u32 i;
 
 	op->fs = fs;
@@ -54,8 +152,9 @@ static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		zero = 0;
-		if (daxfs_cas(&lane->epoch, &zero,
-			      daxfs_load(daxfs_state_word(fs, epoch)))) {
+		e = daxfs_load(daxfs_state_word(fs, epoch));
+		if (daxfs_cas(&lane->epoch, &zero, e)) {
+			lane_announce(fs, lane, e);
 			op->lane = lane;
 			op->lane_idx = i;
 			return;
@@ -181,7 +280,8 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 			if (!daxfs_cas(&h->state, &w,
 				       daxfs_host_word(gen, DAXFS_HOST_RECOVERING)))
 				break;
-			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+			/* the recovery lease: observers time it afresh */
+			daxfs_faa(&h->heartbeat, 1);
 			daxfs_crash_point("recover.claimed");
 			w = daxfs_host_word(gen, DAXFS_HOST_RECOVERING);
 			if (recover_slot(fs, slot)) {
@@ -200,9 +300,9 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 			}
 			/* the recoverer died too: take over by CAS on its
 			 * recovery heartbeat, then redo the idempotent steps */
-			hb = daxfs_load(&h->heartbeat_ns);
+			hb = daxfs_load(&h->heartbeat);
 			if (!daxfs_host_expired(fs, slot) ||
-			    !daxfs_cas(&h->heartbeat_ns, &hb, (u64)daxfs_now_ns()))
+			    !daxfs_cas(&h->heartbeat, &hb, hb + 1))
 				break;
 			if (recover_slot(fs, slot))
 				return 0;	/* left RECOVERING; expires again */
@@ -273,13 +373,13 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			if (daxfs_host_st(w) != DAXFS_HOST_FREE)
 				continue;
 			gen = daxfs_host_gen(w) + 1;
-			/* a fresh heartbeat before ALIVE becomes visible, so
-			 * nobody declares us dead on the old one */
-			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+			/* observers key on the state word too: the new
+			 * generation's lease is timed from when they see it */
 			if (!daxfs_cas(&h->state, &w,
 				       daxfs_host_word(gen, DAXFS_HOST_ALIVE)))
 				continue;
-			daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+			daxfs_faa(&h->heartbeat, 1);
+			daxfs_store((u64 *)&fs->renewed_ns, (u64)daxfs_mono_ns());
 			h->joined_ns = daxfs_now_ns();
 			h->pid = pid;
 			h->kind = kind;
@@ -330,7 +430,9 @@ int daxfs_host_renew(struct daxfs_fs *fs)
 	h = daxfs_host_at(fs, fs->host);
 	if (daxfs_load(&h->state) != daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE))
 		return -ESTALE;
-	daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns());
+	/* an add, not a store: a recoverer may bump it too */
+	daxfs_faa(&h->heartbeat, 1);
+	daxfs_store((u64 *)&fs->renewed_ns, (u64)daxfs_mono_ns());
 	return 0;
 }
 
@@ -388,8 +490,19 @@ int daxfs_host_state(struct daxfs_fs *fs, u32 slot, u32 *state, u64 *gen,
 		*state = daxfs_host_st(w);
 	if (gen)
 		*gen = daxfs_host_gen(w);
-	if (lease_age_ns)
-		*lease_age_ns = daxfs_now_ns() - (s64)daxfs_load(&h->heartbeat_ns);
+	if (lease_age_ns) {
+		struct daxfs_host_obs *o = fs->obs ? &fs->obs[slot] : NULL;
+
+		*lease_age_ns = -1;
+		if (o && slot != fs->host) {
+			obs_update(fs, slot, 0);
+			*lease_age_ns = daxfs_mono_ns() -
+					(s64)daxfs_load((u64 *)&o->seen_ns);
+		} else if (slot == fs->host) {
+			*lease_age_ns = daxfs_mono_ns() -
+					(s64)daxfs_load((u64 *)&fs->renewed_ns);
+		}
+	}
 	return 0;
 }
 
@@ -397,8 +510,8 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 {
 	struct daxfs_host *h;
 	struct daxfs_lane *lane;
-	u64 me, e, g, zero;
-	u32 start, round, i, idx, k;
+	u64 me, e, zero;
+	u32 start, round, i, idx;
 
 	op->fs = fs;
 	op->lane = NULL;
@@ -422,15 +535,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 				daxfs_cpu_relax();
 				continue;
 			}
-			/* announce the epoch current after our claim */
-			for (k = 0; k < 4; k++) {
-				g = daxfs_load(daxfs_state_word(fs, epoch));
-				if (g == e)
-					break;
-				daxfs_store(&lane->epoch, g);
-				e = g;
-			}
-			daxfs_fence();
+			lane_announce(fs, lane, e);
 			lane->owner = daxfs_thread_id();
 			if (daxfs_load(&h->state) != me) {
 				daxfs_store(&lane->epoch, 0);
@@ -452,12 +557,10 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
  */
 static void renew_if_due(struct daxfs_fs *fs)
 {
-	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
-	u64 hb = daxfs_load(&h->heartbeat_ns);
-	u64 now = (u64)daxfs_now_ns();
+	s64 last = (s64)daxfs_load((u64 *)&fs->renewed_ns);
 
-	if (now > hb && now - hb > lease_ns(fs) / 4)
-		daxfs_store(&h->heartbeat_ns, now);
+	if ((u64)(daxfs_mono_ns() - last) > lease_ns(fs) / 4)
+		daxfs_host_renew(fs);
 }
 
 static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)

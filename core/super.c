@@ -199,8 +199,10 @@ int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o)
 	set_region(&sb, DAXFS_RGN_POOL, off, size - off);
 
 	/* Metadata regions only: the pool is zeroed object by object on
-	 * allocation and the base region belongs to the caller. */
-	memset(base, 0, bk_off + bk_sz);
+	 * allocation and the base region belongs to the caller.  The bucket
+	 * array is the bulk (256 MiB at 20 GiB): skipped when the caller
+	 * knows the region is zeros already. */
+	memset(base, 0, o->zeroed ? bk_off : bk_off + bk_sz);
 	st = (struct daxfs_state *)((u8 *)base + DAXFS_PAGE_SIZE);
 	st->bump.v = off;
 	st->next_ino = (struct daxfs_line){ .v = sb.first_dyn_ino };
@@ -304,7 +306,7 @@ int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 	if (sb->magic != DAXFS_MAGIC)
 		return -EINVAL;		/* not a DaxFS region */
 	if (sb->version < DAXFS_VERSION &&
-	    !(sb->version == DAXFS_VERSION_V1 && (flags & DAXFS_FS_CONVERT)))
+	    !(sb->version >= DAXFS_VERSION_V1 && (flags & DAXFS_FS_CONVERT)))
 		return -EPROTO;		/* older: fsck.daxfs --convert */
 	if (sb->version > DAXFS_VERSION)
 		return -EPROTONOSUPPORT;

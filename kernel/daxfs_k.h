@@ -59,7 +59,12 @@ struct daxfs_sb_info {
 	bool dead;			/* our lease was taken away: -EIO */
 	unsigned long lease_jiffies;
 	unsigned int renew_ticks;
+	/* renew_work only renews and times the other hosts' heartbeats,
+	 * on the high-priority queue, so that renewal never waits behind
+	 * lease_work's maintenance or a long operation (docs/hosts.md) */
+	struct delayed_work renew_work;
 	struct delayed_work lease_work;
+	struct daxfs_host_obs *obs;	/* fs.obs: leases as we time them */
 	struct daxfs_kbacking bk;
 	/* inodes mapped on this host (ei->mapped_link): the lease work
 	 * revalidates their borrowed pages (kernel/file.c) */

@@ -203,15 +203,37 @@ static int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
 
 /* ---- superblock ---- */
 
-static void daxfs_lease_work(struct work_struct *work)
+/*
+ * Lease renewal: one load and one atomic add, and one observation of the
+ * other slots' heartbeat counters, timed with our monotonic clock.  Alone
+ * on the high-priority queue: it takes no lock and waits for nothing, so
+ * a long operation or a slow maintenance pass never delays it.
+ */
+static void daxfs_renew_work(struct work_struct *work)
 {
 	struct daxfs_sb_info *sbi = container_of(to_delayed_work(work),
-						 struct daxfs_sb_info, lease_work);
+						 struct daxfs_sb_info, renew_work);
 	int err;
 
 	err = daxfs_host_renew(&sbi->fs);
 	if (err == -ESTALE) {
 		WRITE_ONCE(sbi->dead, true);
+		/* lease_work drops our mappings */
+		mod_delayed_work(system_long_wq, &sbi->lease_work, 0);
+		return;
+	}
+	if (err)
+		pr_warn_ratelimited("%s: lease renewal failed (%d)\n", sbi->sb->s_id, err);
+	daxfs_hosts_observe(&sbi->fs);
+	queue_delayed_work(system_highpri_wq, &sbi->renew_work, sbi->lease_jiffies);
+}
+
+static void daxfs_lease_work(struct work_struct *work)
+{
+	struct daxfs_sb_info *sbi = container_of(to_delayed_work(work),
+						 struct daxfs_sb_info, lease_work);
+
+	if (READ_ONCE(sbi->dead)) {
 		pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
 			sbi->sb->s_id);
 		/* others ignore our mapping announcement now: the pool
@@ -219,8 +241,6 @@ static void daxfs_lease_work(struct work_struct *work)
 		daxfs_mmap_revalidate_all(sbi);
 		return;
 	}
-	if (err)
-		pr_warn_ratelimited("%s: lease renewal failed (%d)\n", sbi->sb->s_id, err);
 	/*
 	 * Even when this host is idle: free what it retired once no host can
 	 * still read it (df tells the truth after an unlink), and let crashed
@@ -247,6 +267,7 @@ static void daxfs_lease_work(struct work_struct *work)
  */
 static void daxfs_teardown(struct daxfs_sb_info *sbi)
 {
+	cancel_delayed_work_sync(&sbi->renew_work);
 	cancel_delayed_work_sync(&sbi->lease_work);
 	daxfs_backing_stop(sbi);
 	if (sbi->joined) {
@@ -347,6 +368,7 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	memset(o->backing, 0, sizeof(o->backing));
 	o->nr_backing = 0;
 	sbi->sb = sb;
+	INIT_DELAYED_WORK(&sbi->renew_work, daxfs_renew_work);
 	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
 	spin_lock_init(&sbi->mapped_lock);
 	INIT_LIST_HEAD(&sbi->mapped);
@@ -364,14 +386,21 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		flags |= DAXFS_FS_PERSISTENT;
 	err = daxfs_fs_open(&sbi->fs, sbi->kaddr, sbi->size, flags);
 	if (err == -EPROTO) {
-		errorf(fc, "daxfs: %s: made by an older DaxFS (format version 1): convert it offline with fsck.daxfs --convert",
-		       sb->s_id);
+		errorf(fc, "daxfs: %s: made by an older DaxFS (format version %u): convert it offline with fsck.daxfs --convert",
+		       sb->s_id, ((const struct daxfs_super *)sbi->kaddr)->version);
 		return -EINVAL;
 	}
 	if (err == -ENOSYS) {
 		errorf(fc, "daxfs: %s: this CPU has no cmpxchg16b (CX16), which DaxFS needs",
 		       sb->s_id);
 		return -EOPNOTSUPP;
+	}
+	if (!err) {
+		sbi->obs = kcalloc(sbi->fs.sb.max_hosts, sizeof(*sbi->obs),
+				   GFP_KERNEL);
+		if (!sbi->obs)
+			return -ENOMEM;
+		sbi->fs.obs = sbi->obs;
 	}
 	if (err) {
 		errorf(fc, "daxfs: %s: no valid DaxFS image here (error %d%s): create one with mkfs.daxfs, or check it with fsck.daxfs",
@@ -397,6 +426,7 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	} else {
 		sbi->joined = true;
 		sbi->lease_jiffies = max(msecs_to_jiffies(sbi->fs.lease_ms / 4), 1UL);
+		queue_delayed_work(system_highpri_wq, &sbi->renew_work, sbi->lease_jiffies);
 		queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
 	}
 	err = daxfs_backing_attach(fc, sbi);
@@ -508,8 +538,10 @@ static void daxfs_kill_sb(struct super_block *sb)
 {
 	struct daxfs_sb_info *sbi = DAXFS_SB(sb);
 
-	if (sbi)
+	if (sbi) {
+		cancel_delayed_work_sync(&sbi->renew_work);
 		cancel_delayed_work_sync(&sbi->lease_work);
+	}
 	if (sb->s_bdev)
 		kill_block_super(sb);
 	else
@@ -517,6 +549,7 @@ static void daxfs_kill_sb(struct super_block *sb)
 	if (sbi) {
 		daxfs_teardown(sbi);
 		daxfs_opts_free_backing(&sbi->opts);
+		kfree(sbi->obs);
 		kfree(sbi);
 	}
 }

@@ -121,8 +121,10 @@ static void info_hosts(struct daxfs_fs *fs, struct daxfs_info *out)
 		ih->state = state == DAXFS_HOST_FREE ? DAXFS_INFO_HOST_RECOVERED : state;
 		ih->recovered_ns = (s64)daxfs_load((u64 *)&hp->recovered_ns);
 		ih->recovered_by = (u32)(daxfs_load(&hp->recovered_by) & 0xffff);
+		ih->lease = slot == fs->host ? DAXFS_LEASE_LIVE :
+			    daxfs_host_lease(fs, slot);
 		ih->expired = state == DAXFS_HOST_ALIVE && slot != fs->host &&
-			      age > (s64)fs->lease_ms * 1000000LL;
+			      ih->lease == DAXFS_LEASE_EXPIRED;
 		ih->gen = gen;
 		ih->lease_age_ns = age;
 		ih->joined_ns = (s64)daxfs_load((u64 *)&hp->joined_ns);
@@ -207,6 +209,9 @@ const char *daxfs_strerror(int err)
 	case ENOSPC:
 		return "no space left in the filesystem (pool or overlay full): "
 		       "delete files, run reclaim, or mkfs a larger region";
+	case ENOMEM:
+		return "cannot allocate memory (for a region file: the filesystem "
+		       "holding it, e.g. a full /dev/shm, has no room for all of it)";
 	case EBUSY:
 		return "device or resource busy (host table full? wait for dead "
 		       "hosts' leases to expire, or mkfs with more hosts)";

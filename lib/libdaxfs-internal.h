@@ -20,6 +20,7 @@ struct lib_inflight {
 
 struct daxfs_handle {
 	struct daxfs_fs fs;		/* core view; fs.base is the mapping */
+	struct daxfs_host_obs *obs;	/* fs.obs: leases as we time them */
 	void *map;			/* start of the mmap (== fs.base) */
 	uint64_t map_len;
 	uint64_t map_reserved;		/* bytes reserved for alignment */
@@ -79,6 +80,12 @@ int lib_files_add(struct daxfs_handle *h, uint64_t ino);
 int lib_files_put(struct daxfs_handle *h, uint64_t ino);
 int lib_files_check(struct daxfs_handle *h, uint64_t ino);
 void lib_files_rejoined(struct daxfs_handle *h, bool forked);
+
+/* lib/allocate.c: allocates every hole of the region file fd up to size
+ * (nothing to do when it has none).  -ENOMEM when its filesystem has no
+ * room for them.  exclusive (mkfs, nobody maps the file): may write zeros
+ * where fallocate(2) is unsupported; else such a file keeps its holes. */
+int lib_file_allocate(int fd, uint64_t size, bool exclusive);
 
 /* -EROFS when h cannot write (read-only mapping or not joined): the
  * prologue of every modifying call. */

@@ -73,6 +73,7 @@ int daxfs_region_create(const char *path, uint64_t size,
 	uint64_t dev_size, map_len;
 	uint8_t uuid[16];
 	u64 key[2];
+	bool created;
 	void *map;
 	int fd, err;
 
@@ -80,7 +81,12 @@ int daxfs_region_create(const char *path, uint64_t size,
 		o = &defaults;
 	if (o->base_size && !o->base_writer)
 		return -EINVAL;
-	fd = daxfs_target_open(path, O_RDWR | O_CREAT, &kind, &dev_size);
+	/* O_EXCL first: a file we create is one we may remove on failure,
+	 * and one that already reads as zeros */
+	fd = daxfs_target_open(path, O_RDWR | O_CREAT | O_EXCL, &kind, &dev_size);
+	created = fd >= 0;
+	if (fd == -EEXIST)
+		fd = daxfs_target_open(path, O_RDWR, &kind, &dev_size);
 	if (fd < 0)
 		return fd;
 	if (!o->force && has_daxfs(fd)) {
@@ -94,6 +100,10 @@ int daxfs_region_create(const char *path, uint64_t size,
 			err = -errno;
 			goto out_close;
 		}
+		/* all of it now, or a clean refusal (lib/allocate.c) */
+		err = lib_file_allocate(fd, size, true);
+		if (err)
+			goto out_close;
 	} else {
 		if (!size)
 			size = dev_size;
@@ -142,6 +152,9 @@ int daxfs_region_create(const char *path, uint64_t size,
 	fo.root_mode = o->root_mode ? o->root_mode : 0755;
 	fo.root_uid = o->root_uid;
 	fo.root_gid = o->root_gid;
+	/* a new or empty file reads as zeros: no need to write the bucket
+	 * array (256 MiB for a 20 GiB region) */
+	fo.zeroed = kind == DAXFS_TARGET_FILE && (created || !dev_size);
 
 	/* Invalidate any old superblock first, so an interrupted mkfs never
 	 * leaves a half-old, half-new region that still looks mountable. */
@@ -167,6 +180,13 @@ out_unmap:
 out_close:
 	if (kind != DAXFS_TARGET_DEVDAX && !err)
 		fsync(fd);
+	/* a failed mkfs leaves no file it created, and an existing file at
+	 * its old size (a 20 GiB file left on a full tmpfs is the harm) */
+	if (err && created)
+		unlink(path);
+	else if (err && kind == DAXFS_TARGET_FILE && size != dev_size &&
+		 ftruncate(fd, (off_t)dev_size) < 0)
+		err = -errno;
 	close(fd);
 	return err;
 }

@@ -36,6 +36,18 @@ static pthread_once_t lib_atfork_once = PTHREAD_ONCE_INIT;
  * the parent's host and must join again before use. */
 static volatile unsigned long lib_fork_gen;
 
+/* The heartbeat waits on CLOCK_MONOTONIC: a step of the wall clock
+ * neither stalls nor hurries it (docs/hosts.md "Leases"). */
+static void cond_init_mono(pthread_cond_t *cond)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
 static void lib_prepare_fork(void)
 {
 	struct daxfs_handle *h;
@@ -66,8 +78,11 @@ static void lib_child_fork(void)
 	lib_call_child_fork();
 	for (h = lib_handles; h; h = h->next) {
 		pthread_mutex_init(&h->lock, NULL);
-		pthread_cond_init(&h->cond, NULL);
+		cond_init_mono(&h->cond);
 		lib_gate_child_fork(h);
+		/* a thread of the parent may have held a pair's try-lock */
+		for (u32 i = 0; h->obs && i < h->fs.sb.max_hosts; i++)
+			h->obs[i].busy = 0;
 		h->hb_running = false;
 		h->hb_stop = false;
 		/* the next call takes a slot of our own (lib_rejoin) */
@@ -257,7 +272,8 @@ static void *heartbeat_main(void *arg)
 		period_ms = 1;
 	pthread_mutex_lock(&h->lock);
 	while (!h->hb_stop) {
-		clock_gettime(CLOCK_REALTIME, &ts);
+		/* monotonic: a wall clock stepped back would stall us */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += period_ms / 1000;
 		ts.tv_nsec += (long)(period_ms % 1000) * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
@@ -270,6 +286,9 @@ static void *heartbeat_main(void *arg)
 		if (h->need_rejoin)
 			continue;
 		err = daxfs_host_renew(&h->fs);
+		/* time the others' renewals all along, so that a host
+		 * that stops is known dead one lease later */
+		daxfs_hosts_observe(&h->fs);
 		/* Declared dead (stopped too long): a survivor recovered
 		 * our old slot.  The next call joins again (lib_call_begin),
 		 * once no call runs on the old slot any more. */
@@ -407,6 +426,7 @@ static void handle_free(struct daxfs_handle *h)
 	pthread_cond_destroy(&h->cond);
 	lib_gate_destroy(h);
 	free(h->opens);
+	free(h->obs);
 	free(h);
 }
 
@@ -429,7 +449,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	h->uid = (uint32_t)geteuid();
 	h->gid = (uint32_t)getegid();
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
+	cond_init_mono(&h->cond);
 	lib_gate_init(h);
 
 	fd = daxfs_target_open(path, (flags & DAXFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
@@ -442,6 +462,12 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	if (size < DAXFS_BLOCK_SIZE) {
 		err = -EINVAL;
 		goto fail;
+	}
+	/* a writer never stores into a hole (lib/allocate.c) */
+	if (h->kind == DAXFS_TARGET_FILE && !(flags & DAXFS_OPEN_RDONLY)) {
+		err = lib_file_allocate(fd, size, false);
+		if (err)
+			goto fail;
 	}
 	err = map_target(h, (flags & DAXFS_OPEN_RDONLY) ? PROT_READ :
 			 PROT_READ | PROT_WRITE, size);
@@ -458,6 +484,12 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	if (err)
 		goto fail;
 	h->fs.host = DAXFS_NO_HOST;
+	h->obs = calloc(h->fs.sb.max_hosts, sizeof(*h->obs));
+	if (!h->obs) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	h->fs.obs = h->obs;
 	err = lib_backing_init(h);	/* split mode: backing.c */
 	if (err)
 		goto fail;
@@ -537,6 +569,29 @@ static int do_region_reclaim(struct daxfs_handle *h)
 		return err;
 	daxfs_reclaim_all(&h->fs);
 	return 0;
+}
+
+int daxfs_fs_watch_hosts(struct daxfs_fs *fs)
+{
+	s64 end = daxfs_mono_ns() + (s64)fs->lease_ms * 1250000LL +
+		  100000000LL;
+	struct timespec ts = { 0, 10000000L };
+	u32 n;
+
+	if (!fs->obs)
+		fs->obs = calloc(fs->sb.max_hosts, sizeof(*fs->obs));
+	if (!fs->obs)
+		return -ENOMEM;
+	/* a live host renews every lease/4, a dead one is judged after a
+	 * lease: at most about a lease, less when all are seen renewing */
+	while ((n = daxfs_hosts_observe(fs)) && daxfs_mono_ns() < end)
+		nanosleep(&ts, NULL);
+	return (int)n;
+}
+
+int daxfs_region_watch_hosts(struct daxfs_handle *h)
+{
+	return daxfs_fs_watch_hosts(&h->fs);
 }
 
 int daxfs_region_reclaim(struct daxfs_handle *h)

@@ -6,7 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for pkg in build-essential make gcc python3 python3-pip spin; do
+# gcc-aarch64-linux-gnu and qemu-user-static: `make cross-arm64` builds
+# libdaxfs and the C tests for arm64 and tests/test_cross_arm64.py runs them
+# under qemu-aarch64-static (docs/design.md "Memory ordering").
+for pkg in build-essential make gcc python3 python3-pip spin \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

@@ -27,13 +27,18 @@ def built():
     return r
 
 
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_c_unit(built, name):
-    path = os.path.join(BIN, name)
+def run_program(built, path, prefix=()):
+    """Runs the test program at path (under prefix, e.g. an emulator);
+    fails when it was not built or does not exit 0."""
     if not os.path.exists(path):
         pytest.fail("%s was not built (make exit %d):\n%s"
                     % (path, built.returncode, built.stdout[-6000:]))
-    r = subprocess.run([path], cwd=ROOT, stdout=subprocess.PIPE,
+    r = subprocess.run([*prefix, path], cwd=ROOT, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
-    assert r.returncode == 0, "%s exited %d:\n%s" % (name, r.returncode,
-                                                       r.stdout[-12000:])
+    assert r.returncode == 0, "%s exited %d:\n%s" % (path, r.returncode,
+                                                     r.stdout[-12000:])
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_c_unit(built, name):
+    run_program(built, os.path.join(BIN, name))

@@ -3,10 +3,11 @@ word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
 ({offset, 64-bit tag} pairs).  The v1 image is written here from a fresh
 v2 one by encoding its heads the old way (docs/format.md "Changelog")."""
 
+import mmap
 import os
 import struct
 import subprocess
-import time
+import threading
 
 import pytest
 
@@ -68,6 +69,9 @@ class Raw:
             f.write(self.b)
 
 
+LEASE_MS = 300
+
+
 def make_v1(path):
     """Rewrites a closed v2 image as version 1; returns the v2 heads."""
     im = Raw(path)
@@ -89,7 +93,8 @@ def run(*args):
 @pytest.fixture
 def v1(region_path):
     assert os.access(FSCK, os.X_OK), "fsck.daxfs not built: run make"
-    daxfs.mkfs(region_path, 16 << 20)
+    # a short lease: --convert watches the host table for about one
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
     with daxfs.Region(region_path) as r:
         r.mkdir("/d")
         r.write_file("/d/keep", DATA)
@@ -121,9 +126,9 @@ def test_v1_refused_with_advice(v1):
 def test_convert_then_clean(v1):
     path, heads = v1
     rc, out = run(FSCK, "--convert", path)
-    assert rc == 0 and "converted to DaxFS format version 2" in out, out
+    assert rc == 0 and "converted to DaxFS format version 3" in out, out
     im = Raw(path)
-    assert im.version() == 2
+    assert im.version() == 3
     assert [im.words(im.line(c), 1)[0] for c in range(NR_CLASSES)] == heads
     rc, out = run(FSCK, "-n", path)
     assert rc == 0 and "clean" in out, out
@@ -141,14 +146,52 @@ def test_convert_then_clean(v1):
     assert rc == 0 and "clean" in out, out
 
 
+def test_v2_converts_to_v3(region_path):
+    """Version 2 (wall-clock leases) is refused with advice; --convert
+    makes it version 3 and changes nothing else."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/small", b"hello\n")
+    im = Raw(region_path)
+    im.set_version(2)
+    im.save()
+    rc, out = run(DAXFS, "-r", region_path, "ls", "/")
+    assert rc != 0 and "fsck.daxfs --convert" in out, out
+    rc, out = run(FSCK, "--convert", region_path)
+    assert rc == 0 and "converted to DaxFS format version 3" in out, out
+    assert Raw(region_path).version() == 3
+    with daxfs.Region(region_path) as r:
+        assert r.read_file("/small") == b"hello\n"
+
+
 def test_convert_refused_while_mounted(v1):
+    """A host that keeps renewing (its heartbeat word changes, as an old
+    host's wall-clock renewals do) holds off the conversion."""
     path, _ = v1
     im = Raw(path)
-    im.put(im.hosts, 1 << 8 | 1, time.time_ns())      # slot 0: ALIVE, fresh
+    im.put(im.hosts, 1 << 8 | 1, 1)                   # slot 0: ALIVE
     im.save()
-    with open(path, "rb") as f:
-        before = f.read()
-    rc, out = run(FSCK, "--convert", path)
+    stop = threading.Event()
+
+    def renew():
+        with open(path, "r+b") as f:
+            m = mmap.mmap(f.fileno(), 0)
+            k = 2
+            while not stop.is_set():
+                struct.pack_into("<Q", m, im.hosts + 8, k)
+                k += 1
+                stop.wait(LEASE_MS / 4000)
+            m.close()
+
+    t = threading.Thread(target=renew)
+    t.start()
+    try:
+        with open(path, "rb") as f:
+            before = f.read()[:im.hosts]
+        rc, out = run(FSCK, "--convert", path)
+    finally:
+        stop.set()
+        t.join()
     assert rc == 4 and "NOT CONVERTING" in out, out
     with open(path, "rb") as f:
-        assert f.read() == before, "--convert changed a mounted image"
+        assert f.read()[:im.hosts] == before, "--convert changed a mounted image"

@@ -288,6 +288,7 @@ import sys
 sys.path.insert(0, sys.argv[2])
 import daxfs
 r = daxfs.Region(sys.argv[1])
+r.watch_hosts()     # a fresh host times the others' leases first
 r.reclaim()
 r.close()
 '''

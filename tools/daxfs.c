@@ -435,6 +435,16 @@ static const char *target_kind_name(uint32_t k)
 	}
 }
 
+/* How this process judges a host's lease (docs/hosts.md "Leases"). */
+static const char *lease_name(uint32_t lease)
+{
+	if (lease == DAXFS_LEASE_LIVE)
+		return "live";
+	if (lease == DAXFS_LEASE_EXPIRED)
+		return "expired";
+	return "unknown";
+}
+
 static const char *host_kind_name(uint32_t k)
 {
 	switch (k) {
@@ -568,17 +578,19 @@ static void info_json(struct ctx *c, const struct daxfs_info *in)
 	for (i = 0; i < in->nr_hosts && i < DAXFS_MAX_HOSTS; i++) {
 		const struct daxfs_info_host *hs = &in->hosts[i];
 		int64_t age = hs->lease_age_ns;
-		bool expired = age > (int64_t)in->lease_ms * 1000000LL;
+		bool expired = hs->expired;
 
 		printf("%s\n    {\"slot\": %u, \"state\": ", i ? "," : "", hs->slot);
 		json_str(daxfs_host_state_name(hs->state));
 		printf(", \"gen\": %llu, \"name\": ", (unsigned long long)hs->gen);
 		json_str(hs->name);
 		printf(", \"pid\": %u, \"kind\": \"%s\", \"lease_age_ms\": %lld, "
+		       "\"lease\": \"%s\", "
 		       "\"expired\": %s, \"joined_ns\": %lld, \"ops\": %llu, "
 		       "\"busy_lanes\": %u, \"open_files\": %u, \"self\": %s, "
 		       "\"recovered_ns\": %lld, \"recovered_by\": ",
 		       hs->pid, host_kind_name(hs->kind), (long long)(age / 1000000),
+		       lease_name(hs->lease),
 		       expired && hs->state == DAXFS_HOST_ALIVE ? "true" : "false",
 		       (long long)hs->joined_ns,
 		       (unsigned long long)hs->ops, hs->busy_lanes, hs->open_files,
@@ -655,11 +667,13 @@ static void info_text(struct ctx *c, const struct daxfs_info *in)
 	       "kind", "lease age", "ops", "busy", "name");
 	for (i = 0; i < in->nr_hosts && i < DAXFS_MAX_HOSTS; i++) {
 		const struct daxfs_info_host *hs = &in->hosts[i];
-		bool expired = hs->lease_age_ns > (int64_t)in->lease_ms * 1000000LL;
+		bool expired = hs->expired;
 
 		any_expired |= expired && hs->state == DAXFS_HOST_ALIVE;
 		if (hs->state == DAXFS_INFO_HOST_RECOVERED)
 			snprintf(s1, sizeof(s1), "-");
+		else if (hs->lease == DAXFS_LEASE_UNKNOWN)
+			snprintf(s1, sizeof(s1), "?");
 		else
 			snprintf(s1, sizeof(s1), "%.1fs%s", hs->lease_age_ns / 1e9,
 				 expired && hs->state == DAXFS_HOST_ALIVE ? "!" : "");
@@ -690,14 +704,24 @@ static int cmd_info(struct ctx *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "watch", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daxfs_info *in;
-	bool json = flag_opt(c, argc, argv, "j", longopts);
-	int ret;
+	bool json = false, watch = false;
+	int ret, ch;
 
+	while ((ch = next_opt(c, argc, argv, "jw", longopts)) != -1) {
+		if (ch == 'j')
+			json = true;
+		else if (ch == 'w')
+			watch = true;
+	}
 	no_operands(c, argc, argv);
+	/* times the other hosts' heartbeats with our own clock first */
+	if (watch)
+		daxfs_region_watch_hosts(c->h);
 	in = calloc(1, sizeof(*in));
 	if (!in)
 		return cmd_err(c, "out of memory");
@@ -1135,19 +1159,46 @@ static int copy_out(struct ctx *c, uint64_t ino, int fd, const char **where)
 	return ret;
 }
 
-/* Copies fd to file ino of the region at offset 0 (or appending). */
-static int copy_in(struct ctx *c, uint64_t ino, int fd, bool append, const char **where)
+/*
+ * Writes all len bytes of buf at off (or appending).  daxfs_pwrite and
+ * daxfs_append return a short count when the region fills part way: the
+ * rest is retried, and a retry that writes nothing is the error (-ENOSPC),
+ * never taken as done.  *done receives the bytes written.
+ */
+static int write_chunk(struct ctx *c, uint64_t ino, const char *buf, size_t len,
+		       uint64_t off, bool append, uint64_t *done)
+{
+	*done = 0;
+	while (*done < len) {
+		int64_t w = append ? daxfs_append(c->h, ino, buf + *done, len - *done, NULL)
+				   : daxfs_pwrite(c->h, ino, buf + *done, len - *done,
+						  off + *done);
+
+		if (w < 0)
+			return (int)w;
+		if (w == 0)
+			return -ENOSPC;
+		*done += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Copies fd to file ino of the region at offset 0 (or appending).
+ * *copied receives the bytes that reached the region. */
+static int copy_in(struct ctx *c, uint64_t ino, int fd, bool append,
+		   const char **where, uint64_t *copied)
 {
 	char *buf = malloc(IO_CHUNK);
 	uint64_t off = 0;
 	int ret = 0;
 
+	*copied = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
 		ssize_t n = read(fd, buf, IO_CHUNK);
+		uint64_t done;
 		size_t got;
-		int64_t w;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1168,22 +1219,97 @@ static int copy_in(struct ctx *c, uint64_t ino, int fd, bool append, const char 
 				break;
 			got += (size_t)n;
 		}
-		w = append ? daxfs_append(c->h, ino, buf, got, NULL)
-			   : daxfs_pwrite(c->h, ino, buf, got, off);
-		if (w < 0) {
+		ret = write_chunk(c, ino, buf, got, off, append, &done);
+		off += done;
+		if (ret) {
 			*where = "write";
-			ret = (int)w;
 			break;
 		}
-		off += got;
 		if (n < 0) {
 			*where = "read";
 			ret = -errno;
 			break;
 		}
 	}
+	*copied = off;
 	free(buf);
 	return ret;
+}
+
+/* dst's directory part ("a/b" -> "a/", "b" -> ""), malloc'd. */
+static char *dir_part(const char *dst)
+{
+	const char *slash = strrchr(dst, '/');
+	size_t len = slash ? (size_t)(slash - dst) + 1 : 0;
+	char *d = malloc(len + 1);
+
+	if (!d) {
+		tool_err("out of memory");
+		exit(1);
+	}
+	memcpy(d, dst, len);
+	d[len] = '\0';
+	return d;
+}
+
+/*
+ * Stores fd as dst, whole or not at all.  The bytes go to a hidden name
+ * in dst's directory that is renamed over dst only once every byte is
+ * in, so that no host ever sees a partial dst and a failed copy (region
+ * full, read error) leaves dst as it was.  The new file keeps an existing
+ * dst's mode and owner.  A dst that is a symlink or has other hard links
+ * cannot be replaced by a rename without breaking them: it is truncated
+ * and written in place, and on failure truncated back to empty, so that
+ * what remains cannot pass for the whole file.
+ */
+static int store_file(struct ctx *c, const char *dst, int fd, uint32_t mode,
+		      const char *src_name)
+{
+	const char *where = "read";
+	struct daxfs_attr old;
+	uint64_t ino, copied;
+	char *dir, *tmp;
+	bool exists, in_place;
+	int ret;
+
+	exists = !daxfs_path_lstat(c->h, dst, &old);
+	in_place = exists && (!S_ISREG(old.mode) || old.nlink > 1);
+	if (exists && S_ISREG(old.mode))
+		mode = old.mode & 07777;
+	c->mutated = true;
+	if (in_place) {
+		ret = daxfs_path_create(c->h, dst, mode, DAXFS_CREATE_TRUNC, &ino);
+		if (ret < 0)
+			return path_err(c, dst, ret);
+		ret = copy_in(c, ino, fd, false, &where, &copied);
+		if (!ret)
+			return 0;
+		daxfs_ftruncate(c->h, ino, 0);
+		path_err(c, strcmp(where, "read") ? dst : src_name, ret);
+		fprintf(stderr, "daxfs: %s: %s: left empty (%llu bytes had been copied)\n",
+			c->cmd->name, dst, (unsigned long long)copied);
+		return 1;
+	}
+	dir = dir_part(dst);
+	tmp = xasprintf("%s.%.200s.daxfs-%ld", dir, base_name(dst), (long)getpid());
+	free(dir);
+	ret = daxfs_path_create(c->h, tmp, mode, DAXFS_CREATE_EXCL, &ino);
+	if (ret < 0) {
+		path_err(c, dst, ret);
+		goto out;
+	}
+	if (exists)
+		daxfs_path_chown(c->h, tmp, old.uid, old.gid);
+	ret = copy_in(c, ino, fd, false, &where, &copied);
+	if (!ret)
+		ret = daxfs_path_rename(c->h, tmp, dst, 0);
+	if (ret) {
+		path_err(c, strcmp(where, "read") ? dst : src_name, ret);
+		daxfs_path_unlink(c->h, tmp);
+	}
+out:
+	free(tmp);
+	return ret ? 1 : 0;
 }
 
 static int cmd_cat(struct ctx *c, int argc, char **argv)
@@ -1259,10 +1385,9 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 
 static int cmd_put(struct ctx *c, int argc, char **argv)
 {
-	const char *lsrc, *where = "read";
+	const char *lsrc;
 	char *dst;
 	struct stat lst;
-	uint64_t ino;
 	uint32_t mode;
 	int fd, ret;
 
@@ -1284,39 +1409,38 @@ static int cmd_put(struct ctx *c, int argc, char **argv)
 		mode = lst.st_mode & 07777;
 	}
 	dst = target_path(c, argv[optind + 1], strcmp(lsrc, "-") ? base_name(lsrc) : "stdin");
-	ret = daxfs_path_create(c->h, dst, mode, DAXFS_CREATE_TRUNC, &ino);
-	c->mutated = true;
-	if (ret < 0) {
-		path_err(c, dst, ret);
-	} else {
-		ret = copy_in(c, ino, fd, false, &where);
-		if (ret)
-			path_err(c, strcmp(where, "read") ? dst : lsrc, ret);
-	}
+	ret = store_file(c, dst, fd, mode, strcmp(lsrc, "-") ? lsrc : "stdin");
 	if (fd != STDIN_FILENO)
 		close(fd);
 	free(dst);
-	return ret < 0 ? 1 : 0;
+	return ret;
 }
 
 static int cmd_write(struct ctx *c, int argc, char **argv)
 {
 	const char *where = "read";
 	bool append = flag_opt(c, argc, argv, "a", NULL);
-	uint64_t ino;
+	uint64_t ino, copied;
 	int ret;
 
 	if (argc - optind != 1)
 		usage_err(c, "expected one PATH");
-	ret = daxfs_path_create(c->h, argv[optind], 0666 & ~c->umask,
-				append ? 0 : DAXFS_CREATE_TRUNC, &ino);
+	if (!append)
+		return store_file(c, argv[optind], STDIN_FILENO, 0666 & ~c->umask, "stdin");
+	ret = daxfs_path_create(c->h, argv[optind], 0666 & ~c->umask, 0, &ino);
 	c->mutated = true;
 	if (ret < 0)
 		return path_err(c, argv[optind], ret);
-	ret = copy_in(c, ino, STDIN_FILENO, append, &where);
-	if (ret)
-		return path_err(c, strcmp(where, "read") ? argv[optind] : "stdin", ret);
-	return 0;
+	ret = copy_in(c, ino, STDIN_FILENO, true, &where, &copied);
+	if (!ret)
+		return 0;
+	path_err(c, strcmp(where, "read") ? argv[optind] : "stdin", ret);
+	/* appended bytes cannot be taken back: another host may have
+	 * appended after them.  Say how much of the input is in. */
+	if (copied)
+		fprintf(stderr, "daxfs: %s: %s: only the first %llu bytes of the input were appended\n",
+			c->cmd->name, argv[optind], (unsigned long long)copied);
+	return 1;
 }
 
 struct truncate_args {
@@ -1753,10 +1877,13 @@ static int cmd_df(struct ctx *c, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 
 static const struct cmd cmds[] = {
-	{ "info", OPEN_RDONLY, cmd_info, "[--json]",
+	{ "info", OPEN_RDONLY, cmd_info, "[--json] [-w]",
 	  "Show the region layout, space and overlay usage, and the hosts in the host\n"
 	  "table with their state and lease age.  Does not join the host table.\n"
-	  "  --json   machine-readable output\n" },
+	  "A lease is judged by timing the host's heartbeat counter with this\n"
+	  "process's clock: '?' (unknown) until watched long enough.\n"
+	  "  --json       machine-readable output\n"
+	  "  -w, --watch  watch the heartbeats first (up to about one lease)\n" },
 	{ "ls", OPEN_READ, cmd_ls, "[-l] [-a] [-d] [-i] [PATH...]",
 	  "List directory contents (default: the root).\n"
 	  "  -l   long listing like ls -l\n  -a   include names starting with '.' and . ..\n"
@@ -1872,6 +1999,11 @@ static int open_region(struct ctx *c)
 		else if (ret == -EPROTONOSUPPORT || ret == -EOPNOTSUPP)
 			fprintf(stderr, "daxfs: %s: made by a newer DaxFS (unsupported format "
 				"version or features); use a newer daxfs\n", c->region);
+		else if (ret == -ENOMEM)
+			fprintf(stderr, "daxfs: %s: the region file has holes and the "
+				"filesystem holding it has no room to allocate them (a host "
+				"storing into a hole there would die of SIGBUS); free space "
+				"there, or open it read-only\n", c->region);
 		else if (ret == -EMEDIUMTYPE)
 			fprintf(stderr, "daxfs: %s: a --backing file is not one of this "
 				"filesystem's backing files (wrong file, or changed/truncated "

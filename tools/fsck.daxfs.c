@@ -61,7 +61,7 @@ static void usage(FILE *f)
 		"  -n        check only; the region is mapped read-only (default)\n"
 		"  -y        repair every problem that can be repaired safely\n"
 		"  -p, -a    preen: like -y (no questions are ever asked)\n"
-		"  --convert convert an image of format version 1 to the current\n"
+		"  --convert convert an image of format version 1 or 2 to the current\n"
 		"            format in place (every host unmounted), then repair\n"
 		"            like -y\n"
 		"  -f        repair even while hosts hold fresh leases (dangerous:\n"
@@ -191,27 +191,43 @@ static int finish_early(struct fsck *k, int code, const char *status)
 	return code;
 }
 
-/* A version 1 image: converted with --convert, else how to.  Returns
- * true when the image is now current. */
-static bool convert_v1(struct fsck *k, void *base, u64 size)
+/* An image of an older format version: converted with --convert, else
+ * how to.  Returns true when the image is now current. */
+static bool convert_old(struct fsck *k, void *base, u64 size)
 {
+	u32 version = ((const struct daxfs_super *)base)->version;
+	struct daxfs_fs fs;
 	int err;
 
 	if (!k->convert) {
 		if (!k->json)
-			fprintf(stderr, "%s: made by an older DaxFS (format version 1, "
-				"before 16-byte free-stack heads).\nConvert it with every "
-				"host unmounted: fsck.daxfs --convert %s\n",
-				k->target, k->target);
+			fprintf(stderr, "%s: made by an older DaxFS (format version %u, "
+				"%s).\nConvert it with every host unmounted: "
+				"fsck.daxfs --convert %s\n", k->target, version,
+				version == DAXFS_VERSION_V1 ?
+				"before 16-byte free-stack heads" :
+				"leases timed by wall clocks", k->target);
 		return false;
 	}
-	err = daxfs_convert_v1(base, size, k->force);
+	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);
+	if (!err && !k->force) {
+		/* a host still renewing shows within a lease */
+		if (!k->json)
+			fprintf(stderr, "%s: watching the host table for up to "
+				"%.1f s (leases)...\n", k->target,
+				fs.lease_ms * 1.25 / 1000);
+		if (daxfs_fs_watch_hosts(&fs) < 0)
+			err = -ENOMEM;
+	}
+	if (!err)
+		err = daxfs_convert(&fs, k->force);
+	free(fs.obs);
 	if (err == -EBUSY) {
 		if (!k->json)
 			fprintf(stderr, "%s: NOT CONVERTING: a host has this filesystem "
-				"mounted (fresh lease).\nUnmount it everywhere, then run "
-				"fsck.daxfs --convert again, or add -f if you know those "
-				"hosts are gone.\n", k->target);
+				"mounted (its lease is renewed).\nUnmount it everywhere, "
+				"then run fsck.daxfs --convert again, or add -f if you "
+				"know those hosts are gone.\n", k->target);
 		return false;
 	}
 	if (err < 0) {
@@ -321,9 +337,10 @@ int main(int argc, char **argv)
 		tool_err("%s: not a DaxFS filesystem (bad magic number)", k.target);
 		return finish_early(&k, FSCK_ERROR, "not daxfs");
 	}
-	if (((const struct daxfs_super *)base)->version == DAXFS_VERSION_V1 &&
-	    !convert_v1(&k, base, size))
-		return finish_early(&k, FSCK_UNCORRECTED, "format version 1");
+	if (((const struct daxfs_super *)base)->version < DAXFS_VERSION &&
+	    ((const struct daxfs_super *)base)->version >= DAXFS_VERSION_V1 &&
+	    !convert_old(&k, base, size))
+		return finish_early(&k, FSCK_UNCORRECTED, "older format version");
 	if (daxfs_check_super(base, size, report, &k)) {
 		if (!k.json)
 			fprintf(stderr, "%s: the superblock is corrupt and DaxFS keeps no backup "
@@ -364,6 +381,12 @@ int main(int argc, char **argv)
 	o.progress = progress;
 	o.ctx = &k;
 	repairing = k.repair;
+	/* which hosts are live: their heartbeat counters, timed with our
+	 * own clock, for up to about a lease (docs/hosts.md "Leases") */
+	if (daxfs_fs_watch_hosts(&fs) < 0) {
+		tool_err("out of memory");
+		return finish_early(&k, FSCK_ERROR, "out of memory");
+	}
 	err = daxfs_check(&fs, &o, &res);
 	progress_done(&k.prog);
 	if (err) {

@@ -516,6 +516,12 @@ int main(int argc, char **argv)
 		if (ret == -EEXIST)
 			tool_err("%s contains a DaxFS filesystem; use -f to overwrite it",
 				 a.target);
+		else if (ret == -ENOMEM && kind == DAXFS_TARGET_FILE)
+			tool_err("cannot create a filesystem of %s on %s: the filesystem "
+				 "holding it has no room for %s (a region is allocated whole, "
+				 "so that no host ever dies of SIGBUS when it fills); nothing "
+				 "was left behind: free space there or give a smaller -s SIZE",
+				 s, a.target, s);
 		else if (ret == -ENOSPC || ret == -E2BIG || ret == -EFBIG)
 			tool_err("cannot create a filesystem of %s on %s: %s (the size must "
 				 "fit the metadata%s and not exceed the device)", s,

@@ -14,6 +14,9 @@ Scenarios:
   crash-survivor             keep working while the victim is killed, see space reclaimed
   coherent ROLE W T          map base-image files W and T read-only; another host writes a
                              page of W and truncates T: our mappings follow within 10 s
+  clock-step ROLE STEP_S LEASE_MS
+                             work while stepping this guest's wall clock by STEP_S seconds:
+                             nothing fails, nobody is declared dead
 """
 import ctypes
 import errno
@@ -816,6 +819,45 @@ def survivor(fs, role, big=8 << 20):
 
 def scen_crash_survivor(args):
     survivor(PosixFS(MNT), args[0] if args else "B")
+
+
+# ---- leases never compare wall clocks (docs/hosts.md "Leases")
+CLOCK_ROLES = ("A", "B", "H")
+
+
+def clock_work(role, seconds):
+    """Writes and reads back files in /clock-ROLE for SECONDS; returns how many."""
+    n = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        data = f"{role}:{n};".encode() * 400
+        path = p(f"clock-{role}", f"f{n % 10}")
+        write_file(path, data)
+        check(read_file(path) == data, f"{role}: file {path} read back wrong")
+        n += 1
+    return n
+
+
+def scen_clock_step(args):
+    """clock-step ROLE STEP_S LEASE_MS: once every host is there, works for two leases,
+    steps this guest's wall clock by STEP_S seconds (as settimeofday or an NTP step
+    would), works for three more leases (the others reap expired hosts all along), then
+    checks that no operation failed and this kernel never found itself declared dead."""
+    role, step, lease = args[0], int(args[1]), int(args[2]) / 1000
+    fs = PosixFS(MNT)
+    fs.mkdir(f"/clock-{role}")
+    fs_mark(fs, role, f"clock-ready-{role}")
+    fs_wait(fs, [f"clock-ready-{r}" for r in CLOCK_ROLES], 200)
+    n = clock_work(role, 2 * lease)
+    before = time.time()
+    time.clock_settime(time.CLOCK_REALTIME, before + step)
+    log(f"{role}: wall clock stepped by {step} s ({before:.0f} -> {time.time():.0f})")
+    n += clock_work(role, 3 * lease)
+    fs_mark(fs, role, f"clock-done-{role}")
+    fs_wait(fs, [f"clock-done-{r}" for r in CLOCK_ROLES], 200)
+    dmesg = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    check("declared this host dead" not in dmesg, f"{role}: declared dead:\n{dmesg[-2000:]}")
+    result(**{f"clock_{role}": "ok", f"clock_ops_{role}": n})
 
 
 # ---- coherence of mappings of borrowed pages (docs/kernel.md "Mappings across hosts")

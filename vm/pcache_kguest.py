@@ -13,6 +13,8 @@ Scenarios:
   pressure DIR ROLE NPROC N WRITER   NPROC processes x N random page reads (+ writes by WRITER)
   mmap DIR ROLE               mappings of cached pages survive a cache drop; pins released
   victim DIR                  pin pages by mmap, then hang in a slow fill (the test kills us)
+  longfault DIR DELAY_MS      a page fault whose fill takes DELAY_MS: this host's lease is
+                              renewed all along (issue 16 item 11)
   survivor DIR ROLE           read the page the victim was filling, after the kill
   timeout DIR                 no host can fill: read fails with ETIMEDOUT, never hangs
   stale DIR                   map, wait until declared dead (EIO), then unmap
@@ -273,6 +275,35 @@ def scen_victim(args):
     fs.pread(m["victim_page"][0], 1, m["victim_page"][1])
     log("victim: the slow fill returned, which it must not before the kill")
     sys.exit(1)
+
+
+def scen_longfault(args):
+    """A read fault on a mapped page whose fill takes DELAY_MS (fill_delay_ms): the fault
+    holds the inode's pin_lock all along, which the lease work's mapping revalidation
+    also takes.  Renewal must not wait behind it: nobody declares this host dead."""
+    d, m = manifest(args[0])
+    delay = int(args[1])
+    fs = kg.PosixFS(MNT)
+    name, off = m["victim_page"]
+    fd = os.open(os.path.join(MNT, name.lstrip("/")), os.O_RDONLY)
+    mm = mmap.mmap(fd, os.fstat(fd).st_size, mmap.MAP_SHARED, mmap.PROT_READ)
+    fs_wait(fs, ["long-watching"], 200)
+    with open("/sys/module/daxfs/parameters/fill_delay_ms", "w") as f:
+        f.write(str(delay))
+    t = time.monotonic()
+    got = mm[off:off + PAGE]            # the fault: one slow fill
+    took = time.monotonic() - t
+    with open("/sys/module/daxfs/parameters/fill_delay_ms", "w") as f:
+        f.write("0")
+    check(got == source(d, name)[off:off + PAGE], "long fault: wrong content")
+    check(took >= delay / 1000 * 0.9, f"the fault took {took:.1f}s: no slow fill happened")
+    mm.close()
+    os.close(fd)
+    fs.write("/long-after", b"still a live host")
+    dmesg = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    check("declared this host dead" not in dmesg, f"declared dead:\n{dmesg[-2000:]}")
+    result(longfault="ok", fault_s=f"{took:.1f}")
+    fs_mark(fs, "L", "long-done")
 
 
 def scen_survivor(args):

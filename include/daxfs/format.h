@@ -33,9 +33,10 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		2u	/* 2: 16-byte free-stack heads */
+#define DAXFS_VERSION		3u	/* 3: heartbeat is a renewal counter */
 /* Older versions the tools can convert in place (fsck.daxfs --convert). */
 #define DAXFS_VERSION_V1	1u
+#define DAXFS_VERSION_V2	2u	/* 2: 16-byte free-stack heads */
 
 /* Feature flags.  Unknown incompat bits: refuse to mount.  Unknown
  * ro_compat bits: mount read-only only.  Unknown compat bits: ignore. */
@@ -234,7 +235,11 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_intent) == 64);
 
 struct daxfs_host {
 	__u64 state;			/* gen << 8 | enum daxfs_host_state */
-	__u64 heartbeat_ns;		/* CLOCK_REALTIME of the last renewal */
+	__u64 heartbeat;		/* renewal counter: the owner adds 1 at
+					 * each renewal (a recoverer at its
+					 * claim); observers time its changes
+					 * with their own monotonic clock
+					 * (version 2: CLOCK_REALTIME ns) */
 	__u64 map_epoch;		/* (was an unused epoch word) 0: maps no
 					 * pool page; else the epoch at which its
 					 * last completed mapping revalidation

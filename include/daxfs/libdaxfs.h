@@ -75,9 +75,15 @@ struct daxfs_handle;		/* opaque */
  * size from BLKGETSIZE64) or a devdax character device (/dev/daxX.Y: size
  * from sysfs, mapped MAP_SHARED with 2 MiB alignment).
  *
+ * A regular file opened for writing first gets all of its holes allocated
+ * (fallocate(2)): a store into a hole of a file on a full filesystem would
+ * be a SIGBUS in the middle of an operation.  Where the filesystem cannot
+ * fallocate (EOPNOTSUPP), the holes stay and that risk with them.
+ *
  * Errors: -ENOENT/-EACCES... from open(2); -EINVAL not a DaxFS region or an
  * unsupported version; -EUCLEAN corrupt superblock; -EBUSY host table full;
- * -ENOMEM.
+ * -ENOMEM out of memory, or the file has holes that its filesystem has no
+ * room to allocate (nothing was changed).
  */
 int daxfs_region_open(const char *path, unsigned int flags,
 		      struct daxfs_handle **out);
@@ -112,6 +118,12 @@ void daxfs_region_close(struct daxfs_handle *h);
  * across fork().
  */
 struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h);
+
+/* daxfs_region_watch_hosts() for a core view opened without a handle
+ * (fsck.daxfs): attaches an observation table to fs when it has none
+ * (freed with free(fs->obs)).  Returns the hosts still undecided, or
+ * -ENOMEM. */
+int daxfs_fs_watch_hosts(struct daxfs_fs *fs);
 
 /* Renews the lease now (needed only with DAXFS_OPEN_NO_HEARTBEAT).
  * Returns -ESTALE if this host had been declared dead (it then re-joins
@@ -181,6 +193,10 @@ int daxfs_random_bytes(void *buf, size_t len);
  * already holds a DaxFS superblock unless o->force.  The uuid and the name
  * hash key come from getrandom(2).  After writing, the region is opened
  * once read-only to validate what was written.  o may be NULL.
+ * A regular file gets all of its memory allocated first: -ENOMEM when its
+ * filesystem has no room for the whole region.  On any failure a file
+ * that mkfs created is removed and an existing one is given back its old
+ * size.  A new file reads as zeros, so its bucket array is not written.
  */
 int daxfs_region_create(const char *path, uint64_t size,
 			const struct daxfs_mkfs_opts *o);
@@ -189,6 +205,15 @@ int daxfs_region_create(const char *path, uint64_t size,
  * frees everything no host can still read (core daxfs_reclaim_all()).
  * The space then shows in statfs.  -EROFS when not joined. */
 int daxfs_region_reclaim(struct daxfs_handle *h);
+
+/* Watches the other hosts' heartbeat counters (timed with this process's
+ * monotonic clock, never compared with their clocks: docs/hosts.md
+ * "Leases") until the lease of each is known, live or run out, or about
+ * one lease has passed.  A joined handle's heartbeat thread watches all
+ * along; a tool that opened the region just now calls this before it
+ * trusts daxfs_info()'s expired flags.  Returns how many hosts are still
+ * undecided (0: all known). */
+int daxfs_region_watch_hosts(struct daxfs_handle *h);
 
 /* ------------------------------------------------------------------ */
 /* Path API                                                            */
@@ -308,11 +333,22 @@ int daxfs_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st);
  * (short only at end of file) or -errno. */
 int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 		    uint64_t len, uint64_t off);
-/* Writes len bytes at off; the size grows to at least off + len. */
+/*
+ * Writes len bytes at off; the size grows to at least off + len.  Returns
+ * the bytes written or -errno.  Like pwrite(2) the count can be SHORT:
+ * when the region fills part way the bytes before that point are written
+ * (and the size covers only them) and their count is returned.  A caller
+ * that needs all of buf must loop: the next call returns -ENOSPC.  Never
+ * take a short count as done (daxfs put/write, docs/tools.md).
+ */
 int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t off);
 /* Atomic append: reserves [size, size + len) and writes there; *at (may be
- * NULL) receives the offset.  Concurrent appenders never overlap. */
+ * NULL) receives the offset.  Concurrent appenders never overlap.  Returns
+ * the bytes written or -errno; a SHORT count means the region filled part
+ * way: the first bytes of buf are at *at, and the unwritten tail is given
+ * back when no appender came after.  Appending the rest is a new append
+ * (another host's data may come between). */
 int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t *at);
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
@@ -346,7 +382,9 @@ struct daxfs_info_host {
 	uint32_t slot;
 	uint32_t state;			/* enum daxfs_host_state */
 	uint64_t gen;
-	int64_t lease_age_ns;		/* now - last heartbeat */
+	int64_t lease_age_ns;		/* how long this process has seen the
+					 * heartbeat counter unchanged (its
+					 * own monotonic clock), -1 unknown */
 	int64_t joined_ns;
 	uint32_t pid;
 	uint32_t kind;			/* DAXFS_HOST_KIND_* */
@@ -358,7 +396,9 @@ struct daxfs_info_host {
 	uint32_t recovered_by;		/* slot of the recoverer + 1, 0 host-less */
 	uint32_t expired;		/* 1: ALIVE but the lease ran out */
 	uint32_t open_files;		/* opens in its open set (docs/open-files.md) */
-	uint32_t reserved;
+	uint32_t lease;			/* enum daxfs_lease: 0 unknown (not
+					 * watched long enough), 1 live,
+					 * 2 expired */
 };
 
 /* daxfs_info_host.state beyond enum daxfs_host_state: a FREE slot whose

@@ -40,6 +40,11 @@ _CHUNK = 256
 _IO_CHUNK = 1 << 26
 
 
+# struct daxfs_info_host.lease: how this process judges a host's lease
+# (its heartbeat counter timed with our own clock; docs/hosts.md)
+_LEASES = {0: "unknown", 1: "live", 2: "expired"}
+
+
 def strerror(err):
     """Message for an errno value, with DaxFS advice where it helps."""
     return _lib.lib().daxfs_strerror(-abs(err)).decode("utf-8", "replace")
@@ -389,20 +394,27 @@ class Region:
             return f.read_all()
 
     def write_file(self, path, data, mode=0o644):
-        """Creates or truncates path and writes data to it."""
+        """Creates or truncates path and writes data to it.
+
+        All of data or an error: when the region fills part way the
+        exception is raised and the file does not keep the part written
+        (a file this call created is removed, an existing one is left
+        empty), so that nothing short passes for the whole file.
+        """
         data = _bytes(data)
         ino = ctypes.c_uint64()
         p = _path(path)
-        _check(self._lib.daxfs_path_create(self._handle(), p, mode,
-                                           _lib.CREATE_TRUNC,
-                                           ctypes.byref(ino)), p)
+        created = _check(self._lib.daxfs_path_create(
+            self._handle(), p, mode, _lib.CREATE_TRUNC, ctypes.byref(ino)), p)
         f = File(self, ino.value, p)
-        done = 0
-        while done < len(data):  # a short write (pool full) then fails
-            n = f.pwrite(data[done:], done)
-            if n <= 0:
-                _raise(-_errno.ENOSPC, p)
-            done += n
+        try:
+            f.pwrite_all(data, 0)
+        except OSError:
+            if created:
+                self._lib.daxfs_path_unlink(self._handle(), p)
+            else:
+                f.truncate(0)
+            raise
         return len(data)
 
     def open(self, path, create=False, mode=0o644):
@@ -477,6 +489,7 @@ class Region:
              "kind": h.kind, "ops": h.ops, "busy_lanes": h.busy_lanes,
              "open_files": h.open_files,
              "self": bool(h.self), "expired": bool(h.expired),
+             "lease": _LEASES.get(h.lease, "unknown"),
              "recovered_ns": h.recovered_ns,
              "recovered_by": (h.recovered_by - 1 if h.recovered_by else None)}
             for h in inf.hosts[:inf.nr_hosts]]
@@ -525,6 +538,12 @@ class Region:
         """Frees every retired object that no host can still read."""
         _check(self._lib.daxfs_region_reclaim(self._handle()))
 
+    def watch_hosts(self):
+        """Times the other hosts' heartbeats with this process's clock
+        until each lease is known (live or run out), at most about one
+        lease; returns how many are still undecided."""
+        return _check(self._lib.daxfs_region_watch_hosts(self._handle()))
+
 
 class File:
     """An open regular file: I/O by inode number."""
@@ -540,6 +559,9 @@ class File:
         if self._closed:
             raise ValueError("I/O operation on closed file")
         return self.region._handle()
+
+    def _enospc(self):
+        _raise(-_errno.ENOSPC, *([self.path] if self.path else []))
 
     def _err(self, ret):
         if ret < 0:
@@ -566,7 +588,8 @@ class File:
         return buf.raw[:got]
 
     def pwrite(self, data, off):
-        """Writes data at off; returns the number of bytes written."""
+        """Writes data at off; returns the number of bytes written, which
+        is short when the region filled part way (like os.pwrite)."""
         data = _bytes(data)
         if not data:
             return 0
@@ -574,13 +597,30 @@ class File:
         return self._err(self.region._lib.daxfs_pwrite(
             self._h(), self.ino, buf, len(data), off))
 
+    def pwrite_all(self, data, off):
+        """Writes all of data at off or raises (ENOSPC when the region
+        fills: the bytes before the error stay written)."""
+        data = memoryview(_bytes(data))
+        done = 0
+        while done < len(data):
+            n = self.pwrite(data[done:], off + done)
+            if n <= 0:
+                self._enospc()
+            done += n
+        return done
+
     def append(self, data):
-        """Atomically appends data; returns the offset it went to."""
+        """Atomically appends all of data; returns the offset it went to.
+
+        Raises ENOSPC when the region fills part way; the bytes that went
+        in stay (another host may have appended after them)."""
         data = _bytes(data)
         at = ctypes.c_uint64()
         buf = ctypes.create_string_buffer(data, max(1, len(data)))
-        self._err(self.region._lib.daxfs_append(self._h(), self.ino, buf,
-                                                len(data), ctypes.byref(at)))
+        n = self._err(self.region._lib.daxfs_append(
+            self._h(), self.ino, buf, len(data), ctypes.byref(at)))
+        if n < len(data):
+            self._enospc()
         return at.value
 
     def read_all(self):

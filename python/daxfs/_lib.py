@@ -132,7 +132,7 @@ class InfoHost(ctypes.Structure):
         ("recovered_by", ctypes.c_uint32),
         ("expired", ctypes.c_uint32),
         ("open_files", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
+        ("lease", ctypes.c_uint32),
     ]
 
 
@@ -245,6 +245,7 @@ _PROTOTYPES = {
     "daxfs_region_renew": (_INT, [_HANDLE]),
     "daxfs_region_create": (_INT, [_PATH, _U64, ctypes.POINTER(MkfsOpts)]),
     "daxfs_region_reclaim": (_INT, [_HANDLE]),
+    "daxfs_region_watch_hosts": (_INT, [_HANDLE]),
     "daxfs_region_statfs": (_INT, [_HANDLE, ctypes.POINTER(Statfs)]),
     "daxfs_set_creds": (None, [_HANDLE, _U32, _U32]),
     "daxfs_path_resolve": (_INT, [_HANDLE, _PATH, _INT,

@@ -21,6 +21,7 @@ static inline int t_fsck(void *r, uint64_t size, bool repair,
 	err = daxfs_fs_open(&cf, r, size, 0);
 	if (err)
 		return err;
+	t_obs_attach(&cf);
 	n = daxfs_check_scratch_size(&cf);
 	scratch = malloc(n ? n : 8);
 	memset(&o, 0, sizeof(o));
@@ -31,6 +32,7 @@ static inline int t_fsck(void *r, uint64_t size, bool repair,
 	o.ctx = ctx;
 	err = daxfs_check(&cf, &o, res);
 	free(scratch);
+	t_obs_detach(&cf);
 	return err;
 }
 

@@ -296,7 +296,7 @@ static void test_dead_holder(void)
 		    first | (DAXFS_CLASS_64 + 1));
 	CHECK_EQ(daxfs_load(&fs.state->free_head[DAXFS_CLASS_64].head.off), 0);
 	/* its lease runs out: a survivor recovers it */
-	daxfs_store((u64 *)&dead.hosts[dead.host].heartbeat_ns, 1);
+	t_age(&dead, dead.host);
 	daxfs_op_begin(&fs, &op);
 	CHECK_EQ(daxfs_host_check_dead(&op, dead.host), 1);
 	CHECK_EQ(daxfs_load(&dop.lane->pad[DAXFS_LANE_HOLD_CHAIN]), 0);

@@ -8,8 +8,7 @@
 
 static void make_old(struct daxfs_fs *fs, u32 slot)
 {
-	daxfs_store(&fs->hosts[slot].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+	t_age(fs, slot);
 }
 
 static void test_hash(void)
@@ -114,8 +113,10 @@ static void test_join_leave(void)
 	int i;
 
 	CHECK_EQ(daxfs_format(r, size, &o), 0);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 5; i++) {
 		CHECK_EQ(daxfs_fs_open(&fs[i], r, size, 0), 0);
+		t_obs_attach(&fs[i]);
+	}
 	for (i = 0; i < 4; i++) {
 		CHECK_EQ(daxfs_host_join(&fs[i], "h", 100 + i, DAXFS_HOST_KIND_USER), 0);
 		CHECK_EQ(fs[i].host, (u32)i);
@@ -288,8 +289,7 @@ static void test_idle_dead_reaped(void)
 	slot = d.host;
 
 	/* E is only slow: heartbeat just inside its lease */
-	daxfs_store(&e.hosts[e.host].heartbeat_ns,
-		    (u64)daxfs_now_ns() - (u64)e.lease_ms * 1000000ULL / 2);
+	t_age_ns(&e, e.host, (s64)e.lease_ms * 1000000LL / 2);
 	/* periodic reclaim (op_end every 64 ops) before D expired: nothing */
 	for (i = 0; i < 2 * DAXFS_RECLAIM_EVERY; i++) {
 		daxfs_op_begin(&a, &opa);
@@ -438,6 +438,67 @@ static void test_space_pending(void)
 	t_region_free(r, size);
 }
 
+/*
+ * Leases (docs/hosts.md "Leases"): the heartbeat is a counter each
+ * observer times with its own monotonic clock.  Nothing a host writes is
+ * read as a time, so no wall clock value can make it look dead.
+ */
+static void test_lease_counter(void)
+{
+	struct daxfs_format_opts o = { .max_hosts = 4, .lease_ms = 1000 };
+	struct daxfs_fs a, b, blind;
+	u64 size = 8 * MiB, hb;
+	void *r = t_region(size);
+	u32 slot;
+
+	CHECK_EQ(daxfs_format(r, size, &o), 0);
+	CHECK_EQ(t_join(&a, r, size), 0);
+	CHECK_EQ(t_join(&b, r, size), 0);
+	slot = b.host;
+	/* a's first look tells nothing, and never declares anyone dead */
+	CHECK_EQ(daxfs_host_lease(&a, slot), DAXFS_LEASE_UNKNOWN);
+	CHECK_EQ(daxfs_hosts_observe(&a), 1);
+	/* b renews: the counter moves by one, a sees it live */
+	hb = daxfs_load(&b.hosts[slot].heartbeat);
+	CHECK_EQ(daxfs_host_renew(&b), 0);
+	CHECK_EQ(daxfs_load(&b.hosts[slot].heartbeat), hb + 1);
+	CHECK_EQ(daxfs_host_lease(&a, slot), DAXFS_LEASE_LIVE);
+	CHECK_EQ(daxfs_hosts_observe(&a), 0);
+	/* a heartbeat word that looks like a time far in the past (what a
+	 * host whose wall clock is an hour behind wrote under version 2)
+	 * is just a new counter value: b is live */
+	daxfs_store(&b.hosts[slot].heartbeat, 1);
+	CHECK(!daxfs_host_expired(&a, slot));
+	/* silent for half a lease by a's clock: still alive */
+	t_age_ns(&a, slot, 500000000LL);
+	CHECK(!daxfs_host_expired(&a, slot));
+	CHECK(daxfs_host_alive(&a, slot, b.host_gen));
+	/* silent for two leases: expired ... */
+	t_age(&a, slot);
+	CHECK_EQ(daxfs_host_lease(&a, slot), DAXFS_LEASE_EXPIRED);
+	CHECK(!daxfs_host_alive(&a, slot, b.host_gen));
+	/* ... until b renews once more: timed afresh from that change */
+	CHECK_EQ(daxfs_host_renew(&b), 0);
+	CHECK_EQ(daxfs_host_lease(&a, slot), DAXFS_LEASE_LIVE);
+	/* a pair another thread is updating (busy) is judged unknown, never
+	 * expired, even when what is recorded has run out */
+	t_age(&a, slot);
+	a.obs[slot].busy = 1;
+	CHECK_EQ(daxfs_host_lease(&a, slot), DAXFS_LEASE_UNKNOWN);
+	CHECK(!daxfs_host_expired(&a, slot));
+	a.obs[slot].busy = 0;
+	CHECK(daxfs_host_expired(&a, slot));
+	/* an observer without a table declares nobody dead */
+	CHECK_EQ(daxfs_fs_open(&blind, r, size, 0), 0);
+	CHECK(!daxfs_host_expired(&blind, slot));
+	CHECK_EQ(daxfs_recover_dead_hosts(&blind), 0);
+	/* a's recovery of b: b learns it at its next renewal */
+	CHECK_EQ(daxfs_recover_dead_hosts(&a), 1);
+	CHECK_EQ(daxfs_host_renew(&b), -ESTALE);
+	daxfs_host_leave(&a);
+	t_region_free(r, size);
+}
+
 int main(void)
 {
 	RUN(test_hash);
@@ -448,5 +509,6 @@ int main(void)
 	RUN(test_idle_dead_reaped);
 	RUN(test_lanes_shared);
 	RUN(test_space_pending);
+	RUN(test_lease_counter);
 	return t_done();
 }

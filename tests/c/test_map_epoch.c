@@ -12,8 +12,7 @@
 
 static void make_old(struct daxfs_fs *fs, u32 slot)
 {
-	daxfs_store(&fs->hosts[slot].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+	t_age(fs, slot);
 }
 
 /* A two-page file written by w; returns its inode, *pg the page of block 1

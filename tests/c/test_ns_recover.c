@@ -22,8 +22,7 @@ static struct daxfs_fs A, B;
 
 static void make_old(struct daxfs_fs *fs)
 {
-	daxfs_store(&fs->hosts[fs->host].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+	t_age(fs, fs->host);
 }
 
 static void rejoin_b(void)

@@ -171,8 +171,7 @@ static void test_pre_summary_dead_holder_recovered(void)
 	CHECK_EQ(daxfs_open_get(&fh, ino), 0);
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "dead", 4), 0);
 	forget_summary();
-	daxfs_store(&fh.hosts[HOLDER].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fh.lease_ms * 1000000ULL);
+	t_age(&fh, HOLDER);
 	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
 	CHECK(daxfs_recover_dead_hosts(&fa) >= 1);
 	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);

@@ -34,8 +34,7 @@ static void settle(void)
 
 static void expire(struct daxfs_fs *fs)
 {
-	daxfs_store(&fs->hosts[fs->host].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+	t_age(fs, fs->host);
 }
 
 static void test_other_host_unlinks_open_file(void)

@@ -141,6 +141,8 @@ static void *setup(struct daxfs_fs *fs, u64 cache_pages, u32 window)
 	t_base_header(b, 3, 4096, 2, 8192, 16384, BSIZE - 16384, DAXFS_BASE_F_BACKING);
 	err = daxfs_fs_open(fs, r, REGION, DAXFS_FS_VALIDATE);
 	if (!err)
+		t_obs_attach(fs);
+	if (!err)
 		err = daxfs_host_join(fs, "t0", 1, DAXFS_HOST_KIND_USER);
 	if (err) {
 		fprintf(stderr, "open failed: %d\n", err);
@@ -157,6 +159,8 @@ static void host_open(struct daxfs_fs *fs, void *r, const char *name, u64 reach,
 {
 	int err = daxfs_fs_open(fs, r, REGION, 0);
 
+	if (!err)
+		t_obs_attach(fs);
 	if (!err)
 		err = daxfs_host_join(fs, name, 2, DAXFS_HOST_KIND_USER);
 	if (err) {
@@ -541,8 +545,8 @@ static void age_host(struct daxfs_fs *victim)
 {
 	struct daxfs_host *h = daxfs_host_at(victim, victim->host);
 
-	daxfs_store(&h->heartbeat_ns, (u64)daxfs_now_ns() -
-		    2ULL * victim->lease_ms * 1000000ULL);
+	(void)h;
+	t_age(victim, victim->host);
 }
 
 /* A host dies in the middle of a fill: the others take the slot over

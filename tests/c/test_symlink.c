@@ -221,8 +221,7 @@ static void step(struct daxfs_op *op, u64 meta)
 
 static void make_old(struct daxfs_fs *fs)
 {
-	daxfs_store(&fs->hosts[fs->host].heartbeat_ns,
-		    (u64)daxfs_now_ns() - 2ULL * fs->lease_ms * 1000000ULL);
+	t_age(fs, fs->host);
 }
 
 /* B runs a symlink creation by hand (the steps of ns_create) and dies

@@ -55,6 +55,34 @@ static inline int t_done(void)
 	return t_fail ? 1 : 0;
 }
 
+
+/*
+ * Lease observation tables (docs/hosts.md "Leases") of the hosts that
+ * t_setup/t_join opened, by region, so that t_age() can make a slot look
+ * silent for a while to every one of them: the tests' stand-in for
+ * waiting a lease of real time.  Freed with the region.
+ */
+#define T_OBS_MAX 1024
+static struct { void *base; struct daxfs_host_obs *obs; } t_obs[T_OBS_MAX];
+static pthread_mutex_t t_obs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Forgets the observers of an earlier region mapped at base (unmapped
+ * without t_region_free): a new region there must not inherit what they
+ * saw, since its slots can have the very same state and counter values. */
+static inline void t_obs_forget(void *base)
+{
+	int i;
+
+	pthread_mutex_lock(&t_obs_lock);
+	for (i = 0; i < T_OBS_MAX; i++) {
+		if (t_obs[i].base != base)
+			continue;
+		t_obs[i].base = NULL;
+		t_obs[i].obs = NULL;
+	}
+	pthread_mutex_unlock(&t_obs_lock);
+}
+
 static inline void *t_region(uint64_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -64,11 +92,93 @@ static inline void *t_region(uint64_t size)
 		perror("mmap");
 		exit(2);
 	}
+	t_obs_forget(p);
 	return p;
+}
+
+/* A new observer starts with what the region's last observer saw, as a
+ * process watching all along would (the tests age slots beforehand). */
+static inline void t_obs_attach(struct daxfs_fs *fs)
+{
+	int i, from = -1, k;
+
+	fs->obs = calloc(DAXFS_MAX_HOSTS, sizeof(*fs->obs));
+	pthread_mutex_lock(&t_obs_lock);
+	for (i = 0; i < T_OBS_MAX; i++)
+		if (t_obs[i].base == fs->base)
+			from = i;
+	if (fs->obs && from >= 0) {
+		memcpy(fs->obs, t_obs[from].obs,
+		       DAXFS_MAX_HOSTS * sizeof(*fs->obs));
+		for (k = 0; k < DAXFS_MAX_HOSTS; k++)
+			fs->obs[k].busy = 0;
+	}
+	for (i = 0; i < T_OBS_MAX && t_obs[i].base; i++)
+		;
+	if (fs->obs && i < T_OBS_MAX) {
+		t_obs[i].base = fs->base;
+		t_obs[i].obs = fs->obs;
+	}
+	pthread_mutex_unlock(&t_obs_lock);
+}
+
+/* For an fs that goes away before its region (t_fsck's). */
+static inline void t_obs_detach(struct daxfs_fs *fs)
+{
+	int i;
+
+	pthread_mutex_lock(&t_obs_lock);
+	for (i = 0; i < T_OBS_MAX; i++) {
+		if (t_obs[i].obs != fs->obs)
+			continue;
+		t_obs[i].base = NULL;
+		t_obs[i].obs = NULL;
+	}
+	pthread_mutex_unlock(&t_obs_lock);
+	free(fs->obs);
+	fs->obs = NULL;
+}
+
+/* Every observer of fs's region has seen slot's heartbeat unchanged for
+ * age_ns (as if the host stopped renewing that long ago). */
+static inline void t_age_ns(struct daxfs_fs *fs, u32 slot, s64 age_ns)
+{
+	struct daxfs_host *h = &fs->hosts[slot];
+	int i;
+
+	pthread_mutex_lock(&t_obs_lock);
+	for (i = 0; i < T_OBS_MAX; i++) {
+		struct daxfs_host_obs *o = t_obs[i].obs;
+
+		if (t_obs[i].base != fs->base || !o)
+			continue;
+		o[slot].state = daxfs_load(&h->state);
+		o[slot].hb = daxfs_load(&h->heartbeat);
+		o[slot].changes = 0;
+		o[slot].seen_ns = daxfs_mono_ns() - age_ns;
+	}
+	pthread_mutex_unlock(&t_obs_lock);
+}
+
+/* Slot's lease has run out for every observer (two leases of silence). */
+static inline void t_age(struct daxfs_fs *fs, u32 slot)
+{
+	t_age_ns(fs, slot, 2LL * fs->lease_ms * 1000000LL);
 }
 
 static inline void t_region_free(void *p, uint64_t size)
 {
+	int i;
+
+	pthread_mutex_lock(&t_obs_lock);
+	for (i = 0; i < T_OBS_MAX; i++) {
+		if (t_obs[i].base != p)
+			continue;
+		free(t_obs[i].obs);
+		t_obs[i].base = NULL;
+		t_obs[i].obs = NULL;
+	}
+	pthread_mutex_unlock(&t_obs_lock);
 	munmap(p, size);
 }
 
@@ -82,6 +192,8 @@ static inline void *t_setup(struct daxfs_fs *fs, uint64_t size,
 	if (!err)
 		err = daxfs_fs_open(fs, r, size, 0);
 	if (!err)
+		t_obs_attach(fs);
+	if (!err)
 		err = daxfs_host_join(fs, "test", 1, DAXFS_HOST_KIND_USER);
 	if (err) {
 		fprintf(stderr, "setup failed: %d\n", err);
@@ -94,7 +206,10 @@ static inline int t_join(struct daxfs_fs *fs, void *r, uint64_t size)
 {
 	int err = daxfs_fs_open(fs, r, size, 0);
 
-	return err ? err : daxfs_host_join(fs, "t", 1, DAXFS_HOST_KIND_USER);
+	if (err)
+		return err;
+	t_obs_attach(fs);
+	return daxfs_host_join(fs, "t", 1, DAXFS_HOST_KIND_USER);
 }
 
 static inline uint64_t t_used(struct daxfs_fs *fs)

@@ -314,6 +314,52 @@ def test_kernel_host_killed_mid_write(request, built):
     print(res.summary(), f"\nvictim's slot recovered {killed['recovered_s']:.1f}s after the kill")
 
 
+def test_kernel_wall_clock_step_declares_nobody_dead(request, built):
+    """Guests A and B (daxfs.ko) and host H (libdaxfs) work on one region; mid-workload A
+    steps its wall clock forward by an hour and B back by an hour, while every host keeps
+    reaping expired hosts (its renew/maintenance works, H's reclaim).  Leases are a
+    heartbeat counter each observer times with its own monotonic clock (docs/hosts.md
+    "Leases"), so nobody is declared dead: no guest logs it, every slot stays alive in
+    the same generation, nothing is recovered, and fsck finds the region clean."""
+    lease_ms = 3000
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        mkfs(c.shm, "--lease-ms", str(lease_ms))
+        seen = {}
+
+        def host_peer():
+            with region(c.shm) as r:
+                fs = kg.LibFS(r)
+                fs.mkdir("/clock-H")
+                kg.fs_mark(fs, "H", "clock-ready-H")
+                kg.fs_wait(fs, ["clock-ready-A", "clock-ready-B"], 200)
+                gens = {h["name"]: h["gen"] for h in r.info()["hosts"]
+                        if h["name"].startswith("guest-")}
+                assert sorted(gens) == ["guest-A", "guest-B"], gens
+                while not all(fs.exists(f"/sync/clock-done-{g}") for g in "AB"):
+                    r.reclaim()                 # reaps the hosts it judges expired
+                    for h in r.info()["hosts"]:
+                        assert h["state"] != "recovered", h
+                        if h["name"] in gens:
+                            assert h["state"] == "alive" and h["gen"] == gens[h["name"]], h
+                    fs.write("/clock-H/f", b"H" * 4096)
+                    time.sleep(0.2)
+                seen["hosts"] = r.info()["hosts"]
+                kg.fs_mark(fs, "H", "clock-done-H")
+            return True
+
+        res = c.run([Guest(g, "daxfs-k", ["load", "mount:phys",
+                                          f"py:clock-step:{g}:{step}:{lease_ms}",
+                                          "umount", "rmmod", "clean"])
+                     for g, step in (("A", 3600), ("B", -3600))],
+                    host_fn=host_peer)
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+    ra, rb = res.guests["A"].results, res.guests["B"].results
+    assert ra["clock_A"] == "ok" and rb["clock_B"] == "ok", (ra, rb)
+    print(res.summary(), f"\nops: A {ra['clock_ops_A']}, B {rb['clock_ops_B']}")
+
+
 def test_kernel_mmap_base_pages_follow_other_hosts(request, built, tmp_path):
     """Guest A maps two files of the base image (mkfs --source) read-only and then makes no
     system call on them; host H writes a page of one and truncates the other (inside page

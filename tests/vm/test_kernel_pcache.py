@@ -291,6 +291,50 @@ def test_kernel_pcache_host_killed(request, built, split):
     assert seen["after"]["pins"] == 0 and seen["after"]["takeovers"] >= 1, seen
 
 
+def test_kernel_pcache_long_fault_keeps_lease(request, built, split):
+    """Guest L faults on a mapped page whose fill takes five leases (fill_delay_ms); the
+    fault holds the inode's pin_lock, which the lease work's mapping revalidation needs
+    too.  Renewal has a work of its own that waits for nothing (issue 16 item 11), so the
+    host H, reaping all along, never finds L's lease run out: L stays alive in the same
+    generation and keeps working afterwards."""
+    lease_ms, delay_ms = 2000, 10000
+    s = split([("/pin.bin", 6 * PAGE), ("/x.bin", 40 * PAGE)])
+    s.m["victim_page"] = ["/x.bin", 5 * PAGE]
+    seen = {}
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        s.mkfs(c.shm, 2 * MiB, "--lease-ms", str(lease_ms))
+
+        def host_peer():
+            with s.region(c.shm) as r:
+                fs = kg.LibFS(r)
+                end = time.monotonic() + 200
+                while not [h for h in r.info()["hosts"] if h["name"] == "guest-L"]:
+                    assert time.monotonic() < end, "guest L never mounted"
+                    time.sleep(0.2)
+                gen = [h for h in r.info()["hosts"] if h["name"] == "guest-L"][0]["gen"]
+                kg.fs_mark(fs, "H", "long-watching")
+                t = time.monotonic()
+                while not fs.exists("/sync/long-done"):
+                    r.reclaim()                 # reaps the hosts it judges expired
+                    h = [h for h in r.info()["hosts"] if h["name"] == "guest-L"]
+                    assert h and h[0]["state"] == "alive" and h[0]["gen"] == gen, h
+                    assert time.monotonic() - t < 200, "guest L never finished its fault"
+                    time.sleep(0.2)
+                seen["watched_s"] = time.monotonic() - t
+            return True
+
+        res = c.run([Guest("L", "daxfs-k", ["load", "mount:phys:" + s.opts(),
+                                            f"pc:longfault:{s.rel}:{delay_ms}",
+                                            "umount", "rmmod", "clean"])],
+                    host_fn=host_peer)
+        assert res.ok, res.summary()
+        _fsck_clean(c.shm)
+    rl = res.guests["L"].results
+    assert rl["longfault"] == "ok", rl
+    print(f"\nfault took {rl['fault_s']}s, host watched {seen['watched_s']:.1f}s\n"
+          f"{res.summary()}")
+
+
 def test_kernel_pcache_bad_options(request, built, split):
     """backing= naming another filesystem's backing file, a random file, a missing file,
     or given for a filesystem that keeps its data in the region: refused with a dmesg line
