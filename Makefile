@@ -23,12 +23,14 @@ TOOL_MAINS  := $(filter-out tools/common%,$(TOOL_SRC))
 TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(BUILD)/%.o)
 TOOLS     := $(TOOL_MAINS:tools/%.c=$(BUILD)/bin/%)
 TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
+# static helpers that run inside the QEMU guests (no libc there)
+VM_HELPERS := $(patsubst vm/helpers/%.c,$(BUILD)/vm-helpers/%,$(wildcard vm/helpers/*.c))
 
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
 .PHONY: all clean test check module module-check bench crash cluster
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -48,6 +50,10 @@ $(BUILD)/bin/%: $(BUILD)/tools/%.o $(TOOL_COMMON_OBJ) $(LIBA)
 $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/vm-helpers/%: vm/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -static -O2 -Wall -Wextra -pthread -o $@ $<
 
 # Crash-injection build (docs/recovery.md): the same library and tools
 # with daxfs_crash_point() live (lib/crash.c), in their own object dir:

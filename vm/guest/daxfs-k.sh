@@ -17,6 +17,9 @@
 #   py:SCEN[:ARG...]      host python3 vm/daxfs_kguest.py SCEN /mnt/daxfs ARG...
 #   pc:SCEN[:ARG...]      host python3 vm/pcache_kguest.py SCEN /mnt/daxfs ARG... (split mode)
 #   mm:SCEN[:ARG...]      host python3 vm/mmap_kguest.py SCEN /mnt/daxfs ARG... (mappings)
+#   uffd:N                build/vm-helpers/uffd_stall on the mount: N threads block in user
+#                         page faults (userfaultfd) inside read/write/getdents; the mount must
+#                         keep working and reclaiming meanwhile (vm_result uffd_*)
 #   clean                 fail if dmesg shows a daxfs BUG/WARNING/leak
 #   sleep:N
 MNT=/host/mnt/daxfs
@@ -97,6 +100,13 @@ EOT
         bad=$(daxfs_dmesg_bad)
         [ -z "$bad" ] || vm_fail "dmesg: $bad"
         vm_log "dmesg clean" ;;
+    uffd)
+        out=$($DAXFS_REPO/build/vm-helpers/uffd_stall $MNT $x 2>&1)
+        rc=$?
+        echo "$out" | while read -r l; do vm_log "uffd_stall: $l"; done
+        vm_result uffd_result="$(echo "$out" | sed -n 's/^result=//p')" \
+            uffd_blocked="$(echo "$out" | sed -n 's/^blocked=\([0-9]*\).*/\1/p')"
+        [ $rc = 0 ] || vm_fail "uffd_stall: $(echo "$out" | grep fail= | head -3 | tr '\n' ' ')" ;;
     sleep) sleep $x ;;
     *) vm_fail "unknown step $step" ;;
     esac
