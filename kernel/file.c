@@ -153,6 +153,11 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	ret = generic_write_checks(iocb, from);
 	if (ret <= 0)
 		goto out;
+	/* the set-id bits go by the region's mode (file_remove_privs reads
+	 * i_mode, which may hide them); then the rest (security labels) */
+	ret = daxfs_k_kill_privs(inode);
+	if (ret)
+		goto out;
 	ret = file_remove_privs(file);
 	if (ret)
 		goto out;

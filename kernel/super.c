@@ -56,13 +56,15 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 
 /* ---- mount options ---- */
 
-enum { Opt_phys, Opt_size, Opt_validate, Opt_backing };
+enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev };
 
 static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("phys", Opt_phys),
 	fsparam_string("size", Opt_size),
 	fsparam_flag("validate", Opt_validate),
 	fsparam_string("backing", Opt_backing),
+	fsparam_flag("trust_suid", Opt_trust_suid),
+	fsparam_flag("trust_dev", Opt_trust_dev),
 	{}
 };
 
@@ -130,6 +132,12 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_validate:
 		o->validate = true;
+		break;
+	case Opt_trust_suid:
+		o->trust_suid = true;
+		break;
+	case Opt_trust_dev:
+		o->trust_dev = true;
 		break;
 	case Opt_backing:
 		if (!*param->string)
@@ -307,6 +315,10 @@ static int daxfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_printf(m, ",phys=0x%llx,size=0x%llx", sbi->opts.phys, sbi->size);
 	if (sbi->opts.validate)
 		seq_puts(m, ",validate");
+	if (sbi->opts.trust_suid)
+		seq_puts(m, ",trust_suid");
+	if (sbi->opts.trust_dev)
+		seq_puts(m, ",trust_dev");
 	for (i = 0; i < sbi->opts.nr_backing; i++)
 		seq_show_option(m, "backing", sbi->opts.backing[i]);
 	if (sbi->fs.host == DAXFS_NO_HOST)
@@ -413,6 +425,10 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	/* atime is never written back behind the user's back (it would make
 	 * every read a store to shared memory); utimes(2) still sets it. */
 	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;
+	/* any peer can make a device node: opened only when trusted (the
+	 * VFS honours this like MNT_NODEV; docs/kernel.md "Trust") */
+	if (!sbi->opts.trust_dev)
+		sb->s_iflags |= SB_I_NODEV;
 	memcpy(&sb->s_uuid, sbi->fs.sb.uuid, sizeof(sb->s_uuid));
 
 	root = daxfs_iget(sb, sbi->fs.sb.root_ino);
@@ -459,6 +475,8 @@ static int daxfs_reconfigure(struct fs_context *fc)
 		return invalf(fc, "daxfs: phys= and size= cannot change on remount");
 	if (o->nr_backing && !daxfs_same_backing(o, &sbi->opts))
 		return invalf(fc, "daxfs: backing= cannot change on remount");
+	if (o->trust_suid != sbi->opts.trust_suid || o->trust_dev != sbi->opts.trust_dev)
+		return invalf(fc, "daxfs: trust_suid and trust_dev cannot change on remount");
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->joined)
 		return invalf(fc, "daxfs: this mount has no host slot and cannot become read-write");
 	sync_filesystem(sb);
