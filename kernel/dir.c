@@ -96,11 +96,10 @@ static int daxfs_k_iterate(struct file *file, struct dir_context *ctx)
 		if (!daxfs_rd_emit(&rd, ctx))
 			goto out;
 		ctx->pos = pos == DAXFS_POS_EOF ? DAXFS_DIR_EOF_POS : (loff_t)pos;
-		if (fatal_signal_pending(current)) {
+		if (daxfs_walk_yield()) {
 			err = -EINTR;
 			break;
 		}
-		cond_resched();
 	}
 out:
 	kfree(rd.buf);
