@@ -19,6 +19,7 @@
 #include <linux/blkdev.h>
 #include <linux/io.h>
 #include <linux/ioport.h>
+#include <linux/security.h>
 #include <linux/utsname.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -155,6 +156,35 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 
 /* ---- mapping the region ---- */
 
+/* Where shared memory lives: persistent memory (ACPI NFIT, legacy e820
+ * type 12), soft-reserved memory (EFI specific purpose) and CXL windows. */
+static const unsigned long daxfs_phys_descs[] = {
+	IORES_DESC_PERSISTENT_MEMORY, IORES_DESC_PERSISTENT_MEMORY_LEGACY,
+	IORES_DESC_SOFT_RESERVED, IORES_DESC_CXL,
+};
+
+/* walk_iomem_res_desc hands each resource clipped to the range asked
+ * for: the whole range back means one resource holds all of it. */
+static int daxfs_phys_whole(struct resource *res, void *arg)
+{
+	const struct resource *want = arg;
+
+	return res->start == want->start && res->end == want->end;
+}
+
+static bool daxfs_phys_inside(u64 phys, u64 size)
+{
+	struct resource want = { .start = phys, .end = phys + size - 1 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(daxfs_phys_descs); i++)
+		if (walk_iomem_res_desc(daxfs_phys_descs[i], IORESOURCE_MEM,
+					want.start, want.end, &want,
+					daxfs_phys_whole) > 0)
+			return true;
+	return false;
+}
+
 static int daxfs_map_phys(struct fs_context *fc, struct daxfs_sb_info *sbi)
 {
 	u64 phys = sbi->opts.phys, size = sbi->opts.size;
@@ -164,14 +194,31 @@ static int daxfs_map_phys(struct fs_context *fc, struct daxfs_sb_info *sbi)
 			      phys, size, PAGE_SIZE);
 	if (phys + size < phys)
 		return invalf(fc, "daxfs: phys + size overflows");
+	/* a raw physical mapping is what /dev/mem gives: not under lockdown */
+	if (security_locked_down(LOCKDOWN_DEV_MEM)) {
+		errorf(fc, "daxfs: phys= is refused under kernel lockdown; mount the pmem block device (fsdax) instead");
+		return -EPERM;
+	}
 	if (region_intersects(phys, size, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
 	    REGION_DISJOINT)
 		return invalf(fc, "daxfs: phys=0x%llx,size=0x%llx overlaps System RAM (see /proc/iomem); give a reserved or persistent-memory range",
 			      phys, size);
+	if (!daxfs_phys_inside(phys, size))
+		return invalf(fc, "daxfs: phys=0x%llx,size=0x%llx is not wholly inside one Persistent Memory, Soft Reserved or CXL range (see /proc/iomem)",
+			      phys, size);
+	/* claimed, so that no namespace driver, MMIO mapping or other
+	 * mount gets the same memory while we have it */
+	if (!request_mem_region(phys, size, "daxfs")) {
+		errorf(fc, "daxfs: phys=0x%llx,size=0x%llx is in use (a pmem namespace, a device or another mount: see /proc/iomem); disable the namespace first (ndctl disable-namespace)",
+		       phys, size);
+		return -EBUSY;
+	}
 	sbi->kaddr = memremap(phys, size, MEMREMAP_WB);
-	if (!sbi->kaddr)
+	if (!sbi->kaddr) {
+		release_mem_region(phys, size);
 		return invalf(fc, "daxfs: cannot map phys=0x%llx,size=0x%llx (see /proc/iomem)",
 			      phys, size);
+	}
 	sbi->memremapped = true;
 	sbi->size = size;
 	sbi->base_pfn = PHYS_PFN(phys);
@@ -267,6 +314,7 @@ static void daxfs_teardown(struct daxfs_sb_info *sbi)
 	daxfs_backing_put(sbi);
 	if (sbi->memremapped) {
 		memunmap(sbi->kaddr);
+		release_mem_region(sbi->opts.phys, sbi->size);
 		sbi->memremapped = false;
 	}
 	if (sbi->dax_dev) {

@@ -15,11 +15,12 @@ from test_kernel_cluster import built, fsck, mkfs  # noqa: E402,F401
 SIZE = 64 << 20
 
 
-def run_guest(request, steps):
+def run_guest(request, steps, pre=()):
+    """Guest A: load, PRE steps, mount:phys, STEPS, umount, rmmod, clean dmesg."""
     with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
         mkfs(c.shm)
-        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys"] + steps +
-                           ["umount", "rmmod", "clean"])])
+        res = c.run([Guest("A", "daxfs-k", ["load", *pre, "mount:phys", *steps,
+                                            "umount", "rmmod", "clean"])])
         ra = res.guests["A"].results
         print(f"\nguest A: {ra}")
         assert res.ok, res.summary()
@@ -46,3 +47,14 @@ def test_kernel_trust_nosuid_nodev_by_default(request, built):
     assert ra["trust_default"] == "ok", ra
     assert ra["trust_trusted"] == "ok", ra
     assert ",trust_suid,trust_dev" in ra["mounts"], ra
+
+
+def test_kernel_phys_range_claimed(request, built):
+    """phys= over a pmem namespace that nd_pmem still holds is refused (it would alias
+    /dev/pmem0), and so is a range that runs past the end of the Persistent Memory
+    resource; with the namespace let go the same range mounts, and /proc/iomem names
+    daxfs as its owner meanwhile."""
+    ra = run_guest(request, ["iomem"], pre=["badmount:physkeep", "badmount:physover"])
+    assert "is_in_use" in ra["badmount_physkeep"], ra
+    assert "not_wholly_inside" in ra["badmount_physover"], ra
+    assert ra["iomem_daxfs"] == "1", ra
