@@ -14,8 +14,6 @@ CORE_SRC  := $(wildcard core/*.c)
 LIB_SRC   := $(wildcard lib/*.c)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/c/*.c)
-# helpers that the VM tests run inside guests (vm/helpers/, no libdaxfs)
-VMH_SRC   := $(wildcard vm/helpers/*.c)
 
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -25,13 +23,14 @@ TOOL_MAINS  := $(filter-out tools/common%,$(TOOL_SRC))
 TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(BUILD)/%.o)
 TOOLS     := $(TOOL_MAINS:tools/%.c=$(BUILD)/bin/%)
 TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
-VMHELPERS := $(VMH_SRC:vm/helpers/%.c=$(BUILD)/vm/helpers/%)
+# static helpers that run inside the QEMU guests (no libc there)
+VM_HELPERS := $(patsubst vm/helpers/%.c,$(BUILD)/vm-helpers/%,$(wildcard vm/helpers/*.c))
 
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
 .PHONY: all clean test check module module-check bench crash cluster cross-arm64
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VMHELPERS)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -52,8 +51,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/vm/helpers/%: $(BUILD)/vm/helpers/%.o
-	$(CC) -o $@ $^ $(LDLIBS)
+$(BUILD)/vm-helpers/%: vm/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -static -O2 -Wall -Wextra -pthread -o $@ $<
 
 # Crash-injection build (docs/recovery.md): the same library and tools
 # with daxfs_crash_point() live (lib/crash.c), in their own object dir:

@@ -23,6 +23,7 @@
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/processor.h>
 #include <linux/libnvdimm.h>
 #include <linux/bitops.h>
@@ -163,6 +164,18 @@ static inline u64 daxfs_thread_id(void)
 static inline void daxfs_yield(void)
 {
 	cond_resched();
+}
+
+/*
+ * In every step of a long walk or wait: yields the CPU, and returns true
+ * when the task must stop (a fatal signal); the caller then undoes what it
+ * must and returns -EINTR.  Bounded walks still call it: a bound of pool
+ * size / object size steps is long for one CPU.
+ */
+static inline bool daxfs_walk_yield(void)
+{
+	cond_resched();
+	return fatal_signal_pending(current);
 }
 
 /* Bit counting: __builtin_popcountll() becomes a libgcc call
@@ -338,6 +351,13 @@ static inline s64 daxfs_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* User space: threads are preempted anyway, and a signal is the
+ * application's to handle. */
+static inline bool daxfs_walk_yield(void)
+{
+	return false;
 }
 
 /* Cached per thread: op_begin calls it on every operation. */

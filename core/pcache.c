@@ -964,6 +964,12 @@ int daxfs_pcache_get(struct daxfs_op *op, u32 idx, u64 pgno,
 				end = deadline_ns(fs);
 			else if ((u64)daxfs_now_ns() > end)
 				break;
+			/* a killed reader stops waiting (withdrawing
+			 * its request below) */
+			if (daxfs_walk_yield()) {
+				err = -EINTR;
+				break;
+			}
 			if (iter > 1)
 				backoff_fs(fs, iter);
 		}

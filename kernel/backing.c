@@ -251,6 +251,8 @@ void daxfs_backing_put(struct daxfs_sb_info *sbi)
 int daxfs_backing_err(struct super_block *sb, int err, const char *what)
 {
 	switch (err) {
+	case -EINTR:
+		return err;	/* a fatal signal ended the wait */
 	case -ETIMEDOUT:
 		pr_warn_ratelimited("%s: %s: no host filled a backing page within the wait (mount with backing= on some host)\n",
 				    sb->s_id, what);

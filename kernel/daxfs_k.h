@@ -31,6 +31,9 @@ struct daxfs_mount_opts {
 	bool has_phys;
 	bool has_size;
 	bool validate;
+	/* trust peers' set-id bits and device nodes (docs/kernel.md "Trust") */
+	bool trust_suid;
+	bool trust_dev;
 	u32 nr_backing;			/* backing=PATH, split mode */
 	char *backing[DAXFS_PCACHE_MAX_BACKING];
 };
@@ -74,6 +77,7 @@ struct daxfs_sb_info {
 
 struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
+	umode_t mode;			/* the region's mode: i_mode may hide set-id bits */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
 	/* opens of this regular file on this host: published in the host's
@@ -127,6 +131,7 @@ extern const struct dentry_operations daxfs_dentry_ops;
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
 int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
+int daxfs_k_kill_privs(struct inode *inode);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);
 struct inode *daxfs_alloc_inode(struct super_block *sb);

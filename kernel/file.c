@@ -47,11 +47,33 @@ static u64 daxfs_write_actor(void *p, void *dst, u64 len)
 	return n;
 }
 
+/*
+ * The user buffer is copied inside a lane claim, whose announced epoch
+ * holds back every host's reclaim: a copy must not wait on a page fault
+ * that can block (userfaultfd, a FUSE or NFS mapping, another daxfs
+ * mapping that needs a lane itself).  So the copies run with page faults
+ * disabled; a short copy ends the op, the rest of the buffer is faulted
+ * in with no claim held, and a new op goes on where the last one stopped
+ * (docs/kernel.md "User buffers").
+ */
+static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
+			      struct daxfs_io *io)
+{
+	s64 n;
+
+	io->fault = false;
+	pagefault_disable();
+	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, pos, len,
+		       daxfs_read_actor, io);
+	pagefault_enable();
+	return n;
+}
+
 static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_io io = { .iter = to };
-	size_t count = iov_iter_count(to);
+	size_t count = iov_iter_count(to), done = 0, left;
 	u64 change;
 	s64 n;
 	int err;
@@ -67,13 +89,49 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	/* cheap unless the file changed: mappings here then see the write too */
 	if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
 		daxfs_mmap_revalidate(inode, change, false);
-	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos, count,
-		       daxfs_read_actor, &io);
-	if (n < 0)
-		return daxfs_backing_err(inode->i_sb, (int)n, "read");
-	if (n == 0 && io.fault)
+	for (;;) {
+		left = count - done;
+		n = daxfs_read_nofault(inode, iocb->ki_pos, left, &io);
+		if (n < 0) {
+			if (done)
+				break;
+			return daxfs_backing_err(inode->i_sb, (int)n, "read");
+		}
+		iocb->ki_pos += n;
+		done += n;
+		if (!io.fault || done == count || fatal_signal_pending(current))
+			break;
+		/* no claim held: this may wait as long as the fault takes */
+		left = count - done;
+		if (fault_in_iov_iter_writeable(to, left) == left)
+			break;
+	}
+	if (!done && io.fault)
 		return -EFAULT;
-	iocb->ki_pos += n;
+	return done;
+}
+
+/* One write op with page faults disabled (see daxfs_read_nofault),
+ * run again while the pool is empty but limbo holds space. */
+static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
+			       u32 flags, u64 *pos)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+	struct daxfs_space_wait w = {};
+	s64 n;
+
+	/* -ENOSPC means nothing was written (the iterator did not move), so
+	 * running it again cannot double anything; a short write returns its
+	 * count (docs/reclaim.md "When the pool is empty") */
+	do {
+		*pos = iocb->ki_pos;
+		io->fault = false;
+		pagefault_disable();
+		n = daxfs_write(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos,
+				iov_iter_count(io->iter), flags, daxfs_write_actor,
+				io, pos);
+		pagefault_enable();
+	} while (daxfs_k_space_retry(inode->i_sb, &w, n));
 	return n;
 }
 
@@ -83,10 +141,10 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	struct daxfs_io io = { .iter = from };
-	struct daxfs_space_wait w = {};
+	ssize_t ret, done = 0;
 	u32 flags = 0;
+	size_t left;
 	u64 pos;
-	ssize_t ret;
 	s64 n;
 
 	inode_lock(inode);
@@ -96,33 +154,45 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	ret = generic_write_checks(iocb, from);
 	if (ret <= 0)
 		goto out;
+	/* the set-id bits go by the region's mode (file_remove_privs reads
+	 * i_mode, which may hide them); then the rest (security labels) */
+	ret = daxfs_k_kill_privs(inode);
+	if (ret)
+		goto out;
 	ret = file_remove_privs(file);
 	if (ret)
 		goto out;
 	if (iocb->ki_flags & IOCB_APPEND)
 		flags |= DAXFS_WRITE_APPEND;
 	io.flush = sbi->fs.flags & DAXFS_FS_PERSISTENT;
-	/* -ENOSPC means nothing was written (the iterator did not move), so
-	 * running it again cannot double anything; a short write returns its
-	 * count (docs/reclaim.md "When the pool is empty") */
-	do {
-		pos = iocb->ki_pos;
-		n = daxfs_write(&sbi->fs, inode->i_ino, iocb->ki_pos,
-				iov_iter_count(from), flags, daxfs_write_actor,
-				&io, &pos);
-	} while (daxfs_k_space_retry(inode->i_sb, &w, n));
-	if (n < 0) {
-		ret = daxfs_kerr(inode->i_sb, (int)n, "write");
-	} else if (n == 0 && io.fault) {
-		ret = -EFAULT;
-	} else {
+	for (;;) {
+		/* the whole buffer, with no claim held: an append is then
+		 * one op (one reserved range) unless a page goes meanwhile */
+		left = iov_iter_count(from);
+		if (fault_in_iov_iter_readable(from, left) == left) {
+			io.fault = true;
+			break;
+		}
+		n = daxfs_write_nofault(iocb, &io, flags, &pos);
+		if (n < 0) {
+			if (!done)
+				ret = daxfs_kerr(inode->i_sb, (int)n, "write");
+			break;
+		}
 		/* with O_APPEND the core chose where the bytes went */
 		iocb->ki_pos = pos + n;
-		ret = n;
+		done += n;
 		/* the blocks moved to the overlay: our mappings of their
 		 * cached copies go (split mode) */
 		daxfs_mmap_drop_range(inode, pos, pos + n);
+		if (!io.fault || !iov_iter_count(from) ||
+		    fatal_signal_pending(current))
+			break;
 	}
+	if (done)
+		ret = done;
+	else if (io.fault && !ret)
+		ret = -EFAULT;
 	daxfs_refresh_inode(inode);
 out:
 	inode_unlock(inode);

@@ -111,11 +111,44 @@ static struct timespec64 ns_to_ts(s64 ns)
 	return ns_to_timespec64(ns);
 }
 
+/*
+ * The set-id bits of a regular file that exec would honour: those that a
+ * write or truncate by an unprivileged task must clear (as the VFS's
+ * should_remove_suid, but from the region's mode, not i_mode).
+ */
+static umode_t daxfs_setid_bits(umode_t mode)
+{
+	umode_t bits = 0;
+
+	if (!S_ISREG(mode))
+		return 0;
+	if (mode & S_ISUID)
+		bits |= S_ISUID;
+	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		bits |= S_ISGID;
+	return bits;
+}
+
+/*
+ * The mode the VFS sees.  Without the "trust_suid" mount option the set-id bits
+ * of regular files are hidden from it, so that exec ignores them: any
+ * peer can write a setuid file, and nosuid is a flag of the caller's
+ * mount(2) that a filesystem cannot set (docs/kernel.md "Trust").
+ * stat shows the region's mode (daxfs_k_getattr).
+ */
+static umode_t daxfs_vfs_mode(struct super_block *sb, umode_t mode)
+{
+	if (DAXFS_SB(sb)->opts.trust_suid)
+		return mode;
+	return mode & ~daxfs_setid_bits(mode);
+}
+
 /* Copies region attributes into the VFS inode. */
 static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 {
 	spin_lock(&inode->i_lock);
-	inode->i_mode = a->mode;
+	DAXFS_I(inode)->mode = a->mode;
+	inode->i_mode = daxfs_vfs_mode(inode->i_sb, a->mode);
 	inode->i_uid = make_kuid(&init_user_ns, a->uid);
 	inode->i_gid = make_kgid(&init_user_ns, a->gid);
 	set_nlink(inode, a->nlink);
@@ -221,7 +254,7 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 		iget_failed(inode);
 		return ERR_PTR(daxfs_kerr(sb, err == -ENOENT ? -ESTALE : err, "iget"));
 	}
-	inode->i_mode = a.mode;
+	inode->i_mode = daxfs_vfs_mode(sb, a.mode);
 	daxfs_set_ops(inode, &a);
 	daxfs_fill_inode(inode, &a);
 	unlock_new_inode(inode);
@@ -282,8 +315,63 @@ int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
 	if (err && err != -ESTALE)
 		return err;
 	daxfs_fillattr(idmap, request_mask, inode, stat);
+	/* the set-id bits the VFS does not see (daxfs_vfs_mode) */
+	stat->mode = READ_ONCE(DAXFS_I(inode)->mode);
 	stat->blksize = DAXFS_BLOCK_SIZE;
 	return 0;
+}
+
+/*
+ * "Now" for one setattr: one reading of the clock the core stamps with
+ * (daxfs_now_ns), cut to the superblock's granularity.  The VFS fills
+ * ia_ctime (and ia_atime/ia_mtime unless set explicitly) from
+ * current_time(), the coarse clock, which lags the core's by up to a
+ * tick: a chmod right after mknod then stored a ctime before the mtime
+ * mknod had just set.
+ */
+static s64 daxfs_setattr_now(struct super_block *sb)
+{
+	s64 now = daxfs_now_ns();
+
+	return now - now % sb->s_time_gran;
+}
+
+/*
+ * Set-id bits a setattr must clear, from the region's mode just refreshed:
+ * the VFS computed ATTR_KILL_* (chown, truncate) from i_mode, which hides
+ * them without "trust_suid" and may predate another host's chmod.
+ */
+static umode_t daxfs_setattr_kill(struct inode *inode, const struct iattr *iattr)
+{
+	/* the VFS asks for the S_ISGID kill only when i_mode shows S_ISGID:
+	 * any kill request (chown) clears both, as it would have */
+	if (iattr->ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
+		return daxfs_setid_bits(DAXFS_I(inode)->mode);
+	if ((iattr->ia_valid & ATTR_SIZE) && !capable(CAP_FSETID))
+		return daxfs_setid_bits(DAXFS_I(inode)->mode);
+	return 0;
+}
+
+/*
+ * Before a write (for file_remove_privs, which reads i_mode): clears the
+ * set-id bits of the region's mode, refreshed by the caller, unless the
+ * writer may keep them.
+ */
+int daxfs_k_kill_privs(struct inode *inode)
+{
+	struct daxfs_attr a = {};
+	umode_t kill;
+	int err;
+
+	kill = daxfs_setid_bits(DAXFS_I(inode)->mode);
+	if (!kill || capable(CAP_FSETID))
+		return 0;
+	a.mode = DAXFS_I(inode)->mode & ~kill;
+	err = daxfs_setattr(DAXFS_FS(inode->i_sb), inode->i_ino,
+			    DAXFS_ATTR_MODE, &a);
+	if (err)
+		return daxfs_kerr(inode->i_sb, err, "setattr");
+	return daxfs_refresh_inode(inode);
 }
 
 int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *iattr)
@@ -293,6 +381,8 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 	struct daxfs_attr a = {};
 	u32 valid = 0;
 	struct daxfs_space_wait w = {};
+	umode_t kill;
+	s64 now;
 	int err;
 
 	err = daxfs_dead(sb);
@@ -316,25 +406,36 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 		valid |= DAXFS_ATTR_GID;
 		a.gid = from_kgid(&init_user_ns, iattr->ia_gid);
 	}
+	now = daxfs_setattr_now(sb);
 	if (iattr->ia_valid & ATTR_ATIME) {
 		valid |= DAXFS_ATTR_ATIME;
-		a.atime_ns = timespec64_to_ns(&iattr->ia_atime);
+		a.atime_ns = iattr->ia_valid & ATTR_ATIME_SET ?
+			     timespec64_to_ns(&iattr->ia_atime) : now;
 	}
 	if (iattr->ia_valid & ATTR_MTIME) {
 		valid |= DAXFS_ATTR_MTIME;
-		a.mtime_ns = timespec64_to_ns(&iattr->ia_mtime);
+		a.mtime_ns = iattr->ia_valid & ATTR_MTIME_SET ?
+			     timespec64_to_ns(&iattr->ia_mtime) : now;
 	}
+	/* the VFS sets ia_ctime to its "now", never to a user's value */
 	if (iattr->ia_valid & ATTR_CTIME) {
 		valid |= DAXFS_ATTR_CTIME;
-		a.ctime_ns = timespec64_to_ns(&iattr->ia_ctime);
+		a.ctime_ns = now;
+	}
+	kill = daxfs_setattr_kill(inode, iattr);
+	if (kill && !(valid & DAXFS_ATTR_MODE)) {
+		valid |= DAXFS_ATTR_MODE;
+		a.mode = DAXFS_I(inode)->mode & ~kill;
 	}
 	if ((iattr->ia_valid & ATTR_SIZE) && S_ISREG(inode->i_mode)) {
 		valid |= DAXFS_ATTR_SIZE;
 		a.size = iattr->ia_size;
-		/* an explicit size change always moves mtime (truncate(2)) */
+		/* an explicit size change always moves mtime and ctime
+		 * (truncate(2) asks for neither), at the same instant */
 		if (!(iattr->ia_valid & ATTR_MTIME) && iattr->ia_size != i_size_read(inode)) {
-			valid |= DAXFS_ATTR_MTIME;
-			a.mtime_ns = ktime_get_real_ns();
+			valid |= DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME;
+			a.mtime_ns = now;
+			a.ctime_ns = now;
 		}
 	}
 	/*

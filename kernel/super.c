@@ -19,6 +19,7 @@
 #include <linux/blkdev.h>
 #include <linux/io.h>
 #include <linux/ioport.h>
+#include <linux/security.h>
 #include <linux/utsname.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -56,13 +57,15 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 
 /* ---- mount options ---- */
 
-enum { Opt_phys, Opt_size, Opt_validate, Opt_backing };
+enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev };
 
 static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("phys", Opt_phys),
 	fsparam_string("size", Opt_size),
 	fsparam_flag("validate", Opt_validate),
 	fsparam_string("backing", Opt_backing),
+	fsparam_flag("trust_suid", Opt_trust_suid),
+	fsparam_flag("trust_dev", Opt_trust_dev),
 	{}
 };
 
@@ -131,6 +134,12 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case Opt_validate:
 		o->validate = true;
 		break;
+	case Opt_trust_suid:
+		o->trust_suid = true;
+		break;
+	case Opt_trust_dev:
+		o->trust_dev = true;
+		break;
 	case Opt_backing:
 		if (!*param->string)
 			return invalf(fc, "daxfs: backing= needs the path of a backing file");
@@ -147,6 +156,35 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 
 /* ---- mapping the region ---- */
 
+/* Where shared memory lives: persistent memory (ACPI NFIT, legacy e820
+ * type 12), soft-reserved memory (EFI specific purpose) and CXL windows. */
+static const unsigned long daxfs_phys_descs[] = {
+	IORES_DESC_PERSISTENT_MEMORY, IORES_DESC_PERSISTENT_MEMORY_LEGACY,
+	IORES_DESC_SOFT_RESERVED, IORES_DESC_CXL,
+};
+
+/* walk_iomem_res_desc hands each resource clipped to the range asked
+ * for: the whole range back means one resource holds all of it. */
+static int daxfs_phys_whole(struct resource *res, void *arg)
+{
+	const struct resource *want = arg;
+
+	return res->start == want->start && res->end == want->end;
+}
+
+static bool daxfs_phys_inside(u64 phys, u64 size)
+{
+	struct resource want = { .start = phys, .end = phys + size - 1 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(daxfs_phys_descs); i++)
+		if (walk_iomem_res_desc(daxfs_phys_descs[i], IORESOURCE_MEM,
+					want.start, want.end, &want,
+					daxfs_phys_whole) > 0)
+			return true;
+	return false;
+}
+
 static int daxfs_map_phys(struct fs_context *fc, struct daxfs_sb_info *sbi)
 {
 	u64 phys = sbi->opts.phys, size = sbi->opts.size;
@@ -156,14 +194,31 @@ static int daxfs_map_phys(struct fs_context *fc, struct daxfs_sb_info *sbi)
 			      phys, size, PAGE_SIZE);
 	if (phys + size < phys)
 		return invalf(fc, "daxfs: phys + size overflows");
+	/* a raw physical mapping is what /dev/mem gives: not under lockdown */
+	if (security_locked_down(LOCKDOWN_DEV_MEM)) {
+		errorf(fc, "daxfs: phys= is refused under kernel lockdown; mount the pmem block device (fsdax) instead");
+		return -EPERM;
+	}
 	if (region_intersects(phys, size, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
 	    REGION_DISJOINT)
 		return invalf(fc, "daxfs: phys=0x%llx,size=0x%llx overlaps System RAM (see /proc/iomem); give a reserved or persistent-memory range",
 			      phys, size);
+	if (!daxfs_phys_inside(phys, size))
+		return invalf(fc, "daxfs: phys=0x%llx,size=0x%llx is not wholly inside one Persistent Memory, Soft Reserved or CXL range (see /proc/iomem)",
+			      phys, size);
+	/* claimed, so that no namespace driver, MMIO mapping or other
+	 * mount gets the same memory while we have it */
+	if (!request_mem_region(phys, size, "daxfs")) {
+		errorf(fc, "daxfs: phys=0x%llx,size=0x%llx is in use (a pmem namespace, a device or another mount: see /proc/iomem); disable the namespace first (ndctl disable-namespace)",
+		       phys, size);
+		return -EBUSY;
+	}
 	sbi->kaddr = memremap(phys, size, MEMREMAP_WB);
-	if (!sbi->kaddr)
+	if (!sbi->kaddr) {
+		release_mem_region(phys, size);
 		return invalf(fc, "daxfs: cannot map phys=0x%llx,size=0x%llx (see /proc/iomem)",
 			      phys, size);
+	}
 	sbi->memremapped = true;
 	sbi->size = size;
 	sbi->base_pfn = PHYS_PFN(phys);
@@ -280,6 +335,7 @@ static void daxfs_teardown(struct daxfs_sb_info *sbi)
 	daxfs_backing_put(sbi);
 	if (sbi->memremapped) {
 		memunmap(sbi->kaddr);
+		release_mem_region(sbi->opts.phys, sbi->size);
 		sbi->memremapped = false;
 	}
 	if (sbi->dax_dev) {
@@ -328,6 +384,10 @@ static int daxfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_printf(m, ",phys=0x%llx,size=0x%llx", sbi->opts.phys, sbi->size);
 	if (sbi->opts.validate)
 		seq_puts(m, ",validate");
+	if (sbi->opts.trust_suid)
+		seq_puts(m, ",trust_suid");
+	if (sbi->opts.trust_dev)
+		seq_puts(m, ",trust_dev");
 	for (i = 0; i < sbi->opts.nr_backing; i++)
 		seq_show_option(m, "backing", sbi->opts.backing[i]);
 	if (sbi->fs.host == DAXFS_NO_HOST)
@@ -443,6 +503,10 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	/* atime is never written back behind the user's back (it would make
 	 * every read a store to shared memory); utimes(2) still sets it. */
 	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;
+	/* any peer can make a device node: opened only when trusted (the
+	 * VFS honours this like MNT_NODEV; docs/kernel.md "Trust") */
+	if (!sbi->opts.trust_dev)
+		sb->s_iflags |= SB_I_NODEV;
 	memcpy(&sb->s_uuid, sbi->fs.sb.uuid, sizeof(sb->s_uuid));
 
 	root = daxfs_iget(sb, sbi->fs.sb.root_ino);
@@ -489,6 +553,8 @@ static int daxfs_reconfigure(struct fs_context *fc)
 		return invalf(fc, "daxfs: phys= and size= cannot change on remount");
 	if (o->nr_backing && !daxfs_same_backing(o, &sbi->opts))
 		return invalf(fc, "daxfs: backing= cannot change on remount");
+	if (o->trust_suid != sbi->opts.trust_suid || o->trust_dev != sbi->opts.trust_dev)
+		return invalf(fc, "daxfs: trust_suid and trust_dev cannot change on remount");
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->joined)
 		return invalf(fc, "daxfs: this mount has no host slot and cannot become read-write");
 	sync_filesystem(sb);

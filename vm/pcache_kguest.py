@@ -17,6 +17,7 @@ Scenarios:
                               renewed all along (issue 16 item 11)
   survivor DIR ROLE           read the page the victim was filling, after the kill
   timeout DIR                 no host can fill: read fails with ETIMEDOUT, never hangs
+  killwait DIR                no host can fill and the wait is long: a killed reader exits
   stale DIR                   map, wait until declared dead (EIO), then unmap
   lifetime DIR SLOW_MS        mapping lifetime (fork, split, mremap, madvise), truncate and
                               copy-up under another process's mapping, remount, idle fill
@@ -332,6 +333,35 @@ def scen_timeout(args):
         check(e.errno == errno.ETIMEDOUT, f"read failed with {e!r}, want ETIMEDOUT")
     result(timeout="ETIMEDOUT", timeout_s=f"{time.monotonic() - t:.1f}",
            timeouts=mountstats()["pcache_shared"]["timeouts"])
+
+
+KILL_EXIT_S = 30.0      # liveness bound for a killed reader; the fill wait is 120 s
+
+
+def scen_killwait(args):
+    """Nobody can fill and the bounded wait is long (2 x a 60 s lease): a reader
+    killed while it waits exits (the wait stops on a fatal signal) instead of
+    sitting out the wait in D state."""
+    d, m = manifest(args[0])
+    name = m["fit"][0]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            kg.PosixFS(MNT).pread(name, PAGE, 0)
+        finally:
+            os._exit(0)
+    time.sleep(1.0)
+    os.kill(pid, 9)
+    t = time.monotonic()
+    done = 0
+    while not done and time.monotonic() - t < KILL_EXIT_S:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    if not done:
+        # let the guest finish cleanly: the wait ends by itself
+        os.waitpid(pid, 0)
+    check(done, f"a killed reader still waited for the fill after {KILL_EXIT_S} s")
+    result(killwait="ok", killwait_exit_s=f"{time.monotonic() - t:.1f}")
 
 
 # ---------------------------------------------------------------- mapping lifetime

@@ -89,7 +89,7 @@ def test_kernel_single_host_semantics_and_remount(request, built):
             f.seek(200)
             f.write(b"\xff\xfe")
         g = Guest("A", "daxfs-k", steps(
-            "load", "badmount:phys2", "badmount:phys3", "badmount:pmem1",
+            "load", "badmount:pmem1", "badmount:phys2", "badmount:phys3",
             "mount:phys:validate", "mounts", "py:basic", "py:put:keep/file:K33P",
             "umount", "rmmod", "load", "mount:phys", "py:expect:keep/file:K33P",
             "umount", "mount:phys:ro", "py:expect:keep/file:K33P", "py:rofs", "umount",

@@ -1,5 +1,6 @@
 """daxfs.ko hardening: no user can deny service to the others, no call hangs unkillably
-(docs/kernel.md, "Limits one user cannot exhaust").
+(docs/kernel.md, "Limits one user cannot exhaust"), and no peer-written set-id file or
+device node is trusted by default (docs/kernel.md, trust model).
 
 Each test boots one guest (daxfs.ko on the shared memory file) and runs a
 vm/harden_kguest.py scenario; then fsck of the region must be clean.  Skip/fail rules as
@@ -18,17 +19,18 @@ SIZE = 64 << 20
 MIB = 1 << 20
 
 
-def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1):
-    """Boots guest A with the daxfs-k steps between mount and umount; returns its results
-    once fsck is clean.  pmem: the persistent route (fsdax /dev/pmem0, formatted in the
-    guest; the image starts 2 MiB into the shared file), else phys=."""
+def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1, pre=()):
+    """Boots guest A with the daxfs-k steps between mount and umount (PRE steps before the
+    mount); returns its results once fsck is clean.  pmem: the persistent route (fsdax
+    /dev/pmem0, formatted in the guest; the image starts 2 MiB into the shared file), else
+    phys=."""
     with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
         if pmem:
             mount = ["fsdax", "mkfs:pmem:" + "+".join(mkfs_args), "mount:pmem"]
         else:
             mkfs(c.shm, *mkfs_args)
             mount = ["mount:phys"]
-        res = c.run([Guest("A", "daxfs-k", ["load", *mount, *steps,
+        res = c.run([Guest("A", "daxfs-k", ["load", *pre, *mount, *steps,
                                             "umount", "rmmod", "clean"], cpus=cpus)])
         ra = res.guests["A"].results
         print(f"\nguest A: {ra}")
@@ -69,3 +71,34 @@ def test_kernel_truncate_waits_for_faults(request, built):
     (a fault between the truncate's unmap and its cut mapped a page the cut then freed)."""
     ra = run_guest(request, ["hd:trunc-fault:300"], cpus=2)
     assert ra.get("trunc_fault") == "rounds=300,stale=0", ra
+
+
+def test_kernel_timestamps_one_clock(request, built):
+    """FIFOs, device nodes, files and directories made and then chmod-ed at once (as
+    `mknod -m` does), utime(NULL)-ed, truncated and written: ctime is never before mtime,
+    and the times one operation sets are equal (xfstests generic/423 ts_order)."""
+    ra = run_guest(request, ["hd:times"])
+    assert ra["times"] == "ok", ra
+
+
+def test_kernel_trust_nosuid_nodev_by_default(request, built):
+    """Any peer can write a setuid-root file or a device node: a plain mount runs the
+    file with the caller's ids and refuses to open the node; `-o trust_suid,trust_dev`
+    honours both; stat shows the set-id bits either way, and a write or truncate by
+    another user (and chown) clears them."""
+    ra = run_guest(request, ["hd:trust:default", "mounts", "umount",
+                             "mount:phys:trust_suid+trust_dev", "hd:trust:trusted", "mounts"])
+    assert ra["trust_default"] == "ok", ra
+    assert ra["trust_trusted"] == "ok", ra
+    assert ",trust_suid,trust_dev" in ra["mounts"], ra
+
+
+def test_kernel_phys_range_claimed(request, built):
+    """phys= over a pmem namespace that nd_pmem still holds is refused (it would alias
+    /dev/pmem0), and so is a range that runs past the end of the Persistent Memory
+    resource; with the namespace let go the same range mounts, and /proc/iomem names
+    daxfs as its owner meanwhile."""
+    ra = run_guest(request, ["iomem"], pre=["badmount:physkeep", "badmount:physover"])
+    assert "is_in_use" in ra["badmount_physkeep"], ra
+    assert "not_wholly_inside" in ra["badmount_physover"], ra
+    assert ra["iomem_daxfs"] == "1", ra

@@ -371,6 +371,21 @@ def test_kernel_pcache_bad_options(request, built, split):
     assert ra["mounts"].count("backing=") == 3, ra       # as given
 
 
+def test_kernel_pcache_killed_reader_stops_waiting(request, built, split):
+    """Without backing= and with no host to fill, a read waits (bounded: 2 x the lease,
+    here 120 s); a reader killed during the wait exits instead of sitting it out
+    (docs/kernel.md "User buffers" / the pcache fill wait stops on a fatal signal)."""
+    s = split([("/a.bin", 5000)])
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        s.mkfs(c.shm, 1 * MiB, "--lease-ms", "60000")
+        g = Guest("A", "daxfs-k", ["load", "mount:phys", f"pc:killwait:{s.rel}", "umount",
+                                   "rmmod", "clean"])
+        res = c.run([g])
+        assert res.ok, res.summary()
+        _fsck_clean(c.shm)
+    assert res.guests["A"].results["killwait"] == "ok", res.summary()
+
+
 def test_kernel_pcache_lifetime(request, built, split):
     """One guest, several checks of the kernel side (vm/pcache_kguest.py lifetime): pins
     of mapped cache slots follow fork, VMA splits, mremap and madvise, and go with the

@@ -4,7 +4,9 @@
 #   load                  insmod $DAXFS_REPO/kernel/daxfs.ko (and hostname guest-ID: the name
 #                         this guest's kernel mounts give themselves in the host table)
 #   mount:phys[:OPTS]     mount -t daxfs -o phys=<nvdimm start>,size=<nvdimm size>[,OPTS] none
-#                         (physN: the Nth nvdimm's range, N = 1, 2, ...)
+#                         (physN: the Nth nvdimm's range, N = 1, 2, ...); nd_pmem is unbound
+#                         from the namespaces in that range first (daxfs claims it);
+#                         physkeep: the 1st, left bound; physover: the 1st and 2 MiB beyond
 #   mount:pmem[:OPTS]     mount -t daxfs [-o OPTS] /dev/pmem0            (OPTS: '+' stands for ',',
 #                         @REPO for $DAXFS_REPO, e.g. backing=@REPO/build/pc/x/bk0)
 #   param:NAME:VAL        echo VAL > /sys/module/daxfs/parameters/NAME
@@ -14,15 +16,32 @@
 #   fsdax                 convert namespace0.0 to fsdax (/dev/pmem0 data at file offset 2 MiB)
 #   mkfs:pmem[:ARGS]      host mkfs.daxfs -f -q [ARGS ('+' for ' ')] /dev/pmem0
 #   mounts                report the /proc/mounts line (vm_result mounts=...)
+#   iomem                 how many /proc/iomem entries daxfs owns (vm_result iomem_daxfs=N)
 #   py:SCEN[:ARG...]      host python3 vm/daxfs_kguest.py SCEN /mnt/daxfs ARG...
 #   pc:SCEN[:ARG...]      host python3 vm/pcache_kguest.py SCEN /mnt/daxfs ARG... (split mode)
 #   mm:SCEN[:ARG...]      host python3 vm/mmap_kguest.py SCEN /mnt/daxfs ARG... (mappings)
 #   hd:SCEN[:ARG...]      host python3 vm/harden_kguest.py SCEN /mnt/daxfs ARG... (hardening)
+#   uffd:N                build/vm-helpers/uffd_stall on the mount: N threads block in user
+#                         page faults (userfaultfd) inside read/write/getdents; the mount must
+#                         keep working and reclaiming meanwhile (vm_result uffd_*)
 #   clean                 fail if dmesg shows a daxfs BUG/WARNING/leak
 #   sleep:N
 MNT=/host/mnt/daxfs
 KO=$DAXFS_REPO/kernel/daxfs.ko
 mkdir -p $MNT
+
+# Unbinds nd_pmem from every namespace that starts inside [$1, $2].
+pmem_unbind_in() {
+    local d r
+    for d in /sys/bus/nd/drivers/nd_pmem/namespace*; do
+        [ -e "$d/resource" ] || continue
+        r=$(cat $d/resource)
+        [ $((r)) -ge $(($1)) ] && [ $((r)) -le $(($2)) ] || continue
+        echo ${d##*/} > /sys/bus/nd/drivers/nd_pmem/unbind ||
+            vm_fail "cannot unbind nd_pmem from ${d##*/}"
+        vm_log "nd_pmem unbound from ${d##*/} (daxfs claims its range)"
+    done
+}
 
 daxfs_dmesg_bad() {
     dmesg | grep -E "BUG|WARNING|Oops|still has objects|general protection|daxfs.*leak" | grep -v "module verification" 
@@ -43,10 +62,16 @@ EOT
         case $x in
         phys*)
             n=${x#phys}
+            keep= over=0
+            [ "$n" = keep ] && { keep=1; n=1; }
+            [ "$n" = over ] && { over=$((2 << 20)); n=1; }
             r=$(grep 'Persistent Memory' /proc/iomem | sed -n "${n:-1}p" | sed 's/^ *//' | cut -d' ' -f1)
             [ -n "$r" ] || vm_fail "no Persistent Memory range ${n:-1} in /proc/iomem"
             start=0x${r%-*}
-            sz=$(( 0x${r#*-} - start + 1 ))
+            sz=$(( 0x${r#*-} - start + 1 + over ))
+            # daxfs claims the range: the pmem namespace on it must let go
+            # first (physkeep: leave it bound, the mount must be refused)
+            [ -n "$keep" ] || pmem_unbind_in $start $(( start + sz - 1 ))
             o="phys=$start,size=$sz${opts:+,$opts}"
             cmd="mount -t daxfs -o $o none $MNT" ;;
         pmem*)
@@ -79,6 +104,10 @@ EOT
         out=$(host $DAXFS_REPO_HOST/build/bin/mkfs.daxfs -f -q $args /dev/pmem0 2>&1) ||
             vm_fail "mkfs.daxfs /dev/pmem0: $out"
         vm_log "mkfs.daxfs /dev/pmem0 done $out" ;;
+    iomem)
+        n=$(grep -c ' : daxfs$' /proc/iomem)
+        vm_log "/proc/iomem: $(grep -B1 ' : daxfs$' /proc/iomem | tr '\n' ';')"
+        vm_result iomem_daxfs=$n ;;
     mounts)
         l=$(grep " $MNT " /proc/mounts) || vm_fail "not in /proc/mounts"
         vm_log "/proc/mounts: $l"
@@ -99,6 +128,13 @@ EOT
         bad=$(daxfs_dmesg_bad)
         [ -z "$bad" ] || vm_fail "dmesg: $bad"
         vm_log "dmesg clean" ;;
+    uffd)
+        out=$($DAXFS_REPO/build/vm-helpers/uffd_stall $MNT $x 2>&1)
+        rc=$?
+        echo "$out" | while read -r l; do vm_log "uffd_stall: $l"; done
+        vm_result uffd_result="$(echo "$out" | sed -n 's/^result=//p')" \
+            uffd_blocked="$(echo "$out" | sed -n 's/^blocked=\([0-9]*\).*/\1/p')"
+        [ $rc = 0 ] || vm_fail "uffd_stall: $(echo "$out" | grep fail= | head -3 | tr '\n' ' ')" ;;
     sleep) sleep $x ;;
     *) vm_fail "unknown step $step" ;;
     esac
