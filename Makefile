@@ -53,7 +53,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 
 $(BUILD)/vm-helpers/%: vm/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -static -O2 -Wall -Wextra -pthread -o $@ $<
+	$(CC) -static -O2 -Wall -Wextra -Wno-unused-parameter -pthread -o $@ $<
 
 # Crash-injection build (docs/recovery.md): the same library and tools
 # with daxfs_crash_point() live (lib/crash.c), in their own object dir:
