@@ -17,6 +17,7 @@ run_one() {
     insmod $DAXFS_REPO/build/ab/daxfs-$v.ko 2>/tmp/err || vm_fail "insmod $v: $(cat /tmp/err)"
     r=$(grep 'Persistent Memory' /proc/iomem | sed -n "${n}p" | sed 's/^ *//' | cut -d' ' -f1)
     start=0x${r%-*}
+    pmem_unbind_in $start 0x${r#*-}
     mkdir -p $MNT/$v
     mount -t daxfs -o phys=$start,size=$(( 0x${r#*-} - start + 1 )) none $MNT/$v 2>/tmp/err ||
         vm_fail "mount $v: $(cat /tmp/err)"

@@ -26,6 +26,7 @@ mount_daxfs() {
     [ -n "$r" ] || vm_fail "no Persistent Memory range"
     start=0x${r%-*}
     sz=$(( 0x${r#*-} - start + 1 ))
+    pmem_unbind_in $start $(( start + sz - 1 ))
     mkdir -p $MNT/daxfs
     mount -t daxfs -o phys=$start,size=$sz none $MNT/daxfs 2>/tmp/err ||
         vm_fail "mount daxfs: $(cat /tmp/err)"

@@ -30,19 +30,6 @@ MNT=/host/mnt/daxfs
 KO=$DAXFS_REPO/kernel/daxfs.ko
 mkdir -p $MNT
 
-# Unbinds nd_pmem from every namespace that starts inside [$1, $2].
-pmem_unbind_in() {
-    local d r
-    for d in /sys/bus/nd/drivers/nd_pmem/namespace*; do
-        [ -e "$d/resource" ] || continue
-        r=$(cat $d/resource)
-        [ $((r)) -ge $(($1)) ] && [ $((r)) -le $(($2)) ] || continue
-        echo ${d##*/} > /sys/bus/nd/drivers/nd_pmem/unbind ||
-            vm_fail "cannot unbind nd_pmem from ${d##*/}"
-        vm_log "nd_pmem unbound from ${d##*/} (daxfs claims its range)"
-    done
-}
-
 daxfs_dmesg_bad() {
     dmesg | grep -E "BUG|WARNING|Oops|still has objects|general protection|daxfs.*leak" | grep -v "module verification" 
 }

@@ -41,6 +41,7 @@ r=$(grep -m1 'Persistent Memory' /proc/iomem | sed 's/^ *//' | cut -d' ' -f1)
 [ -n "$r" ] || vm_fail "no Persistent Memory range in /proc/iomem"
 start=0x${r%-*}
 sz=$(( 0x${r#*-} - start + 1 ))
+pmem_unbind_in $start $(( start + sz - 1 ))
 mkdir -p $MNT
 mount -t daxfs -o phys=$start,size=$sz none $MNT 2>/tmp/err || vm_fail "mount: $(cat /tmp/err)"
 vm_log "mounted daxfs phys=$start size=$sz at $MNT"

@@ -52,3 +52,17 @@ pmem_wait_for() {
     done
     return 1
 }
+
+# Unbinds nd_pmem from every namespace that starts inside [$1, $2]: a daxfs phys=
+# mount claims its range, which an active namespace holds.
+pmem_unbind_in() {
+    local d r
+    for d in /sys/bus/nd/drivers/nd_pmem/namespace*; do
+        [ -e "$d/resource" ] || continue
+        r=$(cat $d/resource)
+        [ $((r)) -ge $(($1)) ] && [ $((r)) -le $(($2)) ] || continue
+        echo ${d##*/} > /sys/bus/nd/drivers/nd_pmem/unbind ||
+            vm_fail "cannot unbind nd_pmem from ${d##*/}"
+        vm_log "nd_pmem unbound from ${d##*/} (daxfs claims its range)"
+    done
+}
