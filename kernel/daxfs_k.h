@@ -34,6 +34,7 @@ struct daxfs_mount_opts {
 	/* trust peers' set-id bits and device nodes (docs/kernel.md "Trust") */
 	bool trust_suid;
 	bool trust_dev;
+	bool nohost;			/* explicit host-less read-only view */
 	u32 nr_backing;			/* backing=PATH, split mode */
 	char *backing[DAXFS_PCACHE_MAX_BACKING];
 };

@@ -841,6 +841,11 @@ static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
 	struct inode *inode = file_inode(file);
 	int err;
 
+	/* host-less: no slot to announce a map epoch in, so another host
+	 * could reuse a mapped page for another file (docs/kernel.md) */
+	if (!DAXFS_SB(inode->i_sb)->joined)
+		return -ENODEV;
+
 	err = daxfs_refresh_inode(inode);
 	if (err)
 		return err == -ESTALE ? -ENOENT : err;

@@ -57,7 +57,7 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 
 /* ---- mount options ---- */
 
-enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev };
+enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev, Opt_nohost };
 
 static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("phys", Opt_phys),
@@ -66,6 +66,7 @@ static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("backing", Opt_backing),
 	fsparam_flag("trust_suid", Opt_trust_suid),
 	fsparam_flag("trust_dev", Opt_trust_dev),
+	fsparam_flag("nohost", Opt_nohost),
 	{}
 };
 
@@ -139,6 +140,9 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_trust_dev:
 		o->trust_dev = true;
+		break;
+	case Opt_nohost:
+		o->nohost = true;
 		break;
 	case Opt_backing:
 		if (!*param->string)
@@ -468,22 +472,31 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -EINVAL;
 	}
 
-	/* A read-only mount still joins: its lanes announce epochs, so other
-	 * hosts never free what it is reading.  Only when no slot is free
-	 * does it fall back to host-less reads. */
-	err = daxfs_host_join(&sbi->fs, init_utsname()->nodename,
-			      task_tgid_nr(current), DAXFS_HOST_KIND_KERNEL);
-	if (err) {
+	/*
+	 * A read-only mount still joins: its lanes announce epochs and its
+	 * mappings a map epoch, so other hosts never reuse what it reads or
+	 * maps.  Host-less is only what the user asked for (-o ro,nohost):
+	 * no slot, reads unprotected, no mmap (nothing could announce it).
+	 */
+	if (sbi->opts.nohost) {
 		if (!sb_rdonly(sb)) {
-			errorf(fc, "daxfs: %s: cannot join the host table (error %d)%s",
-			       sb->s_id, err, err == -EBUSY ?
-			       ": all host slots are taken by live hosts" : "");
-			return err;
+			errorf(fc, "daxfs: %s: nohost is read-only: mount -o ro,nohost", sb->s_id);
+			return -EINVAL;
 		}
-		pr_warn("%s: read-only mount without a host slot (error %d): reads are not protected against space reuse by other hosts\n",
-			sb->s_id, err);
+		pr_warn("%s: host-less read-only mount (nohost): reads are not protected against space reuse by other hosts, and mmap is refused\n",
+			sb->s_id);
 		sbi->fs.flags |= DAXFS_FS_RDONLY;
+		err = 0;
 	} else {
+		err = daxfs_host_join(&sbi->fs, init_utsname()->nodename,
+				      task_tgid_nr(current), DAXFS_HOST_KIND_KERNEL);
+	}
+	if (err) {
+		errorf(fc, "daxfs: %s: cannot join the host table (error %d)%s", sb->s_id, err,
+		       err == -EBUSY ? ": all host slots are taken by live hosts; unmount one, wait for a dead one's lease to run out, or mount -o ro,nohost for a host-less read-only view without mmap" : "");
+		return err;
+	}
+	if (!sbi->opts.nohost) {
 		sbi->joined = true;
 		sbi->lease_jiffies = max(msecs_to_jiffies(sbi->fs.lease_ms / 4), 1UL);
 		queue_delayed_work(system_highpri_wq, &sbi->renew_work, sbi->lease_jiffies);

@@ -30,6 +30,9 @@ Scenarios:
           open a device node; MODE "trusted" (mount -o trust_suid,trust_dev) must honour
           both.  Either way stat shows the set-id bits, and a write or truncate by another
           user (and chown) clears them
+  nohost PATH (a ro,nohost mount) PATH reads back (the peer's put() bytes), and
+              mmap is refused with ENODEV: a host-less mount cannot announce a map
+              epoch, so a mapping could show pages reused for another file.
 """
 import errno
 import mmap
@@ -374,6 +377,24 @@ def scen_trust(args):
         check(err == errno.EACCES, f"a peer's device node opened (errno {err}, not nodev)")
     _setid_cleared()
     result(**{f"trust_{mode}": "ok"})
+
+
+NOHOST_DATA = b"HELLO" * 1000
+
+
+def scen_nohost(args):
+    path = kg.p(args[0])
+    check(kg.read_file(path) == NOHOST_DATA, f"{path}: wrong bytes")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        m = mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ)
+        m.close()
+        check(False, "mmap on a host-less mount was allowed")
+    except OSError as e:
+        check(e.errno == errno.ENODEV, f"mmap on a host-less mount: {e!r}, not ENODEV")
+    finally:
+        os.close(fd)
+    result(nohost="ok")
 
 
 def main():

@@ -6,14 +6,19 @@ Each test boots one guest (daxfs.ko on the shared memory file) and runs a
 vm/harden_kguest.py scenario; then fsck of the region must be clean.  Skip/fail rules as
 in test_kernel_cluster.py.  Console logs: build/vm/logs/<test name>/A.log.
 """
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
+sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster import Cluster, Guest  # noqa: E402
-from test_kernel_cluster import built, fsck, mkfs  # noqa: E402,F401
+from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
+import harden_kguest as hk  # noqa: E402
 
 SIZE = 64 << 20
 MIB = 1 << 20
@@ -102,3 +107,35 @@ def test_kernel_phys_range_claimed(request, built):
     assert "is_in_use" in ra["badmount_physkeep"], ra
     assert "not_wholly_inside" in ra["badmount_physover"], ra
     assert ra["iomem_daxfs"] == "1", ra
+
+
+# joins the region's host table, then dies without leaving: its slot stays ALIVE
+KILLED_HOST = """import os, signal, sys
+sys.path.insert(0, sys.argv[2])
+import daxfs
+r = daxfs.Region(sys.argv[1])
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_kernel_nohost_is_explicit_and_maps_nothing(request, built):
+    """A region with one host slot, taken by a host that died without leaving (lease 10
+    min).  mount -o ro fails with a message (it used to fall back silently to a host-less
+    mount); mount -o ro,nohost works, shows nohost in /proc/mounts, reads a file, and
+    refuses mmap with ENODEV (a host-less mount cannot hold back the reuse of pages)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
+        mkfs(c.shm, "--max-hosts", "1", "--lease-ms", "600000")
+        with region(c.shm) as r:
+            r.write_file("/hello", hk.NOHOST_DATA)
+        p = subprocess.run([sys.executable, "-c", KILLED_HOST, str(c.shm),
+                            str(REPO / "python")], env=dict(os.environ))
+        assert p.returncode == -signal.SIGKILL, p
+        res = c.run([Guest("A", "daxfs-k", ["load", "badmount:phys:ro",
+                                            "mount:phys:ro+nohost", "mounts",
+                                            "hd:nohost:/hello", "umount", "rmmod",
+                                            "clean"])])
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+    assert "host_table" in ra.get("badmount_phys", ""), ra
+    assert "nohost" in ra.get("mounts", "") and ra.get("nohost") == "ok", ra
