@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the linearizability check (docs/lincheck.md): lc_run's rounds piped
+# into the porcupine checker as they are written.  Exit status: 0 every
+# round linearizable, 1 a violation (reported on stderr), 2 a failure of
+# either program.
+#
+#   scripts/lincheck.sh [-b BUILD] [-t SECONDS] [-w WORKERS] [LC_RUN OPTIONS]
+#
+# BUILD holds lincheck/lc_run and lincheck/lincheck (default build); the
+# other options go to lc_run (tests/lincheck/lc_driver.c: -m, -k, -c ...).
+set -euo pipefail
+
+build=build
+secs=60
+workers=8
+while getopts "b:t:w:" opt; do
+	case $opt in
+	b) build=$OPTARG ;;
+	t) secs=$OPTARG ;;
+	w) workers=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+checker=${LINCHECK:-build/lincheck/lincheck}
+region=/dev/shm/lincheck-$$
+trap 'rm -f "$region"' EXIT
+set +e
+"$build/lincheck/lc_run" -r "$region" -t "$secs" -w "$workers" "$@" |
+	"$checker"
+st=("${PIPESTATUS[@]}")
+set -e
+if [ "${st[0]}" != 0 ]; then
+	echo "lincheck.sh: lc_run failed (status ${st[0]})" >&2
+	exit 2
+fi
+exit "${st[1]}"

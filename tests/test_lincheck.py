@@ -1,0 +1,122 @@
+"""Linearizability check (docs/lincheck.md).
+
+Worker processes, each its own host, run random operations on a few names
+or files of a fresh directory per round (tests/lincheck/lc_run); the
+porcupine-based checker (tools/lincheck, Go) decides whether each round's
+history is linearizable against a sequential model of the filesystem.
+
+The bounded checks must find nothing; the detection tests re-introduce a
+defect and must see the checker report it.
+"""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from helpers import env
+
+REPO = env.REPO
+CHECKER = os.path.join(REPO, "build", "lincheck", "lincheck")
+
+# Defects whose old behaviour is behind -DDAXFS_BUG_<NAME> in the code
+# (branch append: APPEND_TRUNCATE, SHORT_GIVEBACK; branch rename:
+# EXCHANGE_RECOVERY).  Until a fix lands the plain build still has the
+# defect; once it lands, add its name here and the tests use a build with
+# the flag (`make lincheck-bugs BUG=NAME`).
+FLAGGED = set()
+
+
+def make(*targets):
+    res = subprocess.run(["make", "-s", "-C", REPO] + list(targets),
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+@pytest.fixture(scope="module")
+def checker():
+    """The checker and the plain workers; a missing Go fails, loudly."""
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    assert os.access(go, os.X_OK), \
+        "Go is missing: tools/lincheck needs it (run scripts/setup.sh)"
+    make("lincheck-checker", "build/lincheck/lc_run")
+    return CHECKER
+
+
+def build_for(bug):
+    """The build folder whose lc_run has the defect `bug`."""
+    if bug not in FLAGGED:
+        return os.path.join(REPO, "build")
+    make("lincheck-bugs", "BUG=" + bug)
+    return os.path.join(REPO, "build", "bug-" + bug)
+
+
+def lincheck(build, *args):
+    """Runs lc_run | lincheck; returns (checker status, its report)."""
+    region = env.region_path("lincheck")
+    lc_run = os.path.join(build, "lincheck", "lc_run")
+    try:
+        run = subprocess.Popen([lc_run, "-r", region] + list(args),
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        chk = subprocess.run([CHECKER, "-max-violations", "1"],
+                             stdin=run.stdout, capture_output=True,
+                             text=True, timeout=600)
+        run.stdout.close()
+        err = run.stderr.read().decode()
+        assert run.wait(timeout=60) == 0, err
+    finally:
+        if os.path.exists(region):
+            os.unlink(region)
+    print(err + chk.stdout)
+    assert chk.returncode in (0, 1), chk.stdout + chk.stderr
+    return chk.returncode, chk.stdout + chk.stderr
+
+
+def test_namespace_linearizable(checker):
+    """Creates, links, renames with every flag, unlinks, rmdirs, stats
+    and readdirs from 4 hosts, some SIGKILLed mid-round and recovered by
+    a survivor: every round linearizable."""
+    rc, out = lincheck(os.path.join(REPO, "build"), "-m", "ns", "-w", "4",
+                       "-o", "20", "-n", "600", "-k", "0.05", "-l", "100",
+                       "-s", "11")
+    assert rc == 0, out
+    assert " 0 violations" in out
+
+
+@pytest.mark.xfail("APPEND_TRUNCATE" not in FLAGGED, strict=True,
+                   reason="defects 2 and 6 are on this branch until the "
+                   "fixes of branch append land")
+def test_data_linearizable(checker):
+    """pwrite, append, ftruncate, pread and fstat on two files from 4
+    hosts, the pool nearly full so that some stop short: every round
+    linearizable."""
+    rc, out = lincheck(os.path.join(REPO, "build"), "-m", "data", "-w", "4",
+                       "-o", "30", "-n", "1500", "-s", "12")
+    assert rc == 0, out
+    rc, out = lincheck(os.path.join(REPO, "build"), "-m", "data", "-w", "4",
+                       "-o", "30", "-n", "300", "-f", "16", "-S", "16",
+                       "-s", "13")
+    assert rc == 0, out
+
+
+def test_detects_append_truncate(checker):
+    """Defect 2: an append that reserved [s, s + len) and lost to a
+    truncate to t < s moved the size back up to s + len."""
+    rc, out = lincheck(build_for("APPEND_TRUNCATE"), "-m", "data",
+                       "-w", "4", "-o", "30", "-n", "3000", "-s", "21")
+    assert rc == 1, out
+    assert "NOT LINEARIZABLE" in out
+
+
+def test_detects_short_giveback(checker):
+    """Defect 6: a short append (a full pool) gave back its unwritten
+    tail by CAS s + len -> s + w, cutting what a completed pwrite had put
+    up to s + len.  No truncate in the mix: defect 2 cannot be the cause."""
+    rc, out = lincheck(build_for("SHORT_GIVEBACK"), "-m", "data", "-T",
+                       "-w", "4", "-o", "30", "-n", "400", "-f", "16",
+                       "-S", "16", "-s", "22")
+    assert rc == 1, out
+    assert "NOT LINEARIZABLE" in out
