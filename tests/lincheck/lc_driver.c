@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,16 +28,21 @@
 
 struct opts {
 	const char *region, *crash_at;
-	char shm[128];
 	uint64_t size, rounds, seed;
 	double seconds, kill_p;
 	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc;
 };
 
 static struct lc_shm *S;
+static char shm_path[128];		/* the clock page, removed at exit */
 static struct daxfs_handle *H;
 static struct lc_rec obs[LC_NAMES + LC_FILES * 2 + 1];
 static int nr_obs;
+
+static void remove_clock(void)
+{
+	unlink(shm_path);
+}
 
 static double now_s(void)
 {
@@ -65,10 +71,15 @@ static void spawn(struct opts *o, int i)
 	if (pid < 0)
 		die("fork", -errno);
 	if (!pid) {
+		/* a worker never outlives the driver (killed by a test, or
+		 * stopped by the checker's -stop) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
 		if (o->crash_at)
 			setenv("DAXFS_CRASH_AT", o->crash_at, 1);
 		execl("/proc/self/exe", "lc_run", "--worker", slot, o->region,
-		      o->shm, (char *)NULL);
+		      shm_path, (char *)NULL);
 		_exit(127);
 	}
 	S->slots[i].pid = pid;
@@ -165,7 +176,10 @@ static void setup_round(struct opts *o, uint64_t n)
 
 	S->mode = o->mode == 2 ? (n & 1 ? LC_MODE_DATA : LC_MODE_NS) : o->mode;
 	snprintf(S->dir, sizeof(S->dir), "/r%llu", (unsigned long long)n);
-	err = daxfs_path_mkdir(H, S->dir, 0755);
+	/* ESTALE: the driver idled past its lease; it re-joins on retry */
+	for (i = 0; (err = daxfs_path_mkdir(H, S->dir, 0755)) == -ESTALE &&
+	     i < 3; i++)
+		;
 	if (err)
 		die("mkdir round", err);
 	for (i = 0; S->mode == LC_MODE_DATA && i < LC_FILES; i++) {
@@ -350,6 +364,9 @@ static void run_rounds(struct opts *o)
 			emit(stdout, o->workers, &obs[j]);
 		total += nr_obs;
 		cleanup_round();
+		/* the checker stops reading at its first violation (-stop) */
+		if (fflush(stdout) == EOF)
+			break;
 	}
 	fprintf(stderr, "lc_run: %llu rounds, %llu ops in %.1f s (%.0f ops/s)\n",
 		(unsigned long long)n - 1, (unsigned long long)total,
@@ -366,14 +383,16 @@ int main(int argc, char **argv)
 		return lc_worker_main(argv[3], argv[4], atoi(argv[2]));
 	parse(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
-	snprintf(o.shm, sizeof(o.shm), "/dev/shm/lc-clock-%d", getpid());
-	fd = open(o.shm, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(shm_path, sizeof(shm_path), "/dev/shm/lc-clock-%d", getpid());
+	fd = open(shm_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || ftruncate(fd, sizeof(*S)))
 		die("clock page", -errno);
 	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (S == MAP_FAILED)
 		die("mmap clock page", -errno);
+	atexit(remove_clock);
 	mo.force = 1;
 	mo.lease_ms = o.lease_ms;
 	err = daxfs_region_create(o.region, o.size << 20, &mo);
@@ -391,6 +410,5 @@ int main(int argc, char **argv)
 		if (S->slots[i].pid)
 			waitpid(S->slots[i].pid, NULL, 0);
 	daxfs_region_close(H);
-	unlink(o.shm);
 	return 0;
 }

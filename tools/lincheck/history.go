@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -140,7 +141,9 @@ func readRounds(r io.Reader, out chan<- *round) error {
 			Input: input{op: int(v[3]), a: v[4], b: v[5], c: v[6],
 				d: v[7], id: nextID},
 		}
-		if v[2] != 0 {
+		// ESTALE: the worker's host was declared dead mid-operation
+		// (it stalled past its lease); recovery decides, as for a kill
+		if v[2] != 0 && v[8] != -int64(syscall.ESTALE) {
 			op.Return = v[2]
 			op.Output = output{res: v[8], o1: uint64(v[9]),
 				o2: uint64(v[10]), o3: uint64(v[11])}

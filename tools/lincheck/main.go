@@ -151,6 +151,7 @@ func main() {
 	timeout := flag.Duration("timeout", 20*time.Second, "search limit per round")
 	viz := flag.String("viz", "", "write an HTML visualization of the first violation here")
 	maxBad := flag.Int("max-violations", 3, "stop reporting after this many")
+	stop := flag.Bool("stop", false, "exit at the first violation (the writer then gets SIGPIPE)")
 	flag.Parse()
 	in := io.Reader(os.Stdin)
 	if flag.NArg() > 0 {
@@ -182,6 +183,11 @@ func main() {
 	}
 	go func() { wg.Wait(); close(verdicts) }()
 	var nRounds, nOps, bad, unknown int
+	summary := func() {
+		secs := time.Since(start).Seconds()
+		fmt.Printf("lincheck: %d rounds, %d operations, %d violations, %d unknown (timeout) in %.1f s (%.0f ops/s checked)\n",
+			nRounds, nOps, bad, unknown, secs, float64(nOps)/secs)
+	}
 	for v := range verdicts {
 		nRounds++
 		for _, op := range v.r.ops {
@@ -196,13 +202,15 @@ func main() {
 				report(os.Stderr, v, *viz)
 				*viz = ""
 			}
+			if *stop {
+				summary()
+				os.Exit(1)
+			}
 		case porcupine.Unknown:
 			unknown++
 		}
 	}
-	secs := time.Since(start).Seconds()
-	fmt.Printf("lincheck: %d rounds, %d operations, %d violations, %d unknown (timeout) in %.1f s (%.0f ops/s checked)\n",
-		nRounds, nOps, bad, unknown, secs, float64(nOps)/secs)
+	summary()
 	if readErr != nil {
 		fmt.Fprintln(os.Stderr, "lincheck:", readErr)
 		os.Exit(2)

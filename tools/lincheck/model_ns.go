@@ -350,6 +350,11 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 	if out == nil {
 		return nsPending(s, in, fresh)
 	}
+	if out.res == errno(syscall.EBUSY) {
+		// gave up waiting for a claim (a dead holder not yet
+		// recovered): nothing changed
+		return []interface{}{s}
+	}
 	if s.claimed(in) {
 		return nil
 	}
