@@ -89,7 +89,7 @@ lincheck-checker:
 
 lincheck: $(LC_RUN) lincheck-checker
 	LINCHECK=$(LC_CHECK) scripts/lincheck.sh -b $(BUILD) -t $(DURATION) \
-		-w $(WORKERS) $(LCFLAGS)
+		-w $(WORKERS) -- $(LCFLAGS)
 
 # A worker build with one re-introduced defect (BUG=APPEND_TRUNCATE,
 # SHORT_GIVEBACK or EXCHANGE_RECOVERY, the -DDAXFS_BUG_* flags) and crash

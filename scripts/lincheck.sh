@@ -4,7 +4,7 @@
 # round linearizable, 1 a violation (reported on stderr), 2 a failure of
 # either program.
 #
-#   scripts/lincheck.sh [-b BUILD] [-t SECONDS] [-w WORKERS] [LC_RUN OPTIONS]
+#   scripts/lincheck.sh [-b BUILD] [-t SECONDS] [-w WORKERS] [-- LC_RUN OPTIONS]
 #
 # BUILD holds lincheck/lc_run and lincheck/lincheck (default build); the
 # other options go to lc_run (tests/lincheck/lc_driver.c: -m, -k, -c ...).

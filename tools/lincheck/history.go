@@ -57,6 +57,7 @@ type input struct {
 	id         int
 	exact      bool
 	racy       bool
+	touched    uint64 // readdir: names an overlapping operation changes
 }
 
 // output is what it got back; a pending operation has a nil output.
@@ -191,6 +192,17 @@ func removes(in input, i int64) bool {
 	return false
 }
 
+// changes: the names op may add or remove (bit i: name i).
+func changes(in input) uint64 {
+	switch in.op {
+	case opStat, opReaddir, opTrunc:
+		return 0
+	case opRename, opRenameP, opRenameD, opLink:
+		return 1<<uint(in.a) | 1<<uint(in.b)
+	}
+	return 1 << uint(in.a)
+}
+
 func markRacy(ops []porcupine.Operation) {
 	for i := range ops {
 		in := ops[i].Input.(input)
@@ -199,11 +211,14 @@ func markRacy(ops []porcupine.Operation) {
 				ops[j].Call > ops[i].Return {
 				continue
 			}
-			if removes(ops[j].Input.(input), in.a) {
+			other := ops[j].Input.(input)
+			if removes(other, in.a) {
 				in.racy = true
-				ops[i].Input = in
-				break
+			}
+			if in.op == opReaddir {
+				in.touched |= changes(other)
 			}
 		}
+		ops[i].Input = in
 	}
 }
