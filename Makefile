@@ -75,7 +75,8 @@ crash:
 
 # Linearizability check (docs/lincheck.md): workers in build/lincheck/,
 # the porcupine-based checker (Go, tools/lincheck) in build/lincheck/.
-# `make lincheck DURATION=600 WORKERS=8` runs long; tests/test_lincheck.py
+# `make lincheck DURATION=600 WORKERS=8 [SAVE=FILE] [LCFLAGS=...]` runs
+# long (SAVE keeps the histories); tests/test_lincheck.py
 # runs a bounded check and the detection tests.
 GO       ?= $(shell command -v go || echo /usr/local/go/bin/go)
 DURATION ?= 60
@@ -89,7 +90,7 @@ lincheck-checker:
 
 lincheck: $(LC_RUN) lincheck-checker
 	LINCHECK=$(LC_CHECK) scripts/lincheck.sh -b $(BUILD) -t $(DURATION) \
-		-w $(WORKERS) -- $(LCFLAGS)
+		-w $(WORKERS) $(if $(SAVE),-o $(SAVE)) -- $(LCFLAGS)
 
 # A worker build with one re-introduced defect (BUG=APPEND_TRUNCATE,
 # SHORT_GIVEBACK or EXCHANGE_RECOVERY, the -DDAXFS_BUG_* flags) and crash

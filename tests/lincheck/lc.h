@@ -56,6 +56,7 @@ struct lc_shm {
 	uint32_t mode, ops;		/* this round */
 	uint32_t no_rename;		/* -N: no rename in the mix */
 	uint32_t no_trunc;		/* -T: no truncate in data rounds */
+	uint32_t no_link, pad;		/* -L: no link in namespace rounds */
 	uint64_t seed;
 	uint64_t inos[LC_FILES];	/* data rounds */
 	char dir[64];			/* this round's directory */

@@ -30,7 +30,7 @@ struct opts {
 	const char *region, *crash_at;
 	uint64_t size, rounds, seed;
 	double seconds, kill_p;
-	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc;
+	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc, no_link;
 };
 
 static struct lc_shm *S;
@@ -196,6 +196,7 @@ static void setup_round(struct opts *o, uint64_t n)
 	S->ops = o->ops;
 	S->no_rename = o->no_rename;
 	S->no_trunc = o->no_trunc;
+	S->no_link = o->no_link;
 	S->seed = o->seed;
 }
 
@@ -278,8 +279,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
 		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
-		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T]\n"
-		"  -N: no rename, -T: no truncate (to single out a defect)\n");
+		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L]\n"
+		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n");
 	exit(2);
 }
 
@@ -289,7 +290,7 @@ static void parse(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
 			    .size = 64, .lease_ms = 300, .seed = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:NT")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:NTL")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -306,6 +307,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'c': o->crash_at = optarg; break;
 		case 'N': o->no_rename = 1; break;
 		case 'T': o->no_trunc = 1; break;
+		case 'L': o->no_link = 1; break;
 		default: usage();
 		}
 	}

@@ -78,7 +78,8 @@ static void pick_ns(struct worker *w, struct lc_rec *r)
 
 	do
 		r->op = ops[pick(w, sizeof(ops) / sizeof(ops[0]))];
-	while (r->op == LC_RENAME && w->s->no_rename);
+	while ((r->op == LC_RENAME && w->s->no_rename) ||
+	       (r->op == LC_LINK && w->s->no_link));
 	r->a = pick(w, LC_NAMES);
 	do
 		r->b = pick(w, LC_NAMES);
