@@ -49,8 +49,8 @@ const (
 
 // input is what a worker asked; id numbers operations within a round
 // (a rename's two steps share one); exact: a final observation of a round
-// where no worker was killed; racy: another operation that can remove its
-// first name overlaps it (model_ns.go, "ENOENT").
+// where no worker was killed; racy: another operation that returned and
+// can remove its first name overlaps it (model_ns.go, "Racing a remover").
 type input struct {
 	op         int
 	a, b, c, d int64
@@ -212,7 +212,7 @@ func markRacy(ops []porcupine.Operation) {
 				continue
 			}
 			other := ops[j].Input.(input)
-			if removes(other, in.a) {
+			if ops[j].Output != nil && removes(other, in.a) {
 				in.racy = true
 			}
 			if in.op == opReaddir {

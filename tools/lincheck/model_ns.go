@@ -21,18 +21,22 @@
 // raises the count before it publishes and unlink drops it after it
 // removed the name, and recovery leaves counts high, never low
 // (docs/recovery.md).  So an lstat may see more links than names, never
-// fewer unless a remover of its name races it (see ENOENT below); the
+// fewer unless a remover of its name races it (see below); the
 // final lstat of a round without a crash must see exactly the names.
 //
 // readdir walks the directory while others change it: a name added or
 // removed by an operation that overlaps it may or may not be listed
 // (as POSIX allows), every other name must be exactly as the model says.
 //
-// ENOENT: an operation by path finds its inode by name, then acts on the
-// inode; if a concurrent unlink or rename frees that inode in between, it
-// fails with ENOENT although the name may be there again (as link(2) does
-// on Linux).  An operation that another one able to remove its name
-// overlaps (input.racy) may so fail at any point, changing nothing.
+// Racing a remover: an operation by path finds its inode by name, then
+// acts on the inode.  If a concurrent unlink or rename frees that inode in
+// between, it fails with ENOENT although the name may be there again (as
+// link(2) does on Linux); an lstat reads the attributes of an inode that
+// the name no longer has (renamed, truncated, its count dropped: as
+// Linux's lstat can).  An operation that another one, which returned and
+// can remove its name, overlaps (input.racy) may so fail at any point,
+// changing nothing, and such an lstat is not checked.  A killed
+// operation does not count: the final lstats must see its outcome.
 package main
 
 import (
@@ -298,10 +302,7 @@ func (s nsState) observe(in input, out *output) (bool, nsState) {
 			return false, s
 		}
 		n, want := out.o1>>8, s.names(in.a)
-		// racy: it found the inode by name and read its count after a
-		// concurrent unlink or rename had dropped it (Linux's lstat
-		// can do the same)
-		if (n < want && !in.racy) || (in.exact && n != want) {
+		if n < want || (in.exact && n != want) {
 			return false, s
 		}
 		if e.typ != tFile {
@@ -369,7 +370,7 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 	}
 	if in.op == opStat || in.op == opReaddir {
 		ok, next := s.observe(in, out)
-		if !ok && in.racy && out.res == errno(syscall.ENOENT) {
+		if !ok && in.racy {
 			return []interface{}{s}
 		}
 		if !ok {
