@@ -33,9 +33,11 @@
 // between, it fails with ENOENT although the name may be there again (as
 // link(2) does on Linux); an lstat reads the attributes of an inode that
 // the name no longer has (renamed, truncated, its count dropped: as
-// Linux's lstat can).  An operation that another one, which returned and
+// Linux's lstat can); a truncate truncates a file that has another name
+// by then, or none.  An operation that another one, which returned and
 // can remove its name, overlaps (input.racy) may so fail at any point,
-// changing nothing, and such an lstat is not checked.  A killed
+// changing nothing, such an lstat is not checked and such a truncate may
+// have truncated any file.  A killed
 // operation does not count: the final lstats must see its outcome.
 package main
 
@@ -265,6 +267,36 @@ func (s nsState) renameDrop() nsState {
 	return s
 }
 
+// truncAny: a truncate by path that found its inode by name and then
+// lost the name to a concurrent rename or unlink truncated some file: any
+// of those the names hold now, or one no name holds any more.
+func (s nsState) truncAny(in input) []interface{} {
+	states := []interface{}{s}
+	for i, e := range s.e {
+		if e.typ != tFile || s.firstOf(i) != i {
+			continue
+		}
+		t := s
+		for j := range t.e {
+			if t.e[j].typ == tFile && t.e[j].id == e.id {
+				t.e[j].size = uint64(in.c)
+			}
+		}
+		states = append(states, t)
+	}
+	return states
+}
+
+// firstOf: the first name holding the object name i holds.
+func (s *nsState) firstOf(i int) int {
+	for j := range s.e {
+		if s.e[j].typ == s.e[i].typ && s.e[j].id == s.e[i].id {
+			return j
+		}
+	}
+	return i
+}
+
 // bind gives placeholder identity id the inode number ino everywhere.
 func (s nsState) bind(id, ino uint64) nsState {
 	for i := range s.e {
@@ -383,6 +415,9 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 			return nil // an inode number two live files share
 		}
 		fresh = out.o2
+	}
+	if in.op == opTrunc && in.racy && out.res == 0 {
+		return s.truncAny(in)
 	}
 	res, next := s.apply(in, fresh)
 	if res != out.res {
