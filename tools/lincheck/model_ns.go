@@ -179,12 +179,7 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 		case tDir:
 			return errno(syscall.EISDIR), s
 		}
-		for i := range s.e {
-			if s.e[i].typ == tFile && s.e[i].id == ea.id {
-				s.e[i].size = uint64(in.c)
-			}
-		}
-		return 0, s
+		return 0, s.setSize(ea.id, uint64(in.c))
 	}
 	return 0, s
 }
@@ -276,15 +271,26 @@ func (s nsState) truncAny(in input) []interface{} {
 		if e.typ != tFile || s.firstOf(i) != i {
 			continue
 		}
-		t := s
-		for j := range t.e {
-			if t.e[j].typ == tFile && t.e[j].id == e.id {
-				t.e[j].size = uint64(in.c)
-			}
-		}
-		states = append(states, t)
+		states = append(states, s.setSize(e.id, uint64(in.c)))
 	}
 	return states
+}
+
+// setSize: the file id now has size n, under every name and in the
+// rename between its steps (whose second step may name it again).
+func (s nsState) setSize(id, n uint64) nsState {
+	for i := range s.e {
+		if s.e[i].typ == tFile && s.e[i].id == id {
+			s.e[i].size = n
+		}
+	}
+	if s.fl.src.typ == tFile && s.fl.src.id == id {
+		s.fl.src.size = n
+	}
+	if s.fl.tgt.typ == tFile && s.fl.tgt.id == id {
+		s.fl.tgt.size = n
+	}
+	return s
 }
 
 // firstOf: the first name holding the object name i holds.
