@@ -14,6 +14,7 @@ CORE_SRC  := $(wildcard core/*.c)
 LIB_SRC   := $(wildcard lib/*.c)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/c/*.c)
+LC_SRC    := $(wildcard tests/lincheck/*.c)
 
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -26,11 +27,14 @@ TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 # static helpers that run inside the QEMU guests (no libc there)
 VM_HELPERS := $(patsubst vm/helpers/%.c,$(BUILD)/vm-helpers/%,$(wildcard vm/helpers/*.c))
 
+LC_RUN    := $(BUILD)/lincheck/lc_run
+
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module module-check bench crash cluster cross-arm64
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS)
+.PHONY: all clean test check module module-check bench crash cluster cross-arm64 \
+	lincheck lincheck-bugs lincheck-checker
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -55,6 +59,10 @@ $(BUILD)/vm-helpers/%: vm/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -static -O2 -Wall -Wextra -Wno-unused-parameter -pthread -o $@ $<
 
+$(LC_RUN): $(LC_SRC:%.c=$(BUILD)/%.o) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS)
+
 # Crash-injection build (docs/recovery.md): the same library and tools
 # with daxfs_crash_point() live (lib/crash.c), in their own object dir:
 # build/crash/libdaxfs.so and build/crash/bin/*.  Load it from Python with
@@ -62,7 +70,35 @@ $(BUILD)/vm-helpers/%: vm/helpers/%.c
 crash:
 	$(MAKE) BUILD=$(BUILD)/crash EXTRA_CFLAGS=-DDAXFS_CRASH_POINTS \
 		$(BUILD)/crash/libdaxfs.so $(BUILD)/crash/libdaxfs.a \
-		$(TOOL_MAINS:tools/%.c=$(BUILD)/crash/bin/%)
+		$(TOOL_MAINS:tools/%.c=$(BUILD)/crash/bin/%) \
+		$(BUILD)/crash/lincheck/lc_run
+
+# Linearizability check (docs/lincheck.md): workers in build/lincheck/,
+# the porcupine-based checker (Go, tools/lincheck) in build/lincheck/.
+# `make lincheck DURATION=600 WORKERS=8 [SAVE=FILE] [LCFLAGS=...]` runs
+# long (SAVE keeps the histories); tests/test_lincheck.py
+# runs a bounded check and the detection tests.
+GO       ?= $(shell command -v go || echo /usr/local/go/bin/go)
+DURATION ?= 60
+WORKERS  ?= 8
+LC_CHECK := $(BUILD)/lincheck/lincheck
+lincheck-checker:
+	@test -x "$(GO)" || { echo "Go not found (needed by tools/lincheck):" \
+		"run scripts/setup.sh" >&2; exit 1; }
+	@mkdir -p $(BUILD)/lincheck
+	cd tools/lincheck && $(GO) build -o $(abspath $(LC_CHECK)) .
+
+lincheck: $(LC_RUN) lincheck-checker
+	LINCHECK=$(LC_CHECK) scripts/lincheck.sh -b $(BUILD) -t $(DURATION) \
+		-w $(WORKERS) $(if $(SAVE),-o $(SAVE)) -- $(LCFLAGS)
+
+# A worker build with one re-introduced defect (BUG=APPEND_TRUNCATE,
+# SHORT_GIVEBACK or EXCHANGE_RECOVERY, the -DDAXFS_BUG_* flags) and crash
+# points: build/bug-$(BUG)/lincheck/lc_run.
+lincheck-bugs:
+	$(MAKE) BUILD=$(BUILD)/bug-$(BUG) \
+		EXTRA_CFLAGS="-DDAXFS_CRASH_POINTS -DDAXFS_BUG_$(BUG)" \
+		$(BUILD)/bug-$(BUG)/lincheck/lc_run
 
 # libdaxfs and the C test programs for arm64 (docs/design.md "Memory
 # ordering"): Debian's cross compiler, static binaries in build/arm64/ that

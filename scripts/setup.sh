@@ -23,6 +23,25 @@ python3 -m pip install -q --disable-pip-version-check -r tests/requirements.txt 
 	python3 -m pip install -q --disable-pip-version-check --break-system-packages \
 		-r tests/requirements.txt
 
+# Go builds the linearizability checker (tools/lincheck, docs/lincheck.md):
+# the go on PATH, else /usr/local/go, else Debian's golang-go (1.19 on
+# Debian 12, enough: tools/lincheck/go.mod asks for 1.19).  Its one module
+# (porcupine, pinned in go.sum) comes from the Go module proxy.
+go=$(command -v go || true)
+[ -n "$go" ] || [ ! -x /usr/local/go/bin/go ] || go=/usr/local/go/bin/go
+if [ -z "$go" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q golang-go
+	go=$(command -v go)
+fi
+gover=$("$go" env GOVERSION | sed 's/^go//')
+if ! printf '1.19\n%s\n' "$gover" | sort -V -C; then
+	echo "setup.sh: Go $gover is too old for tools/lincheck (needs 1.19)" >&2
+	exit 1
+fi
+(cd tools/lincheck && "$go" mod download)
+
 if [ "${DAXFS_SETUP_VM:-1}" = 1 ] && [ -x vm/setup.sh ]; then
 	vm/setup.sh
 fi

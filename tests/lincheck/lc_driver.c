@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * lc_run: the lincheck driver (docs/lincheck.md).  Formats a region, starts
+ * K worker processes (each exec'd afresh, each its own host), and runs
+ * rounds: set up a fresh directory, release the workers, maybe SIGKILL
+ * one mid-round, wait, let survivors recover a dead host, observe the
+ * final state as one more client, print the round's history on stdout
+ * for the checker (tools/lincheck), remove the directory.
+ *
+ * History lines:  "R round mode"  then one line per operation:
+ *   client call ret op a b c d res o1 o2 o3     (ret 0: never returned)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/daxfs/libdaxfs.h"
+#include "tests/lincheck/lc.h"
+
+struct opts {
+	const char *region, *crash_at;
+	uint64_t size, rounds, seed;
+	double seconds, kill_p;
+	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc, no_link;
+};
+
+static struct lc_shm *S;
+static char shm_path[128];		/* the clock page, removed at exit */
+static struct daxfs_handle *H;
+static struct lc_rec obs[LC_NAMES + LC_FILES * 2 + 1];
+static int nr_obs;
+
+static void remove_clock(void)
+{
+	unlink(shm_path);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "lc_run: %s: %s\n", what, daxfs_strerror(err));
+	exit(2);
+}
+
+static void spawn(struct opts *o, int i)
+{
+	char slot[16];
+	pid_t pid;
+
+	S->slots[i].ready = 0;
+	S->slots[i].done_round = S->round;
+	S->slots[i].nr_recs = 0;
+	snprintf(slot, sizeof(slot), "%d", i);
+	pid = fork();
+	if (pid < 0)
+		die("fork", -errno);
+	if (!pid) {
+		/* a worker never outlives the driver (killed by a test, or
+		 * stopped by the checker's -stop) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
+		if (o->crash_at)
+			setenv("DAXFS_CRASH_AT", o->crash_at, 1);
+		execl("/proc/self/exe", "lc_run", "--worker", slot, o->region,
+		      shm_path, (char *)NULL);
+		_exit(127);
+	}
+	S->slots[i].pid = pid;
+}
+
+static int alive(int i)
+{
+	int st;
+
+	if (!S->slots[i].pid)
+		return 0;
+	if (waitpid(S->slots[i].pid, &st, WNOHANG) == S->slots[i].pid) {
+		S->slots[i].pid = 0;
+		return 0;
+	}
+	return 1;
+}
+
+static void observe(struct lc_rec *r)
+{
+	struct daxfs_attr st;
+	char p[128];
+	static unsigned char buf[LC_MAX_SIZE * 2];
+	int64_t res;
+
+	r->call = lc_tick(S);
+	switch (r->op) {
+	case LC_STAT:
+		snprintf(p, sizeof(p), "%s/%s", S->dir, lc_names[r->a]);
+		res = daxfs_path_lstat(H, p, &st);
+		if (!res) {
+			uint64_t t = (st.mode & 0170000) == 0100000 ? 1 :
+				     (st.mode & 0170000) == 0040000 ? 2 :
+				     (st.mode & 0170000) == 0120000 ? 3 : 9;
+			r->o1 = t | (uint64_t)st.nlink << 8;
+			r->o2 = t == 1 ? st.ino : 0;
+			r->o3 = t == 1 ? st.size : 0;
+		}
+		break;
+	case LC_FSTAT:
+		res = daxfs_fstat(H, S->inos[r->a], &st);
+		r->o3 = st.size;
+		break;
+	default:		/* LC_READ */
+		res = daxfs_pread(H, S->inos[r->a], buf, r->c, 0);
+		r->o1 = lc_hash(buf, res > 0 ? res : 0);
+		break;
+	}
+	r->res = res;
+	r->ret = lc_tick(S);
+}
+
+/* The final state, seen by one more client once every worker is done. */
+static void observe_all(void)
+{
+	int i;
+
+	nr_obs = 0;
+	memset(obs, 0, sizeof(obs));
+	if (S->mode == LC_MODE_NS) {
+		for (i = 0; i < LC_NAMES; i++) {
+			obs[nr_obs].op = LC_STAT;
+			obs[nr_obs].a = i;
+			observe(&obs[nr_obs++]);
+		}
+		return;
+	}
+	for (i = 0; i < LC_FILES; i++) {
+		obs[nr_obs].op = LC_FSTAT;
+		obs[nr_obs].a = i;
+		observe(&obs[nr_obs++]);
+		obs[nr_obs].op = LC_READ;
+		obs[nr_obs].a = i;
+		obs[nr_obs].c = LC_MAX_SIZE * 2;
+		observe(&obs[nr_obs++]);
+	}
+}
+
+static void emit(FILE *f, int client, const struct lc_rec *r)
+{
+	fprintf(f, "%d %llu %llu %u %lld %lld %lld %lld %lld %llu %llu %llu\n",
+		client, (unsigned long long)r->call,
+		(unsigned long long)r->ret, r->op, (long long)r->a,
+		(long long)r->b, (long long)r->c, (long long)r->d,
+		(long long)r->res, (unsigned long long)r->o1,
+		(unsigned long long)r->o2, (unsigned long long)r->o3);
+}
+
+static void setup_round(struct opts *o, uint64_t n)
+{
+	uint64_t ino;
+	char p[128];
+	int err, i;
+
+	S->mode = o->mode == 2 ? (n & 1 ? LC_MODE_DATA : LC_MODE_NS) : o->mode;
+	snprintf(S->dir, sizeof(S->dir), "/r%llu", (unsigned long long)n);
+	/* ESTALE: the driver idled past its lease; it re-joins on retry */
+	for (i = 0; (err = daxfs_path_mkdir(H, S->dir, 0755)) == -ESTALE &&
+	     i < 3; i++)
+		;
+	if (err)
+		die("mkdir round", err);
+	for (i = 0; S->mode == LC_MODE_DATA && i < LC_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", S->dir, i);
+		err = daxfs_path_create(H, p, 0644, DAXFS_CREATE_EXCL, &ino);
+		if (err < 0)
+			die("create file", err);
+		S->inos[i] = ino;
+	}
+	/* a worker killed before it saw this round would leave the last
+	 * round's records in its slot */
+	for (i = 0; i < o->workers; i++)
+		S->slots[i].nr_recs = 0;
+	S->ops = o->ops;
+	S->no_rename = o->no_rename;
+	S->no_trunc = o->no_trunc;
+	S->no_link = o->no_link;
+	S->seed = o->seed;
+}
+
+static int cleanup_cb(void *ctx, const char *name, uint32_t len,
+		      uint64_t ino, uint32_t dtype, uint64_t pos)
+{
+	char p[160];
+
+	snprintf(p, sizeof(p), "%s/%.*s", S->dir, (int)len, name);
+	if (daxfs_path_unlink(H, p) == -EISDIR)
+		daxfs_path_rmdir(H, p);
+	return 0;
+}
+
+static void cleanup_round(void)
+{
+	int err;
+
+	daxfs_path_readdir(H, S->dir, cleanup_cb, NULL);
+	err = daxfs_path_rmdir(H, S->dir);
+	if (err)
+		fprintf(stderr, "lc_run: rmdir %s: %s\n", S->dir,
+			daxfs_strerror(err));
+}
+
+/* Leaves the pool nearly full, so appends and writes stop short. */
+static void fill_region(struct opts *o)
+{
+	static unsigned char buf[1 << 16];
+	uint64_t ino, off = 0;
+	int64_t w;
+	int err;
+
+	err = daxfs_path_create(H, "/filler", 0644, DAXFS_CREATE_EXCL, &ino);
+	if (err < 0)
+		die("create filler", err);
+	memset(buf, 0x5a, sizeof(buf));
+	while ((w = daxfs_pwrite(H, ino, buf, sizeof(buf), off)) > 0)
+		off += w;
+	err = daxfs_ftruncate(H, ino, off > (uint64_t)o->fill * 4096 ?
+			      off - (uint64_t)o->fill * 4096 : 0);
+	if (err)
+		die("truncate filler", err);
+	daxfs_region_reclaim(H);
+}
+
+static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
+{
+	double t0 = now_s(), t_kill = t0 + kill_us / 1e6;
+	int i, pending, dead = 0;
+
+	for (;;) {
+		pending = 0;
+		for (i = 0; i < o->workers; i++) {
+			if (!alive(i)) {
+				dead = 1;
+				continue;
+			}
+			if (__atomic_load_n(&S->slots[i].done_round,
+					    __ATOMIC_ACQUIRE) != n)
+				pending = 1;
+		}
+		if (victim >= 0 && now_s() >= t_kill && S->slots[victim].pid) {
+			kill(S->slots[victim].pid, SIGKILL);
+			victim = -1;
+			continue;
+		}
+		if (!pending)
+			return dead;
+		if (now_s() - t0 > 120) {
+			fprintf(stderr, "lc_run: round %u hangs\n", n);
+			exit(3);
+		}
+		usleep(victim >= 0 ? 10 : 100);
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
+		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
+		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L]\n"
+		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
+			    .size = 64, .lease_ms = 300, .seed = 1 };
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:NTL")) != -1) {
+		switch (c) {
+		case 'r': o->region = optarg; break;
+		case 'w': o->workers = atoi(optarg); break;
+		case 'o': o->ops = atoi(optarg); break;
+		case 'n': o->rounds = strtoull(optarg, NULL, 0); break;
+		case 't': o->seconds = atof(optarg); o->rounds = ~0ull; break;
+		case 'm': o->mode = !strcmp(optarg, "ns") ? 0 :
+				    !strcmp(optarg, "data") ? 1 : 2; break;
+		case 'k': o->kill_p = atof(optarg); break;
+		case 's': o->seed = strtoull(optarg, NULL, 0); break;
+		case 'S': o->size = strtoull(optarg, NULL, 0); break;
+		case 'l': o->lease_ms = atoi(optarg); break;
+		case 'f': o->fill = atoi(optarg); break;
+		case 'c': o->crash_at = optarg; break;
+		case 'N': o->no_rename = 1; break;
+		case 'T': o->no_trunc = 1; break;
+		case 'L': o->no_link = 1; break;
+		default: usage();
+		}
+	}
+	if (!o->region || o->workers < 1 || o->workers > LC_MAX_WORKERS ||
+	    o->ops < 1 || o->ops > LC_MAX_OPS)
+		usage();
+}
+
+static void run_rounds(struct opts *o)
+{
+	double t0 = now_s();
+	uint64_t n, rnd = o->seed * 2654435761ULL + 17, total = 0;
+	int i, j, victim;
+	long kill_us;
+
+	for (n = 1; n <= o->rounds; n++) {
+		if (o->seconds && now_s() - t0 >= o->seconds)
+			break;
+		for (i = 0; i < o->workers; i++)
+			if (!alive(i))
+				spawn(o, i);
+		for (i = 0; i < o->workers; i++)
+			while (!__atomic_load_n(&S->slots[i].ready,
+						__ATOMIC_ACQUIRE)) {
+				if (!alive(i))
+					spawn(o, i);
+				usleep(200);
+			}
+		setup_round(o, n);
+		victim = -1;
+		kill_us = 0;
+		if (S->mode == LC_MODE_NS && o->kill_p > 0 &&
+		    (lc_rand(&rnd) % 1000000) < o->kill_p * 1000000) {
+			victim = lc_rand(&rnd) % o->workers;
+			kill_us = lc_rand(&rnd) % 3000;
+		}
+		__atomic_store_n(&S->round, (uint32_t)n, __ATOMIC_RELEASE);
+		if (wait_round(o, (uint32_t)n, victim, kill_us)) {
+			/* a survivor (this host) recovers the dead one */
+			usleep(o->lease_ms * 2200);
+			daxfs_region_reclaim(H);
+		}
+		observe_all();
+		printf("R %llu %u\n", (unsigned long long)n, S->mode);
+		for (i = 0; i < o->workers; i++) {
+			uint32_t k = S->slots[i].nr_recs;
+
+			for (j = 0; j < (int)k && j < LC_MAX_OPS; j++) {
+				if (!S->slots[i].recs[j].call)
+					continue;
+				emit(stdout, i, &S->slots[i].recs[j]);
+				total++;
+			}
+		}
+		for (j = 0; j < nr_obs; j++)
+			emit(stdout, o->workers, &obs[j]);
+		total += nr_obs;
+		cleanup_round();
+		/* the checker stops reading at its first violation (-stop) */
+		if (fflush(stdout) == EOF)
+			break;
+	}
+	fprintf(stderr, "lc_run: %llu rounds, %llu ops in %.1f s (%.0f ops/s)\n",
+		(unsigned long long)n - 1, (unsigned long long)total,
+		now_s() - t0, total / (now_s() - t0));
+}
+
+int main(int argc, char **argv)
+{
+	struct daxfs_mkfs_opts mo = { 0 };
+	struct opts o;
+	int fd, err, i;
+
+	if (argc == 5 && !strcmp(argv[1], "--worker"))
+		return lc_worker_main(argv[3], argv[4], atoi(argv[2]));
+	parse(argc, argv, &o);
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(shm_path, sizeof(shm_path), "/dev/shm/lc-clock-%d", getpid());
+	fd = open(shm_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, sizeof(*S)))
+		die("clock page", -errno);
+	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (S == MAP_FAILED)
+		die("mmap clock page", -errno);
+	atexit(remove_clock);
+	mo.force = 1;
+	mo.lease_ms = o.lease_ms;
+	err = daxfs_region_create(o.region, o.size << 20, &mo);
+	if (err)
+		die("mkfs", err);
+	err = daxfs_region_open(o.region, 0, &H);
+	if (err)
+		die("open", err);
+	if (o.fill)
+		fill_region(&o);
+	run_rounds(&o);
+	fflush(stdout);
+	__atomic_store_n(&S->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < o.workers; i++)
+		if (S->slots[i].pid)
+			waitpid(S->slots[i].pid, NULL, 0);
+	daxfs_region_close(H);
+	return 0;
+}

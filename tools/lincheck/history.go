@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+
+// History lines written by lc_run (tests/lincheck/lc_driver.c):
+//
+//	R round mode
+//	client call ret op a b c d res o1 o2 o3     (ret 0: never returned)
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Operation codes, as in tests/lincheck/lc.h.
+const (
+	opCreate = 1 + iota
+	opUnlink
+	opMkdir
+	opRmdir
+	opRename
+	opLink
+	opSymlink
+	opStat
+	opReaddir
+	opTrunc
+	// the two steps of a rename (model_ns.go), made by readRounds
+	opRenameP
+	opRenameD
+)
+
+const (
+	opPwrite = 20 + iota
+	opAppend
+	opFtrunc
+	opRead
+	opFstat
+)
+
+const (
+	modeNS   = 0
+	modeData = 1
+)
+
+// input is what a worker asked; id numbers operations within a round
+// (a rename's two steps share one); exact: a final observation of a round
+// where no worker was killed; racy: another operation that returned and
+// can remove its first name overlaps it (model_ns.go, "Racing a remover").
+type input struct {
+	op         int
+	a, b, c, d int64
+	id         int
+	exact      bool
+	racy       bool
+	touched    uint64 // readdir: names an overlapping operation changes
+}
+
+// output is what it got back; a pending operation has a nil output.
+type output struct {
+	res        int64
+	o1, o2, o3 uint64
+}
+
+type round struct {
+	id   uint64
+	mode int
+	ops  []porcupine.Operation
+}
+
+// readRounds sends each round of r on the channel, in order.
+func readRounds(r io.Reader, out chan<- *round) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	var cur *round
+	var maxTs int64
+	var nextID int
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		// a pending operation may take effect at any time after its
+		// call: it returns after everything else in the round
+		crashed := false
+		observer := 0
+		for i := range cur.ops {
+			if cur.ops[i].Output == nil {
+				cur.ops[i].Return = maxTs + 1
+				crashed = true
+			}
+			if cur.ops[i].ClientId > observer {
+				observer = cur.ops[i].ClientId
+			}
+		}
+		for i := range cur.ops {
+			if cur.ops[i].ClientId == observer && !crashed {
+				in := cur.ops[i].Input.(input)
+				in.exact = true
+				cur.ops[i].Input = in
+			}
+		}
+		markRacy(cur.ops)
+		out <- cur
+		cur = nil
+	}
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 3 && f[0] == "R" {
+			flush()
+			id, err1 := strconv.ParseUint(f[1], 10, 64)
+			mode, err2 := strconv.Atoi(f[2])
+			if err1 != nil || err2 != nil {
+				return fmt.Errorf("line %d: bad round header", line)
+			}
+			cur = &round{id: id, mode: mode}
+			maxTs = 0
+			nextID = 0
+			continue
+		}
+		if len(f) != 12 || cur == nil {
+			return fmt.Errorf("line %d: %d fields outside a round", line, len(f))
+		}
+		var v [12]int64
+		for i := range f {
+			n, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				u, err := strconv.ParseUint(f[i], 10, 64)
+				if err != nil {
+					return fmt.Errorf("line %d: field %d: %v", line, i, err)
+				}
+				n = int64(u)
+			}
+			v[i] = n
+		}
+		op := porcupine.Operation{
+			ClientId: int(v[0]),
+			Call:     v[1],
+			Input: input{op: int(v[3]), a: v[4], b: v[5], c: v[6],
+				d: v[7], id: nextID},
+		}
+		// ESTALE: the worker's host was declared dead mid-operation
+		// (it stalled past its lease); recovery decides, as for a kill
+		if v[2] != 0 && v[8] != -int64(syscall.ESTALE) {
+			op.Return = v[2]
+			op.Output = output{res: v[8], o1: uint64(v[9]),
+				o2: uint64(v[10]), o3: uint64(v[11])}
+			if v[2] > maxTs {
+				maxTs = v[2]
+			}
+		}
+		if v[1] > maxTs {
+			maxTs = v[1]
+		}
+		cur.ops = append(cur.ops, splitRename(op)...)
+		nextID++
+	}
+	flush()
+	return sc.Err()
+}
+
+// splitRename makes a rename that succeeded or never returned two
+// operations over its interval: its publishing step and its dropping step
+// (model_ns.go).  A failed rename changed nothing: it stays one.
+func splitRename(op porcupine.Operation) []porcupine.Operation {
+	in := op.Input.(input)
+	if in.op != opRename {
+		return []porcupine.Operation{op}
+	}
+	if op.Output != nil && op.Output.(output).res != 0 {
+		return []porcupine.Operation{op}
+	}
+	p, d := op, op
+	in.op = opRenameP
+	p.Input = in
+	in.op = opRenameD
+	d.Input = in
+	return []porcupine.Operation{p, d}
+}
+
+// removes: whether op can take name i away (or put another object there).
+func removes(in input, i int64) bool {
+	switch in.op {
+	case opUnlink, opRmdir:
+		return in.a == i
+	case opRename, opRenameP, opRenameD:
+		return in.a == i || in.b == i
+	}
+	return false
+}
+
+// changes: the names op may add or remove (bit i: name i).
+func changes(in input) uint64 {
+	switch in.op {
+	case opStat, opReaddir, opTrunc:
+		return 0
+	case opRename, opRenameP, opRenameD, opLink:
+		return 1<<uint(in.a) | 1<<uint(in.b)
+	}
+	return 1 << uint(in.a)
+}
+
+func markRacy(ops []porcupine.Operation) {
+	for i := range ops {
+		in := ops[i].Input.(input)
+		for j := range ops {
+			if i == j || ops[j].Return < ops[i].Call ||
+				ops[j].Call > ops[i].Return {
+				continue
+			}
+			other := ops[j].Input.(input)
+			if ops[j].Output != nil && removes(other, in.a) {
+				in.racy = true
+			}
+			if in.op == opReaddir {
+				in.touched |= changes(other)
+			}
+		}
+		ops[i].Input = in
+	}
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+
+// The sequential model of a round's directory (namespace rounds): four
+// names, each empty or naming a file, an (always empty) directory or a
+// symlink that never resolves.  Hard links share an identity: a file's is
+// its inode number (create reports it); a directory's, a symlink's and a
+// file whose create never returned get a placeholder (>= pseudo) that a
+// later stat binds to the inode number it sees.  Every name also carries
+// the tag of the leaf that made it, as a rename's second step needs.
+//
+// A rename is not one atomic step in DaxFS (docs/namespace.md, "Rename"):
+// it publishes the new name (step 1), then drops the old one (step 2), and
+// between the two both names exist.  readHistory splits every rename that
+// succeeded or never returned into two operations over the same interval,
+// opRenameP and opRenameD, and the model lets them take effect at two
+// points, in that order; one cluster-wide claim serializes renames, so at
+// most one is between its two steps (inflight), and no other rename, not
+// even one that fails, can take effect meanwhile.
+//
+// Link counts: a rename pins its file (nlink+1) for its whole run, link
+// raises the count before it publishes and unlink drops it after it
+// removed the name, and recovery leaves counts high, never low
+// (docs/recovery.md).  So an lstat may see more links than names, never
+// fewer unless a remover of its name races it (see below); the
+// final lstat of a round without a crash must see exactly the names.
+//
+// readdir walks the directory while others change it: a name added or
+// removed by an operation that overlaps it may or may not be listed
+// (as POSIX allows), every other name must be exactly as the model says.
+//
+// Racing a remover: an operation by path finds its inode by name, then
+// acts on the inode.  If a concurrent unlink or rename frees that inode in
+// between, it fails with ENOENT although the name may be there again (as
+// link(2) does on Linux); an lstat reads the attributes of an inode that
+// the name no longer has (renamed, truncated, its count dropped: as
+// Linux's lstat can); a truncate truncates a file that has another name
+// by then, or none.  An operation that another one, which returned and
+// can remove its name, overlaps (input.racy) may so fail at any point,
+// changing nothing, such an lstat is not checked and such a truncate may
+// have truncated any file.  A killed
+// operation does not count: the final lstats must see its outcome.
+package main
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/anishathalye/porcupine"
+)
+
+const (
+	tNone = iota
+	tFile
+	tDir
+	tLink
+)
+
+const pseudo = uint64(1) << 48
+
+type entry struct {
+	typ  uint8
+	leaf uint32
+	id   uint64
+	size uint64
+}
+
+// inflight: a rename between its two steps (id: its operation's id + 1).
+type inflight struct {
+	id       int32
+	a        int8
+	xchg     bool
+	noop     bool
+	src, tgt entry
+}
+
+type nsState struct {
+	e  [4]entry
+	fl inflight
+	// closed: a rename (id + 1) that never returned and whose second
+	// step was placed as not having happened: its first may not follow.
+	closed int32
+}
+
+func errno(e syscall.Errno) int64 { return -int64(e) }
+
+func leafTag(in input, k uint32) uint32 { return uint32(in.id)*4 + k + 1 }
+
+func (s *nsState) names(i int64) uint64 {
+	if s.e[i].typ == tDir {
+		return 2
+	}
+	var n uint64
+	for _, e := range s.e {
+		if e.typ != tNone && e.id == s.e[i].id {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *nsState) hasID(id uint64) bool {
+	for _, e := range s.e {
+		if e.typ != tNone && e.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// apply runs in on s and tells the result it must give and the state after;
+// fresh is the identity of a new object.
+func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
+	a, b := in.a, in.b
+	ea, eb := s.e[a], s.e[b]
+	switch in.op {
+	case opCreate:
+		if ea.typ == tNone {
+			s.e[a] = entry{typ: tFile, id: fresh, leaf: leafTag(in, 0)}
+			return 1, s
+		}
+		if in.c != 0 {
+			return errno(syscall.EEXIST), s
+		}
+		switch ea.typ {
+		case tDir:
+			return errno(syscall.EISDIR), s
+		case tLink:
+			return errno(syscall.ENOENT), s
+		}
+		return 0, s
+	case opUnlink:
+		switch ea.typ {
+		case tNone:
+			return errno(syscall.ENOENT), s
+		case tDir:
+			return errno(syscall.EISDIR), s
+		}
+		s.e[a] = entry{}
+		return 0, s
+	case opMkdir, opSymlink:
+		if ea.typ != tNone {
+			return errno(syscall.EEXIST), s
+		}
+		t := uint8(tDir)
+		if in.op == opSymlink {
+			t = tLink
+		}
+		s.e[a] = entry{typ: t, id: fresh, leaf: leafTag(in, 0)}
+		return 0, s
+	case opRmdir:
+		switch ea.typ {
+		case tNone:
+			return errno(syscall.ENOENT), s
+		case tDir:
+			s.e[a] = entry{}
+			return 0, s
+		}
+		return errno(syscall.ENOTDIR), s
+	case opRename, opRenameP:
+		return s.renamePublish(in)
+	case opRenameD:
+		return 0, s.renameDrop()
+	case opLink:
+		switch {
+		case ea.typ == tNone:
+			return errno(syscall.ENOENT), s
+		case ea.typ == tDir:
+			return errno(syscall.EPERM), s
+		case eb.typ != tNone:
+			return errno(syscall.EEXIST), s
+		}
+		s.e[b] = ea
+		s.e[b].leaf = leafTag(in, 0)
+		return 0, s
+	case opTrunc:
+		switch ea.typ {
+		case tNone, tLink:
+			return errno(syscall.ENOENT), s
+		case tDir:
+			return errno(syscall.EISDIR), s
+		}
+		return 0, s.setSize(ea.id, uint64(in.c))
+	}
+	return 0, s
+}
+
+const (
+	renameNoreplace = 1
+	renameExchange  = 2
+)
+
+// renameCheck: the errno a rename of a to b returns (0: it goes ahead).
+func (s *nsState) renameCheck(a, b, flags int64) int64 {
+	ea, eb := s.e[a], s.e[b]
+	switch {
+	case ea.typ == tNone:
+		return errno(syscall.ENOENT)
+	case flags&renameExchange != 0:
+		if eb.typ == tNone {
+			return errno(syscall.ENOENT)
+		}
+		return 0
+	case eb.typ == tNone:
+		return 0
+	case flags&renameNoreplace != 0:
+		return errno(syscall.EEXIST)
+	case ea.id == eb.id && ea.typ == eb.typ:
+		return 0
+	case ea.typ == tDir && eb.typ != tDir:
+		return errno(syscall.ENOTDIR)
+	case ea.typ != tDir && eb.typ == tDir:
+		return errno(syscall.EISDIR)
+	}
+	return 0
+}
+
+// renamePublish: step 1, the new name b takes the source (replacing or
+// exchanging the target); the old name a stays until renameDrop.
+func (s nsState) renamePublish(in input) (int64, nsState) {
+	a, b, flags := in.a, in.b, in.c
+	ea, eb := s.e[a], s.e[b]
+	if res := s.renameCheck(a, b, flags); res != 0 {
+		return res, s
+	}
+	fl := inflight{id: int32(in.id) + 1, a: int8(a),
+		xchg: flags&renameExchange != 0, src: ea, tgt: eb}
+	if eb.typ != tNone && ea.id == eb.id && ea.typ == eb.typ {
+		fl.noop = true // two links of one object: nothing to do
+	} else {
+		s.e[b] = ea
+		s.e[b].leaf = leafTag(in, 1)
+		fl.tgt.leaf = leafTag(in, 2) // the exchange's leaf for a
+	}
+	if in.op == opRenameP {
+		s.fl = fl
+	} else if !fl.noop {
+		s.fl = fl
+		s = s.renameDrop()
+	}
+	return 0, s
+}
+
+// renameDrop: step 2, the old name goes (or takes the exchanged target)
+// if it is still the leaf the rename found; someone who unlinked it
+// meanwhile had it (docs/namespace.md, "Exchange racing an unlink").
+func (s nsState) renameDrop() nsState {
+	fl := s.fl
+	s.fl = inflight{}
+	if fl.noop {
+		return s
+	}
+	cur := s.e[fl.a]
+	switch {
+	case cur.typ != tNone && cur.leaf == fl.src.leaf:
+		s.e[fl.a] = entry{}
+		if fl.xchg {
+			s.e[fl.a] = fl.tgt
+		}
+	case fl.xchg && fl.tgt.typ == tDir && cur.typ == tNone:
+		s.e[fl.a] = fl.tgt
+	}
+	return s
+}
+
+// truncAny: a truncate by path that found its inode by name and then
+// lost the name to a concurrent rename or unlink truncated some file: any
+// of those the names hold now, or one no name holds any more.
+func (s nsState) truncAny(in input) []interface{} {
+	states := []interface{}{s}
+	for i, e := range s.e {
+		if e.typ != tFile || s.firstOf(i) != i {
+			continue
+		}
+		states = append(states, s.setSize(e.id, uint64(in.c)))
+	}
+	return states
+}
+
+// setSize: the file id now has size n, under every name and in the
+// rename between its steps (whose second step may name it again).
+func (s nsState) setSize(id, n uint64) nsState {
+	for i := range s.e {
+		if s.e[i].typ == tFile && s.e[i].id == id {
+			s.e[i].size = n
+		}
+	}
+	if s.fl.src.typ == tFile && s.fl.src.id == id {
+		s.fl.src.size = n
+	}
+	if s.fl.tgt.typ == tFile && s.fl.tgt.id == id {
+		s.fl.tgt.size = n
+	}
+	return s
+}
+
+// firstOf: the first name holding the object name i holds.
+func (s *nsState) firstOf(i int) int {
+	for j := range s.e {
+		if s.e[j].typ == s.e[i].typ && s.e[j].id == s.e[i].id {
+			return j
+		}
+	}
+	return i
+}
+
+// bind gives placeholder identity id the inode number ino everywhere.
+func (s nsState) bind(id, ino uint64) nsState {
+	for i := range s.e {
+		if s.e[i].typ != tNone && s.e[i].id == id {
+			s.e[i].id = ino
+		}
+	}
+	if s.fl.src.id == id {
+		s.fl.src.id = ino
+	}
+	if s.fl.tgt.id == id {
+		s.fl.tgt.id = ino
+	}
+	return s
+}
+
+func (s nsState) observe(in input, out *output) (bool, nsState) {
+	switch in.op {
+	case opReaddir:
+		var mask uint64
+		for i, e := range s.e {
+			if e.typ != tNone {
+				mask |= 1 << i
+			}
+		}
+		// names added or removed while it runs may or may not be
+		// listed (POSIX readdir); the others must be exact
+		return out.res == 0 && (out.o1^mask)&^in.touched == 0, s
+	case opStat:
+		e := s.e[in.a]
+		if e.typ == tNone {
+			return out.res == errno(syscall.ENOENT), s
+		}
+		if out.res != 0 || out.o1&0xff != uint64(e.typ) {
+			return false, s
+		}
+		n, want := out.o1>>8, s.names(in.a)
+		if n < want || (in.exact && n != want) {
+			return false, s
+		}
+		if e.typ != tFile {
+			return true, s
+		}
+		if e.size != out.o3 {
+			return false, s
+		}
+		if e.id >= pseudo {
+			if s.hasID(out.o2) {
+				return false, s
+			}
+			return true, s.bind(e.id, out.o2)
+		}
+		return e.id == out.o2, s
+	}
+	return false, s
+}
+
+// claimed: whether in must wait for the rename claim held by another.
+func (s *nsState) claimed(in input) bool {
+	switch in.op {
+	case opRename:
+		return s.fl.id != 0
+	case opRenameP:
+		return s.fl.id != 0 || s.closed == int32(in.id)+1
+	case opRenameD:
+		return s.fl.id != int32(in.id)+1
+	}
+	return false
+}
+
+func nsPending(s nsState, in input, fresh uint64) []interface{} {
+	switch in.op {
+	case opStat, opReaddir:
+		return []interface{}{s}
+	case opRenameD:
+		if s.fl.id == int32(in.id)+1 {
+			_, next := s.apply(in, fresh) // recovery rolls forward
+			return []interface{}{next}
+		}
+		s.closed = int32(in.id) + 1
+		return []interface{}{s}
+	case opRenameP:
+		if s.claimed(in) {
+			return []interface{}{s}
+		}
+	}
+	_, next := s.apply(in, fresh)
+	return []interface{}{s, next}
+}
+
+func nsStep(s nsState, in input, out *output) []interface{} {
+	fresh := pseudo + uint64(in.id)
+	if out == nil {
+		return nsPending(s, in, fresh)
+	}
+	if out.res == errno(syscall.EBUSY) {
+		// gave up waiting for a claim (a dead holder not yet
+		// recovered): nothing changed
+		return []interface{}{s}
+	}
+	if s.claimed(in) {
+		return nil
+	}
+	if in.op == opStat || in.op == opReaddir {
+		ok, next := s.observe(in, out)
+		if !ok && in.racy {
+			return []interface{}{s}
+		}
+		if !ok {
+			return nil
+		}
+		return []interface{}{next}
+	}
+	if in.op == opCreate && out.res == 1 {
+		if s.hasID(out.o2) {
+			return nil // an inode number two live files share
+		}
+		fresh = out.o2
+	}
+	if in.op == opTrunc && in.racy && out.res == 0 {
+		return s.truncAny(in)
+	}
+	res, next := s.apply(in, fresh)
+	if res != out.res {
+		if in.racy && out.res == errno(syscall.ENOENT) {
+			return []interface{}{s}
+		}
+		return nil
+	}
+	if in.op == opCreate && res == 0 {
+		e := s.e[in.a]
+		if e.id >= pseudo {
+			if s.hasID(out.o2) {
+				return nil
+			}
+			return []interface{}{s.bind(e.id, out.o2)}
+		}
+		if e.id != out.o2 {
+			return nil
+		}
+	}
+	return []interface{}{next}
+}
+
+func hashEntry(h uint64, e entry) uint64 {
+	return (h ^ uint64(e.typ) ^ uint64(e.leaf)<<8 ^ e.id<<24 ^ e.size<<44) *
+		1099511628211
+}
+
+var nsModel = porcupine.NondeterministicModel{
+	Init: func() []interface{} { return []interface{}{nsState{}} },
+	Step: func(state, in, out interface{}) []interface{} {
+		var o *output
+		if out != nil {
+			v := out.(output)
+			o = &v
+		}
+		return nsStep(state.(nsState), in.(input), o)
+	},
+	Hash: func(state interface{}) uint64 {
+		s := state.(nsState)
+		h := uint64(1469598103934665603)
+		for _, e := range s.e {
+			h = hashEntry(h, e)
+		}
+		return hashEntry(h^uint64(s.fl.id)<<32^uint64(s.closed), s.fl.src)
+	},
+	DescribeOperation: describeOp,
+	DescribeState: func(state interface{}) string {
+		s := state.(nsState)
+		d := ""
+		for i, e := range s.e {
+			if e.typ != tNone {
+				d += fmt.Sprintf("%c=%s#%x/%d ", 'a'+i,
+					[]string{"", "file", "dir", "symlink"}[e.typ], e.id, e.size)
+			}
+		}
+		if s.fl.id != 0 {
+			d += fmt.Sprintf("(rename #%d from %c between its steps)",
+				s.fl.id-1, 'a'+s.fl.a)
+		}
+		return d
+	},
+}
