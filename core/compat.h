@@ -167,6 +167,13 @@ static inline void daxfs_yield(void)
 }
 
 /*
+ * One load of a plain (non-atomic) region field that another host may
+ * change: the compiler may neither re-read it later nor merge it with an
+ * earlier read, so a value validated once stays the value used.
+ */
+#define daxfs_once(x)		READ_ONCE(x)
+
+/*
  * In every step of a long walk or wait: yields the CPU, and returns true
  * when the task must stop (a fatal signal); the caller then undoes what it
  * must and returns -EINTR.  Bounded walks still call it: a bound of pool
@@ -374,6 +381,9 @@ static inline void daxfs_yield(void)
 {
 	sched_yield();
 }
+
+/* See the kernel definition: one load of a plain region field. */
+#define daxfs_once(x)	(*(const volatile __typeof__(x) *)&(x))
 
 static inline u32 daxfs_popcount64(u64 w)
 {
