@@ -477,4 +477,14 @@ void daxfs_crash_point(const char *name);
 #define daxfs_crash_point(name) do { } while (0)
 #endif
 
+/* Test hook for double-fetch tests: called right after a region value
+ * was loaded and validated, so that a test can change it in the region
+ * before it is used (user space tests only; compiled out unless
+ * DAXFS_RACE_POINTS is defined: `make race`, tests/race/). */
+#ifdef DAXFS_RACE_POINTS
+void daxfs_race_point(const char *name, const void *p);
+#else
+#define daxfs_race_point(name, p) do { } while (0)
+#endif
+
 #endif /* DAXFS_COMPAT_H */
