@@ -203,7 +203,9 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 static void chk_base_symlink(struct chk *c, u64 ino,
 			     const struct daxfs_base_inode *bip)
 {
-	if (!daxfs_base_link(c->fs, bip))
+	u64 len;
+
+	if (!daxfs_base_link(c->fs, bip, &len))
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
 			   "base symlink target invalid", ino, 0,
 			   bip ? bip->size : 0, 0, false);
