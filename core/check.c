@@ -1015,6 +1015,9 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 		why = "inode record number differs from its key";
 	else if (!chk_mode_dtype(mode = daxfs_load32(&ip->mode)))
 		why = "inode record has an invalid file type";
+	else if (c->repair && (mode & CHK_S_IFMT) == CHK_S_IFLNK &&
+		 !chk_symlink_repair(c, ino, ip))
+		why = "symlink target lost (bad record pointer)";
 	else if (!chk_mark(c, c->used, off, sizeof(*ip)))
 		why = "inode record shared with another object";
 	if (why) {
