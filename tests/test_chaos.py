@@ -26,6 +26,7 @@ import errno
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -68,6 +69,18 @@ WEIGHTS = (5, 3, 3, 5, 4, 5, 3, 2, 2, 2, 1, 2, 3, 1, 1, 1)
 
 # ---------------------------------------------------------------- worker
 
+def _native_stacks():
+    """Where this process is stuck, from gdb when it is installed."""
+    if not shutil.which("gdb"):
+        return ""
+    try:
+        return subprocess.run(["gdb", "-p", str(os.getpid()), "-batch", "-ex",
+                               "thread apply all bt 30"], capture_output=True,
+                              text=True, timeout=120).stdout[-8000:]
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 class Watchdog(threading.Thread):
     """Ends the process when one operation runs longer than HANG_S.
 
@@ -91,6 +104,7 @@ class Watchdog(threading.Thread):
             since = self.since
             if since is not None and time.monotonic() - since > HANG_S:
                 sys.stderr.write("HANG in %s\n" % self.op)
+                sys.stderr.write(_native_stacks())
                 sys.stderr.flush()
                 os._exit(HANG_EXIT)
 
@@ -251,7 +265,7 @@ def run_round(path, seconds, seed, nworkers=3, rate=0, log=None,
             problems.append("worker hung past its watchdog: %s" % err[-500:])
             continue
         if w.returncode == HANG_EXIT:
-            problems.append("worker hung: %s" % err.strip()[-500:])
+            problems.append("worker hung: %s" % err.strip()[-6000:])
         elif w.returncode < 0:
             problems.append("worker killed by signal %d: %s" % (
                 -w.returncode, err[-1500:]))
