@@ -495,9 +495,15 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	head = tail ? (tail | DAXFS_SLOT_LEAF) : 0;
 	/* every leaf this CAS takes out was published: say so first, for
 	 * recovery (a crash of its publisher before its step mark) */
-	for (i = 0; i <= pos; i++)
-		daxfs_store32(&daxfs_dirent_at(fs, arr[i])->removed,
-			      DAXFS_DE_REMOVED);
+	for (i = 0; i <= pos; i++) {
+		/* the header only: a leaf checked above may have changed its
+		 * name_len since, and re-checking it here would give NULL */
+		struct daxfs_dirent *m = daxfs_ptr(fs, arr[i], sizeof(*m),
+						   DAXFS_OFF_ALIGN);
+
+		if (m)
+			daxfs_store32(&m->removed, DAXFS_DE_REMOVED);
+	}
 	if (new_leaf)
 		daxfs_pflush(fs, nl.de, sizeof(*nl.de) + nl.len);
 	if (publish_mark(op, mark))
