@@ -290,9 +290,9 @@ def run_round(path, seconds, seed, nworkers=3, rate=0, log=None,
                          timeout=300)
     forced = "NOT REPAIRING" in fix.stdout + fix.stderr
     if forced:
-        # a host slot made ALIVE with a heartbeat in the future looks
-        # mounted for good (docs/testing.md "Chaos"); every worker has
-        # left, so -f is what its operator would use
+        # a host slot the chaos made ALIVE looks mounted (fsck cannot
+        # judge a lease it has not watched; docs/testing.md "Chaos runs");
+        # every worker has left, so -f is what its operator would use
         fix = subprocess.run([fsck, "-y", "-f", path], capture_output=True,
                              text=True, timeout=300)
     if fix.returncode not in (0, 1):
