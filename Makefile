@@ -32,7 +32,7 @@ LC_RUN    := $(BUILD)/lincheck/lc_run
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module module-check bench crash cluster cross-arm64 \
+.PHONY: all clean test check module module-check bench crash race cluster cross-arm64 \
 	lincheck lincheck-bugs lincheck-checker
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN)
 
@@ -108,6 +108,21 @@ CROSS_ARM64 ?= aarch64-linux-gnu-
 cross-arm64:
 	$(MAKE) CC=$(CROSS_ARM64)gcc BUILD=$(BUILD)/arm64 LDLIBS="-static -pthread" \
 		$(BUILD)/arm64/libdaxfs.a $(TESTS:$(BUILD)/tests/%=$(BUILD)/arm64/tests/%)
+
+# Double-fetch tests (tests/race/*.c, docs/testing.md): the core with
+# daxfs_race_point() live (each test program supplies the hook, which
+# changes a region value between its validation and its use), under
+# AddressSanitizer, in their own object dir: build/race/race/NAME.
+RACE_SRC := $(wildcard tests/race/*.c)
+race:
+	$(MAKE) BUILD=$(BUILD)/race \
+		EXTRA_CFLAGS="-DDAXFS_RACE_POINTS -fsanitize=address -fno-omit-frame-pointer" \
+		LDLIBS="-pthread -fsanitize=address" \
+		$(RACE_SRC:tests/race/%.c=$(BUILD)/race/race/%)
+
+$(BUILD)/race/%: $(BUILD)/tests/race/%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS)
 
 # The test command (README, .ci/run).  pytest exits 5 when it collects no
 # test, which fails this target like any other failure.

@@ -58,11 +58,12 @@ int daxfs_base_dir_range(struct daxfs_fs *fs,
 			 u64 *count)
 {
 	u64 n = fs->bh.nr_dirents;
+	u64 f = daxfs_once(bip->data), c = daxfs_once(bip->count);
 
-	if (!range_ok(bip->data, bip->count, n))
+	if (!range_ok(f, c, n))
 		return -EUCLEAN;
-	*first = bip->data;
-	*count = bip->count;
+	*first = f;
+	*count = c;
 	return 0;
 }
 
@@ -79,13 +80,22 @@ static bool data_ok(struct daxfs_fs *fs, const struct daxfs_base_inode *bip)
 }
 
 const char *daxfs_base_link(struct daxfs_fs *fs,
-			    const struct daxfs_base_inode *bip)
+			    const struct daxfs_base_inode *bip, u64 *len)
 {
-	if (!bip || bip->size < 1 || bip->size > DAXFS_SYMLINK_MAX ||
-	    !data_ok(fs, bip))
+	const struct daxfs_base_header *bh = &fs->bh;
+	u64 size, data;
+
+	if (!bip)
 		return NULL;
-	return daxfs_base_ptr(fs, bip->data, bip->size);
+	size = daxfs_once(bip->size);
+	data = daxfs_once(bip->data);
+	if (size < 1 || size > DAXFS_SYMLINK_MAX || data < bh->data_off ||
+	    !range_ok(data - bh->data_off, size, bh->data_size))
+		return NULL;
+	*len = size;
+	return daxfs_base_ptr(fs, data, size);
 }
+
 
 static int validate_header(struct daxfs_fs *fs)
 {
@@ -115,6 +125,7 @@ static int validate_inode(struct daxfs_fs *fs, u64 ino,
 {
 	u32 type = bip->mode & DAXFS_S_IFMT;
 	const struct daxfs_base_inode *pp;
+	u64 len;
 
 	switch (type) {
 	case DAXFS_S_IFREG:
@@ -123,7 +134,7 @@ static int validate_inode(struct daxfs_fs *fs, u64 ino,
 						      bip->size) ? 0 : -EUCLEAN;
 		return data_ok(fs, bip) ? 0 : -EUCLEAN;
 	case DAXFS_S_IFLNK:
-		return daxfs_base_link(fs, bip) ? 0 : -EUCLEAN;
+		return daxfs_base_link(fs, bip, &len) ? 0 : -EUCLEAN;
 	case DAXFS_S_IFCHR:
 	case DAXFS_S_IFBLK:
 	case DAXFS_S_IFIFO:

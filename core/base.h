@@ -16,10 +16,11 @@ const struct daxfs_base_inode *daxfs_base_inode(struct daxfs_fs *fs, u64 ino);
 const struct daxfs_base_dirent *daxfs_base_dirent(struct daxfs_fs *fs, u64 idx);
 /* bounds-checked pointer into the base region (off relative to it) */
 const void *daxfs_base_ptr(struct daxfs_fs *fs, u64 off, u64 len);
-/* Target bytes of base symlink bip (bip->size of them, 1..
- * DAXFS_SYMLINK_MAX, inside the data area), or NULL when invalid. */
+/* Target bytes of base symlink bip (*len of them, 1..DAXFS_SYMLINK_MAX,
+ * inside the data area; size and data each loaded once), or NULL when
+ * invalid.  Use *len, never bip->size again. */
 const char *daxfs_base_link(struct daxfs_fs *fs,
-			    const struct daxfs_base_inode *bip);
+			    const struct daxfs_base_inode *bip, u64 *len);
 /* One bounded pass over the whole image; 0 or -EUCLEAN. */
 int daxfs_base_validate(struct daxfs_fs *fs);
 

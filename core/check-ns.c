@@ -203,10 +203,65 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 static void chk_base_symlink(struct chk *c, u64 ino,
 			     const struct daxfs_base_inode *bip)
 {
-	if (!daxfs_base_link(c->fs, bip))
+	u64 len;
+
+	if (!daxfs_base_link(c->fs, bip, &len))
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
 			   "base symlink target invalid", ino, 0,
 			   bip ? bip->size : 0, 0, false);
+}
+
+/*
+ * Repair of a symlink whose record a stray store damaged: records are
+ * zeroed when allocated, so the target's length is where its bytes end
+ * (the NUL after them).  A bare page's length is inode.size; a header
+ * record's is its len word; either is rewritten from the bytes.  Returns
+ * false when the target cannot be found (its pointer is bad): the
+ * caller drops the inode and the walk drops its names.
+ */
+bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
+{
+	u64 off = daxfs_load(&ip->root), size = daxfs_load(&ip->size), len;
+	struct daxfs_link_rec r;
+	struct daxfs_symlink *sl;
+	const char *p;
+
+	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
+		return true;		/* the base image's target */
+	if (!daxfs_link_rec_get(c->fs, off, size, &r)) {
+		if (size != r.len) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+				   "symlink size differs from its target length",
+				   ino, off, size, r.len, true);
+			daxfs_store(&ip->size, r.len);
+		}
+		return true;
+	}
+	if (off & DAXFS_SYMLINK_BARE) {
+		p = daxfs_ptr(c->fs, off & ~(u64)(DAXFS_BLOCK_SIZE - 1),
+			      DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
+		len = p ? strnlen(p, DAXFS_BLOCK_SIZE) : 0;
+		if (len <= DAXFS_SYMLINK_REC_MAX || len > DAXFS_SYMLINK_MAX)
+			return false;
+		daxfs_store(&ip->size, len);
+	} else {
+		sl = daxfs_ptr(c->fs, off, sizeof(*sl), 64);
+		if (!sl || off < c->fs->pool_off || off >= c->fs->pool_end)
+			return false;
+		len = c->fs->pool_end - off - sizeof(*sl);
+		len = strnlen(sl->target, len < DAXFS_SYMLINK_REC_MAX ? len :
+			      DAXFS_SYMLINK_REC_MAX);
+		if (!len)
+			return false;
+		daxfs_store32(&sl->len, (u32)len);
+		daxfs_store(&ip->size, len);
+	}
+	if (daxfs_link_rec_get(c->fs, off, len, &r))
+		return false;
+	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+		   "symlink target length rebuilt from its bytes", ino, off,
+		   size, len, true);
+	return true;
 }
 
 static void chk_walk_symlink(struct chk *c, struct chk_ino *f)
@@ -686,6 +741,20 @@ static void chk_drain(struct chk *c)
 	}
 }
 
+/*
+ * The root's record holds another type (a stray store on its mode): it
+ * is made a directory again.  Its root word is then walked as a trie,
+ * which validates every slot: what a file's radix tree left there is
+ * cut, and the walk fixes the entry count and link count.
+ */
+static void chk_root_mode(struct chk *c, struct chk_ino *root)
+{
+	daxfs_store32(&root->ip->mode, CHK_S_IFDIR | 0755);
+	root->mode = CHK_S_IFDIR | 0755;
+	*root->info |= CHK_I_DIR;
+	c->space_dirty = true;
+}
+
 void chk_namespace(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -693,12 +762,24 @@ void chk_namespace(struct chk *c)
 	int err;
 
 	err = chk_resolve(c, fs->sb.root_ino, &root);
-	if (err || (root.mode & CHK_S_IFMT) != CHK_S_IFDIR) {
+	if (err) {
+		/* chk_nlinks makes a new, empty root (the rest goes to
+		 * /lost+found); a base root cannot be replaced */
+		c->root_gone = c->repair && fs->sb.root_ino > c->nr_base;
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
-			   err ? "root directory missing or its record is corrupt" :
-			   "root inode is not a directory", fs->sb.root_ino,
-			   0, root.mode, CHK_S_IFDIR, false);
+			   "root directory missing or its record is corrupt",
+			   fs->sb.root_ino, 0, 0, CHK_S_IFDIR, c->root_gone);
 		return;
+	}
+	if ((root.mode & CHK_S_IFMT) != CHK_S_IFDIR) {
+		bool fix = c->repair && root.ip;
+
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
+			   "root inode is not a directory", fs->sb.root_ino,
+			   0, root.mode, CHK_S_IFDIR, fix);
+		if (!fix)
+			return;
+		chk_root_mode(c, &root);
 	}
 	if (root.ip && daxfs_load(&root.ip->parent) != fs->sb.root_ino) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIR_PARENT,
@@ -893,6 +974,26 @@ static void chk_dir_added(struct daxfs_inode *dp, bool subdir)
 	daxfs_store(&dp->change, daxfs_load(&dp->change) + 1);
 }
 
+/* Resolves the root, making a new, empty one when it is gone. */
+static bool chk_root_ensure(struct chk *c, struct chk_ino *root)
+{
+	struct daxfs_fs *fs = c->fs;
+
+	if (!chk_resolve(c, fs->sb.root_ino, root))
+		return true;
+	if (fs->sb.root_ino <= c->nr_base ||
+	    !chk_make_dir(c, fs->sb.root_ino, fs->sb.root_ino)) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
+			   "could not recreate the root directory",
+			   fs->sb.root_ino, 0, 0, 0, false);
+		return false;
+	}
+	chk_report(c, DAXFS_CHK_INFO, DAXFS_CHK_ROOT,
+		   "root directory recreated", fs->sb.root_ino, 0, 0, 0,
+		   true);
+	return !chk_resolve(c, fs->sb.root_ino, root);
+}
+
 static struct daxfs_inode *chk_lost_found(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -900,21 +1001,8 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 	u64 ino, next;
 	bool wh;
 
-	if (chk_resolve(c, fs->sb.root_ino, &root)) {
-		/* the root itself is gone: make a new, empty one */
-		if (fs->sb.root_ino <= c->nr_base ||
-		    !chk_make_dir(c, fs->sb.root_ino, fs->sb.root_ino)) {
-			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
-				   "could not recreate the root directory",
-				   fs->sb.root_ino, 0, 0, 0, false);
-			return NULL;
-		}
-		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
-			   "root directory recreated", fs->sb.root_ino, 0, 0, 0,
-			   true);
-		if (chk_resolve(c, fs->sb.root_ino, &root))
-			return NULL;
-	}
+	if (!chk_root_ensure(c, &root))
+		return NULL;
 	if (!root.ip || (root.mode & CHK_S_IFMT) != CHK_S_IFDIR ||
 	    !(daxfs_load(&root.ip->aux) & DAXFS_DIR_IMPORTED)) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
@@ -1013,6 +1101,11 @@ void chk_nlinks(struct chk *c)
 			   next, c->max_ino + 1, c->repair);
 		if (c->repair)
 			daxfs_store(&fs->state->next_ino.v, c->max_ino + 1);
+	}
+	if (c->repair && c->root_gone) {
+		struct chk_ino root;
+
+		chk_root_ensure(c, &root);
 	}
 	if (c->repair)
 		chk_attach(c);

@@ -962,9 +962,14 @@ static void chk_state(struct chk *c)
 		if (c->repair)
 			daxfs_store(&s->epoch.v, 1);
 	}
-	if (next < fs->sb.first_dyn_ino) {
+	if (next < fs->sb.first_dyn_ino || next >= DAXFS_KEY_PAYLOAD_MASK) {
+		/* too high, no key can hold it (creates fail EUCLEAN, and
+		 * /lost+found would get a number its key cuts short):
+		 * lowered here, raised above every inode by chk_nlinks */
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_NEXT_INO,
-			   "next inode number below the first dynamic one", 0, 0,
+			   next < fs->sb.first_dyn_ino ?
+			   "next inode number below the first dynamic one" :
+			   "next inode number beyond what a key can hold", 0, 0,
 			   next, fs->sb.first_dyn_ino, c->repair);
 		if (c->repair)
 			daxfs_store(&s->next_ino.v, fs->sb.first_dyn_ino);
@@ -1015,6 +1020,9 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 		why = "inode record number differs from its key";
 	else if (!chk_mode_dtype(mode = daxfs_load32(&ip->mode)))
 		why = "inode record has an invalid file type";
+	else if (c->repair && (mode & CHK_S_IFMT) == CHK_S_IFLNK &&
+		 !chk_symlink_repair(c, ino, ip))
+		why = "symlink target lost (bad record pointer)";
 	else if (!chk_mark(c, c->used, off, sizeof(*ip)))
 		why = "inode record shared with another object";
 	if (why) {

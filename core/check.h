@@ -167,6 +167,7 @@ struct chk {
 	bool repair;			/* repairs allowed now */
 	bool live;			/* another host is live */
 	bool space_dirty;		/* free stacks must be rebuilt */
+	bool root_gone;			/* repair recreates the root */
 	bool stop;			/* fatal: stop walking */
 	u64 units;			/* 64-byte units in the pool */
 	u64 *used;			/* bitmap: reachable objects */
@@ -224,6 +225,7 @@ bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
 		     u32 len, u64 *ino, bool *whiteout);
 
 /* check-ns.c */
+bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip);
 void chk_namespace(struct chk *c);
 void chk_orphans(struct chk *c);
 void chk_nlinks(struct chk *c);

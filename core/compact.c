@@ -18,9 +18,17 @@ static struct daxfs_free_obj *node(struct daxfs_fs *fs, u64 off, u64 size)
 	return daxfs_ptr(fs, off, size, size);
 }
 
-static u64 next_of(struct daxfs_fs *fs, u64 off)
+/*
+ * The link after off, re-validated on every walk (chain_check validated
+ * the chain once, but a stray store can change a link afterwards): a
+ * link that is no object of this class reads as the end of the chain,
+ * so the walk cuts there and the rest leaks to fsck.
+ */
+static u64 next_of(struct daxfs_fs *fs, u64 off, u64 size)
 {
-	return daxfs_load(&((struct daxfs_free_obj *)(fs->base + off))->next);
+	u64 next = daxfs_load(&((struct daxfs_free_obj *)(fs->base + off))->next);
+
+	return node(fs, next, size) ? next : 0;
 }
 
 static void set_next(struct daxfs_fs *fs, u64 off, u64 next)
@@ -48,7 +56,7 @@ static u64 chain_check(struct daxfs_fs *fs, u64 first, u64 size, u64 *last)
 		return 0;
 	while (n < max) {
 		n++;
-		next = next_of(fs, off);
+		next = daxfs_load(&((struct daxfs_free_obj *)(fs->base + off))->next);
 		if (!next) {
 			*last = off;
 			return n;
@@ -59,6 +67,7 @@ static u64 chain_check(struct daxfs_fs *fs, u64 first, u64 size, u64 *last)
 			return n;
 		}
 		off = next;
+		daxfs_walk_yield();
 	}
 	return 0;
 }
@@ -85,29 +94,34 @@ static u64 rec_word(u64 first, unsigned int class)
  * recoverer took the record: nothing may be touched any more.
  */
 static u64 chain_sort(struct daxfs_fs *fs, struct daxfs_lane *lane,
-		      unsigned int class, u64 head, u64 *rec, u64 *last)
+		      unsigned int class, u64 head, u64 n, u64 *rec, u64 *last)
 {
-	u64 insize = 1, p, q, e, tail, merges, psize, qsize;
+	u64 insize = 1, p, q, e, tail, merges, psize, qsize, seen;
+	u64 size = daxfs_class_size(class);
 
 	for (;;) {
 		p = head;
 		head = 0;
 		tail = 0;
 		merges = 0;
-		while (p) {
+		seen = 0;
+		/* a pass places every node once: more than n means a link
+		 * was changed into a cycle behind our back; stop there (the
+		 * chain is cut at tail, the rest leaks to fsck) */
+		while (p && seen < n) {
 			merges++;
 			q = p;
 			for (psize = 0; psize < insize && q; psize++)
-				q = next_of(fs, q);
+				q = next_of(fs, q, size);
 			qsize = insize;
-			while (psize || (qsize && q)) {
+			while ((psize || (qsize && q)) && seen++ < n) {
 				if (!psize || (qsize && q && q < p)) {
 					e = q;
-					q = next_of(fs, q);
+					q = next_of(fs, q, size);
 					qsize--;
 				} else {
 					e = p;
-					p = next_of(fs, p);
+					p = next_of(fs, p, size);
 					psize--;
 				}
 				if (tail)
@@ -117,6 +131,7 @@ static u64 chain_sort(struct daxfs_fs *fs, struct daxfs_lane *lane,
 				tail = e;
 			}
 			p = q;
+			daxfs_walk_yield();
 		}
 		if (tail)
 			set_next(fs, tail, 0);
@@ -142,13 +157,15 @@ static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			 u64 *most)
 {
 	u64 size = daxfs_class_size(class), per = DAXFS_PAGE_SIZE / size;
-	u64 prev = 0, cur = *head, page, end, after, k, freed = 0;
+	u64 prev = 0, cur = *head, page, end, after = 0, k, freed = 0;
+	u64 steps = 0, max = max_objs(fs, size);
 
-	while (cur) {
+	/* bounded: a link changed into a cycle after the sort ends here */
+	while (cur && steps++ < max) {
 		page = cur & ~(DAXFS_PAGE_SIZE - 1);
 		end = cur;
-		for (k = 1; ; k++) {
-			after = next_of(fs, end);
+		for (k = 1; k <= per; k++) {
+			after = next_of(fs, end, size);
 			if (!after || (after & ~(DAXFS_PAGE_SIZE - 1)) != page)
 				break;
 			end = after;
@@ -172,6 +189,7 @@ static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		freed++;
 		daxfs_crash_point("alloc.compact");
 		cur = after;
+		daxfs_walk_yield();
 	}
 	*last = prev;
 	return freed;
@@ -220,12 +238,13 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	rec = rec_word(first, class);
 	daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], rec);
 	n = chain_check(fs, first, size, &last);
+	daxfs_race_point("compact.checked", fs->base + first);
 	if (!n) {
 		daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], 0);
 		return 0;	/* looping chain: dropped, fsck rebuilds */
 	}
 	if (n >= per) {
-		first = chain_sort(fs, lane, class, first, &rec, &last);
+		first = chain_sort(fs, lane, class, first, n, &rec, &last);
 		if (!first)
 			return 0;
 	} else {

@@ -167,6 +167,13 @@ static inline void daxfs_yield(void)
 }
 
 /*
+ * One load of a plain (non-atomic) region field that another host may
+ * change: the compiler may neither re-read it later nor merge it with an
+ * earlier read, so a value validated once stays the value used.
+ */
+#define daxfs_once(x)		READ_ONCE(x)
+
+/*
  * In every step of a long walk or wait: yields the CPU, and returns true
  * when the task must stop (a fatal signal); the caller then undoes what it
  * must and returns -EINTR.  Bounded walks still call it: a bound of pool
@@ -375,6 +382,9 @@ static inline void daxfs_yield(void)
 	sched_yield();
 }
 
+/* See the kernel definition: one load of a plain region field. */
+#define daxfs_once(x)	(*(const volatile __typeof__(x) *)&(x))
+
 static inline u32 daxfs_popcount64(u64 w)
 {
 	return (u32)__builtin_popcountll(w);
@@ -465,6 +475,16 @@ static inline bool daxfs_cpu_has_cas16(void)
 void daxfs_crash_point(const char *name);
 #else
 #define daxfs_crash_point(name) do { } while (0)
+#endif
+
+/* Test hook for double-fetch tests: called right after a region value
+ * was loaded and validated, so that a test can change it in the region
+ * before it is used (user space tests only; compiled out unless
+ * DAXFS_RACE_POINTS is defined: `make race`, tests/race/). */
+#ifdef DAXFS_RACE_POINTS
+void daxfs_race_point(const char *name, const void *p);
+#else
+#define daxfs_race_point(name, p) do { } while (0)
 #endif
 
 #endif /* DAXFS_COMPAT_H */

@@ -46,16 +46,30 @@ int daxfs_name_check(const char *name, u32 len)
 	return 0;
 }
 
-struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off)
+int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l)
 {
 	struct daxfs_dirent *de = daxfs_ptr(fs, off, sizeof(*de), DAXFS_OFF_ALIGN);
 
-	if (!de || de->name_len == 0 || de->name_len > DAXFS_NAME_MAX ||
-	    de->hash >= HASH_LIMIT)
-		return NULL;
-	if (!daxfs_ptr(fs, off, sizeof(*de) + de->name_len, DAXFS_OFF_ALIGN))
-		return NULL;
-	return de;
+	if (!de)
+		return -EUCLEAN;
+	l->len = daxfs_once(de->name_len);
+	l->hash = daxfs_once(de->hash);
+	if (!l->len || l->len > DAXFS_NAME_MAX || l->hash >= HASH_LIMIT ||
+	    !daxfs_ptr(fs, off, sizeof(*de) + l->len, DAXFS_OFF_ALIGN))
+		return -EUCLEAN;
+	l->de = de;
+	l->ino = daxfs_once(de->ino);
+	l->type = daxfs_once(de->type);
+	l->flags = daxfs_once(de->flags);
+	daxfs_race_point("dirent", de);
+	return 0;
+}
+
+struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off)
+{
+	struct daxfs_leaf l;
+
+	return daxfs_leaf_get(fs, off, &l) ? NULL : l.de;
 }
 
 static struct daxfs_trie_node *node_at(struct daxfs_fs *fs, u64 off)
@@ -63,11 +77,11 @@ static struct daxfs_trie_node *node_at(struct daxfs_fs *fs, u64 off)
 	return daxfs_ptr(fs, off, sizeof(struct daxfs_trie_node), DAXFS_OFF_ALIGN);
 }
 
-static bool leaf_is(const struct daxfs_dirent *de, u64 hash, const char *name,
+static bool leaf_is(const struct daxfs_leaf *l, u64 hash, const char *name,
 		    u32 len)
 {
-	return de->hash == hash && de->name_len == len &&
-	       !memcmp(de->name, name, len);
+	return l->hash == hash && l->len == len &&
+	       !memcmp(l->de->name, name, len);
 }
 
 u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
@@ -96,20 +110,25 @@ u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
 	return off;
 }
 
-void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published)
+/* Frees leaf off of the class its validated length says. */
+static void leaf_free(struct daxfs_op *op, u64 off, u32 len, bool published)
 {
-	struct daxfs_dirent *de = daxfs_dirent_at(op->fs, off);
-	int class;
+	int class = daxfs_size_class(sizeof(struct daxfs_dirent) + len);
 
-	if (!de)
-		return;
-	class = daxfs_size_class(sizeof(*de) + de->name_len);
 	if (class < 0)
 		return;
 	if (published)
 		daxfs_retire(op, off, (unsigned int)class);
 	else
 		daxfs_free_now(op, off, (unsigned int)class);
+}
+
+void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published)
+{
+	struct daxfs_leaf l;
+
+	if (!daxfs_leaf_get(op->fs, off, &l))
+		leaf_free(op, off, l.len, published);
 }
 
 /* ---- directory state word ---- */
@@ -199,15 +218,15 @@ static int find_slot(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		return err;
 	while (d <= LAST_LEVEL) {
 		u64 *slot = &node->slot[daxfs_trie_idx(hash, d)];
-		struct daxfs_dirent *head;
+		struct daxfs_leaf head;
 
+		daxfs_walk_yield();
 		v = daxfs_load(slot);
 		if (v == 0 || SLOT_TAG(v) == DAXFS_SLOT_LEAF) {
 			if (v) {
-				head = daxfs_dirent_at(fs, SLOT_OFF(v));
-				if (!head)
+				if (daxfs_leaf_get(fs, SLOT_OFF(v), &head))
 					return -EUCLEAN;
-				if (head->hash != hash)
+				if (head.hash != hash)
 					goto other;
 			}
 			*slotp = slot;
@@ -234,7 +253,7 @@ other:
 		nn = node_at(fs, noff);
 		if (!nn)
 			return -EUCLEAN;
-		nn->slot[daxfs_trie_idx(head->hash, d + 1)] = v;
+		nn->slot[daxfs_trie_idx(head.hash, d + 1)] = v;
 		daxfs_pflush(fs, nn, sizeof(*nn));
 		if (daxfs_fenced(op))
 			return -ESTALE;
@@ -248,19 +267,19 @@ other:
 	return -EUCLEAN;
 }
 
-/* Walks a chain into arr (at most DAXFS_CHAIN_MAX leaf offsets). */
+/* Walks a chain into arr (at most DAXFS_CHAIN_MAX leaf offsets); each
+ * leaf is validated on every walk, and later re-validated where used. */
 static int chain_read(struct daxfs_fs *fs, u64 v, u64 *arr, u32 *n)
 {
 	u64 off = SLOT_OFF(v);
+	struct daxfs_leaf l;
 	u32 i = 0;
 
 	while (off) {
-		struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
-
-		if (!de || i >= DAXFS_CHAIN_MAX)
+		if (daxfs_leaf_get(fs, off, &l) || i >= DAXFS_CHAIN_MAX)
 			return -EUCLEAN;
 		arr[i++] = off;
-		off = daxfs_load(&de->next);
+		off = daxfs_load(&l.de->next);
 	}
 	*n = i;
 	return 0;
@@ -298,23 +317,23 @@ static int trie_find(struct daxfs_op *op, struct daxfs_inode *dp,
 		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
 			return -EUCLEAN;
 		for (off = SLOT_OFF(v), n = 0; off; n++) {
-			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+			struct daxfs_leaf l;
 
-			if (!de || n >= DAXFS_CHAIN_MAX)
+			if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX)
 				return -EUCLEAN;
-			if (leaf_is(de, hash, name, len)) {
-				if (de->flags & DAXFS_DF_WHITEOUT) {
+			if (leaf_is(&l, hash, name, len)) {
+				if (l.flags & DAXFS_DF_WHITEOUT) {
 					*wh = true;
 					return -ENOENT;
 				}
-				dent->ino = de->ino;
+				dent->ino = l.ino;
 				dent->hash = hash;
 				dent->leaf = off;
-				dent->type = de->type;
-				dent->flags = de->flags;
+				dent->type = l.type;
+				dent->flags = l.flags;
 				return 0;
 			}
-			off = daxfs_load(&de->next);
+			off = daxfs_load(&l.de->next);
 		}
 		return -ENOENT;
 	}
@@ -332,9 +351,8 @@ static int base_find(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
 	for (i = 0; i < count; i++) {
 		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
 
-		if (!bd || bd->name_len > DAXFS_NAME_MAX)
-			return -EUCLEAN;
-		if (bd->name_len != len || memcmp(bd->name, name, len))
+		if (!bd || daxfs_once(bd->name_len) != len ||
+		    memcmp(bd->name, name, len))
 			continue;
 		dent->ino = bd->ino;
 		dent->hash = hash;
@@ -440,42 +458,54 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 copies[DAXFS_CHAIN_MAX], tail, head;
-	struct daxfs_dirent *de;
+	struct daxfs_leaf l, nl;
 	u32 i;
-	int k;
+	int k, err;
 
 	if (daxfs_fenced(op))
 		return -ESTALE;		/* new_leaf may be freed already */
-	tail = daxfs_dirent_at(fs, arr[pos])->next;
+	if (daxfs_leaf_get(fs, arr[pos], &l) ||
+	    (new_leaf && daxfs_leaf_get(fs, new_leaf, &nl)))
+		return -EUCLEAN;
+	tail = daxfs_load(&l.de->next);
 	if (new_leaf) {
-		de = daxfs_dirent_at(fs, new_leaf);
-		de->next = tail;
+		daxfs_store(&nl.de->next, tail);
 		tail = new_leaf;
 	}
 	/* copy the prefix back to front so each copy links to the next */
 	for (k = (int)pos - 1; k >= 0; k--) {
-		struct daxfs_dirent *src = daxfs_dirent_at(fs, arr[k]);
-		u64 c = daxfs_dirent_new(op, src->name, src->name_len, src->hash,
-					 src->ino, src->type, src->flags);
+		struct daxfs_dirent *cd = NULL;
+		u64 c = 0;
 
-		if (!c) {
+		err = daxfs_leaf_get(fs, arr[k], &l);
+		if (!err)
+			c = daxfs_dirent_new(op, l.de->name, l.len, l.hash, l.ino,
+					     l.type, l.flags);
+		if (c)
+			cd = daxfs_ptr(fs, c, sizeof(*cd), DAXFS_OFF_ALIGN);
+		if (!cd) {
 			for (i = (u32)k + 1; i < pos; i++)
 				daxfs_dirent_free(op, copies[i], false);
-			return -ENOSPC;
+			return err ? err : -ENOSPC;
 		}
-		daxfs_dirent_at(fs, c)->next = tail;
+		daxfs_store(&cd->next, tail);
 		copies[k] = c;
 		tail = c;
 	}
 	head = tail ? (tail | DAXFS_SLOT_LEAF) : 0;
 	/* every leaf this CAS takes out was published: say so first, for
 	 * recovery (a crash of its publisher before its step mark) */
-	for (i = 0; i <= pos; i++)
-		daxfs_store32(&daxfs_dirent_at(fs, arr[i])->removed,
-			      DAXFS_DE_REMOVED);
+	for (i = 0; i <= pos; i++) {
+		/* the header only: a leaf checked above may have changed its
+		 * name_len since, and re-checking it here would give NULL */
+		struct daxfs_dirent *m = daxfs_ptr(fs, arr[i], sizeof(*m),
+						   DAXFS_OFF_ALIGN);
+
+		if (m)
+			daxfs_store32(&m->removed, DAXFS_DE_REMOVED);
+	}
 	if (new_leaf)
-		daxfs_pflush(fs, daxfs_dirent_at(fs, new_leaf),
-			     sizeof(*de) + daxfs_dirent_at(fs, new_leaf)->name_len);
+		daxfs_pflush(fs, nl.de, sizeof(*nl.de) + nl.len);
 	if (publish_mark(op, mark))
 		return -ESTALE;		/* the copies leak to fsck */
 	if (!daxfs_cas(slot, &v, head)) {
@@ -494,29 +524,30 @@ static int dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 		    bool import, u64 mark)
 {
 	struct daxfs_fs *fs = op->fs;
-	struct daxfs_dirent *nd = daxfs_dirent_at(fs, leaf);
 	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
+	struct daxfs_leaf nl, l;
 	u32 n, i, tries;
 	int err;
 
-	if (!nd)
+	if (daxfs_leaf_get(fs, leaf, &nl))
 		return -EUCLEAN;
 	for (tries = 0; tries < SLOT_RETRIES; tries++) {
-		err = find_slot(op, dp, nd->hash, true, &slot, &v);
+		err = find_slot(op, dp, nl.hash, true, &slot, &v);
 		if (err)
 			return err;
 		err = chain_read(fs, v, arr, &n);
 		if (err)
 			return err;
 		for (i = 0; i < n; i++) {
-			struct daxfs_dirent *de = daxfs_dirent_at(fs, arr[i]);
-
-			if (!leaf_is(de, nd->hash, nd->name, nd->name_len))
+			if (daxfs_leaf_get(fs, arr[i], &l))
+				return -EUCLEAN;
+			/* nl's name bytes lie inside nl.len: compare those */
+			if (!leaf_is(&l, nl.hash, nl.de->name, nl.len))
 				continue;
-			if (import || !(de->flags & DAXFS_DF_WHITEOUT))
+			if (import || !(l.flags & DAXFS_DF_WHITEOUT))
 				return -EEXIST;
 			/* re-creating a removed base name */
-			nd->flags |= DAXFS_DF_FROM_BASE;
+			nl.de->flags = (u8)(nl.flags | DAXFS_DF_FROM_BASE);
 			err = chain_replace(op, slot, v, arr, n, i, leaf, mark);
 			if (err == -EAGAIN)
 				goto retry;
@@ -527,8 +558,8 @@ static int dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 		err = publish_mark(op, mark);
 		if (err)
 			return err;	/* recovery may have freed leaf */
-		nd->next = SLOT_OFF(v);
-		daxfs_pflush(fs, nd, sizeof(*nd) + nd->name_len);
+		daxfs_store(&nl.de->next, SLOT_OFF(v));
+		daxfs_pflush(fs, nl.de, sizeof(*nl.de) + nl.len);
 		if (daxfs_cas(slot, &v, leaf | DAXFS_SLOT_LEAF))
 			return 0;
 retry:
@@ -554,10 +585,12 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
-	struct daxfs_dirent *od;
+	struct daxfs_leaf ol, nl;
 	u32 n, i, tries;
 	int err;
 
+	if (new_leaf && daxfs_leaf_get(fs, new_leaf, &nl))
+		return -EUCLEAN;
 	for (tries = 0; tries < SLOT_RETRIES; tries++) {
 		err = find_slot(op, dp, hash, false, &slot, &v);
 		if (err)
@@ -571,9 +604,10 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 			;
 		if (i == n)
 			return -ENOENT;
-		od = daxfs_dirent_at(fs, old);
-		if (new_leaf && (od->flags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
-			daxfs_dirent_at(fs, new_leaf)->flags |= DAXFS_DF_FROM_BASE;
+		if (daxfs_leaf_get(fs, old, &ol))
+			return -EUCLEAN;
+		if (new_leaf && (ol.flags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
+			nl.de->flags = (u8)(nl.flags | DAXFS_DF_FROM_BASE);
 		err = chain_replace(op, slot, v, arr, n, i, new_leaf, 0);
 		if (err != -EAGAIN)
 			return err;
@@ -585,19 +619,19 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 			  u64 old)
 {
-	struct daxfs_dirent *od = daxfs_dirent_at(op->fs, old);
+	struct daxfs_leaf ol;
 	u64 wh = 0;
 	int err;
 
-	if (!od)
+	if (daxfs_leaf_get(op->fs, old, &ol))
 		return -EUCLEAN;
-	if (od->flags & DAXFS_DF_FROM_BASE) {
-		wh = daxfs_dirent_new(op, od->name, od->name_len, od->hash, 0, 0,
+	if (ol.flags & DAXFS_DF_FROM_BASE) {
+		wh = daxfs_dirent_new(op, ol.de->name, ol.len, ol.hash, 0, 0,
 				      DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE);
 		if (!wh)
 			return -ENOSPC;
 	}
-	err = daxfs_dir_swap(op, dp, od->hash, old, wh);
+	err = daxfs_dir_swap(op, dp, ol.hash, old, wh);
 	if (err && wh && err != -ESTALE)
 		daxfs_dirent_free(op, wh, false);
 	return err;
@@ -621,20 +655,23 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 	}
 	for (i = 0; i < count; i++) {
 		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
+		u32 len;
 
 		/* someone else finished: everything is in */
 		if (daxfs_load(&dp->aux) & DAXFS_DIR_IMPORTED)
 			return 0;
-		if (!bd || bd->name_len > DAXFS_NAME_MAX ||
-		    daxfs_name_check(bd->name, bd->name_len))
+		if (!bd)
+			return -EUCLEAN;
+		len = daxfs_once(bd->name_len);
+		if (daxfs_name_check(bd->name, len))
 			return -EUCLEAN;
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		err = daxfs_dir_count_add(dp);
 		if (err)
 			return err;
-		leaf = daxfs_dirent_new(op, bd->name, bd->name_len,
-					daxfs_name_hash(fs, bd->name, bd->name_len),
+		leaf = daxfs_dirent_new(op, bd->name, len,
+					daxfs_name_hash(fs, bd->name, len),
 					bd->ino, bd->type, DAXFS_DF_FROM_BASE);
 		if (!leaf) {
 			if (daxfs_fenced(op))
@@ -709,14 +746,15 @@ static void retire_node(struct daxfs_op *op, u64 off, unsigned int d,
 		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
 			continue;
 		for (off = SLOT_OFF(v), n = 0; off && n < DAXFS_CHAIN_MAX; n++) {
-			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+			struct daxfs_leaf l;
 
-			if (!de)
+			if (daxfs_leaf_get(fs, off, &l))
 				break;
-			next = daxfs_load(&de->next);
-			daxfs_dirent_free(op, off, true);
+			next = daxfs_load(&l.de->next);
+			leaf_free(op, off, l.len, true);
 			off = next;
 		}
+		daxfs_walk_yield();
 	}
 	daxfs_retire(op, off, DAXFS_CLASS_512);
 }
@@ -754,7 +792,8 @@ static u64 path_bits(u64 pfx, unsigned int d, unsigned int i)
  * through a wrong or cyclic pointer is -EUCLEAN at its first leaf;
  * *budget (per readdir call) bounds what damage without leaves costs. */
 static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
-		     bool edge, u64 pfx, u64 *found, u32 *budget)
+		     bool edge, u64 pfx, u64 *found, u64 *found_hash,
+		     u32 *budget)
 {
 	struct daxfs_trie_node *node = node_at(fs, noff);
 	unsigned int i, end = d == LAST_LEVEL ? 4 : DAXFS_TRIE_FANOUT;
@@ -770,12 +809,13 @@ static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
 		if (!*budget)
 			return -EUCLEAN;
 		(*budget)--;
+		daxfs_walk_yield();
 		if (!v)
 			continue;
 		bits = path_bits(pfx, d, i);
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
 			r = trie_next(fs, SLOT_OFF(v), d + 1, c, edge && i == start,
-				      bits, found, budget);
+				      bits, found, found_hash, budget);
 			if (r)
 				return r;
 			continue;
@@ -783,18 +823,19 @@ static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
 		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
 			return -EUCLEAN;
 		for (off = SLOT_OFF(v); off; n++) {
-			struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+			struct daxfs_leaf l;
 
-			if (!de || n >= DAXFS_CHAIN_MAX || de->hash >= HASH_LIMIT ||
-			    (de->hash & path_mask(d)) != bits)
+			if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX ||
+			    (l.hash & path_mask(d)) != bits)
 				return -EUCLEAN;
-			if (de->hash < c)
+			if (l.hash < c)
 				break;
-			if (!(de->flags & DAXFS_DF_WHITEOUT)) {
+			if (!(l.flags & DAXFS_DF_WHITEOUT)) {
 				*found = v;
+				*found_hash = l.hash;
 				return 1;
 			}
-			off = daxfs_load(&de->next);
+			off = daxfs_load(&l.de->next);
 		}
 	}
 	return 0;
@@ -823,11 +864,12 @@ static int batch_fill(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
 		return -EUCLEAN;
 	for (i = 0; i < count; i++) {
 		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
+		u32 len = bd ? daxfs_once(bd->name_len) : 0;
 		u64 h;
 
-		if (!bd || bd->name_len > DAXFS_NAME_MAX || !bd->name_len)
+		if (!len || len > DAXFS_NAME_MAX)
 			return -EUCLEAN;
-		h = daxfs_name_hash(fs, bd->name, bd->name_len);
+		h = daxfs_name_hash(fs, bd->name, len);
 		if (h < lo || (b->n == BATCH && h >= b->hash[BATCH - 1]))
 			continue;
 		j = b->n < BATCH ? b->n++ : BATCH - 1;
@@ -900,14 +942,14 @@ static int emit_trie(struct rd *r, u64 v, u64 h, daxfs_filldir_t fill, void *ctx
 	u32 n = 0;
 
 	for (off = SLOT_OFF(v); off; n++) {
-		struct daxfs_dirent *de = daxfs_dirent_at(fs, off);
+		struct daxfs_leaf l;
 
-		if (!de || n >= DAXFS_CHAIN_MAX)
+		if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX)
 			return -EUCLEAN;
-		if (de->hash == h && !(de->flags & DAXFS_DF_WHITEOUT) &&
-		    fill(ctx, de->name, de->name_len, de->ino, de->type, h + 2))
+		if (l.hash == h && !(l.flags & DAXFS_DF_WHITEOUT) &&
+		    fill(ctx, l.de->name, l.len, l.ino, l.type, h + 2))
 			return 1;
-		off = daxfs_load(&de->next);
+		off = daxfs_load(&l.de->next);
 	}
 	return 0;
 }
@@ -919,16 +961,17 @@ static int emit_base(struct rd *r, u64 h, daxfs_filldir_t fill, void *ctx)
 	for (i = r->b.next; i < r->b.n && r->b.hash[i] == h; i++) {
 		const struct daxfs_base_dirent *bd =
 			daxfs_base_dirent(r->op->fs, r->b.idx[i]);
+		u32 len = bd ? daxfs_once(bd->name_len) : 0;
 		struct daxfs_dent de;
 		bool wh;
 
-		if (!bd)
+		if (!len || len > DAXFS_NAME_MAX)
 			return -EUCLEAN;
 		/* shadowed by the (partly imported) trie? */
-		if (r->dp && (!trie_find(r->op, r->dp, bd->name, bd->name_len,
-					 h, &de, &wh) || wh))
+		if (r->dp && (!trie_find(r->op, r->dp, bd->name, len, h, &de,
+					 &wh) || wh))
 			continue;
-		if (fill(ctx, bd->name, bd->name_len, bd->ino, bd->type, h + 2))
+		if (fill(ctx, bd->name, len, bd->ino, bd->type, h + 2))
 			return 1;
 	}
 	return 0;
@@ -945,11 +988,10 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 		bh = HASH_LIMIT;
 		root = r->dp ? daxfs_load(&r->dp->root) : 0;
 		if (root) {
-			err = trie_next(fs, root, 0, c, true, 0, &v, &r->budget);
+			err = trie_next(fs, root, 0, c, true, 0, &v, &th,
+					&r->budget);
 			if (err < 0)
 				return err;
-			if (err)
-				th = daxfs_dirent_at(fs, SLOT_OFF(v))->hash;
 		}
 		if (r->bip) {
 			err = base_next(r, c, &bh);

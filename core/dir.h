@@ -49,6 +49,25 @@ int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp);
 int daxfs_dir_count_add(struct daxfs_inode *dp);
 void daxfs_dir_count_sub(struct daxfs_inode *dp);
 
+/*
+ * A published leaf as one host saw it: every field loaded once from the
+ * region and validated, so that a peer changing the leaf afterwards can
+ * make the result wrong (-EUCLEAN later, fsck) but never make this host
+ * read outside the leaf or free into the wrong class.  Only the name
+ * bytes (len of them, inside the leaf) and next are read again.
+ */
+struct daxfs_leaf {
+	struct daxfs_dirent *de;
+	u64 ino;
+	u64 hash;
+	u32 len;		/* 1..DAXFS_NAME_MAX, inside the region */
+	u32 type;
+	u32 flags;
+};
+
+/* Loads and validates the leaf at off into *l; -EUCLEAN when bad. */
+int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l);
+
 /* A new, unpublished leaf; returns its offset or 0 (-ENOSPC). */
 u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
 		     u64 ino, u32 type, u32 flags);

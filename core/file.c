@@ -78,7 +78,7 @@ static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 {
 	const struct daxfs_base_inode *bip = ref->bip;
 	struct daxfs_inode *ip = ref->ip;
-	u64 lim = 0;
+	u64 lim = 0, bsize = 0, bdata = 0, bcount = 0;
 
 	v->ip = ip;
 	v->base = NULL;
@@ -92,26 +92,36 @@ static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 			bip = daxfs_base_inode(fs, daxfs_load(&ip->base_ino));
 			if (!bip)
 				return -EUCLEAN;
-			lim = daxfs_load(&ip->aux);
-			if (lim > bip->size)
-				lim = bip->size;
 		}
-	} else {
-		if (!bip)
-			return -EUCLEAN;
-		v->size = bip->size;
-		lim = bip->size;
+	} else if (!bip) {
+		return -EUCLEAN;
+	}
+	if (bip) {
+		/* once each: the base lies in the region like the rest, and
+		 * the extent checked below must be the extent used */
+		bsize = daxfs_once(bip->size);
+		bdata = daxfs_once(bip->data);
+		bcount = daxfs_once(bip->count);
+		daxfs_race_point("file.base", bip);
+		if (ip) {
+			lim = daxfs_load(&ip->aux);
+			if (lim > bsize)
+				lim = bsize;
+		} else {
+			v->size = bsize;
+			lim = bsize;
+		}
 	}
 	if (v->size > DAXFS_MAX_FILE_SIZE)
 		return -EUCLEAN;
 	if (lim && daxfs_base_backed(fs)) {
-		if (!daxfs_pcache_extent_ok(fs, bip->count, bip->data, bip->size))
+		if (!daxfs_pcache_extent_ok(fs, bcount, bdata, bsize))
 			return -EUCLEAN;
 		v->bk = true;
-		v->bk_idx = (u32)bip->count;
-		v->bk_off = bip->data;
+		v->bk_idx = (u32)bcount;
+		v->bk_off = bdata;
 	} else if (lim) {
-		v->base = daxfs_base_ptr(fs, bip->data, bip->size);
+		v->base = daxfs_base_ptr(fs, bdata, bsize);
 		if (!v->base)
 			return -EUCLEAN;
 	}

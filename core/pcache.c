@@ -1108,7 +1108,7 @@ static int map_block_ro(struct daxfs_op *op, u64 ino, u64 blk, u64 *off,
 	struct daxfs_fs *fs = op->fs;
 	const struct daxfs_base_inode *bip;
 	struct daxfs_iref ref;
-	u64 lim, size, pg;
+	u64 lim, size, pg, bsize, bdata, bcount;
 	const u8 *p;
 	int err;
 
@@ -1130,20 +1130,25 @@ static int map_block_ro(struct daxfs_op *op, u64 ino, u64 blk, u64 *off,
 		bip = daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino));
 		if (!bip)
 			return -EUCLEAN;
+		bsize = daxfs_once(bip->size);
 		lim = daxfs_load(&ref.ip->aux);
-		if (lim > bip->size)
-			lim = bip->size;
+		if (lim > bsize)
+			lim = bsize;
 		if (lim > size)
 			lim = size;
 	} else {
 		if (!bip)
 			return -EUCLEAN;
-		lim = bip->size;
+		bsize = daxfs_once(bip->size);
+		lim = bsize;
 	}
+	/* once each: the extent checked must be the extent used */
+	bdata = daxfs_once(bip->data);
+	bcount = daxfs_once(bip->count);
 	if ((blk << DAXFS_BLOCK_SHIFT) >= lim)
 		return 0;
 	if (!daxfs_base_backed(fs)) {
-		const u8 *b = daxfs_base_ptr(fs, bip->data, bip->size);
+		const u8 *b = daxfs_base_ptr(fs, bdata, bsize);
 
 		if (!b)
 			return -EUCLEAN;
@@ -1154,10 +1159,12 @@ static int map_block_ro(struct daxfs_op *op, u64 ino, u64 blk, u64 *off,
 		*off = (u64)(b - fs->base) + (blk << DAXFS_BLOCK_SHIFT);
 		return 0;
 	}
-	if (((blk + 1) << DAXFS_BLOCK_SHIFT) > lim && lim < bip->size)
+	if (((blk + 1) << DAXFS_BLOCK_SHIFT) > lim && lim < bsize)
 		return -EAGAIN;	/* truncated inside the page: copy instead */
-	err = daxfs_pcache_get(op, (u32)bip->count,
-			       (bip->data >> DAXFS_BLOCK_SHIFT) + blk, pin, &p);
+	if (!daxfs_pcache_extent_ok(fs, bcount, bdata, bsize))
+		return -EUCLEAN;
+	err = daxfs_pcache_get(op, (u32)bcount,
+			       (bdata >> DAXFS_BLOCK_SHIFT) + blk, pin, &p);
 	if (err)
 		return err;
 	*off = (u64)(p - fs->base);

@@ -182,6 +182,62 @@ static u64 map_floor(struct daxfs_fs *fs)
 	return floor;
 }
 
+/* The batch after off, 0 at the end or at a link that is no batch. */
+static u64 batch_next(struct daxfs_fs *fs, u64 off)
+{
+	struct daxfs_limbo *lb = limbo_ptr(fs, off);
+	u64 next = lb ? daxfs_load(&lb->next) : 0;
+
+	return limbo_ptr(fs, next) ? next : 0;
+}
+
+/*
+ * A taken chain is private, but a stray store or a buggy peer can have
+ * linked it into a cycle; processing frees each batch page as it passes,
+ * so a second lap would free batches (and their pages) twice.  Finds a
+ * cycle with Brent's algorithm (O(length), no memory) and cuts the link
+ * that closes it, so that every batch is visited once.  Bounded: a chain
+ * holds at most max_batches distinct pages.
+ */
+static void chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
+{
+	u64 max = max_batches(fs), power = 1, lam = 1, steps = 0, t, h, i;
+	struct daxfs_limbo *lb;
+
+	t = chain;
+	h = batch_next(fs, chain);
+	while (h && t != h) {
+		if (++steps > 2 * max + 2)
+			return;		/* cannot happen: h ends or meets t */
+		if (power == lam) {
+			t = h;
+			power *= 2;
+			lam = 0;
+		}
+		h = batch_next(fs, h);
+		lam++;
+		daxfs_walk_yield();
+	}
+	if (!h)
+		return;		/* ends: no cycle */
+	/* the cycle is lam long; h runs lam ahead of t from the start, and
+	 * they meet at the cycle's first batch */
+	t = chain;
+	h = chain;
+	for (i = 0; i < lam; i++)
+		h = batch_next(fs, h);
+	for (i = 0; t != h && i <= max; i++) {
+		t = batch_next(fs, t);
+		h = batch_next(fs, h);
+	}
+	/* the batch lam - 1 after the first of the cycle closes it */
+	for (i = 0; i + 1 < lam; i++)
+		h = batch_next(fs, h);
+	lb = limbo_ptr(fs, h);
+	if (lb)
+		daxfs_store(&lb->next, 0);
+}
+
 /* Frees the eligible batches of chain; the rest goes back on slot's
  * chain one batch at a time.  hl (the reclaimer's lane, or NULL) names
  * the unprocessed remainder throughout (docs/recovery.md). */
@@ -198,6 +254,7 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	 * before the advance to g is seen */
 	daxfs_fence();
 	floor = map_floor(fs);
+	chain_cut_cycle(fs, chain);
 	hold_chain(hl, chain);
 	daxfs_crash_point("reclaim.popped");
 	for (n = 0; chain && n < max_batches(fs); n++) {
@@ -219,6 +276,7 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 			chain_push(fs, slot, chain, chain);
 		}
 		chain = next;
+		daxfs_walk_yield();
 	}
 	hold_chain(hl, 0);
 }

@@ -167,12 +167,11 @@ int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize)
 		bip = ref.bip;
 		if (ref.ip)
 			bip = daxfs_base_inode(fs, daxfs_load(&ref.ip->base_ino));
-		src = daxfs_base_link(fs, bip);
+		src = daxfs_base_link(fs, bip, &len);
 		if (!src) {
 			err = -EUCLEAN;
 			goto out;
 		}
-		len = bip->size;
 	}
 	memcpy(buf, src, len < bufsize ? len : bufsize);
 	err = (int)len;

@@ -17,6 +17,8 @@ Scenarios:
   clock-step ROLE STEP_S LEASE_MS
                              work while stepping this guest's wall clock by STEP_S seconds:
                              nothing fails, nobody is declared dead
+  chaos SECONDS PROCS        random operations while the host corrupts the region
+                             (any errno is fine; no worker may be killed or hang)
 """
 import ctypes
 import errno
@@ -655,66 +657,141 @@ STRESS_OK = {errno.ENOENT, errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.EN
              errno.ESTALE, errno.EINVAL, errno.EXDEV, errno.ELOOP, errno.EPERM, errno.EMLINK}
 
 
+def stress_op(rnd, seed, d, names, op):
+    """One random operation of kind op (0..11) on the names in d."""
+    a = os.path.join(d, rnd.choice(names))
+    b = os.path.join(d, rnd.choice(names), rnd.choice(names)) if rnd.random() < 0.2 \
+        else os.path.join(d, rnd.choice(names))
+    if op == 0:
+        write_file(a, os.urandom(rnd.randrange(0, 20000)))
+    elif op == 1:
+        fd = os.open(a, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(fd, b"x" * rnd.randrange(1, 9000))
+        os.close(fd)
+    elif op == 2:
+        os.rename(a, b)
+    elif op == 3:
+        os.unlink(a)
+    elif op == 4:
+        os.mkdir(a)
+    elif op == 5:
+        os.rmdir(a)
+    elif op == 6:
+        os.link(a, b)
+    elif op == 7:
+        os.truncate(a, rnd.randrange(0, 30000))
+    elif op == 8:
+        os.listdir(d)
+        os.stat(a)
+    elif op == 9:
+        read_file(a)
+    elif op == 10:
+        # a file of this worker only: another worker's truncate of a mapped
+        # file would (rightly) kill this one with SIGBUS
+        mine = os.path.join(d, f"mm-{seed}")
+        fd = os.open(mine, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, 16384)
+            m = mmap.mmap(fd, 16384, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            k = rnd.randrange(16384)
+            m[k:k + 1] = b"M"
+            m.close()
+            check(os.pread(fd, 1, k) == b"M", "mmap store not read back")
+        finally:
+            os.close(fd)
+    elif op == 11:
+        os.symlink(rnd.choice(names), a)
+    return a, b
+
+
+STRESS_NAMES = [f"n{i}" for i in range(24)]
+
+
 def stress_worker(seed, d, nops, opset=None):
     """Random namespace and data operations on a small shared set of names
     (opset: the operation numbers to draw from, default all)."""
     import random
     rnd = random.Random(seed)
     ops = opset or list(range(12))
-    names = [f"n{i}" for i in range(24)]
     bad = 0
     for _ in range(nops):
-        a = os.path.join(d, rnd.choice(names))
-        b = os.path.join(d, rnd.choice(names), rnd.choice(names)) if rnd.random() < 0.2 \
-            else os.path.join(d, rnd.choice(names))
         op = rnd.choice(ops)
         try:
-            if op == 0:
-                write_file(a, os.urandom(rnd.randrange(0, 20000)))
-            elif op == 1:
-                fd = os.open(a, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-                os.write(fd, b"x" * rnd.randrange(1, 9000))
-                os.close(fd)
-            elif op == 2:
-                os.rename(a, b)
-            elif op == 3:
-                os.unlink(a)
-            elif op == 4:
-                os.mkdir(a)
-            elif op == 5:
-                os.rmdir(a)
-            elif op == 6:
-                os.link(a, b)
-            elif op == 7:
-                os.truncate(a, rnd.randrange(0, 30000))
-            elif op == 8:
-                os.listdir(d)
-                os.stat(a)
-            elif op == 9:
-                read_file(a)
-            elif op == 10:
-                # a file of this worker only: another worker's truncate of a mapped
-                # file would (rightly) kill this one with SIGBUS
-                mine = os.path.join(d, f"mm-{seed}")
-                fd = os.open(mine, os.O_RDWR | os.O_CREAT, 0o644)
-                try:
-                    os.ftruncate(fd, 16384)
-                    m = mmap.mmap(fd, 16384, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-                    k = rnd.randrange(16384)
-                    m[k:k + 1] = b"M"
-                    m.close()
-                    check(os.pread(fd, 1, k) == b"M", "mmap store not read back")
-                finally:
-                    os.close(fd)
-            elif op == 11:
-                os.symlink(rnd.choice(names), a)
+            stress_op(rnd, seed, d, STRESS_NAMES, op)
         except OSError as e:
             if e.errno not in STRESS_OK:
-                log(f"stress: op {op} on {a}/{b}: unexpected {e!r}")
+                log(f"stress: op {op}: unexpected {e!r}")
                 bad += 1
         except ValueError:
             pass
     return bad
+
+
+def chaos_worker(seed, d, until, wfd):
+    """The stress operations (but mmap, whose read-back check a corrupted page
+    pointer may rightly fail) until `until` while a chaos host corrupts the region
+    (tests/vm/test_kernel_chaos.py): any errno is an answer; what counts is that
+    this process is not killed and no operation hangs.  Writes a JSON summary of
+    its errnos to wfd."""
+    import json
+    import random
+    rnd = random.Random(seed)
+    ops = [op for op in range(12) if op != 10]
+    errs, ok = {}, 0
+    while time.monotonic() < until:
+        try:
+            stress_op(rnd, seed, d, STRESS_NAMES, rnd.choice(ops))
+            ok += 1
+        except OSError as e:
+            k = errno.errorcode.get(e.errno, str(e.errno))
+            errs[k] = errs.get(k, 0) + 1
+        except ValueError:
+            pass
+    os.write(wfd, json.dumps({"ok": ok, "errs": errs}).encode())
+
+
+def scen_chaos(args):
+    """chaos SECONDS PROCS: PROCS processes of random operations for SECONDS while the
+    host corrupts the region; reports chaos_ok, chaos_errs (errno:count,...) and
+    chaos_killed (workers that died of a signal)."""
+    import json
+    secs, procs = float(args[0]), int(args[1])
+    d = p("chaos")
+    try:
+        os.mkdir(d)
+    except OSError as e:
+        log(f"chaos: mkdir: {e!r}")
+    until = time.monotonic() + secs
+    kids = []
+    for i in range(procs):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            chaos_worker(f"chaos{i}", d, until, w)
+            os._exit(0)
+        os.close(w)
+        kids.append((pid, r))
+    ok, errs, killed = 0, {}, 0
+    for pid, r in kids:
+        data = b""
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            data += chunk
+        st = os.waitpid(pid, 0)[1]
+        if os.WIFSIGNALED(st):
+            killed += 1
+            log(f"chaos: worker {pid} killed by signal {os.WTERMSIG(st)}")
+        if data:
+            s = json.loads(data)
+            ok += s["ok"]
+            for k, v in s["errs"].items():
+                errs[k] = errs.get(k, 0) + v
+    result(chaos_ok=ok, chaos_killed=killed,
+           chaos_errs=",".join(f"{k}:{v}" for k, v in sorted(errs.items())) or "none")
+    check(killed == 0, f"{killed} chaos workers killed by a signal")
 
 
 def rmtree(path):

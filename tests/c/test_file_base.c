@@ -15,32 +15,22 @@ static u8 pattern(u64 i)
 	return (u8)(i * 7 + 3) | 1;	/* never zero */
 }
 
+static void fill_pattern(u8 *data, u64 n)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		data[i] = pattern(i);
+}
+
 /* Formats with a base region holding "/" (ino 1) and one file (ino 2). */
 static void *setup_base(struct daxfs_fs *fs, u8 **basep)
 {
-	struct daxfs_format_opts o = { .base_size = BSIZE, .root_ino = 1,
-				       .first_dyn_ino = 3 };
 	void *r = t_region(REGION);
-	u8 *b = t_format_base(r, REGION, &o);
-	struct daxfs_base_inode *bi = (void *)(b + 4096);
-	struct daxfs_base_dirent *de = (void *)(b + 8192);
-	u64 i;
-	int err;
+	u8 *b = t_base_one_file(r, REGION, BSIZE, FSIZE, DATA_OFF,
+				fill_pattern);
+	int err = t_join(fs, r, REGION);
 
-	bi[0].mode = DAXFS_S_IFDIR | 0755;
-	bi[0].nlink = 2;
-	bi[0].data = 0;
-	bi[0].count = 1;
-	bi[0].parent = 1;
-	bi[1].mode = DAXFS_S_IFREG | 0644;
-	bi[1].nlink = 1;
-	bi[1].size = FSIZE;
-	bi[1].data = DATA_OFF;
-	t_base_dirent(de, 0, "f", 2, 8);
-	for (i = 0; i < FSIZE; i++)
-		b[DATA_OFF + i] = pattern(i);
-	t_base_header(b, 2, 4096, 1, 8192, DATA_OFF, BSIZE - DATA_OFF, 0);
-	err = t_join(fs, r, REGION);
 	if (err) {
 		fprintf(stderr, "base open failed: %d\n", err);
 		exit(2);
