@@ -950,6 +950,19 @@ static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 	return err;
 }
 
+/*
+ * Where the sweep after a shrink to t starts: at the size now, when
+ * appends already reserved after the lowering (their ranges are theirs,
+ * truncate-then-append), else at t.  What writers in flight stored
+ * beyond it is cleared (docs/files.md "Append versus truncate").
+ */
+static u64 sweep_from(struct daxfs_inode *ip, u64 t)
+{
+	u64 s = daxfs_load(&ip->size);
+
+	return s > t && s <= DAXFS_MAX_FILE_SIZE ? s : t;
+}
+
 static void limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 {
 	u64 l = daxfs_load(&ip->aux);
@@ -1048,7 +1061,7 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 		pflush(fs, &ip->size, 8);
 		daxfs_crash_point("truncate.size");
 		changed = true;
-		err = clear_from(op, ip, size);
+		err = clear_from(op, ip, sweep_from(ip, size));
 		break;
 	}
 	if (tries >= SIZE_RETRIES)
