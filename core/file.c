@@ -4,8 +4,10 @@
  * block mapping for DAX, on top of the radix tree in core/radix.c.
  *
  * Size protocol (docs/files.md): inode.size only grows by CAS-to-maximum;
- * it shrinks only in truncate, which clears the cut-off bytes BEFORE and
- * again AFTER lowering the size, so truncated bytes never come back.
+ * it shrinks only in truncate, which announces the cut, then clears the
+ * cut-off bytes BEFORE lowering the size; writers in flight that see the
+ * announcement clear what they stored past the cut themselves, so
+ * truncated bytes never come back.
  * Ordinary writes are data-first (pages, then size), appends reserve
  * their range first (CAS size -> size + len) so appenders on different
  * hosts never overlap.  Every read loads the size once, at its start.
@@ -28,24 +30,29 @@
  * truncate").  A regular file has no device number and no parent
  * pointer, so its inode lends those two words to the shrink protocol:
  *
- *   parent the last shrink: its number (16 bits, +1 by CAS per shrink)
- *          << 48 | its target size (sizes fit in 48 bits);
+ *   parent the last shrink: its number (15 bits, +1 by CAS per shrink)
+ *          << 49 | BUSY (bit 48: it has not finished) | its target size
+ *          (sizes fit in 48 bits);
  *   rdev   how many shrinks were announced (64 bits, faa after the
  *          parent CAS): it never wraps, and tells a writer that slept
- *          through 2^15 shrinks that the 16-bit number may have wrapped.
+ *          through 2^14 shrinks that the 15-bit number may have wrapped.
  *
- * A shrink announces itself there before it clears anything.  A writer
- * takes both words before its first byte and looks again after each
- * step it stored (behind a full fence): a shrink it sees then cut what
- * it stored at or past the target (the writer zeroes those bytes and
- * stores no more there: it is ordered before the truncate); one it does
- * not see announced after those bytes were stored, so its own sweep
- * clears them.
+ * A shrink announces itself there before it clears anything, and clears
+ * BUSY once it lowered the size or gave up (recovery does for a dead
+ * one).  A writer takes
+ * both words before its first byte and looks again after each step it
+ * stored (behind a full fence): a shrink it sees then cut what it stored
+ * at or past the target (the writer zeroes those bytes and stores no more
+ * there: it is ordered before the truncate); one it does not see was
+ * announced after those bytes were stored, so its sweep clears them.  A
+ * pwrite that starts while a shrink is BUSY is ordered before it too.
  */
 #define CUT_T_BITS	48
 #define CUT_T_MASK	((1ULL << CUT_T_BITS) - 1)
-#define CUT_SEQ_MASK	0xffffULL
-#define CUT_WRAP	(1ULL << 15)	/* shrinks between two looks */
+#define CUT_BUSY	(1ULL << CUT_T_BITS)
+#define CUT_SEQ_SHIFT	49
+#define CUT_SEQ_MASK	0x7fffULL
+#define CUT_WRAP	(1ULL << 14)	/* shrinks between two looks */
 
 static u64 *shrink_count(struct daxfs_inode *ip)
 {
@@ -69,12 +76,26 @@ struct wgate {
 				 * only the last one's target is known */
 };
 
-static void gate_start(struct wgate *g, struct daxfs_inode *ip, bool inside)
+static u64 cut_seq(u64 word)
+{
+	return (word >> CUT_SEQ_SHIFT) & CUT_SEQ_MASK;
+}
+
+/*
+ * An append's gate: shrinks announced from now on.  A pwrite's (busy):
+ * also the last one if it has not finished (an append needs not: that
+ * one lowered the size before the appender read it, or its lowering
+ * fails on our reservation and it announces again).
+ */
+static void gate_start(struct wgate *g, struct daxfs_inode *ip, bool inside,
+		       bool busy)
 {
 	g->ip = ip;
 	g->last = daxfs_load(shrink_last(ip));
 	g->count = daxfs_load(shrink_count(ip));
 	g->cap = ~0ULL;
+	if (busy && (g->last & CUT_BUSY))
+		g->cap = g->last & CUT_T_MASK;
 	g->inside = inside;
 	g->lost = false;
 }
@@ -84,8 +105,7 @@ static bool gate_look(struct wgate *g)
 {
 	u64 last = daxfs_load(shrink_last(g->ip));
 	u64 count = daxfs_load(shrink_count(g->ip));
-	u64 k = ((last >> CUT_T_BITS) - (g->last >> CUT_T_BITS)) &
-		CUT_SEQ_MASK;
+	u64 k = (cut_seq(last) - cut_seq(g->last)) & CUT_SEQ_MASK;
 
 	if (k && (last & CUT_T_MASK) < g->cap)
 		g->cap = last & CUT_T_MASK;
@@ -679,6 +699,60 @@ static void gate_lost(struct wgate *g, u64 pos)
 	g->cap = s > pos ? s : pos;
 }
 
+/* Zeroes the bytes of the page holding byte s from s to the page end. */
+static int zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
+{
+	u64 pg;
+	u8 *p;
+	int err;
+
+	if (!(s & BLK_LO))
+		return 0;
+	err = daxfs_radix_get(fs, ip, s >> DAXFS_BLOCK_SHIFT, &pg);
+	if (err || !pg)
+		return err;
+	p = page_ptr(fs, pg);
+	if (!p)
+		return -EUCLEAN;
+	memset(p + (s & BLK_LO), 0, BLK - (s & BLK_LO));
+	pflush(fs, p + (s & BLK_LO), BLK - (s & BLK_LO));
+	return 0;
+}
+
+/* Makes every byte at or beyond s read as zero (pages beyond detached). */
+static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
+{
+	int err;
+
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	err = zero_tail(op->fs, ip, s);
+	if (err)
+		return err;
+	err = daxfs_radix_trim(op, ip, (s + BLK_LO) >> DAXFS_BLOCK_SHIFT);
+	pdrain(op->fs);
+	return err;
+}
+
+/*
+ * Where a cut writer zeroes what it stored past the cut from.  While the
+ * shrink it saw is BUSY (announced, the size not lowered yet) nobody
+ * else can own those bytes: all of them.  Once lowered, appends and
+ * writes after the truncate own what lies inside the size again; the
+ * truncate's clearing ran before our look, so what we stored there
+ * before it is gone and what we stored after it is another writer's to
+ * overwrite (docs/files.md "Residual races"): only what is beyond EOF.
+ */
+static u64 gate_zero_from(const struct wgate *g, u64 from)
+{
+	u64 size;
+
+	if (g->last & CUT_BUSY)
+		return from;
+	size = daxfs_load(&g->ip->size);
+	return size > from ? size : from;
+}
+
 /*
  * write_raw with the shrink gate (g != NULL): stores in steps of at most
  * GATE_STEP, never at or past a cut it already knows, and looks again
@@ -714,7 +788,9 @@ static s64 write_range(struct daxfs_op *op, const struct fview *v,
 			if (g->cap < pos + (u64)c) {
 				u64 from = g->cap > pos ? g->cap : pos;
 
-				zero_range(op->fs, v->ip, from, pos + (u64)c);
+				/* zero and detach, as the truncate's own
+				 * clearing does: no page stays beyond EOF */
+				clear_from(op, v->ip, gate_zero_from(g, from));
 				c = (s64)(from - pos);
 			}
 		}
@@ -763,7 +839,7 @@ static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
 			*len = DAXFS_MAX_FILE_SIZE - s;
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		gate_start(g, ip, true);
+		gate_start(g, ip, true, false);
 		if (!*len || daxfs_cas(&ip->size, &s, s + *len))
 			break;
 	}
@@ -861,7 +937,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 			return len ? -EFBIG : 0;
 		if (len > DAXFS_MAX_FILE_SIZE - off)
 			len = DAXFS_MAX_FILE_SIZE - off;
-		gate_start(g, ip, off + len <= v.size);
+		gate_start(g, ip, off + len <= v.size, true);
 	}
 	if (ppos)
 		*ppos = off;
@@ -915,54 +991,6 @@ s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
 /* ------------------------------------------------------------------ */
 /* truncate */
 
-/* Zeroes the bytes of the page holding byte s from s to the page end. */
-static int zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
-{
-	u64 pg;
-	u8 *p;
-	int err;
-
-	if (!(s & BLK_LO))
-		return 0;
-	err = daxfs_radix_get(fs, ip, s >> DAXFS_BLOCK_SHIFT, &pg);
-	if (err || !pg)
-		return err;
-	p = page_ptr(fs, pg);
-	if (!p)
-		return -EUCLEAN;
-	memset(p + (s & BLK_LO), 0, BLK - (s & BLK_LO));
-	pflush(fs, p + (s & BLK_LO), BLK - (s & BLK_LO));
-	return 0;
-}
-
-/* Makes every byte at or beyond s read as zero (pages beyond detached). */
-static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
-{
-	int err;
-
-	if (daxfs_fenced(op))
-		return -ESTALE;
-	err = zero_tail(op->fs, ip, s);
-	if (err)
-		return err;
-	err = daxfs_radix_trim(op, ip, (s + BLK_LO) >> DAXFS_BLOCK_SHIFT);
-	pdrain(op->fs);
-	return err;
-}
-
-/*
- * Where the sweep after a shrink to t starts: at the size now, when
- * appends already reserved after the lowering (their ranges are theirs,
- * truncate-then-append), else at t.  What writers in flight stored
- * beyond it is cleared (docs/files.md "Append versus truncate").
- */
-static u64 sweep_from(struct daxfs_inode *ip, u64 t)
-{
-	u64 s = daxfs_load(&ip->size);
-
-	return s > t && s <= DAXFS_MAX_FILE_SIZE ? s : t;
-}
-
 static void limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 {
 	u64 l = daxfs_load(&ip->aux);
@@ -975,28 +1003,43 @@ static void limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 
 /*
  * A shrink to t announces itself before it clears anything: the last-
- * shrink word by CAS (number + 1, target t), then the count.  Called
- * after the size to lower was read and before it is read again (the
- * caller starts over if it moved, with a new announcement).
+ * shrink word by CAS (number + 1, BUSY, target t), then the count.  The
+ * word it installs is in the lane's FILE_WRITE intent first (an empty
+ * range, a[3] = the word), so that recovery clears BUSY for a dead
+ * shrinker.  Called after the size to lower was read and before it is
+ * read again (the caller starts over if it moved, with a new
+ * announcement).  *word: the installed word.
  */
-static int shrink_announce(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 t)
+static int shrink_announce(struct daxfs_op *op, struct daxfs_inode *ip,
+			   u64 ino, u64 t, u64 *word)
 {
 	u64 last = daxfs_load(shrink_last(ip));
 	u32 tries;
 
 	for (tries = 0;; tries++) {
-		u64 seq = ((last >> CUT_T_BITS) + 1) & CUT_SEQ_MASK;
+		u64 seq = (cut_seq(last) + 1) & CUT_SEQ_MASK;
 
 		if (tries >= SIZE_RETRIES)
 			return -EAGAIN;
-		if (daxfs_cas(shrink_last(ip), &last,
-			      (seq << CUT_T_BITS) | t))
+		*word = seq << CUT_SEQ_SHIFT | CUT_BUSY | t;
+		if (daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, 0, 0,
+				     *word))
+			return -ESTALE;
+		if (daxfs_cas(shrink_last(ip), &last, *word))
 			break;
 	}
 	daxfs_faa(shrink_count(ip), 1);
-	pflush(fs, &ip->rdev, 8);
-	pflush(fs, &ip->parent, 8);
+	pflush(op->fs, &ip->rdev, 8);
+	pflush(op->fs, &ip->parent, 8);
 	return 0;
+}
+
+/* The shrink that installed word is done (unless a later one replaced
+ * it: that one's BUSY is its own). */
+static void shrink_done(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 word)
+{
+	if (daxfs_cas(shrink_last(ip), &word, word & ~CUT_BUSY))
+		pflush(fs, &ip->parent, 8);
 }
 
 static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
@@ -1005,6 +1048,7 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
 	bool changed = false, trimmed = false;
+	u64 word = 0;
 	u32 tries;
 	int err = 0;
 
@@ -1036,13 +1080,13 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 			changed = true;
 			break;
 		}
-		/* Shrink: count it and say where it cuts (appends and
-		 * writes in flight look, core/file.c "shrink count"), hide
-		 * base bytes, clear, lower the size, clear again what
-		 * writers in flight put there meanwhile. */
+		/* Shrink: say where it cuts (writers in flight look, see
+		 * "Shrinks versus appends and writes" above and zero what
+		 * they stored past the cut themselves), hide base bytes,
+		 * clear, lower the size. */
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		err = shrink_announce(fs, ip, size);
+		err = shrink_announce(op, ip, ino, size, &word);
 		if (err)
 			goto out;
 		if (daxfs_load(&ip->size) != cur)
@@ -1059,14 +1103,19 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 		if (!daxfs_cas(&ip->size, &cur, size))
 			continue;
 		pflush(fs, &ip->size, 8);
+		/* lowered: writers from now on come after it */
+		shrink_done(fs, ip, word);
 		daxfs_crash_point("truncate.size");
 		changed = true;
-		err = clear_from(op, ip, sweep_from(ip, size));
 		break;
 	}
 	if (tries >= SIZE_RETRIES)
 		err = -EAGAIN;
 out:
+	if (word) {
+		shrink_done(fs, ip, word);
+		daxfs_intent_clear(op);
+	}
 	/*
 	 * After the pages left the tree, before the op ends, on every exit:
 	 * hosts that map the file revalidate when the change counter moved,
@@ -1332,18 +1381,23 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
 	struct daxfs_intent *in = &dead_lane->intent;
 	struct daxfs_iref ref;
-	u64 ino, from, end, size;
+	u64 ino, from, end, size, word;
 
 	if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
 		return;
 	ino = daxfs_load(&in->a[0]);
 	from = daxfs_load(&in->a[1]);
 	end = daxfs_load(&in->a[2]);
-	if (end > DAXFS_MAX_FILE_SIZE || from >= end)
+	word = daxfs_load(&in->a[3]);
+	if (end > DAXFS_MAX_FILE_SIZE || from > end || (from == end && !word))
 		return;
 	if (daxfs_inode_get(op, ino, &ref) || !ref.ip ||
 	    !DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
 		return;
+	/* a dead shrinker: its announcement is no longer BUSY (a CAS from
+	 * the very word it installed: a later shrink's stays) */
+	if (word & CUT_BUSY)
+		shrink_done(op->fs, ref.ip, word);
 	size = daxfs_load(&ref.ip->size);
 	/*
 	 * Zero (never detach: op may have no lane to retire with) what the
