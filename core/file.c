@@ -39,13 +39,13 @@
  *
  * A shrink announces itself there before it clears anything, and clears
  * BUSY once it lowered the size or gave up (recovery does for a dead
- * one).  A writer takes
- * both words before its first byte and looks again after each step it
- * stored (behind a full fence): a shrink it sees then cut what it stored
- * at or past the target (the writer zeroes those bytes and stores no more
- * there: it is ordered before the truncate); one it does not see was
- * announced after those bytes were stored, so its sweep clears them.  A
- * pwrite that starts while a shrink is BUSY is ordered before it too.
+ * one).  A writer takes both words before its first byte and looks again
+ * after each step it stored (behind a full fence): a shrink it sees then
+ * cut what it stored at or past the target (the writer clears those bytes
+ * and stores no more there: it is ordered before the truncate); one it
+ * does not see was announced after those bytes were stored, so its own
+ * clearing clears them.  A pwrite that starts while a shrink is BUSY is
+ * ordered before it too.
  */
 #define CUT_T_BITS	48
 #define CUT_T_MASK	((1ULL << CUT_T_BITS) - 1)
