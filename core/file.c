@@ -913,7 +913,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	struct daxfs_iref ref;
 	struct fview v;
 	struct wgate gate, *g = &gate;
-	bool append = flags & DAXFS_WRITE_APPEND;
+	bool append = flags & DAXFS_WRITE_APPEND, intent;
 	s64 w;
 	int err;
 
@@ -945,9 +945,9 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		return 0;
 	/* bytes beyond EOF until the size moves (or a cut append zeroes
 	 * them): tell recovery where, in case we die in between */
-	if ((append || off + len > v.size) &&
-	    daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, off, off + len,
-			     0))
+	intent = append || off + len > v.size;
+	if (intent && daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, off,
+				       off + len, 0))
 		return -ESTALE;
 
 	w = write_range(op, &v, g, off, len, actor, ctx);
@@ -969,7 +969,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	}
 	if (w > 0)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
-	daxfs_intent_clear(op);
+	if (intent)
+		daxfs_intent_clear(op);
 	return w;
 }
 
