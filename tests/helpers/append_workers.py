@@ -24,7 +24,9 @@ def appender(idx, barrier, path, rec, nbatch, seed):
         f = r.open("/log")
         try:
             barrier.wait(BARRIER_S)
-            for _ in range(nbatch):
+            for b in range(nbatch):
+                if b == nbatch * 4 // 5:
+                    r.create("/late%d" % idx)   # the truncater stops
                 k = rnd.randint(1, 4)
                 data = b"".join(content.record(idx, seq + j, rec)
                                 for j in range(k))
@@ -34,21 +36,21 @@ def appender(idx, barrier, path, rec, nbatch, seed):
                 seq += k
         finally:
             f.close()
-            r.create("/done%d" % idx)
     return done
 
 
 def truncater(idx, barrier, path, rec, nappenders, seed):
     """Cuts the file to a record boundary below its size until every
-    appender is done (it is the only one that lowers the size, so its cut
-    never extends); returns how many cuts it made."""
+    appender has done 4/5 of its appends (so the file ends with appends
+    made after the last cut); it is the only one that lowers the size, so
+    its cut never extends.  Returns how many cuts it made."""
     rnd = random.Random(seed)
     i = 0
     with daxfs.Region(path) as r:
         f = r.open("/log")
         try:
             barrier.wait(BARRIER_S)
-            while not all(r.exists("/done%d" % a) for a in range(nappenders)):
+            while not all(r.exists("/late%d" % a) for a in range(nappenders)):
                 i += 1
                 slots = f.size // rec
                 # every third cut is logrotate's copytruncate (to 0)
