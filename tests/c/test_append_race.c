@@ -193,10 +193,34 @@ static void test_short_append_giveback(void)
 	t_region_free(r, REGION);
 }
 
+static u64 fault_actor(void *ctx, void *dst, u64 len)
+{
+	return 0;	/* the source faults at its first byte */
+}
+
+/*
+ * An append that stores nothing has no effect: the front ends run an
+ * -ENOSPC append again, so a reservation kept each time would grow the
+ * file by zeros (found by the linearizability checker).
+ */
+static void test_failed_append_no_effect(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 ino = file_of(&fs, 'A', 100), pos = 0;
+
+	CHECK_EQ(daxfs_write(&fs, ino, 0, 5000, DAXFS_WRITE_APPEND,
+			     fault_actor, NULL, &pos), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->size), 100);
+	daxfs_host_leave(&fs);
+	t_region_free(r, REGION);
+}
+
 int main(void)
 {
 	RUN(test_append_truncate);
 	RUN(test_pwrite_truncate);
 	RUN(test_short_append_giveback);
+	RUN(test_failed_append_no_effect);
 	return t_done();
 }
