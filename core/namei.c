@@ -142,7 +142,8 @@ static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		a->atime_ns = (s64)daxfs_load((u64 *)&ip->atime_ns);
 		a->mtime_ns = (s64)daxfs_load((u64 *)&ip->mtime_ns);
 		a->ctime_ns = (s64)daxfs_load((u64 *)&ip->ctime_ns);
-		a->rdev = daxfs_load(&ip->rdev);
+		/* a regular file's rdev word is its shrink count (core/file.c) */
+		a->rdev = DAXFS_IS_REG(a->mode) ? 0 : daxfs_load(&ip->rdev);
 		a->change = daxfs_load(&ip->change);
 		a->generation = daxfs_load32(&ip->generation);
 		if (DAXFS_IS_DIR(a->mode))

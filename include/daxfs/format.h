@@ -370,13 +370,18 @@ struct daxfs_inode {
 	__s64 atime_ns;
 	__s64 mtime_ns;
 	__s64 ctime_ns;
-	__u64 rdev;			/* device nodes: Linux dev_t (huge encoding) */
+	__u64 rdev;			/* device nodes: Linux dev_t (huge encoding);
+					 * regular files: shrinks announced
+					 * (docs/files.md "Append versus
+					 * truncate") */
 	__u64 root;			/* file: radix root | height
 					 * (height 0: direct data page);
 					 * dir: trie root node;
 					 * symlink: target record, or
 					 * page | DAXFS_SYMLINK_BARE */
-	__u64 parent;			/* directories: parent inode number */
+	__u64 parent;			/* directories: parent inode number;
+					 * regular files: the last shrink,
+					 * number << 48 | target size */
 	__u64 aux;			/* dir: dir_state word;
 					 * file: base_limit (bytes of base data
 					 * still visible) */
