@@ -282,16 +282,34 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 }
 
 /*
- * Seals lane's open batch when it holds anything and the global epoch
- * moved since the batch was opened (an open batch's epoch word holds the
- * epoch it was opened at; 0 from older code: always sealed).  Sealing at
- * the epoch it was opened at frees nothing sooner than sealing later
- * would while the epoch stands still (a slow op or a dead host holds it
- * back), but every seal costs the next retire a fresh batch page: on a
- * full pool, reclaim after each failed allocation would drain the limbo
- * reserve with nearly empty batches and leave retirers nothing but a leak.
+ * How far reclamation can go now: the global epoch, or the smallest
+ * mapping announcement when a mapping host lags behind it.
  */
-static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane, bool force)
+static u64 reclaim_horizon(struct daxfs_fs *fs)
+{
+	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
+	u64 floor = map_floor(fs);
+
+	return floor < g ? floor : g;
+}
+
+/*
+ * Seals lane's open batch when it holds anything and horizon moved past
+ * the epoch the batch was opened at (an open batch's epoch word holds it;
+ * 0 from older code: always sealed); force seals whatever its age.
+ * Sealing before the horizon moved frees nothing sooner than sealing
+ * later would while it stands still (a slow op or a dead host holds the
+ * epoch back, or a mapping host is between passes), but every seal costs
+ * the next retire a fresh batch page: on a full pool, the reclaim after
+ * each failed allocation would drain the limbo reserve with nearly empty
+ * batches and leave retirers nothing but a leak (a truncate's pages,
+ * tests/c/test_map_fullpool.c).  daxfs_reclaim (ops, allocation failures)
+ * passes reclaim_horizon; daxfs_reclaim_all, asked for explicitly and
+ * rarely, passes the global epoch so that a mapping host's next pass
+ * frees the batch.
+ */
+static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane,
+		      u64 horizon, bool force)
 {
 	u64 b = daxfs_load(&lane->limbo_open);
 	struct daxfs_limbo *lb;
@@ -300,8 +318,7 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane, bool force)
 		return;
 	lb = limbo_ptr(fs, b);
 	if (lb && (!daxfs_load32(&lb->count) ||
-		   (!force && daxfs_load(&lb->epoch) >=
-		    daxfs_load(daxfs_state_word(fs, epoch)))))
+		   (!force && daxfs_load(&lb->epoch) >= horizon)))
 		return;
 	daxfs_store(&lane->limbo_open, 0);
 	if (lb)
@@ -402,7 +419,7 @@ void daxfs_reclaim(struct daxfs_op *op)
 	 * op_end our lane is IDLE, so both can succeed, and batches sealed
 	 * one epoch ago are free at once. */
 	daxfs_epoch_try_advance(op->fs);
-	seal_open(op->fs, op->lane, false);
+	seal_open(op->fs, op->lane, reclaim_horizon(op->fs), false);
 	reclaim_round(op->fs, op->lane);
 }
 
@@ -416,7 +433,7 @@ static void reclaim_all(struct daxfs_fs *fs, bool force)
 {
 	struct daxfs_op op;
 	struct daxfs_lane *lane;
-	u64 zero;
+	u64 zero, g;
 	u32 i;
 
 	if (fs->host == DAXFS_NO_HOST || daxfs_op_begin(fs, &op) || !op.lane)
@@ -424,17 +441,18 @@ static void reclaim_all(struct daxfs_fs *fs, bool force)
 	daxfs_store(&op.lane->epoch, DAXFS_EPOCH_IDLE);
 	daxfs_reap_expired(fs);
 	daxfs_epoch_try_advance(fs);	/* see seal_open */
+	g = daxfs_load(daxfs_state_word(fs, epoch));
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		if (lane == op.lane) {
-			seal_open(fs, lane, force);
+			seal_open(fs, lane, g, force);
 			continue;
 		}
 		/* an idle lane's batch: borrow the lane to seal it */
 		zero = 0;
 		if (!daxfs_cas(&lane->epoch, &zero, DAXFS_EPOCH_IDLE))
 			continue;
-		seal_open(fs, lane, force);
+		seal_open(fs, lane, g, force);
 		daxfs_store(&lane->epoch, 0);
 	}
 	for (i = 0; i < 4; i++)
