@@ -294,22 +294,20 @@ static u64 reclaim_horizon(struct daxfs_fs *fs)
 }
 
 /*
- * Seals lane's open batch when it holds anything and horizon moved past
- * the epoch the batch was opened at (an open batch's epoch word holds it;
- * 0 from older code: always sealed); force seals whatever its age.
- * Sealing before the horizon moved frees nothing sooner than sealing
- * later would while it stands still (a slow op or a dead host holds the
- * epoch back, or a mapping host is between passes), but every seal costs
- * the next retire a fresh batch page: on a full pool, the reclaim after
- * each failed allocation would drain the limbo reserve with nearly empty
- * batches and leave retirers nothing but a leak (a truncate's pages,
- * tests/c/test_map_fullpool.c).  daxfs_reclaim (ops, allocation failures)
- * passes reclaim_horizon; daxfs_reclaim_all, asked for explicitly and
- * rarely, passes the global epoch so that a mapping host's next pass
- * frees the batch.
+ * Seals lane's open batch when it holds anything and the reclamation
+ * horizon moved past the epoch of its latest retire (the open batch's
+ * epoch word; docs/reclaim.md); force seals whatever its age.  The batch
+ * keeps that epoch: read after every entry's unlink, it is as good as a
+ * seal-time read, so sealing late delays nothing.  Sealing early frees
+ * nothing sooner while the horizon stands still (a slow op or a dead
+ * host holds the epoch back, or a mapping host is between passes), but
+ * every seal costs the next retire a fresh batch page: on a full pool,
+ * the reclaim after each failed allocation would drain the limbo reserve
+ * with nearly empty batches and leave retirers nothing but a leak (a
+ * truncate's pages, tests/c/test_map_fullpool.c).
  */
 static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane,
-		      u64 horizon, bool force)
+		      bool force)
 {
 	u64 b = daxfs_load(&lane->limbo_open);
 	struct daxfs_limbo *lb;
@@ -318,11 +316,13 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		return;
 	lb = limbo_ptr(fs, b);
 	if (lb && (!daxfs_load32(&lb->count) ||
-		   (!force && daxfs_load(&lb->epoch) >= horizon)))
+		   (!force && daxfs_load(&lb->epoch) >= reclaim_horizon(fs))))
 		return;
 	daxfs_store(&lane->limbo_open, 0);
+	/* sealed at its latest retire's epoch, read after every entry's
+	 * unlink (only this host's code fills its own lanes' batches) */
 	if (lb)
-		daxfs_limbo_seal(fs, fs->host, b);
+		chain_push(fs, fs->host, b, b);
 }
 
 /* Batches left in FREE slots (a host left, or was recovered by a host
@@ -419,7 +419,7 @@ void daxfs_reclaim(struct daxfs_op *op)
 	 * op_end our lane is IDLE, so both can succeed, and batches sealed
 	 * one epoch ago are free at once. */
 	daxfs_epoch_try_advance(op->fs);
-	seal_open(op->fs, op->lane, reclaim_horizon(op->fs), false);
+	seal_open(op->fs, op->lane, false);
 	reclaim_round(op->fs, op->lane);
 }
 
@@ -433,7 +433,7 @@ static void reclaim_all(struct daxfs_fs *fs, bool force)
 {
 	struct daxfs_op op;
 	struct daxfs_lane *lane;
-	u64 zero, g;
+	u64 zero;
 	u32 i;
 
 	if (fs->host == DAXFS_NO_HOST || daxfs_op_begin(fs, &op) || !op.lane)
@@ -441,18 +441,17 @@ static void reclaim_all(struct daxfs_fs *fs, bool force)
 	daxfs_store(&op.lane->epoch, DAXFS_EPOCH_IDLE);
 	daxfs_reap_expired(fs);
 	daxfs_epoch_try_advance(fs);	/* see seal_open */
-	g = daxfs_load(daxfs_state_word(fs, epoch));
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, fs->host, i);
 		if (lane == op.lane) {
-			seal_open(fs, lane, g, force);
+			seal_open(fs, lane, force);
 			continue;
 		}
 		/* an idle lane's batch: borrow the lane to seal it */
 		zero = 0;
 		if (!daxfs_cas(&lane->epoch, &zero, DAXFS_EPOCH_IDLE))
 			continue;
-		seal_open(fs, lane, g, force);
+		seal_open(fs, lane, force);
 		daxfs_store(&lane->epoch, 0);
 	}
 	for (i = 0; i < 4; i++)
@@ -495,6 +494,10 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 			if (c < DAXFS_LIMBO_ENTRIES) {
 				daxfs_store(&lb->entry[c], off | class);
 				daxfs_store32(&lb->count, c + 1);
+				/* the epoch after this entry's unlink: the
+				 * open batch's word is its latest retire's */
+				daxfs_store(&lb->epoch,
+					    daxfs_load(daxfs_state_word(fs, epoch)));
 				return;
 			}
 			daxfs_store(&lane->limbo_open, 0);
@@ -505,7 +508,8 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 		if (page) {
 			lb = limbo_ptr(fs, page);
 			daxfs_store(&lb->next, 0);
-			/* while open: the epoch it was opened at (seal_open) */
+			/* while open: the epoch of its latest retire
+			 * (seal_open); none yet: the one it was opened at */
 			daxfs_store(&lb->epoch,
 				    daxfs_load(daxfs_state_word(fs, epoch)));
 			daxfs_store32(&lb->count, 0);
