@@ -282,16 +282,32 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 }
 
 /*
- * Seals lane's open batch when it holds anything and the global epoch
- * moved since the batch was opened (an open batch's epoch word holds the
- * epoch it was opened at; 0 from older code: always sealed).  Sealing at
- * the epoch it was opened at frees nothing sooner than sealing later
- * would while the epoch stands still (a slow op or a dead host holds it
- * back), but every seal costs the next retire a fresh batch page: on a
- * full pool, reclaim after each failed allocation would drain the limbo
- * reserve with nearly empty batches and leave retirers nothing but a leak.
+ * How far reclamation can go now: the global epoch, or the smallest
+ * mapping announcement when a mapping host lags behind it.
  */
-static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane, bool force)
+static u64 reclaim_horizon(struct daxfs_fs *fs)
+{
+	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
+	u64 floor = map_floor(fs);
+
+	return floor < g ? floor : g;
+}
+
+/*
+ * Seals lane's open batch when it holds anything and the reclamation
+ * horizon moved past the epoch of its latest retire (the open batch's
+ * epoch word; docs/reclaim.md); force seals whatever its age.  The batch
+ * keeps that epoch: read after every entry's unlink, it is as good as a
+ * seal-time read, so sealing late delays nothing.  Sealing early frees
+ * nothing sooner while the horizon stands still (a slow op or a dead
+ * host holds the epoch back, or a mapping host is between passes), but
+ * every seal costs the next retire a fresh batch page: on a full pool,
+ * the reclaim after each failed allocation would drain the limbo reserve
+ * with nearly empty batches and leave retirers nothing but a leak (a
+ * truncate's pages, tests/c/test_map_fullpool.c).
+ */
+static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane,
+		      bool force)
 {
 	u64 b = daxfs_load(&lane->limbo_open);
 	struct daxfs_limbo *lb;
@@ -300,12 +316,13 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane, bool force)
 		return;
 	lb = limbo_ptr(fs, b);
 	if (lb && (!daxfs_load32(&lb->count) ||
-		   (!force && daxfs_load(&lb->epoch) >=
-		    daxfs_load(daxfs_state_word(fs, epoch)))))
+		   (!force && daxfs_load(&lb->epoch) >= reclaim_horizon(fs))))
 		return;
 	daxfs_store(&lane->limbo_open, 0);
+	/* sealed at its latest retire's epoch, read after every entry's
+	 * unlink (only this host's code fills its own lanes' batches) */
 	if (lb)
-		daxfs_limbo_seal(fs, fs->host, b);
+		chain_push(fs, fs->host, b, b);
 }
 
 /* Batches left in FREE slots (a host left, or was recovered by a host
@@ -477,6 +494,10 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 			if (c < DAXFS_LIMBO_ENTRIES) {
 				daxfs_store(&lb->entry[c], off | class);
 				daxfs_store32(&lb->count, c + 1);
+				/* the epoch after this entry's unlink: the
+				 * open batch's word is its latest retire's */
+				daxfs_store(&lb->epoch,
+					    daxfs_load(daxfs_state_word(fs, epoch)));
 				return;
 			}
 			daxfs_store(&lane->limbo_open, 0);
@@ -487,7 +508,8 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 		if (page) {
 			lb = limbo_ptr(fs, page);
 			daxfs_store(&lb->next, 0);
-			/* while open: the epoch it was opened at (seal_open) */
+			/* while open: the epoch of its latest retire
+			 * (seal_open); none yet: the one it was opened at */
 			daxfs_store(&lb->epoch,
 				    daxfs_load(daxfs_state_word(fs, epoch)));
 			daxfs_store32(&lb->count, 0);
