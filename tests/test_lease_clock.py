@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from helpers import env
+from helpers import env, lease_workers
 
 daxfs = env.daxfs
 
@@ -23,36 +23,6 @@ LEASE_MS = 500
 STEP_AFTER_MS = 1000
 RUN_S = 4
 
-WORKER = r'''
-import errno, os, sys, time
-sys.path.insert(0, sys.argv[3])
-import daxfs
-path, log, run_s = sys.argv[1], sys.argv[2], float(sys.argv[4])
-fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-r = daxfs.Region(path)
-me = "/w%d" % os.getpid()
-r.makedirs(me)
-end = time.monotonic() + run_s
-k = 0
-while time.monotonic() < end:
-    k += 1
-    try:
-        name = "%s/f%d" % (me, k % 20)
-        body = (b"%d:" % k) * 200
-        r.write_file(name, body)
-        assert r.read_file(name) == body
-        r.reclaim()                   # reaps hosts it judges expired
-        os.write(fd, b"ok %d\n" % k)
-    except OSError as e:
-        if e.errno != errno.ESTALE:
-            raise
-        os.write(fd, b"stale %d\n" % k)
-        r.close()
-        r = daxfs.Region(path)
-    time.sleep(0.005)
-os.write(fd, b"done %d\n" % k)
-r.close()
-'''
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +37,10 @@ def shim(tmp_path_factory):
 def _spawn(path, log, shim, step_s):
     e = dict(os.environ, LD_PRELOAD=shim, DAXFS_TEST_STEP_S=str(step_s),
              DAXFS_TEST_STEP_AFTER_MS=str(STEP_AFTER_MS))
-    return subprocess.Popen([sys.executable, "-c", WORKER, path, log, env.PYDIR,
-                             str(RUN_S)], env=e, stderr=subprocess.PIPE)
+    own_dir = "/" + os.path.basename(log).replace(".", "_")
+    argv = lease_workers.command(path, log, env.PYDIR, own_dir, 20, 200,
+                                 run_s=RUN_S, reclaim=True)
+    return subprocess.Popen(argv, env=e, stderr=subprocess.PIPE)
 
 
 def _hosts_by_pid(r):

@@ -8,46 +8,19 @@ comes back as a new host (libdaxfs rejoins by itself; a new slot
 generation, never its old claims) and corrupts nothing.
 """
 
-import errno
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from helpers import env
+from helpers import env, lease_workers
 
 daxfs = env.daxfs
 
 LEASE_MS = 500
 
-WORKER = r'''
-import errno, os, sys
-sys.path.insert(0, sys.argv[3])
-import daxfs
-path, log = sys.argv[1], sys.argv[2]
-fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-r = daxfs.Region(path)
-r.makedirs("/w")
-k = 0
-while True:
-    k += 1
-    try:
-        name = "/w/f%d" % (k % 50)
-        body = (b"%d:" % k) * 300
-        r.write_file(name, body)
-        assert r.read_file(name) == body
-        os.write(fd, b"ok %d\n" % k)
-    except OSError as e:
-        if e.errno != errno.ESTALE:
-            raise
-        os.write(fd, b"stale %d\n" % k)
-        r.close()
-        r = daxfs.Region(path)        # rejoin as a new host
-        os.write(fd, b"rejoined %d\n" % k)
-'''
 
 
 def _lines(log):
@@ -87,8 +60,8 @@ def setup():
     path = env.region_path("live")
     env.mkfs(path, 32 * env.MiB, lease_ms=LEASE_MS)
     log = path + ".log"
-    p = subprocess.Popen([sys.executable, "-c", WORKER, path, log, env.PYDIR],
-                         stderr=subprocess.PIPE)
+    argv = lease_workers.command(path, log, env.PYDIR, "/w", 50, 300)
+    p = subprocess.Popen(argv, stderr=subprocess.PIPE)
     yield path, log, p
     if p.poll() is None:
         os.kill(p.pid, signal.SIGCONT)
