@@ -158,3 +158,15 @@ module-check:
 	scripts/kernel-compat.sh $(if $(BOOT),-i) $(SUITES)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# LD_PRELOAD data path (docs/preload.md): lib/preload/*.c over libdaxfs.a,
+# which stays hidden inside (only the interposed calls are exported).
+PRELOAD_SRC := $(wildcard lib/preload/*.c)
+PRELOAD_SO  := $(BUILD)/libdaxfs-preload.so
+all: $(PRELOAD_SO)
+$(PRELOAD_SO): $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(LIBA)
+	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--exclude-libs,ALL $(LIBA) \
+		-ldl $(LDLIBS)
+$(BUILD)/lib/preload/%.o: lib/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=hidden -Ilib/preload -c $< -o $@

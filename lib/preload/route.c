@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Path routing: a path goes to the region when, made absolute against the
+ * current directory or the directory descriptor and normalized lexically
+ * ("." dropped, ".." pops a component), it is DIR or lies below DIR.
+ * Lexical ".." is what a path inside the region means anyway (the region
+ * has no kernel symlinks above DIR); for a kernel path it is only used to
+ * decide, and the kernel gets the path as the program wrote it.
+ *
+ * The current directory may be a region directory (chdir below DIR): then
+ * relative paths are resolved against it here, and a relative path that
+ * climbs out of DIR is handed to the kernel as an absolute path, never
+ * relative to the kernel's stale working directory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
+static char kcwd[PL_PATH_MAX];	/* the kernel's working directory */
+static char vcwd[PL_PATH_MAX];	/* region working directory, "" if none */
+
+/* Normalizes the absolute path in (lexically) into out; keeps one
+ * trailing slash.  -ENAMETOOLONG when it does not fit. */
+static int normalize(const char *in, char *out)
+{
+	size_t n = 0, len;
+	const char *p = in, *e;
+	int slash = 0;
+
+	out[0] = '/';
+	n = 1;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		len = e - p;
+		slash = *e == '/';
+		if (len == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+			p = e;
+			continue;
+		}
+		if (n + len + 2 >= PL_PATH_MAX)
+			return -ENAMETOOLONG;
+		if (n > 1)
+			out[n++] = '/';
+		memcpy(out + n, p, len);
+		n += len;
+		p = e;
+	}
+	if (slash && n > 1)
+		out[n++] = '/';
+	out[n] = 0;
+	return 0;
+}
+
+static int under_at(const char *norm)
+{
+	size_t l = pl_cfg.at_len;
+
+	if (l == 1)
+		return 1;
+	return !strncmp(norm, pl_cfg.at, l) && (norm[l] == 0 || norm[l] == '/');
+}
+
+int pl_route(int dirfd, const char *path, char *out)
+{
+	static __thread char full[2 * PL_PATH_MAX + 2];
+	struct pl_desc *d;
+	int virt = 0, err;
+
+	if (!pl_cfg.enabled || !path)
+		return PL_KERNEL;
+	if (path[0] == '/') {
+		snprintf(full, sizeof(full), "%s", path);
+	} else if (dirfd == AT_FDCWD) {
+		pthread_mutex_lock(&cwd_lock);
+		virt = vcwd[0] != 0;
+		if (virt)
+			snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
+				 vcwd, path);
+		else
+			snprintf(full, sizeof(full), "%s/%s", kcwd, path);
+		pthread_mutex_unlock(&cwd_lock);
+	} else {
+		d = pl_fd_get(dirfd);
+		if (!d)
+			return PL_KERNEL;
+		if (d->kind != PL_KIND_DIR) {
+			pl_fd_put(d);
+			return pl_fail(-ENOTDIR);
+		}
+		virt = 1;
+		snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at, d->path, path);
+		pl_fd_put(d);
+	}
+	err = normalize(full, out);
+	if (err)
+		return pl_fail(err);
+	/* "/daxfs/.." names the kernel's "/": the kernel has no DIR. */
+	if (!under_at(out))
+		return virt || under_at(full) ? PL_KERNEL_ABS : PL_KERNEL;
+	if (pl_cfg.at_len > 1) {
+		memmove(out, out + pl_cfg.at_len, strlen(out + pl_cfg.at_len) + 1);
+		if (!out[0])
+			strcpy(out, "/");
+	}
+	return PL_REGION;
+}
+
+int pl_cwd_set(const char *region_path)
+{
+	pthread_mutex_lock(&cwd_lock);
+	if (region_path)
+		snprintf(vcwd, sizeof(vcwd), "%s",
+			 strcmp(region_path, "/") ? region_path : "");
+	else
+		vcwd[0] = 0;
+	/* The region root is "" + "/": keep it distinct from "none". */
+	if (region_path && !vcwd[0])
+		strcpy(vcwd, "/");
+	pthread_mutex_unlock(&cwd_lock);
+	return 0;
+}
+
+/* Writes the region cwd ("/x/y") into buf; 0 when the cwd is the
+ * kernel's. */
+int pl_cwd_copy(char *buf, size_t size)
+{
+	int virt;
+
+	pthread_mutex_lock(&cwd_lock);
+	virt = vcwd[0] != 0;
+	if (virt)
+		snprintf(buf, size, "%s", vcwd);
+	pthread_mutex_unlock(&cwd_lock);
+	return virt;
+}
+
+void pl_kcwd_refresh(void)
+{
+	const char *v = getenv("DAXFS_PRELOAD_CWD");
+
+	pthread_mutex_lock(&cwd_lock);
+	if (syscall(SYS_getcwd, kcwd, sizeof(kcwd)) < 0)
+		strcpy(kcwd, "/");
+	pthread_mutex_unlock(&cwd_lock);
+	if (v && v[0] == '/') {
+		pl_cwd_set(v);
+		unsetenv("DAXFS_PRELOAD_CWD");
+	}
+}
+
+/* exec: hand a region working directory to the new image. */
+char *pl_cwd_env(void)
+{
+	static char buf[PL_PATH_MAX + 32];
+
+	if (!pl_cwd_copy(buf + 18, sizeof(buf) - 18))
+		return NULL;
+	memcpy(buf, "DAXFS_PRELOAD_CWD=", 18);
+	return buf;
+}
