@@ -170,3 +170,10 @@ $(PRELOAD_SO): $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(LIBA)
 $(BUILD)/lib/preload/%.o: lib/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=hidden -Ilib/preload -c $< -o $@
+# tests/preload/*.c: programs that tests/test_preload.py runs under the
+# preload and natively (plain libc programs, no libdaxfs).
+PRELOAD_TESTS := $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%,$(wildcard tests/preload/*.c))
+all: $(PRELOAD_TESTS)
+$(BUILD)/tests/preload/%: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Wno-unused-result -o $@ $< -pthread

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <utime.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "preload.h"
 
@@ -568,6 +569,30 @@ static int64_t ts_ns(const struct timespec *t, int which)
 	return (int64_t)t[which].tv_sec * 1000000000 + t[which].tv_nsec;
 }
 
+/* Times of a symlink itself: by inode (the path call follows it). */
+static int link_times(struct daxfs_handle *h, uint64_t ino,
+		      const struct timespec t[2])
+{
+	struct daxfs_attr a = { 0 };
+	struct timespec now;
+	uint32_t valid = DAXFS_ATTR_CTIME;
+	int64_t v[2];
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < 2; i++) {
+		v[i] = ts_ns(t, i);
+		if (v[i] == DAXFS_UTIME_NOW)
+			v[i] = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		if (v[i] != DAXFS_UTIME_OMIT)
+			valid |= i ? DAXFS_ATTR_MTIME : DAXFS_ATTR_ATIME;
+	}
+	a.atime_ns = v[0];
+	a.mtime_ns = v[1];
+	a.ctime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	return ret_err(daxfs_setattr(daxfs_handle_fs(h), ino, valid, &a));
+}
+
 PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
 		     int flags)
 {
@@ -584,8 +609,10 @@ PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
 			struct daxfs_attr a;
 			int err = daxfs_path_lstat(h, buf, &a);
 
-			if (!err && S_ISLNK(a.mode))
-				return pl_fail(-EOPNOTSUPP);
+			if (err)
+				return pl_fail(err);
+			if (S_ISLNK(a.mode))
+				return link_times(h, a.ino, t);
 		}
 		return ret_err(daxfs_path_utimens(h, buf, ts_ns(t, 0),
 						  ts_ns(t, 1)));
@@ -738,3 +765,18 @@ XATTR_FD(fgetxattr, real_fgetxattr(fd, n, v, s), pl_fail(-ENODATA),
 XATTR_PATH(listxattr, real_listxattr(path, l, s), 0, char *l, size_t s)
 XATTR_PATH(llistxattr, real_llistxattr(path, l, s), 0, char *l, size_t s)
 XATTR_FD(flistxattr, real_flistxattr(fd, l, s), 0, char *l, size_t s)
+
+/* Setting or removing one: not supported, which ACL and xattr copiers
+ * (cp -a, tar --xattrs) take as "this filesystem has none". */
+XATTR_PATH(setxattr, real_setxattr(path, n, v, s, f), pl_fail(-ENOTSUP),
+	   const char *n, const void *v, size_t s, int f)
+XATTR_PATH(lsetxattr, real_lsetxattr(path, n, v, s, f), pl_fail(-ENOTSUP),
+	   const char *n, const void *v, size_t s, int f)
+XATTR_FD(fsetxattr, real_fsetxattr(fd, n, v, s, f), pl_fail(-ENOTSUP),
+	 const char *n, const void *v, size_t s, int f)
+XATTR_PATH(removexattr, real_removexattr(path, n), pl_fail(-ENOTSUP),
+	   const char *n)
+XATTR_PATH(lremovexattr, real_lremovexattr(path, n), pl_fail(-ENOTSUP),
+	   const char *n)
+XATTR_FD(fremovexattr, real_fremovexattr(fd, n), pl_fail(-ENOTSUP),
+	 const char *n)

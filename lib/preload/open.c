@@ -100,6 +100,23 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	return pl_fd_install(a.ino, kind, flags, rpath);
 }
 
+/* The region file libdaxfs keeps open must not take the small numbers
+ * the program expects its own opens to get. */
+static int move_high(int fd)
+{
+	REAL(int, fcntl, int, int, ...);
+	REAL(int, close, int);
+	int hi;
+
+	if (fd < 0)
+		return fd;
+	hi = real_fcntl(fd, F_DUPFD_CLOEXEC, 800);
+	if (hi < 0)
+		return fd;
+	real_close(fd);
+	return hi;
+}
+
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 		     int large)
 {
@@ -112,10 +129,12 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 		return pl_open_region(buf, flags, mode);
 	if (large) {
 		REAL(int, openat64, int, const char *, int, ...);
-		return real_openat64(dirfd, PL_KPATH(r, path, buf), flags, mode);
+		r = real_openat64(dirfd, PL_KPATH(r, path, buf), flags, mode);
+	} else {
+		REAL(int, openat, int, const char *, int, ...);
+		r = real_openat(dirfd, PL_KPATH(r, path, buf), flags, mode);
 	}
-	REAL(int, openat, int, const char *, int, ...);
-	return real_openat(dirfd, PL_KPATH(r, path, buf), flags, mode);
+	return pl_opening_region ? move_high(r) : r;
 }
 
 #define MODE_ARG(flags, mode)					\
@@ -193,11 +212,14 @@ PUBLIC int creat64(const char *path, mode_t mode)
 PUBLIC int close(int fd)
 {
 	REAL(int, close, int);
+	int r;
 
 	if (fd >= 0 && fd == pl_table_fd())
 		pl_table_move(fd + 1);
 	pl_fd_release(fd);
-	return real_close(fd);
+	r = real_close(fd);
+	pl_std_fix(fd);
+	return r;
 }
 
 PUBLIC int dup(int fd)
@@ -236,6 +258,8 @@ static int do_dup3(int oldfd, int newfd, int flags, int is_dup2)
 			pl_fd_drop_locked(newfd);
 	}
 	pl_fd_unlock();
+	if (r >= 0)
+		pl_std_fix(newfd);
 	return r;
 }
 

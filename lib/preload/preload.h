@@ -61,6 +61,7 @@ struct pl_config {
 extern struct pl_config pl_cfg;
 
 /* state.c */
+extern __thread int pl_opening_region;	/* open.c moves its fds high */
 void pl_init(void);
 struct daxfs_handle *pl_handle(void);	/* NULL: errno is set */
 void pl_handle_drop(void);		/* before exec */
@@ -98,6 +99,9 @@ int pl_table_move(int min);	/* dup the table fd to >= min */
 /* open.c */
 mode_t pl_umask(void);
 int pl_open_region(const char *rpath, int flags, mode_t mode);
+
+/* stdio.c */
+void pl_std_fix(int fd);	/* after fd 0..2 changed */
 
 /* route.c */
 /*

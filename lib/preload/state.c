@@ -22,6 +22,7 @@ struct pl_config pl_cfg;
 static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct daxfs_handle *handle;
 static atomic_int need_reopen;
+__thread int pl_opening_region;
 
 void *pl_real(const char *name)
 {
@@ -88,10 +89,16 @@ __attribute__((constructor)) void pl_init(void)
 	pl_cfg.enabled = pl_cfg.region[0] && pl_cfg.at[0] == '/';
 	pl_kcwd_refresh();
 	pl_exec_import();
+	pl_std_fix(0);
+	pl_std_fix(1);
+	pl_std_fix(2);
 }
 
 __attribute__((destructor)) static void pl_fini(void)
 {
+	/* Region streams still buffer data that exit would flush after
+	 * this destructor, when the descriptors are no longer ours. */
+	fflush(NULL);
 	pl_exit_release();
 	pthread_mutex_lock(&handle_lock);
 	if (handle)
@@ -109,7 +116,9 @@ struct daxfs_handle *pl_handle(void)
 		return h;
 	pthread_mutex_lock(&handle_lock);
 	if (!handle) {
+		pl_opening_region = 1;
 		err = daxfs_region_open(pl_cfg.region, 0, &h);
+		pl_opening_region = 0;
 		if (err) {
 			pthread_mutex_unlock(&handle_lock);
 			pl_debug("%s: %s", pl_cfg.region, daxfs_strerror(err));

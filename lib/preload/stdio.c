@@ -211,3 +211,49 @@ PUBLIC FILE *freopen(const char *path, const char *mode, FILE *f)
 	}
 	return real_freopen(PL_KPATH(r, path, buf), mode, f);
 }
+
+/*
+ * stdin, stdout and stderr read and write through glibc's internal calls
+ * too.  While descriptor 0, 1 or 2 is a region file (a shell redirection
+ * before exec, or dup2 onto it), the program's std stream is a cookie
+ * stream on it; the original comes back when the descriptor stops being
+ * a region file.
+ */
+static FILE *std_saved[3];
+static FILE *std_ours[3];
+
+static FILE **std_var(int fd)
+{
+	return fd == 0 ? &stdin : fd == 1 ? &stdout : &stderr;
+}
+
+void pl_std_fix(int fd)
+{
+	static const char *const modes[3] = { "r", "w", "w" };
+	FILE **var, *f;
+
+	if (fd < 0 || fd > 2)
+		return;
+	var = std_var(fd);
+	if (pl_fd_is_region(fd)) {
+		if (std_ours[fd] && *var == std_ours[fd])
+			return;
+		f = stream_for(fd, modes[fd]);
+		if (!f)
+			return;
+		if (fd == 2)
+			setvbuf(f, NULL, _IONBF, 0);
+		if (!std_ours[fd])
+			std_saved[fd] = *var;
+		std_ours[fd] = f;
+		*var = f;
+		return;
+	}
+	if (std_ours[fd] && *var == std_ours[fd]) {
+		fflush(std_ours[fd]);
+		*var = std_saved[fd];
+		/* Not fclose: that would close the kernel descriptor now at
+		 * fd; the cookie and its FILE are left behind (small). */
+		std_ours[fd] = NULL;
+	}
+}

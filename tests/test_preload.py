@@ -1,0 +1,200 @@
+"""libdaxfs-preload.so under `daxfs run`: each covered call, and real
+programs, compared byte for byte with the same run on tmpfs
+(docs/preload.md)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers import env
+from helpers import preload as pl
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    for p in (pl.DAXFS, pl.PRELOAD_LIB, os.path.join(pl.PROGS, "pl_calls")):
+        if not os.path.exists(p):
+            pytest.fail("%s is missing: run make first" % p)
+
+
+def test_calls_match_tmpfs(region):
+    """Every covered call once (tests/preload/pl_calls.c), fork and exec
+    included, gives the same results as on tmpfs."""
+    prog = os.path.join(pl.PROGS, "pl_calls")
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % prog, "calls")
+    assert b"child data: 3456" in out
+    assert b"offset after exec read: 7" in out
+    assert b"rename across: -1 Invalid cross-device link" in out
+
+
+def test_coreutils_match_tmpfs(region):
+    """cp -a of a tree, mv, ls -l, find, du, cat, sort."""
+    src = pl.Tmpfs("src")
+    try:
+        _make_tree(src.path)
+        script = r'''
+set -e
+mkdir "$D"
+cp -a SRC "$D/tree"
+cd "$D"
+ls -l --time-style=+%s tree/b tree/a/f1 tree/a/lines
+find tree -printf '%y %m %n %P %l\n' | sort
+find tree -type f -printf '%s %P\n' | sort
+du -ab --apparent-size $(find tree -type f | sort)
+cat tree/a/f1 tree/b/big | cksum
+sort -r tree/a/lines > sorted
+cat sorted
+mv tree/a/f1 tree/b/moved
+mv sorted tree/
+ls tree/b tree
+cp -a tree tree2
+diff -r tree tree2 && echo same
+rm -r tree2
+ls
+'''.replace("SRC", src.path)
+        pl.compare(region, script, "coreutils")
+    finally:
+        src.close()
+
+
+def test_tar_match_tmpfs(region):
+    """tar c of a region tree gives the same archive as on tmpfs; tar x
+    into the region gives the same files."""
+    src = pl.Tmpfs("src")
+    try:
+        _make_tree(src.path)
+        script = r'''
+set -e
+mkdir "$D" "$D/x"
+tar -C SRC --sort=name -cf "$D/a.tar" .
+tar -C "$D/x" -xpf "$D/a.tar"
+tar -C "$D/x" --sort=name -cf - . | cksum
+cksum < "$D/a.tar"
+tar -tvf "$D/a.tar" | sort -k6
+'''.replace("SRC", src.path)
+        pl.compare(region, script, "tar")
+    finally:
+        src.close()
+
+
+def test_python_match_tmpfs(region):
+    """python3: os.walk, open, read, write, os.replace, listdir."""
+    code = r'''
+import os, sys
+d = sys.argv[1]
+os.makedirs(os.path.join(d, "p", "q"))
+for i in range(20):
+    with open(os.path.join(d, "p", "q" if i % 2 else "", "f%d" % i), "w") as f:
+        f.write("x" * (i * 1000) + "\n")
+with open(os.path.join(d, "p", "f3"), "a") as f:
+    f.write("tail\n")
+with open(os.path.join(d, "p", "f3"), "rb") as f:
+    f.seek(-5, 2)
+    print(f.read())
+os.replace(os.path.join(d, "p", "f4"), os.path.join(d, "p", "q", "r"))
+for root, dirs, files in sorted(os.walk(d)):
+    print(os.path.relpath(root, d), sorted(dirs), sorted(files))
+    for n in sorted(files):
+        p = os.path.join(root, n)
+        print(n, os.path.getsize(p), len(open(p).read()))
+'''
+    pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+               "python")
+
+
+def test_kernel_paths_untouched(region, tmp_path):
+    """Paths outside DIR go to the kernel; the region stays empty."""
+    f = tmp_path / "k.txt"
+    res = pl.run(region, ["sh", "-c", 'echo kernel > "%s"; cat "%s"; ls /daxfs'
+                          % (f, f)])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"kernel\n"
+    assert f.read_bytes() == b"kernel\n"
+    assert not os.path.exists("/daxfs/k.txt")
+
+
+def test_unsupported_fails_clearly(region):
+    """A call the preload cannot serve fails with an errno and, under
+    DAXFS_DEBUG, one line on stderr."""
+    code = r'''
+import errno, fcntl, mmap, os
+fd = os.open("/daxfs/u", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"x" * 4096)
+for name, fn in (("mmap", lambda: mmap.mmap(fd, 4096)),
+                 ("lock", lambda: fcntl.lockf(fd, fcntl.LOCK_EX))):
+    try:
+        fn()
+        print(name, "served")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+'''
+    res = pl.run(region, [sys.executable, "-c", code],
+                 extra_env={"DAXFS_DEBUG": "1"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"mmap ENODEV\nlock ENOLCK\n"
+    err = res.stderr.decode()
+    assert "mmap MAP_SHARED" in err and "record locks" in err
+
+
+def test_two_hosts_writer_and_reader(region):
+    """A writer under `daxfs run` appends; a reader in another `daxfs run`
+    process (another host) follows the file as tail -f would and sees
+    every line, in order."""
+    n = 200
+    writer = r'''
+import os, sys, time
+fd = os.open("/daxfs/log", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+for i in range(%d):
+    os.write(fd, b"line %%d\n" %% i)
+    if i %% 20 == 0:
+        time.sleep(0.01)
+''' % n
+    reader = r'''
+import os, sys, time
+while not os.path.exists("/daxfs/log"):
+    time.sleep(0.01)
+fd = os.open("/daxfs/log", os.O_RDONLY)
+data = b""
+deadline = time.monotonic() + 60
+while data.count(b"\n") < %d and time.monotonic() < deadline:
+    chunk = os.read(fd, 4096)
+    if not chunk:
+        time.sleep(0.005)
+    data += chunk
+sys.stdout.buffer.write(data)
+''' % n
+    r = pl.popen(region, [sys.executable, "-c", reader], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE)
+    w = pl.run(region, [sys.executable, "-c", writer])
+    out, err = r.communicate(timeout=120)
+    assert w.returncode == 0, w.stderr
+    assert r.returncode == 0, err
+    assert out == b"".join(b"line %d\n" % i for i in range(n))
+
+
+def _make_tree(root):
+    """A small tree with files of several sizes, a symlink, a hard link,
+    an empty directory and fixed times."""
+    os.makedirs(os.path.join(root, "a", "deep", "er"))
+    os.makedirs(os.path.join(root, "b"))
+    os.makedirs(os.path.join(root, "empty"))
+    with open(os.path.join(root, "a", "f1"), "wb") as f:
+        f.write(b"one\n")
+    with open(os.path.join(root, "a", "lines"), "w") as f:
+        f.write("".join("%05d\n" % ((i * 7919) % 1000) for i in range(300)))
+    with open(os.path.join(root, "b", "big"), "wb") as f:
+        f.write(bytes((i * 31) & 0xff for i in range(300000)))
+    with open(os.path.join(root, "a", "deep", "er", "z"), "wb"):
+        pass
+    os.symlink("../a/f1", os.path.join(root, "b", "link"))
+    os.link(os.path.join(root, "b", "big"), os.path.join(root, "b", "big2"))
+    os.chmod(os.path.join(root, "a", "f1"), 0o600)
+    for dirpath, dirs, files in os.walk(root, topdown=False):
+        for n in files:
+            os.utime(os.path.join(dirpath, n), (1500000000, 1500000000),
+                     follow_symlinks=False)
+        os.utime(dirpath, (1600000000, 1600000000))
