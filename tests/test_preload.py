@@ -121,11 +121,11 @@ def test_unsupported_fails_clearly(region):
     """A call the preload cannot serve fails with an errno and, under
     DAXFS_DEBUG, one line on stderr."""
     code = r'''
-import errno, fcntl, mmap, os
+import errno, fcntl, mmap, os, termios
 fd = os.open("/daxfs/u", os.O_CREAT | os.O_RDWR)
 os.write(fd, b"x" * 4096)
 for name, fn in (("mmap", lambda: mmap.mmap(fd, 4096)),
-                 ("lock", lambda: fcntl.lockf(fd, fcntl.LOCK_EX))):
+                 ("ioctl", lambda: fcntl.ioctl(fd, termios.TIOCGWINSZ, b"x" * 8))):
     try:
         fn()
         print(name, "served")
@@ -135,9 +135,9 @@ for name, fn in (("mmap", lambda: mmap.mmap(fd, 4096)),
     res = pl.run(region, [sys.executable, "-c", code],
                  extra_env={"DAXFS_DEBUG": "1"})
     assert res.returncode == 0, res.stderr
-    assert res.stdout == b"mmap ENODEV\nlock ENOLCK\n"
+    assert res.stdout == b"mmap ENODEV\nioctl ENOTTY\n"
     err = res.stderr.decode()
-    assert "mmap MAP_SHARED" in err and "record locks" in err
+    assert "mmap MAP_SHARED" in err and "ioctl" in err
 
 
 def test_two_hosts_writer_and_reader(region):
@@ -174,6 +174,106 @@ sys.stdout.buffer.write(data)
     assert w.returncode == 0, w.stderr
     assert r.returncode == 0, err
     assert out == b"".join(b"line %d\n" % i for i in range(n))
+
+
+def test_git_match_tmpfs(region):
+    """git init, add, commit, log, gc, fsck and clone of a local
+    repository: the same commits (fixed dates, so the same hashes)."""
+    script = r'''
+set -e
+export GIT_AUTHOR_DATE="2020-01-01T00:00:00Z" GIT_COMMITTER_DATE="2020-01-01T00:00:00Z"
+export GIT_CONFIG_NOSYSTEM=1 HOME="$D.home"
+mkdir "$D" "$D.home"
+cd "$D"
+git init -q -b main repo
+cd repo
+git config user.email t@example.com
+git config user.name T
+for i in 1 2 3; do
+    mkdir -p "d$i"
+    seq 1 $((i * 1000)) > "d$i/f"
+    echo "rev $i" >> top
+    git add .
+    git commit -q -m "commit $i"
+done
+git rm -q d1/f
+git commit -q -m "remove"
+git log --format="%H %s" --stat | cat
+git gc -q
+git fsck --full 2>&1
+git count-objects -v | grep -v size
+cd ..
+git clone -q repo clone
+git -C clone log --format="%H %s" | cat
+ls clone clone/d3
+cmp repo/d3/f clone/d3/f && echo same
+'''
+    pl.compare(region, script, "git", timeout=300)
+
+
+def test_sqlite_match_tmpfs(region):
+    """sqlite3: 10,000 rows in transactions (rollback journal, so record
+    locks and fsync), an update and integrity_check."""
+    rows = "\n".join("insert into t values(%d, '%s');" % (i, "v%07d" % (i * 7))
+                     for i in range(10000))
+    with open(os.path.join(env.SHM, "pl-sql-%d.sql" % os.getpid()), "w") as f:
+        f.write("create table t(a integer primary key, b text);\n"
+                "begin;\n%s\ncommit;\n"
+                "begin; update t set b = b || 'x' where a %% 3 = 0; commit;\n"
+                "begin; delete from t where a %% 5 = 0; commit;\n"
+                "select count(*), sum(a), max(b) from t;\n"
+                "pragma integrity_check;\n" % rows)
+        sql = f.name
+    try:
+        out = pl.compare(region, 'mkdir "$D" && sqlite3 "$D/db" < %s && '
+                         'sqlite3 "$D/db" "select count(*) from t"' % sql,
+                         "sqlite", timeout=300)
+    finally:
+        os.unlink(sql)
+    assert out.endswith(b"ok\n8000\n")
+
+
+def test_record_locks_between_processes(region):
+    """fcntl record locks on a region file between two processes of this
+    host behave as on tmpfs: a conflicting F_SETLK fails with EAGAIN,
+    a disjoint range is granted, and closing the holder's descriptor
+    releases the lock."""
+    code = r'''
+import errno, fcntl, os, sys, time
+p = os.path.join(sys.argv[1], "lk")
+fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"x" * 100)
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    fcntl.lockf(fd, fcntl.LOCK_EX, 10, 0)
+    os.write(w, b"1")
+    os.read(r2, 1)
+    os.close(fd)
+    os.write(w, b"2")
+    os.read(r2, 1)
+    os._exit(0)
+os.read(r, 1)
+fd2 = os.open(p, os.O_RDWR)
+for name, ln, st in (("same", 10, 0), ("overlap", 10, 5), ("disjoint", 10, 50)):
+    try:
+        fcntl.lockf(fd2, fcntl.LOCK_EX | fcntl.LOCK_NB, ln, st)
+        print(name, "granted")
+        fcntl.lockf(fd2, fcntl.LOCK_UN, ln, st)
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+os.write(w2, b"1")
+os.read(r, 1)
+fcntl.lockf(fd2, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 0)
+print("after close granted")
+os.write(w2, b"1")
+os.waitpid(pid, 0)
+'''
+    out = pl.compare(region, 'mkdir "$D" && "$PY" -c \'%s\' "$D"'
+                     % code.replace("'", "'\"'\"'"), "locks")
+    assert out == (b"same EAGAIN\noverlap EAGAIN\ndisjoint granted\n"
+                   b"after close granted\n")
 
 
 def _make_tree(root):

@@ -306,11 +306,12 @@ static int region_fcntl(int fd, int cmd, long arg)
 	case F_GETLK:
 	case F_SETLK:
 	case F_SETLKW:
+		return pl_lock(fd, cmd, (struct flock *)arg);
 	case F_OFD_GETLK:
 	case F_OFD_SETLK:
 	case F_OFD_SETLKW:
-		pl_debug("fcntl %d on region fd %d: record locks not supported "
-			 "yet", cmd, fd);
+		pl_debug("fcntl %d on region fd %d: open file description "
+			 "locks not supported yet", cmd, fd);
 		return pl_fail(-ENOLCK);
 	default:
 		/* F_GETFD/F_SETFD and the rest act on the reservation. */

@@ -100,6 +100,12 @@ int pl_table_move(int min);	/* dup the table fd to >= min */
 mode_t pl_umask(void);
 int pl_open_region(const char *rpath, int flags, mode_t mode);
 
+/* lock.c */
+struct flock;
+int pl_lock(int fd, int cmd, struct flock *fl);
+void pl_lock_drop(uint64_t ino);
+void pl_lock_fork_child(void);
+
 /* stdio.c */
 void pl_std_fix(int fd);	/* after fd 0..2 changed */
 
