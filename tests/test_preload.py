@@ -298,3 +298,64 @@ def _make_tree(root):
             os.utime(os.path.join(dirpath, n), (1500000000, 1500000000),
                      follow_symlinks=False)
         os.utime(dirpath, (1600000000, 1600000000))
+
+
+def test_killed_program_is_a_dead_host(region_path, need_fsck):
+    """A program killed (SIGKILL) under `daxfs run` while it writes is a
+    dead host: once its lease runs out the others declare it dead and
+    recover it, the region checks clean, and other programs go on."""
+    import daxfs
+    lease_ms = 1000
+    env.mkfs(region_path, 64 * env.MiB, lease_ms=lease_ms)
+    victim = r'''
+import os, sys
+fd = os.open("/daxfs/v", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+gone = os.open("/daxfs/gone", os.O_CREAT | os.O_RDWR, 0o644)
+os.write(gone, b"g" * 65536)
+os.unlink("/daxfs/gone")
+print("ready", os.getpid(), flush=True)
+while True:
+    os.write(fd, b"x" * 4096)
+'''
+    p = pl.popen(region_path, [sys.executable, "-c", victim],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = p.stdout.readline().split()
+        assert line and line[0] == b"ready", p.stderr.read()
+        pid = int(line[1])
+        time.sleep(0.2)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+    time.sleep(3 * lease_ms / 1000)
+    with daxfs.Region(region_path) as r:
+        r.watch_hosts()
+        for _ in range(3):
+            r.reclaim()
+        hosts = [h for h in r.info()["hosts"] if h["pid"] == pid]
+        assert all(h["state"] != "alive" for h in hosts), hosts
+        assert not r.exists("/gone")
+    res = pl.run(region_path, ["sh", "-c", 'echo after > /daxfs/after && '
+                               'cat /daxfs/after && wc -c < /daxfs/v'])
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.split()
+    assert out[0] == b"after" and int(out[1]) > 0
+    rc, text = env.fsck(region_path, "-n")
+    assert rc == 0, text
+
+
+def test_exited_programs_leave_the_host_table(region, need_fsck):
+    """Programs that end, through exit or _exit (dash), and the children
+    they fork and exec, leave the host table: right after them no host is
+    left and fsck.daxfs -n is clean (no dead host waiting for a lease)."""
+    script = ('echo a > /daxfs/a; cat /daxfs/a > /daxfs/b; wc -c < /daxfs/b; '
+              '(cat /daxfs/a; cat /daxfs/b) | sort > /daxfs/c; cat /daxfs/c')
+    for shell in ("sh", "bash"):
+        res = pl.run(region, [shell, "-c", script])
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == b"2\na\na\n"
+        rc, text = env.fsck(region, "-n")
+        assert rc == 0, "%s:\n%s" % (shell, text)
+    res = subprocess.run([pl.DAXFS, "-r", region, "info"], capture_output=True,
+                         text=True, timeout=60)
+    assert "0 of" in res.stdout.split("Hosts:")[1].split("\n")[0], res.stdout

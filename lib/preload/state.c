@@ -94,17 +94,41 @@ __attribute__((constructor)) void pl_init(void)
 	pl_std_fix(2);
 }
 
-__attribute__((destructor)) static void pl_fini(void)
+static void leave(void)
 {
-	/* Region streams still buffer data that exit would flush after
-	 * this destructor, when the descriptors are no longer ours. */
-	fflush(NULL);
 	pl_exit_release();
 	pthread_mutex_lock(&handle_lock);
 	if (handle)
 		daxfs_region_close(handle);
 	handle = NULL;
 	pthread_mutex_unlock(&handle_lock);
+}
+
+/*
+ * _exit skips destructors, and shells (dash) leave through it: without
+ * this the host would stay in the table until its lease ran out and a
+ * survivor declared it dead.  No stdio flush here: _exit does none.
+ */
+PUBLIC void _exit(int status)
+{
+	REAL(void, _exit, int);
+
+	leave();
+	real__exit(status);
+	__builtin_unreachable();
+}
+
+PUBLIC void _Exit(int status)
+{
+	_exit(status);
+}
+
+__attribute__((destructor)) static void pl_fini(void)
+{
+	/* Region streams still buffer data that exit would flush after
+	 * this destructor, when the descriptors are no longer ours. */
+	fflush(NULL);
+	leave();
 }
 
 struct daxfs_handle *pl_handle(void)
