@@ -359,3 +359,29 @@ def test_exited_programs_leave_the_host_table(region, need_fsck):
     res = subprocess.run([pl.DAXFS, "-r", region, "info"], capture_output=True,
                          text=True, timeout=60)
     assert "0 of" in res.stdout.split("Hosts:")[1].split("\n")[0], res.stdout
+
+
+def test_fork_child_closes_inherited_file_first(region):
+    """A fork child whose first call closes an inherited region file, then
+    opens, writes and closes others (what a shell does between fork and
+    exec), neither hangs nor breaks the parent's files."""
+    code = r'''
+import os
+fd = os.open("/daxfs/inh", os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"parent\n")
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    for i in range(3):
+        f = os.open("/daxfs/c%d" % i, os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(f, b"child\n")
+        os.close(f)
+    os._exit(0)
+_, st = os.waitpid(pid, 0)
+os.write(fd, b"again\n")
+os.lseek(fd, 0, 0)
+print(os.waitstatus_to_exitcode(st), os.read(fd, 100), open("/daxfs/c2").read())
+'''
+    res = pl.run(region, [sys.executable, "-c", code], timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"0 b'parent\\nagain\\n' child\n\n"

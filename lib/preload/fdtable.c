@@ -112,8 +112,15 @@ void pl_fd_put(struct pl_desc *d)
 		pthread_rwlock_unlock(&map_lock);
 }
 
+/*
+ * Lock order: the region handle's mutex, then the map.  A fork child's
+ * first call re-publishes the inherited opens under the handle mutex
+ * (taking the map for reading): settle that before holding the map, so
+ * that local_put() never needs the handle mutex under it.
+ */
 void pl_fd_lock(void)
 {
+	pl_handle_settle();
 	pthread_rwlock_wrlock(&map_lock);
 }
 
@@ -160,7 +167,7 @@ static void local_put(unsigned int idx)
 		pl_lock_drop(table[idx].ino);
 
 	if (--localref[idx] == 0 && table[idx].kind == PL_KIND_REG) {
-		h = pl_handle();
+		h = pl_handle_peek();
 		if (h)
 			daxfs_file_close(h, table[idx].ino);
 	}
@@ -383,7 +390,7 @@ void pl_exit_release(void)
 
 	if (!table)
 		return;
-	pl_fd_lock();
+	pthread_rwlock_wrlock(&map_lock);
 	/* The references are dropped per description below. */
 	for (fd = 0; fd < PL_FD_MAX; fd++)
 		atomic_store(&fdmap[fd], 0);

@@ -65,6 +65,8 @@ extern __thread int pl_opening_region;	/* open.c moves its fds high */
 void pl_init(void);
 struct daxfs_handle *pl_handle(void);	/* NULL: errno is set */
 void pl_handle_drop(void);		/* before exec */
+struct daxfs_handle *pl_handle_peek(void);	/* as it is, may be NULL */
+void pl_handle_settle(void);		/* before taking the map lock */
 void *pl_real(const char *name);
 void pl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pl_fail(int neg_errno);		/* sets errno, returns -1 */

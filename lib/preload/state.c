@@ -159,6 +159,21 @@ struct daxfs_handle *pl_handle(void)
 	return h;
 }
 
+/* The handle as it is (no open, no re-publication): for callers that
+ * hold the descriptor map. */
+struct daxfs_handle *pl_handle_peek(void)
+{
+	return __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
+}
+
+/* Finishes a pending re-publication (after fork or a failed exec)
+ * without opening a region that was never opened. */
+void pl_handle_settle(void)
+{
+	if (pl_handle_peek() && atomic_load(&need_reopen))
+		pl_handle();
+}
+
 /* exec: leave the host table now (the new image joins again when it
  * needs to); if exec fails, the next call opens the region again. */
 void pl_handle_drop(void)
