@@ -385,3 +385,16 @@ print(os.waitstatus_to_exitcode(st), os.read(fd, 100), open("/daxfs/c2").read())
     res = pl.run(region, [sys.executable, "-c", code], timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout == b"0 b'parent\\nagain\\n' child\n\n"
+
+
+def test_region_cwd_hides_the_kernel_cwd(region, tmp_path):
+    """With a region working directory, libc calls that walk paths
+    internally (glob, nftw: not interposed) never list the directory the
+    program started in: the kernel's working directory is an empty,
+    removed one, so they fail instead of touching the wrong files."""
+    (tmp_path / "kernel-file").write_text("k")
+    prog = os.path.join(pl.PROGS, "pl_cwd_escape")
+    res = pl.run(region, ["sh", "-c", 'mkdir /daxfs/w && echo r > /daxfs/w/region-file '
+                          '&& exec %s /daxfs/w' % prog], cwd=str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert b"kernel-file" not in res.stdout, res.stdout

@@ -310,6 +310,7 @@ PUBLIC int chdir(const char *path)
 		return pl_fail(err);
 	if (buf[1] && buf[strlen(buf) - 1] == '/')
 		buf[strlen(buf) - 1] = 0;
+	pl_kcwd_detach();
 	return pl_cwd_set(buf);
 }
 
@@ -336,6 +337,7 @@ PUBLIC int fchdir(int fd)
 	pl_fd_put(d);
 	if (err)
 		return pl_fail(err);
+	pl_kcwd_detach();
 	return pl_cwd_set(path);
 }
 
@@ -424,4 +426,141 @@ PUBLIC char *realpath(const char *path, char *out)
 PUBLIC char *canonicalize_file_name(const char *path)
 {
 	return realpath(path, NULL);
+}
+
+/* The deprecated reentrant forms, still in old programs. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+PUBLIC int readdir64_r(DIR *dir, struct dirent64 *entry,
+		       struct dirent64 **result)
+{
+	REAL(int, readdir64_r, DIR *, struct dirent64 *, struct dirent64 **);
+	struct dirent64 *e;
+	int saved = errno;
+
+	if (!is_ours(dir))
+		return real_readdir64_r(dir, entry, result);
+	errno = 0;
+	e = readdir64(dir);
+	if (!e) {
+		*result = NULL;
+		if (errno)
+			return errno;
+		errno = saved;
+		return 0;
+	}
+	memcpy(entry, e, offsetof(struct dirent64, d_name));
+	snprintf(entry->d_name, sizeof(entry->d_name), "%s", e->d_name);
+	*result = entry;
+	errno = saved;
+	return 0;
+}
+
+PUBLIC int readdir_r(DIR *dir, struct dirent *entry, struct dirent **result)
+{
+	REAL(int, readdir_r, DIR *, struct dirent *, struct dirent **);
+
+	if (!is_ours(dir))
+		return real_readdir_r(dir, entry, result);
+	return readdir64_r(dir, (struct dirent64 *)entry,
+			   (struct dirent64 **)result);
+}
+
+#pragma GCC diagnostic pop
+
+/*
+ * scandir: glibc's opens the directory with its internal opendir, so a
+ * region directory is listed here with ours.
+ */
+typedef int (*scan_filter)(const struct dirent64 *);
+typedef int (*scan_cmp)(const struct dirent64 **, const struct dirent64 **);
+
+static int region_scandir(DIR *dir, struct dirent64 ***out, scan_filter sel,
+			  scan_cmp cmp)
+{
+	struct dirent64 *e, **v = NULL, **nv, *c;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	while ((e = readdir64(dir))) {
+		if (sel && !sel(e))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		c = malloc(e->d_reclen);
+		if (!c) {
+			err = ENOMEM;
+			break;
+		}
+		memcpy(c, e, e->d_reclen);
+		v[n++] = c;
+	}
+	closedir(dir);
+	if (err) {
+		while (n)
+			free(v[--n]);
+		free(v);
+		errno = err;
+		return -1;
+	}
+	if (cmp && n > 1)
+		qsort(v, n, sizeof(*v), (int (*)(const void *, const void *))cmp);
+	*out = v;
+	return (int)n;
+}
+
+PUBLIC int scandirat64(int dirfd, const char *path, struct dirent64 ***out,
+		       scan_filter sel, scan_cmp cmp)
+{
+	REAL(int, scandirat64, int, const char *, struct dirent64 ***,
+	     scan_filter, scan_cmp);
+	char buf[PL_PATH_MAX];
+	int r = pl_route(dirfd, path, buf), fd;
+	DIR *dir;
+
+	if (r < 0)
+		return -1;
+	if (r != PL_REGION)
+		return real_scandirat64(dirfd, PL_KPATH(r, path, buf), out, sel,
+					cmp);
+	fd = pl_open_region(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -1;
+	}
+	return region_scandir(dir, out, sel, cmp);
+}
+
+PUBLIC int scandir64(const char *path, struct dirent64 ***out,
+		     scan_filter sel, scan_cmp cmp)
+{
+	return scandirat64(AT_FDCWD, path, out, sel, cmp);
+}
+
+/* struct dirent is struct dirent64 on 64-bit Linux. */
+_Static_assert(sizeof(struct dirent) == sizeof(struct dirent64), "dirent");
+
+PUBLIC int scandirat(int dirfd, const char *path, struct dirent ***out,
+		     int (*sel)(const struct dirent *),
+		     int (*cmp)(const struct dirent **, const struct dirent **))
+{
+	return scandirat64(dirfd, path, (struct dirent64 ***)out,
+			   (scan_filter)sel, (scan_cmp)cmp);
+}
+
+PUBLIC int scandir(const char *path, struct dirent ***out,
+		   int (*sel)(const struct dirent *),
+		   int (*cmp)(const struct dirent **, const struct dirent **))
+{
+	return scandirat(AT_FDCWD, path, out, sel, cmp);
 }

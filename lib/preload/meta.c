@@ -714,6 +714,61 @@ PUBLIC int fstatfs(int fd, struct statfs *s)
 	return 0;
 }
 
+/* glibc's statvfs goes through its internal statfs. */
+static void to_statvfs(const struct statfs *f, struct statvfs *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->f_bsize = f->f_bsize;
+	v->f_frsize = f->f_frsize;
+	v->f_blocks = f->f_blocks;
+	v->f_bfree = f->f_bfree;
+	v->f_bavail = f->f_bavail;
+	v->f_files = f->f_files;
+	v->f_ffree = f->f_ffree;
+	v->f_favail = f->f_ffree;
+	v->f_namemax = f->f_namelen;
+}
+
+PUBLIC int statvfs(const char *path, struct statvfs *v)
+{
+	REAL(int, statvfs, const char *, struct statvfs *);
+	char buf[PL_PATH_MAX];
+	struct statfs f;
+	int r = pl_route(AT_FDCWD, path, buf);
+
+	if (r < 0)
+		return -1;
+	if (r != PL_REGION)
+		return real_statvfs(PL_KPATH(r, path, buf), v);
+	if (statfs(path, &f))
+		return -1;
+	to_statvfs(&f, v);
+	return 0;
+}
+
+PUBLIC int fstatvfs(int fd, struct statvfs *v)
+{
+	REAL(int, fstatvfs, int, struct statvfs *);
+	struct statfs f;
+
+	if (!pl_fd_is_region(fd))
+		return real_fstatvfs(fd, v);
+	if (fstatfs(fd, &f))
+		return -1;
+	to_statvfs(&f, v);
+	return 0;
+}
+
+PUBLIC int statvfs64(const char *path, struct statvfs64 *v)
+{
+	return statvfs(path, (struct statvfs *)v);
+}
+
+PUBLIC int fstatvfs64(int fd, struct statvfs64 *v)
+{
+	return fstatvfs(fd, (struct statvfs *)v);
+}
+
 PUBLIC int statfs64(const char *path, struct statfs64 *s)
 {
 	return statfs(path, (struct statfs *)s);

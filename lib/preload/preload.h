@@ -124,5 +124,6 @@ char *pl_cwd_env(void);
 int pl_cwd_set(const char *region_path);	/* NULL: back to the kernel */
 int pl_cwd_copy(char *buf, size_t size);	/* 1: a region cwd */
 void pl_kcwd_refresh(void);
+void pl_kcwd_detach(void);		/* kernel cwd: an empty, removed dir */
 
 #endif /* DAXFS_PRELOAD_H */

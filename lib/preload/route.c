@@ -141,6 +141,23 @@ int pl_cwd_set(const char *region_path)
 	return 0;
 }
 
+/*
+ * With a region working directory the kernel's must not be one that
+ * holds files: a libc-internal call with a relative path (glob, nftw,
+ * anything that escapes interposition) would silently use it.  Move the
+ * kernel into an empty directory and remove it: relative lookups there
+ * fail with ENOENT, and so does creating a file.
+ */
+void pl_kcwd_detach(void)
+{
+	char dir[] = "/tmp/.daxfs-cwd-XXXXXX";
+
+	if (!mkdtemp(dir))
+		return;
+	syscall(SYS_chdir, dir);
+	syscall(SYS_rmdir, dir);
+}
+
 /* Writes the region cwd ("/x/y") into buf; 0 when the cwd is the
  * kernel's. */
 int pl_cwd_copy(char *buf, size_t size)

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -199,9 +200,23 @@ static void dir_calls(void)
 	DIR *d;
 	int fd, sub;
 
+	struct dirent **sl;
+	struct statvfs vfs;
+	int n, i;
+
 	d = opendir(".");
 	list("opendir", d);
 	closedir(d);
+	n = show("scandir", scandir(".", &sl, NULL, alphasort));
+	printf("scandir:");
+	for (i = 0; i < n; i++) {
+		printf(" %s", sl[i]->d_name);
+		free(sl[i]);
+	}
+	printf("\n");
+	free(sl);
+	show("statvfs", statvfs(".", &vfs));
+	printf("namemax: %lu\n", (unsigned long)vfs.f_namemax);
 	fd = open("d", O_RDONLY | O_DIRECTORY);
 	sub = show("openat rel dirfd", openat(fd, "new", O_CREAT | O_WRONLY, 0600));
 	close(sub);
