@@ -398,3 +398,41 @@ def test_region_cwd_hides_the_kernel_cwd(region, tmp_path):
                           '&& exec %s /daxfs/w' % prog], cwd=str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert b"kernel-file" not in res.stdout, res.stdout
+
+
+def test_bash_redirections_match_tmpfs(region):
+    """bash: redirections to and from region files, a descriptor kept
+    open across commands (shared offset), builtins writing through stdio,
+    pipes and command substitution."""
+    script = r'''
+set -e
+mkdir "$D"
+cd "$D"
+seq 1 5 > nums
+exec 3< nums
+read -r a <&3
+read -r b <&3
+head -n 1 <&3
+echo "a=$a b=$b rest=$(cat <&3 | tr '\n' ' ')"
+exec 3<&-
+printf '%s\n' one two three >> nums
+echo "builtin echo" > out
+type cd >> out
+wc -l < nums
+cat out
+while read -r l; do echo "line $l"; done < nums | tail -n 2
+x=$(cat nums | sort -n | tail -n 1)
+echo "last $x"
+pwd
+cd .. && ls -d "$D" >/dev/null && echo back
+'''
+    pl.compare(region, "exec bash -c '%s'" % script.replace("'", "'\"'\"'"), "bash")
+
+
+def test_threads_match_tmpfs(region):
+    """Eight threads open, write, dup, read back and close region files
+    at once and append to one shared descriptor: no byte is wrong and the
+    appends all land, as on tmpfs."""
+    prog = os.path.join(pl.PROGS, "pl_threads")
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % prog, "threads")
+    assert out == b"threads 8 rounds 40 bad 0 shared 20480\n"
