@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -134,6 +136,21 @@ static void fd_calls(void)
 	show("getfl accmode", fl & O_ACCMODE);
 	show("setfl append", fcntl(fd, F_SETFL, fl | O_APPEND));
 	show("getfl append", !!(fcntl(fd, F_GETFL) & O_APPEND));
+	{
+		struct pollfd pf[2] = { { fd, POLLIN | POLLOUT, 0 },
+					{ 0, 0, 0 } };
+		fd_set rs, ws;
+		struct timeval tv = { 0, 0 };
+
+		show("poll", poll(pf, 2, 1000));
+		printf("poll revents: %#x %#x\n", pf[0].revents, pf[1].revents);
+		FD_ZERO(&rs);
+		FD_ZERO(&ws);
+		FD_SET(fd, &rs);
+		FD_SET(fd, &ws);
+		show("select", select(fd + 1, &rs, &ws, NULL, &tv));
+		printf("select: %d %d\n", FD_ISSET(fd, &rs), FD_ISSET(fd, &ws));
+	}
 	show("dup2 over region", dup2(0, 40));
 	show("close 41", close(41));
 	show("close 50", close(50));
