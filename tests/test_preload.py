@@ -436,3 +436,28 @@ def test_threads_match_tmpfs(region):
     prog = os.path.join(pl.PROGS, "pl_threads")
     out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % prog, "threads")
     assert out == b"threads 8 rounds 40 bad 0 shared 20480\n"
+
+
+def test_python_subprocess_passes_region_files(region):
+    """Python's subprocess (vfork/exec with close_fds, which closes every
+    descriptor above 2), os.popen and os.system hand region files to
+    children as stdin and stdout, as on tmpfs."""
+    code = r'''
+import os, subprocess, sys
+d = sys.argv[1]
+os.mkdir(d)
+p = os.path.join(d, "sp")
+open(p, "w").write("via subprocess\n")
+with open(p) as f:
+    print(subprocess.run(["cat"], stdin=f, capture_output=True).stdout)
+print(subprocess.run("tr a-z A-Z < %s" % p, shell=True, capture_output=True).stdout)
+with open(p + "2", "w") as out:
+    subprocess.run(["echo", "to file"], stdout=out, check=True)
+print(open(p + "2").read(), end="")
+print(os.popen("cat %s2" % p).read(), end="")
+os.system("cat %s2 %s > %s3" % (p, p, p))
+print(open(p + "3").read(), end="")
+'''
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+                     "subprocess")
+    assert out.count(b"to file\n") == 3

@@ -347,37 +347,49 @@ PUBLIC int fcntl64(int fd, int cmd, ...)
 static void release_range(unsigned int first, unsigned int last)
 {
 	unsigned int fd;
-	int t = pl_table_fd();
 
-	if (t >= 0 && (unsigned int)t >= first && (unsigned int)t <= last &&
-	    (last == ~0U || pl_table_move(last + 1)))
-		pl_debug("close_range closes the descriptor table: exec will "
-			 "not pass region files on");
 	for (fd = first; fd <= last && fd < PL_FD_MAX; fd++)
 		if (pl_fd_is_region(fd))
 			pl_fd_drop_locked(fd);
 }
 
-PUBLIC int close_range(unsigned int first, unsigned int last, int flags)
+/*
+ * The descriptor table's memfd is ours, not the program's: a range close
+ * (close_fds in Python's subprocess, closefrom in daemons) skips it, or
+ * exec could not hand the region files on.
+ */
+static int close_range_keep(unsigned int first, unsigned int last, int flags)
 {
 	REAL(int, close_range, unsigned int, unsigned int, int);
+	int t = pl_table_fd(), r = 0;
+
+	if (t < 0 || (unsigned int)t < first || (unsigned int)t > last)
+		return real_close_range(first, last, flags);
+	if ((unsigned int)t > first)
+		r = real_close_range(first, t - 1, flags);
+	if (!r && (unsigned int)t < last)
+		r = real_close_range(t + 1, last, flags);
+	return r;
+}
+
+PUBLIC int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int r;
 
 	if (flags & CLOSE_RANGE_CLOEXEC)
-		return real_close_range(first, last, flags);
+		return close_range_keep(first, last, flags);
 	pl_fd_lock();
 	release_range(first, last);
 	pl_fd_unlock();
-	return real_close_range(first, last, flags);
+	r = close_range_keep(first, last, flags);
+	for (unsigned int fd = first; fd <= last && fd <= 2; fd++)
+		pl_std_fix(fd);
+	return r;
 }
 
 PUBLIC void closefrom(int lowfd)
 {
-	REAL(void, closefrom, int);
-
-	pl_fd_lock();
-	release_range(lowfd < 0 ? 0 : lowfd, ~0U);
-	pl_fd_unlock();
-	real_closefrom(lowfd);
+	close_range(lowfd < 0 ? 0 : lowfd, ~0U, 0);
 }
 
 PUBLIC int ioctl(int fd, unsigned long req, ...)
