@@ -4,7 +4,10 @@ libdaxfs-preload.so (`daxfs run`) and on tmpfs, best of --runs (3) each; prints 
 Markdown table of MiB/s and ratios (docs/benchmarks.md "Through the
 preload").
 
-Usage: bench/preload_fio.py [--size 64m] [--runtime 0]
+With --meta N: create, stat and unlink of N files instead
+(build/bench/preload_meta, `make bench`), best of --runs.
+
+Usage: bench/preload_fio.py [--size 64m] [--runs 3] [--meta N]
 Needs fio and a built tree (make).
 """
 
@@ -51,17 +54,46 @@ def best(prefix, path, args, size, runs):
     return max(o[0] for o in out), min(o[1] for o in out)
 
 
+def meta(pre, region_dir, tmp_dir, n, runs):
+    prog = os.path.join(REPO, "build", "bench", "preload_meta")
+    if not os.path.exists(prog):
+        sys.exit("build/bench/preload_meta is missing: make bench")
+
+    def one(prefix, d):
+        res = subprocess.run(prefix + [prog, d, str(n)], capture_output=True,
+                             text=True, timeout=1200)
+        if res.returncode:
+            sys.exit("preload_meta failed: %s" % res.stderr)
+        return dict((k, float(v)) for k, v in
+                    (line.split() for line in res.stdout.splitlines()))
+
+    best = [{}, {}]
+    for _ in range(runs):
+        for i, (prefix, d) in enumerate(((pre, region_dir), ([], tmp_dir))):
+            for k, v in one(prefix, d).items():
+                best[i][k] = max(best[i].get(k, 0), v)
+    print("| %d files | preload ops/s | tmpfs ops/s | preload/tmpfs |" % n)
+    print("|---|---|---|---|")
+    for k in ("create", "stat", "unlink"):
+        print("| %s | %.0f | %.0f | %.2fx |" % (k, best[0][k], best[1][k],
+                                              best[0][k] / best[1][k]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="64m")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--meta", type=int, default=0)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(dir="/dev/shm", prefix="plbench-")
     region = tmp + ".region"
     try:
-        subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s", "1G",
+        subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s", "2G",
                         region], check=True, capture_output=True)
         pre = [os.path.join(BIN, "daxfs"), "-r", region, "run", "--"]
+        if a.meta:
+            meta(pre, "/daxfs", tmp, a.meta, a.runs)
+            return
         print("| row | preload MiB/s | tmpfs MiB/s | preload/tmpfs | "
               "preload p50 ns | tmpfs p50 ns | latency tmpfs/preload |")
         print("|---|---|---|---|---|---|---|")
