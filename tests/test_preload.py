@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -461,3 +462,32 @@ print(open(p + "3").read(), end="")
     out = pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
                      "subprocess")
     assert out.count(b"to file\n") == 3
+
+
+def test_tail_follows_a_writer_on_another_host(region):
+    """GNU tail -f under `daxfs run` follows a file that a shell on
+    another host (another `daxfs run` process) appends to, and prints
+    every line once the writer is gone (tail --pid)."""
+    res = pl.run(region, ["sh", "-c", "echo start > /daxfs/follow"])
+    assert res.returncode == 0, res.stderr
+    w = pl.popen(region, ["sh", "-c", 'for i in $(seq 1 40); do echo "line $i" '
+                          '>> /daxfs/follow; sleep 0.02; done'])
+    # reap the writer as soon as it ends: tail --pid sees a zombie alive
+    reaper = threading.Thread(target=w.wait)
+    reaper.start()
+    r = pl.run(region, ["tail", "-n", "+1", "-s", "0.05", "-f", "--pid=%d" % w.pid,
+                        "/daxfs/follow"], timeout=120)
+    reaper.join(timeout=60)
+    assert w.returncode == 0
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"start\n" + b"".join(b"line %d\n" % i for i in range(1, 41))
+
+
+def test_fio_verifies_its_writes(region):
+    """fio (sync engine) writes a file with checksums through the preload
+    and reads every block back verified."""
+    res = pl.run(region, ["fio", "--name=v", "--filename=/daxfs/fio", "--rw=randwrite",
+                          "--bs=4k", "--size=8m", "--ioengine=sync", "--verify=crc32c",
+                          "--do_verify=1", "--output-format=terse"], timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert b"verify" not in res.stderr, res.stderr
