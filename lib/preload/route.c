@@ -126,17 +126,11 @@ int pl_route(int dirfd, const char *path, char *out)
 	return PL_REGION;
 }
 
+/* region_path "/x/y" ("/" for the root), or NULL: the kernel's again. */
 int pl_cwd_set(const char *region_path)
 {
 	pthread_mutex_lock(&cwd_lock);
-	if (region_path)
-		snprintf(vcwd, sizeof(vcwd), "%s",
-			 strcmp(region_path, "/") ? region_path : "");
-	else
-		vcwd[0] = 0;
-	/* The region root is "" + "/": keep it distinct from "none". */
-	if (region_path && !vcwd[0])
-		strcpy(vcwd, "/");
+	snprintf(vcwd, sizeof(vcwd), "%s", region_path ? region_path : "");
 	pthread_mutex_unlock(&cwd_lock);
 	return 0;
 }
