@@ -173,7 +173,11 @@ $(BUILD)/lib/preload/%.o: lib/preload/%.c
 # tests/preload/*.c: programs that tests/test_preload.py runs under the
 # preload and natively (plain libc programs, no libdaxfs).
 PRELOAD_TESTS := $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%,$(wildcard tests/preload/*.c))
-all: $(PRELOAD_TESTS)
+# pl_calls again with _FORTIFY_SOURCE: the __*_chk and __open_2 entry points
+all: $(PRELOAD_TESTS) $(BUILD)/tests/preload/pl_calls_fortify
 $(BUILD)/tests/preload/%: tests/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra -Wno-unused-result -o $@ $< -pthread
+$(BUILD)/tests/preload/pl_calls_fortify: tests/preload/pl_calls.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -D_FORTIFY_SOURCE=2 -Wall -Wextra -Wno-unused-result -o $@ $< -pthread

@@ -22,11 +22,14 @@ def _built():
             pytest.fail("%s is missing: run make first" % p)
 
 
-def test_calls_match_tmpfs(region):
+@pytest.mark.parametrize("prog", ["pl_calls", "pl_calls_fortify"])
+def test_calls_match_tmpfs(region, prog):
     """Every covered call once (tests/preload/pl_calls.c), fork and exec
-    included, gives the same results as on tmpfs."""
-    prog = os.path.join(pl.PROGS, "pl_calls")
-    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % prog, "calls")
+    included, gives the same results as on tmpfs; built plainly and with
+    _FORTIFY_SOURCE=2 (__read_chk, __getcwd_chk, ... entry points)."""
+    path = os.path.join(pl.PROGS, prog)
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % path, "calls")
     assert b"child data: 3456" in out
     assert b"offset after exec read: 7" in out
     assert b"rename across: -1 Invalid cross-device link" in out

@@ -380,13 +380,60 @@ PUBLIC char *get_current_dir_name(void)
 	return getcwd(NULL, 0);
 }
 
-/* realpath of a region path: lexical (symlinks inside the region are not
- * expanded), after checking that it exists. */
+/*
+ * Resolves the symlinks of region path in (absolute, normalized) into out,
+ * one component at a time: a relative target replaces the component, an
+ * absolute one starts again at the region's root, ".." pops.
+ */
+static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
+{
+	char rest[2 * PL_PATH_MAX], tgt[PL_PATH_MAX], tmp[2 * PL_PATH_MAX];
+	struct daxfs_attr a;
+	size_t n = 1;
+	int loops = 0, slash, len, err;
+	const char *p;
+
+	snprintf(rest, sizeof(rest), "%s", in);
+	strcpy(out, "/");
+	p = rest;
+	while ((len = pl_path_step(&p, out, &n, &slash)) != -1) {
+		if (len < 0)
+			return len;
+		if (!len)
+			continue;
+		err = daxfs_path_lstat(h, out, &a);
+		if (err)
+			return err;
+		if (!S_ISLNK(a.mode))
+			continue;
+		if (++loops > DAXFS_SYMLOOP_MAX)
+			return -ELOOP;
+		err = daxfs_path_readlink(h, out, tgt, sizeof(tgt));
+		if (err < 0)
+			return err;
+		if ((size_t)err >= sizeof(tgt))
+			return -ENAMETOOLONG;
+		/* drop the link's own component, then walk its target */
+		n -= len;
+		if (n > 1)
+			n--;
+		out[n] = 0;
+		if (tgt[0] == '/') {
+			strcpy(out, "/");
+			n = 1;
+		}
+		snprintf(tmp, sizeof(tmp), "%s/%s", tgt, p);
+		snprintf(rest, sizeof(rest), "%s", tmp);
+		p = rest;
+	}
+	return 0;
+}
+
+/* realpath of a region path, symlinks inside the region resolved. */
 static char *region_realpath(const char *path, char *out)
 {
-	char buf[PL_PATH_MAX], full[2 * PL_PATH_MAX];
+	char buf[PL_PATH_MAX], res[PL_PATH_MAX], full[2 * PL_PATH_MAX];
 	struct daxfs_handle *h;
-	struct daxfs_attr a;
 	int r = pl_route(AT_FDCWD, path, buf), err;
 
 	if (r != PL_REGION)
@@ -394,15 +441,13 @@ static char *region_realpath(const char *path, char *out)
 	h = pl_handle();
 	if (!h)
 		return (char *)-1;
-	err = daxfs_path_stat(h, buf, &a);
+	err = region_resolve(h, buf, res);
 	if (err) {
 		errno = -err;
 		return (char *)-1;
 	}
 	snprintf(full, sizeof(full), "%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
-		 strcmp(buf, "/") || pl_cfg.at_len == 1 ? buf : "");
-	if (full[1] && full[strlen(full) - 1] == '/')
-		full[strlen(full) - 1] = 0;
+		 strcmp(res, "/") || pl_cfg.at_len == 1 ? res : "");
 	if (strlen(full) >= PL_PATH_MAX) {
 		errno = ENAMETOOLONG;
 		return (char *)-1;
@@ -563,4 +608,12 @@ PUBLIC int scandir(const char *path, struct dirent ***out,
 		   int (*cmp)(const struct dirent **, const struct dirent **))
 {
 	return scandirat(AT_FDCWD, path, out, sel, cmp);
+}
+
+/* _FORTIFY_SOURCE form (resolved_len: the caller's buffer size). */
+PUBLIC char *__realpath_chk(const char *path, char *out, size_t resolved_len)
+{
+	if (out && resolved_len < PL_PATH_MAX)
+		abort();
+	return realpath(path, out);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
@@ -444,6 +445,21 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 PUBLIC ssize_t readlink(const char *path, char *out, size_t size)
 {
 	return readlinkat(AT_FDCWD, path, out, size);
+}
+
+/* _FORTIFY_SOURCE forms. */
+PUBLIC ssize_t __readlinkat_chk(int dirfd, const char *path, char *out,
+				size_t size, size_t outlen)
+{
+	if (size > outlen)
+		abort();
+	return readlinkat(dirfd, path, out, size);
+}
+
+PUBLIC ssize_t __readlink_chk(const char *path, char *out, size_t size,
+			      size_t outlen)
+{
+	return __readlinkat_chk(AT_FDCWD, path, out, size, outlen);
 }
 
 PUBLIC int truncate64(const char *path, off_t len)

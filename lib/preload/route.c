@@ -28,44 +28,58 @@ static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
 static char kcwd[PL_PATH_MAX];	/* the kernel's working directory */
 static char vcwd[PL_PATH_MAX];	/* region working directory, "" if none */
 
+/*
+ * One step of a path walk over the absolute path being built in out
+ * (length *n): takes the next component of *p, drops ".", pops for "..",
+ * appends anything else.  Returns the appended component's length (0
+ * when it was "." or "..", or -ENAMETOOLONG), or -1 at the end of *p.
+ * *slash tells whether the component was followed by a slash.
+ */
+int pl_path_step(const char **p, char *out, size_t *n, int *slash)
+{
+	const char *s = *p, *e;
+	size_t len;
+
+	while (*s == '/')
+		s++;
+	if (!*s)
+		return -1;
+	e = strchrnul(s, '/');
+	len = e - s;
+	*p = e;
+	*slash = *e == '/';
+	if (len == 1 && s[0] == '.')
+		return 0;
+	if (len == 2 && s[0] == '.' && s[1] == '.') {
+		while (*n > 1 && out[*n - 1] != '/')
+			(*n)--;
+		if (*n > 1)
+			(*n)--;
+		out[*n] = 0;
+		return 0;
+	}
+	if (*n + len + 2 >= PL_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (*n > 1)
+		out[(*n)++] = '/';
+	memcpy(out + *n, s, len);
+	*n += len;
+	out[*n] = 0;
+	return (int)len;
+}
+
 /* Normalizes the absolute path in (lexically) into out; keeps one
  * trailing slash.  -ENAMETOOLONG when it does not fit. */
 static int normalize(const char *in, char *out)
 {
-	size_t n = 0, len;
-	const char *p = in, *e;
-	int slash = 0;
+	size_t n = 1;
+	int slash = 0, r;
 
-	out[0] = '/';
-	n = 1;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		e = strchrnul(p, '/');
-		len = e - p;
-		slash = *e == '/';
-		if (len == 1 && p[0] == '.') {
-			p = e;
-			continue;
-		}
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			while (n > 1 && out[n - 1] != '/')
-				n--;
-			if (n > 1)
-				n--;
-			p = e;
-			continue;
-		}
-		if (n + len + 2 >= PL_PATH_MAX)
-			return -ENAMETOOLONG;
-		if (n > 1)
-			out[n++] = '/';
-		memcpy(out + n, p, len);
-		n += len;
-		p = e;
-	}
+	strcpy(out, "/");
+	while ((r = pl_path_step(&in, out, &n, &slash)) >= 0)
+		;
+	if (r == -ENAMETOOLONG)
+		return r;
 	if (slash && n > 1)
 		out[n++] = '/';
 	out[n] = 0;

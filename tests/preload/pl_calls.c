@@ -118,6 +118,28 @@ static void data_calls(void)
 	close(fd);
 }
 
+/* Lengths the compiler cannot see: with _FORTIFY_SOURCE these become
+ * __read_chk, __pread_chk, __readlink_chk, __getcwd_chk, __realpath_chk. */
+static void fortify_calls(void)
+{
+	volatile size_t len = 4;
+	char buf[64] = { 0 }, rp[4096];
+	int fd = open("f2", O_RDONLY);
+
+	show("read len", read(fd, buf, len));
+	show("pread len", pread(fd, buf + 4, len, 4));
+	printf("fortify data: %s\n", buf);
+	close(fd);
+	symlink("f2", "fl");
+	memset(buf, 0, sizeof(buf));
+	show("readlink len", readlink("fl", buf, len));
+	printf("fortify link: %s\n", buf);
+	show("getcwd len", getcwd(rp, len * 1024) != NULL);
+	show("realpath", realpath("fl", rp) != NULL);
+	printf("realpath tail: %s\n", strrchr(rp, '/'));
+	unlink("fl");
+}
+
 static void fd_calls(void)
 {
 	char buf[16] = { 0 };
@@ -342,6 +364,7 @@ int main(int argc, char **argv)
 	}
 	umask(022);
 	data_calls();
+	fortify_calls();
 	fd_calls();
 	meta_calls();
 	dir_calls();
