@@ -234,6 +234,7 @@ def test_sqlite_match_tmpfs(region):
                          "sqlite", timeout=300)
     finally:
         os.unlink(sql)
+        pl.drop_lock_dir(region)
     assert out.endswith(b"ok\n8000\n")
 
 
@@ -274,8 +275,11 @@ print("after close granted")
 os.write(w2, b"1")
 os.waitpid(pid, 0)
 '''
-    out = pl.compare(region, 'mkdir "$D" && "$PY" -c \'%s\' "$D"'
-                     % code.replace("'", "'\"'\"'"), "locks")
+    try:
+        out = pl.compare(region, 'mkdir "$D" && "$PY" -c \'%s\' "$D"'
+                         % code.replace("'", "'\"'\"'"), "locks")
+    finally:
+        pl.drop_lock_dir(region)
     assert out == (b"same EAGAIN\noverlap EAGAIN\ndisjoint granted\n"
                    b"after close granted\n")
 
