@@ -158,3 +158,26 @@ module-check:
 	scripts/kernel-compat.sh $(if $(BOOT),-i) $(SUITES)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# LD_PRELOAD data path (docs/preload.md): lib/preload/*.c over libdaxfs.a,
+# which stays hidden inside (only the interposed calls are exported).
+PRELOAD_SRC := $(wildcard lib/preload/*.c)
+PRELOAD_SO  := $(BUILD)/libdaxfs-preload.so
+all: $(PRELOAD_SO)
+$(PRELOAD_SO): $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(LIBA)
+	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--exclude-libs,ALL $(LIBA) \
+		-ldl $(LDLIBS)
+$(BUILD)/lib/preload/%.o: lib/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=hidden -Ilib/preload -c $< -o $@
+# tests/preload/*.c: programs that tests/test_preload.py runs under the
+# preload and natively (plain libc programs, no libdaxfs).
+PRELOAD_TESTS := $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%,$(wildcard tests/preload/*.c))
+# pl_calls again with _FORTIFY_SOURCE: the __*_chk and __open_2 entry points
+all: $(PRELOAD_TESTS) $(BUILD)/tests/preload/pl_calls_fortify
+$(BUILD)/tests/preload/%: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Wno-unused-result -o $@ $< -pthread
+$(BUILD)/tests/preload/pl_calls_fortify: tests/preload/pl_calls.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -D_FORTIFY_SOURCE=2 -Wall -Wextra -Wno-unused-result -o $@ $< -pthread

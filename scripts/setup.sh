@@ -9,8 +9,11 @@ need_apt=()
 # gcc-aarch64-linux-gnu and qemu-user-static: `make cross-arm64` builds
 # libdaxfs and the C tests for arm64 and tests/test_cross_arm64.py runs them
 # under qemu-aarch64-static (docs/design.md "Memory ordering").
+# fio, git and sqlite3: real programs that tests/test_preload.py runs under
+# `daxfs run` (docs/preload.md).
 for pkg in build-essential make gcc python3 python3-pip spin \
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static; do
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static \
+	fio git sqlite3; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

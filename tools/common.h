@@ -111,4 +111,7 @@ int base_image_write_backing(struct base_image *bi, const char *const *paths, bo
 uint64_t daxfs_encode_dev(dev_t dev);
 dev_t daxfs_decode_dev(uint64_t v);
 
+/* `daxfs run` (common-run.c): argv[0] is "run". */
+int daxfs_run_main(const char *region, int argc, char **argv);
+
 #endif /* DAXFS_TOOLS_COMMON_H */

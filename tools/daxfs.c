@@ -1953,7 +1953,8 @@ static void usage(FILE *f)
 "Use a DaxFS region (a file, /dev/shm file, pmem or devdax device) without\n"
 "mounting it.  REGION may also be given in $DAXFS_REGION.  Paths inside the\n"
 "filesystem are absolute (a leading / is optional).\n\n"
-"Commands:\n");
+"Commands:\n"
+"  run       [--at DIR] -- COMMAND [ARGS...]  (see daxfs run --help)\n");
 	for (c = cmds; c->name; c++)
 		fprintf(f, "  %-9s %s\n", c->name, c->args);
 	fprintf(f,
@@ -2067,6 +2068,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
+	/* run: exec's a program under the preload (tools/common-run.c) */
+	if (!strcmp(argv[optind], "run"))
+		return daxfs_run_main(c.region, argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "help")) {
 		const struct cmd *hc = optind + 1 < argc ? find_cmd(argv[optind + 1]) : NULL;
 

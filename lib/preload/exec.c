@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Process calls: fork gives the child references to every description;
+ * exec and spawn hand the descriptor table and a region working
+ * directory to the new image in the environment (docs/preload.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+extern char **environ;
+
+PUBLIC pid_t fork(void)
+{
+	REAL(pid_t, fork, void);
+	pid_t pid;
+
+	pl_fork_prepare();
+	pid = real_fork();
+	if (pid != 0)
+		pl_fork_parent(pid < 0);
+	/* the child: state.c's atfork handler reset the map lock */
+	return pid;
+}
+
+/* A vfork child that touches our tables would corrupt the parent's:
+ * make it a fork. */
+PUBLIC pid_t vfork(void)
+{
+	return fork();
+}
+
+static int ours(const char *e)
+{
+	return !strncmp(e, "DAXFS_PRELOAD_FDS=", 18) ||
+	       !strncmp(e, "DAXFS_PRELOAD_CWD=", 18);
+}
+
+/* envp without our variables, plus the current ones (malloc'ed). */
+static char **exec_envp(char *const envp[])
+{
+	char *fds = pl_exec_env(), *cwd = pl_cwd_env();
+	size_t n = 0, i, k = 0;
+	char **out;
+
+	while (envp && envp[n])
+		n++;
+	out = malloc((n + 3) * sizeof(*out));
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!ours(envp[i]))
+			out[k++] = envp[i];
+	if (fds)
+		out[k++] = fds;
+	if (cwd)
+		out[k++] = cwd;
+	out[k] = NULL;
+	return out;
+}
+
+/* Leave the host table before the image goes, when no other thread
+ * than the heartbeat could be inside the library. */
+static void before_exec(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+	int threads = 99;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &threads) == 1)
+			break;
+	fclose(f);
+	if (threads <= 2)
+		pl_handle_drop();
+}
+
+enum { EXEC_PATH, EXEC_SEARCH, EXEC_FD };
+
+/* The three exec system calls: our environment, then the real call. */
+static int do_exec(int how, const char *path, int fd, char *const argv[],
+		   char *const envp[])
+{
+	REAL(int, execve, const char *, char *const *, char *const *);
+	REAL(int, execvpe, const char *, char *const *, char *const *);
+	REAL(int, fexecve, int, char *const *, char *const *);
+	char **e = exec_envp(envp);
+	int err;
+
+	if (!e)
+		return -1;
+	before_exec();
+	if (how == EXEC_PATH)
+		real_execve(path, argv, e);
+	else if (how == EXEC_SEARCH)
+		real_execvpe(path, argv, e);
+	else
+		real_fexecve(fd, argv, e);
+	err = errno;
+	free(e);
+	errno = err;
+	return -1;
+}
+
+PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_PATH, path, -1, argv, envp);
+}
+
+PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_SEARCH, file, -1, argv, envp);
+}
+
+PUBLIC int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_FD, NULL, fd, argv, envp);
+}
+
+PUBLIC int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+PUBLIC int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+/* execl*: the arguments into an array, then the vector call. */
+#define ARGV_FROM(arg0, ap, argv, envp_out)				\
+	do {								\
+		size_t n_ = 1;						\
+		va_list cp_;						\
+		va_copy(cp_, ap);					\
+		while (va_arg(cp_, char *))				\
+			n_++;						\
+		va_end(cp_);						\
+		argv = alloca((n_ + 1) * sizeof(char *));		\
+		argv[0] = (char *)arg0;					\
+		for (size_t i_ = 1; i_ <= n_; i_++)			\
+			argv[i_] = va_arg(ap, char *);			\
+		if (envp_out != NULL)					\
+			*(char ***)envp_out = va_arg(ap, char **);	\
+	} while (0)
+
+PUBLIC int execl(const char *path, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+
+	va_start(ap, arg);
+	ARGV_FROM(arg, ap, argv, (void *)NULL);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+PUBLIC int execlp(const char *file, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+
+	va_start(ap, arg);
+	ARGV_FROM(arg, ap, argv, (void *)NULL);
+	va_end(ap);
+	return execvpe(file, argv, environ);
+}
+
+PUBLIC int execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+	va_list ap;
+
+	va_start(ap, arg);
+	ARGV_FROM(arg, ap, argv, (void *)&envp);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+static int spawn(int p, pid_t *pid, const char *path,
+		 const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *at, char *const argv[],
+		 char *const envp[])
+{
+	REAL(int, posix_spawn, pid_t *, const char *,
+	     const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+	     char *const *, char *const *);
+	REAL(int, posix_spawnp, pid_t *, const char *,
+	     const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+	     char *const *, char *const *);
+	char **e;
+	int r;
+
+	pl_fork_prepare();
+	e = exec_envp(envp);
+	if (!e) {
+		pl_fork_parent(1);
+		return ENOMEM;
+	}
+	r = p ? real_posix_spawnp(pid, path, fa, at, argv, e)
+	      : real_posix_spawn(pid, path, fa, at, argv, e);
+	pl_fork_parent(r != 0);
+	free(e);
+	return r;
+}
+
+PUBLIC int posix_spawn(pid_t *pid, const char *path,
+		       const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *at, char *const argv[],
+		       char *const envp[])
+{
+	return spawn(0, pid, path, fa, at, argv, envp);
+}
+
+PUBLIC int posix_spawnp(pid_t *pid, const char *file,
+			const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *at, char *const argv[],
+			char *const envp[])
+{
+	return spawn(1, pid, file, fa, at, argv, envp);
+}
+
+/* system and popen spawn /bin/sh with environ: put the table there for
+ * the duration of the call. */
+static int env_push(void)
+{
+	char *fds = pl_exec_env(), *cwd = pl_cwd_env();
+
+	pl_fork_prepare();
+	pl_fork_parent(0);
+	if (fds)
+		putenv(strdup(fds));
+	if (cwd)
+		putenv(strdup(cwd));
+	return fds != NULL;
+}
+
+static void env_pop(int failed)
+{
+	unsetenv("DAXFS_PRELOAD_FDS");
+	unsetenv("DAXFS_PRELOAD_CWD");
+	if (failed) {
+		pl_fork_prepare();
+		pl_fork_parent(1);
+	}
+}
+
+PUBLIC int system(const char *cmd)
+{
+	REAL(int, system, const char *);
+	int r;
+
+	if (!cmd)
+		return real_system(cmd);
+	env_push();
+	r = real_system(cmd);
+	env_pop(r == -1);
+	return r;
+}
+
+PUBLIC FILE *popen(const char *cmd, const char *type)
+{
+	REAL(FILE *, popen, const char *, const char *);
+	FILE *f;
+
+	env_push();
+	f = real_popen(cmd, type);
+	env_pop(!f);
+	return f;
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Descriptors of region files.
+ *
+ * A region file's descriptor is a real kernel descriptor, an O_PATH open
+ * of /dev/null: the kernel hands out the number (no clash with the
+ * program's other files), dup2/close_range/F_SETFD act on it, and a call
+ * that escapes interposition fails with EBADF instead of touching another
+ * file.  fdmap[fd] names the open file description (struct pl_desc): its
+ * offset, flags and inode.  Descriptions live in one MAP_SHARED memfd that
+ * fork and exec hand down, so a parent, its children and what they exec
+ * share offsets as POSIX says.  refs in a description counts the
+ * descriptors of all those processes; a process that dies without closing
+ * leaks its references (the slot stays taken), nothing else.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define TABLE_SIZE	((size_t)PL_DESC_MAX * sizeof(struct pl_desc))
+#define TABLE_FD_MIN	900
+
+static struct pl_desc *table;
+static int table_fd = -1;
+static uint64_t table_ino;
+static _Atomic uint16_t fdmap[PL_FD_MAX];	/* desc index + 1 */
+static uint16_t localref[PL_DESC_MAX];	/* our descriptors per desc */
+static unsigned int alloc_hint;
+static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+_Static_assert(sizeof(struct pl_desc) == PL_PATH_MAX, "desc size");
+
+static int sys_fcntl(int fd, int cmd, long arg)
+{
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+static int table_map(int fd)
+{
+	void *p = mmap(NULL, TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	table = p;
+	return 0;
+}
+
+static int table_create(void)
+{
+	struct stat st;
+	int fd, hi, err;
+
+	fd = (int)syscall(SYS_memfd_create, "daxfs-preload-fds", 0);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, TABLE_SIZE)) {
+		err = -errno;
+		syscall(SYS_close, fd);
+		return err;
+	}
+	/* Out of the way of the small numbers programs expect to get. */
+	hi = sys_fcntl(fd, F_DUPFD, TABLE_FD_MIN);
+	if (hi >= 0) {
+		syscall(SYS_close, fd);
+		fd = hi;
+	}
+	err = table_map(fd);
+	if (err || fstat(fd, &st)) {
+		syscall(SYS_close, fd);
+		return err ? err : -errno;
+	}
+	table_fd = fd;
+	table_ino = st.st_ino;
+	return 0;
+}
+
+int pl_fd_is_region(int fd)
+{
+	return fd >= 0 && fd < PL_FD_MAX && atomic_load_explicit(&fdmap[fd],
+					memory_order_relaxed) != 0;
+}
+
+struct pl_desc *pl_fd_get(int fd)
+{
+	unsigned int v;
+
+	if (fd < 0 || fd >= PL_FD_MAX)
+		return NULL;
+	pthread_rwlock_rdlock(&map_lock);
+	v = atomic_load(&fdmap[fd]);
+	if (!v) {
+		pthread_rwlock_unlock(&map_lock);
+		return NULL;
+	}
+	return &table[v - 1];
+}
+
+void pl_fd_put(struct pl_desc *d)
+{
+	if (d)
+		pthread_rwlock_unlock(&map_lock);
+}
+
+/*
+ * Lock order: the region handle's mutex, then the map.  A fork child's
+ * first call re-publishes the inherited opens under the handle mutex
+ * (taking the map for reading): settle that before holding the map, so
+ * that local_put() never needs the handle mutex under it.
+ */
+void pl_fd_lock(void)
+{
+	pl_handle_settle();
+	pthread_rwlock_wrlock(&map_lock);
+}
+
+void pl_fd_unlock(void)
+{
+	pthread_rwlock_unlock(&map_lock);
+}
+
+static int desc_alloc(void)
+{
+	unsigned int i, idx;
+	uint32_t zero;
+
+	for (i = 0; i < PL_DESC_MAX; i++) {
+		idx = (alloc_hint + i) % PL_DESC_MAX;
+		zero = 0;
+		if (atomic_load(&table[idx].refs) == 0 &&
+		    atomic_compare_exchange_strong(&table[idx].refs, &zero, 1)) {
+			alloc_hint = idx + 1;
+			return (int)idx;
+		}
+	}
+	return -ENFILE;
+}
+
+/* Takes this process's first reference to a description: publish the
+ * open so another host's unlink keeps the file alive. */
+static int local_get(struct daxfs_handle *h, unsigned int idx)
+{
+	int err = 0;
+
+	if (localref[idx]++ == 0 && table[idx].kind == PL_KIND_REG && h)
+		err = daxfs_file_open(h, table[idx].ino);
+	if (err)
+		localref[idx]--;
+	return err;
+}
+
+static void local_put(unsigned int idx)
+{
+	struct daxfs_handle *h;
+
+	if (table[idx].kind == PL_KIND_REG)
+		pl_lock_drop(table[idx].ino);
+
+	if (--localref[idx] == 0 && table[idx].kind == PL_KIND_REG) {
+		h = pl_handle_peek();
+		if (h)
+			daxfs_file_close(h, table[idx].ino);
+	}
+	atomic_fetch_sub(&table[idx].refs, 1);
+}
+
+int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
+{
+	struct daxfs_handle *h = pl_handle();
+	int fd, idx, err;
+
+	if (!h)
+		return -1;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null",
+			  O_PATH | (flags & O_CLOEXEC));
+	if (fd < 0)
+		return -1;
+	if (fd >= PL_FD_MAX) {
+		syscall(SYS_close, fd);
+		return pl_fail(-EMFILE);
+	}
+	pl_fd_lock();
+	err = table || !(err = table_create()) ? 0 : err;
+	idx = err ? err : desc_alloc();
+	if (idx < 0) {
+		pl_fd_unlock();
+		syscall(SYS_close, fd);
+		return pl_fail(idx);
+	}
+	table[idx].kind = kind;
+	table[idx].ino = ino;
+	atomic_store(&table[idx].flags, flags & ~(O_CLOEXEC | O_CREAT |
+		     O_EXCL | O_TRUNC | O_NOCTTY));
+	atomic_store(&table[idx].off, 0);
+	snprintf(table[idx].path, sizeof(table[idx].path), "%s", path);
+	err = local_get(h, idx);
+	if (err) {
+		atomic_store(&table[idx].refs, 0);
+		pl_fd_unlock();
+		syscall(SYS_close, fd);
+		return pl_fail(err);
+	}
+	atomic_store(&fdmap[fd], idx + 1);
+	pl_fd_unlock();
+	return fd;
+}
+
+/* Caller holds the map lock for writing. */
+void pl_fd_drop_locked(int fd)
+{
+	unsigned int v = atomic_exchange(&fdmap[fd], 0);
+
+	if (v)
+		local_put(v - 1);
+}
+
+int pl_fd_release(int fd)
+{
+	if (!pl_fd_is_region(fd))
+		return 0;
+	pl_fd_lock();
+	pl_fd_drop_locked(fd);
+	pl_fd_unlock();
+	return 1;
+}
+
+/* newfd (already a kernel duplicate of oldfd's reservation) takes
+ * oldfd's description; caller holds the map lock. */
+void pl_fd_alias(int newfd, int oldfd)
+{
+	unsigned int v = atomic_load(&fdmap[oldfd]);
+
+	if (newfd < 0 || newfd >= PL_FD_MAX || !v)
+		return;
+	pl_fd_drop_locked(newfd);
+	atomic_fetch_add(&table[v - 1].refs, 1);
+	localref[v - 1]++;
+	atomic_store(&fdmap[newfd], v);
+}
+
+/* The table's own descriptor must not be taken from under us. */
+int pl_table_fd(void)
+{
+	return table_fd;
+}
+
+int pl_table_move(int min)
+{
+	int hi;
+
+	if (table_fd < 0)
+		return 0;
+	hi = sys_fcntl(table_fd, F_DUPFD, min);
+	if (hi < 0)
+		return -1;
+	table_fd = hi;
+	return 0;
+}
+
+static void refs_all(int delta)
+{
+	unsigned int fd, v;
+
+	for (fd = 0; fd < PL_FD_MAX; fd++) {
+		v = atomic_load(&fdmap[fd]);
+		if (v)
+			atomic_fetch_add(&table[v - 1].refs, (uint32_t)delta);
+	}
+}
+
+void pl_fork_prepare(void)
+{
+	pl_fd_lock();
+	if (table)
+		refs_all(1);
+}
+
+void pl_fork_parent(int failed)
+{
+	if (table && failed)
+		refs_all(-1);
+	pl_fd_unlock();
+}
+
+void pl_fork_child(void)
+{
+	pthread_rwlock_init(&map_lock, NULL);
+	pl_lock_fork_child();
+}
+
+void pl_reopen_all(struct daxfs_handle *h)
+{
+	unsigned int i;
+	int err;
+
+	pthread_rwlock_rdlock(&map_lock);
+	for (i = 0; table && i < PL_DESC_MAX; i++) {
+		if (!localref[i] || table[i].kind != PL_KIND_REG)
+			continue;
+		err = daxfs_file_open(h, table[i].ino);
+		if (err)
+			pl_debug("reopen of inode %llu: %s",
+				 (unsigned long long)table[i].ino,
+				 daxfs_strerror(err));
+	}
+	pthread_rwlock_unlock(&map_lock);
+}
+
+/*
+ * exec: "DAXFS_PRELOAD_FDS=T<tablefd>.<tableino>;<fd>.<desc>.<cloexec>,..."
+ * The new image keeps the references of the descriptors that survive and
+ * drops those exec closed.  Built by the caller of exec (the map lock is
+ * not needed: only this thread runs past exec).
+ */
+char *pl_exec_env(void)
+{
+	static char buf[1 << 18];
+	unsigned int fd, v;
+	size_t n;
+	int fl;
+
+	if (!table)
+		return NULL;
+	n = snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_FDS=T%d.%llu;",
+		     table_fd, (unsigned long long)table_ino);
+	for (fd = 0; fd < PL_FD_MAX && n < sizeof(buf) - 32; fd++) {
+		v = atomic_load(&fdmap[fd]);
+		if (!v)
+			continue;
+		fl = sys_fcntl(fd, F_GETFD, 0);
+		n += snprintf(buf + n, sizeof(buf) - n, "%u.%u.%d,", fd, v - 1,
+			      fl >= 0 && (fl & FD_CLOEXEC));
+	}
+	return buf;
+}
+
+static int is_reservation(int fd)
+{
+	struct stat st;
+	int fl = sys_fcntl(fd, F_GETFL, 0);
+
+	if (fl < 0 || !(fl & O_PATH) || fstat(fd, &st))
+		return 0;
+	return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+void pl_exec_import(void)
+{
+	const char *s = getenv("DAXFS_PRELOAD_FDS");
+	unsigned long long ino;
+	unsigned int fd, idx;
+	struct stat st;
+	int tfd, cl, used;
+
+	if (!s || sscanf(s, "T%d.%llu;%n", &tfd, &ino, &used) != 2)
+		goto out;
+	if (fstat(tfd, &st) || st.st_ino != ino || table_map(tfd))
+		goto out;
+	table_fd = tfd;
+	table_ino = ino;
+	s += used;
+	while (sscanf(s, "%u.%u.%d,%n", &fd, &idx, &cl, &used) == 3) {
+		s += used;
+		if (fd >= PL_FD_MAX || idx >= PL_DESC_MAX)
+			continue;
+		if (cl || !is_reservation(fd)) {
+			atomic_fetch_sub(&table[idx].refs, 1);
+			continue;
+		}
+		atomic_store(&fdmap[fd], idx + 1);
+		localref[idx]++;
+	}
+out:
+	unsetenv("DAXFS_PRELOAD_FDS");
+}
+
+void pl_exit_release(void)
+{
+	unsigned int fd;
+
+	if (!table)
+		return;
+	pthread_rwlock_wrlock(&map_lock);
+	/* The references are dropped per description below. */
+	for (fd = 0; fd < PL_FD_MAX; fd++)
+		atomic_store(&fdmap[fd], 0);
+	for (fd = 0; fd < PL_DESC_MAX; fd++) {
+		if (localref[fd])
+			atomic_fetch_sub(&table[fd].refs, localref[fd]);
+		localref[fd] = 0;
+	}
+	pl_fd_unlock();
+}

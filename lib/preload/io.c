@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Data calls on region descriptors: loads and stores into the region
+ * through libdaxfs, no system call.  A kernel descriptor goes to libc.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define IO_MAX	0x7ffff000L	/* what Linux moves in one call */
+
+enum { IO_READ, IO_WRITE };
+
+/*
+ * One transfer on a region descriptor.  off < 0: at (and advancing) the
+ * description's offset.  Returns the count or -errno.
+ */
+static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
+			 off_t off)
+{
+	struct daxfs_handle *h = pl_handle();
+	int acc = atomic_load(&d->flags) & (O_ACCMODE | O_PATH | O_APPEND);
+	uint64_t at;
+	int64_t n;
+
+	if (!h)
+		return -errno;
+	if (acc & O_PATH)
+		return -EBADF;
+	if (d->kind == PL_KIND_DIR)
+		return dir == IO_READ ? -EISDIR : -EBADF;
+	if (dir == IO_READ && (acc & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (dir == IO_WRITE && (acc & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (len > IO_MAX)
+		len = IO_MAX;
+	if (dir == IO_READ) {
+		at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
+		n = daxfs_pread(h, d->ino, buf, len, at);
+	} else if (acc & O_APPEND) {
+		/* Linux appends even with pwrite on O_APPEND. */
+		n = daxfs_append(h, d->ino, buf, len, &at);
+	} else {
+		at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
+		n = daxfs_pwrite(h, d->ino, buf, len, at);
+	}
+	if (n > 0 && off < 0)
+		atomic_store(&d->off, at + n);
+	return n;
+}
+
+static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
+{
+	struct pl_desc *d;
+	ssize_t n;
+
+	pl_handle();	/* lock order: handle before the map */
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	n = region_io(d, dir, buf, len, off);
+	pl_fd_put(d);
+	return n < 0 ? pl_fail(n) : n;
+}
+
+PUBLIC ssize_t read(int fd, void *buf, size_t len)
+{
+	REAL(ssize_t, read, int, void *, size_t);
+
+	if (!pl_fd_is_region(fd))
+		return real_read(fd, buf, len);
+	return fd_io(fd, IO_READ, buf, len, -1);
+}
+
+PUBLIC ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		abort();
+	return read(fd, buf, len);
+}
+
+PUBLIC ssize_t write(int fd, const void *buf, size_t len)
+{
+	REAL(ssize_t, write, int, const void *, size_t);
+
+	if (!pl_fd_is_region(fd))
+		return real_write(fd, buf, len);
+	return fd_io(fd, IO_WRITE, (void *)buf, len, -1);
+}
+
+PUBLIC ssize_t pread64(int fd, void *buf, size_t len, off_t off)
+{
+	REAL(ssize_t, pread64, int, void *, size_t, off_t);
+
+	if (!pl_fd_is_region(fd))
+		return real_pread64(fd, buf, len, off);
+	if (off < 0)
+		return pl_fail(-EINVAL);
+	return fd_io(fd, IO_READ, buf, len, off);
+}
+
+PUBLIC ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	return pread64(fd, buf, len, off);
+}
+
+PUBLIC ssize_t __pread_chk(int fd, void *buf, size_t len, off_t off,
+			   size_t buflen)
+{
+	if (len > buflen)
+		abort();
+	return pread64(fd, buf, len, off);
+}
+
+PUBLIC ssize_t __pread64_chk(int fd, void *buf, size_t len, off_t off,
+			     size_t buflen)
+{
+	return __pread_chk(fd, buf, len, off, buflen);
+}
+
+PUBLIC ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off)
+{
+	REAL(ssize_t, pwrite64, int, const void *, size_t, off_t);
+
+	if (!pl_fd_is_region(fd))
+		return real_pwrite64(fd, buf, len, off);
+	if (off < 0)
+		return pl_fail(-EINVAL);
+	return fd_io(fd, IO_WRITE, (void *)buf, len, off);
+}
+
+PUBLIC ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	return pwrite64(fd, buf, len, off);
+}
+
+/* Vectors: one region_io per segment, stopping at the first short one
+ * (not atomic as one call, see docs/preload.md). */
+static ssize_t region_iov(int fd, int dir, const struct iovec *iov, int cnt,
+			  off_t off)
+{
+	struct pl_desc *d;
+	ssize_t total = 0, n = 0;
+	int i;
+
+	if (cnt < 0 || cnt > IOV_MAX)
+		return pl_fail(-EINVAL);
+	pl_handle();
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	for (i = 0; i < cnt; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		n = region_io(d, dir, iov[i].iov_base, iov[i].iov_len,
+			      off < 0 ? -1 : off + total);
+		if (n <= 0)
+			break;
+		total += n;
+		if ((size_t)n < iov[i].iov_len)
+			break;
+	}
+	pl_fd_put(d);
+	if (n < 0 && !total)
+		return pl_fail(n);
+	return total;
+}
+
+PUBLIC ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	REAL(ssize_t, readv, int, const struct iovec *, int);
+
+	if (!pl_fd_is_region(fd))
+		return real_readv(fd, iov, cnt);
+	return region_iov(fd, IO_READ, iov, cnt, -1);
+}
+
+PUBLIC ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	REAL(ssize_t, writev, int, const struct iovec *, int);
+
+	if (!pl_fd_is_region(fd))
+		return real_writev(fd, iov, cnt);
+	return region_iov(fd, IO_WRITE, iov, cnt, -1);
+}
+
+#define IOV_AT(name, dir)						\
+PUBLIC ssize_t name(int fd, const struct iovec *iov, int cnt, off_t off)\
+{									\
+	REAL(ssize_t, name, int, const struct iovec *, int, off_t);	\
+									\
+	if (!pl_fd_is_region(fd))					\
+		return real_##name(fd, iov, cnt, off);			\
+	if (off < 0)							\
+		return pl_fail(-EINVAL);				\
+	return region_iov(fd, dir, iov, cnt, off);			\
+}
+
+IOV_AT(preadv, IO_READ)
+IOV_AT(preadv64, IO_READ)
+IOV_AT(pwritev, IO_WRITE)
+IOV_AT(pwritev64, IO_WRITE)
+
+#define IOV_AT2(name, dir)						\
+PUBLIC ssize_t name(int fd, const struct iovec *iov, int cnt, off_t off,\
+		    int flags)						\
+{									\
+	REAL(ssize_t, name, int, const struct iovec *, int, off_t, int);\
+									\
+	if (!pl_fd_is_region(fd))					\
+		return real_##name(fd, iov, cnt, off, flags);		\
+	if (off < -1)							\
+		return pl_fail(-EINVAL);				\
+	return region_iov(fd, dir, iov, cnt, off);			\
+}
+
+IOV_AT2(preadv2, IO_READ)
+IOV_AT2(preadv64v2, IO_READ)
+IOV_AT2(pwritev2, IO_WRITE)
+IOV_AT2(pwritev64v2, IO_WRITE)
+
+static int desc_size(struct pl_desc *d, uint64_t *size)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct daxfs_attr a;
+	int err;
+
+	if (!h)
+		return -errno;
+	err = daxfs_fstat(h, d->ino, &a);
+	*size = a.size;
+	return err;
+}
+
+PUBLIC off_t lseek64(int fd, off_t off, int whence)
+{
+	REAL(off_t, lseek64, int, off_t, int);
+	struct pl_desc *d;
+	uint64_t size = 0;
+	int64_t pos = -1;
+	int err = 0;
+
+	if (!pl_fd_is_region(fd))
+		return real_lseek64(fd, off, whence);
+	pl_handle();
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	if (whence == SEEK_END || whence == SEEK_DATA || whence == SEEK_HOLE)
+		err = desc_size(d, &size);
+	if (!err) {
+		switch (whence) {
+		case SEEK_SET:
+			pos = off;
+			break;
+		case SEEK_CUR:
+			pos = (int64_t)atomic_load(&d->off) + off;
+			break;
+		case SEEK_END:
+			pos = (int64_t)size + off;
+			break;
+		case SEEK_DATA:	/* the whole file counts as data */
+		case SEEK_HOLE:
+			if (off < 0)
+				err = -EINVAL;
+			else if ((uint64_t)off >= size)
+				err = -ENXIO;
+			pos = whence == SEEK_DATA ? off : (int64_t)size;
+			break;
+		default:
+			err = -EINVAL;
+		}
+	}
+	if (!err && pos < 0)
+		err = -EINVAL;
+	if (!err)
+		atomic_store(&d->off, pos);
+	pl_fd_put(d);
+	return err ? pl_fail(err) : pos;
+}
+
+PUBLIC off_t lseek(int fd, off_t off, int whence)
+{
+	return lseek64(fd, off, whence);
+}
+
+/* fsync: in posix mode the region is the file's memory already. */
+static int region_sync(int fd)
+{
+	struct pl_desc *d = pl_fd_get(fd);
+
+	if (!d)
+		return pl_fail(-EBADF);
+	pl_fd_put(d);
+	return 0;
+}
+
+PUBLIC int fsync(int fd)
+{
+	REAL(int, fsync, int);
+
+	return pl_fd_is_region(fd) ? region_sync(fd) : real_fsync(fd);
+}
+
+PUBLIC int fdatasync(int fd)
+{
+	REAL(int, fdatasync, int);
+
+	return pl_fd_is_region(fd) ? region_sync(fd) : real_fdatasync(fd);
+}
+
+static int region_truncate(int fd, uint64_t size, int grow_only)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct pl_desc *d;
+	uint64_t cur = 0;
+	int err;
+
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	if (!h)
+		err = -errno;
+	else if (d->kind != PL_KIND_REG || (atomic_load(&d->flags) & O_PATH))
+		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
+	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
+		err = grow_only ? -EBADF : -EINVAL;
+	else if (grow_only && !(err = desc_size(d, &cur)) && cur >= size)
+		err = 0;
+	else
+		err = daxfs_ftruncate(h, d->ino, size);
+	pl_fd_put(d);
+	return err;
+}
+
+PUBLIC int ftruncate64(int fd, off_t len)
+{
+	REAL(int, ftruncate64, int, off_t);
+	int err;
+
+	if (!pl_fd_is_region(fd))
+		return real_ftruncate64(fd, len);
+	if (len < 0)
+		return pl_fail(-EINVAL);
+	err = region_truncate(fd, len, 0);
+	return err ? pl_fail(err) : 0;
+}
+
+PUBLIC int ftruncate(int fd, off_t len)
+{
+	return ftruncate64(fd, len);
+}
+
+/*
+ * fallocate: mode 0 grows the size (the pool hands out pages at the first
+ * store, so no space is set aside: ENOSPC may still come at a write);
+ * other modes are not served.
+ */
+PUBLIC int fallocate64(int fd, int mode, off_t off, off_t len)
+{
+	REAL(int, fallocate64, int, int, off_t, off_t);
+	int err;
+
+	if (!pl_fd_is_region(fd))
+		return real_fallocate64(fd, mode, off, len);
+	if (off < 0 || len <= 0)
+		return pl_fail(-EINVAL);
+	if (mode & ~FALLOC_FL_KEEP_SIZE) {
+		pl_debug("fallocate mode %#x on region fd %d: not supported",
+			 mode, fd);
+		return pl_fail(-EOPNOTSUPP);
+	}
+	if (mode & FALLOC_FL_KEEP_SIZE)
+		return region_sync(fd);
+	err = region_truncate(fd, off + len, 1);
+	return err ? pl_fail(err) : 0;
+}
+
+PUBLIC int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return fallocate64(fd, mode, off, len);
+}
+
+PUBLIC int posix_fallocate64(int fd, off_t off, off_t len)
+{
+	REAL(int, posix_fallocate64, int, off_t, off_t);
+
+	if (!pl_fd_is_region(fd))
+		return real_posix_fallocate64(fd, off, len);
+	if (off < 0 || len <= 0)
+		return EINVAL;
+	return -region_truncate(fd, off + len, 1);
+}
+
+PUBLIC int posix_fallocate(int fd, off_t off, off_t len)
+{
+	return posix_fallocate64(fd, off, len);
+}
+
+PUBLIC int posix_fadvise64(int fd, off_t off, off_t len, int advice)
+{
+	REAL(int, posix_fadvise64, int, off_t, off_t, int);
+
+	if (!pl_fd_is_region(fd))
+		return real_posix_fadvise64(fd, off, len, advice);
+	return 0;	/* nothing to read ahead: it is memory */
+}
+
+PUBLIC int posix_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	return posix_fadvise64(fd, off, len, advice);
+}
+
+/*
+ * copy_file_range and sendfile with a region descriptor on either side:
+ * a copy through a buffer, with the offsets each call's rules give.
+ */
+static ssize_t copy_fds(int in, off_t *in_off, int out, off_t *out_off,
+			size_t len)
+{
+	static __thread char *buf;
+	size_t chunk = 1 << 20;
+	ssize_t total = 0, r, w;
+
+	if (!buf && !(buf = malloc(chunk)))
+		return pl_fail(-ENOMEM);
+	while ((size_t)total < len) {
+		size_t want = len - total < chunk ? len - total : chunk;
+
+		r = in_off ? pread64(in, buf, want, *in_off)
+			   : read(in, buf, want);
+		if (r <= 0) {
+			if (r < 0 && !total)
+				return -1;
+			break;
+		}
+		w = out_off ? pwrite64(out, buf, r, *out_off)
+			    : write(out, buf, r);
+		if (w < 0 && !total)
+			return -1;
+		if (w <= 0)
+			break;
+		if (in_off)
+			*in_off += w;
+		else if (w < r)
+			lseek64(in, w - r, SEEK_CUR);
+		if (out_off)
+			*out_off += w;
+		total += w;
+		if (w < r)
+			break;
+	}
+	return total;
+}
+
+PUBLIC ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off,
+			       size_t len, unsigned int flags)
+{
+	REAL(ssize_t, copy_file_range, int, off_t *, int, off_t *, size_t,
+	     unsigned int);
+
+	if (!pl_fd_is_region(in) && !pl_fd_is_region(out))
+		return real_copy_file_range(in, in_off, out, out_off, len,
+					    flags);
+	if (flags)
+		return pl_fail(-EINVAL);
+	return copy_fds(in, in_off, out, out_off, len);
+}
+
+PUBLIC ssize_t sendfile64(int out, int in, off_t *off, size_t len)
+{
+	REAL(ssize_t, sendfile64, int, int, off_t *, size_t);
+
+	if (!pl_fd_is_region(in) && !pl_fd_is_region(out))
+		return real_sendfile64(out, in, off, len);
+	return copy_fds(in, off, out, NULL, len);
+}
+
+PUBLIC ssize_t sendfile(int out, int in, off_t *off, size_t len)
+{
+	return sendfile64(out, in, off, len);
+}
+
+/*
+ * mmap of a region file: a private mapping gets a copy of the file (what
+ * MAP_PRIVATE promises until the file changes); a shared one is refused
+ * (ENODEV) until zero-copy mapping is built.
+ */
+PUBLIC void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off)
+{
+	REAL(void *, mmap64, void *, size_t, int, int, int, off_t);
+	void *p;
+	ssize_t n, done = 0;
+
+	if ((flags & MAP_ANONYMOUS) || !pl_fd_is_region(fd))
+		return real_mmap64(addr, len, prot, flags, fd, off);
+	if ((flags & MAP_TYPE) != MAP_PRIVATE) {
+		pl_debug("mmap MAP_SHARED of region fd %d: not supported yet",
+			 fd);
+		errno = ENODEV;
+		return MAP_FAILED;
+	}
+	p = real_mmap64(addr, len, PROT_READ | PROT_WRITE,
+			(flags & ~MAP_TYPE) | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	while ((size_t)done < len) {
+		n = pread64(fd, (char *)p + done, len - done, off + done);
+		if (n < 0) {
+			munmap(p, len);
+			return MAP_FAILED;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	if (prot != (PROT_READ | PROT_WRITE) && mprotect(p, len, prot)) {
+		munmap(p, len);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+PUBLIC void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	return mmap64(addr, len, prot, flags, fd, off);
+}

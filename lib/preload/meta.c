@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Attribute and namespace calls.  A call whose paths all route to the
+ * region is served by libdaxfs; one that mixes region and kernel paths
+ * (rename, link across) fails with EXDEV as between two filesystems.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+#include <utime.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "preload.h"
+
+/* Routes (dirfd, path); PL_REGION with h set, or a kernel route. */
+#define ROUTE_OR_KERNEL(dirfd, path, buf, r, h)			\
+	int r = pl_route(dirfd, path, buf);				\
+	struct daxfs_handle *h = NULL;					\
+	if (r < 0)							\
+		return -1;						\
+	if (r == PL_REGION && !(h = pl_handle()))			\
+		return -1
+
+static int ret_err(int err)
+{
+	return err < 0 ? pl_fail(err) : 0;
+}
+
+/* Attributes of a region descriptor (any kind). */
+static int fd_attr(int fd, struct daxfs_attr *a)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct pl_desc *d;
+	int err;
+
+	if (!h)
+		return -errno;
+	d = pl_fd_get(fd);
+	if (!d)
+		return -EBADF;
+	err = daxfs_fstat(h, d->ino, a);
+	pl_fd_put(d);
+	return err;
+}
+
+/* Region attributes for (dirfd, path, flags), or 1: ask the kernel. */
+static int at_attr(int dirfd, const char *path, int flags,
+		   struct daxfs_attr *a, char *buf, int *r)
+{
+	struct daxfs_handle *h;
+
+	if (path && !path[0] && (flags & AT_EMPTY_PATH)) {
+		*r = PL_KERNEL;
+		if (dirfd == AT_FDCWD)
+			path = ".";
+		else if (!pl_fd_is_region(dirfd))
+			return 1;
+		else
+			return fd_attr(dirfd, a);
+	}
+	*r = pl_route(dirfd, path, buf);
+	if (*r < 0)
+		return -errno;
+	if (*r != PL_REGION)
+		return 1;
+	h = pl_handle();
+	if (!h)
+		return -errno;
+	return (flags & AT_SYMLINK_NOFOLLOW) ? daxfs_path_lstat(h, buf, a)
+					     : daxfs_path_stat(h, buf, a);
+}
+
+PUBLIC int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	REAL(int, fstatat64, int, const char *, struct stat64 *, int);
+	char buf[PL_PATH_MAX];
+	struct daxfs_attr a;
+	int r, err = at_attr(dirfd, path, flags, &a, buf, &r);
+
+	if (err == 1)
+		return real_fstatat64(dirfd, PL_KPATH(r, path, buf), st, flags);
+	if (err)
+		return pl_fail(err);
+	pl_attr_to_stat(&a, (struct stat *)st);
+	return 0;
+}
+
+PUBLIC int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return fstatat64(dirfd, path, (struct stat64 *)st, flags);
+}
+
+PUBLIC int stat64(const char *path, struct stat64 *st)
+{
+	return fstatat64(AT_FDCWD, path, st, 0);
+}
+
+PUBLIC int stat(const char *path, struct stat *st)
+{
+	return fstatat64(AT_FDCWD, path, (struct stat64 *)st, 0);
+}
+
+PUBLIC int lstat64(const char *path, struct stat64 *st)
+{
+	return fstatat64(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+PUBLIC int lstat(const char *path, struct stat *st)
+{
+	return fstatat64(AT_FDCWD, path, (struct stat64 *)st,
+			 AT_SYMLINK_NOFOLLOW);
+}
+
+PUBLIC int fstat64(int fd, struct stat64 *st)
+{
+	REAL(int, fstat64, int, struct stat64 *);
+	struct daxfs_attr a;
+	int err;
+
+	if (!pl_fd_is_region(fd))
+		return real_fstat64(fd, st);
+	err = fd_attr(fd, &a);
+	if (err)
+		return pl_fail(err);
+	pl_attr_to_stat(&a, (struct stat *)st);
+	return 0;
+}
+
+PUBLIC int fstat(int fd, struct stat *st)
+{
+	return fstat64(fd, (struct stat64 *)st);
+}
+
+/* The stat ABI of binaries built before glibc 2.33. */
+PUBLIC int __xstat(int ver, const char *path, struct stat *st)
+{
+	return stat(path, st);
+}
+
+PUBLIC int __xstat64(int ver, const char *path, struct stat64 *st)
+{
+	return stat64(path, st);
+}
+
+PUBLIC int __lxstat(int ver, const char *path, struct stat *st)
+{
+	return lstat(path, st);
+}
+
+PUBLIC int __lxstat64(int ver, const char *path, struct stat64 *st)
+{
+	return lstat64(path, st);
+}
+
+PUBLIC int __fxstat(int ver, int fd, struct stat *st)
+{
+	return fstat(fd, st);
+}
+
+PUBLIC int __fxstat64(int ver, int fd, struct stat64 *st)
+{
+	return fstat64(fd, st);
+}
+
+PUBLIC int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
+		      int flags)
+{
+	return fstatat(dirfd, path, st, flags);
+}
+
+PUBLIC int __fxstatat64(int ver, int dirfd, const char *path,
+			struct stat64 *st, int flags)
+{
+	return fstatat64(dirfd, path, st, flags);
+}
+
+static void ts_set(struct statx_timestamp *t, int64_t ns)
+{
+	t->tv_sec = ns / 1000000000;
+	t->tv_nsec = ns % 1000000000;
+}
+
+PUBLIC int statx(int dirfd, const char *path, int flags, unsigned int mask,
+		 struct statx *sx)
+{
+	REAL(int, statx, int, const char *, int, unsigned int, struct statx *);
+	char buf[PL_PATH_MAX];
+	struct daxfs_attr a;
+	int r, err = at_attr(dirfd, path, flags, &a, buf, &r);
+
+	if (err == 1)
+		return real_statx(dirfd, PL_KPATH(r, path, buf), flags, mask, sx);
+	if (err)
+		return pl_fail(err);
+	memset(sx, 0, sizeof(*sx));
+	sx->stx_mask = STATX_BASIC_STATS;
+	sx->stx_blksize = 4096;
+	sx->stx_nlink = a.nlink;
+	sx->stx_uid = a.uid;
+	sx->stx_gid = a.gid;
+	sx->stx_mode = a.mode;
+	sx->stx_ino = a.ino;
+	sx->stx_size = a.size;
+	sx->stx_blocks = a.blocks * 8;
+	ts_set(&sx->stx_atime, a.atime_ns);
+	ts_set(&sx->stx_mtime, a.mtime_ns);
+	ts_set(&sx->stx_ctime, a.ctime_ns);
+	sx->stx_rdev_major = major(a.rdev);
+	sx->stx_rdev_minor = minor(a.rdev);
+	sx->stx_dev_major = major(pl_dev());
+	sx->stx_dev_minor = minor(pl_dev());
+	return 0;
+}
+
+/* access(2) for region objects: the mode bits against the caller's ids
+ * (the library itself checks nothing). */
+static int region_access(const struct daxfs_attr *a, int amode, int eff)
+{
+	uid_t uid = eff ? geteuid() : getuid();
+	unsigned int bits;
+
+	if (amode == F_OK)
+		return 0;
+	if (uid == 0) {
+		if ((amode & X_OK) && !S_ISDIR(a->mode) && !(a->mode & 0111))
+			return -EACCES;
+		return 0;
+	}
+	if (a->uid == uid)
+		bits = a->mode >> 6;
+	else if (a->gid == (eff ? getegid() : getgid()))
+		bits = a->mode >> 3;
+	else
+		bits = a->mode;
+	return ((bits & 7) & amode) == (unsigned int)amode ? 0 : -EACCES;
+}
+
+PUBLIC int faccessat(int dirfd, const char *path, int amode, int flags)
+{
+	REAL(int, faccessat, int, const char *, int, int);
+	char buf[PL_PATH_MAX];
+	struct daxfs_attr a;
+	int r, err = at_attr(dirfd, path, flags & ~AT_EACCESS, &a, buf, &r);
+
+	if (err == 1)
+		return real_faccessat(dirfd, PL_KPATH(r, path, buf), amode,
+				      flags);
+	if (!err)
+		err = region_access(&a, amode, flags & AT_EACCESS);
+	return ret_err(err);
+}
+
+PUBLIC int access(const char *path, int amode)
+{
+	return faccessat(AT_FDCWD, path, amode, 0);
+}
+
+PUBLIC int euidaccess(const char *path, int amode)
+{
+	return faccessat(AT_FDCWD, path, amode, AT_EACCESS);
+}
+
+PUBLIC int eaccess(const char *path, int amode)
+{
+	return faccessat(AT_FDCWD, path, amode, AT_EACCESS);
+}
+
+PUBLIC int unlinkat(int dirfd, const char *path, int flags)
+{
+	REAL(int, unlinkat, int, const char *, int);
+	char buf[PL_PATH_MAX];
+	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_unlinkat(dirfd, PL_KPATH(r, path, buf), flags);
+	return ret_err((flags & AT_REMOVEDIR) ? daxfs_path_rmdir(h, buf)
+					      : daxfs_path_unlink(h, buf));
+}
+
+PUBLIC int unlink(const char *path)
+{
+	return unlinkat(AT_FDCWD, path, 0);
+}
+
+PUBLIC int rmdir(const char *path)
+{
+	return unlinkat(AT_FDCWD, path, AT_REMOVEDIR);
+}
+
+PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+	REAL(int, mkdirat, int, const char *, mode_t);
+	char buf[PL_PATH_MAX];
+	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_mkdirat(dirfd, PL_KPATH(r, path, buf), mode);
+	return ret_err(daxfs_path_mkdir(h, buf, mode & ~pl_umask() & 07777));
+}
+
+PUBLIC int mkdir(const char *path, mode_t mode)
+{
+	return mkdirat(AT_FDCWD, path, mode);
+}
+
+PUBLIC int mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
+{
+	REAL(int, mknodat, int, const char *, mode_t, dev_t);
+	char buf[PL_PATH_MAX];
+	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_mknodat(dirfd, PL_KPATH(r, path, buf), mode, dev);
+	return ret_err(daxfs_path_mknod(h, buf, (mode & S_IFMT) |
+					(mode & ~pl_umask() & 07777), dev));
+}
+
+PUBLIC int mknod(const char *path, mode_t mode, dev_t dev)
+{
+	return mknodat(AT_FDCWD, path, mode, dev);
+}
+
+/* Two-path calls: both in the region, both in the kernel, or EXDEV. */
+static int route2(int d1, const char *p1, char *b1, int d2, const char *p2,
+		  char *b2, int *r1, int *r2)
+{
+	*r1 = pl_route(d1, p1, b1);
+	*r2 = pl_route(d2, p2, b2);
+	if (*r1 < 0 || *r2 < 0)
+		return -1;
+	if ((*r1 == PL_REGION) != (*r2 == PL_REGION))
+		return pl_fail(-EXDEV);
+	return *r1 == PL_REGION;
+}
+
+PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
+		     unsigned int flags)
+{
+	REAL(int, renameat2, int, const char *, int, const char *,
+	     unsigned int);
+	char b1[PL_PATH_MAX], b2[PL_PATH_MAX];
+	struct daxfs_handle *h;
+	int r1, r2, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
+
+	if (k < 0)
+		return -1;
+	if (!k)
+		return real_renameat2(d1, PL_KPATH(r1, p1, b1), d2,
+				      PL_KPATH(r2, p2, b2), flags);
+	h = pl_handle();
+	if (!h)
+		return -1;
+	return ret_err(daxfs_path_rename(h, b1, b2, flags));
+}
+
+PUBLIC int renameat(int d1, const char *p1, int d2, const char *p2)
+{
+	return renameat2(d1, p1, d2, p2, 0);
+}
+
+PUBLIC int rename(const char *p1, const char *p2)
+{
+	return renameat2(AT_FDCWD, p1, AT_FDCWD, p2, 0);
+}
+
+PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
+{
+	REAL(int, linkat, int, const char *, int, const char *, int);
+	char b1[PL_PATH_MAX], b2[PL_PATH_MAX];
+	struct daxfs_handle *h;
+	struct daxfs_attr a;
+	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
+
+	if (k < 0)
+		return -1;
+	if (!k)
+		return real_linkat(d1, PL_KPATH(r1, p1, b1), d2,
+				   PL_KPATH(r2, p2, b2), flags);
+	h = pl_handle();
+	if (!h)
+		return -1;
+	if (flags & AT_SYMLINK_FOLLOW) {
+		/* Link what the symlink names: resolve it first. */
+		err = daxfs_path_stat(h, b1, &a);
+		if (err)
+			return pl_fail(err);
+		err = daxfs_path_lstat(h, b1, &a);
+		if (!err && S_ISLNK(a.mode)) {
+			pl_debug("linkat AT_SYMLINK_FOLLOW of a symlink: "
+				 "not supported");
+			return pl_fail(-EOPNOTSUPP);
+		}
+	}
+	return ret_err(daxfs_path_link(h, b1, b2));
+}
+
+PUBLIC int link(const char *p1, const char *p2)
+{
+	return linkat(AT_FDCWD, p1, AT_FDCWD, p2, 0);
+}
+
+PUBLIC int symlinkat(const char *target, int dirfd, const char *path)
+{
+	REAL(int, symlinkat, const char *, int, const char *);
+	char buf[PL_PATH_MAX];
+	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_symlinkat(target, dirfd, PL_KPATH(r, path, buf));
+	return ret_err(daxfs_path_symlink(h, target, buf));
+}
+
+PUBLIC int symlink(const char *target, const char *path)
+{
+	return symlinkat(target, AT_FDCWD, path);
+}
+
+PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
+{
+	REAL(ssize_t, readlinkat, int, const char *, char *, size_t);
+	char buf[PL_PATH_MAX], tgt[PL_PATH_MAX];
+	int n;
+	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_readlinkat(dirfd, PL_KPATH(r, path, buf), out, size);
+	n = daxfs_path_readlink(h, buf, tgt, sizeof(tgt));
+	if (n < 0)
+		return pl_fail(n);
+	if ((size_t)n > size)
+		n = size;
+	memcpy(out, tgt, n);
+	return n;
+}
+
+PUBLIC ssize_t readlink(const char *path, char *out, size_t size)
+{
+	return readlinkat(AT_FDCWD, path, out, size);
+}
+
+/* _FORTIFY_SOURCE forms. */
+PUBLIC ssize_t __readlinkat_chk(int dirfd, const char *path, char *out,
+				size_t size, size_t outlen)
+{
+	if (size > outlen)
+		abort();
+	return readlinkat(dirfd, path, out, size);
+}
+
+PUBLIC ssize_t __readlink_chk(const char *path, char *out, size_t size,
+			      size_t outlen)
+{
+	return __readlinkat_chk(AT_FDCWD, path, out, size, outlen);
+}
+
+PUBLIC int truncate64(const char *path, off_t len)
+{
+	REAL(int, truncate64, const char *, off_t);
+	char buf[PL_PATH_MAX];
+	ROUTE_OR_KERNEL(AT_FDCWD, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_truncate64(PL_KPATH(r, path, buf), len);
+	if (len < 0)
+		return pl_fail(-EINVAL);
+	return ret_err(daxfs_path_truncate(h, buf, len));
+}
+
+PUBLIC int truncate(const char *path, off_t len)
+{
+	return truncate64(path, len);
+}
+
+/* Attribute changes by inode for a region descriptor. */
+static int fd_setattr(int fd, uint32_t valid, const struct daxfs_attr *a)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct pl_desc *d;
+	int err;
+
+	if (!h)
+		return -1;
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	err = daxfs_setattr(daxfs_handle_fs(h), d->ino, valid, a);
+	pl_fd_put(d);
+	return ret_err(err);
+}
+
+PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
+{
+	REAL(int, fchmodat, int, const char *, mode_t, int);
+	char buf[PL_PATH_MAX];
+	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_fchmodat(dirfd, PL_KPATH(r, path, buf), mode, flags);
+	if (flags & AT_SYMLINK_NOFOLLOW)
+		return pl_fail(-EOPNOTSUPP);	/* as on Linux */
+	return ret_err(daxfs_path_chmod(h, buf, mode & 07777));
+}
+
+PUBLIC int chmod(const char *path, mode_t mode)
+{
+	return fchmodat(AT_FDCWD, path, mode, 0);
+}
+
+PUBLIC int fchmod(int fd, mode_t mode)
+{
+	REAL(int, fchmod, int, mode_t);
+	struct daxfs_attr a;
+	int err;
+
+	if (!pl_fd_is_region(fd))
+		return real_fchmod(fd, mode);
+	err = fd_attr(fd, &a);
+	if (err)
+		return pl_fail(err);
+	a.mode = (a.mode & S_IFMT) | (mode & 07777);
+	return fd_setattr(fd, DAXFS_ATTR_MODE | DAXFS_ATTR_CTIME, &a);
+}
+
+PUBLIC int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid,
+		    int flags)
+{
+	REAL(int, fchownat, int, const char *, uid_t, gid_t, int);
+	char buf[PL_PATH_MAX];
+	struct daxfs_attr a;
+
+	if (!path[0] && (flags & AT_EMPTY_PATH) &&
+	    pl_fd_is_region(dirfd)) {
+		a.uid = uid;
+		a.gid = gid;
+		return fd_setattr(dirfd, (uid != (uid_t)-1 ? DAXFS_ATTR_UID : 0) |
+				  (gid != (gid_t)-1 ? DAXFS_ATTR_GID : 0) |
+				  DAXFS_ATTR_CTIME, &a);
+	}
+	{
+		ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+		if (r != PL_REGION)
+			return real_fchownat(dirfd, PL_KPATH(r, path, buf), uid,
+					     gid, flags);
+		return ret_err((flags & AT_SYMLINK_NOFOLLOW) ?
+			       daxfs_path_lchown(h, buf, uid, gid) :
+			       daxfs_path_chown(h, buf, uid, gid));
+	}
+}
+
+PUBLIC int chown(const char *path, uid_t uid, gid_t gid)
+{
+	return fchownat(AT_FDCWD, path, uid, gid, 0);
+}
+
+PUBLIC int lchown(const char *path, uid_t uid, gid_t gid)
+{
+	return fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+PUBLIC int fchown(int fd, uid_t uid, gid_t gid)
+{
+	REAL(int, fchown, int, uid_t, gid_t);
+
+	if (!pl_fd_is_region(fd))
+		return real_fchown(fd, uid, gid);
+	return fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
+}
+
+static int64_t ts_ns(const struct timespec *t, int which)
+{
+	if (!t || t[which].tv_nsec == UTIME_NOW)
+		return DAXFS_UTIME_NOW;
+	if (t[which].tv_nsec == UTIME_OMIT)
+		return DAXFS_UTIME_OMIT;
+	return (int64_t)t[which].tv_sec * 1000000000 + t[which].tv_nsec;
+}
+
+/* Times of a symlink itself: by inode (the path call follows it). */
+static int link_times(struct daxfs_handle *h, uint64_t ino,
+		      const struct timespec t[2])
+{
+	struct daxfs_attr a = { 0 };
+	struct timespec now;
+	uint32_t valid = DAXFS_ATTR_CTIME;
+	int64_t v[2];
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (i = 0; i < 2; i++) {
+		v[i] = ts_ns(t, i);
+		if (v[i] == DAXFS_UTIME_NOW)
+			v[i] = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		if (v[i] != DAXFS_UTIME_OMIT)
+			valid |= i ? DAXFS_ATTR_MTIME : DAXFS_ATTR_ATIME;
+	}
+	a.atime_ns = v[0];
+	a.mtime_ns = v[1];
+	a.ctime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	return ret_err(daxfs_setattr(daxfs_handle_fs(h), ino, valid, &a));
+}
+
+PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
+		     int flags)
+{
+	REAL(int, utimensat, int, const char *, const struct timespec *, int);
+	char buf[PL_PATH_MAX];
+
+	{
+		ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
+
+		if (r != PL_REGION)
+			return real_utimensat(dirfd, PL_KPATH(r, path, buf), t,
+					      flags);
+		if (flags & AT_SYMLINK_NOFOLLOW) {
+			struct daxfs_attr a;
+			int err = daxfs_path_lstat(h, buf, &a);
+
+			if (err)
+				return pl_fail(err);
+			if (S_ISLNK(a.mode))
+				return link_times(h, a.ino, t);
+		}
+		return ret_err(daxfs_path_utimens(h, buf, ts_ns(t, 0),
+						  ts_ns(t, 1)));
+	}
+}
+
+PUBLIC int futimens(int fd, const struct timespec t[2])
+{
+	REAL(int, futimens, int, const struct timespec *);
+	char path[PL_PATH_MAX];
+	struct daxfs_handle *h;
+	struct pl_desc *d;
+
+	if (!pl_fd_is_region(fd))
+		return real_futimens(fd, t);
+	h = pl_handle();
+	if (!h)
+		return -1;
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	snprintf(path, sizeof(path), "%s", d->path);
+	pl_fd_put(d);
+	/* By the path of the open: the library sets times by path. */
+	return ret_err(daxfs_path_utimens(h, path, ts_ns(t, 0), ts_ns(t, 1)));
+}
+
+PUBLIC int utimes(const char *path, const struct timeval tv[2])
+{
+	struct timespec t[2];
+
+	if (!tv)
+		return utimensat(AT_FDCWD, path, NULL, 0);
+	t[0].tv_sec = tv[0].tv_sec;
+	t[0].tv_nsec = tv[0].tv_usec * 1000;
+	t[1].tv_sec = tv[1].tv_sec;
+	t[1].tv_nsec = tv[1].tv_usec * 1000;
+	return utimensat(AT_FDCWD, path, t, 0);
+}
+
+PUBLIC int utime(const char *path, const struct utimbuf *u)
+{
+	struct timespec t[2];
+
+	if (!u)
+		return utimensat(AT_FDCWD, path, NULL, 0);
+	t[0].tv_sec = u->actime;
+	t[0].tv_nsec = 0;
+	t[1].tv_sec = u->modtime;
+	t[1].tv_nsec = 0;
+	return utimensat(AT_FDCWD, path, t, 0);
+}
+
+static void fill_statfs(struct daxfs_handle *h, struct statfs *s)
+{
+	struct daxfs_statfs st = { 0 };
+
+	daxfs_region_statfs(h, &st);
+	memset(s, 0, sizeof(*s));
+	s->f_type = 0xdaf5;
+	s->f_bsize = 4096;
+	s->f_frsize = 4096;
+	s->f_blocks = st.pool_bytes / 4096;
+	s->f_bfree = st.free_bytes / 4096;
+	s->f_bavail = s->f_bfree;
+	s->f_files = st.nr_buckets;
+	s->f_ffree = st.nr_buckets - st.used_buckets;
+	s->f_namelen = DAXFS_NAME_MAX;
+}
+
+PUBLIC int statfs(const char *path, struct statfs *s)
+{
+	REAL(int, statfs, const char *, struct statfs *);
+	char buf[PL_PATH_MAX];
+	struct daxfs_attr a;
+	int err;
+	ROUTE_OR_KERNEL(AT_FDCWD, path, buf, r, h);
+
+	if (r != PL_REGION)
+		return real_statfs(PL_KPATH(r, path, buf), s);
+	err = daxfs_path_stat(h, buf, &a);
+	if (err)
+		return pl_fail(err);
+	fill_statfs(h, s);
+	return 0;
+}
+
+PUBLIC int fstatfs(int fd, struct statfs *s)
+{
+	REAL(int, fstatfs, int, struct statfs *);
+	struct daxfs_handle *h;
+
+	if (!pl_fd_is_region(fd))
+		return real_fstatfs(fd, s);
+	h = pl_handle();
+	if (!h)
+		return -1;
+	fill_statfs(h, s);
+	return 0;
+}
+
+/* glibc's statvfs goes through its internal statfs. */
+static void to_statvfs(const struct statfs *f, struct statvfs *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->f_bsize = f->f_bsize;
+	v->f_frsize = f->f_frsize;
+	v->f_blocks = f->f_blocks;
+	v->f_bfree = f->f_bfree;
+	v->f_bavail = f->f_bavail;
+	v->f_files = f->f_files;
+	v->f_ffree = f->f_ffree;
+	v->f_favail = f->f_ffree;
+	v->f_namemax = f->f_namelen;
+}
+
+PUBLIC int statvfs(const char *path, struct statvfs *v)
+{
+	REAL(int, statvfs, const char *, struct statvfs *);
+	char buf[PL_PATH_MAX];
+	struct statfs f;
+	int r = pl_route(AT_FDCWD, path, buf);
+
+	if (r < 0)
+		return -1;
+	if (r != PL_REGION)
+		return real_statvfs(PL_KPATH(r, path, buf), v);
+	if (statfs(path, &f))
+		return -1;
+	to_statvfs(&f, v);
+	return 0;
+}
+
+PUBLIC int fstatvfs(int fd, struct statvfs *v)
+{
+	REAL(int, fstatvfs, int, struct statvfs *);
+	struct statfs f;
+
+	if (!pl_fd_is_region(fd))
+		return real_fstatvfs(fd, v);
+	if (fstatfs(fd, &f))
+		return -1;
+	to_statvfs(&f, v);
+	return 0;
+}
+
+PUBLIC int statvfs64(const char *path, struct statvfs64 *v)
+{
+	return statvfs(path, (struct statvfs *)v);
+}
+
+PUBLIC int fstatvfs64(int fd, struct statvfs64 *v)
+{
+	return fstatvfs(fd, (struct statvfs *)v);
+}
+
+PUBLIC int statfs64(const char *path, struct statfs64 *s)
+{
+	return statfs(path, (struct statfs *)s);
+}
+
+PUBLIC int fstatfs64(int fd, struct statfs64 *s)
+{
+	return fstatfs(fd, (struct statfs *)s);
+}
+
+/* Extended attributes: a region object has none, and gets none. */
+static __thread char xattr_buf[PL_PATH_MAX];
+
+static int xattr_route(const char *path)
+{
+	return pl_route(AT_FDCWD, path, xattr_buf);
+}
+
+#define XATTR_PATH(name, ret, region_ret, ...)				\
+PUBLIC ssize_t name(const char *path, __VA_ARGS__)			\
+{									\
+	REAL(ssize_t, name, const char *, __VA_ARGS__);		\
+	int r = xattr_route(path);					\
+									\
+	if (r < 0)							\
+		return -1;						\
+	if (r == PL_REGION)						\
+		return region_ret;					\
+	path = PL_KPATH(r, path, xattr_buf);				\
+	return ret;							\
+}
+
+#define XATTR_FD(name, ret, region_ret, ...)				\
+PUBLIC ssize_t name(int fd, __VA_ARGS__)				\
+{									\
+	REAL(ssize_t, name, int, __VA_ARGS__);				\
+									\
+	if (pl_fd_is_region(fd))					\
+		return region_ret;					\
+	return ret;							\
+}
+
+XATTR_PATH(getxattr, real_getxattr(path, n, v, s), pl_fail(-ENODATA),
+	   const char *n, void *v, size_t s)
+XATTR_PATH(lgetxattr, real_lgetxattr(path, n, v, s), pl_fail(-ENODATA),
+	   const char *n, void *v, size_t s)
+XATTR_FD(fgetxattr, real_fgetxattr(fd, n, v, s), pl_fail(-ENODATA),
+	 const char *n, void *v, size_t s)
+XATTR_PATH(listxattr, real_listxattr(path, l, s), 0, char *l, size_t s)
+XATTR_PATH(llistxattr, real_llistxattr(path, l, s), 0, char *l, size_t s)
+XATTR_FD(flistxattr, real_flistxattr(fd, l, s), 0, char *l, size_t s)
+
+/* Setting or removing one: not supported, which ACL and xattr copiers
+ * (cp -a, tar --xattrs) take as "this filesystem has none". */
+XATTR_PATH(setxattr, real_setxattr(path, n, v, s, f), pl_fail(-ENOTSUP),
+	   const char *n, const void *v, size_t s, int f)
+XATTR_PATH(lsetxattr, real_lsetxattr(path, n, v, s, f), pl_fail(-ENOTSUP),
+	   const char *n, const void *v, size_t s, int f)
+XATTR_FD(fsetxattr, real_fsetxattr(fd, n, v, s, f), pl_fail(-ENOTSUP),
+	 const char *n, const void *v, size_t s, int f)
+XATTR_PATH(removexattr, real_removexattr(path, n), pl_fail(-ENOTSUP),
+	   const char *n)
+XATTR_PATH(lremovexattr, real_lremovexattr(path, n), pl_fail(-ENOTSUP),
+	   const char *n)
+XATTR_FD(fremovexattr, real_fremovexattr(fd, n), pl_fail(-ENOTSUP),
+	 const char *n)

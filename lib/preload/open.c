@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * open, close, dup and fcntl: the calls that make and unmake descriptors.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+static _Atomic int cur_umask = -1;
+
+mode_t pl_umask(void)
+{
+	int m = atomic_load(&cur_umask);
+
+	if (m < 0) {
+		REAL(mode_t, umask, mode_t);
+		m = real_umask(022);
+		real_umask(m);
+		atomic_store(&cur_umask, m);
+	}
+	return m;
+}
+
+PUBLIC mode_t umask(mode_t mask)
+{
+	REAL(mode_t, umask, mode_t);
+	mode_t old = real_umask(mask);
+
+	atomic_store(&cur_umask, mask & 0777);
+	return old;
+}
+
+static int kind_of(uint32_t mode)
+{
+	if (S_ISREG(mode))
+		return PL_KIND_REG;
+	if (S_ISDIR(mode))
+		return PL_KIND_DIR;
+	return PL_KIND_PATH;
+}
+
+int pl_open_region(const char *rpath, int flags, mode_t mode)
+{
+	struct daxfs_handle *h = pl_handle();
+	int acc = flags & O_ACCMODE, err, kind;
+	struct daxfs_attr a;
+	unsigned int cf = 0;
+	uint64_t ino;
+
+	if (!h)
+		return -1;
+	if ((flags & O_TMPFILE) == O_TMPFILE) {
+		pl_debug("open %s: O_TMPFILE not supported", rpath);
+		return pl_fail(-EOPNOTSUPP);
+	}
+	err = (flags & (O_NOFOLLOW | O_PATH)) ? daxfs_path_lstat(h, rpath, &a)
+					      : daxfs_path_stat(h, rpath, &a);
+	if (!err && (flags & O_CREAT) && (flags & O_EXCL))
+		return pl_fail(-EEXIST);
+	if (!err && S_ISLNK(a.mode) && !(flags & O_PATH))
+		return pl_fail(-ELOOP);
+	if (err == -ENOENT && (flags & O_CREAT)) {
+		if (flags & O_EXCL)
+			cf |= DAXFS_CREATE_EXCL;
+		if (flags & O_DIRECTORY)
+			return pl_fail(-EINVAL);
+		err = daxfs_path_create(h, rpath, mode & ~pl_umask() & 07777,
+					cf, &ino);
+		if (err < 0)
+			return pl_fail(err);
+		err = daxfs_fstat(h, ino, &a);
+	}
+	if (err)
+		return pl_fail(err);
+	kind = kind_of(a.mode);
+	if ((flags & O_DIRECTORY) && kind != PL_KIND_DIR)
+		return pl_fail(-ENOTDIR);
+	if (flags & O_PATH)
+		return pl_fd_install(a.ino, kind, O_PATH | (flags & O_CLOEXEC),
+				     rpath);
+	if (kind == PL_KIND_DIR && (acc != O_RDONLY || (flags & O_CREAT)))
+		return pl_fail(-EISDIR);
+	if (kind == PL_KIND_PATH) {
+		pl_debug("open %s: only regular files and directories can be "
+			 "opened for I/O", rpath);
+		return pl_fail(-ENXIO);
+	}
+	if (kind == PL_KIND_REG && (flags & O_TRUNC) && acc != O_RDONLY &&
+	    a.size) {
+		err = daxfs_ftruncate(h, a.ino, 0);
+		if (err)
+			return pl_fail(err);
+	}
+	return pl_fd_install(a.ino, kind, flags, rpath);
+}
+
+/* The region file libdaxfs keeps open must not take the small numbers
+ * the program expects its own opens to get. */
+static int move_high(int fd)
+{
+	REAL(int, fcntl, int, int, ...);
+	REAL(int, close, int);
+	int hi;
+
+	if (fd < 0)
+		return fd;
+	hi = real_fcntl(fd, F_DUPFD_CLOEXEC, 800);
+	if (hi < 0)
+		return fd;
+	real_close(fd);
+	return hi;
+}
+
+static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
+		     int large)
+{
+	char buf[PL_PATH_MAX];
+	int r = pl_route(dirfd, path, buf);
+
+	if (r < 0)
+		return -1;
+	if (r == PL_REGION)
+		return pl_open_region(buf, flags, mode);
+	if (large) {
+		REAL(int, openat64, int, const char *, int, ...);
+		r = real_openat64(dirfd, PL_KPATH(r, path, buf), flags, mode);
+	} else {
+		REAL(int, openat, int, const char *, int, ...);
+		r = real_openat(dirfd, PL_KPATH(r, path, buf), flags, mode);
+	}
+	return pl_opening_region ? move_high(r) : r;
+}
+
+#define MODE_ARG(flags, mode)					\
+	do {							\
+		va_list ap;					\
+		va_start(ap, flags);				\
+		mode = (flags & (O_CREAT | O_TMPFILE)) ?	\
+			va_arg(ap, mode_t) : 0;			\
+		va_end(ap);					\
+	} while (0)
+
+PUBLIC int open(const char *path, int flags, ...)
+{
+	mode_t mode;
+
+	MODE_ARG(flags, mode);
+	return do_openat(AT_FDCWD, path, flags, mode, 0);
+}
+
+PUBLIC int open64(const char *path, int flags, ...)
+{
+	mode_t mode;
+
+	MODE_ARG(flags, mode);
+	return do_openat(AT_FDCWD, path, flags, mode, 1);
+}
+
+PUBLIC int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode;
+
+	MODE_ARG(flags, mode);
+	return do_openat(dirfd, path, flags, mode, 0);
+}
+
+PUBLIC int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode;
+
+	MODE_ARG(flags, mode);
+	return do_openat(dirfd, path, flags, mode, 1);
+}
+
+/* _FORTIFY_SOURCE entry points: no mode (O_CREAT is refused by them). */
+PUBLIC int __open_2(const char *path, int flags)
+{
+	return do_openat(AT_FDCWD, path, flags, 0, 0);
+}
+
+PUBLIC int __open64_2(const char *path, int flags)
+{
+	return do_openat(AT_FDCWD, path, flags, 0, 1);
+}
+
+PUBLIC int __openat_2(int dirfd, const char *path, int flags)
+{
+	return do_openat(dirfd, path, flags, 0, 0);
+}
+
+PUBLIC int __openat64_2(int dirfd, const char *path, int flags)
+{
+	return do_openat(dirfd, path, flags, 0, 1);
+}
+
+PUBLIC int creat(const char *path, mode_t mode)
+{
+	return do_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, 0);
+}
+
+PUBLIC int creat64(const char *path, mode_t mode)
+{
+	return do_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode, 1);
+}
+
+PUBLIC int close(int fd)
+{
+	REAL(int, close, int);
+	int r;
+
+	if (fd >= 0 && fd == pl_table_fd())
+		pl_table_move(fd + 1);
+	pl_fd_release(fd);
+	r = real_close(fd);
+	pl_std_fix(fd);
+	return r;
+}
+
+PUBLIC int dup(int fd)
+{
+	REAL(int, dup, int);
+	int r;
+
+	if (!pl_fd_is_region(fd))
+		return real_dup(fd);
+	pl_fd_lock();
+	r = real_dup(fd);
+	if (r >= 0)
+		pl_fd_alias(r, fd);
+	pl_fd_unlock();
+	return r;
+}
+
+static int do_dup3(int oldfd, int newfd, int flags, int is_dup2)
+{
+	REAL(int, dup3, int, int, int);
+	REAL(int, dup2, int, int);
+	int r;
+
+	if (oldfd == newfd || (!pl_fd_is_region(oldfd) &&
+	    !pl_fd_is_region(newfd) && newfd != pl_table_fd()))
+		return is_dup2 ? real_dup2(oldfd, newfd)
+			       : real_dup3(oldfd, newfd, flags);
+	pl_fd_lock();
+	if (newfd == pl_table_fd())
+		pl_table_move(newfd + 1);
+	r = is_dup2 ? real_dup2(oldfd, newfd) : real_dup3(oldfd, newfd, flags);
+	if (r >= 0) {
+		if (pl_fd_is_region(oldfd))
+			pl_fd_alias(newfd, oldfd);
+		else
+			pl_fd_drop_locked(newfd);
+	}
+	pl_fd_unlock();
+	if (r >= 0)
+		pl_std_fix(newfd);
+	return r;
+}
+
+PUBLIC int dup2(int oldfd, int newfd)
+{
+	return do_dup3(oldfd, newfd, 0, 1);
+}
+
+PUBLIC int dup3(int oldfd, int newfd, int flags)
+{
+	return do_dup3(oldfd, newfd, flags, 0);
+}
+
+static int region_fcntl(int fd, int cmd, long arg)
+{
+	REAL(int, fcntl, int, int, ...);
+	struct pl_desc *d;
+	int r, keep;
+
+	switch (cmd) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		pl_fd_lock();
+		r = real_fcntl(fd, cmd, arg);
+		if (r >= 0)
+			pl_fd_alias(r, fd);
+		pl_fd_unlock();
+		return r;
+	case F_GETFL:
+		d = pl_fd_get(fd);
+		if (!d)
+			return pl_fail(-EBADF);
+		r = atomic_load(&d->flags) | O_LARGEFILE;
+		pl_fd_put(d);
+		return r;
+	case F_SETFL:
+		d = pl_fd_get(fd);
+		if (!d)
+			return pl_fail(-EBADF);
+		keep = atomic_load(&d->flags) & ~(O_APPEND | O_NONBLOCK);
+		atomic_store(&d->flags, keep | (arg & (O_APPEND | O_NONBLOCK)));
+		pl_fd_put(d);
+		return 0;
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+		return pl_lock(fd, cmd, (struct flock *)arg);
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		pl_debug("fcntl %d on region fd %d: open file description "
+			 "locks not supported yet", cmd, fd);
+		return pl_fail(-ENOLCK);
+	default:
+		/* F_GETFD/F_SETFD and the rest act on the reservation. */
+		return real_fcntl(fd, cmd, arg);
+	}
+}
+
+PUBLIC int fcntl(int fd, int cmd, ...)
+{
+	REAL(int, fcntl, int, int, ...);
+	va_list ap;
+	long arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	if (!pl_fd_is_region(fd))
+		return real_fcntl(fd, cmd, arg);
+	return region_fcntl(fd, cmd, arg);
+}
+
+PUBLIC int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	long arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	return fcntl(fd, cmd, arg);
+}
+
+static void release_range(unsigned int first, unsigned int last)
+{
+	unsigned int fd;
+
+	for (fd = first; fd <= last && fd < PL_FD_MAX; fd++)
+		if (pl_fd_is_region(fd))
+			pl_fd_drop_locked(fd);
+}
+
+/*
+ * The descriptor table's memfd is ours, not the program's: a range close
+ * (close_fds in Python's subprocess, closefrom in daemons) skips it, or
+ * exec could not hand the region files on.
+ */
+static int close_range_keep(unsigned int first, unsigned int last, int flags)
+{
+	REAL(int, close_range, unsigned int, unsigned int, int);
+	int t = pl_table_fd(), r = 0;
+
+	if (t < 0 || (unsigned int)t < first || (unsigned int)t > last)
+		return real_close_range(first, last, flags);
+	if ((unsigned int)t > first)
+		r = real_close_range(first, t - 1, flags);
+	if (!r && (unsigned int)t < last)
+		r = real_close_range(t + 1, last, flags);
+	return r;
+}
+
+PUBLIC int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int r;
+
+	if (flags & CLOSE_RANGE_CLOEXEC)
+		return close_range_keep(first, last, flags);
+	pl_fd_lock();
+	release_range(first, last);
+	pl_fd_unlock();
+	r = close_range_keep(first, last, flags);
+	for (unsigned int fd = first; fd <= last && fd <= 2; fd++)
+		pl_std_fix(fd);
+	return r;
+}
+
+PUBLIC void closefrom(int lowfd)
+{
+	close_range(lowfd < 0 ? 0 : lowfd, ~0U, 0);
+}
+
+PUBLIC int ioctl(int fd, unsigned long req, ...)
+{
+	REAL(int, ioctl, int, unsigned long, ...);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!pl_fd_is_region(fd))
+		return real_ioctl(fd, req, arg);
+	pl_debug("ioctl %#lx on region fd %d: not supported", req, fd);
+	return pl_fail(-ENOTTY);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libdaxfs-preload: internals shared by the interposed call families.
+ *
+ * Layout (docs/preload.md):
+ *   state.c   configuration, the lazily opened region handle, debug lines
+ *   fdtable.c open file descriptions (shared memfd) and this process's
+ *             descriptor map; fork and exec hand-over
+ *   route.c   which paths and directory descriptors belong to the region
+ *   open.c    open/close/dup/fcntl        io.c     data calls
+ *   meta.c    stat and namespace calls    dir.c    directories, cwd
+ *   stdio.c   FILE streams                exec.c   exec/spawn/fork
+ */
+#ifndef DAXFS_PRELOAD_H
+#define DAXFS_PRELOAD_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "daxfs/libdaxfs.h"
+
+#define PUBLIC __attribute__((visibility("default")))
+
+#define PL_PATH_MAX	4096
+#define PL_FD_MAX	65536		/* region fds above this: EMFILE */
+#define PL_DESC_MAX	16384		/* open file descriptions per tree */
+
+/* Consistency modes (only posix so far); a mode changes how io.c and
+ * meta.c finish a call, never how paths are routed. */
+enum pl_mode { PL_MODE_POSIX = 0 };
+
+enum pl_kind { PL_KIND_REG = 1, PL_KIND_DIR = 2, PL_KIND_PATH = 3 };
+
+/*
+ * One open file description, shared by every descriptor dup'ed, forked or
+ * exec'ed from the open (lives in a MAP_SHARED memfd).  refs counts the
+ * descriptors of every process of the tree that point at it.
+ */
+struct pl_desc {
+	_Atomic uint32_t refs;
+	uint32_t kind;			/* enum pl_kind */
+	_Atomic int32_t flags;		/* O_ACCMODE | O_APPEND | O_NONBLOCK */
+	uint32_t pad;
+	uint64_t ino;
+	_Atomic uint64_t off;		/* file offset or directory position */
+	char path[PL_PATH_MAX - 32];	/* region path of the open */
+};
+
+struct pl_config {
+	char region[PL_PATH_MAX];
+	char at[PL_PATH_MAX];		/* mount point, no trailing slash */
+	size_t at_len;
+	enum pl_mode mode;
+	int debug;
+	int enabled;
+};
+
+extern struct pl_config pl_cfg;
+
+/* state.c */
+extern __thread int pl_opening_region;	/* open.c moves its fds high */
+void pl_init(void);
+struct daxfs_handle *pl_handle(void);	/* NULL: errno is set */
+void pl_handle_drop(void);		/* before exec */
+struct daxfs_handle *pl_handle_peek(void);	/* as it is, may be NULL */
+void pl_handle_settle(void);		/* before taking the map lock */
+void *pl_real(const char *name);
+void pl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int pl_fail(int neg_errno);		/* sets errno, returns -1 */
+void pl_attr_to_stat(const struct daxfs_attr *a, struct stat *st);
+dev_t pl_dev(void);
+
+#define REAL(ret, name, ...)						\
+	static ret (*real_##name)(__VA_ARGS__);				\
+	if (!real_##name)						\
+		real_##name = (ret (*)(__VA_ARGS__))pl_real(#name)
+
+/* fdtable.c */
+struct pl_desc *pl_fd_get(int fd);	/* NULL: a kernel descriptor */
+void pl_fd_put(struct pl_desc *d);
+int pl_fd_install(uint64_t ino, int kind, int flags, const char *path);
+int pl_fd_release(int fd);		/* drop fd's entry (kernel fd stays) */
+void pl_fd_alias(int newfd, int oldfd);	/* newfd now shares oldfd's desc */
+void pl_fd_drop_locked(int fd);		/* map lock held for writing */
+void pl_fd_lock(void);
+void pl_fd_unlock(void);
+int pl_fd_is_region(int fd);
+void pl_fork_prepare(void);		/* before fork: refs for the child */
+void pl_fork_parent(int failed);
+void pl_fork_child(void);
+void pl_reopen_all(struct daxfs_handle *h);
+char *pl_exec_env(void);		/* "DAXFS_PRELOAD_FDS=..." (static) */
+void pl_exec_import(void);
+void pl_exit_release(void);
+int pl_table_fd(void);
+int pl_table_move(int min);	/* dup the table fd to >= min */
+
+/* open.c */
+mode_t pl_umask(void);
+int pl_open_region(const char *rpath, int flags, mode_t mode);
+
+/* lock.c */
+struct flock;
+int pl_lock(int fd, int cmd, struct flock *fl);
+void pl_lock_drop(uint64_t ino);
+void pl_lock_fork_child(void);
+
+/* stdio.c */
+void pl_std_fix(int fd);	/* after fd 0..2 changed */
+
+/* route.c */
+/*
+ * PL_KERNEL: the kernel's, as given; PL_KERNEL_ABS: the kernel's, but
+ * relative to a region directory, so out holds the absolute kernel path
+ * to use; PL_REGION: out holds the region path; -1: errno is set.
+ */
+enum { PL_KERNEL = 0, PL_REGION = 1, PL_KERNEL_ABS = 2 };
+int pl_route(int dirfd, const char *path, char *out);
+#define PL_KPATH(r, path, buf) ((r) == PL_KERNEL_ABS ? (buf) : (path))
+char *pl_cwd_env(void);
+int pl_path_step(const char **p, char *out, size_t *n, int *slash);
+int pl_cwd_set(const char *region_path);	/* NULL: back to the kernel */
+int pl_cwd_copy(char *buf, size_t size);	/* 1: a region cwd */
+void pl_kcwd_refresh(void);
+void pl_kcwd_detach(void);		/* kernel cwd: an empty, removed dir */
+
+#endif /* DAXFS_PRELOAD_H */

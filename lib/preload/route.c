@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Path routing: a path goes to the region when, made absolute against the
+ * current directory or the directory descriptor and normalized lexically
+ * ("." dropped, ".." pops a component), it is DIR or lies below DIR.
+ * Lexical ".." is what a path inside the region means anyway (the region
+ * has no kernel symlinks above DIR); for a kernel path it is only used to
+ * decide, and the kernel gets the path as the program wrote it.
+ *
+ * The current directory may be a region directory (chdir below DIR): then
+ * relative paths are resolved against it here, and a relative path that
+ * climbs out of DIR is handed to the kernel as an absolute path, never
+ * relative to the kernel's stale working directory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
+static char kcwd[PL_PATH_MAX];	/* the kernel's working directory */
+static char vcwd[PL_PATH_MAX];	/* region working directory, "" if none */
+
+/*
+ * One step of a path walk over the absolute path being built in out
+ * (length *n): takes the next component of *p, drops ".", pops for "..",
+ * appends anything else.  Returns the appended component's length (0
+ * when it was "." or "..", or -ENAMETOOLONG), or -1 at the end of *p.
+ * *slash tells whether the component was followed by a slash.
+ */
+int pl_path_step(const char **p, char *out, size_t *n, int *slash)
+{
+	const char *s = *p, *e;
+	size_t len;
+
+	while (*s == '/')
+		s++;
+	if (!*s)
+		return -1;
+	e = strchrnul(s, '/');
+	len = e - s;
+	*p = e;
+	*slash = *e == '/';
+	if (len == 1 && s[0] == '.')
+		return 0;
+	if (len == 2 && s[0] == '.' && s[1] == '.') {
+		while (*n > 1 && out[*n - 1] != '/')
+			(*n)--;
+		if (*n > 1)
+			(*n)--;
+		out[*n] = 0;
+		return 0;
+	}
+	if (*n + len + 2 >= PL_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (*n > 1)
+		out[(*n)++] = '/';
+	memcpy(out + *n, s, len);
+	*n += len;
+	out[*n] = 0;
+	return (int)len;
+}
+
+/* Normalizes the absolute path in (lexically) into out; keeps one
+ * trailing slash.  -ENAMETOOLONG when it does not fit. */
+static int normalize(const char *in, char *out)
+{
+	size_t n = 1;
+	int slash = 0, r;
+
+	strcpy(out, "/");
+	while ((r = pl_path_step(&in, out, &n, &slash)) >= 0)
+		;
+	if (r == -ENAMETOOLONG)
+		return r;
+	if (slash && n > 1)
+		out[n++] = '/';
+	out[n] = 0;
+	return 0;
+}
+
+static int under_at(const char *norm)
+{
+	size_t l = pl_cfg.at_len;
+
+	if (l == 1)
+		return 1;
+	return !strncmp(norm, pl_cfg.at, l) && (norm[l] == 0 || norm[l] == '/');
+}
+
+int pl_route(int dirfd, const char *path, char *out)
+{
+	static __thread char full[2 * PL_PATH_MAX + 2];
+	struct pl_desc *d;
+	int virt = 0, err;
+
+	if (!pl_cfg.enabled || !path)
+		return PL_KERNEL;
+	if (path[0] == '/') {
+		snprintf(full, sizeof(full), "%s", path);
+	} else if (dirfd == AT_FDCWD) {
+		pthread_mutex_lock(&cwd_lock);
+		virt = vcwd[0] != 0;
+		if (virt)
+			snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
+				 vcwd, path);
+		else
+			snprintf(full, sizeof(full), "%s/%s", kcwd, path);
+		pthread_mutex_unlock(&cwd_lock);
+	} else {
+		d = pl_fd_get(dirfd);
+		if (!d)
+			return PL_KERNEL;
+		if (d->kind != PL_KIND_DIR) {
+			pl_fd_put(d);
+			return pl_fail(-ENOTDIR);
+		}
+		virt = 1;
+		snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at, d->path, path);
+		pl_fd_put(d);
+	}
+	err = normalize(full, out);
+	if (err)
+		return pl_fail(err);
+	/* "/daxfs/.." names the kernel's "/": the kernel has no DIR. */
+	if (!under_at(out))
+		return virt || under_at(full) ? PL_KERNEL_ABS : PL_KERNEL;
+	if (pl_cfg.at_len > 1) {
+		memmove(out, out + pl_cfg.at_len, strlen(out + pl_cfg.at_len) + 1);
+		if (!out[0])
+			strcpy(out, "/");
+	}
+	return PL_REGION;
+}
+
+/* region_path "/x/y" ("/" for the root), or NULL: the kernel's again. */
+int pl_cwd_set(const char *region_path)
+{
+	pthread_mutex_lock(&cwd_lock);
+	snprintf(vcwd, sizeof(vcwd), "%s", region_path ? region_path : "");
+	pthread_mutex_unlock(&cwd_lock);
+	return 0;
+}
+
+/*
+ * With a region working directory the kernel's must not be one that
+ * holds files: a libc-internal call with a relative path (glob, nftw,
+ * anything that escapes interposition) would silently use it.  Move the
+ * kernel into an empty directory and remove it: relative lookups there
+ * fail with ENOENT, and so does creating a file.
+ */
+void pl_kcwd_detach(void)
+{
+	char dir[] = "/tmp/.daxfs-cwd-XXXXXX";
+
+	if (!mkdtemp(dir))
+		return;
+	syscall(SYS_chdir, dir);
+	syscall(SYS_rmdir, dir);
+}
+
+/* Writes the region cwd ("/x/y") into buf; 0 when the cwd is the
+ * kernel's. */
+int pl_cwd_copy(char *buf, size_t size)
+{
+	int virt;
+
+	pthread_mutex_lock(&cwd_lock);
+	virt = vcwd[0] != 0;
+	if (virt)
+		snprintf(buf, size, "%s", vcwd);
+	pthread_mutex_unlock(&cwd_lock);
+	return virt;
+}
+
+void pl_kcwd_refresh(void)
+{
+	const char *v = getenv("DAXFS_PRELOAD_CWD");
+
+	pthread_mutex_lock(&cwd_lock);
+	if (syscall(SYS_getcwd, kcwd, sizeof(kcwd)) < 0)
+		strcpy(kcwd, "/");
+	pthread_mutex_unlock(&cwd_lock);
+	if (v && v[0] == '/') {
+		pl_cwd_set(v);
+		unsetenv("DAXFS_PRELOAD_CWD");
+	}
+}
+
+/* exec: hand a region working directory to the new image. */
+char *pl_cwd_env(void)
+{
+	static char buf[PL_PATH_MAX + 32];
+
+	if (!pl_cwd_copy(buf + 18, sizeof(buf) - 18))
+		return NULL;
+	memcpy(buf, "DAXFS_PRELOAD_CWD=", 18);
+	return buf;
+}

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Configuration from the environment `daxfs run` sets, and the region
+ * handle, opened on the first call that needs it: a process that never
+ * touches DIR never joins the host table.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+struct pl_config pl_cfg;
+
+static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct daxfs_handle *handle;
+static atomic_int need_reopen;
+__thread int pl_opening_region;
+
+void *pl_real(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+
+	if (!p) {
+		/* Without the real call nothing can be forwarded safely. */
+		static const char msg[] = "daxfs-preload: missing libc symbol\n";
+
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		abort();
+	}
+	return p;
+}
+
+void pl_debug(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	if (!pl_cfg.debug)
+		return;
+	n = snprintf(buf, sizeof(buf), "daxfs-preload[%d]: ", (int)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	syscall(SYS_write, 2, buf, n);
+}
+
+int pl_fail(int neg_errno)
+{
+	errno = -neg_errno;
+	return -1;
+}
+
+static void copy_env(char *dst, size_t size, const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v)
+		v = def;
+	snprintf(dst, size, "%s", v ? v : "");
+}
+
+__attribute__((constructor)) void pl_init(void)
+{
+	const char *mode;
+
+	copy_env(pl_cfg.region, sizeof(pl_cfg.region), "DAXFS_PRELOAD_REGION",
+		 getenv("DAXFS_REGION"));
+	copy_env(pl_cfg.at, sizeof(pl_cfg.at), "DAXFS_PRELOAD_AT", "/daxfs");
+	pl_cfg.at_len = strlen(pl_cfg.at);
+	while (pl_cfg.at_len > 1 && pl_cfg.at[pl_cfg.at_len - 1] == '/')
+		pl_cfg.at[--pl_cfg.at_len] = 0;
+	mode = getenv("DAXFS_PRELOAD_MODE");
+	pl_cfg.mode = PL_MODE_POSIX;
+	if (mode && *mode && strcmp(mode, "posix"))
+		pl_debug("mode %s not supported yet: using posix", mode);
+	pl_cfg.debug = getenv("DAXFS_DEBUG") && *getenv("DAXFS_DEBUG");
+	pl_cfg.enabled = pl_cfg.region[0] && pl_cfg.at[0] == '/';
+	pl_kcwd_refresh();
+	pl_exec_import();
+	pl_std_fix(0);
+	pl_std_fix(1);
+	pl_std_fix(2);
+}
+
+static void leave(void)
+{
+	pl_exit_release();
+	pthread_mutex_lock(&handle_lock);
+	if (handle)
+		daxfs_region_close(handle);
+	handle = NULL;
+	pthread_mutex_unlock(&handle_lock);
+}
+
+/*
+ * _exit skips destructors, and shells (dash) leave through it: without
+ * this the host would stay in the table until its lease ran out and a
+ * survivor declared it dead.  No stdio flush here: _exit does none.
+ */
+PUBLIC void _exit(int status)
+{
+	REAL(void, _exit, int);
+
+	leave();
+	real__exit(status);
+	__builtin_unreachable();
+}
+
+PUBLIC void _Exit(int status)
+{
+	_exit(status);
+}
+
+__attribute__((destructor)) static void pl_fini(void)
+{
+	/* Region streams still buffer data that exit would flush after
+	 * this destructor, when the descriptors are no longer ours. */
+	fflush(NULL);
+	leave();
+}
+
+struct daxfs_handle *pl_handle(void)
+{
+	struct daxfs_handle *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
+	int err;
+
+	if (h && !atomic_load(&need_reopen))
+		return h;
+	pthread_mutex_lock(&handle_lock);
+	if (!handle) {
+		pl_opening_region = 1;
+		err = daxfs_region_open(pl_cfg.region, 0, &h);
+		pl_opening_region = 0;
+		if (err) {
+			pthread_mutex_unlock(&handle_lock);
+			pl_debug("%s: %s", pl_cfg.region, daxfs_strerror(err));
+			errno = err == -EINVAL ? ENODEV : -err;
+			return NULL;
+		}
+		__atomic_store_n(&handle, h, __ATOMIC_RELEASE);
+		atomic_store(&need_reopen, 1);
+	}
+	if (atomic_exchange(&need_reopen, 0))
+		pl_reopen_all(handle);
+	h = handle;
+	pthread_mutex_unlock(&handle_lock);
+	return h;
+}
+
+/* The handle as it is (no open, no re-publication): for callers that
+ * hold the descriptor map. */
+struct daxfs_handle *pl_handle_peek(void)
+{
+	return __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
+}
+
+/* Finishes a pending re-publication (after fork or a failed exec)
+ * without opening a region that was never opened. */
+void pl_handle_settle(void)
+{
+	if (pl_handle_peek() && atomic_load(&need_reopen))
+		pl_handle();
+}
+
+/* exec: leave the host table now (the new image joins again when it
+ * needs to); if exec fails, the next call opens the region again. */
+void pl_handle_drop(void)
+{
+	pthread_mutex_lock(&handle_lock);
+	if (handle)
+		daxfs_region_close(handle);
+	__atomic_store_n(&handle, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&handle_lock);
+}
+
+/* fork child: libdaxfs joins as a new host by itself; the open-set
+ * entries of the inherited files are the parent's, so publish ours. */
+static void child_after_fork(void)
+{
+	pthread_mutex_init(&handle_lock, NULL);
+	atomic_store(&need_reopen, 1);
+	pl_fork_child();
+}
+
+__attribute__((constructor)) static void pl_init_fork(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+dev_t pl_dev(void)
+{
+	/* One device number for the whole region, unlikely to be a real
+	 * one: find -xdev, du and cp -a compare (st_dev, st_ino). */
+	return makedev(0xdaf, 0x5);
+}
+
+void pl_attr_to_stat(const struct daxfs_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = pl_dev();
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_rdev = a->rdev;
+	st->st_size = a->size;
+	st->st_blksize = 4096;
+	st->st_blocks = a->blocks * 8;
+	st->st_atim.tv_sec = a->atime_ns / 1000000000;
+	st->st_atim.tv_nsec = a->atime_ns % 1000000000;
+	st->st_mtim.tv_sec = a->mtime_ns / 1000000000;
+	st->st_mtim.tv_nsec = a->mtime_ns % 1000000000;
+	st->st_ctim.tv_sec = a->ctime_ns / 1000000000;
+	st->st_ctim.tv_nsec = a->ctime_ns % 1000000000;
+}

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Calls every interposed call once in DIR and prints what a user would
+ * check, without inode numbers or times of day.  tests/test_preload.py
+ * runs it under `daxfs run` (DIR in the region) and on tmpfs and compares
+ * the outputs byte for byte.
+ *
+ * Usage: pl_calls DIR | pl_calls --child FD (exec hand-over check)
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int show(const char *what, long r)
+{
+	printf("%s: %ld%s%s\n", what, r, r < 0 ? " " : "",
+	       r < 0 ? strerror(errno) : "");
+	return (int)r;
+}
+
+static void show_stat(const char *what, const struct stat *st)
+{
+	printf("%s: mode %o nlink %lu size %lld\n", what, st->st_mode,
+	       (unsigned long)st->st_nlink,
+	       S_ISDIR(st->st_mode) ? 0LL : (long long)st->st_size);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list(const char *what, DIR *d)
+{
+	char *names[64];
+	struct dirent *e;
+	int n = 0, i;
+
+	while ((e = readdir(d)) && n < 64)
+		names[n++] = strdup(e->d_name);
+	qsort(names, n, sizeof(names[0]), cmp_name);
+	printf("%s:", what);
+	for (i = 0; i < n; i++) {
+		printf(" %s", names[i]);
+		free(names[i]);
+	}
+	printf("\n");
+}
+
+static void data_calls(void)
+{
+	char buf[64] = { 0 }, a[4] = "abc", b[4] = "def";
+	struct iovec iov[2] = { { a, 3 }, { b, 3 } };
+	struct stat st;
+	int fd, fd2;
+
+	fd = show("open creat", open("f", O_CREAT | O_RDWR | O_EXCL, 0640));
+	show("open excl again", open("f", O_CREAT | O_RDWR | O_EXCL, 0640));
+	show("write", write(fd, "hello world", 11));
+	show("lseek cur", lseek(fd, 0, SEEK_CUR));
+	show("pwrite", pwrite(fd, "W", 1, 6));
+	show("lseek set", lseek(fd, 0, SEEK_SET));
+	show("read", read(fd, buf, sizeof(buf)));
+	printf("data: %s\n", buf);
+	show("read eof", read(fd, buf, sizeof(buf)));
+	show("writev", writev(fd, iov, 2));
+	show("pwritev", pwritev(fd, iov, 2, 20));
+	memset(buf, 0, sizeof(buf));
+	show("preadv", preadv(fd, iov, 2, 0));
+	printf("iov: %.3s %.3s\n", a, b);
+	show("pread hole", pread(fd, buf, 10, 15));
+	printf("hole: %d %d\n", buf[0], buf[2]);
+	show("lseek end", lseek(fd, 0, SEEK_END));
+	show("lseek data", lseek(fd, 3, SEEK_DATA));
+	show("lseek hole", lseek(fd, 3, SEEK_HOLE));
+	show("lseek data past end", lseek(fd, 100, SEEK_DATA));
+	show("fstat", fstat(fd, &st));
+	show_stat("fstat", &st);
+	show("ftruncate", ftruncate(fd, 5));
+	show("fsync", fsync(fd));
+	show("fdatasync", fdatasync(fd));
+	show("stat", stat("f", &st));
+	show_stat("stat", &st);
+	show("fallocate", fallocate(fd, 0, 0, 100));
+	show("posix_fallocate", posix_fallocate(fd, 0, 200));
+	show("stat after fallocate", stat("f", &st));
+	show_stat("stat", &st);
+	show("truncate", truncate("f", 11));
+	fd2 = show("open append", open("f", O_WRONLY | O_APPEND));
+	show("write append", write(fd2, "!", 1));
+	show("lseek after append", lseek(fd2, 0, SEEK_CUR));
+	show("read wronly", read(fd2, buf, 1));
+	show("close", close(fd2));
+	show("close again", close(fd2));
+	show("open trunc", fd2 = open("f2", O_CREAT | O_WRONLY | O_TRUNC, 0600));
+	show("write f2", write(fd2, "0123456789", 10));
+	close(fd2);
+	fd2 = open("f2", O_RDONLY);
+	show("lseek f2", lseek(fd2, 0, SEEK_SET));
+	show("sendfile", sendfile(fd, fd2, NULL, 4));
+	show("copy_file_range", copy_file_range(fd2, NULL, fd, NULL, 3, 0));
+	close(fd2);
+	show("fstat", fstat(fd, &st));
+	show_stat("after copies", &st);
+	close(fd);
+}
+
+/* Lengths the compiler cannot see: with _FORTIFY_SOURCE these become
+ * __read_chk, __pread_chk, __readlink_chk, __getcwd_chk, __realpath_chk. */
+static void fortify_calls(void)
+{
+	volatile size_t len = 4;
+	char buf[64] = { 0 }, rp[4096];
+	int fd = open("f2", O_RDONLY);
+
+	show("read len", read(fd, buf, len));
+	show("pread len", pread(fd, buf + 4, len, 4));
+	printf("fortify data: %s\n", buf);
+	close(fd);
+	symlink("f2", "fl");
+	memset(buf, 0, sizeof(buf));
+	show("readlink len", readlink("fl", buf, len));
+	printf("fortify link: %s\n", buf);
+	show("getcwd len", getcwd(rp, len * 1024) != NULL);
+	show("realpath", realpath("fl", rp) != NULL);
+	printf("realpath tail: %s\n", strrchr(rp, '/'));
+	unlink("fl");
+}
+
+static void fd_calls(void)
+{
+	char buf[16] = { 0 };
+	int fd, d1, d2, fl;
+
+	fd = open("f", O_RDONLY);
+	d1 = show("dup", dup(fd));
+	show("read dup", read(d1, buf, 5));
+	show("lseek shared", lseek(fd, 0, SEEK_CUR));
+	d2 = show("dup2", dup2(fd, 40));
+	show("dup3", dup3(fd, 41, O_CLOEXEC));
+	show("getfd 41", fcntl(41, F_GETFD));
+	show("getfd 40", fcntl(40, F_GETFD));
+	show("f_dupfd", fcntl(fd, F_DUPFD, 50));
+	fl = fcntl(fd, F_GETFL);
+	show("getfl accmode", fl & O_ACCMODE);
+	show("setfl append", fcntl(fd, F_SETFL, fl | O_APPEND));
+	show("getfl append", !!(fcntl(fd, F_GETFL) & O_APPEND));
+	{
+		struct pollfd pf[2] = { { fd, POLLIN | POLLOUT, 0 },
+					{ 0, 0, 0 } };
+		fd_set rs, ws;
+		struct timeval tv = { 0, 0 };
+
+		show("poll", poll(pf, 2, 1000));
+		printf("poll revents: %#x %#x\n", pf[0].revents, pf[1].revents);
+		FD_ZERO(&rs);
+		FD_ZERO(&ws);
+		FD_SET(fd, &rs);
+		FD_SET(fd, &ws);
+		show("select", select(fd + 1, &rs, &ws, NULL, &tv));
+		printf("select: %d %d\n", FD_ISSET(fd, &rs), FD_ISSET(fd, &ws));
+	}
+	show("dup2 over region", dup2(0, 40));
+	show("close 41", close(41));
+	show("close 50", close(50));
+	show("close d1", close(d1));
+	show("close d2", close(d2));
+	close(fd);
+}
+
+static void meta_calls(void)
+{
+	struct timespec t[2] = { { 1000000000, 0 }, { 1200000000, 5 } };
+	struct stat st;
+	struct statx sx;
+	char buf[64] = { 0 };
+	int fd;
+
+	show("mkdir", mkdir("d", 0750));
+	show("mkdir again", mkdir("d", 0750));
+	show("mkdirat", mkdirat(AT_FDCWD, "d/sub", 0700));
+	show("rmdir not empty", rmdir("d"));
+	show("symlink", symlink("f", "sl"));
+	show("readlink", readlink("sl", buf, sizeof(buf)));
+	printf("target: %s\n", buf);
+	show("lstat", lstat("sl", &st));
+	printf("lstat link: %d\n", S_ISLNK(st.st_mode));
+	show("stat via link", stat("sl", &st));
+	show_stat("stat via link", &st);
+	show("link", link("f", "hard"));
+	show("stat hard", stat("hard", &st));
+	show_stat("hard", &st);
+	show("rename", rename("hard", "hard2"));
+	show("renameat2 noreplace", renameat2(AT_FDCWD, "hard2", AT_FDCWD, "f",
+					      RENAME_NOREPLACE));
+	show("unlink", unlink("hard2"));
+	show("unlink missing", unlink("hard2"));
+	show("unlink dir", unlink("d"));
+	show("chmod", chmod("f", 0604));
+	fd = open("f", O_RDONLY);
+	show("fchmod", fchmod(fd, 0644));
+	show("fstat", fstat(fd, &st));
+	show_stat("after fchmod", &st);
+	show("futimens", futimens(fd, t));
+	show("fstat", fstat(fd, &st));
+	printf("mtime: %ld.%ld\n", (long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	close(fd);
+	show("utimensat", utimensat(AT_FDCWD, "f", t, 0));
+	show("statx", statx(AT_FDCWD, "f", 0, STATX_BASIC_STATS, &sx));
+	printf("statx: mode %o size %llu atime %lld\n", sx.stx_mode,
+	       (unsigned long long)sx.stx_size, (long long)sx.stx_atime.tv_sec);
+	show("access r", access("f", R_OK));
+	show("access missing", access("nope", F_OK));
+	show("faccessat", faccessat(AT_FDCWD, "d", X_OK, 0));
+	show("chown same", chown("f", getuid(), getgid()));
+	show("open missing", open("nope", O_RDONLY));
+	show("open dir for write", open("d", O_WRONLY));
+	show("open notdir", open("f/x", O_RDONLY));
+	show("open O_DIRECTORY file", open("f", O_RDONLY | O_DIRECTORY));
+	show("rename across", rename("f2", "/proc/pl-calls-never"));
+}
+
+static void dir_calls(void)
+{
+	char cwd[4096];
+	DIR *d;
+	int fd, sub;
+
+	struct dirent **sl;
+	struct statvfs vfs;
+	int n, i;
+
+	d = opendir(".");
+	list("opendir", d);
+	closedir(d);
+	n = show("scandir", scandir(".", &sl, NULL, alphasort));
+	printf("scandir:");
+	for (i = 0; i < n; i++) {
+		printf(" %s", sl[i]->d_name);
+		free(sl[i]);
+	}
+	printf("\n");
+	free(sl);
+	show("statvfs", statvfs(".", &vfs));
+	printf("namemax: %lu\n", (unsigned long)vfs.f_namemax);
+	fd = open("d", O_RDONLY | O_DIRECTORY);
+	sub = show("openat rel dirfd", openat(fd, "new", O_CREAT | O_WRONLY, 0600));
+	close(sub);
+	show("fstatat dirfd", fstatat(fd, "new", &(struct stat){ 0 }, 0));
+	show("unlinkat dirfd", unlinkat(fd, "new", 0));
+	show("unlinkat rmdir", unlinkat(fd, "sub", AT_REMOVEDIR));
+	d = fdopendir(dup(fd));
+	list("fdopendir", d);
+	closedir(d);
+	show("chdir", chdir("d"));
+	show("creat in cwd", sub = creat("c", 0644));
+	close(sub);
+	show("getcwd", getcwd(cwd, sizeof(cwd)) != NULL);
+	printf("cwd tail: %s\n", strrchr(cwd, '/'));
+	show("stat up", access("../f", F_OK));
+	show("fchdir", fchdir(fd));
+	show("chdir up", chdir(".."));
+	show("unlink c", unlink("d/c"));
+	show("rmdir", rmdir("d"));
+	close(fd);
+}
+
+static void stdio_calls(void)
+{
+	char buf[32] = { 0 };
+	FILE *f;
+	int fd;
+
+	f = fopen("s", "w+");
+	show("fopen", f != NULL);
+	show("fileno valid", fcntl(fileno(f), F_GETFD) >= 0);
+	show("fprintf", fprintf(f, "line %d\n", 42));
+	show("fseek", fseek(f, 0, SEEK_SET));
+	show("fread", fread(buf, 1, sizeof(buf), f));
+	printf("stdio: %s", buf);
+	show("ftell", ftell(f));
+	show("fclose", fclose(f));
+	fd = open("s", O_RDONLY);
+	f = fdopen(fd, "r");
+	show("fgets", fgets(buf, sizeof(buf), f) != NULL);
+	printf("fgets: %s", buf);
+	show("fclose fdopen", fclose(f));
+	f = fopen("s", "a");
+	fputs("more\n", f);
+	fclose(f);
+	f = fopen("s", "r");
+	while (fgets(buf, sizeof(buf), f))
+		printf("append: %s", buf);
+	fclose(f);
+	show("fopen missing", fopen("nope", "r") != NULL);
+}
+
+static void mmap_calls(void)
+{
+	int fd = open("f2", O_RDONLY);
+	char *p = mmap(NULL, 10, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	show("mmap private", p != MAP_FAILED);
+	if (p != MAP_FAILED) {
+		printf("mmap: %.10s\n", p);
+		show("munmap", munmap(p, 10));
+	}
+	close(fd);
+}
+
+static void process_calls(const char *self)
+{
+	char buf[8] = { 0 }, arg[16];
+	int fd = open("f2", O_RDONLY), st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		read(fd, buf, 3);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	show("offset after child read", lseek(fd, 0, SEEK_CUR));
+	fflush(stdout);
+	snprintf(arg, sizeof(arg), "%d", fd);
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "--child", arg, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	show("child status", WEXITSTATUS(st));
+	show("offset after exec read", lseek(fd, 0, SEEK_CUR));
+	show("system", system("exit 3") >> 8);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	char buf[8] = { 0 };
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--child")) {
+		show("child read", read(atoi(argv[2]), buf, 4));
+		printf("child data: %s\n", buf);
+		return 5;
+	}
+	if (argc != 2 || chdir(argv[1])) {
+		fprintf(stderr, "usage: pl_calls DIR\n");
+		return 2;
+	}
+	umask(022);
+	data_calls();
+	fortify_calls();
+	fd_calls();
+	meta_calls();
+	dir_calls();
+	stdio_calls();
+	mmap_calls();
+	process_calls(argv[0]);
+	return 0;
+}

@@ -1,0 +1,501 @@
+"""libdaxfs-preload.so under `daxfs run`: each covered call, and real
+programs, compared byte for byte with the same run on tmpfs
+(docs/preload.md)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from helpers import env
+from helpers import preload as pl
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    for p in (pl.DAXFS, pl.PRELOAD_LIB, os.path.join(pl.PROGS, "pl_calls")):
+        if not os.path.exists(p):
+            pytest.fail("%s is missing: run make first" % p)
+
+
+@pytest.mark.parametrize("prog", ["pl_calls", "pl_calls_fortify"])
+def test_calls_match_tmpfs(region, prog):
+    """Every covered call once (tests/preload/pl_calls.c), fork and exec
+    included, gives the same results as on tmpfs; built plainly and with
+    _FORTIFY_SOURCE=2 (__read_chk, __getcwd_chk, ... entry points)."""
+    path = os.path.join(pl.PROGS, prog)
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % path, "calls")
+    assert b"child data: 3456" in out
+    assert b"offset after exec read: 7" in out
+    assert b"rename across: -1 Invalid cross-device link" in out
+
+
+def test_coreutils_match_tmpfs(region):
+    """cp -a of a tree, mv, ls -l, find, du, cat, sort."""
+    src = pl.Tmpfs("src")
+    try:
+        _make_tree(src.path)
+        script = r'''
+set -e
+mkdir "$D"
+cp -a SRC "$D/tree"
+cd "$D"
+ls -l --time-style=+%s tree/b tree/a/f1 tree/a/lines
+find tree -printf '%y %m %n %P %l\n' | sort
+find tree -type f -printf '%s %P\n' | sort
+du -ab --apparent-size $(find tree -type f | sort)
+cat tree/a/f1 tree/b/big | cksum
+sort -r tree/a/lines > sorted
+cat sorted
+mv tree/a/f1 tree/b/moved
+mv sorted tree/
+ls tree/b tree
+cp -a tree tree2
+diff -r tree tree2 && echo same
+rm -r tree2
+ls
+'''.replace("SRC", src.path)
+        pl.compare(region, script, "coreutils")
+    finally:
+        src.close()
+
+
+def test_tar_match_tmpfs(region):
+    """tar c of a region tree gives the same archive as on tmpfs; tar x
+    into the region gives the same files."""
+    src = pl.Tmpfs("src")
+    try:
+        _make_tree(src.path)
+        script = r'''
+set -e
+mkdir "$D" "$D/x"
+tar -C SRC --sort=name -cf "$D/a.tar" .
+tar -C "$D/x" -xpf "$D/a.tar"
+tar -C "$D/x" --sort=name -cf - . | cksum
+cksum < "$D/a.tar"
+tar -tvf "$D/a.tar" | sort -k6
+'''.replace("SRC", src.path)
+        pl.compare(region, script, "tar")
+    finally:
+        src.close()
+
+
+def test_python_match_tmpfs(region):
+    """python3: os.walk, open, read, write, os.replace, listdir."""
+    code = r'''
+import os, sys
+d = sys.argv[1]
+os.makedirs(os.path.join(d, "p", "q"))
+for i in range(20):
+    with open(os.path.join(d, "p", "q" if i % 2 else "", "f%d" % i), "w") as f:
+        f.write("x" * (i * 1000) + "\n")
+with open(os.path.join(d, "p", "f3"), "a") as f:
+    f.write("tail\n")
+with open(os.path.join(d, "p", "f3"), "rb") as f:
+    f.seek(-5, 2)
+    print(f.read())
+os.replace(os.path.join(d, "p", "f4"), os.path.join(d, "p", "q", "r"))
+for root, dirs, files in sorted(os.walk(d)):
+    print(os.path.relpath(root, d), sorted(dirs), sorted(files))
+    for n in sorted(files):
+        p = os.path.join(root, n)
+        print(n, os.path.getsize(p), len(open(p).read()))
+'''
+    pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+               "python")
+
+
+def test_kernel_paths_untouched(region, tmp_path):
+    """Paths outside DIR go to the kernel; the region stays empty."""
+    f = tmp_path / "k.txt"
+    res = pl.run(region, ["sh", "-c", 'echo kernel > "%s"; cat "%s"; ls /daxfs'
+                          % (f, f)])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"kernel\n"
+    assert f.read_bytes() == b"kernel\n"
+    assert not os.path.exists("/daxfs/k.txt")
+
+
+def test_unsupported_fails_clearly(region):
+    """A call the preload cannot serve fails with an errno and, under
+    DAXFS_DEBUG, one line on stderr."""
+    code = r'''
+import errno, fcntl, mmap, os, termios
+fd = os.open("/daxfs/u", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"x" * 4096)
+for name, fn in (("mmap", lambda: mmap.mmap(fd, 4096)),
+                 ("ioctl", lambda: fcntl.ioctl(fd, termios.TIOCGWINSZ, b"x" * 8))):
+    try:
+        fn()
+        print(name, "served")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+'''
+    res = pl.run(region, [sys.executable, "-c", code],
+                 extra_env={"DAXFS_DEBUG": "1"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"mmap ENODEV\nioctl ENOTTY\n"
+    err = res.stderr.decode()
+    assert "mmap MAP_SHARED" in err and "ioctl" in err
+
+
+def test_two_hosts_writer_and_reader(region):
+    """A writer under `daxfs run` appends; a reader in another `daxfs run`
+    process (another host) follows the file as tail -f would and sees
+    every line, in order."""
+    n = 200
+    writer = r'''
+import os, sys, time
+fd = os.open("/daxfs/log", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+for i in range(%d):
+    os.write(fd, b"line %%d\n" %% i)
+    if i %% 20 == 0:
+        time.sleep(0.01)
+''' % n
+    reader = r'''
+import os, sys, time
+while not os.path.exists("/daxfs/log"):
+    time.sleep(0.01)
+fd = os.open("/daxfs/log", os.O_RDONLY)
+data = b""
+deadline = time.monotonic() + 60
+while data.count(b"\n") < %d and time.monotonic() < deadline:
+    chunk = os.read(fd, 4096)
+    if not chunk:
+        time.sleep(0.005)
+    data += chunk
+sys.stdout.buffer.write(data)
+''' % n
+    r = pl.popen(region, [sys.executable, "-c", reader], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE)
+    w = pl.run(region, [sys.executable, "-c", writer])
+    out, err = r.communicate(timeout=120)
+    assert w.returncode == 0, w.stderr
+    assert r.returncode == 0, err
+    assert out == b"".join(b"line %d\n" % i for i in range(n))
+
+
+def test_git_match_tmpfs(region):
+    """git init, add, commit, log, gc, fsck and clone of a local
+    repository: the same commits (fixed dates, so the same hashes)."""
+    script = r'''
+set -e
+export GIT_AUTHOR_DATE="2020-01-01T00:00:00Z" GIT_COMMITTER_DATE="2020-01-01T00:00:00Z"
+export GIT_CONFIG_NOSYSTEM=1 HOME="$D.home"
+mkdir "$D" "$D.home"
+cd "$D"
+git init -q -b main repo
+cd repo
+git config user.email t@example.com
+git config user.name T
+for i in 1 2 3; do
+    mkdir -p "d$i"
+    seq 1 $((i * 1000)) > "d$i/f"
+    echo "rev $i" >> top
+    git add .
+    git commit -q -m "commit $i"
+done
+git rm -q d1/f
+git commit -q -m "remove"
+git log --format="%H %s" --stat | cat
+git gc -q
+git fsck --full 2>&1
+git count-objects -v | grep -v size
+cd ..
+git clone -q repo clone
+git -C clone log --format="%H %s" | cat
+ls clone clone/d3
+cmp repo/d3/f clone/d3/f && echo same
+'''
+    pl.compare(region, script, "git", timeout=300)
+
+
+def test_sqlite_match_tmpfs(region):
+    """sqlite3: 10,000 rows in transactions (rollback journal, so record
+    locks and fsync), an update and integrity_check."""
+    rows = "\n".join("insert into t values(%d, '%s');" % (i, "v%07d" % (i * 7))
+                     for i in range(10000))
+    with open(os.path.join(env.SHM, "pl-sql-%d.sql" % os.getpid()), "w") as f:
+        f.write("create table t(a integer primary key, b text);\n"
+                "begin;\n%s\ncommit;\n"
+                "begin; update t set b = b || 'x' where a %% 3 = 0; commit;\n"
+                "begin; delete from t where a %% 5 = 0; commit;\n"
+                "select count(*), sum(a), max(b) from t;\n"
+                "pragma integrity_check;\n" % rows)
+        sql = f.name
+    try:
+        out = pl.compare(region, 'mkdir "$D" && sqlite3 "$D/db" < %s && '
+                         'sqlite3 "$D/db" "select count(*) from t"' % sql,
+                         "sqlite", timeout=300)
+    finally:
+        os.unlink(sql)
+        pl.drop_lock_dir(region)
+    assert out.endswith(b"ok\n8000\n")
+
+
+def test_record_locks_between_processes(region):
+    """fcntl record locks on a region file between two processes of this
+    host behave as on tmpfs: a conflicting F_SETLK fails with EAGAIN,
+    a disjoint range is granted, and closing the holder's descriptor
+    releases the lock."""
+    code = r'''
+import errno, fcntl, os, sys, time
+p = os.path.join(sys.argv[1], "lk")
+fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"x" * 100)
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    fcntl.lockf(fd, fcntl.LOCK_EX, 10, 0)
+    os.write(w, b"1")
+    os.read(r2, 1)
+    os.close(fd)
+    os.write(w, b"2")
+    os.read(r2, 1)
+    os._exit(0)
+os.read(r, 1)
+fd2 = os.open(p, os.O_RDWR)
+for name, ln, st in (("same", 10, 0), ("overlap", 10, 5), ("disjoint", 10, 50)):
+    try:
+        fcntl.lockf(fd2, fcntl.LOCK_EX | fcntl.LOCK_NB, ln, st)
+        print(name, "granted")
+        fcntl.lockf(fd2, fcntl.LOCK_UN, ln, st)
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+os.write(w2, b"1")
+os.read(r, 1)
+fcntl.lockf(fd2, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 0)
+print("after close granted")
+os.write(w2, b"1")
+os.waitpid(pid, 0)
+'''
+    try:
+        out = pl.compare(region, 'mkdir "$D" && "$PY" -c \'%s\' "$D"'
+                         % code.replace("'", "'\"'\"'"), "locks")
+    finally:
+        pl.drop_lock_dir(region)
+    assert out == (b"same EAGAIN\noverlap EAGAIN\ndisjoint granted\n"
+                   b"after close granted\n")
+
+
+def _make_tree(root):
+    """A small tree with files of several sizes, a symlink, a hard link,
+    an empty directory and fixed times."""
+    os.makedirs(os.path.join(root, "a", "deep", "er"))
+    os.makedirs(os.path.join(root, "b"))
+    os.makedirs(os.path.join(root, "empty"))
+    with open(os.path.join(root, "a", "f1"), "wb") as f:
+        f.write(b"one\n")
+    with open(os.path.join(root, "a", "lines"), "w") as f:
+        f.write("".join("%05d\n" % ((i * 7919) % 1000) for i in range(300)))
+    with open(os.path.join(root, "b", "big"), "wb") as f:
+        f.write(bytes((i * 31) & 0xff for i in range(300000)))
+    with open(os.path.join(root, "a", "deep", "er", "z"), "wb"):
+        pass
+    os.symlink("../a/f1", os.path.join(root, "b", "link"))
+    os.link(os.path.join(root, "b", "big"), os.path.join(root, "b", "big2"))
+    os.chmod(os.path.join(root, "a", "f1"), 0o600)
+    for dirpath, dirs, files in os.walk(root, topdown=False):
+        for n in files:
+            os.utime(os.path.join(dirpath, n), (1500000000, 1500000000),
+                     follow_symlinks=False)
+        os.utime(dirpath, (1600000000, 1600000000))
+
+
+def test_killed_program_is_a_dead_host(region_path, need_fsck):
+    """A program killed (SIGKILL) under `daxfs run` while it writes is a
+    dead host: once its lease runs out the others declare it dead and
+    recover it, the region checks clean, and other programs go on."""
+    import daxfs
+    lease_ms = 1000
+    env.mkfs(region_path, 64 * env.MiB, lease_ms=lease_ms)
+    victim = r'''
+import os, sys
+fd = os.open("/daxfs/v", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+gone = os.open("/daxfs/gone", os.O_CREAT | os.O_RDWR, 0o644)
+os.write(gone, b"g" * 65536)
+os.unlink("/daxfs/gone")
+print("ready", os.getpid(), flush=True)
+while True:
+    os.write(fd, b"x" * 4096)
+'''
+    p = pl.popen(region_path, [sys.executable, "-c", victim],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = p.stdout.readline().split()
+        assert line and line[0] == b"ready", p.stderr.read()
+        pid = int(line[1])
+        time.sleep(0.2)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+    time.sleep(3 * lease_ms / 1000)
+    with daxfs.Region(region_path) as r:
+        r.watch_hosts()
+        for _ in range(3):
+            r.reclaim()
+        hosts = [h for h in r.info()["hosts"] if h["pid"] == pid]
+        assert all(h["state"] != "alive" for h in hosts), hosts
+        assert not r.exists("/gone")
+    res = pl.run(region_path, ["sh", "-c", 'echo after > /daxfs/after && '
+                               'cat /daxfs/after && wc -c < /daxfs/v'])
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.split()
+    assert out[0] == b"after" and int(out[1]) > 0
+    rc, text = env.fsck(region_path, "-n")
+    assert rc == 0, text
+
+
+def test_exited_programs_leave_the_host_table(region, need_fsck):
+    """Programs that end, through exit or _exit (dash), and the children
+    they fork and exec, leave the host table: right after them no host is
+    left and fsck.daxfs -n is clean (no dead host waiting for a lease)."""
+    script = ('echo a > /daxfs/a; cat /daxfs/a > /daxfs/b; wc -c < /daxfs/b; '
+              '(cat /daxfs/a; cat /daxfs/b) | sort > /daxfs/c; cat /daxfs/c')
+    for shell in ("sh", "bash"):
+        res = pl.run(region, [shell, "-c", script])
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == b"2\na\na\n"
+        rc, text = env.fsck(region, "-n")
+        assert rc == 0, "%s:\n%s" % (shell, text)
+    res = subprocess.run([pl.DAXFS, "-r", region, "info"], capture_output=True,
+                         text=True, timeout=60)
+    assert "0 of" in res.stdout.split("Hosts:")[1].split("\n")[0], res.stdout
+
+
+def test_fork_child_closes_inherited_file_first(region):
+    """A fork child whose first call closes an inherited region file, then
+    opens, writes and closes others (what a shell does between fork and
+    exec), neither hangs nor breaks the parent's files."""
+    code = r'''
+import os
+fd = os.open("/daxfs/inh", os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"parent\n")
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    for i in range(3):
+        f = os.open("/daxfs/c%d" % i, os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(f, b"child\n")
+        os.close(f)
+    os._exit(0)
+_, st = os.waitpid(pid, 0)
+os.write(fd, b"again\n")
+os.lseek(fd, 0, 0)
+print(os.waitstatus_to_exitcode(st), os.read(fd, 100), open("/daxfs/c2").read())
+'''
+    res = pl.run(region, [sys.executable, "-c", code], timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"0 b'parent\\nagain\\n' child\n\n"
+
+
+def test_region_cwd_hides_the_kernel_cwd(region, tmp_path):
+    """With a region working directory, libc calls that walk paths
+    internally (glob, nftw: not interposed) never list the directory the
+    program started in: the kernel's working directory is an empty,
+    removed one, so they fail instead of touching the wrong files."""
+    (tmp_path / "kernel-file").write_text("k")
+    prog = os.path.join(pl.PROGS, "pl_cwd_escape")
+    res = pl.run(region, ["sh", "-c", 'mkdir /daxfs/w && echo r > /daxfs/w/region-file '
+                          '&& exec %s /daxfs/w' % prog], cwd=str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert b"kernel-file" not in res.stdout, res.stdout
+
+
+def test_bash_redirections_match_tmpfs(region):
+    """bash: redirections to and from region files, a descriptor kept
+    open across commands (shared offset), builtins writing through stdio,
+    pipes and command substitution."""
+    script = r'''
+set -e
+mkdir "$D"
+cd "$D"
+seq 1 5 > nums
+exec 3< nums
+read -r a <&3
+read -r b <&3
+head -n 1 <&3
+echo "a=$a b=$b rest=$(cat <&3 | tr '\n' ' ')"
+exec 3<&-
+printf '%s\n' one two three >> nums
+echo "builtin echo" > out
+type cd >> out
+wc -l < nums
+cat out
+while read -r l; do echo "line $l"; done < nums | tail -n 2
+x=$(cat nums | sort -n | tail -n 1)
+echo "last $x"
+pwd
+cd .. && ls -d "$D" >/dev/null && echo back
+'''
+    pl.compare(region, "exec bash -c '%s'" % script.replace("'", "'\"'\"'"), "bash")
+
+
+def test_threads_match_tmpfs(region):
+    """Eight threads open, write, dup, read back and close region files
+    at once and append to one shared descriptor: no byte is wrong and the
+    appends all land, as on tmpfs."""
+    prog = os.path.join(pl.PROGS, "pl_threads")
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % prog, "threads")
+    assert out == b"threads 8 rounds 40 bad 0 shared 20480\n"
+
+
+def test_python_subprocess_passes_region_files(region):
+    """Python's subprocess (vfork/exec with close_fds, which closes every
+    descriptor above 2), os.popen and os.system hand region files to
+    children as stdin and stdout, as on tmpfs."""
+    code = r'''
+import os, subprocess, sys
+d = sys.argv[1]
+os.mkdir(d)
+p = os.path.join(d, "sp")
+open(p, "w").write("via subprocess\n")
+with open(p) as f:
+    print(subprocess.run(["cat"], stdin=f, capture_output=True).stdout)
+print(subprocess.run("tr a-z A-Z < %s" % p, shell=True, capture_output=True).stdout)
+with open(p + "2", "w") as out:
+    subprocess.run(["echo", "to file"], stdout=out, check=True)
+print(open(p + "2").read(), end="")
+print(os.popen("cat %s2" % p).read(), end="")
+os.system("cat %s2 %s > %s3" % (p, p, p))
+print(open(p + "3").read(), end="")
+'''
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+                     "subprocess")
+    assert out.count(b"to file\n") == 3
+
+
+def test_tail_follows_a_writer_on_another_host(region):
+    """GNU tail -f under `daxfs run` follows a file that a shell on
+    another host (another `daxfs run` process) appends to, and prints
+    every line once the writer is gone (tail --pid)."""
+    res = pl.run(region, ["sh", "-c", "echo start > /daxfs/follow"])
+    assert res.returncode == 0, res.stderr
+    w = pl.popen(region, ["sh", "-c", 'for i in $(seq 1 40); do echo "line $i" '
+                          '>> /daxfs/follow; sleep 0.02; done'])
+    # reap the writer as soon as it ends: tail --pid sees a zombie alive
+    reaper = threading.Thread(target=w.wait)
+    reaper.start()
+    r = pl.run(region, ["tail", "-n", "+1", "-s", "0.05", "-f", "--pid=%d" % w.pid,
+                        "/daxfs/follow"], timeout=120)
+    reaper.join(timeout=60)
+    assert w.returncode == 0
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"start\n" + b"".join(b"line %d\n" % i for i in range(1, 41))
+
+
+def test_fio_verifies_its_writes(region):
+    """fio (sync engine) writes a file with checksums through the preload
+    and reads every block back verified."""
+    res = pl.run(region, ["fio", "--name=v", "--filename=/daxfs/fio", "--rw=randwrite",
+                          "--bs=4k", "--size=8m", "--ioengine=sync", "--verify=crc32c",
+                          "--do_verify=1", "--verify_state_save=0",
+                          "--output-format=terse"], timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert b"verify" not in res.stderr, res.stderr

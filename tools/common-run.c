@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * `daxfs run [-r REGION] [--at DIR] [--mode posix] -- COMMAND [ARGS...]`:
+ * runs COMMAND with libdaxfs-preload.so, so that its paths under DIR are
+ * served from the region by loads and stores (docs/preload.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daxfs/libdaxfs.h"
+#include "common.h"
+
+/* $DAXFS_PRELOAD_LIB, else libdaxfs-preload.so beside the build's bin/
+ * (build/bin/daxfs -> build/libdaxfs-preload.so) or in ../lib. */
+static int find_preload(char *out, size_t size)
+{
+	static const char *const rel[] = { "../libdaxfs-preload.so",
+		"../lib/libdaxfs-preload.so", "libdaxfs-preload.so" };
+	char exe[PATH_MAX];
+	const char *env = getenv("DAXFS_PRELOAD_LIB");
+	ssize_t n;
+	size_t i;
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return access(out, R_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(out, size, "%s/%s", dirname(exe), rel[i]);
+		if (!access(out, R_OK))
+			return 0;
+		exe[n] = 0;
+	}
+	return -ENOENT;
+}
+
+static void run_usage(FILE *f)
+{
+	fprintf(f,
+"Usage: daxfs run [-r REGION] [--at DIR] [--mode posix] -- COMMAND [ARGS...]\n"
+"Run an unmodified program with its paths under DIR (default /daxfs) served\n"
+"from the region (LD_PRELOAD).  Other paths go to the kernel untouched.\n"
+"  -r, --region REGION  the region (default: $DAXFS_REGION)\n"
+"      --at DIR         where the region appears (an absolute path)\n"
+"      --mode MODE      consistency mode: posix (sync and strict: later)\n"
+"DAXFS_DEBUG=1 prints one line for each call the preload cannot serve.\n");
+}
+
+int daxfs_run_main(const char *region, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "region", required_argument, NULL, 'r' },
+		{ "at", required_argument, NULL, 'a' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char lib[PATH_MAX], abs[PATH_MAX], pre[2 * PATH_MAX];
+	const char *at = "/daxfs", *mode = "posix", *old;
+	struct daxfs_handle *h;
+	int ch, err;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+r:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'r':
+			region = optarg;
+			break;
+		case 'a':
+			at = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return 0;
+		default:
+			run_usage(stderr);
+			return TOOL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		run_usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (!region || !*region) {
+		fprintf(stderr, "daxfs: run: no region given: use -r REGION or "
+			"set DAXFS_REGION\n");
+		return TOOL_EXIT_USAGE;
+	}
+	if (strcmp(mode, "posix")) {
+		fprintf(stderr, "daxfs: run: mode '%s' is not supported yet "
+			"(only posix)\n", mode);
+		return TOOL_EXIT_USAGE;
+	}
+	if (at[0] != '/') {
+		fprintf(stderr, "daxfs: run: --at needs an absolute path\n");
+		return TOOL_EXIT_USAGE;
+	}
+	/* Fail here, with the library's words, rather than in the program. */
+	err = daxfs_region_open(region, DAXFS_OPEN_RDONLY, &h);
+	if (err) {
+		fprintf(stderr, "daxfs: run: %s: %s\n", region,
+			daxfs_strerror(err));
+		return 1;
+	}
+	daxfs_region_close(h);
+	if (!realpath(region, abs))
+		snprintf(abs, sizeof(abs), "%s", region);
+	err = find_preload(lib, sizeof(lib));
+	if (err) {
+		fprintf(stderr, "daxfs: run: libdaxfs-preload.so not found (set "
+			"DAXFS_PRELOAD_LIB): %s\n", strerror(-err));
+		return 1;
+	}
+	old = getenv("LD_PRELOAD");
+	snprintf(pre, sizeof(pre), "%s%s%s", lib, old && *old ? ":" : "",
+		 old && *old ? old : "");
+	setenv("LD_PRELOAD", pre, 1);
+	setenv("DAXFS_PRELOAD_REGION", abs, 1);
+	setenv("DAXFS_PRELOAD_AT", at, 1);
+	setenv("DAXFS_PRELOAD_MODE", mode, 1);
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "daxfs: run: %s: %s\n", argv[optind], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
