@@ -93,6 +93,8 @@ struct daxfs_inode_info {
 	struct xarray base_pg;		/* pgoff -> base page mapped (region pfn) */
 	struct xarray pool_pg;		/* pgoff -> pool page mapped (region pfn):
 					 * reused only after we unmap it */
+	struct xarray hole_pg;		/* pgoff -> the zero page mapped for a
+					 * hole: unmapped when the hole is filled */
 	unsigned int nr_vmas;		/* mappings of this inode (pin_lock) */
 	u64 reval_change;		/* change at the last revalidation (pin_lock) */
 	u64 pool_change;		/* change at the last pool_pg walk (pin_lock) */

@@ -405,6 +405,7 @@ static void __daxfs_release_pins(struct inode *inode)
 	xa_destroy(&ei->pin_pg);
 	xa_destroy(&ei->base_pg);
 	xa_destroy(&ei->pool_pg);
+	xa_destroy(&ei->hole_pg);
 }
 
 /* Last mapping gone, or inode evicted: no PTE of ours shows a slot. */
@@ -417,35 +418,42 @@ void daxfs_mmap_release_pins(struct inode *inode)
 	mutex_unlock(&ei->pin_lock);
 }
 
-/* Bytes [start, end) of the file moved into the overlay on this host:
- * zap our PTEs of their cached copies and drop those pins (pin_lock held). */
+/* Bytes [start, end) of the file moved into the overlay on this host, or
+ * filled holes: zap our PTEs of their cached copies and of the zero page,
+ * and drop those pins (pin_lock held). */
 static void __daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
-	unsigned long first, last, idx, b;
+	unsigned long first, last, idx, b, h;
 	void *v;
 
 	first = start >> PAGE_SHIFT;
 	last = (end - 1) >> PAGE_SHIFT;
 	idx = first;
 	b = first;
-	if (xa_find(&ei->pin_pg, &idx, last, XA_PRESENT) ||
-	    xa_find(&ei->base_pg, &b, last, XA_PRESENT)) {
-		unmap_mapping_pages(inode->i_mapping, first, last - first + 1, false);
-		xa_for_each_range(&ei->pin_pg, idx, v, first, last) {
-			xa_erase(&ei->pin_pg, idx);
-			daxfs_put_slot(inode, xa_to_value(v));
-		}
-		xa_for_each_range(&ei->base_pg, idx, v, first, last)
-			xa_erase(&ei->base_pg, idx);
+	h = first;
+	if (!xa_find(&ei->pin_pg, &idx, last, XA_PRESENT) &&
+	    !xa_find(&ei->base_pg, &b, last, XA_PRESENT) &&
+	    !xa_find(&ei->hole_pg, &h, last, XA_PRESENT))
+		return;
+	unmap_mapping_pages(inode->i_mapping, first, last - first + 1, false);
+	xa_for_each_range(&ei->pin_pg, idx, v, first, last) {
+		xa_erase(&ei->pin_pg, idx);
+		daxfs_put_slot(inode, xa_to_value(v));
 	}
+	xa_for_each_range(&ei->base_pg, idx, v, first, last)
+		xa_erase(&ei->base_pg, idx);
+	xa_for_each_range(&ei->hole_pg, idx, v, first, last)
+		xa_erase(&ei->hole_pg, idx);
 }
 
+/* After this host wrote [start, end) with write(2). */
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 
-	if (!DAXFS_FS(inode->i_sb)->base_off || end <= start)
+	/* no mapping now: a later one looks up after our write */
+	if (end <= start || !READ_ONCE(ei->nr_vmas))
 		return;
 	mutex_lock(&ei->pin_lock);
 	__daxfs_mmap_drop_range(inode, start, end);
@@ -482,22 +490,24 @@ static void daxfs_reval_pages(struct inode *inode, struct xarray *xa, bool pinne
 	}
 }
 
-/* Zaps our PTEs of the pool pages that the file no longer shows at
- * their pgoff (truncated, or truncated and regrown; pin_lock held).
- * Errors zap too: only an unmapped page may be reused. */
-static void daxfs_reval_pool(struct inode *inode)
+/* Zaps our PTEs of the pages in xa that the file no longer shows at their
+ * pgoff (pin_lock held): pool_pg's pool pages truncated (or truncated and
+ * regrown), and hole_pg's zero pages (recorded as page 0) of holes that
+ * another host filled since, which read-only shared mappings must show as
+ * read(2) does.  Errors zap too: only an unmapped page may be reused, and
+ * a fault looks again. */
+static void daxfs_reval_pool(struct inode *inode, struct xarray *xa)
 {
-	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	unsigned long idx;
 	u64 pg;
 	void *v;
 
-	xa_for_each(&ei->pool_pg, idx, v) {
+	xa_for_each(xa, idx, v) {
 		if (!daxfs_block_page(DAXFS_FS(inode->i_sb), inode->i_ino, idx, &pg) &&
 		    pg == (u64)xa_to_value(v) << PAGE_SHIFT)
 			continue;
 		unmap_mapping_pages(inode->i_mapping, idx, 1, false);
-		xa_erase(&ei->pool_pg, idx);
+		xa_erase(xa, idx);
 		cond_resched();
 	}
 }
@@ -511,6 +521,7 @@ static void daxfs_mmap_zap(struct inode *inode)
 	mutex_lock(&ei->pin_lock);
 	unmap_mapping_range(inode->i_mapping, 0, 0, 0);
 	xa_destroy(&ei->pool_pg);
+	xa_destroy(&ei->hole_pg);
 	mutex_unlock(&ei->pin_lock);
 }
 
@@ -539,10 +550,11 @@ void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
 	if (change != ei->reval_change) {
 		daxfs_reval_pages(inode, &ei->pin_pg, true);
 		daxfs_reval_pages(inode, &ei->base_pg, false);
+		daxfs_reval_pool(inode, &ei->hole_pg);
 		ei->reval_change = change;
 	}
 	if (pool && change != ei->pool_change) {
-		daxfs_reval_pool(inode);
+		daxfs_reval_pool(inode, &ei->pool_pg);
 		ei->pool_change = change;
 	}
 	mutex_unlock(&ei->pin_lock);
@@ -648,15 +660,21 @@ static bool daxfs_base_page(struct daxfs_sb_info *sbi, u64 off)
 	       off - sbi->fs.base_off < sbi->fs.base_size;
 }
 
-/* A pool page about to be mapped at pgoff (pin_lock held; off 0: a hole,
- * nothing to record). */
+/* A pool page about to be mapped at pgoff, or (off 0) the zero page for a
+ * hole (pin_lock held). */
 static int daxfs_note_pool_page(struct inode *inode, pgoff_t pgoff, u64 off)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	void *old;
 
 	if (!off)
-		return 0;
+		/* the zero page goes when the hole is filled: here by a
+		 * write or a write fault, elsewhere seen by revalidation */
+		return xa_err(xa_store(&ei->hole_pg, pgoff, xa_mk_value(0), GFP_NOFS));
+	if (xa_erase(&ei->hole_pg, pgoff))
+		/* filled (a write fault of another mapping of ours, or
+		 * another host): the zero page of other mappings goes */
+		unmap_mapping_pages(inode->i_mapping, pgoff, 1, false);
 	old = xa_load(&ei->pool_pg, pgoff);
 	if (old && xa_to_value(old) != off >> PAGE_SHIFT)
 		/* one page per pgoff is tracked: other mappings that may
