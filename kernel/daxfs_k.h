@@ -59,6 +59,11 @@ struct daxfs_sb_info {
 	u64 pfn_flags;			/* PFN_* flags for vmf_insert_mixed */
 	bool memremapped;		/* phys=: kaddr came from memremap */
 	struct dax_device *dax_dev;	/* /dev/pmemN: fsdax device */
+	/* its bad-block list (the driver's: used only under dax_read_lock
+	 * while the device is alive; kernel/pmem.c) */
+	struct badblocks *bb;
+	bool bad_ro;			/* read-only: bad blocks at mount */
+	bool gone;			/* the device went away (unbind) */
 	bool joined;			/* holds a host slot */
 	bool dead;			/* our lease was taken away: -EIO */
 	unsigned long lease_jiffies;
@@ -124,6 +129,12 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what);
  *	do err = daxfs_x(...); while (daxfs_k_space_retry(sb, &w, err)); */
 bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 			 long err);
+
+/* pmem.c (the fsdax route) */
+int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
+		   struct daxfs_sb_info *sbi);
+int daxfs_check_meta_media(struct fs_context *fc, struct daxfs_sb_info *sbi);
+u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len);
 
 /* inode.c */
 extern const struct inode_operations daxfs_dir_iops;

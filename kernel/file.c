@@ -18,32 +18,68 @@
 
 struct daxfs_io {
 	struct iov_iter *iter;
+	struct daxfs_sb_info *sbi;
 	bool fault;
+	bool media;		/* a bad block of the device: EIO */
 	bool flush;		/* persistent media: write around the cache */
 };
 
+/* Bytes of [p, p + len) before the first listed bad block (len: none). */
+static u64 daxfs_io_good(struct daxfs_io *io, const void *p, u64 len)
+{
+	u64 off = (u64)((const u8 *)p - (const u8 *)io->sbi->kaddr);
+
+	return off < io->sbi->size ? daxfs_media_good(io->sbi, off, len) : len;
+}
+
+/* A short machine-check-safe copy: the source's fault (poison not yet
+ * listed) or the destination's (a user page to fault in)? */
+static bool daxfs_src_poisoned(const void *src, u64 len)
+{
+	u8 buf[64];
+
+	return copy_mc_to_kernel(buf, src, min_t(u64, len, sizeof(buf))) != 0;
+}
+
+/*
+ * Reads copy from the region with copy_mc_to_iter: a poisoned line ends
+ * the copy short (then EIO), never as a machine check in kernel context;
+ * a listed bad block is not read at all (docs/kernel.md "Media errors").
+ */
 static u64 daxfs_read_actor(void *p, const void *src, u64 len)
 {
 	struct daxfs_io *io = p;
+	u64 good = src ? daxfs_io_good(io, src, len) : len;
 	size_t n;
 
-	n = src ? copy_to_iter(src, len, io->iter) : iov_iter_zero(len, io->iter);
-	if (n < len)
-		io->fault = true;
+	/* the bytes before a bad block, then EIO (a short read first) */
+	n = src ? _copy_mc_to_iter(src, good, io->iter) : iov_iter_zero(len, io->iter);
+	if (n < good) {
+		if (src && daxfs_src_poisoned((const u8 *)src + n, good - n))
+			io->media = true;
+		else
+			io->fault = true;
+	} else if (good < len) {
+		io->media = true;
+	}
 	return n;
 }
 
 static u64 daxfs_write_actor(void *p, void *dst, u64 len)
 {
 	struct daxfs_io *io = p;
+	/* a store would not clear the poison: the bytes could not be read */
+	u64 good = daxfs_io_good(io, dst, len);
 	size_t n;
 
 	if (io->flush)
-		n = _copy_from_iter_flushcache(dst, len, io->iter);
+		n = _copy_from_iter_flushcache(dst, good, io->iter);
 	else
-		n = copy_from_iter(dst, len, io->iter);
-	if (n < len)
+		n = copy_from_iter(dst, good, io->iter);
+	if (n < good)
 		io->fault = true;
+	else if (good < len)
+		io->media = true;
 	return n;
 }
 
@@ -62,6 +98,7 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 	s64 n;
 
 	io->fault = false;
+	io->media = false;
 	pagefault_disable();
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, pos, len,
 		       daxfs_read_actor, io);
@@ -72,7 +109,7 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
-	struct daxfs_io io = { .iter = to };
+	struct daxfs_io io = { .iter = to, .sbi = DAXFS_SB(inode->i_sb) };
 	size_t count = iov_iter_count(to), done = 0, left;
 	u64 change;
 	s64 n;
@@ -99,6 +136,8 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		}
 		iocb->ki_pos += n;
 		done += n;
+		if (io.media)
+			return done ? done : -EIO;
 		if (!io.fault || done == count || fatal_signal_pending(current))
 			break;
 		/* no claim held: this may wait as long as the fault takes */
@@ -126,6 +165,7 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 	do {
 		*pos = iocb->ki_pos;
 		io->fault = false;
+		io->media = false;
 		pagefault_disable();
 		n = daxfs_write(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos,
 				iov_iter_count(io->iter), flags, daxfs_write_actor,
@@ -140,7 +180,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct file *file = iocb->ki_filp;
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
-	struct daxfs_io io = { .iter = from };
+	struct daxfs_io io = { .iter = from, .sbi = sbi };
 	ssize_t ret, done = 0;
 	u32 flags = 0;
 	size_t left;
@@ -191,6 +231,8 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	}
 	if (done)
 		ret = done;
+	else if (io.media && !ret)
+		ret = -EIO;
 	else if (io.fault && !ret)
 		ret = -EFAULT;
 	daxfs_refresh_inode(inode);
@@ -613,10 +655,20 @@ static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sb
 	page = alloc_page(GFP_HIGHUSER);
 	if (!page)
 		return VM_FAULT_OOM;
-	if (off)
-		memcpy_to_page(page, 0, sbi->kaddr + off, PAGE_SIZE);
-	else
+	if (off) {
+		void *dst = kmap_local_page(page);
+		/* a bad block, or poison not listed yet: SIGBUS, no panic */
+		unsigned long left = daxfs_media_good(sbi, off, PAGE_SIZE) < PAGE_SIZE ? PAGE_SIZE :
+				     copy_mc_to_kernel(dst, sbi->kaddr + off, PAGE_SIZE);
+
+		kunmap_local(dst);
+		if (left) {
+			put_page(page);
+			return VM_FAULT_SIGBUS;
+		}
+	} else {
 		clear_highpage(page);
+	}
 	vmf->page = page;
 	return 0;
 }
@@ -642,6 +694,10 @@ static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info 
 		pfn = pfn_to_pfn_t(my_zero_pfn(vmf->address));
 		return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
 	}
+	/* a listed bad block is never mapped (a load would be a machine
+	 * check in the process: SIGBUS now instead) */
+	if (daxfs_media_good(sbi, off, PAGE_SIZE) < PAGE_SIZE)
+		return VM_FAULT_SIGBUS;
 	pfn = __pfn_to_pfn_t(sbi->base_pfn + (off >> PAGE_SHIFT), PFN_DEV);
 	if (write)
 		return daxfs_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);

@@ -109,6 +109,31 @@ def test_kernel_phys_range_claimed(request, built):
     assert ra["iomem_daxfs"] == "1", ra
 
 
+def test_kernel_bad_blocks_mount_ro_and_read_eio(request, built):
+    """On the fsdax route, a page of one file is listed as a bad block in the pmem
+    driver's list (/sys/block/pmem0/badblocks) while unmounted.  The device still mounts
+    (read-only, it used to be refused: dax_direct_access fails over a bad range); a read
+    of that page fails with EIO, a read across it stops before it, the rest of the file
+    and the other file read back, a mapping of it gets SIGBUS; no oops."""
+    ra = run_guest(request, ["hd:media-write", "umount", "hd:media-inject",
+                             "mount:pmem", "mounts", "hd:media-read"], pmem=True)
+    assert ra.get("media_read") == "ok", ra
+    assert ra["mounts"].startswith("ro"), ra
+
+
+def test_kernel_pmem_unbind_while_mounted(request, built):
+    """The pmem driver is unbound from the namespace under a mount with a file open and
+    mapped: no oops (the driver's kernel mapping goes, ours stays); every operation
+    fails with EIO, the mapping with SIGBUS, and umount and rmmod work."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
+        res = c.run([Guest("A", "daxfs-k", ["load", "fsdax", "mkfs:pmem", "mount:pmem",
+                                            "hd:unbind", "umount", "rmmod", "clean"])])
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+    assert ra.get("unbind") == "ok", ra
+
+
 # joins the region's host table, then dies without leaving: its slot stays ALIVE
 KILLED_HOST = """import os, signal, sys
 sys.path.insert(0, sys.argv[2])
