@@ -41,6 +41,11 @@ Scenarios:
   unbind      (fsdax /dev/pmem0) a file open and mapped, then the pmem driver is unbound
               from the namespace under the mount: no oops; read, write, stat, readdir
               and a new open fail with EIO, the mapping with SIGBUS; closing works
+  walk-kill   wait until the peer made the pool look full but for one long free list
+              of 64-byte objects (docs/alloc.md: a compaction checks and sorts it),
+              then a child writes a new file: its allocation compacts and walks.  SIGKILL after WALK_KILL_AFTER_S: the child must
+              be gone within WALK_GONE_S (it stopped walking), and dmesg must
+              show no soft lockup (the clean step)
   nohost PATH (a ro,nohost mount) PATH reads back (the peer's put() bytes), and
               mmap is refused with ENODEV: a host-less mount cannot announce a map
               epoch, so a mapping could show pages reused for another file.
@@ -536,6 +541,47 @@ def scen_unbind(args):
     m.close()
     os.close(fd)
     result(unbind="ok")
+
+
+WALK_FLAG = "walk-flag"
+WALK_CLEAR = b"WALK-FLAG-CLEAR!"     # the flag file's page, until the peer sets it
+WALK_SET = b"WALK-FLAG-SET!!!"
+WALK_KILL_AFTER_S = 2
+WALK_GONE_S = 20        # a killed walker stops at its next step (ms expected)
+
+
+def scen_walk_kill(args):
+    fs = kg.PosixFS(kg.MNT)
+    kg.fs_mark(fs, "A", "walk-mounted")
+    # the peer's flag: a byte of a page it wrote before (no allocation:
+    # the pool looks full once it is set)
+    end = time.monotonic() + 120
+    while kg.read_file(kg.p(WALK_FLAG))[:len(WALK_SET)] != WALK_SET:
+        check(time.monotonic() < end, "the peer never made the cycle")
+        time.sleep(0.1)
+    t0 = time.monotonic()
+    pid = os.fork()
+    if not pid:
+        try:
+            kg.write_file(kg.p("walker"), b"w" * (64 << 10))
+        except OSError:
+            pass
+        os._exit(0)
+    time.sleep(WALK_KILL_AFTER_S)
+    done, _ = os.waitpid(pid, os.WNOHANG)
+    check(not done, f"the write ended within {WALK_KILL_AFTER_S} s: no long walk to kill")
+    os.kill(pid, signal.SIGKILL)
+    t1 = time.monotonic()
+    while not os.waitpid(pid, os.WNOHANG)[0]:
+        if time.monotonic() - t1 > 600:
+            check(False, "the killed walker was still there after 600 s")
+        time.sleep(0.05)
+    gone = time.monotonic() - t1
+    log(f"the walker, killed {t1 - t0:.1f} s into its write, was gone {gone:.2f} s later")
+    result(walk_gone_s=f"{gone:.2f}")
+    check(gone < WALK_GONE_S, f"the killed walker took {gone:.1f} s to go: the walk did "
+          "not stop on the fatal signal")
+    result(walk_kill="ok")
 
 
 def main():
