@@ -57,7 +57,7 @@ struct daxfs_sb_info {
 	u64 size;
 	unsigned long base_pfn;		/* pfn of region offset 0 */
 	u64 pfn_flags;			/* PFN_* flags for vmf_insert_mixed */
-	bool memremapped;		/* phys=: kaddr came from memremap */
+	bool memremapped;		/* kaddr came from our memremap (both routes) */
 	struct dax_device *dax_dev;	/* /dev/pmemN: fsdax device */
 	/* its bad-block list (the driver's: used only under dax_read_lock
 	 * while the device is alive; kernel/pmem.c) */

@@ -161,9 +161,13 @@ static int daxfs_notify_failure(struct dax_device *dax_dev, u64 off, u64 len,
 	pr_crit("%s: the pmem device is going away (driver unbound or device removed): every operation now fails with EIO; unmount\n",
 		sb->s_id);
 	WRITE_ONCE(sbi->gone, true);
-	/* as when declared dead: no renewal, every mapping zapped */
+	/*
+	 * As when declared dead: renewal stops, and the lease work's next
+	 * tick (lease/4) zaps every mapping.  No work is queued from here:
+	 * an unbind racing the unmount could queue it after kill_sb
+	 * cancelled it.
+	 */
 	WRITE_ONCE(sbi->dead, true);
-	mod_delayed_work(system_long_wq, &sbi->lease_work, 0);
 	return 0;
 }
 
