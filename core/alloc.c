@@ -157,6 +157,16 @@ static void count_pushed(struct daxfs_fs *fs, unsigned int class, u64 n)
 		daxfs_faa(&fs->state->free_head[class].pad[DAXFS_FREE_PUSHED], n);
 }
 
+/* Puts a chain that daxfs_free_take_all took back as the whole stack,
+ * if the stack is still empty (one CAS; false otherwise). */
+bool daxfs_free_put_back(struct daxfs_fs *fs, unsigned int class, u64 first)
+{
+	struct daxfs_free_head *hw = head_word(fs, class), h;
+
+	head_load(hw, &h);
+	return !h.off && head_cas(hw, &h, first);
+}
+
 u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class)
 {
 	struct daxfs_free_head *hw = head_word(fs, class), h;

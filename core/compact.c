@@ -46,8 +46,12 @@ static u64 max_objs(struct daxfs_fs *fs, u64 size)
  * Validates the private chain from first (every link in the pool and
  * class aligned, like a pop), cutting it at a bad link.  Returns its
  * length and its last node, or 0 when it is longer than the pool can
- * hold (a cycle: unusable, left to fsck).
+ * hold (a cycle: unusable, left to fsck), or CHAIN_STOPPED when the
+ * task must stop (a fatal signal, daxfs_walk_yield): a cycle made by a
+ * peer is pool / object size steps long.
  */
+#define CHAIN_STOPPED	(~0ULL)
+
 static u64 chain_check(struct daxfs_fs *fs, u64 first, u64 size, u64 *last)
 {
 	u64 off = first, next, n = 0, max = max_objs(fs, size);
@@ -67,7 +71,8 @@ static u64 chain_check(struct daxfs_fs *fs, u64 first, u64 size, u64 *last)
 			return n;
 		}
 		off = next;
-		daxfs_walk_yield();
+		if (daxfs_walk_yield())
+			return CHAIN_STOPPED;
 	}
 	return 0;
 }
@@ -131,7 +136,15 @@ static u64 chain_sort(struct daxfs_fs *fs, struct daxfs_lane *lane,
 				tail = e;
 			}
 			p = q;
-			daxfs_walk_yield();
+			/* stop between merges: the merged part, then the
+			 * rest as it was linked, is one whole chain again;
+			 * the record names it, held for the resume */
+			if (daxfs_walk_yield()) {
+				set_next(fs, tail, p);
+				if (rec_move(lane, rec, rec_word(head, class)))
+					*rec = rec_word(head, class);
+				return 0;
+			}
 		}
 		if (tail)
 			set_next(fs, tail, 0);
@@ -141,7 +154,10 @@ static u64 chain_sort(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		*rec = rec_word(head, class);
 		if (merges <= 1)
 			return head;
-		daxfs_yield();
+		/* whole again and named by the record: a stop leaves it
+		 * held, for daxfs_compact_resume */
+		if (daxfs_walk_yield())
+			return 0;
 		insize *= 2;
 	}
 }
@@ -189,7 +205,11 @@ static u64 compact_release_pages(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		freed++;
 		daxfs_crash_point("alloc.compact");
 		cur = after;
-		daxfs_walk_yield();
+		/* the chain is whole and named by the record: a stop
+		 * leaves it held (as when a recoverer took it: the
+		 * caller touches the record no more) */
+		if (daxfs_walk_yield())
+			return freed | (1ULL << 63);
 	}
 	*last = prev;
 	return freed;
@@ -218,6 +238,24 @@ static void set_due(struct daxfs_fs *fs, unsigned int class, u64 due)
 	daxfs_store(hint_word(fs, class, DAXFS_FREE_COMPACT_DUE), due);
 }
 
+/*
+ * A pass stopped before its chain was checked: the chain goes back as the
+ * class stack when that is still empty (one CAS, the common case: the
+ * pool is full), else it stays held in the lane for the next
+ * daxfs_compact_resume on it.  The record is cleared before the put-back
+ * (a crash between leaks the chain, never pushes it twice).
+ */
+static void put_back(struct daxfs_fs *fs, struct daxfs_lane *lane,
+		     unsigned int class, u64 first, u64 rec)
+{
+	u64 zero = 0;
+
+	if (!rec_move(lane, &rec, 0))
+		return;		/* a recoverer took it */
+	if (!daxfs_free_put_back(fs, class, first))
+		rec_move(lane, &zero, rec_word(first, class));
+}
+
 /* Compacts one small class; returns the pages given back. */
 static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			 unsigned int class)
@@ -239,6 +277,10 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], rec);
 	n = chain_check(fs, first, size, &last);
 	daxfs_race_point("compact.checked", fs->base + first);
+	if (n == CHAIN_STOPPED) {
+		put_back(fs, lane, class, first, rec);
+		return 0;
+	}
 	if (!n) {
 		daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], 0);
 		return 0;	/* looping chain: dropped, fsck rebuilds */
@@ -269,6 +311,37 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	return freed;
 }
 
+/*
+ * The lane still holds a compaction chain that a stopped pass left
+ * (docs/alloc.md "Stopped walks"): check it again and give it back to its
+ * stack.  True when the lane holds none any more.
+ */
+bool daxfs_compact_resume(struct daxfs_fs *fs, struct daxfs_lane *lane)
+{
+	u64 rec = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_CHAIN]);
+	u64 first = rec & ~REC_CLASS_MASK, last = 0, n;
+	unsigned int class;
+
+	if (!rec)
+		return true;
+	if (!(rec & REC_CLASS_MASK))
+		return false;	/* a limbo chain: reclaim's */
+	class = (unsigned int)(rec & REC_CLASS_MASK) - 1;
+	if (class >= DAXFS_CLASS_PAGE)
+		return rec_move(lane, &rec, 0);
+	n = chain_check(fs, first, daxfs_class_size(class), &last);
+	if (n == CHAIN_STOPPED)
+		return false;	/* still held: the next op on the lane */
+	/* cleared first: a crash before the push leaks, never pushes twice */
+	if (!rec_move(lane, &rec, 0))
+		return false;	/* a recoverer took it */
+	if (n) {
+		daxfs_free_push_chain(fs, class, first, last);
+		daxfs_faa(hint_word(fs, class, DAXFS_FREE_PUSHED), n);
+	}
+	return true;
+}
+
 u64 daxfs_compact(struct daxfs_op *op)
 {
 	struct daxfs_fs *fs = op->fs;
@@ -276,7 +349,7 @@ u64 daxfs_compact(struct daxfs_op *op)
 	unsigned int class;
 
 	if (!op->lane || !daxfs_host_still_mine(fs) ||
-	    daxfs_load(&op->lane->pad[DAXFS_LANE_HOLD_CHAIN]))
+	    !daxfs_compact_resume(fs, op->lane))
 		return 0;
 	for (class = 0; class < DAXFS_CLASS_PAGE; class++) {
 		if (class)
@@ -298,8 +371,9 @@ bool daxfs_compact_recover(struct daxfs_fs *fs, u64 rec)
 	class = (unsigned int)(rec & REC_CLASS_MASK) - 1;
 	if (class >= DAXFS_CLASS_PAGE)
 		return true;
+	/* a stop leaks the chain (the record is gone already): fsck */
 	n = chain_check(fs, first, daxfs_class_size(class), &last);
-	if (n) {
+	if (n && n != CHAIN_STOPPED) {
 		daxfs_free_push_chain(fs, class, first, last);
 		daxfs_faa(hint_word(fs, class, DAXFS_FREE_PUSHED), n);
 	}

@@ -361,10 +361,14 @@ static inline s64 daxfs_mono_ns(void)
 }
 
 /* User space: threads are preempted anyway, and a signal is the
- * application's to handle. */
+ * application's to handle.  A test may set daxfs_walk_stop to stop walks
+ * as a killed kernel task's stop (tests/c/test_walk_stop.c); NULL always
+ * otherwise. */
+extern bool (*daxfs_walk_stop)(void);
+
 static inline bool daxfs_walk_yield(void)
 {
-	return false;
+	return daxfs_walk_stop && daxfs_walk_stop();
 }
 
 /* Cached per thread: op_begin calls it on every operation. */

@@ -1233,9 +1233,10 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	err = daxfs_radix_insert(op, ip, blk, pg, &win);
 	if (err || win)
 		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
-	/* a base or backing block moved: other hosts that map the base page
-	 * or cache slot revalidate when the change counter moves */
-	if (!err && !win && base_blk)
+	/* a base or backing block moved, or a hole got its page: other hosts
+	 * that map the base page, the cache slot or the zero page for the
+	 * hole revalidate when the change counter moves */
+	if (!err && !win)
 		daxfs_faa(&ip->change, 1);
 	if (!err)
 		*off = win ? win : pg;

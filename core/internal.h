@@ -242,9 +242,11 @@ void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 /* Takes class's whole free stack with one CAS (head -> empty, tag + 1);
  * returns its first object, 0 when it was empty. */
 u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class);
+bool daxfs_free_put_back(struct daxfs_fs *fs, unsigned int class, u64 first);
 /* A dead lane's HOLD_CHAIN word named a compaction chain (class + 1 in
  * the low bits): pushes it back; false for a limbo chain (core/compact.c). */
 bool daxfs_compact_recover(struct daxfs_fs *fs, u64 rec);
+bool daxfs_compact_resume(struct daxfs_fs *fs, struct daxfs_lane *lane);
 /* Returns the reserved, never-allocated pages [start, end) to the page
  * stack (host batch remainders); no accounting. */
 void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end);

@@ -11,6 +11,10 @@
 #include "daxfs_core.h"
 #include "internal.h"
 
+#ifndef __KERNEL__
+bool (*daxfs_walk_stop)(void);	/* tests only (compat.h) */
+#endif
+
 #define CAS_TRIES	(1u << 20)
 
 static struct daxfs_limbo *limbo_ptr(struct daxfs_fs *fs, u64 off)
@@ -83,6 +87,9 @@ void daxfs_limbo_splice(struct daxfs_fs *fs, u32 slot, u64 chain)
 		}
 		last = next;
 		lb = limbo_ptr(fs, next);
+		/* yield only: the chain is named nowhere else now, so
+		 * stopping would leak it (bounded by max_batches) */
+		daxfs_walk_yield();
 	}
 	chain_push(fs, slot, chain, last);
 }
@@ -199,7 +206,7 @@ static u64 batch_next(struct daxfs_fs *fs, u64 off)
  * that closes it, so that every batch is visited once.  Bounded: a chain
  * holds at most max_batches distinct pages.
  */
-static void chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
+static bool chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
 {
 	u64 max = max_batches(fs), power = 1, lam = 1, steps = 0, t, h, i;
 	struct daxfs_limbo *lb;
@@ -208,7 +215,7 @@ static void chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
 	h = batch_next(fs, chain);
 	while (h && t != h) {
 		if (++steps > 2 * max + 2)
-			return;		/* cannot happen: h ends or meets t */
+			return true;	/* cannot happen: h ends or meets t */
 		if (power == lam) {
 			t = h;
 			power *= 2;
@@ -216,10 +223,11 @@ static void chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
 		}
 		h = batch_next(fs, h);
 		lam++;
-		daxfs_walk_yield();
+		if (daxfs_walk_yield())
+			return false;	/* stopped: nothing cut yet */
 	}
 	if (!h)
-		return;		/* ends: no cycle */
+		return true;	/* ends: no cycle */
 	/* the cycle is lam long; h runs lam ahead of t from the start, and
 	 * they meet at the cycle's first batch */
 	t = chain;
@@ -236,6 +244,7 @@ static void chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
 	lb = limbo_ptr(fs, h);
 	if (lb)
 		daxfs_store(&lb->next, 0);
+	return true;
 }
 
 /* Frees the eligible batches of chain; the rest goes back on slot's
@@ -254,8 +263,11 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	 * before the advance to g is seen */
 	daxfs_fence();
 	floor = map_floor(fs);
-	chain_cut_cycle(fs, chain);
 	hold_chain(hl, chain);
+	/* stopped (a fatal signal): the lane holds the chain, and the next
+	 * reclaim on it goes on (reclaim_resume); without a lane, finish */
+	if (!chain_cut_cycle(fs, chain) && hl)
+		return;
 	daxfs_crash_point("reclaim.popped");
 	for (n = 0; chain && n < max_batches(fs); n++) {
 		lb = limbo_ptr(fs, chain);
@@ -276,9 +288,29 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 			chain_push(fs, slot, chain, chain);
 		}
 		chain = next;
-		daxfs_walk_yield();
+		/* next is held already: a stop leaves it to reclaim_resume */
+		if (daxfs_walk_yield() && hl)
+			return;
 	}
 	hold_chain(hl, 0);
+}
+
+/*
+ * A reclaim or compaction stopped on this lane (a fatal signal) left its
+ * chain held in the lane (docs/reclaim.md "Stopped walks"): go on with it
+ * first, so that no new chain overwrites the word.  True when the lane
+ * holds nothing any more.
+ */
+static bool reclaim_resume(struct daxfs_fs *fs, struct daxfs_lane *hl)
+{
+	u64 v = daxfs_load(&hl->pad[DAXFS_LANE_HOLD_CHAIN]);
+
+	if (!v)
+		return true;
+	if (v & (DAXFS_OFF_ALIGN - 1))		/* a compaction chain */
+		return daxfs_compact_resume(fs, hl);
+	chain_process(fs, v, fs->host, hl);
+	return !daxfs_load(&hl->pad[DAXFS_LANE_HOLD_CHAIN]);
 }
 
 /*
@@ -351,7 +383,7 @@ static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
 	daxfs_epoch_try_advance(fs);
 	/* advancing may have recovered others for a while: our slot's
 	 * chain is only ours while we are still alive */
-	if (lane_fenced(fs, hl))
+	if (lane_fenced(fs, hl) || (hl && !reclaim_resume(fs, hl)))
 		return;
 	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
 	adopt_orphans(fs, hl);

@@ -57,8 +57,13 @@ struct daxfs_sb_info {
 	u64 size;
 	unsigned long base_pfn;		/* pfn of region offset 0 */
 	u64 pfn_flags;			/* PFN_* flags for vmf_insert_mixed */
-	bool memremapped;		/* phys=: kaddr came from memremap */
+	bool memremapped;		/* kaddr came from our memremap (both routes) */
 	struct dax_device *dax_dev;	/* /dev/pmemN: fsdax device */
+	/* its bad-block list (the driver's: used only under dax_read_lock
+	 * while the device is alive; kernel/pmem.c) */
+	struct badblocks *bb;
+	bool bad_ro;			/* read-only: bad blocks at mount */
+	bool gone;			/* the device went away (unbind) */
 	bool joined;			/* holds a host slot */
 	bool dead;			/* our lease was taken away: -EIO */
 	unsigned long lease_jiffies;
@@ -93,6 +98,8 @@ struct daxfs_inode_info {
 	struct xarray base_pg;		/* pgoff -> base page mapped (region pfn) */
 	struct xarray pool_pg;		/* pgoff -> pool page mapped (region pfn):
 					 * reused only after we unmap it */
+	struct xarray hole_pg;		/* pgoff -> the zero page mapped for a
+					 * hole: unmapped when the hole is filled */
 	unsigned int nr_vmas;		/* mappings of this inode (pin_lock) */
 	u64 reval_change;		/* change at the last revalidation (pin_lock) */
 	u64 pool_change;		/* change at the last pool_pg walk (pin_lock) */
@@ -122,6 +129,12 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what);
  *	do err = daxfs_x(...); while (daxfs_k_space_retry(sb, &w, err)); */
 bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 			 long err);
+
+/* pmem.c (the fsdax route) */
+int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
+		   struct daxfs_sb_info *sbi);
+int daxfs_check_meta_media(struct fs_context *fc, struct daxfs_sb_info *sbi);
+u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len);
 
 /* inode.c */
 extern const struct inode_operations daxfs_dir_iops;

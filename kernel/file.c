@@ -18,32 +18,68 @@
 
 struct daxfs_io {
 	struct iov_iter *iter;
+	struct daxfs_sb_info *sbi;
 	bool fault;
+	bool media;		/* a bad block of the device: EIO */
 	bool flush;		/* persistent media: write around the cache */
 };
 
+/* Bytes of [p, p + len) before the first listed bad block (len: none). */
+static u64 daxfs_io_good(struct daxfs_io *io, const void *p, u64 len)
+{
+	u64 off = (u64)((const u8 *)p - (const u8 *)io->sbi->kaddr);
+
+	return off < io->sbi->size ? daxfs_media_good(io->sbi, off, len) : len;
+}
+
+/* A short machine-check-safe copy: the source's fault (poison not yet
+ * listed) or the destination's (a user page to fault in)? */
+static bool daxfs_src_poisoned(const void *src, u64 len)
+{
+	u8 buf[64];
+
+	return copy_mc_to_kernel(buf, src, min_t(u64, len, sizeof(buf))) != 0;
+}
+
+/*
+ * Reads copy from the region with copy_mc_to_iter: a poisoned line ends
+ * the copy short (then EIO), never as a machine check in kernel context;
+ * a listed bad block is not read at all (docs/kernel.md "Media errors").
+ */
 static u64 daxfs_read_actor(void *p, const void *src, u64 len)
 {
 	struct daxfs_io *io = p;
+	u64 good = src ? daxfs_io_good(io, src, len) : len;
 	size_t n;
 
-	n = src ? copy_to_iter(src, len, io->iter) : iov_iter_zero(len, io->iter);
-	if (n < len)
-		io->fault = true;
+	/* the bytes before a bad block, then EIO (a short read first) */
+	n = src ? _copy_mc_to_iter(src, good, io->iter) : iov_iter_zero(len, io->iter);
+	if (n < good) {
+		if (src && daxfs_src_poisoned((const u8 *)src + n, good - n))
+			io->media = true;
+		else
+			io->fault = true;
+	} else if (good < len) {
+		io->media = true;
+	}
 	return n;
 }
 
 static u64 daxfs_write_actor(void *p, void *dst, u64 len)
 {
 	struct daxfs_io *io = p;
+	/* a store would not clear the poison: the bytes could not be read */
+	u64 good = daxfs_io_good(io, dst, len);
 	size_t n;
 
 	if (io->flush)
-		n = _copy_from_iter_flushcache(dst, len, io->iter);
+		n = _copy_from_iter_flushcache(dst, good, io->iter);
 	else
-		n = copy_from_iter(dst, len, io->iter);
-	if (n < len)
+		n = copy_from_iter(dst, good, io->iter);
+	if (n < good)
 		io->fault = true;
+	else if (good < len)
+		io->media = true;
 	return n;
 }
 
@@ -62,6 +98,7 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 	s64 n;
 
 	io->fault = false;
+	io->media = false;
 	pagefault_disable();
 	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, pos, len,
 		       daxfs_read_actor, io);
@@ -72,7 +109,7 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
-	struct daxfs_io io = { .iter = to };
+	struct daxfs_io io = { .iter = to, .sbi = DAXFS_SB(inode->i_sb) };
 	size_t count = iov_iter_count(to), done = 0, left;
 	u64 change;
 	s64 n;
@@ -99,6 +136,8 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		}
 		iocb->ki_pos += n;
 		done += n;
+		if (io.media)
+			return done ? done : -EIO;
 		if (!io.fault || done == count || fatal_signal_pending(current))
 			break;
 		/* no claim held: this may wait as long as the fault takes */
@@ -126,6 +165,7 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 	do {
 		*pos = iocb->ki_pos;
 		io->fault = false;
+		io->media = false;
 		pagefault_disable();
 		n = daxfs_write(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos,
 				iov_iter_count(io->iter), flags, daxfs_write_actor,
@@ -140,7 +180,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct file *file = iocb->ki_filp;
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
-	struct daxfs_io io = { .iter = from };
+	struct daxfs_io io = { .iter = from, .sbi = sbi };
 	ssize_t ret, done = 0;
 	u32 flags = 0;
 	size_t left;
@@ -191,6 +231,8 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	}
 	if (done)
 		ret = done;
+	else if (io.media && !ret)
+		ret = -EIO;
 	else if (io.fault && !ret)
 		ret = -EFAULT;
 	daxfs_refresh_inode(inode);
@@ -405,6 +447,7 @@ static void __daxfs_release_pins(struct inode *inode)
 	xa_destroy(&ei->pin_pg);
 	xa_destroy(&ei->base_pg);
 	xa_destroy(&ei->pool_pg);
+	xa_destroy(&ei->hole_pg);
 }
 
 /* Last mapping gone, or inode evicted: no PTE of ours shows a slot. */
@@ -417,35 +460,42 @@ void daxfs_mmap_release_pins(struct inode *inode)
 	mutex_unlock(&ei->pin_lock);
 }
 
-/* Bytes [start, end) of the file moved into the overlay on this host:
- * zap our PTEs of their cached copies and drop those pins (pin_lock held). */
+/* Bytes [start, end) of the file moved into the overlay on this host, or
+ * filled holes: zap our PTEs of their cached copies and of the zero page,
+ * and drop those pins (pin_lock held). */
 static void __daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
-	unsigned long first, last, idx, b;
+	unsigned long first, last, idx, b, h;
 	void *v;
 
 	first = start >> PAGE_SHIFT;
 	last = (end - 1) >> PAGE_SHIFT;
 	idx = first;
 	b = first;
-	if (xa_find(&ei->pin_pg, &idx, last, XA_PRESENT) ||
-	    xa_find(&ei->base_pg, &b, last, XA_PRESENT)) {
-		unmap_mapping_pages(inode->i_mapping, first, last - first + 1, false);
-		xa_for_each_range(&ei->pin_pg, idx, v, first, last) {
-			xa_erase(&ei->pin_pg, idx);
-			daxfs_put_slot(inode, xa_to_value(v));
-		}
-		xa_for_each_range(&ei->base_pg, idx, v, first, last)
-			xa_erase(&ei->base_pg, idx);
+	h = first;
+	if (!xa_find(&ei->pin_pg, &idx, last, XA_PRESENT) &&
+	    !xa_find(&ei->base_pg, &b, last, XA_PRESENT) &&
+	    !xa_find(&ei->hole_pg, &h, last, XA_PRESENT))
+		return;
+	unmap_mapping_pages(inode->i_mapping, first, last - first + 1, false);
+	xa_for_each_range(&ei->pin_pg, idx, v, first, last) {
+		xa_erase(&ei->pin_pg, idx);
+		daxfs_put_slot(inode, xa_to_value(v));
 	}
+	xa_for_each_range(&ei->base_pg, idx, v, first, last)
+		xa_erase(&ei->base_pg, idx);
+	xa_for_each_range(&ei->hole_pg, idx, v, first, last)
+		xa_erase(&ei->hole_pg, idx);
 }
 
+/* After this host wrote [start, end) with write(2). */
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 
-	if (!DAXFS_FS(inode->i_sb)->base_off || end <= start)
+	/* no mapping now: a later one looks up after our write */
+	if (end <= start || !READ_ONCE(ei->nr_vmas))
 		return;
 	mutex_lock(&ei->pin_lock);
 	__daxfs_mmap_drop_range(inode, start, end);
@@ -482,22 +532,24 @@ static void daxfs_reval_pages(struct inode *inode, struct xarray *xa, bool pinne
 	}
 }
 
-/* Zaps our PTEs of the pool pages that the file no longer shows at
- * their pgoff (truncated, or truncated and regrown; pin_lock held).
- * Errors zap too: only an unmapped page may be reused. */
-static void daxfs_reval_pool(struct inode *inode)
+/* Zaps our PTEs of the pages in xa that the file no longer shows at their
+ * pgoff (pin_lock held): pool_pg's pool pages truncated (or truncated and
+ * regrown), and hole_pg's zero pages (recorded as page 0) of holes that
+ * another host filled since, which read-only shared mappings must show as
+ * read(2) does.  Errors zap too: only an unmapped page may be reused, and
+ * a fault looks again. */
+static void daxfs_reval_pool(struct inode *inode, struct xarray *xa)
 {
-	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	unsigned long idx;
 	u64 pg;
 	void *v;
 
-	xa_for_each(&ei->pool_pg, idx, v) {
+	xa_for_each(xa, idx, v) {
 		if (!daxfs_block_page(DAXFS_FS(inode->i_sb), inode->i_ino, idx, &pg) &&
 		    pg == (u64)xa_to_value(v) << PAGE_SHIFT)
 			continue;
 		unmap_mapping_pages(inode->i_mapping, idx, 1, false);
-		xa_erase(&ei->pool_pg, idx);
+		xa_erase(xa, idx);
 		cond_resched();
 	}
 }
@@ -511,6 +563,7 @@ static void daxfs_mmap_zap(struct inode *inode)
 	mutex_lock(&ei->pin_lock);
 	unmap_mapping_range(inode->i_mapping, 0, 0, 0);
 	xa_destroy(&ei->pool_pg);
+	xa_destroy(&ei->hole_pg);
 	mutex_unlock(&ei->pin_lock);
 }
 
@@ -539,10 +592,11 @@ void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
 	if (change != ei->reval_change) {
 		daxfs_reval_pages(inode, &ei->pin_pg, true);
 		daxfs_reval_pages(inode, &ei->base_pg, false);
+		daxfs_reval_pool(inode, &ei->hole_pg);
 		ei->reval_change = change;
 	}
 	if (pool && change != ei->pool_change) {
-		daxfs_reval_pool(inode);
+		daxfs_reval_pool(inode, &ei->pool_pg);
 		ei->pool_change = change;
 	}
 	mutex_unlock(&ei->pin_lock);
@@ -601,10 +655,20 @@ static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sb
 	page = alloc_page(GFP_HIGHUSER);
 	if (!page)
 		return VM_FAULT_OOM;
-	if (off)
-		memcpy_to_page(page, 0, sbi->kaddr + off, PAGE_SIZE);
-	else
+	if (off) {
+		void *dst = kmap_local_page(page);
+		/* a bad block, or poison not listed yet: SIGBUS, no panic */
+		unsigned long left = daxfs_media_good(sbi, off, PAGE_SIZE) < PAGE_SIZE ? PAGE_SIZE :
+				     copy_mc_to_kernel(dst, sbi->kaddr + off, PAGE_SIZE);
+
+		kunmap_local(dst);
+		if (left) {
+			put_page(page);
+			return VM_FAULT_SIGBUS;
+		}
+	} else {
 		clear_highpage(page);
+	}
 	vmf->page = page;
 	return 0;
 }
@@ -630,6 +694,10 @@ static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info 
 		pfn = pfn_to_pfn_t(my_zero_pfn(vmf->address));
 		return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
 	}
+	/* a listed bad block is never mapped (a load would be a machine
+	 * check in the process: SIGBUS now instead) */
+	if (daxfs_media_good(sbi, off, PAGE_SIZE) < PAGE_SIZE)
+		return VM_FAULT_SIGBUS;
 	pfn = __pfn_to_pfn_t(sbi->base_pfn + (off >> PAGE_SHIFT), PFN_DEV);
 	if (write)
 		return daxfs_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
@@ -648,15 +716,21 @@ static bool daxfs_base_page(struct daxfs_sb_info *sbi, u64 off)
 	       off - sbi->fs.base_off < sbi->fs.base_size;
 }
 
-/* A pool page about to be mapped at pgoff (pin_lock held; off 0: a hole,
- * nothing to record). */
+/* A pool page about to be mapped at pgoff, or (off 0) the zero page for a
+ * hole (pin_lock held). */
 static int daxfs_note_pool_page(struct inode *inode, pgoff_t pgoff, u64 off)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	void *old;
 
 	if (!off)
-		return 0;
+		/* the zero page goes when the hole is filled: here by a
+		 * write or a write fault, elsewhere seen by revalidation */
+		return xa_err(xa_store(&ei->hole_pg, pgoff, xa_mk_value(0), GFP_NOFS));
+	if (xa_erase(&ei->hole_pg, pgoff))
+		/* filled (a write fault of another mapping of ours, or
+		 * another host): the zero page of other mappings goes */
+		unmap_mapping_pages(inode->i_mapping, pgoff, 1, false);
 	old = xa_load(&ei->pool_pg, pgoff);
 	if (old && xa_to_value(old) != off >> PAGE_SHIFT)
 		/* one page per pgoff is tracked: other mappings that may

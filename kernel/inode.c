@@ -34,6 +34,7 @@ static void daxfs_inode_init_once(void *p)
 	xa_init(&ei->pin_cnt);
 	xa_init(&ei->base_pg);
 	xa_init(&ei->pool_pg);
+	xa_init(&ei->hole_pg);
 	INIT_LIST_HEAD(&ei->mapped_link);
 }
 

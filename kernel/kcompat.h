@@ -99,9 +99,10 @@ static inline void daxfs_allow_odirect(struct file *file)
 /* 6.9: bdev_open_by_* / bdev_file_open_by_*; get_tree_bdev still does it
  * for us.  fs_dax_get_by_bdev() took its holder arguments in 6.0. */
 static inline struct dax_device *daxfs_dax_get(struct block_device *bdev, u64 *start,
-					       void *holder)
+					       void *holder,
+					       const struct dax_holder_operations *ops)
 {
-	return fs_dax_get_by_bdev(bdev, start, holder, NULL);
+	return fs_dax_get_by_bdev(bdev, start, holder, ops);
 }
 
 static inline void daxfs_dax_put(struct dax_device *dax, void *holder)

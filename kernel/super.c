@@ -229,37 +229,6 @@ static int daxfs_map_phys(struct fs_context *fc, struct daxfs_sb_info *sbi)
 	return 0;
 }
 
-static int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
-			  struct daxfs_sb_info *sbi)
-{
-	struct block_device *bdev = sb->s_bdev;
-	u64 start = 0, size = bdev_nr_bytes(bdev);
-	long nr = size >> PAGE_SHIFT, got;
-	void *kaddr = NULL;
-	pfn_t pfn;
-	int id;
-
-	sbi->dax_dev = daxfs_dax_get(bdev, &start, sb);
-	if (!sbi->dax_dev)
-		return invalf(fc, "daxfs: %pg does not support DAX: put the pmem namespace in fsdax mode (ndctl create-namespace -m fsdax) or mount with -o phys=ADDR,size=SIZE",
-			      bdev);
-	if (!nr)
-		return invalf(fc, "daxfs: %pg is empty", bdev);
-	id = dax_read_lock();
-	got = dax_direct_access(sbi->dax_dev, start >> PAGE_SHIFT, nr, DAX_ACCESS,
-				&kaddr, &pfn);
-	dax_read_unlock(id);
-	if (got < 0)
-		return invalf(fc, "daxfs: %pg: dax_direct_access failed (%ld)", bdev, got);
-	if (got < nr)
-		return invalf(fc, "daxfs: %pg: only %ld of %ld pages are linearly mapped; daxfs needs one contiguous mapping",
-			      bdev, got, nr);
-	sbi->kaddr = kaddr;
-	sbi->size = (u64)nr << PAGE_SHIFT;
-	sbi->base_pfn = pfn_t_to_pfn(pfn);
-	return 0;
-}
-
 /* ---- superblock ---- */
 
 /*
@@ -274,6 +243,9 @@ static void daxfs_renew_work(struct work_struct *work)
 						 struct daxfs_sb_info, renew_work);
 	int err;
 
+	/* declared dead, or the device went away: nothing to renew */
+	if (READ_ONCE(sbi->dead))
+		return;
 	err = daxfs_host_renew(&sbi->fs);
 	if (err == -ESTALE) {
 		WRITE_ONCE(sbi->dead, true);
@@ -293,8 +265,9 @@ static void daxfs_lease_work(struct work_struct *work)
 						 struct daxfs_sb_info, lease_work);
 
 	if (READ_ONCE(sbi->dead)) {
-		pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
-			sbi->sb->s_id);
+		if (!READ_ONCE(sbi->gone))
+			pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
+				sbi->sb->s_id);
 		/* others ignore our mapping announcement now: the pool
 		 * pages we map may be reused, so no mapping may stay */
 		daxfs_mmap_revalidate_all(sbi);
@@ -339,7 +312,8 @@ static void daxfs_teardown(struct daxfs_sb_info *sbi)
 	daxfs_backing_put(sbi);
 	if (sbi->memremapped) {
 		memunmap(sbi->kaddr);
-		release_mem_region(sbi->opts.phys, sbi->size);
+		if (sbi->opts.has_phys)
+			release_mem_region(sbi->opts.phys, sbi->size);
 		sbi->memremapped = false;
 	}
 	if (sbi->dax_dev) {
@@ -459,6 +433,11 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		       sb->s_id);
 		return -EOPNOTSUPP;
 	}
+	if (!err && sbi->dax_dev) {
+		err = daxfs_check_meta_media(fc, sbi);
+		if (err)
+			return err;
+	}
 	if (!err) {
 		sbi->obs = kcalloc(sbi->fs.sb.max_hosts, sizeof(*sbi->obs),
 				   GFP_KERNEL);
@@ -568,6 +547,9 @@ static int daxfs_reconfigure(struct fs_context *fc)
 		return invalf(fc, "daxfs: backing= cannot change on remount");
 	if (o->trust_suid != sbi->opts.trust_suid || o->trust_dev != sbi->opts.trust_dev)
 		return invalf(fc, "daxfs: trust_suid and trust_dev cannot change on remount");
+	if (!(fc->sb_flags & SB_RDONLY) && sbi->bad_ro)
+		return invalf(fc, "daxfs: %s has bad blocks: it stays read-only (see /sys/block/%s/badblocks)",
+			      sb->s_id, sb->s_id);
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->joined)
 		return invalf(fc, "daxfs: this mount has no host slot and cannot become read-write");
 	sync_filesystem(sb);

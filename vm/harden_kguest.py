@@ -30,6 +30,22 @@ Scenarios:
           open a device node; MODE "trusted" (mount -o trust_suid,trust_dev) must honour
           both.  Either way stat shows the set-id bits, and a write or truncate by another
           user (and chown) clears them
+  media-write (fsdax /dev/pmem0) /media-bad and /media-good, MEDIA_PAGES pages each
+  media-inject (unmounted) finds page MEDIA_BAD_PAGE of /media-bad on /dev/pmem0 and lists
+              its sectors in /sys/block/pmem0/badblocks (the pmem driver's bad-block list,
+              which dax_direct_access honours)
+  media-read  (mounted again) the mount is read-only; reading the bad page fails with
+              EIO, a read across it stops short before it, the pages before it and the
+              other file read back; a mapping of the bad page gets SIGBUS, of a good
+              page its bytes
+  unbind      (fsdax /dev/pmem0) a file open and mapped, then the pmem driver is unbound
+              from the namespace under the mount: no oops; read, write, stat, readdir
+              and a new open fail with EIO, the mapping with SIGBUS; closing works
+  walk-kill   wait until the peer made the pool look full but for one long free list
+              of 64-byte objects (docs/alloc.md: a compaction checks and sorts it),
+              then a child writes a new file: its allocation compacts and walks.  SIGKILL after WALK_KILL_AFTER_S: the child must
+              be gone within WALK_GONE_S (it stopped walking), and dmesg must
+              show no soft lockup (the clean step)
   nohost PATH (a ro,nohost mount) PATH reads back (the peer's put() bytes), and
               mmap is refused with ENODEV: a host-less mount cannot announce a map
               epoch, so a mapping could show pages reused for another file.
@@ -395,6 +411,177 @@ def scen_nohost(args):
     finally:
         os.close(fd)
     result(nohost="ok")
+
+
+PAGE = 4096
+MEDIA_PAGES = 8
+MEDIA_BAD_PAGE = 3
+PMEM = "/dev/pmem0"
+PMEM_BB = "/sys/block/pmem0/badblocks"
+
+
+def media_page(name, i):
+    return (b"MEDIA-%-4s-PAGE%04d" % (name.encode(), i)).ljust(32, b"!") * (PAGE // 32)
+
+
+def scen_media_write(args):
+    for name in ("bad", "good"):
+        kg.write_file(kg.p(f"media-{name}"),
+                      b"".join(media_page(name, i) for i in range(MEDIA_PAGES)))
+    result(media_write="ok")
+
+
+def _find_page(dev, page):
+    """Byte offset of the page-aligned copy of page on dev."""
+    with open(dev, "rb", buffering=0) as f:
+        off = 0
+        while True:
+            chunk = f.read(16 << 20)
+            if not chunk:
+                return None
+            at = chunk.find(page)
+            while at >= 0 and at % PAGE:
+                at = chunk.find(page, at + 1)
+            if at >= 0:
+                return off + at
+            off += len(chunk)
+
+
+def scen_media_inject(args):
+    off = _find_page(PMEM, media_page("bad", MEDIA_BAD_PAGE))
+    check(off is not None, f"page {MEDIA_BAD_PAGE} of /media-bad not found on {PMEM}")
+    sector = off // 512
+    Path(PMEM_BB).write_text(f"{sector} {PAGE // 512}\n")
+    listed = Path(PMEM_BB).read_text().split()
+    log(f"bad block listed at {PMEM} byte {off}: {PMEM_BB} = {listed}")
+    check(listed[:2] == [str(sector), str(PAGE // 512)], f"{PMEM_BB} did not take it: {listed}")
+    result(media_sector=sector)
+
+
+def _mapped_byte(path, page):
+    """Reads a byte of page through a shared read-only mapping in a child: its exit
+    code (0) or the signal that ended it (negative)."""
+    pid = os.fork()
+    if not pid:
+        fd = os.open(path, os.O_RDONLY)
+        m = mmap.mmap(fd, PAGE, mmap.MAP_SHARED, mmap.PROT_READ, offset=page * PAGE)
+        os._exit(0 if m[100] == media_page("bad", page)[100] else 3)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def scen_media_read(args):
+    st = os.statvfs(kg.MNT)
+    check(st.f_flag & os.ST_RDONLY, "a device with bad blocks mounted read-write")
+    bad, good = kg.p("media-bad"), kg.p("media-good")
+    fd = os.open(bad, os.O_RDONLY)
+    try:
+        os.pread(fd, PAGE, MEDIA_BAD_PAGE * PAGE)
+        check(False, "a read of the bad page succeeded")
+    except OSError as e:
+        check(e.errno == errno.EIO, f"a read of the bad page: {e!r}, not EIO")
+    got = os.pread(fd, MEDIA_PAGES * PAGE, 0)
+    check(got == b"".join(media_page("bad", i) for i in range(MEDIA_BAD_PAGE)),
+          f"a read across the bad page returned {len(got)} bytes, not the {MEDIA_BAD_PAGE} "
+          "pages before it")
+    check(os.pread(fd, PAGE, (MEDIA_BAD_PAGE + 1) * PAGE) ==
+          media_page("bad", MEDIA_BAD_PAGE + 1), "the page after the bad one")
+    os.close(fd)
+    check(kg.read_file(good) == b"".join(media_page("good", i) for i in range(MEDIA_PAGES)),
+          "the other file does not read back")
+    check(_mapped_byte(bad, 0) == 0, "a mapping of a good page")
+    rc = _mapped_byte(bad, MEDIA_BAD_PAGE)
+    check(rc == -signal.SIGBUS, f"a mapping of the bad page: exit {rc}, not SIGBUS")
+    check(sorted(os.listdir(kg.MNT)) == ["media-bad", "media-good"], "readdir")
+    result(media_read="ok")
+
+
+def _errno_of(fn):
+    try:
+        fn()
+        return 0
+    except OSError as e:
+        return e.errno
+
+
+def scen_unbind(args):
+    path = kg.p("unbind")
+    data = bytes(range(256)) * (4 * PAGE // 256)
+    kg.write_file(path, data)
+    fd = os.open(path, os.O_RDWR)
+    m = mmap.mmap(fd, 4 * PAGE, mmap.MAP_SHARED, mmap.PROT_READ)
+    check(m[:PAGE] == data[:PAGE], "the mapping before the unbind")
+    # in fsdax mode nd_pmem drives the pfn device that claims the namespace
+    drv = Path("/sys/bus/nd/drivers/nd_pmem")
+    devs = [d.name for d in drv.iterdir() if d.name.startswith(("pfn", "namespace"))]
+    check(len(devs) == 1, f"nd_pmem drives {devs}, not one device")
+    (drv / "unbind").write_text(devs[0])
+    log(f"nd_pmem unbound from {devs[0]} under the mount")
+    errs = {
+        "read": _errno_of(lambda: os.pread(fd, PAGE, 0)),
+        "write": _errno_of(lambda: os.pwrite(fd, b"x", 0)),
+        "stat": _errno_of(lambda: os.stat(kg.p("unbind"))),
+        "readdir": _errno_of(lambda: os.listdir(kg.MNT)),
+        "create": _errno_of(lambda: os.close(os.open(kg.p("new"), os.O_CREAT | os.O_WRONLY))),
+    }
+    log(f"after the unbind: {errs}")
+    result(**{f"unbind_{k}": v for k, v in errs.items()})
+    for what, e in errs.items():
+        check(e == errno.EIO, f"{what} after the unbind: errno {e}, not EIO")
+    pid = os.fork()
+    if not pid:
+        # the notice zaps the mapping from a work item: a load may still see
+        # the old page until then, then SIGBUS (bounded: 60 s)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            m[0]
+            time.sleep(0.01)
+        os._exit(0)
+    rc = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    check(rc == -signal.SIGBUS, f"the mapping after the unbind: exit {rc}, not SIGBUS")
+    m.close()
+    os.close(fd)
+    result(unbind="ok")
+
+
+WALK_FLAG = "walk-flag"
+WALK_CLEAR = b"WALK-FLAG-CLEAR!"     # the flag file's page, until the peer sets it
+WALK_SET = b"WALK-FLAG-SET!!!"
+WALK_KILL_AFTER_S = 2
+WALK_GONE_S = 20        # a killed walker stops at its next step (ms expected)
+
+
+def scen_walk_kill(args):
+    fs = kg.PosixFS(kg.MNT)
+    kg.fs_mark(fs, "A", "walk-mounted")
+    # the peer's flag: a byte of a page it wrote before (no allocation:
+    # the pool looks full once it is set)
+    end = time.monotonic() + 120
+    while kg.read_file(kg.p(WALK_FLAG))[:len(WALK_SET)] != WALK_SET:
+        check(time.monotonic() < end, "the peer never made the cycle")
+        time.sleep(0.1)
+    t0 = time.monotonic()
+    pid = os.fork()
+    if not pid:
+        try:
+            kg.write_file(kg.p("walker"), b"w" * (64 << 10))
+        except OSError:
+            pass
+        os._exit(0)
+    time.sleep(WALK_KILL_AFTER_S)
+    done, _ = os.waitpid(pid, os.WNOHANG)
+    check(not done, f"the write ended within {WALK_KILL_AFTER_S} s: no long walk to kill")
+    os.kill(pid, signal.SIGKILL)
+    t1 = time.monotonic()
+    while not os.waitpid(pid, os.WNOHANG)[0]:
+        if time.monotonic() - t1 > 600:
+            check(False, "the killed walker was still there after 600 s")
+        time.sleep(0.05)
+    gone = time.monotonic() - t1
+    log(f"the walker, killed {t1 - t0:.1f} s into its write, was gone {gone:.2f} s later")
+    result(walk_gone_s=f"{gone:.2f}")
+    check(gone < WALK_GONE_S, f"the killed walker took {gone:.1f} s to go: the walk did "
+          "not stop on the fatal signal")
+    result(walk_kill="ok")
 
 
 def main():

@@ -13,6 +13,12 @@ Scenarios:
                     (a page read while the lease pass unmaps it has some of each:
                     "torn"), never another file's; after the marker every page must be
                     zeros (docs/kernel.md, "Mappings across hosts").
+  hole ROLE PATH    map PATH (HOLE_PAGES pages, all holes, made by the peer) read-only
+                    and shared and read every page (zeros), then wait until the peer has
+                    filled the odd pages: the mapping must come to show them (without a
+                    read(2) of the file) while the even pages stay zeros; then a hole
+                    of a file of our own, mapped the same way, filled by our own
+                    pwrite(2), must show through the mapping at once.
 """
 import errno
 import mmap
@@ -104,6 +110,78 @@ def scen_reuse(args):
     check(last.count("zero") == REUSE_PAGES,
           f"after the peer's refill the mapping still shows old bytes: {last}")
     result(reuse="ok")
+
+
+HOLE_PAGES = 16
+HOLE_WAIT_S = 120       # the lease work revalidates every lease/4; a loaded TCG guest is slow
+
+
+def hole_page(i):
+    return (b"FILLED-HOLE%05d" % i) * (PAGE // 16)
+
+
+def _hole_pages(m, n):
+    return [m[i * PAGE:(i + 1) * PAGE] for i in range(n)]
+
+
+def _holes_filled(pages):
+    return all(pg == (hole_page(i) if i % 2 else ZERO) for i, pg in enumerate(pages))
+
+
+def _hole_own(path):
+    """A hole of our own file, mapped read-only and shared, then filled by pwrite(2)
+    here: the mapping shows the bytes at once (not the zero page it had)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    os.ftruncate(fd, 4 * PAGE)
+    m = mmap.mmap(fd, 4 * PAGE, mmap.MAP_SHARED, mmap.PROT_READ)
+    check(_hole_pages(m, 4) == [ZERO] * 4, "own holes do not read as zeros")
+    check(os.pwrite(fd, hole_page(1), PAGE) == PAGE, "own pwrite short")
+    pages = _hole_pages(m, 4)
+    m.close()
+    os.close(fd)
+    os.unlink(path)
+    check(pages[1] == hole_page(1),
+          "our own pwrite(2) into a mapped hole: the mapping still shows zeros")
+    check(pages[0] == pages[2] == pages[3] == ZERO, "own untouched holes not zeros")
+
+
+def scen_hole(args):
+    role, path = args[0], args[1]
+    fs = kg.PosixFS(kg.MNT)
+    fs_wait(fs, ["hole-ready"], 300)
+    fd = os.open(kg.p(path), os.O_RDONLY)
+    m = mmap.mmap(fd, HOLE_PAGES * PAGE, mmap.MAP_SHARED, mmap.PROT_READ)
+    check(_hole_pages(m, HOLE_PAGES) == [ZERO] * HOLE_PAGES, "holes do not read as zeros")
+    fs_mark(fs, role, "hole-mapped")
+    fs_wait(fs, ["hole-filled"], 300)
+    t0 = time.monotonic()
+    while not _holes_filled(pages := _hole_pages(m, HOLE_PAGES)):
+        if time.monotonic() - t0 > HOLE_WAIT_S:
+            stale = [i for i, pg in enumerate(pages) if i % 2 and pg == ZERO]
+            check(False, f"{HOLE_WAIT_S} s after the peer filled them, the mapping still "
+                  f"shows the zero page for pages {stale} (read(2) shows "
+                  f"{'the data' if os.pread(fd, PAGE, PAGE) == hole_page(1) else 'zeros'})")
+        time.sleep(0.1)
+    log(f"the filled holes showed through the mapping after {time.monotonic() - t0:.2f} s")
+    check(os.pread(fd, PAGE, PAGE) == hole_page(1), "read(2) does not show the filled hole")
+    m.close()
+    os.close(fd)
+    _hole_own(kg.p(path + "-own"))
+    result(hole="ok")
+
+
+def hole_peer(r, path):
+    """The user-space host: makes PATH all holes, waits for the mapping, then writes
+    the odd pages."""
+    fs = kg.LibFS(r)
+    r.create(path)
+    r.truncate(path, HOLE_PAGES * PAGE)
+    fs_mark(fs, "H", "hole-ready")
+    fs_wait(fs, ["hole-mapped"], 400)
+    with r.open(path) as f:
+        for i in range(1, HOLE_PAGES, 2):
+            f.pwrite(hole_page(i), i * PAGE)
+    fs_mark(fs, "H", "hole-filled")
 
 
 def _fill(r, d, n0, size, budget=None):

@@ -3,26 +3,13 @@
  * are all free come back as pages; half-free pages stay; nothing is lost
  * or handed out twice while other hosts allocate and free; a host that
  * dies holding a taken chain gets it pushed back by recovery. */
-#include "tcheck.h"
+#include "tpool.h"
 
 #define MiB (1ULL << 20)
 #define SIZE (8 * MiB)
 #define MAXOBJ (SIZE / 64)
 
 static u64 objs[MAXOBJ];
-
-/* Pages until ENOSPC (through the whole ENOSPC path); freed again. */
-static u64 count_pages(struct daxfs_op *op)
-{
-	static u64 pg[SIZE / 4096];
-	u64 n = 0, x, i;
-
-	while (n < SIZE / 4096 && (x = daxfs_alloc(op, DAXFS_CLASS_PAGE)))
-		pg[n++] = x;
-	for (i = 0; i < n; i++)
-		daxfs_free_now(op, pg[i], DAXFS_CLASS_PAGE);
-	return n;
-}
 
 /* Fills the pool with objects of class c, each tagged with its offset. */
 static u64 fill(struct daxfs_op *op, unsigned int c)
@@ -34,18 +21,6 @@ static u64 fill(struct daxfs_op *op, unsigned int c)
 		objs[n++] = x;
 	}
 	return n;
-}
-
-/* fsck of the region after we left: clean, nothing leaked. */
-static void check_clean(void *r)
-{
-	struct daxfs_check_result res;
-
-	CHECK_EQ(t_fsck(r, SIZE, false, NULL, NULL, &res), 0);
-	CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 0);
-	CHECK_EQ(res.leaked_bytes, 0);
-	CHECK_EQ(res.used_bytes, res.reachable_bytes + res.limbo_bytes +
-		 res.batch_bytes);
 }
 
 /* Every class: fill, free all, then the pool gives as many pages as it
@@ -60,18 +35,18 @@ static void test_all_free(void)
 	void *r = t_setup(&fs, SIZE, NULL);
 
 	daxfs_op_begin(&fs, &op);
-	n0 = count_pages(&op);
+	n0 = t_count_pages(&op, SIZE / 4096);
 	base = t_used(&fs);
 	daxfs_statfs(&fs, &st0);
 	CHECK(n0 > 1000);
 	for (c = 0; c < DAXFS_CLASS_PAGE; c++) {
 		n = fill(&op, c);
 		CHECK(n >= (n0 - 2) * (4096 / daxfs_class_size(c)));
-		CHECK_EQ(count_pages(&op), 0);
+		CHECK_EQ(t_count_pages(&op, SIZE / 4096), 0);
 		for (i = 0; i < n; i++)
 			daxfs_free_now(&op, objs[i], c);
 		CHECK_EQ(t_used(&fs), base);
-		used = count_pages(&op);
+		used = t_count_pages(&op, SIZE / 4096);
 		CHECK(used + 1 >= n0 && used <= n0);
 		CHECK_EQ(t_used(&fs), base);
 		daxfs_statfs(&fs, &st);
@@ -79,7 +54,7 @@ static void test_all_free(void)
 	}
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
-	check_clean(r);
+	t_check_clean(r, SIZE);
 	t_region_free(r, SIZE);
 }
 
@@ -94,14 +69,14 @@ static void test_half_free(void)
 	void *r = t_setup(&fs, SIZE, NULL);
 
 	daxfs_op_begin(&fs, &op);
-	n0 = count_pages(&op);
+	n0 = t_count_pages(&op, SIZE / 4096);
 	base = t_used(&fs);
 	n = fill(&op, c);
 	for (i = 0; i < n; i++)
 		if ((objs[i] / 128) & 1)
 			daxfs_free_now(&op, objs[i], c);
 	CHECK_EQ(daxfs_compact(&op), 0);
-	CHECK_EQ(count_pages(&op), 0);
+	CHECK_EQ(t_count_pages(&op, SIZE / 4096), 0);
 	for (i = 0; i < n; i++)
 		if (!((objs[i] / 128) & 1) &&
 		    *(u64 *)(fs.base + objs[i] + 8) != objs[i])
@@ -112,10 +87,10 @@ static void test_half_free(void)
 			daxfs_free_now(&op, objs[i], c);
 	CHECK_EQ(t_used(&fs), base);
 	CHECK(daxfs_compact(&op) + 1 >= n0);
-	CHECK(count_pages(&op) + 1 >= n0);
+	CHECK(t_count_pages(&op, SIZE / 4096) + 1 >= n0);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
-	check_clean(r);
+	t_check_clean(r, SIZE);
 	t_region_free(r, SIZE);
 }
 
@@ -232,7 +207,7 @@ static void test_concurrent(void)
 	u8 *map = calloc(SIZE / 64, 1);
 
 	daxfs_op_begin(&fs, &op);
-	n0 = count_pages(&op);
+	n0 = t_count_pages(&op, SIZE / 4096);
 	base = t_used(&fs);
 	daxfs_op_end(&op);
 	/* squeeze the pool so the workers hit ENOSPC and compaction whatever
@@ -263,10 +238,10 @@ static void test_concurrent(void)
 		daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE);
 	CHECK_EQ(t_used(&fs), base);
 	daxfs_compact(&op);
-	CHECK(count_pages(&op) + 8 >= n0);
+	CHECK(t_count_pages(&op, SIZE / 4096) + 8 >= n0);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
-	check_clean(r);
+	t_check_clean(r, SIZE);
 	free(map);
 	t_region_free(r, SIZE);
 }
@@ -282,7 +257,7 @@ static void test_dead_holder(void)
 
 	CHECK_EQ(t_join(&dead, r, SIZE), 0);
 	daxfs_op_begin(&fs, &op);
-	n0 = count_pages(&op);
+	n0 = t_count_pages(&op, SIZE / 4096);
 	base = t_used(&fs);
 	n = fill(&op, DAXFS_CLASS_64);
 	for (i = 0; i < n; i++)
@@ -301,10 +276,10 @@ static void test_dead_holder(void)
 	CHECK_EQ(daxfs_host_check_dead(&op, dead.host), 1);
 	CHECK_EQ(daxfs_load(&dop.lane->pad[DAXFS_LANE_HOLD_CHAIN]), 0);
 	CHECK_EQ(t_used(&fs), base);
-	CHECK(count_pages(&op) + 1 >= n0);
+	CHECK(t_count_pages(&op, SIZE / 4096) + 1 >= n0);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
-	check_clean(r);
+	t_check_clean(r, SIZE);
 	t_region_free(r, SIZE);
 }
 
@@ -391,7 +366,7 @@ static void test_hint_skips(void)
 	daxfs_compact(&op);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
-	check_clean(r);
+	t_check_clean(r, SIZE);
 	t_region_free(r, SIZE);
 }
 
@@ -445,7 +420,7 @@ static void test_hint_carve(void)
 	daxfs_compact(&op);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
-	check_clean(r);
+	t_check_clean(r, SIZE);
 	t_region_free(r, SIZE);
 }
 

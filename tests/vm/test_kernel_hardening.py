@@ -109,6 +109,100 @@ def test_kernel_phys_range_claimed(request, built):
     assert ra["iomem_daxfs"] == "1", ra
 
 
+def test_kernel_bad_blocks_mount_ro_and_read_eio(request, built):
+    """On the fsdax route, a page of one file is listed as a bad block in the pmem
+    driver's list (/sys/block/pmem0/badblocks) while unmounted.  The device still mounts
+    (read-only, it used to be refused: dax_direct_access fails over a bad range); a read
+    of that page fails with EIO, a read across it stops before it, the rest of the file
+    and the other file read back, a mapping of it gets SIGBUS; no oops."""
+    ra = run_guest(request, ["hd:media-write", "umount", "hd:media-inject",
+                             "mount:pmem", "mounts", "hd:media-read"], pmem=True)
+    assert ra.get("media_read") == "ok", ra
+    assert ra["mounts"].startswith("ro"), ra
+
+
+def test_kernel_pmem_unbind_while_mounted(request, built):
+    """The pmem driver is unbound from the namespace under a mount with a file open and
+    mapped: no oops (the driver's kernel mapping goes, ours stays); every operation
+    fails with EIO, the mapping with SIGBUS, and umount and rmmod work."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
+        res = c.run([Guest("A", "daxfs-k", ["load", "fsdax", "mkfs:pmem", "mount:pmem",
+                                            "hd:unbind", "umount", "rmmod", "clean"])])
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+    assert ra.get("unbind") == "ok", ra
+
+
+def _pool_full_one_long_chain(shm, flag_page, flag):
+    """A hostile peer's stores (raw, like daxfs-chaos): every never-used page of the pool
+    becomes free 64-byte objects on one chain, the 64-byte class's free list, and the
+    pool looks full otherwise (bump at its end, no page on the page stack, no host
+    batch).  The next allocation's compaction walks the chain and sorts it by address
+    (docs/alloc.md "Compaction"): pool / 64 nodes, log2 of that merge passes.  Then
+    flag goes over the start of the file page that holds flag_page."""
+    import mmap as _mmap
+    import struct
+    from array import array
+    with open(shm, "r+b") as f, _mmap.mmap(f.fileno(), 0) as m:
+        max_hosts = struct.unpack_from("<I", m, 60)[0]
+        rg = {}
+        for k in range(8):
+            kind, _, off, size, _ = struct.unpack_from("<IIQQQ", m, 152 + 32 * k)
+            rg[kind] = (off, size)
+        state, (pool, pool_size), hosts = rg[1][0], rg[4], rg[2][0]
+        assert struct.unpack_from("<Q", m, state)[0] == 0x5441545346584144, "no state page"
+        start, end = struct.unpack_from("<Q", m, state + 64)[0], pool + pool_size
+        chunk = 1 << 20
+        for at in range(start, end, chunk):
+            n = min(chunk, end - at)
+            words = array("Q", bytes(n))
+            words[0::8] = array("Q", range(at + 64, at + n + 64, 64))
+            if at + n == end:
+                words[-8] = 0                           # the chain's end
+            m[at:at + n] = words.tobytes()
+        struct.pack_into("<Q", m, state + 64, end)      # bump at the end
+        for cls, head in ((0, start), (4, 0)):          # class 64: the chain; pages: none
+            tag = struct.unpack_from("<Q", m, state + 384 + 64 * cls + 8)[0]
+            struct.pack_into("<QQ", m, state + 384 + 64 * cls, head, tag + 1)
+        for slot in range(max_hosts):                   # no batch to take pages from
+            struct.pack_into("<QQ", m, hosts + 256 * slot + 96, 0, 0)
+        # then the flag the guest polls, in place: any write through the
+        # filesystem would allocate now (the pool looks full)
+        at = m.find(flag_page)
+        while at >= 0 and at % 4096:
+            at = m.find(flag_page, at + 1)
+        assert at >= 0, "the flag file's page is not in the region"
+        m[at:at + len(flag)] = flag
+
+
+def test_kernel_walk_stops_when_killed(request, built):
+    """A peer turns the unused pool of a 1 GiB region into one chain of 16 M free 64-byte
+    objects and makes the pool look full otherwise.  A guest process writing a new file
+    compacts: it checks the chain and sorts it (24 merge passes).  SIGKILL 2 s in must end
+    the process within 20 s (it used to finish the walk first), with soft-lockup
+    detection on and a clean dmesg."""
+    import daxfs_kguest as kg
+    with Cluster(label=request.node.name, size=1 << 30, timeout=900) as c:
+        mkfs(c.shm)
+        with region(c.shm) as r:
+            r.write_file("/" + hk.WALK_FLAG, hk.WALK_CLEAR * 256)
+
+        def peer():
+            with region(c.shm) as r:
+                kg.fs_wait(kg.LibFS(r), ["walk-mounted"], 300)
+            _pool_full_one_long_chain(c.shm, hk.WALK_CLEAR * 256, hk.WALK_SET)
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "hd:walk-kill", "umount",
+                                            "rmmod", "clean"],
+                           append="softlockup_panic=0")], host_fn=peer)
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+    assert ra.get("walk_kill") == "ok", ra
+
+
 # joins the region's host table, then dies without leaving: its slot stays ALIVE
 KILLED_HOST = """import os, signal, sys
 sys.path.insert(0, sys.argv[2])

@@ -49,3 +49,27 @@ def test_kernel_mmap_truncated_pages_not_reused_under_mapping(request, built):
         assert rc == 0, out
     assert ra["reuse"] == "ok", ra
     assert host["pages_after_cut"] >= mk.REUSE_PAGES // 2, host
+
+
+def test_kernel_mmap_hole_filled_by_other_host(request, built):
+    """A maps /holes (16 pages, all holes) read-only and shared and reads it: zeros.  H
+    writes the odd pages.  Without any read(2) of the file, A's mapping comes to show
+    them (it kept the zero page forever while read(2) showed the data), the even pages
+    stay zeros; a hole A fills with its own pwrite(2) shows at once; fsck clean."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=400) as c:
+        mkfs(c.shm, "--lease-ms", "2000")
+
+        def host_peer():
+            with region(c.shm) as r:
+                mk.hole_peer(r, "/holes")
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "mm:hole:A:/holes",
+                                            "umount", "rmmod", "clean"])],
+                    host_fn=host_peer)
+        ra = res.guests["A"].results
+        print(f"\nmapper A: {ra}")
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+    assert ra["hole"] == "ok", ra
