@@ -1141,6 +1141,8 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_namespace(&c);
 	chk_orphans(&c);
 	chk_space(&c);
+	if (c.repair)
+		chk_symlink_copies(&c);
 	chk_nlinks(&c);
 	if (c.repair && c.space_dirty)
 		chk_rebuild_space(&c);
