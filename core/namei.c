@@ -754,9 +754,11 @@ static int claim_take(struct daxfs_op *op)
 		if (daxfs_host_alive(fs, slot, daxfs_claim_gen(cur)))
 			continue;
 		hw = daxfs_load(&daxfs_host_at(fs, slot)->state);
+		/* no wait for a recovery another survivor runs: this
+		 * loop looks again, within its own bound (wait_more) */
 		if (daxfs_host_gen(hw) != daxfs_claim_gen(cur) ||
 		    daxfs_host_st(hw) == DAXFS_HOST_FREE ||
-		    daxfs_host_check_dead(op, slot) == 1) {
+		    daxfs_host_try_dead(op, slot) == 1) {
 			/* holder gone and recovered: take over */
 			if (daxfs_cas(word, &cur, mine))
 				return 0;
@@ -786,7 +788,7 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 	slot = daxfs_claim_slot(cur);
 	if (cur && slot < op->fs->sb.max_hosts && slot != op->fs->host &&
 	    !daxfs_host_alive(op->fs, slot, daxfs_claim_gen(cur)))
-		daxfs_host_check_dead(op, slot);
+		daxfs_host_try_dead(op, slot);	/* our caller loops */
 	cur = daxfs_load(daxfs_state_word(op->fs, rename_claim));
 	slot = daxfs_claim_slot(cur);
 	if (!cur || slot >= op->fs->sb.max_hosts ||

@@ -9,8 +9,10 @@ look.  On a busy CPU every yield hands a whole time slice to another
 process: minutes, the rare hangs past the chaos watchdog's 60 s.
 
 Here a peer keeps a forged recovery's heartbeat moving while a host
-reclaims on a CPU it shares with a busy process.  The reclaim must return
-(bound: the chaos watchdog's 60 s, far above the milliseconds it takes).
+reclaims, or renames a directory (the forged slot holds the rename
+claim), on a CPU it shares with a busy process.  The operation must
+return (bound: the chaos watchdog's 60 s, far above the few leases of
+1 s a rename waits for the claim before EBUSY).
 """
 
 import mmap
@@ -23,18 +25,28 @@ import threading
 from test_fsck import Image
 
 import daxfs
+import pytest
 
 HANG_S = 60
 RECOVERING = 3
 
+# The host: reclaim, or a directory rename (it takes the rename claim,
+# which the forged recovery's slot holds); either may fail (EBUSY), but
+# it must return.
 WORKER = r"""
-import os, sys
+import errno, os, sys
 sys.path.insert(0, sys.argv[2])
 import daxfs
 os.sched_setaffinity(0, {int(sys.argv[3])})
 with daxfs.Region(sys.argv[1]) as r:
-    for _ in range(3):
-        r.reclaim()
+    if sys.argv[4] == "reclaim":
+        for _ in range(3):
+            r.reclaim()
+    else:
+        try:
+            r.rename("/a/d", "/b/d")
+        except OSError as e:
+            assert e.errno in (errno.EBUSY, errno.EAGAIN), e
 print("done", flush=True)
 """
 
@@ -43,10 +55,13 @@ BUSY = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\n" \
 
 
 def _forge_recovery(path, slot):
-    """Slot RECOVERING, one of its lanes holding back the epoch."""
+    """Slot RECOVERING, one of its lanes holding back the epoch, and the
+    rename claim in its name."""
+    gen = 5
     im = Image(path)
-    im.put64(im.host(slot), (5 << 8) | RECOVERING)
+    im.put64(im.host(slot), (gen << 8) | RECOVERING)
     im.put64(im.lane(slot, 0), im.u64(im.state_word("epoch")) + 7)
+    im.put64(im.state_word("rename_claim"), (gen << 16) | (slot + 1))
     im.save()
     return im.host(slot) + 8			# its heartbeat word
 
@@ -63,11 +78,14 @@ def _keep_renewing(path, hb_off, stop):
             m.close()
 
 
-def test_reclaim_does_not_wait_on_a_recovery_kept_alive(region_path):
+@pytest.mark.parametrize("op", ["reclaim", "rename"])
+def test_no_wait_on_a_recovery_kept_alive(region_path, op):
     daxfs.mkfs(region_path, 16 << 20, lease_ms=1000)
     with daxfs.Region(region_path) as r:
         r.write_file("/f", b"x" * 10000)
         r.unlink("/f")
+        r.makedirs("/a/d")
+        r.mkdir("/b")
     hb_off = _forge_recovery(region_path, 1)
     stop = threading.Event()
     peer = threading.Thread(target=_keep_renewing,
@@ -79,7 +97,7 @@ def test_reclaim_does_not_wait_on_a_recovery_kept_alive(region_path):
         os.path.abspath(__file__))), "python")
     try:
         res = subprocess.run([sys.executable, "-c", WORKER, region_path,
-                              pydir, str(cpu)], capture_output=True,
+                              pydir, str(cpu), op], capture_output=True,
                              text=True, timeout=HANG_S)
     except subprocess.TimeoutExpired:
         res = None
@@ -88,5 +106,5 @@ def test_reclaim_does_not_wait_on_a_recovery_kept_alive(region_path):
         busy.wait()
         stop.set()
         peer.join()
-    assert res is not None, "reclaim still waiting after %d s" % HANG_S
+    assert res is not None, "%s still waiting after %d s" % (op, HANG_S)
     assert res.returncode == 0 and "done" in res.stdout, res.stderr
