@@ -15,7 +15,6 @@
 #include "check.h"
 #include "openset.h"
 #include "file.h"
-#include "symlink.h"
 
 #define CHK_I_ATTACH	(1u << 30)	/* repair: link into lost+found */
 #define CHK_DIR_MOVING	(1ULL << 61)	/* dir.h: DAXFS_DIR_MOVING */
@@ -196,107 +195,6 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 		if (c->repair)
 			daxfs_store(&ip->blocks, w.pages);
 	}
-}
-
-/* A base symlink's target: in the base data area, 1..4095 bytes (the
- * bytes themselves are the base image's, read-only). */
-static void chk_base_symlink(struct chk *c, u64 ino,
-			     const struct daxfs_base_inode *bip)
-{
-	u64 len;
-
-	if (!daxfs_base_link(c->fs, bip, &len))
-		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
-			   "base symlink target invalid", ino, 0,
-			   bip ? bip->size : 0, 0, false);
-}
-
-/*
- * Repair of a symlink whose record a stray store damaged: records are
- * zeroed when allocated, so the target's length is where its bytes end
- * (the NUL after them).  A bare page's length is inode.size; a header
- * record's is its len word; either is rewritten from the bytes.  Returns
- * false when the target cannot be found (its pointer is bad): the
- * caller drops the inode and the walk drops its names.
- */
-bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
-{
-	u64 off = daxfs_load(&ip->root), size = daxfs_load(&ip->size), len;
-	struct daxfs_link_rec r;
-	struct daxfs_symlink *sl;
-	const char *p;
-
-	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
-		return true;		/* the base image's target */
-	if (!daxfs_link_rec_get(c->fs, off, size, &r)) {
-		if (size != r.len) {
-			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
-				   "symlink size differs from its target length",
-				   ino, off, size, r.len, true);
-			daxfs_store(&ip->size, r.len);
-		}
-		return true;
-	}
-	if (off & DAXFS_SYMLINK_BARE) {
-		p = daxfs_ptr(c->fs, off & ~(u64)(DAXFS_BLOCK_SIZE - 1),
-			      DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
-		len = p ? strnlen(p, DAXFS_BLOCK_SIZE) : 0;
-		if (len <= DAXFS_SYMLINK_REC_MAX || len > DAXFS_SYMLINK_MAX)
-			return false;
-		daxfs_store(&ip->size, len);
-	} else {
-		sl = daxfs_ptr(c->fs, off, sizeof(*sl), 64);
-		if (!sl || off < c->fs->pool_off || off >= c->fs->pool_end)
-			return false;
-		len = c->fs->pool_end - off - sizeof(*sl);
-		len = strnlen(sl->target, len < DAXFS_SYMLINK_REC_MAX ? len :
-			      DAXFS_SYMLINK_REC_MAX);
-		if (!len)
-			return false;
-		daxfs_store32(&sl->len, (u32)len);
-		daxfs_store(&ip->size, len);
-	}
-	if (daxfs_link_rec_get(c->fs, off, len, &r))
-		return false;
-	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
-		   "symlink target length rebuilt from its bytes", ino, off,
-		   size, len, true);
-	return true;
-}
-
-static void chk_walk_symlink(struct chk *c, struct chk_ino *f)
-{
-	struct daxfs_inode *ip = f->ip;
-	u64 off = ip ? daxfs_load(&ip->root) : 0;
-	u64 size = ip ? daxfs_load(&ip->size) : 0;
-	struct daxfs_link_rec r = { .len = 0 };
-	const char *why;
-
-	c->r->symlinks++;
-	if (!ip) {
-		chk_base_symlink(c, f->ino, f->bip);
-		return;
-	}
-	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)) {
-		/* target still in the base image */
-		chk_base_symlink(c, f->ino, daxfs_base_inode(c->fs,
-					daxfs_load(&ip->base_ino)));
-		return;
-	}
-	why = daxfs_link_rec_get(c->fs, off, size, &r);
-	if (!why && !chk_mark(c, c->used, r.off, r.bytes))
-		why = "symlink record also used elsewhere";
-	if (why) {
-		/* unrepairable in place: the inode is dropped as an orphan
-		 * would be; report only */
-		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, why, f->ino, off,
-			   r.len, 0, false);
-		return;
-	}
-	if (size != r.len)
-		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_SYMLINK,
-			   "symlink size differs from its target length", f->ino,
-			   off, size, r.len, false);
 }
 
 /* ---- directories ---- */

@@ -625,6 +625,12 @@ bool chk_host_fresh(struct chk *c, struct daxfs_host *h)
 {
 	u64 st = daxfs_load(&h->state);
 
+	/* repairing (no live host, or -f: the operator says every host
+	 * is gone): a lease still fresh is a dead host's, and the repair
+	 * must be as complete as offline, or the next check, which sees
+	 * it expired, finds what was left (orphans, the slot itself) */
+	if (c->repair)
+		return false;
 	if ((st & DAXFS_HOST_STATE_MASK) != DAXFS_HOST_ALIVE)
 		return false;
 	/* a lease this process has not watched long enough to judge
@@ -1132,6 +1138,9 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		else
 			c.repair = true;
 	}
+	/* -f: repair as if offline (chk_host_fresh) */
+	if (c.repair)
+		c.live = false;
 	if (c.repair)
 		chk_recover_hosts(&c);
 	chk_state(&c);
@@ -1141,6 +1150,8 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_namespace(&c);
 	chk_orphans(&c);
 	chk_space(&c);
+	if (c.repair)
+		chk_symlink_copies(&c);
 	chk_nlinks(&c);
 	if (c.repair && c.space_dirty)
 		chk_rebuild_space(&c);

@@ -159,6 +159,8 @@ const char *daxfs_check_code_name(u32 code);
 #define CHK_I_WALKED	(1u << 27)	/* contents walked and marked */
 #define CHK_I_DROPPED	(1u << 28)	/* tombstoned by repair */
 #define CHK_I_ORPHAN	(1u << 29)	/* reported as an orphan */
+/* bit 30: CHK_I_ATTACH, check-ns.c */
+#define CHK_I_RECOPY	(1u << 31)	/* symlink record shared: copy it */
 
 struct chk {
 	struct daxfs_fs *fs;
@@ -224,8 +226,11 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
 		     u32 len, u64 *ino, bool *whiteout);
 
-/* check-ns.c */
+/* check-symlink.c */
 bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip);
+void chk_walk_symlink(struct chk *c, struct chk_ino *f);
+void chk_symlink_copies(struct chk *c);
+/* check-ns.c */
 void chk_namespace(struct chk *c);
 void chk_orphans(struct chk *c);
 void chk_nlinks(struct chk *c);

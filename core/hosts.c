@@ -250,11 +250,19 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	return 0;
 }
 
-/* wait: keep going while another survivor's recovery is running (callers
- * that need the slot gone); else return 0 at once in that case. */
+/*
+ * wait: keep going while another survivor's recovery is running (callers
+ * that need the slot gone), for at most two leases of our own clock;
+ * else return 0 at once in that case.  A genuine recovery ends, or its
+ * recovery lease runs out and we take over, within one lease of our
+ * first look; only a recoverer that keeps failing and handing the slot
+ * back, or a peer writing the slot's words, makes it last longer, and
+ * no caller may wait on that without bound (-EAGAIN: not gone yet).
+ */
 static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 {
 	struct daxfs_fs *fs = op->fs;
+	s64 until = 0;
 	struct daxfs_host *h;
 	u64 w, hb, gen;
 	u32 round;
@@ -295,6 +303,11 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 			if (!daxfs_host_expired(fs, slot)) {
 				if (!wait)
 					return 0;
+				if (!until)
+					until = daxfs_mono_ns() +
+						2 * (s64)lease_ns(fs);
+				else if (daxfs_mono_ns() > until)
+					return -EAGAIN;
 				daxfs_yield();	/* a live survivor is at it */
 				break;
 			}
@@ -316,6 +329,11 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 int daxfs_host_check_dead(struct daxfs_op *op, u32 slot)
 {
 	return check_dead(op, slot, true);
+}
+
+int daxfs_host_try_dead(struct daxfs_op *op, u32 slot)
+{
+	return check_dead(op, slot, false);
 }
 
 /* Declares every expired slot dead and recovers it (or a stalled

@@ -183,6 +183,9 @@ bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen);
  * (dead and recovered, or FREE), 0 when it is alive, -errno on error.
  * Never touches our own slot. */
 int daxfs_host_check_dead(struct daxfs_op *op, u32 slot);
+/* The same without waiting for a recovery another survivor is running
+ * (0 then): for callers that look again later anyway. */
+int daxfs_host_try_dead(struct daxfs_op *op, u32 slot);
 
 /* Namespace roll-forward/back for a dead host's lane whose intent op is
  * DAXFS_INTENT_RENAME: rename, rmdir, create, link, unlink (core/namei.c).  op is the recovering host's op

@@ -730,12 +730,13 @@ static void unlink_recover(struct daxfs_op *op, struct daxfs_lane *il,
 
 /* ---- rename claim ---- */
 
-static int claim_take(struct daxfs_op *op)
+/* w: the caller's waiter, so that the claim and what the caller waits
+ * for after it share one bound (a few leases in all, not each). */
+static int claim_take(struct daxfs_op *op, struct waiter *w)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 *word = daxfs_state_word(fs, rename_claim);
 	u64 mine = daxfs_my_claim(fs), cur, hw;
-	struct waiter w = { 0 };
 	u32 slot;
 
 	do {
@@ -754,14 +755,16 @@ static int claim_take(struct daxfs_op *op)
 		if (daxfs_host_alive(fs, slot, daxfs_claim_gen(cur)))
 			continue;
 		hw = daxfs_load(&daxfs_host_at(fs, slot)->state);
+		/* no wait for a recovery another survivor runs: this
+		 * loop looks again, within its own bound (wait_more) */
 		if (daxfs_host_gen(hw) != daxfs_claim_gen(cur) ||
 		    daxfs_host_st(hw) == DAXFS_HOST_FREE ||
-		    daxfs_host_check_dead(op, slot) == 1) {
+		    daxfs_host_try_dead(op, slot) == 1) {
 			/* holder gone and recovered: take over */
 			if (daxfs_cas(word, &cur, mine))
 				return 0;
 		}
-	} while (wait_more(op, &w));
+	} while (wait_more(op, w));
 	return -EBUSY;
 }
 
@@ -786,7 +789,7 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 	slot = daxfs_claim_slot(cur);
 	if (cur && slot < op->fs->sb.max_hosts && slot != op->fs->host &&
 	    !daxfs_host_alive(op->fs, slot, daxfs_claim_gen(cur)))
-		daxfs_host_check_dead(op, slot);
+		daxfs_host_try_dead(op, slot);	/* our caller loops */
 	cur = daxfs_load(daxfs_state_word(op->fs, rename_claim));
 	slot = daxfs_claim_slot(cur);
 	if (!cur || slot >= op->fs->sb.max_hosts ||
@@ -794,7 +797,7 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 		/* No live renamer: a MOVING bit is only set under the rename
 		 * claim, so holding the claim ourselves proves it stale
 		 * (damage, or a rename whose recovery could not run). */
-		if (!claim_take(op)) {
+		if (!claim_take(op, w)) {
 			clear_bits(dp, DAXFS_DIR_MOVING);
 			claim_release(op);
 			*v = daxfs_load(&dp->aux);
@@ -976,6 +979,7 @@ struct rn {
 	u32 flags;		/* DAXFS_RENAME_* | RN_SRC_GONE */
 	u64 nleaf;		/* new leaf for dname -> src */
 	u64 sleaf;		/* new leaf for sname: whiteout or -> tgt */
+	bool dangling;		/* this try: a name found, its inode not */
 };
 
 static int set_moving(struct daxfs_inode *ip, bool dead_too)
@@ -1212,6 +1216,17 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 		daxfs_dir_count_sub(r->ddp);
 }
 
+/* A name was found and its inode was not: an unlink freed it after our
+ * lookup (the next try finds no name: retry), or the entry is damaged
+ * (every try finds it: daxfs_rename gives up with -EUCLEAN). */
+static int rn_missing(struct rn *r, int err)
+{
+	if (err != -ENOENT)
+		return err;
+	r->dangling = true;
+	return -EAGAIN;
+}
+
 static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		       u32 slen, const char *dname, u32 dlen)
 {
@@ -1244,13 +1259,13 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		return 0;
 	err = daxfs_inode_get(op, r->src.ino, &ref);
 	if (err)
-		return err == -ENOENT ? -EAGAIN : err;
+		return rn_missing(r, err);
 	r->sisdir = DAXFS_IS_DIR(daxfs_iref_mode(&ref));
 	r->tisdir = false;
 	if (r->has_tgt) {
 		err = daxfs_inode_get(op, r->tgt.ino, &ref);
 		if (err)
-			return err == -ENOENT ? -EAGAIN : err;
+			return rn_missing(r, err);
 		r->tisdir = DAXFS_IS_DIR(daxfs_iref_mode(&ref));
 		if (!xchg && r->sisdir && !r->tisdir)
 			return -ENOTDIR;
@@ -1435,13 +1450,21 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		err = daxfs_dir_writable(&op, ddir, &r.ddp);
 	if (err)
 		goto out;
-	err = claim_take(&op);
+	err = claim_take(&op, &w);
 	if (err)
 		goto out;
 	for (tries = 0;; tries++) {
+		r.dangling = false;
 		err = rename_once(&op, &r, sname, slen, dname, dlen);
 		if (err != -EAGAIN)
 			break;
+		/* the unlink that frees an inode removed its name first:
+		 * a name that still names no inode after the retries is
+		 * damage, and waiting leases for it helps nobody */
+		if (r.dangling && tries >= NS_RETRIES) {
+			err = -EUCLEAN;
+			break;
+		}
 		/* a target being rmdir'ed (DEAD, name not yet removed) by
 		 * a host that is merely descheduled: keep trying, bounded
 		 * by time (a few leases), not by a count a loaded machine

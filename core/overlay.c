@@ -173,12 +173,15 @@ static int ov_owner(struct daxfs_fs *fs, u64 idx, u64 key)
  * Waits for another inserter's claim on bucket idx to resolve (published
  * or withdrawn).  A live inserter resolves in well under a microsecond;
  * a dead one is found through its lane intent and recovered.  Returns the
- * key word found afterwards, or key | PENDING when it gave up.
+ * key word found afterwards, or key | PENDING when it gave up: after
+ * WAIT_YIELDS yields or two leases of our own clock, whichever comes
+ * first (a yield can take a whole time slice on a busy machine).
  */
 static u64 ov_wait_pending(struct daxfs_op *op, u64 idx, u64 key)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 *kw = &fs->buckets[idx].key, pend = key | DAXFS_KEY_PENDING, k;
+	s64 until = daxfs_mono_ns() + 2000000LL * fs->lease_ms;
 	int owner, orphan = 0;
 	u32 i;
 
@@ -195,11 +198,14 @@ static u64 ov_wait_pending(struct daxfs_op *op, u64 idx, u64 key)
 			return k;
 		if (i % WAIT_OWNER_EVERY)
 			continue;
+		if (daxfs_mono_ns() > until)
+			break;
 		owner = ov_owner(fs, idx, key);
 		if (owner >= 0) {
 			orphan = 0;
+			/* no wait inside: this loop looks again */
 			if ((u32)owner != fs->host)
-				daxfs_host_check_dead(op, (u32)owner);
+				daxfs_host_try_dead(op, (u32)owner);
 		} else if (++orphan >= 2) {
 			/* no lane claims it (torn state): withdraw it */
 			tomb_if_pending(fs, idx, key);
@@ -213,7 +219,8 @@ static u64 ov_wait_pending(struct daxfs_op *op, u64 idx, u64 key)
  * a pending claim at a smaller distance; wait for pending claims at larger
  * distances (they lose to us if they saw us, or publish first).  Waits only
  * go towards larger distances, so they cannot form a cycle.
- * Returns 0 (we may publish), 1 (lost, retry), -EEXIST (published copy).
+ * Returns 0 (we may publish), 1 (lost, retry), -EEXIST (published copy),
+ * -EAGAIN (a claim at a larger distance stayed pending for two leases).
  */
 static int ov_rescan(struct daxfs_op *op, u64 home, u32 d, u64 key)
 {
@@ -235,7 +242,7 @@ static int ov_rescan(struct daxfs_op *op, u64 home, u32 d, u64 key)
 				return 1;
 			k = ov_wait_pending(op, idx, key);
 			if (k == (key | DAXFS_KEY_PENDING))
-				return 1;	/* stuck: back off, retry */
+				return -EAGAIN;	/* stuck for two leases */
 		}
 		if (k == key && daxfs_load(&b->value))
 			return -EEXIST;
@@ -302,6 +309,12 @@ int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 				k = ov_wait_pending(op, idx, key);
 				if (k == key && daxfs_load(&b->value))
 					return -EEXIST;
+				/* still pending after two leases: a claim
+				 * nobody resolves (a peer keeps its owner's
+				 * recovery going); waiting again per attempt
+				 * would make hundreds of leases */
+				if (k == (key | DAXFS_KEY_PENDING))
+					return -EAGAIN;
 				again = true;
 			}
 		}

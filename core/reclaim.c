@@ -110,12 +110,14 @@ bool daxfs_epoch_try_advance(struct daxfs_fs *fs)
 			lane = daxfs_lane_at(fs, slot, i);
 			if (daxfs_lane_quiet(daxfs_load(&lane->epoch), g))
 				continue;
-			/* a dead host must not hold the epoch back forever */
+			/* a dead host must not hold the epoch back forever;
+			 * one another survivor is recovering holds it until
+			 * that ends (a try: the next reclaim looks again) */
 			if (slot == fs->host ||
 			    (daxfs_host_st(w) == DAXFS_HOST_ALIVE &&
 			     !daxfs_host_expired(fs, slot)))
 				return false;
-			daxfs_host_check_dead(&op, slot);
+			daxfs_host_try_dead(&op, slot);
 			if (!daxfs_lane_quiet(daxfs_load(&lane->epoch), g))
 				return false;
 		}

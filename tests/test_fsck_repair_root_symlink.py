@@ -121,3 +121,44 @@ def test_next_ino_beyond_keys_lowered_before_lost_found(region_path):
     with daxfs.Region(region_path) as r:
         assert r.read_file("/lost+found/#%d" % f) == b"orphan data"
         r.write_file("/new", b"x")		# inode numbers work again
+
+
+def _shared_record(path, victim, owner):
+    """Points symlink victim's root word at symlink owner's record (what
+    the chaos host did), size set to the owner's so the record is valid
+    for both."""
+    with daxfs.Region(path) as r:
+        v, o = r.lstat(victim).st_ino, r.lstat(owner).st_ino
+    im = Image(path)
+    im.set_field(v, "root", im.field(o, "root"))
+    im.set_field(v, "size", im.field(o, "size"))
+    im.save()
+
+
+def _two_pairs(r):
+    _links(r)
+    r.symlink("/other/target", "/short2")
+    r.symlink("./" * 2040 + "other/file", "/long2")
+
+
+def test_shared_symlink_record_gets_its_own_copy(region_path):
+    _fresh(region_path, _two_pairs)
+    _shared_record(region_path, "/short2", "/short")
+    _shared_record(region_path, "/long2", "/long")
+    damage_cycle(region_path, {"symlink"})
+    with daxfs.Region(region_path) as r:
+        # both names stay; each names the bytes its root named, and
+        # each owns its record: removing one leaves the other intact
+        assert sorted(r.listdir("/")) == ["long", "long2", "short",
+                                          "short2"]
+        assert r.readlink("/short") == r.readlink("/short2") == SHORT
+        assert r.readlink("/long") == r.readlink("/long2") == LONG
+        r.unlink("/short")
+        r.unlink("/long")
+        r.reclaim()
+        r.symlink("x" * 60, "/fill")
+        r.write_file("/fill2", b"y" * 8192)
+        assert r.readlink("/short2") == SHORT
+        assert r.readlink("/long2") == LONG
+    rc, out = fsck(region_path, "-n")
+    assert rc == 0, out

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Checker, symlink part: the target record of every symlink reached
+ * (both forms, docs/inodes.md "Symlink records"), its repair when a
+ * stray store damaged its length, and a fresh copy for a symlink whose
+ * record pointer was changed to name another object's record.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "base.h"
+#include "check.h"
+#include "symlink.h"
+
+/* A base symlink's target: in the base data area, 1..4095 bytes (the
+ * bytes themselves are the base image's, read-only). */
+static void chk_base_symlink(struct chk *c, u64 ino,
+			     const struct daxfs_base_inode *bip)
+{
+	u64 len;
+
+	if (!daxfs_base_link(c->fs, bip, &len))
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
+			   "base symlink target invalid", ino, 0,
+			   bip ? bip->size : 0, 0, false);
+}
+
+/*
+ * Repair of a symlink whose record a stray store damaged: records are
+ * zeroed when allocated, so the target's length is where its bytes end
+ * (the NUL after them).  A bare page's length is inode.size; a header
+ * record's is its len word; either is rewritten from the bytes.  Returns
+ * false when the target cannot be found (its pointer is bad): the
+ * caller drops the inode and the walk drops its names.
+ */
+bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
+{
+	u64 off = daxfs_load(&ip->root), size = daxfs_load(&ip->size), len;
+	struct daxfs_link_rec r;
+	struct daxfs_symlink *sl;
+	const char *p;
+
+	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
+		return true;		/* the base image's target */
+	if (!daxfs_link_rec_get(c->fs, off, size, &r)) {
+		if (size != r.len) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+				   "symlink size differs from its target length",
+				   ino, off, size, r.len, true);
+			daxfs_store(&ip->size, r.len);
+		}
+		return true;
+	}
+	if (off & DAXFS_SYMLINK_BARE) {
+		p = daxfs_ptr(c->fs, off & ~(u64)(DAXFS_BLOCK_SIZE - 1),
+			      DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
+		len = p ? strnlen(p, DAXFS_BLOCK_SIZE) : 0;
+		if (len <= DAXFS_SYMLINK_REC_MAX || len > DAXFS_SYMLINK_MAX)
+			return false;
+		daxfs_store(&ip->size, len);
+	} else {
+		sl = daxfs_ptr(c->fs, off, sizeof(*sl), 64);
+		if (!sl || off < c->fs->pool_off || off >= c->fs->pool_end)
+			return false;
+		len = c->fs->pool_end - off - sizeof(*sl);
+		len = strnlen(sl->target, len < DAXFS_SYMLINK_REC_MAX ? len :
+			      DAXFS_SYMLINK_REC_MAX);
+		if (!len)
+			return false;
+		daxfs_store32(&sl->len, (u32)len);
+		daxfs_store(&ip->size, len);
+	}
+	if (daxfs_link_rec_get(c->fs, off, len, &r))
+		return false;
+	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+		   "symlink target length rebuilt from its bytes", ino, off,
+		   size, len, true);
+	return true;
+}
+
+void chk_walk_symlink(struct chk *c, struct chk_ino *f)
+{
+	struct daxfs_inode *ip = f->ip;
+	u64 off = ip ? daxfs_load(&ip->root) : 0;
+	u64 size = ip ? daxfs_load(&ip->size) : 0;
+	struct daxfs_link_rec r = { .len = 0 };
+	const char *why;
+
+	c->r->symlinks++;
+	if (!ip) {
+		chk_base_symlink(c, f->ino, f->bip);
+		return;
+	}
+	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)) {
+		/* target still in the base image */
+		chk_base_symlink(c, f->ino, daxfs_base_inode(c->fs,
+					daxfs_load(&ip->base_ino)));
+		return;
+	}
+	why = daxfs_link_rec_get(c->fs, off, size, &r);
+	if (why) {
+		/* with repair, chk_inode_record already dropped such an
+		 * inode (its target is lost); report only */
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, why, f->ino, off,
+			   r.len, 0, false);
+		return;
+	}
+	if (!chk_mark(c, c->used, r.off, r.bytes)) {
+		/*
+		 * The record (or part of it) belongs to an object walked
+		 * before: the root word was pointed at it.  Offline, the
+		 * symlink gets its own copy of the bytes it now names once
+		 * the walk has marked everything in use (chk_symlink_copies):
+		 * a valid target, never one shared with another owner.
+		 */
+		bool fix = c->repair && !c->live;
+
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, fix ?
+			   "symlink record also used elsewhere: given its own copy" :
+			   "symlink record also used elsewhere", f->ino, off,
+			   r.len, 0, fix);
+		if (fix)
+			*f->info |= CHK_I_RECOPY;
+		return;
+	}
+	if (size != r.len)
+		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_SYMLINK,
+			   "symlink size differs from its target length", f->ino,
+			   off, size, r.len, false);
+}
+
+/* Copies the target that inode ip names into a fresh record and points
+ * the inode at it.  The source range is kept marked while the copy is
+ * allocated (its other owner may have been dropped since the walk), so
+ * chk_alloc cannot hand out, and zero, the bytes being copied. */
+static bool chk_symlink_copy(struct chk *c, struct daxfs_inode *ip)
+{
+	u64 root = daxfs_load(&ip->root);
+	struct daxfs_link_rec r;
+	bool bare, held;
+	u64 off;
+	char *dst;
+
+	if (daxfs_link_rec_get(c->fs, root, daxfs_load(&ip->size), &r))
+		return false;
+	bare = root & DAXFS_SYMLINK_BARE;
+	held = chk_test_any(c, c->used, r.off, r.bytes);
+	chk_set(c, c->used, r.off, r.bytes, true);
+	off = chk_alloc(c, bare ? DAXFS_BLOCK_SIZE :
+			sizeof(struct daxfs_symlink) + r.len);
+	if (!held)
+		chk_set(c, c->used, r.off, r.bytes, false);
+	if (!off)
+		return false;
+	dst = daxfs_ptr(c->fs, off, bare ? DAXFS_BLOCK_SIZE :
+			sizeof(struct daxfs_symlink) + r.len, 64);
+	if (!dst)
+		return false;
+	if (bare) {
+		memcpy(dst, r.target, r.len);
+	} else {
+		((struct daxfs_symlink *)dst)->len = r.len;
+		memcpy(((struct daxfs_symlink *)dst)->target, r.target, r.len);
+	}
+	daxfs_fence();
+	daxfs_store(&ip->size, r.len);
+	daxfs_store(&ip->root, bare ? off | DAXFS_SYMLINK_BARE : off);
+	return true;
+}
+
+/* After the walk and the orphan rounds, when every object in use is
+ * marked: the symlinks chk_walk_symlink found sharing a record get
+ * their own copy. */
+void chk_symlink_copies(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 i;
+
+	for (i = 0; i < fs->nr_buckets; i++) {
+		u32 *info = &c->binfo[i];
+		struct daxfs_inode *ip;
+
+		if (!(*info & CHK_I_RECOPY))
+			continue;
+		*info &= ~CHK_I_RECOPY;
+		if (*info & CHK_I_DROPPED)
+			continue;
+		ip = daxfs_ptr(fs, daxfs_load(&fs->buckets[i].value),
+			       sizeof(*ip), 64);
+		if (ip && chk_symlink_copy(c, ip))
+			continue;
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+			   "could not copy a shared symlink record (no space?)",
+			   daxfs_load(&fs->buckets[i].key) & DAXFS_KEY_PAYLOAD_MASK,
+			   0, 0, 0, false);
+	}
+}
