@@ -16,11 +16,19 @@
  * (fuse_lowlevel_notify_inval_inode).  Files that are not open need no
  * poll: every open(2) drops the file's pages (no FOPEN_KEEP_CACHE), and
  * their attributes expire after the entry/attribute timeout.
+ *
+ * The same thread does what daxfs.ko's lease work does for an idle host
+ * (kernel/super.c): every lease/4 it frees what this host retired once no
+ * host can read it (every 2nd tick: df tells the truth after an unlink)
+ * and recovers hosts whose lease ran out, with their cache pins (every
+ * 4th tick): a killed mount or program is recovered even when every
+ * survivor is idle.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/pcache.h"
 #include "dfuse.h"
 
 struct dfuse_open {
@@ -186,22 +194,54 @@ static void poll_once(struct dfuse *d)
 	free(s);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void housekeeping(struct dfuse *d, uint64_t tick)
+{
+	struct daxfs_fs *fs = daxfs_handle_fs(d->h);
+
+	if (d->ro)
+		return;
+	if (tick % 2 == 0)
+		daxfs_region_reclaim(d->h);
+	if (tick % 4 == 0) {
+		daxfs_recover_dead_hosts(fs);
+		daxfs_pcache_reap(fs);
+	}
+}
+
 static void *poller(void *arg)
 {
 	struct dfuse *d = arg;
+	uint64_t tick_ms = daxfs_handle_fs(d->h)->lease_ms / 4;
+	uint64_t next = mono_ms() + tick_ms, ticks = 0;
+	unsigned int wait_ms = d->poll_ms;
 	struct timespec t;
+
+	if (tick_ms && tick_ms < wait_ms)
+		wait_ms = (unsigned int)tick_ms;
 
 	pthread_mutex_lock(&d->lock);
 	while (!d->poll_stop) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_nsec += (long)(d->poll_ms % 1000) * 1000000L;
-		t.tv_sec += d->poll_ms / 1000 + t.tv_nsec / 1000000000L;
+		t.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		t.tv_sec += wait_ms / 1000 + t.tv_nsec / 1000000000L;
 		t.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&d->poll_cond, &d->lock, &t);
 		if (d->poll_stop)
 			break;
 		pthread_mutex_unlock(&d->lock);
 		poll_once(d);
+		if (mono_ms() >= next) {
+			housekeeping(d, ++ticks);
+			next = mono_ms() + tick_ms;
+		}
 		pthread_mutex_lock(&d->lock);
 	}
 	pthread_mutex_unlock(&d->lock);
