@@ -15,6 +15,7 @@ import resource
 import stat
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -59,6 +60,22 @@ def as_user(uid, gid, code):
     return p.returncode, p.stdout + p.stderr
 
 
+def open_files(region):
+    """Opens published in the open sets of all hosts."""
+    with daxfs.Region(region, readonly=True) as fs:
+        return sum(h["open_files"] for h in fs.info()["hosts"])
+
+
+def wait_open_files(region, want, limit=30.0):
+    """open_files(region) once it is want, or its value after limit s."""
+    deadline = time.monotonic() + limit
+    n = open_files(region)
+    while n != want and time.monotonic() < deadline:
+        time.sleep(0.02)
+        n = open_files(region)
+    return n
+
+
 def hosts_in_use(region):
     with daxfs.Region(region, readonly=True) as fs:
         return [h for h in fs.info()["hosts"] if h["state"] == 1]
@@ -96,10 +113,9 @@ def test_daxfs_mount_and_umount_commands(region):
         subprocess.run([daxfs_cmd, "umount", mp], check=True, timeout=60)
         assert hf.mounted(mp) is None
         # the server leaves the host table once the kernel lets it go
-        for _ in range(500):
-            if not hosts_in_use(region):
-                break
-            threading.Event().wait(0.02)
+        deadline = time.monotonic() + 30
+        while hosts_in_use(region) and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert hosts_in_use(region) == []
     finally:
         if hf.mounted(mp):
@@ -215,13 +231,13 @@ def test_unlink_of_open_file(mnt, region):
         os.pwrite(fd, b"after", 5)
         assert os.pread(fd, 10, 0) == b"xxxxxafter"
         # another host sees the name gone, and the file held open
-        with daxfs.Region(region) as fs:
+        with daxfs.Region(region, readonly=True) as fs:
             assert not fs.exists("/open")
-            assert sum(h["open_files"] for h in fs.info()["hosts"]) == 1
+        assert open_files(region) == 1
     finally:
         os.close(fd)
-    with daxfs.Region(region) as fs:
-        assert sum(h["open_files"] for h in fs.info()["hosts"]) == 0
+    # the kernel sends the release after close(2) returns: wait for it
+    assert wait_open_files(region, 0) == 0
 
 
 def test_many_opens_of_one_file_take_one_open_set_entry(mnt, region):
@@ -233,11 +249,11 @@ def test_many_opens_of_one_file_take_one_open_set_entry(mnt, region):
     open(p, "w").close()
     fds = [os.open(p, os.O_RDONLY) for _ in range(9000)]   # past the set's 8064
     try:
-        with daxfs.Region(region) as fs:
-            assert sum(h["open_files"] for h in fs.info()["hosts"]) == 1
+        assert open_files(region) == 1
     finally:
         for fd in fds:
             os.close(fd)
+    assert wait_open_files(region, 0) == 0
 
 
 def test_mmap_shared_and_private(mnt):
