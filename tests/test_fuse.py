@@ -344,3 +344,29 @@ def test_read_only_mount(region):
         assert ei.value.errno == errno.EROFS
     finally:
         m.close()
+
+
+def test_split_mode_backing_files(tmp_path, region_path):
+    src = tmp_path / "src"
+    (src / "d").mkdir(parents=True)
+    data = os.urandom(3 * (1 << 20) + 123)
+    (src / "a.bin").write_bytes(data)
+    (src / "d" / "b.txt").write_bytes(b"hello")
+    bk = str(tmp_path / "bk0")
+    subprocess.run([env.tool("mkfs.daxfs"), "-q", "-s", str(64 * env.MiB), "--source",
+                    str(src), "--cache-size", str(4 * env.MiB), "--backing", bk,
+                    region_path], check=True)
+    before = open(bk, "rb").read()
+    m = hf.Mount(region_path, opts=["backing=" + bk])
+    try:
+        assert open(m.path("a.bin"), "rb").read() == data
+        assert open(m.path("d", "b.txt"), "rb").read() == b"hello"
+        with open(m.path("a.bin"), "r+b") as f:    # copy-on-write to the region
+            f.seek(1 << 20)
+            f.write(b"changed")
+        with open(m.path("a.bin"), "rb") as f:
+            f.seek(1 << 20)
+            assert f.read(7) == b"changed"
+    finally:
+        m.close()
+    assert open(bk, "rb").read() == before       # backing files never written
