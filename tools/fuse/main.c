@@ -10,6 +10,7 @@
  * after joining would leave a host behind.  So the parent forks first and
  * waits for the child to say that it joined and mounted (or why not).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -303,7 +304,7 @@ int main(int argc, char **argv)
 	if (add_mount_opts(&args, &c))
 		return 1;
 	if (!c.foreground) {
-		if (pipe(pipefd) < 0) {
+		if (pipe2(pipefd, O_CLOEXEC) < 0) {
 			perror("daxfs mount: pipe");
 			return 1;
 		}
