@@ -370,3 +370,25 @@ def test_split_mode_backing_files(tmp_path, region_path):
     finally:
         m.close()
     assert open(bk, "rb").read() == before       # backing files never written
+
+
+def test_mount_helper_as_mount_8_runs_it(region, tmp_path):
+    """mount -t fuse.daxfs REGION DIR runs /sbin/mount.fuse.daxfs REGION DIR
+    -o OPTS with mount(8)'s own flags: a link named so is that helper."""
+    helper = tmp_path / "mount.fuse.daxfs"
+    helper.symlink_to(env.tool("daxfs-fuse"))
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    subprocess.run([str(helper), region, str(mp), "-n", "-o", "rw,relatime,defaults"],
+                   check=True, timeout=60)
+    try:
+        line = hf.mounted(str(mp))
+        assert line.split()[0] == region and line.split()[2] == "fuse.daxfs"
+        (mp / "x").write_bytes(b"via the helper")
+    finally:
+        subprocess.run([env.tool("daxfs"), "umount", str(mp)], check=True, timeout=60)
+    deadline = time.monotonic() + 30
+    while hosts_in_use(region) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with daxfs.Region(region, readonly=True) as fs:
+        assert fs.read_file("/x") == b"via the helper"

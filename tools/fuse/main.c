@@ -5,6 +5,10 @@
  *
  *   daxfs-fuse [-r REGION] [-b BACKING]... [-f] [-d] [-o OPTS] MOUNTPOINT
  *
+ * Run as mount.fuse.daxfs (a link in /sbin), it is mount(8)'s helper for
+ * `mount -t fuse.daxfs REGION MOUNTPOINT` and fstab entries: the region
+ * comes first, and mount(8)'s own flags are ignored.
+ *
  * Unless -f, the mount runs in the background.  The region is opened (and
  * the host table joined) by the process that serves the mount: a fork
  * after joining would leave a host behind.  So the parent forks first and
@@ -33,10 +37,11 @@ struct cfg {
 	unsigned int poll_ms;
 	int ro, nohost, trust_suid, trust_dev, validate;
 	int foreground, debug, help;
+	int helper;			/* run as mount.fuse.daxfs */
 	char *mountpoint;
 };
 
-enum { KEY_BACKING, KEY_RO, KEY_FG, KEY_DEBUG, KEY_HELP, KEY_REGION };
+enum { KEY_BACKING, KEY_RO, KEY_FG, KEY_DEBUG, KEY_HELP, KEY_REGION, KEY_DROP };
 
 #define CFG_OPT(t, p, v) { t, offsetof(struct cfg, p), v }
 
@@ -57,6 +62,15 @@ static const struct fuse_opt cfg_opts[] = {
 	FUSE_OPT_KEY("debug", KEY_DEBUG),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
+	/* mount(8) passes these to helpers: no meaning here */
+	FUSE_OPT_KEY("-n", KEY_DROP),
+	FUSE_OPT_KEY("-s", KEY_DROP),
+	FUSE_OPT_KEY("-v", KEY_DROP),
+	FUSE_OPT_KEY("-N ", KEY_DROP),
+	FUSE_OPT_KEY("-t ", KEY_DROP),
+	FUSE_OPT_KEY("defaults", KEY_DROP),
+	FUSE_OPT_KEY("_netdev", KEY_DROP),
+	FUSE_OPT_KEY("relatime", KEY_DROP),	/* the kernel default */
 	FUSE_OPT_END
 };
 
@@ -111,7 +125,13 @@ static int cfg_proc(void *data, const char *arg, int key, struct fuse_args *out)
 	case KEY_HELP:
 		c->help = 1;
 		return 0;
+	case KEY_DROP:
+		return 0;
 	case FUSE_OPT_KEY_NONOPT:
+		if (c->helper && !c->region) {
+			c->region = strdup(arg);
+			return 0;
+		}
 		if (c->mountpoint) {
 			fprintf(stderr, "daxfs mount: one mount point only ('%s')\n", arg);
 			return -1;
@@ -277,9 +297,12 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct cfg c = { .timeout = 1.0 };
+	const char *base = strrchr(argv[0], '/');
 	int pipefd[2] = { -1, -1 };
 	pid_t pid;
 	int ret;
+
+	c.helper = !strncmp(base ? base + 1 : argv[0], "mount.", 6);
 
 	if (fuse_opt_parse(&args, &c, cfg_opts, cfg_proc))
 		return 2;
