@@ -392,3 +392,30 @@ def test_mount_helper_as_mount_8_runs_it(region, tmp_path):
         time.sleep(0.02)
     with daxfs.Region(region, readonly=True) as fs:
         assert fs.read_file("/x") == b"via the helper"
+
+
+def _atime_after_read(region, opts):
+    """(atime before, atime after) of a file written, then read through a
+    fresh mount with opts."""
+    with daxfs.Region(region) as fs:
+        fs.write_file("/a", b"x" * 100)
+        fs.utime("/a", atime_ns=10**18, mtime_ns=10**18 + 1)   # atime before mtime
+        before = fs.stat("/a").st_atime_ns
+    m = hf.Mount(region, opts=opts)
+    try:
+        with open(m.path("a"), "rb") as f:
+            f.read()
+    finally:
+        m.close()
+    with daxfs.Region(region, readonly=True) as fs:
+        return before, fs.stat("/a").st_atime_ns
+
+
+def test_atime_relatime_by_default(region):
+    before, after = _atime_after_read(region, [])
+    assert after > before
+
+
+def test_atime_noatime(region):
+    before, after = _atime_after_read(region, ["noatime"])
+    assert after == before

@@ -26,6 +26,8 @@ struct dfuse {
 	double timeout;			/* entry and attribute cache, s */
 	unsigned int poll_ms;		/* change check of open files */
 	bool ro;
+	enum dfuse_atime { DFUSE_RELATIME, DFUSE_NOATIME, DFUSE_STRICTATIME } atime;
+	bool nodiratime;
 	struct fuse_conn_info_opts *conn_opts;
 
 	/* files open on this host (opens.c): ino -> opens, last change */

@@ -38,6 +38,8 @@ struct cfg {
 	int ro, nohost, trust_suid, trust_dev, validate;
 	int foreground, debug, help;
 	int helper;			/* run as mount.fuse.daxfs */
+	int atime;			/* enum dfuse_atime */
+	int nodiratime;
 	char *mountpoint;
 };
 
@@ -52,6 +54,11 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("trust_suid", trust_suid, 1),
 	CFG_OPT("trust_dev", trust_dev, 1),
 	CFG_OPT("validate", validate, 1),
+	CFG_OPT("relatime", atime, DFUSE_RELATIME),
+	CFG_OPT("noatime", atime, DFUSE_NOATIME),
+	CFG_OPT("strictatime", atime, DFUSE_STRICTATIME),
+	CFG_OPT("nodiratime", nodiratime, 1),
+	CFG_OPT("diratime", nodiratime, 0),
 	FUSE_OPT_KEY("region=", KEY_REGION),
 	FUSE_OPT_KEY("-r ", KEY_REGION),
 	FUSE_OPT_KEY("backing=", KEY_BACKING),
@@ -70,7 +77,6 @@ static const struct fuse_opt cfg_opts[] = {
 	FUSE_OPT_KEY("-t ", KEY_DROP),
 	FUSE_OPT_KEY("defaults", KEY_DROP),
 	FUSE_OPT_KEY("_netdev", KEY_DROP),
-	FUSE_OPT_KEY("relatime", KEY_DROP),	/* the kernel default */
 	FUSE_OPT_END
 };
 
@@ -86,6 +92,8 @@ static void usage(FILE *f)
 	      "  trust_suid         honour set-id bits (default: nosuid)\n"
 	      "  trust_dev          honour device nodes (default: nodev)\n"
 	      "  validate           validate the whole base image at mount\n"
+	      "  relatime (default), noatime, strictatime, nodiratime: when reads\n"
+	      "                     and listings update the access time\n"
 	      "  timeout=SECONDS    how long the kernel may cache names and\n"
 	      "                     attributes that another host changes (default 1)\n"
 	      "  poll_ms=MS         check files open here for other hosts' changes\n"
@@ -235,6 +243,8 @@ static int serve(struct cfg *c, struct fuse_args *args, int fd)
 	if (!d.poll_ms)
 		d.poll_ms = 1;
 	d.ro = c->ro || c->nohost;
+	d.atime = (enum dfuse_atime)c->atime;
+	d.nodiratime = c->nodiratime;
 	d.conn_opts = fuse_parse_conn_info_opts(args);
 	if (!d.conn_opts) {
 		fail(fd, "daxfs mount: bad options\n", "", "");

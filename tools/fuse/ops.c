@@ -383,6 +383,31 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		dfuse_open_put(d, ino);
 }
 
+/*
+ * The kernel leaves access times to a FUSE server.  relatime as Linux
+ * has it: only when the access time is not after the last change, or a
+ * day old; strictatime: at every read that reaches us (reads served from
+ * the kernel's page cache never do).
+ */
+static void touch_atime(struct dfuse *d, uint64_t ino, bool dir)
+{
+	const int64_t day = 86400LL * 1000000000LL;
+	struct daxfs_attr a, n;
+	int64_t now;
+
+	if (d->ro || d->atime == DFUSE_NOATIME || (dir && d->nodiratime))
+		return;
+	if (daxfs_fstat(d->h, ino, &a))
+		return;
+	now = daxfs_now_ns();
+	if (d->atime == DFUSE_RELATIME && a.atime_ns > a.mtime_ns &&
+	    a.atime_ns > a.ctime_ns && now - a.atime_ns < day)
+		return;
+	memset(&n, 0, sizeof(n));
+	n.atime_ns = now;
+	daxfs_ino_setattr(d->h, ino, DAXFS_ATTR_ATIME, &n);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -393,10 +418,12 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 	if (!buf)
 		return reply_err(req, ENOMEM);
 	n = daxfs_pread(d->h, dfuse_ino(d, node), buf, size, (uint64_t)off);
-	if (n < 0)
+	if (n < 0) {
 		reply_err(req, (int)n);
-	else
+	} else {
 		fuse_reply_buf(req, buf, (size_t)n);
+		touch_atime(d, dfuse_ino(d, node), false);
+	}
 	free(buf);
 }
 
@@ -498,10 +525,13 @@ static void op_readdir(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 	if (!b.buf)
 		return reply_err(req, ENOMEM);
 	err = daxfs_ino_readdir(d->h, dfuse_ino(d, node), &pos, dir_fill, &b);
-	if (err < 0)
+	if (err < 0) {
 		reply_err(req, err);
-	else
+	} else {
 		fuse_reply_buf(req, b.buf, b.used);
+		if (!off)
+			touch_atime(d, dfuse_ino(d, node), true);
+	}
 	free(b.buf);
 }
 
