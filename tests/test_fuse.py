@@ -419,3 +419,22 @@ def test_atime_relatime_by_default(region):
 def test_atime_noatime(region):
     before, after = _atime_after_read(region, ["noatime"])
     assert after == before
+
+
+def test_fstat_of_open_directory_removed(mnt):
+    for how in ("rmdir", "rename over"):
+        victim, other = mnt.path("victim"), mnt.path("other")
+        os.mkdir(victim)
+        fd = os.open(victim, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if how == "rmdir":
+                os.rmdir(victim)
+            else:
+                os.mkdir(other)
+                os.rename(other, victim)
+            st = os.fstat(fd)
+            assert stat.S_ISDIR(st.st_mode) and st.st_nlink == 0, how
+        finally:
+            os.close(fd)
+        if how != "rmdir":
+            os.rmdir(victim)

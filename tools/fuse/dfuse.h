@@ -63,6 +63,11 @@ void dfuse_opens_destroy(struct dfuse *d);
 int dfuse_open_get(struct dfuse *d, uint64_t ino);
 /* One open fewer; the last one retracts it (daxfs_file_close). */
 void dfuse_open_put(struct dfuse *d, uint64_t ino);
+/* An open directory (counted, not published); put with dfuse_open_put.
+ * dir_gone: the attributes of an open directory that no longer exists,
+ * with nlink 0; false when ino is not an open directory. */
+int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a);
+bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a);
 /* Starts the thread that invalidates the kernel's cache of open files
  * that another host changed (after the session is mounted). */
 int dfuse_poller_start(struct dfuse *d);

@@ -36,6 +36,8 @@ struct dfuse_open {
 	uint64_t ino;
 	uint64_t opens;			/* open(2)s on this host */
 	uint64_t change;		/* change counter last seen */
+	bool dir;			/* an open directory: not published */
+	struct daxfs_attr last;		/* a directory's attributes at open */
 };
 
 static struct dfuse_open **bucket(struct dfuse *d, uint64_t ino)
@@ -75,7 +77,8 @@ void dfuse_opens_destroy(struct dfuse *d)
 			struct dfuse_open *o = d->buckets[i];
 
 			d->buckets[i] = o->next;
-			daxfs_file_close(d->h, o->ino);
+			if (!o->dir)
+				daxfs_file_close(d->h, o->ino);
 			free(o);
 		}
 	}
@@ -135,12 +138,66 @@ void dfuse_open_put(struct dfuse *d, uint64_t ino)
 		if (--o->opens == 0) {
 			*p = o->next;
 			d->nr_open--;
-			daxfs_file_close(d->h, ino);
+			if (!o->dir)
+				daxfs_file_close(d->h, ino);
 			free(o);
 		}
 		break;
 	}
 	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * Open directories are counted here too, not published: the core frees a
+ * directory when it is removed, whoever has it open.  What is kept is its
+ * attributes, for fstat(2) on an open directory that was removed or
+ * renamed over (nlink 0, as on other filesystems).
+ */
+int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a)
+{
+	struct dfuse_open *o;
+	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
+	o = find(d, ino);
+	if (o) {
+		o->opens++;
+		if (o->dir)
+			o->last = *a;
+		goto out;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		err = -ENOMEM;
+		goto out;
+	}
+	o->ino = ino;
+	o->opens = 1;
+	o->change = a->change;
+	o->dir = true;
+	o->last = *a;
+	o->next = *bucket(d, ino);
+	*bucket(d, ino) = o;
+	d->nr_open++;
+out:
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
+bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a)
+{
+	struct dfuse_open *o;
+	bool found;
+
+	pthread_mutex_lock(&d->lock);
+	o = find(d, ino);
+	found = o && o->dir;
+	if (found) {
+		*a = o->last;
+		a->nlink = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return found;
 }
 
 struct seen {

@@ -79,6 +79,8 @@ static void reply_attr(fuse_req_t req, uint64_t ino)
 	struct stat st;
 	int err = daxfs_fstat(d->h, ino, &a);
 
+	if (err == -ENOENT && dfuse_dir_gone(d, ino, &a))
+		err = 0;	/* fstat(2) of an open, removed directory */
 	if (err)
 		return reply_err(req, err);
 	to_stat(&a, &st);
@@ -476,10 +478,14 @@ static void op_opendir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 		return reply_err(req, err);
 	if (!S_ISDIR(a.mode))
 		return reply_err(req, ENOTDIR);
+	err = dfuse_dir_get(d, a.ino, &a);
+	if (err)
+		return reply_err(req, err);
 	/* listings are not cached: another host may change the directory */
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
-	fuse_reply_open(req, fi);
+	if (fuse_reply_open(req, fi))
+		dfuse_open_put(d, a.ino);
 }
 
 struct dir_buf {
@@ -538,6 +544,9 @@ static void op_readdir(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 static void op_releasedir(fuse_req_t req, fuse_ino_t node,
 			  struct fuse_file_info *fi)
 {
+	struct dfuse *d = dfuse_of(req);
+
+	dfuse_open_put(d, dfuse_ino(d, node));
 	reply_err(req, 0);
 }
 
