@@ -86,42 +86,52 @@ void dfuse_opens_destroy(struct dfuse *d)
 	d->buckets = NULL;
 }
 
-int dfuse_open_get(struct dfuse *d, uint64_t ino)
+/* A new entry for ino with one open (under d->lock), or NULL. */
+static struct dfuse_open *add(struct dfuse *d, uint64_t ino, uint64_t change,
+			      bool dir)
 {
-	struct daxfs_attr a;
-	struct dfuse_open *o;
-	int err = 0;
+	struct dfuse_open *o = calloc(1, sizeof(*o));
 
-	pthread_mutex_lock(&d->lock);
-	o = find(d, ino);
-	if (o) {
-		o->opens++;
-		goto out;
-	}
-	o = calloc(1, sizeof(*o));
-	if (!o) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* under the lock: a release racing this first open must not
-	 * retract the entry we are about to publish */
-	err = daxfs_file_open(d->h, ino);
-	if (err) {
-		free(o);
-		goto out;
-	}
-	err = daxfs_fstat(d->h, ino, &a);
-	if (err) {
-		daxfs_file_close(d->h, ino);
-		free(o);
-		goto out;
-	}
+	if (!o)
+		return NULL;
 	o->ino = ino;
 	o->opens = 1;
-	o->change = a.change;
+	o->change = change;
+	o->dir = dir;
 	o->next = *bucket(d, ino);
 	*bucket(d, ino) = o;
 	d->nr_open++;
+	return o;
+}
+
+/* One more open of ino if it is in the table (under d->lock). */
+static struct dfuse_open *again(struct dfuse *d, uint64_t ino)
+{
+	struct dfuse_open *o = find(d, ino);
+
+	if (o)
+		o->opens++;
+	return o;
+}
+
+int dfuse_open_get(struct dfuse *d, uint64_t ino)
+{
+	struct daxfs_attr a;
+	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (again(d, ino))
+		goto out;
+	/* under the lock: a release racing this first open must not
+	 * retract the entry we are about to publish */
+	err = daxfs_file_open(d->h, ino);
+	if (err)
+		goto out;
+	err = daxfs_fstat(d->h, ino, &a);
+	if (!err && !add(d, ino, a.change, false))
+		err = -ENOMEM;
+	if (err)
+		daxfs_file_close(d->h, ino);
 out:
 	pthread_mutex_unlock(&d->lock);
 	return err;
@@ -159,27 +169,13 @@ int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a)
 	int err = 0;
 
 	pthread_mutex_lock(&d->lock);
-	o = find(d, ino);
-	if (o) {
-		o->opens++;
-		if (o->dir)
-			o->last = *a;
-		goto out;
-	}
-	o = calloc(1, sizeof(*o));
-	if (!o) {
+	o = again(d, ino);
+	if (!o)
+		o = add(d, ino, a->change, true);
+	if (!o)
 		err = -ENOMEM;
-		goto out;
-	}
-	o->ino = ino;
-	o->opens = 1;
-	o->change = a->change;
-	o->dir = true;
-	o->last = *a;
-	o->next = *bucket(d, ino);
-	*bucket(d, ino) = o;
-	d->nr_open++;
-out:
+	else if (o->dir)
+		o->last = *a;
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }
