@@ -441,3 +441,24 @@ def test_fstat_of_open_directory_removed(mnt):
             os.close(fd)
         if how != "rmdir":
             os.rmdir(victim)
+
+
+def test_remount_read_only_and_back(region, tmp_path):
+    """mount -o remount,ro runs the helper with remount: the running mount
+    turns read-only, then writable again."""
+    helper = tmp_path / "mount.fuse.daxfs"
+    helper.symlink_to(env.tool("daxfs-fuse"))
+    m = hf.Mount(region)
+    try:
+        subprocess.run([str(helper), region, m.mp, "-o", "remount,ro"], check=True,
+                       timeout=60)
+        assert " ro," in hf.mounted(m.mp)
+        with pytest.raises(OSError) as ei:
+            open(m.path("f"), "w")
+        assert ei.value.errno == errno.EROFS
+        subprocess.run([str(helper), region, m.mp, "-o", "remount,rw"], check=True,
+                       timeout=60)
+        with open(m.path("f"), "w") as f:
+            f.write("writable again")
+    finally:
+        m.close()

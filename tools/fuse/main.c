@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct cfg {
 	int ro, nohost, trust_suid, trust_dev, validate;
 	int foreground, debug, help;
 	int helper;			/* run as mount.fuse.daxfs */
+	int remount;			/* mount(8)'s -o remount */
 	int atime;			/* enum dfuse_atime */
 	int nodiratime;
 	char *mountpoint;
@@ -58,6 +60,8 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("noatime", atime, DFUSE_NOATIME),
 	CFG_OPT("strictatime", atime, DFUSE_STRICTATIME),
 	CFG_OPT("nodiratime", nodiratime, 1),
+	CFG_OPT("remount", remount, 1),
+	CFG_OPT("rw", ro, 0),
 	CFG_OPT("diratime", nodiratime, 0),
 	FUSE_OPT_KEY("region=", KEY_REGION),
 	FUSE_OPT_KEY("-r ", KEY_REGION),
@@ -198,6 +202,29 @@ static void detach(int fd)
 	close(fd);	/* the parent's read returns 0: mounted */
 }
 
+/*
+ * mount -o remount,ro (or rw) of a running mount: the kernel changes the
+ * read-only flag; the server goes on as it is (it refuses nothing the
+ * kernel lets through, and a read-only kernel mount sends no change).
+ */
+static int remount(struct cfg *c)
+{
+	unsigned long flags = MS_REMOUNT | MS_NOSUID | MS_NODEV;
+
+	if (c->trust_suid)
+		flags &= ~MS_NOSUID;
+	if (c->trust_dev)
+		flags &= ~MS_NODEV;
+	if (c->ro)
+		flags |= MS_RDONLY;
+	if (mount(NULL, c->mountpoint, NULL, flags, NULL)) {
+		fprintf(stderr, "daxfs mount: remount %s: %s\n", c->mountpoint,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 static int open_region(struct cfg *c, struct daxfs_handle **h)
 {
 	struct daxfs_open_opts o = { 0 };
@@ -322,6 +349,8 @@ int main(int argc, char **argv)
 	}
 	if (!c.region && getenv("DAXFS_REGION"))
 		c.region = strdup(getenv("DAXFS_REGION"));
+	if (c.remount && c.mountpoint)
+		return remount(&c);
 	if (!c.region || !c.mountpoint) {
 		usage(stderr);
 		return 2;
