@@ -462,3 +462,22 @@ def test_remount_read_only_and_back(region, tmp_path):
             f.write("writable again")
     finally:
         m.close()
+
+
+@pytest.mark.parametrize("trust", [False, True], ids=["default", "trust_dev"])
+def test_device_nodes_only_when_trusted(region, trust):
+    """Any peer can make /dev/mem-like nodes: the mount is nodev unless
+    -o trust_dev (and nosuid unless trust_suid), as daxfs.ko's."""
+    m = hf.Mount(region, opts=["trust_dev,trust_suid"] if trust else [])
+    try:
+        flags = hf.mounted(m.mp).split()[3].split(",")
+        assert ("nodev" in flags, "nosuid" in flags) == (not trust, not trust)
+        os.mknod(m.path("null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        if trust:
+            with open(m.path("null"), "w") as f:
+                f.write("gone")
+        else:
+            with pytest.raises(PermissionError):
+                open(m.path("null"), "w")
+    finally:
+        m.close()

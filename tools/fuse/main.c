@@ -252,9 +252,10 @@ static int add_mount_opts(struct fuse_args *args, struct cfg *c)
 		return -1;
 	if (c->nohost && !c->ro && fuse_opt_add_arg(args, "-oro"))
 		return -1;
-	if (!c->trust_suid && fuse_opt_add_arg(args, "-onosuid"))
+	/* libfuse mounts nosuid,nodev unless told "suid", "dev" */
+	if (fuse_opt_add_arg(args, c->trust_suid ? "-osuid" : "-onosuid"))
 		return -1;
-	if (!c->trust_dev && fuse_opt_add_arg(args, "-onodev"))
+	if (fuse_opt_add_arg(args, c->trust_dev ? "-odev" : "-onodev"))
 		return -1;
 	return 0;
 }
