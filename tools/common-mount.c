@@ -63,8 +63,17 @@ static int umount_one(const char *mp, bool lazy)
 {
 	char cmd[PATH_MAX + 64];
 
-	if (!umount2(mp, lazy ? MNT_DETACH : 0))
-		return 0;
+	int tries;
+
+	/* FUSE releases files after close(2) has returned: a mount whose
+	 * last file was just closed can be busy for a moment */
+	for (tries = 0; tries < 100; tries++) {
+		if (!umount2(mp, lazy ? MNT_DETACH : 0))
+			return 0;
+		if (errno != EBUSY)
+			break;
+		usleep(10000);
+	}
 	if (errno == EBUSY) {
 		tool_err("%s: busy (files open there); 'daxfs umount -l' detaches it now", mp);
 		return 1;

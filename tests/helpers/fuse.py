@@ -58,8 +58,18 @@ class Mount:
     def umount(self, timeout=30):
         """Ends the mount as a user would (fusermount3 -u); waits for
         daxfs-fuse to leave.  Returns its exit status."""
-        if mounted(self.mp):
-            subprocess.run(["fusermount3", "-u", self.mp], check=True, timeout=timeout)
+        # the kernel releases files after close(2) returns: a mount whose
+        # last file was just closed can be busy for a moment
+        deadline = time.monotonic() + timeout
+        while mounted(self.mp):
+            p = subprocess.run(["fusermount3", "-u", self.mp], capture_output=True,
+                               text=True, timeout=timeout)
+            if p.returncode == 0:
+                break
+            if "busy" not in p.stderr or time.monotonic() > deadline:
+                raise subprocess.CalledProcessError(p.returncode, p.args, p.stdout,
+                                                    p.stderr)
+            time.sleep(0.02)
         rc = self.proc.wait(timeout=timeout)
         self._cleanup()
         return rc
