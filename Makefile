@@ -29,12 +29,19 @@ VM_HELPERS := $(patsubst vm/helpers/%.c,$(BUILD)/vm-helpers/%,$(wildcard vm/help
 
 LC_RUN    := $(BUILD)/lincheck/lc_run
 
+# The FUSE mount (tools/fuse, docs/fuse.md): built when libfuse3's headers
+# are there (Debian libfuse3-dev, scripts/setup.sh installs it).
+FUSE_SRC  := $(wildcard tools/fuse/*.c)
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
+DAXFS_FUSE := $(if $(FUSE_LIBS),$(BUILD)/bin/daxfs-fuse)
+
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
 .PHONY: all clean test check module module-check bench crash race cluster cross-arm64 \
 	lincheck lincheck-bugs lincheck-checker
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN) $(DAXFS_FUSE)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -50,6 +57,14 @@ $(LIBSO): $(CORE_OBJ) $(LIB_OBJ)
 $(BUILD)/bin/%: $(BUILD)/tools/%.o $(TOOL_COMMON_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tools/fuse/%.o: tools/fuse/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+
+$(BUILD)/bin/daxfs-fuse: $(FUSE_SRC:%.c=$(BUILD)/%.o) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(FUSE_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 	@mkdir -p $(dir $@)

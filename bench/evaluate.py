@@ -18,6 +18,9 @@ Parts (--only / --skip take their names):
              vs ext4 -o dax, the same job file
   xguest     Figure 7 across guests: 1, 2 guests (daxfs.ko) and 2 guests + a
              host process (libdaxfs) on one shared memory file
+  fuse       Table 2 rows through a FUSE mount (daxfs mount): default,
+             writeback_cache, splice, O_DIRECT (bench/fuse_bench.py); run it
+             with native for the tmpfs and libdaxfs columns
 """
 import argparse
 import csv
@@ -39,8 +42,10 @@ TOOLS = os.path.join(REPO, "build", "bin")
 JOBFILE = os.path.join(HERE, "fio", "table2.fio")
 sys.path.insert(0, os.path.join(REPO, "vm"))
 sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, HERE)
+import fuse_bench  # noqa: E402
 
-PARTS = ["native", "meta", "xnative", "footprint", "guest", "xguest"]
+PARTS = ["native", "meta", "xnative", "footprint", "guest", "xguest", "fuse"]
 
 # Table 2 of the paper: section -> (label, DaxFS MiB/s, tmpfs MiB/s)
 TABLE2 = [
@@ -499,6 +504,8 @@ def summary(cfg, t2, meta, xh, xsum, fp, outdir, started):
                 "%.2f" % ratio(d, m) if ratio(d, m) else "",
                 "%.2f" % ratio(t, m) if ratio(t, m) else "", PAPER_RATIO[s]))
         p("")
+    if any(r["target"] == "fuse" for r in t2):
+        fuse_bench.summary(p, TABLE2, lambda t, s: med(t2, "native", t, s), f0, fr, ratio)
     if meta:
         p("## Metadata (Figure 4): %d files in one directory, microseconds per file "
           "(readdir: per listing of the whole directory)\n" % cfg.nfiles)
@@ -736,7 +743,8 @@ def main():
              "xnative": lambda: part_xnative(cfg, xh, xsum),
              "footprint": lambda: part_footprint(cfg, fp),
              "guest": lambda: part_guest(cfg, t2, meta, outdir),
-             "xguest": lambda: part_xguest(cfg, xh, xsum, outdir)}
+             "xguest": lambda: part_xguest(cfg, xh, xsum, outdir),
+             "fuse": lambda: fuse_bench.run(cfg, t2, JOBFILE, sh, fio_json_rows, log)}
     for part in parts:
         try:
             calls[part]()

@@ -233,7 +233,9 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 	if (valid & DAXFS_ATTR_CTIME) {
 		daxfs_store((u64 *)&ip->ctime_ns, (u64)attr->ctime_ns);
 		daxfs_faa(&ip->change, 1);
-	} else {
+	} else if (valid != DAXFS_ATTR_ATIME) {
+		/* an access time alone (a read under relatime) changes
+		 * nothing a program checks: ctime and change stay */
 		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	}
 out:

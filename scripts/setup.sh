@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
+# libfuse3-dev, fuse3 and pkg-config: the FUSE mount (tools/fuse, `daxfs
+# mount`, docs/fuse.md) and its tests (fusermount3).
 # gcc-aarch64-linux-gnu and qemu-user-static: `make cross-arm64` builds
 # libdaxfs and the C tests for arm64 and tests/test_cross_arm64.py runs them
 # under qemu-aarch64-static (docs/design.md "Memory ordering").
@@ -13,7 +15,7 @@ need_apt=()
 # `daxfs run` (docs/preload.md).
 for pkg in build-essential make gcc python3 python3-pip spin \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static \
-	fio git sqlite3; do
+	fio git sqlite3 libfuse3-dev fuse3 pkg-config; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

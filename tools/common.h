@@ -114,4 +114,10 @@ dev_t daxfs_decode_dev(uint64_t v);
 /* `daxfs run` (common-run.c): argv[0] is "run". */
 int daxfs_run_main(const char *region, int argc, char **argv);
 
+/* `daxfs mount` / `daxfs umount` (common-mount.c, docs/fuse.md): argv[0] is
+ * the command name. */
+int tool_mount(const char *region, const char *const *backing, unsigned int nr_backing,
+	       int argc, char **argv);
+int tool_umount(int argc, char **argv);
+
 #endif /* DAXFS_TOOLS_COMMON_H */

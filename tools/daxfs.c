@@ -1957,6 +1957,8 @@ static void usage(FILE *f)
 "  run       [--at DIR] -- COMMAND [ARGS...]  (see daxfs run --help)\n");
 	for (c = cmds; c->name; c++)
 		fprintf(f, "  %-9s %s\n", c->name, c->args);
+	fprintf(f, "  %-9s %s\n  %-9s %s\n", "mount", "[-o OPTIONS] [-f] MOUNTPOINT",
+		"umount", "[-l] MOUNTPOINT...");
 	fprintf(f,
 "\nOptions:\n"
 "  -r, --region REGION   the region to use (default: $DAXFS_REGION)\n"
@@ -2080,6 +2082,11 @@ int main(int argc, char **argv)
 			usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[optind], "mount"))
+		return tool_mount(c.region, c.backing, c.nr_backing, argc - optind,
+				  argv + optind);
+	if (!strcmp(argv[optind], "umount"))
+		return tool_umount(argc - optind, argv + optind);
 	c.cmd = find_cmd(argv[optind]);
 	if (!c.cmd) {
 		fprintf(stderr, "daxfs: unknown command '%s'\nTry 'daxfs --help' for the "

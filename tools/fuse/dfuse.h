@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * daxfs-fuse: one DaxFS host that serves a FUSE mount (docs/fuse.md).
+ * main.c parses the options and runs the session, ops.c answers the
+ * kernel's requests, opens.c keeps the files open on this host and tells
+ * the kernel when another host changed one of them.
+ */
+#ifndef DAXFS_DFUSE_H
+#define DAXFS_DFUSE_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "daxfs/libdaxfs.h"
+#include "daxfs/libdaxfs-ino.h"
+
+struct dfuse_open;
+
+struct dfuse {
+	struct daxfs_handle *h;
+	struct fuse_session *se;
+	uint64_t root;			/* the filesystem's root inode */
+	double timeout;			/* entry and attribute cache, s */
+	unsigned int poll_ms;		/* change check of open files */
+	bool ro;
+	enum dfuse_atime { DFUSE_RELATIME, DFUSE_NOATIME, DFUSE_STRICTATIME } atime;
+	bool nodiratime;
+	struct fuse_conn_info_opts *conn_opts;
+
+	/* files open on this host (opens.c): ino -> opens, last change */
+	pthread_mutex_t lock;
+	struct dfuse_open **buckets;
+	size_t nr_buckets, nr_open;
+	pthread_t poller;
+	bool poll_stop, poll_running;
+	pthread_cond_t poll_cond;
+};
+
+extern const struct fuse_lowlevel_ops dfuse_ops;
+
+/* FUSE node ids and DaxFS inode numbers: the same, except that the root
+ * is FUSE_ROOT_ID (1); whatever inode has number 1 takes the root's. */
+static inline uint64_t dfuse_ino(const struct dfuse *d, fuse_ino_t node)
+{
+	if (node == FUSE_ROOT_ID)
+		return d->root;
+	return node == d->root ? FUSE_ROOT_ID : node;
+}
+
+static inline fuse_ino_t dfuse_node(const struct dfuse *d, uint64_t ino)
+{
+	return dfuse_ino(d, ino);	/* the swap is its own inverse */
+}
+
+/* opens.c */
+int dfuse_opens_init(struct dfuse *d);
+void dfuse_opens_destroy(struct dfuse *d);
+/* One more open of ino on this host: the first publishes it in the host's
+ * open set (daxfs_file_open), so an unlink anywhere keeps it. */
+int dfuse_open_get(struct dfuse *d, uint64_t ino);
+/* One open fewer; the last one retracts it (daxfs_file_close). */
+void dfuse_open_put(struct dfuse *d, uint64_t ino);
+/* An open directory (counted, not published); put with dfuse_open_put.
+ * dir_gone: the attributes of an open directory that no longer exists,
+ * with nlink 0; false when ino is not an open directory. */
+int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a);
+bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a);
+/* Starts the thread that invalidates the kernel's cache of open files
+ * that another host changed (after the session is mounted). */
+int dfuse_poller_start(struct dfuse *d);
+void dfuse_poller_stop(struct dfuse *d);
+
+#endif /* DAXFS_DFUSE_H */
