@@ -58,8 +58,8 @@ MSG_LEN = 2048
 # (pcache and split-mix on the split-mode base)
 KINDS = ["super", "base", "bucket", "inode", "trie", "dirent", "radix", "symlink",
          "free", "limbo", "openset", "host", "lane", "state", "pcache", "mix", "split-mix",
-         "none"]
-MIX = ",".join(k for k in KINDS if k not in ("pcache", "mix", "split-mix", "none"))
+         "raw", "none"]
+MIX = ",".join(k for k in KINDS if k not in ("pcache", "mix", "split-mix", "raw", "none"))
 SPLIT_KINDS = ("pcache", "split-mix")
 
 
@@ -179,9 +179,26 @@ def image_params(i: int, seed: int):
     name = KINDS[i % len(KINDS)]
     mix = name in ("mix", "split-mix")
     count = rng.randint(3, 12) if mix else rng.choice([1, 1, 1, 2, 3, 5])
+    if name == "raw":
+        count = rng.randint(1, 8)
+    elif name == "none":
+        count = 0
     validate = rng.random() < 0.2
     kinds = {"mix": MIX, "split-mix": MIX + ",pcache"}.get(name, name)
     return kinds, name, count, validate
+
+
+def raw_words(mm, used, rng, count, log):
+    """Any word of the used part of the image, live or not (names, inline data, padding,
+    structures daxfs-chaos does not walk): a random value, a flipped bit, 0, ~0 or +-1."""
+    with open(log, "a") as f:
+        for n in range(count):
+            off = rng.randrange(0, max(8, used)) & ~7
+            old = struct.unpack_from("<Q", mm, off)[0]
+            new = rng.choice([rng.getrandbits(64), old ^ (1 << rng.randrange(64)), 0,
+                              (1 << 64) - 1, (old + 1) % (1 << 64), (old - 1) % (1 << 64)])
+            struct.pack_into("<Q", mm, off, new)
+            f.write(f"{n + 1} raw {off:#x} {old:#x} {new:#x}\n")
 
 
 def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
@@ -194,7 +211,10 @@ def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
     with open(log, "w") as f:
         f.write(f"image {i} kind {name} count {count} validate {int(validate)}\n")
     if name == "none":                 # the control: the base image as it is
-        return {"i": i, "kind": name, "count": 0, "validate": validate}
+        return {"i": i, "kind": name, "count": count, "validate": validate}
+    if name == "raw":
+        raw_words(mm, len(base.rstrip(b"\0")), random.Random(seed * 1000003 + i), count, log)
+        return {"i": i, "kind": name, "count": count, "validate": validate}
     p = subprocess.run([str(BIN / "daxfs-chaos"), "-q", "-s", str(seed * 1000003 + i),
                         "-n", str(count), "-t", "2", "-k", kinds, "-l", str(log), str(shm)],
                        capture_output=True, text=True)

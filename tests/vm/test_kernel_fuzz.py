@@ -1,9 +1,10 @@
 """daxfs.ko on corrupt images: a bounded run of the kernel image fuzz (vm/kfuzz.py,
-docs/testing.md "Kernel image fuzz").  One QEMU guest mounts a few hundred images, each the
+docs/testing.md "Kernel image fuzz").  One QEMU guest mounts a few hundred images, each a
 populated base image with 1 to 12 live words of one kind of structure corrupted (superblock,
 base image, overlay buckets, inodes, tries, dirents, radix nodes, symlinks, free and limbo
-chains, open sets, host table, lanes, state page, all at once; and the base untouched as a
-control), and runs a short workload on each.
+chains, open sets, host table, lanes, state page, page-cache slots of a split-mode base, all
+at once, any used word; and the base untouched as a control), and runs a short workload on
+each.
 
 What a user may expect: no image oopses, WARNs, BUGs, locks up or hangs the guest kernel, and
 every image unmounts; an image is refused at mount or its operations fail with an errno (the
