@@ -7,8 +7,9 @@ a wide directory, freed space in the limbo and free chains, and a host that
 died holding open files), then for each image number I:
   - copies the base into the shared memory file of a running guest,
   - corrupts it with build/bin/daxfs-chaos (the words it finds live by
-    walking the structures) restricted to one kind of structure, 1 to 5
-    words, seeded by I (so an image is rebuilt from its number alone),
+    walking the structures) restricted to one kind of structure, 1 to 12
+    words, seeded by I (so an image is rebuilt from its number and the run's
+    base images, kept in OUT: --image N),
   - bumps the handshake (a second nvdimm) and waits for the guest.
 The guest (vm/guest/kfuzz.sh, vm/helpers/kfuzz.c) mounts the image with
 daxfs.ko, runs a short workload, unmounts, counts bad kernel log lines and
@@ -54,6 +55,9 @@ FL_VALIDATE, FL_STOP = 1, 2
 GUEST_FMT = "<QQqIIIIII160I"
 GUEST_LEN = struct.calcsize(GUEST_FMT)
 MSG_LEN = 2048
+# console lines that tell why a guest died or hung
+BAD_CONSOLE = ("BUG:", "Oops", "Kernel panic", "WARNING:", "soft lockup", "blocked for more than",
+               "general protection", "RIP:", "Call Trace")
 # every structure kind daxfs-chaos knows (docs/tools.md), "mix" = all at once
 # (pcache and split-mix on the split-mode base)
 KINDS = ["super", "base", "bucket", "inode", "trie", "dirent", "radix", "symlink",
@@ -135,7 +139,7 @@ def build_base(out: Path) -> Path:
     (src / "etc" / "deep" / "er").mkdir(parents=True)
     (src / "etc" / "conf").write_bytes(b"key=value\n" * 40)
     (src / "etc" / "deep" / "er" / "leaf").write_bytes(bytes(range(256)) * 40)
-    (src / "bin.dat").write_bytes(os.urandom(70000))
+    (src / "bin.dat").write_bytes(random.Random(7).randbytes(70000))
     (src / "empty").write_bytes(b"")
     os.symlink("etc/conf", src / "conf-link")
     for i in range(12):
@@ -343,6 +347,9 @@ class Worker:
             if not dead:                   # let the hung-task detector speak first
                 time.sleep(min(30, 3 * self.a.hung_secs))
             self._keep(rec, "guest died (oops/panic)" if dead else "hang: no answer")
+            bad = [ln for ln in self._tail(60000).splitlines()
+                   if any(p in ln for p in BAD_CONSOLE)]
+            rec["msg"] = "\n".join(bad[:20]) or "(nothing on the console)"
             self._kill()
             self._boot()
             return rec
@@ -400,7 +407,13 @@ def main(argv=None):
     ap.add_argument("--image", type=int, help="only write image N to OUT/img-N and exit")
     a = ap.parse_args(argv)
     out = Path(a.out)
-    bases = {"plain": build_base(out).read_bytes(), "split": build_split(out).read_bytes()}
+    if a.image is not None and (out / "base.img").exists():
+        # the bases of the run that made image N (mkfs draws a random hash key, so a
+        # new base would lay out differently and the same seed would pick other words)
+        files = {"plain": out / "base.img", "split": out / "split.img"}
+        bases = {n: f.read_bytes() for n, f in files.items() if f.exists()}
+    else:
+        bases = {"plain": build_base(out).read_bytes(), "split": build_split(out).read_bytes()}
     if a.image is not None:
         dst = out / f"img-{a.image}"
         dst.write_bytes(bytes(SIZE))
