@@ -252,7 +252,7 @@ class Worker:
         os.close(fd)
         self.boots += 1
         self.log = self.c.log_dir / f"boot{self.boots}.log"
-        g = Guest("K", "kfuzz", [str(self.a.hung_secs)])
+        g = Guest("K", "kfuzz", [str(self.a.hung_secs)] + (["verbose"] if self.a.verbose else []))
         self.proc = subprocess.Popen(self.c.guest_cmd(g, self.log, 10 ** 6),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -404,6 +404,8 @@ def main(argv=None):
     ap.add_argument("--hung-secs", type=int, default=10, help="guest hung_task_timeout_secs")
     ap.add_argument("--boot-timeout", type=float, default=180)
     ap.add_argument("--keep", action="store_true", help="keep the shared files")
+    ap.add_argument("--verbose", action="store_true",
+                    help="the guest prints every failed operation with its line in kfuzz.c")
     ap.add_argument("--image", type=int, help="only write image N to OUT/img-N and exit")
     a = ap.parse_args(argv)
     out = Path(a.out)

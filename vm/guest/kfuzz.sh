@@ -21,6 +21,7 @@ start=0x${r%-*}
 size=$(( 0x${r#*-} - start + 1 ))
 pmem_unbind_in $start $(( start + size - 1 ))
 [ -b /dev/pmem1 ] || vm_fail "no /dev/pmem1 (the handshake nvdimm)"
+[ -n "$2" ] && export KFUZZ_VERBOSE=1
 $DAXFS_REPO/build/vm-helpers/kfuzz $start $size /dev/pmem1 $MNT ||
     vm_fail "kfuzz helper rc=$?"
 bad=$(dmesg | grep -E "WARNING:|BUG:|Oops|soft lockup|blocked for more than|general protection" |

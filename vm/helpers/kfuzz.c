@@ -30,7 +30,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,10 +71,11 @@ struct hs_guest {
 static const char *mnt, *hsdev;
 static char opts[512];
 static const char *phys, *size;
-static int hs_fd, kmsg_fd;
+static int hs_fd, kmsg_fd, null_fd, verbose;
 static struct hs_guest *res;
 static char *buf, *pat;
 static unsigned int entries;
+static char prev[4096];		/* the entry the walk visited before */
 
 static sigjmp_buf jb;
 static volatile sig_atomic_t armed;
@@ -84,8 +87,9 @@ static void on_sigbus(int sig)
 	siglongjmp(jb, 1);
 }
 
-/* Counts an operation: ret < 0 is a failure with errno. */
-static long op(long ret)
+/* Counts an operation: ret < 0 is a failure with errno (KFUZZ_VERBOSE:
+ * printed with the line of the call). */
+static long op_at(long ret, int line)
 {
 	int e = errno;
 
@@ -93,9 +97,20 @@ static long op(long ret)
 	if (ret < 0) {
 		res->fails++;
 		res->errs[e >= 0 && e < 160 ? e : 0]++;
+		if (verbose)
+			fprintf(stderr, "kfuzz: line %d: %s\n", line, strerror(e));
 	}
 	errno = e;
 	return ret;
+}
+
+#define op(x) op_at((x), __LINE__)
+
+/* Takes back the count of a failure that is the right answer. */
+static void expected(long ret, int e)
+{
+	if (ret < 0 && errno == e)
+		res->fails--, res->errs[e]--;
 }
 
 static void msg_add(const char *line, size_t len)
@@ -179,25 +194,39 @@ static void read_file(const char *path, off_t size)
 	}
 	while (done < READ_MAX && (n = op(read(fd, buf, 64 << 10))) > 0)
 		done += n;
+	/* the walks behind SEEK_DATA/SEEK_HOLE, and splice_read */
+	expected(op(lseek(fd, 0, SEEK_DATA)), ENXIO);	/* no data */
+	expected(op(lseek(fd, 0, SEEK_HOLE)), ENXIO);	/* empty file */
+	op(lseek(fd, 0, SEEK_END));
+	if (null_fd >= 0) {
+		off_t at = 0;
+
+		op(sendfile(null_fd, fd, &at, 64 << 10));
+	}
 	close(fd);
 }
 
 /* Maps the first pages of an existing file and touches each (a corrupt
  * radix tree must not map a page from outside the file's own); every
  * other file is also written through the mapping. */
-static void map_file(const char *path, off_t size, int nth)
+static void map_file(const char *path, int nth)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus, .sa_flags = SA_NODEFER };
-	size_t len = size > (64 << 10) ? 64 << 10 : (size_t)size, i;
 	int rw = nth & 1, fd;
+	struct stat st;
 	volatile char *m;
 	volatile char sum = 0;
+	size_t len, i;
 
-	if (!len)
-		return;
 	fd = op(open(path, (rw ? O_RDWR : O_RDONLY) | O_NONBLOCK));
 	if (fd < 0)
 		return;
+	/* the size now: an earlier step of the walk may have cut the file */
+	if (op(fstat(fd, &st)) < 0 || !st.st_size) {
+		close(fd);
+		return;
+	}
+	len = st.st_size > (64 << 10) ? 64 << 10 : (size_t)st.st_size;
 	m = mmap(NULL, len, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
 	close(fd);
 	if (op(m == MAP_FAILED ? -1 : 0) < 0)
@@ -250,6 +279,51 @@ static void rename_back(const char *path)
 		op(unlink(path));
 }
 
+/* setattr with what the inode has (mode, times), and a truncating open
+ * of some regular files. */
+static void set_attrs(const char *path, const struct stat *st)
+{
+	int fd;
+
+	if (S_ISLNK(st->st_mode))
+		return;
+	op(chmod(path, st->st_mode & 07777));
+	op(utimensat(AT_FDCWD, path, NULL, 0));
+	if (S_ISREG(st->st_mode) && entries % 12 == 0) {
+		fd = op(open(path, O_WRONLY | O_TRUNC | O_NONBLOCK));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* Two names the image brought swap places (renameat2 RENAME_EXCHANGE),
+ * and back; EINVAL is the answer when one is the other's ancestor. */
+static void exchange_back(const char *a, const char *b)
+{
+	long ret = op(renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE));
+
+	if (!ret)
+		op(renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE));
+	expected(ret, EINVAL);
+}
+
+/* Directory positions: read a few, remember one, rewind, seek back. */
+static void dir_seek(DIR *d)
+{
+	long pos = -1;
+	int i;
+
+	rewinddir(d);
+	for (i = 0; i < 4 && readdir(d); i++)
+		if (i == 1)
+			pos = telldir(d);
+	if (pos < 0)
+		return;
+	seekdir(d, pos);
+	errno = 0;
+	op(readdir(d) || !errno ? 0 : -1);
+}
+
 static void walk(const char *dir, int depth)
 {
 	char path[4096], link[256];
@@ -276,20 +350,26 @@ static void walk(const char *dir, int depth)
 		path_join(path, sizeof(path), dir, de->d_name);
 		if (op(lstat(path, &st)) < 0)
 			continue;
+		if (entries % 13 == 0 && prev[0])
+			exchange_back(prev, path);
+		snprintf(prev, sizeof(prev), "%s", path);
 		if (entries % 11 == 0)
 			rename_back(path);
 		if (S_ISDIR(st.st_mode)) {
 			walk(path, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
 			read_file(path, st.st_size);
-			map_file(path, st.st_size, entries);
+			map_file(path, entries);
 			if (entries % 7 == 0)
 				poke_file(path, st.st_size, entries % 3);
 		} else if (S_ISLNK(st.st_mode)) {
 			op(readlink(path, link, sizeof(link)));
 			op(stat(path, &st));
 		}
+		if (entries % 4 == 0)
+			set_attrs(path, &st);
 	}
+	dir_seek(d);
 	closedir(d);
 	path_join(path, sizeof(path), dir, "no-such-name");
 	op(lstat(path, &st));
@@ -387,7 +467,10 @@ static void churn(void)
 
 static void run_image(const struct hs_host *h)
 {
+	struct statfs sf;
+
 	entries = 0;
+	prev[0] = 0;
 	snprintf(opts, sizeof(opts), "phys=%s,size=%s%s%.*s", phys, size,
 		 h->flags & FL_VALIDATE ? ",validate" : "", h->opts[0] ? 1 : 0, ",");
 	strncat(opts, h->opts, sizeof(opts) - strlen(opts) - 1);
@@ -395,6 +478,7 @@ static void run_image(const struct hs_host *h)
 		res->mount_err = errno;
 		return;
 	}
+	op(statfs(mnt, &sf));
 	walk(mnt, 0);
 	churn();
 	/* past the base image's 20 ms lease: the mount now finds the host
@@ -402,6 +486,7 @@ static void run_image(const struct hs_host *h)
 	usleep(60000);
 	walk(mnt, 0);
 	churn();
+	op(statfs(mnt, &sf));
 	if (umount2(mnt, 0)) {
 		res->umount_err = errno;
 		umount2(mnt, MNT_DETACH);
@@ -424,6 +509,8 @@ int main(int argc, char **argv)
 	mnt = argv[4];
 	hs_fd = open(hsdev, O_RDWR | O_DIRECT);
 	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	null_fd = open("/dev/null", O_WRONLY);
+	verbose = getenv("KFUZZ_VERBOSE") != NULL;
 	if (hs_fd < 0 || kmsg_fd < 0) {
 		perror("kfuzz: open");
 		return 2;
