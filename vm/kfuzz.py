@@ -229,6 +229,26 @@ def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
 
 # ---------------------------------------------------------------- one guest
 
+def _descendants(pid):
+    """The processes below pid (from /proc)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
 class Worker:
     """One guest and its two shared files; takes image numbers from a shared list."""
 
@@ -271,7 +291,14 @@ class Worker:
             return ""
 
     def _kill(self):
+        """Ends the guest: run-guest.sh's group and QEMU (which `timeout` keeps in a
+        process group of its own)."""
         if self.proc and self.proc.poll() is None:
+            for pid in _descendants(self.proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.proc = None
@@ -433,10 +460,16 @@ def main(argv=None):
     t0 = time.monotonic()
     workers = [Worker(w, a, bases, todo, results, lock) for w in range(a.j)]
     threads = [threading.Thread(target=w.run, daemon=True) for w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:                 # interrupted: no guest outlives the run
+        for w in workers:
+            w._kill()
+            w.c.cleanup()
     shutil.rmtree(backing_dir(), ignore_errors=True)
     s = summarize(results, time.monotonic() - t0)
     s["boots"] = sum(w.boots for w in workers)
