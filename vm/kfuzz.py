@@ -51,7 +51,7 @@ SIZE = 16 << 20
 PAGE = 4096
 HOST_MAGIC = 0x54534f485a464b44
 GUEST_MAGIC = 0x545345475a464b44
-FL_VALIDATE, FL_STOP = 1, 2
+FL_VALIDATE, FL_STOP, FL_SELFTEST = 1, 2, 4
 GUEST_FMT = "<QQqIIIIII160I"
 GUEST_LEN = struct.calcsize(GUEST_FMT)
 MSG_LEN = 2048
@@ -366,7 +366,11 @@ class Worker:
         # the guest reaches this machine's files under /host (9p)
         opts = ("" if rec["kind"] not in SPLIT_KINDS else
                 ",".join(f"backing=/host{backing_dir() / b}" for b in ("bk0", "bk1")))
-        self._send(seq, FL_VALIDATE if rec["validate"] else 0, opts)
+        flags = FL_VALIDATE if rec["validate"] else 0
+        if i == self.a.selftest:
+            flags |= FL_SELFTEST
+            rec["selftest"] = True
+        self._send(seq, flags, opts)
         ans = self._wait(seq, self.a.timeout)
         rec["t"] = round(time.monotonic() - t0, 3)
         if ans is None:
@@ -403,7 +407,9 @@ def summarize(results, elapsed):
             s["errors"].append(r)
             continue
         s["images"] += 1
-        if "failure" in r:
+        if r.get("selftest"):          # the positive control: must be caught
+            s["selftest"] = "caught" if "self-test" in r.get("msg", "") else "missed"
+        elif "failure" in r:
             s["failures"].append({k: r.get(k) for k in ("i", "kind", "failure", "msg")})
         if "ops" not in r:
             continue
@@ -431,6 +437,8 @@ def main(argv=None):
     ap.add_argument("--hung-secs", type=int, default=10, help="guest hung_task_timeout_secs")
     ap.add_argument("--boot-timeout", type=float, default=180)
     ap.add_argument("--keep", action="store_true", help="keep the shared files")
+    ap.add_argument("--selftest", type=int, default=-1, metavar="N",
+                    help="the guest logs a fake WARNING after image N: it must be caught")
     ap.add_argument("--verbose", action="store_true",
                     help="the guest prints every failed operation with its line in kfuzz.c")
     ap.add_argument("--image", type=int, help="only write image N to OUT/img-N and exit")
@@ -475,7 +483,8 @@ def main(argv=None):
     s["boots"] = sum(w.boots for w in workers)
     (out / "summary.json").write_text(json.dumps(s, indent=1, sort_keys=True))
     print(json.dumps(s, indent=1, sort_keys=True))
-    return 1 if s["failures"] or s["errors"] or s["images"] != a.n else 0
+    missed = a.selftest >= 0 and s.get("selftest") != "caught"
+    return 1 if s["failures"] or s["errors"] or s["images"] != a.n or missed else 0
 
 
 if __name__ == "__main__":

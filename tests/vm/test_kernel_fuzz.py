@@ -32,9 +32,12 @@ def _results(out):
 
 
 def test_kernel_survives_corrupt_images(built, tmp_path):
-    rc = kfuzz.main(["-n", str(N), "--seed", str(SEED), "--out", str(tmp_path)])
+    # image 7's guest also logs a fake WARNING: the watch must catch it
+    rc = kfuzz.main(["-n", str(N), "--seed", str(SEED), "--out", str(tmp_path),
+                     "--selftest", "7"])
     s = json.loads((tmp_path / "summary.json").read_text())
     print(json.dumps(s, indent=1, sort_keys=True))
+    assert s.get("selftest") == "caught", s
     assert not s["errors"], s["errors"]
     assert not s["failures"], (f"{len(s['failures'])} image(s) broke the guest kernel "
                                f"(kept in {tmp_path}/found): {s['failures'][:5]}")
