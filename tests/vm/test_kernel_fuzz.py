@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "tests" / "vm"))
 import kfuzz  # noqa: E402
 from test_kernel_cluster import built  # noqa: E402,F401
 
-N = int(os.environ.get("DAXFS_KFUZZ_N", "320"))
+N = int(os.environ.get("DAXFS_KFUZZ_N", "240"))
 SEED = int(os.environ.get("DAXFS_KFUZZ_SEED", "1"))
 
 

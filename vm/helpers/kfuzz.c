@@ -44,8 +44,10 @@
 #define FL_SELFTEST	4ULL	/* log a fake WARNING after the image */
 #define MAX_ENTRIES	400	/* entries the walk visits per image */
 #define MAX_DEPTH	8
-#define READ_MAX	(256 << 10)	/* bytes read per file */
+#define READ_MAX	(128 << 10)	/* bytes read per file */
+#define MAP_MAX		(16 << 10)	/* bytes mapped per file */
 #define MSG_LEN		2048
+#define HOST_GONE_POLLS	100000	/* 2 ms polls (200 s and more) without a new image */
 
 struct hs_host {
 	uint64_t magic;
@@ -215,12 +217,12 @@ static void read_file(const char *path, off_t size)
 	if (null_fd >= 0) {
 		off_t at = 0;
 
-		op(sendfile(null_fd, fd, &at, 64 << 10));
+		op(sendfile(null_fd, fd, &at, 16 << 10));
 	}
 	close(fd);
 }
 
-/* Maps the first pages of an existing file and touches each (a corrupt
+/* Maps the first 4 pages of an existing file and touches each (a corrupt
  * radix tree must not map a page from outside the file's own); every
  * other file is also written through the mapping. */
 static void map_file(const char *path, int nth)
@@ -240,7 +242,7 @@ static void map_file(const char *path, int nth)
 		close(fd);
 		return;
 	}
-	len = st.st_size > (64 << 10) ? 64 << 10 : (size_t)st.st_size;
+	len = st.st_size > MAP_MAX ? MAP_MAX : (size_t)st.st_size;
 	m = mmap(NULL, len, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
 	close(fd);
 	if (op(m == MAP_FAILED ? -1 : 0) < 0)
@@ -511,6 +513,7 @@ int main(int argc, char **argv)
 {
 	struct hs_host h;
 	uint64_t last = 0;
+	long idle = 0;
 	int i;
 
 	if (argc != 5) {
@@ -542,9 +545,16 @@ int main(int argc, char **argv)
 	for (;;) {
 		hs_read(&h);
 		if (h.magic != HOST_MAGIC || h.seq == last) {
+			/* a host that went away without a stop (killed) must
+			 * not leave this guest running for good */
+			if (++idle > HOST_GONE_POLLS) {
+				fprintf(stderr, "kfuzz: no word from the host: stopping\n");
+				return 4;
+			}
 			usleep(2000);
 			continue;
 		}
+		idle = 0;
 		memset(res, 0, sizeof(*res));
 		res->magic = GUEST_MAGIC;
 		h.opts[sizeof(h.opts) - 1] = 0;
