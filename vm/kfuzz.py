@@ -209,22 +209,33 @@ def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
     """Writes image i into the mapped shared file; returns its parameters.
     bases: {"plain": bytes, "split": bytes}."""
     kinds, name, count, validate = image_params(i, seed)
+    rec = {"i": i, "kind": name, "count": count, "validate": validate}
     base = bases["split" if name in SPLIT_KINDS else "plain"]
     mm[:len(base)] = base
     mm.flush()
     with open(log, "w") as f:
         f.write(f"image {i} kind {name} count {count} validate {int(validate)}\n")
     if name == "none":                 # the control: the base image as it is
-        return {"i": i, "kind": name, "count": count, "validate": validate}
+        return rec
     if name == "raw":
-        raw_words(mm, len(base.rstrip(b"\0")), random.Random(seed * 1000003 + i), count, log)
-        return {"i": i, "kind": name, "count": count, "validate": validate}
+        raw_words(mm, _used(base), random.Random(seed * 1000003 + i), count, log)
+        return rec
     p = subprocess.run([str(BIN / "daxfs-chaos"), "-q", "-s", str(seed * 1000003 + i),
                         "-n", str(count), "-t", "2", "-k", kinds, "-l", str(log), str(shm)],
                        capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(f"daxfs-chaos on image {i}: {p.stderr.strip()}")
-    return {"i": i, "kind": name, "count": count, "validate": validate}
+    return rec
+
+
+_USED = {}
+
+
+def _used(base: bytes) -> int:
+    """Bytes up to the last non-zero one of a base image (computed once)."""
+    if id(base) not in _USED:
+        _USED[id(base)] = len(base.rstrip(b"\0"))
+    return _USED[id(base)]
 
 
 # ---------------------------------------------------------------- one guest
