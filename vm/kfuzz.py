@@ -62,8 +62,14 @@ BAD_CONSOLE = ("BUG:", "Oops", "Kernel panic", "WARNING:", "soft lockup", "block
 # (pcache and split-mix on the split-mode base)
 KINDS = ["super", "base", "bucket", "inode", "trie", "dirent", "radix", "symlink",
          "free", "limbo", "openset", "host", "lane", "state", "pcache", "mix", "split-mix",
-         "raw", "none"]
-MIX = ",".join(k for k in KINDS if k not in ("pcache", "mix", "split-mix", "raw", "none"))
+         "raw", "size", "none"]
+MIX = ",".join(k for k in KINDS if k not in ("pcache", "mix", "split-mix", "raw", "size",
+                                             "none"))
+# regression images of what the fuzz found (docs/testing.md "Kernel image fuzz runs"):
+# "size": a regular file's size word beyond DAXFS_MAX_FILE_SIZE (stat said 2^64 - 1)
+SIZE_FILE = "/w/s2"
+INODE_MAGIC = 0x444e49
+INODE_SIZE_OFF = 32
 SPLIT_KINDS = ("pcache", "split-mix")
 
 
@@ -171,6 +177,7 @@ def build_base(out: Path) -> Path:
         r.unlink("/etc/f04")
         r.write_file("/etc/conf", b"overlay copy\n" * 10)
         r.reclaim()
+        (out / "base.json").write_text(json.dumps({"size_ino": r.stat(SIZE_FILE).st_ino}))
     _run(sys.executable, "-c", DEAD_HOST, img, REPO / "python")
     return img
 
@@ -185,8 +192,8 @@ def image_params(i: int, seed: int):
     count = rng.randint(3, 12) if mix else rng.choice([1, 1, 1, 2, 3, 5])
     if name == "raw":
         count = rng.randint(1, 8)
-    elif name == "none":
-        count = 0
+    elif name in ("none", "size"):
+        count = int(name == "size")
     validate = rng.random() < 0.2
     kinds = {"mix": MIX, "split-mix": MIX + ",pcache"}.get(name, name)
     return kinds, name, count, validate
@@ -220,6 +227,14 @@ def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
     if name == "raw":
         raw_words(mm, _used(base), random.Random(seed * 1000003 + i), count, log)
         return rec
+    if name == "size":
+        off = _inode_record(base, bases["size_ino"]) + INODE_SIZE_OFF
+        new = random.Random(seed * 1000003 + i).choice([(1 << 64) - 1, (1 << 48) + 1, 1 << 63])
+        old = struct.unpack_from("<Q", mm, off)[0]
+        struct.pack_into("<Q", mm, off, new)
+        with open(log, "a") as f:
+            f.write(f"1 size {off:#x} {old:#x} {new:#x}\n")
+        return rec
     p = subprocess.run([str(BIN / "daxfs-chaos"), "-q", "-s", str(seed * 1000003 + i),
                         "-n", str(count), "-t", "2", "-k", kinds, "-l", str(log), str(shm)],
                        capture_output=True, text=True)
@@ -229,6 +244,19 @@ def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
 
 
 _USED = {}
+
+
+def _inode_record(base: bytes, ino: int) -> int:
+    """Offset of the inode record of ino in a base image: the one 64-byte aligned place
+    that starts with ino and the inode magic (computed once)."""
+    key = (id(base), ino)
+    if key not in _USED:
+        want = struct.pack("<QI", ino, INODE_MAGIC)
+        hits = [o for o in range(0, len(base), 64) if base[o:o + 12] == want]
+        if len(hits) != 1:
+            raise RuntimeError(f"inode {ino}: {len(hits)} records in the base image")
+        _USED[key] = hits[0]
+    return _USED[key]
 
 
 def _used(base: bytes) -> int:
@@ -283,7 +311,8 @@ class Worker:
         os.close(fd)
         self.boots += 1
         self.log = self.c.log_dir / f"boot{self.boots}.log"
-        g = Guest("K", "kfuzz", [str(self.a.hung_secs)] + (["verbose"] if self.a.verbose else []))
+        g = Guest("K", "kfuzz", [str(self.a.hung_secs), "verbose" if self.a.verbose else "quiet",
+                                 self.a.module])
         self.proc = subprocess.Popen(self.c.guest_cmd(g, self.log, 10 ** 6),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -450,18 +479,24 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="keep the shared files")
     ap.add_argument("--selftest", type=int, default=-1, metavar="N",
                     help="the guest logs a fake WARNING after image N: it must be caught")
+    ap.add_argument("--module", default="kernel/daxfs.ko",
+                    help="the daxfs.ko the guests load, relative to the repository")
+    ap.add_argument("--reuse", action="store_true",
+                    help="take OUT/base.img and OUT/split.img (to run again the images of a"
+                    " run; split images also need that run's backing files)")
     ap.add_argument("--verbose", action="store_true",
                     help="the guest prints every failed operation with its line in kfuzz.c")
     ap.add_argument("--image", type=int, help="only write image N to OUT/img-N and exit")
     a = ap.parse_args(argv)
     out = Path(a.out)
-    if a.image is not None and (out / "base.img").exists():
+    if (a.image is not None or a.reuse) and (out / "base.img").exists():
         # the bases of the run that made image N (mkfs draws a random hash key, so a
         # new base would lay out differently and the same seed would pick other words)
         files = {"plain": out / "base.img", "split": out / "split.img"}
         bases = {n: f.read_bytes() for n, f in files.items() if f.exists()}
     else:
         bases = {"plain": build_base(out).read_bytes(), "split": build_split(out).read_bytes()}
+    bases.update(json.loads((out / "base.json").read_text()))
     if a.image is not None:
         dst = out / f"img-{a.image}"
         dst.write_bytes(bytes(SIZE))

@@ -48,3 +48,8 @@ def test_kernel_survives_corrupt_images(built, tmp_path):
                            set(r["errs"]) <= {"ENOENT", "EISDIR"} for r in control), control
     # the corruption reaches the kernel: some images are refused, some operations fail
     assert s["refused"] and s["fails"].get("EUCLEAN"), s
+    # regression: a size beyond the maximum is damage (stat said 2^64 - 1; the kernel's
+    # i_size went negative), so the file answers EUCLEAN, never an impossible size
+    size = [r for r in res if r["kind"] == "size"]
+    assert size and all(r["wrong"] == 0 and (r["mount_err"] or r["errs"].get("EUCLEAN"))
+                        for r in size), size

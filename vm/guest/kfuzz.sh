@@ -3,7 +3,8 @@
 # first nvdimm (the image, mounted with phys=) and the second (the handshake, /dev/pmem1)
 # until the host says stop.  Every bad kernel log line is counted per image by the helper;
 # a final scan here catches whatever came after its last look.
-KO=$DAXFS_REPO/kernel/daxfs.ko
+# args: HUNG_TASK_SECS [verbose|quiet [MODULE (relative to the repository)]]
+KO=$DAXFS_REPO/${3:-kernel/daxfs.ko}
 MNT=/mnt/kfuzz
 mkdir -p $MNT
 
@@ -21,7 +22,7 @@ start=0x${r%-*}
 size=$(( 0x${r#*-} - start + 1 ))
 pmem_unbind_in $start $(( start + size - 1 ))
 [ -b /dev/pmem1 ] || vm_fail "no /dev/pmem1 (the handshake nvdimm)"
-[ -n "$2" ] && export KFUZZ_VERBOSE=1
+[ "$2" = verbose ] && export KFUZZ_VERBOSE=1
 $DAXFS_REPO/build/vm-helpers/kfuzz $start $size /dev/pmem1 $MNT ||
     vm_fail "kfuzz helper rc=$?"
 bad=$(dmesg | grep -E "WARNING:|BUG:|Oops|soft lockup|blocked for more than|general protection" |

@@ -46,6 +46,7 @@
 #define MAX_DEPTH	8
 #define READ_MAX	(128 << 10)	/* bytes read per file */
 #define MAP_MAX		(16 << 10)	/* bytes mapped per file */
+#define MAX_FILE_SIZE	(1LL << 48)	/* DAXFS_MAX_FILE_SIZE */
 #define MSG_LEN		2048
 #define HOST_GONE_POLLS	100000	/* 2 ms polls (200 s and more) without a new image */
 
@@ -63,7 +64,9 @@ struct hs_guest {
 	uint64_t seq_done;
 	int64_t mount_err;	/* 0 or the errno of mount(2) */
 	uint32_t ops, fails;
-	uint32_t wrong;		/* reads back that differ from what was written */
+	uint32_t wrong;		/* answers no healthy filesystem gives: data
+				 * read back that differs from what was
+				 * written, an impossible file size */
 	uint32_t bad;		/* bad kernel log lines (oops, WARN, ...) */
 	uint32_t sigbus;	/* mapping accesses that raised SIGBUS */
 	uint32_t umount_err;	/* errno of umount(2), 0 when it worked */
@@ -238,7 +241,7 @@ static void map_file(const char *path, int nth)
 	if (fd < 0)
 		return;
 	/* the size now: an earlier step of the walk may have cut the file */
-	if (op(fstat(fd, &st)) < 0 || !st.st_size) {
+	if (op(fstat(fd, &st)) < 0 || st.st_size <= 0) {
 		close(fd);
 		return;
 	}
@@ -366,6 +369,8 @@ static void walk(const char *dir, int depth)
 		path_join(path, sizeof(path), dir, de->d_name);
 		if (op(lstat(path, &st)) < 0)
 			continue;
+		if (st.st_size < 0 || st.st_size > MAX_FILE_SIZE)
+			res->wrong++;	/* no healthy filesystem says so */
 		if (entries % 13 == 0 && prev[0])
 			exchange_back(prev, path);
 		snprintf(prev, sizeof(prev), "%s", path);
