@@ -235,9 +235,16 @@ def make_image(i: int, seed: int, bases, mm, shm: Path, log: Path):
         with open(log, "a") as f:
             f.write(f"1 size {off:#x} {old:#x} {new:#x}\n")
         return rec
-    p = subprocess.run([str(BIN / "daxfs-chaos"), "-q", "-s", str(seed * 1000003 + i),
-                        "-n", str(count), "-t", "2", "-k", kinds, "-l", str(log), str(shm)],
-                       capture_output=True, text=True)
+    cmd = [str(BIN / "daxfs-chaos"), "-q", "-s", str(seed * 1000003 + i), "-n", str(count),
+           "-t", "2", "-k", kinds, "-l", str(log), str(shm)]
+    for attempt in range(3):       # a rebuild of the tools (make) may replace it meanwhile
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            break
+        except OSError:
+            if attempt == 2:
+                raise
+            time.sleep(2)
     if p.returncode:
         raise RuntimeError(f"daxfs-chaos on image {i}: {p.stderr.strip()}")
     return rec
@@ -514,7 +521,11 @@ def main(argv=None):
     t0 = time.monotonic()
     workers = [Worker(w, a, bases, todo, results, lock) for w in range(a.j)]
     threads = [threading.Thread(target=w.run, daemon=True) for w in workers]
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    def _term(*_):           # once: a second TERM must not cut the cleanup short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.exit(143)
+
+    old_term = signal.signal(signal.SIGTERM, _term)
     try:
         for t in threads:
             t.start()
@@ -524,6 +535,7 @@ def main(argv=None):
         for w in workers:
             w._kill()
             w.c.cleanup()
+        signal.signal(signal.SIGTERM, old_term)
     shutil.rmtree(backing_dir(), ignore_errors=True)
     s = summarize(results, time.monotonic() - t0)
     s["boots"] = sum(w.boots for w in workers)
