@@ -535,8 +535,8 @@ def main(argv=None):
         for w in workers:
             w._kill()
             w.c.cleanup()
+        shutil.rmtree(backing_dir(), ignore_errors=True)
         signal.signal(signal.SIGTERM, old_term)
-    shutil.rmtree(backing_dir(), ignore_errors=True)
     s = summarize(results, time.monotonic() - t0)
     s["boots"] = sum(w.boots for w in workers)
     (out / "summary.json").write_text(json.dumps(s, indent=1, sort_keys=True))
