@@ -40,7 +40,7 @@ LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
 .PHONY: all clean test check module module-check bench crash race cluster cross-arm64 \
-	lincheck lincheck-bugs lincheck-checker
+	lincheck lincheck-bugs lincheck-checker kfuzz
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN) $(DAXFS_FUSE)
 
 $(BUILD)/%.o: %.c
@@ -150,6 +150,14 @@ test: check
 # shared memory file with daxfs.ko while this host works on it too.
 cluster:
 	python3 vm/demo.py
+
+# The kernel corrupt-image fuzz, long run (docs/testing.md "Kernel image
+# fuzz"): N images mounted by daxfs.ko in J QEMU guests; results and any
+# failing image in build/kfuzz/.  CI runs a few hundred (test_kernel_fuzz).
+N ?= 10000
+J ?= 1
+kfuzz: all module
+	python3 vm/kfuzz.py -n $(N) -j $(J) $(if $(SEED),--seed $(SEED))
 
 # Benchmarks: programs in build/bench/; bench/run.sh builds and runs them
 # (docs/benchmarks.md).

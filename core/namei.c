@@ -174,6 +174,10 @@ int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
 	err = daxfs_inode_get(&op, ino, &ref);
 	if (!err)
 		attr_fill(fs, &ref, attr);
+	/* no file is larger than the format can address: a size above it is
+	 * damage (a kernel's i_size would go negative), not a size */
+	if (!err && attr->size > DAXFS_MAX_FILE_SIZE)
+		err = -EUCLEAN;
 	daxfs_op_end(&op);
 	return err;
 }

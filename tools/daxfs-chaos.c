@@ -33,12 +33,14 @@
 
 enum kind {
 	K_DIRENT, K_TRIE, K_INODE, K_BUCKET, K_RADIX, K_SYMLINK, K_FREE,
-	K_LIMBO, K_OPENSET, K_HOST, K_LANE, K_STATE, K_NR
+	K_LIMBO, K_OPENSET, K_HOST, K_LANE, K_STATE, K_SUPER, K_BASE,
+	K_PCACHE, K_NR
 };
 
 static const char *const kind_name[K_NR] = {
 	"dirent", "trie", "inode", "bucket", "radix", "symlink", "free",
-	"limbo", "openset", "host", "lane", "state",
+	"limbo", "openset", "host", "lane", "state", "super", "base",
+	"pcache",
 };
 
 /* Default weights: the fields issue 5 names (leaf name_len and hash,
@@ -47,6 +49,15 @@ static unsigned int weight[K_NR] = {
 	[K_DIRENT] = 30, [K_TRIE] = 8, [K_INODE] = 15, [K_BUCKET] = 5,
 	[K_RADIX] = 6, [K_SYMLINK] = 8, [K_FREE] = 10, [K_LIMBO] = 8,
 	[K_OPENSET] = 4, [K_HOST] = 2, [K_LANE] = 2, [K_STATE] = 2,
+};
+
+/* Kinds only drawn when named with -k: the fixed headers (superblock,
+ * base image, page-cache header) are read once at mount, so changing them
+ * under a mounted host tests nothing; they make corrupt images to mount
+ * (vm/kfuzz.py).  Their checksums are mostly recomputed, so that the
+ * damage gets past the first check. */
+static const unsigned int named_weight[K_NR] = {
+	[K_SUPER] = 4, [K_BASE] = 4, [K_PCACHE] = 4,
 };
 
 static struct daxfs_fs fs;
@@ -66,10 +77,14 @@ static u64 rnd_below(u64 n)
 	return n ? rnd() % n : 0;
 }
 
+/* Header checksums a target's change may be followed by (fix_csum). */
+enum fix { FIX_NONE, FIX_SUPER, FIX_BASE, FIX_PCACHE };
+
 /* A word of the region, found live; low16: change only name_len. */
 struct target {
 	u64 *word;
 	enum kind kind;
+	enum fix fix;
 	bool low16;
 };
 
@@ -370,6 +385,103 @@ static bool pick_state(struct target *t)
 	return true;
 }
 
+/* A word of the superblock (not its checksum). */
+static bool pick_super(struct target *t)
+{
+	t->word = (u64 *)fs.base + rnd_below(offsetof(struct daxfs_super, csum) / 8);
+	t->fix = FIX_SUPER;
+	return true;
+}
+
+/* A word of the base image's header or metadata (inodes, dirents). */
+static bool pick_base(struct target *t)
+{
+	struct daxfs_base_header *bh;
+	u64 meta;
+
+	if (!fs.base_off)
+		return false;
+	bh = (struct daxfs_base_header *)(fs.base + fs.base_off);
+	meta = fs.bh.dirent_off + fs.bh.nr_dirents * sizeof(struct daxfs_base_dirent);
+	if (meta > fs.base_size || meta < fs.bh.inode_off || !rnd_below(4))
+		t->word = (u64 *)bh + rnd_below(offsetof(struct daxfs_base_header,
+							 meta_csum) / 8);
+	else
+		t->word = (u64 *)(fs.base + fs.base_off + ((fs.bh.inode_off +
+				  rnd_below(meta - fs.bh.inode_off)) & ~7ULL));
+	t->fix = FIX_BASE;
+	return true;
+}
+
+/* A cache slot's state or tag (mostly a used one), a live word, a pin
+ * owner, a pin byte's word or a header word. */
+static bool pick_pcache(struct target *t)
+{
+	struct daxfs_pcache_view *pc = &fs.pc;
+	struct daxfs_pcache_slot *sl;
+	u64 i, tries;
+
+	if (!pc->hdr || !pc->nr_slots)
+		return false;
+	switch (rnd_below(8)) {
+	case 0:
+		t->word = (u64 *)pc->live + rnd_below(sizeof(*pc->live) / 8);
+		return true;
+	case 1:
+		t->word = &pc->owner[rnd_below(fs.sb.max_hosts)];
+		return true;
+	case 2:
+		t->word = (u64 *)(pc->pins + (rnd_below(pc->nr_slots * pc->pin_stride) & ~7ULL));
+		return true;
+	case 3:
+		t->word = (u64 *)pc->hdr + rnd_below(offsetof(struct daxfs_pcache_header,
+							      backing) / 8);
+		t->fix = FIX_PCACHE;
+		return true;
+	}
+	for (tries = 0; tries < 64; tries++) {
+		i = rnd_below(pc->nr_slots);
+		sl = &pc->slots[i];
+		if (daxfs_load(&sl->state) || tries == 63)
+			break;
+	}
+	t->word = rnd() & 1 ? &sl->state : &sl->tag;
+	return true;
+}
+
+/* Recomputes the checksum of the header the target lies in (3 times in
+ * 4), so that the damage gets past the checksum. */
+static void fix_csum(const struct target *t)
+{
+	struct daxfs_base_header *bh;
+	struct daxfs_super *sb;
+	struct daxfs_pcache_header *ph;
+	u64 meta;
+
+	if (!t->fix || !rnd_below(4))
+		return;
+	switch (t->fix) {
+	case FIX_SUPER:
+		sb = (struct daxfs_super *)fs.base;
+		sb->csum = daxfs_crc32c(0, sb, offsetof(struct daxfs_super, csum));
+		break;
+	case FIX_BASE:
+		bh = (struct daxfs_base_header *)(fs.base + fs.base_off);
+		meta = fs.bh.dirent_off + fs.bh.nr_dirents * sizeof(struct daxfs_base_dirent);
+		if (meta <= fs.base_size && meta >= fs.bh.inode_off)
+			bh->meta_csum = daxfs_crc32c(0, fs.base + fs.base_off + fs.bh.inode_off,
+						     meta - fs.bh.inode_off);
+		bh->csum = daxfs_crc32c(0, bh, offsetof(struct daxfs_base_header, csum));
+		break;
+	case FIX_PCACHE:
+		ph = fs.pc.hdr;
+		ph->csum = daxfs_crc32c(0, ph, offsetof(struct daxfs_pcache_header, csum));
+		break;
+	default:
+		break;
+	}
+}
+
 static bool pick(enum kind k, struct target *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -386,6 +498,9 @@ static bool pick(enum kind k, struct target *t)
 	case K_OPENSET:	return pick_openset(t);
 	case K_HOST:	return pick_host_word(t);
 	case K_LANE:	return pick_lane(t);
+	case K_SUPER:	return pick_super(t);
+	case K_BASE:	return pick_base(t);
+	case K_PCACHE:	return pick_pcache(t);
 	default:	return pick_state(t);
 	}
 }
@@ -442,7 +557,7 @@ static int set_kinds(const char *list)
 			;
 		if (k == K_NR)
 			return -EINVAL;
-		w[k] = weight[k];
+		w[k] = weight[k] ? weight[k] : named_weight[k];
 		any = true;
 	}
 	if (!any)
@@ -468,7 +583,9 @@ static void usage(FILE *f)
 		"  -n COUNT    stop after COUNT corruptions (0: no limit)\n"
 		"  -t SECONDS  stop after SECONDS (0: no limit)\n"
 		"  -k KINDS    only these kinds: dirent,trie,inode,bucket,radix,\n"
-		"              symlink,free,limbo,openset,host,lane,state\n"
+		"              symlink,free,limbo,openset,host,lane,state;\n"
+		"              only when named: super,base,pcache (fixed headers,\n"
+		"              checksums mostly recomputed: for corrupt images)\n"
 		"  -l LOG      append one line per corruption: N KIND OFFSET OLD NEW\n"
 		"  -q          no summary\n");
 }
@@ -566,6 +683,7 @@ static bool corrupt_one(FILE *log, u64 n, u64 *per)
 	old = daxfs_load(t.word);
 	new = mutate(old, t.low16);
 	__atomic_store_n(t.word, new, __ATOMIC_RELAXED);
+	fix_csum(&t);
 	per[t.kind]++;
 	if (log)
 		fprintf(log, "%llu %s %#llx %#llx %#llx\n",
