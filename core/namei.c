@@ -528,12 +528,140 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 
 /* ---- link / unlink ---- */
 
-int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
-	       u32 len)
+static int claim_take(struct daxfs_op *op);
+static void claim_release(struct daxfs_op *op);
+
+/* The name a link was asked to copy (link(2)'s oldpath): sdir/sname. */
+struct link_src {
+	u64 dir;
+	const char *name;
+	u32 len;
+};
+
+/*
+ * Holds the leaf of src (which must name ino) against its removal until
+ * our new name is published: LINKING in its removed word, set under the
+ * rename claim (docs/namespace.md, "Link racing the removal of its
+ * source").  Dekker with mark_removed (core/dir.c): we set LINKING then
+ * read REMOVED.  A leaf marked REMOVED but still found in the directory
+ * has a remover between its mark and its CAS: let it go and look again.
+ * *held: the leaf, also recorded in the intent (a3) for recovery.
+ */
+static int link_hold(struct daxfs_op *op, const struct link_src *src,
+		     u64 ino, u64 *held)
+{
+	struct waiter w = { 0 };
+	struct daxfs_dirent *de;
+	struct daxfs_iref ref;
+	struct daxfs_inode *sdp;
+	struct daxfs_dent d;
+	u64 hash;
+	u32 v;
+	int err;
+
+	err = daxfs_name_check(src->name, src->len);
+	if (!err)
+		err = daxfs_dir_writable(op, src->dir, &sdp);	/* leaves */
+	if (err)
+		return err;
+	hash = name_hash(op, src->name, src->len);
+	ref = (struct daxfs_iref){ .ino = src->dir, .ip = sdp };
+	for (;;) {
+		err = daxfs_dir_find(op, &ref, src->name, src->len, hash, &d);
+		if (err)
+			return err;
+		if (d.ino != ino || !d.leaf)
+			return -ENOENT;	/* the name went to another inode */
+		de = daxfs_dirent_at(op->fs, d.leaf);
+		if (!de)
+			return -EUCLEAN;
+		if (daxfs_intent_arg(op, 3, d.leaf))
+			return -ESTALE;
+		v = daxfs_load32(&de->removed);
+		while (!(v & DAXFS_DE_LINKING) &&
+		       !daxfs_cas32(&de->removed, &v, v | DAXFS_DE_LINKING))
+			;
+		daxfs_fence();
+		v = daxfs_load32(&de->removed);
+		if (!(v & DAXFS_DE_REMOVED)) {
+			*held = d.leaf;
+			return 0;
+		}
+		/* a remover got in first: give way, then look again */
+		while ((v & DAXFS_DE_LINKING) &&
+		       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
+			;
+		if (!wait_more(op, &w))
+			return -ENOENT;	/* a remover died between mark and CAS */
+	}
+}
+
+/* Lets a held leaf go (also for a dead linker, from its intent). */
+static void link_unhold(struct daxfs_fs *fs, u64 leaf)
+{
+	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(fs, leaf) : NULL;
+	u32 v;
+
+	if (!de)
+		return;
+	v = daxfs_load32(&de->removed);
+	while ((v & DAXFS_DE_LINKING) &&
+	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
+		;
+}
+
+/*
+ * The waiting side of link_hold, for a remover that marked a leaf: the
+ * holder is the rename claim's holder (LINKING is only set under it), so
+ * wait while that host is ALIVE.  Once it is declared dead it is fenced:
+ * it publishes nothing more, so its hold means nothing (its recovery
+ * lets the leaf go).  A LINKING found while the claim is free or ours (a
+ * renamer, or the link itself copying a chain) is stale.  No bound while
+ * the holder lives: a live link finishes, a stopped one expires.
+ */
+int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 cur, gen;
+	u32 slot, n = 0;
+
+	while (daxfs_load32(removed) & DAXFS_DE_LINKING) {
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		cur = daxfs_load(daxfs_state_word(fs, rename_claim));
+		slot = daxfs_claim_slot(cur);
+		gen = daxfs_claim_gen(cur);
+		if (!cur || cur == daxfs_my_claim(fs) || slot >= fs->sb.max_hosts)
+			return 0;
+		if (daxfs_load(&daxfs_host_at(fs, slot)->state) !=
+		    daxfs_host_word(gen, DAXFS_HOST_ALIVE))
+			return 0;	/* declared dead: fenced */
+		if (!daxfs_host_alive(fs, slot, gen)) {
+			daxfs_host_check_dead(op, slot);
+			continue;
+		}
+		if (++n & 15)
+			daxfs_cpu_relax();
+		else
+			daxfs_yield();
+	}
+	return 0;
+}
+
+/*
+ * link(2).  Under the rename claim, so that a rename replacing or moving
+ * ino runs entirely before or after us (its target's link count drops
+ * only at its step 5: a link in between would name an inode with no name
+ * left).  With src, the source leaf is held against unlink too, and the
+ * link fails with -ENOENT once that name is gone (as Linux does once the
+ * inode's last name is).
+ */
+static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
+		   u64 dir, const char *name, u32 len)
 {
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_op op;
-	u64 hash, leaf;
+	u64 hash, leaf, held = 0;
 	u32 mode;
 	int err;
 
@@ -554,24 +682,33 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		err = -ENOSPC;
 		goto out;
 	}
+	err = claim_take(&op);
+	if (err)
+		goto out_free;
 	/* intent LINK: increments marked after they act (docs/recovery.md);
 	 * fenced (-ESTALE): recovery owns the rest, undo nothing */
 	err = intent_begin(&op, dir, ino, leaf, 0, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
 	if (err)
-		goto out;
+		goto out_claim;
+	if (src) {
+		err = link_hold(&op, src, ino, &held);
+		if (err)
+			goto out_leaf;
+		daxfs_crash_point("link.held");
+	}
 	err = daxfs_dir_count_add(dp);
 	if (err)
 		goto out_leaf;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 1, 0);
 	if (err)
-		goto out;
+		goto out_claim;
 	daxfs_crash_point("link.counted");
 	err = daxfs_nlink_inc(ip);		/* before the name exists */
 	if (err)
 		goto out_count;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
 	if (err)
-		goto out;
+		goto out_claim;
 	daxfs_crash_point("link.nlink_raised");
 	/* step 3 (linking) is marked right before the CAS */
 	err = daxfs_dir_link_marked(&op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
@@ -586,12 +723,13 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	}
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 4, 0);
 	if (err)
-		goto out;
+		goto out_claim;
 	daxfs_crash_point("link.published");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	link_unhold(fs, held);
 	daxfs_intent_clear(&op);
-	goto out;
+	goto out_claim;
 out_count:
 	if (daxfs_fenced(&op))
 		goto stale;
@@ -600,14 +738,34 @@ out_count:
 out_leaf:
 	if (daxfs_fenced(&op))
 		goto stale;
+	link_unhold(fs, held);
 	daxfs_intent_clear(&op);
+out_free:
 	daxfs_dirent_free(&op, leaf, false);
-	goto out;
+	goto out_claim;
 stale:
 	err = -ESTALE;
+out_claim:
+	/* fenced: the claim (and the hold) are recovery's to let go */
+	if (!daxfs_fenced(&op))
+		claim_release(&op);
 out:
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+	       u32 len)
+{
+	return ns_link(fs, NULL, ino, dir, name, len);
+}
+
+int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
+		    u32 slen, u64 ino, u64 dir, const char *name, u32 len)
+{
+	struct link_src src = { .dir = sdir, .name = sname, .len = slen };
+
+	return ns_link(fs, &src, ino, dir, name, len);
 }
 
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
@@ -688,6 +846,7 @@ static void link_recover(struct daxfs_op *op, const u64 *a, u32 step)
 	struct daxfs_dirent *lde = daxfs_dirent_at(op->fs, a[2]);
 	struct daxfs_inode *dp;
 
+	link_unhold(op->fs, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
@@ -1485,7 +1644,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		return;
 	case NS_KIND_LINK:
 		link_recover(op, a, step);
-		return;
+		goto release;	/* links hold the claim too */
 	case NS_KIND_UNLINK:
 		unlink_recover(op, dead_lane, a, step);
 		return;

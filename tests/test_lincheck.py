@@ -94,14 +94,11 @@ def detect(bug, *args):
 
 def test_namespace_linearizable(checker):
     """Creates, renames with every flag, unlinks, rmdirs, symlinks,
-    stats and readdirs from 4 hosts, some SIGKILLed mid-round and
-    recovered by a survivor: every round linearizable.  Without link (-L):
-    link racing a rename that replaces its source is not linearizable yet
-    (docs/lincheck.md, "What it found"), about once in millions of
-    operations, which would make this test fail now and then."""
+    links, stats and readdirs from 4 hosts, some SIGKILLed mid-round and
+    recovered by a survivor: every round linearizable."""
     rc, out = lincheck(os.path.join(REPO, "build"), "-m", "ns", "-w", "4",
                        "-o", "20", "-n", "600", "-k", "0.05", "-l", "100",
-                       "-L", "-s", "11")
+                       "-s", "11")
     assert rc == 0, out
     assert " 0 violations" in out
 
