@@ -43,33 +43,6 @@ static bool writable(struct daxfs_op *op)
 	return op->lane && !(op->fs->flags & DAXFS_FS_RDONLY);
 }
 
-/*
- * Starts an operation that changes entry NAME of directory DIR: the name
- * is valid, the op runs on a writable host and *dp is the directory's
- * record (copied up and imported).  On failure no op is left open.
- */
-static int begin_entry_change(struct daxfs_fs *fs, u64 dir, const char *name,
-			      u32 len, struct daxfs_op *op,
-			      struct daxfs_inode **dp)
-{
-	int err = daxfs_name_check(name, len);
-
-	if (err)
-		return err;
-	err = daxfs_op_begin(fs, op);
-	if (err)
-		return err;
-	err = writable(op) ? daxfs_dir_writable(op, dir, dp) : -EROFS;
-	if (err)
-		daxfs_op_end(op);
-	return err;
-}
-
-static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
-{
-	return daxfs_name_hash(op->fs, name, len);
-}
-
 /* Waits (bounded by a few leases) for a condition owned by a live host. */
 struct waiter {
 	s64 start;
@@ -89,6 +62,104 @@ static bool wait_more(struct daxfs_op *op, struct waiter *w)
 	else
 		daxfs_yield();
 	return true;
+}
+
+/*
+ * Waits for a half-done rmdir (a directory DEAD but still named) of
+ * another host: a live one finishes, a dead one is rolled forward by
+ * whoever recovers it, so expired hosts are looked for while waiting.
+ * Until its name is gone the directory is "still there" for everyone
+ * (docs/namespace.md, "Meeting a half-done rmdir").
+ */
+static bool wait_rmdir(struct daxfs_op *op, struct waiter *w)
+{
+	if (!(w->rounds & 15))
+		daxfs_reap_expired(op->fs);
+	return wait_more(op, w);
+}
+
+/*
+ * dir (record dp) refused a new name: DEAD, an rmdir committed.  Waits
+ * until that rmdir is done (the directory freed: -ENOENT, after its name
+ * went) or undone (0: try again), so that no one sees the name of a
+ * directory that already refused a create.  -ENOENT as well when the
+ * wait runs out.
+ */
+static int wait_dir_gone(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
+{
+	struct waiter w = { 0 };
+	struct daxfs_iref ref;
+
+	while (daxfs_load(&dp->aux) & DAXFS_DIR_DEAD) {
+		if (daxfs_inode_get(op, dir, &ref) || ref.ip != dp)
+			return -ENOENT;
+		if (!wait_rmdir(op, &w))
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/* count+1 in dir for a new name, waiting out a half-done rmdir. */
+static int count_add_live(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
+{
+	int err;
+
+	for (;;) {
+		err = daxfs_dir_count_add(dp);	/* -ENOENT once rmdir'ed */
+		if (err != -ENOENT)
+			return err;
+		err = wait_dir_gone(op, dir, dp);
+		if (err)
+			return err;
+	}
+}
+
+/*
+ * daxfs_dir_writable, but a directory DEAD and still named (a half-done
+ * rmdir) is waited out rather than taken as gone at once.
+ */
+static int dir_writable_live(struct daxfs_op *op, u64 ino,
+			     struct daxfs_inode **dpp)
+{
+	struct daxfs_iref ref;
+	int err;
+
+	for (;;) {
+		err = daxfs_dir_writable(op, ino, dpp);
+		if (err != -ENOENT || daxfs_inode_get(op, ino, &ref) || !ref.ip ||
+		    !(daxfs_load(&ref.ip->aux) & DAXFS_DIR_DEAD))
+			return err;
+		err = wait_dir_gone(op, ino, ref.ip);
+		if (err)
+			return err;
+	}
+}
+
+/*
+ * Starts an operation that changes entry NAME of directory DIR: the name
+ * is valid, the op runs on a writable host and *dp is the directory's
+ * record (copied up and imported).  On failure no op is left open.
+ */
+static int begin_entry_change(struct daxfs_fs *fs, u64 dir, const char *name,
+			      u32 len, struct daxfs_op *op,
+			      struct daxfs_inode **dp)
+{
+	int err = daxfs_name_check(name, len);
+
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, op);
+	if (err)
+		return err;
+	err = writable(op) ? dir_writable_live(op, dir, dp) : -EROFS;
+	if (err)
+		daxfs_op_end(op);
+	return err;
+}
+
+static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
+{
+	return daxfs_name_hash(op->fs, name, len);
 }
 
 /* Progress marks go to the lane that owns the intent: our own, or the
@@ -339,7 +410,7 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	err = intent_begin(&op, dir, 0, 0, 0, 0, 0, NS_META(NS_KIND_CREATE, 0, fl));
 	if (err)
 		goto out;
-	err = daxfs_dir_count_add(dp);		/* -ENOENT once rmdir'ed */
+	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_intent;
 	err = intent_step(&op, op.lane, NS_KIND_CREATE, 1, fl);
@@ -561,7 +632,7 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
 
 	err = daxfs_name_check(src->name, src->len);
 	if (!err)
-		err = daxfs_dir_writable(op, src->dir, &sdp);	/* leaves */
+		err = dir_writable_live(op, src->dir, &sdp);	/* leaves */
 	if (err)
 		return err;
 	hash = name_hash(op, src->name, src->len);
@@ -696,7 +767,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 			goto out_leaf;
 		daxfs_crash_point("link.held");
 	}
-	err = daxfs_dir_count_add(dp);
+	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_leaf;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 1, 0);
@@ -996,8 +1067,9 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	struct daxfs_inode *dp, *cp;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
-	struct waiter w = { 0 };
+	struct waiter w = { 0 }, wd = { 0 };
 	struct daxfs_op op;
+	bool other;
 	u64 hash, v;
 	u32 tries;
 	int err;
@@ -1007,7 +1079,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		return err;
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
-	for (tries = 0; tries < NS_RETRIES; tries++) {
+	for (tries = 0; tries < NS_RETRIES;) {
 		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
 		if (err)
 			goto out;
@@ -1016,7 +1088,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			goto out;
 		}
 		/* imports a base child: its count must be real */
-		err = daxfs_dir_writable(&op, de.ino, &cp);
+		err = dir_writable_live(&op, de.ino, &cp);
 		if (err)
 			goto out;
 		err = intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
@@ -1024,6 +1096,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		if (err)
 			goto out;
 		v = daxfs_load(&cp->aux);
+		other = false;
 		for (;;) {
 			if (v & DAXFS_DIR_MOVING) {
 				err = wait_not_moving(&op, cp, &v, &w);
@@ -1032,8 +1105,8 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				continue;
 			}
 			if (v & DAXFS_DIR_DEAD) {
-				err = -ENOENT;
-				goto out_intent;
+				other = true;	/* another rmdir's, half done */
+				break;
 			}
 			if (v & DAXFS_DIR_COUNT_MASK) {
 				err = -ENOTEMPTY;
@@ -1045,6 +1118,15 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			}
 			if (daxfs_cas(&cp->aux, &v, v | DAXFS_DIR_DEAD))
 				break;
+		}
+		if (other) {
+			/* still there until that rmdir removes the name: wait
+			 * for it (a dead one is recovered), then look again */
+			daxfs_intent_clear(&op);
+			if (wait_rmdir(&op, &wd))
+				continue;
+			err = -EBUSY;
+			goto out;
 		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 1, 0);
 		if (err)
@@ -1060,8 +1142,10 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			v |= DAXFS_DIR_DEAD;
 			daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
 			daxfs_intent_clear(&op);
-			if (err == -ENOENT)
+			if (err == -ENOENT) {
+				tries++;
 				continue;
+			}
 			goto out;
 		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 2, 0);
@@ -1456,13 +1540,10 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			   NS_META(NS_KIND_RENAME, 0, r->flags));
 	if (err)
 		return err;	/* the new leaves leak to fsck */
+	/* -EAGAIN: src is a directory DEAD but still named (a half-done
+	 * rmdir): still there until its name goes, so wait and look again
+	 * (daxfs_rename), as for a DEAD target */
 	err = pin(op, &r->src, r->sisdir);
-	if (err == -EAGAIN && r->sisdir) {
-		/* src is DEAD: an rmdir committed (no name can be added to
-		 * it any more) and only its leaf removal is pending: the
-		 * rmdir came first, so the source is gone */
-		err = -ENOENT;
-	}
 	if (err)
 		goto undo;
 	done |= 1;
@@ -1589,9 +1670,9 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	r.sdir = sdir;
 	r.ddir = ddir;
 	r.flags = flags;
-	err = daxfs_dir_writable(&op, sdir, &r.sdp);
+	err = dir_writable_live(&op, sdir, &r.sdp);
 	if (!err)
-		err = daxfs_dir_writable(&op, ddir, &r.ddp);
+		err = dir_writable_live(&op, ddir, &r.ddp);
 	if (err)
 		goto out;
 	err = claim_take(&op);
@@ -1601,11 +1682,12 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		err = rename_once(&op, &r, sname, slen, dname, dlen);
 		if (err != -EAGAIN)
 			break;
-		/* a target being rmdir'ed (DEAD, name not yet removed) by
-		 * a host that is merely descheduled: keep trying, bounded
-		 * by time (a few leases), not by a count a loaded machine
+		/* a source or target being rmdir'ed (DEAD, name not yet
+		 * removed) by a host that is descheduled (or dead: then
+		 * wait_rmdir has it recovered): keep trying, bounded by
+		 * time (a few leases), not by a count a loaded machine
 		 * exhausts in microseconds */
-		if (tries >= NS_RETRIES && !wait_more(&op, &w))
+		if (tries >= NS_RETRIES && !wait_rmdir(&op, &w))
 			break;
 		daxfs_yield();
 	}

@@ -74,6 +74,18 @@ def core_points():
 SIZES = [0, 1, 100, 4095, 4096, 5000, 9000, 20000]
 
 
+def wait_point(p, points, name):
+    """Waits until process p reached the crash point `name` (the first one
+    in its DAXFS_CRASH_LOG file `points`): stopped there (DAXFS_CRASH_STOP)
+    or killed.  Fails if p exits first or reached another point."""
+    for _ in range(600):
+        if os.path.exists(points) and open(points).read().strip():
+            break
+        assert p.poll() is None or p.returncode == -9, p.communicate()
+        time.sleep(0.1)
+    assert open(points).read().split()[0] == name
+
+
 def data(tag, size):
     """size bytes that name their tag and position (no two alike)."""
     out = bytearray()

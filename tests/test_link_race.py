@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -67,16 +66,6 @@ def region():
     yield from env.lease_region("linkrace", SIZE, LEASE_MS)
 
 
-def wait_stopped(p, points):
-    """Waits until the linker stopped itself at its crash point."""
-    for _ in range(600):
-        if os.path.exists(points) and open(points).read().strip():
-            break
-        assert p.poll() is None, p.communicate()
-        time.sleep(0.1)
-    assert open(points).read().split()[0] == "link.nlink_raised"
-
-
 @pytest.mark.parametrize("removal", ["rename-replace", "unlink"])
 def test_link_racing_removal(crash_build, region, removal):
     points = region + ".points"
@@ -93,7 +82,7 @@ def test_link_racing_removal(crash_build, region, removal):
                                    pydir], env=env_l, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         try:
-            wait_stopped(linker, points)
+            cl.wait_point(linker, points, "link.nlink_raised")
             remover = subprocess.Popen(
                 [sys.executable, "-c", REMOVER, region, pydir,
                  "unlink" if removal == "unlink" else "rename"],
