@@ -307,9 +307,11 @@ int daxfs_inode_release(struct daxfs_fs *fs, u64 ino);
 /* Opens in slot's set (and its pages in *pages, may be NULL). */
 u32 daxfs_open_count(struct daxfs_fs *fs, u32 slot, u32 *pages);
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
-/* link(2) of the name sdir/sname (which must name ino) as dir/name:
- * -ENOENT once that name is gone, however close the race (the source
- * name is held until the new one is published, docs/namespace.md). */
+/* link(2) of the name sdir/sname as dir/name: the inode that name names
+ * when the link takes effect (ino 0), or -ENOENT if that is not ino (a
+ * caller holding an inode: the kernel); -ENOENT once the name is gone,
+ * however close the race (it is held until the new one is published,
+ * docs/namespace.md). */
 int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 		    u32 slen, u64 ino, u64 dir, const char *name, u32 len);
 /* link by inode number alone (no source name to hold): serialized with

@@ -610,16 +610,16 @@ struct link_src {
 };
 
 /*
- * Holds the leaf of src (which must name ino) against its removal until
- * our new name is published: LINKING in its removed word, set under the
- * rename claim (docs/namespace.md, "Link racing the removal of its
- * source").  Dekker with mark_removed (core/dir.c): we set LINKING then
- * read REMOVED.  A leaf marked REMOVED but still found in the directory
- * has a remover between its mark and its CAS: let it go and look again.
- * *held: the leaf, also recorded in the intent (a3) for recovery.
+ * Finds src under the rename claim and holds its leaf against removal
+ * until our new name is published: LINKING in its removed word (docs/
+ * namespace.md, "Link racing the removal of its source").  Dekker with
+ * mark_removed (core/dir.c): we set LINKING then read REMOVED.  A leaf
+ * marked REMOVED but still found in the directory has a remover between
+ * its mark and its CAS: let it go and look again.  *ino: the inode src
+ * must name (else -ENOENT), or 0 for whichever it names; *held: the leaf.
  */
 static int link_hold(struct daxfs_op *op, const struct link_src *src,
-		     u64 ino, u64 *held)
+		     u64 *ino, u64 *held)
 {
 	struct waiter w = { 0 };
 	struct daxfs_dirent *de;
@@ -641,13 +641,13 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
 		err = daxfs_dir_find(op, &ref, src->name, src->len, hash, &d);
 		if (err)
 			return err;
-		if (d.ino != ino || !d.leaf)
+		if ((*ino && d.ino != *ino) || !d.leaf)
 			return -ENOENT;	/* the name went to another inode */
+		if (d.type == DAXFS_DT_DIR)
+			return -EPERM;
 		de = daxfs_dirent_at(op->fs, d.leaf);
 		if (!de)
 			return -EUCLEAN;
-		if (daxfs_intent_arg(op, 3, d.leaf))
-			return -ESTALE;
 		v = daxfs_load32(&de->removed);
 		while (!(v & DAXFS_DE_LINKING) &&
 		       !daxfs_cas32(&de->removed, &v, v | DAXFS_DE_LINKING))
@@ -655,6 +655,7 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
 		daxfs_fence();
 		v = daxfs_load32(&de->removed);
 		if (!(v & DAXFS_DE_REMOVED)) {
+			*ino = d.ino;
 			*held = d.leaf;
 			return 0;
 		}
@@ -721,52 +722,64 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
 
 /*
  * link(2).  Under the rename claim, so that a rename replacing or moving
- * ino runs entirely before or after us (its target's link count drops
- * only at its step 5: a link in between would name an inode with no name
- * left).  With src, the source leaf is held against unlink too, and the
- * link fails with -ENOENT once that name is gone (as Linux does once the
- * inode's last name is).
+ * the inode runs entirely before or after us (its target's link count
+ * drops only at its step 5: a link in between would name an inode with no
+ * name left).  With src, the source is looked up under the claim and its
+ * leaf held against unlink too: the new name is published while the
+ * source name still names the inode, or the link fails with -ENOENT once
+ * that name is gone.
  */
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 		   u64 dir, const char *name, u32 len)
 {
 	struct daxfs_inode *dp, *ip;
+	struct daxfs_iref dref;
+	struct daxfs_dent de;
 	struct daxfs_op op;
-	u64 hash, leaf, held = 0;
+	u64 hash, leaf = 0, held = 0;
 	u32 mode;
 	int err;
 
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	err = daxfs_inode_get_writable(&op, ino, &ip);
-	if (err)
-		goto out;
-	mode = daxfs_load32(&ip->mode);
-	if (DAXFS_IS_DIR(mode)) {
-		err = -EPERM;
-		goto out;
-	}
+	daxfs_crash_point("link.begin");
 	hash = name_hash(&op, name, len);
-	leaf = daxfs_dirent_new(&op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);
-	if (!leaf) {
-		err = -ENOSPC;
+	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
+	/* the new name first, as Linux: the publish below decides for real */
+	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+		err = -EEXIST;
 		goto out;
 	}
 	err = claim_take(&op);
 	if (err)
-		goto out_free;
+		goto out;
+	/* a crash from the hold to the intent leaves LINKING without a
+	 * record: stale once we are declared dead (the claim names us) */
+	if (src) {
+		err = link_hold(&op, src, &ino, &held);
+		if (err)
+			goto out_claim;
+	}
+	err = daxfs_inode_get_writable(&op, ino, &ip);
+	if (err)
+		goto out_unhold;
+	mode = daxfs_load32(&ip->mode);
+	if (DAXFS_IS_DIR(mode)) {
+		err = -EPERM;
+		goto out_unhold;
+	}
+	leaf = daxfs_dirent_new(&op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);
+	if (!leaf) {
+		err = -ENOSPC;
+		goto out_unhold;
+	}
 	/* intent LINK: increments marked after they act (docs/recovery.md);
 	 * fenced (-ESTALE): recovery owns the rest, undo nothing */
-	err = intent_begin(&op, dir, ino, leaf, 0, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
+	err = intent_begin(&op, dir, ino, leaf, held, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
 	if (err)
 		goto out_claim;
-	if (src) {
-		err = link_hold(&op, src, ino, &held);
-		if (err)
-			goto out_leaf;
-		daxfs_crash_point("link.held");
-	}
+	daxfs_crash_point("link.held");
 	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_leaf;
@@ -809,10 +822,10 @@ out_count:
 out_leaf:
 	if (daxfs_fenced(&op))
 		goto stale;
-	link_unhold(fs, held);
 	daxfs_intent_clear(&op);
-out_free:
 	daxfs_dirent_free(&op, leaf, false);
+out_unhold:
+	link_unhold(fs, held);
 	goto out_claim;
 stale:
 	err = -ESTALE;

@@ -485,12 +485,13 @@ static int do_path_link(struct daxfs_handle *h, const char *oldpath,
 		return err;
 	if (S_ISDIR(a.mode))
 		return -EPERM;
-	/* the source by name: the core holds it until the link is in */
+	/* the source by name: the core links what it names when the link
+	 * takes effect (ino 0) and holds it until the link is in */
 	err = entry_resolve(h, oldpath, -EPERM, &s);
 	if (!err)
 		err = begin_entry(h, newpath, -EEXIST, &e);
 	if (!err)
-		err = daxfs_link_name(&h->fs, s.dir, s.name, s.len, ino, e.dir,
+		err = daxfs_link_name(&h->fs, s.dir, s.name, s.len, 0, e.dir,
 				      e.name, e.len);
 	entry_end(&e);
 	entry_end(&s);

@@ -35,7 +35,7 @@ POINTS = [
     "alloc.batch_locked", "alloc.pages_held",
     "create.counted", "create.inode_published", "create.before_link",
     "create.linked",
-    "link.held", "link.counted", "link.nlink_raised", "link.published",
+    "link.begin", "link.held", "link.counted", "link.nlink_raised", "link.published",
     "unlink.removed", "unlink.counted", "unlink.nlink_dropped",
     "unlink.freed",
     "rename.prepared", "rename.linked", "rename.published", "rename.moved",

@@ -34,6 +34,7 @@ SIZE = 16 * env.MiB
 REMOVER_SECONDS = 3
 I_BODY = cl.data("i", 700)
 X_BODY = cl.data("x", 300)
+PYDIR = os.path.join(cl.REPO, "python")
 
 LINKER = r'''
 import errno, sys
@@ -66,25 +67,35 @@ def region():
     yield from env.lease_region("linkrace", SIZE, LEASE_MS)
 
 
+def stopped_linker(r, region, point, new="b"):
+    """Makes /x/d (I) and /x/x (X), starts link("/x/d", "/x/NEW") on
+    another host and waits until it stopped itself at point."""
+    points = region + ".points"
+    r.mkdir("/x")
+    r.write_file("/x/d", I_BODY)
+    r.write_file("/x/x", X_BODY)
+    env_l = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB, DAXFS_CRASH_AT=point,
+                 DAXFS_CRASH_STOP="1", DAXFS_CRASH_LOG=points)
+    linker = subprocess.Popen([sys.executable, "-c",
+                               LINKER.replace("/x/b", "/x/" + new), region,
+                               PYDIR], env=env_l, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        cl.wait_point(linker, points, point)
+    except BaseException:
+        linker.kill()
+        raise
+    return linker
+
+
 @pytest.mark.parametrize("removal", ["rename-replace", "unlink"])
 def test_link_racing_removal(crash_build, region, removal):
-    points = region + ".points"
-    pydir = os.path.join(cl.REPO, "python")
     with daxfs.Region(region) as r:
-        r.mkdir("/x")
-        r.write_file("/x/d", I_BODY)
-        r.write_file("/x/x", X_BODY)
+        linker = stopped_linker(r, region, "link.nlink_raised")
         ino_i = r.lstat("/x/d").st_ino
-        env_l = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB,
-                     DAXFS_CRASH_AT="link.nlink_raised",
-                     DAXFS_CRASH_STOP="1", DAXFS_CRASH_LOG=points)
-        linker = subprocess.Popen([sys.executable, "-c", LINKER, region,
-                                   pydir], env=env_l, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
         try:
-            cl.wait_point(linker, points, "link.nlink_raised")
             remover = subprocess.Popen(
-                [sys.executable, "-c", REMOVER, region, pydir,
+                [sys.executable, "-c", REMOVER, region, PYDIR,
                  "unlink" if removal == "unlink" else "rename"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
@@ -126,5 +137,49 @@ def test_link_racing_removal(crash_build, region, removal):
         if removal == "rename-replace":
             assert r.read_file("/x/d") == X_BODY
             assert r.lstat("/x/d").st_nlink == 1
+    code, out = env.fsck(region, "-n")
+    assert code == 0, out
+
+
+EXCHANGER = r'''
+import sys
+sys.path.insert(0, sys.argv[2])
+import daxfs
+r = daxfs.Region(sys.argv[1])
+r.rename("/x/d", "/x/x", daxfs.RENAME_EXCHANGE)
+r.close()
+'''
+
+
+@pytest.mark.parametrize("new", ["b", "x"])
+def test_link_after_exchange(crash_build, region, new):
+    """link("/x/d", NEW) resolved /x/d (to I) and stopped (`link.begin`)
+    before the core looked the name up; another host exchanged /x/d and
+    /x/x.  /x/d never stopped existing, so the link must not say ENOENT:
+    with NEW free it links what /x/d names when it takes effect (X: the
+    exchange came first); with NEW taken (/x/x) it says EEXIST."""
+    with daxfs.Region(region) as r:
+        linker = stopped_linker(r, region, "link.begin", new)
+        ino_x = r.lstat("/x/x").st_ino
+        try:
+            ex = subprocess.run([sys.executable, "-c", EXCHANGER, region,
+                                 PYDIR], capture_output=True, text=True,
+                                timeout=120)
+            assert ex.returncode == 0, ex.stderr
+            os.kill(linker.pid, signal.SIGCONT)
+            out, err = linker.communicate(timeout=120)
+            assert linker.returncode == 0, err
+        finally:
+            if linker.poll() is None:
+                linker.kill()
+        if new == "x":
+            assert out.strip() == "EEXIST"
+            assert sorted(r.listdir("/x")) == ["d", "x"]
+        else:
+            assert out.strip() == "ok"
+            assert sorted(r.listdir("/x")) == ["b", "d", "x"]
+            assert r.lstat("/x/b").st_ino == ino_x
+            assert r.lstat("/x/d").st_nlink == 2
+            assert r.read_file("/x/b") == X_BODY
     code, out = env.fsck(region, "-n")
     assert code == 0, out
