@@ -10,6 +10,7 @@ defect and must see the checker report it.
 """
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -60,7 +61,8 @@ def bug_build(bug):
 
 
 def lincheck(build, *args, stop=False):
-    """Runs lc_run | lincheck; returns (checker status, its report).
+    """Runs lc_run | lincheck; returns (checker status, its report and
+    lc_run's).
     stop: the checker exits at the first violation, and lc_run with it."""
     region = env.region_path("lincheck")
     lc_run = os.path.join(build, "lincheck", "lc_run")
@@ -80,7 +82,7 @@ def lincheck(build, *args, stop=False):
             os.unlink(region)
     print(err + chk.stdout)
     assert chk.returncode in (0, 1), chk.stdout + chk.stderr
-    return chk.returncode, chk.stdout + chk.stderr
+    return chk.returncode, chk.stdout + chk.stderr + err
 
 
 def detect(bug, *args):
@@ -101,6 +103,20 @@ def test_namespace_linearizable(checker):
                        "-s", "11")
     assert rc == 0, out
     assert " 0 violations" in out
+
+
+def test_namespace_crash_points(checker, crash_build):
+    """Namespace rounds on the crash build: workers die at random
+    protocol points (each point with probability 1/2000), survivors and
+    the driver recover them: every round linearizable (the checker lets a
+    killed operation take effect or not).  Bounded by time (45 s)."""
+    rc, out = lincheck(os.path.join(REPO, "build", "crash"), "-m", "ns",
+                       "-w", "4", "-o", "20", "-t", "45", "-c",
+                       "random:0.0005", "-l", "50", "-s", "41")
+    assert rc == 0, out
+    assert " 0 violations" in out
+    died = re.search(r"lc_run: (\d+) workers died", out)
+    assert died and int(died.group(1)) > 0, "no worker died: " + out
 
 
 @pytest.mark.xfail(strict=True, reason="defects 2 and 6 are fixed in "
