@@ -746,11 +746,6 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	daxfs_crash_point("link.begin");
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
-	/* the new name first, as Linux: the publish below decides for real */
-	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
-		err = -EEXIST;
-		goto out;
-	}
 	err = claim_take(&op);
 	if (err)
 		goto out;
@@ -767,6 +762,13 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	mode = daxfs_load32(&ip->mode);
 	if (DAXFS_IS_DIR(mode)) {
 		err = -EPERM;
+		goto out_unhold;
+	}
+	/* the new name taken: -EEXIST at a moment the source (held) is
+	 * there too, as Linux (source first, then the new name); the
+	 * publish below decides for real */
+	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+		err = -EEXIST;
 		goto out_unhold;
 	}
 	leaf = daxfs_dirent_new(&op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);

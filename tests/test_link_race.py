@@ -88,6 +88,22 @@ def stopped_linker(r, region, point, new="b"):
     return linker
 
 
+def other_host_then_resume(linker, region, script):
+    """Runs script on another host while the linker is stopped, then lets
+    the linker go on; returns what it printed (ok or an errno name)."""
+    try:
+        other = subprocess.run([sys.executable, "-c", script, region, PYDIR],
+                               capture_output=True, text=True, timeout=120)
+        assert other.returncode == 0, other.stderr
+        os.kill(linker.pid, signal.SIGCONT)
+        out, err = linker.communicate(timeout=120)
+        assert linker.returncode == 0, err
+    finally:
+        if linker.poll() is None:
+            linker.kill()
+    return out.strip()
+
+
 @pytest.mark.parametrize("removal", ["rename-replace", "unlink"])
 def test_link_racing_removal(crash_build, region, removal):
     with daxfs.Region(region) as r:
@@ -161,25 +177,42 @@ def test_link_after_exchange(crash_build, region, new):
     with daxfs.Region(region) as r:
         linker = stopped_linker(r, region, "link.begin", new)
         ino_x = r.lstat("/x/x").st_ino
-        try:
-            ex = subprocess.run([sys.executable, "-c", EXCHANGER, region,
-                                 PYDIR], capture_output=True, text=True,
-                                timeout=120)
-            assert ex.returncode == 0, ex.stderr
-            os.kill(linker.pid, signal.SIGCONT)
-            out, err = linker.communicate(timeout=120)
-            assert linker.returncode == 0, err
-        finally:
-            if linker.poll() is None:
-                linker.kill()
+        out = other_host_then_resume(linker, region, EXCHANGER)
         if new == "x":
-            assert out.strip() == "EEXIST"
+            assert out == "EEXIST"
             assert sorted(r.listdir("/x")) == ["d", "x"]
         else:
-            assert out.strip() == "ok"
+            assert out == "ok"
             assert sorted(r.listdir("/x")) == ["b", "d", "x"]
             assert r.lstat("/x/b").st_ino == ino_x
             assert r.lstat("/x/d").st_nlink == 2
             assert r.read_file("/x/b") == X_BODY
+    code, out = env.fsck(region, "-n")
+    assert code == 0, out
+
+
+MOVE_THEN_TAKE = r'''
+import sys
+sys.path.insert(0, sys.argv[2])
+import daxfs
+r = daxfs.Region(sys.argv[1])
+r.rename("/x/d", "/x/e")
+r.write_file("/x/c", b"new")
+r.close()
+'''
+
+
+def test_link_source_gone_before_target_taken(crash_build, region):
+    """link("/x/d", "/x/c") stopped (`link.begin`) after libdaxfs found
+    /x/d; another host then renamed /x/d away and only afterwards made
+    /x/c.  No moment had both names, so the link must not say EEXIST (the
+    source was gone first): ENOENT, and nothing changed."""
+    with daxfs.Region(region) as r:
+        linker = stopped_linker(r, region, "link.begin", "c")
+        out = other_host_then_resume(linker, region, MOVE_THEN_TAKE)
+        assert out == "ENOENT"
+        assert sorted(r.listdir("/x")) == ["c", "e", "x"]
+        assert r.read_file("/x/c") == b"new"
+        assert r.lstat("/x/e").st_nlink == 1
     code, out = env.fsck(region, "-n")
     assert code == 0, out
