@@ -307,6 +307,16 @@ int daxfs_inode_release(struct daxfs_fs *fs, u64 ino);
 /* Opens in slot's set (and its pages in *pages, may be NULL). */
 u32 daxfs_open_count(struct daxfs_fs *fs, u32 slot, u32 *pages);
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
+/* link(2) of the name sdir/sname as dir/name: the inode that name names
+ * when the link takes effect (ino 0), or -ENOENT if that is not ino (a
+ * caller holding an inode: the kernel); -ENOENT once the name is gone,
+ * however close the race (it is held until the new one is published,
+ * docs/namespace.md). */
+int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
+		    u32 slen, u64 ino, u64 dir, const char *name, u32 len);
+/* link by inode number alone (no source name to hold): serialized with
+ * renames, but an unlink of the inode's last name racing it may leave
+ * the new name on an inode that had none for an instant. */
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len);
 

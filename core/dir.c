@@ -423,7 +423,7 @@ bool daxfs_dir_published(struct daxfs_op *op, struct daxfs_inode *dp,
 		return false;
 	if (daxfs_dir_has_leaf(op, dp, hash, off))
 		return true;
-	return daxfs_load32(&de->removed) == DAXFS_DE_REMOVED;
+	return daxfs_load32(&de->removed) & DAXFS_DE_REMOVED;
 }
 
 /* ---- updates ---- */
@@ -445,6 +445,27 @@ static int publish_mark(struct daxfs_op *op, u64 mark)
 			daxfs_flush(&op->lane->intent, sizeof(op->lane->intent));
 	}
 	return 0;
+}
+
+/*
+ * Marks leaf m removed (an atomic OR: a link's LINKING bit shares the
+ * word), then waits while a link holds it: the link publishes its new
+ * name while this one still stands (docs/namespace.md, "Link racing the
+ * removal of its source").  Dekker with the link's hold: we set REMOVED
+ * then read LINKING, it sets LINKING then reads REMOVED (both full
+ * barriers), so at least one of us sees the other and gives way.
+ */
+static int mark_removed(struct daxfs_op *op, struct daxfs_dirent *m)
+{
+	u32 v = daxfs_load32(&m->removed);
+
+	while (!(v & DAXFS_DE_REMOVED) &&
+	       !daxfs_cas32(&m->removed, &v, v | DAXFS_DE_REMOVED))
+		;
+	daxfs_fence();
+	if (!(daxfs_load32(&m->removed) & DAXFS_DE_LINKING))
+		return 0;
+	return daxfs_link_hold_wait(op, &m->removed);
 }
 
 /*
@@ -501,8 +522,12 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 		struct daxfs_dirent *m = daxfs_ptr(fs, arr[i], sizeof(*m),
 						   DAXFS_OFF_ALIGN);
 
-		if (m)
-			daxfs_store32(&m->removed, DAXFS_DE_REMOVED);
+		err = m ? mark_removed(op, m) : 0;
+		if (err) {
+			for (i = 0; i < pos; i++)
+				daxfs_dirent_free(op, copies[i], false);
+			return err;	/* -ESTALE: fenced */
+		}
 	}
 	if (new_leaf)
 		daxfs_pflush(fs, nl.de, sizeof(*nl.de) + nl.len);

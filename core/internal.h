@@ -187,6 +187,11 @@ int daxfs_host_check_dead(struct daxfs_op *op, u32 slot);
  * (0 then): for callers that look again later anyway. */
 int daxfs_host_try_dead(struct daxfs_op *op, u32 slot);
 
+/* A remover that marked a leaf removed waits here while a link holds it
+ * (DAXFS_DE_LINKING, core/namei.c): 0 once released or found stale,
+ * -ESTALE when we are fenced. */
+int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed);
+
 /* Namespace roll-forward/back for a dead host's lane whose intent op is
  * DAXFS_INTENT_RENAME: rename, rmdir, create, link, unlink (core/namei.c).  op is the recovering host's op
  * (op->lane may be NULL when the recoverer has not joined yet). */

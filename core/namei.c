@@ -43,33 +43,6 @@ static bool writable(struct daxfs_op *op)
 	return op->lane && !(op->fs->flags & DAXFS_FS_RDONLY);
 }
 
-/*
- * Starts an operation that changes entry NAME of directory DIR: the name
- * is valid, the op runs on a writable host and *dp is the directory's
- * record (copied up and imported).  On failure no op is left open.
- */
-static int begin_entry_change(struct daxfs_fs *fs, u64 dir, const char *name,
-			      u32 len, struct daxfs_op *op,
-			      struct daxfs_inode **dp)
-{
-	int err = daxfs_name_check(name, len);
-
-	if (err)
-		return err;
-	err = daxfs_op_begin(fs, op);
-	if (err)
-		return err;
-	err = writable(op) ? daxfs_dir_writable(op, dir, dp) : -EROFS;
-	if (err)
-		daxfs_op_end(op);
-	return err;
-}
-
-static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
-{
-	return daxfs_name_hash(op->fs, name, len);
-}
-
 /* Waits (bounded by a few leases) for a condition owned by a live host. */
 struct waiter {
 	s64 start;
@@ -89,6 +62,104 @@ static bool wait_more(struct daxfs_op *op, struct waiter *w)
 	else
 		daxfs_yield();
 	return true;
+}
+
+/*
+ * Waits for a half-done rmdir (a directory DEAD but still named) of
+ * another host: a live one finishes, a dead one is rolled forward by
+ * whoever recovers it, so expired hosts are looked for while waiting.
+ * Until its name is gone the directory is "still there" for everyone
+ * (docs/namespace.md, "Meeting a half-done rmdir").
+ */
+static bool wait_rmdir(struct daxfs_op *op, struct waiter *w)
+{
+	if (!(w->rounds & 15))
+		daxfs_reap_expired(op->fs);
+	return wait_more(op, w);
+}
+
+/*
+ * dir (record dp) refused a new name: DEAD, an rmdir committed.  Waits
+ * until that rmdir is done (the directory freed: -ENOENT, after its name
+ * went) or undone (0: try again), so that no one sees the name of a
+ * directory that already refused a create.  -ENOENT as well when the
+ * wait runs out.
+ */
+static int wait_dir_gone(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
+{
+	struct waiter w = { 0 };
+	struct daxfs_iref ref;
+
+	while (daxfs_load(&dp->aux) & DAXFS_DIR_DEAD) {
+		if (daxfs_inode_get(op, dir, &ref) || ref.ip != dp)
+			return -ENOENT;
+		if (!wait_rmdir(op, &w))
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/* count+1 in dir for a new name, waiting out a half-done rmdir. */
+static int count_add_live(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
+{
+	int err;
+
+	for (;;) {
+		err = daxfs_dir_count_add(dp);	/* -ENOENT once rmdir'ed */
+		if (err != -ENOENT)
+			return err;
+		err = wait_dir_gone(op, dir, dp);
+		if (err)
+			return err;
+	}
+}
+
+/*
+ * daxfs_dir_writable, but a directory DEAD and still named (a half-done
+ * rmdir) is waited out rather than taken as gone at once.
+ */
+static int dir_writable_live(struct daxfs_op *op, u64 ino,
+			     struct daxfs_inode **dpp)
+{
+	struct daxfs_iref ref;
+	int err;
+
+	for (;;) {
+		err = daxfs_dir_writable(op, ino, dpp);
+		if (err != -ENOENT || daxfs_inode_get(op, ino, &ref) || !ref.ip ||
+		    !(daxfs_load(&ref.ip->aux) & DAXFS_DIR_DEAD))
+			return err;
+		err = wait_dir_gone(op, ino, ref.ip);
+		if (err)
+			return err;
+	}
+}
+
+/*
+ * Starts an operation that changes entry NAME of directory DIR: the name
+ * is valid, the op runs on a writable host and *dp is the directory's
+ * record (copied up and imported).  On failure no op is left open.
+ */
+static int begin_entry_change(struct daxfs_fs *fs, u64 dir, const char *name,
+			      u32 len, struct daxfs_op *op,
+			      struct daxfs_inode **dp)
+{
+	int err = daxfs_name_check(name, len);
+
+	if (err)
+		return err;
+	err = daxfs_op_begin(fs, op);
+	if (err)
+		return err;
+	err = writable(op) ? dir_writable_live(op, dir, dp) : -EROFS;
+	if (err)
+		daxfs_op_end(op);
+	return err;
+}
+
+static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
+{
+	return daxfs_name_hash(op->fs, name, len);
 }
 
 /* Progress marks go to the lane that owns the intent: our own, or the
@@ -345,7 +416,7 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	err = intent_begin(&op, dir, 0, 0, 0, 0, 0, NS_META(NS_KIND_CREATE, 0, fl));
 	if (err)
 		goto out;
-	err = daxfs_dir_count_add(dp);		/* -ENOENT once rmdir'ed */
+	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_intent;
 	err = intent_step(&op, op.lane, NS_KIND_CREATE, 1, fl);
@@ -534,50 +605,203 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 
 /* ---- link / unlink ---- */
 
-int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
-	       u32 len)
+static int claim_take(struct daxfs_op *op, struct waiter *w);
+static void claim_release(struct daxfs_op *op);
+
+/* The name a link was asked to copy (link(2)'s oldpath): sdir/sname. */
+struct link_src {
+	u64 dir;
+	const char *name;
+	u32 len;
+};
+
+/*
+ * Finds src under the rename claim and holds its leaf against removal
+ * until our new name is published: LINKING in its removed word (docs/
+ * namespace.md, "Link racing the removal of its source").  Dekker with
+ * mark_removed (core/dir.c): we set LINKING then read REMOVED.  A leaf
+ * marked REMOVED but still found in the directory has a remover between
+ * its mark and its CAS: let it go and look again.  *ino: the inode src
+ * must name (else -ENOENT), or 0 for whichever it names; *held: the leaf.
+ */
+static int link_hold(struct daxfs_op *op, const struct link_src *src,
+		     u64 *ino, u64 *held)
+{
+	struct waiter w = { 0 };
+	struct daxfs_dirent *de;
+	struct daxfs_iref ref;
+	struct daxfs_inode *sdp;
+	struct daxfs_dent d;
+	u64 hash;
+	u32 v;
+	int err;
+
+	err = daxfs_name_check(src->name, src->len);
+	if (!err)
+		err = dir_writable_live(op, src->dir, &sdp);	/* leaves */
+	if (err)
+		return err;
+	hash = name_hash(op, src->name, src->len);
+	ref = (struct daxfs_iref){ .ino = src->dir, .ip = sdp };
+	for (;;) {
+		err = daxfs_dir_find(op, &ref, src->name, src->len, hash, &d);
+		if (err)
+			return err;
+		if ((*ino && d.ino != *ino) || !d.leaf)
+			return -ENOENT;	/* the name went to another inode */
+		if (d.type == DAXFS_DT_DIR)
+			return -EPERM;
+		de = daxfs_dirent_at(op->fs, d.leaf);
+		if (!de)
+			return -EUCLEAN;
+		v = daxfs_load32(&de->removed);
+		while (!(v & DAXFS_DE_LINKING) &&
+		       !daxfs_cas32(&de->removed, &v, v | DAXFS_DE_LINKING))
+			;
+		daxfs_fence();
+		v = daxfs_load32(&de->removed);
+		if (!(v & DAXFS_DE_REMOVED)) {
+			*ino = d.ino;
+			*held = d.leaf;
+			return 0;
+		}
+		/* a remover got in first: give way, then look again */
+		while ((v & DAXFS_DE_LINKING) &&
+		       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
+			;
+		if (!wait_more(op, &w))
+			return -ENOENT;	/* a remover died between mark and CAS */
+	}
+}
+
+/* Lets a held leaf go (also for a dead linker, from its intent). */
+static void link_unhold(struct daxfs_fs *fs, u64 leaf)
+{
+	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(fs, leaf) : NULL;
+	u32 v;
+
+	if (!de)
+		return;
+	v = daxfs_load32(&de->removed);
+	while ((v & DAXFS_DE_LINKING) &&
+	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
+		;
+}
+
+/*
+ * The waiting side of link_hold, for a remover that marked a leaf: the
+ * holder is the rename claim's holder (LINKING is only set under it), so
+ * wait while that host is ALIVE.  Once it is declared dead it is fenced:
+ * it publishes nothing more, so its hold means nothing (its recovery
+ * lets the leaf go).  A LINKING found while the claim is free or ours (a
+ * renamer, or the link itself copying a chain) is stale.  No bound while
+ * the holder lives: a live link finishes, a stopped one expires.
+ */
+int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 cur, gen;
+	u32 slot, n = 0;
+
+	while (daxfs_load32(removed) & DAXFS_DE_LINKING) {
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		cur = daxfs_load(daxfs_state_word(fs, rename_claim));
+		slot = daxfs_claim_slot(cur);
+		gen = daxfs_claim_gen(cur);
+		if (!cur || cur == daxfs_my_claim(fs) || slot >= fs->sb.max_hosts)
+			return 0;
+		if (daxfs_load(&daxfs_host_at(fs, slot)->state) !=
+		    daxfs_host_word(gen, DAXFS_HOST_ALIVE))
+			return 0;	/* declared dead: fenced */
+		if (!daxfs_host_alive(fs, slot, gen)) {
+			daxfs_host_check_dead(op, slot);
+			continue;
+		}
+		if (++n & 15)
+			daxfs_cpu_relax();
+		else
+			daxfs_yield();
+	}
+	return 0;
+}
+
+/*
+ * link(2).  Under the rename claim, so that a rename replacing or moving
+ * the inode runs entirely before or after us (its target's link count
+ * drops only at its step 5: a link in between would name an inode with no
+ * name left).  With src, the source is looked up under the claim and its
+ * leaf held against unlink too: the new name is published while the
+ * source name still names the inode, or the link fails with -ENOENT once
+ * that name is gone.
+ */
+static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
+		   u64 dir, const char *name, u32 len)
 {
 	struct daxfs_inode *dp, *ip;
+	struct daxfs_iref dref;
+	struct daxfs_dent de;
 	struct daxfs_op op;
-	u64 hash, leaf;
+	struct waiter w = { 0, 0 };
+	u64 hash, leaf = 0, held = 0;
 	u32 mode;
 	int err;
 
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	err = daxfs_inode_get_writable(&op, ino, &ip);
+	daxfs_crash_point("link.begin");
+	hash = name_hash(&op, name, len);
+	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
+	err = claim_take(&op, &w);
 	if (err)
 		goto out;
+	/* a crash from the hold to the intent leaves LINKING without a
+	 * record: stale once we are declared dead (the claim names us) */
+	if (src) {
+		err = link_hold(&op, src, &ino, &held);
+		if (err)
+			goto out_claim;
+	}
+	err = daxfs_inode_get_writable(&op, ino, &ip);
+	if (err)
+		goto out_unhold;
 	mode = daxfs_load32(&ip->mode);
 	if (DAXFS_IS_DIR(mode)) {
 		err = -EPERM;
-		goto out;
+		goto out_unhold;
 	}
-	hash = name_hash(&op, name, len);
+	/* the new name taken: -EEXIST at a moment the source (held) is
+	 * there too, as Linux (source first, then the new name); the
+	 * publish below decides for real */
+	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+		err = -EEXIST;
+		goto out_unhold;
+	}
 	leaf = daxfs_dirent_new(&op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);
 	if (!leaf) {
 		err = -ENOSPC;
-		goto out;
+		goto out_unhold;
 	}
 	/* intent LINK: increments marked after they act (docs/recovery.md);
 	 * fenced (-ESTALE): recovery owns the rest, undo nothing */
-	err = intent_begin(&op, dir, ino, leaf, 0, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
+	err = intent_begin(&op, dir, ino, leaf, held, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
 	if (err)
-		goto out;
-	err = daxfs_dir_count_add(dp);
+		goto out_claim;
+	daxfs_crash_point("link.held");
+	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_leaf;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 1, 0);
 	if (err)
-		goto out;
+		goto out_claim;
 	daxfs_crash_point("link.counted");
 	err = daxfs_nlink_inc(ip);		/* before the name exists */
 	if (err)
 		goto out_count;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
 	if (err)
-		goto out;
+		goto out_claim;
 	daxfs_crash_point("link.nlink_raised");
 	/* step 3 (linking) is marked right before the CAS */
 	err = daxfs_dir_link_marked(&op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
@@ -592,12 +816,13 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	}
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 4, 0);
 	if (err)
-		goto out;
+		goto out_claim;
 	daxfs_crash_point("link.published");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	link_unhold(fs, held);
 	daxfs_intent_clear(&op);
-	goto out;
+	goto out_claim;
 out_count:
 	if (daxfs_fenced(&op))
 		goto stale;
@@ -608,12 +833,32 @@ out_leaf:
 		goto stale;
 	daxfs_intent_clear(&op);
 	daxfs_dirent_free(&op, leaf, false);
-	goto out;
+out_unhold:
+	link_unhold(fs, held);
+	goto out_claim;
 stale:
 	err = -ESTALE;
+out_claim:
+	/* fenced: the claim (and the hold) are recovery's to let go */
+	if (!daxfs_fenced(&op))
+		claim_release(&op);
 out:
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+	       u32 len)
+{
+	return ns_link(fs, NULL, ino, dir, name, len);
+}
+
+int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
+		    u32 slen, u64 ino, u64 dir, const char *name, u32 len)
+{
+	struct link_src src = { .dir = sdir, .name = sname, .len = slen };
+
+	return ns_link(fs, &src, ino, dir, name, len);
 }
 
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
@@ -694,6 +939,7 @@ static void link_recover(struct daxfs_op *op, const u64 *a, u32 step)
 	struct daxfs_dirent *lde = daxfs_dirent_at(op->fs, a[2]);
 	struct daxfs_inode *dp;
 
+	link_unhold(op->fs, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
@@ -846,8 +1092,9 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	struct daxfs_inode *dp, *cp;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
-	struct waiter w = { 0 };
+	struct waiter w = { 0 }, wd = { 0 };
 	struct daxfs_op op;
+	bool other;
 	u64 hash, v;
 	u32 tries;
 	int err;
@@ -857,7 +1104,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		return err;
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
-	for (tries = 0; tries < NS_RETRIES; tries++) {
+	for (tries = 0; tries < NS_RETRIES;) {
 		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
 		if (err)
 			goto out;
@@ -866,7 +1113,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			goto out;
 		}
 		/* imports a base child: its count must be real */
-		err = daxfs_dir_writable(&op, de.ino, &cp);
+		err = dir_writable_live(&op, de.ino, &cp);
 		if (err)
 			goto out;
 		err = intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
@@ -874,6 +1121,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		if (err)
 			goto out;
 		v = daxfs_load(&cp->aux);
+		other = false;
 		for (;;) {
 			if (v & DAXFS_DIR_MOVING) {
 				err = wait_not_moving(&op, cp, &v, &w);
@@ -882,8 +1130,8 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				continue;
 			}
 			if (v & DAXFS_DIR_DEAD) {
-				err = -ENOENT;
-				goto out_intent;
+				other = true;	/* another rmdir's, half done */
+				break;
 			}
 			if (v & DAXFS_DIR_COUNT_MASK) {
 				err = -ENOTEMPTY;
@@ -895,6 +1143,15 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			}
 			if (daxfs_cas(&cp->aux, &v, v | DAXFS_DIR_DEAD))
 				break;
+		}
+		if (other) {
+			/* still there until that rmdir removes the name: wait
+			 * for it (a dead one is recovered), then look again */
+			daxfs_intent_clear(&op);
+			if (wait_rmdir(&op, &wd))
+				continue;
+			err = -EBUSY;
+			goto out;
 		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 1, 0);
 		if (err)
@@ -910,8 +1167,10 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			v |= DAXFS_DIR_DEAD;
 			daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
 			daxfs_intent_clear(&op);
-			if (err == -ENOENT)
+			if (err == -ENOENT) {
+				tries++;
 				continue;
+			}
 			goto out;
 		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 2, 0);
@@ -1318,13 +1577,10 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			   NS_META(NS_KIND_RENAME, 0, r->flags));
 	if (err)
 		return err;	/* the new leaves leak to fsck */
+	/* -EAGAIN: src is a directory DEAD but still named (a half-done
+	 * rmdir): still there until its name goes, so wait and look again
+	 * (daxfs_rename), as for a DEAD target */
 	err = pin(op, &r->src, r->sisdir);
-	if (err == -EAGAIN && r->sisdir) {
-		/* src is DEAD: an rmdir committed (no name can be added to
-		 * it any more) and only its leaf removal is pending: the
-		 * rmdir came first, so the source is gone */
-		err = -ENOENT;
-	}
 	if (err)
 		goto undo;
 	done |= 1;
@@ -1451,9 +1707,9 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	r.sdir = sdir;
 	r.ddir = ddir;
 	r.flags = flags;
-	err = daxfs_dir_writable(&op, sdir, &r.sdp);
+	err = dir_writable_live(&op, sdir, &r.sdp);
 	if (!err)
-		err = daxfs_dir_writable(&op, ddir, &r.ddp);
+		err = dir_writable_live(&op, ddir, &r.ddp);
 	if (err)
 		goto out;
 	err = claim_take(&op, &w);
@@ -1471,11 +1727,12 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 			err = -EUCLEAN;
 			break;
 		}
-		/* a target being rmdir'ed (DEAD, name not yet removed) by
-		 * a host that is merely descheduled: keep trying, bounded
-		 * by time (a few leases), not by a count a loaded machine
+		/* a source or target being rmdir'ed (DEAD, name not yet
+		 * removed) by a host that is descheduled (or dead: then
+		 * wait_rmdir has it recovered): keep trying, bounded by
+		 * time (a few leases), not by a count a loaded machine
 		 * exhausts in microseconds */
-		if (tries >= NS_RETRIES && !wait_more(&op, &w))
+		if (tries >= NS_RETRIES && !wait_rmdir(&op, &w))
 			break;
 		daxfs_yield();
 	}
@@ -1514,7 +1771,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		return;
 	case NS_KIND_LINK:
 		link_recover(op, a, step);
-		return;
+		goto release;	/* links hold the claim too */
 	case NS_KIND_UNLINK:
 		unlink_recover(op, dead_lane, a, step);
 		return;

@@ -614,15 +614,25 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 {
 	struct inode *inode = d_inode(old);
 	struct daxfs_space_wait w = {};
+	struct name_snapshot src;
+	struct dentry *sdir;
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
+	/* by the source name: the core holds it until the new name is in,
+	 * and fails with -ENOENT once it is gone on any host */
+	sdir = dget_parent(old);
+	take_dentry_name_snapshot(&src, old);
 	do {
-		err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino, dir->i_ino,
-				 dentry->d_name.name, dentry->d_name.len);
+		err = daxfs_link_name(DAXFS_FS(dir->i_sb), d_inode(sdir)->i_ino,
+				      src.name.name, src.name.len, inode->i_ino,
+				      dir->i_ino, dentry->d_name.name,
+				      dentry->d_name.len);
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
+	release_dentry_name_snapshot(&src);
+	dput(sdir);
 	if (err == -EEXIST)
 		d_drop(dentry);
 	if (err)

@@ -475,8 +475,8 @@ static int do_path_rename(struct daxfs_handle *h, const char *src, const char *d
 static int do_path_link(struct daxfs_handle *h, const char *oldpath,
 			const char *newpath)
 {
+	struct entry s = { NULL }, e = { NULL };
 	struct daxfs_attr a;
-	struct entry e;
 	u64 ino;
 	int err;
 
@@ -485,10 +485,16 @@ static int do_path_link(struct daxfs_handle *h, const char *oldpath,
 		return err;
 	if (S_ISDIR(a.mode))
 		return -EPERM;
-	err = begin_entry(h, newpath, -EEXIST, &e);
+	/* the source by name: the core links what it names when the link
+	 * takes effect (ino 0) and holds it until the link is in */
+	err = entry_resolve(h, oldpath, -EPERM, &s);
 	if (!err)
-		err = daxfs_link(&h->fs, ino, e.dir, e.name, e.len);
+		err = begin_entry(h, newpath, -EEXIST, &e);
+	if (!err)
+		err = daxfs_link_name(&h->fs, s.dir, s.name, s.len, 0, e.dir,
+				      e.name, e.len);
 	entry_end(&e);
+	entry_end(&s);
 	return err;
 }
 

@@ -35,7 +35,7 @@ POINTS = [
     "alloc.batch_locked", "alloc.pages_held",
     "create.counted", "create.inode_published", "create.before_link",
     "create.linked",
-    "link.counted", "link.nlink_raised", "link.published",
+    "link.begin", "link.held", "link.counted", "link.nlink_raised", "link.published",
     "unlink.removed", "unlink.counted", "unlink.nlink_dropped",
     "unlink.freed",
     "rename.prepared", "rename.linked", "rename.published", "rename.moved",
@@ -72,6 +72,18 @@ def core_points():
     return names
 
 SIZES = [0, 1, 100, 4095, 4096, 5000, 9000, 20000]
+
+
+def wait_point(p, points, name):
+    """Waits until process p reached the crash point `name` (the first one
+    in its DAXFS_CRASH_LOG file `points`): stopped there (DAXFS_CRASH_STOP)
+    or killed.  Fails if p exits first or reached another point."""
+    for _ in range(600):
+        if os.path.exists(points) and open(points).read().strip():
+            break
+        assert p.poll() is None or p.returncode == -9, p.communicate()
+        time.sleep(0.1)
+    assert open(points).read().split()[0] == name
 
 
 def data(tag, size):

@@ -64,11 +64,7 @@ def label(body):
 
 @pytest.fixture
 def region():
-    path = env.region_path("rnrec")
-    env.mkfs(path, SIZE, lease_ms=LEASE_MS)
-    yield path
-    for p in (path, path + ".points"):
-        env.remove(p)
+    yield from env.lease_region("rnrec", SIZE, LEASE_MS)
 
 
 def victim_state(r):

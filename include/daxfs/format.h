@@ -425,6 +425,14 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_trie_node) == 512);
  * when the leaf is no longer there (docs/recovery.md, "Published or
  * not").  Older code leaves it 0. */
 #define DAXFS_DE_REMOVED	1u
+/* dirent.removed: a link(2) holding the rename claim is giving this
+ * leaf's inode a new name and needs this one to stay until it is
+ * published; a remover that marked REMOVED waits while it is set
+ * (docs/namespace.md, "Link racing the removal of its source").
+ * Cleared by the link (or its recovery); set only under the rename
+ * claim, so one found while the claim is free (or ours) is stale.
+ * Older code neither sets nor waits for it. */
+#define DAXFS_DE_LINKING	2u
 
 /* Directory entry: immutable once published (but for `removed`); a
  * rename publishes a new one. */
@@ -435,7 +443,7 @@ struct daxfs_dirent {
 	__u16 name_len;
 	__u8 type;			/* DT_* value */
 	__u8 flags;			/* DAXFS_DF_* */
-	__u32 removed;			/* 0 or DAXFS_DE_REMOVED */
+	__u32 removed;			/* DAXFS_DE_REMOVED | DAXFS_DE_LINKING */
 	char name[];			/* name_len bytes, no NUL */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_dirent) == 32);

@@ -241,6 +241,33 @@ static void t_link(void)
 	CHECK_EQ(daxfs_rmdir(&fs, ROOT, "ld", 2), 0);
 }
 
+/* link by the source name (docs/namespace.md, "Link racing the removal
+ * of its source"): that name must still name the inode. */
+static void t_link_name(void)
+{
+	struct daxfs_attr a;
+	u64 f, g, x;
+
+	CHECK_EQ(mk(ROOT, "ln_a", &f), 0);
+	CHECK_EQ(mk(ROOT, "ln_b", &g), 0);
+	CHECK_EQ(daxfs_link_name(&fs, ROOT, "ln_a", 4, f, ROOT, "ln_c", 4), 0);
+	CHECK_EQ(lk(ROOT, "ln_c", &x), 0);
+	CHECK_EQ(x, f);
+	CHECK_EQ(ga(f).nlink, 2);
+	/* the name now names another inode, or nothing: ENOENT */
+	CHECK_EQ(daxfs_link_name(&fs, ROOT, "ln_b", 4, f, ROOT, "ln_d", 4), -ENOENT);
+	CHECK_EQ(daxfs_link_name(&fs, ROOT, "ln_z", 4, f, ROOT, "ln_d", 4), -ENOENT);
+	CHECK_EQ(lk(ROOT, "ln_d", &x), -ENOENT);
+	CHECK_EQ(ga(f).nlink, 2);
+	/* a failed link after the hold: the target name exists */
+	CHECK_EQ(daxfs_link_name(&fs, ROOT, "ln_a", 4, f, ROOT, "ln_b", 4), -EEXIST);
+	CHECK_EQ(daxfs_link_name(&fs, ROOT, "..", 2, f, ROOT, "ln_d", 4), -EINVAL);
+	CHECK_EQ(daxfs_unlink(&fs, ROOT, "ln_a", 4), 0);
+	CHECK_EQ(daxfs_unlink(&fs, ROOT, "ln_c", 4), 0);
+	CHECK_EQ(daxfs_unlink(&fs, ROOT, "ln_b", 4), 0);
+	CHECK_EQ(daxfs_getattr(&fs, f, &a), -ENOENT);
+}
+
 static void t_setattr(void)
 {
 	struct daxfs_attr a = { 0 }, b;
@@ -450,6 +477,7 @@ int main(void)
 	RUN(t_dirs);
 	RUN(t_symlink);
 	RUN(t_link);
+	RUN(t_link_name);
 	RUN(t_setattr);
 	RUN(t_rename);
 	RUN(t_readdir);

@@ -102,3 +102,13 @@ def remove(path):
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def lease_region(tag, size, lease_ms):
+    """Generator for a fixture: a fresh region with lease_ms, removed
+    afterwards with its crash-point log (REGION.points)."""
+    path = region_path(tag)
+    mkfs(path, size, lease_ms=lease_ms)
+    yield path
+    for p in (path, path + ".points"):
+        remove(p)

@@ -319,7 +319,7 @@ static void parse(int argc, char **argv, struct opts *o)
 static void run_rounds(struct opts *o)
 {
 	double t0 = now_s();
-	uint64_t n, rnd = o->seed * 2654435761ULL + 17, total = 0;
+	uint64_t n, rnd = o->seed * 2654435761ULL + 17, total = 0, deaths = 0;
 	int i, j, victim;
 	long kill_us;
 
@@ -327,13 +327,17 @@ static void run_rounds(struct opts *o)
 		if (o->seconds && now_s() - t0 >= o->seconds)
 			break;
 		for (i = 0; i < o->workers; i++)
-			if (!alive(i))
+			if (!alive(i)) {
+				deaths += n > 1;
 				spawn(o, i);
+			}
 		for (i = 0; i < o->workers; i++)
 			while (!__atomic_load_n(&S->slots[i].ready,
 						__ATOMIC_ACQUIRE)) {
-				if (!alive(i))
+				if (!alive(i)) {
+					deaths++;
 					spawn(o, i);
+				}
 				usleep(200);
 			}
 		setup_round(o, n);
@@ -373,6 +377,10 @@ static void run_rounds(struct opts *o)
 	fprintf(stderr, "lc_run: %llu rounds, %llu ops in %.1f s (%.0f ops/s)\n",
 		(unsigned long long)n - 1, (unsigned long long)total,
 		now_s() - t0, total / (now_s() - t0));
+	/* kills (-k) and crash points (-c) before the last round: each a
+	 * worker started again */
+	fprintf(stderr, "lc_run: %llu workers died\n",
+		(unsigned long long)deaths);
 }
 
 int main(int argc, char **argv)
