@@ -466,45 +466,6 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 	return done - pos;
 }
 
-/*
- * Zeroes in place (never detaches: a recovering op may have no lane to
- * retire with) what the file's pages hold in [from, end).  Bounded by
- * end - from and the tree's height.
- */
-static void zero_range(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 from,
-		       u64 end)
-{
-	u64 pos;
-
-	for (pos = from; pos < end;) {
-		u64 blk = pos >> DAXFS_BLOCK_SHIFT, lo, hi, v;
-		u64 stop = (blk + 1) << DAXFS_BLOCK_SHIFT;
-		u64 root = daxfs_load(&ip->root);
-		const u64 *slots;
-		int err = 0;
-		u8 *p;
-
-		if (daxfs_radix_leaf(fs, &root, blk, &slots, &lo, &hi))
-			return;
-		if (!slots) {
-			pos = hi << DAXFS_BLOCK_SHIFT;
-			continue;
-		}
-		if (stop > end)
-			stop = end;
-		v = daxfs_load(&slots[blk - lo]);
-		p = daxfs_radix_page(fs, v, &err);
-		if (err)
-			return;
-		if (p) {
-			memset(p + (pos & BLK_LO), 0, stop - pos);
-			pflush(fs, p + (pos & BLK_LO), stop - pos);
-		}
-		pos = stop;
-	}
-	pdrain(fs);
-}
-
 /* Writes [off, off + len); returns bytes written or -errno (nothing). */
 static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		       u64 len, daxfs_write_actor_t actor, void *ctx)
@@ -1204,33 +1165,29 @@ int daxfs_next_page(struct daxfs_fs *fs, u64 ino, u64 *blk, u64 end, u64 *pg)
 /* ------------------------------------------------------------------ */
 /* recovery */
 
+/*
+ * A dead host's FILE_WRITE intent.  A shrinker's (a[3] = its claim, an
+ * empty range): its gate opens, its truncate stays partly done.  A
+ * writer's needs nothing: an append's range lies inside the size (torn:
+ * its bytes or zeros), and what a write left beyond EOF is its own bytes
+ * at their own place, which the next shrink clears or the next extension
+ * shows (the dead write took effect, in part, before it).  Zeroing them
+ * here instead would race live writes that extend the file over them.
+ */
 void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
 	struct daxfs_intent *in = &dead_lane->intent;
 	struct daxfs_iref ref;
-	u64 ino, from, end, size, word;
+	u64 ino, claim;
 
 	if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
 		return;
 	ino = daxfs_load(&in->a[0]);
-	from = daxfs_load(&in->a[1]);
-	end = daxfs_load(&in->a[2]);
-	word = daxfs_load(&in->a[3]);
-	if (end > DAXFS_MAX_FILE_SIZE || from > end || (from == end && !word))
+	claim = daxfs_load(&in->a[3]);
+	if (!claim)
 		return;
 	if (daxfs_inode_get(op, ino, &ref) || !ref.ip ||
 	    !DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
 		return;
-	/* a dead shrinker (a[3] = its claim, an empty range): the gate
-	 * opens, its truncate stays partly done */
-	if (word) {
-		daxfs_gate_recover(op->fs, ref.ip, word);
-		return;
-	}
-	size = daxfs_load(&ref.ip->size);
-	/*
-	 * Zero (never detach: op may have no lane to retire with) what the
-	 * dead write left beyond EOF.
-	 */
-	zero_range(op->fs, ref.ip, from < size ? size : from, end);
+	daxfs_gate_recover(op->fs, ref.ip, claim);
 }
