@@ -630,7 +630,10 @@ static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
 		if (prepare_first_page() && *len &&
 		    s >> DAXFS_BLOCK_SHIFT != ready) {
 			ready = s >> DAXFS_BLOCK_SHIFT;
-			err = map_block(op, ino, ready, true, &pg);
+			/* the common case: the page is there (no lookup) */
+			err = daxfs_radix_get(op->fs, ip, ready, &pg);
+			if (!err && !pg)
+				err = map_block(op, ino, ready, true, &pg);
 			if (err)
 				return err;
 		}
