@@ -586,8 +586,8 @@ static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 	return err;
 }
 
-static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
-		     u64 *off);
+static int block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
+		      u64 *off);
 
 /*
  * Whether an append makes its first page before reserving (below).
@@ -613,9 +613,10 @@ static bool prepare_first_page(void)
  * fails it here, before it took effect, instead of after (a reservation
  * cannot be given back when a later append or write lies beyond it).
  */
-static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
-			  u64 ino, u64 *off, u64 *len)
+static int append_reserve(struct daxfs_op *op, const struct fview *v,
+			  u64 *off, u64 *len)
 {
+	struct daxfs_inode *ip = v->ip;
 	u64 s = daxfs_load(&ip->size), ready = ~0ULL, pg;
 	u32 tries;
 	int err;
@@ -630,10 +631,9 @@ static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
 		if (prepare_first_page() && *len &&
 		    s >> DAXFS_BLOCK_SHIFT != ready) {
 			ready = s >> DAXFS_BLOCK_SHIFT;
-			/* the common case: the page is there (no lookup) */
 			err = daxfs_radix_get(op->fs, ip, ready, &pg);
 			if (!err && !pg)
-				err = map_block(op, ino, ready, true, &pg);
+				err = block_make(op, v, ready, &pg);
 			if (err)
 				return err;
 		}
@@ -739,7 +739,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	/* the view after the gate: a shrink may have lowered base_limit */
 	err = file_view(fs, &ref, &v);
 	if (!err && append) {
-		err = append_reserve(op, ip, ino, &off, &len);
+		err = append_reserve(op, &v, &off, &len);
 		if (!err && gated && daxfs_intent_set(op,
 				DAXFS_INTENT_FILE_WRITE, ino, off, off + len, 0))
 			err = -ESTALE;
@@ -954,6 +954,44 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
 	return ref->ip ? daxfs_radix_get(op->fs, ref->ip, blk, pg) : 0;
 }
 
+/*
+ * Publishes a fresh page for block blk of the writable file v->ip,
+ * holding what the file shows there (base bytes below the limit, zeros
+ * above); *off = the block's page (ours, or the one that won the race).
+ */
+static int block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
+		      u64 *off)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 pg, win;
+	u8 *p;
+	int err;
+
+	if (!daxfs_alloc_pages(op, 1, &pg))
+		return -ENOSPC;
+	p = page_ptr(fs, pg);
+	if (!p)
+		return -EUCLEAN;
+	err = prefill(op, v, blk, p, 0, BLK);
+	if (err) {
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+		return err;
+	}
+	pflush(fs, p, BLK);
+	pdrain(fs);
+	err = daxfs_radix_insert(op, v->ip, blk, pg, &win);
+	if (err || win)
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
+	/* a base or backing block moved, or a hole got its page: other hosts
+	 * that map the base page, the cache slot or the zero page for the
+	 * hole revalidate when the change counter moves */
+	if (!err && !win)
+		daxfs_faa(&v->ip->change, 1);
+	if (!err)
+		*off = win ? win : pg;
+	return err;
+}
+
 static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 		     u64 *off)
 {
@@ -961,9 +999,8 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
 	struct fview v;
-	u64 pg, win;
+	u64 pg;
 	bool base_blk;
-	u8 *p;
 	int err;
 
 	*off = 0;
@@ -997,29 +1034,7 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	err = file_view(fs, &ref, &v);
 	if (err)
 		return err;
-	if (!daxfs_alloc_pages(op, 1, &pg))
-		return -ENOSPC;
-	p = page_ptr(fs, pg);
-	if (!p)
-		return -EUCLEAN;
-	err = prefill(op, &v, blk, p, 0, BLK);
-	if (err) {
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
-		return err;
-	}
-	pflush(fs, p, BLK);
-	pdrain(fs);
-	err = daxfs_radix_insert(op, ip, blk, pg, &win);
-	if (err || win)
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
-	/* a base or backing block moved, or a hole got its page: other hosts
-	 * that map the base page, the cache slot or the zero page for the
-	 * hole revalidate when the change counter moves */
-	if (!err && !win)
-		daxfs_faa(&ip->change, 1);
-	if (!err)
-		*off = win ? win : pg;
-	return err;
+	return block_make(op, &v, blk, off);
 }
 
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
