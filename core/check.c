@@ -1012,6 +1012,40 @@ static void chk_tomb(struct chk *c, u64 idx)
 	c->space_dirty = true;
 }
 
+/*
+ * A regular file's write gate (core/filegate.c, format version 4): 0, or
+ * the claim of a shrinking host that is alive.  A gate a gone host left
+ * closed would stop every write of the file: recovery opens it; offline,
+ * no holder is alive and fsck opens it.  rdev is unused (0) in regular
+ * files since version 4.
+ */
+static void chk_file_gate(struct chk *c, u64 ino, struct daxfs_inode *ip)
+{
+	u64 g = daxfs_load(&ip->parent), r = daxfs_load(&ip->rdev), hw = 0;
+	u32 slot = daxfs_claim_slot(g);
+
+	if (r) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
+			   "regular file has a device number", ino, 0, r, 0,
+			   c->repair);
+		if (c->repair)
+			daxfs_store(&ip->rdev, 0);
+	}
+	if (!g)
+		return;
+	if (slot < c->fs->sb.max_hosts)
+		hw = daxfs_load(&daxfs_host_at(c->fs, slot)->state);
+	if (c->live && daxfs_host_st(hw) == DAXFS_HOST_ALIVE &&
+	    daxfs_host_gen(hw) == daxfs_claim_gen(g))
+		return;		/* a truncate in progress */
+	chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+		   DAXFS_CHK_INODE,
+		   "file write gate left closed by a host that is gone", ino,
+		   0, g, 0, c->repair);
+	if (c->repair)
+		daxfs_store(&ip->parent, 0);
+}
+
 static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 {
 	struct daxfs_inode *ip = daxfs_ptr(c->fs, off, sizeof(*ip), 64);
@@ -1041,6 +1075,8 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 	}
 	c->binfo[idx] = CHK_I_VALID | ((mode & CHK_S_IFMT) == CHK_S_IFDIR ?
 				       CHK_I_DIR : 0);
+	if ((mode & CHK_S_IFMT) == CHK_S_IFREG)
+		chk_file_gate(c, ino, ip);
 	if (ino > c->max_ino)
 		c->max_ino = ino;
 	return true;

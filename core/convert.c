@@ -4,13 +4,17 @@
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
- * the version changes).  For fsck.daxfs --convert; every host must be
- * gone, judged by the caller's lease observations.
+ * the version changes); 3 -> 4, a regular file's parent word becomes its
+ * write gate and its rdev word is unused (both were the shrink words of
+ * version 3's append/truncate gate: they become 0, an open gate).  For
+ * fsck.daxfs --convert; every host must be gone, judged by the caller's
+ * lease observations.
  */
 #include "compat.h"
 #include "daxfs_core.h"
 #include "internal.h"
 #include "check.h"
+#include "inode.h"
 
 /* A version 1 line: v = tag << 44 | off >> 6, hint words at pad[0..2]. */
 struct v1_head {
@@ -41,6 +45,35 @@ static void line_clear(struct daxfs_fs *fs, unsigned int c)
 
 	for (i = 0; i < 8; i++)
 		daxfs_store(&w[i], 0);
+}
+
+/*
+ * 3 -> 4: every regular file's gate opens (parent = 0) and its rdev is 0.
+ * Either word at 0 is valid in version 3 too ("no shrink yet"), so this
+ * runs before the version changes and a crash in it leaves a version 3
+ * image.  A bucket or record that does not check out is left to fsck.
+ */
+static void v3_open_gates(struct daxfs_fs *fs)
+{
+	u64 i;
+
+	for (i = 0; i < fs->nr_buckets; i++) {
+		struct daxfs_bucket *b = &fs->buckets[i];
+		u64 k = daxfs_load(&b->key), v = daxfs_load(&b->value);
+		struct daxfs_inode *ip;
+
+		if (k == DAXFS_KEY_EMPTY || k == DAXFS_KEY_TOMB ||
+		    (k & DAXFS_KEY_PENDING) ||
+		    (k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE)
+			continue;
+		ip = daxfs_ptr(fs, v, sizeof(*ip), DAXFS_OFF_ALIGN);
+		if (!ip || daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC ||
+		    !DAXFS_IS_REG(daxfs_load32(&ip->mode)))
+			continue;
+		daxfs_store(&ip->parent, 0);
+		daxfs_store(&ip->rdev, 0);
+		daxfs_flush(ip, sizeof(*ip));
+	}
 }
 
 /*
@@ -75,6 +108,7 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		v1_decode(fs, c, &heads[c]);
 		line_clear(fs, c);
 	}
+	v3_open_gates(fs);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

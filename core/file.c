@@ -4,10 +4,10 @@
  * block mapping for DAX, on top of the radix tree in core/radix.c.
  *
  * Size protocol (docs/files.md): inode.size only grows by CAS-to-maximum;
- * it shrinks only in truncate, which announces the cut, then clears the
- * cut-off bytes BEFORE lowering the size; writers in flight that see the
- * announcement clear what they stored past the cut themselves, so
- * truncated bytes never come back.
+ * it shrinks only in truncate, which closes the file's write gate
+ * (core/filegate.c: no write of the file runs meanwhile, on any host),
+ * then clears the cut-off bytes BEFORE lowering the size, so truncated
+ * bytes never come back.
  * Ordinary writes are data-first (pages, then size), appends reserve
  * their range first (CAS size -> size + len) so appenders on different
  * hosts never overlap.  Every read loads the size once, at its start.
@@ -19,101 +19,12 @@
 #include "base.h"
 #include "file.h"
 #include "pcache.h"
+#include "filegate.h"
 
 #define BLK		((u64)DAXFS_BLOCK_SIZE)
 #define BLK_LO		(BLK - 1)
 #define WRITE_BATCH	64u	/* new pages allocated by one write step */
 #define SIZE_RETRIES	100000u
-
-/*
- * Shrinks versus appends and writes (docs/files.md "Append versus
- * truncate").  A regular file has no device number and no parent
- * pointer, so its inode lends those two words to the shrink protocol:
- *
- *   parent the last shrink: its number (15 bits, +1 by CAS per shrink)
- *          << 49 | BUSY (bit 48: it has not finished) | its target size
- *          (sizes fit in 48 bits);
- *   rdev   how many shrinks were announced (64 bits, faa after the
- *          parent CAS): it never wraps, and tells a writer that slept
- *          through 2^14 shrinks that the 15-bit number may have wrapped.
- *
- * A shrink announces itself there before it clears anything, and clears
- * BUSY once it lowered the size or gave up (recovery does for a dead
- * one).  A writer takes both words before its first byte and looks again
- * after each step it stored (behind a full fence): a shrink it sees then
- * cut what it stored at or past the target (the writer clears those bytes
- * and stores no more there: it is ordered before the truncate); one it
- * does not see was announced after those bytes were stored, so its own
- * clearing clears them.  A pwrite that starts while a shrink is BUSY is
- * ordered before it too.
- */
-#define CUT_T_BITS	48
-#define CUT_T_MASK	((1ULL << CUT_T_BITS) - 1)
-#define CUT_BUSY	(1ULL << CUT_T_BITS)
-#define CUT_SEQ_SHIFT	49
-#define CUT_SEQ_MASK	0x7fffULL
-#define CUT_WRAP	(1ULL << 14)	/* shrinks between two looks */
-
-static u64 *shrink_count(struct daxfs_inode *ip)
-{
-	return &ip->rdev;
-}
-
-static u64 *shrink_last(struct daxfs_inode *ip)
-{
-	return &ip->parent;
-}
-
-/* A writer's view of the shrinks that raced it. */
-struct wgate {
-	struct daxfs_inode *ip;
-	u64 last;		/* the last-shrink word at the last look */
-	u64 count;		/* the shrink count at the last look */
-	u64 cap;		/* bytes at or past cap were cut */
-	bool inside;		/* the range was inside the size (an append's
-				 * reservation, or a write below EOF) */
-	bool lost;		/* two shrinks or more since the last look:
-				 * only the last one's target is known */
-};
-
-static u64 cut_seq(u64 word)
-{
-	return (word >> CUT_SEQ_SHIFT) & CUT_SEQ_MASK;
-}
-
-/*
- * An append's gate: shrinks announced from now on.  A pwrite's (busy):
- * also the last one if it has not finished (an append needs not: that
- * one lowered the size before the appender read it, or its lowering
- * fails on our reservation and it announces again).
- */
-static void gate_start(struct wgate *g, struct daxfs_inode *ip, bool inside,
-		       bool busy)
-{
-	g->ip = ip;
-	g->last = daxfs_load(shrink_last(ip));
-	g->count = daxfs_load(shrink_count(ip));
-	g->cap = ~0ULL;
-	if (busy && (g->last & CUT_BUSY))
-		g->cap = g->last & CUT_T_MASK;
-	g->inside = inside;
-	g->lost = false;
-}
-
-/* Takes in the shrinks announced since the last look; true if any. */
-static bool gate_look(struct wgate *g)
-{
-	u64 last = daxfs_load(shrink_last(g->ip));
-	u64 count = daxfs_load(shrink_count(g->ip));
-	u64 k = (cut_seq(last) - cut_seq(g->last)) & CUT_SEQ_MASK;
-
-	if (k && (last & CUT_T_MASK) < g->cap)
-		g->cap = last & CUT_T_MASK;
-	g->lost = k > 1 || count - g->count >= CUT_WRAP;
-	g->last = last;
-	g->count = count;
-	return k || g->lost;
-}
 
 /* What a read or write needs to know about a file, loaded once. */
 struct fview {
@@ -401,7 +312,7 @@ static int prefill(struct daxfs_op *op, const struct fview *v, u64 blk,
 	return 0;
 }
 
-#ifdef DAXFS_BUG_APPEND_TRUNCATE
+/* CAS-to-maximum: a write moves the size up to its end, never down. */
 static void size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
 {
 	u64 s = daxfs_load(&ip->size);
@@ -414,7 +325,6 @@ static void size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
 		}
 	}
 }
-#endif
 
 /*
  * The caller's bytes for [a, b) of the file into dst (the pages of those
@@ -556,45 +466,6 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 	return done - pos;
 }
 
-/*
- * Zeroes in place (never detaches: a recovering op may have no lane to
- * retire with) what the file's pages hold in [from, end).  Bounded by
- * end - from and the tree's height.
- */
-static void zero_range(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 from,
-		       u64 end)
-{
-	u64 pos;
-
-	for (pos = from; pos < end;) {
-		u64 blk = pos >> DAXFS_BLOCK_SHIFT, lo, hi, v;
-		u64 stop = (blk + 1) << DAXFS_BLOCK_SHIFT;
-		u64 root = daxfs_load(&ip->root);
-		const u64 *slots;
-		int err = 0;
-		u8 *p;
-
-		if (daxfs_radix_leaf(fs, &root, blk, &slots, &lo, &hi))
-			return;
-		if (!slots) {
-			pos = hi << DAXFS_BLOCK_SHIFT;
-			continue;
-		}
-		if (stop > end)
-			stop = end;
-		v = daxfs_load(&slots[blk - lo]);
-		p = daxfs_radix_page(fs, v, &err);
-		if (err)
-			return;
-		if (p) {
-			memset(p + (pos & BLK_LO), 0, stop - pos);
-			pflush(fs, p + (pos & BLK_LO), stop - pos);
-		}
-		pos = stop;
-	}
-	pdrain(fs);
-}
-
 /* Writes [off, off + len); returns bytes written or -errno (nothing). */
 static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		       u64 len, daxfs_write_actor_t actor, void *ctx)
@@ -680,25 +551,6 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 	return err;
 }
 
-#define GATE_STEP	((u64)WRITE_BATCH * BLK)	/* stored between two looks */
-
-/*
- * Two shrinks or more came during one step, and only the last one's
- * target is known.  Only shrinks lower the size, so for a range that was
- * inside it the size now bounds where the others cut (it may have grown
- * again since: docs/files.md "Residual races").  A write beyond EOF has
- * no such bound and keeps its bytes, as before the gate.
- */
-static void gate_lost(struct wgate *g, u64 pos)
-{
-	u64 s = daxfs_load(&g->ip->size);
-
-	g->lost = false;
-	if (!g->inside || s >= g->cap)
-		return;
-	g->cap = s > pos ? s : pos;
-}
-
 /* Zeroes the bytes of the page holding byte s from s to the page end. */
 static int zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 {
@@ -734,101 +586,40 @@ static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 	return err;
 }
 
-/*
- * Where a cut writer zeroes what it stored past the cut from.  While the
- * shrink it saw is BUSY (announced, the size not lowered yet) nobody
- * else can own those bytes: all of them.  Once lowered, appends and
- * writes after the truncate own what lies inside the size again; the
- * truncate's clearing ran before our look, so what we stored there
- * before it is gone and what we stored after it is another writer's to
- * overwrite (docs/files.md "Residual races"): only what is beyond EOF.
- */
-static u64 gate_zero_from(const struct wgate *g, u64 from)
-{
-	u64 size;
-
-	if (g->last & CUT_BUSY)
-		return from;
-	size = daxfs_load(&g->ip->size);
-	return size > from ? size : from;
-}
+static int block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
+		      u64 *off);
 
 /*
- * write_raw with the shrink gate (g != NULL): stores in steps of at most
- * GATE_STEP, never at or past a cut it already knows, and looks again
- * after each step, behind a full fence so the look is not done before
- * the step's stores.  A shrink seen then may have cleared before those
- * stores landed, so the writer zeroes what it put at or past the cut.
+ * Whether an append makes its first page before reserving (below).
+ * DAXFS_BUG_SHORT_GIVEBACK (docs/testing.md) brings back defect 6 whole:
+ * appends that fail on a full pool after reserving, and give back.
  */
-static s64 write_range(struct daxfs_op *op, const struct fview *v,
-		       struct wgate *g, u64 off, u64 len,
-		       daxfs_write_actor_t actor, void *ctx)
+static bool prepare_first_page(void)
 {
-	u64 pos = off, end = off + len;
-	s64 c = 0;
-
-	if (!g)
-		return write_raw(op, v, off, len, actor, ctx);
-	while (pos < end && pos < g->cap) {
-		u64 step = (pos & ~(GATE_STEP - 1)) + GATE_STEP;
-
-		if (step > end)
-			step = end;
-		if (step > g->cap)
-			step = g->cap;
-		c = write_raw(op, v, pos, step - pos, actor, ctx);
-		if (c == -ESTALE)
-			return c;
-		if (c <= 0)
-			break;
-		daxfs_fence();
-		if (gate_look(g)) {
-			if (g->lost)
-				gate_lost(g, pos);
-			if (g->cap < pos + (u64)c) {
-				u64 from = g->cap > pos ? g->cap : pos;
-
-				/* zero and detach, as the truncate's own
-				 * clearing does: no page stays beyond EOF */
-				clear_from(op, v->ip, gate_zero_from(g, from));
-				c = (s64)(from - pos);
-			}
-		}
-		pos += (u64)c;
-		if (pos < step)
-			break;
-	}
-	if (pos > off)
-		return (s64)(pos - off);
-	return c < 0 ? c : 0;
-}
-
-
-/*
- * A write that a shrink cut is done, ordered before that truncate: its
- * bytes below the cut are in, the rest was never kept, and it counts in
- * full (w = len), as the serial order write-then-truncate gives.
- */
-static s64 gate_done(const struct wgate *g, u64 off, u64 len, s64 w)
-{
-	if (w >= 0 && g->cap < off + len && g->cap <= off + (u64)w)
-		return (s64)len;
-	return w;
+#ifdef DAXFS_BUG_SHORT_GIVEBACK
+	return false;
+#else
+	return true;
+#endif
 }
 
 /*
  * Reserves [*off, *off + *len) at the end for an append: appenders never
- * overlap.  The gate is taken after the size we reserve from is read and
- * before the CAS: a shrink announced before it either lowered the size
- * before our read (it cuts nothing of ours) or its lowering CAS fails on
- * ours and it starts over with a new announcement (docs/files.md "Append
- * versus truncate").
+ * overlap.  Called inside the gate: no shrink runs until the append is
+ * done, so the reservation stands.  Before each reserving CAS, the page
+ * of the block where the range would start is made to exist: the first
+ * step of the copy then needs no allocation, so an append that reserved
+ * stores at least one byte (unless its source faults), and a full pool
+ * fails it here, before it took effect, instead of after (a reservation
+ * cannot be given back when a later append or write lies beyond it).
  */
-static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
-			  struct wgate *g, u64 *off, u64 *len)
+static int append_reserve(struct daxfs_op *op, const struct fview *v,
+			  u64 *off, u64 *len)
 {
-	u64 s = daxfs_load(&ip->size);
+	struct daxfs_inode *ip = v->ip;
+	u64 s = daxfs_load(&ip->size), ready = ~0ULL, pg;
 	u32 tries;
+	int err;
 
 	for (tries = 0;; tries++) {
 		if (tries >= SIZE_RETRIES)
@@ -837,9 +628,17 @@ static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
 			return -EFBIG;
 		if (*len > DAXFS_MAX_FILE_SIZE - s)
 			*len = DAXFS_MAX_FILE_SIZE - s;
+		if (prepare_first_page() && *len &&
+		    s >> DAXFS_BLOCK_SHIFT != ready) {
+			ready = s >> DAXFS_BLOCK_SHIFT;
+			err = daxfs_radix_get(op->fs, ip, ready, &pg);
+			if (!err && !pg)
+				err = block_make(op, v, ready, &pg);
+			if (err)
+				return err;
+		}
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		gate_start(g, ip, true, false);
 		if (!*len || daxfs_cas(&ip->size, &s, s + *len))
 			break;
 	}
@@ -850,27 +649,24 @@ static int append_reserve(struct daxfs_op *op, struct daxfs_inode *ip,
 
 /*
  * An append stored w bytes of [off, off + len).  The reservation made
- * the size cover the range and only shrinks lower it, so the size is
- * never moved up here: a CAS-to-maximum would bring back a range that a
- * truncate cut (defect 2).  A cut append is done, before the truncate:
- * its bytes below the cut are in, the rest was never kept.  The unused
- * tail of a short append is not given back: a CAS s + len -> s + w
- * would cut a write that ended in that tail (defect 6); it reads as
- * zeros.
+ * the size cover the range and only shrinks lower it (none ran since:
+ * the gate), so the size is never moved up here.  The unused tail of a
+ * short append is not given back: a CAS s + len -> s + w would cut a
+ * write that ended in that tail (defect 6); it reads as zeros.
  */
 static s64 append_done(struct daxfs_fs *fs, struct daxfs_inode *ip,
-		       const struct wgate *g, u64 off, u64 len, s64 w)
+		       u64 off, u64 len, s64 w)
 {
 #ifdef DAXFS_BUG_APPEND_TRUNCATE
 	/* re-introduced defect 2 (docs/testing.md): the CAS-to-max */
 	if (w > 0)
 		size_max(fs, ip, off + (u64)w);
 #else
-	w = gate_done(g, off, len, w);
-	/* nothing stored (-ENOSPC, a source that faults at once): the call
-	 * has no effect, so the reservation goes back (the front ends run
-	 * an -ENOSPC again).  The rare race of defect 6 stays for this
-	 * case: a pwrite that ended exactly at off + len meanwhile. */
+	/* nothing stored (a source that faults at once; -ENOSPC cannot
+	 * happen here since append_reserve made the first page): the call
+	 * has no effect, so the reservation goes back.  The race of defect
+	 * 6 stays for this case only: a write that ended exactly at off +
+	 * len meanwhile (docs/files.md "What is left"). */
 	if (w <= 0) {
 		u64 exp = off + len;
 
@@ -891,27 +687,17 @@ static s64 append_done(struct daxfs_fs *fs, struct daxfs_inode *ip,
 }
 
 /*
- * A write's CAS-to-maximum, unless a shrink came since the gate's last
- * look: it was announced after our bytes were stored, so its sweep
- * clears what it cuts and the write is ordered before it; raising the
- * size now would show that cleared range as zeros.  A shrink lowers the
- * size by CAS, so one announced after our look makes our CAS fail and
- * the next look sees it.
+ * Whether this write takes part in the gate.  DAXFS_BUG_APPEND_TRUNCATE
+ * (docs/testing.md) brings back the append of defect 2: it ignores the
+ * gate and names no intent, so shrinks neither wait for it nor stop it.
  */
-static void size_max_gated(struct daxfs_fs *fs, struct wgate *g, u64 want)
+static bool write_gated(bool append)
 {
-	struct daxfs_inode *ip = g->ip;
-	u64 s = daxfs_load(&ip->size);
-	u32 tries;
-
-	for (tries = 0; s < want && tries < SIZE_RETRIES; tries++) {
-		if (gate_look(g) && g->cap < want)
-			return;
-		if (daxfs_cas(&ip->size, &s, want)) {
-			pflush(fs, &ip->size, 8);
-			return;
-		}
-	}
+#ifdef DAXFS_BUG_APPEND_TRUNCATE
+	return !append;
+#else
+	return true;
+#endif
 }
 
 static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
@@ -922,64 +708,72 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
 	struct fview v;
-	struct wgate gate, *g = &gate;
-	bool append = flags & DAXFS_WRITE_APPEND, intent;
+	bool append = flags & DAXFS_WRITE_APPEND;
+	bool gated = write_gated(append);
 	s64 w;
 	int err;
 
 	err = file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
-	err = file_view(fs, &ref, &v);
-	if (err)
-		return err;
-
-	if (append) {
-		err = append_reserve(op, ip, g, &off, &len);
-		if (err)
-			return err;
-#ifdef DAXFS_BUG_APPEND_TRUNCATE
-		g = NULL;
-#endif
-		daxfs_crash_point("append.reserved");
-	} else {
+	if (!append) {
 		if (off >= DAXFS_MAX_FILE_SIZE)
 			return len ? -EFBIG : 0;
 		if (len > DAXFS_MAX_FILE_SIZE - off)
 			len = DAXFS_MAX_FILE_SIZE - off;
-		gate_start(g, ip, off + len <= v.size, true);
+		if (!len) {
+			if (ppos)
+				*ppos = off;
+			return 0;
+		}
+	}
+	/* inside the gate from here on: no shrink runs until we are done.
+	 * The intent also tells recovery where we store (an append's range
+	 * once reserved), in case we die before the size covers it. */
+	if (gated) {
+		err = daxfs_gate_enter(op, ip, ino, append ? 0 : off,
+				       append ? 0 : off + len);
+		if (err)
+			return err;
+	}
+	/* the view after the gate: a shrink may have lowered base_limit */
+	err = file_view(fs, &ref, &v);
+	if (!err && append) {
+		err = append_reserve(op, &v, &off, &len);
+		if (!err && gated && daxfs_intent_set(op,
+				DAXFS_INTENT_FILE_WRITE, ino, off, off + len, 0))
+			err = -ESTALE;
+		if (!err)
+			daxfs_crash_point("append.reserved");
+	}
+	if (err || !len) {
+		if (gated)
+			daxfs_intent_clear(op);
+		if (!err && ppos)
+			*ppos = off;
+		return err;
 	}
 	if (ppos)
 		*ppos = off;
-	if (!len)
-		return 0;
-	/* bytes beyond EOF until the size moves (or a cut append zeroes
-	 * them): tell recovery where, in case we die in between */
-	intent = append || off + len > v.size;
-	if (intent && daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, off,
-				       off + len, 0))
-		return -ESTALE;
 
-	w = write_range(op, &v, g, off, len, actor, ctx);
+	w = write_raw(op, &v, off, len, actor, ctx);
 	if (append)
 		daxfs_crash_point("append.written");
-	/* fenced (write_range, or now): recovery zeroes what we put beyond
+	/* fenced (write_raw, or now): recovery zeroes what we put beyond
 	 * EOF (FILE_WRITE intent); the size must not move */
 	if (w == -ESTALE || daxfs_fenced(op))
 		return -ESTALE;
 	if (w > 0)
 		pdrain(fs);
 	if (append) {
-		w = append_done(fs, ip, &gate, off, len, w);
-	} else if (w >= 0) {
-		if (w > 0)
-			size_max_gated(fs, g, off + (u64)w);
-		w = gate_done(g, off, len, w);
+		w = append_done(fs, ip, off, len, w);
+	} else if (w > 0) {
+		size_max(fs, ip, off + (u64)w);
 		daxfs_crash_point("write.size_moved");
 	}
 	if (w > 0)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
-	if (intent)
+	if (gated)
 		daxfs_intent_clear(op);
 	return w;
 }
@@ -1012,120 +806,105 @@ static void limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 			pflush(fs, &ip->aux, 8);
 }
 
+/* What a truncate did, for the timestamps and the change counter. */
+struct tstate {
+	bool changed;		/* the size moved */
+	bool trimmed;		/* pages or bytes were cleared */
+};
+
 /*
- * A shrink to t announces itself before it clears anything: the last-
- * shrink word by CAS (number + 1, BUSY, target t), then the count.  The
- * word it installs is in the lane's FILE_WRITE intent first (an empty
- * range, a[3] = the word), so that recovery clears BUSY for a dead
- * shrinker.  Called after the size to lower was read and before it is
- * read again (the caller starts over if it moved, with a new
- * announcement).  *word: the installed word.
+ * Extend to size: bytes in [cur, size) read as zero because a shrink
+ * cleared them before lowering the size; nothing to clear here (clearing
+ * would race with writes in flight just beyond EOF), so no gate either.
+ * 1: the size is above size now (a write moved it meanwhile): shrink.
  */
-static int shrink_announce(struct daxfs_op *op, struct daxfs_inode *ip,
-			   u64 ino, u64 t, u64 *word)
+static int file_extend(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
+		       struct tstate *ts)
 {
-	u64 last = daxfs_load(shrink_last(ip));
+	u64 cur = daxfs_load(&ip->size);
 	u32 tries;
 
-	for (tries = 0;; tries++) {
-		u64 seq = (cut_seq(last) + 1) & CUT_SEQ_MASK;
-
-		if (tries >= SIZE_RETRIES)
-			return -EAGAIN;
-		*word = seq << CUT_SEQ_SHIFT | CUT_BUSY | t;
-		if (daxfs_intent_set(op, DAXFS_INTENT_FILE_WRITE, ino, 0, 0,
-				     *word))
+	for (tries = 0; tries < SIZE_RETRIES; tries++) {
+		if (cur > DAXFS_MAX_FILE_SIZE)
+			return -EUCLEAN;
+		if (cur == size)
+			return 0;
+		if (cur > size)
+			return 1;
+		if (daxfs_fenced(op))
 			return -ESTALE;
-		if (daxfs_cas(shrink_last(ip), &last, *word))
-			break;
+		if (daxfs_cas(&ip->size, &cur, size)) {
+			pflush(op->fs, &ip->size, 8);
+			ts->changed = true;
+			return 0;
+		}
 	}
-	daxfs_faa(shrink_count(ip), 1);
-	pflush(op->fs, &ip->rdev, 8);
-	pflush(op->fs, &ip->parent, 8);
-	return 0;
+	return -EAGAIN;
 }
 
-/* The shrink that installed word is done (unless a later one replaced
- * it: that one's BUSY is its own). */
-static void shrink_done(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 word)
+/*
+ * Shrink to size, the gate closed: no write of the file is in flight or
+ * can start, so the size moves only by extending truncates (which make
+ * the CAS fail: start over).  Hide base bytes, clear, then lower: a
+ * truncater dying at any point leaves no truncated byte beyond EOF.
+ */
+static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
+		       struct tstate *ts)
 {
-	if (daxfs_cas(shrink_last(ip), &word, word & ~CUT_BUSY))
-		pflush(fs, &ip->parent, 8);
-}
-
-static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
-{
-	struct daxfs_fs *fs = op->fs;
-	struct daxfs_inode *ip;
-	struct daxfs_iref ref;
-	bool changed = false, trimmed = false;
-	u64 word = 0;
 	u32 tries;
-	int err = 0;
-
-	if (size > DAXFS_MAX_FILE_SIZE)
-		return -EFBIG;
-	err = file_writable(op, ino, &ref, &ip);
-	if (err)
-		return err;
+	int err;
 
 	for (tries = 0; tries < SIZE_RETRIES; tries++) {
 		u64 cur = daxfs_load(&ip->size);
 
 		if (cur > DAXFS_MAX_FILE_SIZE)
 			return -EUCLEAN;
-		if (cur == size)
-			break;
-		if (size > cur) {
-			/*
-			 * Extend: bytes in [cur, size) read as zero because
-			 * a shrink cleared them before lowering the size;
-			 * nothing to clear here (clearing would race with
-			 * writes in flight just beyond EOF).
-			 */
-			if (daxfs_fenced(op))
-				return -ESTALE;
-			if (!daxfs_cas(&ip->size, &cur, size))
-				continue;
-			pflush(fs, &ip->size, 8);
-			changed = true;
-			break;
+		if (cur <= size) {
+			err = file_extend(op, ip, size, ts);
+			if (err != 1)
+				return err;
+			continue;
 		}
-		/* Shrink: say where it cuts (writers in flight look, see
-		 * "Shrinks versus appends and writes" above and zero what
-		 * they stored past the cut themselves), hide base bytes,
-		 * clear, lower the size. */
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		err = shrink_announce(op, ip, ino, size, &word);
-		if (err)
-			goto out;
-		if (daxfs_load(&ip->size) != cur)
-			continue;	/* moved after the count: look again */
 		if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)
-			limit_min(fs, ip, size);
-		trimmed = true;
+			limit_min(op->fs, ip, size);
+		ts->trimmed = true;
 		err = clear_from(op, ip, size);
 		if (err)
-			goto out;
+			return err;
 		daxfs_crash_point("truncate.cleared");
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		if (!daxfs_cas(&ip->size, &cur, size))
-			continue;
-		pflush(fs, &ip->size, 8);
-		/* lowered: writers from now on come after it */
-		shrink_done(fs, ip, word);
-		daxfs_crash_point("truncate.size");
-		changed = true;
-		break;
+		if (daxfs_cas(&ip->size, &cur, size)) {
+			pflush(op->fs, &ip->size, 8);
+			daxfs_crash_point("truncate.size");
+			ts->changed = true;
+			return 0;
+		}
 	}
-	if (tries >= SIZE_RETRIES)
-		err = -EAGAIN;
-out:
-	if (word) {
-		shrink_done(fs, ip, word);
-		daxfs_intent_clear(op);
+	return -EAGAIN;
+}
+
+static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
+{
+	struct daxfs_inode *ip;
+	struct daxfs_iref ref;
+	struct tstate ts = { false, false };
+	int err;
+
+	if (size > DAXFS_MAX_FILE_SIZE)
+		return -EFBIG;
+	err = file_writable(op, ino, &ref, &ip);
+	if (err)
+		return err;
+	err = file_extend(op, ip, size, &ts);
+	if (err == 1) {
+		err = daxfs_gate_close(op, ip, ino);
+		if (!err) {
+			err = file_shrink(op, ip, size, &ts);
+			daxfs_gate_open(op, ip);
+		}
 	}
 	/*
 	 * After the pages left the tree, before the op ends, on every exit:
@@ -1133,9 +912,9 @@ out:
 	 * and only a pass begun after this op lets the pages be reused
 	 * (docs/reclaim.md, "Mapping hosts").
 	 */
-	if (changed)
+	if (ts.changed)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
-	else if (trimmed)
+	else if (ts.trimmed)
 		daxfs_faa(&ip->change, 1);
 	return err;
 }
@@ -1175,6 +954,44 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
 	return ref->ip ? daxfs_radix_get(op->fs, ref->ip, blk, pg) : 0;
 }
 
+/*
+ * Publishes a fresh page for block blk of the writable file v->ip,
+ * holding what the file shows there (base bytes below the limit, zeros
+ * above); *off = the block's page (ours, or the one that won the race).
+ */
+static int block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
+		      u64 *off)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 pg, win;
+	u8 *p;
+	int err;
+
+	if (!daxfs_alloc_pages(op, 1, &pg))
+		return -ENOSPC;
+	p = page_ptr(fs, pg);
+	if (!p)
+		return -EUCLEAN;
+	err = prefill(op, v, blk, p, 0, BLK);
+	if (err) {
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+		return err;
+	}
+	pflush(fs, p, BLK);
+	pdrain(fs);
+	err = daxfs_radix_insert(op, v->ip, blk, pg, &win);
+	if (err || win)
+		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
+	/* a base or backing block moved, or a hole got its page: other hosts
+	 * that map the base page, the cache slot or the zero page for the
+	 * hole revalidate when the change counter moves */
+	if (!err && !win)
+		daxfs_faa(&v->ip->change, 1);
+	if (!err)
+		*off = win ? win : pg;
+	return err;
+}
+
 static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 		     u64 *off)
 {
@@ -1182,9 +999,8 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
 	struct fview v;
-	u64 pg, win;
+	u64 pg;
 	bool base_blk;
-	u8 *p;
 	int err;
 
 	*off = 0;
@@ -1218,29 +1034,7 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	err = file_view(fs, &ref, &v);
 	if (err)
 		return err;
-	if (!daxfs_alloc_pages(op, 1, &pg))
-		return -ENOSPC;
-	p = page_ptr(fs, pg);
-	if (!p)
-		return -EUCLEAN;
-	err = prefill(op, &v, blk, p, 0, BLK);
-	if (err) {
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
-		return err;
-	}
-	pflush(fs, p, BLK);
-	pdrain(fs);
-	err = daxfs_radix_insert(op, ip, blk, pg, &win);
-	if (err || win)
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
-	/* a base or backing block moved, or a hole got its page: other hosts
-	 * that map the base page, the cache slot or the zero page for the
-	 * hole revalidate when the change counter moves */
-	if (!err && !win)
-		daxfs_faa(&ip->change, 1);
-	if (!err)
-		*off = win ? win : pg;
-	return err;
+	return block_make(op, &v, blk, off);
 }
 
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
@@ -1389,31 +1183,29 @@ int daxfs_next_page(struct daxfs_fs *fs, u64 ino, u64 *blk, u64 end, u64 *pg)
 /* ------------------------------------------------------------------ */
 /* recovery */
 
+/*
+ * A dead host's FILE_WRITE intent.  A shrinker's (a[3] = its claim, an
+ * empty range): its gate opens, its truncate stays partly done.  A
+ * writer's needs nothing: an append's range lies inside the size (torn:
+ * its bytes or zeros), and what a write left beyond EOF is its own bytes
+ * at their own place, which the next shrink clears or the next extension
+ * shows (the dead write took effect, in part, before it).  Zeroing them
+ * here instead would race live writes that extend the file over them.
+ */
 void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
 	struct daxfs_intent *in = &dead_lane->intent;
 	struct daxfs_iref ref;
-	u64 ino, from, end, size, word;
+	u64 ino, claim;
 
 	if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
 		return;
 	ino = daxfs_load(&in->a[0]);
-	from = daxfs_load(&in->a[1]);
-	end = daxfs_load(&in->a[2]);
-	word = daxfs_load(&in->a[3]);
-	if (end > DAXFS_MAX_FILE_SIZE || from > end || (from == end && !word))
+	claim = daxfs_load(&in->a[3]);
+	if (!claim)
 		return;
 	if (daxfs_inode_get(op, ino, &ref) || !ref.ip ||
 	    !DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
 		return;
-	/* a dead shrinker: its announcement is no longer BUSY (a CAS from
-	 * the very word it installed: a later shrink's stays) */
-	if (word & CUT_BUSY)
-		shrink_done(op->fs, ref.ip, word);
-	size = daxfs_load(&ref.ip->size);
-	/*
-	 * Zero (never detach: op may have no lane to retire with) what the
-	 * dead write left beyond EOF.
-	 */
-	zero_range(op->fs, ref.ip, from < size ? size : from, end);
+	daxfs_gate_recover(op->fs, ref.ip, claim);
 }

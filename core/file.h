@@ -85,14 +85,15 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first);
 
 /*
- * Intent recorded in the lane by a write that puts bytes beyond the size
- * it saw (a[0] = ino, a[1] = first byte, a[2] = end).  If the host dies
- * before moving the size, recovery (daxfs_file_recover) clears what it
- * left beyond EOF.
+ * Intent recorded in the lane by every write (a[0] = ino, a[1] = first
+ * byte, a[2] = end, a[3] = 0) and every shrink (a[0] = ino, an empty
+ * range, a[3] = the shrinker's claim word) of a regular file: the write
+ * gate's half in the lanes (core/filegate.h).
  */
 
 /* Recovery of a dead host's lane whose intent is DAXFS_INTENT_FILE_WRITE:
- * zeroes / detaches the dead write's bytes that still lie beyond EOF. */
+ * opens the write gate a dead shrinker closed; a dead write needs
+ * nothing (docs/files.md "Crash story"). */
 void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
 
 /* ---- for the namespace side ---- */

@@ -428,6 +428,12 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		       sb->s_id, ((const struct daxfs_super *)sbi->kaddr)->version);
 		return -EINVAL;
 	}
+	if (err == -EPROTONOSUPPORT) {
+		errorf(fc, "daxfs: %s: made by a newer DaxFS (format version %u; this module knows %u): update daxfs.ko",
+		       sb->s_id, ((const struct daxfs_super *)sbi->kaddr)->version,
+		       DAXFS_VERSION);
+		return -EINVAL;
+	}
 	if (err == -ENOSYS) {
 		errorf(fc, "daxfs: %s: this CPU has no cmpxchg16b (CX16), which DaxFS needs",
 		       sb->s_id);

@@ -1,7 +1,8 @@
 """fsck.daxfs --convert: a format version 1 image (free-stack heads of one
 word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
-({offset, 64-bit tag} pairs).  The v1 image is written here from a fresh
-v2 one by encoding its heads the old way (docs/format.md "Changelog")."""
+({offset, 64-bit tag} pairs), then 3 and 4 (a regular file's shrink words
+become its open write gate).  The old images are written here from a fresh
+one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
 import os
@@ -20,6 +21,9 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
+VERSION = 4
+INODE_MAGIC = 0x444e49
+RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 
 
 def crc32c(data):
@@ -63,6 +67,14 @@ class Raw:
     def set_version(self, v):
         struct.pack_into("<I", self.b, 8, v)
         struct.pack_into("<I", self.b, CSUM_OFF, crc32c(self.b[:CSUM_OFF]))
+
+    def inode(self, ino):
+        """Offset of the overlay record of inode ino (the only 64-byte
+        aligned place holding its number and the record magic)."""
+        hits = [o for o in range(0, len(self.b) - 128, 64)
+                if struct.unpack_from("<QI", self.b, o) == (ino, INODE_MAGIC)]
+        assert len(hits) == 1, hits
+        return hits[0]
 
     def save(self):
         with open(self.path, "r+b") as f:
@@ -126,9 +138,9 @@ def test_v1_refused_with_advice(v1):
 def test_convert_then_clean(v1):
     path, heads = v1
     rc, out = run(FSCK, "--convert", path)
-    assert rc == 0 and "converted to DaxFS format version 3" in out, out
+    assert rc == 0 and "converted to DaxFS format version %d" % VERSION in out, out
     im = Raw(path)
-    assert im.version() == 3
+    assert im.version() == VERSION
     assert [im.words(im.line(c), 1)[0] for c in range(NR_CLASSES)] == heads
     rc, out = run(FSCK, "-n", path)
     assert rc == 0 and "clean" in out, out
@@ -146,9 +158,9 @@ def test_convert_then_clean(v1):
     assert rc == 0 and "clean" in out, out
 
 
-def test_v2_converts_to_v3(region_path):
+def test_v2_converts_to_current(region_path):
     """Version 2 (wall-clock leases) is refused with advice; --convert
-    makes it version 3 and changes nothing else."""
+    makes it current and changes nothing else."""
     daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
     with daxfs.Region(region_path) as r:
         r.write_file("/small", b"hello\n")
@@ -158,10 +170,43 @@ def test_v2_converts_to_v3(region_path):
     rc, out = run(DAXFS, "-r", region_path, "ls", "/")
     assert rc != 0 and "fsck.daxfs --convert" in out, out
     rc, out = run(FSCK, "--convert", region_path)
-    assert rc == 0 and "converted to DaxFS format version 3" in out, out
-    assert Raw(region_path).version() == 3
+    assert rc == 0 and "converted to DaxFS format version %d" % VERSION in out, out
+    assert Raw(region_path).version() == VERSION
     with daxfs.Region(region_path) as r:
         assert r.read_file("/small") == b"hello\n"
+
+
+def test_v3_converts_to_v4(region_path):
+    """Version 3 kept a regular file's last shrink in its parent word and
+    a shrink count in rdev; version 4 reads the parent word as the write
+    gate.  --convert opens every gate (both words 0): the file left by a
+    shrinker that died BUSY is writable and truncatable, and fsck clean."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/f", DATA)
+        ino = r.stat("/f").st_ino
+    im = Raw(region_path)
+    rec = im.inode(ino)
+    im.put(rec + RDEV_OFF, 7)
+    im.put(rec + PARENT_OFF, 7 << 49 | 1 << 48 | 100)    # number 7, BUSY
+    im.set_version(3)
+    im.save()
+    rc, out = run(DAXFS, "-r", region_path, "ls", "/")
+    assert rc != 0 and "fsck.daxfs --convert" in out, out
+    rc, out = run(FSCK, "--convert", region_path)
+    assert rc == 0 and "converted to DaxFS format version 4" in out, out
+    im = Raw(region_path)
+    assert im.version() == 4
+    assert im.words(rec + RDEV_OFF, 1) == [0]
+    assert im.words(rec + PARENT_OFF, 1) == [0]
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+    with daxfs.Region(region_path) as r:
+        r.truncate("/f", 100)
+        f = r.open("/f")
+        f.append(b"tail")
+        f.close()
+        assert r.read_file("/f") == DATA[:100] + b"tail"
 
 
 def test_convert_refused_while_mounted(v1):

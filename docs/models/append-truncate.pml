@@ -1,74 +1,64 @@
 /*
- * Append versus truncate, and pwrite (docs/files.md "Append versus
- * truncate").
+ * Append versus truncate, and pwrite: the write gate (docs/files.md
+ * "Append versus truncate", core/filegate.c).
  *
- * Three hosts: an appender (O_APPEND write of L slots), a truncater
- * (shrink to TT) and a pwriter (one slot inside the file, PW_POS); any
- * one of them may crash at any step (one crash per run); recovery then
- * runs the dead host's FILE_WRITE intent (zero a dead writer's bytes
- * beyond EOF; clear a dead shrinker's BUSY).  A slot stands for a byte
- * (and a page: clearing and a writer's own zeroing work per slot).  The
- * file starts with S0 slots of INIT.  Sequential consistency stands for
- * the code's full fences (the fence before each look).
+ * Three hosts: an appender (O_APPEND write of L slots), a pwriter (one
+ * slot, PW_POS, inside the initial file) and a truncater (shrink to TT).
+ * Any one of them may crash at any step (one crash per run); a survivor
+ * then recovers it at any later moment, concurrently with the others, as
+ * a host that finds it dead does: its FILE_WRITE intent goes, and a dead
+ * shrinker's gate opens.  A slot stands for a byte and for a page
+ * (clearing works per slot).  The file starts with S0 slots of INIT.
+ * Sequential consistency stands for the code's full fences (after a
+ * writer's intent store, after the shrinker's gate CAS).
  *
- * Checked at the end of every run:
- *   eof      every slot at or past the size is zero (bytes a cut write
- *            stored never show again, whatever extends the file later);
- *   no_rise  an append whose reservation came before the truncate's
- *            lowering never moves the size back up over the cut;
- *   serial   without a crash the file is what a serial order gives:
- *            append-then-truncate when the reservation came first, else
- *            truncate-then-append; the pwrite's slot, when inside the
- *            size, holds the pwrite's or the append's byte -- unless one
- *            of the residual races of docs/files.md happened (ghost
- *            "late": a cut writer stored or zeroed over a slot another
- *            writer stored after the truncate; a reservation whose size
- *            came back to the value it read through a lowering and a
- *            regrowth, ABA).  pan does reach both.
+ * Checked at the end of every run, with or without a crash: the file
+ * (size and every slot) is what some serial order of the three calls
+ * gives, the append at the offset it returned; a call whose host died
+ * may be missing, done, or done in part (a torn append: its slots hold
+ * its byte or zero; a partly done truncate: the size unchanged, slots at
+ * or past TT zero or not; a dead pwrite's slot may hold its byte without
+ * the size covering it).  No exemptions.
  *
- * -DOLD_APPEND: the append before the fix (no gate, CAS-to-maximum at
- * the end); pan finds the violation.
+ * -DOLD_APPEND: the append of defect 2 (no gate, CAS-to-maximum at the
+ * end); pan finds an outcome no serial order gives.
+ * -DZERO_RECOVERY: recovery zeroes what a dead write left beyond EOF (the
+ * code before format version 4); pan finds it zeroing a live append.
  */
 
 #define N	4		/* slots */
 #define S0	2		/* initial size */
 #define L	2		/* append length */
 #define TT	1		/* truncate target */
-#define PW_POS	1		/* the pwrite's slot (inside the file) */
-#define M	4		/* shrink number modulus (15 bits in the code) */
+#define PW_POS	1		/* the pwrite's slot */
 
 #define INIT	1
 #define APP	2
 #define PW	3
 
+#define OP_A	0
+#define OP_P	1
+#define OP_T	2
+
 byte slot[N];
 byte size = S0;
-byte last_seq = 0;		/* the parent word: number, ... */
-bool last_busy = false;		/* ... BUSY ... */
-byte last_t = 0;		/* ... and target */
-byte count = 0;			/* the rdev word */
+byte gate = 0;			/* the parent word: 0 open, 1 the shrinker */
+
+bool a_int = false;		/* FILE_WRITE intents in the lanes */
+bool p_int = false;
+bool t_int = false;
+byte p_from;			/* the pwrite's intent range [p_from, +1) */
 
 bool crashed = false;		/* one crash per run, any host */
-bool a_crashed = false;
-bool a_intent = false;		/* the appender's FILE_WRITE intent */
-byte a_off;
-bool p_crashed = false;
-bool p_intent = false;
-bool t_crashed = false;
-bool t_intent = false;		/* the shrinker's intent: its word */
-byte t_word_seq;
+bool a_dead = false;
+bool p_dead = false;
+bool t_dead = false;
+bool recovered = false;
 bool a_fin = false;
-bool t_fin = false;
 bool p_fin = false;
-bool p_done = false;		/* the pwrite returned */
+bool t_fin = false;
 
-bool lowered = false;		/* ghost: the truncate lowered the size */
-byte post[N];			/* ghost: who stored a slot after that */
-bool late = false;		/* ghost: a residual race of docs/files.md
-				 * happened: a writer stored or zeroed over
-				 * a slot another writer stored after the
-				 * lowering, or the size ABA of a reservation */
-bool res_first = false;		/* ghost: the reservation came before it */
+byte a_off = 255;		/* the append's returned offset */
 
 #define CRASH(who)							\
 	if								\
@@ -77,82 +67,32 @@ bool res_first = false;		/* ghost: the reservation came before it */
 	:: true -> skip							\
 	fi
 
-/* a writer's store (or its own zeroing) of slot p */
-inline put(p, v, me)
-{
-	atomic {
-		if
-		:: lowered && post[p] != 0 && post[p] != me -> late = true
-		:: else -> skip
-		fi;
-		slot[p] = v;
-		if
-		:: lowered -> post[p] = me
-		:: else -> skip
-		fi
-	}
-}
-
-/* gate_look() and gate_lost() of core/file.c, for [pos, pos + 1) */
-inline gate_look(inside)
-{
-	atomic { seq = last_seq; t = last_t; busy = last_busy };
-	k = (seq + M - g_seq) % M;
-	if
-	:: k >= 1 && t < cap -> cap = t
-	:: else -> skip
-	fi;
-	if
-	:: k > 1 && inside && size < cap ->
-		cap = (size > pos -> size : pos)
-	:: else -> skip
-	fi;
-	g_seq = seq
-}
+/* daxfs_gate_enter(): intent, fence, look; closed: withdraw and wait */
+#define GATE_ENTER(intent, who)						\
+enter:									\
+	intent = true;							\
+	CRASH(who);							\
+	if								\
+	:: gate != 0 ->							\
+		intent = false;						\
+		(gate == 0);						\
+		goto enter						\
+	:: else -> skip							\
+	fi
 
 proctype appender()
 {
-	byte s, pos, cap = 255, g_seq, seq, t, k;
-	bool busy;
+	byte s, pos;
 
-res:
-	s = size;
-	g_seq = last_seq;		/* the gate, between read and CAS */
-	atomic {
-		if
-		:: size == s -> size = s + L; res_first = !lowered;
-			/* ghost: the size came back to s after a lowering
-			 * announced since our gate (ABA) */
-			if
-			:: lowered && last_seq != g_seq ->
-				late = true
-			:: else -> skip
-			fi
-		:: else -> goto res
-		fi
-	}
+#ifndef OLD_APPEND
+	GATE_ENTER(a_int, a_dead);
+#endif
+	atomic { s = size; size = s + L };	/* the reserving CAS */
 	a_off = s;
-	a_intent = true;
-	CRASH(a_crashed);
+	CRASH(a_dead);
 	pos = s;
 	do
-	:: pos < s + L && pos < cap ->
-		put(pos, APP, APP);
-		CRASH(a_crashed);
-#ifndef OLD_APPEND
-		gate_look(true);
-		if
-		:: cap <= pos ->	/* gate_zero_from() */
-			if
-			:: busy || pos >= size -> put(pos, 0, APP)
-			:: else -> skip
-			fi;
-			break
-		:: else -> skip
-		fi;
-		CRASH(a_crashed);
-#endif
-		pos++
+	:: pos < s + L -> slot[pos] = APP; pos++; CRASH(a_dead)
 	:: else -> break
 	od;
 #ifdef OLD_APPEND
@@ -163,63 +103,25 @@ res:
 		fi
 	}
 #endif
-	a_intent = false;
+	a_int = false;
 dead:
 	a_fin = true
 }
 
 proctype pwriter()
 {
-	byte pos = PW_POS, cap = 255, g_seq, seq, t, k, s;
-	bool busy;
-
-	atomic {			/* the gate; BUSY: ordered before it */
-		g_seq = last_seq;
+	p_from = PW_POS;
+	GATE_ENTER(p_int, p_dead);
+	slot[PW_POS] = PW;
+	CRASH(p_dead);
+	atomic {			/* CAS-to-maximum */
 		if
-		:: last_busy -> cap = last_t
+		:: size < PW_POS + 1 -> size = PW_POS + 1
 		:: else -> skip
 		fi
 	}
-	p_intent = true;		/* set only when extending in the code */
-	if
-	:: pos < cap ->
-		put(pos, PW, PW);
-		CRASH(p_crashed);
-		gate_look(false);
-		if
-		:: cap <= pos ->
-			if
-			:: busy || pos >= size -> put(pos, 0, PW)
-			:: else -> skip
-			fi
-		:: else -> skip
-		fi;
-		CRASH(p_crashed)
-	:: else -> skip
-	fi;
-	/* size_max_gated: a look before each CAS try */
-	do
-	:: cap > pos ->
-		s = size;
-		if
-		:: s >= pos + 1 -> break
-		:: else -> skip
-		fi;
-		gate_look(false);
-		if
-		:: cap <= pos -> break
-		:: else -> skip
-		fi;
-		atomic {
-			if
-			:: size == s -> size = pos + 1; break
-			:: else -> skip
-			fi
-		}
-	:: else -> break
-	od;
-	p_intent = false;
-	p_done = true;
+	CRASH(p_dead);
+	p_int = false;
 dead:
 	p_fin = true
 }
@@ -228,116 +130,191 @@ proctype truncater()
 {
 	byte cur, i;
 
-again:
+	t_int = true;			/* the intent first, with its claim */
+	CRASH(t_dead);
+	atomic { gate == 0 -> gate = 1 };	/* CAS 0 -> claim */
+	CRASH(t_dead);
+	(!a_int);			/* the drain: each lane once */
+	CRASH(t_dead);
+	(!p_int);
+	CRASH(t_dead);
+again:					/* file_shrink() */
 	cur = size;
 	if
-	:: cur <= TT -> goto done
+	:: cur > TT ->
+		i = TT;
+		do
+		:: i < N -> slot[i] = 0; i++; CRASH(t_dead)
+		:: else -> break
+		od;
+		atomic {		/* CAS cur -> TT; moved: again */
+			if
+			:: size == cur -> size = TT
+			:: else -> goto again
+			fi
+		}
 	:: else -> skip
 	fi;
-	atomic {			/* intent first, then the parent CAS */
-		last_seq = (last_seq + 1) % M; last_busy = true;
-		last_t = TT; t_word_seq = last_seq; t_intent = true
-	};
-	CRASH(t_crashed);
-	count++;
-	if
-	:: size != cur -> goto again
-	:: else -> skip
-	fi;
-	i = TT;
-	do
-	:: i < N -> slot[i] = 0; i++; CRASH(t_crashed)
-	:: else -> break
-	od;
-	atomic {
-		if
-		:: size == cur -> size = TT; lowered = true
-		:: else -> goto again
-		fi
-	}
-	CRASH(t_crashed);		/* BUSY cleared right after */
-done:
-	atomic {			/* shrink_done: CAS from its word */
-		if
-		:: t_intent && last_seq == t_word_seq -> last_busy = false
-		:: else -> skip
-		fi;
-		t_intent = false
-	}
+	CRASH(t_dead);
+	gate = 0;			/* daxfs_gate_open */
+	t_int = false;
 dead:
 	t_fin = true
 }
 
+/* A survivor that found the dead host: recover_slot(), at any moment. */
+proctype recoverer()
+{
+	byte i, s;
+
+end_wait:
+	crashed;
+	if
+	:: t_dead && t_int ->		/* daxfs_gate_recover */
+		if
+		:: gate == 1 -> gate = 0
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+#ifdef ZERO_RECOVERY
+	if
+	:: p_dead && p_int ->		/* zero [max(size, from), end) */
+		s = size;
+		i = (s > p_from -> s : p_from);
+		if
+		:: i < p_from + 1 -> slot[i] = 0
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+#endif
+	a_int = a_int && !a_dead;	/* the lane's intent goes */
+	p_int = p_int && !p_dead;
+	t_int = t_int && !t_dead;
+	recovered = true
+}
+
+/* ---- the serial orders, for the final check ---- */
+
+byte e_slot[N];
+bool e_oz[N];			/* this slot may also read zero */
+byte e_size;
+byte e_off;
+bool e_pstray;			/* a dead pwrite's byte may lie beyond EOF */
+
+/* One call in the serial order.  mode 0: missing; 1: done; 2: done in
+ * part (dead host: torn append, partly done truncate, a pwrite's byte
+ * without the size). */
+inline apply(op, mode)
+{
+	if
+	:: mode == 0 -> skip
+	:: op == OP_A ->
+		e_off = e_size;
+		j = e_size;
+		do
+		:: j < e_size + L -> e_slot[j] = APP; e_oz[j] = (mode == 2); j++
+		:: else -> break
+		od;
+		e_size = e_size + L
+	:: op == OP_P ->
+		e_slot[PW_POS] = PW;
+		e_oz[PW_POS] = false;
+		if
+		:: mode == 1 && e_size < PW_POS + 1 -> e_size = PW_POS + 1
+		:: mode == 2 && e_size <= PW_POS -> e_pstray = true
+		:: else -> skip
+		fi
+	:: op == OP_T && mode == 1 ->
+		j = TT;
+		do
+		:: j < N -> e_slot[j] = 0; e_oz[j] = false; j++
+		:: else -> break
+		od;
+		e_size = TT;
+		e_pstray = false
+	:: op == OP_T && mode == 2 ->
+		j = TT;
+		do
+		:: j < e_size -> e_oz[j] = true; j++
+		:: else -> break
+		od
+	fi
+}
+
+inline mode_of(op, m)
+{
+	if
+	:: op == OP_A && a_dead -> m = dm
+	:: op == OP_P && p_dead -> m = dm
+	:: op == OP_T && t_dead -> m = dm
+	:: else -> m = 1
+	fi
+}
+
+/* Does the final state match the order (o0, o1, o2), the dead call in
+ * mode dm?  Sets ok when it does. */
+inline try_order(o0, o1, o2)
+{
+	j = 0;
+	do
+	:: j < N -> e_slot[j] = (j < S0 -> INIT : 0); e_oz[j] = false; j++
+	:: else -> break
+	od;
+	e_size = S0;
+	e_off = 255;
+	e_pstray = false;
+	mode_of(o0, m); apply(o0, m);
+	mode_of(o1, m); apply(o1, m);
+	mode_of(o2, m); apply(o2, m);
+	good = (size == e_size) && (a_dead || a_off == e_off);
+	j = 0;
+	do
+	:: j < N ->
+		if
+		:: j < e_size ->
+			good = good && (slot[j] == e_slot[j] ||
+					(e_oz[j] && slot[j] == 0))
+		:: else ->
+			good = good && (slot[j] == 0 ||
+					(e_pstray && j == PW_POS &&
+					 slot[j] == PW))
+		fi;
+		j++
+	:: else -> break
+	od;
+	ok = ok || good
+}
+
 init
 {
-	byte i;
+	byte j, m, dm;
+	bool ok = false, good;
 
 	atomic {
-		i = 0;
+		j = 0;
 		do
-		:: i < S0 -> slot[i] = INIT; i++
+		:: j < S0 -> slot[j] = INIT; j++
 		:: else -> break
 		od;
 		run appender();
+		run pwriter();
 		run truncater();
-		run pwriter()
+		run recoverer()
 	}
-	(a_fin && t_fin && p_fin);
-	/* recovery of a dead host from its intent */
-	if
-	:: a_crashed && a_intent ->
-		i = (size > a_off -> size : a_off);
-		do
-		:: i < a_off + L && i < N -> slot[i] = 0; i++
-		:: else -> break
-		od
-	:: p_crashed && p_intent && size <= PW_POS -> slot[PW_POS] = 0
-	:: t_crashed && t_intent && last_seq == t_word_seq ->
-		last_busy = false
-	:: else -> skip
-	fi;
-	/* eof */
-	i = size;
+	(a_fin && p_fin && t_fin && (!crashed || recovered));
+	dm = 0;
 	do
-	:: i < N -> assert(slot[i] == 0); i++
+	:: dm <= 2 ->
+		try_order(OP_A, OP_P, OP_T);
+		try_order(OP_A, OP_T, OP_P);
+		try_order(OP_P, OP_A, OP_T);
+		try_order(OP_P, OP_T, OP_A);
+		try_order(OP_T, OP_A, OP_P);
+		try_order(OP_T, OP_P, OP_A);
+		dm++
 	:: else -> break
 	od;
-	/* no_rise */
-	assert(!(lowered && res_first) || size == TT ||
-	       (p_done && size == PW_POS + 1));
-	/* serial (not after the residual race) */
-	if
-	:: !crashed && !late ->
-		i = 0;
-		do			/* a row without holes */
-		:: i < size -> assert(slot[i] != 0); i++
-		:: else -> break
-		od;
-		i = 0;
-		do			/* the cut keeps the head */
-		:: i < TT -> assert(slot[i] == INIT ||
-				    (i == PW_POS && slot[i] == PW)); i++
-		:: else -> break
-		od;
-		if
-		:: PW_POS < size ->
-			assert(slot[PW_POS] == PW || slot[PW_POS] == APP)
-		:: else -> skip
-		fi;
-		if
-		:: res_first ->		/* append, then truncate */
-			assert(size == TT || (p_done && size == PW_POS + 1))
-		:: else ->		/* truncate, then append */
-			assert(a_off == TT || a_off == PW_POS + 1);
-			assert(size == a_off + L);
-			i = a_off;
-			do
-			:: i < a_off + L ->
-				assert(slot[i] == APP ||
-				       (i == PW_POS && slot[i] == PW)); i++
-			:: else -> break
-			od
-		fi
-	:: else -> skip
-	fi
+	assert(ok)
 }

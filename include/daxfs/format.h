@@ -33,10 +33,11 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		3u	/* 3: heartbeat is a renewal counter */
+#define DAXFS_VERSION		4u	/* 4: a regular file's write gate */
 /* Older versions the tools can convert in place (fsck.daxfs --convert). */
 #define DAXFS_VERSION_V1	1u
 #define DAXFS_VERSION_V2	2u	/* 2: 16-byte free-stack heads */
+#define DAXFS_VERSION_V3	3u	/* 3: heartbeat is a renewal counter */
 
 /* Feature flags.  Unknown incompat bits: refuse to mount.  Unknown
  * ro_compat bits: mount read-only only.  Unknown compat bits: ignore. */
@@ -371,17 +372,17 @@ struct daxfs_inode {
 	__s64 mtime_ns;
 	__s64 ctime_ns;
 	__u64 rdev;			/* device nodes: Linux dev_t (huge encoding);
-					 * regular files: shrinks announced
-					 * (docs/files.md "Append versus
-					 * truncate") */
+					 * regular files: 0 (unused) */
 	__u64 root;			/* file: radix root | height
 					 * (height 0: direct data page);
 					 * dir: trie root node;
 					 * symlink: target record, or
 					 * page | DAXFS_SYMLINK_BARE */
 	__u64 parent;			/* directories: parent inode number;
-					 * regular files: the last shrink,
-					 * number << 48 | target size */
+					 * regular files: the write gate, 0
+					 * or the claim word of the shrinking
+					 * host (docs/files.md "Append versus
+					 * truncate", since version 4) */
 	__u64 aux;			/* dir: dir_state word;
 					 * file: base_limit (bytes of base data
 					 * still visible) */

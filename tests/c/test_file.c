@@ -465,7 +465,13 @@ static void test_corrupt(void)
 	t_region_free(r, 16 * MiB);
 }
 
-/* Crash story: a dead writer's bytes beyond EOF, and recovery of them. */
+/*
+ * Crash story: a dead writer's bytes beyond EOF (published, the size
+ * never moved).  Recovery leaves them (zeroing them would race live
+ * writes that extend the file over them): an extension shows that
+ * write's own bytes at their own place (it took effect before), a shrink
+ * below them clears them for good.  Never another file's or cut bytes.
+ */
 static void test_recover(void)
 {
 	struct daxfs_fs fs;
@@ -491,6 +497,16 @@ static void test_recover(void)
 	daxfs_op_begin(&fs, &op);
 	daxfs_file_recover(&op, &dead);
 	daxfs_op_end(&op);
+	CHECK_EQ(daxfs_load(&ip->size), 1000);
+	/* the dead write's bytes, where it put them */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 5000), 0);
+	memset(buf, 1, sizeof(buf));
+	CHECK_EQ(t_pread(&fs, ino, buf, 9000, 0), 5000);
+	for (i = 0; i < 5000 && buf[i] == 0x77; i++)
+		;
+	CHECK_EQ(i, 5000);
+	/* a shrink clears the rest; growing again shows zeros */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 1000), 0);
 	CHECK_EQ(daxfs_truncate(&fs, ino, 9000), 0);
 	memset(buf, 1, sizeof(buf));
 	CHECK_EQ(t_pread(&fs, ino, buf, 9000, 0), 9000);
@@ -498,6 +514,38 @@ static void test_recover(void)
 		;
 	CHECK_EQ(i, 1000);
 	CHECK(!memcmp(buf + 1000, zero, 8000));
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
+/*
+ * A dead shrinker left the file's write gate closed (its intent names
+ * the file and its claim): recovery opens it, and writes go on.
+ */
+static void test_recover_gate(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs), claim = (7ULL << 16) | 1;
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	struct daxfs_lane dead;
+	struct daxfs_op op;
+
+	daxfs_store(&ip->parent, claim);
+	memset(&dead, 0, sizeof(dead));
+	dead.intent.op = DAXFS_INTENT_FILE_WRITE;
+	dead.intent.a[0] = ino;
+	dead.intent.a[3] = claim + (1ULL << 16);	/* another's claim */
+	daxfs_op_begin(&fs, &op);
+	daxfs_file_recover(&op, &dead);
+	CHECK_EQ(daxfs_load(&ip->parent), claim);	/* not its gate */
+	dead.intent.a[3] = claim;
+	daxfs_file_recover(&op, &dead);
+	daxfs_op_end(&op);
+	CHECK_EQ(daxfs_load(&ip->parent), 0);
+	CHECK_EQ(t_append(&fs, ino, "abc", 3, NULL), 3);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 1), 0);
+	CHECK_EQ(daxfs_load(&ip->size), 1);
 	daxfs_host_leave(&fs);
 	t_region_free(r, 16 * MiB);
 }
@@ -772,6 +820,7 @@ int main(void)
 	RUN(test_types);
 	RUN(test_corrupt);
 	RUN(test_recover);
+	RUN(test_recover_gate);
 	RUN(test_small_files);
 	RUN(test_direct_growth);
 	RUN(test_direct_truncate);

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The write gate of a regular file (docs/files.md "Append versus
+ * truncate"): a shrink excludes every write of that file, on every host.
+ * Writes share the gate among themselves; a shrink closes it, waits for
+ * the writes in flight (named in their lanes' FILE_WRITE intents), does
+ * its work alone and opens it again.  A dead holder on either side is
+ * recovered from its lane's intent.
+ */
+#ifndef DAXFS_FILEGATE_H
+#define DAXFS_FILEGATE_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+
+/*
+ * A write of [off, end) to file ino is about to store: records it in the
+ * lane (FILE_WRITE intent, a[3] = 0) and passes the gate, waiting while a
+ * shrink holds it.  0, -ESTALE (fenced) or -EINTR (fatal signal).  The
+ * caller clears the intent (daxfs_intent_clear) when the write is done.
+ */
+int daxfs_gate_enter(struct daxfs_op *op, struct daxfs_inode *ip, u64 ino,
+		     u64 off, u64 end);
+
+/*
+ * A shrink of file ino: records it in the lane (FILE_WRITE intent with an
+ * empty range, a[3] = our claim word), closes the gate and waits until no
+ * write of the file is in flight.  0, or -ESTALE / -EINTR / -EAGAIN with
+ * the gate not held and the intent cleared.
+ */
+int daxfs_gate_close(struct daxfs_op *op, struct daxfs_inode *ip, u64 ino);
+
+/* Opens the gate closed by daxfs_gate_close and clears the intent. */
+void daxfs_gate_open(struct daxfs_op *op, struct daxfs_inode *ip);
+
+/* Recovery of a dead shrinker (its FILE_WRITE intent's a[3] = claim):
+ * opens the gate if that claim still holds it. */
+void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
+			u64 claim);
+
+#endif /* DAXFS_FILEGATE_H */
