@@ -4,8 +4,11 @@
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
- * the version changes).  For fsck.daxfs --convert; every host must be
- * gone, judged by the caller's lease observations.
+ * the version changes); 3 (or 4) -> 5, the lock table: state.lock_root
+ * (a pad word, 0 in every older image) is made 0 = "no locks yet", since
+ * no host of the older version could have taken a cluster-wide lock.
+ * For fsck.daxfs --convert; every host must be gone, judged by the
+ * caller's lease observations.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -75,6 +78,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		v1_decode(fs, c, &heads[c]);
 		line_clear(fs, c);
 	}
+	/* to DAXFS_VERSION_LOCKS: whatever the step before left, no locks */
+	daxfs_store(&fs->state->lock_root, 0);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

@@ -206,7 +206,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"fsck.daxfs --convert %s\n", k->target, version,
 				version == DAXFS_VERSION_V1 ?
 				"before 16-byte free-stack heads" :
-				"leases timed by wall clocks", k->target);
+				version == DAXFS_VERSION_V2 ?
+				"leases timed by wall clocks" :
+				"before cluster-wide file locks", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);
