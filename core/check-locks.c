@@ -11,6 +11,16 @@
 #include "check.h"
 #include "lock.h"
 
+/* The host a record or claim names is alive: ALIVE with that generation
+ * and a lease this observer has not seen run out. */
+static bool chk_lock_host_alive(struct chk *c, u64 host)
+{
+	u32 slot = (u32)(host & 0xffff) - 1;
+
+	return !daxfs_lock_host_stale(c->fs, host) &&
+	       chk_host_fresh(c, &c->fs->hosts[slot]);
+}
+
 static void chk_lock_bucket(struct chk *c, struct daxfs_lock_bucket *b, u64 off)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -19,7 +29,7 @@ static void chk_lock_bucket(struct chk *c, struct daxfs_lock_bucket *b, u64 off)
 	u32 i;
 	int st;
 
-	if (claim && daxfs_lock_host_stale(fs, claim &
+	if (claim && !chk_lock_host_alive(c, claim &
 			((1ULL << DAXFS_LOCK_CLAIM_LANE_SHIFT) - 1))) {
 		chk_report(c, sev, DAXFS_CHK_LOCK,
 			   "lock bucket claimed by a host that is not alive",
@@ -29,7 +39,9 @@ static void chk_lock_bucket(struct chk *c, struct daxfs_lock_bucket *b, u64 off)
 	}
 	for (i = 0; i < DAXFS_LOCK_RECS; i++) {
 		st = daxfs_lock_rec_check(fs, &b->rec[i], &ino);
-		if (st == DAXFS_LOCK_REC_FREE || st == DAXFS_LOCK_REC_LIVE)
+		if (st == DAXFS_LOCK_REC_FREE ||
+		    (st == DAXFS_LOCK_REC_LIVE &&
+		     chk_lock_host_alive(c, daxfs_load(&b->rec[i].host))))
 			continue;
 		if (st == DAXFS_LOCK_REC_BAD)
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOCK,

@@ -147,22 +147,43 @@ def test_convert_then_clean(v1):
     assert rc == 0 and "clean" in out, out
 
 
+def converted_from(path, version, advice):
+    """Makes an image of an older version at path (a current one with
+    the older version number: those versions changed no layout this
+    check reads), checks it is refused with advice, converts it."""
+    daxfs.mkfs(path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(path) as r:
+        r.write_file("/small", b"hello\n")
+    im = Raw(path)
+    im.set_version(version)
+    im.save()
+    rc, out = run(DAXFS, "-r", path, "ls", "/")
+    assert rc != 0 and "fsck.daxfs --convert" in out, out
+    rc, out = run(FSCK, "-n", path)
+    assert rc != 0 and advice in out, out
+    rc, out = run(FSCK, "--convert", path)
+    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
+    assert Raw(path).version() == CURRENT
+    with daxfs.Region(path) as r:
+        assert r.read_file("/small") == b"hello\n"
+
+
 def test_v2_converts_to_current(region_path):
     """Version 2 (wall-clock leases) is refused with advice; --convert
     makes it current and changes nothing else."""
-    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    converted_from(region_path, 2, "leases timed by wall clocks")
+
+
+def test_v3_converts_to_current(region_path):
+    """Version 3 (before the cluster-wide lock table) is refused with
+    advice; --convert makes it current (no locks yet), then hosts lock."""
+    converted_from(region_path, 3, "before cluster-wide file locks")
     with daxfs.Region(region_path) as r:
-        r.write_file("/small", b"hello\n")
-    im = Raw(region_path)
-    im.set_version(2)
-    im.save()
-    rc, out = run(DAXFS, "-r", region_path, "ls", "/")
-    assert rc != 0 and "fsck.daxfs --convert" in out, out
-    rc, out = run(FSCK, "--convert", region_path)
-    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
-    assert Raw(region_path).version() == CURRENT
-    with daxfs.Region(region_path) as r:
-        assert r.read_file("/small") == b"hello\n"
+        with r.open("/small") as f:
+            f.lock("w")
+            assert len(r.locks("/small")) == 1
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
 
 
 def test_convert_refused_while_mounted(v1):
