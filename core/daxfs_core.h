@@ -426,8 +426,12 @@ void daxfs_lock_cancel(struct daxfs_fs *fs, u64 ino,
 /* One load: has ino's bucket changed since r->seq was taken? */
 bool daxfs_lock_changed(struct daxfs_fs *fs, u64 ino, u64 seq);
 /* How long a waiter sleeps before its round-th look without a change
- * (microseconds, bounded back-off: docs/locks.md "Waiting"). */
+ * (microseconds: 20 doubling to 1000, docs/locks.md "Waiting"). */
 u32 daxfs_lock_backoff_us(u32 round);
+/* The change counter of ino's bucket, NULL when it has none yet: a front
+ * end may sleep on it (libdaxfs: a futex on its low half, woken by
+ * unlockers on the same machine). */
+u64 *daxfs_lock_seq_word(struct daxfs_fs *fs, u64 ino);
 /* Every lock (and waiter, flagged) of ino, or of every inode for ino 0
  * (fn may be NULL: a count):
  * fn gets the record's fields; returns how many were shown. */

@@ -23,7 +23,7 @@
 #define LK_DL_DEPTH	10u		/* wait-for chain steps, as Linux */
 #define LK_DL_WIDTH	8u		/* owners followed per step */
 #define LK_BACKOFF_MIN	20u		/* microseconds */
-#define LK_BACKOFF_MAX	2000u
+#define LK_BACKOFF_MAX	1000u
 
 /* One record as loaded once from the region. */
 struct lk_rec {
@@ -724,9 +724,18 @@ bool daxfs_lock_changed(struct daxfs_fs *fs, u64 ino, u64 seq)
 	return !b || daxfs_load(&b->seq) != seq;
 }
 
+u64 *daxfs_lock_seq_word(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_lock_bucket *b;
+
+	b = daxfs_lock_bucket_at(fs, daxfs_lock_root_get(fs),
+				 lk_bucket_index(ino));
+	return b ? &b->seq : NULL;
+}
+
 u32 daxfs_lock_backoff_us(u32 round)
 {
-	if (round >= 7)
+	if (round >= 6)
 		return LK_BACKOFF_MAX;
 	return LK_BACKOFF_MIN << round < LK_BACKOFF_MAX ?
 	       LK_BACKOFF_MIN << round : LK_BACKOFF_MAX;

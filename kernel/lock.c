@@ -58,15 +58,16 @@ static int daxfs_k_lock_errno(int err)
 }
 
 /*
- * Sets r in the region; wait: F_SETLKW, sleeping interruptibly between
- * tries until the inode's lock bucket changes or the back-off passes.
+ * Sets r in the region; wait: F_SETLKW, sleeping interruptibly for the
+ * back-off between tries (another host cannot wake us: bounded polling of
+ * the bucket's change counter, one load a look).
  * A signal ends the wait with -ERESTARTSYS, the waiting record dropped.
  */
 static int daxfs_k_lock_set(struct super_block *sb, u64 ino,
 			    struct daxfs_lock_req *r, bool wait)
 {
 	struct daxfs_fs *fs = DAXFS_FS(sb);
-	u32 round = 0, slept, us, step;
+	u32 round = 0;
 	ktime_t kt;
 	int err;
 
@@ -78,18 +79,16 @@ static int daxfs_k_lock_set(struct super_block *sb, u64 ino,
 		err = daxfs_lock_set(fs, ino, r, wait ? DAXFS_LOCK_WAIT : 0);
 		if (err != -EAGAIN || !wait)
 			return daxfs_k_lock_errno(err);
-		us = daxfs_lock_backoff_us(round);
-		for (slept = 0; slept < us &&
-		     !daxfs_lock_changed(fs, ino, r->seq); slept += step) {
-			step = min(us - slept, 20 + slept);
-			kt = ktime_set(0, (unsigned long)step * NSEC_PER_USEC);
+		if (!daxfs_lock_changed(fs, ino, r->seq)) {
+			kt = ktime_set(0, (unsigned long)daxfs_lock_backoff_us(round) *
+					  NSEC_PER_USEC);
 			set_current_state(TASK_INTERRUPTIBLE);
-			schedule_hrtimeout_range(&kt, step * NSEC_PER_USEC / 4,
+			schedule_hrtimeout_range(&kt, 10 * NSEC_PER_USEC,
 						 HRTIMER_MODE_REL);
-			if (signal_pending(current)) {
-				daxfs_lock_cancel(fs, ino, r);
-				return -ERESTARTSYS;
-			}
+		}
+		if (signal_pending(current)) {
+			daxfs_lock_cancel(fs, ino, r);
+			return -ERESTARTSYS;
 		}
 		round = daxfs_lock_changed(fs, ino, r->seq) ? 0 : round + 1;
 	}

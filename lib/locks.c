@@ -2,9 +2,16 @@
 /*
  * libdaxfs: advisory locks across hosts (docs/locks.md).  Each try is
  * one lib call; a blocked caller sleeps between tries outside any call,
- * so a rejoin never waits for a lock wait.
+ * so a rejoin never waits for a lock wait.  The sleep is a futex wait on
+ * the low half of the lock bucket's change counter (a shared futex on the
+ * region's mapping), bounded by the back-off: an unlocker on the same
+ * machine wakes it at once, one on another machine (a VM, a kernel
+ * mount) within the back-off.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,12 +26,29 @@ static void lock_defaults(struct daxfs_handle *h, struct daxfs_lock_req *r)
 		r->pid = (u32)getpid();
 }
 
+static long futex(u64 *w, int op, u32 val, const struct timespec *ts)
+{
+	/* the counter's low half: little-endian, the word's first 4 bytes */
+	return syscall(SYS_futex, (u32 *)w, op, val, ts, NULL, 0);
+}
+
 static int do_lock(struct daxfs_handle *h, uint64_t ino,
 		   struct daxfs_lock_req *r, u32 flags)
 {
 	int err = lib_writable(h);
+	u64 *w;
 
-	return err ? err : daxfs_lock_set(&h->fs, ino, r, flags);
+	if (err)
+		return err;
+	err = daxfs_lock_set(&h->fs, ino, r, flags);
+	/* an unlock or a downgrade may let waiters in: wake those of this
+	 * machine (others look within their back-off) */
+	if (!err && r->type != DAXFS_LCK_WR) {
+		w = daxfs_lock_seq_word(&h->fs, ino);
+		if (w)
+			futex(w, FUTEX_WAKE, INT_MAX, NULL);
+	}
+	return err;
 }
 
 static int do_getlk(struct daxfs_handle *h, uint64_t ino,
@@ -63,21 +87,23 @@ static s64 mono_ms(void)
 	return daxfs_mono_ns() / 1000000;
 }
 
-/* Sleeps until ino's bucket changes from seq or the back-off of this
- * round has passed, whichever is first (looking every 20 us at most). */
+/* Sleeps until ino's bucket changes from seq (woken by an unlocker of
+ * this machine) or the back-off of this round has passed.  A mapping
+ * the futex cannot key (EFAULT, EINVAL, ENOSYS) sleeps the back-off. */
 static void lock_sleep(struct daxfs_handle *h, uint64_t ino, u64 seq,
 		       u32 round)
 {
-	u32 us = daxfs_lock_backoff_us(round), slept = 0, step;
-	struct timespec ts;
+	struct timespec ts = {
+		.tv_nsec = (long)daxfs_lock_backoff_us(round) * 1000,
+	};
+	u64 *w = daxfs_lock_seq_word(&h->fs, ino);
 
-	while (slept < us && !daxfs_lock_changed(&h->fs, ino, seq)) {
-		step = us - slept < 20 + slept ? us - slept : 20 + slept;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)step * 1000;
-		nanosleep(&ts, NULL);
-		slept += step;
-	}
+	if (w && daxfs_load(w) != seq)
+		return;
+	if (w && (!futex(w, FUTEX_WAIT, (u32)seq, &ts) || errno == EAGAIN ||
+		  errno == ETIMEDOUT || errno == EINTR))
+		return;
+	nanosleep(&ts, NULL);
 }
 
 int daxfs_lock(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r,

@@ -379,8 +379,9 @@ int daxfs_file_close(struct daxfs_handle *h, uint64_t ino);
  * when another owner's lock conflicts), < 0 waits as long as it takes
  * (F_SETLKW; -EDEADLK for a POSIX wait that would close a cycle of
  * owners waiting for each other, on any hosts), > 0 waits at most that
- * long.  A waiter sleeps on the lock bucket's change counter with
- * bounded back-off (at most 2 ms between looks).  -ENOLCK: the table
+ * long.  A waiter sleeps on the lock bucket's change counter (a futex
+ * that unlockers of this machine wake) with bounded back-off (at most
+ * 1 ms between looks).  -ENOLCK: the table
  * has no room for the ranges.
  * daxfs_getlk (F_GETLK): r->type becomes DAXFS_LCK_UN when r could be
  * set, else r describes the first conflicting lock, r->host its host's
