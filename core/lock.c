@@ -590,27 +590,22 @@ static bool lk_reap_holder(struct daxfs_op *op, u64 host)
 	return daxfs_host_check_dead(op, slot) == 1;
 }
 
-/* Publishes our waiting record (once per wait) and looks for a cycle;
- * -EDEADLK takes the record back. */
-static int lk_wait_publish(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
-			   u64 ino, const struct daxfs_lock_req *r,
-			   struct lk_scan *s)
+/* Publishes our waiting record (under the claim) unless the wait began
+ * earlier: true when it did, and the caller then looks for a cycle once
+ * the claim is released (as Linux, when the wait begins). */
+static bool lk_wait_publish(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
+			    u64 ino, const struct daxfs_lock_req *r,
+			    const struct lk_scan *s)
 {
 	struct daxfs_lock_rec *p;
 
 	if (s->waiting >= 0)
-		return 0;	/* checked when the wait began, as Linux */
+		return false;
 	p = lk_free_rec(b);
 	if (!p)
-		return 0;	/* no room to be seen waiting: no detection */
+		return false;	/* no room to be seen waiting: no detection */
 	rec_store(p, lk_me(fs), ino, r, r->start, r->end, r->type, true);
-	/* our record before their records: two owners closing a cycle at
-	 * once see at least each other's (docs/locks.md "Deadlocks") */
-	daxfs_fence();
-	if (!lk_deadlock(fs, r, &s->cf))
-		return 0;
-	rec_clear(p);
-	return -EDEADLK;
+	return true;
 }
 
 int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
@@ -620,6 +615,7 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 	struct daxfs_op op;
 	struct lk_scan s;
 	int err, tries;
+	bool waits;
 
 	if (!ino || !req_valid(r))
 		return -EINVAL;
@@ -641,18 +637,26 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 			bkt_release(&op, b, s.changed);
 			break;
 		}
-		err = 0;
-		if ((flags & DAXFS_LOCK_WAIT) && r->kind == DAXFS_LCK_POSIX)
-			err = lk_wait_publish(fs, b, ino, r, &s);
+		waits = (flags & DAXFS_LOCK_WAIT) && r->kind == DAXFS_LCK_POSIX &&
+			lk_wait_publish(fs, b, ino, r, &s);
 		r->seq = daxfs_load(&b->seq);
 		bkt_release(&op, b, s.changed);
-		if (err)
-			break;
 		err = -EAGAIN;
+		/* our record before their records (the claim's CAS is a full
+		 * barrier too): two owners closing a cycle at once see at
+		 * least each other's (docs/locks.md "Deadlocks"); the walk
+		 * reads every bucket, so it runs outside the claim */
+		daxfs_fence();
+		if (waits && lk_deadlock(fs, r, &s.cf)) {
+			err = -EDEADLK;
+			break;
+		}
 		if (!lk_reap_holder(&op, s.cf.host))
 			break;
 	}
 	daxfs_op_end(&op);
+	if (err == -EDEADLK)
+		daxfs_lock_cancel(fs, ino, r);	/* our waiting record goes */
 	return err;
 }
 
