@@ -6,6 +6,7 @@ import multiprocessing as mp
 import os
 import signal
 import struct
+import subprocess
 import time
 
 import pytest
@@ -67,6 +68,15 @@ def test_getlk_shows_other_host(region_path):
             with pytest.raises(BlockingIOError):
                 f.lock("w", 15, 1)
             f.lock("w", 20, 0)                        # beside it: fine
+            out = subprocess.run([env.tool("daxfs"), "-r", region_path, "locks",
+                                  "/f"], capture_output=True, text=True,
+                                 check=True).stdout.split("\n")
+            assert out[0].split()[:3] == ["INODE", "KIND", "TYPE"], out
+            rows = sorted(line.split()[1:7] for line in out[1:] if line)
+            assert rows == sorted([
+                ["POSIX", "READ", "10", "19", str(got.host), str(p.pid)],
+                ["POSIX", "WRITE", "20", "EOF", str(r.info()["self_slot"]),
+                 str(os.getpid())]]), out
             f.close()
     finally:
         done.set()
