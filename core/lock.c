@@ -438,14 +438,28 @@ static struct daxfs_lock_rec *lk_free_rec(struct daxfs_lock_bucket *b)
 	return NULL;
 }
 
+/* Stores one piece in a free slot of b; -EUCLEAN when there is none
+ * although lk_apply counted one (only a writer without the claim, a host
+ * declared dead inside its claim, can have taken it). */
+static int lk_put(struct daxfs_fs *fs, struct daxfs_lock_bucket *b, u64 ino,
+		  const struct daxfs_lock_req *r, u64 start, u64 end, u32 type)
+{
+	struct daxfs_lock_rec *p = lk_free_rec(b);
+
+	if (!p)
+		return -EUCLEAN;
+	rec_store(p, lk_me(fs), ino, r, start, end, type, false);
+	return 0;
+}
+
 /* Replaces the owner's records found by lk_scan with the new pieces;
  * -ENOLCK (nothing changed) when they do not fit. */
 static int lk_apply(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 		    u64 ino, const struct daxfs_lock_req *r, struct lk_scan *s)
 {
-	u64 me = lk_me(fs);
 	u32 need = (r->type != DAXFS_LCK_UN) + s->has_left + s->has_right;
 	u32 avail = s->nfree + daxfs_popcount64(s->mine) + (s->waiting >= 0);
+	int err = 0;
 	u32 i;
 
 	if (need > avail)
@@ -455,18 +469,17 @@ static int lk_apply(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 			rec_clear(&b->rec[i]);
 	if (s->waiting >= 0)
 		rec_clear(&b->rec[s->waiting]);
+	s->changed = true;
 	/* the slots just freed are found again: need <= avail */
 	if (s->has_left)
-		rec_store(lk_free_rec(b), me, ino, r, s->left.start,
-			  s->left.end, s->left.type, false);
-	if (s->has_right)
-		rec_store(lk_free_rec(b), me, ino, r, s->right.start,
-			  s->right.end, s->right.type, false);
-	if (r->type != DAXFS_LCK_UN)
-		rec_store(lk_free_rec(b), me, ino, r, s->ns, s->ne, r->type,
-			  false);
-	s->changed = true;
-	return 0;
+		err = lk_put(fs, b, ino, r, s->left.start, s->left.end,
+			     s->left.type);
+	if (!err && s->has_right)
+		err = lk_put(fs, b, ino, r, s->right.start, s->right.end,
+			     s->right.type);
+	if (!err && r->type != DAXFS_LCK_UN)
+		err = lk_put(fs, b, ino, r, s->ns, s->ne, r->type);
+	return err;
 }
 
 /* ---- deadlock detection (POSIX waiters, as Linux) ---- */
