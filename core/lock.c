@@ -470,6 +470,7 @@ static int lk_apply(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 	if (s->waiting >= 0)
 		rec_clear(&b->rec[s->waiting]);
 	s->changed = true;
+	daxfs_race_point("lock.apply", b);
 	/* the slots just freed are found again: need <= avail */
 	if (s->has_left)
 		err = lk_put(fs, b, ino, r, s->left.start, s->left.end,
