@@ -20,24 +20,10 @@
 #define LK_HOST_MASK	((1ULL << DAXFS_LOCK_CLAIM_LANE_SHIFT) - 1)
 #define LK_SPINS	64u		/* claim spins between yields */
 #define LK_CHECK_SPINS	(64u * 1024)	/* ... then look at the holder's lease */
-#define LK_DL_DEPTH	10u		/* wait-for chain steps, as Linux */
-#define LK_DL_WIDTH	8u		/* owners followed per step */
 #define LK_BACKOFF_MIN	20u		/* microseconds */
 #define LK_BACKOFF_MAX	1000u
 
-/* One record as loaded once from the region. */
-struct lk_rec {
-	u64 host, owner, ino, start, end;
-	u32 type, kind, pid;
-	bool waiting;
-};
-
-/* An owner: its host word and id (POSIX owners in wait-for chains). */
-struct lk_owner {
-	u64 host, owner;
-};
-
-static u64 lk_me(struct daxfs_fs *fs)
+u64 daxfs_lock_me(struct daxfs_fs *fs)
 {
 	return daxfs_my_claim(fs) & LK_HOST_MASK;
 }
@@ -45,17 +31,7 @@ static u64 lk_me(struct daxfs_fs *fs)
 static u64 lk_claim_me(struct daxfs_op *op)
 {
 	return ((u64)(op->lane_idx + 1) << DAXFS_LOCK_CLAIM_LANE_SHIFT) |
-	       lk_me(op->fs);
-}
-
-static u32 lk_class(u32 kind)
-{
-	return kind == DAXFS_LCK_FLOCK;	/* flock vs the record locks */
-}
-
-static bool lk_overlap(u64 s1, u64 e1, u64 s2, u64 e2)
-{
-	return s1 <= e2 && s2 <= e1;
+	       daxfs_lock_me(op->fs);
 }
 
 /* [s1, e1] ends right before [s2, e2] starts, or the other way round. */
@@ -80,7 +56,7 @@ bool daxfs_lock_host_stale(struct daxfs_fs *fs, u64 host)
 
 /* Loads p once into r; false when free (r->host 0) or not a valid
  * record (r->host != 0: corrupt, left for fsck). */
-static bool rec_load(struct daxfs_lock_rec *p, struct lk_rec *r)
+bool daxfs_lock_rec_load(struct daxfs_lock_rec *p, struct daxfs_lock_view *r)
 {
 	u32 f;
 
@@ -121,8 +97,8 @@ static void rec_store(struct daxfs_lock_rec *p, u64 host, u64 ino,
 int daxfs_lock_rec_check(struct daxfs_fs *fs, struct daxfs_lock_rec *p,
 			 u64 *ino)
 {
-	struct lk_rec x;
-	bool ok = rec_load(p, &x);
+	struct daxfs_lock_view x;
+	bool ok = daxfs_lock_rec_load(p, &x);
 
 	*ino = x.host ? x.ino : 0;
 	if (!x.host)
@@ -173,7 +149,7 @@ struct daxfs_lock_bucket *daxfs_lock_bucket_at(struct daxfs_fs *fs,
 	return b;
 }
 
-static u32 lk_bucket_index(u64 ino)
+u32 daxfs_lock_bucket_index(u64 ino)
 {
 	return (u32)(daxfs_mix64(ino) % DAXFS_LOCK_BUCKETS);
 }
@@ -219,7 +195,7 @@ static int lk_bucket(struct daxfs_op *op, u64 ino, bool create,
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_lock_root *root;
-	u32 i = lk_bucket_index(ino);
+	u32 i = daxfs_lock_bucket_index(ino);
 	int err;
 
 	*bp = NULL;
@@ -305,23 +281,23 @@ static bool req_valid(const struct daxfs_lock_req *r)
 	       r->kind <= DAXFS_LCK_FLOCK && r->start <= r->end;
 }
 
-static bool rec_own(const struct lk_rec *x, u64 me,
+static bool rec_own(const struct daxfs_lock_view *x, u64 me,
 		    const struct daxfs_lock_req *r)
 {
 	return x->host == me && x->owner == r->owner && x->kind == r->kind;
 }
 
 /* x (a lock of another owner) conflicts with the request r. */
-static bool rec_conflicts(const struct lk_rec *x, u64 ino,
+static bool rec_conflicts(const struct daxfs_lock_view *x, u64 ino,
 			  const struct daxfs_lock_req *r, u64 me)
 {
 	return !x->waiting && x->ino == ino && !rec_own(x, me, r) &&
-	       lk_class(x->kind) == lk_class(r->kind) &&
-	       lk_overlap(x->start, x->end, r->start, r->end) &&
+	       daxfs_lock_class(x->kind) == daxfs_lock_class(r->kind) &&
+	       daxfs_lock_overlap(x->start, x->end, r->start, r->end) &&
 	       (x->type == DAXFS_LCK_WR || r->type == DAXFS_LCK_WR);
 }
 
-static void req_from_rec(struct daxfs_lock_req *r, const struct lk_rec *x)
+static void req_from_rec(struct daxfs_lock_req *r, const struct daxfs_lock_view *x)
 {
 	r->start = x->start;
 	r->end = x->end;
@@ -335,14 +311,14 @@ static void req_from_rec(struct daxfs_lock_req *r, const struct lk_rec *x)
 /* What one claimed pass over a bucket found for a request. */
 struct lk_scan {
 	int conflict;			/* first conflicting record, or -1 */
-	struct lk_rec cf;
+	struct daxfs_lock_view cf;
 	int waiting;			/* our own waiting record, or -1 */
 	u64 mine;			/* bit i: our locks to replace */
 	u32 nfree;			/* free slots (stale ones dropped) */
 	bool changed;
 	/* the replacement: [ns, ne] of the new type, remainders of others */
 	u64 ns, ne;
-	struct lk_rec left, right;
+	struct daxfs_lock_view left, right;
 	bool has_left, has_right;
 };
 
@@ -356,8 +332,8 @@ struct lk_scan {
 static void lk_scan(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 		    u64 ino, const struct daxfs_lock_req *r, struct lk_scan *s)
 {
-	u64 me = lk_me(fs);
-	struct lk_rec x;
+	u64 me = daxfs_lock_me(fs);
+	struct daxfs_lock_view x;
 	u32 i;
 
 	s->conflict = -1;
@@ -370,7 +346,7 @@ static void lk_scan(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 	s->has_left = s->has_right = false;
 	for (i = 0; i < DAXFS_LOCK_RECS; i++) {
 		struct daxfs_lock_rec *p = &b->rec[i];
-		bool ok = rec_load(p, &x);
+		bool ok = daxfs_lock_rec_load(p, &x);
 
 		if (!x.host) {
 			s->nfree++;
@@ -396,7 +372,7 @@ static void lk_scan(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 			s->waiting = (int)i;
 			continue;
 		}
-		if (lk_overlap(x.start, x.end, r->start, r->end)) {
+		if (daxfs_lock_overlap(x.start, x.end, r->start, r->end)) {
 			s->mine |= 1ULL << i;
 			if (x.start < r->start) {
 				if (x.type == r->type) {
@@ -448,7 +424,7 @@ static int lk_put(struct daxfs_fs *fs, struct daxfs_lock_bucket *b, u64 ino,
 
 	if (!p)
 		return -EUCLEAN;
-	rec_store(p, lk_me(fs), ino, r, start, end, type, false);
+	rec_store(p, daxfs_lock_me(fs), ino, r, start, end, type, false);
 	return 0;
 }
 
@@ -483,109 +459,6 @@ static int lk_apply(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 	return err;
 }
 
-/* ---- deadlock detection (POSIX waiters, as Linux) ---- */
-
-static bool owner_in(const struct lk_owner *set, u32 n, u64 host, u64 owner)
-{
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		if (set[i].host == host && set[i].owner == owner)
-			return true;
-	return false;
-}
-
-/*
- * The POSIX holders that block the waiting request w (another owner's
- * locks on w's range that conflict with it) go into next (at most
- * LK_DL_WIDTH, new ones only); true when one of them is `me`.
- * Read without the claim: a racing change may be missed or half seen,
- * which can only miss a cycle that is still forming or report one that
- * is being undone (docs/locks.md "Deadlocks").
- */
-static bool lk_blockers(struct daxfs_fs *fs, struct daxfs_lock_root *root,
-			const struct lk_rec *w, const struct lk_owner *me,
-			struct lk_owner *next, u32 *nn)
-{
-	struct daxfs_lock_bucket *b;
-	struct lk_rec x;
-	u32 i;
-
-	b = daxfs_lock_bucket_at(fs, root, lk_bucket_index(w->ino));
-	for (i = 0; b && i < DAXFS_LOCK_RECS; i++) {
-		if (!rec_load(&b->rec[i], &x) || x.waiting ||
-		    x.ino != w->ino || lk_class(x.kind) ||
-		    (x.host == w->host && x.owner == w->owner &&
-		     x.kind == DAXFS_LCK_POSIX) ||
-		    !lk_overlap(x.start, x.end, w->start, w->end) ||
-		    (x.type != DAXFS_LCK_WR && w->type != DAXFS_LCK_WR) ||
-		    daxfs_lock_host_stale(fs, x.host))
-			continue;
-		if (x.kind != DAXFS_LCK_POSIX)
-			continue;	/* OFD owners are never POSIX waiters */
-		if (x.host == me->host && x.owner == me->owner)
-			return true;
-		if (*nn < LK_DL_WIDTH && !owner_in(next, *nn, x.host, x.owner))
-			next[(*nn)++] = (struct lk_owner){ x.host, x.owner };
-	}
-	return false;
-}
-
-/* Every waiting record of the owners in cur: their blockers. */
-static bool lk_dl_step(struct daxfs_fs *fs, struct daxfs_lock_root *root,
-		       const struct lk_owner *cur, u32 nc,
-		       const struct lk_owner *me, struct lk_owner *next,
-		       u32 *nn)
-{
-	struct daxfs_lock_bucket *b;
-	struct lk_rec x;
-	u32 bi, i;
-
-	for (bi = 0; bi < DAXFS_LOCK_BUCKETS; bi++) {
-		b = daxfs_lock_bucket_at(fs, root, bi);
-		for (i = 0; b && i < DAXFS_LOCK_RECS; i++) {
-			if (!rec_load(&b->rec[i], &x) || !x.waiting ||
-			    x.kind != DAXFS_LCK_POSIX ||
-			    !owner_in(cur, nc, x.host, x.owner) ||
-			    daxfs_lock_host_stale(fs, x.host))
-				continue;
-			if (lk_blockers(fs, root, &x, me, next, nn))
-				return true;
-		}
-		daxfs_walk_yield();
-	}
-	return false;
-}
-
-/*
- * Would our POSIX owner waiting behind the first conflict cf close a
- * cycle?  Follows "owner X waits for a range that owner Y holds" from
- * cf's owner, LK_DL_DEPTH steps at most, up to LK_DL_WIDTH owners a step.
- */
-static bool lk_deadlock(struct daxfs_fs *fs, const struct daxfs_lock_req *r,
-			const struct lk_rec *cf)
-{
-	struct daxfs_lock_root *root = daxfs_lock_root_get(fs);
-	struct lk_owner me = { lk_me(fs), r->owner };
-	struct lk_owner a[LK_DL_WIDTH], bset[LK_DL_WIDTH];
-	struct lk_owner *cur = a, *next = bset, *t;
-	u32 nc = 1, nn, depth;
-
-	if (!root || cf->kind != DAXFS_LCK_POSIX)
-		return false;
-	a[0] = (struct lk_owner){ cf->host, cf->owner };
-	for (depth = 0; depth < LK_DL_DEPTH && nc; depth++) {
-		nn = 0;
-		if (lk_dl_step(fs, root, cur, nc, &me, next, &nn))
-			return true;
-		t = cur;
-		cur = next;
-		next = t;
-		nc = nn;
-	}
-	return false;
-}
-
 /* ---- public calls ---- */
 
 /* A conflicting holder whose lease this observer saw run out: recover
@@ -618,7 +491,7 @@ static bool lk_wait_publish(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 	p = lk_free_rec(b);
 	if (!p)
 		return false;	/* no room to be seen waiting: no detection */
-	rec_store(p, lk_me(fs), ino, r, r->start, r->end, r->type, true);
+	rec_store(p, daxfs_lock_me(fs), ino, r, r->start, r->end, r->type, true);
 	return true;
 }
 
@@ -661,7 +534,7 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 		 * least each other's (docs/locks.md "Deadlocks"); the walk
 		 * reads every bucket, so it runs outside the claim */
 		daxfs_fence();
-		if (waits && lk_deadlock(fs, r, &s.cf)) {
+		if (waits && daxfs_lock_deadlock(fs, r, &s.cf)) {
 			err = -EDEADLK;
 			break;
 		}
@@ -738,7 +611,7 @@ bool daxfs_lock_changed(struct daxfs_fs *fs, u64 ino, u64 seq)
 	struct daxfs_lock_bucket *b;
 
 	b = daxfs_lock_bucket_at(fs, daxfs_lock_root_get(fs),
-				 lk_bucket_index(ino));
+				 daxfs_lock_bucket_index(ino));
 	return !b || daxfs_load(&b->seq) != seq;
 }
 
@@ -747,7 +620,7 @@ u64 *daxfs_lock_seq_word(struct daxfs_fs *fs, u64 ino)
 	struct daxfs_lock_bucket *b;
 
 	b = daxfs_lock_bucket_at(fs, daxfs_lock_root_get(fs),
-				 lk_bucket_index(ino));
+				 daxfs_lock_bucket_index(ino));
 	return b ? &b->seq : NULL;
 }
 
@@ -764,16 +637,16 @@ int daxfs_lock_list(struct daxfs_fs *fs, u64 ino, daxfs_lock_fn fn, void *ctx)
 	struct daxfs_lock_root *root = daxfs_lock_root_get(fs);
 	struct daxfs_lock_bucket *b;
 	struct daxfs_lock_req l;
-	struct lk_rec x;
+	struct daxfs_lock_view x;
 	u32 bi, i;
 	int n = 0;
 
 	for (bi = 0; root && bi < DAXFS_LOCK_BUCKETS; bi++) {
-		if (ino && bi != lk_bucket_index(ino))
+		if (ino && bi != daxfs_lock_bucket_index(ino))
 			continue;
 		b = daxfs_lock_bucket_at(fs, root, bi);
 		for (i = 0; b && i < DAXFS_LOCK_RECS; i++) {
-			if (!rec_load(&b->rec[i], &x) ||
+			if (!daxfs_lock_rec_load(&b->rec[i], &x) ||
 			    (ino && x.ino != ino) ||
 			    daxfs_lock_host_stale(fs, x.host))
 				continue;

@@ -10,6 +10,36 @@
 #include "compat.h"
 #include "daxfs_core.h"
 
+/* One record as loaded once from the region (daxfs_lock_rec_load). */
+struct daxfs_lock_view {
+	u64 host, owner, ino, start, end;
+	u32 type, kind, pid;
+	bool waiting;
+};
+
+/* Loads p once into r; false when free (r->host 0) or not a valid
+ * record (r->host != 0: corrupt, left for fsck). */
+bool daxfs_lock_rec_load(struct daxfs_lock_rec *p, struct daxfs_lock_view *r);
+/* Our host word in records (0 for a host-less fs). */
+u64 daxfs_lock_me(struct daxfs_fs *fs);
+/* The bucket every lock of ino lives in. */
+u32 daxfs_lock_bucket_index(u64 ino);
+/* Would r's POSIX owner, waiting behind cf, close a cycle of owners
+ * waiting for each other (on any hosts)?  Reads every bucket: call it
+ * outside any claim (core/lock-deadlock.c). */
+bool daxfs_lock_deadlock(struct daxfs_fs *fs, const struct daxfs_lock_req *r,
+			 const struct daxfs_lock_view *cf);
+
+static inline u32 daxfs_lock_class(u32 kind)
+{
+	return kind == DAXFS_LCK_FLOCK;	/* flock vs the record locks */
+}
+
+static inline bool daxfs_lock_overlap(u64 s1, u64 e1, u64 s2, u64 e2)
+{
+	return s1 <= e2 && s2 <= e1;
+}
+
 /* The root page, validated (magic, nr_buckets), or NULL: none or bad. */
 struct daxfs_lock_root *daxfs_lock_root_get(struct daxfs_fs *fs);
 /* Bucket page i of root, validated (magic, index), or NULL. */
