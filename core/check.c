@@ -62,6 +62,7 @@ static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[DAXFS_CHK_BASE] = "base",
 	[DAXFS_CHK_LOST_FOUND] = "lost+found",
 	[DAXFS_CHK_LIMIT] = "limit",
+	[DAXFS_CHK_LOCK] = "lock",
 };
 
 const char *daxfs_check_code_name(u32 code)
@@ -289,6 +290,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 	else if (sb.version == DAXFS_VERSION_V2)
 		chk_sb_bad(&s, "format version 2 (leases timed by wall clocks): "
 			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
+	else if (sb.version >= DAXFS_VERSION_V3 && sb.version < DAXFS_VERSION)
+		chk_sb_bad(&s, "older format version (before cluster-wide file "
+			   "locks): convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
@@ -1181,6 +1186,7 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		chk_recover_hosts(&c);
 	chk_state(&c);
 	chk_hosts(&c);
+	chk_locks(&c);
 	chk_rename_claim(&c);
 	chk_buckets(&c);
 	chk_namespace(&c);

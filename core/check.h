@@ -59,6 +59,8 @@ enum daxfs_check_code {
 	DAXFS_CHK_BASE,			/* base image problem */
 	DAXFS_CHK_LOST_FOUND,		/* lost+found could not be made */
 	DAXFS_CHK_LIMIT,		/* a bound was hit; check incomplete */
+	DAXFS_CHK_LOCK,			/* lock table page or record invalid,
+					 * or a lock of a host not alive */
 	DAXFS_CHK_NR_CODES
 };
 
@@ -234,6 +236,8 @@ void chk_symlink_copies(struct chk *c);
 void chk_namespace(struct chk *c);
 void chk_orphans(struct chk *c);
 void chk_nlinks(struct chk *c);
+/* check-locks.c */
+void chk_locks(struct chk *c);
 /* check-space.c */
 void chk_space(struct chk *c);
 void chk_rebuild_space(struct chk *c);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 or 2 image to the current
+ * Offline conversion of a format version 1 to 4 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
  * the version changes); 3 -> 4, a regular file's parent word becomes its
  * write gate and its rdev word is unused (both were the shrink words of
- * version 3's append/truncate gate: they become 0, an open gate).  For
- * fsck.daxfs --convert; every host must be gone, judged by the caller's
- * lease observations.
+ * version 3's append/truncate gate: they become 0, an open gate);
+ * 4 -> 5, the lock table: state.lock_root (a pad word, 0 in every older
+ * image) is made 0 = "no locks yet", since no host of an older version
+ * could have taken a cluster-wide lock.  For fsck.daxfs --convert; every
+ * host must be gone, judged by the caller's lease observations.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -108,7 +110,10 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		v1_decode(fs, c, &heads[c]);
 		line_clear(fs, c);
 	}
-	v3_open_gates(fs);
+	if (fs->sb.version < DAXFS_VERSION_V4)
+		v3_open_gates(fs);
+	/* to DAXFS_VERSION_LOCKS: whatever the step before left, no locks */
+	daxfs_store(&fs->state->lock_root, 0);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

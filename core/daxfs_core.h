@@ -376,6 +376,79 @@ int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg);
  * skipped whole, so a sparse file of 2^48 bytes costs a few calls). */
 int daxfs_next_page(struct daxfs_fs *fs, u64 ino, u64 *blk, u64 end, u64 *pg);
 
+/* ---- advisory locks across hosts (core/lock.c, docs/locks.md) ---- */
+
+#define DAXFS_LOCK_EOF		(~0ULL)	/* end of a lock "to EOF and beyond" */
+
+enum daxfs_lock_type {
+	DAXFS_LCK_UN = 0,		/* unlock */
+	DAXFS_LCK_RD = 1,		/* shared */
+	DAXFS_LCK_WR = 2,		/* exclusive */
+};
+
+enum daxfs_lock_kind {
+	DAXFS_LCK_POSIX = 1,		/* fcntl F_SETLK: owner = a process */
+	DAXFS_LCK_OFD = 2,		/* F_OFD_SETLK: owner = an open file */
+	DAXFS_LCK_FLOCK = 3,		/* flock(2): whole file, own class */
+};
+
+/*
+ * One lock request or one lock reported.  An owner is named by this
+ * host's slot and generation plus owner, an id the front end picks and
+ * keeps unique on this host while the owner holds locks (a process for
+ * POSIX, an open file description for OFD and flock).  POSIX and OFD
+ * locks conflict with each other; flock locks only with flock locks.
+ */
+struct daxfs_lock_req {
+	u64 start, end;			/* bytes, inclusive; end may be EOF */
+	u64 owner;
+	u32 type;			/* enum daxfs_lock_type */
+	u32 kind;			/* enum daxfs_lock_kind */
+	u32 pid;			/* shown to F_GETLK on every host */
+	u32 host;			/* daxfs_lock_get: the holder's slot */
+	u64 seq;			/* -EAGAIN: change count to wait on */
+};
+
+/* daxfs_lock_set flags */
+#define DAXFS_LOCK_WAIT		(1u << 0)	/* F_SETLKW: a POSIX request
+						 * that conflicts is published
+						 * as waiting and checked for
+						 * a deadlock (-EDEADLK) */
+
+/*
+ * Sets (type RD/WR) or removes (UN) the owner's lock on [start, end] of
+ * ino with Linux semantics: the owner's own locks in the range are
+ * replaced, split or merged.  0; -EAGAIN a lock of another owner
+ * conflicts (nothing changed; r->seq: wait with daxfs_lock_changed and
+ * call again); -EDEADLK (WAIT, POSIX): waiting would close a cycle of
+ * owners waiting for each other; -ENOLCK the inode's bucket is full or
+ * no page for it; -EINVAL bad request.  A blocking caller that gives up
+ * calls daxfs_lock_cancel.
+ */
+int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
+		   u32 flags);
+/* F_GETLK: r->type DAXFS_LCK_UN when r could be set, else r holds the
+ * first conflicting lock (type, range, pid, host, owner, kind). */
+int daxfs_lock_get(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r);
+/* A waiter gives up (signal, timeout): its waiting record goes. */
+void daxfs_lock_cancel(struct daxfs_fs *fs, u64 ino,
+		       const struct daxfs_lock_req *r);
+/* One load: has ino's bucket changed since r->seq was taken? */
+bool daxfs_lock_changed(struct daxfs_fs *fs, u64 ino, u64 seq);
+/* How long a waiter sleeps before its round-th look without a change
+ * (microseconds: 20 doubling to 1000, docs/locks.md "Waiting"). */
+u32 daxfs_lock_backoff_us(u32 round);
+/* The change counter of ino's bucket, NULL when it has none yet: a front
+ * end may sleep on it (libdaxfs: a futex on its low half, woken by
+ * unlockers on the same machine). */
+u64 *daxfs_lock_seq_word(struct daxfs_fs *fs, u64 ino);
+/* Every lock (and waiter, flagged) of ino, or of every inode for ino 0
+ * (fn may be NULL: a count):
+ * fn gets the record's fields; returns how many were shown. */
+typedef void (*daxfs_lock_fn)(void *ctx, u64 ino,
+			      const struct daxfs_lock_req *l, bool waiting);
+int daxfs_lock_list(struct daxfs_fs *fs, u64 ino, daxfs_lock_fn fn, void *ctx);
+
 /* ---- space (core/statfs.c) ---- */
 
 struct daxfs_statfs {

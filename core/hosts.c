@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "file.h"
 #include "openset.h"
+#include "lock.h"
 #include "pcache.h"
 
 #define OP_BEGIN_ROUNDS		1000000u	/* lane waits, each round yields */
@@ -234,6 +235,9 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	 * either way); before the slot can be taken again */
 	daxfs_open_drop(&rop, slot);
 	daxfs_crash_point("recover.open_set");
+	/* its locks are no locks once the slot left ALIVE; the sweep frees
+	 * their records and wakes the waiters behind them (docs/locks.md) */
+	daxfs_lock_sweep(&rop, 0);
 	if (dest != slot) {
 		chain = daxfs_load(&h->limbo_sealed);
 		while (chain && !daxfs_cas(&h->limbo_sealed, &chain, 0))
@@ -471,6 +475,7 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 		/* opens never closed: dropped like a dead host's */
 		if (!daxfs_op_begin(fs, &op)) {
 			daxfs_open_drop(&op, fs->host);
+			daxfs_lock_sweep(&op, daxfs_my_claim(fs));
 			daxfs_op_end(&op);
 		}
 		/* our mappings are gone (the caller unmapped first) */

@@ -162,6 +162,9 @@ extern const struct file_operations daxfs_dir_fops;
 
 /* file.c */
 extern const struct file_operations daxfs_file_fops;
+/* lock.c: fcntl/OFD locks and flock through the region (docs/locks.md) */
+int daxfs_k_lock(struct file *file, int cmd, struct file_lock *fl);
+int daxfs_k_flock(struct file *file, int cmd, struct file_lock *fl);
 extern const struct address_space_operations daxfs_aops;
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);

@@ -940,6 +940,10 @@ const struct file_operations daxfs_file_fops = {
 	.fsync		= daxfs_fsync,
 	.splice_read	= daxfs_splice_read,
 	.splice_write	= iter_file_splice_write,
+	.lock		= daxfs_k_lock,
+	.flock		= daxfs_k_flock,
+	/* a lease would not be broken by another host's open: refused */
+	.setlease	= simple_nosetlease,
 };
 
 const struct address_space_operations daxfs_aops = {

@@ -110,4 +110,21 @@ static inline void daxfs_dax_put(struct dax_device *dax, void *holder)
 	fs_put_dax(dax, holder);
 }
 
+/* 6.3: struct file_lock moved to linux/filelock.h; 6.9: its common
+ * fields moved into fl->c (struct file_lock_core, flc_*) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#include <linux/filelock.h>
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#define daxfs_fl_flags(fl)	((fl)->c.flc_flags)
+#define daxfs_fl_type(fl)	((fl)->c.flc_type)
+#define daxfs_fl_owner(fl)	((fl)->c.flc_owner)
+#define daxfs_fl_pid(fl)	((fl)->c.flc_pid)
+#else
+#define daxfs_fl_flags(fl)	((fl)->fl_flags)
+#define daxfs_fl_type(fl)	((fl)->fl_type)
+#define daxfs_fl_owner(fl)	((fl)->fl_owner)
+#define daxfs_fl_pid(fl)	((fl)->fl_pid)
+#endif
+
 #endif /* DAXFS_KCOMPAT_H */

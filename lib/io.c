@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libdaxfs-internal.h"
 
@@ -115,6 +116,14 @@ static int do_file_open(struct daxfs_handle *h, uint64_t ino)
 
 static int do_file_close(struct daxfs_handle *h, uint64_t ino)
 {
+	struct daxfs_lock_req un = {
+		.end = DAXFS_LOCK_EOF, .owner = (u64)getpid(),
+		.type = DAXFS_LCK_UN, .kind = DAXFS_LCK_POSIX,
+	};
+
+	/* close(2) drops the process's POSIX locks on the file */
+	if (h->fs.host != DAXFS_NO_HOST)
+		daxfs_lock_set(&h->fs, ino, &un, 0);
 	/* opened before a rejoin: its open-set entry is gone already */
 	if (lib_files_put(h, ino))
 		return -ESTALE;

@@ -1,7 +1,7 @@
 """fsck.daxfs --convert: a format version 1 image (free-stack heads of one
 word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
-({offset, 64-bit tag} pairs), then 3 and 4 (a regular file's shrink words
-become its open write gate).  The old images are written here from a fresh
+({offset, 64-bit tag} pairs), then 3, 4 (a regular file's shrink words
+become its open write gate) and 5 (an empty lock table).  The old images are written here from a fresh
 one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
@@ -21,7 +21,7 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-VERSION = 4
+CURRENT = 5          # format version after --convert (docs/format.md)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 
@@ -138,9 +138,9 @@ def test_v1_refused_with_advice(v1):
 def test_convert_then_clean(v1):
     path, heads = v1
     rc, out = run(FSCK, "--convert", path)
-    assert rc == 0 and "converted to DaxFS format version %d" % VERSION in out, out
+    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
     im = Raw(path)
-    assert im.version() == VERSION
+    assert im.version() == CURRENT
     assert [im.words(im.line(c), 1)[0] for c in range(NR_CLASSES)] == heads
     rc, out = run(FSCK, "-n", path)
     assert rc == 0 and "clean" in out, out
@@ -158,25 +158,34 @@ def test_convert_then_clean(v1):
     assert rc == 0 and "clean" in out, out
 
 
-def test_v2_converts_to_current(region_path):
-    """Version 2 (wall-clock leases) is refused with advice; --convert
-    makes it current and changes nothing else."""
-    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
-    with daxfs.Region(region_path) as r:
+def converted_from(path, version, advice):
+    """Makes an image of an older version at path (a current one with
+    the older version number: those versions changed no layout this
+    check reads), checks it is refused with advice, converts it."""
+    daxfs.mkfs(path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(path) as r:
         r.write_file("/small", b"hello\n")
-    im = Raw(region_path)
-    im.set_version(2)
+    im = Raw(path)
+    im.set_version(version)
     im.save()
-    rc, out = run(DAXFS, "-r", region_path, "ls", "/")
+    rc, out = run(DAXFS, "-r", path, "ls", "/")
     assert rc != 0 and "fsck.daxfs --convert" in out, out
-    rc, out = run(FSCK, "--convert", region_path)
-    assert rc == 0 and "converted to DaxFS format version %d" % VERSION in out, out
-    assert Raw(region_path).version() == VERSION
-    with daxfs.Region(region_path) as r:
+    rc, out = run(FSCK, "-n", path)
+    assert rc != 0 and advice in out, out
+    rc, out = run(FSCK, "--convert", path)
+    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
+    assert Raw(path).version() == CURRENT
+    with daxfs.Region(path) as r:
         assert r.read_file("/small") == b"hello\n"
 
 
-def test_v3_converts_to_v4(region_path):
+def test_v2_converts_to_current(region_path):
+    """Version 2 (wall-clock leases) is refused with advice; --convert
+    makes it current and changes nothing else."""
+    converted_from(region_path, 2, "leases timed by wall clocks")
+
+
+def test_v3_converts_to_current(region_path):
     """Version 3 kept a regular file's last shrink in its parent word and
     a shrink count in rdev; version 4 reads the parent word as the write
     gate.  --convert opens every gate (both words 0): the file left by a
@@ -193,10 +202,12 @@ def test_v3_converts_to_v4(region_path):
     im.save()
     rc, out = run(DAXFS, "-r", region_path, "ls", "/")
     assert rc != 0 and "fsck.daxfs --convert" in out, out
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc != 0 and "without a write gate" in out, out
     rc, out = run(FSCK, "--convert", region_path)
-    assert rc == 0 and "converted to DaxFS format version 4" in out, out
+    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
     im = Raw(region_path)
-    assert im.version() == 4
+    assert im.version() == CURRENT
     assert im.words(rec + RDEV_OFF, 1) == [0]
     assert im.words(rec + PARENT_OFF, 1) == [0]
     rc, out = run(FSCK, "-n", region_path)
@@ -207,6 +218,18 @@ def test_v3_converts_to_v4(region_path):
         f.append(b"tail")
         f.close()
         assert r.read_file("/f") == DATA[:100] + b"tail"
+
+
+def test_v4_converts_to_current(region_path):
+    """Version 4 (before the cluster-wide lock table) is refused with
+    advice; --convert makes it current (no locks yet), then hosts lock."""
+    converted_from(region_path, 4, "before cluster-wide file locks")
+    with daxfs.Region(region_path) as r:
+        with r.open("/small") as f:
+            f.lock("w")
+            assert len(r.locks("/small")) == 1
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
 
 
 def test_convert_refused_while_mounted(v1):

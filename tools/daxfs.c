@@ -1876,6 +1876,41 @@ static int cmd_df(struct ctx *c, int argc, char **argv)
 /* dispatch                                                             */
 /* ------------------------------------------------------------------ */
 
+static void lock_line(void *ctx, u64 ino, const struct daxfs_lock_req *l,
+		      bool waiting)
+{
+	static const char *const kinds[] = { "?", "POSIX", "OFD", "FLOCK" };
+	char end[24];
+
+	if (l->end == DAXFS_LOCK_EOF)
+		snprintf(end, sizeof(end), "EOF");
+	else
+		snprintf(end, sizeof(end), "%llu", (unsigned long long)l->end);
+	printf("%-10llu %-5s %-5s %12llu %12s %4u %8u%s\n",
+	       (unsigned long long)ino, kinds[l->kind <= 3 ? l->kind : 0],
+	       l->type == DAXFS_LCK_WR ? "WRITE" : "READ",
+	       (unsigned long long)l->start, end, l->host, l->pid,
+	       waiting ? " (waiting)" : "");
+}
+
+/* Every advisory lock of every host (docs/locks.md), or of PATH's file. */
+static int cmd_locks(struct ctx *c, int argc, char **argv)
+{
+	uint64_t ino = 0;
+	int ret;
+
+	flag_opt(c, argc, argv, "", NULL);
+	if (optind < argc) {
+		ret = daxfs_path_resolve(c->h, argv[optind], 1, &ino);
+		if (ret)
+			return path_err(c, argv[optind], ret);
+	}
+	printf("%-10s %-5s %-5s %12s %12s %4s %8s\n", "INODE", "KIND", "TYPE",
+	       "START", "END", "HOST", "PID");
+	ret = daxfs_lock_list_all(c->h, ino, lock_line, NULL);
+	return ret < 0 ? path_err(c, c->region, ret) : 0;
+}
+
 static const struct cmd cmds[] = {
 	{ "info", OPEN_RDONLY, cmd_info, "[--json] [-w]",
 	  "Show the region layout, space and overlay usage, and the hosts in the host\n"
@@ -1931,6 +1966,10 @@ static const struct cmd cmds[] = {
 	{ "df", OPEN_READ, cmd_df, "[-h] [-i]",
 	  "Show pool space (or inode) usage like df(1).  Reclaims retired space first.\n"
 	  "  -h   human-readable sizes\n  -i   inodes instead of bytes\n" },
+	{ "locks", OPEN_RDONLY, cmd_locks, "[PATH]",
+	  "List the advisory locks (fcntl, OFD, flock) every host holds, or those\n"
+	  "of PATH's file, with the holder's host slot and its process id there;\n"
+	  "waiting POSIX requests are marked.  Does not join the host table.\n" },
 	{ NULL, OPEN_NONE, NULL, NULL, NULL },
 };
 

@@ -208,8 +208,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before 16-byte free-stack heads" :
 				version == DAXFS_VERSION_V2 ?
 				"leases timed by wall clocks" :
-				"appends racing truncates without a write gate",
-				k->target);
+				version == DAXFS_VERSION_V3 ?
+				"appends racing truncates without a write gate" :
+				"before cluster-wide file locks", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

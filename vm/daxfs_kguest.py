@@ -19,9 +19,15 @@ Scenarios:
                              nothing fails, nobody is declared dead
   chaos SECONDS PROCS        random operations while the host corrupts the region
                              (any errno is fine; no worker may be killed or hang)
+  sqlite ROLE PEERS N JMODE  N one-row transactions into MNT/db.sqlite (journal mode JMODE)
+                             while the other peers do the same (test_kernel_locks.py)
+  locks ROLE PEERS ROUNDS    once every peer is ready, two processes add to counters in
+                             /lockfile under an fcntl lock and under flock, ROUNDS times
+                             each (tests/vm/test_kernel_locks.py; the peers at once)
 """
 import ctypes
 import errno
+import fcntl
 import mmap
 import os
 import subprocess
@@ -1007,6 +1013,91 @@ def scen_coherent(args):
     mw.close()
     mt.close()
     result(coherent="ok")
+
+
+# ---------------------------------------------------------------- locks across hosts
+
+LOCK_POSIX_OFF, LOCK_FLOCK_OFF = 0, 64     # the two counters in /lockfile
+
+
+def lock_count(path, rounds, use_flock):
+    """Adds 1 to a counter rounds times under a write lock (read, pause,
+    write back: two holders at once would lose an increment)."""
+    fd = os.open(path, os.O_RDWR)
+    off = LOCK_FLOCK_OFF if use_flock else LOCK_POSIX_OFF
+    for i in range(rounds):
+        if use_flock:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            fcntl.lockf(fd, fcntl.LOCK_EX, 8, off)
+        v = int.from_bytes(os.pread(fd, 8, off), "little")
+        time.sleep(0.001)
+        os.pwrite(fd, (v + 1).to_bytes(8, "little"), off)
+        if use_flock:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        else:
+            fcntl.lockf(fd, fcntl.LOCK_UN, 8, off)
+    os.close(fd)
+
+
+def locks_ready(fs, role, peers):
+    """Every peer starts counting only once all are mounted and ready."""
+    fs_mark(fs, role, f"lk-ready-{role}")
+    fs_wait(fs, [f"lk-ready-{x}" for x in peers])
+
+
+def scen_locks(args):
+    role, peers, rounds = args[0], args[1].split("+"), int(args[2])
+    path = p("lockfile")
+    locks_ready(PosixFS(MNT), role, peers)
+    pids = []
+    for use_flock in (False, True):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                lock_count(path, rounds, use_flock)
+                code = 0
+            except BaseException as e:  # noqa: BLE001 - reported, then exit 1
+                log(f"lock worker (flock={use_flock}) failed: {e!r}")
+            os._exit(code)
+        pids.append(pid)
+    for pid in pids:
+        _, st = os.waitpid(pid, 0)
+        check(st == 0, f"lock worker {pid} exited with status {st}")
+    result(**{f"locks_{role}": "ok"})
+
+
+def scen_sqlite(args):
+    """SQLite on one database from several hosts at once: its rollback
+    journal (or WAL) protocol rests on fcntl locks, which daxfs.ko now
+    holds in the region, so every host sees the others' locks."""
+    import sqlite3
+    role, peers, n, jmode = args[0], args[1].split("+"), int(args[2]), args[3]
+    fs = PosixFS(MNT)
+    db = p("db.sqlite")
+    if role == peers[0]:
+        con = sqlite3.connect(db)
+        con.execute(f"pragma journal_mode={jmode}")
+        con.execute("create table t(role text, i integer, pad text)")
+        con.commit()
+        con.close()
+        fs_mark(fs, role, "sq-created")
+    fs_wait(fs, ["sq-created"])
+    fs_mark(fs, role, f"sq-ready-{role}")
+    fs_wait(fs, [f"sq-ready-{x}" for x in peers])
+    con = sqlite3.connect(db, timeout=300)
+    for i in range(n):
+        con.execute("insert into t values (?, ?, ?)", (role, i, "x" * (i % 300)))
+        con.commit()
+    rows = con.execute("select count(*) from t where role = ?", (role,)).fetchone()[0]
+    check(rows == n, f"{role}: {rows} of its {n} rows")
+    ok = con.execute("pragma integrity_check").fetchone()[0]
+    con.close()
+    check(ok == "ok", f"integrity_check: {ok}")
+    fs_mark(fs, role, f"sq-done-{role}")
+    fs_wait(fs, [f"sq-done-{x}" for x in peers], timeout=600)
+    result(**{f"sqlite_{role}": "ok"})
 
 
 def dispatch(scenarios):

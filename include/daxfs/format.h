@@ -33,7 +33,10 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		4u	/* 4: a regular file's write gate */
+#define DAXFS_VERSION		5u	/* 5: cluster-wide lock table */
+/* The first version with the lock table (state.lock_root, docs/locks.md) */
+#define DAXFS_VERSION_LOCKS	5u
+#define DAXFS_VERSION_V4	4u	/* 4: a regular file's write gate */
 /* Older versions the tools can convert in place (fsck.daxfs --convert). */
 #define DAXFS_VERSION_V1	1u
 #define DAXFS_VERSION_V2	2u	/* 2: 16-byte free-stack heads */
@@ -184,7 +187,10 @@ struct daxfs_state {
 	__u64 open_hosts[4];		/* bit s: host slot s may have open-set
 					 * entries (docs/open-files.md); was
 					 * reserved, 0 on older images */
-	__u64 pad1[4];
+	__u64 lock_root;		/* version 5: struct daxfs_lock_root of
+					 * the cluster's advisory locks, 0 none
+					 * yet (docs/locks.md); was pad, 0 */
+	__u64 pad1[3];
 	__u8 reserved[4096 - 64 * (10 + DAXFS_NR_CLASSES)];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
@@ -305,6 +311,68 @@ struct daxfs_open_page {
 	__u64 ino[DAXFS_OPEN_ENTRIES];	/* 0 free, else an inode number */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_open_page) == 4096);
+
+/* ---------------------------------------------------------------------
+ * Advisory file locks (version 5, docs/locks.md): POSIX record locks, OFD
+ * locks and flock of every host, in a table of pool pages that every host
+ * reads.  state.lock_root -> root page -> up to DAXFS_LOCK_BUCKETS bucket
+ * pages (made on first use); an inode's locks all live in bucket
+ * daxfs_mix64(ino) % DAXFS_LOCK_BUCKETS.  A bucket changes only under its
+ * claim word; a record is published by its host word (stored last).
+ */
+#define DAXFS_LOCK_ROOT_MAGIC	0x544f4f524b434c44ULL	/* "DLCKROOT" */
+#define DAXFS_LOCK_BKT_MAGIC	0x544b42534b434c44ULL	/* "DLCKSBKT" */
+#define DAXFS_LOCK_BUCKETS	256
+#define DAXFS_LOCK_RECS		63	/* records per bucket page */
+
+/* rec.flags */
+#define DAXFS_LOCK_TYPE_MASK	3u	/* 1 read (shared), 2 write */
+#define DAXFS_LOCK_KIND_SHIFT	4
+#define DAXFS_LOCK_KIND_MASK	(3u << DAXFS_LOCK_KIND_SHIFT) /* POSIX 1,
+					 * OFD 2, FLOCK 3 */
+#define DAXFS_LOCK_WAITING	(1u << 8)	/* a blocked POSIX request,
+						 * not a lock (deadlock
+						 * detection) */
+
+/* bucket.claim: (lane + 1) << 58 | daxfs_claim_word() of the holder */
+#define DAXFS_LOCK_CLAIM_LANE_SHIFT	58
+
+struct daxfs_lock_root {
+	__u64 magic;			/* DAXFS_LOCK_ROOT_MAGIC */
+	__u32 nr_buckets;		/* DAXFS_LOCK_BUCKETS */
+	__u32 reserved0;
+	__u64 reserved[6];
+	__u64 bucket[DAXFS_LOCK_BUCKETS];	/* bucket page, 0: none yet */
+	__u64 pad[512 - 8 - DAXFS_LOCK_BUCKETS];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lock_root) == 4096);
+
+struct daxfs_lock_rec {
+	__u64 host;			/* 0 free; else daxfs_claim_word(slot,
+					 * gen) of the holder's host (stored
+					 * last, cleared first) */
+	__u64 owner;			/* the host's owner id (a process for
+					 * POSIX, an open file for OFD/flock) */
+	__u64 ino;
+	__u64 start;			/* first byte */
+	__u64 end;			/* last byte (inclusive); ~0: EOF */
+	__u32 flags;			/* DAXFS_LOCK_* */
+	__u32 pid;			/* shown by F_GETLK */
+	__u64 reserved[2];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lock_rec) == 64);
+
+struct daxfs_lock_bucket {
+	__u64 magic;			/* DAXFS_LOCK_BKT_MAGIC */
+	__u64 claim;			/* 0 or the modifying lane's claim */
+	__u64 seq;			/* +1 after every change: waiters
+					 * sleep until it moves */
+	__u32 index;			/* position in the root */
+	__u32 reserved0;
+	__u64 reserved[4];
+	struct daxfs_lock_rec rec[DAXFS_LOCK_RECS];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lock_bucket) == 4096);
 
 /* ---------------------------------------------------------------------
  * Hash overlay: open addressing over 16-byte buckets.  Keys are typed

@@ -366,6 +366,42 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
 int daxfs_file_open(struct daxfs_handle *h, uint64_t ino);
 int daxfs_file_close(struct daxfs_handle *h, uint64_t ino);
 
+/*
+ * Advisory locks seen by every host (docs/locks.md, docs/libdaxfs.md):
+ * fcntl record locks (DAXFS_LCK_POSIX), OFD locks (DAXFS_LCK_OFD) and
+ * flock (DAXFS_LCK_FLOCK, whole file) with Linux semantics.  r is a
+ * struct daxfs_lock_req (core/daxfs_core.h): start and end are bytes,
+ * inclusive, end DAXFS_LOCK_EOF for "to EOF and beyond"; owner 0 means
+ * the calling process for POSIX locks and this handle for OFD and flock
+ * (pass an id of your own per open file for several descriptions); pid 0
+ * means getpid().
+ * daxfs_lock: type RD/WR/UN; timeout_ms 0 tries once (F_SETLK: -EAGAIN
+ * when another owner's lock conflicts), < 0 waits as long as it takes
+ * (F_SETLKW; -EDEADLK for a POSIX wait that would close a cycle of
+ * owners waiting for each other, on any hosts), > 0 waits at most that
+ * long.  A waiter sleeps on the lock bucket's change counter (a futex
+ * that unlockers of this machine wake) with bounded back-off (at most
+ * 1 ms between looks).  -ENOLCK: the table
+ * has no room for the ranges.
+ * daxfs_getlk (F_GETLK): r->type becomes DAXFS_LCK_UN when r could be
+ * set, else r describes the first conflicting lock, r->host its host's
+ * slot and r->pid its process on that host.
+ * daxfs_file_close releases the calling process's POSIX locks on the
+ * file, as close(2) does; OFD and flock locks stay until unlocked or the
+ * handle closes (the host leaves: all its locks go).  A host declared
+ * dead loses its locks (others may take them at once); after a rejoin
+ * they are not restored.
+ */
+int daxfs_lock(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r,
+	       int timeout_ms);
+int daxfs_unlock(struct daxfs_handle *h, uint64_t ino, uint32_t kind,
+		 uint64_t owner, uint64_t start, uint64_t end);
+int daxfs_getlk(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r);
+/* Every lock of ino (0: of every file), waiters flagged; fn may be NULL:
+ * returns the count. */
+int daxfs_lock_list_all(struct daxfs_handle *h, uint64_t ino,
+			daxfs_lock_fn fn, void *ctx);
+
 /* ------------------------------------------------------------------ */
 /* Information                                                          */
 /* ------------------------------------------------------------------ */

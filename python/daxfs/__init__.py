@@ -39,6 +39,14 @@ TARGET_KINDS = {0: "file", 1: "block", 2: "devdax"}
 _CHUNK = 256
 _IO_CHUNK = 1 << 26
 
+# advisory locks (docs/locks.md): types and kinds as in core/daxfs_core.h
+LOCK_EOF = (1 << 64) - 1
+_LOCK_TYPES = {"u": 0, "r": 1, "w": 2}
+_LOCK_KINDS = {"posix": 1, "ofd": 2, "flock": 3}
+_LOCK_NAMES = {1: "r", 2: "w"}
+_LOCK_KIND_NAMES = {v: k for k, v in _LOCK_KINDS.items()}
+LockInfo = namedtuple("LockInfo", "type kind start end pid host owner")
+
 
 # struct daxfs_info_host.lease: how this process judges a host's lease
 # (its heartbeat counter timed with our own clock; docs/hosts.md)
@@ -63,6 +71,7 @@ _BUILTIN_ERRORS = {
     _errno.EISDIR: IsADirectoryError,
     _errno.EACCES: PermissionError,
     _errno.EPERM: PermissionError,
+    _errno.EAGAIN: BlockingIOError,     # a lock held by another owner
 }
 _ERROR_CLASSES = {}
 
@@ -538,11 +547,43 @@ class Region:
         """Frees every retired object that no host can still read."""
         _check(self._lib.daxfs_region_reclaim(self._handle()))
 
+    def locks(self, path=None):
+        """Every advisory lock held on path's file (None: on every file)
+        by any host: a list of (ino, LockInfo, waiting)."""
+        ino = 0
+        if path is not None:
+            ino = self.stat(path).st_ino
+        out = []
+        fn_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64,
+                                ctypes.POINTER(_lib.LockReq), ctypes.c_bool)
+
+        def fn(_ctx, i, lp, waiting):
+            r = lp.contents
+            out.append((i, LockInfo(_LOCK_NAMES.get(r.type, "?"),
+                                    _LOCK_KIND_NAMES.get(r.kind, "?"),
+                                    r.start, r.end, r.pid, r.host, r.owner),
+                        bool(waiting)))
+
+        cb = fn_t(fn)
+        _check(self._lib.daxfs_lock_list_all(
+            self._handle(), ino, ctypes.cast(cb, ctypes.c_void_p), None))
+        return out
+
     def watch_hosts(self):
         """Times the other hosts' heartbeats with this process's clock
         until each lease is known (live or run out), at most about one
         lease; returns how many are still undecided."""
         return _check(self._lib.daxfs_region_watch_hosts(self._handle()))
+
+
+def _lock_req(kind, type_, start, length, owner):
+    if kind not in _LOCK_KINDS or type_ not in _LOCK_TYPES:
+        raise ValueError("lock kind %r or type %r" % (kind, type_))
+    if kind == "flock":
+        start, length = 0, 0
+    end = LOCK_EOF if length == 0 else start + length - 1
+    return _lib.LockReq(start=start, end=end, owner=owner,
+                        type=_LOCK_TYPES[type_], kind=_LOCK_KINDS[kind])
 
 
 class File:
@@ -637,6 +678,46 @@ class File:
 
     def truncate(self, n):
         self._err(self.region._lib.daxfs_ftruncate(self._h(), self.ino, n))
+
+    # -- advisory locks across hosts (docs/locks.md) ---------------------
+
+    def _owner(self, kind):
+        # POSIX: the process (the library's default); OFD and flock: this
+        # open file, as an open file description on Linux
+        return 0 if kind == "posix" else id(self)
+
+    def lock(self, type_="w", start=0, length=0, kind="posix", wait=False):
+        """Takes (type_ "r" or "w") or drops ("u") a lock on length bytes
+        at start (0: to EOF and beyond); kind "posix" (fcntl), "ofd" or
+        "flock" (whole file).  wait: False tries once (BlockingIOError
+        when another owner's lock conflicts), True waits (F_SETLKW),
+        a number waits at most that many seconds.  EDEADLK (a POSIX wait
+        that closes a cycle, on any hosts) raises OSError."""
+        r = _lock_req(kind, type_, start, length, self._owner(kind))
+        if wait is True:
+            ms = -1
+        elif wait is False:
+            ms = 0
+        else:
+            ms = max(1, int(wait * 1000))
+        self._err(self.region._lib.daxfs_lock(self._h(), self.ino,
+                                              ctypes.byref(r), ms))
+
+    def unlock(self, start=0, length=0, kind="posix"):
+        self.lock("u", start, length, kind)
+
+    def getlk(self, type_="w", start=0, length=0, kind="posix"):
+        """F_GETLK: None when the lock could be taken, else the first
+        conflicting lock as a LockInfo (host: its host slot, pid: its
+        process on that host)."""
+        r = _lock_req(kind, type_, start, length, self._owner(kind))
+        self._err(self.region._lib.daxfs_getlk(self._h(), self.ino,
+                                               ctypes.byref(r)))
+        if r.type == 0:
+            return None
+        return LockInfo(_LOCK_NAMES.get(r.type, "?"),
+                        _LOCK_KIND_NAMES.get(r.kind, "?"), r.start, r.end,
+                        r.pid, r.host, r.owner)
 
     def close(self):
         if self._closed:

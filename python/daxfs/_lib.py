@@ -29,6 +29,21 @@ UTIME_NOW = (1 << 63) - 1
 UTIME_OMIT = (1 << 63) - 2
 
 
+class LockReq(ctypes.Structure):
+    """struct daxfs_lock_req (core/daxfs_core.h)"""
+
+    _fields_ = [
+        ("start", ctypes.c_uint64),
+        ("end", ctypes.c_uint64),
+        ("owner", ctypes.c_uint64),
+        ("type", ctypes.c_uint32),
+        ("kind", ctypes.c_uint32),
+        ("pid", ctypes.c_uint32),
+        ("host", ctypes.c_uint32),
+        ("seq", ctypes.c_uint64),
+    ]
+
+
 class Attr(ctypes.Structure):
     """struct daxfs_attr"""
 
@@ -282,6 +297,11 @@ _PROTOTYPES = {
     "daxfs_ftruncate": (_INT, [_HANDLE, _U64, _U64]),
     "daxfs_file_open": (_INT, [_HANDLE, _U64]),
     "daxfs_file_close": (_INT, [_HANDLE, _U64]),
+    "daxfs_lock": (_INT, [_HANDLE, _U64, ctypes.POINTER(LockReq), _INT]),
+    "daxfs_unlock": (_INT, [_HANDLE, _U64, _U32, _U64, _U64, _U64]),
+    "daxfs_getlk": (_INT, [_HANDLE, _U64, ctypes.POINTER(LockReq)]),
+    "daxfs_lock_list_all": (_INT, [_HANDLE, _U64, ctypes.c_void_p,
+                                   ctypes.c_void_p]),
     "daxfs_info": (_INT, [_HANDLE, ctypes.POINTER(Info)]),
     "daxfs_strerror": (ctypes.c_char_p, [_INT]),
     "daxfs_region_kind_name": (ctypes.c_char_p, [_U32]),
