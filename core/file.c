@@ -782,14 +782,21 @@ s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
 		daxfs_write_actor_t actor, void *ctx, u64 *pos)
 {
 	struct daxfs_op op;
+	u32 round = 0;
 	s64 ret;
 	int err;
 
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	ret = file_write(&op, ino, off, len, flags, actor, ctx, pos);
-	daxfs_op_end(&op);
+
+	do {
+		err = daxfs_op_begin(fs, &op);
+		if (err)
+			return err;
+		ret = file_write(&op, ino, off, len, flags, actor, ctx, pos);
+		daxfs_op_end(&op);
+		/* nothing stored yet: a shrink held the gate */
+		if (ret == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
+			return -EINTR;
+	} while (ret == DAXFS_GATE_RETRY);
 	return ret;
 }
 
@@ -922,13 +929,19 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 {
 	struct daxfs_op op;
+	u32 round = 0;
 	int err;
 
-	err = daxfs_op_begin(fs, &op);
-	if (err)
-		return err;
-	err = file_truncate(&op, ino, size);
-	daxfs_op_end(&op);
+	do {
+		err = daxfs_op_begin(fs, &op);
+		if (err)
+			return err;
+		err = file_truncate(&op, ino, size);
+		daxfs_op_end(&op);
+		/* another host's shrink held the gate: we changed nothing */
+		if (err == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
+			return -EINTR;
+	} while (err == DAXFS_GATE_RETRY);
 	return err;
 }
 

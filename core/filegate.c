@@ -25,6 +25,9 @@ static u64 *gate_word(struct daxfs_inode *ip)
 	return &ip->parent;
 }
 
+/* Rounds a write or a shrink waits for another's shrink inside its op. */
+#define GATE_ROUNDS_IN_OP	64
+
 /* One step of a wait on a live host; true when the task must stop. */
 static bool gate_pause(u32 round)
 {
@@ -58,11 +61,17 @@ static bool holder_gone(struct daxfs_op *op, u64 claim)
 	return daxfs_host_check_dead(op, slot) == 1;
 }
 
+bool daxfs_gate_retry_pause(u32 round)
+{
+	return gate_pause(round);
+}
+
 /*
  * Waits until the gate is open; take: and closes it with our claim.  A
  * gone holder's word is cleared here (a CAS from the very word: a new
  * holder's stays).  Only its own incarnation writes a claim word, so a
- * word seen gone stays gone: no ABA.
+ * word seen gone stays gone: no ABA.  A live holder is waited for only
+ * GATE_ROUNDS_IN_OP rounds: then DAXFS_GATE_RETRY (see filegate.h).
  */
 static int gate_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 {
@@ -82,6 +91,8 @@ static int gate_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 			daxfs_cas(gw, &cur, 0);
 			continue;
 		}
+		if (round >= GATE_ROUNDS_IN_OP)
+			return DAXFS_GATE_RETRY;
 		if (gate_pause(round))
 			return -EINTR;
 	}

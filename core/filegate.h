@@ -14,10 +14,25 @@
 #include "daxfs_core.h"
 
 /*
+ * Returned by daxfs_gate_enter and daxfs_gate_close when a live host's
+ * shrink kept the gate closed for GATE_ROUNDS_IN_OP rounds: the caller
+ * ends its op and starts over (daxfs_gate_retry_pause in between).
+ * Waiting inside the op would keep its epoch announced, and a file
+ * truncated over and over would then hold back reclamation on every
+ * host -- including of the pages its own shrinks free: -ENOSPC.
+ */
+#define DAXFS_GATE_RETRY	(-EINPROGRESS)
+
+/* Between two tries of an op that met a closed gate (no op open): a
+ * pause; true when the task must stop (a fatal signal in the kernel). */
+bool daxfs_gate_retry_pause(u32 round);
+
+/*
  * A write of [off, end) to file ino is about to store: records it in the
- * lane (FILE_WRITE intent, a[3] = 0) and passes the gate, waiting while a
- * shrink holds it.  0, -ESTALE (fenced) or -EINTR (fatal signal).  The
- * caller clears the intent (daxfs_intent_clear) when the write is done.
+ * lane (FILE_WRITE intent, a[3] = 0) and passes the gate, waiting a
+ * little while a shrink holds it.  0, -ESTALE (fenced), -EINTR (fatal
+ * signal) or DAXFS_GATE_RETRY.  The caller clears the intent
+ * (daxfs_intent_clear) when the write is done.
  */
 int daxfs_gate_enter(struct daxfs_op *op, struct daxfs_inode *ip, u64 ino,
 		     u64 off, u64 end);
@@ -25,8 +40,9 @@ int daxfs_gate_enter(struct daxfs_op *op, struct daxfs_inode *ip, u64 ino,
 /*
  * A shrink of file ino: records it in the lane (FILE_WRITE intent with an
  * empty range, a[3] = our claim word), closes the gate and waits until no
- * write of the file is in flight.  0, or -ESTALE / -EINTR / -EAGAIN with
- * the gate not held and the intent cleared.
+ * write of the file is in flight.  0, or -ESTALE / -EINTR / -EAGAIN /
+ * DAXFS_GATE_RETRY (another shrink holds it) with the gate not held and
+ * the intent cleared.
  */
 int daxfs_gate_close(struct daxfs_op *op, struct daxfs_inode *ip, u64 ino);
 
