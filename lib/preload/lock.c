@@ -125,9 +125,7 @@ PUBLIC int flock(int fd, int op)
 {
 	REAL(int, flock, int, int);
 	struct daxfs_handle *h;
-	struct daxfs_lock_req r = {
-		.kind = DAXFS_LCK_FLOCK, .start = 0, .end = DAXFS_LOCK_EOF,
-	};
+	struct daxfs_lock_req r;
 	struct pl_desc *d;
 	uint64_t ino;
 	int err;
@@ -136,21 +134,10 @@ PUBLIC int flock(int fd, int op)
 	if (!d)
 		return real_flock(fd, op);
 	ino = d->ino;
-	r.owner = desc_owner(d);
+	err = daxfs_flock_req(op, desc_owner(d), &r);
 	pl_fd_put(d);
-	switch (op & ~LOCK_NB) {
-	case LOCK_SH:
-		r.type = DAXFS_LCK_RD;
-		break;
-	case LOCK_EX:
-		r.type = DAXFS_LCK_WR;
-		break;
-	case LOCK_UN:
-		r.type = DAXFS_LCK_UN;
-		break;
-	default:
-		return pl_fail(-EINVAL);
-	}
+	if (err)
+		return pl_fail(err);
 	h = pl_handle();
 	if (!h)
 		return -1;
