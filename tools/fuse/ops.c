@@ -448,9 +448,13 @@ static void op_write(fuse_req_t req, fuse_ino_t node, const char *buf,
 	fuse_reply_write(req, (size_t)n);
 }
 
-/* Stores are in the region already (and flushed on a persistent one). */
+/* Stores are in the region already (and flushed on a persistent one);
+ * a flush is a close(2): the closer's POSIX locks go. */
 static void op_flush(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
+	struct dfuse *d = dfuse_of(req);
+
+	dfuse_locks_flush(d, dfuse_ino(d, node), fi);
 	reply_err(req, 0);
 }
 
@@ -464,6 +468,7 @@ static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 {
 	struct dfuse *d = dfuse_of(req);
 
+	dfuse_locks_release(d, dfuse_ino(d, node), fi);
 	dfuse_open_put(d, dfuse_ino(d, node));
 	reply_err(req, 0);
 }
@@ -546,6 +551,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t node,
 {
 	struct dfuse *d = dfuse_of(req);
 
+	dfuse_locks_release(d, dfuse_ino(d, node), fi);
 	dfuse_open_put(d, dfuse_ino(d, node));
 	reply_err(req, 0);
 }
@@ -606,4 +612,7 @@ const struct fuse_lowlevel_ops dfuse_ops = {
 	.releasedir	= op_releasedir,
 	.fsyncdir	= op_fsyncdir,
 	.statfs		= op_statfs,
+	.getlk		= dfuse_getlk,
+	.setlk		= dfuse_setlk,
+	.flock		= dfuse_flock,
 };
