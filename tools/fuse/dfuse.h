@@ -84,8 +84,12 @@ void dfuse_flock(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
 /* close(2) of a descriptor: the closer's POSIX locks on ino go */
 void dfuse_locks_flush(struct dfuse *d, uint64_t ino,
 		       const struct fuse_file_info *fi);
-/* last close of an open file: its flock (and OFD) locks go */
+/* last close of an open file: its flock and OFD locks go; frees fi->fh */
 void dfuse_locks_release(struct dfuse *d, uint64_t ino,
-			 const struct fuse_file_info *fi);
+			 struct fuse_file_info *fi);
+/* An open file's lock bookkeeping in fi->fh: made at open (-ENOMEM),
+ * freed at release, or by forget when the open is not answered. */
+int dfuse_locks_open(struct fuse_file_info *fi);
+void dfuse_locks_forget(struct fuse_file_info *fi);
 
 #endif /* DAXFS_DFUSE_H */

@@ -11,10 +11,16 @@
  * (this host, lock_owner).  The kernel does not send POSIX unlocks at
  * close: it sends flush with the closer's lock_owner, and release with
  * FUSE_RELEASE_FLOCK_UNLOCK after a flock, and we drop the locks there.
+ * It names no owner at the last close of a file with OFD locks only, so
+ * each open file (fi->fh) remembers the owners that asked for fcntl
+ * locks through it and have not flushed it since; at release those are
+ * the open file's own (OFD) owners: a process that asked had a
+ * descriptor of it, and closing that descriptor flushed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/file.h>
 
 #include "dfuse.h"
@@ -22,6 +28,75 @@
 /* How long one wait of an F_SETLKW or a blocking flock lasts before the
  * worker looks whether the caller was interrupted (a signal). */
 #define DFUSE_LOCK_SLICE_MS	100
+
+struct dfuse_lockers {
+	pthread_mutex_t lock;
+	uint64_t *owner;
+	size_t nr, cap;
+};
+
+static struct dfuse_lockers *lockers_of(const struct fuse_file_info *fi)
+{
+	return (struct dfuse_lockers *)(uintptr_t)fi->fh;
+}
+
+int dfuse_locks_open(struct fuse_file_info *fi)
+{
+	struct dfuse_lockers *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	fi->fh = (uint64_t)(uintptr_t)l;
+	return 0;
+}
+
+void dfuse_locks_forget(struct fuse_file_info *fi)
+{
+	struct dfuse_lockers *l = lockers_of(fi);
+
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	free(l->owner);
+	free(l);
+	fi->fh = 0;
+}
+
+/* Remembers owner (add) or forgets it; -ENOLCK when there is no memory
+ * to remember it (the lock is not taken then). */
+static int lockers_note(const struct fuse_file_info *fi, uint64_t owner,
+			bool add)
+{
+	struct dfuse_lockers *l = lockers_of(fi);
+	uint64_t *grown;
+	size_t i;
+	int err = 0;
+
+	if (!l)
+		return add ? -ENOLCK : 0;
+	pthread_mutex_lock(&l->lock);
+	for (i = 0; i < l->nr && l->owner[i] != owner; i++)
+		;
+	if (i < l->nr && !add) {
+		l->owner[i] = l->owner[--l->nr];
+	} else if (i == l->nr && add) {
+		if (l->nr == l->cap) {
+			grown = realloc(l->owner, (l->cap * 2 + 4) *
+					sizeof(*grown));
+			if (!grown) {
+				err = -ENOLCK;
+				goto out;
+			}
+			l->owner = grown;
+			l->cap = l->cap * 2 + 4;
+		}
+		l->owner[l->nr++] = owner;
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+	return err;
+}
 
 static void req_of(uint64_t owner, uint32_t kind, const struct flock *l,
 		   struct daxfs_lock_req *r)
@@ -86,9 +161,14 @@ void dfuse_setlk(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
 {
 	struct dfuse *d = fuse_req_userdata(req);
 	struct daxfs_lock_req r = { 0 };
+	int err = 0;
 
 	req_of(fi->lock_owner, DAXFS_LCK_POSIX, lock, &r);
-	fuse_reply_err(req, -set_lock(req, d, dfuse_ino(d, node), &r, sleep));
+	if (r.type != DAXFS_LCK_UN)
+		err = lockers_note(fi, fi->lock_owner, true);
+	if (!err)
+		err = set_lock(req, d, dfuse_ino(d, node), &r, sleep);
+	fuse_reply_err(req, -err);
 }
 
 void dfuse_flock(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
@@ -106,19 +186,25 @@ void dfuse_flock(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
 void dfuse_locks_flush(struct dfuse *d, uint64_t ino,
 		       const struct fuse_file_info *fi)
 {
-	if (!d->ro)
-		daxfs_unlock(d->h, ino, DAXFS_LCK_POSIX, fi->lock_owner, 0,
-			     DAXFS_LOCK_EOF);
+	if (d->ro)
+		return;
+	lockers_note(fi, fi->lock_owner, false);
+	daxfs_unlock(d->h, ino, DAXFS_LCK_POSIX, fi->lock_owner, 0,
+		     DAXFS_LOCK_EOF);
 }
 
 void dfuse_locks_release(struct dfuse *d, uint64_t ino,
-			 const struct fuse_file_info *fi)
+			 struct fuse_file_info *fi)
 {
-	if (d->ro || !fi->flock_release)
-		return;
-	daxfs_unlock(d->h, ino, DAXFS_LCK_FLOCK, fi->lock_owner, 0,
-		     DAXFS_LOCK_EOF);
-	/* OFD locks of this open file have the same owner id */
-	daxfs_unlock(d->h, ino, DAXFS_LCK_POSIX, fi->lock_owner, 0,
-		     DAXFS_LOCK_EOF);
+	struct dfuse_lockers *l = lockers_of(fi);
+	size_t i;
+
+	if (!d->ro && fi->flock_release)
+		daxfs_unlock(d->h, ino, DAXFS_LCK_FLOCK, fi->lock_owner, 0,
+			     DAXFS_LOCK_EOF);
+	/* no other thread uses the open file once it is released */
+	for (i = 0; !d->ro && l && i < l->nr; i++)
+		daxfs_unlock(d->h, ino, DAXFS_LCK_POSIX, l->owner[i], 0,
+			     DAXFS_LOCK_EOF);
+	dfuse_locks_forget(fi);
 }

@@ -336,9 +336,16 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 	err = dfuse_open_get(d, ino);
 	if (err)
 		return reply_err(req, err);
+	err = dfuse_locks_open(fi);
+	if (err) {
+		dfuse_open_put(d, ino);
+		return reply_err(req, err);
+	}
 	open_reply_flags(fi);
-	if (fuse_reply_open(req, fi))
-		dfuse_open_put(d, ino);	/* the opener was interrupted */
+	if (fuse_reply_open(req, fi)) {
+		dfuse_locks_forget(fi);	/* the opener was interrupted */
+		dfuse_open_put(d, ino);
+	}
 }
 
 /* An existing name met by create() that lost a race with another
@@ -375,14 +382,18 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (err)
 		return reply_err(req, err);
 	err = daxfs_fstat(d->h, ino, &a);
+	if (!err)
+		err = dfuse_locks_open(fi);
 	if (err) {
 		dfuse_open_put(d, ino);
 		return reply_err(req, err);
 	}
 	fill_entry(d, &a, &e);
 	open_reply_flags(fi);
-	if (fuse_reply_create(req, &e, fi))
+	if (fuse_reply_create(req, &e, fi)) {
+		dfuse_locks_forget(fi);
 		dfuse_open_put(d, ino);
+	}
 }
 
 /*
