@@ -621,3 +621,46 @@ def test_lock_waiter_on_another_host(region):
         h.stdin.close()
         h.wait(timeout=60)
     assert h.returncode == 0, h.stderr.read()
+
+
+# Locks byte argv[1], says so, waits for a line, then waits (F_SETLKW) for
+# byte argv[2] and prints what it got.
+LK_CROSS = r'''
+import errno, fcntl, os, sys
+fd = os.open("/daxfs/f", os.O_CREAT | os.O_RDWR, 0o644)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, int(sys.argv[1]))
+print("held", flush=True)
+sys.stdin.readline()
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX, 1, int(sys.argv[2]))
+    print("granted", flush=True)
+except OSError as e:
+    print("EDEADLK" if e.errno == errno.EDEADLK else errno.errorcode[e.errno],
+          flush=True)
+'''
+
+
+def test_lock_deadlock_across_hosts(region):
+    """Two `daxfs run` programs (two hosts) each hold a byte and wait for
+    the other's: the wait is refused with EDEADLK, not left hanging.  One
+    of them is told (and the other gets the lock once it exits), or both
+    when they close the cycle at the same moment (docs/locks.md
+    "Deadlocks": Linux would tell only one)."""
+    procs = [pl.popen(region, [sys.executable, "-c", LK_CROSS, a, b],
+                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE)
+             for a, b in (("0", "1"), ("1", "0"))]
+    try:
+        for p in procs:
+            assert p.stdout.readline() == b"held\n", p.stderr.read()
+        for p in procs:
+            p.stdin.write(b"go\n")
+            p.stdin.flush()
+        outs = sorted(p.communicate(timeout=60)[0] for p in procs)
+        assert outs in ([b"EDEADLK\n", b"granted\n"],
+                        [b"EDEADLK\n", b"EDEADLK\n"])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
