@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,4 +152,24 @@ int daxfs_lock_list_all(struct daxfs_handle *h, uint64_t ino,
 			daxfs_lock_fn fn, void *ctx)
 {
 	LIB_CALL(h, do_list(h, ino, fn, ctx));
+}
+
+int daxfs_flock_req(int op, uint64_t owner, struct daxfs_lock_req *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->owner = owner;
+	r->kind = DAXFS_LCK_FLOCK;
+	r->end = DAXFS_LOCK_EOF;
+	switch (op & ~LOCK_NB) {
+	case LOCK_SH:
+		r->type = DAXFS_LCK_RD;
+		return 0;
+	case LOCK_EX:
+		r->type = DAXFS_LCK_WR;
+		return 0;
+	case LOCK_UN:
+		r->type = DAXFS_LCK_UN;
+		return 0;
+	}
+	return -EINVAL;
 }

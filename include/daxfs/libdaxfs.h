@@ -397,6 +397,10 @@ int daxfs_lock(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r,
 int daxfs_unlock(struct daxfs_handle *h, uint64_t ino, uint32_t kind,
 		 uint64_t owner, uint64_t start, uint64_t end);
 int daxfs_getlk(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r);
+/* A flock(2) request (LOCK_SH, LOCK_EX or LOCK_UN, LOCK_NB ignored) as a
+ * whole-file DAXFS_LCK_FLOCK request of owner in *r: 0, or -EINVAL for
+ * another op.  For front ends that serve flock (the preload, FUSE). */
+int daxfs_flock_req(int op, uint64_t owner, struct daxfs_lock_req *r);
 /* Every lock of ino (0: of every file), waiters flagged; fn may be NULL:
  * returns the count. */
 int daxfs_lock_list_all(struct daxfs_handle *h, uint64_t ino,

@@ -164,7 +164,7 @@ static void local_put(unsigned int idx)
 	struct daxfs_handle *h;
 
 	if (table[idx].kind == PL_KIND_REG)
-		pl_lock_drop(table[idx].ino);
+		pl_lock_drop(&table[idx], localref[idx] == 1);
 
 	if (--localref[idx] == 0 && table[idx].kind == PL_KIND_REG) {
 		h = pl_handle_peek();
@@ -295,7 +295,6 @@ void pl_fork_parent(int failed)
 void pl_fork_child(void)
 {
 	pthread_rwlock_init(&map_lock, NULL);
-	pl_lock_fork_child();
 }
 
 void pl_reopen_all(struct daxfs_handle *h)

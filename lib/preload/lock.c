@@ -1,153 +1,167 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Record locks (fcntl F_GETLK/F_SETLK/F_SETLKW) on region files, between
- * the processes of one host: each locked region file has a stand-in file
- * in /dev/shm (one directory per region, named by the region file's
- * device and inode numbers), and the lock is taken on the stand-in by the
- * kernel.  So waiting, deadlock detection (EDEADLK) and release at process
- * death are the kernel's.  POSIX drops a process's locks on a file when
- * it closes any descriptor of that file: closing a region descriptor
- * closes the stand-in.  Hosts that do not share /dev/shm (other VMs) do
- * not see these locks: cluster-wide locks come from the core later.
+ * Advisory locks on region files: fcntl record locks (F_GETLK, F_SETLK,
+ * F_SETLKW), open file description locks (F_OFD_*) and flock(2), held in
+ * the region by the core (docs/locks.md), so programs on two hosts that
+ * lock one file exclude each other.  Each process is its own host: its
+ * POSIX locks are owned by its pid; OFD and flock locks by the open file
+ * description (its address in the shared description table, the same in
+ * every process that shares the description).  POSIX drops a process's
+ * locks on a file when it closes any descriptor of it; OFD and flock
+ * locks go with this process's last descriptor of the description, or
+ * with the process (its host leaves).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <stdint.h>
+#include <sys/file.h>
 
 #include "preload.h"
 
-#define MAX_LOCKED	256
+/* Set once this process asked for a lock: until then a close has no
+ * lock to drop and skips the lock table. */
+static _Atomic int took_locks;
 
-static pthread_mutex_t lock_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	uint64_t ino;
-	int fd;
-} standins[MAX_LOCKED];
-static int nr_standins;
-
-static int standin_dir(char *out, size_t size)
+static uint64_t desc_owner(const struct pl_desc *d)
 {
-	struct stat st;
+	return (uint64_t)(uintptr_t)d;
+}
 
-	if (stat(pl_cfg.region, &st))
-		return -errno;
-	snprintf(out, size, "/dev/shm/.daxfs-locks-%llx-%llx",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-	if (mkdir(out, 01777) && errno != EEXIST)
-		return -errno;
+static uint32_t type_of(short l_type)
+{
+	return l_type == F_RDLCK ? DAXFS_LCK_RD :
+	       l_type == F_WRLCK ? DAXFS_LCK_WR : DAXFS_LCK_UN;
+}
+
+/* struct flock (l_whence resolved to base) -> inclusive byte range */
+static int range_of(const struct flock *fl, int64_t base,
+		    struct daxfs_lock_req *r)
+{
+	int64_t start = base + fl->l_start, len = fl->l_len;
+
+	if (len < 0) {
+		start += len;
+		len = -len;
+	}
+	if (start < 0)
+		return -EINVAL;
+	r->start = (uint64_t)start;
+	r->end = len ? (uint64_t)start + (uint64_t)len - 1 : DAXFS_LOCK_EOF;
 	return 0;
 }
 
-/* The stand-in descriptor for ino, opened on first use (mutex held). */
-static int standin(uint64_t ino)
+static void report(const struct daxfs_lock_req *r, struct flock *fl)
 {
-	REAL(int, openat, int, const char *, int, ...);
-	REAL(int, fcntl, int, int, ...);
-	REAL(int, close, int);
-	char dir[128], path[192];
-	int i, fd, hi, err;
-
-	for (i = 0; i < nr_standins; i++)
-		if (standins[i].ino == ino)
-			return standins[i].fd;
-	if (nr_standins == MAX_LOCKED)
-		return -ENOLCK;
-	err = standin_dir(dir, sizeof(dir));
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "%s/%llu", dir, (unsigned long long)ino);
-	fd = real_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	hi = real_fcntl(fd, F_DUPFD_CLOEXEC, 800);
-	if (hi >= 0) {
-		real_close(fd);
-		fd = hi;
+	if (r->type == DAXFS_LCK_UN) {
+		fl->l_type = F_UNLCK;
+		return;
 	}
-	standins[nr_standins].ino = ino;
-	standins[nr_standins++].fd = fd;
-	return fd;
+	fl->l_type = r->type == DAXFS_LCK_RD ? F_RDLCK : F_WRLCK;
+	fl->l_whence = SEEK_SET;
+	fl->l_start = (off_t)r->start;
+	fl->l_len = r->end == DAXFS_LOCK_EOF ? 0 :
+		    (off_t)(r->end - r->start + 1);
+	fl->l_pid = r->kind == DAXFS_LCK_POSIX ? (pid_t)r->pid : -1;
 }
 
 int pl_lock(int fd, int cmd, struct flock *fl)
 {
-	REAL(int, fcntl, int, int, ...);
 	struct daxfs_handle *h = pl_handle();
+	struct daxfs_lock_req r = { .kind = DAXFS_LCK_POSIX };
+	int ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK ||
+		  cmd == F_OFD_SETLKW;
 	struct pl_desc *d;
-	struct flock k;
 	struct daxfs_attr a;
 	int64_t base = 0;
 	uint64_t ino;
-	int sfd, r, err = 0;
+	int err = 0;
 
 	if (!h)
 		return -1;
+	if (fl->l_type != F_RDLCK && fl->l_type != F_WRLCK &&
+	    fl->l_type != F_UNLCK)
+		return pl_fail(-EINVAL);
+	if (ofd && fl->l_pid)
+		return pl_fail(-EINVAL);
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
 	ino = d->ino;
 	if (fl->l_whence == SEEK_CUR)
-		base = atomic_load(&d->off);
+		base = (int64_t)atomic_load(&d->off);
+	if (ofd) {
+		r.kind = DAXFS_LCK_OFD;
+		r.owner = desc_owner(d);
+	}
 	pl_fd_put(d);
 	if (fl->l_whence == SEEK_END) {
 		err = daxfs_fstat(h, ino, &a);
-		base = a.size;
+		base = (int64_t)a.size;
+	} else if (fl->l_whence != SEEK_SET && fl->l_whence != SEEK_CUR) {
+		err = -EINVAL;
 	}
+	if (!err)
+		err = range_of(fl, base, &r);
 	if (err)
 		return pl_fail(err);
-	k = *fl;
-	k.l_whence = SEEK_SET;
-	k.l_start = base + fl->l_start;
-	pthread_mutex_lock(&lock_mutex);
-	sfd = standin(ino);
-	pthread_mutex_unlock(&lock_mutex);
-	if (sfd < 0)
-		return pl_fail(sfd);
-	r = real_fcntl(sfd, cmd, &k);
-	if (!r && cmd == F_GETLK) {
-		fl->l_type = k.l_type;
-		fl->l_pid = k.l_pid;
-		if (k.l_type != F_UNLCK) {
-			fl->l_whence = SEEK_SET;
-			fl->l_start = k.l_start;
-			fl->l_len = k.l_len;
-		}
+	r.type = type_of(fl->l_type);
+	if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
+		if (r.type == DAXFS_LCK_UN)
+			return pl_fail(-EINVAL);
+		err = daxfs_getlk(h, ino, &r);
+		if (!err)
+			report(&r, fl);
+		return err ? pl_fail(err) : 0;
 	}
-	return r;
+	atomic_store(&took_locks, 1);
+	err = daxfs_lock(h, ino, &r,
+			 cmd == F_SETLKW || cmd == F_OFD_SETLKW ? -1 : 0);
+	return err ? pl_fail(err) : 0;
 }
 
-/* A descriptor of ino was closed: the process's locks on it go. */
-void pl_lock_drop(uint64_t ino)
+PUBLIC int flock(int fd, int op)
 {
-	REAL(int, close, int);
-	int i;
+	REAL(int, flock, int, int);
+	struct daxfs_handle *h;
+	struct daxfs_lock_req r;
+	struct pl_desc *d;
+	uint64_t ino;
+	int err;
 
-	pthread_mutex_lock(&lock_mutex);
-	for (i = 0; i < nr_standins; i++) {
-		if (standins[i].ino != ino)
-			continue;
-		real_close(standins[i].fd);
-		standins[i] = standins[--nr_standins];
-		break;
-	}
-	pthread_mutex_unlock(&lock_mutex);
+	d = pl_fd_get(fd);
+	if (!d)
+		return real_flock(fd, op);
+	ino = d->ino;
+	err = daxfs_flock_req(op, desc_owner(d), &r);
+	pl_fd_put(d);
+	if (err)
+		return pl_fail(err);
+	h = pl_handle();
+	if (!h)
+		return -1;
+	atomic_store(&took_locks, 1);
+	err = daxfs_lock(h, ino, &r, op & LOCK_NB ? 0 : -1);
+	return err ? pl_fail(err) : 0;
 }
 
-/* fork: the child holds no locks, and must not close the parent's
- * stand-ins' locks... closing an inherited descriptor would not touch
- * them (locks belong to the process), so the child just forgets. */
-void pl_lock_fork_child(void)
+/*
+ * This process closes a descriptor of d: its POSIX locks on the file go
+ * (close(2) semantics); with its last descriptor of d (last), so do the
+ * OFD and flock locks it took through d.
+ */
+void pl_lock_drop(const struct pl_desc *d, int last)
 {
-	REAL(int, close, int);
-	int i;
+	struct daxfs_handle *h = pl_handle_peek();
 
-	for (i = 0; i < nr_standins; i++)
-		real_close(standins[i].fd);
-	nr_standins = 0;
-	pthread_mutex_init(&lock_mutex, NULL);
+	if (!h || !atomic_load(&took_locks))
+		return;
+	daxfs_unlock(h, d->ino, DAXFS_LCK_POSIX, 0, 0, DAXFS_LOCK_EOF);
+	if (!last)
+		return;
+	daxfs_unlock(h, d->ino, DAXFS_LCK_OFD, desc_owner(d), 0,
+		     DAXFS_LOCK_EOF);
+	daxfs_unlock(h, d->ino, DAXFS_LCK_FLOCK, desc_owner(d), 0,
+		     DAXFS_LOCK_EOF);
 }

@@ -306,13 +306,10 @@ static int region_fcntl(int fd, int cmd, long arg)
 	case F_GETLK:
 	case F_SETLK:
 	case F_SETLKW:
-		return pl_lock(fd, cmd, (struct flock *)arg);
 	case F_OFD_GETLK:
 	case F_OFD_SETLK:
 	case F_OFD_SETLKW:
-		pl_debug("fcntl %d on region fd %d: open file description "
-			 "locks not supported yet", cmd, fd);
-		return pl_fail(-ENOLCK);
+		return pl_lock(fd, cmd, (struct flock *)arg);
 	default:
 		/* F_GETFD/F_SETFD and the rest act on the reservation. */
 		return real_fcntl(fd, cmd, arg);

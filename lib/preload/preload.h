@@ -105,8 +105,7 @@ int pl_open_region(const char *rpath, int flags, mode_t mode);
 /* lock.c */
 struct flock;
 int pl_lock(int fd, int cmd, struct flock *fl);
-void pl_lock_drop(uint64_t ino);
-void pl_lock_fork_child(void);
+void pl_lock_drop(const struct pl_desc *d, int last);
 
 /* stdio.c */
 void pl_std_fix(int fd);	/* after fd 0..2 changed */

@@ -83,11 +83,3 @@ def _diff(a, b):
         a.decode(errors="replace").splitlines(),
         b.decode(errors="replace").splitlines(), lineterm=""))
 
-
-def drop_lock_dir(region):
-    """Removes the record-lock stand-ins of region (lib/preload/lock.c):
-    they stay in /dev/shm after the programs end, one directory per
-    region file."""
-    st = os.stat(region)
-    shutil.rmtree("/dev/shm/.daxfs-locks-%x-%x" % (st.st_dev, st.st_ino),
-                  ignore_errors=True)

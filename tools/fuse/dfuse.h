@@ -2,8 +2,9 @@
 /*
  * daxfs-fuse: one DaxFS host that serves a FUSE mount (docs/fuse.md).
  * main.c parses the options and runs the session, ops.c answers the
- * kernel's requests, opens.c keeps the files open on this host and tells
- * the kernel when another host changed one of them.
+ * kernel's requests, locks.c its lock requests, opens.c keeps the files
+ * open on this host and tells the kernel when another host changed one
+ * of them.
  */
 #ifndef DAXFS_DFUSE_H
 #define DAXFS_DFUSE_H
@@ -72,5 +73,23 @@ bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a);
  * that another host changed (after the session is mounted). */
 int dfuse_poller_start(struct dfuse *d);
 void dfuse_poller_stop(struct dfuse *d);
+
+/* locks.c: fcntl and flock locks through the core (docs/locks.md) */
+void dfuse_getlk(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
+		 struct flock *lock);
+void dfuse_setlk(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
+		 struct flock *lock, int sleep);
+void dfuse_flock(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
+		 int op);
+/* close(2) of a descriptor: the closer's POSIX locks on ino go */
+void dfuse_locks_flush(struct dfuse *d, uint64_t ino,
+		       const struct fuse_file_info *fi);
+/* last close of an open file: its flock and OFD locks go; frees fi->fh */
+void dfuse_locks_release(struct dfuse *d, uint64_t ino,
+			 struct fuse_file_info *fi);
+/* An open file's lock bookkeeping in fi->fh: made at open (-ENOMEM),
+ * freed at release, or by forget when the open is not answered. */
+int dfuse_locks_open(struct fuse_file_info *fi);
+void dfuse_locks_forget(struct fuse_file_info *fi);
 
 #endif /* DAXFS_DFUSE_H */

@@ -336,9 +336,16 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 	err = dfuse_open_get(d, ino);
 	if (err)
 		return reply_err(req, err);
+	err = dfuse_locks_open(fi);
+	if (err) {
+		dfuse_open_put(d, ino);
+		return reply_err(req, err);
+	}
 	open_reply_flags(fi);
-	if (fuse_reply_open(req, fi))
-		dfuse_open_put(d, ino);	/* the opener was interrupted */
+	if (fuse_reply_open(req, fi)) {
+		dfuse_locks_forget(fi);	/* the opener was interrupted */
+		dfuse_open_put(d, ino);
+	}
 }
 
 /* An existing name met by create() that lost a race with another
@@ -375,14 +382,18 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (err)
 		return reply_err(req, err);
 	err = daxfs_fstat(d->h, ino, &a);
+	if (!err)
+		err = dfuse_locks_open(fi);
 	if (err) {
 		dfuse_open_put(d, ino);
 		return reply_err(req, err);
 	}
 	fill_entry(d, &a, &e);
 	open_reply_flags(fi);
-	if (fuse_reply_create(req, &e, fi))
+	if (fuse_reply_create(req, &e, fi)) {
+		dfuse_locks_forget(fi);
 		dfuse_open_put(d, ino);
+	}
 }
 
 /*
@@ -448,9 +459,13 @@ static void op_write(fuse_req_t req, fuse_ino_t node, const char *buf,
 	fuse_reply_write(req, (size_t)n);
 }
 
-/* Stores are in the region already (and flushed on a persistent one). */
+/* Stores are in the region already (and flushed on a persistent one);
+ * a flush is a close(2): the closer's POSIX locks go. */
 static void op_flush(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
+	struct dfuse *d = dfuse_of(req);
+
+	dfuse_locks_flush(d, dfuse_ino(d, node), fi);
 	reply_err(req, 0);
 }
 
@@ -464,6 +479,7 @@ static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 {
 	struct dfuse *d = dfuse_of(req);
 
+	dfuse_locks_release(d, dfuse_ino(d, node), fi);
 	dfuse_open_put(d, dfuse_ino(d, node));
 	reply_err(req, 0);
 }
@@ -546,6 +562,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t node,
 {
 	struct dfuse *d = dfuse_of(req);
 
+	dfuse_locks_release(d, dfuse_ino(d, node), fi);
 	dfuse_open_put(d, dfuse_ino(d, node));
 	reply_err(req, 0);
 }
@@ -606,4 +623,7 @@ const struct fuse_lowlevel_ops dfuse_ops = {
 	.releasedir	= op_releasedir,
 	.fsyncdir	= op_fsyncdir,
 	.statfs		= op_statfs,
+	.getlk		= dfuse_getlk,
+	.setlk		= dfuse_setlk,
+	.flock		= dfuse_flock,
 };
