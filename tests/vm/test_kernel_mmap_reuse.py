@@ -23,23 +23,19 @@ from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 SIZE = 64 << 20
 
 
-def test_kernel_mmap_truncated_pages_not_reused_under_mapping(request, built):
-    """A maps /victim (64 pages); H truncates it to 0, regrows it and refills the whole
-    pool with other files for 8 s (lease 5 s: A's tick is 1.25 s; a loaded machine can
-    stall a TCG guest for seconds, and a 2 s lease then got A declared dead).  A sees only
-    the victim's bytes or zeros, and zeros at the end; H did reuse the freed pages (it wrote
-    at least half as many pages after the cut as the victim had, on a pool that was full
-    before it); fsck clean."""
+def run_mapper(request, lease_ms, step, peer):
+    """Guest A runs the mapper step `step` while the host runs `peer(region)`; returns
+    A's results and what the peer returned, after checking the run and fsck."""
     host = {}
     with Cluster(label=request.node.name, size=SIZE, timeout=400) as c:
-        mkfs(c.shm, "--lease-ms", "5000")
+        mkfs(c.shm, "--lease-ms", str(lease_ms))
 
         def host_peer():
             with region(c.shm) as r:
-                host.update(mk.reuse_peer(r, "/victim"))
+                host.update(peer(r) or {})
             return True
 
-        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "mm:reuse:A:/victim",
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", step,
                                             "umount", "rmmod", "clean"])],
                     host_fn=host_peer)
         ra = res.guests["A"].results
@@ -47,6 +43,18 @@ def test_kernel_mmap_truncated_pages_not_reused_under_mapping(request, built):
         assert res.ok, res.summary()
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
+    return ra, host
+
+
+def test_kernel_mmap_truncated_pages_not_reused_under_mapping(request, built):
+    """A maps /victim (64 pages); H truncates it to 0, regrows it and refills the whole
+    pool with other files for 8 s (lease 5 s: A's tick is 1.25 s; a loaded machine can
+    stall a TCG guest for seconds, and a 2 s lease then got A declared dead).  A sees only
+    the victim's bytes or zeros, and zeros at the end; H did reuse the freed pages (it wrote
+    at least half as many pages after the cut as the victim had, on a pool that was full
+    before it); fsck clean."""
+    ra, host = run_mapper(request, 5000, "mm:reuse:A:/victim",
+                          lambda r: mk.reuse_peer(r, "/victim"))
     assert ra["reuse"] == "ok", ra
     assert host["pages_after_cut"] >= mk.REUSE_PAGES // 2, host
 
@@ -56,20 +64,6 @@ def test_kernel_mmap_hole_filled_by_other_host(request, built):
     writes the odd pages.  Without any read(2) of the file, A's mapping comes to show
     them (it kept the zero page forever while read(2) showed the data), the even pages
     stay zeros; a hole A fills with its own pwrite(2) shows at once; fsck clean."""
-    with Cluster(label=request.node.name, size=SIZE, timeout=400) as c:
-        mkfs(c.shm, "--lease-ms", "2000")
-
-        def host_peer():
-            with region(c.shm) as r:
-                mk.hole_peer(r, "/holes")
-            return True
-
-        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "mm:hole:A:/holes",
-                                            "umount", "rmmod", "clean"])],
-                    host_fn=host_peer)
-        ra = res.guests["A"].results
-        print(f"\nmapper A: {ra}")
-        assert res.ok, res.summary()
-        rc, out = fsck(c.shm, "-n")
-        assert rc == 0, out
+    ra, _ = run_mapper(request, 2000, "mm:hole:A:/holes",
+                       lambda r: mk.hole_peer(r, "/holes"))
     assert ra["hole"] == "ok", ra
