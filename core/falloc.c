@@ -237,28 +237,29 @@ static int falloc_check(u32 mode, u64 off, u64 len)
 	return 0;
 }
 
-/* Runs one step in its own op, starting over while a live shrink holds
- * the gate (nothing done yet in that case). */
+struct falloc_call {
+	u64 ino, off, end;
+	u32 mode;
+	u64 *blk;
+};
+
+static int falloc_step(struct daxfs_op *op, void *arg)
+{
+	struct falloc_call *f = arg;
+
+	if (f->mode & (DAXFS_FALLOC_PUNCH_HOLE | DAXFS_FALLOC_ZERO_RANGE))
+		return change_range(op, f->ino, f->mode, f->off, f->end);
+	return prealloc_step(op, f->ino, f->off, f->end, f->blk);
+}
+
+/* One step in its own op, starting over while a live shrink holds the
+ * gate (nothing done yet in that case). */
 static int falloc_op(struct daxfs_fs *fs, u64 ino, u32 mode, u64 off,
 		     u64 end, u64 *blk)
 {
-	struct daxfs_op op;
-	u32 round = 0;
-	int err;
+	struct falloc_call f = { ino, off, end, mode, blk };
 
-	do {
-		err = daxfs_op_begin(fs, &op);
-		if (err)
-			return err;
-		if (mode & (DAXFS_FALLOC_PUNCH_HOLE | DAXFS_FALLOC_ZERO_RANGE))
-			err = change_range(&op, ino, mode, off, end);
-		else
-			err = prealloc_step(&op, ino, off, end, blk);
-		daxfs_op_end(&op);
-		if (err == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
-			return -EINTR;
-	} while (err == DAXFS_GATE_RETRY);
-	return err;
+	return daxfs_gate_op(fs, falloc_step, &f);
 }
 
 int daxfs_fallocate(struct daxfs_fs *fs, u64 ino, u32 mode, u64 off, u64 len)

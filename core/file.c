@@ -912,23 +912,23 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	return err;
 }
 
+struct truncate_call {
+	u64 ino, size;
+};
+
+static int truncate_op(struct daxfs_op *op, void *arg)
+{
+	struct truncate_call *t = arg;
+
+	return file_truncate(op, t->ino, t->size);
+}
+
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 {
-	struct daxfs_op op;
-	u32 round = 0;
-	int err;
+	struct truncate_call t = { ino, size };
 
-	do {
-		err = daxfs_op_begin(fs, &op);
-		if (err)
-			return err;
-		err = file_truncate(&op, ino, size);
-		daxfs_op_end(&op);
-		/* another host's shrink held the gate: we changed nothing */
-		if (err == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
-			return -EINTR;
-	} while (err == DAXFS_GATE_RETRY);
-	return err;
+	/* another host's shrink held the gate: we changed nothing, retry */
+	return daxfs_gate_op(fs, truncate_op, &t);
 }
 
 /* ------------------------------------------------------------------ */
