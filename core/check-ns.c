@@ -50,13 +50,26 @@ struct chk_fw {
 	u64 lim;			/* first block index past EOF */
 };
 
+/* A page of zeros only: beyond EOF, fallocate's KEEP_SIZE preallocation
+ * (docs/files.md "fallocate"), which the file may grow into. */
+static bool chk_page_zero(struct chk *c, u64 v)
+{
+	const u64 *p = daxfs_ptr(c->fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
+	u32 i;
+
+	for (i = 0; p && i < DAXFS_BLOCK_SIZE / 8; i++)
+		if (daxfs_once(p[i]))
+			return false;
+	return p != NULL;
+}
+
 /* Accounts the data page v of block idx, reached through *slot (a leaf
- * slot, or inode.root for a direct root): pages at or past EOF are
- * counted (and, offline with repair, cut off and freed). */
+ * slot, or inode.root for a direct root): pages at or past EOF that hold
+ * bytes are counted (and, offline with repair, cut off and freed). */
 static void chk_data_page(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
 			  u64 idx)
 {
-	if (idx >= w->lim) {
+	if (idx >= w->lim && !chk_page_zero(c, v)) {
 		w->beyond++;
 		if (c->repair && !c->live) {
 			daxfs_store(slot, 0);

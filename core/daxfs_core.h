@@ -376,6 +376,50 @@ int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg);
  * skipped whole, so a sparse file of 2^48 bytes costs a few calls). */
 int daxfs_next_page(struct daxfs_fs *fs, u64 ino, u64 *blk, u64 end, u64 *pg);
 
+/* ---- fallocate, holes and extents (core/falloc.c, core/extent.c,
+ * docs/files.md "fallocate") ---- */
+
+/* The mode bits of fallocate(2), with Linux's values. */
+#define DAXFS_FALLOC_KEEP_SIZE	0x01u
+#define DAXFS_FALLOC_PUNCH_HOLE	0x02u
+#define DAXFS_FALLOC_ZERO_RANGE	0x10u
+/*
+ * Mode 0 / KEEP_SIZE: every block of [off, off + len) gets a page (holes
+ * stay zero) and, without KEEP_SIZE, the size grows to off + len.
+ * PUNCH_HOLE (with KEEP_SIZE): [off, off + len) reads as zeros and its
+ * whole pages are freed.  ZERO_RANGE: the range reads as zeros, its
+ * blocks keep (or get) pages; the size grows unless KEEP_SIZE.  -EINVAL,
+ * -EFBIG, -EOPNOTSUPP (another mode), -ENOSPC (no byte changed: pages
+ * made before it stay and read as the holes they filled).
+ */
+int daxfs_fallocate(struct daxfs_fs *fs, u64 ino, u32 mode, u64 off, u64 len);
+
+/* lseek(2)'s whence values for holes */
+#define DAXFS_SEEK_DATA		3
+#define DAXFS_SEEK_HOLE		4
+/* *res = the first data (or hole) byte at or after off, below the size
+ * (EOF is a hole); -ENXIO when off is at or beyond EOF or no data
+ * follows.  Data is a block with a page or with visible base bytes. */
+int daxfs_seek_hole_data(struct daxfs_fs *fs, u64 ino, u64 off, int whence,
+			 u64 *res);
+
+/* One run of blocks with data, for FIEMAP: bytes [logical, logical +
+ * length) of the file lie at region offset physical onwards. */
+struct daxfs_extent {
+	u64 logical;
+	u64 physical;
+	u64 length;			/* 0: no extent at or after the offset */
+	u32 flags;			/* DAXFS_EXTENT_* */
+	u32 pad;
+};
+#define DAXFS_EXTENT_BASE	(1u << 0)	/* shared, read-only base image */
+#define DAXFS_EXTENT_NOPHYS	(1u << 1)	/* base bytes in a backing file */
+/* The first extent that ends after off (it may start before off, at a
+ * block boundary).  Runs of physically contiguous pages are one extent;
+ * ext->length = 0 when no block at or after off has data. */
+int daxfs_next_extent(struct daxfs_fs *fs, u64 ino, u64 off,
+		      struct daxfs_extent *ext);
+
 /* ---- advisory locks across hosts (core/lock.c, docs/locks.md) ---- */
 
 #define DAXFS_LOCK_EOF		(~0ULL)	/* end of a lock "to EOF and beyond" */

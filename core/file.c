@@ -20,26 +20,15 @@
 #include "file.h"
 #include "pcache.h"
 #include "filegate.h"
+#include "file-int.h"
 
 #define BLK		((u64)DAXFS_BLOCK_SIZE)
 #define BLK_LO		(BLK - 1)
 #define WRITE_BATCH	64u	/* new pages allocated by one write step */
 #define SIZE_RETRIES	100000u
 
-/* What a read or write needs to know about a file, loaded once. */
-struct fview {
-	struct daxfs_inode *ip;		/* overlay record, NULL: pristine base */
-	u64 size;
-	u64 root;
-	const u8 *base;			/* base data, NULL when none visible */
-	u64 limit;			/* base bytes visible: [0, limit) */
-	bool bk;			/* split mode: base data in a backing */
-	u32 bk_idx;			/* file: index and byte offset there, */
-	u64 bk_off;			/* read through core/pcache.c */
-};
-
 /* The inode ino, which must be a regular file (-EISDIR, -EINVAL). */
-static int file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
+int daxfs_file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 {
 	int err = daxfs_inode_get(op, ino, ref);
 	u32 mode;
@@ -59,14 +48,14 @@ static int file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
  * (possibly pristine base) inode, then copies it up.  ref ends up naming
  * the writable record.
  */
-static int file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
-			 struct daxfs_inode **ip)
+int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
+			struct daxfs_inode **ip)
 {
 	int err;
 
 	if ((op->fs->flags & DAXFS_FS_RDONLY) || !op->lane)
 		return -EROFS;
-	err = file_get(op, ino, ref);
+	err = daxfs_file_get(op, ino, ref);
 	if (err)
 		return err;
 	err = daxfs_inode_get_writable(op, ino, ip);
@@ -76,8 +65,8 @@ static int file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
 	return 0;
 }
 
-static int file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
-		     struct fview *v)
+int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+		    struct fview *v)
 {
 	const struct daxfs_base_inode *bip = ref->bip;
 	struct daxfs_inode *ip = ref->ip;
@@ -186,10 +175,10 @@ static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	u64 pos, end, lo = 1, hi = 0, total = 0;
 	int err;
 
-	err = file_get(op, ino, &ref);
+	err = daxfs_file_get(op, ino, &ref);
 	if (err)
 		return err;
-	err = file_view(fs, &ref, &v);
+	err = daxfs_file_view(fs, &ref, &v);
 	if (err)
 		return err;
 	if (off >= v.size || !len)
@@ -313,7 +302,7 @@ static int prefill(struct daxfs_op *op, const struct fview *v, u64 blk,
 }
 
 /* CAS-to-maximum: a write moves the size up to its end, never down. */
-static void size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
+void daxfs_size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
 {
 	u64 s = daxfs_load(&ip->size);
 	u32 tries;
@@ -586,9 +575,6 @@ static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 	return err;
 }
 
-static int block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
-		      u64 *off);
-
 /*
  * Whether an append makes its first page before reserving (below).
  * DAXFS_BUG_SHORT_GIVEBACK (docs/testing.md) brings back defect 6 whole:
@@ -633,7 +619,7 @@ static int append_reserve(struct daxfs_op *op, const struct fview *v,
 			ready = s >> DAXFS_BLOCK_SHIFT;
 			err = daxfs_radix_get(op->fs, ip, ready, &pg);
 			if (!err && !pg)
-				err = block_make(op, v, ready, &pg);
+				err = daxfs_block_make(op, v, ready, &pg);
 			if (err)
 				return err;
 		}
@@ -660,7 +646,7 @@ static s64 append_done(struct daxfs_fs *fs, struct daxfs_inode *ip,
 #ifdef DAXFS_BUG_APPEND_TRUNCATE
 	/* re-introduced defect 2 (docs/testing.md): the CAS-to-max */
 	if (w > 0)
-		size_max(fs, ip, off + (u64)w);
+		daxfs_size_max(fs, ip, off + (u64)w);
 #else
 	/* nothing stored (a source that faults at once; -ENOSPC cannot
 	 * happen here since append_reserve made the first page): the call
@@ -713,7 +699,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	s64 w;
 	int err;
 
-	err = file_writable(op, ino, &ref, &ip);
+	err = daxfs_file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
 	if (!append) {
@@ -737,7 +723,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 			return err;
 	}
 	/* the view after the gate: a shrink may have lowered base_limit */
-	err = file_view(fs, &ref, &v);
+	err = daxfs_file_view(fs, &ref, &v);
 	if (!err && append) {
 		err = append_reserve(op, &v, &off, &len);
 		if (!err && gated && daxfs_intent_set(op,
@@ -768,7 +754,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	if (append) {
 		w = append_done(fs, ip, off, len, w);
 	} else if (w > 0) {
-		size_max(fs, ip, off + (u64)w);
+		daxfs_size_max(fs, ip, off + (u64)w);
 		daxfs_crash_point("write.size_moved");
 	}
 	if (w > 0)
@@ -803,7 +789,7 @@ s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
 /* ------------------------------------------------------------------ */
 /* truncate */
 
-static void limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
+void daxfs_limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
 {
 	u64 l = daxfs_load(&ip->aux);
 	u32 tries;
@@ -875,7 +861,7 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)
-			limit_min(op->fs, ip, size);
+			daxfs_limit_min(op->fs, ip, size);
 		ts->trimmed = true;
 		err = clear_from(op, ip, size);
 		if (err)
@@ -902,7 +888,7 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 
 	if (size > DAXFS_MAX_FILE_SIZE)
 		return -EFBIG;
-	err = file_writable(op, ino, &ref, &ip);
+	err = daxfs_file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
 	err = file_extend(op, ip, size, &ts);
@@ -926,23 +912,23 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	return err;
 }
 
+struct truncate_call {
+	u64 ino, size;
+};
+
+static int truncate_op(struct daxfs_op *op, void *arg)
+{
+	struct truncate_call *t = arg;
+
+	return file_truncate(op, t->ino, t->size);
+}
+
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 {
-	struct daxfs_op op;
-	u32 round = 0;
-	int err;
+	struct truncate_call t = { ino, size };
 
-	do {
-		err = daxfs_op_begin(fs, &op);
-		if (err)
-			return err;
-		err = file_truncate(&op, ino, size);
-		daxfs_op_end(&op);
-		/* another host's shrink held the gate: we changed nothing */
-		if (err == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
-			return -EINTR;
-	} while (err == DAXFS_GATE_RETRY);
-	return err;
+	/* another host's shrink held the gate: we changed nothing, retry */
+	return daxfs_gate_op(fs, truncate_op, &t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -958,10 +944,10 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
 	*pg = 0;
 	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
 		return -EFBIG;
-	err = file_get(op, ino, ref);
+	err = daxfs_file_get(op, ino, ref);
 	if (err)
 		return err;
-	err = file_view(op->fs, ref, v);
+	err = daxfs_file_view(op->fs, ref, v);
 	if (err)
 		return err;
 	return ref->ip ? daxfs_radix_get(op->fs, ref->ip, blk, pg) : 0;
@@ -972,8 +958,8 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
  * holding what the file shows there (base bytes below the limit, zeros
  * above); *off = the block's page (ours, or the one that won the race).
  */
-static int block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
-		      u64 *off)
+int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
+		     u64 *off)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 pg, win;
@@ -1044,10 +1030,10 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	if (err)
 		return err;
 	ref.ip = ip;
-	err = file_view(fs, &ref, &v);
+	err = daxfs_file_view(fs, &ref, &v);
 	if (err)
 		return err;
-	return block_make(op, &v, blk, off);
+	return daxfs_block_make(op, &v, blk, off);
 }
 
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
@@ -1134,7 +1120,7 @@ static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end, u64 *pg)
 	u32 scanned = 0;
 	int err;
 
-	err = file_get(op, ino, &ref);
+	err = daxfs_file_get(op, ino, &ref);
 	if (err)
 		return err;
 	if (!ref.ip) {

@@ -84,6 +84,13 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
  * is never shortened (nor turned back into a direct root). */
 int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first);
 
+/* Detaches and retires the data pages of blocks [first, last) and the
+ * nodes covering only such blocks (blocks -= pages detached): a hole
+ * punched in the middle (core/falloc.c).  Nodes that also map blocks
+ * outside the range stay; a direct root's page goes when first is 0. */
+int daxfs_radix_punch(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
+		      u64 last);
+
 /*
  * Intent recorded in the lane by every write (a[0] = ino, a[1] = first
  * byte, a[2] = end, a[3] = 0) and every shrink (a[0] = ino, an empty

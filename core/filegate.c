@@ -66,6 +66,25 @@ bool daxfs_gate_retry_pause(u32 round)
 	return gate_pause(round);
 }
 
+int daxfs_gate_op(struct daxfs_fs *fs, int (*fn)(struct daxfs_op *, void *),
+		  void *arg)
+{
+	struct daxfs_op op;
+	u32 round = 0;
+	int err;
+
+	do {
+		err = daxfs_op_begin(fs, &op);
+		if (err)
+			return err;
+		err = fn(&op, arg);
+		daxfs_op_end(&op);
+		if (err == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
+			return -EINTR;
+	} while (err == DAXFS_GATE_RETRY);
+	return err;
+}
+
 /*
  * Waits until the gate is open; take: and closes it with our claim.  A
  * gone holder's word is cleared here (a CAS from the very word: a new

@@ -27,6 +27,11 @@
  * pause; true when the task must stop (a fatal signal in the kernel). */
 bool daxfs_gate_retry_pause(u32 round);
 
+/* Runs fn(op, arg) in an op of its own, and again (after a pause) while
+ * it returns DAXFS_GATE_RETRY: it did nothing then.  -EINTR on a stop. */
+int daxfs_gate_op(struct daxfs_fs *fs, int (*fn)(struct daxfs_op *, void *),
+		  void *arg);
+
 /*
  * A write of [off, end) to file ino is about to store: records it in the
  * lane (FILE_WRITE intent, a[3] = 0) and passes the gate, waiting a

@@ -351,10 +351,12 @@ help:
 	return -EAGAIN;
 }
 
-/* Detaches everything at blocks >= first below node (covering blocks
- * [base, base + span(level))); the node itself stays. */
+/* Detaches everything at blocks in [first, last) below node (covering
+ * blocks [base, base + span(level))); the node itself stays, and so do
+ * nodes that also cover blocks outside the range. */
 static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
-		 struct daxfs_radix_node *node, u32 level, u64 base, u64 first)
+		 struct daxfs_radix_node *node, u32 level, u64 base, u64 first,
+		 u64 last)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 cspan = daxfs_radix_span(level - 1);
@@ -364,17 +366,20 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 	for (; i < DAXFS_RADIX_FANOUT; i++) {
 		u64 cb = base + i * cspan;
 		u64 *slot = &node->slot[i];
-		u64 v = daxfs_load(slot);
+		u64 v;
 		struct daxfs_radix_node *child;
 
+		if (cb >= last)
+			break;
+		v = daxfs_load(slot);
 		if (!v || v == DAXFS_RADIX_SEALED)
 			continue;
 		child = node_at(fs, v);
 		if (!child)
 			return -EUCLEAN;
-		if (cb < first) {
-			/* straddles the cut (only the first slot, level > 1) */
-			err = sweep(op, ip, child, level - 1, cb, first);
+		if (cb < first || cb + cspan > last) {
+			/* straddles an end of the range (level > 1) */
+			err = sweep(op, ip, child, level - 1, cb, first, last);
 			if (err)
 				return err;
 			continue;
@@ -427,7 +432,7 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 			return err;
 		if (first)
 			return first >= daxfs_radix_span(h) ? 0 :
-			       sweep(op, ip, node, h, 0, first);
+			       sweep(op, ip, node, h, 0, first, ~0ULL);
 		if (!h) {
 			/* direct: detach the page of block 0; the winner
 			 * retires it (a grower may have moved it into a
@@ -456,6 +461,43 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 int daxfs_radix_trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first)
 {
 	return trim(op, ip, first, 0);
+}
+
+int daxfs_radix_punch(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
+		      u64 last)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_radix_node *node;
+	u32 h, tries;
+	int err;
+
+	if (first >= last)
+		return 0;
+	for (tries = 0; tries < RADIX_RETRIES; tries++) {
+		u64 r = daxfs_load(&ip->root);
+
+		if (!r || r == DAXFS_RADIX_SEALED)
+			return 0;
+		err = root_decode(fs, r, &node, &h);
+		if (err)
+			return err;
+		if (h)
+			return first >= daxfs_radix_span(h) ? 0 :
+			       sweep(op, ip, node, h, 0, first, last);
+		if (first)
+			return 0;	/* direct: block 0 only */
+		/* the direct page of block 0: one CAS takes it (a grower
+		 * may have moved it into a node first: sweep that next) */
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		if (daxfs_cas(&ip->root, &r, 0)) {
+			daxfs_pflush(fs, &ip->root, 8);
+			daxfs_retire(op, r, DAXFS_CLASS_PAGE);
+			blocks_sub(ip);
+			return 0;
+		}
+	}
+	return -EAGAIN;
 }
 
 void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip)

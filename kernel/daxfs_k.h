@@ -130,6 +130,13 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what);
 bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 			 long err);
 
+/* falloc.c: fallocate, SEEK_DATA / SEEK_HOLE, FIEMAP */
+struct fiemap_extent_info;
+long daxfs_k_fallocate(struct file *file, int mode, loff_t off, loff_t len);
+loff_t daxfs_k_seek_hole_data(struct file *file, loff_t off, int whence);
+int daxfs_k_fiemap(struct inode *inode, struct fiemap_extent_info *fi,
+		   u64 start, u64 len);
+
 /* pmem.c (the fsdax route) */
 int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
 		   struct daxfs_sb_info *sbi);

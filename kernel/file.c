@@ -253,6 +253,9 @@ static loff_t daxfs_llseek(struct file *file, loff_t offset, int whence)
 		if (err)
 			return err;
 	}
+	/* the real holes (kernel/falloc.c), not "all data up to EOF" */
+	if (whence == SEEK_DATA || whence == SEEK_HOLE)
+		return daxfs_k_seek_hole_data(file, offset, whence);
 	return generic_file_llseek(file, offset, whence);
 }
 
@@ -940,6 +943,7 @@ const struct file_operations daxfs_file_fops = {
 	.fsync		= daxfs_fsync,
 	.splice_read	= daxfs_splice_read,
 	.splice_write	= iter_file_splice_write,
+	.fallocate	= daxfs_k_fallocate,
 	.lock		= daxfs_k_lock,
 	.flock		= daxfs_k_flock,
 	/* a lease would not be broken by another host's open: refused */

@@ -745,6 +745,7 @@ const struct inode_operations daxfs_file_iops = {
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
+	.fiemap		= daxfs_k_fiemap,
 };
 
 const struct inode_operations daxfs_special_iops = {

@@ -58,6 +58,8 @@ OTHER_POINTS = {
     "alloc.compact": "test_compact.py",
     "pcache.fill": "test_pcache.py",
     "ov_insert.publish": "test_overlay_publish.py",
+    "falloc.punch_zeroed": "test_falloc_crash.py",
+    "falloc.zero_filled": "test_falloc_crash.py",
 }
 
 

@@ -1486,6 +1486,53 @@ static int cmd_truncate(struct ctx *c, int argc, char **argv)
 	return each_operand(c, argc, argv, optind, truncate_one, &ta);
 }
 
+struct falloc_args {
+	int mode;
+	uint64_t off, len;
+};
+
+static int falloc_one(struct ctx *c, const char *path, const void *arg)
+{
+	const struct falloc_args *fa = arg;
+	uint64_t ino;
+	int ret = daxfs_path_resolve(c->h, path, 1, &ino);
+
+	/* as fallocate(1), which opens with O_CREAT */
+	if (ret == -ENOENT)
+		ret = daxfs_path_create(c->h, path, 0666 & ~c->umask, 0, &ino);
+	if (ret < 0)
+		return ret;
+	return daxfs_file_fallocate(c->h, ino, fa->mode, fa->off, fa->len);
+}
+
+/* fallocate(1)'s options: -n keep size, -p punch (keeps size), -z zero */
+static int cmd_fallocate(struct ctx *c, int argc, char **argv)
+{
+	struct falloc_args fa = { 0, 0, 0 };
+	bool have = false;
+	const char *why;
+	int ch;
+
+	while ((ch = next_opt(c, argc, argv, "npzo:l:", NULL)) != -1) {
+		if (ch == 'n')
+			fa.mode |= DAXFS_FALLOC_KEEP_SIZE;
+		else if (ch == 'p')
+			fa.mode |= DAXFS_FALLOC_PUNCH_HOLE | DAXFS_FALLOC_KEEP_SIZE;
+		else if (ch == 'z')
+			fa.mode |= DAXFS_FALLOC_ZERO_RANGE;
+		else if (parse_size(optarg, ch == 'o' ? &fa.off : &fa.len, &why))
+			usage_err(c, "invalid %s '%s': %s",
+				  ch == 'o' ? "offset" : "length", optarg, why);
+		else if (ch == 'l')
+			have = true;
+	}
+	if (!have)
+		usage_err(c, "you must specify -l LENGTH");
+	need_operands(c, argc, optind, "missing file operand");
+	c->mutated = true;
+	return each_operand(c, argc, argv, optind, falloc_one, &fa);
+}
+
 /* ------------------------------------------------------------------ */
 /* namespace: mkdir, rm, rmdir, mv, ln, chmod, touch                     */
 /* ------------------------------------------------------------------ */
@@ -1958,6 +2005,9 @@ static const struct cmd cmds[] = {
 	{ "truncate", OPEN_WRITE, cmd_truncate, "[-c] -s SIZE PATH...",
 	  "Shrink or extend files to SIZE (K, M, G, T suffixes); creates missing files.\n"
 	  "  -c   do not create files\n" },
+	{ "fallocate", OPEN_WRITE, cmd_fallocate, "[-n|-p|-z] [-o OFFSET] -l LENGTH PATH...",
+	  "Preallocate, punch a hole in or zero a range of files (as fallocate(1)).\n"
+	  "  -n   keep the size   -p   punch a hole (frees pages)   -z   zero the range\n" },
 	{ "chmod", OPEN_WRITE, cmd_chmod, "MODE PATH...",
 	  "Change permissions (octal like 0644 or symbolic like u+x,go-w).\n" },
 	{ "touch", OPEN_WRITE, cmd_touch, "[-c] PATH...",

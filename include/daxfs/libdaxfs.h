@@ -354,6 +354,23 @@ int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
 
 /*
+ * fallocate(2) by inode number (docs/files.md "fallocate"): mode 0,
+ * DAXFS_FALLOC_KEEP_SIZE, DAXFS_FALLOC_PUNCH_HOLE | KEEP_SIZE,
+ * DAXFS_FALLOC_ZERO_RANGE (| KEEP_SIZE); the values are Linux's.
+ * -EINVAL, -EFBIG, -EOPNOTSUPP, -ENOSPC (no byte changed).
+ */
+int daxfs_file_fallocate(struct daxfs_handle *h, uint64_t ino, int mode,
+			 uint64_t off, uint64_t len);
+/* lseek(2)'s SEEK_DATA / SEEK_HOLE (DAXFS_SEEK_*): *res, or -ENXIO. */
+int daxfs_file_seek(struct daxfs_handle *h, uint64_t ino, uint64_t off,
+		    int whence, uint64_t *res);
+/* The extents (runs of blocks with data, core/daxfs_core.h) that meet
+ * [off, off + len), in order, at most max of them: returns how many, or
+ * -errno.  Call again from the end of the last one for more. */
+int daxfs_file_extents(struct daxfs_handle *h, uint64_t ino, uint64_t off,
+		       uint64_t len, struct daxfs_extent *ext, unsigned int max);
+
+/*
  * Open files (POSIX unlink semantics across hosts, docs/open-files.md).
  * Between daxfs_file_open and daxfs_file_close the file stays usable by
  * inode number on this host even after its last name is unlinked by any

@@ -256,7 +256,7 @@ PUBLIC off_t lseek64(int fd, off_t off, int whence)
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
-	if (whence == SEEK_END || whence == SEEK_DATA || whence == SEEK_HOLE)
+	if (whence == SEEK_END)
 		err = desc_size(d, &size);
 	if (!err) {
 		switch (whence) {
@@ -269,13 +269,14 @@ PUBLIC off_t lseek64(int fd, off_t off, int whence)
 		case SEEK_END:
 			pos = (int64_t)size + off;
 			break;
-		case SEEK_DATA:	/* the whole file counts as data */
+		case SEEK_DATA:	/* the real holes (core/extent.c) */
 		case SEEK_HOLE:
 			if (off < 0)
-				err = -EINVAL;
-			else if ((uint64_t)off >= size)
 				err = -ENXIO;
-			pos = whence == SEEK_DATA ? off : (int64_t)size;
+			else
+				err = daxfs_file_seek(pl_handle(), d->ino,
+						      (uint64_t)off, whence,
+						      (uint64_t *)&pos);
 			break;
 		default:
 			err = -EINVAL;
@@ -319,11 +320,10 @@ PUBLIC int fdatasync(int fd)
 	return pl_fd_is_region(fd) ? region_sync(fd) : real_fdatasync(fd);
 }
 
-static int region_truncate(int fd, uint64_t size, int grow_only)
+static int region_truncate(int fd, uint64_t size)
 {
 	struct daxfs_handle *h = pl_handle();
 	struct pl_desc *d;
-	uint64_t cur = 0;
 	int err;
 
 	d = pl_fd_get(fd);
@@ -334,9 +334,7 @@ static int region_truncate(int fd, uint64_t size, int grow_only)
 	else if (d->kind != PL_KIND_REG || (atomic_load(&d->flags) & O_PATH))
 		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
 	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
-		err = grow_only ? -EBADF : -EINVAL;
-	else if (grow_only && !(err = desc_size(d, &cur)) && cur >= size)
-		err = 0;
+		err = -EINVAL;
 	else
 		err = daxfs_ftruncate(h, d->ino, size);
 	pl_fd_put(d);
@@ -352,7 +350,7 @@ PUBLIC int ftruncate64(int fd, off_t len)
 		return real_ftruncate64(fd, len);
 	if (len < 0)
 		return pl_fail(-EINVAL);
-	err = region_truncate(fd, len, 0);
+	err = region_truncate(fd, len);
 	return err ? pl_fail(err) : 0;
 }
 
@@ -362,10 +360,35 @@ PUBLIC int ftruncate(int fd, off_t len)
 }
 
 /*
- * fallocate: mode 0 grows the size (the pool hands out pages at the first
- * store, so no space is set aside: ENOSPC may still come at a write);
- * other modes are not served.
+ * fallocate through the core (docs/files.md "fallocate"): mode 0 and
+ * KEEP_SIZE allocate pages, PUNCH_HOLE frees them, ZERO_RANGE zeroes; a
+ * descriptor not open for writing gets EBADF, as from the kernel.
  */
+static int region_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct pl_desc *d;
+	int err;
+
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	d = pl_fd_get(fd);
+	if (!d)
+		return -EBADF;
+	if (!h)
+		err = -errno;
+	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY ||
+		 (atomic_load(&d->flags) & O_PATH))
+		err = -EBADF;
+	else if (d->kind != PL_KIND_REG)
+		err = d->kind == PL_KIND_DIR ? -EISDIR : -ENODEV;
+	else
+		err = daxfs_file_fallocate(h, d->ino, mode, (uint64_t)off,
+					   (uint64_t)len);
+	pl_fd_put(d);
+	return err;
+}
+
 PUBLIC int fallocate64(int fd, int mode, off_t off, off_t len)
 {
 	REAL(int, fallocate64, int, int, off_t, off_t);
@@ -373,16 +396,7 @@ PUBLIC int fallocate64(int fd, int mode, off_t off, off_t len)
 
 	if (!pl_fd_is_region(fd))
 		return real_fallocate64(fd, mode, off, len);
-	if (off < 0 || len <= 0)
-		return pl_fail(-EINVAL);
-	if (mode & ~FALLOC_FL_KEEP_SIZE) {
-		pl_debug("fallocate mode %#x on region fd %d: not supported",
-			 mode, fd);
-		return pl_fail(-EOPNOTSUPP);
-	}
-	if (mode & FALLOC_FL_KEEP_SIZE)
-		return region_sync(fd);
-	err = region_truncate(fd, off + len, 1);
+	err = region_fallocate(fd, mode, off, len);
 	return err ? pl_fail(err) : 0;
 }
 
@@ -397,9 +411,7 @@ PUBLIC int posix_fallocate64(int fd, off_t off, off_t len)
 
 	if (!pl_fd_is_region(fd))
 		return real_posix_fallocate64(fd, off, len);
-	if (off < 0 || len <= 0)
-		return EINVAL;
-	return -region_truncate(fd, off + len, 1);
+	return -region_fallocate(fd, 0, off, len);
 }
 
 PUBLIC int posix_fallocate(int fd, off_t off, off_t len)

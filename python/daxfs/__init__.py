@@ -39,6 +39,16 @@ TARGET_KINDS = {0: "file", 1: "block", 2: "devdax"}
 _CHUNK = 256
 _IO_CHUNK = 1 << 26
 
+# fallocate(2) modes and lseek(2) whence values (Linux's)
+FALLOC_KEEP_SIZE = 0x01
+FALLOC_PUNCH_HOLE = 0x02
+FALLOC_ZERO_RANGE = 0x10
+SEEK_DATA = 3
+SEEK_HOLE = 4
+EXTENT_BASE = 1
+EXTENT_NOPHYS = 2
+Extent = namedtuple("Extent", "logical physical length flags")
+
 # advisory locks (docs/locks.md): types and kinds as in core/daxfs_core.h
 LOCK_EOF = (1 << 64) - 1
 _LOCK_TYPES = {"u": 0, "r": 1, "w": 2}
@@ -678,6 +688,55 @@ class File:
 
     def truncate(self, n):
         self._err(self.region._lib.daxfs_ftruncate(self._h(), self.ino, n))
+
+    # -- fallocate, holes and extents (docs/files.md "fallocate") --------
+
+    def fallocate(self, off, length, mode=0):
+        """fallocate(2): mode is 0 or os.FALLOC_FL_* bits (KEEP_SIZE,
+        PUNCH_HOLE | KEEP_SIZE, ZERO_RANGE)."""
+        self._err(self.region._lib.daxfs_file_fallocate(
+            self._h(), self.ino, mode, off, length))
+
+    def punch_hole(self, off, length):
+        """Frees [off, off + length): it reads as zeros, the size stays."""
+        self.fallocate(off, length, FALLOC_PUNCH_HOLE | FALLOC_KEEP_SIZE)
+
+    def zero_range(self, off, length, keep_size=False):
+        """[off, off + length) reads as zeros, its blocks allocated."""
+        self.fallocate(off, length, FALLOC_ZERO_RANGE |
+                       (FALLOC_KEEP_SIZE if keep_size else 0))
+
+    def _seek(self, off, whence):
+        res = ctypes.c_uint64()
+        self._err(self.region._lib.daxfs_file_seek(
+            self._h(), self.ino, off, whence, ctypes.byref(res)))
+        return res.value
+
+    def seek_data(self, off):
+        """lseek(SEEK_DATA): the first data byte at or after off
+        (OSError ENXIO when none before EOF)."""
+        return self._seek(off, SEEK_DATA)
+
+    def seek_hole(self, off):
+        """lseek(SEEK_HOLE): the first hole byte at or after off (EOF
+        counts as a hole)."""
+        return self._seek(off, SEEK_HOLE)
+
+    def extents(self, off=0, length=None):
+        """The runs of blocks with data (FIEMAP) meeting [off, off +
+        length): a list of Extent(logical, physical, length, flags)."""
+        end = (1 << 64) - 1 if length is None else off + length
+        out = []
+        arr = (_lib.Extent * 64)()
+        while off < end:
+            n = self._err(self.region._lib.daxfs_file_extents(
+                self._h(), self.ino, off, end - off, arr, 64))
+            out.extend(Extent(e.logical, e.physical, e.length, e.flags)
+                       for e in arr[:n])
+            if n < 64:
+                break
+            off = arr[n - 1].logical + arr[n - 1].length
+        return out
 
     # -- advisory locks across hosts (docs/locks.md) ---------------------
 

@@ -29,6 +29,18 @@ UTIME_NOW = (1 << 63) - 1
 UTIME_OMIT = (1 << 63) - 2
 
 
+class Extent(ctypes.Structure):
+    """struct daxfs_extent (core/daxfs_core.h)"""
+
+    _fields_ = [
+        ("logical", ctypes.c_uint64),
+        ("physical", ctypes.c_uint64),
+        ("length", ctypes.c_uint64),
+        ("flags", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
+
+
 class LockReq(ctypes.Structure):
     """struct daxfs_lock_req (core/daxfs_core.h)"""
 
@@ -295,6 +307,11 @@ _PROTOTYPES = {
     "daxfs_append": (_S64, [_HANDLE, _U64, ctypes.c_void_p, _U64,
                             ctypes.POINTER(_U64)]),
     "daxfs_ftruncate": (_INT, [_HANDLE, _U64, _U64]),
+    "daxfs_file_fallocate": (_INT, [_HANDLE, _U64, _INT, _U64, _U64]),
+    "daxfs_file_seek": (_INT, [_HANDLE, _U64, _U64, _INT,
+                               ctypes.POINTER(_U64)]),
+    "daxfs_file_extents": (_INT, [_HANDLE, _U64, _U64, _U64,
+                                  ctypes.POINTER(Extent), ctypes.c_uint]),
     "daxfs_file_open": (_INT, [_HANDLE, _U64]),
     "daxfs_file_close": (_INT, [_HANDLE, _U64]),
     "daxfs_lock": (_INT, [_HANDLE, _U64, ctypes.POINTER(LockReq), _INT]),

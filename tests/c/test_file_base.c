@@ -155,10 +155,50 @@ static void test_base_map(void)
 	t_region_free(r, REGION);
 }
 
+/* fallocate on a base-backed file (docs/files.md "fallocate"): a punch
+ * inside the visible base bytes zeroes them in pages of its own; one that
+ * covers their end lowers the limit; the base region is never written;
+ * base bytes are data for SEEK_DATA and an extent flagged BASE. */
+static void test_base_punch(void)
+{
+	struct daxfs_fs fs;
+	u8 *b, *snap = malloc(BSIZE), buf[FSIZE];
+	void *r = setup_base(&fs, &b);
+	struct daxfs_extent e;
+	u64 i, bad = 0, res = 0;
+
+	memcpy(snap, b, BSIZE);
+	CHECK_EQ(daxfs_next_extent(&fs, 2, 0, &e), 0);
+	CHECK_EQ(e.logical, 0);
+	CHECK(e.flags & DAXFS_EXTENT_BASE);
+	CHECK_EQ(daxfs_fallocate(&fs, 2, DAXFS_FALLOC_PUNCH_HOLE |
+				 DAXFS_FALLOC_KEEP_SIZE, 100, 4096), 0);
+	CHECK_EQ(daxfs_fallocate(&fs, 2, DAXFS_FALLOC_PUNCH_HOLE |
+				 DAXFS_FALLOC_KEEP_SIZE, 6000, 8192), 0);
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), (s64)FSIZE);
+	for (i = 0; i < FSIZE; i++)
+		bad += buf[i] != ((i >= 100 && i < 4196) || i >= 6000 ? 0 :
+				  pattern(i));
+	CHECK_EQ(bad, 0);
+	CHECK(!memcmp(snap, b, BSIZE));		/* base untouched */
+	CHECK_EQ(daxfs_seek_hole_data(&fs, 2, 0, DAXFS_SEEK_DATA, &res), 0);
+	CHECK_EQ(res, 0);
+	/* growing the file shows zeros, not the hidden base bytes */
+	CHECK_EQ(daxfs_truncate(&fs, 2, FSIZE + 10), 0);
+	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), (s64)FSIZE);
+	for (bad = 0, i = 6000; i < FSIZE; i++)
+		bad += buf[i] != 0;
+	CHECK_EQ(bad, 0);
+	free(snap);
+	daxfs_host_leave(&fs);
+	t_region_free(r, REGION);
+}
+
 int main(void)
 {
 	RUN(test_base_read_cow);
 	RUN(test_base_truncate);
 	RUN(test_base_map);
+	RUN(test_base_punch);
 	return t_done();
 }

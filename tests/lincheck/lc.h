@@ -28,6 +28,8 @@ enum lc_op {
 	LC_SYMLINK, LC_STAT, LC_READDIR, LC_TRUNC,
 	/* data on file a: b = offset, c = length, d = fill byte */
 	LC_PWRITE = 20, LC_APPEND, LC_FTRUNC, LC_READ, LC_FSTAT,
+	/* fallocate of file a: b = offset, c = length, d = mode (-F) */
+	LC_FALLOC,
 };
 
 /* One operation.  call is stored last before the op runs and ret last
@@ -56,7 +58,8 @@ struct lc_shm {
 	uint32_t mode, ops;		/* this round */
 	uint32_t no_rename;		/* -N: no rename in the mix */
 	uint32_t no_trunc;		/* -T: no truncate in data rounds */
-	uint32_t no_link, pad;		/* -L: no link in namespace rounds */
+	uint32_t no_link;		/* -L: no link in namespace rounds */
+	uint32_t falloc;		/* -F: fallocate in data rounds */
 	uint64_t seed;
 	uint64_t inos[LC_FILES];	/* data rounds */
 	char dir[64];			/* this round's directory */

@@ -31,6 +31,7 @@ struct opts {
 	uint64_t size, rounds, seed;
 	double seconds, kill_p;
 	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc, no_link;
+	int falloc;
 };
 
 static struct lc_shm *S;
@@ -197,6 +198,7 @@ static void setup_round(struct opts *o, uint64_t n)
 	S->no_rename = o->no_rename;
 	S->no_trunc = o->no_trunc;
 	S->no_link = o->no_link;
+	S->falloc = o->falloc;
 	S->seed = o->seed;
 }
 
@@ -279,8 +281,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
 		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
-		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L]\n"
-		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n");
+		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F]\n"
+		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
+		"  -F: fallocate (every mode) in data rounds\n");
 	exit(2);
 }
 
@@ -290,7 +293,7 @@ static void parse(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
 			    .size = 64, .lease_ms = 300, .seed = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:NTL")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:NTLF")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -308,6 +311,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'N': o->no_rename = 1; break;
 		case 'T': o->no_trunc = 1; break;
 		case 'L': o->no_link = 1; break;
+		case 'F': o->falloc = 1; break;
 		default: usage();
 		}
 	}

@@ -152,9 +152,15 @@ static void pick_data(struct worker *w, struct lc_rec *r)
 		LC_APPEND, LC_FTRUNC, LC_FTRUNC, LC_READ, LC_READ, LC_FSTAT,
 	};
 
+	/* fallocate modes: 0, KEEP_SIZE, PUNCH_HOLE | KEEP_SIZE, ZERO_RANGE
+	 * and ZERO_RANGE | KEEP_SIZE (Linux's values) */
+	static const uint32_t modes[] = { 0, 0x01, 0x03, 0x03, 0x10, 0x11 };
+
 	do
 		r->op = ops[pick(w, sizeof(ops) / sizeof(ops[0]))];
 	while (r->op == LC_FTRUNC && w->s->no_trunc);
+	if (w->s->falloc && pick(w, 4) == 0)
+		r->op = LC_FALLOC;
 	r->a = pick(w, LC_FILES);
 	r->b = (int64_t)pick(w, LC_MAX_SIZE / GRID) * GRID;
 	r->c = (int64_t)(1 + pick(w, 12)) * GRID;
@@ -165,6 +171,8 @@ static void pick_data(struct worker *w, struct lc_rec *r)
 		r->c = LC_MAX_SIZE - r->b;
 	if (r->op == LC_FTRUNC)
 		r->c = (int64_t)pick(w, LC_MAX_SIZE / GRID / 2) * GRID;
+	if (r->op == LC_FALLOC)
+		r->d = modes[pick(w, sizeof(modes) / sizeof(modes[0]))];
 }
 
 static void run_data(struct worker *w, struct lc_rec *r)
@@ -193,6 +201,9 @@ static void run_data(struct worker *w, struct lc_rec *r)
 	case LC_FSTAT:
 		res = daxfs_fstat(w->h, ino, &st);
 		r->o3 = st.size;
+		break;
+	case LC_FALLOC:
+		res = daxfs_file_fallocate(w->h, ino, (int)r->d, r->b, r->c);
 		break;
 	}
 	r->res = res;

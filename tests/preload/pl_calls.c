@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,48 @@ static void list(const char *what, DIR *d)
 		free(names[i]);
 	}
 	printf("\n");
+}
+
+/* fallocate's punch, preallocation and the holes lseek finds
+ * (docs/files.md "fallocate"); tmpfs has no ZERO_RANGE, so not here. */
+static void hole_calls(void)
+{
+	static char page[4096];
+	struct stat st;
+	int fd, i, n;
+
+	memset(page, 'x', sizeof(page));
+	fd = show("open holes", open("h", O_CREAT | O_RDWR | O_TRUNC, 0600));
+	for (i = 0; i < 5; i++)
+		show("write page", write(fd, page, sizeof(page)));
+	show("punch", fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				4096 + 10, 2 * 4096));
+	show("punch no keep", fallocate(fd, FALLOC_FL_PUNCH_HOLE, 0, 4096));
+	show("lseek hole 0", lseek(fd, 0, SEEK_HOLE));
+	show("lseek data 8192", lseek(fd, 8192, SEEK_DATA));
+	show("lseek hole 12288", lseek(fd, 12288, SEEK_HOLE));
+	for (i = 0; i < 5; i++) {
+		char *z;
+
+		show("pread page", pread(fd, page, sizeof(page), i * 4096L));
+		z = memchr(page, 0, sizeof(page));
+		for (n = 0; z && z + n < page + sizeof(page) && !z[n]; n++)
+			;
+		printf("page %d: zeros at %ld, %d of them\n", i,
+		       z ? (long)(z - page) : -1L, n);
+	}
+	show("keep size", fallocate(fd, FALLOC_FL_KEEP_SIZE, 8 * 4096, 4096));
+	show("stat keep size", fstat(fd, &st));
+	printf("size: %lld\n", (long long)st.st_size);
+	show("lseek data past end", lseek(fd, 5 * 4096, SEEK_DATA));
+	show("fallocate empty", fallocate(fd, 0, 0, 0));
+	show("posix_fallocate grow", posix_fallocate(fd, 0, 6 * 4096));
+	show("stat grown", fstat(fd, &st));
+	printf("size: %lld\n", (long long)st.st_size);
+	close(fd);
+	fd = show("open rdonly", open("h", O_RDONLY));
+	show("fallocate rdonly", fallocate(fd, 0, 0, 4096));
+	close(fd);
 }
 
 static void data_calls(void)
@@ -364,6 +407,7 @@ int main(int argc, char **argv)
 	}
 	umask(022);
 	data_calls();
+	hole_calls();
 	fortify_calls();
 	fd_calls();
 	meta_calls();

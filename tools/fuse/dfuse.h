@@ -92,4 +92,10 @@ void dfuse_locks_release(struct dfuse *d, uint64_t ino,
 int dfuse_locks_open(struct fuse_file_info *fi);
 void dfuse_locks_forget(struct fuse_file_info *fi);
 
+/* falloc.c: fallocate and SEEK_DATA / SEEK_HOLE (docs/files.md) */
+void dfuse_fallocate(fuse_req_t req, fuse_ino_t node, int mode, off_t off,
+		     off_t len, struct fuse_file_info *fi);
+void dfuse_lseek(fuse_req_t req, fuse_ino_t node, off_t off, int whence,
+		 struct fuse_file_info *fi);
+
 #endif /* DAXFS_DFUSE_H */

@@ -626,4 +626,6 @@ const struct fuse_lowlevel_ops dfuse_ops = {
 	.getlk		= dfuse_getlk,
 	.setlk		= dfuse_setlk,
 	.flock		= dfuse_flock,
+	.fallocate	= dfuse_fallocate,
+	.lseek		= dfuse_lseek,
 };

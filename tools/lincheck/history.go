@@ -40,6 +40,7 @@ const (
 	opFtrunc
 	opRead
 	opFstat
+	opFalloc
 )
 
 const (

@@ -59,6 +59,8 @@ func describeOp(in, out interface{}) string {
 		d = fmt.Sprintf("f%d.pread(off=%d, len=%d)", i.a, i.b, i.c)
 	case opFstat:
 		d = fmt.Sprintf("f%d.fstat()", i.a)
+	case opFalloc:
+		d = fmt.Sprintf("f%d.fallocate(mode=%#x, off=%d, len=%d)", i.a, i.d, i.b, i.c)
 	}
 	if out == nil {
 		return d + " -> (never returned)"

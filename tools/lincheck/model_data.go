@@ -42,6 +42,8 @@ func dataStep(st fileState, in input, out *output) []interface{} {
 			return []interface{}{st, fileState{size + in.c}}
 		case opFtrunc:
 			return []interface{}{st, fileState{in.c}}
+		case opFalloc:
+			return []interface{}{st, fallocState(st, in)}
 		}
 		return []interface{}{st}
 	}
@@ -71,11 +73,30 @@ func dataStep(st fileState, in input, out *output) []interface{} {
 		ok = out.res == imin(imax(size-in.b, 0), in.c)
 	case opFstat:
 		ok = out.res == 0 && int64(out.o3) == size
+	case opFalloc:
+		// a failed fallocate changes no size (docs/files.md
+		// "fallocate": ENOSPC is decided before the size moves)
+		if out.res == 0 {
+			ok = true
+			next = fallocState(st, in)
+		} else {
+			ok = benign(out.res)
+		}
 	}
 	if !ok {
 		return nil
 	}
 	return []interface{}{next}
+}
+
+// fallocState: the size after a fallocate that succeeded: with
+// KEEP_SIZE (a punch always has it) the size stays; otherwise it grows
+// to the range's end, never down, in one step.
+func fallocState(st fileState, in input) fileState {
+	if in.d&0x01 != 0 {
+		return st
+	}
+	return fileState{imax(st.size, in.b+in.c)}
 }
 
 // imax, imin: the builtins max and min need Go 1.21; Debian 12 has 1.19.

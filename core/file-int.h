@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Pieces of the file data paths (core/file.c) that the other file
+ * operations (core/falloc.c, core/extent.c) share: the view of a file
+ * loaded once, and the steps that publish pages and move the size.
+ */
+#ifndef DAXFS_FILE_INT_H
+#define DAXFS_FILE_INT_H
+
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "inode.h"
+
+/* What a read or write needs to know about a file, loaded once. */
+struct fview {
+	struct daxfs_inode *ip;		/* overlay record, NULL: pristine base */
+	u64 size;
+	u64 root;
+	const u8 *base;			/* base data, NULL when none visible */
+	u64 limit;			/* base bytes visible: [0, limit) */
+	bool bk;			/* split mode: base data in a backing */
+	u32 bk_idx;			/* file: index and byte offset there, */
+	u64 bk_off;			/* read through core/pcache.c */
+};
+
+/* The inode ino, which must be a regular file (-EISDIR, -EINVAL). */
+int daxfs_file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref);
+
+/* A regular file about to be changed by this host, copied up: ref and
+ * *ip name the writable record (-EROFS on a host-less fs). */
+int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
+			struct daxfs_inode **ip);
+
+/* Loads size, root and the visible base extent of ref once, checked. */
+int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+		    struct fview *v);
+
+/* Publishes a fresh page for block blk of v->ip holding what the file
+ * shows there (base bytes below the limit, zeros above); *off = the
+ * block's page, ours or the one that won the race. */
+int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
+		     u64 *off);
+
+/* CAS-to-maximum of the size; CAS-to-minimum of the base limit. */
+void daxfs_size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want);
+void daxfs_limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s);
+
+#endif /* DAXFS_FILE_INT_H */
