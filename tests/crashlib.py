@@ -58,6 +58,10 @@ OTHER_POINTS = {
     "alloc.compact": "test_compact.py",
     "pcache.fill": "test_pcache.py",
     "ov_insert.publish": "test_overlay_publish.py",
+    "xattr.page": "test_xattr_crash.py",
+    "xattr.built": "test_xattr_crash.py",
+    "xattr.published": "test_xattr_crash.py",
+    "xattr.retire": "test_xattr_crash.py",
 }
 
 
