@@ -159,7 +159,8 @@ static int xclaim_holder(struct daxfs_fs *fs, u32 c, u32 *slot, u64 *gen)
 static int xclaim_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 {
 	struct daxfs_fs *fs = op->fs;
-	u32 me = xclaim_me(op), c, spins = 0, slot = 0;
+	u32 me = xclaim_me(op), c, last = 0, spins = 0, slot = 0;
+	s64 since = 0;
 	u64 gen = 0;
 	int st;
 
@@ -167,6 +168,10 @@ static int xclaim_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		c = daxfs_load32(&ip->xattr_claim);
+		if (c != last) {
+			last = c;
+			since = 0;
+		}
 		st = c ? xclaim_holder(fs, c, &slot, &gen) : XC_STALE;
 		if (st == XC_STALE) {
 			if (!take)
@@ -182,6 +187,14 @@ static int xclaim_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 			continue;
 		}
 		daxfs_yield();
+		/* a holder that stops is declared dead within about a
+		 * lease; one "alive" far longer is a word no live change
+		 * wrote (a corrupt region): give up rather than spin */
+		if (!since)
+			since = daxfs_mono_ns();
+		else if (daxfs_mono_ns() - since >
+			 3LL * fs->lease_ms * 1000000LL)
+			return -EUCLEAN;
 		if (st == XC_LIVE && spins < XC_CHECK_SPINS)
 			continue;
 		spins = 0;

@@ -6,6 +6,8 @@
  * a reader on another host, and setters of different names on different
  * hosts losing no update.
  */
+#include <unistd.h>
+
 #include "tutil.h"
 #include "tcheck.h"
 #include "core/inode.h"
@@ -447,6 +449,61 @@ static void t_full(void)
 	t_region_free(r, 2 * MiB);
 }
 
+struct renewer {
+	struct daxfs_fs *fs;
+	volatile int stop;
+};
+
+/* Keeps a host's lease alive, as its heartbeat thread would. */
+static void *renew_loop(void *arg)
+{
+	struct renewer *rn = arg;
+
+	while (!rn->stop) {
+		daxfs_host_renew(rn->fs);
+		usleep(10000);
+	}
+	return NULL;
+}
+
+/* A claim word naming a live host that holds no claim (a corrupt
+ * region): a setter gives up with -EUCLEAN after a few leases instead of
+ * spinning for ever; one naming a gone host is taken over at once. */
+static void t_bogus_claim(void)
+{
+	struct daxfs_format_opts o = { .lease_ms = 100 };
+	struct renewer rn = { 0 };
+	struct daxfs_fs s, t;
+	pthread_t th;
+	struct daxfs_inode *ip;
+	struct daxfs_op op;
+	void *r = t_setup(&s, 16 * MiB, &o);
+	u64 ino = 0;
+	u32 live;
+
+	CHECK_EQ(t_join(&t, r, 16 * MiB), 0);
+	CHECK_EQ(daxfs_mknod(&s, ROOT, "f", 1, S_REG, 0, 0, 0, &ino), 0);
+	CHECK_EQ(daxfs_op_begin(&s, &op), 0);
+	CHECK_EQ(daxfs_inode_get_writable(&op, ino, &ip), 0);
+	daxfs_op_end(&op);
+	/* t's slot and generation, lane 31: t is alive and renewing */
+	live = (t.host + 1) | 31u << DAXFS_XCLAIM_LANE_SHIFT |
+	       (u32)(t.host_gen & DAXFS_XCLAIM_GEN_MASK) << DAXFS_XCLAIM_GEN_SHIFT;
+	daxfs_store32(&ip->xattr_claim, live);
+	rn.fs = &t;
+	pthread_create(&th, NULL, renew_loop, &rn);
+	CHECK_EQ(daxfs_setxattr(&s, ino, "user.a", 6, "1", 1, 0), -EUCLEAN);
+	rn.stop = 1;
+	pthread_join(th, NULL);
+	/* a slot that is FREE: stale, taken over */
+	daxfs_store32(&ip->xattr_claim, 200 | 3u << DAXFS_XCLAIM_LANE_SHIFT);
+	CHECK_EQ(daxfs_setxattr(&s, ino, "user.a", 6, "1", 1, 0), 0);
+	CHECK_EQ(daxfs_load32(&ip->xattr_claim), 0);
+	daxfs_host_leave(&t);
+	daxfs_host_leave(&s);
+	t_region_free(r, 16 * MiB);
+}
+
 int main(void)
 {
 	region = t_setup(&A, REGION, NULL);
@@ -458,5 +515,6 @@ int main(void)
 	RUN(t_acl);
 	RUN(t_hosts);
 	RUN(t_full);
+	RUN(t_bogus_claim);
 	return t_done();
 }
