@@ -63,6 +63,7 @@ static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[DAXFS_CHK_LOST_FOUND] = "lost+found",
 	[DAXFS_CHK_LIMIT] = "limit",
 	[DAXFS_CHK_LOCK] = "lock",
+	[DAXFS_CHK_XATTR] = "xattr",
 };
 
 const char *daxfs_check_code_name(u32 code)
@@ -291,9 +292,13 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 2 (leases timed by wall clocks): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
-	else if (sb.version >= DAXFS_VERSION_V3 && sb.version < DAXFS_VERSION)
+	else if (sb.version >= DAXFS_VERSION_V3 && sb.version < DAXFS_VERSION_V5)
 		chk_sb_bad(&s, "older format version (before cluster-wide file "
 			   "locks): convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V5)
+		chk_sb_bad(&s, "format version 5 (before extended attributes): "
+			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
@@ -1082,6 +1087,7 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 				       CHK_I_DIR : 0);
 	if ((mode & CHK_S_IFMT) == CHK_S_IFREG)
 		chk_file_gate(c, ino, ip);
+	chk_xattr_claim(c, ino, ip);
 	if (ino > c->max_ino)
 		c->max_ino = ino;
 	return true;
@@ -1116,7 +1122,8 @@ static void chk_buckets(struct chk *c)
 				chk_tomb(c, i);
 			continue;
 		}
-		if ((k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE) {
+		if ((k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE &&
+		    (k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_XATTR) {
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET,
 				   "overlay key of unknown type", 0, i, k, 0,
 				   c->repair);
@@ -1142,7 +1149,9 @@ static void chk_buckets(struct chk *c)
 				chk_tomb(c, i);
 			continue;
 		}
-		chk_inode_record(c, i, ino, v);
+		/* xattr sets: chk_xattrs, once the inodes are known */
+		if ((k >> DAXFS_KEY_TYPE_SHIFT) == DAXFS_KEY_INODE)
+			chk_inode_record(c, i, ino, v);
 	}
 }
 
@@ -1191,6 +1200,7 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_buckets(&c);
 	chk_namespace(&c);
 	chk_orphans(&c);
+	chk_xattrs(&c);
 	chk_space(&c);
 	if (c.repair)
 		chk_symlink_copies(&c);

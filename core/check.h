@@ -61,6 +61,8 @@ enum daxfs_check_code {
 	DAXFS_CHK_LIMIT,		/* a bound was hit; check incomplete */
 	DAXFS_CHK_LOCK,			/* lock table page or record invalid,
 					 * or a lock of a host not alive */
+	DAXFS_CHK_XATTR,		/* xattr set invalid, shared or of no
+					 * inode; claim of a host not alive */
 	DAXFS_CHK_NR_CODES
 };
 
@@ -238,6 +240,9 @@ void chk_orphans(struct chk *c);
 void chk_nlinks(struct chk *c);
 /* check-locks.c */
 void chk_locks(struct chk *c);
+/* check-xattr.c */
+void chk_xattr_claim(struct chk *c, u64 ino, struct daxfs_inode *ip);
+void chk_xattrs(struct chk *c);
 /* check-space.c */
 void chk_space(struct chk *c);
 void chk_rebuild_space(struct chk *c);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 4 image to the current
+ * Offline conversion of a format version 1 to 5 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -9,7 +9,10 @@
  * version 3's append/truncate gate: they become 0, an open gate);
  * 4 -> 5, the lock table: state.lock_root (a pad word, 0 in every older
  * image) is made 0 = "no locks yet", since no host of an older version
- * could have taken a cluster-wide lock.  For fsck.daxfs --convert; every
+ * could have taken a cluster-wide lock; 5 -> 6, extended attributes: an
+ * inode record's last word (reserved, 0 in every older image) becomes its
+ * xattr claim, free at 0, and XATTR overlay keys become valid; there are
+ * none yet, so only the version changes.  For fsck.daxfs --convert; every
  * host must be gone, judged by the caller's lease observations.
  */
 #include "compat.h"
@@ -49,13 +52,10 @@ static void line_clear(struct daxfs_fs *fs, unsigned int c)
 		daxfs_store(&w[i], 0);
 }
 
-/*
- * 3 -> 4: every regular file's gate opens (parent = 0) and its rdev is 0.
- * Either word at 0 is valid in version 3 too ("no shrink yet"), so this
- * runs before the version changes and a crash in it leaves a version 3
- * image.  A bucket or record that does not check out is left to fsck.
- */
-static void v3_open_gates(struct daxfs_fs *fs)
+/* Runs fn on every inode record the overlay publishes; a bucket or
+ * record that does not check out is left to fsck. */
+static void each_inode(struct daxfs_fs *fs,
+		       void (*fn)(struct daxfs_fs *fs, struct daxfs_inode *ip))
 {
 	u64 i;
 
@@ -69,13 +69,32 @@ static void v3_open_gates(struct daxfs_fs *fs)
 		    (k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE)
 			continue;
 		ip = daxfs_ptr(fs, v, sizeof(*ip), DAXFS_OFF_ALIGN);
-		if (!ip || daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC ||
-		    !DAXFS_IS_REG(daxfs_load32(&ip->mode)))
+		if (!ip || daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC)
 			continue;
-		daxfs_store(&ip->parent, 0);
-		daxfs_store(&ip->rdev, 0);
+		fn(fs, ip);
 		daxfs_flush(ip, sizeof(*ip));
 	}
+}
+
+/*
+ * 3 -> 4: every regular file's gate opens (parent = 0) and its rdev is 0.
+ * Either word at 0 is valid in version 3 too ("no shrink yet"), so this
+ * runs before the version changes and a crash in it leaves a version 3
+ * image.
+ */
+static void v3_open_gate(struct daxfs_fs *fs, struct daxfs_inode *ip)
+{
+	if (!DAXFS_IS_REG(daxfs_load32(&ip->mode)))
+		return;
+	daxfs_store(&ip->parent, 0);
+	daxfs_store(&ip->rdev, 0);
+}
+
+/* 5 -> 6: the record's last word (reserved before) is its xattr claim:
+ * 0, free.  0 was the only value older code wrote there. */
+static void v5_free_claim(struct daxfs_fs *fs, struct daxfs_inode *ip)
+{
+	daxfs_store32(&ip->xattr_claim, 0);
 }
 
 /*
@@ -111,9 +130,13 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		line_clear(fs, c);
 	}
 	if (fs->sb.version < DAXFS_VERSION_V4)
-		v3_open_gates(fs);
-	/* to DAXFS_VERSION_LOCKS: whatever the step before left, no locks */
-	daxfs_store(&fs->state->lock_root, 0);
+		each_inode(fs, v3_open_gate);
+	/* to DAXFS_VERSION_LOCKS: whatever the step before left, no locks
+	 * (a version 5 image keeps its lock table) */
+	if (fs->sb.version < DAXFS_VERSION_LOCKS)
+		daxfs_store(&fs->state->lock_root, 0);
+	if (fs->sb.version < DAXFS_VERSION_XATTR)
+		each_inode(fs, v5_free_claim);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

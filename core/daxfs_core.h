@@ -504,4 +504,6 @@ struct daxfs_statfs {
 };
 int daxfs_statfs(struct daxfs_fs *fs, struct daxfs_statfs *st);
 
+#include "xattr.h"	/* extended attributes and ACLs */
+
 #endif /* DAXFS_CORE_H */

@@ -10,6 +10,7 @@
 #include "openset.h"
 #include "lock.h"
 #include "pcache.h"
+#include "xattr-int.h"
 
 #define OP_BEGIN_ROUNDS		1000000u	/* lane waits, each round yields */
 #define CHECK_DEAD_ROUNDS	1000000u
@@ -181,7 +182,8 @@ static bool needs_lane(struct daxfs_fs *fs, u32 slot)
 		return true;	/* its open set: settling frees */
 	for (i = 0; i < DAXFS_LANES; i++) {
 		op = daxfs_load(&daxfs_lane_at(fs, slot, i)->intent.op);
-		if (op == DAXFS_INTENT_RENAME || op == DAXFS_INTENT_OPEN_PUT)
+		if (op == DAXFS_INTENT_RENAME || op == DAXFS_INTENT_OPEN_PUT ||
+		    op == DAXFS_INTENT_XATTR)
 			return true;
 	}
 	return false;
@@ -211,6 +213,9 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, slot, i);
 		daxfs_ov_recover_lane(fs, lane);
+		/* before the namespace: a free it rolls forward takes the
+		 * inode's xattr claim, which this lane may hold */
+		daxfs_xattr_recover_lane(&rop, lane, slot, i);
 		switch (daxfs_load(&lane->intent.op)) {
 		case DAXFS_INTENT_RENAME:
 			daxfs_rename_recover(&rop, lane);

@@ -12,6 +12,7 @@
 #include "dir.h"
 #include "file.h"
 #include "symlink.h"
+#include "xattr-int.h"
 #include "openset.h"
 
 /* Copy-up and lookups retry this often while another host's insert of
@@ -286,6 +287,7 @@ void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 
 	if (daxfs_fenced(op))
 		return;
+	daxfs_xattr_drop(op, ip);
 	if (DAXFS_IS_DIR(mode))
 		daxfs_dir_retire_trie(op, ip);
 	else if (DAXFS_IS_REG(mode))

@@ -151,6 +151,20 @@ extern const struct inode_operations daxfs_special_iops;
 extern const struct dentry_operations daxfs_dentry_ops;
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
+/* xattr.c: extended attributes and POSIX ACLs (docs/xattr.md) */
+extern const struct xattr_handler *daxfs_xattr_handlers[];
+ssize_t daxfs_k_listxattr(struct dentry *dentry, char *buf, size_t size);
+struct posix_acl *daxfs_k_get_acl(struct inode *inode, int type, bool rcu);
+int daxfs_k_set_acl(DAXFS_IDMAP_T *idmap, struct inode *inode,
+		    struct posix_acl *acl, int type);
+/* create: the new mode and ACLs from dir's default ACL (umask without
+ * one); init: stores them on the new inode and drops them */
+int daxfs_k_acl_create(struct inode *dir, umode_t *mode,
+		       struct posix_acl **dacl, struct posix_acl **acl);
+int daxfs_k_acl_init(struct inode *inode, struct posix_acl *dacl,
+		     struct posix_acl *acl);
+/* chmod: the access ACL follows the mode (posix_acl_chmod) */
+int daxfs_k_acl_chmod(DAXFS_IDMAP_T *idmap, struct dentry *dentry, umode_t mode);
 int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
 int daxfs_k_kill_privs(struct inode *inode);
 int daxfs_inode_cache_init(void);

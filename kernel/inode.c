@@ -19,6 +19,8 @@
 #include <linux/namei.h>
 #include <linux/cred.h>
 #include <linux/uidgid.h>
+#include <linux/posix_acl.h>
+
 #include "daxfs_k.h"
 
 static struct kmem_cache *daxfs_inode_cachep;
@@ -161,6 +163,8 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 	DAXFS_I(inode)->change = a->change;
 	DAXFS_I(inode)->valid = true;
 	spin_unlock(&inode->i_lock);
+	/* another host may have changed them (docs/xattr.md) */
+	forget_all_cached_acls(inode);
 }
 
 /*
@@ -466,6 +470,8 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 	daxfs_refresh_inode(inode);
 	if (valid & DAXFS_ATTR_SIZE)
 		filemap_invalidate_unlock(inode->i_mapping);
+	if (!err && (iattr->ia_valid & ATTR_MODE))
+		err = daxfs_k_acl_chmod(idmap, dentry, inode->i_mode);
 	return daxfs_kerr(sb, err, "setattr");
 }
 
@@ -530,8 +536,8 @@ static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
 	return 0;
 }
 
-static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t mode,
-			       dev_t rdev, bool excl)
+static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mode,
+			    dev_t rdev, bool excl)
 {
 	struct daxfs_fs *fs = DAXFS_FS(dir->i_sb);
 	u32 uid, gid;
@@ -562,6 +568,24 @@ static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "create");
 	return daxfs_instantiate(dir, dentry, ino);
+}
+
+/* With the ACLs a default ACL of dir gives (docs/xattr.md). */
+static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t mode,
+			       dev_t rdev, bool excl)
+{
+	struct posix_acl *dacl, *acl;
+	int err = daxfs_k_acl_create(dir, &mode, &dacl, &acl);
+
+	if (err)
+		return err;
+	err = daxfs_create_ino(dir, dentry, mode, rdev, excl);
+	if (err) {
+		posix_acl_release(dacl);
+		posix_acl_release(acl);
+		return err;
+	}
+	return daxfs_k_acl_init(d_inode(dentry), dacl, acl);
 }
 
 static int daxfs_k_create(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
@@ -739,6 +763,9 @@ const struct inode_operations daxfs_dir_iops = {
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
+	.listxattr	= daxfs_k_listxattr,
+	.get_acl	= daxfs_k_get_acl,
+	.set_acl	= daxfs_k_set_acl,
 };
 
 const struct inode_operations daxfs_file_iops = {
@@ -746,12 +773,18 @@ const struct inode_operations daxfs_file_iops = {
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
 	.fiemap		= daxfs_k_fiemap,
+	.listxattr	= daxfs_k_listxattr,
+	.get_acl	= daxfs_k_get_acl,
+	.set_acl	= daxfs_k_set_acl,
 };
 
 const struct inode_operations daxfs_special_iops = {
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
+	.listxattr	= daxfs_k_listxattr,
+	.get_acl	= daxfs_k_get_acl,
+	.set_acl	= daxfs_k_set_acl,
 };
 
 /* ---- symlinks ---- */
@@ -781,4 +814,5 @@ const struct inode_operations daxfs_symlink_iops = {
 	.get_link	= daxfs_k_get_link,
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
+	.listxattr	= daxfs_k_listxattr,
 };

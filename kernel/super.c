@@ -498,6 +498,10 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_blocksize_bits = DAXFS_BLOCK_SHIFT;
 	sb->s_maxbytes = DAXFS_MAX_FILE_SIZE;
 	sb->s_time_gran = 1;
+	/* extended attributes and POSIX ACLs, enforced by the VFS
+	 * (docs/xattr.md) */
+	sb->s_xattr = daxfs_xattr_handlers;
+	sb->s_flags |= SB_POSIXACL;
 	/* atime is never written back behind the user's back (it would make
 	 * every read a store to shared memory); utimes(2) still sets it. */
 	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;

@@ -13,9 +13,11 @@ need_apt=()
 # under qemu-aarch64-static (docs/design.md "Memory ordering").
 # fio, git and sqlite3: real programs that tests/test_preload.py runs under
 # `daxfs run` (docs/preload.md).
+# attr, acl and rsync: setfattr/getfattr, setfacl/getfacl and `rsync -aX`
+# in the extended attribute tests (docs/xattr.md).
 for pkg in build-essential make gcc python3 python3-pip spin \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static \
-	fio git sqlite3 libfuse3-dev fuse3 pkg-config; do
+	fio git sqlite3 libfuse3-dev fuse3 pkg-config attr acl rsync; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

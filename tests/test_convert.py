@@ -21,9 +21,11 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-CURRENT = 5          # format version after --convert (docs/format.md)
+CURRENT = 6          # format version after --convert (docs/format.md)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
+XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
+LOCK_ROOT_OFF = 928                 # state.lock_root (version 5)
 
 
 def crc32c(data):
@@ -158,6 +160,20 @@ def test_convert_then_clean(v1):
     assert rc == 0 and "clean" in out, out
 
 
+def convert_checked(path, advice):
+    """An older image at path is refused with advice, then converted;
+    returns the converted image."""
+    rc, out = run(DAXFS, "-r", path, "ls", "/")
+    assert rc != 0 and "fsck.daxfs --convert" in out, out
+    rc, out = run(FSCK, "-n", path)
+    assert rc != 0 and advice in out, out
+    rc, out = run(FSCK, "--convert", path)
+    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
+    im = Raw(path)
+    assert im.version() == CURRENT
+    return im
+
+
 def converted_from(path, version, advice):
     """Makes an image of an older version at path (a current one with
     the older version number: those versions changed no layout this
@@ -168,13 +184,7 @@ def converted_from(path, version, advice):
     im = Raw(path)
     im.set_version(version)
     im.save()
-    rc, out = run(DAXFS, "-r", path, "ls", "/")
-    assert rc != 0 and "fsck.daxfs --convert" in out, out
-    rc, out = run(FSCK, "-n", path)
-    assert rc != 0 and advice in out, out
-    rc, out = run(FSCK, "--convert", path)
-    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
-    assert Raw(path).version() == CURRENT
+    convert_checked(path, advice)
     with daxfs.Region(path) as r:
         assert r.read_file("/small") == b"hello\n"
 
@@ -200,14 +210,7 @@ def test_v3_converts_to_current(region_path):
     im.put(rec + PARENT_OFF, 7 << 49 | 1 << 48 | 100)    # number 7, BUSY
     im.set_version(3)
     im.save()
-    rc, out = run(DAXFS, "-r", region_path, "ls", "/")
-    assert rc != 0 and "fsck.daxfs --convert" in out, out
-    rc, out = run(FSCK, "-n", region_path)
-    assert rc != 0 and "without a write gate" in out, out
-    rc, out = run(FSCK, "--convert", region_path)
-    assert rc == 0 and "converted to DaxFS format version %d" % CURRENT in out, out
-    im = Raw(region_path)
-    assert im.version() == CURRENT
+    im = convert_checked(region_path, "without a write gate")
     assert im.words(rec + RDEV_OFF, 1) == [0]
     assert im.words(rec + PARENT_OFF, 1) == [0]
     rc, out = run(FSCK, "-n", region_path)
@@ -228,6 +231,37 @@ def test_v4_converts_to_current(region_path):
         with r.open("/small") as f:
             f.lock("w")
             assert len(r.locks("/small")) == 1
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+
+
+def test_v5_converts_to_current(region_path):
+    """Version 5 (before extended attributes) is refused with advice;
+    --convert keeps its lock table, frees every inode's xattr claim (the
+    word was reserved), and then attributes can be set; fsck clean."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/small", b"hello\n")
+        with r.open("/small") as f:
+            f.lock("w")
+        ino = r.stat("/small").st_ino
+    im = Raw(region_path)
+    lock_root = im.words(im.state + LOCK_ROOT_OFF, 1)[0]
+    assert lock_root
+    rec = im.inode(ino)
+    struct.pack_into("<I", im.b, rec + XCLAIM_OFF, 0x1234)
+    im.set_version(5)
+    im.save()
+    im = convert_checked(region_path, "before extended attributes")
+    assert im.words(im.state + LOCK_ROOT_OFF, 1)[0] == lock_root
+    assert struct.unpack_from("<I", im.b, rec + XCLAIM_OFF)[0] == 0
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+    with daxfs.Region(region_path) as r:
+        r.setxattr("/small", "user.k", b"v")
+        assert r.getxattr("/small", "user.k") == b"v"
+        with r.open("/small") as f:
+            f.lock("w")
     rc, out = run(FSCK, "-n", region_path)
     assert rc == 0 and "clean" in out, out
 

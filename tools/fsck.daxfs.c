@@ -210,7 +210,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"leases timed by wall clocks" :
 				version == DAXFS_VERSION_V3 ?
 				"appends racing truncates without a write gate" :
-				"before cluster-wide file locks", k->target);
+				version < DAXFS_VERSION_V5 ?
+				"before cluster-wide file locks" :
+				"before extended attributes", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

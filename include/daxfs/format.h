@@ -33,7 +33,10 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		5u	/* 5: cluster-wide lock table */
+#define DAXFS_VERSION		6u	/* 6: extended attributes */
+/* The first version with extended attributes (XATTR keys, docs/xattr.md) */
+#define DAXFS_VERSION_XATTR	6u
+#define DAXFS_VERSION_V5	5u	/* 5: cluster-wide lock table */
 /* The first version with the lock table (state.lock_root, docs/locks.md) */
 #define DAXFS_VERSION_LOCKS	5u
 #define DAXFS_VERSION_V4	4u	/* 4: a regular file's write gate */
@@ -230,6 +233,10 @@ enum daxfs_intent_op {
 	DAXFS_INTENT_RENAME = 2,	/* see docs/namespace.md */
 	DAXFS_INTENT_FILE_WRITE = 3,	/* a[0]=ino, a[1]=first byte, a[2]=end */
 	DAXFS_INTENT_OPEN_PUT = 4,	/* a[0]=ino: entry removed, settle it */
+	DAXFS_INTENT_XATTR = 5,		/* a[0]=ino, a[1]=new set, a[2]=old
+					 * set, a[3]=retire step, a[4]=new
+					 * set's class + 1, a[5]=inode record,
+					 * a[6]=phase (docs/xattr.md) */
 };
 
 struct daxfs_intent {
@@ -390,7 +397,8 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_lock_bucket) == 4096);
 
 enum daxfs_key_type {
 	DAXFS_KEY_INODE = 1,		/* payload: inode number */
-	DAXFS_KEY_XATTR = 2,		/* reserved */
+	DAXFS_KEY_XATTR = 2,		/* payload: inode number; value: its
+					 * struct daxfs_xattr_set (version 6) */
 	DAXFS_KEY_TYPE_MAX = 14,
 };
 
@@ -457,9 +465,63 @@ struct daxfs_inode {
 	__u64 base_ino;			/* base inode this one shadows, or 0 */
 	__u64 change;			/* bumped on every change (revalidation) */
 	__u32 generation;		/* NFS-style generation of this ino */
-	__u32 reserved;
+	__u32 xattr_claim;		/* version 6 (was reserved, 0): 0 or
+					 * the claim of the lane changing the
+					 * inode's xattrs (docs/xattr.md) */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_inode) == 128);
+
+/* ---------------------------------------------------------------------
+ * Extended attributes (version 6, docs/xattr.md).  The overlay key
+ * XATTR(ino) names the inode's whole attribute set, an immutable record:
+ * a change builds a new set out of place and publishes it with one CAS
+ * of the bucket's value, under the inode's xattr_claim.  The set is a
+ * header object (a small class, or a page) followed by its entry stream,
+ * inline (nr_pages 0: the stream follows the header) or in nr_pages
+ * whole pages listed in page[] (the stream runs across them in order).
+ * Entries: struct daxfs_xattr_ent, the full name ("user.x"), the value,
+ * padding to 8 bytes.
+ */
+#define DAXFS_XATTR_MAGIC	0x52545841u	/* "AXTR" */
+#define DAXFS_XATTR_NAME_MAX	255u		/* full name, prefix incl. */
+#define DAXFS_XATTR_SIZE_MAX	65536u		/* one value */
+#define DAXFS_XATTR_MAX_PAGES	60u		/* header fits 512 bytes */
+#define DAXFS_XATTR_STREAM_MAX	(DAXFS_XATTR_MAX_PAGES * DAXFS_BLOCK_SIZE)
+#define DAXFS_XATTR_INLINE_MAX	(512u - 32u)	/* stream in the header */
+
+struct daxfs_xattr_set {
+	__u64 ino;			/* owner (= the key's inode) */
+	__u32 magic;			/* DAXFS_XATTR_MAGIC */
+	__u32 count;			/* entries, >= 1 */
+	__u32 bytes;			/* length of the entry stream */
+	__u32 nr_pages;			/* 0: inline stream */
+	__u64 reserved;
+	__u64 page[];			/* nr_pages page offsets, or the
+					 * inline stream */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_xattr_set) == 32);
+
+struct daxfs_xattr_ent {
+	__u8 name_len;			/* 1..DAXFS_XATTR_NAME_MAX */
+	__u8 reserved0;
+	__u16 reserved1;
+	__u32 value_len;		/* 0..DAXFS_XATTR_SIZE_MAX */
+	/* name_len + value_len bytes, then zeros to an 8-byte multiple */
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_xattr_ent) == 8);
+
+/* xattr_claim: slot + 1 in bits 0-8, lane in 9-13, the low 18 bits of
+ * the host generation above (daxfs_xattr_claim_word, core/xattr.c) */
+#define DAXFS_XCLAIM_SLOT_MASK	0x1ffu
+#define DAXFS_XCLAIM_LANE_SHIFT	9
+#define DAXFS_XCLAIM_LANE_MASK	0x1fu
+#define DAXFS_XCLAIM_GEN_SHIFT	14
+#define DAXFS_XCLAIM_GEN_MASK	0x3ffffu
+
+/* DAXFS_INTENT_XATTR a[6]: what recovery finds to do */
+#define DAXFS_XATTR_PHASE_CLAIM	0	/* claim taken or being taken: free it */
+#define DAXFS_XATTR_PHASE_SET	1	/* a[1..4] valid: finish or undo */
+#define DAXFS_XATTR_PHASE_DONE	2	/* all done but the claim's release */
 
 /* ---------------------------------------------------------------------
  * Directories: a hash trie per directory.  Nodes hold 64 slots indexed

@@ -24,6 +24,7 @@ import stat as _stat
 from collections import namedtuple
 
 from . import _lib
+from ._xattr import XattrMixin
 
 __all__ = [
     "DaxfsError", "File", "Region", "StatResult", "mkfs", "strerror",
@@ -187,7 +188,7 @@ class HostState(str):
     __hash__ = str.__hash__
 
 
-class Region:
+class Region(XattrMixin):
     """A mapped DaxFS region; this process is one host of the filesystem.
 
     readonly: map read-only and do not join the host table.

@@ -29,6 +29,7 @@ struct dfuse {
 	bool ro;
 	enum dfuse_atime { DFUSE_RELATIME, DFUSE_NOATIME, DFUSE_STRICTATIME } atime;
 	bool nodiratime;
+	bool acl;			/* POSIX ACLs (default; -o noacl) */
 	struct fuse_conn_info_opts *conn_opts;
 
 	/* files open on this host (opens.c): ino -> opens, last change */
@@ -97,5 +98,17 @@ void dfuse_fallocate(fuse_req_t req, fuse_ino_t node, int mode, off_t off,
 		     off_t len, struct fuse_file_info *fi);
 void dfuse_lseek(fuse_req_t req, fuse_ino_t node, off_t off, int whence,
 		 struct fuse_file_info *fi);
+/* xattr.c: extended attributes, and the ACL rules the kernel leaves to
+ * the server (docs/xattr.md) */
+void dfuse_setxattr(fuse_req_t req, fuse_ino_t node, const char *name,
+		    const char *value, size_t size, int flags);
+void dfuse_getxattr(fuse_req_t req, fuse_ino_t node, const char *name,
+		    size_t size);
+void dfuse_listxattr(fuse_req_t req, fuse_ino_t node, size_t size);
+void dfuse_removexattr(fuse_req_t req, fuse_ino_t node, const char *name);
+/* The mode of a new object in dir: the caller's umask unless dir has a
+ * default ACL; then, once made, the object inherits that ACL. */
+void dfuse_acl_mode(fuse_req_t req, uint64_t dir, uint32_t *mode);
+void dfuse_acl_created(fuse_req_t req, uint64_t dir, uint64_t ino);
 
 #endif /* DAXFS_DFUSE_H */

@@ -42,6 +42,7 @@ struct cfg {
 	int remount;			/* mount(8)'s -o remount */
 	int atime;			/* enum dfuse_atime */
 	int nodiratime;
+	int noacl;
 	char *mountpoint;
 };
 
@@ -63,6 +64,8 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("remount", remount, 1),
 	CFG_OPT("rw", ro, 0),
 	CFG_OPT("diratime", nodiratime, 0),
+	CFG_OPT("acl", noacl, 0),
+	CFG_OPT("noacl", noacl, 1),
 	FUSE_OPT_KEY("region=", KEY_REGION),
 	FUSE_OPT_KEY("-r ", KEY_REGION),
 	FUSE_OPT_KEY("backing=", KEY_BACKING),
@@ -98,6 +101,7 @@ static void usage(FILE *f)
 	      "  validate           validate the whole base image at mount\n"
 	      "  relatime (default), noatime, strictatime, nodiratime: when reads\n"
 	      "                     and listings update the access time\n"
+	      "  acl (default), noacl: POSIX ACLs enforced (docs/xattr.md)\n"
 	      "  timeout=SECONDS    how long the kernel may cache names and\n"
 	      "                     attributes that another host changes (default 1)\n"
 	      "  poll_ms=MS         check files open here for other hosts' changes\n"
@@ -273,6 +277,7 @@ static int serve(struct cfg *c, struct fuse_args *args, int fd)
 	d.ro = c->ro || c->nohost;
 	d.atime = (enum dfuse_atime)c->atime;
 	d.nodiratime = c->nodiratime;
+	d.acl = !c->noacl;
 	d.conn_opts = fuse_parse_conn_info_opts(args);
 	if (!d.conn_opts) {
 		fail(fd, "daxfs mount: bad options\n", "", "");

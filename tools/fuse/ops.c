@@ -96,6 +96,7 @@ static void new_owner(fuse_req_t req, uint64_t dir, uint32_t *mode,
 	const struct fuse_ctx *c = fuse_req_ctx(req);
 	struct daxfs_attr a;
 
+	dfuse_acl_mode(req, dir, mode);
 	*uid = c->uid;
 	*gid = c->gid;
 	if (daxfs_fstat(d->h, dir, &a) || !(a.mode & S_ISGID))
@@ -115,6 +116,13 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* attributes that changed (another host's write) drop cached pages */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* ACLs: the kernel enforces them; the umask comes unapplied, for
+	 * us to apply only without a default ACL (docs/xattr.md) */
+	if (d->acl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
+	    (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+	else
+		d->acl = false;
 	if (d->conn_opts)
 		fuse_apply_conn_info_opts(d->conn_opts, conn);
 }
@@ -243,6 +251,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	err = daxfs_ino_mknod(d->h, dir, name, m, uid, gid, rdev, &ino);
 	if (err)
 		return reply_err(req, err);
+	dfuse_acl_created(req, dir, ino);
 	reply_entry(req, ino);
 }
 
@@ -258,6 +267,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	err = daxfs_ino_mkdir(d->h, dir, name, m, uid, gid, &ino);
 	if (err)
 		return reply_err(req, err);
+	dfuse_acl_created(req, dir, ino);
 	reply_entry(req, ino);
 }
 
@@ -375,6 +385,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	new_owner(req, dir, &m, &uid, &gid);
 	err = daxfs_ino_mknod(d->h, dir, name, m, uid, gid, 0, &ino);
+	if (!err)
+		dfuse_acl_created(req, dir, ino);
 	if (err == -EEXIST && !(fi->flags & O_EXCL))
 		err = create_existing(d, dir, name, &ino);
 	if (!err)
@@ -628,4 +640,8 @@ const struct fuse_lowlevel_ops dfuse_ops = {
 	.flock		= dfuse_flock,
 	.fallocate	= dfuse_fallocate,
 	.lseek		= dfuse_lseek,
+	.setxattr	= dfuse_setxattr,
+	.getxattr	= dfuse_getxattr,
+	.listxattr	= dfuse_listxattr,
+	.removexattr	= dfuse_removexattr,
 };

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The preload: extended attributes of region objects, through libdaxfs
+ * (docs/xattr.md): the getxattr, listxattr, setxattr and removexattr
+ * families, by path (l*: the final symlink not followed) and by
+ * descriptor.  Kernel paths and descriptors go to the kernel.  No
+ * privilege checks (as libdaxfs: the rights of whoever maps the region).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "preload.h"
+#include "daxfs/libdaxfs-xattr.h"
+
+static __thread char xattr_buf[PL_PATH_MAX];
+
+static ssize_t ret_len(int64_t r)
+{
+	return r < 0 ? pl_fail((int)r) : (ssize_t)r;
+}
+
+/* The region object at region path rpath. */
+static int path_ino(struct daxfs_handle **h, const char *rpath, int follow,
+		    uint64_t *ino)
+{
+	*h = pl_handle();
+	if (!*h)
+		return -errno;
+	return daxfs_path_resolve(*h, rpath, follow, ino);
+}
+
+static int fd_ino(struct daxfs_handle **h, int fd, uint64_t *ino)
+{
+	struct pl_desc *d;
+
+	*h = pl_handle();
+	if (!*h)
+		return -errno;
+	d = pl_fd_get(fd);
+	if (!d)
+		return -EBADF;
+	*ino = d->ino;
+	pl_fd_put(d);
+	return 0;
+}
+
+/* call: the kernel's; rcall: libdaxfs's on (h, ino). */
+#define XATTR_PATH(name, follow, call, rcall, ...)			\
+PUBLIC ssize_t name(const char *path, __VA_ARGS__)			\
+{									\
+	REAL(ssize_t, name, const char *, __VA_ARGS__);		\
+	struct daxfs_handle *h;						\
+	uint64_t ino = 0;						\
+	int r = pl_route(AT_FDCWD, path, xattr_buf), err;		\
+									\
+	if (r < 0)							\
+		return -1;						\
+	if (r != PL_REGION) {						\
+		path = PL_KPATH(r, path, xattr_buf);			\
+		return call;						\
+	}								\
+	err = path_ino(&h, xattr_buf, follow, &ino);			\
+	return err ? pl_fail(err) : ret_len(rcall);			\
+}
+
+#define XATTR_FD(name, call, rcall, ...)				\
+PUBLIC ssize_t name(int fd, __VA_ARGS__)				\
+{									\
+	REAL(ssize_t, name, int, __VA_ARGS__);				\
+	struct daxfs_handle *h;						\
+	uint64_t ino = 0;						\
+	int err;							\
+									\
+	if (!pl_fd_is_region(fd))					\
+		return call;						\
+	err = fd_ino(&h, fd, &ino);					\
+	return err ? pl_fail(err) : ret_len(rcall);			\
+}
+
+#define GET(v, s)	daxfs_xattr_get(h, ino, n, v, s)
+#define LIST(l, s)	daxfs_xattr_list(h, ino, l, s)
+#define SET(v, s, f)	daxfs_xattr_set(h, ino, n, v, s, f)
+#define REMOVE()	daxfs_xattr_remove(h, ino, n)
+
+XATTR_PATH(getxattr, 1, real_getxattr(path, n, v, s), GET(v, s),
+	   const char *n, void *v, size_t s)
+XATTR_PATH(lgetxattr, 0, real_lgetxattr(path, n, v, s), GET(v, s),
+	   const char *n, void *v, size_t s)
+XATTR_FD(fgetxattr, real_fgetxattr(fd, n, v, s), GET(v, s),
+	 const char *n, void *v, size_t s)
+XATTR_PATH(listxattr, 1, real_listxattr(path, l, s), LIST(l, s),
+	   char *l, size_t s)
+XATTR_PATH(llistxattr, 0, real_llistxattr(path, l, s), LIST(l, s),
+	   char *l, size_t s)
+XATTR_FD(flistxattr, real_flistxattr(fd, l, s), LIST(l, s), char *l, size_t s)
+XATTR_PATH(setxattr, 1, real_setxattr(path, n, v, s, f), SET(v, s, f),
+	   const char *n, const void *v, size_t s, int f)
+XATTR_PATH(lsetxattr, 0, real_lsetxattr(path, n, v, s, f), SET(v, s, f),
+	   const char *n, const void *v, size_t s, int f)
+XATTR_FD(fsetxattr, real_fsetxattr(fd, n, v, s, f), SET(v, s, f),
+	 const char *n, const void *v, size_t s, int f)
+XATTR_PATH(removexattr, 1, real_removexattr(path, n), REMOVE(), const char *n)
+XATTR_PATH(lremovexattr, 0, real_lremovexattr(path, n), REMOVE(),
+	   const char *n)
+XATTR_FD(fremovexattr, real_fremovexattr(fd, n), REMOVE(), const char *n)
