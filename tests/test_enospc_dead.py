@@ -24,7 +24,8 @@ from test_enospc_wait import kill_victim_mid_op
 
 daxfs = env.daxfs
 
-LEASE_MS = 3000  # A's churn ends well within it
+LEASE_MS = 8000  # A's churn ends well within it, even on a loaded machine
+HANG_S = 120  # far above a lease: only catches a hang
 SIZE = 16 * env.MiB
 CHUNK = 1 * env.MiB
 
@@ -36,11 +37,19 @@ def region():
         env.remove(path + ".log")  # the victim's (kill_victim_mid_op)
 
 
+def wait_expired(r):
+    """Until r's host has timed the victim's lease out (info() observes)."""
+    t0 = time.monotonic()
+    while not any(h["expired"] for h in r.info()["hosts"]
+                  if h["pid"] != os.getpid()):
+        assert time.monotonic() - t0 < HANG_S, r.info()["hosts"]
+        time.sleep(0.1)
+
+
 def test_idle_host_garbage_behind_dead_host(crash_build, region):
     kill_victim_mid_op(region)
     with daxfs.Region(region) as a, daxfs.Region(region) as b:
         # b times the victim's silence from now on (docs/hosts.md)
-        watch_from = time.monotonic()
         free0 = a.statfs()["free_bytes"]
         churn = free0 // CHUNK - 4  # garbage: all but 4 MiB of the room
         for i in range(churn):
@@ -50,8 +59,7 @@ def test_idle_host_garbage_behind_dead_host(crash_build, region):
         # the dead victim holds A's deletes in limbo: nothing came back
         assert held >= (churn - 1) * CHUNK, (held, churn)
         # a is idle from here on; wait out the victim's lease on b's clock
-        time.sleep(max(0.0, watch_from + 1.5 * LEASE_MS / 1000 -
-                       time.monotonic()))
+        wait_expired(b)
         want = b.statfs()["free_bytes"] + 4 * CHUNK
         body = cl.data("big", want)
         b.write_file("/big", body)
