@@ -335,6 +335,16 @@ static u64 bump_take(struct daxfs_fs *fs, u64 want, u64 min, u64 *got)
 	return 0;
 }
 
+/* A batch [c, e) that may be used: whole pages of the pool.  The words
+ * live in our host slot, where a stray store or a buggy peer can put
+ * anything; what we hand out is stored into at once (tests/c/
+ * test_batch_garbled.c: a SIGSEGV under the chaos host). */
+static bool batch_ok(struct daxfs_fs *fs, u64 c, u64 e)
+{
+	return c >= fs->pool_off && c < e && e <= fs->pool_end &&
+	       !((c | e) & (DAXFS_PAGE_SIZE - 1));
+}
+
 /* Exactly n contiguous pages from our host's batch, or 0. */
 static u64 batch_take(struct daxfs_fs *fs, u64 n)
 {
@@ -347,7 +357,7 @@ static u64 batch_take(struct daxfs_fs *fs, u64 n)
 		if (!c || c == BATCH_LOCK)
 			return 0;
 		e = daxfs_load(&h->alloc_end);
-		if (c >= e || (e - c) / DAXFS_PAGE_SIZE < n)
+		if (!batch_ok(fs, c, e) || (e - c) / DAXFS_PAGE_SIZE < n)
 			return 0;
 		if (daxfs_cas(&h->alloc_cursor, &c, c + n * DAXFS_PAGE_SIZE))
 			return c;

@@ -223,6 +223,7 @@ void daxfs_reclaim_all(struct daxfs_fs *fs);
 struct daxfs_space_wait {
 	s64 deadline_ns;		/* 0 until the first failure */
 	u32 tries;
+	s64 limit_ns;			/* the wait never goes past it */
 };
 
 /* Outside any op: is freed space still coming (limbo behind an epoch a
@@ -231,7 +232,9 @@ bool daxfs_space_pending(struct daxfs_fs *fs);
 /* Outside any op, after a call failed with -ENOSPC: reclaims (reaping
  * expired hosts) and returns the milliseconds the front end should sleep
  * before running the call again (0: at once), or -1: give up, the ENOSPC
- * stands (nothing pending, or about one lease plus a margin has passed). */
+ * stands (nothing pending; a live host's op still holding the epoch after
+ * about one lease plus a margin; dead hosts still unrecovered after four
+ * times that). */
 int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w);
 
 /*

@@ -264,6 +264,9 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
  * used_bytes like any page; 0 when the pool is really empty. */
 u64 daxfs_alloc_limbo_page(struct daxfs_op *op);
 u64 daxfs_alloc_open_page(struct daxfs_op *op);
+/* daxfs_reclaim_all that also frees the eligible limbo on other live
+ * hosts' chains (the -ENOSPC wait, core/space.c) */
+void daxfs_reclaim_for_space(struct daxfs_fs *fs);
 /* daxfs_reclaim_all that seals every open batch, however young (leave:
  * a batch left open in a lane that goes FREE would be lost). */
 void daxfs_reclaim_leaving(struct daxfs_fs *fs);

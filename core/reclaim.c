@@ -380,7 +380,38 @@ static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 	}
 }
 
-static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
+/*
+ * A call that failed with -ENOSPC frees what other live hosts' chains
+ * hold, too (docs/reclaim.md "When the pool is empty"): a host that is
+ * idle, or descheduled, between its own reclaims may sit on a pool's worth
+ * of garbage that a dead host's lane held back until its recovery.  The
+ * free rule depends on epochs only, never on whose chain a batch is on,
+ * and the taken chain is named in our lane while we walk it, so this is
+ * the reclaim of a FREE slot's chain; what is not yet eligible goes back
+ * on its owner's chain (a chain pushed on a slot that left or died meanwhile
+ * is adopted, or moved by its recovery, like any other).
+ */
+static void help_live(struct daxfs_fs *fs, struct daxfs_lane *hl)
+{
+	struct daxfs_host *h;
+	u64 chain;
+	u32 slot;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		h = daxfs_host_at(fs, slot);
+		if (slot == fs->host || !daxfs_load(&h->limbo_sealed) ||
+		    daxfs_host_st(daxfs_load(&h->state)) != DAXFS_HOST_ALIVE)
+			continue;
+		if (lane_fenced(fs, hl))
+			return;
+		chain = chain_take(fs, slot);
+		if (chain)
+			chain_process(fs, chain, slot, hl);
+	}
+}
+
+static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl,
+			  bool help)
 {
 	daxfs_epoch_try_advance(fs);
 	/* advancing may have recovered others for a while: our slot's
@@ -389,6 +420,8 @@ static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl)
 		return;
 	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
 	adopt_orphans(fs, hl);
+	if (help)
+		help_live(fs, hl);
 }
 
 u64 daxfs_map_pass_epoch(struct daxfs_fs *fs)
@@ -454,7 +487,7 @@ void daxfs_reclaim(struct daxfs_op *op)
 	 * one epoch ago are free at once. */
 	daxfs_epoch_try_advance(op->fs);
 	seal_open(op->fs, op->lane, false);
-	reclaim_round(op->fs, op->lane);
+	reclaim_round(op->fs, op->lane, false);
 }
 
 void daxfs_reclaim_quiet(struct daxfs_op *op)
@@ -462,8 +495,9 @@ void daxfs_reclaim_quiet(struct daxfs_op *op)
 	daxfs_reclaim(op);
 }
 
-/* force: seal every open batch (leave: no lane of ours may keep one) */
-static void reclaim_all(struct daxfs_fs *fs, bool force)
+/* force: seal every open batch (leave: no lane of ours may keep one);
+ * help: free other live hosts' eligible limbo too (help_live) */
+static void reclaim_all(struct daxfs_fs *fs, bool force, bool help)
 {
 	struct daxfs_op op;
 	struct daxfs_lane *lane;
@@ -489,18 +523,23 @@ static void reclaim_all(struct daxfs_fs *fs, bool force)
 		daxfs_store(&lane->epoch, 0);
 	}
 	for (i = 0; i < 4; i++)
-		reclaim_round(fs, op.lane);
+		reclaim_round(fs, op.lane, help);
 	daxfs_store(&op.lane->epoch, 0);
 }
 
 void daxfs_reclaim_all(struct daxfs_fs *fs)
 {
-	reclaim_all(fs, false);
+	reclaim_all(fs, false, false);
+}
+
+void daxfs_reclaim_for_space(struct daxfs_fs *fs)
+{
+	reclaim_all(fs, false, true);
 }
 
 void daxfs_reclaim_leaving(struct daxfs_fs *fs)
 {
-	reclaim_all(fs, true);
+	reclaim_all(fs, true, false);
 }
 
 void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * "The pool is empty, but space is on its way": after a call failed with
- * -ENOSPC, tells whether freed space still waits in limbo behind an epoch
- * that some lane holds back (a slow op, or a dead host whose lease has not
- * run out yet), and paces the front end's retries.  Runs only outside any
- * op and never sleeps: the front end sleeps between tries, holding no lane.
+ * -ENOSPC, frees the limbo that every host's chain holds, tells whether
+ * freed space still waits behind an epoch that some lane holds back (a
+ * slow op, or a dead host whose lease has not run out yet), and paces the
+ * front end's retries.  Runs only outside any op and never sleeps: the
+ * front end sleeps between tries, holding no lane.
  * Protocol, invariants and crash story: docs/reclaim.md "When the pool is
  * empty".
  */
@@ -14,6 +15,7 @@
 
 #define SPACE_MARGIN_MS		1000u	/* recovery + two advances after expiry */
 #define SPACE_MAX_SLEEP_MS	50u
+#define SPACE_LIMIT_WAITS	4	/* dead hosts: at most 4 waits in all */
 
 static bool batch_nonempty(struct daxfs_fs *fs, u64 b)
 {
@@ -25,21 +27,41 @@ static bool batch_nonempty(struct daxfs_fs *fs, u64 b)
 	return lb && daxfs_load32(&lb->count);
 }
 
+/* Why space is still on its way (space_pending) */
+enum space_why {
+	SPACE_NONE = 0,		/* nothing comes free by waiting: ENOSPC */
+	SPACE_LIVE,		/* a live host's op (or map pass) holds it */
+	SPACE_DEAD,		/* a host dead, or silent, not yet recovered */
+};
+
+/* A lane of slot holds the epoch back: why, as this observer sees it.  A
+ * host whose counter it has not seen move (UNKNOWN) may be dead: its
+ * lease runs out within one lease of our first look, never later. */
+static enum space_why holder(struct daxfs_fs *fs, u32 slot)
+{
+	if (slot == fs->host ||
+	    daxfs_host_lease(fs, slot) == DAXFS_LEASE_LIVE)
+		return SPACE_LIVE;
+	return SPACE_DEAD;
+}
+
 /*
  * One pass over the host table and the lanes (failure path only).  Space
  * is pending when a host other than us is dead, being recovered or past its
  * lease (recovery frees its batch and held pages and unblocks the epoch),
  * or when limbo exists anywhere while a lane holds the epoch back (it will
  * end its op or expire) or a mapping host's announcement lags (its next
- * lease tick moves it).  Limbo of live hosts with nothing holding the
- * epoch is theirs to free: not pending for us.
+ * lease tick moves it).  Limbo with nothing holding the epoch is freed by
+ * the wait's own reclaim (every host's chain, daxfs_reclaim_for_space) or
+ * sits in another live host's open batch: not pending for us.
  */
-bool daxfs_space_pending(struct daxfs_fs *fs)
+static enum space_why space_pending(struct daxfs_fs *fs)
 {
 	u64 g = daxfs_load(daxfs_state_word(fs, epoch)), w, e;
-	bool limbo = false, held = false;
+	enum space_why held = SPACE_NONE, why;
 	struct daxfs_host *h;
 	struct daxfs_lane *lane;
+	bool limbo = false;
 	u32 slot, i, st;
 
 	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
@@ -52,26 +74,36 @@ bool daxfs_space_pending(struct daxfs_fs *fs)
 			continue;
 		if (slot != fs->host &&
 		    (st != DAXFS_HOST_ALIVE || daxfs_host_expired(fs, slot)))
-			return true;
+			return SPACE_DEAD;
 		/* a mapping host behind the epoch holds frees back until its
 		 * next revalidation pass (docs/reclaim.md "Mapping hosts") */
 		e = daxfs_load(&h->map_epoch);
-		if (e && e != g)
-			held = true;
+		if (e && e != g && !held)
+			held = SPACE_LIVE;
 		for (i = 0; i < DAXFS_LANES; i++) {
 			lane = daxfs_lane_at(fs, slot, i);
-			if (!daxfs_lane_quiet(daxfs_load(&lane->epoch), g))
-				held = true;
+			if (held != SPACE_DEAD &&
+			    !daxfs_lane_quiet(daxfs_load(&lane->epoch), g)) {
+				why = holder(fs, slot);
+				if (why > held)
+					held = why;
+			}
 			if (!limbo && batch_nonempty(fs, daxfs_load(&lane->limbo_open)))
 				limbo = true;
 		}
 	}
-	return limbo && held;
+	return limbo ? held : SPACE_NONE;
 }
 
-/* How long a failing call may wait: a dead host is declared dead once its
- * lease ran out (at most one lease after it stopped renewing), then a
- * survivor recovers it and the epoch advances twice. */
+bool daxfs_space_pending(struct daxfs_fs *fs)
+{
+	return space_pending(fs) != SPACE_NONE;
+}
+
+/* How long a failing call waits for a live host's op: a host that died
+ * silent is declared dead once its lease ran out (at most one lease after
+ * our first look), then a survivor recovers it and the epoch advances
+ * twice. */
 static s64 wait_ns(struct daxfs_fs *fs)
 {
 	u64 ms = fs->lease_ms + (fs->lease_ms / 2 > SPACE_MARGIN_MS ?
@@ -83,21 +115,30 @@ static s64 wait_ns(struct daxfs_fs *fs)
 int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 {
 	s64 now = daxfs_now_ns();
+	enum space_why why;
 	u32 ms;
 
 	if (fs->host == DAXFS_NO_HOST || (fs->flags & DAXFS_FS_RDONLY) ||
 	    !daxfs_host_still_mine(fs))
 		return -1;
-	if (!w->deadline_ns)
+	if (!w->deadline_ns) {
 		w->deadline_ns = now + wait_ns(fs);
-	else if (now >= w->deadline_ns)
+		w->limit_ns = now + SPACE_LIMIT_WAITS * wait_ns(fs);
+	} else if (now >= w->limit_ns) {
 		return -1;
+	}
 	/* outside any op: our own lanes are idle, so this seals our open
-	 * batches, reaps expired hosts and frees what two advances allow */
-	daxfs_reclaim_all(fs);
+	 * batches, reaps expired hosts and frees what two advances allow,
+	 * on every host's chain */
+	daxfs_reclaim_for_space(fs);
 	if (!w->tries++)
 		return 0;	/* once at once: the op's own lane held it back */
-	if (!daxfs_space_pending(fs))
+	why = space_pending(fs);
+	/* a dead host is recovered within about a lease of our look, however
+	 * many die one after the other: wait for it (up to the limit, for a
+	 * peer that garbles the host table); a live host's slow op only up to
+	 * the deadline */
+	if (why == SPACE_NONE || (why == SPACE_LIVE && now >= w->deadline_ns))
 		return -1;
 	ms = 1u << (w->tries < 7 ? w->tries - 1 : 6);
 	return (int)(ms < SPACE_MAX_SLEEP_MS ? ms : SPACE_MAX_SLEEP_MS);

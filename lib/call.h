@@ -131,7 +131,7 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 #define LIB_CALL_(h, expr, retry)					\
 	do {								\
 		struct lib_call lib_c_;					\
-		struct daxfs_space_wait lib_w_ = { 0, 0 };		\
+		struct daxfs_space_wait lib_w_ = { 0 };			\
 		int64_t lib_r_ = lib_call_begin((h), &lib_c_);		\
 									\
 		if (!lib_r_) {						\

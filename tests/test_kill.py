@@ -55,6 +55,7 @@ class Fleet:
         self.running = {}
         self.all = {}
         self.killed = []
+        self.declared = []  # wids whose hosts were declared dead
         self.next_wid = 0
 
     def log(self, wid):
@@ -87,17 +88,30 @@ class Fleet:
         return err
 
     def check_alive(self):
-        for wid, p in self.running.items():
-            if not p.is_alive():
+        """Raises for a worker that died; replaces one whose host was
+        declared dead (starved past its lease on a loaded machine: it
+        ended like a killed one).  Returns {old wid: replacement wid}."""
+        replaced = {}
+        for wid, p in list(self.running.items()):
+            if p.is_alive():
+                continue
+            if p.exitcode != kw.DECLARED_DEAD_EXIT:
                 raise AssertionError("worker %d died (exit %s):\n%s" % (
                     wid, p.exitcode, self.failure(wid)))
+            del self.running[wid]
+            self.killed.append((wid, p.pid))
+            self.declared.append(wid)
+            replaced[wid] = self.start()
+        return replaced
 
     def wait_progress(self, wids, ops, timeout, why):
         base = {w: self.done(w) for w in wids}
         deadline = time.monotonic() + timeout
         while True:
-            self.check_alive()
-            lag = {w: self.done(w) - base[w] for w in wids}
+            for old, new in self.check_alive().items():
+                if base.pop(old, None) is not None:
+                    base[new] = self.done(new)
+            lag = {w: self.done(w) - base[w] for w in base}
             if all(n >= ops for n in lag.values()):
                 return
             if time.monotonic() > deadline:
@@ -112,7 +126,10 @@ class Fleet:
             if p.is_alive():
                 procs.kill(p)
                 raise AssertionError("worker %d did not stop within 30 s" % wid)
-            if p.exitcode != 0:
+            if p.exitcode == kw.DECLARED_DEAD_EXIT:
+                self.killed.append((wid, p.pid))
+                self.declared.append(wid)
+            elif p.exitcode != 0:
                 raise AssertionError("worker %d exited %s:\n%s" % (
                     wid, p.exitcode, self.failure(wid)))
 
@@ -160,8 +177,10 @@ def test_sigkill_hosts(region_path, workdir, need_fsck):
     total = sum(ex.done for ex in expected)
     assert total > 300, "only %d operations completed" % total
     unsure = sum(1 for ex in expected if ex.maybe or ex.unsure_inodes)
-    print("kill test: %d workers, %d killed, %d ops logged done, %d killed mid-op"
-          % (len(expected), len(fleet.killed), total, unsure))
+    print("kill test: %d workers, %d killed (%d of them declared dead while "
+          "starved), %d ops logged done, %d killed mid-op"
+          % (len(expected), len(fleet.killed), len(fleet.declared), total,
+             unsure))
 
     # Let every dead host's lease run out, then keep a copy of the crashed
     # region for the host-side recovery check.

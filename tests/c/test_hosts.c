@@ -401,7 +401,7 @@ static void test_space_pending(void)
 {
 	struct daxfs_fs a, d;
 	struct daxfs_op opa, opd;
-	struct daxfs_space_wait w = { 0, 0 };
+	struct daxfs_space_wait w = { 0 };
 	u64 size = 8 * MiB, base, x;
 	void *r = t_setup(&a, size, NULL);
 
@@ -423,7 +423,20 @@ static void test_space_pending(void)
 	CHECK(daxfs_space_pending(&a));
 	CHECK(t_used(&a) > base);
 	CHECK(daxfs_space_wait_next(&a, &w) > 0);	/* sleep, then again */
-	/* past the deadline it gives up even though space is pending */
+	/* a has not seen d renew (d may be dead: its lease runs out within
+	 * one lease of a's first look), so a waits past the deadline ... */
+	w.deadline_ns = daxfs_now_ns() - 1;
+	CHECK(daxfs_space_wait_next(&a, &w) > 0);
+	/* ... but never past the limit (a peer garbling the host table) */
+	w.limit_ns = daxfs_now_ns() - 1;
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
+	/* once a saw d renew, d's slow op bounds the wait at the deadline:
+	 * past it the ENOSPC stands even though space is pending */
+	memset(&w, 0, sizeof(w));
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), 0);
+	CHECK_EQ(daxfs_host_renew(&d), 0);
+	CHECK(daxfs_space_wait_next(&a, &w) > 0);
+	CHECK_EQ(daxfs_host_lease(&a, d.host), DAXFS_LEASE_LIVE);
 	w.deadline_ns = daxfs_now_ns() - 1;
 	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
 	/* d dies inside its op: pending until recovered, then all back */
