@@ -36,9 +36,10 @@ const unsigned long long *bad_ranges_find(const struct bad_ranges *b, uint64_t o
  */
 int bad_ranges_mask(const struct bad_ranges *b, void *base);
 /*
- * Writes what the masked pages of the mapping at base now hold (zeros, and
- * the checker's repairs) over the bad ranges through fd, and syncs: for a
- * pmem block device the driver clears the poison and the list entries.
+ * Writes over the bad ranges through fd and syncs: zeros when base is NULL
+ * (before a repair: can the device take them?), else what the masked pages
+ * of the mapping at base now hold (zeros and the checker's repairs).  For
+ * a pmem block device the driver clears the poison and the list entries.
  * Returns 0, or -errno of the first write that failed.
  */
 int bad_ranges_write(const struct bad_ranges *b, const void *base, int fd);

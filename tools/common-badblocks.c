@@ -170,13 +170,15 @@ int bad_ranges_mask(const struct bad_ranges *b, void *base)
 
 int bad_ranges_write(const struct bad_ranges *b, const void *base, int fd)
 {
+	static const char zero[BB_PAGE];
 	uint64_t i, off;
 	ssize_t n;
 
 	for (i = 0; i < b->n; i++) {
 		/* a page at a time: the driver clears poison per write */
 		for (off = b->r[2 * i]; off < b->r[2 * i + 1]; off += BB_PAGE) {
-			n = pwrite(fd, (const char *)base + off, BB_PAGE, (off_t)off);
+			n = pwrite(fd, base ? (const char *)base + off : zero, BB_PAGE,
+				   (off_t)off);
 			if (n != (ssize_t)BB_PAGE)
 				return n < 0 ? -errno : -EIO;
 		}

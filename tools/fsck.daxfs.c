@@ -42,6 +42,7 @@ struct fsck {
 	FILE *out;
 	const char *bb_list;		/* --badblocks FILE */
 	int fd;				/* the target, while bad ranges wait */
+	bool bad_refused;		/* -y, but the bad ranges took no write */
 	struct bad_ranges bad;
 	struct bad_hit *hits;		/* DAXFS_CHK_MEDIA problems */
 	u64 nr_hits, cap_hits;
@@ -233,15 +234,33 @@ static int finish_early(struct fsck *k, int code, const char *status)
  */
 static int load_bad(struct fsck *k, int fd, u64 size)
 {
+	int err;
+
 	if (bad_ranges_load(&k->bad, k->bb_list, fd, size))
 		goto fail;
-	if (!k->bad.n || !bad_ranges_find(&k->bad, 0, DAXFS_BLOCK_SIZE))
+	if (!k->bad.n)
 		return 0;
-	fprintf(stderr, "%s: the superblock lies on a bad range (%s): the filesystem "
-		"cannot be checked or repaired; restore it from a copy\n", k->target,
-		k->bad.src);
-	close(fd);
-	return finish_early(k, FSCK_UNCORRECTED, "superblock on a bad range");
+	if (bad_ranges_find(&k->bad, 0, DAXFS_BLOCK_SIZE)) {
+		fprintf(stderr, "%s: the superblock lies on a bad range (%s): the filesystem "
+			"cannot be checked or repaired; restore it from a copy\n", k->target,
+			k->bad.src);
+		close(fd);
+		return finish_early(k, FSCK_UNCORRECTED, "superblock on a bad range");
+	}
+	/*
+	 * A repair must be able to write there: what it drops or rebuilds
+	 * around a lost page is only consistent once the page holds what the
+	 * checker saw (zeros).  If the device refuses (it cannot clear the
+	 * poison), check only.
+	 */
+	err = k->repair ? bad_ranges_write(&k->bad, NULL, fd) : 0;
+	if (err) {
+		tool_errno(-err, "%s: cannot write zeros over the bad ranges (the device "
+			   "refuses them); checking only, nothing repaired", k->target);
+		k->repair = false;
+		k->bad_refused = true;
+	}
+	return 0;
 fail:
 	close(fd);
 	return finish_early(k, FSCK_ERROR, "bad block list");
@@ -278,8 +297,8 @@ static void bad_done(struct fsck *k, void *base, struct daxfs_fs *fs,
 		else
 			res->unrepaired++;
 	}
-	if (k->repair && !res->repair_refused && !wrote)
-		res->unrepaired++;	/* the checker's repairs there are lost */
+	if ((k->repair && !res->repair_refused && !wrote) || k->bad_refused)
+		res->unrepaired++;	/* asked to repair, could not */
 	if (!k->json)
 		bad_ranges_report(stdout, k->target, &k->bad, fs, k->hits, k->nr_hits, wrote);
 }
