@@ -151,3 +151,18 @@ def test_malformed_list(img, tmp_path, text):
 def test_missing_list(img, tmp_path):
     rc, out = fsck("-n", "--badblocks", tmp_path / "none", img)
     assert rc == 8 and "cannot read the bad block list" in out, out
+
+
+def test_bad_state_page_listed_when_unopenable(img, tmp_path):
+    """The state page on a bad range: the filesystem cannot be opened read-only, and
+    fsck still says where the bad ranges are."""
+    data = img.read_bytes()
+    state = None
+    for i in range(8):
+        kind, _fl, off, _size, _r = struct.unpack_from("<IIQQQ", data, 152 + 32 * i)
+        if kind == 1:
+            state = off
+    rc, out = fsck("-n", "--badblocks", bad_list(tmp_path, state // PAGE, sectors=1), img)
+    assert rc == 4, out
+    assert f"bytes {state:#x}-{state + PAGE - 1:#x} (1 page(s))" in out, out
+    assert "the filesystem could not be opened" in out

@@ -195,9 +195,10 @@ void bad_ranges_report(FILE *out, const char *target, const struct bad_ranges *b
 			bb_print_hit(out, &hits[j], w.names ? w.names[j] : NULL, zeroed);
 			any++;
 		}
-		if (!any)
-			fprintf(out, "    nothing in use (free space)%s\n", fs ? "" :
-				": the filesystem could not be opened to tell");
+		if (!any && fs)
+			fprintf(out, "    nothing in use (free space)\n");
+		else if (!any)
+			fprintf(out, "    what it holds is unknown: the filesystem could not be opened\n");
 	}
 	if (w.names)
 		for (j = 0; j < nr_hits; j++)

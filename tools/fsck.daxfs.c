@@ -492,6 +492,8 @@ int main(int argc, char **argv)
 		if (!k.json)
 			fprintf(stderr, "%s: cannot open the filesystem: %s\n",
 				k.target, daxfs_strerror(err));
+		if (!k.json)	/* maybe because of them: say where they are */
+			bad_ranges_report(stdout, k.target, &k.bad, NULL, NULL, 0, false);
 		code = nstate > 0 || err == -EUCLEAN || err == -EBADMSG ?
 		       FSCK_UNCORRECTED : FSCK_ERROR;
 		return finish_early(&k, code, "cannot open filesystem");
