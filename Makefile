@@ -157,7 +157,8 @@ cluster:
 N ?= 10000
 J ?= 1
 kfuzz: all module
-	python3 vm/kfuzz.py -n $(N) -j $(J) $(if $(SEED),--seed $(SEED))
+	python3 vm/kfuzz.py -n $(N) -j $(J) $(if $(SEED),--seed $(SEED)) \
+		$(if $(RESUME),--resume --out $(RESUME))
 
 # Benchmarks: programs in build/bench/; bench/run.sh builds and runs them
 # (docs/benchmarks.md).

@@ -99,11 +99,13 @@ static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 
 		if (!v || v == 1)	/* hole, or sealed by a truncate */
 			continue;
+		c->media_page = height > 1 ? 0 : idx + 1;
 		if (!daxfs_ptr(c->fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE))
 			why = "radix slot points outside the pool";
 		else if (!chk_mark(c, c->used, v, DAXFS_BLOCK_SIZE))
 			why = height > 1 ? "radix node also used elsewhere" :
 			      "data page also used elsewhere";
+		c->media_page = 0;
 		if (why) {
 			chk_report(c, DAXFS_CHK_ERROR,
 				   height > 1 || !daxfs_ptr(c->fs, v, 1, 1) ?
@@ -181,6 +183,7 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 			daxfs_store(&ip->root, 0);
 		root = 0;
 	}
+	c->media_page = root && !h;	/* a direct root: page 0's data */
 	if (root && !chk_mark(c, c->used, node, DAXFS_BLOCK_SIZE)) {
 		/* h == 0: a direct root, the data page of block 0 */
 		chk_report(c, DAXFS_CHK_ERROR,
@@ -192,6 +195,7 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 			daxfs_store(&ip->root, 0);
 		root = 0;
 	}
+	c->media_page = 0;
 	if (root && h)
 		chk_radix(c, &w, node, h, 0);
 	else if (root)
@@ -610,12 +614,8 @@ static void chk_walk_dir(struct chk *c, struct chk_ino *d)
 	}
 }
 
-static void chk_walk_inode(struct chk *c, struct chk_ino *ci)
+static void chk_walk_kind(struct chk *c, struct chk_ino *ci)
 {
-	if (*ci->info & CHK_I_WALKED)
-		return;
-	*ci->info |= CHK_I_WALKED;
-	c->r->inodes++;
 	switch (ci->mode & CHK_S_IFMT) {
 	case CHK_S_IFDIR:
 		chk_walk_dir(c, ci);
@@ -636,6 +636,17 @@ static void chk_walk_inode(struct chk *c, struct chk_ino *ci)
 				   "special file has a data pointer", ci->ino, 0,
 				   daxfs_load(&ci->ip->root), 0, false);
 	}
+}
+
+static void chk_walk_inode(struct chk *c, struct chk_ino *ci)
+{
+	if (*ci->info & CHK_I_WALKED)
+		return;
+	*ci->info |= CHK_I_WALKED;
+	c->r->inodes++;
+	c->media_ino = ci->ino;		/* what a bad range there hits */
+	chk_walk_kind(c, ci);
+	c->media_ino = 0;
 }
 
 static void chk_drain(struct chk *c)

@@ -64,6 +64,7 @@ static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[DAXFS_CHK_LIMIT] = "limit",
 	[DAXFS_CHK_LOCK] = "lock",
 	[DAXFS_CHK_XATTR] = "xattr",
+	[DAXFS_CHK_MEDIA] = "media",
 };
 
 const char *daxfs_check_code_name(u32 code)
@@ -92,6 +93,44 @@ void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
 		c->r->unrepaired++;
 	if (c->o->report)
 		c->o->report(c->o->ctx, &p);
+	/* an object rejected for what it holds may hold it for a bad
+	 * range's sake: say so (after the problem it explains) */
+	if (code != DAXFS_CHK_MEDIA && off)
+		chk_media(c, off, 64);
+}
+
+const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len)
+{
+	u64 lo = 0, hi = nr, mid;
+
+	while (lo < hi) {		/* first range ending after off */
+		mid = lo + (hi - lo) / 2;
+		if (bad[2 * mid + 1] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nr && bad[2 * lo] < off + len)
+		return &bad[2 * lo];
+	return NULL;
+}
+
+void chk_media(struct chk *c, u64 off, u64 len)
+{
+	const u64 *r;
+	const char *msg;
+
+	if (!c->o->nr_bad ||
+	    !(r = daxfs_bad_range_find(c->o->bad, c->o->nr_bad, off, len)))
+		return;
+	if (c->media_page)
+		msg = "file data on a bad range: reads of this page fail";
+	else if (c->media_ino)
+		msg = "metadata of an inode on a bad range";
+	else
+		msg = "filesystem metadata on a bad range";
+	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_MEDIA, msg, c->media_ino,
+		   off, r[0], c->media_page, c->repair && c->o->bad_rewrite);
 }
 
 void chk_progress(struct chk *c, u32 phase, u64 done, u64 total)
@@ -128,6 +167,7 @@ bool chk_mark(struct chk *c, u64 *bm, u64 off, u64 len)
 			return false;
 	for (i = first; i < first + n; i++)
 		bm[i >> 6] |= 1ULL << (i & 63);
+	chk_media(c, off, len);
 	return true;
 }
 
@@ -1060,8 +1100,10 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 {
 	struct daxfs_inode *ip = daxfs_ptr(c->fs, off, sizeof(*ip), 64);
 	const char *why = NULL;
+	u64 outer = c->media_ino;
 	u32 mode;
 
+	c->media_ino = ino;
 	if (!ip)
 		why = "inode record pointer outside the pool or misaligned";
 	else if (daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC)
@@ -1079,10 +1121,12 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE, why, ino, off,
 			   ip ? daxfs_load32(&ip->magic) : 0, DAXFS_INODE_MAGIC,
 			   c->repair);
+		c->media_ino = outer;
 		if (c->repair)
 			chk_tomb(c, idx);
 		return false;
 	}
+	c->media_ino = outer;
 	c->binfo[idx] = CHK_I_VALID | ((mode & CHK_S_IFMT) == CHK_S_IFDIR ?
 				       CHK_I_DIR : 0);
 	if ((mode & CHK_S_IFMT) == CHK_S_IFREG)

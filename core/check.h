@@ -63,6 +63,7 @@ enum daxfs_check_code {
 					 * or a lock of a host not alive */
 	DAXFS_CHK_XATTR,		/* xattr set invalid, shared or of no
 					 * inode; claim of a host not alive */
+	DAXFS_CHK_MEDIA,		/* an object lies on a known bad range */
 	DAXFS_CHK_NR_CODES
 };
 
@@ -95,6 +96,20 @@ struct daxfs_check_opts {
 	daxfs_check_report_t report;	/* may be NULL */
 	daxfs_check_progress_t progress;	/* may be NULL */
 	void *ctx;
+	/*
+	 * Known bad ranges of the region (fsck --badblocks): nr_bad sorted,
+	 * disjoint [start, end) byte pairs in bad[].  Each object the walk
+	 * finds on one is reported as DAXFS_CHK_MEDIA: ino the inode it
+	 * belongs to (0: none), off the object, have the bad range's
+	 * start, want 1 + the file page index for file data (0: metadata).
+	 * The caller keeps the checker from loading them (it maps zeros
+	 * there); bad_rewrite: after a repair, it writes what the checker
+	 * left there (zeros and repairs) to the media, so with a repair
+	 * they are reported as repaired.
+	 */
+	const u64 *bad;
+	u64 nr_bad;
+	bool bad_rewrite;
 };
 
 struct daxfs_check_result {
@@ -153,6 +168,10 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 
 const char *daxfs_check_code_name(u32 code);
 
+/* The first of nr sorted, disjoint [start, end) pairs in bad[] that
+ * [off, off + len) meets, or NULL (daxfs_check_opts.bad). */
+const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len);
+
 /* ------------------------------------------------------------------ */
 /* Internal to core/check*.c.                                          */
 
@@ -188,6 +207,8 @@ struct chk {
 	u64 alloc_cursor;		/* repair allocator (unit index) */
 	u64 freelist_bytes;
 	u64 budget;			/* global step budget */
+	u64 media_ino;			/* inode of the objects being marked */
+	u64 media_page;			/* 1 + file page index of a data page */
 };
 
 /* Resolved inode: overlay record and/or base inode. */
@@ -215,6 +236,8 @@ void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
 		u64 off, u64 have, u64 want, bool repaired);
 void chk_progress(struct chk *c, u32 phase, u64 done, u64 total);
 bool chk_mark(struct chk *c, u64 *bm, u64 off, u64 len);
+/* Reports [off, off + len) when it lies on a known bad range (opts.bad). */
+void chk_media(struct chk *c, u64 off, u64 len);
 /* Slot ALIVE with a lease this observer has not seen run out. */
 bool chk_host_fresh(struct chk *c, struct daxfs_host *h);
 bool chk_test_any(struct chk *c, const u64 *bm, u64 off, u64 len);

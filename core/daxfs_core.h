@@ -186,6 +186,24 @@ int daxfs_recover_dead_hosts(struct daxfs_fs *fs);
  * to align; NULL otherwise. */
 void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
 
+/*
+ * daxfs_ptr for metadata a lookup reads (inode records, dirents, trie and
+ * radix nodes): also NULL (the caller's -EUCLEAN) when the range lies on
+ * a known bad block of the media, so that a page that went bad after the
+ * mount is never loaded (a load of poison is a machine check).  The
+ * kernel checks the device's bad-block list (kernel/pmem.c); user space
+ * has none (fsck.daxfs --badblocks masks the pages instead).
+ */
+void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
+#ifdef __KERNEL__
+bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
+#else
+static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
+{
+	return false;
+}
+#endif
+
 /* ---- overlay (core/overlay.c) ---- */
 
 int daxfs_ov_lookup(struct daxfs_op *op, u64 key, u64 *value);

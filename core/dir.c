@@ -48,7 +48,8 @@ int daxfs_name_check(const char *name, u32 len)
 
 int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l)
 {
-	struct daxfs_dirent *de = daxfs_ptr(fs, off, sizeof(*de), DAXFS_OFF_ALIGN);
+	struct daxfs_dirent *de = daxfs_meta_ptr(fs, off, sizeof(*de),
+						 DAXFS_OFF_ALIGN);
 
 	if (!de)
 		return -EUCLEAN;
@@ -74,7 +75,8 @@ struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off)
 
 static struct daxfs_trie_node *node_at(struct daxfs_fs *fs, u64 off)
 {
-	return daxfs_ptr(fs, off, sizeof(struct daxfs_trie_node), DAXFS_OFF_ALIGN);
+	return daxfs_meta_ptr(fs, off, sizeof(struct daxfs_trie_node),
+			      DAXFS_OFF_ALIGN);
 }
 
 static bool leaf_is(const struct daxfs_leaf *l, u64 hash, const char *name,

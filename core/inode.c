@@ -34,7 +34,8 @@ static bool is_orphan(struct daxfs_inode *ip)
 static int record_at(struct daxfs_fs *fs, u64 off, u64 ino,
 		     struct daxfs_inode **ipp)
 {
-	struct daxfs_inode *ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
+	struct daxfs_inode *ip = daxfs_meta_ptr(fs, off, sizeof(*ip),
+						DAXFS_OFF_ALIGN);
 
 	if (!ip)
 		return -EUCLEAN;

@@ -45,6 +45,15 @@ static struct daxfs_radix_node *node_at(struct daxfs_fs *fs, u64 v)
 	return daxfs_ptr(fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
 }
 
+/* node_at for an index node a lookup reads (a data page's media errors
+ * are the data copy's business: EIO for that page only) */
+static struct daxfs_radix_node *index_at(struct daxfs_fs *fs, u64 v)
+{
+	struct daxfs_radix_node *n = node_at(fs, v);
+
+	return n && !daxfs_media_bad(fs, v, DAXFS_BLOCK_SIZE) ? n : NULL;
+}
+
 /*
  * Decodes a root that is neither 0 nor SEALED: *height 1..4 and *node the
  * top node, or *height 0 and *node the data page of block 0 (direct).
@@ -58,7 +67,8 @@ static int root_decode(struct daxfs_fs *fs, u64 root,
 		return -EUCLEAN;
 	if (root & PAGE_MASK_LO & ~DAXFS_RADIX_HEIGHT_MASK)
 		return -EUCLEAN;
-	*node = node_at(fs, root & ~PAGE_MASK_LO);
+	*node = h ? index_at(fs, root & ~PAGE_MASK_LO) :
+		    node_at(fs, root & ~PAGE_MASK_LO);
 	if (!*node)
 		return -EUCLEAN;
 	*height = h;
@@ -100,7 +110,7 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 			*hi = (blk & ~(span - 1)) + span;
 			return 0;
 		}
-		node = node_at(fs, v);
+		node = index_at(fs, v);
 		if (!node)
 			return -EUCLEAN;
 	}

@@ -23,6 +23,15 @@ void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align)
 	return fs->base + off;
 }
 
+void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align)
+{
+	void *p = daxfs_ptr(fs, off, len, align);
+
+	if (p && daxfs_unlikely(daxfs_media_bad(fs, off, len)))
+		return NULL;
+	return p;
+}
+
 static u32 sb_csum(const struct daxfs_super *sb)
 {
 	return daxfs_crc32c(0, sb, __builtin_offsetof(struct daxfs_super, csum));

@@ -35,6 +35,7 @@ struct daxfs_mount_opts {
 	bool trust_suid;
 	bool trust_dev;
 	bool nohost;			/* explicit host-less read-only view */
+	char *badblocks;		/* phys=: badblocks=FILE, until read */
 	u32 nr_backing;			/* backing=PATH, split mode */
 	char *backing[DAXFS_PCACHE_MAX_BACKING];
 };
@@ -62,7 +63,9 @@ struct daxfs_sb_info {
 	/* its bad-block list (the driver's: used only under dax_read_lock
 	 * while the device is alive; kernel/pmem.c) */
 	struct badblocks *bb;
+	bool own_bb;			/* bb is ours (phys=, badblocks.c) */
 	bool bad_ro;			/* read-only: bad blocks at mount */
+	bool media_meta;		/* metadata found on a bad block */
 	bool gone;			/* the device went away (unbind) */
 	bool joined;			/* holds a host slot */
 	bool dead;			/* our lease was taken away: -EIO */
@@ -136,6 +139,11 @@ long daxfs_k_fallocate(struct file *file, int mode, loff_t off, loff_t len);
 loff_t daxfs_k_seek_hole_data(struct file *file, loff_t off, int whence);
 int daxfs_k_fiemap(struct inode *inode, struct fiemap_extent_info *fi,
 		   u64 start, u64 len);
+
+/* badblocks.c (phys= mounts' list) */
+int daxfs_phys_badblocks(struct fs_context *fc, struct daxfs_sb_info *sbi,
+			 const char *path);
+void daxfs_phys_badblocks_free(struct daxfs_sb_info *sbi);
 
 /* pmem.c (the fsdax route) */
 int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,

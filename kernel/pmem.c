@@ -38,7 +38,7 @@
  * The first bad page in [pg, pg + *nr) of the device: *nr is cut to the
  * good pages before it, and the return value is the page after the bad
  * run (pg + *nr when none is bad).  Caller holds dax_read_lock with the
- * device alive (bb belongs to the driver).
+ * device alive when bb belongs to the driver.
  */
 static pgoff_t daxfs_bb_next(struct badblocks *bb, pgoff_t pg, long *nr)
 {
@@ -58,37 +58,67 @@ static pgoff_t daxfs_bb_next(struct badblocks *bb, pgoff_t pg, long *nr)
 	return DIV_ROUND_UP(first + bad, PAGE_SIZE >> SECTOR_SHIFT);
 }
 
+/* How many of bytes [off, off + len) come before the first page of bb
+ * listed bad (len: none is bad)? */
+static u64 daxfs_bb_good(struct badblocks *bb, u64 off, u64 len)
+{
+	pgoff_t pg = off >> PAGE_SHIFT, last = (off + len - 1) >> PAGE_SHIFT, next;
+	long nr;
+
+	while (pg <= last) {
+		nr = min_t(long, last - pg + 1, DAXFS_BB_CHUNK_PAGES);
+		next = daxfs_bb_next(bb, pg, &nr);
+		/* the whole page of the first bad sector goes */
+		if (next != pg + nr)
+			return max_t(s64, 0, (s64)(((u64)(pg + nr) << PAGE_SHIFT) - off));
+		pg = next;
+	}
+	return len;
+}
+
 /*
- * How many of bytes [off, off + len) of the region come before the first
- * listed bad block (len: none is bad)?  Only the fsdax route knows (the
- * phys= route has no list).  len once the device is gone: its list went
- * with the driver, and every operation fails anyway.
+ * The same for the mount's list: the driver's on the fsdax route, or the
+ * one a phys= mount read (badblocks=FILE, kernel/badblocks.c).  len once
+ * the device is gone: its list went with the driver, and every operation
+ * fails anyway.
  */
 u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len)
 {
 	struct badblocks *bb = sbi->bb;
-	pgoff_t pg, last, next;
 	u64 good = len;
-	long nr;
 	int id;
 
 	if (!bb || !READ_ONCE(bb->count) || !len)
 		return len;
-	pg = off >> PAGE_SHIFT;
-	last = (off + len - 1) >> PAGE_SHIFT;
+	if (sbi->own_bb)		/* phys=: ours, lives as long as the mount */
+		return daxfs_bb_good(bb, off, len);
 	id = dax_read_lock();
-	while (dax_alive(sbi->dax_dev) && pg <= last) {
-		nr = min_t(long, last - pg + 1, DAXFS_BB_CHUNK_PAGES);
-		next = daxfs_bb_next(bb, pg, &nr);
-		if (next != pg + nr) {
-			/* the whole page of the first bad sector goes */
-			good = max_t(s64, 0, (s64)(((u64)(pg + nr) << PAGE_SHIFT) - off));
-			break;
-		}
-		pg = next;
-	}
+	if (dax_alive(sbi->dax_dev))
+		good = daxfs_bb_good(bb, off, len);
 	dax_read_unlock(id);
 	return good;
+}
+
+/*
+ * The core's check before it loads metadata (daxfs_meta_ptr): is any of
+ * [off, off + len) listed bad?  A page can be listed after the mount (the
+ * driver adds what a scrub or a machine check found; the test writes the
+ * sysfs list): what depends on it then fails with EIO (daxfs_kerr), and
+ * the first time says that fsck is needed.  One load when nothing is
+ * listed.
+ */
+bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
+{
+	struct daxfs_sb_info *sbi = container_of(fs, struct daxfs_sb_info, fs);
+
+	if (likely(!sbi->bb || !READ_ONCE(sbi->bb->count)))
+		return false;
+	if (daxfs_media_good(sbi, off, len) >= len)
+		return false;
+	if (!xchg(&sbi->media_meta, true))
+		pr_crit("%s: metadata at region byte 0x%llx lies on a bad block: what depends on it fails with EIO; unmount and run fsck.daxfs, which reports and repairs bad ranges\n",
+			sbi->sb->s_id, off);
+	return true;
 }
 
 /*
@@ -216,7 +246,7 @@ int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
 int daxfs_check_meta_media(struct fs_context *fc, struct daxfs_sb_info *sbi)
 {
 	if (daxfs_media_good(sbi, 0, sbi->fs.pool_off) < sbi->fs.pool_off)
-		return invalf(fc, "daxfs: %s: bad blocks in the superblock or the host table (see /sys/block/%s/badblocks): cannot mount; restore from a copy",
-			      sbi->sb->s_id, sbi->sb->s_id);
+		return invalf(fc, "daxfs: %s: bad blocks in the superblock or the host table (see its bad-block list): cannot mount; restore from a copy",
+			      sbi->sb->s_id);
 	return 0;
 }

@@ -27,6 +27,10 @@
 
 int daxfs_kerr(struct super_block *sb, int err, const char *what)
 {
+	/* a lookup refused metadata on a bad block (daxfs_media_bad): the
+	 * region is not inconsistent, the media failed */
+	if (err == -EUCLEAN && READ_ONCE(DAXFS_SB(sb)->media_meta))
+		return -EIO;
 	if (err == -EUCLEAN)
 		pr_err_ratelimited("%s: %s: the region holds inconsistent data (EUCLEAN); unmount and run fsck.daxfs\n",
 				   sb->s_id, what);
@@ -57,7 +61,8 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 
 /* ---- mount options ---- */
 
-enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev, Opt_nohost };
+enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev, Opt_nohost,
+	Opt_badblocks };
 
 static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("phys", Opt_phys),
@@ -67,6 +72,7 @@ static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_flag("trust_suid", Opt_trust_suid),
 	fsparam_flag("trust_dev", Opt_trust_dev),
 	fsparam_flag("nohost", Opt_nohost),
+	fsparam_string("badblocks", Opt_badblocks),
 	{}
 };
 
@@ -79,6 +85,8 @@ static void daxfs_opts_free_backing(struct daxfs_mount_opts *o)
 		o->backing[i] = NULL;
 	}
 	o->nr_backing = 0;
+	kfree(o->badblocks);
+	o->badblocks = NULL;
 }
 
 /* Every backing= of a is one of b's. */
@@ -143,6 +151,13 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_nohost:
 		o->nohost = true;
+		break;
+	case Opt_badblocks:
+		if (!*param->string)
+			return invalf(fc, "daxfs: badblocks= needs the path of a bad-block list");
+		kfree(o->badblocks);
+		o->badblocks = param->string;
+		param->string = NULL;
 		break;
 	case Opt_backing:
 		if (!*param->string)
@@ -320,6 +335,7 @@ static void daxfs_teardown(struct daxfs_sb_info *sbi)
 		daxfs_dax_put(sbi->dax_dev, sbi->sb);
 		sbi->dax_dev = NULL;
 	}
+	daxfs_phys_badblocks_free(sbi);
 	sbi->kaddr = NULL;
 }
 
@@ -405,6 +421,7 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->opts = *o;
 	memset(o->backing, 0, sizeof(o->backing));
 	o->nr_backing = 0;
+	sbi->opts.badblocks = NULL;	/* read below; stays o's to free */
 	sbi->sb = sb;
 	INIT_DELAYED_WORK(&sbi->renew_work, daxfs_renew_work);
 	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
@@ -412,11 +429,18 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	INIT_LIST_HEAD(&sbi->mapped);
 	sb->s_fs_info = sbi;
 
+	if (o->badblocks && !o->has_phys)
+		return invalf(fc, "daxfs: badblocks= is for phys= mounts: a pmem device keeps its own list (/sys/block/pmemN/badblocks)");
 	err = o->has_phys ? daxfs_map_phys(fc, sbi) : daxfs_map_bdev(fc, sb, sbi);
 	if (err)
 		return err;
 	if (o->has_phys)
 		snprintf(sb->s_id, sizeof(sb->s_id), "phys:%llx", o->phys);
+	if (o->badblocks) {
+		err = daxfs_phys_badblocks(fc, sbi, o->badblocks);
+		if (err)
+			return err;
+	}
 
 	if (o->validate)
 		flags |= DAXFS_FS_VALIDATE;
@@ -439,7 +463,7 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		       sb->s_id);
 		return -EOPNOTSUPP;
 	}
-	if (!err && sbi->dax_dev) {
+	if (!err && sbi->bb) {
 		err = daxfs_check_meta_media(fc, sbi);
 		if (err)
 			return err;

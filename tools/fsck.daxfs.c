@@ -19,6 +19,7 @@
 #include "include/daxfs/libdaxfs.h"
 #include "core/check.h"
 #include "core/pcache.h"
+#include "tools/badblocks.h"
 #include "tools/common.h"
 
 /* fsck(8) exit codes */
@@ -39,6 +40,12 @@ struct fsck {
 	u64 shown;
 	bool first_json;
 	FILE *out;
+	const char *bb_list;		/* --badblocks FILE */
+	int fd;				/* the target, while bad ranges wait */
+	bool bad_refused;		/* -y, but the bad ranges took no write */
+	struct bad_ranges bad;
+	struct bad_hit *hits;		/* DAXFS_CHK_MEDIA problems */
+	u64 nr_hits, cap_hits;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -68,6 +75,12 @@ static void usage(FILE *f)
 		"            only when those hosts are known to be gone)\n"
 		"  -v        verbose: also list informational findings\n"
 		"  --json    print a machine-readable report on stdout\n"
+		"  --badblocks FILE\n"
+		"            known bad ranges of TARGET, as in /sys/block/pmemN/badblocks\n"
+		"            (\"SECTOR COUNT\" lines, 512-byte sectors); a pmem block\n"
+		"            device's own list is read without it.  They are never\n"
+		"            read; what lies on them is reported, and -y overwrites\n"
+		"            them with zeros (their data is lost) and repairs\n"
 		"  -h        this help\n\n"
 		"Exit codes (fsck(8)): 0 clean, 1 errors corrected, 4 errors left\n"
 		"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n");
@@ -89,10 +102,33 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Keeps a DAXFS_CHK_MEDIA problem for the bad-range summary (once). */
+static void keep_hit(struct fsck *k, const struct daxfs_check_problem *p)
+{
+	struct bad_hit h = { .ino = p->ino, .off = p->off, .page = p->want,
+			     .range = p->have }, *n;
+	u64 i;
+
+	for (i = 0; i < k->nr_hits; i++)
+		if (!memcmp(&k->hits[i], &h, sizeof(h)))
+			return;
+	if (k->nr_hits == k->cap_hits) {
+		n = realloc(k->hits, (k->cap_hits * 2 + 16) * sizeof(*n));
+		if (!n)
+			return;
+		k->hits = n;
+		k->cap_hits = k->cap_hits * 2 + 16;
+	}
+	k->hits[k->nr_hits++] = h;
+}
+
 static void report(void *ctx, const struct daxfs_check_problem *p)
 {
 	struct fsck *k = ctx;
 	u32 sev = p->severity > 3 ? 3 : p->severity;
+
+	if (p->code == DAXFS_CHK_MEDIA)
+		keep_hit(k, p);
 
 	progress_done(&k->prog);
 	if (k->json) {
@@ -122,7 +158,7 @@ static void report(void *ctx, const struct daxfs_check_problem *p)
 		fprintf(k->out, " ino %llu", (unsigned long long)p->ino);
 	if (p->off)
 		fprintf(k->out, " at 0x%llx", (unsigned long long)p->off);
-	if (p->have || p->want)
+	if ((p->have || p->want) && p->code != DAXFS_CHK_MEDIA)
 		fprintf(k->out, " (found %llu, expected %llu)",
 			(unsigned long long)p->have, (unsigned long long)p->want);
 	if (p->repaired)
@@ -191,6 +227,82 @@ static int finish_early(struct fsck *k, int code, const char *status)
 	return code;
 }
 
+/*
+ * The target's known bad ranges: --badblocks FILE, or a pmem block
+ * device's own list.  Returns 0, or the exit code of a run that cannot go
+ * on (fd closed then).
+ */
+static int load_bad(struct fsck *k, int fd, u64 size)
+{
+	int err;
+
+	if (bad_ranges_load(&k->bad, k->bb_list, fd, size))
+		goto fail;
+	if (!k->bad.n)
+		return 0;
+	if (bad_ranges_find(&k->bad, 0, DAXFS_BLOCK_SIZE)) {
+		fprintf(stderr, "%s: the superblock lies on a bad range (%s): the filesystem "
+			"cannot be checked or repaired; restore it from a copy\n", k->target,
+			k->bad.src);
+		close(fd);
+		return finish_early(k, FSCK_UNCORRECTED, "superblock on a bad range");
+	}
+	/*
+	 * A repair must be able to write there: what it drops or rebuilds
+	 * around a lost page is only consistent once the page holds what the
+	 * checker saw (zeros).  If the device refuses (it cannot clear the
+	 * poison), check only.
+	 */
+	err = k->repair ? bad_ranges_write(&k->bad, NULL, fd) : 0;
+	if (err) {
+		tool_errno(-err, "%s: cannot write zeros over the bad ranges (the device "
+			   "refuses them); checking only, nothing repaired", k->target);
+		k->repair = false;
+		k->bad_refused = true;
+	}
+	return 0;
+fail:
+	close(fd);
+	return finish_early(k, FSCK_ERROR, "bad block list");
+}
+
+/*
+ * After the check: with a repair, writes the bad ranges' new contents
+ * (zeros and repairs) to the media; says what each range held.  The
+ * superblock's fixed regions on a bad range count as errors here (the
+ * checker walks only the pool).
+ */
+static void bad_done(struct fsck *k, void *base, struct daxfs_fs *fs,
+		     struct daxfs_check_result *res)
+{
+	bool wrote = false;
+	int err;
+	u64 i;
+
+	if (!k->bad.n)
+		return;
+	if (k->repair && !res->repair_refused) {
+		err = bad_ranges_write(&k->bad, base, k->fd);
+		if (err)
+			tool_errno(-err, "%s: cannot write zeros over the bad ranges", k->target);
+		wrote = !err;
+	}
+	close(k->fd);
+	for (i = 0; i < k->bad.n; i++) {
+		if (k->bad.r[2 * i] >= fs->pool_off)
+			continue;
+		res->nr[DAXFS_CHK_ERROR]++;
+		if (wrote)
+			res->repaired++;
+		else
+			res->unrepaired++;
+	}
+	if ((k->repair && !res->repair_refused && !wrote) || k->bad_refused)
+		res->unrepaired++;	/* asked to repair, could not */
+	if (!k->json)
+		bad_ranges_report(stdout, k->target, &k->bad, fs, k->hits, k->nr_hits, wrote);
+}
+
 /* An image of an older format version: converted with --convert, else
  * how to.  Returns true when the image is now current. */
 static bool convert_old(struct fsck *k, void *base, u64 size)
@@ -255,6 +367,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "convert", no_argument, NULL, 'C' },
+		{ "badblocks", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fsck k = { .out = stdout };
@@ -296,6 +409,9 @@ int main(int argc, char **argv)
 		case 'C':
 			k.convert = k.repair = true;
 			break;
+		case 'B':
+			k.bb_list = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return FSCK_OK;
@@ -331,11 +447,23 @@ int main(int argc, char **argv)
 		close(fd);
 		return finish_early(&k, FSCK_ERROR, "not daxfs");
 	}
+	code = load_bad(&k, fd, size);
+	if (code)
+		return code;
 	base = mmap(NULL, size, k.repair ? PROT_READ | PROT_WRITE : PROT_READ,
 		    MAP_SHARED, fd, 0);
-	close(fd);
+	if (!k.bad.n)
+		close(fd);
+	else
+		k.fd = fd;	/* for the write-back of the bad ranges */
 	if (base == MAP_FAILED) {
 		tool_errno(errno, "cannot map %s", k.target);
+		return finish_early(&k, FSCK_ERROR, "cannot map");
+	}
+	/* the checker reads zeros there, never the media (and with -y its
+	 * repairs there are written back once it is done) */
+	if (bad_ranges_mask(&k.bad, base)) {
+		tool_errno(errno, "cannot keep the bad ranges of %s unmapped", k.target);
 		return finish_early(&k, FSCK_ERROR, "cannot map");
 	}
 
@@ -366,6 +494,8 @@ int main(int argc, char **argv)
 		if (!k.json)
 			fprintf(stderr, "%s: cannot open the filesystem: %s\n",
 				k.target, daxfs_strerror(err));
+		if (!k.json)	/* maybe because of them: say where they are */
+			bad_ranges_report(stdout, k.target, &k.bad, NULL, NULL, 0, false);
 		code = nstate > 0 || err == -EUCLEAN || err == -EBADMSG ?
 		       FSCK_UNCORRECTED : FSCK_ERROR;
 		return finish_early(&k, code, "cannot open filesystem");
@@ -386,6 +516,9 @@ int main(int argc, char **argv)
 	o.report = report;
 	o.progress = progress;
 	o.ctx = &k;
+	o.bad = k.bad.r;
+	o.nr_bad = k.bad.n;
+	o.bad_rewrite = true;
 	repairing = k.repair;
 	/* which hosts are live: their heartbeat counters, timed with our
 	 * own clock, for up to about a lease (docs/hosts.md "Leases") */
@@ -409,6 +542,7 @@ int main(int argc, char **argv)
 		pc_left = 0;
 	}
 	res.repaired += pc.repaired;
+	bad_done(&k, base, &fs, &res);
 	res.unrepaired += (u64)pc_left;
 	res.nr[DAXFS_CHK_ERROR] += (u64)pc_left + pc.repaired;
 	if (res.repair_refused && !k.json)

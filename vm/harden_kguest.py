@@ -57,6 +57,7 @@ import resource
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -414,6 +415,8 @@ def scen_nohost(args):
 
 
 PAGE = 4096
+INODE_MAGIC = 0x444E49
+FSCK = Path(__file__).resolve().parents[1] / "build" / "bin" / "fsck.daxfs"
 MEDIA_PAGES = 8
 MEDIA_BAD_PAGE = 3
 PMEM = "/dev/pmem0"
@@ -493,6 +496,101 @@ def scen_media_read(args):
     check(rc == -signal.SIGBUS, f"a mapping of the bad page: exit {rc}, not SIGBUS")
     check(sorted(os.listdir(kg.MNT)) == ["media-bad", "media-good"], "readdir")
     result(media_read="ok")
+
+
+META_FILES = 64          # enough inode records for several pages of them
+META_DIR = "meta"
+META_INO = "/tmp/daxfs-meta-ino"
+
+
+def scen_meta_write(args):
+    """(fsdax /dev/pmem0, mounted) /meta/f00.. with a few bytes each."""
+    kg.makedirs(kg.p(META_DIR))
+    for i in range(META_FILES):
+        kg.write_file(kg.p(META_DIR, f"f{i:02d}"), b"meta file %d\n" % i)
+    result(meta_write="ok")
+
+
+def _record_page(ino):
+    """Device byte offset of the page that holds inode ino's record (128-byte
+    record, 64-byte aligned, starting with the number and the magic)."""
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")          # the block device's cache may hold mkfs's pages
+    want = struct.pack("<QI", ino, INODE_MAGIC)
+    with open(PMEM, "rb", buffering=0) as f:
+        data = f.read()
+    at = data.find(want)
+    while at >= 0 and at % 64:
+        at = data.find(want, at + 1)
+    check(at >= 0 and data.find(want, at + 64) < 0, f"record of inode {ino} not found once")
+    return at - at % PAGE
+
+
+def scen_meta_inject(args):
+    """(still mounted) lists the page of a late file's inode record as bad (not the
+    page of /meta's own record, made first), as the pmem driver does for a page that a
+    scrub or a machine check found bad."""
+    victim = kg.p(META_DIR, f"f{META_FILES - 4:02d}")
+    ino = os.stat(victim).st_ino
+    off = _record_page(ino)
+    Path(PMEM_BB).write_text(f"{off // 512} {PAGE // 512}\n")
+    log(f"inode {ino}: its record's page at {PMEM} byte {off} listed bad")
+    Path(META_INO).write_text(str(ino))     # for meta-fsck, unmounted
+    result(meta_ino=ino, meta_page=off)
+
+
+def scen_meta_read(args):
+    """Every file of /meta whose record lies on the bad page now fails with EIO (stat,
+    open, read), the others still read back, and the kernel said that fsck is
+    needed; no oops (the clean step checks dmesg)."""
+    eio = ok = 0
+    for i in range(META_FILES):
+        path = kg.p(META_DIR, f"f{i:02d}")
+        e = _errno_of(lambda: os.stat(path))
+        if e:
+            check(e == errno.EIO, f"stat {path}: errno {e}, not EIO")
+            check(_errno_of(lambda: kg.read_file(path)) == errno.EIO, f"read {path}")
+            eio += 1
+            continue
+        check(kg.read_file(path) == b"meta file %d\n" % i, f"{path} reads back wrong")
+        ok += 1
+    check(eio >= 1, "no file failed: the bad page was read")
+    check(ok >= 1, "every file failed: more than the bad page was refused")
+    msg = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    check("lies on a bad block" in msg and "fsck.daxfs" in msg,
+          "the kernel did not say that fsck is needed")
+    log(f"{eio} files EIO, {ok} fine")
+    check(os.stat(kg.MNT).st_nlink >= 2, "the root")
+    result(meta_read="ok", meta_eio=eio, meta_ok=ok)
+
+
+def _fsck(*args):
+    p = subprocess.run([str(FSCK), *args, PMEM], capture_output=True, text=True,
+                       timeout=300)
+    log(f"fsck.daxfs {' '.join(args)} {PMEM}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    return p.returncode, p.stdout + p.stderr
+
+
+def scen_meta_fsck(args):
+    """(unmounted) fsck.daxfs reads the device's own list: -n names the inode whose
+    record is lost without loading the page (a load would be a SIGBUS: the driver
+    refuses the listed sectors) and exits 4.  -y must first write zeros there, which
+    QEMU's NVDIMM refuses (it cannot clear poison: no ACPI clear-error method), so it
+    says so, repairs nothing and exits 4; the list and the page stay as they were."""
+    ino = int(Path(META_INO).read_text())
+    rc, out = _fsck("-n")
+    check(rc == 4, f"fsck -n: exit {rc}, not 4")
+    check(f"(inode {ino}): metadata at" in out and PMEM_BB.split("/")[-1] in out,
+          "fsck -n did not name the inode on the bad page, or the list it read")
+    listed = Path(PMEM_BB).read_text()
+    rc, out = _fsck("-y")
+    check(rc == 4, f"fsck -y: exit {rc}, not 4")
+    check("cannot write zeros over the bad ranges (the device refuses them)" in out and
+          "nothing repaired" in out, "fsck -y did not say why it repaired nothing")
+    check(Path(PMEM_BB).read_text() == listed, "the bad-block list changed")
+    rc, out = _fsck("-n")
+    check(rc == 4, f"fsck -n after the refused -y: exit {rc}, not 4")
+    result(meta_fsck="ok")
 
 
 def _errno_of(fn):

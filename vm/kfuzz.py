@@ -105,10 +105,18 @@ os._exit(0)
 """
 
 
+_BK = {}
+
+
 def backing_dir() -> Path:
     """Where this run's backing files live: under the repository, which the guests see
-    (their /host/tmp is a tmpfs of their own)."""
-    return REPO / "build" / "kfuzz-bk" / str(os.getpid())
+    (their /host/tmp is a tmpfs of their own); OUT/bk for a resumable run (set_backing)."""
+    return _BK.get("dir", REPO / "build" / "kfuzz-bk" / str(os.getpid()))
+
+
+def set_backing(d: Path):
+    """Backing files kept with the run's base images, so that --resume finds them."""
+    _BK["dir"] = d
 
 
 def build_split(out: Path) -> Path:
@@ -473,6 +481,58 @@ def summarize(results, elapsed):
     return s
 
 
+def _records(out: Path):
+    """The image records of OUT/results.jsonl (a line cut by a kill is dropped)."""
+    recs = []
+    try:
+        lines = (out / "results.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return recs
+    for line in lines:
+        try:
+            recs.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return recs
+
+
+def _resumed(out: Path, a):
+    """Image numbers already done by earlier sittings of this run; checks that the run's
+    parameters did not change between sittings (OUT/run.json)."""
+    out.mkdir(parents=True, exist_ok=True)
+    params = {"seed": a.seed, "first": a.first, "n": a.n}
+    pf = out / "run.json"
+    if pf.exists():
+        old = json.loads(pf.read_text())
+        if {k: old.get(k) for k in params} != params:
+            raise SystemExit(f"kfuzz: --resume with {params}, but {out} holds a run of {old}")
+    else:
+        if (out / "results.jsonl").exists():
+            raise SystemExit(f"kfuzz: --resume: {out} holds results of a run without run.json")
+        params["sittings"] = []
+        pf.write_text(json.dumps(params))
+    return {r["i"] for r in _records(out) if "i" in r}
+
+
+def _sitting(out: Path, elapsed, boots, images):
+    """Records one sitting (ended or interrupted) in OUT/run.json."""
+    pf = out / "run.json"
+    run = json.loads(pf.read_text())
+    run["sittings"].append({"elapsed_s": round(elapsed, 1), "boots": boots,
+                            "images_total": images,
+                            "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())})
+    pf.write_text(json.dumps(run, indent=1))
+
+
+def _resume_totals(out: Path, s):
+    """The summary of a resumable run: its elapsed time is the sum of all sittings."""
+    run = json.loads((out / "run.json").read_text())
+    s["sittings"] = len(run["sittings"])
+    s["elapsed_s"] = round(sum(x["elapsed_s"] for x in run["sittings"]), 1)
+    s["per_image_s"] = round(s["elapsed_s"] / max(1, s["images"]), 3)
+    return s
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=300, help="images (300)")
@@ -494,8 +554,18 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true",
                     help="the guest prints every failed operation with its line in kfuzz.c")
     ap.add_argument("--image", type=int, help="only write image N to OUT/img-N and exit")
+    ap.add_argument("--resume", action="store_true",
+                    help="one run in several sittings: keep the base images and backing"
+                    " files in OUT, skip the images OUT/results.jsonl has, append to it;"
+                    " the totals cover the whole file (same -n, --first and --seed)")
     a = ap.parse_args(argv)
     out = Path(a.out)
+    done = set()
+    if a.resume:
+        out = out.resolve()
+        set_backing(out / "bk")
+        done = _resumed(out, a)
+        a.reuse = (out / "base.img").exists()
     if (a.image is not None or a.reuse) and (out / "base.img").exists():
         # the bases of the run that made image N (mkfs draws a random hash key, so a
         # new base would lay out differently and the same seed would pick other words)
@@ -515,9 +585,11 @@ def main(argv=None):
     if miss:
         print("kfuzz: missing " + "; ".join(miss), file=sys.stderr)
         return 2
-    a.jsonl = open(out / "results.jsonl", "w")
-    todo = list(range(a.first + a.n - 1, a.first - 1, -1))
+    a.jsonl = open(out / "results.jsonl", "a" if a.resume else "w")
+    todo = [i for i in range(a.first + a.n - 1, a.first - 1, -1) if i not in done]
     results, lock = [], threading.Lock()
+    if a.resume:
+        results = [r for r in _records(out) if "i" in r]
     t0 = time.monotonic()
     workers = [Worker(w, a, bases, todo, results, lock) for w in range(a.j)]
     threads = [threading.Thread(target=w.run, daemon=True) for w in workers]
@@ -535,10 +607,16 @@ def main(argv=None):
         for w in workers:
             w._kill()
             w.c.cleanup()
-        shutil.rmtree(backing_dir(), ignore_errors=True)
+        if not a.resume:
+            shutil.rmtree(backing_dir(), ignore_errors=True)
+        else:                # this sitting's time counts, interrupted or not
+            _sitting(out, time.monotonic() - t0, sum(w.boots for w in workers),
+                     len([r for r in results if "i" in r]))
         signal.signal(signal.SIGTERM, old_term)
     s = summarize(results, time.monotonic() - t0)
     s["boots"] = sum(w.boots for w in workers)
+    if a.resume:
+        s = _resume_totals(out, s)
     (out / "summary.json").write_text(json.dumps(s, indent=1, sort_keys=True))
     print(json.dumps(s, indent=1, sort_keys=True))
     missed = a.selftest >= 0 and s.get("selftest") != "caught"

@@ -1,0 +1,70 @@
+"""daxfs.ko and media errors that the mount learns of late or from its administrator
+(docs/kernel.md "Media errors"; issue 16 item 5 leftovers).
+
+* Metadata that goes bad after the mount: a page of inode records is listed in the pmem
+  driver's list while mounted (the driver does so for a page that a scrub or a machine
+  check found bad). What depends on it fails with EIO, the rest works, the kernel says
+  that fsck is needed, nothing oopses; then fsck.daxfs reads the device's list, names
+  the inode without loading the page, and -y repairs.
+* phys= mounts get their list from badblocks=FILE (the format of
+  /sys/block/pmemN/badblocks, sectors from the start of phys=): the mount is read-only,
+  a read of the listed page fails with EIO, the rest reads back, a mapping of it gets
+  SIGBUS.
+
+QEMU has no real poison: these test the lists and the paths that consult them.
+Skip/fail rules as in test_kernel_cluster.py.
+"""
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "vm"))
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cluster import Cluster, Guest  # noqa: E402
+from test_kernel_cluster import built, mkfs  # noqa: E402,F401
+from test_kernel_hardening import run_guest  # noqa: E402
+import harden_kguest as hk  # noqa: E402
+
+import daxfs  # noqa: E402
+
+SIZE = 64 << 20
+
+
+def test_kernel_metadata_bad_after_mount(request, built):
+    # fsck runs unmounted; the mount after it shows the repaired device mounts again
+    ra = run_guest(request, ["hd:meta-write", "hd:meta-inject", "hd:meta-read", "umount",
+                             "hd:meta-fsck", "mount:pmem"], pmem=True)
+    assert ra.get("meta_read") == "ok", ra
+    assert int(ra["meta_eio"]) >= 1 and int(ra["meta_ok"]) >= 1, ra
+    assert ra.get("meta_fsck") == "ok", ra
+
+
+def test_kernel_phys_badblocks_list(request, built):
+    with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
+        mkfs(c.shm)
+        with daxfs.Region(str(c.shm)) as r:     # a host process writes the files
+            for name in ("bad", "good"):
+                r.write_file(f"/media-{name}", b"".join(hk.media_page(name, i)
+                                                        for i in range(hk.MEDIA_PAGES)))
+        data = Path(c.shm).read_bytes()
+        off = data.find(hk.media_page("bad", hk.MEDIA_BAD_PAGE))
+        assert off >= 0 and off % hk.PAGE == 0
+        lst = REPO / "build" / "vm" / f"bb-{os.getpid()}-{request.node.name}.list"
+        lst.parent.mkdir(parents=True, exist_ok=True)
+        lst.write_text(f"# sectors from the start of phys=\n{off // 512} {hk.PAGE // 512}\n")
+        try:
+            rel = lst.relative_to(REPO)
+            res = c.run([Guest("A", "daxfs-k", [
+                "load", f"mount:phys:badblocks=@REPO/{rel}", "mounts", "hd:media-read",
+                "umount", "badmount:phys:badblocks=@REPO/build/vm/no-such-list", "rmmod",
+                "clean"])])
+        finally:
+            lst.unlink(missing_ok=True)
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+        assert ra.get("media_read") == "ok", ra
+        assert ra["mounts"].startswith("ro"), ra
+        assert "cannot_read_it" in ra.get("badmount_phys", ""), ra
