@@ -4,8 +4,8 @@ libdaxfs-preload.so (`daxfs run`) and on tmpfs, best of --runs (3) each; prints 
 Markdown table of MiB/s and ratios (docs/benchmarks.md "Through the
 preload").
 
-With --meta N: create, stat and unlink of N files instead
-(build/bench/preload_meta, `make bench`), best of --runs.
+With --meta N: create, stat and unlink of N files and N 4 KiB appends
+instead (build/bench/preload_meta, `make bench`), best of --runs.
 
 Usage: bench/preload_fio.py [--size 64m] [--runs 3] [--meta N]
 Needs fio and a built tree (make).
@@ -74,7 +74,7 @@ def meta(pre, region_dir, tmp_dir, n, runs):
                 best[i][k] = max(best[i].get(k, 0), v)
     print("| %d files | preload ops/s | tmpfs ops/s | preload/tmpfs |" % n)
     print("|---|---|---|---|")
-    for k in ("create", "stat", "unlink"):
+    for k in ("create", "stat", "unlink", "append"):
         print("| %s | %.0f | %.0f | %.2fx |" % (k, best[0][k], best[1][k],
                                               best[0][k] / best[1][k]))
 

@@ -102,6 +102,9 @@ int pl_table_move(int min);	/* dup the table fd to >= min */
 mode_t pl_umask(void);
 int pl_open_region(const char *rpath, int flags, mode_t mode);
 
+/* prefault.c: map the file's pages into this process at open */
+void pl_prefault(uint64_t ino, uint64_t size);
+
 /* lock.c */
 struct flock;
 int pl_lock(int fd, int cmd, struct flock *fl);
