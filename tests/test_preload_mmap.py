@@ -147,3 +147,47 @@ print("filled")
     fsck = subprocess.run([env.tool("fsck.daxfs"), "-n", region_path],
                           capture_output=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def test_fork_child_mapping_keeps_file(region_path):
+    """A fork child keeps its inherited mapping's file alive after the
+    parent (another host) ended and a third host unlinked the file: the
+    child still reads the file's bytes there, passes included."""
+    env.mkfs(region_path, 32 * env.MiB, lease_ms=400)
+    code = r'''
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open("/daxfs/k", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"K" * 8192)
+m = libc.mmap(None, 8192, 3, 1, fd, 0)     # RW, MAP_SHARED
+assert m not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+os.close(fd)               # only the mapping holds the file now
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(w)
+    os.read(r, 1)          # the parent has ended
+    while os.path.exists("/daxfs/k"):
+        time.sleep(0.01)   # the third host unlinked it
+    time.sleep(1.0)        # several passes of ours (lease 400 ms)
+    data = ctypes.string_at(m, 8192)
+    sys.stdout.write("child %s\n" % (set(data) == {ord("K")}))
+    sys.stdout.flush()
+    os._exit(0)
+'''
+    p = pl.popen(region_path, [sys.executable, "-c", code],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the parent exits at once, closing the pipe's write end; the child
+    # keeps the pipe's read end and our stdout
+    rm = pl.run(region_path, [sys.executable, "-c", r'''
+import os, time
+while not os.path.exists("/daxfs/k"):
+    time.sleep(0.01)
+time.sleep(0.5)
+os.unlink("/daxfs/k")
+'''])
+    assert rm.returncode == 0, rm.stderr
+    out, err = p.communicate(timeout=60)
+    assert out == b"child True\n", (out, err)

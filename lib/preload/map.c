@@ -454,6 +454,7 @@ void pl_map_fork_parent(void)
 void pl_map_fork_child(void)
 {
 	struct daxfs_handle *h;
+	struct pl_map *m;
 
 	pthread_mutex_init(&maps_lock, NULL);
 	pass_started = 0;
@@ -461,6 +462,11 @@ void pl_map_fork_child(void)
 	if (!maps || !(h = pl_handle()))
 		return;
 	pthread_mutex_lock(&maps_lock);
+	/* the parent's holds are its host's: take ours, once per file */
+	for (m = maps; m; m = m->next)
+		if (find_ino(m->ino, NULL) == m && daxfs_map_hold(h, m->ino))
+			pl_debug("fork child: mapped inode %llu not held",
+				 (unsigned long long)m->ino);
 	announced = !daxfs_map_begin(h);
 	if (!announced || pass_start(h))
 		pl_debug("fork child: inherited mappings not revalidated");
