@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Pre-faulting a file's pages at open (docs/preload.md "Speed").  Each
+ * Pre-faulting a file's pages at open (docs/benchmarks.md, "Through the
+ * preload: CPU time per call").  Each
  * process maps the region afresh, so its first load or store to each
  * page of a file takes a minor fault (about as long as the 4 KiB copy
  * itself), where tmpfs' kernel path takes none.  At open, the pages the
