@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Pre-faulting a file's pages at open (docs/benchmarks.md, "Through the
- * preload: CPU time per call").  Each
- * process maps the region afresh, so its first load or store to each
- * page of a file takes a minor fault (about as long as the 4 KiB copy
- * itself), where tmpfs' kernel path takes none.  At open, the pages the
- * file already has are mapped in one madvise(MADV_POPULATE_WRITE) per
- * run contiguous in the region: no exception per page, and no fault in
- * the I/O that follows.  Bounded (PREFAULT_MAX pages per open) so that
- * opening a huge file stays cheap; pages past the bound fault as before.
+ * preload: CPU time per call").  Each process maps the region afresh, so
+ * its first load or store to each page of a file takes a minor fault
+ * (about as long as the 4 KiB copy itself), where tmpfs' kernel path
+ * takes none.  At open, the pages the file already has are mapped in one
+ * madvise(MADV_POPULATE_WRITE) per run contiguous in the region: no
+ * exception per page, and no fault in the I/O that follows.  Bounded
+ * (PREFAULT_MAX pages per open) so that opening a huge file stays cheap;
+ * pages past the bound fault as before.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
