@@ -36,6 +36,7 @@
 #define PG		4096UL
 #define PG_ANON		0	/* pg[i]: an anonymous zero page */
 #define PG_GONE		1	/* pg[i]: the program unmapped this page */
+#define MAP_MAX		(1UL << 36)	/* bytes in one mapping: 64 GiB */
 
 struct pl_map {
 	struct pl_map *next;
@@ -57,6 +58,7 @@ static pthread_t pass_thread;
  * (a Dekker pair: no lock, so _exit from a signal handler cannot wait
  * for a lock its own thread holds) */
 static _Atomic int stopped, in_pass;
+static pid_t pass_pid;		/* the process our pass thread runs in */
 
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      uint64_t off)
@@ -213,6 +215,7 @@ static int pass_start(struct daxfs_handle *h)
 		return -err;
 	pthread_detach(pass_thread);
 	pass_started = 1;
+	pass_pid = getpid();
 	return 0;
 }
 
@@ -342,6 +345,13 @@ void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
 
 	if (!h)
 		return MAP_FAILED;
+	if (len > MAP_MAX) {
+		/* each page is recorded and looked up at every pass */
+		pl_debug("mmap MAP_SHARED of %zu bytes of region fd %d: more "
+			 "than %lu", len, fd, MAP_MAX);
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
 	if (!len || off < 0 || (off & (PG - 1)) ||
 	    (flags & (MAP_GROWSDOWN | MAP_HUGETLB))) {
 		errno = EINVAL;
@@ -425,7 +435,9 @@ void pl_map_cut(uint64_t ino)
 void pl_map_stop(void)
 {
 	atomic_store(&stopped, 1);
-	while (atomic_load(&in_pass))
+	/* a child forked by other means than fork() has no pass thread
+	 * that could ever clear the flag it inherited */
+	while (atomic_load(&in_pass) && pass_pid == getpid())
 		sched_yield();
 	announced = 0;
 }
