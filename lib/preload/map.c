@@ -157,13 +157,19 @@ static void pass(struct daxfs_handle *h, uint64_t only_ino)
 {
 	struct pl_map *m;
 	int64_t e = daxfs_map_pass_begin(h);
+	int failed = 0;
 
 	for (m = maps; m; m = m->next) {
-		if ((!only_ino || m->ino == only_ino) && revalidate(h, m))
+		if ((!only_ino || m->ino == only_ino) && revalidate(h, m)) {
 			pl_debug("mapping at %p: revalidation failed",
 				 (void *)m->addr);
+			failed = 1;
+		}
 	}
-	if (e <= 0 || only_ino)
+	/* A page we could not move off (mmap failed: the process's map
+	 * count, memory) may be retired: keep the older announcement, which
+	 * holds its reuse back, and try again at the next pass. */
+	if (e <= 0 || only_ino || failed)
 		return;
 	daxfs_map_pass_end(h, maps ? (uint64_t)e : 0);
 	if (!maps)
