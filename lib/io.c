@@ -102,7 +102,7 @@ static int do_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 	return daxfs_truncate(&h->fs, ino, size);
 }
 
-static int do_file_open(struct daxfs_handle *h, uint64_t ino)
+int lib_file_hold(struct daxfs_handle *h, uint64_t ino)
 {
 	int err = daxfs_open_get(&h->fs, ino);
 
@@ -124,6 +124,11 @@ static int do_file_close(struct daxfs_handle *h, uint64_t ino)
 	/* close(2) drops the process's POSIX locks on the file */
 	if (h->fs.host != DAXFS_NO_HOST)
 		daxfs_lock_set(&h->fs, ino, &un, 0);
+	return lib_file_unhold(h, ino);
+}
+
+int lib_file_unhold(struct daxfs_handle *h, uint64_t ino)
+{
 	/* opened before a rejoin: its open-set entry is gone already */
 	if (lib_files_put(h, ino))
 		return -ESTALE;
@@ -158,7 +163,7 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 
 int daxfs_file_open(struct daxfs_handle *h, uint64_t ino)
 {
-	LIB_CALL_SPACE(h, do_file_open(h, ino));
+	LIB_CALL_SPACE(h, lib_file_hold(h, ino));
 }
 
 int daxfs_file_close(struct daxfs_handle *h, uint64_t ino)

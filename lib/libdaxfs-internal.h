@@ -81,6 +81,11 @@ int lib_files_put(struct daxfs_handle *h, uint64_t ino);
 int lib_files_check(struct daxfs_handle *h, uint64_t ino);
 void lib_files_rejoined(struct daxfs_handle *h, bool forked);
 
+/* lib/io.c: an open-set entry for ino (as daxfs_file_open) and its
+ * release without the POSIX lock drop of a close (a mapping's hold). */
+int lib_file_hold(struct daxfs_handle *h, uint64_t ino);
+int lib_file_unhold(struct daxfs_handle *h, uint64_t ino);
+
 /* lib/allocate.c: allocates every hole of the region file fd up to size
  * (nothing to do when it has none).  -ENOMEM when its filesystem has no
  * room for them.  exclusive (mkfs, nobody maps the file): may write zeros

@@ -533,6 +533,27 @@ int daxfs_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   const void **ptr, struct daxfs_page_ref *ref);
 void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref);
 
+/*
+ * Shared, writable mappings of file pages for a user-space host (lib/map.c,
+ * docs/preload.md "Shared mappings").  daxfs_map_page: the region offset
+ * (== the offset in daxfs_region_fd()) of the pool page of file page pgoff
+ * in *off; alloc: allocate a zeroed page for a hole (or copy a base page
+ * up), else *off = 0 for a hole.  A host that maps such pages calls
+ * daxfs_map_begin() before its first lookup, then runs passes: e =
+ * daxfs_map_pass_begin(), move every mapping off the pages that are no
+ * longer its file's, daxfs_map_pass_end(h, e) (0 when nothing is mapped
+ * any more).  daxfs_map_hold/unhold: an open-set entry for a mapping
+ * (the file outlives its last close while mapped); unhold drops no lock.
+ */
+int daxfs_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
+		   int alloc, uint64_t *off);
+int daxfs_map_begin(struct daxfs_handle *h);
+int64_t daxfs_map_pass_begin(struct daxfs_handle *h);
+int daxfs_map_pass_end(struct daxfs_handle *h, uint64_t e);
+int daxfs_map_hold(struct daxfs_handle *h, uint64_t ino);
+int daxfs_map_unhold(struct daxfs_handle *h, uint64_t ino);
+int daxfs_region_fd(struct daxfs_handle *h);
+
 /* Names for enum values (static strings, "?" when unknown). */
 const char *daxfs_region_kind_name(uint32_t kind);
 const char *daxfs_host_state_name(uint32_t state);

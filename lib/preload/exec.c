@@ -23,9 +23,14 @@ PUBLIC pid_t fork(void)
 	pid_t pid;
 
 	pl_fork_prepare();
+	pl_map_fork_prepare();
 	pid = real_fork();
-	if (pid != 0)
+	if (pid != 0) {
+		pl_map_fork_parent();
 		pl_fork_parent(pid < 0);
+	} else {
+		pl_map_fork_child();
+	}
 	/* the child: state.c's atfork handler reset the map lock */
 	return pid;
 }

@@ -335,8 +335,8 @@ static int region_truncate(int fd, uint64_t size)
 		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
 	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
 		err = -EINVAL;
-	else
-		err = daxfs_ftruncate(h, d->ino, size);
+	else if (!(err = daxfs_ftruncate(h, d->ino, size)))
+		pl_map_cut(d->ino);
 	pl_fd_put(d);
 	return err;
 }
@@ -504,9 +504,10 @@ PUBLIC ssize_t sendfile(int out, int in, off_t *off, size_t len)
 }
 
 /*
- * mmap of a region file: a private mapping gets a copy of the file (what
- * MAP_PRIVATE promises until the file changes); a shared one is refused
- * (ENODEV) until zero-copy mapping is built.
+ * mmap of a region file: a shared mapping maps the file's pages
+ * themselves (map.c); a private one gets a copy of the file (what
+ * MAP_PRIVATE promises until the file changes).  A MAP_FIXED mapping of
+ * anything over a shared region mapping replaces it (map.c forgets it).
  */
 PUBLIC void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		    off_t off)
@@ -515,14 +516,14 @@ PUBLIC void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 	void *p;
 	ssize_t n, done = 0;
 
-	if ((flags & MAP_ANONYMOUS) || !pl_fd_is_region(fd))
+	if ((flags & MAP_ANONYMOUS) || !pl_fd_is_region(fd)) {
+		if ((flags & MAP_FIXED) && pl_map_any())
+			return pl_map_fixed(real_mmap64, addr, len, prot,
+					    flags, fd, off);
 		return real_mmap64(addr, len, prot, flags, fd, off);
-	if ((flags & MAP_TYPE) != MAP_PRIVATE) {
-		pl_debug("mmap MAP_SHARED of region fd %d: not supported yet",
-			 fd);
-		errno = ENODEV;
-		return MAP_FAILED;
 	}
+	if ((flags & MAP_TYPE) != MAP_PRIVATE)
+		return pl_map_shared(addr, len, prot, flags, fd, off);
 	p = real_mmap64(addr, len, PROT_READ | PROT_WRITE,
 			(flags & ~MAP_TYPE) | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)

@@ -96,7 +96,10 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		err = daxfs_ftruncate(h, a.ino, 0);
 		if (err)
 			return pl_fail(err);
+		a.size = 0;
 	}
+	if (kind == PL_KIND_REG && a.size)
+		pl_prefault(a.ino, a.size);
 	return pl_fd_install(a.ino, kind, flags, rpath);
 }
 

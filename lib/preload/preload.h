@@ -102,6 +102,9 @@ int pl_table_move(int min);	/* dup the table fd to >= min */
 mode_t pl_umask(void);
 int pl_open_region(const char *rpath, int flags, mode_t mode);
 
+/* prefault.c: map the file's pages into this process at open */
+void pl_prefault(uint64_t ino, uint64_t size);
+
 /* lock.c */
 struct flock;
 int pl_lock(int fd, int cmd, struct flock *fl);
@@ -109,6 +112,19 @@ void pl_lock_drop(const struct pl_desc *d, int last);
 
 /* stdio.c */
 void pl_std_fix(int fd);	/* after fd 0..2 changed */
+
+/* map.c: MAP_SHARED mappings of region files */
+int pl_map_any(void);
+void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off);
+void *pl_map_fixed(void *(*real)(void *, size_t, int, int, int, off_t),
+		   void *addr, size_t len, int prot, int flags, int fd,
+		   off_t off);
+void pl_map_cut(uint64_t ino);		/* after this process cut ino */
+void pl_map_stop(void);			/* before the handle closes */
+void pl_map_fork_prepare(void);
+void pl_map_fork_parent(void);
+void pl_map_fork_child(void);		/* in the child, after fork */
 
 /* route.c */
 /*

@@ -97,6 +97,7 @@ __attribute__((constructor)) void pl_init(void)
 static void leave(void)
 {
 	pl_exit_release();
+	pl_map_stop();
 	pthread_mutex_lock(&handle_lock);
 	if (handle)
 		daxfs_region_close(handle);
@@ -178,6 +179,7 @@ void pl_handle_settle(void)
  * needs to); if exec fails, the next call opens the region again. */
 void pl_handle_drop(void)
 {
+	pl_map_stop();
 	pthread_mutex_lock(&handle_lock);
 	if (handle)
 		daxfs_region_close(handle);

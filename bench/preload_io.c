@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * 4 KiB data calls through plain system calls, timed in CPU time of the
+ * calling thread (CLOCK_THREAD_CPUTIME_ID: user and kernel time, page
+ * faults included, time spent waiting for a CPU excluded), so that a
+ * shared, loaded machine still compares the preload with tmpfs fairly.
+ * bench/preload_fio.py --cpu runs it on tmpfs and under `daxfs run`, each
+ * row in a fresh process (as fio's jobs are).  ROW: first (sequential
+ * writes of a new file), rewrite, read (sequential), randread, randwrite,
+ * append (O_APPEND writes to a new file).  Prints "ROW ns/op".
+ *
+ * Usage: preload_io FILE MIB ROW
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BS	4096L
+
+static double cpu(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+/* Page i of a random permutation of n pages (n a power of two). */
+static long shuffle(long i, long n)
+{
+	return (i * 40503L + 12345L) & (n - 1);
+}
+
+static int pass(int fd, char *buf, long n, int wr, int rnd, const char *row)
+{
+	double t0 = cpu();
+	long i, at;
+	ssize_t r;
+
+	for (i = 0; i < n; i++) {
+		at = (rnd ? shuffle(i, n) : i) * BS;
+		r = wr ? pwrite(fd, buf, BS, at) : pread(fd, buf, BS, at);
+		if (r != BS)
+			return perror(row), 1;
+	}
+	printf("%s %.0f\n", row, (cpu() - t0) / n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *row = argc == 4 ? argv[3] : "";
+	int rnd = !strncmp(row, "rand", 4);
+	int fresh = !strcmp(row, "first") || !strcmp(row, "append");
+	int wr = fresh || strstr(row, "write") != NULL;
+	long n, i;
+	double t0;
+	char *buf;
+	int fd;
+
+	if (argc != 4)
+		return 2;
+	n = atol(argv[2]) * (1L << 20) / BS;
+	if (n < 1 || (n & (n - 1)))
+		return fprintf(stderr, "MIB: a power of two\n"), 2;
+	buf = aligned_alloc(BS, BS);
+	memset(buf, 'w', BS);
+	if (fresh)
+		unlink(argv[1]);
+	fd = open(argv[1], O_RDWR | (fresh ? O_CREAT : 0) |
+		  (!strcmp(row, "append") ? O_APPEND : 0), 0644);
+	if (fd < 0)
+		return perror(argv[1]), 1;
+	if (strcmp(row, "append"))
+		return pass(fd, buf, n, wr, rnd, row);
+	t0 = cpu();
+	for (i = 0; i < n; i++)
+		if (write(fd, buf, BS) != BS)
+			return perror("append"), 1;
+	printf("append %.0f\n", (cpu() - t0) / n);
+	return 0;
+}

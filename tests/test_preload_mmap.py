@@ -1,0 +1,197 @@
+"""Zero-copy MAP_SHARED mappings of region files under `daxfs run`
+(lib/preload/map.c, docs/preload.md "Shared mappings"): what a program
+sees matches tmpfs, SQLite's WAL mode (which maps its -shm file shared)
+works across processes, and a mapping never shows another file's bytes
+after its file is truncated and the space reused."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import env
+from helpers import preload as pl
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    for p in (pl.DAXFS, pl.PRELOAD_LIB, os.path.join(pl.PROGS, "pl_mmap")):
+        if not os.path.exists(p):
+            pytest.fail("%s is missing: run make first" % p)
+
+
+def test_shared_mmap_matches_tmpfs(region):
+    """Stores through a shared mapping are the file's bytes, writes show
+    in the mapping, a second mapping and a fork child share the pages,
+    holes map as zeros, msync/mprotect/munmap/MAP_PRIVATE as on tmpfs."""
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"'
+                     % os.path.join(pl.PROGS, "pl_mmap"), "mmap")
+    assert b"pread after store: mapped store" in out
+    assert b"child store: from child" in out
+    assert b"pread hole store: in hole" in out
+
+
+def _sqlite_wal_script(rounds):
+    return r'''
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=60, isolation_level=None)
+assert db.execute("pragma journal_mode=wal").fetchone()[0] == "wal"
+db.execute("create table if not exists t(w integer, i integer, b text)")
+for i in range(%d):
+    db.execute("begin immediate")
+    db.execute("insert into t values(?, ?, ?)", (int(sys.argv[2]), i,
+               "v" * (i %% 300)))
+    db.execute("commit")
+print("done")
+''' % rounds
+
+
+def test_sqlite_wal_two_hosts(region):
+    """Two `daxfs run` processes (two hosts) write one WAL database at
+    once, a third reads it meanwhile: every insert is there and
+    integrity_check passes (the -shm index is a shared mapping)."""
+    rounds = 400
+    setup = pl.run(region, [sys.executable, "-c", "import os; os.mkdir("
+                            "'/daxfs/wal')"])
+    assert setup.returncode == 0, setup.stderr
+    code = _sqlite_wal_script(rounds)
+    init = pl.run(region, [sys.executable, "-c", code, "/daxfs/wal/db", "9"])
+    assert init.returncode == 0, init.stderr
+    reader = r'''
+import sqlite3, sys, time
+db = sqlite3.connect("/daxfs/wal/db", timeout=60)
+last = 0
+for _ in range(200):
+    n = db.execute("select count(*) from t").fetchone()[0]
+    assert n >= last, (n, last)
+    last = n
+    time.sleep(0.005)
+print("reader ok")
+'''
+    ps = [pl.popen(region, [sys.executable, "-c", code, "/daxfs/wal/db",
+                            str(w)], stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE) for w in (1, 2)]
+    ps.append(pl.popen(region, [sys.executable, "-c", reader],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for p in ps:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode(errors="replace")
+    check = r'''
+import sqlite3
+db = sqlite3.connect("/daxfs/wal/db")
+print(db.execute("pragma integrity_check").fetchone()[0])
+print(db.execute("select w, count(*), count(distinct i) from t "
+                 "group by w order by w").fetchall())
+'''
+    res = pl.run(region, [sys.executable, "-c", check])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.decode() == "ok\n%r\n" % [
+        (1, rounds, rounds), (2, rounds, rounds), (9, rounds, rounds)]
+
+
+def test_mapping_never_shows_reused_pages(region_path, need_fsck):
+    """A process maps a file; another host truncates it to 0 and then
+    fills the pool with its own file again and again.  The mapping shows
+    the old bytes or zeros, never the other file's; once the mapping
+    host's pass has moved off the pages, they are reused (the filler gets
+    them) and the mapping shows zeros."""
+    env.mkfs(region_path, 32 * env.MiB, lease_ms=400)
+    mapper = r'''
+import mmap, os, sys, time
+fd = os.open("/daxfs/m", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"A" * (64 * 4096))
+m = mmap.mmap(fd, 64 * 4096)
+open("/daxfs/ready", "w").close()
+seen = set()
+deadline = time.monotonic() + 60
+while not os.path.exists("/daxfs/filled") and time.monotonic() < deadline:
+    seen |= set(m[:])
+# a pass shows the cut as zeros (waited for, not timed)
+now = set(m[:])
+while now != {0} and time.monotonic() < deadline:
+    seen |= now
+    time.sleep(0.05)
+    now = set(m[:])
+seen |= now
+print(sorted(seen), now == {0})
+'''
+    filler = r'''
+import os, time
+while not os.path.exists("/daxfs/ready"):
+    time.sleep(0.01)
+fd = os.open("/daxfs/m", os.O_RDWR)
+os.ftruncate(fd, 0)
+os.close(fd)
+chunk = b"B" * (1 << 20)
+rounds = 0
+# fill the pool, free it, fill again: freed pages come back once the
+# mapping host let them go
+for rounds in range(8):
+    fd = os.open("/daxfs/fill", os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+    total = 0
+    try:
+        while True:
+            total += os.write(fd, chunk)
+    except OSError:
+        pass
+    os.close(fd)
+    os.unlink("/daxfs/fill")
+    time.sleep(0.2)
+open("/daxfs/filled", "w").close()
+print("filled")
+'''
+    mp = pl.popen(region_path, [sys.executable, "-c", mapper],
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    fl = pl.run(region_path, [sys.executable, "-c", filler], timeout=120)
+    out, err = mp.communicate(timeout=120)
+    assert fl.returncode == 0, fl.stderr
+    assert mp.returncode == 0, err.decode(errors="replace")
+    assert out == b"[0, 65] True\n" or out == b"[0] True\n", out
+    fsck = subprocess.run([env.tool("fsck.daxfs"), "-n", region_path],
+                          capture_output=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def test_fork_child_mapping_keeps_file(region_path):
+    """A fork child keeps its inherited mapping's file alive after the
+    parent (another host) ended and a third host unlinked the file: the
+    child still reads the file's bytes there, passes included."""
+    env.mkfs(region_path, 32 * env.MiB, lease_ms=400)
+    code = r'''
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open("/daxfs/k", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"K" * 8192)
+m = libc.mmap(None, 8192, 3, 1, fd, 0)     # RW, MAP_SHARED
+assert m not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+os.close(fd)               # only the mapping holds the file now
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(w)
+    os.read(r, 1)          # the parent has ended
+    while os.path.exists("/daxfs/k"):
+        time.sleep(0.01)   # the third host unlinked it
+    time.sleep(1.0)        # several passes of ours (lease 400 ms)
+    data = ctypes.string_at(m, 8192)
+    sys.stdout.write("child %s\n" % (set(data) == {ord("K")}))
+    sys.stdout.flush()
+    os._exit(0)
+'''
+    p = pl.popen(region_path, [sys.executable, "-c", code],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the parent exits at once, closing the pipe's write end; the child
+    # keeps the pipe's read end and our stdout
+    rm = pl.run(region_path, [sys.executable, "-c", r'''
+import os, time
+while not os.path.exists("/daxfs/k"):
+    time.sleep(0.01)
+time.sleep(0.5)
+os.unlink("/daxfs/k")
+'''])
+    assert rm.returncode == 0, rm.stderr
+    out, err = p.communicate(timeout=60)
+    assert out == b"child True\n", (out, err)
