@@ -60,6 +60,9 @@ OTHER_POINTS = {
     "ov_insert.publish": "test_overlay_publish.py",
     "falloc.punch_zeroed": "test_falloc_crash.py",
     "falloc.zero_filled": "test_falloc_crash.py",
+    "tmpfile.published": "test_tmpfile.py",
+    "tmpfile.held": "test_tmpfile.py",
+    "tmpfile.orphan": "test_tmpfile.py",
 }
 
 
