@@ -497,7 +497,7 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 }
 
 /* Owner of a new inode: fsuid, and the group of a setgid directory. */
-static void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
+void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
 {
 	*uid = from_kuid(&init_user_ns, current_fsuid());
 	if (dir->i_mode & S_ISGID) {
@@ -621,6 +621,8 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
+	if (inode->i_state & I_LINKABLE)
+		return daxfs_k_link_tmpfile(inode, dir, dentry);
 	/* by the source name: the core holds it until the new name is in,
 	 * and fails with -ENOENT once it is gone on any host */
 	sdir = dget_parent(old);
@@ -698,7 +700,7 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 	struct daxfs_space_wait w = {};
 	int err;
 
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return -EINVAL;
 	err = daxfs_dead(old_dir->i_sb);
 	if (err)
@@ -723,6 +725,8 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		daxfs_mark_orphan(victim);
 	else if (victim)
 		daxfs_refresh_inode(victim);
+	if (flags & RENAME_WHITEOUT)
+		return daxfs_k_whiteout(old_dir, old_dentry);
 	return 0;
 }
 
@@ -736,9 +740,11 @@ const struct inode_operations daxfs_dir_iops = {
 	.unlink		= daxfs_k_unlink,
 	.rmdir		= daxfs_k_rmdir,
 	.rename		= daxfs_k_rename,
+	.tmpfile	= daxfs_k_tmpfile,
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
+	.update_time	= daxfs_k_update_time,
 };
 
 const struct inode_operations daxfs_file_iops = {
@@ -746,12 +752,14 @@ const struct inode_operations daxfs_file_iops = {
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
 	.fiemap		= daxfs_k_fiemap,
+	.update_time	= daxfs_k_update_time,
 };
 
 const struct inode_operations daxfs_special_iops = {
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
+	.update_time	= daxfs_k_update_time,
 };
 
 /* ---- symlinks ---- */
@@ -781,4 +789,5 @@ const struct inode_operations daxfs_symlink_iops = {
 	.get_link	= daxfs_k_get_link,
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
+	.update_time	= daxfs_k_update_time,
 };
