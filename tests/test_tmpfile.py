@@ -167,3 +167,27 @@ def test_maker_killed_at_point(crash_build, region, point):
         assert used(r) == before
         assert r.listdir("/d") == []
     fsck_clean(region)
+
+
+@pytest.mark.parametrize("point", [None, "tmpfile.published"])
+def test_cluster_crash_fsck_frees_tmpfile(crash_build, region, point):
+    """Nobody survives the holder (or the maker, killed mid-way): once its lease is
+    over, fsck -n reports the lost file, fsck -y frees it (the same recovery a
+    survivor runs), and fsck -n is clean again."""
+    venv = dict(os.environ)
+    if point:
+        venv.update(DAXFS_LIB=cl.CRASH_LIB, DAXFS_CRASH_AT=point,
+                    DAXFS_CRASH_LOG=region + ".points")
+    p = subprocess.run([sys.executable, "-c", VICTIM, region,
+                        os.path.join(cl.REPO, "python"), "f"], env=venv,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    time.sleep(LEASE_MS / 1000 * 2)
+    code, out = env.fsck(region, "-n")
+    assert code == 4, out
+    code, out = env.fsck(region, "-y")
+    assert code == 1, out
+    fsck_clean(region)
+    with daxfs.Region(region) as r:
+        assert r.listdir("/d") == []
+        assert r.statfs()["inodes"] == 2, r.statfs()
