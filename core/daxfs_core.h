@@ -340,6 +340,18 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
  * the new name on an inode that had none for an instant. */
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len);
+/*
+ * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
+ * regular file with no name, held open by this host (one open-set entry,
+ * as daxfs_open_get; the caller's daxfs_open_put ends it and frees it
+ * unless it was linked).  dir only has to be a live directory.
+ * daxfs_link_unnamed gives a file this host holds open its first name
+ * (linkat of an O_TMPFILE descriptor); -ENOENT if we do not hold it.
+ */
+int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
+		  u64 *ino);
+int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+		       u32 len);
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
 #define DAXFS_RENAME_EXCHANGE	(1u << 1)

@@ -736,7 +736,7 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * that name is gone.
  */
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
-		   u64 dir, const char *name, u32 len)
+		   u64 dir, const char *name, u32 len, bool unnamed)
 {
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_iref dref;
@@ -796,7 +796,8 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.counted");
-	err = daxfs_nlink_inc(ip);		/* before the name exists */
+	/* before the name exists; an unnamed file of ours may have none */
+	err = unnamed ? daxfs_nlink_revive(&op, ip) : daxfs_nlink_inc(ip);
 	if (err)
 		goto out_count;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
@@ -850,7 +851,13 @@ out:
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len)
 {
-	return ns_link(fs, NULL, ino, dir, name, len);
+	return ns_link(fs, NULL, ino, dir, name, len, false);
+}
+
+int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+		       u32 len)
+{
+	return ns_link(fs, NULL, ino, dir, name, len, true);
 }
 
 int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
@@ -858,7 +865,7 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 {
 	struct link_src src = { .dir = sdir, .name = sname, .len = slen };
 
-	return ns_link(fs, &src, ino, dir, name, len);
+	return ns_link(fs, &src, ino, dir, name, len, false);
 }
 
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)

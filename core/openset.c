@@ -405,7 +405,24 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 
 void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead)
 {
-	daxfs_orphan_settle(op, daxfs_load(&dead->intent.a[0]));
+	u64 a[4], i;
+
+	for (i = 0; i < 4; i++)
+		a[i] = daxfs_load(&dead->intent.a[i]);
+	if (a[0])
+		daxfs_orphan_settle(op, a[0]);
+	else
+		daxfs_tmpfile_recover(op, a);	/* an unnamed file being made */
+}
+
+int daxfs_open_insert(struct daxfs_op *op, u64 ino)
+{
+	return set_insert(op, ino);
+}
+
+bool daxfs_open_held_here(struct daxfs_fs *fs, u64 ino)
+{
+	return fs->host < fs->sb.max_hosts && slot_holds(fs, fs->host, ino);
 }
 
 u32 daxfs_open_count(struct daxfs_fs *fs, u32 slot, u32 *pages)

@@ -27,6 +27,17 @@ u32 daxfs_open_holders(struct daxfs_fs *fs, u64 ino, u32 *slot);
 void daxfs_open_drop(struct daxfs_op *op, u32 slot);
 /* Recovery of a dead lane whose intent is DAXFS_INTENT_OPEN_PUT. */
 void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead);
+/* One entry for ino in our host's set, whatever the inode's state (an
+ * unnamed file being made: core/tmpfile.c). */
+int daxfs_open_insert(struct daxfs_op *op, u64 ino);
+/* Does our host's set name ino? */
+bool daxfs_open_held_here(struct daxfs_fs *fs, u64 ino);
+/* Recovery of a dead maker of an unnamed file (OPEN_PUT intent with
+ * a[0] 0; a[1] its number, a[3] its record), core/tmpfile.c. */
+void daxfs_tmpfile_recover(struct daxfs_op *op, const u64 *a);
+/* linkat() of an unnamed file we hold open: nlink may go 0 -> 1. */
+struct daxfs_inode;
+int daxfs_nlink_revive(struct daxfs_op *op, struct daxfs_inode *ip);
 /* Walks slot's set: pg NULL gives the first page; *n counts pages
  * (start at 0); NULL at the end, at a page that fails validation, or
  * after DAXFS_OPEN_MAX_PAGES. */

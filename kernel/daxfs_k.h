@@ -200,6 +200,23 @@ void daxfs_mmap_release_pins(struct inode *inode);
 void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 
+/* tmpfile.c: O_TMPFILE, linkat of it, RENAME_WHITEOUT */
+int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
+		    umode_t mode);
+int daxfs_k_link_tmpfile(struct inode *inode, struct inode *dir, struct dentry *dentry);
+int daxfs_k_whiteout(struct inode *dir, struct dentry *old);
+void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid);
+
+/* times.c: atime and mapped-write mtime (docs/kernel.md "Timestamps") */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+int daxfs_k_update_time(struct inode *inode, int flags);
+#else
+int daxfs_k_update_time(struct inode *inode, struct timespec64 *now, int flags);
+#endif
+void daxfs_k_fault_times(struct vm_fault *vmf);
+vm_fault_t daxfs_k_pfn_mkwrite(struct vm_fault *vmf);
+void daxfs_k_times_wrprotect(struct inode *inode, loff_t start, loff_t end);
+
 /* backing.c (split mode) */
 int daxfs_backing_attach(struct fs_context *fc, struct daxfs_sb_info *sbi);
 void daxfs_backing_stop(struct daxfs_sb_info *sbi);

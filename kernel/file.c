@@ -147,6 +147,7 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	}
 	if (!done && io.fault)
 		return -EFAULT;
+	file_accessed(iocb->ki_filp);	/* relatime etc.: kernel/times.c */
 	return done;
 }
 
@@ -320,6 +321,7 @@ static int daxfs_fsync(struct file *file, loff_t start, loff_t end, int datasync
 
 	if (READ_ONCE(sbi->dead))
 		return -EIO;
+	daxfs_k_times_wrprotect(inode, start, end);
 	if (!(sbi->fs.flags & DAXFS_FS_PERSISTENT))
 		return 0;
 	daxfs_refresh_inode(inode);
@@ -865,6 +867,7 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	struct address_space *mapping = vmf->vma->vm_file->f_mapping;
 	vm_fault_t ret;
 
+	daxfs_k_fault_times(vmf);	/* a store is coming: mtime, ctime */
 	filemap_invalidate_lock_shared(mapping);
 	ret = __daxfs_fault(vmf);
 	filemap_invalidate_unlock_shared(mapping);
@@ -909,6 +912,7 @@ static void daxfs_vm_close(struct vm_area_struct *vma)
 
 static const struct vm_operations_struct daxfs_vm_ops = {
 	.fault		= daxfs_fault,
+	.pfn_mkwrite	= daxfs_k_pfn_mkwrite,
 	.open		= daxfs_vm_open,
 	.close		= daxfs_vm_close,
 };

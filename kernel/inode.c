@@ -503,7 +503,7 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 }
 
 /* Owner of a new inode: fsuid, and the group of a setgid directory. */
-static void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
+void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
 {
 	*uid = from_kuid(&init_user_ns, current_fsuid());
 	if (dir->i_mode & S_ISGID) {
@@ -645,6 +645,8 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
+	if (inode->i_state & I_LINKABLE)
+		return daxfs_k_link_tmpfile(inode, dir, dentry);
 	/* by the source name: the core holds it until the new name is in,
 	 * and fails with -ENOENT once it is gone on any host */
 	sdir = dget_parent(old);
@@ -722,7 +724,7 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 	struct daxfs_space_wait w = {};
 	int err;
 
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return -EINVAL;
 	err = daxfs_dead(old_dir->i_sb);
 	if (err)
@@ -747,6 +749,8 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		daxfs_mark_orphan(victim);
 	else if (victim)
 		daxfs_refresh_inode(victim);
+	if (flags & RENAME_WHITEOUT)
+		return daxfs_k_whiteout(old_dir, old_dentry);
 	return 0;
 }
 
@@ -760,12 +764,14 @@ const struct inode_operations daxfs_dir_iops = {
 	.unlink		= daxfs_k_unlink,
 	.rmdir		= daxfs_k_rmdir,
 	.rename		= daxfs_k_rename,
+	.tmpfile	= daxfs_k_tmpfile,
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
 	.listxattr	= daxfs_k_listxattr,
 	.get_acl	= daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
+	.update_time	= daxfs_k_update_time,
 };
 
 const struct inode_operations daxfs_file_iops = {
@@ -776,6 +782,7 @@ const struct inode_operations daxfs_file_iops = {
 	.listxattr	= daxfs_k_listxattr,
 	.get_acl	= daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
+	.update_time	= daxfs_k_update_time,
 };
 
 const struct inode_operations daxfs_special_iops = {
@@ -785,6 +792,7 @@ const struct inode_operations daxfs_special_iops = {
 	.listxattr	= daxfs_k_listxattr,
 	.get_acl	= daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
+	.update_time	= daxfs_k_update_time,
 };
 
 /* ---- symlinks ---- */
@@ -815,4 +823,5 @@ const struct inode_operations daxfs_symlink_iops = {
 	.getattr	= daxfs_k_getattr,
 	.setattr	= daxfs_k_setattr,
 	.listxattr	= daxfs_k_listxattr,
+	.update_time	= daxfs_k_update_time,
 };

@@ -64,12 +64,10 @@ static inline void daxfs_fillattr(DAXFS_IDMAP_T *idmap, u32 request_mask,
 
 /*
  * 6.12 (unexported by then; 6.8-6.11 not checked): vmf_insert_mixed_mkwrite()
- * is no longer exported to modules.  Plain vmf_insert_mixed() does the same
- * for daxfs: the module has no ->page_mkwrite/->pfn_mkwrite, so a shared
- * writable mapping's vm_page_prot is already writable and a write fault on a
- * present read-only PTE goes to do_wp_page(), never to ->fault.  The only
- * difference is a racing fault that finds the PTE in place: it returns
- * NOPAGE and the access faults again.
+ * is no longer exported to modules.  Plain vmf_insert_mixed() maps the page
+ * with the mapping's vm_page_prot, which is read-only for a shared writable
+ * mapping since daxfs has ->pfn_mkwrite (kernel/times.c): the store then
+ * faults once more, through do_wp_page() to ->pfn_mkwrite, which allows it.
  */
 static inline vm_fault_t daxfs_insert_mixed_mkwrite(struct vm_area_struct *vma,
 						    unsigned long addr, pfn_t pfn)

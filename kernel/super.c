@@ -526,9 +526,8 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	 * (docs/xattr.md) */
 	sb->s_xattr = daxfs_xattr_handlers;
 	sb->s_flags |= SB_POSIXACL;
-	/* atime is never written back behind the user's back (it would make
-	 * every read a store to shared memory); utimes(2) still sets it. */
-	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;
+	/* atime follows the mount's relatime (the VFS default), strictatime
+	 * or noatime: kernel/times.c stores it (docs/kernel.md "Timestamps") */
 	/* any peer can make a device node: opened only when trusted (the
 	 * VFS honours this like MNT_NODEV; docs/kernel.md "Trust") */
 	if (!sbi->opts.trust_dev)

@@ -498,6 +498,45 @@ static int do_path_link(struct daxfs_handle *h, const char *oldpath,
 	return err;
 }
 
+/* O_TMPFILE: an unnamed file held open by this handle, as daxfs_file_open
+ * would (closed with daxfs_file_close, which frees it unless linked). */
+static int do_path_tmpfile(struct daxfs_handle *h, const char *dirpath,
+			   uint32_t mode, uint64_t *out)
+{
+	struct daxfs_attr a;
+	u64 dir, ino;
+	int err;
+
+	err = resolve_attr(h, dirpath, 1, &dir, &a);
+	if (err)
+		return err;
+	if (!S_ISDIR(a.mode))
+		return -ENOTDIR;
+	err = daxfs_tmpfile(&h->fs, dir, mode, h->uid, h->gid, &ino);
+	if (err)
+		return err;
+	err = lib_files_add(h, ino);
+	if (err) {
+		daxfs_open_put(&h->fs, ino);
+		return err;
+	}
+	*out = ino;
+	return 0;
+}
+
+/* linkat(fd, "", AT_EMPTY_PATH) of a file this handle holds open. */
+static int do_link_open(struct daxfs_handle *h, uint64_t ino,
+			const char *newpath)
+{
+	struct entry e;
+	int err = begin_entry(h, newpath, -EEXIST, &e);
+
+	if (!err)
+		err = daxfs_link_unnamed(&h->fs, ino, e.dir, e.name, e.len);
+	entry_end(&e);
+	return err;
+}
+
 static int do_path_symlink(struct daxfs_handle *h, const char *target,
 			   const char *linkpath)
 {
@@ -828,6 +867,17 @@ int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
 		    const char *newpath)
 {
 	LIB_CALL_SPACE(h, do_path_link(h, oldpath, newpath));
+}
+
+int daxfs_path_tmpfile(struct daxfs_handle *h, const char *dirpath,
+		       uint32_t mode, uint64_t *ino)
+{
+	LIB_CALL_SPACE(h, do_path_tmpfile(h, dirpath, mode, ino));
+}
+
+int daxfs_link_open(struct daxfs_handle *h, uint64_t ino, const char *newpath)
+{
+	LIB_CALL_SPACE(h, do_link_open(h, ino, newpath));
 }
 
 int daxfs_path_symlink(struct daxfs_handle *h, const char *target,

@@ -64,6 +64,9 @@ OTHER_POINTS = {
     "xattr.built": "test_xattr_crash.py",
     "xattr.published": "test_xattr_crash.py",
     "xattr.retire": "test_xattr_crash.py",
+    "tmpfile.published": "test_tmpfile.py",
+    "tmpfile.held": "test_tmpfile.py",
+    "tmpfile.orphan": "test_tmpfile.py",
 }
 
 

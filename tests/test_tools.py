@@ -197,6 +197,20 @@ def test_mkfs_size_suffixes(tmp_path):
         assert path.stat().st_size == size, arg
 
 
+def test_mkfs_sized_like_mke2fs(tmp_path):
+    """xfstests' _scratch_mkfs_sized formats with `mkfs -F -b BLOCKSIZE DEV BLOCKS`
+    (the mke2fs convention: BLOCKS in units of -b); a second run shrinks the region
+    on the same target; -b must be a power of two, and BLOCKS must agree with -s."""
+    path = tmp_path / "sized.img"
+    mkfs("-q", "-F", "-b", "4096", path, "4096")
+    assert path.stat().st_size == 16 * MIB
+    mkfs("-q", "-F", "-b", "4096", path, "2560")
+    assert path.stat().st_size == 10 * MIB
+    run(BIN / "fsck.daxfs", "-n", path)
+    assert "power of two" in mkfs("-F", "-b", "3000", path, "10", expect=1).stderr
+    assert "disagree" in mkfs("-F", "-b", "4096", "-s", "1M", path, "10", expect=1).stderr
+
+
 def test_mkfs_too_small(tmp_path):
     res = mkfs("-s", "8K", tmp_path / "tiny.img", expect=8)
     assert "tiny.img" in res.stderr

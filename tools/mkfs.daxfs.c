@@ -26,6 +26,7 @@
 
 struct mkfs_args {
 	bool force, quiet, have_size;
+	uint64_t block_unit;		/* -b: bytes per BLOCKS unit */
 	uint64_t size;
 	const char *source;
 	uint64_t buckets;
@@ -52,7 +53,10 @@ static void usage(FILE *f)
 "Options:\n"
 "  -s, --size SIZE      region size, e.g. 64M, 1G (K, M, G, T = powers of 1024);\n"
 "                       required when TARGET is a new or empty file\n"
-"  -f, --force          overwrite an existing filesystem or data on TARGET\n"
+"  -f, -F, --force      overwrite an existing filesystem or data on TARGET\n"
+"  -b, --block-size N   the unit of BLOCKS in bytes (1024 to 65536, a power of\n"
+"                       two; default 1024), as mke2fs -b: xfstests'\n"
+"                       _scratch_mkfs_sized calls mkfs -F -b 4096 DEV BLOCKS\n"
 "      --source DIR     build a read-only base image from the tree under DIR\n"
 "      --backing FILE   split mode: put the file data of --source DIR into\n"
 "                       backing FILE (repeatable, up to 16 files; files are\n"
@@ -68,7 +72,8 @@ static void usage(FILE *f)
 "  -V, --version        print the version and exit\n"
 "  -h, --help           show this help\n"
 "\n"
-"BLOCKS (for mkfs(8) compatibility) is the size in 1 KiB blocks.\n"
+"BLOCKS (for mkfs(8) compatibility) is the size in 1 KiB blocks (-b: in\n"
+"blocks of that size); the region's own block stays 4 KiB.\n"
 "Exit status: 0 success, 1 usage error, 8 operational error.\n",
 		DAXFS_MAX_HOSTS, DAXFS_LABEL_LEN - 1);
 }
@@ -112,6 +117,7 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "block-size", required_argument, NULL, 'b' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "buckets", required_argument, NULL, OPT_BUCKETS },
 		{ "max-hosts", required_argument, NULL, OPT_MAX_HOSTS },
@@ -129,14 +135,21 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	while ((c = getopt_long(argc, argv, "s:fL:qVh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:fFb:L:qVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			parse_size_opt(optarg, &a->size);
 			a->have_size = true;
 			break;
 		case 'f':
+		case 'F':
 			a->force = true;
+			break;
+		case 'b':
+			a->block_unit = parse_num_opt("--block-size", optarg, 1024, 65536);
+			if (a->block_unit & (a->block_unit - 1))
+				usage_error("invalid --block-size '%s': must be a power of two",
+					    optarg);
 			break;
 		case OPT_SOURCE:
 			a->source = optarg;
@@ -194,15 +207,18 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 	if (optind >= argc)
 		usage_error("missing TARGET (a file, /dev/shm file, pmem or devdax device)");
 	a->target = argv[optind++];
+	if (!a->block_unit)
+		a->block_unit = 1024;
 	if (optind < argc) {
 		uint64_t blocks;
 
-		if (parse_u64(argv[optind], &blocks) || !blocks || blocks > (UINT64_MAX >> 10))
-			usage_error("invalid BLOCKS '%s': expected a number of 1 KiB blocks",
-				    argv[optind]);
-		if (a->have_size && a->size != blocks << 10)
+		if (parse_u64(argv[optind], &blocks) || !blocks ||
+		    blocks > UINT64_MAX / a->block_unit)
+			usage_error("invalid BLOCKS '%s': expected a number of %llu-byte blocks",
+				    argv[optind], (unsigned long long)a->block_unit);
+		if (a->have_size && a->size != blocks * a->block_unit)
 			usage_error("BLOCKS and -s disagree");
-		a->size = blocks << 10;
+		a->size = blocks * a->block_unit;
 		a->have_size = true;
 		optind++;
 	}

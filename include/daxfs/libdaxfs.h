@@ -256,6 +256,17 @@ int daxfs_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode,
 int daxfs_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 		      unsigned int flags, uint64_t *ino);
 
+/*
+ * O_TMPFILE: a regular file with no name in directory dirpath, held open
+ * by this handle (as daxfs_file_open; daxfs_file_close frees it unless it
+ * was linked meanwhile; a crash of this host frees it too).  *ino gets
+ * its number.  daxfs_link_open gives a file this handle holds open a new
+ * name, even one with none left (linkat(fd, "", AT_EMPTY_PATH));
+ * -ENOENT when this host does not hold it open.
+ */
+int daxfs_path_tmpfile(struct daxfs_handle *h, const char *dirpath,
+		       uint32_t mode, uint64_t *ino);
+int daxfs_link_open(struct daxfs_handle *h, uint64_t ino, const char *newpath);
 int daxfs_path_unlink(struct daxfs_handle *h, const char *path);
 int daxfs_path_rmdir(struct daxfs_handle *h, const char *path);
 /* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE (Linux values). */

@@ -455,6 +455,21 @@ class Region(XattrMixin):
         _check(self._lib.daxfs_file_open(self._handle(), ino.value), p)
         return File(self, ino.value, p, opened=True)
 
+    def tmpfile(self, dirpath="/", mode=0o600):
+        """An unnamed regular file in dirpath (O_TMPFILE), held open: a File
+        whose close frees it unless link_open() named it meanwhile."""
+        p = _path(dirpath)
+        ino = ctypes.c_uint64()
+        _check(self._lib.daxfs_path_tmpfile(self._handle(), p, mode,
+                                            ctypes.byref(ino)), p)
+        return File(self, ino.value, None, opened=True)
+
+    def link_open(self, f, path):
+        """Gives the open File f the name path (linkat with AT_EMPTY_PATH),
+        also when it has no name (a tmpfile)."""
+        p = _path(path)
+        _check(self._lib.daxfs_link_open(self._handle(), f.ino, p), p)
+
     # -- attributes (modify) --------------------------------------------
 
     def truncate(self, path, size):

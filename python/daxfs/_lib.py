@@ -288,6 +288,8 @@ _PROTOTYPES = {
     "daxfs_path_rmdir": (_INT, [_HANDLE, _PATH]),
     "daxfs_path_rename": (_INT, [_HANDLE, _PATH, _PATH, ctypes.c_uint]),
     "daxfs_path_link": (_INT, [_HANDLE, _PATH, _PATH]),
+    "daxfs_path_tmpfile": (_INT, [_HANDLE, _PATH, _U32, ctypes.POINTER(_U64)]),
+    "daxfs_link_open": (_INT, [_HANDLE, _U64, _PATH]),
     "daxfs_path_symlink": (_INT, [_HANDLE, _PATH, _PATH]),
     "daxfs_path_readlink": (_INT, [_HANDLE, _PATH, ctypes.c_char_p,
                                    ctypes.c_size_t]),

@@ -23,6 +23,8 @@
 #   hd:SCEN[:ARG...]      host python3 vm/harden_kguest.py SCEN /mnt/daxfs ARG... (hardening)
 #   fa:SCEN[:ARG...]      host python3 vm/falloc_kguest.py SCEN /mnt/daxfs ARG... (fallocate)
 #   xa:SCEN[:ARG...]      host python3 vm/xattr_kguest.py SCEN /mnt/daxfs ARG... (xattrs, ACLs)
+#   vf:SCEN[:ARG...]      host python3 vm/vfs_kguest.py SCEN /mnt/daxfs ARG... (O_TMPFILE,
+#                         whiteouts, overlayfs, atime, mapped-write mtime)
 #   uffd:N                build/vm-helpers/uffd_stall on the mount: N threads block in user
 #                         page faults (userfaultfd) inside read/write/getdents; the mount must
 #                         keep working and reclaiming meanwhile (vm_result uffd_*)
@@ -104,7 +106,7 @@ EOT
         l=$(grep " $MNT " /proc/mounts) || vm_fail "not in /proc/mounts"
         vm_log "/proc/mounts: $l"
         vm_result mounts="$(echo "$l" | cut -d' ' -f4)" ;;
-    py|pc|mm|hd|fa|xa)
+    py|pc|mm|hd|fa|xa|vf)
         pargs=$(echo "$rest" | tr ':' ' ')
         script=daxfs_kguest.py
         [ $a = pc ] && script=pcache_kguest.py
@@ -112,6 +114,7 @@ EOT
         [ $a = hd ] && script=harden_kguest.py
         [ $a = fa ] && script=falloc_kguest.py
         [ $a = xa ] && script=xattr_kguest.py
+        [ $a = vf ] && script=vfs_kguest.py
         host python3 $DAXFS_REPO_HOST/vm/$script $x /mnt/daxfs $pargs ||
             vm_fail "scenario $x failed"
         vm_log "scenario $x done" ;;

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Unnamed files (O_TMPFILE): a regular file born with no name, held by
+ * one entry in this host's open set exactly as a file whose last name was
+ * unlinked while open (nlink 0, ORPHAN).  Its space comes back at the
+ * last close on any host, or when its host dies: the open-set recovery
+ * that frees unlinked open files covers it.  linkat() of it gives it a
+ * first name.  Protocol and crash story: docs/open-files.md, "Unnamed
+ * files".
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "inode.h"
+#include "openset.h"
+
+static void set_orphan(struct daxfs_inode *ip)
+{
+	u32 f = daxfs_load32(&ip->flags);
+
+	while (!(f & DAXFS_IF_ORPHAN) &&
+	       !daxfs_cas32(&ip->flags, &f, f | DAXFS_IF_ORPHAN))
+		;
+}
+
+static int dir_live(struct daxfs_op *op, u64 dir)
+{
+	struct daxfs_iref ref;
+	int err = daxfs_inode_get(op, dir, &ref);
+
+	if (err)
+		return err == -ESTALE ? -ENOENT : err;
+	return DAXFS_IS_DIR(daxfs_iref_mode(&ref)) ? 0 : -ENOTDIR;
+}
+
+/*
+ * The intent OPEN_PUT with a[0] = 0 says "an unnamed file being made":
+ * inode_create names its record (a[3]) and number (a[1]) in it before
+ * either exists for anyone else.  The record is published with nlink 0
+ * and no ORPHAN mark, which every reader takes for "gone", then our
+ * entry goes in, then the mark: from there on it is an ordinary unlinked
+ * open file and the intent can go.
+ */
+static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
+		   u64 *inop)
+{
+	struct daxfs_inode *ip;
+	u64 ino;
+	int err;
+
+	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
+		return -EROFS;
+	err = dir_live(op, dir);
+	if (err)
+		return err;
+	err = daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, 0, 0, 0, 0);
+	if (err)
+		return err;
+	err = daxfs_inode_create(op, DAXFS_S_IFREG | (mode & 07777), uid, gid,
+				 0, 0, dir, &ino, &ip);
+	if (err)
+		goto out;
+	daxfs_crash_point("tmpfile.published");
+	err = daxfs_open_insert(op, ino);
+	if (err) {
+		if (daxfs_fenced(op))
+			return -ESTALE;	/* recovery frees it */
+		daxfs_intent_clear(op);
+		daxfs_inode_free(op, ip);
+		return err;
+	}
+	daxfs_crash_point("tmpfile.held");
+	set_orphan(ip);
+	daxfs_pflush(op->fs, &ip->flags, sizeof(ip->flags));
+	daxfs_crash_point("tmpfile.orphan");
+	*inop = ino;
+out:
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	daxfs_intent_clear(op);
+	return err;
+}
+
+int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
+		  u64 *ino)
+{
+	struct daxfs_op op;
+	int err = daxfs_op_begin(fs, &op);
+
+	if (err)
+		return err;
+	err = tmpfile(&op, dir, mode, uid, gid, ino);
+	daxfs_op_end(&op);
+	return err;
+}
+
+/*
+ * Recovery of a dead maker (intent OPEN_PUT, a[0] 0): a record published
+ * under its number (the overlay's own pending insert was resolved before
+ * us) gets the mark and is settled, so the open-set drop that follows
+ * frees it whether or not the entry went in; a record never published is
+ * freed at once (nobody else can know it).
+ */
+void daxfs_tmpfile_recover(struct daxfs_op *op, const u64 *a)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip;
+	u64 ino = a[1], off = a[3], val = 0;
+
+	if (!off)
+		return;
+	ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
+	if (ino && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, ino), &val) &&
+	    val == off) {
+		if (ip && !daxfs_load32(&ip->nlink)) {
+			set_orphan(ip);
+			daxfs_orphan_settle(op, ino);
+		}
+		return;
+	}
+	daxfs_free_now(op, off, DAXFS_CLASS_128);
+}
+
+/*
+ * linkat() of an unnamed file: its count may go 0 -> 1, but only while
+ * this host holds it open (the caller's descriptor): the entry keeps
+ * every settler away, so the 0 is not final yet.  The ORPHAN mark stays
+ * (meaningless while nlink > 0; the last unlink sets it again anyway).
+ */
+int daxfs_nlink_revive(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	u32 n = daxfs_load32(&ip->nlink);
+
+	if (!n && !daxfs_open_held_here(op->fs, daxfs_load(&ip->ino)))
+		return -ENOENT;
+	for (;;) {
+		if (n >= DAXFS_LINK_MAX)
+			return -EMLINK;
+		if (daxfs_cas32(&ip->nlink, &n, n + 1))
+			return 0;
+	}
+}

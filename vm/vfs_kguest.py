@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""vm/vfs_kguest.py - guest side of tests/vm/test_kernel_vfs.py: O_TMPFILE, linkat of
+it, RENAME_WHITEOUT, overlayfs on daxfs, atime and mtime after mapped writes, in
+daxfs.ko (docs/kernel.md "O_TMPFILE and whiteouts", "Timestamps").
+
+Runs inside a QEMU guest as `host python3 vm/vfs_kguest.py SCENARIO MNT ARGS...` through
+vm/guest/daxfs-k.sh's `vf:` step.  Each scenario prints DAXFS-VM-RESULT lines: SCENARIO=ok,
+or SCENARIO=fail at its first failed check (the guest goes on with the next step).
+
+Scenarios:
+  tmpfile   O_TMPFILE files in MNT/t: no name anywhere, nlink 0, I/O works; one is
+            linked through /proc/self/fd (AT_SYMLINK_FOLLOW), one with linkat
+            AT_EMPTY_PATH, one dropped at close; O_TMPFILE|O_EXCL cannot be linked
+  whiteout  renameat2(RENAME_WHITEOUT): the new name has the file, the old name is a
+            character device 0/0; with a file already at the target too
+  overlay   a root-file-system-like tar unpacked into MNT/ovl/lower; an overlay with its
+            upper and work directories on daxfs; modify, create, delete, rename and
+            chmod through the merged view; the merged view, the upper layer (copied-up
+            files, whiteouts) and the untouched lower layer checked, again after a
+            remount of the overlay; dmesg without "does not support tmpfile" or
+            "RENAME_WHITEOUT".  overlay=needs-xattrs when overlayfs refuses the upper
+            layer and daxfs has no xattrs (it takes daxfs, which revalidates dentries,
+            for a remote filesystem and then insists on them)
+  atime     relatime (the default mount), strictatime and noatime (remount): which
+            reads and readdirs move atime; then the cost of atime stores: NREADS 4 KiB reads
+            with each option (vm_result atime_cost_*)
+  mmtime    stores through a shared mapping move mtime and ctime: the first store of a
+            fresh mapping (write fault), a store after a read fault (pfn_mkwrite), and a
+            store after msync on the same mapping
+"""
+import ctypes
+import errno
+import mmap
+import os
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+
+AT_FDCWD = -100
+AT_EMPTY_PATH = 0x1000
+AT_SYMLINK_FOLLOW = 0x400
+RENAME_WHITEOUT = 1 << 2
+OLD_NS = 1_000_000_000 * 1_000_000	# 2001-09-09, before any "now"
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def result(**kv):
+    print("DAXFS-VM-RESULT: " + " ".join(f"{k}={v}" for k, v in kv.items()), flush=True)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def linkat(src, dst, flags, fd=AT_FDCWD):
+    """linkat(2) itself: os.link(follow_symlinks=True) calls link(2), which
+    does not follow /proc/self/fd/N (EXDEV: the link is on procfs)."""
+    if libc.linkat(fd, os.fsencode(src), AT_FDCWD, os.fsencode(dst), flags):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), dst)
+
+
+def link_proc_fd(fd, path):
+    linkat(f"/proc/self/fd/{fd}", path, AT_SYMLINK_FOLLOW)
+
+
+def renameat2(src, dst, flags):
+    if libc.renameat2(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), flags):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), src)
+
+
+def free_blocks(mnt, want, timeout=30):
+    """statvfs free blocks once they reach want (freed space waits for the
+    lease work's reclaim), or the last value after timeout."""
+    end = time.monotonic() + timeout
+    while True:
+        f = os.statvfs(mnt).f_bfree
+        if f >= want or time.monotonic() > end:
+            return f
+        time.sleep(0.2)
+
+
+def scen_tmpfile(mnt):
+    d = os.path.join(mnt, "t")
+    os.makedirs(d, exist_ok=True)
+    body = b"tmpfile " * 2000
+    free0 = os.statvfs(mnt).f_bfree
+    # linked through /proc/self/fd, as most programs do
+    fd = os.open(d, os.O_TMPFILE | os.O_RDWR, 0o640)
+    os.write(fd, body)
+    st = os.fstat(fd)
+    check(st.st_nlink == 0 and stat.S_ISREG(st.st_mode), f"tmpfile fstat {st}")
+    check(os.listdir(d) == [], f"a name for a tmpfile: {os.listdir(d)}")
+    link_proc_fd(fd, os.path.join(d, "proc"))
+    check(os.fstat(fd).st_nlink == 1, "nlink after linkat")
+    os.close(fd)
+    with open(os.path.join(d, "proc"), "rb") as f:
+        check(f.read() == body, "linked tmpfile contents")
+    check(stat.S_IMODE(os.stat(os.path.join(d, "proc")).st_mode) == 0o640, "tmpfile mode")
+    # linkat(fd, "", AT_EMPTY_PATH)
+    fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    os.write(fd, b"empty-path")
+    linkat("", os.path.join(d, "empty"), AT_EMPTY_PATH, fd)
+    os.close(fd)
+    with open(os.path.join(d, "empty"), "rb") as f:
+        check(f.read() == b"empty-path", "AT_EMPTY_PATH contents")
+    # O_EXCL: never linkable
+    fd = os.open(d, os.O_TMPFILE | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        link_proc_fd(fd, os.path.join(d, "excl"))
+        check(False, "O_TMPFILE|O_EXCL was linked")
+    except OSError as e:
+        check(e.errno == errno.ENOENT, f"O_EXCL link: {e}")
+    os.close(fd)
+    # dropped: its space comes back
+    big = os.open(d, os.O_TMPFILE | os.O_RDWR, 0o600)
+    os.write(big, b"x" * (4 << 20))
+    mid = os.statvfs(mnt).f_bfree
+    check(mid < free0 - 900, f"4 MiB tmpfile took no space: {free0} -> {mid}")
+    os.close(big)
+    after = free_blocks(mnt, mid + 1000)
+    check(after >= mid + 1000, f"space of a closed tmpfile not back: {mid} -> {after}")
+    check(sorted(os.listdir(d)) == ["empty", "proc"], f"names: {os.listdir(d)}")
+    result(tmpfile="ok", tmpfile_free=f"{free0}/{mid}/{after}")
+
+
+def scen_whiteout(mnt):
+    d = os.path.join(mnt, "w")
+    os.makedirs(d, exist_ok=True)
+    src, dst = os.path.join(d, "a"), os.path.join(d, "b")
+    with open(src, "wb") as f:
+        f.write(b"moved")
+    renameat2(src, dst, RENAME_WHITEOUT)
+    st = os.lstat(src)
+    check(stat.S_ISCHR(st.st_mode) and st.st_rdev == 0, f"whiteout {st}")
+    with open(dst, "rb") as f:
+        check(f.read() == b"moved", "renamed contents")
+    # over an existing target
+    with open(os.path.join(d, "c"), "wb") as f:
+        f.write(b"c")
+    renameat2(dst, os.path.join(d, "c"), RENAME_WHITEOUT)
+    check(stat.S_ISCHR(os.lstat(dst).st_mode), "second whiteout")
+    with open(os.path.join(d, "c"), "rb") as f:
+        check(f.read() == b"moved", "renamed over c")
+    check(sorted(os.listdir(d)) == ["a", "b", "c"], f"names {os.listdir(d)}")
+    result(whiteout="ok")
+
+
+# ---- overlayfs ----
+
+TREE = {
+    "etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n",
+    "etc/hostname": b"lower\n",
+    "etc/motd": b"welcome\n" * 50,
+    "usr/bin/tool1": b"\x7fELF tool1" + bytes(range(256)) * 40,
+    "usr/bin/tool2": b"\x7fELF tool2" * 3000,
+    "usr/lib/libx.so.1": bytes(range(256)) * 200,
+    "usr/share/doc/readme": b"docs\n" * 1000,
+    "var/log/messages": b"",
+    "home/user/.profile": b"export PATH=/usr/bin\n",
+}
+LINKS = {"usr/lib/libx.so": "libx.so.1", "bin": "usr/bin"}
+
+
+def make_tar(path):
+    src = path + ".d"
+    for rel, data in TREE.items():
+        p = os.path.join(src, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+    for rel, target in LINKS.items():
+        os.symlink(target, os.path.join(src, rel))
+    os.chmod(os.path.join(src, "usr/bin/tool1"), 0o755)
+    with tarfile.open(path, "w") as t:
+        t.add(src, arcname=".")
+
+
+def run(*cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    check(r.returncode == 0, f"{' '.join(cmd)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def tree_of(root):
+    """{relative path: bytes, ('link', target), ('dir',) or ('chr', rdev)}"""
+    out = {}
+    for dp, dns, fns in os.walk(root):
+        for n in dns + fns:
+            p = os.path.join(dp, n)
+            rel = os.path.relpath(p, root)
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir",)
+            elif stat.S_ISCHR(st.st_mode):
+                out[rel] = ("chr", st.st_rdev)
+            else:
+                with open(p, "rb") as f:
+                    out[rel] = f.read()
+    return out
+
+
+def xattrs_work(path):
+    try:
+        os.setxattr(path, "trusted.overlay.probe", b"1")
+        os.removexattr(path, "trusted.overlay.probe")
+        return True
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.ENOTSUP):
+            return False
+        raise
+
+
+def scen_overlay(mnt):
+    base = os.path.join(mnt, "ovl")
+    lower, upper, work, merged = (os.path.join(base, n) for n in
+                                  ("lower", "upper", "work", "merged"))
+    for p in (lower, upper, work, merged):
+        os.makedirs(p, exist_ok=True)
+    tar = "/tmp/rootfs.tar"
+    make_tar(tar)
+    run("tar", "-xf", tar, "-C", lower)
+    lower_before = tree_of(lower)
+    dmesg0 = run("dmesg")
+    opts = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, merged],
+                       capture_output=True, text=True)
+    warn = [ln for ln in run("dmesg")[len(dmesg0):].splitlines() if "overlay" in ln]
+    print("overlay dmesg: " + " | ".join(warn), flush=True)
+    if r.returncode and not xattrs_work(base):
+        # daxfs revalidates dentries, so overlayfs takes it for a remote
+        # upper and insists on xattrs (6.1 ovl_make_workdir): not yet here
+        result(overlay="needs-xattrs")
+        return
+    check(r.returncode == 0, f"mount overlay: {r.stderr.strip()}")
+    for bad in ("does not support tmpfile", "does not support RENAME_WHITEOUT",
+                "does not support file handles"):
+        check(not any(bad in ln for ln in warn), f"overlay: {bad}")
+
+    def m(rel):
+        return os.path.join(merged, rel)
+    # the container-like workload
+    with open(m("etc/passwd"), "ab") as f:			# copy-up by a write
+        f.write(b"user:x:1000:1000::/home/user:/bin/sh\n")
+    with open(m("etc/hostname"), "wb") as f:			# truncated copy-up
+        f.write(b"container\n")
+    os.unlink(m("usr/bin/tool2"))				# lower file: a whiteout
+    os.rename(m("usr/lib/libx.so.1"), m("usr/lib/libx.so.2"))	# RENAME_WHITEOUT
+    os.chmod(m("usr/bin/tool1"), 0o700)			# metadata copy-up
+    os.makedirs(m("opt/app"))
+    with open(m("opt/app/config"), "wb") as f:
+        f.write(b"new=1\n")
+    os.unlink(m("usr/share/doc/readme"))
+    os.rmdir(m("usr/share/doc"))				# lower dir: a whiteout
+    with open(m("var/log/messages"), "ab") as f:
+        f.write(b"boot\n" * 100)
+    # a file made and removed in the upper layer only
+    with open(m("tmpf"), "wb") as f:
+        f.write(b"gone")
+    os.unlink(m("tmpf"))
+
+    want = {k: v for k, v in lower_before.items()}
+    want["etc/passwd"] = TREE["etc/passwd"] + b"user:x:1000:1000::/home/user:/bin/sh\n"
+    want["etc/hostname"] = b"container\n"
+    del want["usr/bin/tool2"]
+    want["usr/lib/libx.so.2"] = want.pop("usr/lib/libx.so.1")
+    want["opt"] = ("dir",)
+    want["opt/app"] = ("dir",)
+    want["opt/app/config"] = b"new=1\n"
+    del want["usr/share/doc/readme"]
+    del want["usr/share/doc"]
+    want["var/log/messages"] = b"boot\n" * 100
+
+    def check_merged(tag):
+        got = tree_of(merged)
+        diff = sorted(set(got) ^ set(want)) + sorted(k for k in got if k in want and got[k] != want[k])
+        check(not diff, f"merged view {tag}: differs at {diff[:8]}")
+        check(stat.S_IMODE(os.stat(m("usr/bin/tool1")).st_mode) == 0o700, f"chmod {tag}")
+    check_merged("live")
+    up = tree_of(upper)
+    wh = sorted(k for k, v in up.items() if v == ("chr", 0))
+    check(wh == ["usr/bin/tool2", "usr/lib/libx.so.1", "usr/share/doc"], f"whiteouts {wh}")
+    check(up.get("etc/hostname") == b"container\n", "upper etc/hostname")
+    check(up.get("usr/lib/libx.so.2") == TREE["usr/lib/libx.so.1"], "upper renamed file")
+    check("etc/motd" not in up and "home/user/.profile" not in up,
+          f"untouched files copied up: {sorted(up)}")
+    check("tmpf" not in up, "upper-only file left behind")
+    check(tree_of(lower) == lower_before, "the lower layer changed")
+    run("umount", merged)
+    check(os.listdir(os.path.join(work, "work")) == [], "work dir not empty")
+    run("mount", "-t", "overlay", "overlay", "-o", opts, merged)
+    check_merged("remounted")
+    run("umount", merged)
+    result(overlay="ok", overlay_whiteouts=len(wh), overlay_upper=len(up))
+
+
+# ---- atime ----
+
+def ns(t):
+    return t.st_atime_ns
+
+
+def remount(mnt, opt):
+    run("mount", "-o", f"remount,{opt}", mnt)
+
+
+def read_once(p):
+    with open(p, "rb") as f:
+        f.read(1)
+
+
+def scen_atime(mnt, nreads="2000"):
+    p = os.path.join(mnt, "atime")
+    d = os.path.join(mnt, "adir")
+    os.makedirs(d, exist_ok=True)
+    with open(p, "wb") as f:
+        f.write(b"a" * 8192)
+    mounts = open("/proc/mounts").read()
+    line = [ln for ln in mounts.splitlines() if f" {mnt} " in ln]
+    check(line and "relatime" in line[0].split()[3], f"default is not relatime: {line}")
+    # relatime: atime older than mtime moves on the first read, not the second
+    os.utime(p, ns=(OLD_NS, time.time_ns()))
+    read_once(p)
+    a1 = ns(os.stat(p))
+    check(a1 > OLD_NS, "relatime: read did not move an old atime")
+    read_once(p)
+    check(ns(os.stat(p)) == a1, "relatime: a second read moved atime")
+    os.utime(d, ns=(OLD_NS, time.time_ns()))
+    os.listdir(d)
+    check(ns(os.stat(d)) > OLD_NS, "relatime: readdir did not move the dir's atime")
+    # strictatime: every read
+    remount(mnt, "strictatime")
+    read_once(p)
+    a2 = ns(os.stat(p))
+    check(a2 > a1, "strictatime: read did not move atime")
+    time.sleep(0.05)
+    read_once(p)
+    a3 = ns(os.stat(p))
+    check(a3 > a2, "strictatime: second read did not move atime")
+    # noatime: never
+    remount(mnt, "noatime")
+    os.utime(p, ns=(OLD_NS, time.time_ns()))
+    read_once(p)
+    os.listdir(d)
+    check(ns(os.stat(p)) == OLD_NS, "noatime: read moved atime")
+    # the cost of the stores: n 4 KiB preads of one page, per option
+    # (the best of 5 rounds each, interleaved: a loaded host stalls TCG guests)
+    n = int(nreads)
+    cost = {}
+    for _ in range(5):
+        for opt in ("noatime", "relatime", "strictatime"):
+            remount(mnt, opt)
+            fd = os.open(p, os.O_RDONLY)
+            t = time.perf_counter()
+            for _ in range(n):
+                os.pread(fd, 4096, 0)
+            us = (time.perf_counter() - t) / n * 1e6
+            cost[opt] = min(cost.get(opt, us), us)
+            os.close(fd)
+    remount(mnt, "relatime")
+    # the host compares what the region holds with what we saw last
+    seen = ns(os.stat(p))
+    result(atime="ok", atime_seen=seen,
+           **{f"atime_cost_{k}_us": f"{v:.1f}" for k, v in cost.items()})
+
+
+# ---- mtime after mapped writes ----
+
+def old_times(p):
+    os.utime(p, ns=(OLD_NS, OLD_NS))
+    check(os.stat(p).st_mtime_ns == OLD_NS, "utime")
+    return os.stat(p).st_ctime_ns
+
+
+def moved(p, ctime0, what):
+    st = os.stat(p)
+    check(st.st_mtime_ns > OLD_NS, f"{what}: mtime not updated")
+    check(st.st_ctime_ns > ctime0, f"{what}: ctime not updated")
+
+
+def scen_mmtime(mnt):
+    p = os.path.join(mnt, "mmtime")
+    with open(p, "wb") as f:
+        f.write(b"\0" * 8192)
+    fd = os.open(p, os.O_RDWR)
+    # the first access is a store: a write fault
+    c0 = old_times(p)
+    time.sleep(0.05)
+    with mmap.mmap(fd, 8192, mmap.MAP_SHARED) as mm:
+        mm[0:4] = b"wflt"
+        moved(p, c0, "write fault")
+        # same mapping, after msync: the next store faults again
+        c1 = old_times(p)
+        mm.flush()
+        time.sleep(0.05)
+        mm[8:12] = b"sync"
+        moved(p, c1, "store after msync")
+    # read first, then store: the read-only PTE's write notification
+    with mmap.mmap(fd, 8192, mmap.MAP_SHARED) as mm:
+        check(mm[4096] == 0, "read")
+        c2 = old_times(p)
+        time.sleep(0.05)
+        mm[4096:4100] = b"rfwr"
+        moved(p, c2, "store after a read fault")
+    os.close(fd)
+    with open(p, "rb") as f:
+        data = f.read()
+    check(data[0:4] == b"wflt" and data[8:12] == b"sync" and data[4096:4100] == b"rfwr",
+          "mapped stores lost")
+    result(mmtime="ok")
+
+
+SCENARIOS = {
+    "tmpfile": scen_tmpfile,
+    "whiteout": scen_whiteout,
+    "overlay": scen_overlay,
+    "atime": scen_atime,
+    "mmtime": scen_mmtime,
+}
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[1] not in SCENARIOS:
+        print(__doc__)
+        sys.exit(2)
+    # a failed check is this scenario's result, not the guest's end: the
+    # next scenarios still run (each test checks its own key)
+    try:
+        SCENARIOS[sys.argv[1]](sys.argv[2], *sys.argv[3:])
+    except (Failed, OSError) as e:
+        print(f"FAIL: {sys.argv[1]}: {e!r}", flush=True)
+        result(**{sys.argv[1]: "fail"})
+
+
+if __name__ == "__main__":
+    main()
