@@ -37,6 +37,9 @@
 #define DEPTH_MAX		4096
 /* How many times an operation restarts after losing a race. */
 #define NS_RETRIES		64
+/* rounds a holder gives a remover between its mark and its CAS before it
+ * takes the mark for a dead one's (leaf_give_way) */
+#define LEAF_WAIT_ROUNDS	64
 
 static bool writable(struct daxfs_op *op)
 {
@@ -656,6 +659,29 @@ static void leaf_unhold(struct daxfs_fs *fs, u64 leaf)
 }
 
 /*
+ * After a failed leaf_hold on leaf off of dp: its remover is normally
+ * between its mark and its CAS and done in a moment.  A leaf still there
+ * after a while had its remover die or give up there: refresh it
+ * (daxfs_dir_refresh_leaf), or the name could never be held again (a
+ * link answered -ENOENT, a rename -EAGAIN, for a name that is there).
+ */
+static void leaf_give_way(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 hash, u64 off)
+{
+	u32 n;
+
+	for (n = 1; n <= LEAF_WAIT_ROUNDS; n++) {
+		if (!daxfs_dir_has_leaf(op, dp, hash, off))
+			return;
+		if (n & 15)
+			daxfs_cpu_relax();
+		else
+			daxfs_yield();
+	}
+	daxfs_dir_refresh_leaf(op, dp, off);
+}
+
+/*
  * Finds src under the rename claim and holds its leaf (leaf_hold) until
  * our new name is published.  A leaf marked REMOVED but still found in
  * the directory has a remover between its mark and its CAS: let it go
@@ -697,6 +723,7 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
 			return 0;
 		}
 		/* a remover got in first: give way, then look again */
+		leaf_give_way(op, sdp, hash, d.leaf);
 		if (!wait_more(op, &w))
 			return -ENOENT;	/* a remover died between mark and CAS */
 	}
@@ -1522,7 +1549,10 @@ static int rename_hold_src(struct daxfs_op *op, struct rn *r)
 
 	if (!de)
 		return -EUCLEAN;
-	return leaf_hold(de) ? 0 : -EAGAIN;
+	if (leaf_hold(de))
+		return 0;
+	leaf_give_way(op, r->sdp, r->src.hash, r->src.leaf);
+	return -EAGAIN;
 }
 
 static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,

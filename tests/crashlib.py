@@ -64,6 +64,7 @@ OTHER_POINTS = {
     "xattr.built": "test_xattr_crash.py",
     "xattr.published": "test_xattr_crash.py",
     "xattr.retire": "test_xattr_crash.py",
+    "dir.marked": "test_link_race.py",
 }
 
 

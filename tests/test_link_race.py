@@ -259,3 +259,51 @@ def test_rename_source_unlinked_before_publish(crash_build, region, kind):
         assert r.read_file("/x/x") == X_BODY
     code, out = env.fsck(region, "-n")
     assert code == 0, out
+
+
+# A dead remover's lease: its host is never declared dead during the test
+# (the fix does not need that), and without the fix a link's (or
+# rename's) wait for the mark to go runs out after four leases.
+DEAD_LEASE_MS = 2000
+
+
+@pytest.mark.parametrize("op", ["link", "rename"])
+def test_mark_left_by_dead_remover(crash_build, op):
+    """An unlink of /x/d died (`dir.marked`) after marking the leaf of d
+    removed and before taking it out: d is still there, and a mark is
+    never cleared.  A link or rename of d must still work (as for any
+    name that is there): before the fix the link waited four leases for
+    the leaf to go and answered ENOENT (the rename: EAGAIN) while lstat
+    showed d."""
+    gen = env.lease_region("deadmark", SIZE, DEAD_LEASE_MS)
+    region = next(gen)
+    points = region + ".points"
+    try:
+        with daxfs.Region(region) as r:
+            r.mkdir("/x")
+            r.write_file("/x/d", I_BODY)
+            ino = r.lstat("/x/d").st_ino
+            venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB,
+                        DAXFS_CRASH_AT="dir.marked", DAXFS_CRASH_LOG=points)
+            victim = subprocess.run([sys.executable, "-c", REMOVER, region,
+                                     PYDIR, "unlink"], env=venv,
+                                    capture_output=True, timeout=120)
+            assert victim.returncode == -signal.SIGKILL, victim.stderr
+            assert open(points).read().split()[0] == "dir.marked"
+            assert r.listdir("/x") == ["d"]
+            if op == "link":
+                r.link("/x/d", "/x/b")
+                want = {"b": 2, "d": 2}
+            else:
+                r.rename("/x/d", "/x/b")
+                want = {"b": 1}
+            assert {n: r.lstat("/x/" + n).st_nlink
+                    for n in r.listdir("/x")} == want
+            assert r.lstat("/x/b").st_ino == ino
+            assert r.read_file("/x/b") == I_BODY
+            # the dead unlinker did nothing: unlinking works as ever
+            for n in want:
+                r.unlink("/x/" + n)
+            assert r.listdir("/x") == []
+    finally:
+        next(gen, None)
