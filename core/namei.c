@@ -1547,6 +1547,11 @@ static int rename_hold_src(struct daxfs_op *op, struct rn *r)
 {
 	struct daxfs_dirent *de = daxfs_dirent_at(op->fs, r->src.leaf);
 
+	/* a directory is pinned MOVING, which keeps rmdir (its only
+	 * remover) out, and its leaf is never refreshed: rmdir's recovery
+	 * reads its leaf gone as its own removal */
+	if (r->sisdir)
+		return 0;
 	if (!de)
 		return -EUCLEAN;
 	if (leaf_hold(de))
