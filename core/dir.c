@@ -531,6 +531,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 			return err;	/* -ESTALE: fenced */
 		}
 	}
+	daxfs_crash_point("dir.marked");	/* marked, still in dp */
 	if (new_leaf)
 		daxfs_pflush(fs, nl.de, sizeof(*nl.de) + nl.len);
 	if (publish_mark(op, mark))
@@ -641,6 +642,32 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		daxfs_cpu_relax();
 	}
 	return -EAGAIN;
+}
+
+/*
+ * REMOVED is never cleared, so a remover that died (or gave up) between
+ * its mark and its CAS leaves a named leaf that no link or rename can
+ * hold (leaf_hold, core/namei.c).  Its holder, under the rename claim,
+ * swaps in an unmarked copy: same name, inode, type and flags, so the
+ * namespace does not change.  A remover still on its way then fails its
+ * CAS (the slot changed; the old leaf is retired under the epoch, so its
+ * offset does not come back while that remover's op runs) and looks
+ * again.  A crash before the swap leaks the copy to fsck.
+ */
+void daxfs_dir_refresh_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
+			    u64 off)
+{
+	struct daxfs_leaf l;
+	u64 copy;
+
+	if (daxfs_leaf_get(op->fs, off, &l) ||
+	    !daxfs_dir_has_leaf(op, dp, l.hash, off))
+		return;
+	copy = daxfs_dirent_new(op, l.de->name, l.len, l.hash, l.ino, l.type,
+				l.flags);
+	if (copy && daxfs_dir_swap(op, dp, l.hash, off, copy) &&
+	    !daxfs_fenced(op))
+		daxfs_dirent_free(op, copy, false);
 }
 
 int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,

@@ -93,6 +93,10 @@ int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
  * there.  Retires old on success. */
 int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		   u64 old, u64 new_leaf);
+/* Replaces leaf off of dp, if still there, by an unmarked copy (a mark
+ * left by a remover that died or gave up between its mark and its CAS). */
+void daxfs_dir_refresh_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
+			    u64 off);
 /* True when leaf off is currently published in dp under hash. */
 bool daxfs_dir_has_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 			u64 off);

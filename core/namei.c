@@ -37,6 +37,9 @@
 #define DEPTH_MAX		4096
 /* How many times an operation restarts after losing a race. */
 #define NS_RETRIES		64
+/* rounds a holder gives a remover between its mark and its CAS before it
+ * takes the mark for a dead one's (leaf_give_way) */
+#define LEAF_WAIT_ROUNDS	64
 
 static bool writable(struct daxfs_op *op)
 {
@@ -616,13 +619,74 @@ struct link_src {
 };
 
 /*
- * Finds src under the rename claim and holds its leaf against removal
- * until our new name is published: LINKING in its removed word (docs/
- * namespace.md, "Link racing the removal of its source").  Dekker with
- * mark_removed (core/dir.c): we set LINKING then read REMOVED.  A leaf
- * marked REMOVED but still found in the directory has a remover between
- * its mark and its CAS: let it go and look again.  *ino: the inode src
- * must name (else -ENOENT), or 0 for whichever it names; *held: the leaf.
+ * Holds leaf de against removal until a new name for its inode is
+ * published: LINKING in its removed word (docs/namespace.md, "Link
+ * racing the removal of its source").  Only the rename claim's holder
+ * (a link, or a rename up to its step 1) holds leaves.  Dekker with
+ * mark_removed (core/dir.c): we set LINKING then read REMOVED.  False,
+ * with the hold dropped, when a remover marked it first: the leaf is
+ * gone, or going, and the caller gives way.
+ */
+static bool leaf_hold(struct daxfs_dirent *de)
+{
+	u32 v = daxfs_load32(&de->removed);
+
+	while (!(v & DAXFS_DE_LINKING) &&
+	       !daxfs_cas32(&de->removed, &v, v | DAXFS_DE_LINKING))
+		;
+	daxfs_fence();
+	v = daxfs_load32(&de->removed);
+	if (!(v & DAXFS_DE_REMOVED))
+		return true;
+	while ((v & DAXFS_DE_LINKING) &&
+	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
+		;
+	return false;
+}
+
+/* Lets a held leaf go (also for a dead holder, from its intent). */
+static void leaf_unhold(struct daxfs_fs *fs, u64 leaf)
+{
+	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(fs, leaf) : NULL;
+	u32 v;
+
+	if (!de)
+		return;
+	v = daxfs_load32(&de->removed);
+	while ((v & DAXFS_DE_LINKING) &&
+	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
+		;
+}
+
+/*
+ * After a failed leaf_hold on leaf off of dp: its remover is normally
+ * between its mark and its CAS and done in a moment.  A leaf still there
+ * after a while had its remover die or give up there: refresh it
+ * (daxfs_dir_refresh_leaf), or the name could never be held again (a
+ * link answered -ENOENT, a rename -EAGAIN, for a name that is there).
+ */
+static void leaf_give_way(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 hash, u64 off)
+{
+	u32 n;
+
+	for (n = 1; n <= LEAF_WAIT_ROUNDS; n++) {
+		if (!daxfs_dir_has_leaf(op, dp, hash, off))
+			return;
+		if (n & 15)
+			daxfs_cpu_relax();
+		else
+			daxfs_yield();
+	}
+	daxfs_dir_refresh_leaf(op, dp, off);
+}
+
+/*
+ * Finds src under the rename claim and holds its leaf (leaf_hold) until
+ * our new name is published.  A leaf marked REMOVED but still found in
+ * the directory has a remover between its mark and its CAS: let it go
+ * and look again.  *ino: the inode src must name (else -ENOENT), or 0
+ * for whichever it names; *held: the leaf.
  */
 static int link_hold(struct daxfs_op *op, const struct link_src *src,
 		     u64 *ino, u64 *held)
@@ -633,7 +697,6 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
 	struct daxfs_inode *sdp;
 	struct daxfs_dent d;
 	u64 hash;
-	u32 v;
 	int err;
 
 	err = daxfs_name_check(src->name, src->len);
@@ -654,38 +717,16 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
 		de = daxfs_dirent_at(op->fs, d.leaf);
 		if (!de)
 			return -EUCLEAN;
-		v = daxfs_load32(&de->removed);
-		while (!(v & DAXFS_DE_LINKING) &&
-		       !daxfs_cas32(&de->removed, &v, v | DAXFS_DE_LINKING))
-			;
-		daxfs_fence();
-		v = daxfs_load32(&de->removed);
-		if (!(v & DAXFS_DE_REMOVED)) {
+		if (leaf_hold(de)) {
 			*ino = d.ino;
 			*held = d.leaf;
 			return 0;
 		}
 		/* a remover got in first: give way, then look again */
-		while ((v & DAXFS_DE_LINKING) &&
-		       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
-			;
+		leaf_give_way(op, sdp, hash, d.leaf);
 		if (!wait_more(op, &w))
 			return -ENOENT;	/* a remover died between mark and CAS */
 	}
-}
-
-/* Lets a held leaf go (also for a dead linker, from its intent). */
-static void link_unhold(struct daxfs_fs *fs, u64 leaf)
-{
-	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(fs, leaf) : NULL;
-	u32 v;
-
-	if (!de)
-		return;
-	v = daxfs_load32(&de->removed);
-	while ((v & DAXFS_DE_LINKING) &&
-	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
-		;
 }
 
 /*
@@ -821,7 +862,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	daxfs_crash_point("link.published");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
-	link_unhold(fs, held);
+	leaf_unhold(fs, held);
 	daxfs_intent_clear(&op);
 	goto out_claim;
 out_count:
@@ -835,7 +876,7 @@ out_leaf:
 	daxfs_intent_clear(&op);
 	daxfs_dirent_free(&op, leaf, false);
 out_unhold:
-	link_unhold(fs, held);
+	leaf_unhold(fs, held);
 	goto out_claim;
 stale:
 	err = -ESTALE;
@@ -946,7 +987,7 @@ static void link_recover(struct daxfs_op *op, const u64 *a, u32 step)
 	struct daxfs_dirent *lde = daxfs_dirent_at(op->fs, a[2]);
 	struct daxfs_inode *dp;
 
-	link_unhold(op->fs, a[3]);	/* the source leaf it held */
+	leaf_unhold(op->fs, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
@@ -1499,6 +1540,33 @@ static int rn_missing(struct rn *r, int err)
 	return -EAGAIN;
 }
 
+/*
+ * An unlink does not take the rename claim: one that removed the source
+ * after our lookup, and returned, must not see the rename publish the
+ * new name afterwards (no order of the two explains it: the new name
+ * would appear for an inode whose only name was gone, or the exchanged
+ * target lose its name long after the source was gone).  So the source
+ * leaf is held (leaf_hold) until step 1 has published; -EAGAIN: it was
+ * removed (or is being), look again.  Past step 1 an unlink is the race
+ * of "Exchange racing an unlink" (docs/namespace.md).
+ */
+static int rename_hold_src(struct daxfs_op *op, struct rn *r)
+{
+	struct daxfs_dirent *de = daxfs_dirent_at(op->fs, r->src.leaf);
+
+	/* a directory is pinned MOVING, which keeps rmdir (its only
+	 * remover) out, and its leaf is never refreshed: rmdir's recovery
+	 * reads its leaf gone as its own removal */
+	if (r->sisdir)
+		return 0;
+	if (!de)
+		return -EUCLEAN;
+	if (leaf_hold(de))
+		return 0;
+	leaf_give_way(op, r->sdp, r->src.hash, r->src.leaf);
+	return -EAGAIN;
+}
+
 static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		       u32 slen, const char *dname, u32 dlen)
 {
@@ -1639,11 +1707,17 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	if (err)
 		goto undo;
 
-	/* step 1: publish the new name (atomically replacing a target) */
+	/* step 1: publish the new name (atomically replacing a target)
+	 * while the source name still stands: held against unlink, or an
+	 * unlink that got in since our lookup comes first (look again) */
+	err = rename_hold_src(op, r);
+	if (err)
+		goto undo;
 	if (r->has_tgt)
 		err = daxfs_dir_swap(op, r->ddp, dh, r->tgt.leaf, r->nleaf);
 	else
 		err = daxfs_dir_link(op, r->ddp, r->nleaf, false);
+	leaf_unhold(op->fs, r->src.leaf);
 	if (err) {
 		if (err == -ENOENT || err == -EEXIST)
 			err = -EAGAIN;	/* target changed: start over */
@@ -1785,6 +1859,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	}
 	if (NS_KIND(a[6]) != NS_KIND_RENAME)
 		return;
+	leaf_unhold(fs, a[2]);	/* the source, held up to step 1 */
 	memset(&r, 0, sizeof(r));
 	r.sdir = a[0];
 	r.ddir = a[1];

@@ -67,6 +67,7 @@ OTHER_POINTS = {
     "tmpfile.published": "test_tmpfile.py",
     "tmpfile.held": "test_tmpfile.py",
     "tmpfile.orphan": "test_tmpfile.py",
+    "dir.marked": "test_link_race.py",
 }
 
 

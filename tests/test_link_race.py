@@ -1,6 +1,6 @@
-"""link(2) racing the removal of its source's last name (docs/namespace.md,
-"Link racing the removal of its source"; found by the linearizability
-checker, docs/lincheck.md).
+"""link(2) and rename(2) racing the removal of their source's last name
+(docs/namespace.md, "Link racing the removal of its source"; found by the
+linearizability checker, docs/lincheck.md).
 
 A linker host (the crash build, `make crash`) runs link("/x/d", "/x/b")
 and stops itself (DAXFS_CRASH_STOP) at `link.nlink_raised`: it has
@@ -67,34 +67,42 @@ def region():
     yield from env.lease_region("linkrace", SIZE, LEASE_MS)
 
 
-def stopped_linker(r, region, point, new="b"):
-    """Makes /x/d (I) and /x/x (X), starts link("/x/d", "/x/NEW") on
-    another host and waits until it stopped itself at point."""
+def stopped_host(r, region, point, script):
+    """Makes /x/d (I) and /x/x (X), starts script on another host (the
+    crash build) and waits until it stopped itself at point."""
     points = region + ".points"
     r.mkdir("/x")
     r.write_file("/x/d", I_BODY)
     r.write_file("/x/x", X_BODY)
     env_l = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB, DAXFS_CRASH_AT=point,
                  DAXFS_CRASH_STOP="1", DAXFS_CRASH_LOG=points)
-    linker = subprocess.Popen([sys.executable, "-c",
-                               LINKER.replace("/x/b", "/x/" + new), region,
-                               PYDIR], env=env_l, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    host = subprocess.Popen([sys.executable, "-c", script, region, PYDIR],
+                            env=env_l, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        cl.wait_point(linker, points, point)
+        cl.wait_point(host, points, point)
     except BaseException:
-        linker.kill()
+        host.kill()
         raise
-    return linker
+    return host
 
 
-def other_host_then_resume(linker, region, script):
-    """Runs script on another host while the linker is stopped, then lets
-    the linker go on; returns what it printed (ok or an errno name)."""
+def stopped_linker(r, region, point, new="b"):
+    """link("/x/d", "/x/NEW") stopped at point (stopped_host)."""
+    return stopped_host(r, region, point, LINKER.replace("/x/b", "/x/" + new))
+
+
+def other_host_then_resume(linker, region, script, *args, between=None):
+    """Runs script (with args) on another host while the linker is
+    stopped, calls between(), then lets the linker go on; returns what it
+    printed (ok or an errno name)."""
     try:
-        other = subprocess.run([sys.executable, "-c", script, region, PYDIR],
-                               capture_output=True, text=True, timeout=120)
+        other = subprocess.run([sys.executable, "-c", script, region, PYDIR]
+                               + list(args), capture_output=True, text=True,
+                               timeout=120)
         assert other.returncode == 0, other.stderr
+        if between:
+            between()
         os.kill(linker.pid, signal.SIGCONT)
         out, err = linker.communicate(timeout=120)
         assert linker.returncode == 0, err
@@ -216,3 +224,86 @@ def test_link_source_gone_before_target_taken(crash_build, region):
         assert r.lstat("/x/e").st_nlink == 1
     code, out = env.fsck(region, "-n")
     assert code == 0, out
+
+
+RENAMER = LINKER.replace('r.link("/x/d", "/x/b")',
+                         'r.rename("/x/d", "/x/DST", FLAGS)')
+
+
+@pytest.mark.parametrize("kind", ["move", "replace", "exchange"])
+def test_rename_source_unlinked_before_publish(crash_build, region, kind):
+    """rename("/x/d", DST) looked both names up, pinned, and stopped
+    (`rename.prepared`) before publishing DST; another host then unlinked
+    /x/d, and that unlink returned, and an observer saw DST unchanged.
+    The rename may not publish DST now: /x/d was gone before DST changed
+    (the checker's history: an lstat of the old target after the unlink,
+    and the exchanged target dropped later).  The serial order is
+    "unlink, then rename": the rename fails with ENOENT, DST as it was."""
+    dst, flags = {"move": ("e", "0"), "replace": ("x", "0"),
+                  "exchange": ("x", "daxfs.RENAME_EXCHANGE")}[kind]
+    script = RENAMER.replace("DST", dst).replace("FLAGS", flags)
+    with daxfs.Region(region) as r:
+        renamer = stopped_host(r, region, "rename.prepared", script)
+        ino_x = r.lstat("/x/x").st_ino
+
+        def unlinked():
+            # the unlink returned: /x/d is gone, the rest as it was
+            assert sorted(r.listdir("/x")) == ["x"]
+        out = other_host_then_resume(renamer, region, REMOVER, "unlink",
+                                     between=unlinked)
+        assert out == "ENOENT"
+        assert sorted(r.listdir("/x")) == ["x"]
+        st = r.lstat("/x/x")
+        assert st.st_ino == ino_x
+        assert st.st_nlink == 1
+        assert r.read_file("/x/x") == X_BODY
+    code, out = env.fsck(region, "-n")
+    assert code == 0, out
+
+
+# A dead remover's lease: its host is never declared dead during the test
+# (the fix does not need that), and without the fix a link's (or
+# rename's) wait for the mark to go runs out after four leases.
+DEAD_LEASE_MS = 2000
+
+
+@pytest.mark.parametrize("op", ["link", "rename"])
+def test_mark_left_by_dead_remover(crash_build, op):
+    """An unlink of /x/d died (`dir.marked`) after marking the leaf of d
+    removed and before taking it out: d is still there, and a mark is
+    never cleared.  A link or rename of d must still work (as for any
+    name that is there): before the fix the link waited four leases for
+    the leaf to go and answered ENOENT (the rename: EAGAIN) while lstat
+    showed d."""
+    gen = env.lease_region("deadmark", SIZE, DEAD_LEASE_MS)
+    region = next(gen)
+    points = region + ".points"
+    try:
+        with daxfs.Region(region) as r:
+            r.mkdir("/x")
+            r.write_file("/x/d", I_BODY)
+            ino = r.lstat("/x/d").st_ino
+            venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB,
+                        DAXFS_CRASH_AT="dir.marked", DAXFS_CRASH_LOG=points)
+            victim = subprocess.run([sys.executable, "-c", REMOVER, region,
+                                     PYDIR, "unlink"], env=venv,
+                                    capture_output=True, timeout=120)
+            assert victim.returncode == -signal.SIGKILL, victim.stderr
+            assert open(points).read().split()[0] == "dir.marked"
+            assert r.listdir("/x") == ["d"]
+            if op == "link":
+                r.link("/x/d", "/x/b")
+                want = {"b": 2, "d": 2}
+            else:
+                r.rename("/x/d", "/x/b")
+                want = {"b": 1}
+            assert {n: r.lstat("/x/" + n).st_nlink
+                    for n in r.listdir("/x")} == want
+            assert r.lstat("/x/b").st_ino == ino
+            assert r.read_file("/x/b") == I_BODY
+            # the dead unlinker did nothing: unlinking works as ever
+            for n in want:
+                r.unlink("/x/" + n)
+            assert r.listdir("/x") == []
+    finally:
+        next(gen, None)

@@ -556,11 +556,11 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_trie_node) == 512);
  * when the leaf is no longer there (docs/recovery.md, "Published or
  * not").  Older code leaves it 0. */
 #define DAXFS_DE_REMOVED	1u
-/* dirent.removed: a link(2) holding the rename claim is giving this
- * leaf's inode a new name and needs this one to stay until it is
- * published; a remover that marked REMOVED waits while it is set
- * (docs/namespace.md, "Link racing the removal of its source").
- * Cleared by the link (or its recovery); set only under the rename
+/* dirent.removed: a link(2) (or a rename, up to its step 1) holding the
+ * rename claim is giving this leaf's inode a new name and needs this one
+ * to stay until it is published; a remover that marked REMOVED waits
+ * while it is set (docs/namespace.md, "Link racing the removal of its
+ * source").  Cleared by its holder (or its recovery); set only under the rename
  * claim, so one found while the claim is free (or ours) is stale.
  * Older code neither sets nor waits for it. */
 #define DAXFS_DE_LINKING	2u

@@ -50,8 +50,9 @@ const (
 
 // input is what a worker asked; id numbers operations within a round
 // (a rename's two steps share one); exact: a final observation of a round
-// where no worker was killed; racy: another operation that returned and
-// can remove its first name overlaps it (model_ns.go, "Racing a remover").
+// where no worker was killed; racy: another operation that can remove its
+// first name overlaps it, one that never returned from its call on
+// (model_ns.go, "Racing a remover").
 type input struct {
 	op         int
 	a, b, c, d int64
@@ -104,7 +105,7 @@ func readRounds(r io.Reader, out chan<- *round) error {
 				cur.ops[i].Input = in
 			}
 		}
-		markRacy(cur.ops)
+		markRacy(cur.ops, observer)
 		out <- cur
 		cur = nil
 	}
@@ -204,7 +205,7 @@ func changes(in input) uint64 {
 	return 1 << uint(in.a)
 }
 
-func markRacy(ops []porcupine.Operation) {
+func markRacy(ops []porcupine.Operation, observer int) {
 	for i := range ops {
 		in := ops[i].Input.(input)
 		for j := range ops {
@@ -212,8 +213,13 @@ func markRacy(ops []porcupine.Operation) {
 				ops[j].Call > ops[i].Return {
 				continue
 			}
+			// a remover that never returned (killed: it may take
+			// effect at any time after its call, recovery rolling it
+			// forward) races the workers' operations after its call
+			// as well; the observer looks after its recovery
 			other := ops[j].Input.(input)
-			if ops[j].Output != nil && removes(other, in.a) {
+			if removes(other, in.a) && (ops[j].Output != nil ||
+				ops[i].ClientId != observer) {
 				in.racy = true
 			}
 			if in.op == opReaddir {

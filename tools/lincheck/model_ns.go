@@ -37,8 +37,10 @@
 // by then, or none.  An operation that another one, which returned and
 // can remove its name, overlaps (input.racy) may so fail at any point,
 // changing nothing, such an lstat is not checked and such a truncate may
-// have truncated any file.  A killed
-// operation does not count: the final lstats must see its outcome.
+// have truncated any file.  So may a worker's operation called after the
+// call of one that never returned (killed: its rename may replace the
+// name at any time, recovery rolling it forward); the final lstats, made
+// after its recovery, must see its outcome.
 package main
 
 import (
