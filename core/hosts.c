@@ -422,6 +422,13 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 					name = NULL;
 			}
 			h->name[DAXFS_HOST_NAME_LEN - 1] = 0;
+			/* persistent media: a host that loses power must be
+			 * found ALIVE in its slot, to be recovered (its batch
+			 * returned) like any dead host */
+			if (fs->flags & DAXFS_FS_PERSISTENT) {
+				daxfs_flush(h, sizeof(*h));
+				daxfs_drain();
+			}
 			fs->host = slot;
 			fs->host_gen = gen;
 			daxfs_open_summary_join(fs);
