@@ -362,6 +362,27 @@ void daxfs_pmem_drain(void);
 #define daxfs_pmem_drain_hook()		do { } while (0)
 #endif
 
+#if defined(__x86_64__)
+/* clwb (keeps the line cached) where the CPU has it, else clflushopt,
+ * else clflush (CPUID.(EAX=7,ECX=0):EBX bits 24 and 23).  Looked up once
+ * per object file. */
+static inline int daxfs_x86_wb_kind(void)
+{
+	static int kind;
+	unsigned int a, b = 0, c, d;
+
+	if (daxfs_likely(kind))
+		return kind;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 24)))
+		kind = 3;
+	else if (b & (1u << 23))
+		kind = 2;
+	else
+		kind = 1;
+	return kind;
+}
+#endif
+
 /* Write back cache lines so stores reach persistent media. */
 static inline void daxfs_flush(const void *p, size_t len)
 {
@@ -369,9 +390,23 @@ static inline void daxfs_flush(const void *p, size_t len)
 #if defined(__x86_64__)
 	const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63);
 	const char *end = (const char *)p + len;
+	int kind = daxfs_x86_wb_kind();
 
-	for (; c < end; c += 64)
-		__builtin_ia32_clflush(c);
+	if (kind == 1) {
+		for (; c < end; c += 64)
+			__builtin_ia32_clflush(c);
+		return;
+	}
+	/* clwb and clflushopt are not ordered with later stores as
+	 * clflush is: one sfence after the lines keeps the contract */
+	for (; c < end; c += 64) {
+		if (kind == 3)
+			__asm__ __volatile__("clwb %0" : "+m" (*(volatile char *)c));
+		else
+			__asm__ __volatile__("clflushopt %0"
+					     : "+m" (*(volatile char *)c));
+	}
+	__asm__ __volatile__("sfence" : : : "memory");
 #elif defined(__aarch64__)
 	/* clean to the point of coherency, line by line; the line size is
 	 * CTR_EL0.DminLine (Linux lets user space read it and run dc cvac).

@@ -455,6 +455,9 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		return -ENOMEM;
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
+	/* strict is sync plus atomic writes and reads */
+	if (flags & DAXFS_OPEN_STRICT)
+		flags |= DAXFS_OPEN_SYNC;
 	h->flags = flags;
 	h->uid = (uint32_t)geteuid();
 	h->gid = (uint32_t)getegid();

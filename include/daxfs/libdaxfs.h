@@ -68,6 +68,9 @@ struct daxfs_handle;		/* opaque */
 #define DAXFS_OPEN_SYNC		(1u << 5)	/* PERSISTENT, and every call
 						 * drains its flushes before it
 						 * returns (docs/modes.md) */
+#define DAXFS_OPEN_STRICT	(1u << 6)	/* SYNC, and each write is atomic
+						 * for strict readers on every
+						 * host (docs/modes.md) */
 
 /*
  * Maps the filesystem at path and, unless RDONLY or NOJOIN, joins the host
