@@ -45,6 +45,8 @@
 typedef u8 daxfs_u8;
 /* Sync mode's store log is libdaxfs' (user space below). */
 #define daxfs_dirty(p)		do { } while (0)
+#define daxfs_dirty_pause()	NULL
+#define daxfs_dirty_resume(d)	do { (void)(d); } while (0)
 #define daxfs_likely(x)		likely(x)
 #define daxfs_unlikely(x)	unlikely(x)
 
@@ -266,6 +268,21 @@ static inline void daxfs_dirty(const void *p)
 	if (d->n == DAXFS_DIRTY_MAX)
 		daxfs_dirty_spill(d);
 	d->line[d->n++] = line;
+}
+
+/* Stores that mean nothing after a power loss (a lane's epoch: every
+ * host is dead then) stay out of the log: pause, store, resume. */
+static inline void *daxfs_dirty_pause(void)
+{
+	struct daxfs_dirty *d = daxfs_dirty_log;
+
+	daxfs_dirty_log = NULL;
+	return d;
+}
+
+static inline void daxfs_dirty_resume(void *d)
+{
+	daxfs_dirty_log = (struct daxfs_dirty *)d;
 }
 
 static inline u64 daxfs_load(const u64 *p)

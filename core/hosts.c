@@ -547,6 +547,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	struct daxfs_lane *lane;
 	u64 me, e, zero;
 	u32 start, round, i, idx;
+	void *log;
 
 	op->fs = fs;
 	op->lane = NULL;
@@ -566,11 +567,16 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 				continue;
 			e = daxfs_load(daxfs_state_word(fs, epoch));
 			zero = 0;
+			/* a lane's epoch is void after a power loss: not
+			 * worth a write-back in sync mode (docs/modes.md) */
+			log = daxfs_dirty_pause();
 			if (!daxfs_cas(&lane->epoch, &zero, e)) {
+				daxfs_dirty_resume(log);
 				daxfs_cpu_relax();
 				continue;
 			}
 			lane_announce(fs, lane, e);
+			daxfs_dirty_resume(log);
 			lane->owner = daxfs_thread_id();
 			if (daxfs_load(&h->state) != me) {
 				daxfs_store(&lane->epoch, 0);
@@ -612,6 +618,7 @@ static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)
 void daxfs_op_end(struct daxfs_op *op)
 {
 	struct daxfs_lane *lane = op->lane;
+	void *log;
 	u64 n;
 
 	if (!lane)
@@ -632,6 +639,8 @@ void daxfs_op_end(struct daxfs_op *op)
 		daxfs_store(&lane->epoch, DAXFS_EPOCH_IDLE);
 		daxfs_reclaim_quiet(op);
 	}
+	log = daxfs_dirty_pause();
 	daxfs_store(&lane->epoch, 0);
+	daxfs_dirty_resume(log);
 	op->lane = NULL;
 }

@@ -106,11 +106,16 @@ class Run:
         'repaired' when -y fixes it, else 'broken')."""
         import crashlib as cl
 
+        def may_tear(op):
+            # strict: one write() call (a pwrite, an append) is all or
+            # nothing; write_file and truncate are several calls or none
+            return self.mode != "strict" or op[0] not in ("pwrite", "append")
+
         def tree_ok(r):
             if self.mode == "posix":
                 return None	# posix promises structure only (fsck)
             try:
-                cl.check_victim(r, ops, done, inflight)
+                cl.check_victim(r, ops, done, inflight, may_tear)
             except (AssertionError, OSError) as e:
                 return "%s: %s" % (type(e).__name__, e)
             return None
@@ -147,7 +152,8 @@ class Run:
         lib = _tracer()
         ops = cl.gen_ops(self.seed, self.nops, "/v")
         r = daxfs.Region(self.region, persistent=True,
-                         sync=self.mode != "posix")
+                         sync=self.mode != "posix",
+                         strict=self.mode == "strict")
         lib.daxfs_pmem_auto(os.path.join(self.workdir, "auto").encode(),
                             self.every, self.permille, self.seed)
         held = {}
