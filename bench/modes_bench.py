@@ -8,12 +8,10 @@ Usage: bench/modes_bench.py [--size 64m] [--runs 2] [--meta 10000]
 Needs fio and a built tree (make; make bench for preload_meta).
 """
 
-import argparse
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import preload_fio as pf  # noqa: E402  (fio runner and paths)
@@ -35,16 +33,8 @@ def fio(prefix, path, bs, args, size):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", default="64m")
-    ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--meta", type=int, default=10000)
-    a = ap.parse_args()
-    tmp = tempfile.mkdtemp(dir="/dev/shm", prefix="modebench-")
-    region = tmp + ".region"
+    a, tmp, region = pf.scratch("modebench-", 2, 10000)
     try:
-        subprocess.run([os.path.join(pf.BIN, "mkfs.daxfs"), "-f", "-s", "2G",
-                        region], check=True, capture_output=True)
         pre = {m: [os.path.join(pf.BIN, "daxfs"), "-r", region, "run",
                    "--mode", m, "--"] for m in MODES}
         print("| row | " + " | ".join("%s MiB/s" % m for m in MODES) +

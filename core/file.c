@@ -742,7 +742,16 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	}
 	/* the view after the gate: a shrink may have lowered base_limit */
 	err = daxfs_file_view(fs, &ref, &v);
-	if (!err && append) {
+	if (!err && append && atomic) {
+		/* alone in the file (our gate): the size cannot move, so the
+		 * data goes beyond EOF first and the size CAS publishes it
+		 * all at once, also on the media (docs/modes.md) */
+		off = v.size;
+		if (off >= DAXFS_MAX_FILE_SIZE)
+			err = -EFBIG;
+		else if (len > DAXFS_MAX_FILE_SIZE - off)
+			len = DAXFS_MAX_FILE_SIZE - off;
+	} else if (!err && append) {
 		err = append_reserve(op, &v, &off, &len);
 		if (!err && gated && !atomic && daxfs_intent_set(op,
 				DAXFS_INTENT_FILE_WRITE, ino, off, off + len, 0))
@@ -769,7 +778,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		return -ESTALE;
 	if (w > 0)
 		pdrain(fs);
-	if (append) {
+	if (append && !atomic) {
 		w = append_done(fs, ip, off, len, w);
 	} else if (w > 0) {
 		daxfs_size_max(fs, ip, off + (u64)w);
@@ -911,7 +920,13 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	err = daxfs_file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
+	/* extending is a write for the gate: an atomic write, which holds
+	 * the size still while it stores beyond EOF, excludes it */
+	err = daxfs_gate_enter(op, ip, ino, 0, 0);
+	if (err)
+		return err;
 	err = file_extend(op, ip, size, &ts);
+	daxfs_intent_clear(op);
 	if (err == 1) {
 		err = daxfs_gate_close(op, ip, ino);
 		if (!err) {

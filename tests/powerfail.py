@@ -107,9 +107,11 @@ class Run:
         import crashlib as cl
 
         def may_tear(op):
-            # strict: one write() call (a pwrite, an append) is all or
-            # nothing; write_file and truncate are several calls or none
-            return self.mode != "strict" or op[0] not in ("pwrite", "append")
+            # strict: an append is all or nothing after a power loss; a
+            # pwrite over existing bytes is stored in place and may be
+            # torn (docs/modes.md "What is left"); write_file and
+            # truncate are several calls or none
+            return self.mode != "strict" or op[0] != "append"
 
         def tree_ok(r):
             if self.mode == "posix":

@@ -9,7 +9,8 @@ every call and inside calls.  tests/powerfail.py has the harness.
 * states taken inside a call hold the calls before it and the one in
   flight done, not done or (its file) torn, as after a host crash
   (crashlib.check_victim), and fsck repairs what it finds;
-* posix (DAXFS_OPEN_PERSISTENT, no sync): structure only.
+* strict: as sync, and an append in flight is whole or absent;
+* posix (DAXFS_OPEN_PERSISTENT, no sync): fsck -y repairs every state.
 """
 
 import os
@@ -43,6 +44,15 @@ def run_states(lib, mode, seed, nops):
 @pytest.mark.parametrize("seed", [11, 12])
 def test_sync_states(pmem_build, seed):
     code, out = run_states(pmem_build, "sync", seed, 50)
+    assert code == 0, out[-4000:]
+    assert "0 problems" in out, out[-4000:]
+
+
+def test_strict_appends_whole(pmem_build):
+    """strict: as sync, and an append in flight is whole or absent in
+    every state (seed 11 tore one before appends published by their size
+    CAS)."""
+    code, out = run_states(pmem_build, "strict", 11, 50)
     assert code == 0, out[-4000:]
     assert "0 problems" in out, out[-4000:]
 
