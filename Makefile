@@ -39,7 +39,7 @@ DAXFS_FUSE := $(if $(FUSE_LIBS),$(BUILD)/bin/daxfs-fuse)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module module-check bench crash race cluster cross-arm64 \
+.PHONY: all clean test check module module-check bench crash pmem race cluster cross-arm64 \
 	lincheck lincheck-bugs lincheck-checker kfuzz
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN) $(DAXFS_FUSE)
 
@@ -87,6 +87,13 @@ crash:
 		$(BUILD)/crash/libdaxfs.so $(BUILD)/crash/libdaxfs.a \
 		$(TOOL_MAINS:tools/%.c=$(BUILD)/crash/bin/%) \
 		$(BUILD)/crash/lincheck/lc_run
+
+# Power-failure states (docs/testing.md): libdaxfs with its cache-line
+# flushes and drains traced into a media copy (lib/pmem-trace.c):
+# build/pmem/libdaxfs.so, loaded by tests/test_power_fail.py.
+pmem:
+	$(MAKE) BUILD=$(BUILD)/pmem EXTRA_CFLAGS=-DDAXFS_PMEM_TRACE \
+		$(BUILD)/pmem/libdaxfs.so
 
 # Linearizability check (docs/lincheck.md): workers in build/lincheck/,
 # the porcupine-based checker (Go, tools/lincheck) in build/lincheck/.

@@ -117,18 +117,25 @@ def cpu_rows(pre, tmp, size, runs):
             k, best[0][k], best[1][k], best[2][k], best[2][k] / best[0][k]))
 
 
-def main():
+def scratch(prefix, runs, meta):
+    """Parses --size, --runs, --meta, --cpu; makes a tmpfs directory and a
+    2 GiB region beside it.  Returns (args, directory, region)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="64m")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--meta", type=int, default=0)
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--meta", type=int, default=meta)
     ap.add_argument("--cpu", action="store_true")
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp(dir="/dev/shm", prefix="plbench-")
+    tmp = tempfile.mkdtemp(dir="/dev/shm", prefix=prefix)
     region = tmp + ".region"
+    subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s", "2G",
+                    region], check=True, capture_output=True)
+    return a, tmp, region
+
+
+def main():
+    a, tmp, region = scratch("plbench-", 3, 0)
     try:
-        subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s", "2G",
-                        region], check=True, capture_output=True)
         pre = [os.path.join(BIN, "daxfs"), "-r", region, "run", "--"]
         if a.meta:
             meta(pre, "/daxfs", tmp, a.meta, a.runs)

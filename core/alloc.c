@@ -91,6 +91,19 @@ static void page_stack_empty(struct daxfs_fs *fs, u64 p)
 		daxfs_cas(PAGE_STACK(fs), &p, 0);
 }
 
+/*
+ * Persistent media: an allocator word that moved to hand out an object is
+ * written back before the object can be published (its publisher drains
+ * before the publishing CAS).  Else a power loss can keep the object on
+ * a free stack, in a batch or above the bump while a file uses it, and
+ * the next allocation hands it out twice (tests/powerfail.py).
+ */
+static void alloc_word_flush(struct daxfs_fs *fs, const void *w, u64 len)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(w, len);
+}
+
 static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 {
 	struct daxfs_free_head *hw = head_word(fs, class), h;
@@ -123,6 +136,7 @@ static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 		}
 		DAXFS_POP_WINDOW(fs, class);
 		if (head_cas(hw, &h, next)) {
+			alloc_word_flush(fs, hw, sizeof(*hw));
 			if (class == DAXFS_CLASS_PAGE)
 				daxfs_faa(PAGE_STACK(fs), -1ULL);
 			return off;
@@ -328,6 +342,7 @@ static u64 bump_take(struct daxfs_fs *fs, u64 want, u64 min, u64 *got)
 		if (n < min)
 			return 0;
 		if (daxfs_cas(bw, &b, b + n * DAXFS_PAGE_SIZE)) {
+			alloc_word_flush(fs, bw, sizeof(*bw));
 			*got = n;
 			return b;
 		}
@@ -359,8 +374,10 @@ static u64 batch_take(struct daxfs_fs *fs, u64 n)
 		e = daxfs_load(&h->alloc_end);
 		if (!batch_ok(fs, c, e) || (e - c) / DAXFS_PAGE_SIZE < n)
 			return 0;
-		if (daxfs_cas(&h->alloc_cursor, &c, c + n * DAXFS_PAGE_SIZE))
+		if (daxfs_cas(&h->alloc_cursor, &c, c + n * DAXFS_PAGE_SIZE)) {
+			alloc_word_flush(fs, &h->alloc_cursor, 8);
 			return c;
+		}
 	}
 	return 0;
 }
@@ -392,6 +409,8 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	}
 	daxfs_store(&h->alloc_end, start + got * DAXFS_PAGE_SIZE);
 	daxfs_store(&h->alloc_cursor, start + take * DAXFS_PAGE_SIZE);
+	alloc_word_flush(fs, &h->alloc_end, 8);
+	alloc_word_flush(fs, &h->alloc_cursor, 8);
 	return start;
 }
 
@@ -492,6 +511,10 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
 	}
 	size = daxfs_class_size(class);
 	memset(fs->base + off, 0, size);
+	/* persistent media: the zeros must be there after a power loss
+	 * whether or not the caller stores over all of them (docs/modes.md) */
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(fs->base + off, size);
 	daxfs_faa(daxfs_state_word(fs, used_bytes), size);
 	return off;
 }

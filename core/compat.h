@@ -43,6 +43,10 @@
 #endif
 
 typedef u8 daxfs_u8;
+/* Sync mode's store log is libdaxfs' (user space below). */
+#define daxfs_dirty(p)		do { } while (0)
+#define daxfs_dirty_pause()	NULL
+#define daxfs_dirty_resume(d)	do { (void)(d); } while (0)
 #define daxfs_likely(x)		likely(x)
 #define daxfs_unlikely(x)	unlikely(x)
 
@@ -233,6 +237,54 @@ typedef __s32 s32;
 #define EUCLEAN 117
 #endif
 
+/*
+ * Sync mode (docs/modes.md): a thread inside a libdaxfs call on a handle
+ * opened with DAXFS_OPEN_SYNC logs the cache line of every shared word it
+ * stores (store, CAS, FAA); the call flushes the logged lines and drains
+ * before it returns (lib/sync.c), so its metadata reaches the media even
+ * where the core flushes nothing itself.  Outside sync mode the log is
+ * NULL: one thread-local load and a branch.
+ */
+#define DAXFS_DIRTY_MAX	1024u
+
+struct daxfs_dirty {
+	u32 n;
+	uintptr_t line[DAXFS_DIRTY_MAX];
+};
+
+extern __thread struct daxfs_dirty *daxfs_dirty_log
+	__attribute__((tls_model("initial-exec")));
+void daxfs_dirty_spill(struct daxfs_dirty *d);
+
+static inline void daxfs_dirty(const void *p)
+{
+	struct daxfs_dirty *d = daxfs_dirty_log;
+	uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
+
+	if (daxfs_likely(!d))
+		return;
+	if (d->n && d->line[d->n - 1] == line)
+		return;
+	if (d->n == DAXFS_DIRTY_MAX)
+		daxfs_dirty_spill(d);
+	d->line[d->n++] = line;
+}
+
+/* Stores that mean nothing after a power loss (a lane's epoch: every
+ * host is dead then) stay out of the log: pause, store, resume. */
+static inline void *daxfs_dirty_pause(void)
+{
+	struct daxfs_dirty *d = daxfs_dirty_log;
+
+	daxfs_dirty_log = NULL;
+	return d;
+}
+
+static inline void daxfs_dirty_resume(void *d)
+{
+	daxfs_dirty_log = (struct daxfs_dirty *)d;
+}
+
 static inline u64 daxfs_load(const u64 *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -241,6 +293,7 @@ static inline u64 daxfs_load(const u64 *p)
 static inline void daxfs_store(u64 *p, u64 v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	daxfs_dirty(p);
 }
 
 /*
@@ -266,6 +319,8 @@ static inline bool daxfs_cas(u64 *p, u64 *expected, u64 desired)
 					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 
 	daxfs_rmw_fence();
+	if (ok)
+		daxfs_dirty(p);
 	return ok;
 }
 
@@ -274,6 +329,8 @@ static inline u64 daxfs_faa(u64 *p, u64 delta)
 	u64 old = __atomic_fetch_add(p, delta, __ATOMIC_SEQ_CST);
 
 	daxfs_rmw_fence();
+	if (delta)
+		daxfs_dirty(p);
 	return old;
 }
 
@@ -285,6 +342,7 @@ static inline u32 daxfs_load32(const u32 *p)
 static inline void daxfs_store32(u32 *p, u32 v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	daxfs_dirty(p);
 }
 
 static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
@@ -293,6 +351,8 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 
 	daxfs_rmw_fence();
+	if (ok)
+		daxfs_dirty(p);
 	return ok;
 }
 
@@ -307,15 +367,63 @@ static inline void daxfs_cpu_relax(void)
 #endif
 }
 
+/* Power-failure states (lib/pmem-trace.c, `make pmem` only): the trace
+ * sees every flush and drain of the core and of libdaxfs. */
+#ifdef DAXFS_PMEM_TRACE
+void daxfs_pmem_flush(const void *p, size_t len);
+void daxfs_pmem_drain(void);
+#define daxfs_pmem_flush_hook(p, len)	daxfs_pmem_flush(p, len)
+#define daxfs_pmem_drain_hook()		daxfs_pmem_drain()
+#else
+#define daxfs_pmem_flush_hook(p, len)	do { } while (0)
+#define daxfs_pmem_drain_hook()		do { } while (0)
+#endif
+
+#if defined(__x86_64__)
+/* clwb (keeps the line cached) where the CPU has it, else clflushopt,
+ * else clflush (CPUID.(EAX=7,ECX=0):EBX bits 24 and 23).  Looked up once
+ * per object file. */
+static inline int daxfs_x86_wb_kind(void)
+{
+	static int kind;
+	unsigned int a, b = 0, c, d;
+
+	if (daxfs_likely(kind))
+		return kind;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 24)))
+		kind = 3;
+	else if (b & (1u << 23))
+		kind = 2;
+	else
+		kind = 1;
+	return kind;
+}
+#endif
+
 /* Write back cache lines so stores reach persistent media. */
 static inline void daxfs_flush(const void *p, size_t len)
 {
+	daxfs_pmem_flush_hook(p, len);
 #if defined(__x86_64__)
 	const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63);
 	const char *end = (const char *)p + len;
+	int kind = daxfs_x86_wb_kind();
 
-	for (; c < end; c += 64)
-		__builtin_ia32_clflush(c);
+	if (kind == 1) {
+		for (; c < end; c += 64)
+			__builtin_ia32_clflush(c);
+		return;
+	}
+	/* clwb and clflushopt are not ordered with later stores as
+	 * clflush is: one sfence after the lines keeps the contract */
+	for (; c < end; c += 64) {
+		if (kind == 3)
+			__asm__ __volatile__("clwb %0" : "+m" (*(volatile char *)c));
+		else
+			__asm__ __volatile__("clflushopt %0"
+					     : "+m" (*(volatile char *)c));
+	}
+	__asm__ __volatile__("sfence" : : : "memory");
 #elif defined(__aarch64__)
 	/* clean to the point of coherency, line by line; the line size is
 	 * CTR_EL0.DminLine (Linux lets user space read it and run dc cvac).
@@ -338,10 +446,14 @@ static inline void daxfs_flush(const void *p, size_t len)
 /* Flushes complete before later stores: on arm64 a dc cvac is waited for
  * by a dsb only, a dmb orders it without completing it. */
 #if defined(__aarch64__)
-#define daxfs_drain()	__asm__ __volatile__("dsb sy" : : : "memory")
+#define daxfs_drain_insn()	__asm__ __volatile__("dsb sy" : : : "memory")
 #else
-#define daxfs_drain()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define daxfs_drain_insn()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
+#define daxfs_drain()	do { \
+		daxfs_drain_insn(); \
+		daxfs_pmem_drain_hook(); \
+	} while (0)
 
 static inline s64 daxfs_now_ns(void)
 {
@@ -426,6 +538,8 @@ static inline bool daxfs_cas16(u64 *p, u64 *expected, u64 lo, u64 hi)
 		       "+a" (expected[0]), "+d" (expected[1])
 		     : "b" (lo), "c" (hi)
 		     : "memory");
+	if (ok)
+		daxfs_dirty(p);
 	return ok;
 }
 
@@ -462,6 +576,8 @@ static inline bool daxfs_cas16(u64 *p, u64 *expected, u64 lo, u64 hi)
 	asm volatile("dmb ish" : : : "memory");
 	expected[0] = olo;
 	expected[1] = ohi;
+	if (same)
+		daxfs_dirty(p);
 	return same;
 }
 

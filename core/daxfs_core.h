@@ -383,9 +383,22 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
  * range is reserved atomically at the end of the file and *pos returns
  * where the data went.  The size grows by CAS-to-maximum. */
 #define DAXFS_WRITE_APPEND	(1u << 0)
+/* The write is atomic for readers that read with daxfs_read_atomic, on
+ * every host: it holds the file's write gate closed while it stores
+ * (core/atomicw.c, docs/modes.md "strict"). */
+#define DAXFS_WRITE_ATOMIC	(1u << 1)
 typedef u64 (*daxfs_write_actor_t)(void *ctx, void *dst, u64 len);
 s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
 		daxfs_write_actor_t actor, void *ctx, u64 *pos);
+
+/* A read that never sees part of a DAXFS_WRITE_ATOMIC write: it waits
+ * while the file's gate is closed and reads again when a write or a
+ * truncate ran meanwhile (core/atomicw.c).  Same contract as daxfs_read;
+ * before reading again it calls restart(ctx), which must make the actor
+ * start over at the first byte. */
+s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+		      daxfs_read_actor_t actor, void (*restart)(void *ctx),
+		      void *ctx);
 
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size);
 

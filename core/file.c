@@ -164,8 +164,8 @@ static bool run_flush(struct rrun *r, daxfs_read_actor_t actor, void *ctx,
 	return true;
 }
 
-static s64 file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
-		     daxfs_read_actor_t actor, void *ctx)
+s64 daxfs_file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
+		    daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_fs *fs = op->fs;
 	const u64 *slots = NULL;
@@ -264,7 +264,7 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	ret = file_read(&op, ino, off, len, actor, ctx);
+	ret = daxfs_file_read(&op, ino, off, len, actor, ctx);
 	daxfs_op_end(&op);
 	return ret;
 }
@@ -686,6 +686,16 @@ static bool write_gated(bool append)
 #endif
 }
 
+/* The write is done: out of the gate (an atomic write opens it). */
+static void write_leave(struct daxfs_op *op, struct daxfs_inode *ip,
+			bool atomic)
+{
+	if (atomic)
+		daxfs_gate_open(op, ip);
+	else
+		daxfs_intent_clear(op);
+}
+
 static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		      u32 flags, daxfs_write_actor_t actor, void *ctx,
 		      u64 *ppos)
@@ -695,7 +705,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	struct daxfs_iref ref;
 	struct fview v;
 	bool append = flags & DAXFS_WRITE_APPEND;
-	bool gated = write_gated(append);
+	bool atomic = flags & DAXFS_WRITE_ATOMIC;
+	bool gated = write_gated(append) || atomic;
 	s64 w;
 	int err;
 
@@ -716,7 +727,14 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	/* inside the gate from here on: no shrink runs until we are done.
 	 * The intent also tells recovery where we store (an append's range
 	 * once reserved), in case we die before the size covers it. */
-	if (gated) {
+	if (atomic) {
+		/* an atomic write closes the gate as a shrink does: no other
+		 * write of the file runs, and daxfs_read_atomic readers wait
+		 * (core/atomicw.c) */
+		err = daxfs_gate_close(op, ip, ino);
+		if (err)
+			return err;
+	} else if (gated) {
 		err = daxfs_gate_enter(op, ip, ino, append ? 0 : off,
 				       append ? 0 : off + len);
 		if (err)
@@ -724,9 +742,18 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	}
 	/* the view after the gate: a shrink may have lowered base_limit */
 	err = daxfs_file_view(fs, &ref, &v);
-	if (!err && append) {
+	if (!err && append && atomic) {
+		/* alone in the file (our gate): the size cannot move, so the
+		 * data goes beyond EOF first and the size CAS publishes it
+		 * all at once, also on the media (docs/modes.md) */
+		off = v.size;
+		if (off >= DAXFS_MAX_FILE_SIZE)
+			err = -EFBIG;
+		else if (len > DAXFS_MAX_FILE_SIZE - off)
+			len = DAXFS_MAX_FILE_SIZE - off;
+	} else if (!err && append) {
 		err = append_reserve(op, &v, &off, &len);
-		if (!err && gated && daxfs_intent_set(op,
+		if (!err && gated && !atomic && daxfs_intent_set(op,
 				DAXFS_INTENT_FILE_WRITE, ino, off, off + len, 0))
 			err = -ESTALE;
 		if (!err)
@@ -734,7 +761,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	}
 	if (err || !len) {
 		if (gated)
-			daxfs_intent_clear(op);
+			write_leave(op, ip, atomic);
 		if (!err && ppos)
 			*ppos = off;
 		return err;
@@ -751,16 +778,18 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 		return -ESTALE;
 	if (w > 0)
 		pdrain(fs);
-	if (append) {
+	if (append && !atomic) {
 		w = append_done(fs, ip, off, len, w);
 	} else if (w > 0) {
 		daxfs_size_max(fs, ip, off + (u64)w);
 		daxfs_crash_point("write.size_moved");
 	}
+	/* the change counter moves before the gate opens: what an atomic
+	 * reader checks (core/atomicw.c) */
 	if (w > 0)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	if (gated)
-		daxfs_intent_clear(op);
+		write_leave(op, ip, atomic);
 	return w;
 }
 
@@ -891,7 +920,13 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	err = daxfs_file_writable(op, ino, &ref, &ip);
 	if (err)
 		return err;
+	/* extending is a write for the gate: an atomic write, which holds
+	 * the size still while it stores beyond EOF, excludes it */
+	err = daxfs_gate_enter(op, ip, ino, 0, 0);
+	if (err)
+		return err;
 	err = file_extend(op, ip, size, &ts);
+	daxfs_intent_clear(op);
 	if (err == 1) {
 		err = daxfs_gate_close(op, ip, ino);
 		if (!err) {

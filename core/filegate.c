@@ -218,3 +218,13 @@ void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
 	    (fs->flags & DAXFS_FS_PERSISTENT))
 		daxfs_flush(gate_word(ip), 8);
 }
+
+u64 daxfs_gate_peek(struct daxfs_inode *ip)
+{
+	return daxfs_load(gate_word(ip));
+}
+
+int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	return gate_wait(op, ip, false);
+}

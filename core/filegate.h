@@ -59,4 +59,10 @@ void daxfs_gate_open(struct daxfs_op *op, struct daxfs_inode *ip);
 void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
 			u64 claim);
 
+/* For atomic readers (core/atomicw.c): the gate word now, 0 when open;
+ * and a wait until it is open (clearing a gone holder's word), bounded
+ * as a write's: 0, -ESTALE, -EINTR or DAXFS_GATE_RETRY. */
+u64 daxfs_gate_peek(struct daxfs_inode *ip);
+int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip);
+
 #endif /* DAXFS_FILEGATE_H */

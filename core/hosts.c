@@ -422,6 +422,13 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 					name = NULL;
 			}
 			h->name[DAXFS_HOST_NAME_LEN - 1] = 0;
+			/* persistent media: a host that loses power must be
+			 * found ALIVE in its slot, to be recovered (its batch
+			 * returned) like any dead host */
+			if (fs->flags & DAXFS_FS_PERSISTENT) {
+				daxfs_flush(h, sizeof(*h));
+				daxfs_drain();
+			}
 			fs->host = slot;
 			fs->host_gen = gen;
 			daxfs_open_summary_join(fs);
@@ -540,6 +547,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	struct daxfs_lane *lane;
 	u64 me, e, zero;
 	u32 start, round, i, idx;
+	void *log;
 
 	op->fs = fs;
 	op->lane = NULL;
@@ -559,11 +567,16 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 				continue;
 			e = daxfs_load(daxfs_state_word(fs, epoch));
 			zero = 0;
+			/* a lane's epoch is void after a power loss: not
+			 * worth a write-back in sync mode (docs/modes.md) */
+			log = daxfs_dirty_pause();
 			if (!daxfs_cas(&lane->epoch, &zero, e)) {
+				daxfs_dirty_resume(log);
 				daxfs_cpu_relax();
 				continue;
 			}
 			lane_announce(fs, lane, e);
+			daxfs_dirty_resume(log);
 			lane->owner = daxfs_thread_id();
 			if (daxfs_load(&h->state) != me) {
 				daxfs_store(&lane->epoch, 0);
@@ -605,6 +618,7 @@ static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)
 void daxfs_op_end(struct daxfs_op *op)
 {
 	struct daxfs_lane *lane = op->lane;
+	void *log;
 	u64 n;
 
 	if (!lane)
@@ -625,6 +639,8 @@ void daxfs_op_end(struct daxfs_op *op)
 		daxfs_store(&lane->epoch, DAXFS_EPOCH_IDLE);
 		daxfs_reclaim_quiet(op);
 	}
+	log = daxfs_dirty_pause();
 	daxfs_store(&lane->epoch, 0);
+	daxfs_dirty_resume(log);
 	op->lane = NULL;
 }

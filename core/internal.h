@@ -143,9 +143,17 @@ static inline bool daxfs_fenced(const struct daxfs_op *op)
  */
 static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
 {
-	if (op->lane && !daxfs_fenced(op))
-		daxfs_store(&op->lane->pad[DAXFS_LANE_HOLD_PAGES],
-			    n ? first | (u64)(n - 1) : 0);
+	u64 *w;
+
+	if (!op->lane || daxfs_fenced(op))
+		return;
+	w = &op->lane->pad[DAXFS_LANE_HOLD_PAGES];
+	daxfs_store(w, n ? first | (u64)(n - 1) : 0);
+	/* persistent media: the shrunk run must be there before the page
+	 * is published (the caller drains before its CAS), else recovery
+	 * after a power loss frees a published page (tests/powerfail.py) */
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(w, sizeof(*w));
 }
 
 

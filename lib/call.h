@@ -47,6 +47,11 @@ void lib_gate_wait(struct daxfs_handle *h, unsigned int slot);
 void lib_gate_wake(struct daxfs_handle *h);
 int lib_call_lost(struct daxfs_handle *h);
 
+/* sync.c: a call on a DAXFS_OPEN_SYNC handle logs the lines it stores
+ * (begin) and flushes them, then drains (end). */
+int lib_sync_begin(void);
+void lib_sync_end(void);
+
 static inline int lib_call_begin(struct daxfs_handle *h, struct lib_call *c)
 {
 	struct lib_thread *t = &lib_self;
@@ -80,8 +85,14 @@ static inline int64_t lib_call_end(struct lib_call *c, int64_t ret)
 	 * must be visible before we read our slot's state: a survivor CASes
 	 * that word to declare us dead and only then reads our lanes.  Store
 	 * then load needs a full fence (x86 reorders them); with it, either
-	 * the survivor sees the call finished or we see the slot lost. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	 * the survivor sees the call finished or we see the slot lost.
+	 * DAXFS_OPEN_SYNC: the fence also completes the call's cache-line
+	 * write-backs (daxfs_drain), so what it did is on the media before
+	 * it returns (docs/modes.md). */
+	if (h->flags & DAXFS_OPEN_SYNC)
+		lib_sync_end();
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* slot_state/slot_alive are those the call started with (a rejoin
 	 * waits for the gate): if that slot is not ours any more, we were
 	 * declared dead during (or before) the call and recovery may have
@@ -134,6 +145,9 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 		struct daxfs_space_wait lib_w_ = { 0 };			\
 		int64_t lib_r_ = lib_call_begin((h), &lib_c_);		\
 									\
+		if (!lib_r_ && !lib_c_.nested &&			\
+		    ((h)->flags & DAXFS_OPEN_SYNC))			\
+			lib_r_ = lib_sync_begin();			\
 		if (!lib_r_) {						\
 			do						\
 				lib_r_ = (expr);			\

@@ -12,7 +12,16 @@
 
 struct copy_ctx {
 	uint8_t *user;			/* next byte of the caller's buffer */
+	uint8_t *start;			/* its first byte */
 };
+
+/* An atomic read starts over (daxfs_read_atomic). */
+static void read_restart(void *ctx)
+{
+	struct copy_ctx *c = ctx;
+
+	c->user = c->start;
+}
 
 static u64 read_actor(void *ctx, const void *src, u64 len)
 {
@@ -38,7 +47,7 @@ static u64 write_actor(void *ctx, void *dst, u64 len)
 static int64_t do_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 			uint64_t len, uint64_t off)
 {
-	struct copy_ctx c = { buf };
+	struct copy_ctx c = { buf, buf };
 	int err = lib_files_check(h, ino);
 
 	if (err)
@@ -47,6 +56,10 @@ static int64_t do_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 		return 0;
 	if (len > INT64_MAX)
 		len = INT64_MAX;
+	/* strict: never part of another strict write (docs/modes.md) */
+	if (h->flags & DAXFS_OPEN_STRICT)
+		return daxfs_read_atomic(&h->fs, ino, off, len, read_actor,
+					 read_restart, &c);
 	return daxfs_read(&h->fs, ino, off, len, read_actor, &c);
 }
 
@@ -61,7 +74,7 @@ static int lib_writable_file(struct daxfs_handle *h, uint64_t ino)
 static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 			uint64_t len, uint64_t off, u32 flags, uint64_t *at)
 {
-	struct copy_ctx c = { (uint8_t *)buf };
+	struct copy_ctx c = { (uint8_t *)buf, (uint8_t *)buf };
 	u64 pos = off;
 	int64_t n;
 	int err = lib_writable_file(h, ino);
@@ -73,6 +86,8 @@ static int64_t do_write(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		return -EFBIG;
 	if (len > INT64_MAX)
 		return -EINVAL;
+	if (h->flags & DAXFS_OPEN_STRICT)
+		flags |= DAXFS_WRITE_ATOMIC;
 	n = daxfs_write(&h->fs, ino, off, len, flags, write_actor, &c, &pos);
 	if (n >= 0 && at)
 		*at = (flags & DAXFS_WRITE_APPEND) ? pos : off;

@@ -176,6 +176,15 @@ fail_errno:
  * aligned to the device alignment (2 MiB here): reserve a larger
  * anonymous area, then map the device over an aligned part of it.
  */
+#ifdef DAXFS_PMEM_TRACE
+/* lib/pmem-trace.c: the test build's media copy of the region. */
+void daxfs_pmem_trace_map(void *base, uint64_t len);
+void daxfs_pmem_trace_unmap(void *base);
+#else
+#define daxfs_pmem_trace_map(base, len)	do { } while (0)
+#define daxfs_pmem_trace_unmap(base)	do { } while (0)
+#endif
+
 static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
 {
 	uint8_t *area, *aligned;
@@ -218,6 +227,7 @@ static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
 
 static void unmap_target(struct daxfs_handle *h)
 {
+	daxfs_pmem_trace_unmap(h->map);
 	if (h->map_area)
 		munmap(h->map_area, h->map_reserved);
 	h->map_area = NULL;
@@ -445,6 +455,9 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		return -ENOMEM;
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
+	/* strict is sync plus atomic writes and reads */
+	if (flags & DAXFS_OPEN_STRICT)
+		flags |= DAXFS_OPEN_SYNC;
 	h->flags = flags;
 	h->uid = (uint32_t)geteuid();
 	h->gid = (uint32_t)getegid();
@@ -473,10 +486,13 @@ int daxfs_region_open(const char *path, unsigned int flags,
 			 PROT_READ | PROT_WRITE, size);
 	if (err)
 		goto fail;
+	if (!(flags & DAXFS_OPEN_RDONLY))
+		daxfs_pmem_trace_map(h->map, h->map_len);
 
 	if (flags & DAXFS_OPEN_RDONLY)
 		fsflags |= DAXFS_FS_RDONLY;
-	if ((flags & DAXFS_OPEN_PERSISTENT) || h->kind != DAXFS_TARGET_FILE)
+	if ((flags & (DAXFS_OPEN_PERSISTENT | DAXFS_OPEN_SYNC)) ||
+	    h->kind != DAXFS_TARGET_FILE)
 		fsflags |= DAXFS_FS_PERSISTENT;
 	if (flags & DAXFS_OPEN_VALIDATE)
 		fsflags |= DAXFS_FS_VALIDATE;
@@ -495,7 +511,13 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		goto fail;
 
 	if (!(flags & (DAXFS_OPEN_RDONLY | DAXFS_OPEN_NOJOIN))) {
-		err = do_join(h);
+		/* sync: what joining stores is on the media on return */
+		if (flags & DAXFS_OPEN_SYNC)
+			err = lib_sync_begin();
+		if (!err)
+			err = do_join(h);
+		if (flags & DAXFS_OPEN_SYNC)
+			lib_sync_end();
 		if (err)
 			goto fail;
 		h->want_join = true;

@@ -428,9 +428,10 @@ def _torn_ok(got, old, new):
     return True
 
 
-def check_victim(r, ops, done, inflight):
+def check_victim(r, ops, done, inflight, may_tear=None):
     """Asserts the victim's directory is what its log allows; returns
-    which state matched ('before', 'after')."""
+    which state matched ('before', 'after').  may_tear(op): whether the
+    in-flight op may leave its file torn (default: any op may)."""
     base = ops[0][1]
     before = Model()
     for op in ops[:done]:
@@ -455,7 +456,9 @@ def check_victim(r, ops, done, inflight):
             other = (before if label == "after" else after)
             ov = other.names.get(n)
             old = other.data.get(ov, b"") if isinstance(ov, int) else b""
-            if inflight is not None and _torn_ok(got, old, want):
+            if inflight is not None and \
+                    (may_tear is None or may_tear(ops[inflight])) and \
+                    _torn_ok(got, old, want):
                 continue	# the in-flight op's own file, torn
             bad.append((n, len(got), len(want)))
         if not bad:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * `daxfs run [-r REGION] [--at DIR] [--mode posix] -- COMMAND [ARGS...]`:
+ * `daxfs run [-r REGION] [--at DIR] [--mode posix|sync|strict] -- COMMAND
+ * [ARGS...]`:
  * runs COMMAND with libdaxfs-preload.so, so that its paths under DIR are
  * served from the region by loads and stores (docs/preload.md).
  */
@@ -48,12 +49,14 @@ static int find_preload(char *out, size_t size)
 static void run_usage(FILE *f)
 {
 	fprintf(f,
-"Usage: daxfs run [-r REGION] [--at DIR] [--mode posix] -- COMMAND [ARGS...]\n"
+"Usage: daxfs run [-r REGION] [--at DIR] [--mode posix|sync|strict] -- COMMAND [ARGS...]\n"
 "Run an unmodified program with its paths under DIR (default /daxfs) served\n"
 "from the region (LD_PRELOAD).  Other paths go to the kernel untouched.\n"
 "  -r, --region REGION  the region (default: $DAXFS_REGION)\n"
 "      --at DIR         where the region appears (an absolute path)\n"
-"      --mode MODE      consistency mode: posix (sync and strict: later)\n"
+"      --mode MODE      consistency mode (docs/modes.md): posix (default),\n"
+"                       sync (each call durable on return), strict (sync,\n"
+"                       and each write atomic for strict readers)\n"
 "DAXFS_DEBUG=1 prints one line for each call the preload cannot serve.\n");
 }
 
@@ -100,9 +103,10 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 			"set DAXFS_REGION\n");
 		return TOOL_EXIT_USAGE;
 	}
-	if (strcmp(mode, "posix")) {
-		fprintf(stderr, "daxfs: run: mode '%s' is not supported yet "
-			"(only posix)\n", mode);
+	if (strcmp(mode, "posix") && strcmp(mode, "sync") &&
+	    strcmp(mode, "strict")) {
+		fprintf(stderr, "daxfs: run: unknown mode '%s' (posix, sync or "
+			"strict)\n", mode);
 		return TOOL_EXIT_USAGE;
 	}
 	if (at[0] != '/') {

@@ -65,6 +65,12 @@ struct daxfs_handle;		/* opaque */
 #define DAXFS_OPEN_PERSISTENT	(1u << 3)	/* flush cache lines (pmem);
 						 * default for pmem and devdax */
 #define DAXFS_OPEN_VALIDATE	(1u << 4)	/* full base image validation */
+#define DAXFS_OPEN_SYNC		(1u << 5)	/* PERSISTENT, and every call
+						 * drains its flushes before it
+						 * returns (docs/modes.md) */
+#define DAXFS_OPEN_STRICT	(1u << 6)	/* SYNC, and each write is atomic
+						 * for strict readers on every
+						 * host (docs/modes.md) */
 
 /*
  * Maps the filesystem at path and, unless RDONLY or NOJOIN, joins the host

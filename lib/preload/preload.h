@@ -28,9 +28,9 @@
 #define PL_FD_MAX	65536		/* region fds above this: EMFILE */
 #define PL_DESC_MAX	16384		/* open file descriptions per tree */
 
-/* Consistency modes (only posix so far); a mode changes how io.c and
- * meta.c finish a call, never how paths are routed. */
-enum pl_mode { PL_MODE_POSIX = 0 };
+/* Consistency modes (docs/modes.md): the region handle's open flags,
+ * never how paths are routed. */
+enum pl_mode { PL_MODE_POSIX = 0, PL_MODE_SYNC = 1, PL_MODE_STRICT = 2 };
 
 enum pl_kind { PL_KIND_REG = 1, PL_KIND_DIR = 2, PL_KIND_PATH = 3 };
 

@@ -71,6 +71,19 @@ static void copy_env(char *dst, size_t size, const char *name, const char *def)
 	snprintf(dst, size, "%s", v ? v : "");
 }
 
+/* The libdaxfs flags of the consistency mode (docs/modes.md). */
+static unsigned int mode_flags(void)
+{
+	switch (pl_cfg.mode) {
+	case PL_MODE_SYNC:
+		return DAXFS_OPEN_SYNC;
+	case PL_MODE_STRICT:
+		return DAXFS_OPEN_STRICT;
+	default:
+		return 0;
+	}
+}
+
 __attribute__((constructor)) void pl_init(void)
 {
 	const char *mode;
@@ -83,8 +96,12 @@ __attribute__((constructor)) void pl_init(void)
 		pl_cfg.at[--pl_cfg.at_len] = 0;
 	mode = getenv("DAXFS_PRELOAD_MODE");
 	pl_cfg.mode = PL_MODE_POSIX;
-	if (mode && *mode && strcmp(mode, "posix"))
-		pl_debug("mode %s not supported yet: using posix", mode);
+	if (mode && !strcmp(mode, "sync"))
+		pl_cfg.mode = PL_MODE_SYNC;
+	else if (mode && !strcmp(mode, "strict"))
+		pl_cfg.mode = PL_MODE_STRICT;
+	else if (mode && *mode && strcmp(mode, "posix"))
+		pl_debug("unknown mode %s: using posix", mode);
 	pl_cfg.debug = getenv("DAXFS_DEBUG") && *getenv("DAXFS_DEBUG");
 	pl_cfg.enabled = pl_cfg.region[0] && pl_cfg.at[0] == '/';
 	pl_kcwd_refresh();
@@ -142,7 +159,7 @@ struct daxfs_handle *pl_handle(void)
 	pthread_mutex_lock(&handle_lock);
 	if (!handle) {
 		pl_opening_region = 1;
-		err = daxfs_region_open(pl_cfg.region, 0, &h);
+		err = daxfs_region_open(pl_cfg.region, mode_flags(), &h);
 		pl_opening_region = 0;
 		if (err) {
 			pthread_mutex_unlock(&handle_lock);

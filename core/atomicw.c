@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Atomic reads against atomic writes (strict mode, docs/modes.md).
+ *
+ * A DAXFS_WRITE_ATOMIC write (core/file.c) closes the file's write gate
+ * as a shrink does, stores, moves the inode's change counter (its mtime
+ * touch) and only then opens the gate.  daxfs_read_atomic is the reader
+ * of that seqlock: change counter, gate open, read, full fence, gate
+ * still open and counter unchanged; else wait for the gate and read
+ * again.  A reader that saw one byte of such a write saw its gate CAS
+ * (before that byte), so its second look finds the gate closed, or open
+ * again with the counter moved (the touch comes before the open): it
+ * reads again.  Plain writes move the counter too, so an atomic read
+ * also retries under them; plain readers pay nothing.
+ *
+ * The counter is 64 bits and only grows: no wrap.  Nothing is stored.
+ */
+#include "compat.h"
+#include "daxfs_core.h"
+#include "internal.h"
+#include "inode.h"
+#include "file.h"
+#include "filegate.h"
+
+/* Read once more (not an errno the read paths return). */
+#define READ_AGAIN	DAXFS_GATE_RETRY
+
+static s64 read_once(struct daxfs_op *op, u64 ino, u64 off, u64 len,
+		     daxfs_read_actor_t actor, void *ctx)
+{
+	struct daxfs_inode *ip;
+	struct daxfs_iref ref;
+	u64 seq;
+	s64 ret;
+	int err;
+
+	err = daxfs_inode_get(op, ino, &ref);
+	if (err)
+		return err;
+	ip = ref.ip;
+	/* a pristine base inode: a write copies it up first into a new
+	 * record, and this read sees only the base image, all of it old */
+	if (!ip)
+		return daxfs_file_read(op, ino, off, len, actor, ctx);
+	seq = daxfs_load(&ip->change);
+	if (daxfs_gate_peek(ip)) {
+		err = daxfs_gate_wait_open(op, ip);
+		return err ? err : READ_AGAIN;
+	}
+	ret = daxfs_file_read(op, ino, off, len, actor, ctx);
+	/* the data loads before the second look */
+	daxfs_fence();
+	if (daxfs_gate_peek(ip) || daxfs_load(&ip->change) != seq)
+		return READ_AGAIN;
+	return ret;
+}
+
+s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+		      daxfs_read_actor_t actor, void (*restart)(void *ctx),
+		      void *ctx)
+{
+	struct daxfs_op op;
+	u32 round;
+	s64 ret;
+	int err;
+
+	for (round = 0;; round++) {
+		err = daxfs_op_begin(fs, &op);
+		if (err)
+			return err;
+		ret = read_once(&op, ino, off, len, actor, ctx);
+		daxfs_op_end(&op);
+		if (ret != READ_AGAIN)
+			return ret;
+		/* outside the op: a long writer holds no epoch back */
+		if (daxfs_gate_retry_pause(round))
+			return -EINTR;
+		restart(ctx);
+	}
+}
