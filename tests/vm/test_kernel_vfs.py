@@ -71,9 +71,6 @@ def test_kernel_atime(guest):
     assert guest["atime_stored"] == int(guest["ra"]["atime_seen"]), guest["ra"]
 
 
-@pytest.mark.xfail(strict=True, reason="overlayfs takes daxfs (it revalidates dentries) for "
-                   "a remote upper layer and then requires xattrs (trusted.overlay.*), which "
-                   "come with branch xattr; the guest reports overlay=needs-xattrs until then")
 def test_kernel_overlay_on_daxfs(guest):
     """overlayfs with lower, upper and work directories on daxfs and a container-like
     workload through it: merged view, upper layer (copy-ups, whiteouts) and lower layer
