@@ -9,7 +9,6 @@ Needs fio and a built tree (make; make bench for preload_meta).
 """
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -75,9 +74,7 @@ def main():
                     res["sync"][k] / res["posix"][k],
                     res["strict"][k] / res["posix"][k]))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if os.path.exists(region):
-            os.unlink(region)
+        pf.drop_scratch(tmp, region)
 
 
 if __name__ == "__main__":

@@ -133,6 +133,13 @@ def scratch(prefix, runs, meta):
     return a, tmp, region
 
 
+def drop_scratch(tmp, region):
+    """Removes what scratch() made."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    if os.path.exists(region):
+        os.unlink(region)
+
+
 def main():
     a, tmp, region = scratch("plbench-", 3, 0)
     try:
@@ -158,9 +165,7 @@ def main():
             print("| %s | %.0f | %.0f | %.2fx | %d | %d | %.2fx |"
                   % (name, d, t, d / t, dl, tl, tl / max(dl, 1)))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if os.path.exists(region):
-            os.unlink(region)
+        drop_scratch(tmp, region)
 
 
 if __name__ == "__main__":
