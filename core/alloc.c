@@ -73,13 +73,16 @@ static bool head_cas(struct daxfs_free_head *hw, struct daxfs_free_head *h,
 	return daxfs_cas16(&hw->off, &h->off, off, h->tag + 1);
 }
 
-/* Objects are aligned to their size (pages to 4 KiB). */
+/* Objects are aligned to their size (pages to 4 KiB).  A free object is
+ * loaded (its link): one on a page listed bad after the mount reads as
+ * corrupt, so the stack stops there (the rest waits for fsck) instead of
+ * a machine check, and the page is never handed out again. */
 static struct daxfs_free_obj *obj_ptr(struct daxfs_fs *fs, u64 off,
 				      unsigned int class)
 {
 	u64 size = daxfs_class_size(class);
 
-	return daxfs_ptr(fs, off, size, size);
+	return daxfs_meta_ptr(fs, off, size, size);
 }
 
 /* The page stack was seen empty: a counter that still says otherwise

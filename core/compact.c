@@ -13,9 +13,11 @@
 
 #define REC_CLASS_MASK	(DAXFS_OFF_ALIGN - 1)	/* class + 1 in the low bits */
 
+/* A free object on a page listed bad reads as no object: the chain is
+ * cut there (alloc.c obj_ptr) */
 static struct daxfs_free_obj *node(struct daxfs_fs *fs, u64 off, u64 size)
 {
-	return daxfs_ptr(fs, off, size, size);
+	return daxfs_meta_ptr(fs, off, size, size);
 }
 
 /*

@@ -195,10 +195,22 @@ void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
  * has none (fsck.daxfs --badblocks masks the pages instead).
  */
 void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
+/*
+ * The fixed metadata (state page, host table, lanes, overlay table), which
+ * the core loads directly: true when a page of it is listed bad, and the
+ * host must stop (the kernel's mount is then dead: kernel/media.c).
+ * daxfs_op_begin asks first.
+ */
 #ifdef __KERNEL__
 bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
+bool daxfs_media_fixed_bad(struct daxfs_fs *fs);
 #else
 static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
+{
+	return false;
+}
+
+static inline bool daxfs_media_fixed_bad(struct daxfs_fs *fs)
 {
 	return false;
 }

@@ -552,6 +552,10 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->fs = fs;
 	op->lane = NULL;
 	op->lane_idx = 0;
+	/* a page of the lanes or the host table that went bad is never
+	 * loaded (a machine check): the host stops instead */
+	if (daxfs_unlikely(daxfs_media_fixed_bad(fs)))
+		return -EIO;
 	if (fs->host == DAXFS_NO_HOST)
 		return 0;
 	h = daxfs_host_at(fs, fs->host);

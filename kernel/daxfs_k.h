@@ -66,6 +66,7 @@ struct daxfs_sb_info {
 	bool own_bb;			/* bb is ours (phys=, badblocks.c) */
 	bool bad_ro;			/* read-only: bad blocks at mount */
 	bool media_meta;		/* metadata found on a bad block */
+	bool media_fixed;		/* fixed metadata on one: dead (media.c) */
 	bool gone;			/* the device went away (unbind) */
 	bool joined;			/* holds a host slot */
 	bool dead;			/* our lease was taken away: -EIO */

@@ -258,9 +258,14 @@ static void daxfs_renew_work(struct work_struct *work)
 						 struct daxfs_sb_info, renew_work);
 	int err;
 
-	/* declared dead, or the device went away: nothing to renew */
+	/* declared dead, or the device went away: nothing to renew; the
+	 * host table on a bad page: renewal would load it */
 	if (READ_ONCE(sbi->dead))
 		return;
+	if (daxfs_media_fixed_bad(&sbi->fs)) {
+		mod_delayed_work(system_long_wq, &sbi->lease_work, 0);
+		return;
+	}
 	err = daxfs_host_renew(&sbi->fs);
 	if (err == -ESTALE) {
 		WRITE_ONCE(sbi->dead, true);
@@ -279,8 +284,8 @@ static void daxfs_lease_work(struct work_struct *work)
 	struct daxfs_sb_info *sbi = container_of(to_delayed_work(work),
 						 struct daxfs_sb_info, lease_work);
 
-	if (READ_ONCE(sbi->dead)) {
-		if (!READ_ONCE(sbi->gone))
+	if (READ_ONCE(sbi->dead) || daxfs_media_fixed_bad(&sbi->fs)) {
+		if (!READ_ONCE(sbi->gone) && !READ_ONCE(sbi->media_fixed))
 			pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
 				sbi->sb->s_id);
 		/* others ignore our mapping announcement now: the pool
@@ -351,7 +356,7 @@ static int daxfs_k_statfs(struct dentry *dentry, struct kstatfs *buf)
 	struct daxfs_statfs st;
 	int err;
 
-	if (READ_ONCE(sbi->dead))
+	if (READ_ONCE(sbi->dead) || daxfs_media_fixed_bad(&sbi->fs))
 		return -EIO;
 	err = daxfs_statfs(&sbi->fs, &st);
 	if (err)

@@ -100,8 +100,10 @@ if [ -n "$OUTDIR" ]; then
     mkdir -p "$OUTDIR"
     args+=(-virtfs "local,path=$(cd "$OUTDIR" && pwd),mount_tag=out,security_model=none,multidevs=remap")
 fi
-# oops=panic + panic=-1 + -no-reboot: a kernel oops ends the run at once (log keeps the trace)
-CMDLINE="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic daxfsvm.id=$NAME daxfsvm.repo=$DAXFS_REPO daxfsvm.script=$SCRIPT"
+# oops=panic + panic=-1 + -no-reboot: a kernel oops ends the run at once (log keeps the trace).
+# no_timer_check: on a loaded host the TCG guest's early check that the 8254 timer ticks
+# through the IO-APIC can time out, and the boot panics ("IO-APIC + timer doesn't work").
+CMDLINE="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic no_timer_check daxfsvm.id=$NAME daxfsvm.repo=$DAXFS_REPO daxfsvm.script=$SCRIPT"
 [ -n "$ARGS" ] && CMDLINE="$CMDLINE daxfsvm.args=$ARGS"
 CMDLINE="$CMDLINE $APPEND"
 args+=(-kernel "$KERNEL" -initrd "$INITRD" -append "$CMDLINE")

@@ -24,11 +24,14 @@ SIZE = 64 << 20
 MIB = 1 << 20
 
 
-def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1, pre=()):
+def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1, pre=(), umount=True,
+              left_dead=False):
     """Boots guest A with the daxfs-k steps between mount and umount (PRE steps before the
-    mount); returns its results once fsck is clean.  pmem: the persistent route (fsdax
-    /dev/pmem0, formatted in the guest; the image starts 2 MiB into the shared file), else
-    phys=."""
+    mount; umount=False: the steps end unmounted); returns its results once fsck is clean.
+    pmem: the persistent route (fsdax /dev/pmem0, formatted in the guest; the image starts
+    2 MiB into the shared file), else phys=.  left_dead: the guest's host stopped without
+    leaving, so fsck -n must find exactly that, and be clean after fsck -y recovered it
+    (what another host's recovery does)."""
     with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
         if pmem:
             mount = ["fsdax", "mkfs:pmem:" + "+".join(mkfs_args), "mount:pmem"]
@@ -36,7 +39,8 @@ def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1, pre=()):
             mkfs(c.shm, *mkfs_args)
             mount = ["mount:phys"]
         res = c.run([Guest("A", "daxfs-k", ["load", *pre, *mount, *steps,
-                                            "umount", "rmmod", "clean"], cpus=cpus)])
+                                            *(["umount"] if umount else []), "rmmod",
+                                            "clean"], cpus=cpus)])
         ra = res.guests["A"].results
         print(f"\nguest A: {ra}")
         assert res.ok, res.summary()
@@ -45,6 +49,10 @@ def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1, pre=()):
             with open(c.shm, "rb") as src, open(img, "wb") as dst:
                 src.seek(2 * MIB if pmem else 0)
                 dst.write(src.read())
+            if left_dead:
+                rc, out = fsck(img, "-n")
+                assert rc == 4 and "dead host still holds its slot" in out, out
+                assert fsck(img, "-y")[0] in (0, 1)
             rc, out = fsck(img, "-n")
         finally:
             img.unlink(missing_ok=True)

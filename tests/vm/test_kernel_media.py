@@ -6,6 +6,11 @@
   check found bad). What depends on it fails with EIO, the rest works, the kernel says
   that fsck is needed, nothing oopses; then fsck.daxfs reads the device's list, names
   the inode without loading the page, and -y repairs.
+* The free lists and the fixed metadata going bad after the mount: a page on the page
+  stack is listed bad, then the host table's first page.  A file written after the first
+  reads back (the listed page is never handed out again: the stack stops before it), and
+  after the second every operation fails with EIO (the host stops, it cannot even renew
+  its lease); fsck.daxfs names the host table.
 * phys= mounts get their list from badblocks=FILE (the format of
   /sys/block/pmemN/badblocks, sectors from the start of phys=): the mount is read-only,
   a read of the listed page fails with EIO, the rest reads back, a mapping of it gets
@@ -68,3 +73,14 @@ def test_kernel_phys_badblocks_list(request, built):
         assert ra.get("media_read") == "ok", ra
         assert ra["mounts"].startswith("ro"), ra
         assert "cannot_read_it" in ra.get("badmount_phys", ""), ra
+
+
+def test_kernel_free_list_and_host_table_bad_after_mount(request, built):
+    # the listed host table page refuses the mount after fsck, with a message
+    ra = run_guest(request, ["hd:fixed-free", "hd:fixed-host", "umount", "hd:fixed-fsck",
+                             "badmount:pmem"], mkfs_args=("--lease-ms", "2000"), pmem=True,
+                   umount=False, left_dead=True)
+    assert ra.get("fixed_free") == "ok", ra
+    assert ra.get("fixed_host") == "ok", ra
+    assert ra.get("fixed_fsck") == "ok", ra
+    assert "host_table" in ra.get("badmount_pmem", ""), ra
