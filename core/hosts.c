@@ -210,6 +210,8 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	/* limbo goes to us; with no host of our own it stays in the slot,
 	 * where the next reclaimer (or the slot's next owner) adopts it */
 	dest = rop.lane ? fs->host : slot;
+	/* before the holds are freed: a take into one may be half done */
+	daxfs_batch_settle(fs, slot);
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, slot, i);
 		daxfs_ov_recover_lane(fs, lane);
