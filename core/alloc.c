@@ -11,6 +11,15 @@
 
 #define CAS_TRIES	(1u << 20)	/* bound on contended CAS loops */
 #define BATCH_LOCK	1ULL		/* alloc_cursor while a lane refills */
+#define BATCH_TAKING	2ULL		/* cursor | 2 | lane << 3: that lane
+					 * moves [cursor, ...) into its hold */
+#define BATCH_LANE_SHIFT 3
+
+/* The cursor is locked (a refill, or a take into a lane's hold) */
+static bool batch_locked(u64 c)
+{
+	return c & (DAXFS_PAGE_SIZE - 1);
+}
 
 /* Approximate length of the page stack (signed: pushes and pops update it
  * after their CAS, so it may lag either way for a moment). */
@@ -363,19 +372,27 @@ static bool batch_ok(struct daxfs_fs *fs, u64 c, u64 e)
 	       !((c | e) & (DAXFS_PAGE_SIZE - 1));
 }
 
+/* Cursor c, as loaded, is a plain one with n pages before the end. */
+static bool batch_has(struct daxfs_fs *fs, struct daxfs_host *h, u64 c, u64 n)
+{
+	u64 e;
+
+	if (!c || batch_locked(c))
+		return false;
+	e = daxfs_load(&h->alloc_end);
+	return batch_ok(fs, c, e) && (e - c) / DAXFS_PAGE_SIZE >= n;
+}
+
 /* Exactly n contiguous pages from our host's batch, or 0. */
 static u64 batch_take(struct daxfs_fs *fs, u64 n)
 {
 	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
-	u64 c, e;
+	u64 c;
 	u32 i;
 
 	c = daxfs_load(&h->alloc_cursor);
 	for (i = 0; i < CAS_TRIES; i++) {
-		if (!c || c == BATCH_LOCK)
-			return 0;
-		e = daxfs_load(&h->alloc_end);
-		if (!batch_ok(fs, c, e) || (e - c) / DAXFS_PAGE_SIZE < n)
+		if (!batch_has(fs, h, c, n))
 			return 0;
 		if (daxfs_cas(&h->alloc_cursor, &c, c + n * DAXFS_PAGE_SIZE)) {
 			alloc_word_flush(fs, &h->alloc_cursor, 8);
@@ -383,6 +400,67 @@ static u64 batch_take(struct daxfs_fs *fs, u64 n)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Exactly n contiguous pages from our host's batch, named in op's page
+ * hold before the cursor passes them (docs/alloc.md "Taking pages into
+ * the hold"): the cursor is locked to our lane meanwhile, so that the
+ * recoverer of a host that died in between tells from the hold whether
+ * the pages left the batch (daxfs_batch_settle).  0: the batch cannot
+ * give them (or we were declared dead meanwhile).
+ */
+static u64 batch_take_held(struct daxfs_op *op, u64 n)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
+	u64 c, lk;
+	u32 i;
+
+	c = daxfs_load(&h->alloc_cursor);
+	for (i = 0; i < CAS_TRIES; i++) {
+		if (!batch_has(fs, h, c, n))
+			return 0;
+		lk = c | BATCH_TAKING | ((u64)op->lane_idx << BATCH_LANE_SHIFT);
+		if (!daxfs_cas(&h->alloc_cursor, &c, lk))
+			continue;
+		alloc_word_flush(fs, &h->alloc_cursor, 8);
+		daxfs_crash_point("alloc.take_locked");
+		/* counted in use as the hold names them: recovery's free of
+		 * the hold takes them off again */
+		daxfs_faa(daxfs_state_word(fs, used_bytes), n * DAXFS_PAGE_SIZE);
+		daxfs_hold_pages(op, c, (u32)n);
+		daxfs_crash_point("alloc.take_held");
+		/* a recoverer settled the lock (we were declared dead):
+		 * the pages are its to free or return, not ours */
+		if (!daxfs_cas(&h->alloc_cursor, &lk, c + n * DAXFS_PAGE_SIZE))
+			return 0;
+		alloc_word_flush(fs, &h->alloc_cursor, 8);
+		return c;
+	}
+	return 0;
+}
+
+void daxfs_batch_settle(struct daxfs_fs *fs, u32 slot)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, slot);
+	u64 c = daxfs_load(&h->alloc_cursor), base, v, to;
+	struct daxfs_lane *lane;
+
+	if (!(c & BATCH_TAKING))
+		return;
+	base = c & ~(DAXFS_PAGE_SIZE - 1);
+	lane = daxfs_lane_at(fs, slot, (u32)(c >> BATCH_LANE_SHIFT) &
+			     (DAXFS_LANES - 1));
+	v = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
+	/* the lane took into an empty hold: a hold starting at the locked
+	 * cursor is the take's; its recovery frees it, the batch keeps the
+	 * rest */
+	to = base;
+	if (v && (v & ~(DAXFS_PAGE_SIZE - 1)) == base)
+		to = base + ((v & (DAXFS_PAGE_SIZE - 1)) + 1) * DAXFS_PAGE_SIZE;
+	if (daxfs_cas(&h->alloc_cursor, &c, to))
+		alloc_word_flush(fs, &h->alloc_cursor, 8);
 }
 
 /*
@@ -396,7 +474,7 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	u64 c, e, start, got = 0;
 
 	c = daxfs_load(&h->alloc_cursor);
-	if (c == BATCH_LOCK || !daxfs_cas(&h->alloc_cursor, &c, BATCH_LOCK))
+	if (batch_locked(c) || !daxfs_cas(&h->alloc_cursor, &c, BATCH_LOCK))
 		return 0;
 	e = daxfs_load(&h->alloc_end);
 	if (c && c < e)
@@ -423,7 +501,7 @@ void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot)
 	u64 c = daxfs_load(&h->alloc_cursor), e = daxfs_load(&h->alloc_end);
 
 	/* claim the remainder first, so a second recoverer finds nothing */
-	if (c && c != BATCH_LOCK && c < e &&
+	if (c && !batch_locked(c) && c < e &&
 	    daxfs_cas(&h->alloc_cursor, &c, e))
 		daxfs_pages_release(fs, c, e);
 	daxfs_store(&h->alloc_cursor, 0);
@@ -565,6 +643,54 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 	}
 	daxfs_faa(daxfs_state_word(fs, used_bytes), (u64)i * DAXFS_PAGE_SIZE);
 	return i;
+}
+
+/* A fresh batch for a take into the hold; false when none can be had. */
+static bool held_refill(struct daxfs_fs *fs, u32 n)
+{
+	u64 room;
+
+	if (n > DAXFS_BATCH_PAGES)
+		return false;
+	room = general_room(fs, DAXFS_BATCH_PAGES);
+	return room >= n && batch_refill(fs, room, 0);
+}
+
+u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 start = 0;
+	u32 got, i;
+
+	if (!op->lane || !n || !daxfs_host_still_mine(fs))
+		return 0;
+	/* one page: the page stack first, as for every page (page_get) */
+	if (n > 1 || !daxfs_load(&head_word(fs, DAXFS_CLASS_PAGE)->off)) {
+		start = batch_take_held(op, n);
+		if (!start && held_refill(fs, n))
+			start = batch_take_held(op, n);
+	}
+	if (start) {
+		daxfs_crash_point("alloc.pages_taken");
+		for (i = 0; i < n; i++)
+			offs[i] = start + (u64)i * DAXFS_PAGE_SIZE;
+		return n;
+	}
+	/* the page stack, the bump, a full pool's reclaim: these pages
+	 * are ours from their CAS until the hold names them (the one
+	 * window left, docs/alloc.md) */
+	got = daxfs_alloc_pages(op, n, offs);
+	if (!got)
+		return 0;
+	/* the lane names one contiguous run: keep the contiguous head,
+	 * give the rest back */
+	for (i = 1; i < got && offs[i] == offs[0] + (u64)i * DAXFS_PAGE_SIZE;
+	     i++)
+		;
+	while (got > i)
+		daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE);
+	daxfs_hold_pages(op, offs[0], got);
+	return got;
 }
 
 u64 daxfs_alloc_limbo_page(struct daxfs_op *op)

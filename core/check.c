@@ -775,8 +775,9 @@ static void chk_host_batch(struct chk *c, struct daxfs_host *h, u32 slot)
 	u64 cur = daxfs_load(&h->alloc_cursor);
 	u64 end = daxfs_load(&h->alloc_end);
 
-	if (cur <= 1 || cur == end)
-		return;		/* none, or locked by a refilling lane */
+	if (!cur || (cur & (DAXFS_PAGE_SIZE - 1)) || cur == end)
+		return;		/* none, or locked by a refilling lane or a
+				 * lane taking pages into its hold */
 	if (cur > end || (cur & (DAXFS_BLOCK_SIZE - 1)) ||
 	    (end & (DAXFS_BLOCK_SIZE - 1)) || !daxfs_ptr(c->fs, cur, end - cur, 64) ||
 	    end > c->bump) {

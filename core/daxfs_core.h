@@ -233,6 +233,11 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class);
  * were allocated (offsets in offs[]), 0 when the pool is full.  Pages are
  * NOT zeroed (callers overwrite or zero them). */
 u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs);
+/* Up to n physically contiguous pages (offsets in offs[]) for a write,
+ * named in op's lane page hold, which must be empty: from the host batch
+ * in one step (docs/alloc.md "Taking pages into the hold").  Returns how
+ * many, 0 when the pool is full. */
+u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs);
 /* Frees an object nobody else can have seen (never published). */
 void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class);
 /* Frees a published-then-unlinked object once no host can read it. */

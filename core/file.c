@@ -397,7 +397,12 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 			u64 win = 0;
 
 			/* page k leaves the lane's hold before it is
-			 * published or freed (docs/recovery.md) */
+			 * published or freed; one to publish is named in
+			 * the intent until its insert returned, so that
+			 * recovery frees it unless the file maps it
+			 * (docs/recovery.md "Pages a write holds") */
+			if (!*err && ws < we)
+				daxfs_wrec_set(op, kb, offs[k]);
 			daxfs_hold_pages(op, offs[k] + BLK, n - k - 1);
 			if (*err || ws >= we) {
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
@@ -407,15 +412,18 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 			if (!*err)
 				*err = prefill(op, v, kb, pk, we - ks, BLK);
 			if (*err) {
+				daxfs_wrec_clear(op);
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 				done = ws;
 				continue;
 			}
 			pflush(fs, pk, BLK);
 			pdrain(fs);
+			daxfs_crash_point("write.page_publishing");
 			*err = daxfs_radix_insert(op, v->ip, kb, offs[k], &win);
 			if (*err == -ESTALE)
 				return done - pos;
+			daxfs_wrec_clear(op);
 			if (*err) {
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 				done = ws;
@@ -515,18 +523,11 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		}
 		if (err)
 			break;
-		got = daxfs_alloc_pages(op, nmiss, offs);
+		got = daxfs_alloc_held(op, nmiss, offs);
 		if (!got) {
 			err = -ENOSPC;
 			break;
 		}
-		/* the lane names one contiguous run it holds: keep the
-		 * contiguous head, give the rest back (rare: fallback) */
-		for (nb = 1; nb < got && offs[nb] == offs[0] + nb * BLK; nb++)
-			;
-		while (got > nb)
-			daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE);
-		daxfs_hold_pages(op, offs[0], got);
 		daxfs_crash_point("alloc.pages_held");
 		nb = (blk + got) << DAXFS_BLOCK_SHIFT;
 		want = (nb < end ? nb : end) - pos;
@@ -1001,19 +1002,25 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 	u8 *p;
 	int err;
 
-	if (!daxfs_alloc_pages(op, 1, &pg))
+	/* held, then named as being published: as write_new's pages */
+	if (!daxfs_alloc_held(op, 1, &pg))
 		return -ENOSPC;
 	p = page_ptr(fs, pg);
-	if (!p)
-		return -EUCLEAN;
-	err = prefill(op, v, blk, p, 0, BLK);
+	err = p ? prefill(op, v, blk, p, 0, BLK) : -EUCLEAN;
 	if (err) {
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+		daxfs_hold_pages(op, 0, 0);
+		if (p)
+			daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
 		return err;
 	}
 	pflush(fs, p, BLK);
 	pdrain(fs);
+	daxfs_wrec_set(op, blk, pg);
+	daxfs_hold_pages(op, 0, 0);
+	daxfs_crash_point("write.page_publishing");
 	err = daxfs_radix_insert(op, v->ip, blk, pg, &win);
+	if (err != -ESTALE)
+		daxfs_wrec_clear(op);
 	if (err || win)
 		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
 	/* a base or backing block moved, or a hole got its page: other hosts
@@ -1236,10 +1243,36 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		return;
 	ino = daxfs_load(&in->a[0]);
 	claim = daxfs_load(&in->a[3]);
-	if (!claim)
-		return;
 	if (daxfs_inode_get(op, ino, &ref) || !ref.ip ||
 	    !DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
 		return;
-	daxfs_gate_recover(op->fs, ref.ip, claim);
+	/* while the gate is still closed or the dead write's intent still
+	 * keeps shrinks out: the file's map at the block cannot change */
+	daxfs_wrec_recover(op->fs, dead_lane, ref.ip);
+	if (claim)
+		daxfs_gate_recover(op->fs, ref.ip, claim);
+}
+
+void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
+			struct daxfs_inode *ip)
+{
+	struct daxfs_intent *in = &lane->intent;
+	u64 pg = daxfs_load(&in->a[DAXFS_WREC_PAGE]);
+	u64 blk = daxfs_load(&in->a[DAXFS_WREC_BLK]);
+	u64 chk = daxfs_load(&in->a[DAXFS_WREC_CHECK]);
+	u64 hold = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
+	u64 first = hold & ~BLK_LO, cur;
+
+	/* claim it first: a second recoverer finds nothing */
+	if (!pg || !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
+		return;
+	if (chk != daxfs_wrec_check(pg, blk) || !page_ptr(fs, pg))
+		return;		/* not a record (or garbled): leave it */
+	/* still in the hold (the owner died before shrinking it): the
+	 * hold's recovery frees it */
+	if (hold && pg >= first && pg < first + ((hold & BLK_LO) + 1) * BLK)
+		return;
+	if (daxfs_radix_get(fs, ip, blk, &cur) || cur == pg)
+		return;		/* published (or the map unreadable) */
+	daxfs_free_obj(fs, pg, DAXFS_CLASS_PAGE);
 }

@@ -210,6 +210,8 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	/* limbo goes to us; with no host of our own it stays in the slot,
 	 * where the next reclaimer (or the slot's next owner) adopts it */
 	dest = rop.lane ? fs->host : slot;
+	/* before the holds are freed: a take into one may be half done */
+	daxfs_batch_settle(fs, slot);
 	for (i = 0; i < DAXFS_LANES; i++) {
 		lane = daxfs_lane_at(fs, slot, i);
 		daxfs_ov_recover_lane(fs, lane);
@@ -381,6 +383,33 @@ int daxfs_recover_dead_hosts(struct daxfs_fs *fs)
 	return reap(fs, true);
 }
 
+/*
+ * A FREE slot's lanes hold nothing: its last owner's leave or recovery
+ * released every lane.  What a joiner finds there anyway is garbage (a
+ * stray store, a garbled image): a lane that looks busy would keep every
+ * op of ours waiting for a lane it can never get (daxfs_op_begin), and a
+ * hold or an open batch would be freed or filled as ours.  Forgotten, not
+ * freed: what it names may be in use (fsck finds what leaks).
+ */
+static void lanes_forget(struct daxfs_fs *fs, u32 slot)
+{
+	struct daxfs_lane *lane;
+	u32 i, w;
+
+	for (i = 0; i < DAXFS_LANES; i++) {
+		lane = daxfs_lane_at(fs, slot, i);
+		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+		daxfs_store(&lane->limbo_open, 0);
+		for (w = DAXFS_LANE_OV_BUCKET; w <= DAXFS_LANE_HOLD_CHAIN; w++)
+			daxfs_store(&lane->pad[w], 0);
+		daxfs_store(&lane->owner, 0);
+		daxfs_store(&lane->epoch, 0);
+	}
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(daxfs_lane_at(fs, slot, 0),
+			    DAXFS_LANES * sizeof(struct daxfs_lane));
+}
+
 int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 {
 	struct daxfs_op op = { .fs = fs };
@@ -416,6 +445,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			daxfs_store(&h->alloc_cursor, 0);
 			daxfs_store((u64 *)&h->recovered_ns, 0);
 			daxfs_store(&h->recovered_by, 0);
+			lanes_forget(fs, slot);
 			for (i = 0; i < DAXFS_HOST_NAME_LEN; i++) {
 				h->name[i] = name ? name[i] : 0;
 				if (name && !name[i])

@@ -156,6 +156,53 @@ static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
 		daxfs_flush(w, sizeof(*w));
 }
 
+/*
+ * The page a write is publishing (docs/recovery.md "Pages a write
+ * holds"), in its FILE_WRITE intent: a[4] = block, a[5] = page (0: none),
+ * a[6] = daxfs_wrec_check() of the two (tells a record from the words an
+ * older intent of the lane left).  Set before the page leaves the hold,
+ * cleared once its radix insert returned: recovery frees the page unless
+ * the file maps it at that block.
+ */
+#define DAXFS_WREC_BLK		4
+#define DAXFS_WREC_PAGE		5
+#define DAXFS_WREC_CHECK	6
+
+static inline u64 daxfs_wrec_check(u64 page, u64 blk)
+{
+	return page ^ (blk * 0x9e3779b97f4a7c15ULL) ^ 0x5752454350414745ULL;
+}
+
+/* Only a write's intent carries a record (a fault's op names none). */
+static inline bool daxfs_wrec_ok(struct daxfs_op *op)
+{
+	return op->lane && !daxfs_fenced(op) &&
+	       op->lane->intent.op == DAXFS_INTENT_FILE_WRITE;
+}
+
+static inline void daxfs_wrec_set(struct daxfs_op *op, u64 blk, u64 page)
+{
+	struct daxfs_intent *in;
+
+	if (!daxfs_wrec_ok(op))
+		return;
+	in = &op->lane->intent;
+	daxfs_store(&in->a[DAXFS_WREC_BLK], blk);
+	daxfs_store(&in->a[DAXFS_WREC_CHECK], daxfs_wrec_check(page, blk));
+	daxfs_store(&in->a[DAXFS_WREC_PAGE], page);
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(&in->a[DAXFS_WREC_BLK], 3 * sizeof(u64));
+}
+
+static inline void daxfs_wrec_clear(struct daxfs_op *op)
+{
+	if (daxfs_wrec_ok(op))
+		daxfs_store(&op->lane->intent.a[DAXFS_WREC_PAGE], 0);
+}
+
+/* Recovery of a dead lane's record (core/file.c), before its gate opens. */
+void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
+			struct daxfs_inode *ip);
 
 /* Cluster-wide claims (e.g. state.rename_claim) name their owner. */
 static inline u64 daxfs_claim_word(u32 slot, u64 gen)
@@ -223,6 +270,9 @@ static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
 	daxfs_store(&in->a[1], a1);
 	daxfs_store(&in->a[2], a2);
 	daxfs_store(&in->a[3], a3);
+	/* no page being published yet (an older intent's a[5] is stale) */
+	if (code == DAXFS_INTENT_FILE_WRITE)
+		daxfs_store(&in->a[DAXFS_WREC_PAGE], 0);
 	daxfs_store(&in->op, code);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(in, sizeof(*in));
@@ -283,6 +333,10 @@ u64 daxfs_reserve_pages(struct daxfs_fs *fs);
 /* Returns the host's unused batch [alloc_cursor, alloc_end) (leave and
  * recovery of a dead host). */
 void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot);
+/* Recovery of a dead slot, before its lanes: a cursor a lane locked to
+ * take pages into its hold is set past them if the hold names them, else
+ * back (docs/alloc.md "Taking pages into the hold"). */
+void daxfs_batch_settle(struct daxfs_fs *fs, u32 slot);
 
 /* ---- reclamation internals (core/reclaim.c) ---- */
 

@@ -68,6 +68,10 @@ OTHER_POINTS = {
     "tmpfile.held": "test_tmpfile.py",
     "tmpfile.orphan": "test_tmpfile.py",
     "dir.marked": "test_link_race.py",
+    "alloc.take_locked": "test_write_crash_leak.py",
+    "alloc.take_held": "test_write_crash_leak.py",
+    "alloc.pages_taken": "test_write_crash_leak.py",
+    "write.page_publishing": "test_write_crash_leak.py",
 }
 
 
