@@ -154,7 +154,7 @@ def main():
         os.environ["DAXFS_VM_ICOUNT"] = "shift=0,sleep=off"
     ext4 = "/dev/shm/daxfs-ratio-ext4-%d" % os.getpid()
     tmo = a.rounds * len(secs) * 3 * 60 + 600
-    label = "bench-ratio-" + re.sub(r"\W", "_", a.module)
+    label = "bench-ratio-" + re.sub(r"\W", "_", os.path.basename(out))
     with Cluster(label=label, size="512M", extra_shm=[ext4],
                  timeout=tmo) as c:
         subprocess.run([os.path.join(TOOLS, "mkfs.daxfs"), "-f", "-q",
