@@ -358,8 +358,9 @@ static u64 copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
  * page that lost the publication race has its written bytes copied into
  * the winner.  Returns bytes written; *err on failure.
  */
-static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
-		     u32 n, u64 *offs, u64 pos, u64 end,
+static u64 write_new(struct daxfs_op *op, const struct fview *v,
+		     struct daxfs_rcur *lf, u64 blk, u32 n, u64 *offs,
+		     u64 pos, u64 end,
 		     daxfs_write_actor_t actor, void *ctx, int *err)
 {
 	struct daxfs_fs *fs = op->fs;
@@ -420,7 +421,8 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v, u64 blk,
 			pflush(fs, pk, BLK);
 			pdrain(fs);
 			daxfs_crash_point("write.page_publishing");
-			*err = daxfs_radix_insert(op, v->ip, kb, offs[k], &win);
+			*err = daxfs_rcur_insert(op, v->ip, lf, kb, offs[k],
+						 &win);
 			if (*err == -ESTALE)
 				return done - pos;
 			daxfs_wrec_clear(op);
@@ -471,14 +473,17 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 	struct daxfs_inode *ip = v->ip;
 	u64 offs[WRITE_BATCH];
 	u64 pos = off, end = off + len;
+	struct daxfs_rcur lf;
 	int err = 0;
+
+	daxfs_rcur_init(&lf);
 
 	while (pos < end && !err) {
 		u64 blk = pos >> DAXFS_BLOCK_SHIFT;
 		u64 pg, q, run_end, c, nb, want;
 		u32 nmiss, got;
 
-		err = daxfs_radix_get(fs, ip, blk, &pg);
+		err = daxfs_rcur_page(fs, ip, &lf, blk, &pg);
 		if (err)
 			break;
 		if (pg) {
@@ -489,7 +494,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 			run_end = (blk + 1) << DAXFS_BLOCK_SHIFT;
 			while (run_end < end) {
 				nb = run_end >> DAXFS_BLOCK_SHIFT;
-				err = daxfs_radix_get(fs, ip, nb, &q);
+				err = daxfs_rcur_page(fs, ip, &lf, nb, &q);
 				if (err || q != pg + (nb - blk) * BLK)
 					break;
 				run_end += BLK;
@@ -517,7 +522,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		/* holes: allocate up to WRITE_BATCH pages, contiguous if we can */
 		for (nmiss = 1; nmiss < WRITE_BATCH &&
 		     ((blk + nmiss) << DAXFS_BLOCK_SHIFT) < end; nmiss++) {
-			err = daxfs_radix_get(fs, ip, blk + nmiss, &q);
+			err = daxfs_rcur_page(fs, ip, &lf, blk + nmiss, &q);
 			if (err || q)
 				break;
 		}
@@ -531,7 +536,8 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		daxfs_crash_point("alloc.pages_held");
 		nb = (blk + got) << DAXFS_BLOCK_SHIFT;
 		want = (nb < end ? nb : end) - pos;
-		c = write_new(op, v, blk, got, offs, pos, end, actor, ctx, &err);
+		c = write_new(op, v, &lf, blk, got, offs, pos, end, actor, ctx,
+			      &err);
 		pos += c;
 		if (c < want)
 			break;

@@ -78,6 +78,46 @@ int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		       u64 page, u64 *winner);
 
+/*
+ * The last step of an insert: CAS leaf slot 0 -> page.  0 with *winner =
+ * 0 when ours went in (blocks += 1), 0 with *winner = the page already
+ * there, 1 when the slot is SEALED (its node is being dropped: insert
+ * through the root, which helps), -ESTALE when fenced, -EUCLEAN.
+ */
+int daxfs_radix_publish(struct daxfs_op *op, struct daxfs_inode *ip,
+			u64 *slot, u64 page, u64 *winner);
+
+/*
+ * A leaf resolved once for a run of blocks (core/radix-cursor.c, docs/files.md
+ * "Leaf cursor"): a multi-page read or write walks the tree once per 512
+ * blocks, not once per block.  Lives for one op only (the node it names is
+ * safe from reuse only while our epoch holds it).  Start with
+ * daxfs_rcur_init; never copy one (a direct root's slot is its own word).
+ */
+struct daxfs_rcur {
+	u64 root;		/* the root snapshot the leaf came from */
+	const u64 *slots;	/* NULL: [lo, hi) is a hole in that snapshot */
+	u64 lo, hi;
+};
+
+static inline void daxfs_rcur_init(struct daxfs_rcur *lf)
+{
+	lf->slots = NULL;
+	lf->lo = 1;
+	lf->hi = 0;
+}
+
+/* Page of block blk (0 for a hole) through the cursor, re-resolved from a
+ * fresh root when blk is outside the cached leaf. */
+int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
+		    struct daxfs_rcur *lf, u64 blk, u64 *page);
+
+/* daxfs_radix_insert through the cursor: one CAS on the cached leaf's
+ * slot when there is one, else (and when it is sealed) the walk from the
+ * root, after which the cursor is re-resolved on its next use. */
+int daxfs_rcur_insert(struct daxfs_op *op, struct daxfs_inode *ip,
+		      struct daxfs_rcur *lf, u64 blk, u64 page, u64 *winner);
+
 /* Detaches and retires every data page of blocks >= first and every node
  * covering only such blocks (blocks -= pages detached).  first == 0 drops
  * the whole tree (inode.root -> 0), a direct root included.  A taller tree

@@ -238,6 +238,27 @@ static u64 new_node(struct daxfs_op *op)
 	return off;
 }
 
+int daxfs_radix_publish(struct daxfs_op *op, struct daxfs_inode *ip,
+			u64 *slot, u64 page, u64 *winner)
+{
+	u64 v = 0;
+
+	*winner = 0;
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	if (daxfs_cas(slot, &v, page)) {
+		daxfs_pflush(op->fs, slot, 8);
+		daxfs_faa(&ip->blocks, 1);
+		return 0;
+	}
+	if (v == DAXFS_RADIX_SEALED)
+		return 1;
+	if (!node_at(op->fs, v))
+		return -EUCLEAN;
+	*winner = v;
+	return 0;
+}
+
 int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		       u64 page, u64 *winner)
 {
@@ -338,20 +359,9 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			node = n;
 		}
 		slot = &node->slot[radix_idx(blk, 1)];
-		v = 0;
-		if (daxfs_fenced(op))
-			return -ESTALE;
-		if (daxfs_cas(slot, &v, page)) {
-			daxfs_pflush(fs, slot, 8);
-			daxfs_faa(&ip->blocks, 1);
-			return 0;
-		}
-		if (v != DAXFS_RADIX_SEALED) {
-			if (!node_at(fs, v))
-				return -EUCLEAN;
-			*winner = v;
-			return 0;
-		}
+		err = daxfs_radix_publish(op, ip, slot, page, winner);
+		if (err != 1)
+			return err;
 help:
 		/* node is being dropped by a truncate: finish it, retry. */
 		err = drop_at(op, ip, pslot, pv, node, level, 0);

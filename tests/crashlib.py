@@ -100,6 +100,33 @@ def wait_point(p, points, name):
     assert open(points).read().split()[0] == name
 
 
+def wait_recovered(r, lease_ms, timeout=30):
+    """Reclaims on region r every half lease until no other host is alive
+    (this host times a dead one's lease from its own first look: no shared
+    clock, so recovery comes within a few leases); the other hosts' states."""
+    deadline = time.monotonic() + timeout
+    while True:
+        time.sleep(lease_ms / 1000 / 2)
+        r.reclaim()
+        states = [h["state"] for h in r.info()["hosts"] if not h["self"]]
+        if "alive" not in states or time.monotonic() > deadline:
+            return states
+
+
+def victim_recovered(r, path, crash_build, point, src, args, lease_ms):
+    """Runs python source src (argv: path, python/, tests/, *args) with the
+    crash build killing it at point, checks that it died there, and waits
+    on region r until it is recovered."""
+    venv = dict(os.environ, DAXFS_LIB=crash_build, DAXFS_CRASH_AT=point)
+    p = subprocess.run([sys.executable, "-c", src, path,
+                        os.path.join(REPO, "python"),
+                        os.path.join(REPO, "tests"), *args],
+                       env=venv, capture_output=True, timeout=120)
+    assert p.returncode == -9, p.stderr[-2000:]
+    states = wait_recovered(r, lease_ms)
+    assert "recovered" in states and "alive" not in states, states
+
+
 def data(tag, size):
     """size bytes that name their tag and position (no two alike)."""
     out = bytearray()

@@ -5,10 +5,7 @@ survivor recovers it after its lease: the gate opens (a write of the file
 goes through), every byte of the range is old or zero, the bytes outside
 it and the size are untouched, and fsck is clean.
 """
-import os
 import subprocess
-import sys
-import time
 
 import pytest
 
@@ -25,11 +22,11 @@ OFF, LEN = 2 * PAGE + 100, 10 * PAGE     # partial ends, whole pages between
 
 VICTIM = r'''
 import os, sys
-sys.path.insert(0, sys.argv[3])
+sys.path.insert(0, sys.argv[2])
 import daxfs
 with daxfs.Region(sys.argv[1]) as r:
     f = r.open("/f")
-    f.fallocate(%d, %d, int(sys.argv[2]))
+    f.fallocate(%d, %d, int(sys.argv[4]))
 ''' % (OFF, LEN)
 
 
@@ -46,21 +43,8 @@ def test_dead_puncher_recovered(crash_build, region_path, point, mode):
     with daxfs.Region(region_path) as r:
         with r.open("/f", create=True) as f:
             f.pwrite_all(content(), 0)
-        venv = dict(os.environ, DAXFS_LIB=crash_build, DAXFS_CRASH_AT=point)
-        p = subprocess.run([sys.executable, "-c", VICTIM, region_path, str(mode),
-                            os.path.join(cl.REPO, "python")],
-                           env=venv, capture_output=True, timeout=120)
-        assert p.returncode == -9, p.stderr[-2000:]
-        # this host times the victim's lease from its own first look
-        # (no shared clock): recovery comes within a few leases
-        deadline = time.monotonic() + 30
-        while True:
-            time.sleep(LEASE_MS / 1000 / 2)
-            r.reclaim()
-            states = [h["state"] for h in r.info()["hosts"] if not h["self"]]
-            if "alive" not in states or time.monotonic() > deadline:
-                break
-        assert "recovered" in states and "alive" not in states, states
+        cl.victim_recovered(r, region_path, crash_build, point, VICTIM,
+                            [str(mode)], LEASE_MS)
         with r.open("/f") as f:
             got = f.read_all()
             assert len(got) == NPAGES * PAGE

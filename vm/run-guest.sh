@@ -21,7 +21,10 @@
 #   -x         print the QEMU command line and exit
 # Every option also has an environment default: DAXFS_VM_{NAME,SHM,SHM_SIZE,LOG,TIMEOUT,INITRD,
 # KERNEL,MEM,CPUS,OUT,APPEND}; DAXFS_VM_ACCEL=tcg (default; /dev/kvm here is PVM and cannot
-# boot a stock kernel) or kvm.
+# boot a stock kernel) or kvm.  DAXFS_VM_ICOUNT=shift=0,sleep=off (TCG only): the guest's
+# clocks count its instructions (1 ns each) and not host time, so its timings do not
+# depend on the machine's load (bench/guest_ratio.py); one TCG thread runs all vCPUs, so
+# cmpxchg is atomic only inside this guest: not for guests sharing a region.
 # Exit status: the guest script's rc (from the "DAXFS-VM: script rc=N" console line),
 # 124 on timeout, 125 if the guest ended without that line (panic, boot failure).
 set -uo pipefail
@@ -80,6 +83,8 @@ MAXCPUS=$(( CPUS > 2 ? CPUS : 2 ))
 args=(-name "daxfs-$NAME" -nodefaults -nographic -display none -serial stdio -monitor none
       -no-reboot -smp "$CPUS,maxcpus=$MAXCPUS")
 if [ "$ACCEL" = kvm ]; then args+=(-accel kvm -cpu host)
+elif [ -n "${DAXFS_VM_ICOUNT:-}" ]; then
+    args+=(-accel tcg,thread=single,tb-size=256 -icount "$DAXFS_VM_ICOUNT" -cpu max)
 else args+=(-accel tcg,thread=multi,tb-size=256 -cpu max); fi
 if [ ${#SHMS[@]} -gt 0 ]; then
     args+=(-machine pc,nvdimm=on -m "$MEM,slots=$(( ${#SHMS[@]} > 4 ? ${#SHMS[@]} : 4 )),maxmem=64G")

@@ -9,6 +9,12 @@
 #       per repetition): one fio run of bench/fio/table2.fio (its sections one after the
 #       other; JSON to /out/fio-TARGET-REP.json), then bench/meta_bench on NFILES files
 #       (/out/meta-TARGET-REP.csv).  SECTIONS (a+b+c) runs only those sections.
+#   ratio ROUNDS RUNTIME TARGETS [SECTIONS [MODULE]]
+#       The same three mounts; then ROUNDS times, for each section of the job file in
+#       its order, each target (order rotated per round) runs that one section right
+#       after the others did (JSON to /out/ratio-TARGET-ROUND-SECTION.json): pairs close
+#       in time, for per-round ratios (bench/guest_ratio.py).  A first-write section
+#       starts from an empty directory; every round starts from empty directories.
 #   xhost ROLE PEERS SECONDS MAXOPS [paced]
 #       Mounts daxfs.ko (phys=) and runs bench/xhost_bench run posix as host ROLE
 #       (/out/xhost-ROLE.csv).
@@ -19,9 +25,10 @@ mode=$1; shift
 
 bench_log() { echo "DAXFS-VM: bench: $*"; }
 
+# MODULE: daxfs.ko's path in the repository (default kernel/daxfs.ko)
 mount_daxfs() {
     hostname "guest-$DAXFS_VM_ID"
-    insmod $DAXFS_REPO/kernel/daxfs.ko 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
+    insmod $DAXFS_REPO/${1:-kernel/daxfs.ko} 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
     r=$(grep 'Persistent Memory' /proc/iomem | sed -n 1p | sed 's/^ *//' | cut -d' ' -f1)
     [ -n "$r" ] || vm_fail "no Persistent Memory range"
     start=0x${r%-*}
@@ -49,15 +56,39 @@ mount_ext4dax() {
     vm_result ext4_opts=$opts
 }
 
-case $mode in
-table2)
-    reps=$1; rt=$2; nfiles=$3; targets=$(echo "$4" | tr '+' ' ')
-    mount_daxfs
+# daxfs.ko, ext4 -o dax and a tmpfs, each under $MNT/TARGET
+mount_all() {
+    mount_daxfs "$1"
     mount_ext4dax
     mkdir -p $MNT/tmpfs
     mount -t tmpfs -o size=400m tmpfs $MNT/tmpfs || vm_fail "mount tmpfs"
+}
+
+umount_all() {
+    umount $MNT/tmpfs; umount $MNT/ext4dax; umount $MNT/daxfs
+    rmmod daxfs
+}
+
+# the job file's sections, or SECTIONS (a+b+c) unless empty or "all"
+job_sections() {
     sections=$(sed -n 's/^\[\(.*\)\]$/\1/p' /host$R/bench/fio/table2.fio | grep -v '^global$')
-    [ -n "$5" ] && [ "$5" != all ] && sections=$(echo "$5" | tr '+' ' ')
+    [ -n "$1" ] && [ "$1" != all ] && sections=$(echo "$1" | tr '+' ' ')
+    echo $sections
+}
+
+# TARGETS rotated left by N - 1: no target always runs first or last
+rotated() {
+    n=$1; shift
+    i=1
+    while [ $i -lt $n ]; do t1=$1; shift; set -- "$@" $t1; i=$((i + 1)); done
+    echo "$@"
+}
+
+case $mode in
+table2)
+    reps=$1; rt=$2; nfiles=$3; targets=$(echo "$4" | tr '+' ' ')
+    mount_all
+    sections=$(job_sections "$5")
     nsec=$(echo $sections | wc -w)
     secargs=""
     for s in $sections; do secargs="$secargs --section=$s"; done
@@ -67,9 +98,7 @@ table2)
     bench_log "start reps=$reps runtime=$rt targets=[$targets] sections=$nsec steps=$total vcpus=$(nproc)"
     for rep in $(seq 1 $reps); do
         # rotate the target order so that no target always runs first or last
-        set -- $targets
-        i=1
-        while [ $i -lt $rep ]; do t1=$1; shift; set -- "$@" $t1; i=$((i + 1)); done
+        set -- $(rotated $rep $targets)
         for t in "$@"; do
             d=$MNT/$t/fio
             rm -rf $d; mkdir -p $d
@@ -87,9 +116,29 @@ table2)
             bench_log "progress $step/$total meta $t rep $rep: $(tr '\n' ' ' < /out/meta-$t-$rep.csv)"
         done
     done
-    umount $MNT/tmpfs; umount $MNT/ext4dax; umount $MNT/daxfs
-    rmmod daxfs
+    umount_all
     vm_result table2=ok ;;
+ratio)
+    rounds=$1; rt=$2; targets=$(echo "$3" | tr '+' ' ')
+    mount_all "$5"
+    sections=$(job_sections "$4")
+    bench_log "ratio start rounds=$rounds runtime=$rt targets=[$targets] vcpus=$(nproc)"
+    for rnd in $(seq 1 $rounds); do
+        set -- $(rotated $rnd $targets)
+        for t in "$@"; do rm -rf $MNT/$t/fio; mkdir -p $MNT/$t/fio; done
+        for s in $sections; do
+            for t in "$@"; do
+                case $s in seqwrite-first-*) rm -f $MNT/$t/fio/* ;; esac
+                DAXFS_BENCH_DIR=/mnt/$t/fio DAXFS_BENCH_RUNTIME=$rt \
+                    host fio --section=$s --output-format=json $R/bench/fio/table2.fio \
+                    > /out/ratio-$t-$rnd-$s.json 2>/tmp/err ||
+                    vm_fail "fio $s on $t: $(tail -3 /tmp/err)"
+            done
+        done
+        bench_log "ratio round $rnd/$rounds done"
+    done
+    umount_all
+    vm_result ratio=ok ;;
 xhost)
     role=$1; peers=$2; secs=$3; maxops=$4; paced=$5
     mount_daxfs

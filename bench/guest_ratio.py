@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Guest Table 2 as ratios with a confidence interval, independent of load.
+
+    bench/guest_ratio.py [--rounds N] [--runtime 200ms] [--sections a,b]
+                         [--wallclock] [--out DIR]
+
+One QEMU TCG guest mounts daxfs.ko, ext4 -o dax and a tmpfs
+(vm/guest/daxfs-bench.sh ratio) and runs bench/fio/table2.fio section by
+section, the three filesystems one right after the other for each section,
+for N rounds (target order rotated per round).  Per round and section it
+takes the ratios daxfs/ext4-dax and daxfs/tmpfs; it reports their
+geometric mean over the rounds with a 95% confidence interval (Student t
+on the log ratios).
+
+By default the guest runs with QEMU's -icount shift=0,sleep=off
+(vm/run-guest.sh DAXFS_VM_ICOUNT): the guest clock advances 1 ns per guest
+instruction, so fio's MiB/s is bytes per guest instruction, whatever else
+the machine runs.  What it leaves out: memory and cache costs (every
+instruction counts the same; TCG counts a rep movsb once per byte, the
+copy of daxfs.ko and tmpfs, while ext4-dax copies with 8-byte
+non-temporal stores: docs/benchmarks.md), the host's emulation cost of each
+instruction, and waits (with sleep=off an idle guest's clock jumps to its
+next timer: the timed sections are CPU-bound, but nothing here may wait
+for I/O).  The -icount guest has one vCPU (a 2-vCPU guest did not get
+through its boot in 9 minutes on the loaded build machine: one TCG
+thread runs both vCPUs in turn); the multi-job rows then share it.
+--wallclock uses the ordinary multi-threaded TCG, 2 vCPUs and host time
+instead: the same interleaved rounds, wider intervals.
+
+Writes DIR/ratio.csv (round, section, target, MiB/s) and prints a
+Markdown table.  Needs what bench/run's guest part needs (make module,
+vm/setup.sh).
+"""
+
+import argparse
+import csv
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "vm"))
+sys.path.insert(0, HERE)
+from evaluate import PAPER_RATIO, TOOLS, fio_json_rows, sections  # noqa: E402
+
+TARGETS = ("daxfs", "ext4dax", "tmpfs")
+# two-sided 95% quantiles of Student's t, by degrees of freedom
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
+       7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131,
+       20: 2.086, 30: 2.042}
+
+
+def t95(df):
+    """The 95% quantile for df degrees of freedom (the next smaller df in
+    the table when df is not in it: a slightly wider interval)."""
+    if df >= 30:
+        return 1.96 if df > 120 else T95[30]
+    return T95[max(k for k in T95 if k <= df)]
+
+
+def geo_ci(ratios):
+    """(geometric mean, low, high) of the ratios: 95% t interval of the
+    mean log ratio; low = high = mean with one ratio."""
+    logs = [math.log(r) for r in ratios if r > 0]
+    if not logs:
+        return None
+    m = statistics.mean(logs)
+    if len(logs) < 2:
+        return math.exp(m), math.exp(m), math.exp(m)
+    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
+
+
+def read_rows(outdir):
+    """[(round, section, target, MiB/s)] from the guest's JSON files."""
+    rows = []
+    for f in sorted(os.listdir(outdir)):
+        m = re.match(r"ratio-(\w+)-(\d+)-([\w-]+)\.json$", f)
+        if not m:
+            continue
+        with open(os.path.join(outdir, f)) as fh:
+            text = fh.read()
+        if "{" not in text:
+            continue        # still being written, or fio failed
+        for sect, mib in fio_json_rows(text):
+            if sect == m.group(3):
+                rows.append((int(m.group(2)), sect, m.group(1), mib))
+    return rows
+
+
+def fmt_ci(ci):
+    return "%.2fx (%.2f-%.2f)" % ci if ci else "-"
+
+
+def summary(rows, secs):
+    """Markdown table: per section, median MiB/s per target and the
+    per-round ratios' geometric mean with its 95% interval."""
+    bw = {}
+    for rnd, sect, tgt, mib in rows:
+        bw.setdefault(sect, {}).setdefault(tgt, {})[rnd] = mib
+    out = ["| row | daxfs MiB/s | ext4-dax | tmpfs | daxfs/ext4-dax (95% CI) "
+           "| daxfs/tmpfs (95% CI) | paper daxfs/tmpfs | rounds |",
+           "|---|---|---|---|---|---|---|---|"]
+    for sect in secs:
+        if sect not in bw or sect == "layout":
+            continue
+        t = bw[sect]
+        med = [statistics.median(t[x].values()) if t.get(x) else 0
+               for x in TARGETS]
+        cis = []
+        for other in ("ext4dax", "tmpfs"):
+            rr = [t["daxfs"][r] / t[other][r]
+                  for r in t.get("daxfs", {})
+                  if t.get(other, {}).get(r)]
+            cis.append(geo_ci(rr))
+        paper = PAPER_RATIO.get(sect)
+        out.append("| %s | %.0f | %.0f | %.0f | %s | %s | %s | %d |" % (
+            sect, med[0], med[1], med[2], fmt_ci(cis[0]), fmt_ci(cis[1]),
+            "%.2fx" % paper if paper else "-", len(t.get("daxfs", {}))))
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runtime", default="200ms",
+                    help="fio runtime of timed sections (guest time)")
+    ap.add_argument("--sections", default="",
+                    help="comma-separated sections (default: all)")
+    ap.add_argument("--wallclock", action="store_true",
+                    help="host time, multi-threaded TCG (no -icount)")
+    ap.add_argument("--out", default="",
+                    help="result directory (default bench/results/ratio-TIME)")
+    ap.add_argument("--module", default="kernel/daxfs.ko",
+                    help="daxfs.ko to load, relative to the repository "
+                         "(e.g. an older tree's, as bench/ab.sh -g builds)")
+    ap.add_argument("--summarize", metavar="DIR",
+                    help="only print the table of an earlier run's DIR")
+    a = ap.parse_args()
+    secs = a.sections.split(",") if a.sections else sections()
+    if a.summarize:
+        print(summary(read_rows(a.summarize), secs))
+        return 0
+    from cluster import Cluster, Guest
+    out = a.out or os.path.join(HERE, "results",
+                                time.strftime("ratio-%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    if not a.wallclock:
+        os.environ["DAXFS_VM_ICOUNT"] = "shift=0,sleep=off"
+    ext4 = "/dev/shm/daxfs-ratio-ext4-%d" % os.getpid()
+    tmo = a.rounds * len(secs) * 3 * 60 + 600
+    label = "bench-ratio-" + re.sub(r"\W", "_", os.path.basename(out))
+    with Cluster(label=label, size="512M", extra_shm=[ext4],
+                 timeout=tmo) as c:
+        subprocess.run([os.path.join(TOOLS, "mkfs.daxfs"), "-f", "-q",
+                        str(c.shm)], check=True)
+        g = Guest("A", "daxfs-bench",
+                  ["ratio", str(a.rounds), a.runtime, "+".join(TARGETS),
+                   "+".join(secs) if a.sections else "all", a.module],
+                  cpus=1 if not a.wallclock else 2, mem="2G", outdir=out)
+        res = c.run([g])
+        if not res.ok:
+            print(res.summary(), file=sys.stderr)
+    rows = read_rows(out)
+    with open(os.path.join(out, "ratio.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["round", "section", "target", "mib_s"])
+        w.writerows(rows)
+    print("guest clock: %s; %d rounds; runtime %s; results in %s\n" % (
+        "host time" if a.wallclock else "instructions (-icount shift=0)",
+        a.rounds, a.runtime, out))
+    print(summary(rows, secs))
+    return 0 if res.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

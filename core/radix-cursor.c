@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Leaf cursor: a write of many pages resolves the radix path once per leaf
+ * (512 blocks) instead of once per page, and publishes each new page with
+ * one CAS on the leaf slot it already holds (docs/files.md "Leaf cursor").
+ *
+ * Why a stale leaf is safe within one op: a node is detached only after
+ * every slot of it was sealed (core/radix.c "Drop"), and it is reused only
+ * after every host left the epoch it was retired in, which our op holds.
+ * So a slot of a leaf we resolved in this op reads either the file's page
+ * for that block, a hole, or SEALED (read as a hole), and a CAS 0 -> page
+ * on it either lands in a node that is still attached (a later drop seals
+ * and retires our page as it would any other) or fails on SEALED, when we
+ * insert from the root, which helps the drop along.
+ */
+#include "internal.h"
+#include "file.h"
+
+static int leaf_resolve(struct daxfs_fs *fs, struct daxfs_inode *ip,
+			struct daxfs_rcur *lf, u64 blk)
+{
+	int err;
+
+	if (blk >= lf->lo && blk < lf->hi)
+		return 0;
+	lf->root = daxfs_load(&ip->root);
+	err = daxfs_radix_leaf(fs, &lf->root, blk, &lf->slots, &lf->lo,
+			       &lf->hi);
+	if (err)
+		daxfs_rcur_init(lf);
+	return err;
+}
+
+int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
+		    struct daxfs_rcur *lf, u64 blk, u64 *page)
+{
+	int err = leaf_resolve(fs, ip, lf, blk);
+	u64 v;
+
+	*page = 0;
+	if (err || !lf->slots)
+		return err;
+	v = daxfs_load(&lf->slots[blk - lf->lo]);
+	if (!daxfs_radix_page(fs, v, &err))
+		return err;
+	*page = v;
+	return 0;
+}
+
+int daxfs_rcur_insert(struct daxfs_op *op, struct daxfs_inode *ip,
+		      struct daxfs_rcur *lf, u64 blk, u64 page, u64 *winner)
+{
+	int err = leaf_resolve(op->fs, ip, lf, blk);
+
+	if (err)
+		return err;
+	/* a direct root's "slot" is our snapshot word, not the region's */
+	if (lf->slots && lf->slots != &lf->root) {
+		err = daxfs_radix_publish(op, ip, (u64 *)&lf->slots[blk - lf->lo],
+					  page, winner);
+		if (err != 1)
+			return err;
+	}
+	/* through the root: it may grow the tree or make the leaf, so the
+	 * cached one (or the hole) is out of date */
+	daxfs_rcur_init(lf);
+	return daxfs_radix_insert(op, ip, blk, page, winner);
+}
