@@ -53,7 +53,9 @@ static void fill_entry(struct dfuse *d, const struct daxfs_attr *a,
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = dfuse_node(d, a->ino);
-	e->generation = a->generation;
+	/* the kernel made the root with generation 0, and takes another
+	 * generation for the same node id as a reused number */
+	e->generation = e->ino == FUSE_ROOT_ID ? 0 : a->generation;
 	e->attr_timeout = d->timeout;
 	e->entry_timeout = d->timeout;
 	to_stat(a, &e->attr);
@@ -116,6 +118,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* attributes that changed (another host's write) drop cached pages */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* file handles (name_to_handle_at, NFS): node ids are inode
+	 * numbers and the generation tells a reused one, so the kernel may
+	 * look up "." and ".." of an inode it no longer has */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	/* ACLs: the kernel enforces them; the umask comes unapplied, for
 	 * us to apply only without a default ACL (docs/xattr.md) */
 	if (d->acl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
