@@ -89,6 +89,8 @@ def test_files_open_before_a_rejoin_are_stale(mnt):
             time.sleep(0.05)
         assert got == errno.ESTALE
         assert _errno(lambda: os.pwrite(fd, b"LOST", 0)) == errno.ESTALE
+        assert _errno(lambda: os.posix_fallocate(fd, 0, 1 << 20)) == errno.ESTALE
+        assert _errno(lambda: os.lseek(fd, 0, os.SEEK_DATA)) == errno.ESTALE
         assert r.read_file("/g") == b"OTHER FILE " * 400
     finally:
         os.close(fd)
