@@ -160,8 +160,10 @@ int dfuse_open_get(struct dfuse *d, uint64_t ino, uint64_t *join)
 	struct daxfs_attr a;
 	int err = 0;
 
-	/* before the publish: a rejoin after it makes this open stale
-	 * (libdaxfs marks it so), never one we take for fresh */
+	/* a rejoin that is due happens first (daxfs_handle_fs); the count
+	 * is read before the publish: a rejoin after that makes this open
+	 * stale (libdaxfs marks it so), never one we take for fresh */
+	daxfs_handle_fs(d->h);
 	*join = daxfs_handle_joins(d->h);
 	pthread_mutex_lock(&d->lock);
 	let_go(d, *join);
@@ -213,6 +215,7 @@ int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a,
 	struct dfuse_open *o;
 	int err = 0;
 
+	daxfs_handle_fs(d->h);
 	*join = daxfs_handle_joins(d->h);
 	pthread_mutex_lock(&d->lock);
 	o = again(d, ino, *join);
