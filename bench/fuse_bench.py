@@ -1,7 +1,8 @@
 """bench/fuse_bench.py - the Table 2 job file on a FUSE mount (docs/fuse.md),
 for bench/evaluate.py's "fuse" part: the FUSE cost next to tmpfs and libdaxfs
-(the "native" part, same run), and what libfuse's writeback cache, splice and
-O_DIRECT do to it.  Each configuration mounts a fresh region with
+(the "native" part, same run), and what libfuse's writeback cache, splice,
+O_DIRECT, -o noxattr (one request per write(2) instead of two) and clone_fd
+(a /dev/fuse descriptor per worker) do to it.  Each configuration mounts a fresh region with
 build/bin/daxfs-fuse and runs fio on it.
 """
 import os
@@ -20,6 +21,8 @@ CONFIGS = [
     ("fuse-wb", ["writeback_cache"], []),
     ("fuse-splice", ["splice_read", "splice_write", "splice_move"], []),
     ("fuse-direct", [], ["--direct=1"]),
+    ("fuse-noxattr", ["noxattr"], []),
+    ("fuse-clonefd", ["clone_fd"], []),
 ]
 TARGETS = [c[0] for c in CONFIGS]
 
@@ -79,7 +82,8 @@ def summary(p, table2, med, f0, fr, ratio):
     p("## Table 2 natively through FUSE (`daxfs mount`), beside tmpfs and libdaxfs\n")
     p("The same job file, fio on a FUSE mount of a fresh region: default options "
       "(page cache, write-through), `-o writeback_cache`, `-o splice_read,splice_write,"
-      "splice_move`, and fio `--direct=1` (O_DIRECT: no page cache). tmpfs and libdaxfs "
+      "splice_move`, fio `--direct=1` (O_DIRECT: no page cache), `-o noxattr` and "
+      "`-o clone_fd`. tmpfs and libdaxfs "
       "are the native part's columns, measured in the same run.\n")
     cols = ["daxfs", "tmpfs"] + TARGETS
     p("| row | libdaxfs | tmpfs | " + " | ".join(TARGETS) + " | fuse/tmpfs | fuse/libdaxfs |")

@@ -39,18 +39,37 @@ static int check_change(struct daxfs_handle *h, const char *name, u32 *len)
 	return err ? err : check_name(name, len);
 }
 
+/* A name to look up: also "." (the inode itself, of any type) and ".."
+ * (a directory's parent); FUSE's export support asks for both. */
+static int check_lookup_name(const char *name, u32 *len)
+{
+	if (name && (!strcmp(name, ".") || !strcmp(name, ".."))) {
+		*len = (u32)strlen(name);
+		return 0;
+	}
+	return check_name(name, len);
+}
+
 static int do_lookup(struct daxfs_handle *h, uint64_t dir, const char *name,
 		     uint64_t *ino, struct daxfs_attr *st)
 {
+	struct daxfs_attr self;
 	u64 found;
 	u32 len;
-	int err = check_name(name, &len);
+	int err = check_lookup_name(name, &len);
 
-	if (!err)
+	if (err)
+		return err;
+	/* "." of any inode is itself: the core's lookup wants a directory */
+	if (len == 1 && name[0] == '.')
+		found = dir;
+	else
 		err = daxfs_lookup(&h->fs, dir, name, len, &found);
 	if (err)
 		return err;
 	*ino = found;
+	if (!st && found == dir)
+		st = &self;	/* "." must still name an inode that exists */
 	return st ? daxfs_getattr(&h->fs, found, st) : 0;
 }
 

@@ -364,7 +364,9 @@ int lib_rejoin(struct daxfs_handle *h)
 			lib_files_rejoined(h, forked);
 			h->fork_gen = lib_fork_gen;
 			__atomic_store_n(&h->need_rejoin, false, __ATOMIC_RELEASE);
-			h->rejoins++;
+			/* after the opens were marked stale: one who
+			 * reads the new count finds them so */
+			__atomic_add_fetch(&h->rejoins, 1, __ATOMIC_RELEASE);
 			err = start_heartbeat(h);
 		}
 	}
@@ -563,6 +565,11 @@ struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h)
 {
 	lib_rejoin(h);
 	return &h->fs;
+}
+
+uint64_t daxfs_handle_joins(struct daxfs_handle *h)
+{
+	return __atomic_load_n(&h->rejoins, __ATOMIC_ACQUIRE);
 }
 
 static int do_region_renew(struct daxfs_handle *h)

@@ -132,3 +132,27 @@ def test_default_acl_inherited(mnt):
     assert "default:user:%d:rwx" % USER in sh("getfacl", os.path.join(d, "sub"))
     code, out = as_user(USER, "cat", os.path.join(d, "new"))
     assert code == 0 and out == "hello", out
+
+
+def test_setfacl_by_owner_outside_group_clears_setgid(mnt):
+    """As chmod does (xfstests generic/375): the owner who is not in the
+    file's group keeps the set-group-ID bit only if in that group."""
+    for kind in ("file", "dir"):
+        p = mnt.path(kind)
+        if kind == "file":
+            open(p, "w").close()
+        else:
+            os.mkdir(p)
+        os.chown(p, USER, USER)
+        os.chmod(p, 0o2755)
+        # in the group (gid USER): the bit stays
+        code, out = as_user(USER, "setfacl", "-m", "u::rwx,g::rwx,o::rwx", p)
+        assert code == 0, out
+        assert os.stat(p).st_mode & 0o7777 == 0o2777
+        os.chmod(p, 0o2755)
+        # the owner, but outside the group: the bit goes
+        r = subprocess.run(["setpriv", "--reuid=%d" % USER, "--regid=%d" % (USER + 1),
+                            "--clear-groups", "setfacl", "-m", "u::rwx,g::rwx,o::rwx", p],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert os.stat(p).st_mode & 0o7777 == 0o777, oct(os.stat(p).st_mode)

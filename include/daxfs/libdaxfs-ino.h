@@ -18,7 +18,8 @@
 extern "C" {
 #endif
 
-/* Looks name up in dir; *ino and *st (may be NULL) describe what it is. */
+/* Looks name up in dir; *ino and *st (may be NULL) describe what it is.
+ * "." is dir itself (of any type), ".." a directory's parent. */
 int daxfs_ino_lookup(struct daxfs_handle *h, uint64_t dir, const char *name,
 		     uint64_t *ino, struct daxfs_attr *st);
 /* mode carries the type: S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK. */

@@ -125,6 +125,14 @@ void daxfs_region_close(struct daxfs_handle *h);
  */
 struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h);
 
+/*
+ * How many times h joined again as a new host (declared dead while alive,
+ * or first used in a fork child).  A front end that keeps opens of its
+ * own (tools/fuse) notes it before daxfs_file_open(): an open noted with
+ * an older count lost its open-set entry and is stale.
+ */
+uint64_t daxfs_handle_joins(struct daxfs_handle *h);
+
 /* daxfs_region_watch_hosts() for a core view opened without a handle
  * (fsck.daxfs): attaches an observation table to fs when it has none
  * (freed with free(fs->obs)).  Returns the hosts still undecided, or

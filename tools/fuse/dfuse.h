@@ -36,6 +36,7 @@ struct dfuse {
 	pthread_mutex_t lock;
 	struct dfuse_open **buckets;
 	size_t nr_buckets, nr_open;
+	uint64_t join_seen;		/* daxfs_handle_joins() let go at */
 	pthread_t poller;
 	bool poll_stop, poll_running;
 	pthread_cond_t poll_cond;
@@ -61,14 +62,24 @@ static inline fuse_ino_t dfuse_node(const struct dfuse *d, uint64_t ino)
 int dfuse_opens_init(struct dfuse *d);
 void dfuse_opens_destroy(struct dfuse *d);
 /* One more open of ino on this host: the first publishes it in the host's
- * open set (daxfs_file_open), so an unlink anywhere keeps it. */
-int dfuse_open_get(struct dfuse *d, uint64_t ino);
+ * open set (daxfs_file_open), so an unlink anywhere keeps it.  *join: the
+ * handle's join count it was published under (for put and stale). */
+int dfuse_open_get(struct dfuse *d, uint64_t ino, uint64_t *join);
 /* One open fewer; the last one retracts it (daxfs_file_close). */
-void dfuse_open_put(struct dfuse *d, uint64_t ino);
+void dfuse_open_put(struct dfuse *d, uint64_t ino, uint64_t join);
+/* Whether an open published under join was made before the host joined
+ * again (declared dead while alive): its I/O gets -ESTALE. */
+static inline bool dfuse_open_stale(struct dfuse *d, uint64_t join)
+{
+	return join != daxfs_handle_joins(d->h);
+}
+/* Whether ino has such an open here (its getattr: -ESTALE, not -ENOENT) */
+bool dfuse_ino_stale(struct dfuse *d, uint64_t ino);
 /* An open directory (counted, not published); put with dfuse_open_put.
  * dir_gone: the attributes of an open directory that no longer exists,
  * with nlink 0; false when ino is not an open directory. */
-int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a);
+int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a,
+		  uint64_t *join);
 bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a);
 /* Starts the thread that invalidates the kernel's cache of open files
  * that another host changed (after the session is mounted). */
@@ -88,9 +99,11 @@ void dfuse_locks_flush(struct dfuse *d, uint64_t ino,
 /* last close of an open file: its flock and OFD locks go; frees fi->fh */
 void dfuse_locks_release(struct dfuse *d, uint64_t ino,
 			 struct fuse_file_info *fi);
-/* An open file's lock bookkeeping in fi->fh: made at open (-ENOMEM),
- * freed at release, or by forget when the open is not answered. */
-int dfuse_locks_open(struct fuse_file_info *fi);
+/* An open file's state in fi->fh: the join count it was opened under and
+ * its lock bookkeeping.  Made at open (-ENOMEM), freed at release, or by
+ * forget when the open is not answered. */
+int dfuse_locks_open(struct fuse_file_info *fi, uint64_t join);
+uint64_t dfuse_file_join(const struct fuse_file_info *fi);
 void dfuse_locks_forget(struct fuse_file_info *fi);
 
 /* falloc.c: fallocate and SEEK_DATA / SEEK_HOLE (docs/files.md) */

@@ -13,7 +13,8 @@ void dfuse_fallocate(fuse_req_t req, fuse_ino_t node, int mode, off_t off,
 {
 	struct dfuse *d = fuse_req_userdata(req);
 
-	(void)fi;
+	if (dfuse_open_stale(d, dfuse_file_join(fi)))
+		return (void)fuse_reply_err(req, ESTALE);
 	if (off < 0 || len <= 0)
 		return (void)fuse_reply_err(req, EINVAL);
 	fuse_reply_err(req, -daxfs_file_fallocate(d->h, dfuse_ino(d, node),
@@ -28,7 +29,8 @@ void dfuse_lseek(fuse_req_t req, fuse_ino_t node, off_t off, int whence,
 	uint64_t res = 0;
 	int err;
 
-	(void)fi;
+	if (dfuse_open_stale(d, dfuse_file_join(fi)))
+		return (void)fuse_reply_err(req, ESTALE);
 	if (off < 0)
 		return (void)fuse_reply_err(req, ENXIO);
 	err = daxfs_file_seek(d->h, dfuse_ino(d, node), (uint64_t)off, whence,

@@ -30,6 +30,7 @@
 #define DFUSE_LOCK_SLICE_MS	100
 
 struct dfuse_lockers {
+	uint64_t join;			/* daxfs_handle_joins() at open */
 	pthread_mutex_t lock;
 	uint64_t *owner;
 	size_t nr, cap;
@@ -40,15 +41,23 @@ static struct dfuse_lockers *lockers_of(const struct fuse_file_info *fi)
 	return (struct dfuse_lockers *)(uintptr_t)fi->fh;
 }
 
-int dfuse_locks_open(struct fuse_file_info *fi)
+int dfuse_locks_open(struct fuse_file_info *fi, uint64_t join)
 {
 	struct dfuse_lockers *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return -ENOMEM;
+	l->join = join;
 	pthread_mutex_init(&l->lock, NULL);
 	fi->fh = (uint64_t)(uintptr_t)l;
 	return 0;
+}
+
+uint64_t dfuse_file_join(const struct fuse_file_info *fi)
+{
+	const struct dfuse_lockers *l = lockers_of(fi);
+
+	return l ? l->join : 0;
 }
 
 void dfuse_locks_forget(struct fuse_file_info *fi)

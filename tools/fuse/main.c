@@ -43,6 +43,9 @@ struct cfg {
 	int atime;			/* enum dfuse_atime */
 	int nodiratime;
 	int noacl;
+	int noxattr;
+	unsigned int max_threads, idle_threads;
+	int clone_fd;
 	char *mountpoint;
 };
 
@@ -66,6 +69,12 @@ static const struct fuse_opt cfg_opts[] = {
 	CFG_OPT("diratime", nodiratime, 0),
 	CFG_OPT("acl", noacl, 0),
 	CFG_OPT("noacl", noacl, 1),
+	CFG_OPT("xattr", noxattr, 0),
+	CFG_OPT("noxattr", noxattr, 1),
+	CFG_OPT("max_threads=%u", max_threads, 0),
+	CFG_OPT("max_idle_threads=%u", idle_threads, 0),
+	CFG_OPT("clone_fd", clone_fd, 1),
+	CFG_OPT("noclone_fd", clone_fd, 0),
 	FUSE_OPT_KEY("region=", KEY_REGION),
 	FUSE_OPT_KEY("-r ", KEY_REGION),
 	FUSE_OPT_KEY("backing=", KEY_BACKING),
@@ -102,12 +111,15 @@ static void usage(FILE *f)
 	      "  relatime (default), noatime, strictatime, nodiratime: when reads\n"
 	      "                     and listings update the access time\n"
 	      "  acl (default), noacl: POSIX ACLs enforced (docs/xattr.md)\n"
+	      "  noxattr            no extended attributes (nor ACLs): one request\n"
+	      "                     per write(2) instead of two (docs/fuse.md)\n"
 	      "  timeout=SECONDS    how long the kernel may cache names and\n"
 	      "                     attributes that another host changes (default 1)\n"
 	      "  poll_ms=MS         check files open here for other hosts' changes\n"
 	      "                     this often (default: half of timeout)\n"
 	      "  allow_other        let other users in (permissions still apply)\n"
 	      "  writeback_cache, [no_]splice_read/write/move: FUSE's own\n"
+	      "  max_threads=N (16), max_idle_threads=N, clone_fd: the workers\n"
 	      "  -f stays in the foreground, -d also prints every request.\n"
 	      "Unmount with `daxfs umount MOUNTPOINT` or `fusermount3 -u MOUNTPOINT`.\n", f);
 }
@@ -267,6 +279,7 @@ static int add_mount_opts(struct fuse_args *args, struct cfg *c)
 static int serve(struct cfg *c, struct fuse_args *args, int fd)
 {
 	struct dfuse d = { 0 };
+	struct fuse_lowlevel_ops ops = dfuse_ops;
 	struct fuse_loop_config *lc;
 	int err, ret = 1;
 
@@ -277,7 +290,15 @@ static int serve(struct cfg *c, struct fuse_args *args, int fd)
 	d.ro = c->ro || c->nohost;
 	d.atime = (enum dfuse_atime)c->atime;
 	d.nodiratime = c->nodiratime;
-	d.acl = !c->noacl;
+	d.acl = !c->noacl && !c->noxattr;
+	if (c->noxattr) {
+		/* ENOSYS once: the kernel stops asking, also the
+		 * security.capability look-up it makes before every write */
+		ops.setxattr = NULL;
+		ops.getxattr = NULL;
+		ops.listxattr = NULL;
+		ops.removexattr = NULL;
+	}
 	d.conn_opts = fuse_parse_conn_info_opts(args);
 	if (!d.conn_opts) {
 		fail(fd, "daxfs mount: bad options\n", "", "");
@@ -293,7 +314,7 @@ static int serve(struct cfg *c, struct fuse_args *args, int fd)
 		fail(fd, "daxfs mount: %s\n", strerror(ENOMEM), "");
 		goto out_region;
 	}
-	d.se = fuse_session_new(args, &dfuse_ops, sizeof(dfuse_ops), &d);
+	d.se = fuse_session_new(args, &ops, sizeof(ops), &d);
 	if (!d.se) {
 		fail(fd, "daxfs mount: cannot start a FUSE session (bad options?)\n",
 		     "", "");
@@ -316,7 +337,10 @@ static int serve(struct cfg *c, struct fuse_args *args, int fd)
 		detach(fd);
 	lc = fuse_loop_cfg_create();
 	if (lc) {
-		fuse_loop_cfg_set_max_threads(lc, 16);
+		fuse_loop_cfg_set_max_threads(lc, c->max_threads);
+		if (c->idle_threads)	/* else libfuse's: keep them all */
+			fuse_loop_cfg_set_idle_threads(lc, c->idle_threads);
+		fuse_loop_cfg_set_clone_fd(lc, (unsigned int)c->clone_fd);
 		ret = fuse_session_loop_mt(d.se, lc) ? 1 : 0;
 		fuse_loop_cfg_destroy(lc);
 	}
@@ -339,7 +363,7 @@ out_opts:
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct cfg c = { .timeout = 1.0 };
+	struct cfg c = { .timeout = 1.0, .max_threads = 16 };
 	const char *base = strrchr(argv[0], '/');
 	int pipefd[2] = { -1, -1 };
 	pid_t pid;

@@ -17,6 +17,16 @@
  * poll: every open(2) drops the file's pages (no FOPEN_KEEP_CACHE), and
  * their attributes expire after the entry/attribute timeout.
  *
+ * A host declared dead while alive (stopped past its lease) joins again
+ * as a new host (libdaxfs).  Recovery dropped its open-set entries, so
+ * the opens made before are stale: each entry and each open file notes
+ * the handle's join count (daxfs_handle_joins) at open, and I/O on an
+ * open noted before the last join gets -ESTALE (dfuse_open_stale).  A
+ * later open of the same inode makes an entry of its own, published
+ * again.  libdaxfs itself would refuse I/O to every open of an inode
+ * that has a stale one; the first look after a rejoin lets go of the
+ * stale entries there (let_go), so that only their own opens fail.
+ *
  * The same thread does what daxfs.ko's lease work does for an idle host
  * (kernel/super.c): every lease/4 it frees what this host retired once no
  * host can read it (every 2nd tick: df tells the truth after an unlink)
@@ -36,7 +46,9 @@ struct dfuse_open {
 	uint64_t ino;
 	uint64_t opens;			/* open(2)s on this host */
 	uint64_t change;		/* change counter last seen */
+	uint64_t join;			/* daxfs_handle_joins() at publish */
 	bool dir;			/* an open directory: not published */
+	bool let_go;			/* stale: closed in libdaxfs already */
 	struct daxfs_attr last;		/* a directory's attributes at open */
 };
 
@@ -45,14 +57,43 @@ static struct dfuse_open **bucket(struct dfuse *d, uint64_t ino)
 	return &d->buckets[daxfs_mix64(ino) & (d->nr_buckets - 1)];
 }
 
-static struct dfuse_open *find(struct dfuse *d, uint64_t ino)
+static struct dfuse_open *find(struct dfuse *d, uint64_t ino, uint64_t join)
 {
 	struct dfuse_open *o;
 
 	for (o = *bucket(d, ino); o; o = o->next)
-		if (o->ino == ino)
+		if (o->ino == ino && o->join == join)
 			return o;
 	return NULL;
+}
+
+/* An entry's close in libdaxfs, once: at its last release or at let_go. */
+static void unpublish(struct dfuse *d, struct dfuse_open *o)
+{
+	if (!o->dir && !o->let_go)
+		daxfs_file_close(d->h, o->ino);	/* -ESTALE when stale */
+	o->let_go = true;
+}
+
+/*
+ * After a rejoin (under d->lock): closes the stale entries in libdaxfs,
+ * whose per-inode check would refuse I/O to the new opens of the same
+ * inodes too.  Their own opens still fail: dfuse_open_stale().
+ */
+static void let_go(struct dfuse *d, uint64_t join)
+{
+	size_t i;
+
+	if (join <= d->join_seen)
+		return;		/* seen, or a count read before a later one */
+	d->join_seen = join;
+	for (i = 0; i < d->nr_buckets; i++) {
+		struct dfuse_open *o;
+
+		for (o = d->buckets[i]; o; o = o->next)
+			if (o->join != join)
+				unpublish(d, o);
+	}
 }
 
 int dfuse_opens_init(struct dfuse *d)
@@ -77,8 +118,7 @@ void dfuse_opens_destroy(struct dfuse *d)
 			struct dfuse_open *o = d->buckets[i];
 
 			d->buckets[i] = o->next;
-			if (!o->dir)
-				daxfs_file_close(d->h, o->ino);
+			unpublish(d, o);
 			free(o);
 		}
 	}
@@ -87,8 +127,8 @@ void dfuse_opens_destroy(struct dfuse *d)
 }
 
 /* A new entry for ino with one open (under d->lock), or NULL. */
-static struct dfuse_open *add(struct dfuse *d, uint64_t ino, uint64_t change,
-			      bool dir)
+static struct dfuse_open *add(struct dfuse *d, uint64_t ino, uint64_t join,
+			      uint64_t change, bool dir)
 {
 	struct dfuse_open *o = calloc(1, sizeof(*o));
 
@@ -97,6 +137,7 @@ static struct dfuse_open *add(struct dfuse *d, uint64_t ino, uint64_t change,
 	o->ino = ino;
 	o->opens = 1;
 	o->change = change;
+	o->join = join;
 	o->dir = dir;
 	o->next = *bucket(d, ino);
 	*bucket(d, ino) = o;
@@ -105,22 +146,28 @@ static struct dfuse_open *add(struct dfuse *d, uint64_t ino, uint64_t change,
 }
 
 /* One more open of ino if it is in the table (under d->lock). */
-static struct dfuse_open *again(struct dfuse *d, uint64_t ino)
+static struct dfuse_open *again(struct dfuse *d, uint64_t ino, uint64_t join)
 {
-	struct dfuse_open *o = find(d, ino);
+	struct dfuse_open *o = find(d, ino, join);
 
 	if (o)
 		o->opens++;
 	return o;
 }
 
-int dfuse_open_get(struct dfuse *d, uint64_t ino)
+int dfuse_open_get(struct dfuse *d, uint64_t ino, uint64_t *join)
 {
 	struct daxfs_attr a;
 	int err = 0;
 
+	/* a rejoin that is due happens first (daxfs_handle_fs); the count
+	 * is read before the publish: a rejoin after that makes this open
+	 * stale (libdaxfs marks it so), never one we take for fresh */
+	daxfs_handle_fs(d->h);
+	*join = daxfs_handle_joins(d->h);
 	pthread_mutex_lock(&d->lock);
-	if (again(d, ino))
+	let_go(d, *join);
+	if (again(d, ino, *join))
 		goto out;
 	/* under the lock: a release racing this first open must not
 	 * retract the entry we are about to publish */
@@ -128,7 +175,7 @@ int dfuse_open_get(struct dfuse *d, uint64_t ino)
 	if (err)
 		goto out;
 	err = daxfs_fstat(d->h, ino, &a);
-	if (!err && !add(d, ino, a.change, false))
+	if (!err && !add(d, ino, *join, a.change, false))
 		err = -ENOMEM;
 	if (err)
 		daxfs_file_close(d->h, ino);
@@ -137,19 +184,18 @@ out:
 	return err;
 }
 
-void dfuse_open_put(struct dfuse *d, uint64_t ino)
+void dfuse_open_put(struct dfuse *d, uint64_t ino, uint64_t join)
 {
 	struct dfuse_open **p, *o;
 
 	pthread_mutex_lock(&d->lock);
 	for (p = bucket(d, ino); (o = *p); p = &o->next) {
-		if (o->ino != ino)
+		if (o->ino != ino || o->join != join)
 			continue;
 		if (--o->opens == 0) {
 			*p = o->next;
 			d->nr_open--;
-			if (!o->dir)
-				daxfs_file_close(d->h, ino);
+			unpublish(d, o);
 			free(o);
 		}
 		break;
@@ -163,15 +209,18 @@ void dfuse_open_put(struct dfuse *d, uint64_t ino)
  * attributes, for fstat(2) on an open directory that was removed or
  * renamed over (nlink 0, as on other filesystems).
  */
-int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a)
+int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a,
+		  uint64_t *join)
 {
 	struct dfuse_open *o;
 	int err = 0;
 
+	daxfs_handle_fs(d->h);
+	*join = daxfs_handle_joins(d->h);
 	pthread_mutex_lock(&d->lock);
-	o = again(d, ino);
+	o = again(d, ino, *join);
 	if (!o)
-		o = add(d, ino, a->change, true);
+		o = add(d, ino, *join, a->change, true);
 	if (!o)
 		err = -ENOMEM;
 	else if (o->dir)
@@ -180,13 +229,24 @@ int dfuse_dir_get(struct dfuse *d, uint64_t ino, const struct daxfs_attr *a)
 	return err;
 }
 
+/* An entry of ino, of any join (under d->lock). */
+static struct dfuse_open *find_any(struct dfuse *d, uint64_t ino)
+{
+	struct dfuse_open *o;
+
+	for (o = *bucket(d, ino); o; o = o->next)
+		if (o->ino == ino)
+			return o;
+	return NULL;
+}
+
 bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a)
 {
 	struct dfuse_open *o;
 	bool found;
 
 	pthread_mutex_lock(&d->lock);
-	o = find(d, ino);
+	o = find_any(d, ino);
 	found = o && o->dir;
 	if (found) {
 		*a = o->last;
@@ -196,8 +256,21 @@ bool dfuse_dir_gone(struct dfuse *d, uint64_t ino, struct daxfs_attr *a)
 	return found;
 }
 
+bool dfuse_ino_stale(struct dfuse *d, uint64_t ino)
+{
+	uint64_t join = daxfs_handle_joins(d->h);
+	struct dfuse_open *o;
+	bool stale = false;
+
+	pthread_mutex_lock(&d->lock);
+	for (o = *bucket(d, ino); o && !stale; o = o->next)
+		stale = o->ino == ino && o->join != join;
+	pthread_mutex_unlock(&d->lock);
+	return stale;
+}
+
 struct seen {
-	uint64_t ino, change;
+	uint64_t ino, join, change;
 };
 
 /* The open files and the change each had when last seen. */
@@ -212,19 +285,19 @@ static size_t snapshot(struct dfuse *d, struct seen **out)
 		struct dfuse_open *o;
 
 		for (o = d->buckets[i]; o; o = o->next)
-			s[n++] = (struct seen){ o->ino, o->change };
+			s[n++] = (struct seen){ o->ino, o->join, o->change };
 	}
 	pthread_mutex_unlock(&d->lock);
 	*out = s;
 	return n;
 }
 
-static void remember(struct dfuse *d, uint64_t ino, uint64_t change)
+static void remember(struct dfuse *d, const struct seen *s, uint64_t change)
 {
 	struct dfuse_open *o;
 
 	pthread_mutex_lock(&d->lock);
-	o = find(d, ino);
+	o = find(d, s->ino, s->join);
 	if (o)
 		o->change = change;
 	pthread_mutex_unlock(&d->lock);
@@ -233,7 +306,14 @@ static void remember(struct dfuse *d, uint64_t ino, uint64_t change)
 static void poll_once(struct dfuse *d)
 {
 	struct seen *s;
-	size_t i, n = snapshot(d, &s);
+	size_t i, n;
+
+	/* a rejoin is seen within poll_ms even when no file is opened */
+	daxfs_handle_fs(d->h);
+	pthread_mutex_lock(&d->lock);
+	let_go(d, daxfs_handle_joins(d->h));
+	pthread_mutex_unlock(&d->lock);
+	n = snapshot(d, &s);
 
 	for (i = 0; i < n; i++) {
 		struct daxfs_attr a;
@@ -241,7 +321,7 @@ static void poll_once(struct dfuse *d)
 		if (daxfs_fstat(d->h, s[i].ino, &a) || a.change == s[i].change)
 			continue;
 		/* remember first: a change after this read is seen next time */
-		remember(d, s[i].ino, a.change);
+		remember(d, &s[i], a.change);
 		fuse_lowlevel_notify_inval_inode(d->se, dfuse_node(d, s[i].ino), 0, 0);
 	}
 	free(s);

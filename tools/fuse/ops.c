@@ -53,7 +53,9 @@ static void fill_entry(struct dfuse *d, const struct daxfs_attr *a,
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = dfuse_node(d, a->ino);
-	e->generation = a->generation;
+	/* the kernel made the root with generation 0, and takes another
+	 * generation for the same node id as a reused number */
+	e->generation = e->ino == FUSE_ROOT_ID ? 0 : a->generation;
 	e->attr_timeout = d->timeout;
 	e->entry_timeout = d->timeout;
 	to_stat(a, &e->attr);
@@ -81,6 +83,8 @@ static void reply_attr(fuse_req_t req, uint64_t ino)
 
 	if (err == -ENOENT && dfuse_dir_gone(d, ino, &a))
 		err = 0;	/* fstat(2) of an open, removed directory */
+	else if (err == -ENOENT && dfuse_ino_stale(d, ino))
+		err = -ESTALE;	/* open before a rejoin, removed since */
 	if (err)
 		return reply_err(req, err);
 	to_stat(&a, &st);
@@ -116,6 +120,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* attributes that changed (another host's write) drop cached pages */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* file handles (name_to_handle_at, NFS): node ids are inode
+	 * numbers and the generation tells a reused one, so the kernel may
+	 * look up "." and ".." of an inode it no longer has */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	/* ACLs: the kernel enforces them; the umask comes unapplied, for
 	 * us to apply only without a default ACL (docs/xattr.md) */
 	if (d->acl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
@@ -337,24 +346,25 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 	struct dfuse *d = dfuse_of(req);
 	uint64_t ino = dfuse_ino(d, node);
 	struct daxfs_attr a;
+	uint64_t join;
 	int err = daxfs_fstat(d->h, ino, &a);
 
 	if (err)
 		return reply_err(req, err);
 	if (S_ISDIR(a.mode))
 		return reply_err(req, EISDIR);
-	err = dfuse_open_get(d, ino);
+	err = dfuse_open_get(d, ino, &join);
 	if (err)
 		return reply_err(req, err);
-	err = dfuse_locks_open(fi);
+	err = dfuse_locks_open(fi, join);
 	if (err) {
-		dfuse_open_put(d, ino);
+		dfuse_open_put(d, ino, join);
 		return reply_err(req, err);
 	}
 	open_reply_flags(fi);
 	if (fuse_reply_open(req, fi)) {
 		dfuse_locks_forget(fi);	/* the opener was interrupted */
-		dfuse_open_put(d, ino);
+		dfuse_open_put(d, ino, join);
 	}
 }
 
@@ -381,6 +391,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	uint32_t m = S_IFREG | (mode & 07777), uid, gid;
 	struct fuse_entry_param e;
 	struct daxfs_attr a;
+	uint64_t join;
 	int err;
 
 	new_owner(req, dir, &m, &uid, &gid);
@@ -390,21 +401,21 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (err == -EEXIST && !(fi->flags & O_EXCL))
 		err = create_existing(d, dir, name, &ino);
 	if (!err)
-		err = dfuse_open_get(d, ino);
+		err = dfuse_open_get(d, ino, &join);
 	if (err)
 		return reply_err(req, err);
 	err = daxfs_fstat(d->h, ino, &a);
 	if (!err)
-		err = dfuse_locks_open(fi);
+		err = dfuse_locks_open(fi, join);
 	if (err) {
-		dfuse_open_put(d, ino);
+		dfuse_open_put(d, ino, join);
 		return reply_err(req, err);
 	}
 	fill_entry(d, &a, &e);
 	open_reply_flags(fi);
 	if (fuse_reply_create(req, &e, fi)) {
 		dfuse_locks_forget(fi);
-		dfuse_open_put(d, ino);
+		dfuse_open_put(d, ino, join);
 	}
 }
 
@@ -442,6 +453,10 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 
 	if (!buf)
 		return reply_err(req, ENOMEM);
+	if (dfuse_open_stale(d, dfuse_file_join(fi))) {
+		free(buf);
+		return reply_err(req, ESTALE);
+	}
 	n = daxfs_pread(d->h, dfuse_ino(d, node), buf, size, (uint64_t)off);
 	if (n < 0) {
 		reply_err(req, (int)n);
@@ -459,6 +474,8 @@ static void op_write(fuse_req_t req, fuse_ino_t node, const char *buf,
 	uint64_t ino = dfuse_ino(d, node);
 	int64_t n;
 
+	if (dfuse_open_stale(d, dfuse_file_join(fi)))
+		return reply_err(req, ESTALE);	/* opened before a rejoin */
 	/* O_APPEND goes to the real end, as other hosts' appends do: the
 	 * kernel's offset is its cached size.  Writeback of cached pages
 	 * (writepage) carries the flags of some open file: never append. */
@@ -490,9 +507,10 @@ static void op_fsync(fuse_req_t req, fuse_ino_t node, int datasync,
 static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
 	struct dfuse *d = dfuse_of(req);
+	uint64_t join = dfuse_file_join(fi);
 
 	dfuse_locks_release(d, dfuse_ino(d, node), fi);
-	dfuse_open_put(d, dfuse_ino(d, node));
+	dfuse_open_put(d, dfuse_ino(d, node), join);
 	reply_err(req, 0);
 }
 
@@ -500,20 +518,28 @@ static void op_opendir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 {
 	struct dfuse *d = dfuse_of(req);
 	struct daxfs_attr a;
+	uint64_t join;
 	int err = daxfs_fstat(d->h, dfuse_ino(d, node), &a);
 
 	if (err)
 		return reply_err(req, err);
 	if (!S_ISDIR(a.mode))
 		return reply_err(req, ENOTDIR);
-	err = dfuse_dir_get(d, a.ino, &a);
+	err = dfuse_dir_get(d, a.ino, &a, &join);
 	if (err)
 		return reply_err(req, err);
+	err = dfuse_locks_open(fi, join);
+	if (err) {
+		dfuse_open_put(d, a.ino, join);
+		return reply_err(req, err);
+	}
 	/* listings are not cached: another host may change the directory */
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
-	if (fuse_reply_open(req, fi))
-		dfuse_open_put(d, a.ino);
+	if (fuse_reply_open(req, fi)) {
+		dfuse_locks_forget(fi);
+		dfuse_open_put(d, a.ino, join);
+	}
 }
 
 struct dir_buf {
@@ -573,9 +599,10 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t node,
 			  struct fuse_file_info *fi)
 {
 	struct dfuse *d = dfuse_of(req);
+	uint64_t join = dfuse_file_join(fi);
 
 	dfuse_locks_release(d, dfuse_ino(d, node), fi);
-	dfuse_open_put(d, dfuse_ino(d, node));
+	dfuse_open_put(d, dfuse_ino(d, node), join);
 	reply_err(req, 0);
 }
 

@@ -18,6 +18,7 @@
 #include "daxfs/libdaxfs-xattr.h"
 
 #define DFUSE_XATTR_LIST_MAX	65536u	/* Linux's XATTR_LIST_MAX */
+#define DFUSE_GROUPS_MAX	256	/* supplementary groups looked at */
 
 static struct dfuse *dfuse_of(fuse_req_t req)
 {
@@ -51,15 +52,52 @@ static void reply_value(fuse_req_t req, int n, size_t size, const void *buf)
 		fuse_reply_buf(req, buf, (size_t)n);
 }
 
+/* Whether the caller is in group gid (its gid or a supplementary one). */
+static bool in_group(fuse_req_t req, uint32_t gid)
+{
+	gid_t groups[DFUSE_GROUPS_MAX];
+	int i, n;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, DFUSE_GROUPS_MAX, groups);
+	for (i = 0; i < n && i < DFUSE_GROUPS_MAX; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * A new access ACL clears the set-group-ID bit when the caller is neither
+ * in the file's group nor privileged, as chmod does (Linux's
+ * posix_acl_update_mode).  The kernel leaves that to servers without
+ * HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot ask for.  uid 0 stands
+ * for CAP_FSETID.
+ */
+static void acl_kill_sgid(fuse_req_t req, uint64_t ino)
+{
+	struct dfuse *d = dfuse_of(req);
+	struct daxfs_attr a, n;
+
+	if (fuse_req_ctx(req)->uid == 0 || daxfs_fstat(d->h, ino, &a) ||
+	    !(a.mode & S_ISGID) || in_group(req, a.gid))
+		return;
+	memset(&n, 0, sizeof(n));
+	n.mode = a.mode & ~S_ISGID;
+	daxfs_ino_setattr(d->h, ino, DAXFS_ATTR_MODE, &n);
+}
+
 void dfuse_setxattr(fuse_req_t req, fuse_ino_t node, const char *name,
 		    const char *value, size_t size, int flags)
 {
 	struct dfuse *d = dfuse_of(req);
+	uint64_t ino = dfuse_ino(d, node);
 	int err = may_trusted(req, name);
 
 	if (!err)
-		err = daxfs_xattr_set(d->h, dfuse_ino(d, node), name, value,
-				      size, flags);
+		err = daxfs_xattr_set(d->h, ino, name, value, size, flags);
+	if (!err && d->acl && !strcmp(name, "system.posix_acl_access"))
+		acl_kill_sgid(req, ino);
 	reply_err(req, err);
 }
 
