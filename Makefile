@@ -188,7 +188,10 @@ SUITES ?= bookworm-backports
 module-check:
 	scripts/kernel-compat.sh $(if $(BOOT),-i) $(SUITES)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not inside the debootstrapped Debian roots of build/roots/, whose etc/
+# holds directories named *.d: scripts/debroot.sh)
+-include $(shell find $(BUILD) -path $(BUILD)/roots -prune -o -path $(BUILD)/debroot -prune \
+	-o -name '*.d' -type f -print 2>/dev/null)
 
 # LD_PRELOAD data path (docs/preload.md): lib/preload/*.c over libdaxfs.a,
 # which stays hidden inside (only the interposed calls are exported).
