@@ -81,7 +81,7 @@ static void usage(FILE *f)
 		"            device's own list is read without it.  They are never\n"
 		"            read; what lies on them is reported, and -y overwrites\n"
 		"            them with zeros (their data is lost) and repairs\n"
-		"  -h        this help\n\n"
+		"  -h, --help  this help\n\n"
 		"Exit codes (fsck(8)): 0 clean, 1 errors corrected, 4 errors left\n"
 		"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n");
 }
