@@ -21,7 +21,7 @@ from manpage import (ManPage, fuse_mount_options, head_options, head_words,
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "build" / "bin"
 MAN = ROOT / "man"
-PAGES = ["mkfs.daxfs.8", "fsck.daxfs.8", "daxfs.8", "daxfs.5"]
+PAGES = ["mkfs.daxfs.8", "fsck.daxfs.8", "daxfs.8", "daxfs.5", "daxfs-fuse.8"]
 
 
 def help_of(*argv):
@@ -45,6 +45,17 @@ def test_tool_page_matches_help(prog):
     opts = page.sections["OPTIONS"]
     text = ManPage.text(page.sections["SYNOPSIS"] + opts)
     assert_same_options(help_of(prog), text, ManPage.heads(opts), prog)
+
+
+def test_fuse_page_matches_help():
+    if not (BIN / "daxfs-fuse").exists():
+        pytest.skip("daxfs-fuse not built (no libfuse3-dev)")
+    page = ManPage(MAN / "daxfs-fuse.8")
+    opts = page.sections["OPTIONS"]
+    # the -o list of --help is daxfs(5)'s (test_daxfs5_lists_every_fuse_...)
+    text = help_of("daxfs-fuse").split("comma separated):", 1)[0]
+    assert_same_options(text, ManPage.text(page.sections["SYNOPSIS"] + opts),
+                        ManPage.heads(opts), "daxfs-fuse")
 
 
 def test_daxfs_page_has_every_command_and_option():
