@@ -39,7 +39,7 @@ DAXFS_FUSE := $(if $(FUSE_LIBS),$(BUILD)/bin/daxfs-fuse)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module module-check bench crash pmem race cluster cross-arm64 \
+.PHONY: all clean test check module module-check bench crash pmem race cluster cross-arm64 deb \
 	lincheck lincheck-bugs lincheck-checker kfuzz
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN) $(DAXFS_FUSE)
 
@@ -51,8 +51,9 @@ $(LIBA): $(CORE_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# soname libdaxfs.so.0: the Debian package installs it under that name
 $(LIBSO): $(CORE_OBJ) $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libdaxfs.so.0 -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bin/%: $(BUILD)/tools/%.o $(TOOL_COMMON_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
@@ -181,6 +182,11 @@ clean:
 module:
 	$(MAKE) -C kernel $(if $(KDIR),KDIR=$(KDIR))
 
+# Debian packages daxfs-tools and daxfs-dkms (debian/, docs/packaging.md),
+# built in a scratch copy of the tree; the .deb files land in build/deb/.
+deb:
+	scripts/make-deb.sh
+
 # Optional, not part of check (it needs the Debian archive): daxfs.ko built
 # against the kernels of newer Debian suites, headers unpacked under /tmp
 # (scripts/kernel-compat.sh, docs/kernel.md "Supported kernels").
@@ -188,7 +194,10 @@ SUITES ?= bookworm-backports
 module-check:
 	scripts/kernel-compat.sh $(if $(BOOT),-i) $(SUITES)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not inside the debootstrapped Debian roots of build/roots/, whose etc/
+# holds directories named *.d: scripts/debroot.sh)
+-include $(shell find $(BUILD) -path $(BUILD)/roots -prune -o -path $(BUILD)/debroot -prune \
+	-o -name '*.d' -type f -print 2>/dev/null)
 
 # LD_PRELOAD data path (docs/preload.md): lib/preload/*.c over libdaxfs.a,
 # which stays hidden inside (only the interposed calls are exported).

@@ -19,13 +19,16 @@
 #include "common.h"
 
 /* $DAXFS_PRELOAD_LIB, else libdaxfs-preload.so beside the build's bin/
- * (build/bin/daxfs -> build/libdaxfs-preload.so) or in ../lib. */
+ * (build/bin/daxfs -> build/libdaxfs-preload.so), in ../lib, or where
+ * the Debian package puts it (/usr/bin/daxfs -> /usr/lib/daxfs/). */
 static int find_preload(char *out, size_t size)
 {
 	static const char *const rel[] = { "../libdaxfs-preload.so",
-		"../lib/libdaxfs-preload.so", "libdaxfs-preload.so" };
+		"../lib/libdaxfs-preload.so", "../lib/daxfs/libdaxfs-preload.so",
+		"libdaxfs-preload.so" };
 	char exe[PATH_MAX];
 	const char *env = getenv("DAXFS_PRELOAD_LIB");
+	const char *dir;
 	ssize_t n;
 	size_t i;
 
@@ -37,11 +40,13 @@ static int find_preload(char *out, size_t size)
 	if (n < 0)
 		return -errno;
 	exe[n] = 0;
+	/* once: dirname() cuts exe in place, so a second call would go up
+	 * one more level (only the first candidate used to be right) */
+	dir = dirname(exe);
 	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		snprintf(out, size, "%s/%s", dirname(exe), rel[i]);
+		snprintf(out, size, "%s/%s", dir, rel[i]);
 		if (!access(out, R_OK))
 			return 0;
-		exe[n] = 0;
 	}
 	return -ENOENT;
 }

@@ -71,8 +71,9 @@ static void usage(FILE *f)
 		"  --convert convert an image of format version 1 or 2 to the current\n"
 		"            format in place (every host unmounted), then repair\n"
 		"            like -y\n"
-		"  -f        repair even while hosts hold fresh leases (dangerous:\n"
-		"            only when those hosts are known to be gone)\n"
+		"  -f        with -y: repair even while hosts hold fresh leases\n"
+		"            (dangerous: only when those hosts are known to be gone);\n"
+		"            with -p or -a (fsck(8)'s forced check) it changes nothing\n"
 		"  -v        verbose: also list informational findings\n"
 		"  --json    print a machine-readable report on stdout\n"
 		"  --badblocks FILE\n"
@@ -81,7 +82,7 @@ static void usage(FILE *f)
 		"            device's own list is read without it.  They are never\n"
 		"            read; what lies on them is reported, and -y overwrites\n"
 		"            them with zeros (their data is lost) and repairs\n"
-		"  -h        this help\n\n"
+		"  -h, --help  this help\n\n"
 		"Exit codes (fsck(8)): 0 clean, 1 errors corrected, 4 errors left\n"
 		"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n");
 }
@@ -426,6 +427,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return FSCK_USAGE;
 	}
+	/* fsck(8) and systemd-fsck pass -f with -a or -p to force a check
+	 * (e2fsck's -f); DaxFS checks everything every time.  A run at boot
+	 * cannot know that hosts holding fresh leases are gone, so only an
+	 * operator's -y -f repairs over them. */
+	if (k.preen)
+		k.force = false;
 	k.target = argv[optind];
 	progress_init(&k.prog, k.json || !isatty(2));
 	if (k.json)
