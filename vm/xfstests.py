@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """vm/xfstests.py - xfstests on daxfs.ko in one QEMU guest (docs/testing.md, "xfstests on
 daxfs.ko").  The xfstests tree is built outside the repository (docs/testing.md says how);
-this script fetches and builds nothing.  It copies vm/xfstests/local.config and
-vm/xfstests/exclude into the tree (as local.config and daxfs.exclude), applies
-vm/xfstests/rc-daxfs.sed to its common/rc once (the daxfs case of _scratch_mkfs_sized),
+this script fetches and builds nothing.  It copies the tree to OUT/tree (check writes into
+its tree, and the guest sees the host's files read-only), copies vm/xfstests/local.config
+and vm/xfstests/exclude into the copy (as local.config and daxfs.exclude), applies
+vm/xfstests/rc-daxfs.sed to its common/rc (the daxfs case of _scratch_mkfs_sized),
 and boots a guest with two nvdimms that runs vm/guest/daxfs-xfstests.sh.  check's
 arguments reach the guest in OUT/check.args (a long list does not fit a kernel command line).
 
@@ -26,6 +27,7 @@ sys.path.insert(0, str(VM))
 from cluster import Cluster, Guest  # noqa: E402
 
 MARK = "# daxfs: vm/xfstests/rc-daxfs.sed applied"
+CHROOT_OUT = "/mnt/out"     # the writable share (OUT), where check runs (chrooted)
 
 
 def prepare(tree):
@@ -81,15 +83,20 @@ def chunk(tree, tests, spec):
 def run(tree, tests, out, size="2G", timeout=3600, label=None):
     """One guest runs ./check TESTS on daxfs.ko; returns the cluster result
     (the guest's xfstests_rc, and OUT/check.log)."""
-    prepare(tree)
     out.mkdir(parents=True, exist_ok=True)
+    # check writes into its tree (_link_out_file: generic/035, 050), and the
+    # host root is read-only in the guest: run a copy in the writable share
+    copy = out / "tree"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(tree, copy, symlinks=True)
+    prepare(copy)
     (out / "check.args").write_text(" ".join(tests) + "\n")
     (out / "check.log").unlink(missing_ok=True)
     scratch = Path(f"/dev/shm/daxfs-xfst-scratch-{out.stat().st_ino}")
     try:
         with Cluster(label=label or f"xfstests-{out.name}", size=size, extra_shm=[scratch],
                      timeout=timeout + 120) as c:
-            return c.run([Guest("A", "daxfs-xfstests", [str(tree), str(timeout)],
+            return c.run([Guest("A", "daxfs-xfstests", [CHROOT_OUT + "/tree", str(timeout)],
                                 mem="2G", outdir=out)])
     finally:
         scratch.unlink(missing_ok=True)

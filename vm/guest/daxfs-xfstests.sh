@@ -1,7 +1,8 @@
 # vm/guest/daxfs-xfstests.sh XFS [TMO] - xfstests on daxfs.ko in one guest (driven by
-# vm/xfstests.py; docs/testing.md "xfstests on daxfs.ko").  XFS is the host path of an
-# xfstests tree built OUTSIDE the repository and prepared by vm/xfstests.py (local.config,
-# the exclude list and vm/xfstests/rc-daxfs.sed in place); check's arguments are in
+# vm/xfstests.py; docs/testing.md "xfstests on daxfs.ko").  XFS is the path, as the
+# chroot into the host root sees it, of a writable copy of an xfstests tree built OUTSIDE the
+# repository, prepared by vm/xfstests.py (local.config, the exclude list and
+# vm/xfstests/rc-daxfs.sed in place; /mnt/out/tree, in the writable share); check's arguments are in
 # /out/check.args (e.g. -g generic/quick, or generic/003 generic/080).  Both nvdimms become
 # fsdax namespaces (/dev/pmem0 = TEST_DEV, /dev/pmem1 = SCRATCH_DEV) and are formatted
 # here.  check runs chrooted into the host root with build/bin first in PATH (mkfs -t daxfs
