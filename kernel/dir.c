@@ -117,4 +117,7 @@ const struct file_operations daxfs_dir_fops = {
 	.read		= generic_read_dir,
 	.iterate_shared	= daxfs_k_iterate,
 	.fsync		= noop_fsync,
+	/* lock directories are flocked: in the region, as for files */
+	.lock		= daxfs_k_lock,
+	.flock		= daxfs_k_flock,
 };

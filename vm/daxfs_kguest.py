@@ -24,6 +24,8 @@ Scenarios:
   locks ROLE PEERS ROUNDS    once every peer is ready, two processes add to counters in
                              /lockfile under an fcntl lock and under flock, ROUNDS times
                              each (tests/vm/test_kernel_locks.py; the peers at once)
+  dirlocks ROLE PEERS ROUNDS as locks, with two processes that add to one counter under
+                             flock of the directory /lockdir (test_kernel_dir_flock.py)
 """
 import ctypes
 import errno
@@ -1018,25 +1020,33 @@ def scen_coherent(args):
 # ---------------------------------------------------------------- locks across hosts
 
 LOCK_POSIX_OFF, LOCK_FLOCK_OFF = 0, 64     # the two counters in /lockfile
+LOCK_DIR_OFF = 128                          # the counter under flock of /lockdir
 
 
-def lock_count(path, rounds, use_flock):
+def lock_count(path, rounds, use_flock, lockdir=None):
     """Adds 1 to a counter rounds times under a write lock (read, pause,
-    write back: two holders at once would lose an increment)."""
+    write back: two holders at once would lose an increment).  lockdir:
+    flock that directory instead, through an O_DIRECTORY descriptor."""
     fd = os.open(path, os.O_RDWR)
+    lfd = fd
     off = LOCK_FLOCK_OFF if use_flock else LOCK_POSIX_OFF
+    if lockdir is not None:
+        lfd = os.open(lockdir, os.O_RDONLY | os.O_DIRECTORY)
+        off = LOCK_DIR_OFF
     for i in range(rounds):
         if use_flock:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(lfd, fcntl.LOCK_EX)
         else:
             fcntl.lockf(fd, fcntl.LOCK_EX, 8, off)
         v = int.from_bytes(os.pread(fd, 8, off), "little")
         time.sleep(0.001)
         os.pwrite(fd, (v + 1).to_bytes(8, "little"), off)
         if use_flock:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            fcntl.flock(lfd, fcntl.LOCK_UN)
         else:
             fcntl.lockf(fd, fcntl.LOCK_UN, 8, off)
+    if lfd != fd:
+        os.close(lfd)
     os.close(fd)
 
 
@@ -1046,26 +1056,38 @@ def locks_ready(fs, role, peers):
     fs_wait(fs, [f"lk-ready-{x}" for x in peers])
 
 
-def scen_locks(args):
-    role, peers, rounds = args[0], args[1].split("+"), int(args[2])
-    path = p("lockfile")
+def fork_lock_workers(role, peers, rounds, workers):
+    """Once every peer is ready, runs each (use_flock, lockdir) worker of
+    lock_count in a process of its own; all must finish cleanly."""
     locks_ready(PosixFS(MNT), role, peers)
     pids = []
-    for use_flock in (False, True):
+    for use_flock, lockdir in workers:
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                lock_count(path, rounds, use_flock)
+                lock_count(p("lockfile"), rounds, use_flock, lockdir)
                 code = 0
             except BaseException as e:  # noqa: BLE001 - reported, then exit 1
-                log(f"lock worker (flock={use_flock}) failed: {e!r}")
+                log(f"lock worker (flock={use_flock} dir={lockdir}) failed: {e!r}")
             os._exit(code)
         pids.append(pid)
     for pid in pids:
         _, st = os.waitpid(pid, 0)
         check(st == 0, f"lock worker {pid} exited with status {st}")
+
+
+def scen_locks(args):
+    role, peers, rounds = args[0], args[1].split("+"), int(args[2])
+    fork_lock_workers(role, peers, rounds, [(False, None), (True, None)])
     result(**{f"locks_{role}": "ok"})
+
+
+def scen_dirlocks(args):
+    role, peers, rounds = args[0], args[1].split("+"), int(args[2])
+    lockdir = p("lockdir")
+    fork_lock_workers(role, peers, rounds, [(True, lockdir), (True, lockdir)])
+    result(**{f"dirlocks_{role}": "ok"})
 
 
 def scen_sqlite(args):

@@ -6,11 +6,18 @@
 #
 #   vm/setup.sh            install what is missing
 #   vm/setup.sh --check    install nothing; exit 1 if something is missing
+#   vm/setup.sh --xfstests also what building xfstests outside the repository and running it
+#                          in a guest needs (the guest runs the host's tools: xfs_io, ...)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 PKGS=(qemu-system-x86 qemu-utils linux-image-amd64 linux-headers-amd64 busybox-static cpio
       ndctl fio kmod gzip e2fsprogs make gcc python3 python3-pytest)
+if [ "${1:-}" = --xfstests ]; then
+    shift
+    PKGS+=(xfsprogs xfslibs-dev libattr1-dev libacl1-dev uuid-dev libaio-dev autoconf automake
+           libtool pkg-config gawk perl bc psmisc attr acl)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -9,7 +9,7 @@ getfacl, run chrooted, act on the guest's mount).
 Scenarios:
   attrs   setfattr/getfattr of user., trusted. and security. attributes on /x; a 64 KiB
           value; XATTR_CREATE/REPLACE errors; an unprivileged user sees no trusted.*;
-          `cp -a` keeps them.  Leaves /x with user.shared=from-guest for the host to read.
+          `cp -a` and `rsync -aX` keep them.  Leaves /x with user.shared=from-guest for the host to read.
   acl     /secret mode 600: user 4242 denied; after `setfacl -m u:4242:r` allowed to read
           (not to write), user 4243 still denied; a directory's default ACL is inherited
           by a file and a directory made in it.  Leaves the ACL for the host to read.
@@ -72,6 +72,8 @@ def scen_attrs(args):
     check(rc != 0, "an unprivileged user set trusted.*")
     sh("cp", "-a", x, kg.p("copy"))
     check(os.getxattr(kg.p("copy"), "user.color") == b"blue", "cp -a kept user.color")
+    sh("rsync", "-aX", x, kg.p("rcopy"))
+    check(os.getxattr(kg.p("rcopy"), "user.color") == b"blue", "rsync -aX kept user.color")
     os.setxattr(x, "user.shared", b"from-guest")
     result(attrs="ok")
 
