@@ -1135,6 +1135,15 @@ static void rmdir_finish(struct daxfs_op *op, struct daxfs_lane *il,
 	}
 }
 
+/* Our DEAD mark on cp (aux was v before it) goes: the name we marked
+ * for moved; the caller looks again. */
+static void rmdir_undo_dead(struct daxfs_op *op, struct daxfs_inode *cp, u64 v)
+{
+	v |= DAXFS_DIR_DEAD;
+	daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
+	daxfs_intent_clear(op);
+}
+
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 {
 	struct daxfs_inode *dp, *cp;
@@ -1168,6 +1177,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				   NS_META(NS_KIND_RMDIR, 0, 0));
 		if (err)
 			goto out;
+		daxfs_crash_point("rmdir.found");
 		v = daxfs_load(&cp->aux);
 		other = false;
 		for (;;) {
@@ -1201,6 +1211,20 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			err = -EBUSY;
 			goto out;
 		}
+		/*
+		 * A rename may have moved the directory between our lookup
+		 * and the DEAD CAS (its MOVING came and went).  DEAD keeps
+		 * renames out from here on, so the leaf is looked at once,
+		 * now, before step 1: recovery reads "step 1, leaf gone" as
+		 * our own removal, and would free a directory that another
+		 * name still holds (docs/namespace.md, "Rmdir racing a
+		 * rename of the directory").
+		 */
+		if (!daxfs_dir_has_leaf(&op, dp, hash, de.leaf)) {
+			rmdir_undo_dead(&op, cp, v);
+			tries++;
+			continue;
+		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 1, 0);
 		if (err)
 			goto out;	/* recovery: DEAD without MOVING */
@@ -1211,10 +1235,8 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				err = -ESTALE;
 				goto out;
 			}
-			/* renamed away before we marked it: undo, retry */
-			v |= DAXFS_DIR_DEAD;
-			daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
-			daxfs_intent_clear(&op);
+			/* the leaf went after all (damage): undo, retry */
+			rmdir_undo_dead(&op, cp, v);
 			if (err == -ENOENT) {
 				tries++;
 				continue;
