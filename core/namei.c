@@ -734,9 +734,13 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
  * holder is the rename claim's holder (LINKING is only set under it), so
  * wait while that host is ALIVE.  Once it is declared dead it is fenced:
  * it publishes nothing more, so its hold means nothing (its recovery
- * lets the leaf go).  A LINKING found while the claim is free or ours (a
- * renamer, or the link itself copying a chain) is stale.  No bound while
- * the holder lives: a live link finishes, a stopped one expires.
+ * lets the leaf go).  A LINKING found while the claim is free or held by
+ * this very op (a renamer, or the link itself copying a chain) is stale.
+ * Held by another thread of our host (the claim word names only the
+ * host): that thread is live, wait for it (it took LINKING as stale and
+ * removed the leaf under a link in flight, docs/namespace.md "Threads of
+ * one host").  No bound while the holder lives: a live link finishes, a
+ * stopped one expires.
  */
 int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
 {
@@ -750,8 +754,14 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
 		cur = daxfs_load(daxfs_state_word(fs, rename_claim));
 		slot = daxfs_claim_slot(cur);
 		gen = daxfs_claim_gen(cur);
-		if (!cur || cur == daxfs_my_claim(fs) || slot >= fs->sb.max_hosts)
+		if (!cur || slot >= fs->sb.max_hosts)
 			return 0;
+		if (cur == daxfs_my_claim(fs)) {
+			if (op->has_claim)
+				return 0;
+			daxfs_yield();	/* another thread of ours links */
+			continue;
+		}
 		if (daxfs_load(&daxfs_host_at(fs, slot)->state) !=
 		    daxfs_host_word(gen, DAXFS_HOST_ALIVE))
 			return 0;	/* declared dead: fenced */
@@ -1032,7 +1042,7 @@ static void unlink_recover(struct daxfs_op *op, struct daxfs_lane *il,
 
 /* w: the caller's waiter, so that the claim and what the caller waits
  * for after it share one bound (a few leases in all, not each). */
-static int claim_take(struct daxfs_op *op, struct waiter *w)
+static int claim_get(struct daxfs_op *op, struct waiter *w)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 *word = daxfs_state_word(fs, rename_claim);
@@ -1068,10 +1078,21 @@ static int claim_take(struct daxfs_op *op, struct waiter *w)
 	return -EBUSY;
 }
 
+/* The claim word names our host, not this op: the op remembers that it is
+ * the holder (daxfs_link_hold_wait tells it from our other threads). */
+static int claim_take(struct daxfs_op *op, struct waiter *w)
+{
+	int err = claim_get(op, w);
+
+	op->has_claim = !err;
+	return err;
+}
+
 static void claim_release(struct daxfs_op *op)
 {
 	u64 mine = daxfs_my_claim(op->fs);
 
+	op->has_claim = false;
 	daxfs_cas(daxfs_state_word(op->fs, rename_claim), &mine, 0);
 }
 
