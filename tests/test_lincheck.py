@@ -125,6 +125,24 @@ def test_namespace_crash_points(checker, crash_build):
     assert died and int(died.group(1)) > 0, "no worker died: " + out
 
 
+def test_namespace_threads(checker):
+    """The namespace rounds with clients that are threads of one host
+    sharing one handle (-P), not only processes: link and rename racing
+    unlink inside one host (the rename claim names the host, not the
+    thread: docs/namespace.md "Threads of one host"), then two hosts of
+    three threads each with SIGKILLs (a kill takes a host's three
+    operations in flight at once): every round linearizable."""
+    build = os.path.join(REPO, "build")
+    rc, out = lincheck(build, "-m", "ns", "-w", "1", "-P", "4", "-o", "20",
+                       "-n", "8000", "-s", "51")
+    assert rc == 0, out
+    assert " 0 violations" in out
+    rc, out = lincheck(build, "-m", "ns", "-w", "2", "-P", "3", "-o", "20",
+                       "-n", "1500", "-k", "0.05", "-l", "100", "-s", "52")
+    assert rc == 0, out
+    assert " 0 violations" in out
+
+
 def test_checker_killed_remover(checker):
     """A round from a crash-point run (docs/lincheck.md, "What it
     found"): truncate(d) answered ENOENT while rename(a, d), whose worker
