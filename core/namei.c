@@ -25,6 +25,9 @@
 #define NS_KIND_LINK		4u
 #define NS_KIND_UNLINK		5u
 #define NS_FL_DIR		1u	/* create: a directory (parent nlink+1) */
+/* create: a recoverer is rolling it back; the step is what is left to
+ * undo (create_recover) */
+#define NS_FL_UNDO		0x40u
 #define NS_META(kind, step, fl)	((u64)(kind) | (u64)(step) << 8 | (u64)(fl) << 16)
 #define NS_KIND(m)		((u32)((m) & 0xff))
 #define NS_STEP(m)		((u32)(((m) >> 8) & 0xff))
@@ -518,42 +521,72 @@ static void free_if_unlinked(struct daxfs_op *op, u64 ino)
 		daxfs_orphan_settle(op, ino);
 }
 
-/* A dead creator: committed once the leaf is in the directory (step 6,
+/*
+ * A dead creator: committed once the leaf is in the directory (step 6,
  * or found there); else roll back.  Step 5 (linking) with the leaf gone
  * is ambiguous (published, then renamed or unlinked by another host):
- * left to fsck, counts high, never low. */
-static void create_recover(struct daxfs_op *op, const u64 *a, u32 step, u32 fl)
+ * left to fsck, counts high, never low.
+ *
+ * The roll-back marks each undo in the dead lane before it acts (il: step
+ * = what is left, flag UNDO), as unlink's roll-forward does: a recoverer
+ * that dies in here (or before the lane's intent is cleared) leaves the
+ * next one only what it did not start, so no count is lowered twice and
+ * no record freed twice (docs/recovery.md, "A recoverer that dies").
+ */
+static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
+			   const u64 *a, u32 step, u32 fl)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_dirent *lde;
 	struct daxfs_inode *dp, *ip;
+	bool undo = fl & NS_FL_UNDO;
 	u64 val = 0;
 
+	fl &= ~NS_FL_UNDO;
 	if (step >= 6 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
-	lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
-	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
-		return;				/* committed */
-	if (step == 5)
-		return;
-	if (step >= 4 && a[2])
-		daxfs_dirent_free(op, a[2], false);	/* never published */
-	if (a[1] && a[3] && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, a[1]), &val) &&
-	    val == a[3] && (ip = daxfs_ptr(fs, a[3], sizeof(*ip), DAXFS_OFF_ALIGN))) {
-		/* published but never named: nobody else can know it */
-		daxfs_store32(&ip->nlink, 0);
-		daxfs_inode_free(op, ip);
-	} else if (step < 3) {
-		/* allocated, not (or no longer pending) in the overlay */
-		if (a[3])
-			daxfs_free_now(op, a[3], DAXFS_CLASS_128);
-		if (a[4])
-			daxfs_free_now(op, a[4], DAXFS_CLASS_512);
+	if (!undo) {
+		lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
+		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
+			return;			/* committed */
+		if (step == 5)
+			return;
+		if (step >= 4 && a[2]) {
+			intent_step(op, il, NS_KIND_CREATE, 3, fl | NS_FL_UNDO);
+			daxfs_dirent_free(op, a[2], false);	/* never published */
+		}
 	}
-	if ((fl & NS_FL_DIR) && step >= 2)
+	/* the inode: published (step 3 on, or in the overlay already) or
+	 * only allocated (before step 3); undo at 3 was marked after step 4 */
+	if (!undo || step >= 3) {
+		bool early = !undo && step < 3;
+
+		intent_step(op, il, NS_KIND_CREATE, step < 2 ? step : 2,
+			    fl | NS_FL_UNDO);
+		if (a[1] && a[3] && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, a[1]), &val) &&
+		    val == a[3] && (ip = daxfs_ptr(fs, a[3], sizeof(*ip), DAXFS_OFF_ALIGN))) {
+			/* published but never named: nobody else can know it */
+			daxfs_store32(&ip->nlink, 0);
+			daxfs_inode_free(op, ip);
+		} else if (early) {
+			/* allocated, not (or no longer pending) in the overlay */
+			if (a[3])
+				daxfs_free_now(op, a[3], DAXFS_CLASS_128);
+			if (a[4])
+				daxfs_free_now(op, a[4], DAXFS_CLASS_512);
+		}
+		if (step > 2)
+			step = 2;
+	}
+	if ((fl & NS_FL_DIR) && step >= 2) {
+		intent_step(op, il, NS_KIND_CREATE, 1, fl | NS_FL_UNDO);
 		daxfs_nlink_dec(dp, 2);
-	if (step >= 1)
+	}
+	if (step >= 1) {
+		intent_step(op, il, NS_KIND_CREATE, 0, fl | NS_FL_UNDO);
 		daxfs_dir_count_sub(dp);
+	}
+	daxfs_crash_point("create.undone");
 }
 
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
@@ -1891,7 +1924,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		rmdir_recover(op, dead_lane, a, step);
 		return;
 	case NS_KIND_CREATE:
-		create_recover(op, a, step, NS_FLAGS(a[6]));
+		create_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
 		return;
 	case NS_KIND_LINK:
 		link_recover(op, a, step);

@@ -73,6 +73,7 @@ OTHER_POINTS = {
     "alloc.pages_taken": "test_write_crash_leak.py",
     "write.page_publishing": "test_write_crash_leak.py",
     "rmdir.found": "test_rmdir_rename_race.py",
+    "create.undone": "test_create_recover_twice.py",
 }
 
 
