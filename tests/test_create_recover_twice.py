@@ -31,19 +31,11 @@ daxfs = env.daxfs
 SIZE = 16 * env.MiB
 LEASE_MS = 500
 
-CREATOR = r'''
-import sys
-sys.path.insert(0, sys.argv[2])
-import daxfs
-r = daxfs.Region(sys.argv[1])
+CREATOR = cl.HOST_SCRIPT + r'''
 r.write_file("/x/new", b"n" * 100)
 '''
 
-RECOVERER = r'''
-import sys, time
-sys.path.insert(0, sys.argv[2])
-import daxfs
-r = daxfs.Region(sys.argv[1])
+RECOVERER = cl.HOST_SCRIPT + r'''
 for _ in range(200):    # until the creator is recovered (we die in it)
     r.reclaim()
     time.sleep(0.05)

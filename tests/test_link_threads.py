@@ -34,11 +34,8 @@ LEASE_MS = 60000        # nobody declares the host dead during the test
 UNLINK_SECONDS = 2
 BODY = cl.data("a", 900)
 
-SCRIPT = r'''
-import json, os, signal, sys, threading, time
-sys.path.insert(0, sys.argv[2])
-import daxfs
-r = daxfs.Region(sys.argv[1])
+SCRIPT = cl.HOST_SCRIPT + r'''
+import json, os, signal, threading
 points = sys.argv[1] + ".points"
 res = {}
 

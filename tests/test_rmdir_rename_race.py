@@ -36,11 +36,7 @@ SIZE = 16 * env.MiB
 # short: the survivor waits out the killed victim's lease (old code only)
 LEASE_MS = 500
 
-VICTIM = r'''
-import errno, sys
-sys.path.insert(0, sys.argv[2])
-import daxfs
-r = daxfs.Region(sys.argv[1])
+VICTIM = cl.HOST_SCRIPT + r'''
 try:
     r.rmdir("/x/d")
 except OSError as e:
