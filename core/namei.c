@@ -25,8 +25,8 @@
 #define NS_KIND_LINK		4u
 #define NS_KIND_UNLINK		5u
 #define NS_FL_DIR		1u	/* create: a directory (parent nlink+1) */
-/* create: a recoverer is rolling it back; the step is what is left to
- * undo (create_recover) */
+/* create, link: a recoverer is rolling it back; the step is what is left
+ * to undo (create_recover, link_recover) */
 #define NS_FL_UNDO		0x40u
 #define NS_META(kind, step, fl)	((u64)(kind) | (u64)(step) << 8 | (u64)(fl) << 16)
 #define NS_KIND(m)		((u32)((m) & 0xff))
@@ -1024,24 +1024,36 @@ out:
 
 /* A dead linker: committed once the leaf is in the directory; step 3
  * (linking) with the leaf gone is ambiguous and left high (fsck); before
- * that, roll back what is marked. */
-static void link_recover(struct daxfs_op *op, const u64 *a, u32 step)
+ * that, roll back what is marked.  Each undo is marked in the dead lane
+ * before it acts (UNDO, step = what is left), as create_recover does: a
+ * repeat after a dying recoverer never drops the link count twice. */
+static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
+			 const u64 *a, u32 step, u32 fl)
 {
-	struct daxfs_dirent *lde = daxfs_dirent_at(op->fs, a[2]);
+	struct daxfs_dirent *lde;
 	struct daxfs_inode *dp;
 
 	leaf_unhold(op->fs, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
-	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
-		return;
-	if (step == 3)
-		return;
-	daxfs_dirent_free(op, a[2], false);
-	if (step >= 2)
+	if (!(fl & NS_FL_UNDO)) {
+		lde = daxfs_dirent_at(op->fs, a[2]);
+		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
+			return;
+		if (step == 3)
+			return;
+		intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO);
+		daxfs_dirent_free(op, a[2], false);
+	}
+	if (step >= 2) {
+		intent_step(op, il, NS_KIND_LINK, 1, NS_FL_UNDO);
 		daxfs_inode_unlinked(op, a[1]);	/* ours: frees at 0 */
-	if (step >= 1)
+	}
+	if (step >= 1) {
+		intent_step(op, il, NS_KIND_LINK, 0, NS_FL_UNDO);
 		daxfs_dir_count_sub(dp);
+	}
+	daxfs_crash_point("link.undone");
 }
 
 /* A dead unlinker: the name is gone from step 2 on, so roll forward
@@ -1927,7 +1939,7 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		create_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
 		return;
 	case NS_KIND_LINK:
-		link_recover(op, a, step);
+		link_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
 		goto release;	/* links hold the claim too */
 	case NS_KIND_UNLINK:
 		unlink_recover(op, dead_lane, a, step);

@@ -1,4 +1,4 @@
-"""A dead creator's roll-back, when its recoverer dies too
+"""A dead creator's (or linker's) roll-back, when its recoverer dies too
 (docs/recovery.md, "A recoverer that dies").
 
 A victim host dies in create("/x/new") after publishing the inode and
@@ -13,6 +13,10 @@ twice as well).  /x, which still holds `keep`, then counted no entry:
 rmdir("/x") succeeded on a directory with a file in it.  Found by the
 linearizability checker with crash points (docs/lincheck.md: a name left
 naming a freed inode after a recoverer died).
+
+The link roll-back had the same gap: a linker that died after raising
+the count (`link.nlink_raised`), recovered twice, lost a second link: its
+source, still named, was freed.
 """
 
 import errno
@@ -31,9 +35,13 @@ daxfs = env.daxfs
 SIZE = 16 * env.MiB
 LEASE_MS = 500
 
-CREATOR = cl.HOST_SCRIPT + r'''
-r.write_file("/x/new", b"n" * 100)
-'''
+# the dead host's call, where it dies, where its recoverer dies
+VICTIMS = {
+    "create": ('r.write_file("/x/new", b"n" * 100)',
+               "create.inode_published", "create.undone"),
+    "link": ('r.link("/x/keep", "/x/new")', "link.nlink_raised",
+             "link.undone"),
+}
 
 RECOVERER = cl.HOST_SCRIPT + r'''
 for _ in range(200):    # until the creator is recovered (we die in it)
@@ -67,13 +75,15 @@ def region():
     yield from env.lease_region("crtwice", SIZE, LEASE_MS)
 
 
-def test_create_rollback_after_recoverer_died(crash_build, region):
+@pytest.mark.parametrize("victim", sorted(VICTIMS))
+def test_rollback_after_recoverer_died(crash_build, region, victim):
+    call, point, undone = VICTIMS[victim]
     with daxfs.Region(region) as r:
         r.mkdir("/x")
         r.write_file("/x/keep", b"k" * 100)
-    run_victim(region, CREATOR, "create.inode_published")
+    run_victim(region, cl.HOST_SCRIPT + call + "\n", point)
     time.sleep(LEASE_MS / 1000 * 1.5)
-    run_victim(region, RECOVERER, "create.undone")
+    run_victim(region, RECOVERER, undone)
     with daxfs.Region(region) as r:
         for _ in range(600):
             r.reclaim()
@@ -82,9 +92,10 @@ def test_create_rollback_after_recoverer_died(crash_build, region):
             time.sleep(0.05)
         assert others_recovered(r), r.info()["hosts"]
         assert r.listdir("/x") == ["keep"]
+        assert r.read_file("/x/keep") == b"k" * 100
+        assert r.lstat("/x/keep").st_nlink == 1
         with pytest.raises(OSError) as e:
             r.rmdir("/x")
         assert e.value.errno == errno.ENOTEMPTY
-        assert r.read_file("/x/keep") == b"k" * 100
     code, out = env.fsck(region, "-n")
     assert code == 0, out
