@@ -116,6 +116,9 @@ struct daxfs_op {
 	struct daxfs_fs *fs;
 	struct daxfs_lane *lane;	/* NULL for host-less (read-only) use */
 	u32 lane_idx;
+	/* this op holds state.rename_claim: the claim word names only the
+	 * host, which other threads of the host share (core/namei.c) */
+	bool has_claim;
 };
 
 /* ---- region open, format, hosts (core/super.c, core/hosts.c) ---- */

@@ -149,6 +149,7 @@ static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->fs = fs;
 	op->lane = NULL;
 	op->lane_idx = 0;
+	op->has_claim = false;
 	if (fs->host == DAXFS_NO_HOST)
 		return;
 	for (i = 0; i < DAXFS_LANES; i++) {
@@ -582,6 +583,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->fs = fs;
 	op->lane = NULL;
 	op->lane_idx = 0;
+	op->has_claim = false;
 	/* a page of the lanes or the host table that went bad is never
 	 * loaded (a machine check): the host stops instead */
 	if (daxfs_unlikely(daxfs_media_fixed_bad(fs)))

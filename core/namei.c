@@ -25,6 +25,9 @@
 #define NS_KIND_LINK		4u
 #define NS_KIND_UNLINK		5u
 #define NS_FL_DIR		1u	/* create: a directory (parent nlink+1) */
+/* create, link: a recoverer is rolling it back; the step is what is left
+ * to undo (create_recover, link_recover) */
+#define NS_FL_UNDO		0x40u
 #define NS_META(kind, step, fl)	((u64)(kind) | (u64)(step) << 8 | (u64)(fl) << 16)
 #define NS_KIND(m)		((u32)((m) & 0xff))
 #define NS_STEP(m)		((u32)(((m) >> 8) & 0xff))
@@ -518,42 +521,72 @@ static void free_if_unlinked(struct daxfs_op *op, u64 ino)
 		daxfs_orphan_settle(op, ino);
 }
 
-/* A dead creator: committed once the leaf is in the directory (step 6,
+/*
+ * A dead creator: committed once the leaf is in the directory (step 6,
  * or found there); else roll back.  Step 5 (linking) with the leaf gone
  * is ambiguous (published, then renamed or unlinked by another host):
- * left to fsck, counts high, never low. */
-static void create_recover(struct daxfs_op *op, const u64 *a, u32 step, u32 fl)
+ * left to fsck, counts high, never low.
+ *
+ * The roll-back marks each undo in the dead lane before it acts (il: step
+ * = what is left, flag UNDO), as unlink's roll-forward does: a recoverer
+ * that dies in here (or before the lane's intent is cleared) leaves the
+ * next one only what it did not start, so no count is lowered twice and
+ * no record freed twice (docs/recovery.md, "A recoverer that dies").
+ */
+static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
+			   const u64 *a, u32 step, u32 fl)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_dirent *lde;
 	struct daxfs_inode *dp, *ip;
+	bool undo = fl & NS_FL_UNDO;
 	u64 val = 0;
 
+	fl &= ~NS_FL_UNDO;
 	if (step >= 6 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
-	lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
-	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
-		return;				/* committed */
-	if (step == 5)
-		return;
-	if (step >= 4 && a[2])
-		daxfs_dirent_free(op, a[2], false);	/* never published */
-	if (a[1] && a[3] && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, a[1]), &val) &&
-	    val == a[3] && (ip = daxfs_ptr(fs, a[3], sizeof(*ip), DAXFS_OFF_ALIGN))) {
-		/* published but never named: nobody else can know it */
-		daxfs_store32(&ip->nlink, 0);
-		daxfs_inode_free(op, ip);
-	} else if (step < 3) {
-		/* allocated, not (or no longer pending) in the overlay */
-		if (a[3])
-			daxfs_free_now(op, a[3], DAXFS_CLASS_128);
-		if (a[4])
-			daxfs_free_now(op, a[4], DAXFS_CLASS_512);
+	if (!undo) {
+		lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
+		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
+			return;			/* committed */
+		if (step == 5)
+			return;
+		if (step >= 4 && a[2]) {
+			intent_step(op, il, NS_KIND_CREATE, 3, fl | NS_FL_UNDO);
+			daxfs_dirent_free(op, a[2], false);	/* never published */
+		}
 	}
-	if ((fl & NS_FL_DIR) && step >= 2)
+	/* the inode: published (step 3 on, or in the overlay already) or
+	 * only allocated (before step 3); undo at 3 was marked after step 4 */
+	if (!undo || step >= 3) {
+		bool early = !undo && step < 3;
+
+		intent_step(op, il, NS_KIND_CREATE, step < 2 ? step : 2,
+			    fl | NS_FL_UNDO);
+		if (a[1] && a[3] && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, a[1]), &val) &&
+		    val == a[3] && (ip = daxfs_ptr(fs, a[3], sizeof(*ip), DAXFS_OFF_ALIGN))) {
+			/* published but never named: nobody else can know it */
+			daxfs_store32(&ip->nlink, 0);
+			daxfs_inode_free(op, ip);
+		} else if (early) {
+			/* allocated, not (or no longer pending) in the overlay */
+			if (a[3])
+				daxfs_free_now(op, a[3], DAXFS_CLASS_128);
+			if (a[4])
+				daxfs_free_now(op, a[4], DAXFS_CLASS_512);
+		}
+		if (step > 2)
+			step = 2;
+	}
+	if ((fl & NS_FL_DIR) && step >= 2) {
+		intent_step(op, il, NS_KIND_CREATE, 1, fl | NS_FL_UNDO);
 		daxfs_nlink_dec(dp, 2);
-	if (step >= 1)
+	}
+	if (step >= 1) {
+		intent_step(op, il, NS_KIND_CREATE, 0, fl | NS_FL_UNDO);
 		daxfs_dir_count_sub(dp);
+	}
+	daxfs_crash_point("create.undone");
 }
 
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
@@ -734,9 +767,13 @@ static int link_hold(struct daxfs_op *op, const struct link_src *src,
  * holder is the rename claim's holder (LINKING is only set under it), so
  * wait while that host is ALIVE.  Once it is declared dead it is fenced:
  * it publishes nothing more, so its hold means nothing (its recovery
- * lets the leaf go).  A LINKING found while the claim is free or ours (a
- * renamer, or the link itself copying a chain) is stale.  No bound while
- * the holder lives: a live link finishes, a stopped one expires.
+ * lets the leaf go).  A LINKING found while the claim is free or held by
+ * this very op (a renamer, or the link itself copying a chain) is stale.
+ * Held by another thread of our host (the claim word names only the
+ * host): that thread is live, wait for it (it took LINKING as stale and
+ * removed the leaf under a link in flight, docs/namespace.md "Threads of
+ * one host").  No bound while the holder lives: a live link finishes, a
+ * stopped one expires.
  */
 int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
 {
@@ -750,8 +787,14 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
 		cur = daxfs_load(daxfs_state_word(fs, rename_claim));
 		slot = daxfs_claim_slot(cur);
 		gen = daxfs_claim_gen(cur);
-		if (!cur || cur == daxfs_my_claim(fs) || slot >= fs->sb.max_hosts)
+		if (!cur || slot >= fs->sb.max_hosts)
 			return 0;
+		if (cur == daxfs_my_claim(fs)) {
+			if (op->has_claim)
+				return 0;
+			daxfs_yield();	/* another thread of ours links */
+			continue;
+		}
 		if (daxfs_load(&daxfs_host_at(fs, slot)->state) !=
 		    daxfs_host_word(gen, DAXFS_HOST_ALIVE))
 			return 0;	/* declared dead: fenced */
@@ -981,24 +1024,36 @@ out:
 
 /* A dead linker: committed once the leaf is in the directory; step 3
  * (linking) with the leaf gone is ambiguous and left high (fsck); before
- * that, roll back what is marked. */
-static void link_recover(struct daxfs_op *op, const u64 *a, u32 step)
+ * that, roll back what is marked.  Each undo is marked in the dead lane
+ * before it acts (UNDO, step = what is left), as create_recover does: a
+ * repeat after a dying recoverer never drops the link count twice. */
+static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
+			 const u64 *a, u32 step, u32 fl)
 {
-	struct daxfs_dirent *lde = daxfs_dirent_at(op->fs, a[2]);
+	struct daxfs_dirent *lde;
 	struct daxfs_inode *dp;
 
 	leaf_unhold(op->fs, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
-	if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
-		return;
-	if (step == 3)
-		return;
-	daxfs_dirent_free(op, a[2], false);
-	if (step >= 2)
+	if (!(fl & NS_FL_UNDO)) {
+		lde = daxfs_dirent_at(op->fs, a[2]);
+		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
+			return;
+		if (step == 3)
+			return;
+		intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO);
+		daxfs_dirent_free(op, a[2], false);
+	}
+	if (step >= 2) {
+		intent_step(op, il, NS_KIND_LINK, 1, NS_FL_UNDO);
 		daxfs_inode_unlinked(op, a[1]);	/* ours: frees at 0 */
-	if (step >= 1)
+	}
+	if (step >= 1) {
+		intent_step(op, il, NS_KIND_LINK, 0, NS_FL_UNDO);
 		daxfs_dir_count_sub(dp);
+	}
+	daxfs_crash_point("link.undone");
 }
 
 /* A dead unlinker: the name is gone from step 2 on, so roll forward
@@ -1032,7 +1087,7 @@ static void unlink_recover(struct daxfs_op *op, struct daxfs_lane *il,
 
 /* w: the caller's waiter, so that the claim and what the caller waits
  * for after it share one bound (a few leases in all, not each). */
-static int claim_take(struct daxfs_op *op, struct waiter *w)
+static int claim_get(struct daxfs_op *op, struct waiter *w)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 *word = daxfs_state_word(fs, rename_claim);
@@ -1068,10 +1123,21 @@ static int claim_take(struct daxfs_op *op, struct waiter *w)
 	return -EBUSY;
 }
 
+/* The claim word names our host, not this op: the op remembers that it is
+ * the holder (daxfs_link_hold_wait tells it from our other threads). */
+static int claim_take(struct daxfs_op *op, struct waiter *w)
+{
+	int err = claim_get(op, w);
+
+	op->has_claim = !err;
+	return err;
+}
+
 static void claim_release(struct daxfs_op *op)
 {
 	u64 mine = daxfs_my_claim(op->fs);
 
+	op->has_claim = false;
 	daxfs_cas(daxfs_state_word(op->fs, rename_claim), &mine, 0);
 }
 
@@ -1135,6 +1201,15 @@ static void rmdir_finish(struct daxfs_op *op, struct daxfs_lane *il,
 	}
 }
 
+/* Our DEAD mark on cp (aux was v before it) goes: the name we marked
+ * for moved; the caller looks again. */
+static void rmdir_undo_dead(struct daxfs_op *op, struct daxfs_inode *cp, u64 v)
+{
+	v |= DAXFS_DIR_DEAD;
+	daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
+	daxfs_intent_clear(op);
+}
+
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 {
 	struct daxfs_inode *dp, *cp;
@@ -1168,6 +1243,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				   NS_META(NS_KIND_RMDIR, 0, 0));
 		if (err)
 			goto out;
+		daxfs_crash_point("rmdir.found");
 		v = daxfs_load(&cp->aux);
 		other = false;
 		for (;;) {
@@ -1201,6 +1277,20 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			err = -EBUSY;
 			goto out;
 		}
+		/*
+		 * A rename may have moved the directory between our lookup
+		 * and the DEAD CAS (its MOVING came and went).  DEAD keeps
+		 * renames out from here on, so the leaf is looked at once,
+		 * now, before step 1: recovery reads "step 1, leaf gone" as
+		 * our own removal, and would free a directory that another
+		 * name still holds (docs/namespace.md, "Rmdir racing a
+		 * rename of the directory").
+		 */
+		if (!daxfs_dir_has_leaf(&op, dp, hash, de.leaf)) {
+			rmdir_undo_dead(&op, cp, v);
+			tries++;
+			continue;
+		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 1, 0);
 		if (err)
 			goto out;	/* recovery: DEAD without MOVING */
@@ -1211,10 +1301,8 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 				err = -ESTALE;
 				goto out;
 			}
-			/* renamed away before we marked it: undo, retry */
-			v |= DAXFS_DIR_DEAD;
-			daxfs_cas(&cp->aux, &v, v & ~DAXFS_DIR_DEAD);
-			daxfs_intent_clear(&op);
+			/* the leaf went after all (damage): undo, retry */
+			rmdir_undo_dead(&op, cp, v);
 			if (err == -ENOENT) {
 				tries++;
 				continue;
@@ -1848,10 +1936,10 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		rmdir_recover(op, dead_lane, a, step);
 		return;
 	case NS_KIND_CREATE:
-		create_recover(op, a, step, NS_FLAGS(a[6]));
+		create_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
 		return;
 	case NS_KIND_LINK:
-		link_recover(op, a, step);
+		link_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
 		goto release;	/* links hold the claim too */
 	case NS_KIND_UNLINK:
 		unlink_recover(op, dead_lane, a, step);

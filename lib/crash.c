@@ -17,6 +17,11 @@
  *                                            host goes on when the test sends
  *                                            SIGCONT (a host declared dead
  *                                            while stopped, which still runs)
+ *   DAXFS_CRASH_STOP=thread                  only the thread at the point
+ *                                            waits, until the process gets
+ *                                            SIGUSR1: the host's other
+ *                                            threads go on (races between
+ *                                            threads of one host)
  *
  * The process kills itself with SIGKILL: no handler, no flush, no atexit,
  * exactly as if the host had lost power between two stores.
@@ -44,12 +49,32 @@ static int inited;		/* 0 no, 1 yes (parsed) */
 static double rand_p;		/* > 0: random mode */
 static unsigned long long rand_state;
 static unsigned long total_hits;
+static int resumed;		/* DAXFS_CRASH_STOP=thread: SIGUSR1 came */
+
+static void on_resume(int sig)
+{
+	__atomic_store_n(&resumed, 1, __ATOMIC_RELEASE);
+}
+
+/* Waits in this thread only, until SIGUSR1 (one wait per signal). */
+static void thread_wait(void)
+{
+	while (!__atomic_exchange_n(&resumed, 0, __ATOMIC_ACQ_REL))
+		usleep(1000);
+}
 
 static void parse(void)
 {
 	const char *env = getenv("DAXFS_CRASH_AT");
+	const char *stop = getenv("DAXFS_CRASH_STOP");
 	char buf[1024], *tok, *save = NULL, *colon;
 
+	if (stop && !strcmp(stop, "thread")) {
+		struct sigaction sa = { .sa_handler = on_resume };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	if (!env || !*env)
 		return;
 	if (!strncmp(env, "random:", 7)) {
@@ -88,6 +113,7 @@ static bool matches(const char *pat, const char *name)
 static void die(const char *name, unsigned long hit)
 {
 	const char *log = getenv("DAXFS_CRASH_LOG");
+	const char *stop = getenv("DAXFS_CRASH_STOP");
 	char line[128];
 	int fd, len;
 
@@ -101,7 +127,11 @@ static void die(const char *name, unsigned long hit)
 			close(fd);
 		}
 	}
-	if (getenv("DAXFS_CRASH_STOP")) {
+	if (stop && !strcmp(stop, "thread")) {
+		thread_wait();
+		return;
+	}
+	if (stop) {
 		kill(getpid(), SIGSTOP);
 		return;
 	}

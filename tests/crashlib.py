@@ -28,6 +28,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRASH_BUILD = os.path.join(REPO, "build", "crash")
 CRASH_LIB = os.path.join(CRASH_BUILD, "libdaxfs.so")
 
+# The start of a host script run as [python, -c, script, region, python/]:
+# it opens the region as r.
+HOST_SCRIPT = r'''
+import errno, sys, time
+sys.path.insert(0, sys.argv[2])
+import daxfs
+r = daxfs.Region(sys.argv[1])
+'''
+
 # Every named point in core/ (docs/recovery.md) with a workload that
 # reaches it.
 POINTS = [
@@ -72,6 +81,9 @@ OTHER_POINTS = {
     "alloc.take_held": "test_write_crash_leak.py",
     "alloc.pages_taken": "test_write_crash_leak.py",
     "write.page_publishing": "test_write_crash_leak.py",
+    "rmdir.found": "test_rmdir_rename_race.py",
+    "create.undone": "test_create_recover_twice.py",
+    "link.undone": "test_create_recover_twice.py",
 }
 
 

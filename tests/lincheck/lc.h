@@ -96,6 +96,6 @@ static inline uint64_t lc_hash(const unsigned char *p, uint64_t n)
 
 extern const char *const lc_names[LC_NAMES];
 
-int lc_worker_main(const char *region, const char *shm, int slot);
+int lc_worker_main(const char *region, const char *shm, int slot, int threads);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * lc_run: the lincheck driver (docs/lincheck.md).  Formats a region, starts
- * K worker processes (each exec'd afresh, each its own host), and runs
+ * K worker processes (each exec'd afresh, each its own host; with -P T,
+ * each runs T threads on its one handle: T clients of one host), and runs
  * rounds: set up a fresh directory, release the workers, maybe SIGKILL
  * one mid-round, wait, let survivors recover a dead host, observe the
  * final state as one more client, print the round's history on stdout
@@ -32,6 +33,8 @@ struct opts {
 	double seconds, kill_p;
 	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc, no_link;
 	int falloc;
+	int threads;		/* clients per worker process (-P) */
+	int clients;		/* workers * threads: the history's slots */
 };
 
 static struct lc_shm *S;
@@ -59,15 +62,26 @@ static void die(const char *what, int err)
 	exit(2);
 }
 
-static void spawn(struct opts *o, int i)
+/* Worker process p runs the clients (slots) p * threads .. + threads - 1;
+ * its pid is kept in the first one's slot. */
+static struct lc_slot *proc_slot(const struct opts *o, int p)
 {
-	char slot[16];
-	pid_t pid;
+	return &S->slots[p * o->threads];
+}
 
-	S->slots[i].ready = 0;
-	S->slots[i].done_round = S->round;
-	S->slots[i].nr_recs = 0;
-	snprintf(slot, sizeof(slot), "%d", i);
+static void spawn(struct opts *o, int p)
+{
+	char slot[16], threads[16];
+	pid_t pid;
+	int i;
+
+	for (i = p * o->threads; i < (p + 1) * o->threads; i++) {
+		S->slots[i].ready = 0;
+		S->slots[i].done_round = S->round;
+		S->slots[i].nr_recs = 0;
+	}
+	snprintf(slot, sizeof(slot), "%d", p * o->threads);
+	snprintf(threads, sizeof(threads), "%d", o->threads);
 	pid = fork();
 	if (pid < 0)
 		die("fork", -errno);
@@ -80,20 +94,22 @@ static void spawn(struct opts *o, int i)
 		if (o->crash_at)
 			setenv("DAXFS_CRASH_AT", o->crash_at, 1);
 		execl("/proc/self/exe", "lc_run", "--worker", slot, o->region,
-		      shm_path, (char *)NULL);
+		      shm_path, threads, (char *)NULL);
 		_exit(127);
 	}
-	S->slots[i].pid = pid;
+	proc_slot(o, p)->pid = pid;
 }
 
-static int alive(int i)
+/* Is worker process p alive?  Reaps it if not. */
+static int alive(const struct opts *o, int p)
 {
+	struct lc_slot *ps = proc_slot(o, p);
 	int st;
 
-	if (!S->slots[i].pid)
+	if (!ps->pid)
 		return 0;
-	if (waitpid(S->slots[i].pid, &st, WNOHANG) == S->slots[i].pid) {
-		S->slots[i].pid = 0;
+	if (waitpid(ps->pid, &st, WNOHANG) == ps->pid) {
+		ps->pid = 0;
 		return 0;
 	}
 	return 1;
@@ -192,7 +208,7 @@ static void setup_round(struct opts *o, uint64_t n)
 	}
 	/* a worker killed before it saw this round would leave the last
 	 * round's records in its slot */
-	for (i = 0; i < o->workers; i++)
+	for (i = 0; i < o->clients; i++)
 		S->slots[i].nr_recs = 0;
 	S->ops = o->ops;
 	S->no_rename = o->no_rename;
@@ -252,8 +268,8 @@ static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
 
 	for (;;) {
 		pending = 0;
-		for (i = 0; i < o->workers; i++) {
-			if (!alive(i)) {
+		for (i = 0; i < o->clients; i++) {
+			if (!alive(o, i / o->threads)) {
 				dead = 1;
 				continue;
 			}
@@ -261,8 +277,9 @@ static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
 					    __ATOMIC_ACQUIRE) != n)
 				pending = 1;
 		}
-		if (victim >= 0 && now_s() >= t_kill && S->slots[victim].pid) {
-			kill(S->slots[victim].pid, SIGKILL);
+		if (victim >= 0 && now_s() >= t_kill &&
+		    proc_slot(o, victim)->pid) {
+			kill(proc_slot(o, victim)->pid, SIGKILL);
 			victim = -1;
 			continue;
 		}
@@ -282,7 +299,9 @@ static void usage(void)
 		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
 		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
 		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F]\n"
+		"              [-P THREADS]\n"
 		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
+		"  -P: THREADS clients in each worker process, sharing its handle\n"
 		"  -F: fallocate (every mode) in data rounds\n");
 	exit(2);
 }
@@ -292,8 +311,9 @@ static void parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
-			    .size = 64, .lease_ms = 300, .seed = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:NTLF")) != -1) {
+			    .size = 64, .lease_ms = 300, .seed = 1,
+			    .threads = 1 };
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:NTLF")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -312,11 +332,13 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'T': o->no_trunc = 1; break;
 		case 'L': o->no_link = 1; break;
 		case 'F': o->falloc = 1; break;
+		case 'P': o->threads = atoi(optarg); break;
 		default: usage();
 		}
 	}
-	if (!o->region || o->workers < 1 || o->workers > LC_MAX_WORKERS ||
-	    o->ops < 1 || o->ops > LC_MAX_OPS)
+	o->clients = o->workers * o->threads;
+	if (!o->region || o->workers < 1 || o->threads < 1 ||
+	    o->clients > LC_MAX_WORKERS || o->ops < 1 || o->ops > LC_MAX_OPS)
 		usage();
 }
 
@@ -331,16 +353,16 @@ static void run_rounds(struct opts *o)
 		if (o->seconds && now_s() - t0 >= o->seconds)
 			break;
 		for (i = 0; i < o->workers; i++)
-			if (!alive(i)) {
+			if (!alive(o, i)) {
 				deaths += n > 1;
 				spawn(o, i);
 			}
-		for (i = 0; i < o->workers; i++)
+		for (i = 0; i < o->clients; i++)
 			while (!__atomic_load_n(&S->slots[i].ready,
 						__ATOMIC_ACQUIRE)) {
-				if (!alive(i)) {
+				if (!alive(o, i / o->threads)) {
 					deaths++;
-					spawn(o, i);
+					spawn(o, i / o->threads);
 				}
 				usleep(200);
 			}
@@ -360,7 +382,7 @@ static void run_rounds(struct opts *o)
 		}
 		observe_all();
 		printf("R %llu %u\n", (unsigned long long)n, S->mode);
-		for (i = 0; i < o->workers; i++) {
+		for (i = 0; i < o->clients; i++) {
 			uint32_t k = S->slots[i].nr_recs;
 
 			for (j = 0; j < (int)k && j < LC_MAX_OPS; j++) {
@@ -371,7 +393,7 @@ static void run_rounds(struct opts *o)
 			}
 		}
 		for (j = 0; j < nr_obs; j++)
-			emit(stdout, o->workers, &obs[j]);
+			emit(stdout, o->clients, &obs[j]);
 		total += nr_obs;
 		cleanup_round();
 		/* the checker stops reading at its first violation (-stop) */
@@ -393,8 +415,9 @@ int main(int argc, char **argv)
 	struct opts o;
 	int fd, err, i;
 
-	if (argc == 5 && !strcmp(argv[1], "--worker"))
-		return lc_worker_main(argv[3], argv[4], atoi(argv[2]));
+	if (argc == 6 && !strcmp(argv[1], "--worker"))
+		return lc_worker_main(argv[3], argv[4], atoi(argv[2]),
+				      atoi(argv[5]));
 	parse(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	signal(SIGPIPE, SIG_IGN);
@@ -421,8 +444,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	__atomic_store_n(&S->stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < o.workers; i++)
-		if (S->slots[i].pid)
-			waitpid(S->slots[i].pid, NULL, 0);
+		if (proc_slot(&o, i)->pid)
+			waitpid(proc_slot(&o, i)->pid, NULL, 0);
 	daxfs_region_close(H);
 	return 0;
 }

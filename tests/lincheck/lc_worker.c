@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * A lincheck worker: one host (its own daxfs_region_open) that runs the
- * random operations of each round and records them (lc.h).  Operations
+ * random operations of each round and records them (lc.h); with -P, several
+ * threads do so on the one handle, each a client with its own slot (races
+ * between threads of one host, not only between hosts).  Operations
  * collide on purpose: 4 names in a namespace round, 2 files and offsets on
  * a 512-byte grid in a data round (so that writes end exactly where
  * others begin or end, as defect 6 needs).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,39 +240,64 @@ static void run_round(struct worker *w, uint32_t round)
 	__atomic_store_n(&w->slot->done_round, round, __ATOMIC_RELEASE);
 }
 
-int lc_worker_main(const char *region, const char *shm, int slot)
+/* One client: runs each round the driver releases, until it stops. */
+static void *client_main(void *arg)
 {
-	static struct worker w;
-	uint32_t round = 0, r;
-	int fd, err;
+	struct worker *w = arg;
+	uint32_t round, r;
 
-	fd = open(shm, O_RDWR);
-	if (fd < 0)
-		return 2;
-	w.s = mmap(NULL, sizeof(*w.s), PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 0);
-	close(fd);
-	if (w.s == MAP_FAILED)
-		return 2;
-	w.slot = &w.s->slots[slot];
-	err = daxfs_region_open(region, 0, &w.h);
-	if (err) {
-		fprintf(stderr, "worker %d: open: %s\n", slot,
-			daxfs_strerror(err));
-		return 2;
-	}
-	round = __atomic_load_n(&w.s->round, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&w.slot->ready, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&w.s->stop, __ATOMIC_ACQUIRE)) {
-		r = __atomic_load_n(&w.s->round, __ATOMIC_ACQUIRE);
+	round = __atomic_load_n(&w->s->round, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&w->slot->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&w->s->stop, __ATOMIC_ACQUIRE)) {
+		r = __atomic_load_n(&w->s->round, __ATOMIC_ACQUIRE);
 		if (r == round) {
 			/* yield, not sleep: workers start a round together */
 			sched_yield();
 			continue;
 		}
 		round = r;
-		run_round(&w, round);
+		run_round(w, round);
 	}
-	daxfs_region_close(w.h);
+	return NULL;
+}
+
+/* The clients slot .. slot + threads - 1, one thread each, on one handle. */
+int lc_worker_main(const char *region, const char *shm, int slot, int threads)
+{
+	static struct worker ws[LC_MAX_WORKERS];
+	pthread_t tids[LC_MAX_WORKERS];
+	struct daxfs_handle *h;
+	struct lc_shm *s;
+	int fd, err, i;
+
+	if (slot < 0 || threads < 1 || slot + threads > LC_MAX_WORKERS)
+		return 2;
+	fd = open(shm, O_RDWR);
+	if (fd < 0)
+		return 2;
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (s == MAP_FAILED)
+		return 2;
+	err = daxfs_region_open(region, 0, &h);
+	if (err) {
+		fprintf(stderr, "worker %d: open: %s\n", slot,
+			daxfs_strerror(err));
+		return 2;
+	}
+	for (i = 0; i < threads; i++) {
+		ws[i].h = h;
+		ws[i].s = s;
+		ws[i].slot = &s->slots[slot + i];
+	}
+	for (i = 1; i < threads; i++)
+		if (pthread_create(&tids[i], NULL, client_main, &ws[i])) {
+			fprintf(stderr, "worker %d: no thread\n", slot);
+			return 2;
+		}
+	client_main(&ws[0]);
+	for (i = 1; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	daxfs_region_close(h);
 	return 0;
 }
