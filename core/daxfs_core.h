@@ -570,6 +570,20 @@ struct daxfs_statfs {
 };
 int daxfs_statfs(struct daxfs_fs *fs, struct daxfs_statfs *st);
 
+/*
+ * Blocks df reports as available (f_bavail): the free pages less what one
+ * file filling them needs for its own radix nodes (a leaf per 512 data
+ * pages, a node per 512 leaves, and a root that may grow), so that a
+ * write or fallocate of "available" bytes fits (xfstests generic/103).
+ */
+static inline u64 daxfs_statfs_avail_blocks(const struct daxfs_statfs *st)
+{
+	u64 f = st->free_bytes >> DAXFS_BLOCK_SHIFT;
+	u64 nodes = (f + 511) / 512 + (f + 262143) / 262144 + 2;
+
+	return f > nodes ? f - nodes : 0;
+}
+
 #include "xattr.h"	/* extended attributes and ACLs */
 
 #endif /* DAXFS_CORE_H */

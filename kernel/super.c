@@ -366,7 +366,7 @@ static int daxfs_k_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_frsize = DAXFS_BLOCK_SIZE;
 	buf->f_blocks = st.pool_bytes >> DAXFS_BLOCK_SHIFT;
 	buf->f_bfree = st.free_bytes >> DAXFS_BLOCK_SHIFT;
-	buf->f_bavail = buf->f_bfree;
+	buf->f_bavail = daxfs_statfs_avail_blocks(&st);
 	buf->f_files = st.nr_buckets;
 	buf->f_ffree = st.nr_buckets > st.used_buckets ? st.nr_buckets - st.used_buckets : 0;
 	buf->f_namelen = DAXFS_NAME_MAX;

@@ -693,7 +693,7 @@ static void fill_statfs(struct daxfs_handle *h, struct statfs *s)
 	s->f_frsize = 4096;
 	s->f_blocks = st.pool_bytes / 4096;
 	s->f_bfree = st.free_bytes / 4096;
-	s->f_bavail = s->f_bfree;
+	s->f_bavail = daxfs_statfs_avail_blocks(&st);
 	s->f_files = st.nr_buckets;
 	s->f_ffree = st.nr_buckets - st.used_buckets;
 	s->f_namelen = DAXFS_NAME_MAX;

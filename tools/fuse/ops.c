@@ -626,7 +626,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t node)
 	v.f_frsize = DAXFS_BLOCK_SIZE;
 	v.f_blocks = s.pool_bytes / DAXFS_BLOCK_SIZE;
 	v.f_bfree = s.free_bytes / DAXFS_BLOCK_SIZE;
-	v.f_bavail = v.f_bfree;
+	v.f_bavail = daxfs_statfs_avail_blocks(&s);
 	/* an inode takes pool space like a page: as many more as pages fit */
 	v.f_ffree = v.f_bfree;
 	v.f_favail = v.f_ffree;
