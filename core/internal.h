@@ -270,9 +270,12 @@ static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
 	daxfs_store(&in->a[1], a1);
 	daxfs_store(&in->a[2], a2);
 	daxfs_store(&in->a[3], a3);
-	/* no page being published yet (an older intent's a[5] is stale) */
-	if (code == DAXFS_INTENT_FILE_WRITE)
-		daxfs_store(&in->a[DAXFS_WREC_PAGE], 0);
+	if (code == DAXFS_INTENT_FILE_WRITE) {
+		/* no page being published, no redo record yet: an older
+		 * intent's words must not be taken for either */
+		daxfs_store(&in->a[4], 0);
+		daxfs_store(&in->a[5], 0);
+	}
 	daxfs_store(&in->op, code);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(in, sizeof(*in));
