@@ -446,11 +446,13 @@ s64 daxfs_redo_each_page(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		return -EUCLEAN;
 	roff = rec;
 	for (k = 0; k < h.nrec && roff; k++) {
-		fn(ctx, roff);
-		pages++;
+		u64 cur = roff;
+
 		r = rec_next(fs, &h, k, &roff, &n);
 		if (!r)
 			return -EUCLEAN;
+		fn(ctx, cur);
+		pages++;
 		for (i = 0; i < n; i++) {
 			p = daxfs_load(&r->page[i]);
 			if (!daxfs_ptr(fs, p, BLK, BLK))
