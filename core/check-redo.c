@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * fsck of strict writes' redo records (format version 7, core/redo.c):
- * a lane whose FILE_WRITE intent names a record (a[4]) owns the record
+ * a lane whose FILE_WRITE intent names a record (a[6]) owns the record
  * pages and the log pages they list until the write ends.  Offline, dead
  * hosts were recovered before this runs (replayed or dropped), so a
  * record left here belongs to a live host: its pages are in use.  A
@@ -37,11 +37,11 @@ void chk_redo(struct chk *c)
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LANE,
 			   "lane names an invalid strict-write redo record",
 			   daxfs_load(&ln->intent.a[0]),
-			   daxfs_load(&ln->intent.a[4]), 0, 0, c->repair);
+			   daxfs_load(&ln->intent.a[DAXFS_REDO_WORD]), 0, 0,
+			   c->repair);
 		if (!c->repair)
 			continue;
-		daxfs_store(&ln->intent.a[4], 0);
-		daxfs_store(&ln->intent.a[5], 0);
+		daxfs_store(&ln->intent.a[DAXFS_REDO_WORD], 0);
 		c->space_dirty = true;
 	}
 }

@@ -13,10 +13,13 @@
  * inode record's last word (reserved, 0 in every older image) becomes its
  * xattr claim, free at 0, and XATTR overlay keys become valid; there are
  * none yet, so only the version changes; 6 -> 7, strict overwrites out
- * of place: a FILE_WRITE intent's a[4] / a[5] name a redo record, so the
- * words an older lane left there (an earlier XATTR intent's) are cleared
- * in every lane holding a FILE_WRITE intent (no older host wrote a
- * record).  For fsck.daxfs --convert; every host must be gone, judged by
+ * of place: a FILE_WRITE intent's a[6] names a redo record and its
+ * a[4] / a[5] a page being published in the version 7 layout, so the
+ * words an older lane left there (an earlier XATTR intent's, or version
+ * 6's a[4] = block, a[5] = page, a[6] = check) are cleared in every lane
+ * holding a FILE_WRITE intent (no older host wrote a record; a page a
+ * version 6 record named shows as leaked and the repair after the
+ * conversion returns it).  For fsck.daxfs --convert; every host must be gone, judged by
  * the caller's lease observations.
  */
 #include "compat.h"
@@ -101,9 +104,9 @@ static void v5_free_claim(struct daxfs_fs *fs, struct daxfs_inode *ip)
 	daxfs_store32(&ip->xattr_claim, 0);
 }
 
-/* 6 -> 7: no FILE_WRITE intent names a redo record.  Both words at 0
- * mean nothing to version 6 either: a crash here leaves a version 6
- * image. */
+/* 6 -> 7: no FILE_WRITE intent names a redo record or a page being
+ * published.  The words at 0 mean "no page" to version 6 too: a crash
+ * here leaves a version 6 image. */
 static void v6_no_redo(struct daxfs_fs *fs)
 {
 	u64 i, n = (u64)fs->sb.max_hosts * DAXFS_LANES;
@@ -115,6 +118,7 @@ static void v6_no_redo(struct daxfs_fs *fs)
 			continue;
 		daxfs_store(&in->a[4], 0);
 		daxfs_store(&in->a[5], 0);
+		daxfs_store(&in->a[6], 0);
 		daxfs_flush(in, sizeof(*in));
 	}
 }

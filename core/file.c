@@ -1265,15 +1265,15 @@ void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
 {
 	struct daxfs_intent *in = &lane->intent;
 	u64 pg = daxfs_load(&in->a[DAXFS_WREC_PAGE]);
-	u64 blk = daxfs_load(&in->a[DAXFS_WREC_BLK]);
-	u64 chk = daxfs_load(&in->a[DAXFS_WREC_CHECK]);
+	u64 word = daxfs_load(&in->a[DAXFS_WREC_BLK]);
+	u64 blk = word & DAXFS_WREC_BLK_MASK;
 	u64 hold = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
 	u64 first = hold & ~BLK_LO, cur;
 
 	/* claim it first: a second recoverer finds nothing */
 	if (!pg || !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
 		return;
-	if (chk != daxfs_wrec_check(pg, blk) || !page_ptr(fs, pg))
+	if (word != daxfs_wrec_word(pg, blk) || !page_ptr(fs, pg))
 		return;		/* not a record (or garbled): leave it */
 	/* still in the hold (the owner died before shrinking it): the
 	 * hold's recovery frees it */

@@ -7,14 +7,17 @@
  *   1. every block of the range gets a page (what the file shows there:
  *      nothing a reader can tell apart);
  *   2. a redo record (struct daxfs_redo) and fresh log pages: the record
- *      is named by our FILE_WRITE intent (a[4]) before any log page is
+ *      is named by our FILE_WRITE intent (a[6]) before any log page is
  *      listed in it, a page is listed while the lane still holds it;
  *   3. the new bytes go to the log pages; records and log on the media;
- *   4. commit: a[5] = DAXFS_REDO_COMMITTED, one 8-byte store, drained;
+ *   4. commit: a[6] |= DAXFS_REDO_COMMITTED, one 8-byte store, drained;
  *   5. the bytes are copied in place and the size moves up (CAS to max);
- *   6. a[4] = 0 (drained), then the record and log pages are freed.
+ *   6. a[6] = 0 (drained), then the record and log pages are freed.
  *
- * Recovery (after a killed host or a power loss) finds a[4]: committed,
+ * a[4] / a[5] of the same intent belong to the page a write is publishing
+ * (step 1 publishes pages: daxfs_block_make, docs/recovery.md).
+ *
+ * Recovery (after a killed host or a power loss) finds a[6]: committed,
  * it replays step 5 (the copy is idempotent: nobody else writes the file
  * while the gate is closed); not committed, it frees what the record
  * lists.  Either way the file shows all of the write or none of it.
@@ -229,7 +232,7 @@ static int log_grow(struct daxfs_op *op, struct daxfs_redo *r, u32 n)
 
 /*
  * Step 2: the record chain for h and its log pages; *rec = the first
- * record (a[4] of our intent names it from before any page is listed).
+ * record (a[6] of our intent names it from before any page is listed).
  */
 static int redo_build(struct daxfs_op *op, const struct redo_hdr *h,
 		      u64 *rec)
@@ -262,9 +265,9 @@ static int redo_build(struct daxfs_op *op, const struct redo_hdr *h,
 			daxfs_store(&prev->next, rp);
 			pflush(fs, &prev->next, 8);
 		} else {
-			if (daxfs_intent_arg(op, 4, rp))
+			if (daxfs_intent_arg(op, DAXFS_REDO_WORD, rp))
 				return -ESTALE;
-			pflush(fs, &op->lane->intent.a[4], 8);
+			pflush(fs, &op->lane->intent.a[DAXFS_REDO_WORD], 8);
 			*rec = rp;
 		}
 		pdrain(fs);
@@ -340,10 +343,9 @@ static int pages_make(struct daxfs_op *op, const struct fview *v,
  * record any more, on the media, before its pages can be reused. */
 static void redo_drop(struct daxfs_op *op, const struct redo_hdr *h, u64 rec)
 {
-	if (!rec || daxfs_intent_arg(op, 4, 0))
+	if (!rec || daxfs_intent_arg(op, DAXFS_REDO_WORD, 0))
 		return;
-	daxfs_intent_arg(op, 5, 0);
-	pflush(op->fs, &op->lane->intent.a[4], 16);
+	pflush(op->fs, &op->lane->intent.a[DAXFS_REDO_WORD], 8);
 	pdrain(op->fs);
 	redo_free(op, h, rec, 0, false);
 }
@@ -392,9 +394,9 @@ s64 daxfs_redo_write(struct daxfs_op *op, const struct fview *v, u64 ino,
 	 * the replay (docs/modes.md) */
 	daxfs_gate_persist(fs, v->ip);
 	pdrain(fs);
-	if (daxfs_intent_arg(op, 5, DAXFS_REDO_COMMITTED))
+	if (daxfs_intent_arg(op, DAXFS_REDO_WORD, rec | DAXFS_REDO_COMMITTED))
 		return -ESTALE;
-	pflush(fs, &op->lane->intent.a[5], 8);
+	pflush(fs, &op->lane->intent.a[DAXFS_REDO_WORD], 8);
 	pdrain(fs);
 	daxfs_crash_point("strict.committed");
 	err = redo_apply(op, v->ip, &h, rec, true);
@@ -409,21 +411,22 @@ void daxfs_redo_recover(struct daxfs_op *op, struct daxfs_lane *lane,
 			struct daxfs_inode *ip)
 {
 	struct daxfs_intent *in = &lane->intent;
-	u64 rec = daxfs_load(&in->a[4]);
+	u64 word = daxfs_load(&in->a[DAXFS_REDO_WORD]);
+	u64 rec = word & ~BLK_LO;
 	u64 ino = daxfs_load(&in->a[0]);
 	u64 hold = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
 	struct redo_hdr h;
 
-	if (!rec || hdr_load(op->fs, rec, ino, &h))
+	if (!rec || (word & BLK_LO & ~DAXFS_REDO_COMMITTED) ||
+	    hdr_load(op->fs, rec, ino, &h))
 		return;		/* none, or garbage: fsck reports it */
-	if (ip && h.done && daxfs_load(&in->a[5]) == DAXFS_REDO_COMMITTED &&
+	if (ip && h.done && (word & DAXFS_REDO_COMMITTED) &&
 	    redo_apply(op, ip, &h, rec, false))
 		return;		/* a chain that does not check out: fsck */
 	/* claim the record (a second recoverer finds none), then free */
-	if (!daxfs_cas(&in->a[4], &rec, 0))
+	if (!daxfs_cas(&in->a[DAXFS_REDO_WORD], &word, 0))
 		return;
-	daxfs_store(&in->a[5], 0);
-	pflush(op->fs, &in->a[4], 16);
+	pflush(op->fs, &in->a[DAXFS_REDO_WORD], 8);
 	pdrain(op->fs);
 	redo_free(op, &h, rec, hold, true);
 }
@@ -432,17 +435,19 @@ s64 daxfs_redo_each_page(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			 void (*fn)(void *ctx, u64 page), void *ctx)
 {
 	struct daxfs_intent *in = &lane->intent;
-	u64 rec, roff, k, p, pages = 0;
+	u64 word, rec, roff, k, p, pages = 0;
 	struct daxfs_redo *r;
 	struct redo_hdr h;
 	u32 i, n;
 
 	if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
 		return 0;
-	rec = daxfs_load(&in->a[4]);
-	if (!rec)
+	word = daxfs_load(&in->a[DAXFS_REDO_WORD]);
+	rec = word & ~BLK_LO;
+	if (!word)
 		return 0;
-	if (hdr_load(fs, rec, daxfs_load(&in->a[0]), &h))
+	if (!rec || (word & BLK_LO & ~DAXFS_REDO_COMMITTED) ||
+	    hdr_load(fs, rec, daxfs_load(&in->a[0]), &h))
 		return -EUCLEAN;
 	roff = rec;
 	for (k = 0; k < h.nrec && roff; k++) {

@@ -29,7 +29,7 @@ XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
 LOCK_ROOT_OFF = 928                 # state.lock_root (version 5)
 INTENT_OFF = 64                     # daxfs_lane.intent (lanes: 128 bytes)
 FILE_WRITE = 3                      # DAXFS_INTENT_FILE_WRITE
-REDO_COMMITTED = 0x544d4d4f43584144  # version 7: intent a[5]
+REDO_COMMITTED = 1                  # version 7: intent a[6], low bit
 
 
 def crc32c(data):
@@ -272,9 +272,11 @@ def test_v5_converts_to_current(region_path):
 
 def test_v6_converts_to_current(region_path):
     """Version 6 stored strict overwrites in place; version 7 reads a
-    FILE_WRITE intent's a[4] / a[5] as a redo record.  --convert clears
-    what a version 6 lane left in those words (here: a stale record
-    offset and a commit word), then fsck is clean and strict writes work."""
+    FILE_WRITE intent's a[6] as a redo record (committed: low bit) and
+    a[4] / a[5] as a page being published, in a layout of its own.
+    --convert clears what a version 6 lane left in those words (here:
+    stale words and what version 7 would take for a committed record),
+    then fsck is clean and strict writes work."""
     daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
     with daxfs.Region(region_path) as r:
         r.write_file("/small", b"hello\n")
@@ -283,7 +285,8 @@ def test_v6_converts_to_current(region_path):
     # a dead host (slot 0, generation 5) whose lane 3 was writing
     im.put(im.hosts, 5 << 8 | 2)
     lane = im.region(7) + 3 * 128 + INTENT_OFF
-    im.put(lane, FILE_WRITE, ino, 0, 6, 0, im.state, REDO_COMMITTED)
+    im.put(lane, FILE_WRITE, ino, 0, 6, 0, 7, im.state,
+           im.state | REDO_COMMITTED)
     im.set_version(6)
     im.save()
     rc, out = run(FSCK, "-n", region_path)
@@ -293,7 +296,7 @@ def test_v6_converts_to_current(region_path):
     im = Raw(region_path)
     assert im.version() == CURRENT
     # recovered (no intent any more), and no redo record named
-    assert im.words(lane, 7)[4:6] == [0, 0]
+    assert im.words(lane, 8)[5:8] == [0, 0, 0]
     rc, out = run(FSCK, "-n", region_path)
     assert rc == 0 and "clean" in out, out
     with daxfs.Region(region_path, strict=True) as r:

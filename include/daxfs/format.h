@@ -35,7 +35,7 @@
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
 #define DAXFS_VERSION		7u	/* 7: strict writes out of place */
 /* The first version whose strict overwrites go through a redo record
- * (FILE_WRITE intent a[4] / a[5], struct daxfs_redo, docs/modes.md) */
+ * (FILE_WRITE intent a[6], struct daxfs_redo, docs/modes.md) */
 #define DAXFS_VERSION_REDO	7u
 #define DAXFS_VERSION_V6	6u	/* 6: extended attributes */
 /* The first version with extended attributes (XATTR keys, docs/xattr.md) */
@@ -237,7 +237,10 @@ enum daxfs_intent_op {
 	DAXFS_INTENT_RENAME = 2,	/* see docs/namespace.md */
 	DAXFS_INTENT_FILE_WRITE = 3,	/* a[0]=ino, a[1]=first byte, a[2]=end,
 					 * a[3]=gate claim (0: a plain write),
-					 * a[4]=redo record, a[5]=commit word
+					 * a[4]=block | check << 36 and
+					 * a[5]=page of the page being
+					 * published (docs/recovery.md),
+					 * a[6]=redo record | committed
 					 * (version 7, struct daxfs_redo) */
 	DAXFS_INTENT_OPEN_PUT = 4,	/* a[0]=ino: entry removed, settle it */
 	DAXFS_INTENT_XATTR = 5,		/* a[0]=ino, a[1]=new set, a[2]=old
@@ -258,13 +261,15 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_intent) == 64);
  * DAXFS_REDO_PAGES blocks chains several.  Log page i of record k holds
  * the new bytes of file block (off >> 12) + k * DAXFS_REDO_PAGES + i at
  * their offsets in the block.  Named by the writer's FILE_WRITE intent
- * (a[4] = the first record) while it runs; a[5] = DAXFS_REDO_COMMITTED
- * once every log page and record is on the media: from then on recovery
+ * (a[DAXFS_REDO_WORD] = the first record's offset, 4 KiB aligned) while
+ * it runs; the same word | DAXFS_REDO_COMMITTED, one 8-byte store, once
+ * every log page and record is on the media: from then on recovery
  * replays it (copies the bytes in place, moves the size up to off + len),
- * before that it discards it.
+ * before that it discards it.  0: no record.
  */
 #define DAXFS_REDO_MAGIC	0x4f44455253584144ULL	/* "DAXSREDO" */
-#define DAXFS_REDO_COMMITTED	0x544d4d4f43584144ULL	/* "DAXCOMMT" */
+#define DAXFS_REDO_WORD		6	/* FILE_WRITE intent a[6] */
+#define DAXFS_REDO_COMMITTED	1ULL	/* its low bit */
 #define DAXFS_REDO_PAGES	504
 
 struct daxfs_redo {
