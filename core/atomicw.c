@@ -3,17 +3,18 @@
  * Atomic reads against atomic writes (strict mode, docs/modes.md).
  *
  * A DAXFS_WRITE_ATOMIC write (core/file.c) closes the file's write gate
- * as a shrink does, stores, moves the inode's change counter (its mtime
- * touch) and only then opens the gate.  daxfs_read_atomic is the reader
- * of that seqlock: change counter, gate open, read, full fence, gate
- * still open and counter unchanged; else wait for the gate and read
- * again.  A reader that saw one byte of such a write saw its gate CAS
- * (before that byte), so its second look finds the gate closed, or open
- * again with the counter moved (the touch comes before the open): it
- * reads again.  Plain writes move the counter too, so an atomic read
- * also retries under them; plain readers pay nothing.
+ * as a shrink does, stores, and opens the gate again, moving the gate's
+ * sequence just before (core/filegate.c; format version 7).
+ * daxfs_read_atomic is the reader of that seqlock: sequence, gate open,
+ * read, full fence, gate still open and sequence unchanged; else wait
+ * for the gate and read again.  A reader that saw one byte of such a
+ * write saw its gate CAS (before that byte), so its second look finds
+ * the gate closed, or open again with the sequence moved: it reads
+ * again.  Only closed gates (strict writes, shrinks, punches) move the
+ * sequence, so plain writes never make an atomic read start over: the
+ * kernel and FUSE read this way always (docs/modes.md).
  *
- * The counter is 64 bits and only grows: no wrap.  Nothing is stored.
+ * The sequence is 64 bits and only grows: no wrap.  Nothing is stored.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -42,7 +43,7 @@ static s64 read_once(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	 * record, and this read sees only the base image, all of it old */
 	if (!ip)
 		return daxfs_file_read(op, ino, off, len, actor, ctx);
-	seq = daxfs_load(&ip->change);
+	seq = daxfs_gate_seq(ip);
 	if (daxfs_gate_peek(ip)) {
 		err = daxfs_gate_wait_open(op, ip);
 		return err ? err : READ_AGAIN;
@@ -50,7 +51,7 @@ static s64 read_once(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	ret = daxfs_file_read(op, ino, off, len, actor, ctx);
 	/* the data loads before the second look */
 	daxfs_fence();
-	if (daxfs_gate_peek(ip) || daxfs_load(&ip->change) != seq)
+	if (daxfs_gate_peek(ip) || daxfs_gate_seq(ip) != seq)
 		return READ_AGAIN;
 	return ret;
 }

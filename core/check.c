@@ -340,6 +340,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 5 (before extended attributes): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V6)
+		chk_sb_bad(&s, "format version 6 (strict overwrites in place): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);
@@ -1067,21 +1071,14 @@ static void chk_tomb(struct chk *c, u64 idx)
  * A regular file's write gate (core/filegate.c, format version 4): 0, or
  * the claim of a shrinking host that is alive.  A gate a gone host left
  * closed would stop every write of the file: recovery opens it; offline,
- * no holder is alive and fsck opens it.  rdev is unused (0) in regular
- * files since version 4.
+ * no holder is alive and fsck opens it.  rdev is the gate's sequence
+ * in regular files since version 7 (any value is valid).
  */
 static void chk_file_gate(struct chk *c, u64 ino, struct daxfs_inode *ip)
 {
-	u64 g = daxfs_load(&ip->parent), r = daxfs_load(&ip->rdev), hw = 0;
+	u64 g = daxfs_load(&ip->parent), hw = 0;
 	u32 slot = daxfs_claim_slot(g);
 
-	if (r) {
-		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
-			   "regular file has a device number", ino, 0, r, 0,
-			   c->repair);
-		if (c->repair)
-			daxfs_store(&ip->rdev, 0);
-	}
 	if (!g)
 		return;
 	if (slot < c->fs->sb.max_hosts)
@@ -1246,6 +1243,7 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_namespace(&c);
 	chk_orphans(&c);
 	chk_xattrs(&c);
+	chk_redo(&c);
 	chk_space(&c);
 	if (c.repair)
 		chk_symlink_copies(&c);

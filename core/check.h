@@ -266,6 +266,8 @@ void chk_locks(struct chk *c);
 /* check-xattr.c */
 void chk_xattr_claim(struct chk *c, u64 ino, struct daxfs_inode *ip);
 void chk_xattrs(struct chk *c);
+/* Strict-write redo records named by lanes (core/check-redo.c). */
+void chk_redo(struct chk *c);
 /* check-space.c */
 void chk_space(struct chk *c);
 void chk_rebuild_space(struct chk *c);

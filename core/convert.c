@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 5 image to the current
+ * Offline conversion of a format version 1 to 6 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -12,8 +12,15 @@
  * could have taken a cluster-wide lock; 5 -> 6, extended attributes: an
  * inode record's last word (reserved, 0 in every older image) becomes its
  * xattr claim, free at 0, and XATTR overlay keys become valid; there are
- * none yet, so only the version changes.  For fsck.daxfs --convert; every
- * host must be gone, judged by the caller's lease observations.
+ * none yet, so only the version changes; 6 -> 7, strict overwrites out
+ * of place: a FILE_WRITE intent's a[6] names a redo record and its
+ * a[4] / a[5] a page being published in the version 7 layout, so the
+ * words an older lane left there (an earlier XATTR intent's, or version
+ * 6's a[4] = block, a[5] = page, a[6] = check) are cleared in every lane
+ * holding a FILE_WRITE intent (no older host wrote a record; a page a
+ * version 6 record named shows as leaked and the repair after the
+ * conversion returns it).  For fsck.daxfs --convert; every host must be gone, judged by
+ * the caller's lease observations.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -97,6 +104,25 @@ static void v5_free_claim(struct daxfs_fs *fs, struct daxfs_inode *ip)
 	daxfs_store32(&ip->xattr_claim, 0);
 }
 
+/* 6 -> 7: no FILE_WRITE intent names a redo record or a page being
+ * published.  The words at 0 mean "no page" to version 6 too: a crash
+ * here leaves a version 6 image. */
+static void v6_no_redo(struct daxfs_fs *fs)
+{
+	u64 i, n = (u64)fs->sb.max_hosts * DAXFS_LANES;
+
+	for (i = 0; i < n; i++) {
+		struct daxfs_intent *in = &fs->lanes[i].intent;
+
+		if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
+			continue;
+		daxfs_store(&in->a[4], 0);
+		daxfs_store(&in->a[5], 0);
+		daxfs_store(&in->a[6], 0);
+		daxfs_flush(in, sizeof(*in));
+	}
+}
+
 /*
  * fs: opened with DAXFS_FS_CONVERT, its observation table watched for
  * about a lease (daxfs_hosts_observe).  Returns 0 when converted, 1 when
@@ -137,6 +163,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		daxfs_store(&fs->state->lock_root, 0);
 	if (fs->sb.version < DAXFS_VERSION_XATTR)
 		each_inode(fs, v5_free_claim);
+	if (fs->sb.version < DAXFS_VERSION_REDO)
+		v6_no_redo(fs);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

@@ -12,6 +12,19 @@
 #include "internal.h"
 #include "inode.h"
 
+/* Persistent media only: write back / drain (the file data paths). */
+static inline void pflush(struct daxfs_fs *fs, const void *p, u64 len)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(p, len);
+}
+
+static inline void pdrain(struct daxfs_fs *fs)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_drain();
+}
+
 /* What a read or write needs to know about a file, loaded once. */
 struct fview {
 	struct daxfs_inode *ip;		/* overlay record, NULL: pristine base */
@@ -41,6 +54,12 @@ int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
  * block's page, ours or the one that won the race. */
 int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 		     u64 *off);
+
+/* The caller's bytes for [a, b) of the file into dst, one page per actor
+ * call, each after a look at the fence (*err = -ESTALE when fenced);
+ * returns the bytes copied. */
+u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
+		      void *ctx, u8 *dst, u64 a, u64 b, int *err);
 
 /* CAS-to-maximum of the size; CAS-to-minimum of the base limit. */
 void daxfs_size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want);

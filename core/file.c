@@ -20,6 +20,7 @@
 #include "file.h"
 #include "pcache.h"
 #include "filegate.h"
+#include "redo.h"
 #include "file-int.h"
 
 #define BLK		((u64)DAXFS_BLOCK_SIZE)
@@ -119,18 +120,6 @@ int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 	}
 	v->limit = lim;
 	return 0;
-}
-
-static void pflush(struct daxfs_fs *fs, const void *p, u64 len)
-{
-	if (fs->flags & DAXFS_FS_PERSISTENT)
-		daxfs_flush(p, len);
-}
-
-static void pdrain(struct daxfs_fs *fs)
-{
-	if (fs->flags & DAXFS_FS_PERSISTENT)
-		daxfs_drain();
 }
 
 static u8 *page_ptr(struct daxfs_fs *fs, u64 off)
@@ -323,8 +312,8 @@ void daxfs_size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
  * someone may reuse it.  Returns the bytes copied; *err = -ESTALE when
  * fenced.
  */
-static u64 copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
-		       void *ctx, u8 *dst, u64 a, u64 b, int *err)
+u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
+		      void *ctx, u8 *dst, u64 a, u64 b, int *err)
 {
 	u64 done = 0, n, c;
 
@@ -387,7 +376,8 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 		b = (blk + j) << DAXFS_BLOCK_SHIFT;
 		if (b > wend)
 			b = wend;
-		c = copy_fenced(op, actor, ctx, p0 + (a & BLK_LO), a, b, err);
+		c = daxfs_copy_fenced(op, actor, ctx, p0 + (a & BLK_LO), a, b,
+				      err);
 		if (*err)
 			return done - pos;	/* fenced: recovery frees the hold */
 		for (k = i; k < j; k++) {
@@ -509,8 +499,9 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 				break;
 			}
 			want = run_end - pos;
-			c = copy_fenced(op, actor, ctx, p + (pos & BLK_LO),
-					pos, run_end, &err);
+			c = daxfs_copy_fenced(op, actor, ctx,
+					      p + (pos & BLK_LO), pos, run_end,
+					      &err);
 			if (err)
 				break;
 			pflush(fs, p + (pos & BLK_LO), c);
@@ -776,7 +767,13 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	if (ppos)
 		*ppos = off;
 
-	w = write_raw(op, &v, off, len, actor, ctx);
+	/* a strict write over existing bytes goes out of place, so that
+	 * a crash leaves all of it or none (core/redo.c); wholly beyond
+	 * EOF, the size CAS below publishes it at once anyway */
+	if (atomic && off < v.size)
+		w = daxfs_redo_write(op, &v, ino, off, len, actor, ctx);
+	else
+		w = write_raw(op, &v, off, len, actor, ctx);
 	if (append)
 		daxfs_crash_point("append.written");
 	/* fenced (write_raw, or now): recovery zeroes what we put beyond
@@ -1251,11 +1248,15 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	claim = daxfs_load(&in->a[3]);
 	if (daxfs_inode_get(op, ino, &ref) || !ref.ip ||
 	    !DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
-		return;
+		ref.ip = NULL;
 	/* while the gate is still closed or the dead write's intent still
 	 * keeps shrinks out: the file's map at the block cannot change */
-	daxfs_wrec_recover(op->fs, dead_lane, ref.ip);
-	if (claim)
+	if (ref.ip)
+		daxfs_wrec_recover(op->fs, dead_lane, ref.ip);
+	/* a strict writer's redo record: replayed (committed) or dropped,
+	 * before the gate opens to other writers (core/redo.c) */
+	daxfs_redo_recover(op, dead_lane, ref.ip);
+	if (ref.ip && claim)
 		daxfs_gate_recover(op->fs, ref.ip, claim);
 }
 
@@ -1264,15 +1265,15 @@ void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
 {
 	struct daxfs_intent *in = &lane->intent;
 	u64 pg = daxfs_load(&in->a[DAXFS_WREC_PAGE]);
-	u64 blk = daxfs_load(&in->a[DAXFS_WREC_BLK]);
-	u64 chk = daxfs_load(&in->a[DAXFS_WREC_CHECK]);
+	u64 word = daxfs_load(&in->a[DAXFS_WREC_BLK]);
+	u64 blk = word & DAXFS_WREC_BLK_MASK;
 	u64 hold = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
 	u64 first = hold & ~BLK_LO, cur;
 
 	/* claim it first: a second recoverer finds nothing */
 	if (!pg || !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
 		return;
-	if (chk != daxfs_wrec_check(pg, blk) || !page_ptr(fs, pg))
+	if (word != daxfs_wrec_word(pg, blk) || !page_ptr(fs, pg))
 		return;		/* not a record (or garbled): leave it */
 	/* still in the hold (the owner died before shrinking it): the
 	 * hold's recovery frees it */

@@ -25,6 +25,27 @@ static u64 *gate_word(struct daxfs_inode *ip)
 	return &ip->parent;
 }
 
+/*
+ * The gate's sequence (format version 7: a regular file's rdev word,
+ * unused since version 4): moves by one before every opening of a closed
+ * gate, so an atomic reader (core/atomicw.c) that saw the gate open twice
+ * knows whether it was closed and opened in between.  64 bits, only
+ * grows: no wrap.  Any value is valid.
+ */
+static u64 *seq_word(struct daxfs_inode *ip)
+{
+	return &ip->rdev;
+}
+
+/* Opens the gate if it is still cur: the sequence first, then the CAS. */
+static bool gate_reopen(struct daxfs_inode *ip, u64 cur)
+{
+	if (daxfs_load(gate_word(ip)) != cur)
+		return false;
+	daxfs_faa(seq_word(ip), 1);
+	return daxfs_cas(gate_word(ip), &cur, 0);
+}
+
 /* Rounds a write or a shrink waits for another's shrink inside its op. */
 #define GATE_ROUNDS_IN_OP	64
 
@@ -107,7 +128,7 @@ static int gate_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 			continue;
 		}
 		if (holder_gone(op, cur)) {
-			daxfs_cas(gw, &cur, 0);
+			gate_reopen(ip, cur);
 			continue;
 		}
 		if (round >= GATE_ROUNDS_IN_OP)
@@ -214,14 +235,24 @@ void daxfs_gate_open(struct daxfs_op *op, struct daxfs_inode *ip)
 void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
 			u64 claim)
 {
-	if (daxfs_cas(gate_word(ip), &claim, 0) &&
-	    (fs->flags & DAXFS_FS_PERSISTENT))
+	if (gate_reopen(ip, claim) && (fs->flags & DAXFS_FS_PERSISTENT))
 		daxfs_flush(gate_word(ip), 8);
 }
 
 u64 daxfs_gate_peek(struct daxfs_inode *ip)
 {
 	return daxfs_load(gate_word(ip));
+}
+
+void daxfs_gate_persist(struct daxfs_fs *fs, struct daxfs_inode *ip)
+{
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(gate_word(ip), 8);
+}
+
+u64 daxfs_gate_seq(struct daxfs_inode *ip)
+{
+	return daxfs_load(seq_word(ip));
 }
 
 int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip)

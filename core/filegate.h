@@ -63,6 +63,11 @@ void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
  * and a wait until it is open (clearing a gone holder's word), bounded
  * as a write's: 0, -ESTALE, -EINTR or DAXFS_GATE_RETRY. */
 u64 daxfs_gate_peek(struct daxfs_inode *ip);
+/* The gate's sequence: moves before every opening of a closed gate
+ * (format version 7, the rdev word of a regular file). */
+u64 daxfs_gate_seq(struct daxfs_inode *ip);
+/* Persistent media: writes the gate word back (not drained). */
+void daxfs_gate_persist(struct daxfs_fs *fs, struct daxfs_inode *ip);
 int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip);
 
 #endif /* DAXFS_FILEGATE_H */

@@ -158,19 +158,32 @@ static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
 
 /*
  * The page a write is publishing (docs/recovery.md "Pages a write
- * holds"), in its FILE_WRITE intent: a[4] = block, a[5] = page (0: none),
- * a[6] = daxfs_wrec_check() of the two (tells a record from the words an
- * older intent of the lane left).  Set before the page leaves the hold,
+ * holds"), in its FILE_WRITE intent: a[4] = block | check << 36, a[5] =
+ * page (0: none).  The check (daxfs_wrec_check() of page and block, 28
+ * bits) tells a record from the words an older intent of the lane left;
+ * a block number fits in 36 bits (512^4 blocks).  a[6] is a strict
+ * write's redo word (core/redo.c).  Set before the page leaves the hold,
  * cleared once its radix insert returned: recovery frees the page unless
  * the file maps it at that block.
  */
 #define DAXFS_WREC_BLK		4
 #define DAXFS_WREC_PAGE		5
-#define DAXFS_WREC_CHECK	6
+#define DAXFS_WREC_BLK_BITS	36
+#define DAXFS_WREC_BLK_MASK	((1ULL << DAXFS_WREC_BLK_BITS) - 1)
 
 static inline u64 daxfs_wrec_check(u64 page, u64 blk)
 {
-	return page ^ (blk * 0x9e3779b97f4a7c15ULL) ^ 0x5752454350414745ULL;
+	u64 h = page ^ (blk * 0x9e3779b97f4a7c15ULL) ^ 0x5752454350414745ULL;
+
+	h *= 0xff51afd7ed558ccdULL;
+	return h >> DAXFS_WREC_BLK_BITS;	/* the top 28 bits */
+}
+
+/* a[4]: the block and the check of (page, block) in one word */
+static inline u64 daxfs_wrec_word(u64 page, u64 blk)
+{
+	return (blk & DAXFS_WREC_BLK_MASK) |
+	       daxfs_wrec_check(page, blk) << DAXFS_WREC_BLK_BITS;
 }
 
 /* Only a write's intent carries a record (a fault's op names none). */
@@ -187,11 +200,10 @@ static inline void daxfs_wrec_set(struct daxfs_op *op, u64 blk, u64 page)
 	if (!daxfs_wrec_ok(op))
 		return;
 	in = &op->lane->intent;
-	daxfs_store(&in->a[DAXFS_WREC_BLK], blk);
-	daxfs_store(&in->a[DAXFS_WREC_CHECK], daxfs_wrec_check(page, blk));
+	daxfs_store(&in->a[DAXFS_WREC_BLK], daxfs_wrec_word(page, blk));
 	daxfs_store(&in->a[DAXFS_WREC_PAGE], page);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
-		daxfs_flush(&in->a[DAXFS_WREC_BLK], 3 * sizeof(u64));
+		daxfs_flush(&in->a[DAXFS_WREC_BLK], 2 * sizeof(u64));
 }
 
 static inline void daxfs_wrec_clear(struct daxfs_op *op)
@@ -270,9 +282,13 @@ static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
 	daxfs_store(&in->a[1], a1);
 	daxfs_store(&in->a[2], a2);
 	daxfs_store(&in->a[3], a3);
-	/* no page being published yet (an older intent's a[5] is stale) */
-	if (code == DAXFS_INTENT_FILE_WRITE)
+	if (code == DAXFS_INTENT_FILE_WRITE) {
+		/* no page being published (a[5]), no redo record yet
+		 * (a[6]): an older intent's words must not be taken for
+		 * either; a[4] counts only while a[5] is set */
 		daxfs_store(&in->a[DAXFS_WREC_PAGE], 0);
+		daxfs_store(&in->a[DAXFS_REDO_WORD], 0);
+	}
 	daxfs_store(&in->op, code);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(in, sizeof(*in));

@@ -22,6 +22,7 @@ struct daxfs_io {
 	bool fault;
 	bool media;		/* a bad block of the device: EIO */
 	bool flush;		/* persistent media: write around the cache */
+	size_t copied;		/* by this try of an atomic read */
 };
 
 /* Bytes of [p, p + len) before the first listed bad block (len: none). */
@@ -62,7 +63,19 @@ static u64 daxfs_read_actor(void *p, const void *src, u64 len)
 	} else if (good < len) {
 		io->media = true;
 	}
+	io->copied += n;
 	return n;
+}
+
+/* An atomic read starts over: give back what this try copied. */
+static void daxfs_read_restart(void *p)
+{
+	struct daxfs_io *io = p;
+
+	iov_iter_revert(io->iter, io->copied);
+	io->copied = 0;
+	io->fault = false;
+	io->media = false;
 }
 
 static u64 daxfs_write_actor(void *p, void *dst, u64 len)
@@ -99,9 +112,13 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 
 	io->fault = false;
 	io->media = false;
+	io->copied = 0;
+	/* never part of a strict write or a shrink on any host: the
+	 * gate's seqlock, which plain writes do not disturb (docs/modes.md
+	 * "Who is covered") */
 	pagefault_disable();
-	n = daxfs_read(DAXFS_FS(inode->i_sb), inode->i_ino, pos, len,
-		       daxfs_read_actor, io);
+	n = daxfs_read_atomic(DAXFS_FS(inode->i_sb), inode->i_ino, pos, len,
+			      daxfs_read_actor, daxfs_read_restart, io);
 	pagefault_enable();
 	return n;
 }

@@ -57,7 +57,7 @@ static int64_t do_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 	if (len > INT64_MAX)
 		len = INT64_MAX;
 	/* strict: never part of another strict write (docs/modes.md) */
-	if (h->flags & DAXFS_OPEN_STRICT)
+	if (h->flags & (DAXFS_OPEN_STRICT | DAXFS_OPEN_ATOMIC_READ))
 		return daxfs_read_atomic(&h->fs, ino, off, len, read_actor,
 					 read_restart, &c);
 	return daxfs_read(&h->fs, ino, off, len, read_actor, &c);

@@ -84,6 +84,9 @@ OTHER_POINTS = {
     "rmdir.found": "test_rmdir_rename_race.py",
     "create.undone": "test_create_recover_twice.py",
     "link.undone": "test_create_recover_twice.py",
+    "strict.logged": "test_strict_crash.py",
+    "strict.committed": "test_strict_crash.py",
+    "strict.applied": "test_strict_crash.py",
 }
 
 

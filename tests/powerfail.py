@@ -78,7 +78,7 @@ class Run:
     """One workload in one mode; states land in workdir."""
 
     def __init__(self, region, workdir, mode, seed, nops, every=7,
-                 permille=500):
+                 permille=500, ops=None):
         self.region = region
         self.workdir = workdir
         self.mode = mode
@@ -86,6 +86,7 @@ class Run:
         self.nops = nops
         self.every = every
         self.permille = permille
+        self.ops = ops
         self.states = 0
         self.problems = []
         self.fsck = {}
@@ -107,11 +108,11 @@ class Run:
         import crashlib as cl
 
         def may_tear(op):
-            # strict: an append is all or nothing after a power loss; a
-            # pwrite over existing bytes is stored in place and may be
-            # torn (docs/modes.md "What is left"); write_file and
-            # truncate are several calls or none
-            return self.mode != "strict" or op[0] != "append"
+            # strict: an append or a pwrite (over existing bytes too:
+            # out of place, format 7) is all or nothing after a power
+            # loss; write_file and truncate are several calls or none
+            return self.mode != "strict" or op[0] not in ("append",
+                                                          "pwrite")
 
         def tree_ok(r):
             if self.mode == "posix":
@@ -152,7 +153,7 @@ class Run:
         import crashlib as cl
         import daxfs
         lib = _tracer()
-        ops = cl.gen_ops(self.seed, self.nops, "/v")
+        ops = self.ops or cl.gen_ops(self.seed, self.nops, "/v")
         r = daxfs.Region(self.region, persistent=True,
                          sync=self.mode != "posix",
                          strict=self.mode == "strict")
@@ -179,18 +180,42 @@ class Run:
         return self.problems
 
 
+def overwrite_ops():
+    """Strict overwrites whose in-place copy used to be torn by a power
+    loss: a pwrite over an existing page and on into new ones (the new
+    pages' drain came while the in-place lines were not on the media),
+    over several existing pages, over a whole file and beyond its end
+    (tests/test_strict_crash.py kills one of two redo records)."""
+    f, g = "/v/f", "/v/g"
+    return [("mkdir", "/v"),
+            ("write", f, "t1", 4096),
+            ("pwrite", f, 4000, "t2", 5000),
+            ("pwrite", f, 10, "t3", 9000),
+            ("write", g, "t4", 20000),
+            ("pwrite", g, 100, "t5", 16000),
+            ("pwrite", g, 0, "t6", 30000),
+            ("pwrite", f, 4095, "t7", 2)]
+
+
 def main():
     sys.path.insert(0, os.path.join(REPO, "python"))
     sys.path.insert(0, HERE)
     from helpers import env
-    mode, seed, nops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    mode, seed = sys.argv[1], int(sys.argv[2])
+    # NOPS "overwrite": the fixed workload above, a state at every drain
+    fixed = sys.argv[3] == "overwrite"
+    nops = 8 if fixed else int(sys.argv[3])
     region = env.region_path("pf")
     workdir = region + ".d"
     os.mkdir(workdir)
     env.mkfs(region, SIZE, lease_ms=LEASE_MS)
     t = time.monotonic()
     try:
-        run = Run(region, workdir, mode, seed, nops)
+        if fixed:
+            run = Run(region, workdir, mode, seed, nops, every=1,
+                      ops=overwrite_ops())
+        else:
+            run = Run(region, workdir, mode, seed, nops)
         problems = run.run()
     finally:
         env.remove(region)

@@ -1,7 +1,8 @@
 """fsck.daxfs --convert: a format version 1 image (free-stack heads of one
 word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
 ({offset, 64-bit tag} pairs), then 3, 4 (a regular file's shrink words
-become its open write gate) and 5 (an empty lock table).  The old images are written here from a fresh
+become its open write gate), 5 (an empty lock table), 6 (xattr claims)
+and 7 (no lane names a strict write's redo record).  The old images are written here from a fresh
 one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
@@ -21,11 +22,14 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-CURRENT = 6          # format version after --convert (docs/format.md)
+CURRENT = 7          # format version after --convert (docs/format.md)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
 LOCK_ROOT_OFF = 928                 # state.lock_root (version 5)
+INTENT_OFF = 64                     # daxfs_lane.intent (lanes: 128 bytes)
+FILE_WRITE = 3                      # DAXFS_INTENT_FILE_WRITE
+REDO_COMMITTED = 1                  # version 7: intent a[6], low bit
 
 
 def crc32c(data):
@@ -262,6 +266,43 @@ def test_v5_converts_to_current(region_path):
         assert r.getxattr("/small", "user.k") == b"v"
         with r.open("/small") as f:
             f.lock("w")
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+
+
+def test_v6_converts_to_current(region_path):
+    """Version 6 stored strict overwrites in place; version 7 reads a
+    FILE_WRITE intent's a[6] as a redo record (committed: low bit) and
+    a[4] / a[5] as a page being published, in a layout of its own.
+    --convert clears what a version 6 lane left in those words (here:
+    stale words and what version 7 would take for a committed record),
+    then fsck is clean and strict writes work."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/small", b"hello\n")
+        ino = r.stat("/small").st_ino
+    im = Raw(region_path)
+    # a dead host (slot 0, generation 5) whose lane 3 was writing
+    im.put(im.hosts, 5 << 8 | 2)
+    lane = im.region(7) + 3 * 128 + INTENT_OFF
+    im.put(lane, FILE_WRITE, ino, 0, 6, 0, 7, im.state,
+           im.state | REDO_COMMITTED)
+    im.set_version(6)
+    im.save()
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc != 0 and "strict overwrites stored in place" in out, out
+    rc, out = run(FSCK, "--convert", region_path)
+    assert rc in (0, 1) and "format version %d" % CURRENT in out, out
+    im = Raw(region_path)
+    assert im.version() == CURRENT
+    # recovered (no intent any more), and no redo record named
+    assert im.words(lane, 8)[5:8] == [0, 0, 0]
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+    with daxfs.Region(region_path, strict=True) as r:
+        with r.open("/small") as f:
+            f.pwrite(b"HE", 0)
+        assert r.read_file("/small") == b"HEllo\n"
     rc, out = run(FSCK, "-n", region_path)
     assert rc == 0 and "clean" in out, out
 

@@ -78,3 +78,30 @@ def test_strict_write_never_torn(region, tmp_path, how, n, size):
         assert len(data) == n * size
     else:
         assert data == bytes([(n - 1) % 251 + 1]) * size
+
+
+def test_atomic_reader_never_torn(region):
+    """A reader host in posix mode that reads as the FUSE server does
+    (DAXFS_OPEN_ATOMIC_READ, docs/modes.md "Who is covered") never sees
+    part of a strict write made on another host: every read of the
+    1 MiB file is one byte value throughout."""
+    size, n = 1 << 20, 200
+    with env.daxfs.Region(region) as r:
+        r.write_file("/f", bytes([1]) * size)
+    writer = popen_mode(region, "strict", [STRICT, "overwrite", "/daxfs/f",
+                                           str(n), str(size)])
+    reads = 0
+    try:
+        with env.daxfs.Region(region, atomic_read=True) as r:
+            with r.open("/f") as f:
+                while writer.poll() is None or reads == 0:
+                    got = f.pread(size, 0)
+                    assert len(got) == size
+                    assert got.count(got[:1]) == size, \
+                        "torn read: %d bytes differ from the first" % (
+                            size - got.count(got[:1]))
+                    reads += 1
+    finally:
+        out, err = writer.communicate(timeout=300)
+    assert writer.returncode == 0, err
+    assert reads > 0

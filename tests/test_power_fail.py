@@ -57,6 +57,16 @@ def test_strict_appends_whole(pmem_build):
     assert "0 problems" in out, out[-4000:]
 
 
+def test_strict_overwrites_whole(pmem_build):
+    """strict: a pwrite over existing bytes (and on beyond EOF) is whole
+    or absent in every state, a state at every drain (format 6 stored it
+    in place: torn states in the 30000-byte overwrite; format 7 logs it
+    out of place and commits it with one store, docs/modes.md)."""
+    code, out = run_states(pmem_build, "strict", 1, "overwrite")
+    assert code == 0, out[-4000:]
+    assert "0 problems" in out, out[-4000:]
+
+
 def test_posix_states_structure(pmem_build):
     code, out = run_states(pmem_build, "posix", 13, 40)
     assert code == 0, out[-4000:]

@@ -325,7 +325,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"appends racing truncates without a write gate" :
 				version < DAXFS_VERSION_V5 ?
 				"before cluster-wide file locks" :
-				"before extended attributes", k->target);
+				version < DAXFS_VERSION_V6 ?
+				"before extended attributes" :
+				"strict overwrites stored in place", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

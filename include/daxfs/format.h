@@ -33,7 +33,11 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		6u	/* 6: extended attributes */
+#define DAXFS_VERSION		7u	/* 7: strict writes out of place */
+/* The first version whose strict overwrites go through a redo record
+ * (FILE_WRITE intent a[6], struct daxfs_redo, docs/modes.md) */
+#define DAXFS_VERSION_REDO	7u
+#define DAXFS_VERSION_V6	6u	/* 6: extended attributes */
 /* The first version with extended attributes (XATTR keys, docs/xattr.md) */
 #define DAXFS_VERSION_XATTR	6u
 #define DAXFS_VERSION_V5	5u	/* 5: cluster-wide lock table */
@@ -231,7 +235,13 @@ enum daxfs_intent_op {
 	DAXFS_INTENT_NONE = 0,
 	DAXFS_INTENT_OV_INSERT = 1,	/* a[0]=bucket index, a[1]=key */
 	DAXFS_INTENT_RENAME = 2,	/* see docs/namespace.md */
-	DAXFS_INTENT_FILE_WRITE = 3,	/* a[0]=ino, a[1]=first byte, a[2]=end */
+	DAXFS_INTENT_FILE_WRITE = 3,	/* a[0]=ino, a[1]=first byte, a[2]=end,
+					 * a[3]=gate claim (0: a plain write),
+					 * a[4]=block | check << 36 and
+					 * a[5]=page of the page being
+					 * published (docs/recovery.md),
+					 * a[6]=redo record | committed
+					 * (version 7, struct daxfs_redo) */
 	DAXFS_INTENT_OPEN_PUT = 4,	/* a[0]=ino: entry removed, settle it */
 	DAXFS_INTENT_XATTR = 5,		/* a[0]=ino, a[1]=new set, a[2]=old
 					 * set, a[3]=retire step, a[4]=new
@@ -244,6 +254,39 @@ struct daxfs_intent {
 	__u64 a[7];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_intent) == 64);
+
+/*
+ * Redo record of a strict overwrite (version 7, docs/modes.md "Strict
+ * overwrites out of place").  One pool page; a write of more than
+ * DAXFS_REDO_PAGES blocks chains several.  Log page i of record k holds
+ * the new bytes of file block (off >> 12) + k * DAXFS_REDO_PAGES + i at
+ * their offsets in the block.  Named by the writer's FILE_WRITE intent
+ * (a[DAXFS_REDO_WORD] = the first record's offset, 4 KiB aligned) while
+ * it runs; the same word | DAXFS_REDO_COMMITTED, one 8-byte store, once
+ * every log page and record is on the media: from then on recovery
+ * replays it (copies the bytes in place, moves the size up to off + len),
+ * before that it discards it.  0: no record.
+ */
+#define DAXFS_REDO_MAGIC	0x4f44455253584144ULL	/* "DAXSREDO" */
+#define DAXFS_REDO_WORD		6	/* FILE_WRITE intent a[6] */
+#define DAXFS_REDO_COMMITTED	1ULL	/* its low bit */
+#define DAXFS_REDO_PAGES	504
+
+struct daxfs_redo {
+	__u64 magic;			/* DAXFS_REDO_MAGIC */
+	__u64 ino;			/* the file written */
+	__u64 off;			/* the write: [off, off + len) */
+	__u64 len;			/* (the same in every record) */
+	__u64 next;			/* next record page, 0: last */
+	__u32 index;			/* k: this record's place in the chain */
+	__u32 count;			/* log pages listed in page[] */
+	__u64 done;			/* first record: the bytes logged, what a
+					 * replay copies (< len when the source
+					 * faulted), set before the commit */
+	__u64 pad;
+	__u64 page[DAXFS_REDO_PAGES];
+};
+DAXFS_STATIC_ASSERT(sizeof(struct daxfs_redo) == DAXFS_BLOCK_SIZE);
 
 #define DAXFS_HOST_NAME_LEN 32
 

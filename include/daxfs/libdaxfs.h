@@ -71,6 +71,10 @@ struct daxfs_handle;		/* opaque */
 #define DAXFS_OPEN_STRICT	(1u << 6)	/* SYNC, and each write is atomic
 						 * for strict readers on every
 						 * host (docs/modes.md) */
+#define DAXFS_OPEN_ATOMIC_READ	(1u << 7)	/* reads never see part of a
+						 * strict write or a shrink
+						 * (implied by STRICT; the
+						 * FUSE mount sets it) */
 
 /*
  * Maps the filesystem at path and, unless RDONLY or NOJOIN, joins the host

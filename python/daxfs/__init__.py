@@ -198,14 +198,15 @@ class Region(XattrMixin):
 
     def __init__(self, path, readonly=False, join=True, heartbeat=True,
                  backing=(), fill_timeout_ms=0, helper=True, persistent=False,
-                 sync=False, strict=False):
+                 sync=False, strict=False, atomic_read=False):
         """backing: backing files of a split-mode filesystem that this
         host can read (docs/pcache.md); fill_timeout_ms bounds waits for
         pages nobody can fill (0: 2 x lease); helper=False: do not serve
         other hosts' fill requests.  persistent: flush cache lines on
         every update (pmem); sync: also drain them before every call
         returns; strict: sync, and each write is atomic for strict
-        readers (docs/modes.md)."""
+        readers (docs/modes.md); atomic_read: reads never see part of a
+        strict write (as the FUSE server reads; implied by strict)."""
         flags = 0
         if persistent:
             flags |= _lib.OPEN_PERSISTENT
@@ -213,6 +214,8 @@ class Region(XattrMixin):
             flags |= _lib.OPEN_SYNC
         if strict:
             flags |= _lib.OPEN_STRICT
+        if atomic_read:
+            flags |= _lib.OPEN_ATOMIC_READ
         if readonly:
             flags |= _lib.OPEN_RDONLY
         if not join:

@@ -243,7 +243,9 @@ static int remount(struct cfg *c)
 
 static int open_region(struct cfg *c, struct daxfs_handle **h)
 {
-	struct daxfs_open_opts o = { 0 };
+	/* readers through the mount never see part of a strict write made
+	 * on any host (docs/modes.md "Who is covered") */
+	struct daxfs_open_opts o = { .flags = DAXFS_OPEN_ATOMIC_READ };
 
 	if (c->nohost)
 		o.flags |= DAXFS_OPEN_RDONLY;
