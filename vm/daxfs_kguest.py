@@ -1142,3 +1142,12 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def errno_of(fn):
+    """The errno fn() fails with, 0 if it succeeds."""
+    try:
+        fn()
+        return 0
+    except OSError as e:
+        return e.errno

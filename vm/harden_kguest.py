@@ -550,10 +550,10 @@ def scen_meta_read(args):
     eio = ok = 0
     for i in range(META_FILES):
         path = kg.p(META_DIR, f"f{i:02d}")
-        e = _errno_of(lambda: os.stat(path))
+        e = kg.errno_of(lambda: os.stat(path))
         if e:
             check(e == errno.EIO, f"stat {path}: errno {e}, not EIO")
-            check(_errno_of(lambda: kg.read_file(path)) == errno.EIO, f"read {path}")
+            check(kg.errno_of(lambda: kg.read_file(path)) == errno.EIO, f"read {path}")
             eio += 1
             continue
         check(kg.read_file(path) == b"meta file %d\n" % i, f"{path} reads back wrong")
@@ -597,14 +597,6 @@ def scen_meta_fsck(args):
     result(meta_fsck="ok")
 
 
-def _errno_of(fn):
-    try:
-        fn()
-        return 0
-    except OSError as e:
-        return e.errno
-
-
 def scen_unbind(args):
     path = kg.p("unbind")
     data = bytes(range(256)) * (4 * PAGE // 256)
@@ -619,11 +611,11 @@ def scen_unbind(args):
     (drv / "unbind").write_text(devs[0])
     log(f"nd_pmem unbound from {devs[0]} under the mount")
     errs = {
-        "read": _errno_of(lambda: os.pread(fd, PAGE, 0)),
-        "write": _errno_of(lambda: os.pwrite(fd, b"x", 0)),
-        "stat": _errno_of(lambda: os.stat(kg.p("unbind"))),
-        "readdir": _errno_of(lambda: os.listdir(kg.MNT)),
-        "create": _errno_of(lambda: os.close(os.open(kg.p("new"), os.O_CREAT | os.O_WRONLY))),
+        "read": kg.errno_of(lambda: os.pread(fd, PAGE, 0)),
+        "write": kg.errno_of(lambda: os.pwrite(fd, b"x", 0)),
+        "stat": kg.errno_of(lambda: os.stat(kg.p("unbind"))),
+        "readdir": kg.errno_of(lambda: os.listdir(kg.MNT)),
+        "create": kg.errno_of(lambda: os.close(os.open(kg.p("new"), os.O_CREAT | os.O_WRONLY))),
     }
     log(f"after the unbind: {errs}")
     result(**{f"unbind_{k}": v for k, v in errs.items()})

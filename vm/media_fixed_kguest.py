@@ -71,14 +71,6 @@ def _list_bad(off, what):
     log(f"{what}: page at {PMEM} byte {off} listed bad: {Path(PMEM_BB).read_text().split()}")
 
 
-def _errno_of(fn):
-    try:
-        fn()
-        return 0
-    except OSError as e:
-        return e.errno
-
-
 def _write_paged(path, pages, tag):
     """One pwrite per page, so that each allocation takes one page (from the stack)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -110,7 +102,7 @@ def scen_fixed_free(args):
     fd = os.open(kg.p("after"), os.O_RDONLY)
     try:
         for i in range(pages):
-            e = _errno_of(lambda: os.pread(fd, PAGE, i * PAGE))
+            e = kg.errno_of(lambda: os.pread(fd, PAGE, i * PAGE))
             check(not e, f"page {i} of a file written after the page went bad: errno {e} "
                   "(the bad page was handed out again)")
             got = os.pread(fd, PAGE, i * PAGE)
@@ -127,11 +119,11 @@ def scen_fixed_host(args):
     hosts, _ = _region(_device(PAGE), RGN_HOSTS)     # the superblock
     _list_bad(hosts, "the host table's first page")
     errs = {
-        "stat": _errno_of(lambda: os.stat(kg.p("after"))),
-        "read": _errno_of(lambda: kg.read_file(kg.p("after"))),
-        "readdir": _errno_of(lambda: os.listdir(kg.MNT)),
-        "create": _errno_of(lambda: kg.write_file(kg.p("new"), b"x")),
-        "statfs": _errno_of(lambda: os.statvfs(kg.MNT)),
+        "stat": kg.errno_of(lambda: os.stat(kg.p("after"))),
+        "read": kg.errno_of(lambda: kg.read_file(kg.p("after"))),
+        "readdir": kg.errno_of(lambda: os.listdir(kg.MNT)),
+        "create": kg.errno_of(lambda: kg.write_file(kg.p("new"), b"x")),
+        "statfs": kg.errno_of(lambda: os.statvfs(kg.MNT)),
     }
     log(f"after the host table went bad: {errs}")
     for what, e in errs.items():
