@@ -158,6 +158,20 @@ static void blocks_sub(struct daxfs_inode *ip)
 }
 
 /*
+ * Once per leaf node that a sweep, a seal or a drop visits: a file of tens
+ * of TiB is millions of leaves in one op, past the kernel's soft-lockup
+ * threshold without a resched.  The walk never stops early, fatal signal
+ * or not: a half-swept truncate would leave pages past the new size for a
+ * later extend to expose, and a half-dropped file would leak.  The walk is
+ * bounded by the file's leaves, and preemption inside an op is what any
+ * host may suffer anyway (docs/files.md "Sweeps yield").
+ */
+static void sweep_yield(void)
+{
+	(void)daxfs_walk_yield();
+}
+
+/*
  * Seals every slot of node (at level; 1 = leaf) and, below it, of every
  * child, retiring what each winning CAS takes out.  Idempotent: several
  * hosts may seal the same node at once.  Recursion depth <= 4.
@@ -169,6 +183,8 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 	u32 i, tries;
 	int err;
 
+	if (level == 1)
+		sweep_yield();
 	for (i = 0; i < DAXFS_RADIX_FANOUT; i++) {
 		u64 *slot = &node->slot[i];
 		u64 v = daxfs_load(slot);
@@ -383,6 +399,8 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 	u64 i = first > base ? (first - base) / cspan : 0;
 	int err;
 
+	if (level == 1)
+		sweep_yield();
 	for (; i < DAXFS_RADIX_FANOUT; i++) {
 		u64 cb = base + i * cspan;
 		u64 *slot = &node->slot[i];
