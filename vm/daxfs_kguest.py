@@ -26,12 +26,15 @@ Scenarios:
                              each (tests/vm/test_kernel_locks.py; the peers at once)
   dirlocks ROLE PEERS ROUNDS as locks, with two processes that add to one counter under
                              flock of the directory /lockdir (test_kernel_dir_flock.py)
+  lock-victim                F_SETLEASE must fail with EINVAL; then hold a POSIX, an OFD
+                             and a flock lock on /lockfile until killed
 """
 import ctypes
 import errno
 import fcntl
 import mmap
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -56,6 +59,15 @@ def check(cond, msg):
 
 def p(*parts):
     return os.path.join(MNT, *[x.lstrip("/") for x in parts])
+
+
+def errno_of(fn):
+    """The errno fn() fails with, 0 if it succeeds."""
+    try:
+        fn()
+        return 0
+    except OSError as e:
+        return e.errno
 
 
 def write_file(path, data, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
@@ -1021,6 +1033,8 @@ def scen_coherent(args):
 
 LOCK_POSIX_OFF, LOCK_FLOCK_OFF = 0, 64     # the two counters in /lockfile
 LOCK_DIR_OFF = 128                          # the counter under flock of /lockdir
+LOCK_OFD_OFF = 192                          # the range lock-victim holds by OFD lock
+F_OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", 37)
 
 
 def lock_count(path, rounds, use_flock, lockdir=None):
@@ -1090,6 +1104,33 @@ def scen_dirlocks(args):
     result(**{f"dirlocks_{role}": "ok"})
 
 
+F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
+
+
+def scen_lock_victim(args):
+    """Holds a POSIX record lock, an OFD lock and a flock on /lockfile until the guest
+    is killed (test_kernel_killed_guest_releases_locks).  First, F_SETLEASE must be
+    refused: a lease would be this host's alone, and another host's open would not
+    break it."""
+    fs = PosixFS(MNT)
+    rfd = os.open(p("lockfile"), os.O_RDONLY)
+    err = errno_of(lambda: fcntl.fcntl(rfd, F_SETLEASE, fcntl.F_RDLCK))
+    check(err == errno.EINVAL, f"F_SETLEASE gave errno {err}, not EINVAL")
+    os.close(rfd)
+    fd = os.open(p("lockfile"), os.O_RDWR)
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 8, LOCK_POSIX_OFF)
+    ofd = os.open(p("lockfile"), os.O_RDWR)
+    fcntl.fcntl(ofd, F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET,
+                                               LOCK_OFD_OFF, 8, 0) + bytes(4))
+    ffd = os.open(p("lockfile"), os.O_RDWR)
+    fcntl.flock(ffd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    result(setlease="EINVAL")
+    fs_mark(fs, "V", "victim-locked")
+    log("lock victim: holding three locks, waiting to be killed")
+    while True:
+        time.sleep(1)
+
+
 def scen_sqlite(args):
     """SQLite on one database from several hosts at once: its rollback
     journal (or WAL) protocol rests on fcntl locks, which daxfs.ko now
@@ -1142,12 +1183,3 @@ def main():
 
 if __name__ == "__main__":
     main()
-
-
-def errno_of(fn):
-    """The errno fn() fails with, 0 if it succeeds."""
-    try:
-        fn()
-        return 0
-    except OSError as e:
-        return e.errno

@@ -2,11 +2,14 @@
 phys= mounts) and host H (libdaxfs on the shared file) add to two counters in one file at
 once, one under fcntl record locks and one under flock, two processes (threads on H) per
 host: no increment is lost on either counter, and fsck.daxfs finds the region clean.  The
-same with flock of a directory, and SQLite on two guests at once.
+same with flock of a directory, SQLite on two guests at once, and a killed guest's locks
+released to a waiting host (F_SETLEASE refused first).
 
 Skip/fail rules and the build as in test_kernel_cluster.py (DAXFS_VM_TESTS=1: fail instead
 of skipping).  About a minute under TCG.
 """
+import os
+import signal
 import struct
 import sys
 import threading
@@ -150,3 +153,58 @@ def test_kernel_sqlite_two_guests(request, built, tmp_path, jmode):
     assert got == {"A": SQLITE_ROWS, "B": SQLITE_ROWS}, got
     for g in "AB":
         assert res.guests[g].results[f"sqlite_{g}"] == "ok", res.summary()
+
+
+def test_kernel_killed_guest_releases_locks(request, built):
+    """Guest A refuses F_SETLEASE (EINVAL: a lease would be A's alone), then takes a POSIX
+    record lock, an OFD lock and a flock on /lockfile, and its QEMU process is killed
+    with SIGKILL while it holds them.  Host H sees all three held by A's slot (its tries
+    fail), and once A's lease (3 s) has run out H takes each of them with a wait: the
+    dead host's locks are released by the survivors' recovery, not by A.  No lock is
+    left afterwards, and fsck.daxfs is clean (after -y for the dead host's leftovers)."""
+    from test_kernel_cluster import _qemu_pid
+    got = {}
+    with Cluster(label=request.node.name, size=SIZE, timeout=200) as c:
+        mkfs(c.shm, "--lease-ms", "3000")
+        with region(c.shm) as r:
+            r.write_file("/lockfile", bytes(4096))
+
+        def host_peer():
+            with region(c.shm) as r:
+                fs = kg.LibFS(r)
+                kg.fs_wait(fs, ["victim-locked"], 150)
+                held = sorted(li.kind for _, li, _ in r.locks("/lockfile"))
+                got["held"] = held
+                wanted = (("posix", kg.LOCK_POSIX_OFF), ("ofd", kg.LOCK_OFD_OFF),
+                          ("flock", 0))
+                with r.open("/lockfile") as f:
+                    for kind, off in wanted:
+                        with pytest.raises(BlockingIOError):
+                            f.lock("w", off, 8 if kind != "flock" else 0, kind=kind)
+                    pid = _qemu_pid(c.shm, "A")
+                    assert pid, "guest A's qemu not found"
+                    os.kill(pid, signal.SIGKILL)
+                    t = time.monotonic()
+                    for kind, off in wanted:
+                        f.lock("w", off, 8 if kind != "flock" else 0, kind=kind, wait=60)
+                    got["s"] = time.monotonic() - t
+                    got["after"] = sorted(li.kind for _, li, _ in r.locks("/lockfile"))
+                    for kind, off in wanted:
+                        f.unlock(off, 8 if kind != "flock" else 0, kind=kind)
+                assert r.locks() == []
+            return True
+
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:lock-victim"])],
+                    host_fn=host_peer)
+        assert res.host.rc == 0 and got.get("s") is not None, res.summary()
+        assert res.guests["A"].results.get("setlease") == "EINVAL", res.summary()
+        assert got["held"] == ["flock", "ofd", "posix"], got
+        assert got["after"] == ["flock", "ofd", "posix"], got
+        rc, out = fsck(c.shm, "-n")
+        if rc != 0:
+            assert rc == 4, out
+            rc, out = fsck(c.shm, "-y")
+            assert rc in (0, 1), out
+            rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+    print(f"A's locks taken by H {got['s']:.1f} s after the kill")
