@@ -49,7 +49,9 @@ static bool writable(struct daxfs_op *op)
 	return op->lane && !(op->fs->flags & DAXFS_FS_RDONLY);
 }
 
-/* Waits (bounded by a few leases) for a condition owned by a live host. */
+/* Waits (bounded by a few leases of our monotonic clock, as leases are
+ * timed: a stepped wall clock neither ends nor stretches a wait) for a
+ * condition owned by a live host. */
 struct waiter {
 	s64 start;
 	u32 rounds;
@@ -57,7 +59,7 @@ struct waiter {
 
 static bool wait_more(struct daxfs_op *op, struct waiter *w)
 {
-	s64 now = daxfs_now_ns();
+	s64 now = daxfs_mono_ns();
 
 	if (!w->rounds++)
 		w->start = now;
