@@ -72,6 +72,22 @@ static bool wait_more(struct daxfs_op *op, struct waiter *w)
 	return true;
 }
 
+struct rmdir_of {
+	u64 ino;
+	struct daxfs_lane *mine;
+};
+
+/* Is lane, in use and not ours, running (or left by) an rmdir of ino? */
+static bool lane_rmdir_of(struct daxfs_lane *lane, const void *arg)
+{
+	const struct rmdir_of *r = arg;
+
+	return lane != r->mine && daxfs_load(&lane->epoch) &&
+	       daxfs_load(&lane->intent.op) == DAXFS_INTENT_RENAME &&
+	       NS_KIND(daxfs_load(&lane->intent.a[6])) == NS_KIND_RMDIR &&
+	       daxfs_load(&lane->intent.a[1]) == r->ino;
+}
+
 /*
  * The host whose rmdir holds directory ino DEAD: a lane in use (epoch
  * set), not ours, whose intent is an rmdir of ino.  DAXFS_NO_HOST if none:
@@ -81,27 +97,11 @@ static bool wait_more(struct daxfs_op *op, struct waiter *w)
  */
 static u32 rmdir_owner(struct daxfs_op *op, u64 ino)
 {
-	struct daxfs_fs *fs = op->fs;
-	struct daxfs_lane *lane;
-	u32 slot, i;
+	struct rmdir_of r = { ino, op->lane };
 
 	if (!ino)
 		return DAXFS_NO_HOST;
-	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
-		if (daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) ==
-		    DAXFS_HOST_FREE)
-			continue;
-		for (i = 0; i < DAXFS_LANES; i++) {
-			lane = daxfs_lane_at(fs, slot, i);
-			if (lane == op->lane || !daxfs_load(&lane->epoch) ||
-			    daxfs_load(&lane->intent.op) != DAXFS_INTENT_RENAME ||
-			    NS_KIND(daxfs_load(&lane->intent.a[6])) != NS_KIND_RMDIR ||
-			    daxfs_load(&lane->intent.a[1]) != ino)
-				continue;
-			return slot;
-		}
-	}
-	return DAXFS_NO_HOST;
+	return daxfs_lane_owner(op->fs, lane_rmdir_of, &r);
 }
 
 /*
