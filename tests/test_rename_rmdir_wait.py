@@ -127,35 +127,17 @@ def test_rename_waits_for_rmdir(crash_build, op, end):
 
 # One host, two threads: the rmdir's thread waits at rmdir.dead, another
 # thread of the same host renames /x/d.  Its owner is ours and alive.
-SAME_HOST = cl.HOST_SCRIPT + r'''
-import json, os, signal, threading
-points = sys.argv[1] + ".points"
-res = {}
-
-
-def call(key, fn, *args):
-    try:
-        fn(*args)
-        res[key] = 0
-    except OSError as e:
-        res[key] = e.errno
-
-
+SAME_HOST = cl.HOST_SCRIPT + cl.THREADS_SCRIPT + r'''
 td = threading.Thread(target=call, args=("rmdir", r.rmdir, "/x/d"))
 td.start()
-while not (os.path.exists(points) and open(points).read().strip()):
-    time.sleep(0.01)
-res["point"] = open(points).read().split()[0]
+res["point"] = first_point()
 tr = threading.Thread(target=call, args=("rename", r.rename, "/x/d", "/x/e"))
 tr.start()
 tr.join(float(sys.argv[3]))
 res["early"] = res.get("rename")        # answered while the rmdir waits
-os.kill(os.getpid(), signal.SIGUSR1)    # the rmdir goes on
-td.join()
-tr.join()
+resume(td, tr)                          # the rmdir goes on
 res["final"] = sorted(r.listdir("/x"))
-print(json.dumps(res))
-r.close()
+done()
 '''
 
 
@@ -166,16 +148,7 @@ def test_rename_waits_for_rmdir_same_host(crash_build):
         with daxfs.Region(path) as r:
             r.mkdir("/x")
             r.mkdir("/x/d")
-        venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB,
-                    DAXFS_CRASH_AT="rmdir.dead", DAXFS_CRASH_STOP="thread",
-                    DAXFS_CRASH_LOG=path + ".points")
-        run = subprocess.run([sys.executable, "-c", SAME_HOST, path,
-                              os.path.join(cl.REPO, "python"), str(HOLD_S)],
-                             env=venv, capture_output=True, text=True,
-                             timeout=120)
-        assert run.returncode == 0, run.stderr[-3000:]
-        res = json.loads(run.stdout)
-        assert res["point"] == "rmdir.dead"
+        res = cl.run_threads(SAME_HOST, path, "rmdir.dead", HOLD_S)
         assert res["early"] is None, res    # it waited for the rmdir
         assert res["rmdir"] == 0 and res["rename"] == errno.ENOENT, res
         assert res["final"] == [], res
