@@ -348,6 +348,23 @@ int daxfs_host_try_dead(struct daxfs_op *op, u32 slot)
 	return check_dead(op, slot, false);
 }
 
+u32 daxfs_lane_owner(struct daxfs_fs *fs,
+		     bool (*match)(struct daxfs_lane *lane, const void *arg),
+		     const void *arg)
+{
+	u32 slot, i;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		if (daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) ==
+		    DAXFS_HOST_FREE)
+			continue;
+		for (i = 0; i < DAXFS_LANES; i++)
+			if (match(daxfs_lane_at(fs, slot, i), arg))
+				return slot;
+	}
+	return DAXFS_NO_HOST;
+}
+
 /* Declares every expired slot dead and recovers it (or a stalled
  * recovery); !wait: skips slots another survivor is recovering. */
 static int reap(struct daxfs_fs *fs, bool wait)

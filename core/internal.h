@@ -253,6 +253,12 @@ int daxfs_host_check_dead(struct daxfs_op *op, u32 slot);
 /* The same without waiting for a recovery another survivor is running
  * (0 then): for callers that look again later anyway. */
 int daxfs_host_try_dead(struct daxfs_op *op, u32 slot);
+/* The slot of a host (not FREE) with a lane for which match(lane, arg)
+ * holds, the first found; DAXFS_NO_HOST if none.  For waiters that look
+ * for the owner of what they wait on: a hint, the caller checks again. */
+u32 daxfs_lane_owner(struct daxfs_fs *fs,
+		     bool (*match)(struct daxfs_lane *lane, const void *arg),
+		     const void *arg);
 
 /* A remover that marked a leaf removed waits here while a link holds it
  * (DAXFS_DE_LINKING, core/namei.c): 0 once released or found stale,

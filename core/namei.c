@@ -49,7 +49,9 @@ static bool writable(struct daxfs_op *op)
 	return op->lane && !(op->fs->flags & DAXFS_FS_RDONLY);
 }
 
-/* Waits (bounded by a few leases) for a condition owned by a live host. */
+/* Waits (bounded by a few leases of our monotonic clock, as leases are
+ * timed: a stepped wall clock neither ends nor stretches a wait) for a
+ * condition owned by a live host. */
 struct waiter {
 	s64 start;
 	u32 rounds;
@@ -57,7 +59,7 @@ struct waiter {
 
 static bool wait_more(struct daxfs_op *op, struct waiter *w)
 {
-	s64 now = daxfs_now_ns();
+	s64 now = daxfs_mono_ns();
 
 	if (!w->rounds++)
 		w->start = now;
@@ -70,18 +72,80 @@ static bool wait_more(struct daxfs_op *op, struct waiter *w)
 	return true;
 }
 
-/*
- * Waits for a half-done rmdir (a directory DEAD but still named) of
- * another host: a live one finishes, a dead one is rolled forward by
- * whoever recovers it, so expired hosts are looked for while waiting.
- * Until its name is gone the directory is "still there" for everyone
- * (docs/namespace.md, "Meeting a half-done rmdir").
- */
-static bool wait_rmdir(struct daxfs_op *op, struct waiter *w)
+struct rmdir_of {
+	u64 ino;
+	struct daxfs_lane *mine;
+};
+
+/* Is lane, in use and not ours, running (or left by) an rmdir of ino? */
+static bool lane_rmdir_of(struct daxfs_lane *lane, const void *arg)
 {
-	if (!(w->rounds & 15))
-		daxfs_reap_expired(op->fs);
-	return wait_more(op, w);
+	const struct rmdir_of *r = arg;
+
+	return lane != r->mine && daxfs_load(&lane->epoch) &&
+	       daxfs_load(&lane->intent.op) == DAXFS_INTENT_RENAME &&
+	       NS_KIND(daxfs_load(&lane->intent.a[6])) == NS_KIND_RMDIR &&
+	       daxfs_load(&lane->intent.a[1]) == r->ino;
+}
+
+/*
+ * The host whose rmdir holds directory ino DEAD: a lane in use (epoch
+ * set), not ours, whose intent is an rmdir of ino.  DAXFS_NO_HOST if none:
+ * that rmdir just ended (done or undone), or the DEAD is a residue nobody
+ * will clear (docs/namespace.md).  The words are loaded once each and only
+ * say how to wait: every answer still comes from the directory itself.
+ */
+static u32 rmdir_owner(struct daxfs_op *op, u64 ino)
+{
+	struct rmdir_of r = { ino, op->lane };
+
+	if (!ino)
+		return DAXFS_NO_HOST;
+	return daxfs_lane_owner(op->fs, lane_rmdir_of, &r);
+}
+
+/*
+ * Is the rmdir of directory ino still getting on?  Its owner is a thread
+ * of our own host, or a host whose lease our own clock sees running, or
+ * one a survivor is recovering.  An owner whose lease ran out is declared
+ * dead and recovered here, as claim_get does: its recovery rolls the
+ * rmdir forward.  No: no owner, or a dead one nobody could recover (no
+ * free lane here).
+ */
+static bool rmdir_going(struct daxfs_op *op, u64 ino)
+{
+	u32 slot = rmdir_owner(op, ino), st;
+
+	if (slot == DAXFS_NO_HOST)
+		return false;
+	if (slot == op->fs->host)
+		return true;	/* ours: the caller checked our fence */
+	if (daxfs_host_try_dead(op, slot) == 1)
+		return true;	/* recovered (or gone) just now */
+	st = daxfs_host_st(daxfs_load(&daxfs_host_at(op->fs, slot)->state));
+	return st == DAXFS_HOST_ALIVE || st == DAXFS_HOST_RECOVERING;
+}
+
+/*
+ * Waits for a half-done rmdir (directory ino DEAD but still named, 0 if
+ * not known) of another op.  Until its name is gone the directory is
+ * "still there" for everyone (docs/namespace.md, "Meeting a half-done
+ * rmdir"), so the wait lasts as long as that rmdir gets on (rmdir_going):
+ * a live owner finishes it, a dead one is recovered.  Only four leases
+ * with no owner getting on end it (-EBUSY: a residue, a dead owner that
+ * cannot be recovered yet); -ESTALE once our host is fenced.
+ */
+static int wait_rmdir(struct daxfs_op *op, struct waiter *w, u64 ino)
+{
+	if (!(w->rounds & 15)) {
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		if (rmdir_going(op, ino))
+			w->start = daxfs_mono_ns();	/* its progress bounds us */
+		else
+			daxfs_reap_expired(op->fs);
+	}
+	return wait_more(op, w) ? 0 : -EBUSY;
 }
 
 /*
@@ -95,12 +159,14 @@ static int wait_dir_gone(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
 {
 	struct waiter w = { 0 };
 	struct daxfs_iref ref;
+	int err;
 
 	while (daxfs_load(&dp->aux) & DAXFS_DIR_DEAD) {
 		if (daxfs_inode_get(op, dir, &ref) || ref.ip != dp)
 			return -ENOENT;
-		if (!wait_rmdir(op, &w))
-			return -ENOENT;
+		err = wait_rmdir(op, &w, dir);
+		if (err)
+			return err == -ESTALE ? err : -ENOENT;
 	}
 	return 0;
 }
@@ -1272,10 +1338,10 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			/* still there until that rmdir removes the name: wait
 			 * for it (a dead one is recovered), then look again */
 			daxfs_intent_clear(&op);
-			if (wait_rmdir(&op, &wd))
+			err = wait_rmdir(&op, &wd, de.ino);
+			if (!err)
 				continue;
-			err = -EBUSY;
-			goto out;
+			goto out;	/* -EBUSY, -ESTALE */
 		}
 		/*
 		 * A rename may have moved the directory between our lookup
@@ -1381,6 +1447,7 @@ struct rn {
 	u64 nleaf;		/* new leaf for dname -> src */
 	u64 sleaf;		/* new leaf for sname: whiteout or -> tgt */
 	bool dangling;		/* this try: a name found, its inode not */
+	u64 dead;		/* this try: a directory DEAD but named */
 };
 
 static int set_moving(struct daxfs_inode *ip, bool dead_too)
@@ -1716,6 +1783,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		struct daxfs_inode *tp;
 
 		err = daxfs_dir_writable(op, r->tgt.ino, &tp);	/* import */
+		if (err == -ENOENT)
+			r->dead = r->tgt.ino;	/* DEAD: being rmdir'ed */
 		if (err)
 			return err == -ENOENT ? -EAGAIN : err;
 	}
@@ -1744,6 +1813,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	 * rmdir): still there until its name goes, so wait and look again
 	 * (daxfs_rename), as for a DEAD target */
 	err = pin(op, &r->src, r->sisdir);
+	if (err == -EAGAIN && r->sisdir)
+		r->dead = r->src.ino;
 	if (err)
 		goto undo;
 	done |= 1;
@@ -1761,6 +1832,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			if (!err)
 				err = set_moving(tp, true);
 		}
+		if (err == -EAGAIN && r->tisdir)
+			r->dead = r->tgt.ino;	/* set_moving: DEAD */
 		if (err)
 			goto undo;
 		done |= 2;
@@ -1847,6 +1920,30 @@ free_leaves:
 	return err;
 }
 
+/*
+ * The retries of a rename ran out on -EAGAIN: a source or target being
+ * rmdir'ed (r->dead: DEAD, name not yet removed), or a race lost again and
+ * again.  Waits (wait_rmdir) as long as that rmdir gets on, whatever the
+ * time (a live host finishes it, a dead one is recovered): the rename
+ * answers only once the name is gone (docs/namespace.md, "Waiting for an
+ * rmdir").  Without the claim while it waits, so that other renames and
+ * links do not wait with it; then takes it again (the next try looks the
+ * names up afresh).  Nonzero: the rename's answer when it gives up:
+ * -EAGAIN (four leases and no one getting on: a residue), -EBUSY (the
+ * claim, as claim_take), -ESTALE (fenced).
+ */
+static int rename_wait(struct daxfs_op *op, struct waiter *w, struct rn *r)
+{
+	int err;
+
+	if (r->dead)
+		claim_release(op);
+	err = wait_rmdir(op, w, r->dead);
+	if (err)
+		return err == -EBUSY ? -EAGAIN : err;
+	return r->dead ? claim_take(op, w) : 0;
+}
+
 int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		 u64 ddir, const char *dname, u32 dlen, u32 flags)
 {
@@ -1854,7 +1951,7 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	struct waiter w = { 0, 0 };
 	struct rn r;
 	u32 tries;
-	int err;
+	int err, werr;
 
 	if (flags & ~(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE))
 		return -EINVAL;
@@ -1886,6 +1983,7 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		goto out;
 	for (tries = 0;; tries++) {
 		r.dangling = false;
+		r.dead = 0;
 		err = rename_once(&op, &r, sname, slen, dname, dlen);
 		if (err != -EAGAIN)
 			break;
@@ -1896,16 +1994,15 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 			err = -EUCLEAN;
 			break;
 		}
-		/* a source or target being rmdir'ed (DEAD, name not yet
-		 * removed) by a host that is descheduled (or dead: then
-		 * wait_rmdir has it recovered): keep trying, bounded by
-		 * time (a few leases), not by a count a loaded machine
-		 * exhausts in microseconds */
-		if (tries >= NS_RETRIES && !wait_rmdir(&op, &w))
+		werr = tries >= NS_RETRIES ? rename_wait(&op, &w, &r) : 0;
+		if (werr) {
+			err = werr;
 			break;
+		}
 		daxfs_yield();
 	}
-	claim_release(&op);
+	if (op.has_claim)
+		claim_release(&op);
 out:
 	daxfs_op_end(&op);
 	return err;

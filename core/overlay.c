@@ -145,28 +145,30 @@ void daxfs_ov_recover_lane(struct daxfs_fs *fs, struct daxfs_lane *lane)
 	}
 }
 
+struct ov_pending {
+	u64 idx, key;
+};
+
+/* Does lane record a pending insert of key in bucket idx? */
+static bool ov_lane_pending(struct daxfs_lane *lane, const void *arg)
+{
+	const struct ov_pending *p = arg;
+
+	if (daxfs_load(&lane->intent.op) == DAXFS_INTENT_OV_INSERT &&
+	    daxfs_load(&lane->intent.a[0]) == p->idx &&
+	    daxfs_load(&lane->intent.a[1]) == p->key)
+		return true;
+	return daxfs_load(&lane->pad[DAXFS_LANE_OV_BUCKET]) == p->idx + 1 &&
+	       daxfs_load(&lane->pad[DAXFS_LANE_OV_KEY]) == p->key;
+}
+
 /* Host slot whose lane records a pending insert of key in bucket idx. */
 static int ov_owner(struct daxfs_fs *fs, u64 idx, u64 key)
 {
-	struct daxfs_lane *lane;
-	u32 slot, i;
+	struct ov_pending p = { idx, key };
+	u32 slot = daxfs_lane_owner(fs, ov_lane_pending, &p);
 
-	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
-		if (daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state)) ==
-		    DAXFS_HOST_FREE)
-			continue;
-		for (i = 0; i < DAXFS_LANES; i++) {
-			lane = daxfs_lane_at(fs, slot, i);
-			if (daxfs_load(&lane->intent.op) == DAXFS_INTENT_OV_INSERT &&
-			    daxfs_load(&lane->intent.a[0]) == idx &&
-			    daxfs_load(&lane->intent.a[1]) == key)
-				return (int)slot;
-			if (daxfs_load(&lane->pad[DAXFS_LANE_OV_BUCKET]) == idx + 1 &&
-			    daxfs_load(&lane->pad[DAXFS_LANE_OV_KEY]) == key)
-				return (int)slot;
-		}
-	}
-	return -1;
+	return slot == DAXFS_NO_HOST ? -1 : (int)slot;
 }
 
 /*

@@ -17,6 +17,7 @@ Run as a script: python3 crashlib.py victim REGION LOG SEED NOPS DIR
 """
 
 import hashlib
+import json
 import os
 import random
 import re
@@ -35,6 +36,42 @@ import errno, sys, time
 sys.path.insert(0, sys.argv[2])
 import daxfs
 r = daxfs.Region(sys.argv[1])
+'''
+
+# After HOST_SCRIPT, for a host whose threads wait at a crash point
+# (DAXFS_CRASH_STOP=thread, DAXFS_CRASH_LOG=REGION.points): call(key, fn,
+# *args) keeps fn's errno (0: it returned) in res[key]; first_point()
+# waits until a thread reached a point and returns its name; resume(*ts)
+# lets the waiting thread go on and joins ts; done() prints res.
+THREADS_SCRIPT = r'''
+import json, os, signal, threading
+points = sys.argv[1] + ".points"
+res = {}
+
+
+def call(key, fn, *args):
+    try:
+        fn(*args)
+        res[key] = 0
+    except OSError as e:
+        res[key] = e.errno
+
+
+def first_point():
+    while not (os.path.exists(points) and open(points).read().strip()):
+        time.sleep(0.01)
+    return open(points).read().split()[0]
+
+
+def resume(*ts):
+    os.kill(os.getpid(), signal.SIGUSR1)
+    for t in ts:
+        t.join()
+
+
+def done():
+    print(json.dumps(res))
+    r.close()
 '''
 
 # Every named point in core/ (docs/recovery.md) with a workload that
@@ -113,6 +150,23 @@ def wait_point(p, points, name):
         assert p.poll() is None or p.returncode == -9, p.communicate()
         time.sleep(0.1)
     assert open(points).read().split()[0] == name
+
+
+def run_threads(script, region, point, *args):
+    """Runs a host script (HOST_SCRIPT + THREADS_SCRIPT + ...; argv:
+    region, python/, *args) on the crash build, its threads waiting at
+    point (DAXFS_CRASH_STOP=thread); checks that it exited 0 and that
+    res["point"] is point; returns the JSON it printed (its res)."""
+    venv = dict(os.environ, DAXFS_LIB=CRASH_LIB, DAXFS_CRASH_AT=point,
+                DAXFS_CRASH_STOP="thread", DAXFS_CRASH_LOG=region + ".points")
+    run = subprocess.run([sys.executable, "-c", script, region,
+                          os.path.join(REPO, "python"), *map(str, args)],
+                         env=venv, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    res = json.loads(run.stdout)
+    assert res["point"] == point, res
+    return res
 
 
 def wait_recovered(r, lease_ms, timeout=30):

@@ -17,10 +17,6 @@ linearizability checker with threads (`lc_run -P`, docs/lincheck.md).
 """
 
 import errno
-import json
-import os
-import subprocess
-import sys
 
 from helpers import env
 import crashlib as cl
@@ -34,37 +30,19 @@ LEASE_MS = 60000        # nobody declares the host dead during the test
 UNLINK_SECONDS = 2
 BODY = cl.data("a", 900)
 
-SCRIPT = cl.HOST_SCRIPT + r'''
-import json, os, signal, threading
-points = sys.argv[1] + ".points"
-res = {}
-
-
-def call(key, fn, *args):
-    try:
-        fn(*args)
-        res[key] = 0
-    except OSError as e:
-        res[key] = e.errno
-
-
+SCRIPT = cl.HOST_SCRIPT + cl.THREADS_SCRIPT + r'''
 tl = threading.Thread(target=call, args=("link", r.link, "/x/a", "/x/b"))
 tl.start()
-while not (os.path.exists(points) and open(points).read().strip()):
-    time.sleep(0.01)
-res["point"] = open(points).read().split()[0]
+res["point"] = first_point()
 tu = threading.Thread(target=call, args=("unlink", r.unlink, "/x/a"))
 tu.start()
 tu.join(float(sys.argv[3]))
 if not tu.is_alive():
     res["seen"] = sorted(r.listdir("/x"))   # while the link still waits
-os.kill(os.getpid(), signal.SIGUSR1)        # the link goes on
-tl.join()
-tu.join()
+resume(tl, tu)                              # the link goes on
 res["final"] = sorted(r.listdir("/x"))
 res["nlink"] = [r.lstat("/x/" + n).st_nlink for n in res["final"]]
-print(json.dumps(res))
-r.close()
+done()
 '''
 
 
@@ -75,17 +53,8 @@ def test_link_racing_unlink_same_host(crash_build):
         with daxfs.Region(region) as r:
             r.mkdir("/x")
             r.write_file("/x/a", BODY)
-        venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB,
-                    DAXFS_CRASH_AT="link.nlink_raised", DAXFS_CRASH_STOP="thread",
-                    DAXFS_CRASH_LOG=region + ".points")
-        run = subprocess.run([sys.executable, "-c", SCRIPT, region,
-                              os.path.join(cl.REPO, "python"),
-                              str(UNLINK_SECONDS)],
-                             env=venv, capture_output=True, text=True,
-                             timeout=120)
-        assert run.returncode == 0, run.stderr[-3000:]
-        res = json.loads(run.stdout)
-        assert res["point"] == "link.nlink_raised"
+        res = cl.run_threads(SCRIPT, region, "link.nlink_raised",
+                             UNLINK_SECONDS)
         assert res["unlink"] == 0
         if "seen" in res:
             # the unlink returned while the link waited: a was gone and
