@@ -133,13 +133,17 @@ static bool rmdir_going(struct daxfs_op *op, u64 ino)
  * rmdir"), so the wait lasts as long as that rmdir gets on (rmdir_going):
  * a live owner finishes it, a dead one is recovered.  Only four leases
  * with no owner getting on end it (-EBUSY: a residue, a dead owner that
- * cannot be recovered yet); -ESTALE once our host is fenced.
+ * cannot be recovered yet); -ESTALE once our host is fenced; -EINTR on
+ * a fatal signal (daxfs.ko).
  */
 static int wait_rmdir(struct daxfs_op *op, struct waiter *w, u64 ino)
 {
 	if (!(w->rounds & 15)) {
 		if (daxfs_fenced(op))
 			return -ESTALE;
+		/* no longer bounded by time: a killed task must not wait */
+		if (daxfs_walk_yield())
+			return -EINTR;
 		if (rmdir_going(op, ino))
 			w->start = daxfs_mono_ns();	/* its progress bounds us */
 		else
@@ -166,7 +170,7 @@ static int wait_dir_gone(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
 			return -ENOENT;
 		err = wait_rmdir(op, &w, dir);
 		if (err)
-			return err == -ESTALE ? err : -ENOENT;
+			return err == -ESTALE || err == -EINTR ? err : -ENOENT;
 	}
 	return 0;
 }
