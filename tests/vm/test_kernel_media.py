@@ -11,6 +11,11 @@
   reads back (the listed page is never handed out again: the stack stops before it), and
   after the second every operation fails with EIO (the host stops, it cannot even renew
   its lease); fsck.daxfs names the host table.
+* Pool pages that the core loads directly going bad after the mount: the page of this
+  host's open set (a file held open) or the lock table's bucket page (a POSIX lock held) is
+  listed bad.  The next operation that walks it (an open, a lock) and then every
+  operation fail with EIO, no oops or WARN, the kernel names the structure, and the mount
+  unmounts; fsck finds the host that stopped without leaving.
 * phys= mounts get their list from badblocks=FILE (the format of
   /sys/block/pmemN/badblocks, sectors from the start of phys=): the mount is read-only,
   a read of the listed page fails with EIO, the rest reads back, a mapping of it gets
@@ -22,6 +27,8 @@ Skip/fail rules as in test_kernel_cluster.py.
 import os
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
@@ -84,3 +91,10 @@ def test_kernel_free_list_and_host_table_bad_after_mount(request, built):
     assert ra.get("fixed_host") == "ok", ra
     assert ra.get("fixed_fsck") == "ok", ra
     assert "host_table" in ra.get("badmount_pmem", ""), ra
+
+
+@pytest.mark.parametrize("what", ["open", "lock"])
+def test_kernel_open_set_and_lock_table_bad_after_mount(request, built, what):
+    ra = run_guest(request, [f"hd:direct-{what}"], mkfs_args=("--lease-ms", "2000"),
+                   pmem=True, left_dead=True)
+    assert ra.get(f"direct_{what}") == "ok", ra
