@@ -21,6 +21,12 @@ through harden_kguest.py (`hd:` steps), which imports them.
   direct-lock  (the same) a POSIX lock makes the lock table (root and one bucket page);
                the bucket page is listed bad: the next lock call on the file and then
                every operation fail with EIO, and the kernel named the lock table
+  split-src    (before mkfs) a source tree for a split-mode mkfs under /tmp/split (the
+               guest's tmpfs: the 9p shares are read-only), its backing file beside it
+  direct-pcache (split mode on /dev/pmem0) a base file read through the shared page cache
+               (its pages take cache slots); the page of the cache's slot table is listed
+               bad: the next read and then every operation fail with EIO, and the kernel
+               named the cache's slots
 """
 import errno
 import fcntl
@@ -37,7 +43,9 @@ PAGE = 4096
 PMEM = "/dev/pmem0"
 PMEM_BB = "/sys/block/pmem0/badblocks"
 FSCK = Path(__file__).resolve().parents[1] / "build" / "bin" / "fsck.daxfs"
-RGN_STATE, RGN_HOSTS = 1, 2
+RGN_STATE, RGN_HOSTS, RGN_PCACHE = 1, 2, 6
+PC_META_OFF = 40            # offsetof(struct daxfs_pcache_header, meta_off)
+SPLIT_FILE, SPLIT_PAGES = "/tmp/split/src/cached.bin", 16   # the base file read
 SB_REGIONS = 152            # offsetof(struct daxfs_super, regions)
 STATE_FREE_HEAD = 384       # offsetof(struct daxfs_state, free_head)
 STATE_LOCK_ROOT = 928       # offsetof(struct daxfs_state, lock_root)
@@ -199,3 +207,26 @@ def scen_fixed_fsck(args):
     check("the host table" in out and "2 bad range(s)" in out,
           "fsck -n did not name the host table, or not both bad ranges")
     result(fixed_fsck="ok")
+
+
+def _split_page(i):
+    return (b"cached-%06d " % i).ljust(PAGE, b"#")
+
+
+def scen_split_src(args):
+    src = Path(SPLIT_FILE)
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_bytes(b"".join(_split_page(i) for i in range(SPLIT_PAGES)))
+
+
+def scen_direct_pcache(args):
+    base = kg.p(Path(SPLIT_FILE).name)
+    check(kg.read_file(base) == Path(SPLIT_FILE).read_bytes(), "the base file reads wrong")
+    dev = _device(PAGE)
+    pc, _ = _region(dev, RGN_PCACHE)
+    meta = pc + _words(_device(pc + PAGE), pc + PC_META_OFF, 1)[0]
+    _list_bad(meta // PAGE * PAGE, "the page cache's slot table")
+    _host_stopped("the page cache's slots", "the split-mode page cache's slots (header, pin "
+                  "owners, slot table, pins)", base, first={
+        "cached read": kg.errno_of(lambda: kg.read_file(base))})
+    result(direct_pcache="ok")
