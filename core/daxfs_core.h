@@ -109,6 +109,9 @@ struct daxfs_fs {
 	 * daxfs_fs_open(); NULL: this fs declares no host dead */
 	struct daxfs_host_obs *obs;
 	s64 renewed_ns;			/* our last renewal, daxfs_mono_ns() */
+	/* the front end stopped this host (the kernel: metadata it loads
+	 * directly went bad, kernel/media.c): fenced as if declared dead */
+	bool stopped;
 };
 
 /* An operation in progress: one lane claimed, one epoch announced. */
@@ -199,14 +202,25 @@ void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
  */
 void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
 /*
- * The fixed metadata (state page, host table, lanes, overlay table), which
- * the core loads directly: true when a page of it is listed bad, and the
- * host must stop (the kernel's mount is then dead: kernel/media.c).
+ * The fixed metadata (state page, host table, lanes, overlay table, the
+ * split-mode cache's header, owners, slots and pins), which the core loads
+ * directly: true when a page of it is listed bad, and the host must stop
+ * (the kernel's mount is then dead and fs->stopped set: kernel/media.c).
  * daxfs_op_begin asks first.
  */
+/*
+ * The same for a pool page that the core loads directly (what: an open
+ * set page, a lock table page), asked before the core follows a link to
+ * it: true when [off, off + len) is listed bad, and the host stopped.
+ */
+enum daxfs_media_what {
+	DAXFS_MEDIA_OPEN_SET = 0,
+	DAXFS_MEDIA_LOCKS = 1,
+};
 #ifdef __KERNEL__
 bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
 bool daxfs_media_fixed_bad(struct daxfs_fs *fs);
+bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len, u32 what);
 #else
 static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
 {
@@ -214,6 +228,12 @@ static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
 }
 
 static inline bool daxfs_media_fixed_bad(struct daxfs_fs *fs)
+{
+	return false;
+}
+
+static inline bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len,
+					  u32 what)
 {
 	return false;
 }

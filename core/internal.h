@@ -131,7 +131,10 @@ static inline bool daxfs_host_still_mine(struct daxfs_fs *fs)
  */
 static inline bool daxfs_fenced(const struct daxfs_op *op)
 {
-	return op->lane && !daxfs_slot_ours(op->fs);	/* a lane: joined */
+	/* a lane: joined; stopped (kernel/media.c): our slot's word may lie
+	 * on a bad block, so not loaded */
+	return op->lane && (daxfs_unlikely(daxfs_once(op->fs->stopped)) ||
+			    !daxfs_slot_ours(op->fs));
 }
 
 /*

@@ -124,7 +124,8 @@ struct daxfs_lock_root *daxfs_lock_root_get(struct daxfs_fs *fs)
 	if (!off)
 		return NULL;
 	root = daxfs_ptr(fs, off, sizeof(*root), DAXFS_PAGE_SIZE);
-	if (!root || daxfs_load(&root->magic) != DAXFS_LOCK_ROOT_MAGIC ||
+	if (!root || daxfs_media_direct_bad(fs, off, sizeof(*root), DAXFS_MEDIA_LOCKS) ||
+	    daxfs_load(&root->magic) != DAXFS_LOCK_ROOT_MAGIC ||
 	    daxfs_load32(&root->nr_buckets) != DAXFS_LOCK_BUCKETS)
 		return NULL;
 	return root;
@@ -143,7 +144,8 @@ struct daxfs_lock_bucket *daxfs_lock_bucket_at(struct daxfs_fs *fs,
 	if (!off)
 		return NULL;
 	b = daxfs_ptr(fs, off, sizeof(*b), DAXFS_PAGE_SIZE);
-	if (!b || daxfs_load(&b->magic) != DAXFS_LOCK_BKT_MAGIC ||
+	if (!b || daxfs_media_direct_bad(fs, off, sizeof(*b), DAXFS_MEDIA_LOCKS) ||
+	    daxfs_load(&b->magic) != DAXFS_LOCK_BKT_MAGIC ||
 	    daxfs_load32(&b->index) != i)
 		return NULL;
 	return b;

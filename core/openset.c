@@ -11,7 +11,9 @@
 #include "inode.h"
 #include "openset.h"
 
-/* Validated page of slot's set at off, or NULL (none or not a set page). */
+/* Validated page of slot's set at off, or NULL (none or not a set page;
+ * or on a bad block: never loaded, and the host stopped, so that the
+ * fence ends the op before it acts on a set it could not read). */
 static struct daxfs_open_page *set_page(struct daxfs_fs *fs, u64 off, u32 slot)
 {
 	struct daxfs_open_page *pg;
@@ -19,7 +21,8 @@ static struct daxfs_open_page *set_page(struct daxfs_fs *fs, u64 off, u32 slot)
 	if (!off)
 		return NULL;
 	pg = daxfs_ptr(fs, off, sizeof(*pg), DAXFS_PAGE_SIZE);
-	if (!pg || daxfs_load(&pg->magic) != DAXFS_OPEN_MAGIC ||
+	if (!pg || daxfs_media_direct_bad(fs, off, sizeof(*pg), DAXFS_MEDIA_OPEN_SET) ||
+	    daxfs_load(&pg->magic) != DAXFS_OPEN_MAGIC ||
 	    daxfs_load32(&pg->slot) != slot)
 		return NULL;
 	return pg;
@@ -389,6 +392,8 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 		if (!off)
 			break;
 		pg = set_page(fs, off, slot);
+		if (daxfs_fenced(op))
+			return;		/* or a page of it on a bad block */
 		next = pg ? daxfs_load(&pg->next) : 0;
 		if (!daxfs_cas(&h->open_set, &off, next))
 			return;		/* another dropper of this slot */

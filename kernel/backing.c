@@ -123,9 +123,11 @@ static int daxfs_bk_server(void *arg)
 	u64 seen = ~0ULL;
 
 	while (!kthread_should_stop()) {
-		u64 s = daxfs_pcache_req_seq(&sbi->fs);
+		/* dead, or the cache's words on a bad block (media.c): no load */
+		u64 s = READ_ONCE(sbi->dead) || daxfs_media_fixed_bad(&sbi->fs) ?
+			seen : daxfs_pcache_req_seq(&sbi->fs);
 
-		if (s != seen && !READ_ONCE(sbi->dead)) {
+		if (s != seen) {
 			seen = s;
 			daxfs_pcache_serve(&sbi->fs, SERVE_BATCH);
 			busy_until = jiffies + SERVE_BUSY_JIFFIES;
@@ -286,7 +288,8 @@ void daxfs_backing_show_stats(struct seq_file *m, struct daxfs_sb_info *sbi)
 		   READ_ONCE(fs->pc.st_hits), READ_ONCE(fs->pc.st_misses),
 		   READ_ONCE(fs->pc.st_fills), READ_ONCE(fs->pc.st_waits),
 		   (long long)atomic64_read(&sbi->bk.mmap_pins));
-	if (daxfs_pcache_stats(fs, &st))
+	if (READ_ONCE(sbi->dead) || daxfs_media_fixed_bad(fs) ||
+	    daxfs_pcache_stats(fs, &st))
 		return;
 	seq_printf(m, "\n\tpcache_shared: slots=%llu valid=%llu pending=%llu pinned_slots=%llu pins=%llu fills=%llu evictions=%llu takeovers=%llu served=%llu timeouts=%llu",
 		   st.nr_slots, st.valid, st.pending, st.pinned_slots, st.pins,

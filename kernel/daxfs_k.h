@@ -66,7 +66,8 @@ struct daxfs_sb_info {
 	bool own_bb;			/* bb is ours (phys=, badblocks.c) */
 	bool bad_ro;			/* read-only: bad blocks at mount */
 	bool media_meta;		/* metadata found on a bad block */
-	bool media_fixed;		/* fixed metadata on one: dead (media.c) */
+	bool media_fixed;		/* metadata the core loads directly on
+					 * one: stopped, dead (media.c) */
 	bool gone;			/* the device went away (unbind) */
 	bool joined;			/* holds a host slot */
 	bool dead;			/* our lease was taken away: -EIO */

@@ -300,7 +300,8 @@ static int daxfs_open(struct inode *inode, struct file *file)
 		return err;
 	mutex_lock(&ei->open_lock);
 	if (!ei->nr_opens)
-		err = daxfs_open_get(DAXFS_FS(inode->i_sb), inode->i_ino);
+		err = daxfs_kerr(inode->i_sb, daxfs_open_get(DAXFS_FS(inode->i_sb),
+							     inode->i_ino), "open");
 	if (!err)
 		ei->nr_opens++;
 	mutex_unlock(&ei->open_lock);

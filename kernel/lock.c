@@ -49,8 +49,11 @@ static bool daxfs_k_lock_req(struct file *file, struct file_lock *fl,
 	return true;
 }
 
-static int daxfs_k_lock_errno(int err)
+static int daxfs_k_lock_errno(struct super_block *sb, int err)
 {
+	/* the host stopped: the lock table on a bad block (kernel/media.c) */
+	if (err && READ_ONCE(DAXFS_SB(sb)->media_fixed))
+		return -EIO;
 	/* a host-less mount or one declared dead holds no locks */
 	if (err == -EROFS || err == -ESTALE)
 		return -ENOLCK;
@@ -78,7 +81,7 @@ static int daxfs_k_lock_set(struct super_block *sb, u64 ino,
 			return -EIO;
 		err = daxfs_lock_set(fs, ino, r, wait ? DAXFS_LOCK_WAIT : 0);
 		if (err != -EAGAIN || !wait)
-			return daxfs_k_lock_errno(err);
+			return daxfs_k_lock_errno(sb, err);
 		if (!daxfs_lock_changed(fs, ino, r->seq)) {
 			kt = ktime_set(0, (unsigned long)daxfs_lock_backoff_us(round) *
 					  NSEC_PER_USEC);
@@ -104,7 +107,7 @@ static int daxfs_k_getlk(struct super_block *sb, u64 ino,
 		return -ENOLCK;
 	err = daxfs_lock_get(DAXFS_FS(sb), ino, r);
 	if (err)
-		return daxfs_k_lock_errno(err);
+		return daxfs_k_lock_errno(sb, err);
 	if (r->type == DAXFS_LCK_UN) {
 		daxfs_fl_type(fl) = F_UNLCK;
 		return 0;

@@ -31,6 +31,10 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what)
 	 * region is not inconsistent, the media failed */
 	if (err == -EUCLEAN && READ_ONCE(DAXFS_SB(sb)->media_meta))
 		return -EIO;
+	/* the host stopped (kernel/media.c): the op that found the bad page
+	 * ended fenced (-ESTALE) or with a link it could not follow */
+	if (err && READ_ONCE(DAXFS_SB(sb)->media_fixed))
+		return -EIO;
 	if (err == -EUCLEAN)
 		pr_err_ratelimited("%s: %s: the region holds inconsistent data (EUCLEAN); unmount and run fsck.daxfs\n",
 				   sb->s_id, what);

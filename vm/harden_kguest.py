@@ -46,9 +46,9 @@ Scenarios:
               then a child writes a new file: its allocation compacts and walks.  SIGKILL after WALK_KILL_AFTER_S: the child must
               be gone within WALK_GONE_S (it stopped walking), and dmesg must
               show no soft lockup (the clean step)
-  fixed-free, fixed-host, fixed-fsck
-              the free lists and the host table going bad after the mount
-              (vm/media_fixed_kguest.py)
+  fixed-free, fixed-host, fixed-fsck, direct-open, direct-lock, split-src, direct-pcache
+              the free lists, the host table, an open set, the lock table and the
+              split-mode cache's slots going bad after the mount (vm/media_fixed_kguest.py)
   nohost PATH (a ro,nohost mount) PATH reads back (the peer's put() bytes), and
               mmap is refused with ENODEV: a host-less mount cannot announce a map
               epoch, so a mapping could show pages reused for another file.
@@ -69,7 +69,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import daxfs_kguest as kg  # noqa: E402
 from daxfs_kguest import check, log, result  # noqa: E402
-from media_fixed_kguest import scen_fixed_free, scen_fixed_host, scen_fixed_fsck  # noqa: E402,F401
+from media_fixed_kguest import (scen_fixed_free, scen_fixed_host, scen_fixed_fsck,  # noqa: E402,F401
+                                 scen_direct_open, scen_direct_lock, scen_split_src,
+                                 scen_direct_pcache)
 
 HOG_UID = 1001          # opens one file over and over
 OTHER_UID = 1002        # opens files of its own meanwhile

@@ -14,8 +14,22 @@ through harden_kguest.py (`hd:` steps), which imports them.
                kernel named the host table
   fixed-fsck   (unmounted) fsck.daxfs -n reads the device's list, names the host table
                and exits 4
+  direct-open  (fsdax /dev/pmem0, mounted rw) a file held open puts a page in this host's
+               open set; that page is listed bad: the open of another file (which walks
+               the set) and then every operation fail with EIO, no oops, and the kernel
+               named the open set
+  direct-lock  (the same) a POSIX lock makes the lock table (root and one bucket page);
+               the bucket page is listed bad: the next lock call on the file and then
+               every operation fail with EIO, and the kernel named the lock table
+  split-src    (before mkfs) a source tree for a split-mode mkfs under /tmp/split (the
+               guest's tmpfs: the 9p shares are read-only), its backing file beside it
+  direct-pcache (split mode on /dev/pmem0) a base file read through the shared page cache
+               (its pages take cache slots); the page of the cache's slot table is listed
+               bad: the next read and then every operation fail with EIO, and the kernel
+               named the cache's slots
 """
 import errno
+import fcntl
 import os
 import struct
 import subprocess
@@ -29,9 +43,14 @@ PAGE = 4096
 PMEM = "/dev/pmem0"
 PMEM_BB = "/sys/block/pmem0/badblocks"
 FSCK = Path(__file__).resolve().parents[1] / "build" / "bin" / "fsck.daxfs"
-RGN_STATE, RGN_HOSTS = 1, 2
+RGN_STATE, RGN_HOSTS, RGN_PCACHE = 1, 2, 6
+PC_META_OFF = 40            # offsetof(struct daxfs_pcache_header, meta_off)
+SPLIT_FILE, SPLIT_PAGES = "/tmp/split/src/cached.bin", 16   # the base file read
 SB_REGIONS = 152            # offsetof(struct daxfs_super, regions)
 STATE_FREE_HEAD = 384       # offsetof(struct daxfs_state, free_head)
+STATE_LOCK_ROOT = 928       # offsetof(struct daxfs_state, lock_root)
+HOST_SIZE, HOST_OPEN_SET = 256, 136     # struct daxfs_host, offsetof(..., open_set)
+LOCK_ROOT_BUCKET, LOCK_BUCKETS = 64, 256  # offsetof(struct daxfs_lock_root, bucket)
 CLASS_PAGE = 4
 FREED_PAGES = 64            # pages of the file freed onto the stack
 BAD_DEPTH = 8               # the stack entry listed bad
@@ -64,6 +83,10 @@ def _page_stack(dev, limit=100000):
         chain.append(off)
         off = struct.unpack_from("<Q", dev, off)[0]
     return chain
+
+
+def _words(dev, off, n):
+    return struct.unpack_from(f"<{n}Q", dev, off)
 
 
 def _list_bad(off, what):
@@ -115,22 +138,65 @@ def scen_fixed_free(args):
     result(fixed_free="ok", fixed_free_depth=len(chain))
 
 
-def scen_fixed_host(args):
-    hosts, _ = _region(_device(PAGE), RGN_HOSTS)     # the superblock
-    _list_bad(hosts, "the host table's first page")
+def _host_stopped(what, name, file, first=()):
+    """After a page of what (the kernel's name) went bad: first (the op that loads it), then
+    every operation fails with EIO, and the kernel named it."""
     errs = {
-        "stat": kg.errno_of(lambda: os.stat(kg.p("after"))),
-        "read": kg.errno_of(lambda: kg.read_file(kg.p("after"))),
+        **dict(first),
+        "stat": kg.errno_of(lambda: os.stat(file)),
+        "read": kg.errno_of(lambda: kg.read_file(file)),
         "readdir": kg.errno_of(lambda: os.listdir(kg.MNT)),
         "create": kg.errno_of(lambda: kg.write_file(kg.p("new"), b"x")),
         "statfs": kg.errno_of(lambda: os.statvfs(kg.MNT)),
     }
-    log(f"after the host table went bad: {errs}")
-    for what, e in errs.items():
-        check(e == errno.EIO, f"{what} after the host table went bad: errno {e}, not EIO")
-    check("the host table at region byte" in _dmesg(),
-          "the kernel did not name the host table")
+    log(f"after {what} went bad: {errs}")
+    for op, e in errs.items():
+        check(e == errno.EIO, f"{op} after {what} went bad: errno {e}, not EIO")
+    check(f"{name} at region byte" in _dmesg(), f"the kernel did not name {what}")
+
+
+def scen_fixed_host(args):
+    hosts, _ = _region(_device(PAGE), RGN_HOSTS)     # the superblock
+    _list_bad(hosts, "the host table's first page")
+    _host_stopped("the host table", "the host table", kg.p("after"))
     result(fixed_host="ok")
+
+
+def scen_direct_open(args):
+    for name in ("held", "other"):
+        kg.write_file(kg.p(name), name.encode())
+    fd = os.open(kg.p("held"), os.O_RDONLY)     # this host's open set gets a page
+    try:
+        dev = _device()
+        hosts, size = _region(dev, RGN_HOSTS)
+        sets = [w for w in _words(dev, hosts, size // 8)[HOST_OPEN_SET // 8::HOST_SIZE // 8]
+                if w]
+        check(len(sets) == 1, f"open sets in the host table: {sets}, not one")
+        _list_bad(sets[0], "the open set's first page")
+        _host_stopped("the open set", "an open set", kg.p("held"), first={
+            "open": kg.errno_of(lambda: os.close(os.open(kg.p("other"), os.O_RDONLY)))})
+    finally:
+        os.close(fd)
+    result(direct_open="ok")
+
+
+def scen_direct_lock(args):
+    kg.write_file(kg.p("locked"), b"locked")
+    fd = os.open(kg.p("locked"), os.O_RDWR)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the lock table: root, a bucket
+        dev = _device()
+        state, _ = _region(dev, RGN_STATE)
+        root = _words(dev, state + STATE_LOCK_ROOT, 1)[0]
+        check(root, "no lock table after a lock")
+        buckets = [w for w in _words(dev, root + LOCK_ROOT_BUCKET, LOCK_BUCKETS) if w]
+        check(len(buckets) == 1, f"lock table buckets: {buckets}, not one")
+        _list_bad(buckets[0], "the lock table's bucket page")
+        _host_stopped("the lock table", "the lock table", kg.p("locked"), first={
+            "lock": kg.errno_of(lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))})
+    finally:
+        os.close(fd)
+    result(direct_lock="ok")
 
 
 def scen_fixed_fsck(args):
@@ -141,3 +207,26 @@ def scen_fixed_fsck(args):
     check("the host table" in out and "2 bad range(s)" in out,
           "fsck -n did not name the host table, or not both bad ranges")
     result(fixed_fsck="ok")
+
+
+def _split_page(i):
+    return (b"cached-%06d " % i).ljust(PAGE, b"#")
+
+
+def scen_split_src(args):
+    src = Path(SPLIT_FILE)
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_bytes(b"".join(_split_page(i) for i in range(SPLIT_PAGES)))
+
+
+def scen_direct_pcache(args):
+    base = kg.p(Path(SPLIT_FILE).name)
+    check(kg.read_file(base) == Path(SPLIT_FILE).read_bytes(), "the base file reads wrong")
+    dev = _device(PAGE)
+    pc, _ = _region(dev, RGN_PCACHE)
+    meta = pc + _words(_device(pc + PAGE), pc + PC_META_OFF, 1)[0]
+    _list_bad(meta // PAGE * PAGE, "the page cache's slot table")
+    _host_stopped("the page cache's slots", "the split-mode page cache's slots (header, pin "
+                  "owners, slot table, pins)", base, first={
+        "cached read": kg.errno_of(lambda: kg.read_file(base))})
+    result(direct_pcache="ok")

@@ -25,16 +25,17 @@ MIB = 1 << 20
 
 
 def run_guest(request, steps, mkfs_args=(), pmem=False, cpus=1, pre=(), umount=True,
-              left_dead=False):
+              left_dead=False, mount_opts=()):
     """Boots guest A with the daxfs-k steps between mount and umount (PRE steps before the
     mount; umount=False: the steps end unmounted); returns its results once fsck is clean.
     pmem: the persistent route (fsdax /dev/pmem0, formatted in the guest; the image starts
-    2 MiB into the shared file), else phys=.  left_dead: the guest's host stopped without
+    2 MiB into the shared file), else phys=; mount_opts: its -o options.  left_dead: the guest's host stopped without
     leaving, so fsck -n must find exactly that, and be clean after fsck -y recovered it
     (what another host's recovery does)."""
     with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
         if pmem:
-            mount = ["fsdax", "mkfs:pmem:" + "+".join(mkfs_args), "mount:pmem"]
+            mount = ["fsdax", "mkfs:pmem:" + "+".join(mkfs_args),
+                     ":".join(["mount:pmem", *(["+".join(mount_opts)] if mount_opts else [])])]
         else:
             mkfs(c.shm, *mkfs_args)
             mount = ["mount:phys"]

@@ -11,6 +11,12 @@
   reads back (the listed page is never handed out again: the stack stops before it), and
   after the second every operation fails with EIO (the host stops, it cannot even renew
   its lease); fsck.daxfs names the host table.
+* Metadata that the core loads directly going bad after the mount: the page of this
+  host's open set (a file held open), the lock table's bucket page (a POSIX lock held) or,
+  in split mode, the page of the shared page cache's slot table (a base file read through
+  the cache) is listed bad.  The next operation that loads it (an open, a lock, a cached
+  read) and then every operation fail with EIO, no oops or WARN, the kernel names the
+  structure, and the mount unmounts; fsck finds the host that stopped without leaving.
 * phys= mounts get their list from badblocks=FILE (the format of
   /sys/block/pmemN/badblocks, sectors from the start of phys=): the mount is read-only,
   a read of the listed page fails with EIO, the rest reads back, a mapping of it gets
@@ -22,6 +28,8 @@ Skip/fail rules as in test_kernel_cluster.py.
 import os
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
@@ -84,3 +92,18 @@ def test_kernel_free_list_and_host_table_bad_after_mount(request, built):
     assert ra.get("fixed_host") == "ok", ra
     assert ra.get("fixed_fsck") == "ok", ra
     assert "host_table" in ra.get("badmount_pmem", ""), ra
+
+
+# split mode: a base image from the guest's /tmp, its data in a backing file there
+SPLIT = {"pre": ["hd:split-src"],
+         "mkfs_args": ["--source", "/tmp/split/src", "--backing", "/tmp/split/bk0",
+                       "--cache-size", "1M"],
+         "mount_opts": ["backing=/host/tmp/split/bk0"]}
+
+
+@pytest.mark.parametrize("what", ["open", "lock", "pcache"])
+def test_kernel_open_set_lock_table_and_cache_bad_after_mount(request, built, what):
+    kw = SPLIT if what == "pcache" else {"mkfs_args": []}
+    ra = run_guest(request, [f"hd:direct-{what}"], pmem=True, left_dead=True,
+                   **{**kw, "mkfs_args": ["--lease-ms", "2000", *kw["mkfs_args"]]})
+    assert ra.get(f"direct_{what}") == "ok", ra
