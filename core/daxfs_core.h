@@ -201,6 +201,14 @@ void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
  * has none (fsck.daxfs --badblocks masks the pages instead).
  */
 void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
+/* What a pool page that the core loads directly holds (for the message
+ * of daxfs_media_direct_bad). */
+enum daxfs_media_what {
+	DAXFS_MEDIA_OPEN_SET = 0,
+	DAXFS_MEDIA_LOCKS = 1,
+};
+#ifdef __KERNEL__
+bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
 /*
  * The fixed metadata (state page, host table, lanes, overlay table, the
  * split-mode cache's header, owners, slots and pins), which the core loads
@@ -208,18 +216,12 @@ void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
  * (the kernel's mount is then dead and fs->stopped set: kernel/media.c).
  * daxfs_op_begin asks first.
  */
-/*
- * The same for a pool page that the core loads directly (what: an open
- * set page, a lock table page), asked before the core follows a link to
- * it: true when [off, off + len) is listed bad, and the host stopped.
- */
-enum daxfs_media_what {
-	DAXFS_MEDIA_OPEN_SET = 0,
-	DAXFS_MEDIA_LOCKS = 1,
-};
-#ifdef __KERNEL__
-bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
 bool daxfs_media_fixed_bad(struct daxfs_fs *fs);
+/*
+ * The same for a pool page that the core loads directly (an open set
+ * page, a lock table page), asked before the core follows a link to it:
+ * true when [off, off + len) is listed bad, and the host stopped.
+ */
 bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len, u32 what);
 #else
 static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
