@@ -159,13 +159,15 @@ def test_kernel_killed_guest_releases_locks(request, built):
     """Guest A refuses F_SETLEASE (EINVAL: a lease would be A's alone), then takes a POSIX
     record lock, an OFD lock and a flock on /lockfile, and its QEMU process is killed
     with SIGKILL while it holds them.  Host H sees all three held by A's slot (its tries
-    fail), and once A's lease (3 s) has run out H takes each of them with a wait: the
+    fail), and once A's lease (6 s) has run out H takes each of them with a wait: the
     dead host's locks are released by the survivors' recovery, not by A.  No lock is
     left afterwards, and fsck.daxfs is clean (after -y for the dead host's leftovers)."""
     from test_kernel_cluster import _qemu_pid
     got = {}
     with Cluster(label=request.node.name, size=SIZE, timeout=200) as c:
-        mkfs(c.shm, "--lease-ms", "3000")
+        # 6 s: long enough that a loaded machine's stalled guest is not
+        # declared dead before it holds its locks
+        mkfs(c.shm, "--lease-ms", "6000")
         with region(c.shm) as r:
             r.write_file("/lockfile", bytes(4096))
 
