@@ -163,10 +163,12 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 	case opRenameD:
 		return 0, s.renameDrop()
 	case opLink:
+		// d = 1: a client in a guest, through the VFS, which looks up
+		// the new name (EEXIST) before it sees a directory (EPERM)
 		switch {
 		case ea.typ == tNone:
 			return errno(syscall.ENOENT), s
-		case ea.typ == tDir:
+		case ea.typ == tDir && (in.d == 0 || eb.typ == tNone):
 			return errno(syscall.EPERM), s
 		case eb.typ != tNone:
 			return errno(syscall.EEXIST), s
