@@ -515,21 +515,30 @@ void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
 	}
 }
 
-/* After a namespace change: attach the new inode to the dentry. */
-static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
+/*
+ * After a namespace change: attach the new inode to the dentry.
+ *
+ * Another host may have removed it again already: our create took effect
+ * (that host saw it), so it must not be done twice.  mkdir, symlink and
+ * mknod of a special file return 0 with the dentry dropped and negative
+ * (nothing after them in the VFS needs the inode; the next lookup asks the
+ * region).  A regular file's create (open(O_CREAT), mknod S_IFREG) cannot:
+ * open would use the NULL inode (may_create_in_sticky, seen: an oops in
+ * path_openat), so it answers -ESTALE and the VFS redoes the call with
+ * LOOKUP_REVAL, which creates a second file (docs/lincheck.md, "Guests":
+ * still open).
+ */
+static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino,
+			     bool regular)
 {
 	struct inode *inode;
 
 	daxfs_refresh_inode(dir);
 	inode = daxfs_iget(dir->i_sb, ino);
 	if (IS_ERR(inode)) {
-		/*
-		 * Another host already removed it again.  Never 0 with a
-		 * negative dentry: open(O_CREAT) would use its NULL inode
-		 * (seen: an oops in path_openat).  -ESTALE makes the VFS redo
-		 * the call with LOOKUP_REVAL, as if ours came after theirs.
-		 */
 		d_drop(dentry);
+		if (PTR_ERR(inode) == -ESTALE && !regular)
+			return 0;
 		return PTR_ERR(inode);
 	}
 	d_instantiate(dentry, inode);
@@ -567,7 +576,7 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 	}
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "create");
-	return daxfs_instantiate(dir, dentry, ino);
+	return daxfs_instantiate(dir, dentry, ino, S_ISREG(mode));
 }
 
 /* With the ACLs a default ACL of dir gives (docs/xattr.md). */
@@ -580,7 +589,8 @@ static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t
 	if (err)
 		return err;
 	err = daxfs_create_ino(dir, dentry, mode, rdev, excl);
-	if (err) {
+	if (err || d_really_is_negative(dentry)) {
+		/* negative: made and removed by another host already */
 		posix_acl_release(dacl);
 		posix_acl_release(acl);
 		return err;
@@ -631,7 +641,7 @@ static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentr
 		d_drop(dentry);
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "symlink");
-	return daxfs_instantiate(dir, dentry, ino);
+	return daxfs_instantiate(dir, dentry, ino, false);
 }
 
 static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
