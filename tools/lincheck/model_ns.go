@@ -81,6 +81,10 @@ type nsState struct {
 	// closed: a rename (id + 1) that never returned and whose second
 	// step was placed as not having happened: its first may not follow.
 	closed int32
+	// vfsNoop: a guest's rename (id + 1) of two names of one object,
+	// which the VFS answers itself (0) without the claim: its first step
+	// took effect, its second (nothing to do) is still to come.
+	vfsNoop int32
 }
 
 func errno(e syscall.Errno) int64 { return -int64(e) }
@@ -161,6 +165,10 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 	case opRename, opRenameP:
 		return s.renamePublish(in)
 	case opRenameD:
+		if s.vfsNoop == int32(in.id)+1 {
+			s.vfsNoop = 0
+			return 0, s
+		}
 		return 0, s.renameDrop()
 	case opLink:
 		// d = 1: a client in a guest, through the VFS, which looks up
@@ -235,7 +243,9 @@ func (s nsState) renamePublish(in input) (int64, nsState) {
 		s.e[b].leaf = leafTag(in, 1)
 		fl.tgt.leaf = leafTag(in, 2) // the exchange's leaf for a
 	}
-	if in.op == opRenameP {
+	if in.op == opRenameP && fl.noop && in.d == 1 {
+		s.vfsNoop = fl.id
+	} else if in.op == opRenameP {
 		s.fl = fl
 	} else if !fl.noop {
 		s.fl = fl
@@ -365,16 +375,29 @@ func (s nsState) observe(in input, out *output) (bool, nsState) {
 }
 
 // claimed: whether in must wait for the rename claim held by another.
+// A guest's rename (d = 1) that fails, or that names one object twice,
+// is answered by the VFS from its dentries (vfs_rename: source == target,
+// may_delete, RENAME_NOREPLACE), without the claim: it may take effect
+// between another rename's two steps.
 func (s *nsState) claimed(in input) bool {
 	switch in.op {
 	case opRename:
-		return s.fl.id != 0
+		return s.fl.id != 0 && in.d == 0
 	case opRenameP:
+		if in.d == 1 && s.sameObject(in.a, in.b) {
+			return false
+		}
 		return s.fl.id != 0 || s.closed == int32(in.id)+1
 	case opRenameD:
-		return s.fl.id != int32(in.id)+1
+		return s.fl.id != int32(in.id)+1 && s.vfsNoop != int32(in.id)+1
 	}
 	return false
+}
+
+// sameObject: names a and b hold one object (a rename of them does nothing).
+func (s *nsState) sameObject(a, b int64) bool {
+	ea, eb := s.e[a], s.e[b]
+	return ea.typ != tNone && ea.typ == eb.typ && ea.id == eb.id
 }
 
 func nsPending(s nsState, in input, fresh uint64) []interface{} {
@@ -472,7 +495,8 @@ var nsModel = porcupine.NondeterministicModel{
 		for _, e := range s.e {
 			h = hashEntry(h, e)
 		}
-		return hashEntry(h^uint64(s.fl.id)<<32^uint64(s.closed), s.fl.src)
+		return hashEntry(h^uint64(s.fl.id)<<32^uint64(s.closed)^
+			uint64(s.vfsNoop)<<16, s.fl.src)
 	},
 	DescribeOperation: describeOp,
 	DescribeState: func(state interface{}) string {
