@@ -67,7 +67,6 @@ struct lc_shm {
 	uint32_t falloc;		/* -F: fallocate in data rounds */
 	uint32_t delay_us;		/* -d: up to this pause before each op */
 	uint32_t flip;			/* -X: a guest client lies once (test) */
-	uint32_t no_vfs_create;		/* -C: guests create no regular files */
 	uint64_t seed;
 	uint64_t inos[LC_FILES];	/* data rounds */
 	char dir[64];			/* this round's directory */

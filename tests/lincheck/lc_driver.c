@@ -44,7 +44,6 @@ struct opts {
 	int guests;		/* -g: clients in QEMU guests, after those */
 	int clients;		/* hosts + guests: the history's slots */
 	int delay_us, flip;	/* -d, -X */
-	int no_vfs_create;	/* -C */
 	const char *page;	/* -x: the shared page's file (guests) */
 };
 
@@ -233,7 +232,6 @@ static void setup_round(struct opts *o, uint64_t n)
 	S->seed = o->seed;
 	S->delay_us = o->delay_us;
 	S->flip = o->flip;
-	S->no_vfs_create = o->no_vfs_create;
 }
 
 static int cleanup_cb(void *ctx, const char *name, uint32_t len,
@@ -326,7 +324,6 @@ static void usage(void)
 		"  -g, -x: GUESTS more clients in QEMU guests, the shared page in PAGE\n"
 		"  -d: a random pause of up to DELAY_US before each operation\n"
 		"  -X: client SLOT (a guest's) lies, to show that the checker sees it\n"
-		"  -C: guests create no regular files (docs/lincheck.md, \"Guests\")\n"
 		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
 		"  -P: THREADS clients in each worker process, sharing its handle\n"
 		"  -F: fallocate (every mode) in data rounds\n");
@@ -340,7 +337,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
 			    .size = 64, .lease_ms = 300, .seed = 1,
 			    .threads = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:NTLFC")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:NTLF")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -359,7 +356,6 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'T': o->no_trunc = 1; break;
 		case 'L': o->no_link = 1; break;
 		case 'F': o->falloc = 1; break;
-		case 'C': o->no_vfs_create = 1; break;
 		case 'P': o->threads = atoi(optarg); break;
 		case 'g': o->guests = atoi(optarg); break;
 		case 'x': o->page = optarg; break;

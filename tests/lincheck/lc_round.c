@@ -54,8 +54,7 @@ static void pick_ns(struct lc_client *c, struct lc_rec *r)
 	do
 		r->op = ops[pick(c, sizeof(ops) / sizeof(ops[0]))];
 	while ((r->op == LC_RENAME && c->s->no_rename) ||
-	       (r->op == LC_LINK && c->s->no_link) ||
-	       (r->op == LC_CREATE && c->vfs && c->s->no_vfs_create));
+	       (r->op == LC_LINK && c->s->no_link));
 	r->a = pick(c, LC_NAMES);
 	do
 		r->b = pick(c, LC_NAMES);

@@ -68,8 +68,7 @@ def built():
 
 def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3"):
     """lc_run with 1 host worker and 2 guests (clients 1, 2), piped into the checker; the
-    histories stay in build/vm/logs/LABEL/history.  -C: the guests create no regular files
-    (docs/lincheck.md, "Guests": a create that another host undid at once is redone).
+    histories stay in build/vm/logs/LABEL/history.
     Returns (cluster result, the checker's counts, host.log text)."""
     page = f"/dev/shm/daxfs-lc-{os.getpid()}-page"
     with Cluster(label=label, size=f"{SIZE_MB}M", extra_shm=[page], timeout=timeout) as c:
@@ -89,7 +88,7 @@ def test_kernel_guests_linearizable(request, built):
     (every client paced by -d, up to 300 us before each operation, so that the host's
     operations spread over the slower guests'): 0 violations, every operation recorded."""
     run = f"-t {SECONDS}" if SECONDS else f"-n {ROUNDS}"
-    res, counts, out = run_guest_lincheck(request.node.name, f"{run} -o 20 -d 300 -C",
+    res, counts, out = run_guest_lincheck(request.node.name, f"{run} -o 20 -d 300",
                                           timeout=300 + SECONDS)
     assert res.ok and res.host.rc == 0, res.summary() + "\n" + out[-3000:]
     assert counts and counts[2] == 0 and (SECONDS or counts[0] == ROUNDS), out[-3000:]
@@ -102,7 +101,7 @@ def test_kernel_guests_lie_is_seen(request, built):
     """The same run, but guest A's client (slot 1) reports EEXIST for the first mkdir of
     each round that made its directory (lc_run -X 1): the checker must report it (and
     stops at the first, -stop, which stops lc_run too)."""
-    res, counts, out = run_guest_lincheck(request.node.name, "-n 100 -o 20 -d 300 -C -X 1",
+    res, counts, out = run_guest_lincheck(request.node.name, "-n 100 -o 20 -d 300 -X 1",
                                           timeout=300, check_args="-max-violations 1 -stop")
     assert all(g.ok for g in res.guests.values()), res.summary()
     assert counts and counts[2] > 0, out[-3000:]
