@@ -177,8 +177,9 @@ def test_checker_guest_create_redone(checker):
     open(b, O_CREAT | O_EXCL) made b, the other guest unlinked it before
     the creating kernel attached its inode, and the kernel's -ESTALE made
     the VFS create b again (the observer finds b after the unlink; the
-    inode number was reused).  A real defect, still open (docs/lincheck.md
-    "Guests"): the checker must report the round."""
+    inode number was reused).  A real defect, fixed in daxfs.ko since (a
+    regular file's create is a held tmpfile, then named: docs/lincheck.md,
+    "Kernel guests"): the checker must report the round."""
     rc, out = check_saved("guest-create-redone.hist")
     assert rc == 1 and " 1 violations" in out, out
 
