@@ -142,9 +142,8 @@ static void observe(struct lc_rec *r)
 		snprintf(p, sizeof(p), "%s/%s", S->dir, lc_names[r->a]);
 		res = daxfs_path_lstat(H, p, &st);
 		if (!res) {
-			uint64_t t = (st.mode & 0170000) == 0100000 ? 1 :
-				     (st.mode & 0170000) == 0040000 ? 2 :
-				     (st.mode & 0170000) == 0120000 ? 3 : 9;
+			uint64_t t = lc_type_of(st.mode);
+
 			r->o1 = t | (uint64_t)st.nlink << 8;
 			r->o2 = t == 1 ? st.ino : 0;
 			r->o3 = t == 1 ? st.size : 0;
