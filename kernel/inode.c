@@ -73,14 +73,6 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	return &ei->vfs_inode;
 }
 
-/*
- * POSIX unlink of open files: every open publishes itself in this host's
- * open set (daxfs_open/daxfs_release), so an unlink of the last name on
- * any host leaves the inode usable by number (nlink 0) until the last
- * holder anywhere closes it; the last release frees it
- * (docs/open-files.md).  Eviction of an inode our own unlink left at nlink
- * 0 settles it once more, which frees it only if no host holds it.
- */
 /* The entry a create made its file with, when no open took it over. */
 static void daxfs_drop_create_hold(struct inode *inode)
 {
@@ -97,6 +89,14 @@ static void daxfs_drop_create_hold(struct inode *inode)
 	mutex_unlock(&ei->open_lock);
 }
 
+/*
+ * POSIX unlink of open files: every open publishes itself in this host's
+ * open set (daxfs_open/daxfs_release), so an unlink of the last name on
+ * any host leaves the inode usable by number (nlink 0) until the last
+ * holder anywhere closes it; the last release frees it
+ * (docs/open-files.md).  Eviction of an inode our own unlink left at nlink
+ * 0 settles it once more, which frees it only if no host holds it.
+ */
 void daxfs_evict_inode(struct inode *inode)
 {
 	struct super_block *sb = inode->i_sb;
