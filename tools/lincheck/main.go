@@ -39,6 +39,8 @@ func describeOp(in, out interface{}) string {
 		d = fmt.Sprintf("rename#%d(%s, %s, flags=%d).publish", i.id, names[i.a], names[i.b], i.c)
 	case opRenameD:
 		d = fmt.Sprintf("rename#%d(%s, %s, flags=%d).drop", i.id, names[i.a], names[i.b], i.c)
+	case opRenameL:
+		d = fmt.Sprintf("rename#%d(%s, %s, flags=%d).lookup", i.id, names[i.a], names[i.b], i.c)
 	case opLink:
 		d = fmt.Sprintf("link(%s, %s)", names[i.a], names[i.b])
 	case opSymlink:
@@ -193,7 +195,7 @@ func main() {
 	for v := range verdicts {
 		nRounds++
 		for _, op := range v.r.ops {
-			if op.Input.(input).op != opRenameD {
+			if o := op.Input.(input).op; o != opRenameD && o != opRenameL {
 				nOps++ // a rename's two steps are one operation
 			}
 		}
