@@ -120,6 +120,8 @@ struct lc_client {
 
 void lc_path(struct lc_client *c, int64_t i, char *p, size_t n);
 uint64_t lc_type_of(uint32_t mode);
+void lc_stat_rec(struct lc_rec *r, uint32_t mode, uint64_t nlink, uint64_t ino,
+		 uint64_t size);
 void *lc_client_main(void *arg);
 
 int lc_worker_main(const char *region, const char *shm, int slot, int threads);

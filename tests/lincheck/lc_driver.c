@@ -141,13 +141,8 @@ static void observe(struct lc_rec *r)
 	case LC_STAT:
 		snprintf(p, sizeof(p), "%s/%s", S->dir, lc_names[r->a]);
 		res = daxfs_path_lstat(H, p, &st);
-		if (!res) {
-			uint64_t t = lc_type_of(st.mode);
-
-			r->o1 = t | (uint64_t)st.nlink << 8;
-			r->o2 = t == 1 ? st.ino : 0;
-			r->o3 = t == 1 ? st.size : 0;
-		}
+		if (!res)
+			lc_stat_rec(r, st.mode, st.nlink, st.ino, st.size);
 		break;
 	case LC_FSTAT:
 		res = daxfs_fstat(H, S->inos[r->a], &st);

@@ -98,13 +98,9 @@ static void run_ns(struct lc_client *c, struct lc_rec *r)
 		break;
 	case LC_STAT:
 		res = err_of(lstat(p, &st));
-		if (!res) {
-			uint64_t t = lc_type_of(st.st_mode);
-
-			r->o1 = t | (uint64_t)st.st_nlink << 8;
-			r->o2 = t == 1 ? st.st_ino : 0;
-			r->o3 = t == 1 ? st.st_size : 0;
-		}
+		if (!res)
+			lc_stat_rec(r, st.st_mode, st.st_nlink, st.st_ino,
+				    st.st_size);
 		break;
 	case LC_READDIR:
 		snprintf(dir, sizeof(dir), "%s%s", c->root, c->s->dir);

@@ -39,6 +39,17 @@ uint64_t lc_type_of(uint32_t mode)
 	return 9;
 }
 
+/* What an lstat saw: type and link count, a file's inode number and size. */
+void lc_stat_rec(struct lc_rec *r, uint32_t mode, uint64_t nlink, uint64_t ino,
+		 uint64_t size)
+{
+	uint64_t t = lc_type_of(mode);
+
+	r->o1 = t | nlink << 8;
+	r->o2 = t == 1 ? ino : 0;
+	r->o3 = t == 1 ? size : 0;
+}
+
 static void pick_ns(struct lc_client *c, struct lc_rec *r)
 {
 	static const uint32_t ops[] = {

@@ -71,11 +71,8 @@ static void run_ns(struct lc_client *w, struct lc_rec *r)
 		break;
 	case LC_STAT:
 		res = daxfs_path_lstat(h, p, &st);
-		if (!res) {
-			r->o1 = lc_type_of(st.mode) | (uint64_t)st.nlink << 8;
-			r->o2 = lc_type_of(st.mode) == 1 ? st.ino : 0;
-			r->o3 = lc_type_of(st.mode) == 1 ? st.size : 0;
-		}
+		if (!res)
+			lc_stat_rec(r, st.mode, st.nlink, st.ino, st.size);
 		break;
 	case LC_READDIR:
 		res = daxfs_path_readdir(h, w->s->dir, rd_cb, &mask);
