@@ -507,16 +507,28 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return ERR_PTR(err);
-	err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
-			   dentry->d_name.len, &ino);
-	if (err == 0) {
+	/*
+	 * The inode the name had may be gone by the iget: removed, or replaced
+	 * by a rename onto the name (another object under it, never a moment
+	 * without).  Look the name up again: only the lookup says "no such
+	 * name" (a negative entry then made link(c, a) answer EPERM with a
+	 * always there: docs/lincheck.md, "Kernel guests").
+	 */
+	for (;;) {
+		err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
+				   dentry->d_name.len, &ino);
+		if (err)
+			break;
 		inode = daxfs_iget(dir->i_sb, ino);
-		/* removed between the lookup and the iget: a negative entry */
-		if (IS_ERR(inode) && PTR_ERR(inode) == -ESTALE)
-			inode = NULL;
-	} else if (err != -ENOENT) {
-		return ERR_PTR(daxfs_kerr(dir->i_sb, err, "lookup"));
+		if (!IS_ERR(inode) || PTR_ERR(inode) != -ESTALE)
+			break;
+		inode = NULL;
+		if (fatal_signal_pending(current))
+			return ERR_PTR(-EINTR);
+		cond_resched();
 	}
+	if (err && err != -ENOENT)
+		return ERR_PTR(daxfs_kerr(dir->i_sb, err, "lookup"));
 	return d_splice_alias(inode, dentry);
 }
 
