@@ -32,8 +32,9 @@ const (
 	// the two steps of a rename (model_ns.go), made by readRounds
 	opRenameP
 	opRenameD
-	// a guest's rename: the VFS's lookup of its source, made first
+	// a guest's rename or link: the VFS's lookup of its source, first
 	opRenameL
+	opLinkL
 )
 
 const (
@@ -176,6 +177,12 @@ func readRounds(r io.Reader, out chan<- *round) error {
 // vfsCheck) without calling the filesystem.
 func splitRename(op porcupine.Operation) []porcupine.Operation {
 	in := op.Input.(input)
+	if in.op == opLink && in.d == 1 {
+		l := op
+		in.op = opLinkL
+		l.Input = in
+		return []porcupine.Operation{l, op}
+	}
 	if in.op != opRename {
 		return []porcupine.Operation{op}
 	}
@@ -212,7 +219,7 @@ func removes(in input, i int64) bool {
 // changes: the names op may add or remove (bit i: name i).
 func changes(in input) uint64 {
 	switch in.op {
-	case opStat, opReaddir, opTrunc, opRenameL:
+	case opStat, opReaddir, opTrunc, opRenameL, opLinkL:
 		return 0
 	case opRename, opRenameP, opRenameD, opLink:
 		return 1<<uint(in.a) | 1<<uint(in.b)

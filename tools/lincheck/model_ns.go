@@ -131,7 +131,23 @@ func (s *nsState) lookIdx(id int) int {
 	return -1
 }
 
-// lookUp: the VFS finds the source name of rename in (opRenameL).
+// vfsLinkCheck: what the VFS answers for a guest's link from its lookup
+// of the source (la, earlier) and of the new name (eb, now): do_linkat
+// looks the new name up (EEXIST) before vfs_link sees a directory (EPERM).
+func vfsLinkCheck(la, eb entry) (res int64, decided bool) {
+	switch {
+	case la.typ == tNone:
+		return errno(syscall.ENOENT), true
+	case eb.typ != tNone:
+		return errno(syscall.EEXIST), true
+	case la.typ == tDir:
+		return errno(syscall.EPERM), true
+	}
+	return 0, false
+}
+
+// lookUp: the VFS finds the source name of rename or link in (opRenameL,
+// opLinkL).
 func (s nsState) lookUp(in input) []interface{} {
 	for i := range s.look {
 		if s.look[i].id == 0 {
@@ -153,6 +169,9 @@ func (s nsState) vfsRename(in input, out *output) (next nsState, states []interf
 	la := s.look[i].e
 	s.look[i] = lookup{}
 	res, decided := vfsCheck(la, s.e[in.b], in.c)
+	if in.op == opLink {
+		res, decided = vfsLinkCheck(la, s.e[in.b])
+	}
 	if !decided {
 		return s, nil, false
 	}
@@ -249,12 +268,10 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 		}
 		return 0, s.renameDrop()
 	case opLink:
-		// d = 1: a client in a guest, through the VFS, which looks up
-		// the new name (EEXIST) before it sees a directory (EPERM)
 		switch {
 		case ea.typ == tNone:
 			return errno(syscall.ENOENT), s
-		case ea.typ == tDir && (in.d == 0 || eb.typ == tNone):
+		case ea.typ == tDir:
 			return errno(syscall.EPERM), s
 		case eb.typ != tNone:
 			return errno(syscall.EEXIST), s
@@ -468,7 +485,7 @@ func nsPending(s nsState, in input, fresh uint64) []interface{} {
 	switch in.op {
 	case opStat, opReaddir:
 		return []interface{}{s}
-	case opRenameL:
+	case opRenameL, opLinkL:
 		return s.lookUp(in)
 	case opRenameD:
 		if s.fl.id == int32(in.id)+1 {
@@ -496,10 +513,10 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 		// recovered): nothing changed
 		return []interface{}{s}
 	}
-	if in.op == opRenameL {
+	if in.op == opRenameL || in.op == opLinkL {
 		return s.lookUp(in)
 	}
-	if in.d == 1 && (in.op == opRename || in.op == opRenameP) {
+	if in.d == 1 && (in.op == opRename || in.op == opRenameP || in.op == opLink) {
 		next, states, done := s.vfsRename(in, out)
 		if done {
 			return states
