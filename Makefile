@@ -14,7 +14,8 @@ CORE_SRC  := $(wildcard core/*.c)
 LIB_SRC   := $(wildcard lib/*.c)
 TOOL_SRC  := $(wildcard tools/*.c)
 TEST_SRC  := $(wildcard tests/c/*.c)
-LC_SRC    := $(wildcard tests/lincheck/*.c)
+# lc_guest.c: the guest client (static, build/vm-helpers/lc_guest)
+LC_SRC    := $(filter-out tests/lincheck/lc_guest.c,$(wildcard tests/lincheck/*.c))
 
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -25,7 +26,8 @@ TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(BUILD)/%.o)
 TOOLS     := $(TOOL_MAINS:tools/%.c=$(BUILD)/bin/%)
 TESTS     := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 # static helpers that run inside the QEMU guests (no libc there)
-VM_HELPERS := $(patsubst vm/helpers/%.c,$(BUILD)/vm-helpers/%,$(wildcard vm/helpers/*.c))
+VM_HELPERS := $(patsubst vm/helpers/%.c,$(BUILD)/vm-helpers/%,$(wildcard vm/helpers/*.c)) \
+	      $(BUILD)/vm-helpers/lc_guest
 
 LC_RUN    := $(BUILD)/lincheck/lc_run
 
@@ -74,6 +76,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/c/%.o $(LIBA)
 $(BUILD)/vm-helpers/%: vm/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -static -O2 -Wall -Wextra -Wno-unused-parameter -pthread -o $@ $<
+
+# the lincheck client of guests (docs/lincheck.md "Guests"): no libdaxfs
+$(BUILD)/vm-helpers/lc_guest: tests/lincheck/lc_guest.c tests/lincheck/lc_round.c \
+		tests/lincheck/lc.h
+	@mkdir -p $(dir $@)
+	$(CC) -static -O2 -Wall -Wextra -Wno-unused-parameter -I. -Iinclude -o $@ \
+		tests/lincheck/lc_guest.c tests/lincheck/lc_round.c
 
 $(LC_RUN): $(LC_SRC:%.c=$(BUILD)/%.o) $(LIBA)
 	@mkdir -p $(dir $@)

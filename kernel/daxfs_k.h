@@ -95,6 +95,10 @@ struct daxfs_inode_info {
 	 * open set while not zero (kernel/file.c) */
 	struct mutex open_lock;
 	unsigned long nr_opens;		/* (open_lock) */
+	/* (open_lock) one of nr_opens is the entry our create made the file
+	 * with (kernel/inode.c, daxfs_create_reg): the first open takes it
+	 * over, eviction withdraws it if no open came */
+	bool create_hold;
 	/* mmap of borrowed pages (kernel/file.c): cache pins held while a
 	 * mapping may show the slot (split mode), base-region pages mapped */
 	struct mutex pin_lock;

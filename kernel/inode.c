@@ -67,9 +67,26 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->orphan = false;
 	ei->nr_vmas = 0;
 	ei->nr_opens = 0;
+	ei->create_hold = false;
 	ei->reval_change = 0;
 	ei->pool_change = 0;
 	return &ei->vfs_inode;
+}
+
+/* The entry a create made its file with, when no open took it over. */
+static void daxfs_drop_create_hold(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct super_block *sb = inode->i_sb;
+
+	mutex_lock(&ei->open_lock);
+	if (ei->create_hold) {
+		ei->create_hold = false;
+		if (!--ei->nr_opens && !READ_ONCE(DAXFS_SB(sb)->dead))
+			daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino),
+				   "close");
+	}
+	mutex_unlock(&ei->open_lock);
 }
 
 /*
@@ -87,6 +104,7 @@ void daxfs_evict_inode(struct inode *inode)
 	truncate_inode_pages_final(&inode->i_data);
 	daxfs_mmap_release_pins(inode);	/* before the host leaves */
 	clear_inode(inode);
+	daxfs_drop_create_hold(inode);
 	if (DAXFS_I(inode)->orphan && !READ_ONCE(DAXFS_SB(sb)->dead))
 		daxfs_kerr(sb, daxfs_inode_release(DAXFS_FS(sb), inode->i_ino), "release");
 }
@@ -489,16 +507,28 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return ERR_PTR(err);
-	err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
-			   dentry->d_name.len, &ino);
-	if (err == 0) {
+	/*
+	 * The inode the name had may be gone by the iget: removed, or replaced
+	 * by a rename onto the name (another object under it, never a moment
+	 * without).  Look the name up again: only the lookup says "no such
+	 * name" (a negative entry then made link(c, a) answer EPERM with a
+	 * always there: docs/lincheck.md, "Kernel guests").
+	 */
+	for (;;) {
+		err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
+				   dentry->d_name.len, &ino);
+		if (err)
+			break;
 		inode = daxfs_iget(dir->i_sb, ino);
-		/* removed between the lookup and the iget: a negative entry */
-		if (IS_ERR(inode) && PTR_ERR(inode) == -ESTALE)
-			inode = NULL;
-	} else if (err != -ENOENT) {
-		return ERR_PTR(daxfs_kerr(dir->i_sb, err, "lookup"));
+		if (!IS_ERR(inode) || PTR_ERR(inode) != -ESTALE)
+			break;
+		inode = NULL;
+		if (fatal_signal_pending(current))
+			return ERR_PTR(-EINTR);
+		cond_resched();
 	}
+	if (err && err != -ENOENT)
+		return ERR_PTR(daxfs_kerr(dir->i_sb, err, "lookup"));
 	return d_splice_alias(inode, dentry);
 }
 
@@ -515,7 +545,18 @@ void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
 	}
 }
 
-/* After a namespace change: attach the new inode to the dentry. */
+/*
+ * After a namespace change: attach the new inode to the dentry.
+ *
+ * Another host may have removed it again already: our create took effect
+ * (that host saw it), so it must not be done twice (-ESTALE would make the
+ * VFS redo it: docs/lincheck.md, "Kernel guests").  mkdir, symlink and
+ * mknod of a special file return 0 with the dentry dropped and negative
+ * (nothing after them in the VFS needs the inode; the next lookup asks the
+ * region).  A regular file's create cannot (open uses the inode: an oops
+ * in path_openat, may_create_in_sticky); it never gets here
+ * (daxfs_create_reg).
+ */
 static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
 {
 	struct inode *inode;
@@ -523,15 +564,70 @@ static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
 	daxfs_refresh_inode(dir);
 	inode = daxfs_iget(dir->i_sb, ino);
 	if (IS_ERR(inode)) {
-		/*
-		 * Another host already removed it again.  Never 0 with a
-		 * negative dentry: open(O_CREAT) would use its NULL inode
-		 * (seen: an oops in path_openat).  -ESTALE makes the VFS redo
-		 * the call with LOOKUP_REVAL, as if ours came after theirs.
-		 */
 		d_drop(dentry);
+		return PTR_ERR(inode) == -ESTALE ? 0 : PTR_ERR(inode);
+	}
+	d_instantiate(dentry, inode);
+	return 0;
+}
+
+/* A name another host took since our negative dentry was checked.  For
+ * open(O_CREAT) without O_EXCL, -ESTALE makes the VFS redo the open with
+ * LOOKUP_REVAL, which finds that file. */
+static int daxfs_create_exists(struct dentry *dentry, bool excl)
+{
+	d_drop(dentry);
+	return excl ? -EEXIST : -ESTALE;
+}
+
+/*
+ * A regular file: made nameless and held by this host's open set
+ * (daxfs_tmpfile), then named (daxfs_link_unnamed), so that another host
+ * that unlinks it at once cannot free it before we attach it: open(O_CREAT)
+ * then gets the file it made, unlinked (as on a local filesystem).  The
+ * entry stays one of nr_opens (create_hold) until the first open takes it
+ * over, or eviction withdraws it (mknod S_IFREG, a failed open).
+ */
+static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mode,
+			    u32 uid, u32 gid, bool excl)
+{
+	struct super_block *sb = dir->i_sb;
+	struct daxfs_fs *fs = DAXFS_FS(sb);
+	struct daxfs_space_wait w = {};
+	struct daxfs_inode_info *ei;
+	struct inode *inode;
+	u64 ino;
+	int err;
+
+	do {
+		err = daxfs_tmpfile(fs, dir->i_ino, mode, uid, gid, &ino);
+	} while (daxfs_k_space_retry(sb, &w, err));
+	if (err)
+		return daxfs_kerr(sb, err, "create");
+	inode = daxfs_iget(sb, ino);
+	if (IS_ERR(inode)) {
+		daxfs_open_put(fs, ino);
 		return PTR_ERR(inode);
 	}
+	ei = DAXFS_I(inode);
+	mutex_lock(&ei->open_lock);
+	ei->nr_opens++;
+	ei->create_hold = true;
+	mutex_unlock(&ei->open_lock);
+	w = (struct daxfs_space_wait){};
+	do {
+		err = daxfs_link_unnamed(fs, ino, dir->i_ino, dentry->d_name.name,
+					 dentry->d_name.len);
+	} while (daxfs_k_space_retry(sb, &w, err));
+	if (err) {
+		iput(inode);		/* never named: eviction withdraws the
+					 * entry, which frees it */
+		if (err == -EEXIST)
+			return daxfs_create_exists(dentry, excl);
+		return daxfs_kerr(sb, err, "create");
+	}
+	daxfs_refresh_inode(dir);
+	daxfs_refresh_inode(inode);
 	d_instantiate(dentry, inode);
 	return 0;
 }
@@ -549,6 +645,8 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 	if (err)
 		return err;
 	daxfs_new_owner(dir, &mode, &uid, &gid);
+	if (S_ISREG(mode))
+		return daxfs_create_reg(dir, dentry, mode, uid, gid, excl);
 	do {
 		if (S_ISDIR(mode))
 			err = daxfs_mkdir(fs, dir->i_ino, dentry->d_name.name,
@@ -558,13 +656,8 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 					  dentry->d_name.len, mode, uid, gid,
 					  new_encode_dev(rdev), &ino);
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
-	if (err == -EEXIST) {
-		/* Another host created the name since our negative dentry was
-		 * checked.  For open(O_CREAT) without O_EXCL, -ESTALE makes the
-		 * VFS redo the open with LOOKUP_REVAL, which finds that file. */
-		d_drop(dentry);
-		return excl ? -EEXIST : -ESTALE;
-	}
+	if (err == -EEXIST)
+		return daxfs_create_exists(dentry, excl);
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "create");
 	return daxfs_instantiate(dir, dentry, ino);
@@ -580,7 +673,8 @@ static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t
 	if (err)
 		return err;
 	err = daxfs_create_ino(dir, dentry, mode, rdev, excl);
-	if (err) {
+	if (err || d_really_is_negative(dentry)) {
+		/* negative: made and removed by another host already */
 		posix_acl_release(dacl);
 		posix_acl_release(acl);
 		return err;

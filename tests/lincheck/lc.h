@@ -11,6 +11,7 @@
 #ifndef LC_H
 #define LC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define LC_MAX_WORKERS	16
@@ -51,8 +52,12 @@ struct lc_slot {
 	struct lc_rec recs[LC_MAX_OPS];
 };
 
+#define LC_MAGIC	0x4b43484e494c434cULL	/* "LCLINCHK": the page is set up */
+
 struct lc_shm {
 	uint64_t clock;			/* the logical clock (FAA) */
+	uint64_t magic;			/* LC_MAGIC once the region is formatted
+					 * (guests wait for it, then mount) */
 	uint32_t round;			/* round workers may run (0: none) */
 	uint32_t stop;
 	uint32_t mode, ops;		/* this round */
@@ -60,6 +65,8 @@ struct lc_shm {
 	uint32_t no_trunc;		/* -T: no truncate in data rounds */
 	uint32_t no_link;		/* -L: no link in namespace rounds */
 	uint32_t falloc;		/* -F: fallocate in data rounds */
+	uint32_t delay_us;		/* -d: up to this pause before each op */
+	uint32_t flip;			/* -X: a guest client lies once (test) */
 	uint64_t seed;
 	uint64_t inos[LC_FILES];	/* data rounds */
 	char dir[64];			/* this round's directory */
@@ -95,6 +102,27 @@ static inline uint64_t lc_hash(const unsigned char *p, uint64_t n)
 }
 
 extern const char *const lc_names[LC_NAMES];
+
+/* A client: one slot's operations, run by a backend (lc_round.c is the
+ * common part: what to run, records, rounds). */
+struct lc_client {
+	struct lc_shm *s;
+	struct lc_slot *slot;
+	uint64_t rnd;
+	const char *root;		/* the mount point ("" for libdaxfs) */
+	int vfs;			/* system calls through the VFS: creates
+					 * are all O_EXCL, records say d = 1 */
+	void (*run_ns)(struct lc_client *c, struct lc_rec *r);
+	void (*run_data)(struct lc_client *c, struct lc_rec *r);
+	void *ctx;			/* the backend's */
+	unsigned char buf[LC_MAX_SIZE + 512];
+};
+
+void lc_path(struct lc_client *c, int64_t i, char *p, size_t n);
+uint64_t lc_type_of(uint32_t mode);
+void lc_stat_rec(struct lc_rec *r, uint32_t mode, uint64_t nlink, uint64_t ino,
+		 uint64_t size);
+void *lc_client_main(void *arg);
 
 int lc_worker_main(const char *region, const char *shm, int slot, int threads);
 

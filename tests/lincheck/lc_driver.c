@@ -8,6 +8,12 @@
  * final state as one more client, print the round's history on stdout
  * for the checker (tools/lincheck), remove the directory.
  *
+ * Guests (-g G, -x PAGE; docs/lincheck.md "Guests"): G more clients run in
+ * QEMU guests on daxfs.ko mounts of the region (tests/lincheck/lc_guest.c),
+ * with the shared page in the file PAGE (a second nvdimm of theirs); they
+ * mount once the page says the region is formatted, and take the slots
+ * after the workers'.  Namespace rounds only; no kills of guests.
+ *
  * History lines:  "R round mode"  then one line per operation:
  *   client call ret op a b c d res o1 o2 o3     (ret 0: never returned)
  */
@@ -34,7 +40,11 @@ struct opts {
 	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc, no_link;
 	int falloc;
 	int threads;		/* clients per worker process (-P) */
-	int clients;		/* workers * threads: the history's slots */
+	int hosts;		/* workers * threads: the processes' slots */
+	int guests;		/* -g: clients in QEMU guests, after those */
+	int clients;		/* hosts + guests: the history's slots */
+	int delay_us, flip;	/* -d, -X */
+	const char *page;	/* -x: the shared page's file (guests) */
 };
 
 static struct lc_shm *S;
@@ -61,6 +71,10 @@ static void die(const char *what, int err)
 	fprintf(stderr, "lc_run: %s: %s\n", what, daxfs_strerror(err));
 	exit(2);
 }
+
+/* Whether client i is alive: a worker process's is checked (and reaped);
+ * a guest's cannot be, and a hung guest shows as a round that hangs. */
+static int client_alive(const struct opts *o, int i);
 
 /* Worker process p runs the clients (slots) p * threads .. + threads - 1;
  * its pid is kept in the first one's slot. */
@@ -127,14 +141,8 @@ static void observe(struct lc_rec *r)
 	case LC_STAT:
 		snprintf(p, sizeof(p), "%s/%s", S->dir, lc_names[r->a]);
 		res = daxfs_path_lstat(H, p, &st);
-		if (!res) {
-			uint64_t t = (st.mode & 0170000) == 0100000 ? 1 :
-				     (st.mode & 0170000) == 0040000 ? 2 :
-				     (st.mode & 0170000) == 0120000 ? 3 : 9;
-			r->o1 = t | (uint64_t)st.nlink << 8;
-			r->o2 = t == 1 ? st.ino : 0;
-			r->o3 = t == 1 ? st.size : 0;
-		}
+		if (!res)
+			lc_stat_rec(r, st.mode, st.nlink, st.ino, st.size);
 		break;
 	case LC_FSTAT:
 		res = daxfs_fstat(H, S->inos[r->a], &st);
@@ -216,6 +224,8 @@ static void setup_round(struct opts *o, uint64_t n)
 	S->no_link = o->no_link;
 	S->falloc = o->falloc;
 	S->seed = o->seed;
+	S->delay_us = o->delay_us;
+	S->flip = o->flip;
 }
 
 static int cleanup_cb(void *ctx, const char *name, uint32_t len,
@@ -269,7 +279,7 @@ static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
 	for (;;) {
 		pending = 0;
 		for (i = 0; i < o->clients; i++) {
-			if (!alive(o, i / o->threads)) {
+			if (!client_alive(o, i)) {
 				dead = 1;
 				continue;
 			}
@@ -293,13 +303,21 @@ static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
 	}
 }
 
+static int client_alive(const struct opts *o, int i)
+{
+	return i >= o->hosts || alive(o, i / o->threads);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
 		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
 		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F]\n"
-		"              [-P THREADS]\n"
+		"              [-P THREADS] [-g GUESTS -x PAGE] [-d DELAY_US] [-X SLOT]\n"
+		"  -g, -x: GUESTS more clients in QEMU guests, the shared page in PAGE\n"
+		"  -d: a random pause of up to DELAY_US before each operation\n"
+		"  -X: client SLOT (a guest's) lies, to show that the checker sees it\n"
 		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
 		"  -P: THREADS clients in each worker process, sharing its handle\n"
 		"  -F: fallocate (every mode) in data rounds\n");
@@ -313,7 +331,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
 			    .size = 64, .lease_ms = 300, .seed = 1,
 			    .threads = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:NTLF")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:NTLF")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -333,13 +351,31 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'L': o->no_link = 1; break;
 		case 'F': o->falloc = 1; break;
 		case 'P': o->threads = atoi(optarg); break;
+		case 'g': o->guests = atoi(optarg); break;
+		case 'x': o->page = optarg; break;
+		case 'd': o->delay_us = atoi(optarg); break;
+		case 'X': o->flip = atoi(optarg) + 1; break;
 		default: usage();
 		}
 	}
-	o->clients = o->workers * o->threads;
+	o->hosts = o->workers * o->threads;
+	o->clients = o->hosts + o->guests;
 	if (!o->region || o->workers < 1 || o->threads < 1 ||
 	    o->clients > LC_MAX_WORKERS || o->ops < 1 || o->ops > LC_MAX_OPS)
 		usage();
+	/* guests: namespace rounds, their page named, no kills */
+	if (o->guests && (!o->page || o->mode || o->kill_p > 0 || o->crash_at))
+		usage();
+}
+
+/* A guest's client joins once its guest has booted and mounted. */
+static void wait_guest(int i, double t0)
+{
+	if (now_s() - t0 > 600) {
+		fprintf(stderr, "lc_run: the guest of client %d never came\n", i);
+		exit(3);
+	}
+	usleep(10000);
 }
 
 static void run_rounds(struct opts *o)
@@ -360,12 +396,18 @@ static void run_rounds(struct opts *o)
 		for (i = 0; i < o->clients; i++)
 			while (!__atomic_load_n(&S->slots[i].ready,
 						__ATOMIC_ACQUIRE)) {
+				if (i >= o->hosts) {
+					wait_guest(i, t0);
+					continue;
+				}
 				if (!alive(o, i / o->threads)) {
 					deaths++;
 					spawn(o, i / o->threads);
 				}
 				usleep(200);
 			}
+		if (n == 1)
+			t0 = now_s();	/* -t: the guests' boot is not counted */
 		setup_round(o, n);
 		victim = -1;
 		kill_us = 0;
@@ -421,15 +463,27 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(shm_path, sizeof(shm_path), "/dev/shm/lc-clock-%d", getpid());
-	fd = open(shm_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || ftruncate(fd, sizeof(*S)))
+	if (o.page) {
+		/* the guests' second nvdimm: theirs as much as ours */
+		snprintf(shm_path, sizeof(shm_path), "%s", o.page);
+		fd = open(shm_path, O_RDWR);
+	} else {
+		snprintf(shm_path, sizeof(shm_path), "/dev/shm/lc-clock-%d",
+			 getpid());
+		fd = open(shm_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0 && ftruncate(fd, sizeof(*S)))
+			fd = -1;
+	}
+	if (fd < 0)
 		die("clock page", -errno);
 	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (S == MAP_FAILED)
 		die("mmap clock page", -errno);
-	atexit(remove_clock);
+	if (!o.page)
+		atexit(remove_clock);
+	else
+		memset(S, 0, sizeof(*S));
 	mo.force = 1;
 	mo.lease_ms = o.lease_ms;
 	err = daxfs_region_create(o.region, o.size << 20, &mo);
@@ -440,6 +494,8 @@ int main(int argc, char **argv)
 		die("open", err);
 	if (o.fill)
 		fill_region(&o);
+	/* guests mount from now on */
+	__atomic_store_n(&S->magic, LC_MAGIC, __ATOMIC_RELEASE);
 	run_rounds(&o);
 	fflush(stdout);
 	__atomic_store_n(&S->stop, 1, __ATOMIC_RELEASE);

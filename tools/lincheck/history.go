@@ -32,6 +32,9 @@ const (
 	// the two steps of a rename (model_ns.go), made by readRounds
 	opRenameP
 	opRenameD
+	// a guest's rename or link: the VFS's lookup of its source, first
+	opRenameL
+	opLinkL
 )
 
 const (
@@ -167,20 +170,39 @@ func readRounds(r io.Reader, out chan<- *round) error {
 // splitRename makes a rename that succeeded or never returned two
 // operations over its interval: its publishing step and its dropping step
 // (model_ns.go).  A failed rename changed nothing: it stays one.
+//
+// A guest's rename (d = 1) has one more before them, the VFS's lookup of
+// the source name (opRenameL): the VFS looks the two names up one after
+// the other, and answers some renames from what it found (model_ns.go,
+// vfsCheck) without calling the filesystem.
 func splitRename(op porcupine.Operation) []porcupine.Operation {
 	in := op.Input.(input)
+	if in.op == opLink && in.d == 1 {
+		l := op
+		in.op = opLinkL
+		l.Input = in
+		return []porcupine.Operation{l, op}
+	}
 	if in.op != opRename {
 		return []porcupine.Operation{op}
 	}
+	var ops []porcupine.Operation
+	if in.d == 1 {
+		l := op
+		in.op = opRenameL
+		l.Input = in
+		ops = append(ops, l)
+		in.op = opRename
+	}
 	if op.Output != nil && op.Output.(output).res != 0 {
-		return []porcupine.Operation{op}
+		return append(ops, op)
 	}
 	p, d := op, op
 	in.op = opRenameP
 	p.Input = in
 	in.op = opRenameD
 	d.Input = in
-	return []porcupine.Operation{p, d}
+	return append(ops, p, d)
 }
 
 // removes: whether op can take name i away (or put another object there).
@@ -197,7 +219,7 @@ func removes(in input, i int64) bool {
 // changes: the names op may add or remove (bit i: name i).
 func changes(in input) uint64 {
 	switch in.op {
-	case opStat, opReaddir, opTrunc:
+	case opStat, opReaddir, opTrunc, opRenameL, opLinkL:
 		return 0
 	case opRename, opRenameP, opRenameD, opLink:
 		return 1<<uint(in.a) | 1<<uint(in.b)

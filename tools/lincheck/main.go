@@ -39,6 +39,10 @@ func describeOp(in, out interface{}) string {
 		d = fmt.Sprintf("rename#%d(%s, %s, flags=%d).publish", i.id, names[i.a], names[i.b], i.c)
 	case opRenameD:
 		d = fmt.Sprintf("rename#%d(%s, %s, flags=%d).drop", i.id, names[i.a], names[i.b], i.c)
+	case opRenameL:
+		d = fmt.Sprintf("rename#%d(%s, %s, flags=%d).lookup", i.id, names[i.a], names[i.b], i.c)
+	case opLinkL:
+		d = fmt.Sprintf("link#%d(%s, %s).lookup", i.id, names[i.a], names[i.b])
 	case opLink:
 		d = fmt.Sprintf("link(%s, %s)", names[i.a], names[i.b])
 	case opSymlink:
@@ -193,7 +197,7 @@ func main() {
 	for v := range verdicts {
 		nRounds++
 		for _, op := range v.r.ops {
-			if op.Input.(input).op != opRenameD {
+			if o := op.Input.(input).op; o != opRenameD && o != opRenameL && o != opLinkL {
 				nOps++ // a rename's two steps are one operation
 			}
 		}

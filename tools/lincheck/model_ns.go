@@ -81,6 +81,107 @@ type nsState struct {
 	// closed: a rename (id + 1) that never returned and whose second
 	// step was placed as not having happened: its first may not follow.
 	closed int32
+	// vfsNoop: a guest's rename (id + 1) of two names of one object,
+	// which the VFS answered itself (0) without the claim: its first step
+	// took effect, its second (nothing to do) is still to come.
+	vfsNoop int32
+	// look: what the VFS found under the source name of a guest's rename
+	// (id + 1) in flight, looked up before its target (vfsCheck)
+	look [4]lookup
+}
+
+type lookup struct {
+	id int32
+	e  entry
+}
+
+// vfsCheck: what the VFS answers for a guest's rename from its two
+// lookups, the source (la, found earlier) and the target (eb, now), without
+// calling the filesystem (do_renameat2, vfs_rename: source == target,
+// may_delete); decided false: the filesystem decides, under the rename
+// claim, by the names as they are then.
+func vfsCheck(la, eb entry, flags int64) (res int64, decided bool) {
+	switch {
+	case la.typ == tNone:
+		return errno(syscall.ENOENT), true
+	case flags&renameExchange != 0 && eb.typ == tNone:
+		return errno(syscall.ENOENT), true
+	case flags&renameNoreplace != 0 && eb.typ != tNone:
+		return errno(syscall.EEXIST), true
+	case eb.typ == tNone:
+		return 0, false
+	case la.typ == eb.typ && la.id == eb.id:
+		return 0, true
+	case flags&renameExchange != 0:
+		return 0, false
+	case la.typ == tDir && eb.typ != tDir:
+		return errno(syscall.ENOTDIR), true
+	case la.typ != tDir && eb.typ == tDir:
+		return errno(syscall.EISDIR), true
+	}
+	return 0, false
+}
+
+func (s *nsState) lookIdx(id int) int {
+	for i := range s.look {
+		if s.look[i].id == int32(id)+1 {
+			return i
+		}
+	}
+	return -1
+}
+
+// vfsLinkCheck: what the VFS answers for a guest's link from its lookup
+// of the source (la, earlier) and of the new name (eb, now): do_linkat
+// looks the new name up (EEXIST) before vfs_link sees a directory (EPERM).
+func vfsLinkCheck(la, eb entry) (res int64, decided bool) {
+	switch {
+	case la.typ == tNone:
+		return errno(syscall.ENOENT), true
+	case eb.typ != tNone:
+		return errno(syscall.EEXIST), true
+	case la.typ == tDir:
+		return errno(syscall.EPERM), true
+	}
+	return 0, false
+}
+
+// lookUp: the VFS finds the source name of rename or link in (opRenameL,
+// opLinkL).
+func (s nsState) lookUp(in input) []interface{} {
+	for i := range s.look {
+		if s.look[i].id == 0 {
+			s.look[i] = lookup{id: int32(in.id) + 1, e: s.e[in.a]}
+			return []interface{}{s}
+		}
+	}
+	return nil
+}
+
+// vfsRename: a guest's rename (opRename or its first step) once its
+// source was looked up: answered by the VFS (done), or not (the state
+// without the lookup, to go on with the filesystem's rules).
+func (s nsState) vfsRename(in input, out *output) (next nsState, states []interface{}, done bool) {
+	i := s.lookIdx(in.id)
+	if i < 0 {
+		return s, nil, true // its lookup first
+	}
+	la := s.look[i].e
+	s.look[i] = lookup{}
+	res, decided := vfsCheck(la, s.e[in.b], in.c)
+	if in.op == opLink {
+		res, decided = vfsLinkCheck(la, s.e[in.b])
+	}
+	if !decided {
+		return s, nil, false
+	}
+	if out != nil && res != out.res {
+		return s, nil, true
+	}
+	if in.op == opRenameP {
+		s.vfsNoop = int32(in.id) + 1
+	}
+	return s, []interface{}{s}, true
 }
 
 func errno(e syscall.Errno) int64 { return -int64(e) }
@@ -161,6 +262,10 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 	case opRename, opRenameP:
 		return s.renamePublish(in)
 	case opRenameD:
+		if s.vfsNoop == int32(in.id)+1 {
+			s.vfsNoop = 0
+			return 0, s
+		}
 		return 0, s.renameDrop()
 	case opLink:
 		switch {
@@ -363,6 +468,7 @@ func (s nsState) observe(in input, out *output) (bool, nsState) {
 }
 
 // claimed: whether in must wait for the rename claim held by another.
+// (A guest's rename that the VFS answers itself takes no claim: vfsRename.)
 func (s *nsState) claimed(in input) bool {
 	switch in.op {
 	case opRename:
@@ -370,7 +476,7 @@ func (s *nsState) claimed(in input) bool {
 	case opRenameP:
 		return s.fl.id != 0 || s.closed == int32(in.id)+1
 	case opRenameD:
-		return s.fl.id != int32(in.id)+1
+		return s.fl.id != int32(in.id)+1 && s.vfsNoop != int32(in.id)+1
 	}
 	return false
 }
@@ -379,6 +485,8 @@ func nsPending(s nsState, in input, fresh uint64) []interface{} {
 	switch in.op {
 	case opStat, opReaddir:
 		return []interface{}{s}
+	case opRenameL, opLinkL:
+		return s.lookUp(in)
 	case opRenameD:
 		if s.fl.id == int32(in.id)+1 {
 			_, next := s.apply(in, fresh) // recovery rolls forward
@@ -404,6 +512,16 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 		// gave up waiting for a claim (a dead holder not yet
 		// recovered): nothing changed
 		return []interface{}{s}
+	}
+	if in.op == opRenameL || in.op == opLinkL {
+		return s.lookUp(in)
+	}
+	if in.d == 1 && (in.op == opRename || in.op == opRenameP || in.op == opLink) {
+		next, states, done := s.vfsRename(in, out)
+		if done {
+			return states
+		}
+		s = next
 	}
 	if s.claimed(in) {
 		return nil
@@ -470,7 +588,11 @@ var nsModel = porcupine.NondeterministicModel{
 		for _, e := range s.e {
 			h = hashEntry(h, e)
 		}
-		return hashEntry(h^uint64(s.fl.id)<<32^uint64(s.closed), s.fl.src)
+		for _, l := range s.look {
+			h = hashEntry(h^uint64(l.id)<<40, l.e)
+		}
+		return hashEntry(h^uint64(s.fl.id)<<32^uint64(s.closed)^
+			uint64(s.vfsNoop)<<16, s.fl.src)
 	},
 	DescribeOperation: describeOp,
 	DescribeState: func(state interface{}) string {

@@ -1,0 +1,109 @@
+"""Linearizability with kernel guests (docs/lincheck.md, "Guests"): two QEMU guests, each a
+daxfs.ko mount (phys=) of the shared region, and a libdaxfs worker process on this machine
+run namespace rounds together; lc_run (tests/lincheck/lc_driver.c) formats the region, runs
+the rounds and observes, the guests' client (tests/lincheck/lc_guest.c, static, through
+system calls on the mount) records in a shared page on a second nvdimm, and the Go checker
+(tools/lincheck) must find every round linearizable.  A second test makes one guest lie
+(lc_run -X) and the checker must say so.
+
+Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS); Go is needed for the
+checker.  The module is only ever loaded inside the guests.  About 1-2 minutes under TCG.
+DAXFS_LC_ROUNDS=N: N rounds (400); DAXFS_LC_SECONDS=S: rounds for S seconds (a long run).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "vm"))
+import cluster  # noqa: E402
+from cluster import Cluster, Guest  # noqa: E402
+
+LC_RUN = REPO / "build" / "lincheck" / "lc_run"
+CHECKER = REPO / "build" / "lincheck" / "lincheck"
+LC_GUEST = REPO / "build" / "vm-helpers" / "lc_guest"
+KO = REPO / "kernel" / "daxfs.ko"
+SIZE_MB = 64
+ROUNDS = int(os.environ.get("DAXFS_LC_ROUNDS", "400"))
+SECONDS = int(os.environ.get("DAXFS_LC_SECONDS", "0"))   # a long run: -t instead of -n
+
+
+def _need(msg):
+    if os.environ.get("DAXFS_VM_TESTS") == "1":
+        pytest.fail(msg + " [DAXFS_VM_TESTS=1]", pytrace=False)
+    pytest.skip(msg)
+
+
+def _make(*targets):
+    return subprocess.run(["make", "-s", "-C", str(REPO), *targets], capture_output=True,
+                          text=True)
+
+
+@pytest.fixture(scope="module")
+def built():
+    """VM prerequisites, lc_run, lc_guest, the checker and daxfs.ko."""
+    cluster.require_vm(pytest)
+    if os.environ.get("DAXFS_VM_NOBUILD") != "1":
+        p = _make("all")
+        if p.returncode != 0:
+            pytest.fail("user-space build failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+        p = _make("module")
+        if p.returncode != 0:
+            if "kernel headers not found" in p.stderr:
+                _need("cannot build daxfs.ko: " + p.stderr.strip())
+            pytest.fail("make module failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
+        go = shutil.which("go") or "/usr/local/go/bin/go"
+        assert os.access(go, os.X_OK), "Go is missing: tools/lincheck needs it (scripts/setup.sh)"
+        p = _make("lincheck-checker")
+        assert p.returncode == 0, p.stdout + p.stderr
+    for f in (LC_RUN, CHECKER, LC_GUEST, KO):
+        assert f.is_file(), f"{f} not built"
+    return True
+
+
+def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3"):
+    """lc_run with 1 host worker and 2 guests (clients 1, 2), piped into the checker; the
+    histories stay in build/vm/logs/LABEL/history.
+    Returns (cluster result, the checker's counts, host.log text)."""
+    page = f"/dev/shm/daxfs-lc-{os.getpid()}-page"
+    with Cluster(label=label, size=f"{SIZE_MB}M", extra_shm=[page], timeout=timeout) as c:
+        hist = c.log_dir / "history"
+        cmd = (f"set -o pipefail; {LC_RUN} -r \"$DAXFS_VM_SHM\" -S {SIZE_MB} -l 10000 -w 1 "
+               f"-g 2 -x {page} -m ns {lc_args} | tee {hist} | {CHECKER} {check_args}")
+        res = c.run([Guest("A", "lincheck", ["1"]), Guest("B", "lincheck", ["2"])],
+                    host_cmd=["bash", "-c", cmd])
+    out = res.host.output if res.host else ""
+    m = re.search(r"lincheck: (\d+) rounds, (\d+) operations, (\d+) violations", out)
+    counts = tuple(int(x) for x in m.groups()) if m else None
+    return res, counts, out
+
+
+def test_kernel_guests_linearizable(request, built):
+    """ROUNDS namespace rounds, 1 libdaxfs worker + 2 daxfs.ko guests x 20 operations each
+    (every client paced by -d, up to 300 us before each operation, so that the host's
+    operations spread over the slower guests'): 0 violations, every operation recorded."""
+    run = f"-t {SECONDS}" if SECONDS else f"-n {ROUNDS}"
+    res, counts, out = run_guest_lincheck(request.node.name, f"{run} -o 20 -d 300",
+                                          timeout=300 + SECONDS)
+    assert res.ok and res.host.rc == 0, res.summary() + "\n" + out[-3000:]
+    assert counts and counts[2] == 0 and (SECONDS or counts[0] == ROUNDS), out[-3000:]
+    # 3 clients x 20 ops + 4 observations per round
+    assert counts[1] == counts[0] * (3 * 20 + 4), out[-3000:]
+    print(out[-500:])
+
+
+def test_kernel_guests_lie_is_seen(request, built):
+    """The same run, but guest A's client (slot 1) reports EEXIST for the first mkdir of
+    each round that made its directory (lc_run -X 1): the checker must report it (and
+    stops at the first, -stop, which stops lc_run too)."""
+    res, counts, out = run_guest_lincheck(request.node.name, "-n 100 -o 20 -d 300 -X 1",
+                                          timeout=300, check_args="-max-violations 1 -stop")
+    assert all(g.ok for g in res.guests.values()), res.summary()
+    assert counts and counts[2] > 0, out[-3000:]
+    assert res.host.rc != 0, out[-3000:]      # the checker's exit status 1
+    print(out[-1500:])
