@@ -84,6 +84,10 @@ struct daxfs_sb_info {
 	 * revalidates their borrowed pages (kernel/file.c) */
 	spinlock_t mapped_lock;
 	struct list_head mapped;
+	/* inodes whose create hold no open took over yet (ei->hold_link):
+	 * the lease work drops those older than two ticks (kernel/inode.c) */
+	spinlock_t hold_lock;
+	struct list_head create_holds;
 };
 
 struct daxfs_inode_info {
@@ -99,6 +103,8 @@ struct daxfs_inode_info {
 	 * with (kernel/inode.c, daxfs_create_reg): the first open takes it
 	 * over, eviction withdraws it if no open came */
 	bool create_hold;
+	struct list_head hold_link;	/* (sbi->hold_lock) on create_holds */
+	unsigned int hold_tick;		/* sbi->renew_ticks at the create */
 	/* mmap of borrowed pages (kernel/file.c): cache pins held while a
 	 * mapping may show the slot (split mode), base-region pages mapped */
 	struct mutex pin_lock;
@@ -165,6 +171,10 @@ extern const struct inode_operations daxfs_special_iops;
 extern const struct dentry_operations daxfs_dentry_ops;
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
+/* (open_lock held) the first open of a new file took its create hold over */
+void daxfs_create_hold_taken(struct inode *inode);
+/* lease work: drops create holds that no open took over (kernel/inode.c) */
+void daxfs_expire_create_holds(struct daxfs_sb_info *sbi);
 /* xattr.c: extended attributes and POSIX ACLs (docs/xattr.md) */
 extern const struct xattr_handler *daxfs_xattr_handlers[];
 ssize_t daxfs_k_listxattr(struct dentry *dentry, char *buf, size_t size);

@@ -303,7 +303,7 @@ static int daxfs_open(struct inode *inode, struct file *file)
 		err = daxfs_kerr(inode->i_sb, daxfs_open_get(DAXFS_FS(inode->i_sb),
 							     inode->i_ino), "open");
 	if (!err && ei->create_hold)
-		ei->create_hold = false;	/* the create's entry is ours now */
+		daxfs_create_hold_taken(inode);	/* the create's entry is ours now */
 	else if (!err)
 		ei->nr_opens++;
 	mutex_unlock(&ei->open_lock);

@@ -68,12 +68,28 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->nr_vmas = 0;
 	ei->nr_opens = 0;
 	ei->create_hold = false;
+	INIT_LIST_HEAD(&ei->hold_link);
 	ei->reval_change = 0;
 	ei->pool_change = 0;
 	return &ei->vfs_inode;
 }
 
 /* The entry a create made its file with, when no open took it over. */
+static void daxfs_hold_untrack(struct inode *inode)
+{
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
+
+	spin_lock(&sbi->hold_lock);
+	list_del_init(&DAXFS_I(inode)->hold_link);
+	spin_unlock(&sbi->hold_lock);
+}
+
+void daxfs_create_hold_taken(struct inode *inode)
+{
+	DAXFS_I(inode)->create_hold = false;
+	daxfs_hold_untrack(inode);
+}
+
 static void daxfs_drop_create_hold(struct inode *inode)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
@@ -81,12 +97,46 @@ static void daxfs_drop_create_hold(struct inode *inode)
 
 	mutex_lock(&ei->open_lock);
 	if (ei->create_hold) {
-		ei->create_hold = false;
+		daxfs_create_hold_taken(inode);
 		if (!--ei->nr_opens && !READ_ONCE(DAXFS_SB(sb)->dead))
 			daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino),
 				   "close");
 	}
 	mutex_unlock(&ei->open_lock);
+}
+
+/*
+ * A create hold is needed only until the creating open(2) opens the file,
+ * microseconds later.  An open that fails after its create (on 6.1,
+ * open(O_CREAT | O_DIRECTORY) creates the file, then fails with ENOTDIR)
+ * would leave the entry published until the inode is evicted, and any user
+ * could fill the host's open set that way (issue 16 item 2's denial of
+ * service).  The lease work drops holds older than two of its ticks.
+ */
+void daxfs_expire_create_holds(struct daxfs_sb_info *sbi)
+{
+	struct daxfs_inode_info *ei;
+	struct inode *inode;
+	unsigned int n = 0;
+
+	spin_lock(&sbi->hold_lock);
+	while (!list_empty(&sbi->create_holds)) {
+		ei = list_first_entry(&sbi->create_holds, struct daxfs_inode_info,
+				      hold_link);
+		if (sbi->renew_ticks - ei->hold_tick < 2)
+			break;		/* oldest first: the rest are younger */
+		list_del_init(&ei->hold_link);
+		inode = igrab(&ei->vfs_inode);	/* NULL: being evicted */
+		spin_unlock(&sbi->hold_lock);
+		if (inode) {
+			daxfs_drop_create_hold(inode);
+			iput(inode);
+		}
+		if (!(++n & 63))
+			cond_resched();
+		spin_lock(&sbi->hold_lock);
+	}
+	spin_unlock(&sbi->hold_lock);
 }
 
 /*
@@ -613,6 +663,10 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	mutex_lock(&ei->open_lock);
 	ei->nr_opens++;
 	ei->create_hold = true;
+	spin_lock(&DAXFS_SB(sb)->hold_lock);
+	ei->hold_tick = READ_ONCE(DAXFS_SB(sb)->renew_ticks);
+	list_add_tail(&ei->hold_link, &DAXFS_SB(sb)->create_holds);
+	spin_unlock(&DAXFS_SB(sb)->hold_lock);
 	mutex_unlock(&ei->open_lock);
 	w = (struct daxfs_space_wait){};
 	do {
@@ -691,7 +745,12 @@ static int daxfs_k_create(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry
 static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
 			 umode_t mode, dev_t rdev)
 {
-	return daxfs_create_common(dir, dentry, mode, rdev, true);
+	int err = daxfs_create_common(dir, dentry, mode, rdev, true);
+
+	/* no open follows a mknod: its file is named, the hold is not needed */
+	if (!err && S_ISREG(mode) && d_really_is_positive(dentry))
+		daxfs_drop_create_hold(d_inode(dentry));
+	return err;
 }
 
 static int daxfs_k_mkdir(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,

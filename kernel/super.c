@@ -303,6 +303,7 @@ static void daxfs_lease_work(struct work_struct *work)
 	 * hosts' claims go.
 	 */
 	++sbi->renew_ticks;
+	daxfs_expire_create_holds(sbi);
 	/* other hosts' copy-ups and truncates: our mappings of borrowed
 	 * pages go within one tick, and the pool pages they freed become
 	 * reusable (first, so that our own reclaim below benefits) */
@@ -436,6 +437,8 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
 	spin_lock_init(&sbi->mapped_lock);
 	INIT_LIST_HEAD(&sbi->mapped);
+	spin_lock_init(&sbi->hold_lock);
+	INIT_LIST_HEAD(&sbi->create_holds);
 	sb->s_fs_info = sbi;
 
 	if (o->badblocks && !o->has_phys)

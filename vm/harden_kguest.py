@@ -107,6 +107,15 @@ def _free_bytes():
     return st.f_bavail * st.f_frsize
 
 
+def _write_read_files(d):
+    """OTHER_FILES small files of the other user's, each written and read back."""
+    for i in range(OTHER_FILES):
+        path = os.path.join(d, f"f{i}")
+        kg.write_file(path, b"%d" % i)
+        with open(path, "rb") as f:
+            check(f.read() == b"%d" % i, f"{path}: wrong bytes")
+
+
 def scen_opens(args):
     n = int(args[0])
     d = kg.p("opens")
@@ -141,11 +150,7 @@ def scen_opens(args):
         log(f"uid {HOG_UID}: {n} opens of one file held, then closed")
 
     def other():
-        for i in range(OTHER_FILES):
-            path = os.path.join(mine, f"f{i}")
-            kg.write_file(path, b"%d" % i)
-            with open(path, "rb") as f:
-                check(f.read() == b"%d" % i, f"{path}: wrong bytes")
+        _write_read_files(mine)
         with open(one, "rb") as f:
             check(f.read(4096) == body[:4096], "one: wrong bytes")
 
@@ -177,6 +182,36 @@ def _sync_sparse(fd, m):
     os.fdatasync(fd)
     m.flush()           # msync(MS_SYNC) of the whole mapping
     os.fsync(fd)
+
+
+def scen_create_fail(args):
+    """An unprivileged user makes N regular files with mknod(2): each create publishes
+    an open-set entry to keep its new file until an open takes it over, and no open
+    follows a mknod.  N is more than a host's open set has entries (8,064); afterwards
+    another user's creates and opens still succeed.  (open(O_CREAT | O_DIRECTORY), which
+    created the file and then failed on older kernels, is EINVAL on this 6.1 build.)"""
+    n = int(args[0])
+    d = kg.p("cfail")
+    os.mkdir(d)
+    os.chown(d, HOG_UID, HOG_UID)
+    mine = kg.p("cfail-other")
+    os.mkdir(mine, 0o755)
+    os.chown(mine, OTHER_UID, OTHER_UID)
+
+    def hog():
+        errs = {}
+        for i in range(n):
+            e = kg.errno_of(lambda: os.mknod(os.path.join(d, f"c{i}"), stat.S_IFREG | 0o644))
+            errs[e] = errs.get(e, 0) + 1
+        log(f"uid {HOG_UID}: {n} mknod(S_IFREG): {errs}")
+        check(set(errs) == {0}, f"errors {errs}")
+
+    _wait_ok(_as_user(HOG_UID, hog), f"uid {HOG_UID}'s failing creates")
+    made = len(os.listdir(d))
+    time.sleep(3.0)     # lease 2 s (the test): a tick each 0.5 s drops the holds
+    _wait_ok(_as_user(OTHER_UID, lambda: _write_read_files(mine)),
+             f"uid {OTHER_UID}'s opens after {made} creates")
+    result(create_fail=made)
 
 
 def scen_fsync_sparse(args):

@@ -242,3 +242,13 @@ def test_kernel_nohost_is_explicit_and_maps_nothing(request, built):
         assert res.ok, res.summary()
     assert "host_table" in ra.get("badmount_phys", ""), ra
     assert "nohost" in ra.get("mounts", "") and ra.get("nohost") == "ok", ra
+
+
+def test_kernel_failed_creates_leave_no_open(request, built):
+    """An unprivileged user makes 9,000 regular files with mknod(2) (more than a host's
+    open set has entries): a create publishes an entry to keep its new file until an open
+    takes it over, and no open follows a mknod.  Every mknod succeeds, and another user's
+    200 creates and opens afterwards too (kernel/inode.c: mknod drops the hold at once,
+    and the lease work drops holds no open took over)."""
+    ra = run_guest(request, ["hd:create-fail:9000"], ("--lease-ms", "2000"))
+    assert ra.get("create_fail") == "9000", ra
