@@ -1835,6 +1835,9 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			err = daxfs_inode_get_writable(op, r->tgt.ino, &tp);
 			if (!err)
 				err = set_moving(tp, true);
+			else	/* freed since the lookup (an rmdir ran to
+				 * its end): look again, it may be gone */
+				err = rn_missing(r, err);
 		}
 		if (err == -EAGAIN && r->tisdir)
 			r->dead = r->tgt.ino;	/* set_moving: DEAD */

@@ -220,8 +220,9 @@ def test_checker_crash_rename_enoent(checker):
     `-w 2 -P 2 -c random:0.0005`): rename(d, a) answered ENOENT while the
     directory d existed throughout and another thread rmdir'ed the
     directory a during the rename (docs/lincheck.md, "Seeds on the final
-    build").  Open: the checker must keep reporting the round until its
-    cause is found and fixed."""
+    build").  A real defect (the rename met its target freed by an rmdir
+    between two looks), fixed in core/namei.c since; the checker must
+    report the round."""
     rc, out = check_saved("crash-rename-enoent.hist")
     assert rc == 1 and " 1 violations" in out, out
 

@@ -156,3 +156,40 @@ def test_rename_waits_for_rmdir_same_host(crash_build):
         assert code == 0, out
     finally:
         next(gen, None)
+
+
+# A rename of /s over /t stops in its copy-up of the base directory /s
+# (ov_insert.value: after it checked that /t is a writable directory, before
+# it marks /t MOVING); meanwhile an rmdir of /t runs to its end and frees it.
+TARGET_FREED = cl.HOST_SCRIPT + cl.THREADS_SCRIPT + r'''
+t = threading.Thread(target=call, args=("rename", r.rename, "/s", "/t"))
+t.start()
+res["point"] = first_point()
+call("rmdir", r.rmdir, "/t")
+resume(t)
+res["final"] = sorted(r.listdir("/"))
+done()
+'''
+
+
+def test_rename_target_freed_meanwhile(crash_build, tmp_path):
+    """A rename's target directory removed and freed between the rename's
+    look at it and its MOVING mark: the rename must move the source there
+    (the target is gone: a serial order with the rmdir first), not answer
+    ENOENT for a source that was there all along (the threaded crash-point
+    round 17163 of seed 228, docs/lincheck.md; ENOENT before the fix)."""
+    (tmp_path / "tree" / "s").mkdir(parents=True)
+    path = env.region_path("rntfreed")
+    try:
+        subprocess.run([env.tool("mkfs.daxfs"), "-q", "-f", "-s", str(SIZE), "--lease-ms",
+                        "1500", "--source", str(tmp_path / "tree"), path], check=True)
+        with daxfs.Region(path) as r:
+            r.mkdir("/t")
+        res = cl.run_threads(TARGET_FREED, path, "ov_insert.value")
+        assert res["rmdir"] == 0 and res["rename"] == 0, res
+        assert res["final"] == ["t"], res
+        code, out = env.fsck(path, "-n")
+        assert code == 0, out
+    finally:
+        for p in (path, path + ".points"):
+            env.remove(p)
