@@ -545,10 +545,14 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 
 /* ---- directory operations ---- */
 
+/* lookups of one name whose inode was gone by the iget (daxfs_k_lookup) */
+#define DAXFS_LOOKUP_TRIES 32
+
 static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 				     unsigned int flags)
 {
 	struct inode *inode = NULL;
+	unsigned int tries;
 	u64 ino;
 	int err;
 
@@ -562,9 +566,12 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 	 * by a rename onto the name (another object under it, never a moment
 	 * without).  Look the name up again: only the lookup says "no such
 	 * name" (a negative entry then made link(c, a) answer EPERM with a
-	 * always there: docs/lincheck.md, "Kernel guests").
+	 * always there: docs/lincheck.md, "Kernel guests").  A bounded number
+	 * of times: a damaged or hostile region can name a gone inode for
+	 * ever (the kernel image fuzz hung here), and then the name is
+	 * answered absent, as a removal that won the race would be.
 	 */
-	for (;;) {
+	for (tries = 0; tries < DAXFS_LOOKUP_TRIES; tries++) {
 		err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
 				   dentry->d_name.len, &ino);
 		if (err)
@@ -632,7 +639,7 @@ static int daxfs_create_exists(struct dentry *dentry, bool excl)
 
 /*
  * A regular file: made nameless and held by this host's open set
- * (daxfs_tmpfile), then named (daxfs_link_unnamed), so that another host
+ * (daxfs_tmpfile), then named (daxfs_link_created), so that another host
  * that unlinks it at once cannot free it before we attach it: open(O_CREAT)
  * then gets the file it made, unlinked (as on a local filesystem).  The
  * entry stays one of nr_opens (create_hold) until the first open takes it
@@ -670,7 +677,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	mutex_unlock(&ei->open_lock);
 	w = (struct daxfs_space_wait){};
 	do {
-		err = daxfs_link_unnamed(fs, ino, dir->i_ino, dentry->d_name.name,
+		err = daxfs_link_created(fs, ino, dir->i_ino, dentry->d_name.name,
 					 dentry->d_name.len);
 	} while (daxfs_k_space_retry(sb, &w, err));
 	if (err) {

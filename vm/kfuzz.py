@@ -388,12 +388,17 @@ class Worker:
         (found / f"img-{rec['i']}.console").write_text(self._tail(60000))
         rec["failure"] = what
 
+    def _enough_failures(self):
+        """--stop-after: a test need not spend 90 s on every hanging image."""
+        bad = sum(1 for r in self.results if "failure" in r and not r.get("selftest"))
+        return bool(self.a.stop_after) and bad >= self.a.stop_after
+
     def run(self):
         try:
             self._boot()
             while True:
                 with self.lock:
-                    if not self.todo:
+                    if not self.todo or self._enough_failures():
                         break
                     i = self.todo.pop()
                 rec = self.one(i)
@@ -543,6 +548,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=90, help="seconds per image (90)")
     ap.add_argument("--hung-secs", type=int, default=10, help="guest hung_task_timeout_secs")
     ap.add_argument("--boot-timeout", type=float, default=180)
+    ap.add_argument("--stop-after", type=int, default=0, metavar="F",
+                    help="take no more images once F have failed (0: never stop)")
     ap.add_argument("--keep", action="store_true", help="keep the shared files")
     ap.add_argument("--selftest", type=int, default=-1, metavar="N",
                     help="the guest logs a fake WARNING after image N: it must be caught")
