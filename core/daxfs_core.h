@@ -389,10 +389,14 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
  * unless it was linked).  dir only has to be a live directory.
  * daxfs_link_unnamed gives a file this host holds open its first name
  * (linkat of an O_TMPFILE descriptor); -ENOENT if we do not hold it.
+ * daxfs_link_created is that for a create made as a held tmpfile: the
+ * file's three times become the instant it was named, as open(O_CREAT).
  */
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
 int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+		       u32 len);
+int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len);
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */

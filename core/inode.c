@@ -164,7 +164,12 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 
 void daxfs_inode_touch(struct daxfs_inode *ip, u32 what)
 {
-	u64 now = (u64)daxfs_now_ns();
+	daxfs_inode_touch_at(ip, what, daxfs_now_ns());
+}
+
+void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when)
+{
+	u64 now = (u64)when;
 
 	if (what & DAXFS_TOUCH_ATIME)
 		daxfs_store((u64 *)&ip->atime_ns, now);

@@ -54,7 +54,10 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 #define DAXFS_TOUCH_ATIME	(1u << 0)
 #define DAXFS_TOUCH_MTIME	(1u << 1)
 #define DAXFS_TOUCH_CTIME	(1u << 2)
+#define DAXFS_TOUCH_ALL		(DAXFS_TOUCH_ATIME | DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME)
 void daxfs_inode_touch(struct daxfs_inode *ip, u32 what);
+/* the same, at WHEN: the times one operation sets are equal */
+void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when);
 
 /* Mode of a resolved inode (record or base). */
 static inline u32 daxfs_iref_mode(const struct daxfs_iref *ref)

@@ -889,8 +889,13 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * source name still names the inode, or the link fails with -ENOENT once
  * that name is gone.
  */
+/* how ns_link names an inode: one with names, or our held unnamed one */
+#define LINK_NAMED	0
+#define LINK_UNNAMED	1	/* linkat(2) of an O_TMPFILE */
+#define LINK_CREATED	2	/* open(O_CREAT) made it a moment ago */
+
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
-		   u64 dir, const char *name, u32 len, bool unnamed)
+		   u64 dir, const char *name, u32 len, unsigned int how)
 {
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_iref dref;
@@ -898,6 +903,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	struct daxfs_op op;
 	struct waiter w = { 0, 0 };
 	u64 hash, leaf = 0, held = 0;
+	s64 now;
 	u32 mode;
 	int err;
 
@@ -951,7 +957,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 		goto out_claim;
 	daxfs_crash_point("link.counted");
 	/* before the name exists; an unnamed file of ours may have none */
-	err = unnamed ? daxfs_nlink_revive(&op, ip) : daxfs_nlink_inc(ip);
+	err = how ? daxfs_nlink_revive(&op, ip) : daxfs_nlink_inc(ip);
 	if (err)
 		goto out_count;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
@@ -973,8 +979,11 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.published");
-	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
-	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	/* one instant for both; a create's file was made now, as far as
+	 * anyone can tell (its first name is its birth: open(O_CREAT)) */
+	now = daxfs_now_ns();
+	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL : DAXFS_TOUCH_CTIME, now);
+	daxfs_inode_touch_at(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	leaf_unhold(fs, held);
 	daxfs_intent_clear(&op);
 	goto out_claim;
@@ -1005,13 +1014,19 @@ out:
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len)
 {
-	return ns_link(fs, NULL, ino, dir, name, len, false);
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_NAMED);
 }
 
 int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len)
 {
-	return ns_link(fs, NULL, ino, dir, name, len, true);
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_UNNAMED);
+}
+
+int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
+		       u32 len)
+{
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_CREATED);
 }
 
 int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
@@ -1019,7 +1034,7 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 {
 	struct link_src src = { .dir = sdir, .name = sname, .len = slen };
 
-	return ns_link(fs, &src, ino, dir, name, len, false);
+	return ns_link(fs, &src, ino, dir, name, len, LINK_NAMED);
 }
 
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
