@@ -123,7 +123,7 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 	return n;
 }
 
-static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+static ssize_t daxfs_read_locked(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_io io = { .iter = to, .sbi = DAXFS_SB(inode->i_sb) };
@@ -166,6 +166,30 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return -EFAULT;
 	file_accessed(iocb->ki_filp);	/* relatime etc.: kernel/times.c */
 	return done;
+}
+
+/*
+ * Reads take i_rwsem shared, as ext4 and xfs do on DAX: a write on this
+ * host (exclusive) then runs wholly before or after a read here.  Without
+ * it a reader saw an O_APPEND write's range, which the core reserves
+ * before it copies, as zeros: `tail -f` of a log printed NULs
+ * (test_kernel_reader_sees_whole_appends).  Other hosts' writers are not
+ * covered: docs/kernel.md "Reads and writes on one host".
+ */
+static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+	ssize_t ret;
+
+	if (iocb->ki_flags & IOCB_NOWAIT) {
+		if (!inode_trylock_shared(inode))
+			return -EAGAIN;
+	} else {
+		inode_lock_shared(inode);
+	}
+	ret = daxfs_read_locked(iocb, to);
+	inode_unlock_shared(inode);
+	return ret;
 }
 
 /* One write op with page faults disabled (see daxfs_read_nofault),

@@ -27,6 +27,8 @@ Scenarios:
   mmtime    stores through a shared mapping move mtime and ctime: the first store of a
             fresh mapping (write fault), a store after a read fault (pfn_mkwrite), and a
             store after msync on the same mapping
+  follow    [APPENDS CHUNK] a process appends while another follows the file by fstat
+            and pread (`tail -f`): no zero byte is ever read, the appends are whole
 """
 import ctypes
 import errno
@@ -426,7 +428,65 @@ def scen_mmtime(mnt):
     result(mmtime="ok")
 
 
+def _appender(path, n, chunk):
+    """Child: N O_APPEND writes of CHUNK bytes, each of one non-zero byte value."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    for i in range(n):
+        buf = bytes([i % 255 + 1]) * chunk
+        check(os.write(fd, buf) == chunk, f"short append {i}")
+    os.close(fd)
+
+
+def scen_follow(mnt, appends="200", chunk="131072"):
+    """A reader on this host follows a file another process appends to, as `tail -f`
+    does: every byte below the size it sees must be an append's, never a zero of a
+    range an append reserved and has not copied yet (ext4 and xfs order a read after
+    a write on one host; docs/kernel.md "Reads and writes on one host")."""
+    n, chunk = int(appends), int(chunk)
+    p = os.path.join(mnt, "follow")
+    os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _appender(p, n, chunk)
+            os._exit(0)
+        except BaseException as e:          # noqa: BLE001 - the child's only report
+            print(f"appender: {e!r}", flush=True)
+            os._exit(1)
+    fd = os.open(p, os.O_RDONLY)
+    pos = zeros = looks = 0
+    first = status = None
+    while True:
+        if status is None:
+            status = os.waitpid(pid, os.WNOHANG)
+            status = status[1] if status[0] else None
+        size = os.fstat(fd).st_size
+        if status is not None and pos == size:
+            break
+        looks += 1
+        while pos < size:
+            data = os.pread(fd, size - pos, pos)
+            if not data:
+                break
+            z = data.count(0)
+            if z and first is None:
+                first = pos + data.index(0)
+            zeros += z
+            pos += len(data)
+    os.close(fd)
+    result(follow_zeros=zeros, follow_looks=looks, follow_bytes=pos)
+    check(status == 0, f"appender ended with status {status}")
+    check(zeros == 0, f"{zeros} zero bytes read in appended ranges, the first at {first}")
+    check(pos == n * chunk, f"followed {pos} bytes of {n * chunk}")
+    with open(p, "rb") as f:
+        for i in range(n):
+            check(f.read(chunk) == bytes([i % 255 + 1]) * chunk, f"append {i} not whole")
+    os.unlink(p)
+    result(follow="ok")
+
+
 SCENARIOS = {
+    "follow": scen_follow,
     "tmpfile": scen_tmpfile,
     "whiteout": scen_whiteout,
     "overlay": scen_overlay,

@@ -5,7 +5,8 @@ and ctime after stores through a shared mapping.
 
 One guest boot runs every scenario of vm/vfs_kguest.py in turn (each test below checks
 its own result); then the host checks the region: the atime the guest saw is the one
-stored, and fsck is clean.  Skip/fail rules as in test_kernel_cluster.py.  Console log:
+stored, and fsck is clean.  A second guest follows a file another process appends to
+(`tail -f` on the writer's host).  Skip/fail rules as in test_kernel_cluster.py.  Console log:
 build/vm/logs/test_kernel_vfs/A.log.
 """
 import sys
@@ -83,3 +84,20 @@ def test_kernel_vfs_clean(guest):
     assert guest["res"].ok, guest["res"].summary()
     rc, out = guest["fsck"]
     assert rc == 0, out
+
+
+def test_kernel_reader_sees_whole_appends(request, built):
+    """`tail -f` on the appender's host: a process appends 200 x 128 KiB while another
+    follows the file by fstat and pread, on two vCPUs; it never reads a zero byte (the
+    range an append reserved and has not filled yet), and every append is whole."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=600) as c:
+        mkfs(c.shm)
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "vf:follow", "umount",
+                                            "rmmod", "clean"], cpus=2)])
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert ra.get("follow") == "ok", res.summary()
+        assert res.ok, res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+
