@@ -446,6 +446,9 @@ class Worker:
             return rec
         v, msg = ans
         (_, _, mount_err, ops, fails, wrong, bad, sigbus, umount_err) = v[:9]
+        if fails != sum(v[9:]):           # a torn answer (vm/helpers/kfuzz.c hs_write)
+            raise RuntimeError(f"worker {self.wid}: image {i}: {fails} failures but "
+                               f"{sum(v[9:])} errno counts")
         errs = {errno.errorcode.get(e, str(e)): n for e, n in enumerate(v[9:]) if n}
         rec.update(mount_err=errno.errorcode.get(mount_err, mount_err) if mount_err else 0,
                    ops=ops, fails=fails, wrong=wrong, bad=bad, sigbus=sigbus,

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #define PAGE		4096
+#define SECTOR		512	/* the pmem device's logical block */
 #define HOST_MAGIC	0x54534f485a464b44ULL	/* "DKFZHOST" */
 #define GUEST_MAGIC	0x545345475a464b44ULL	/* "DKFZGEST" */
 #define FL_VALIDATE	1ULL
@@ -184,12 +185,30 @@ static void hs_read(struct hs_host *h)
 	memcpy(h, pg, sizeof(*h));
 }
 
+/*
+ * The answer in two writes: the page with seq_done still the one the host
+ * saw last, then the first sector again with the new seq_done.  The host
+ * polls seq_done, and one write of the page lands front to back: it saw
+ * the new seq_done with the previous image's counts still behind it (an
+ * untouched image "failed" with the EUCLEAN counts of the corrupt image
+ * before it, in a CI run on a loaded machine).
+ */
 static void hs_write(void)
 {
-	if (pwrite(hs_fd, res, PAGE, PAGE) != PAGE) {
-		perror("kfuzz: write handshake");
-		exit(2);
-	}
+	static uint64_t published;
+	uint64_t seq = res->seq_done;
+
+	res->seq_done = published;
+	if (pwrite(hs_fd, res, PAGE, PAGE) != PAGE)
+		goto fail;
+	res->seq_done = seq;
+	if (pwrite(hs_fd, res, SECTOR, PAGE) != SECTOR)
+		goto fail;
+	published = seq;
+	return;
+fail:
+	perror("kfuzz: write handshake");
+	exit(2);
 }
 
 static void path_join(char *out, size_t len, const char *dir, const char *name)
