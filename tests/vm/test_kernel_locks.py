@@ -42,20 +42,26 @@ def count_loop(lock, unlock, f, off, rounds):
         unlock()
 
 
-def host_count(r, use_flock, out):
-    """H's side of kg.lock_count through libdaxfs, on a File of its own."""
+def host_count(r, use_flock, out, closing):
+    """H's side of kg.lock_count through libdaxfs, on a File of its own, closed only
+    once H's other workers are done too: H's threads are one process, one POSIX lock
+    owner, and a close of any of its Files of the inode drops that owner's POSIX
+    locks, as close(2) does on Linux (a CI run lost an increment so: H's flock
+    worker closed its File while H's POSIX worker held the lock)."""
     try:
         kind, off = ("flock", kg.LOCK_FLOCK_OFF) if use_flock else \
             ("posix", kg.LOCK_POSIX_OFF)
         with r.open("/lockfile") as f:
             count_loop(lambda: f.lock("w", off, 8, kind=kind, wait=True),
                        lambda: f.unlock(off, 8, kind=kind), f, off, ROUNDS)
+            closing.wait()
         out.append(True)
     except BaseException as e:  # noqa: BLE001 - reported by the test
+        closing.abort()             # the others need not wait for us
         out.append(repr(e))
 
 
-def host_dir_count(r, out):
+def host_dir_count(r, out, closing):
     """H's side of the dirlocks scenario: flock of /lockdir through libdaxfs,
     which keys locks by inode number (a directory is locked unopened)."""
     import daxfs
@@ -64,14 +70,17 @@ def host_dir_count(r, out):
         with r.open("/lockfile") as f:
             count_loop(lambda: d.lock("w", kind="flock", wait=True),
                        lambda: d.unlock(kind="flock"), f, kg.LOCK_DIR_OFF, DIR_ROUNDS)
+            closing.wait()
         out.append(True)
     except BaseException as e:  # noqa: BLE001 - reported by the test
+        closing.abort()             # the others need not wait for us
         out.append(repr(e))
 
 
 def lock_cluster(request, scen, rounds, host_workers):
     """Guests A and B run scenario scen (ROUNDS rounds) while host H runs each of
-    host_workers (fn(region, out)) in a thread; fsck is clean and no lock is
+    host_workers (fn(region, out, closing)) in a thread (closing: a barrier of them all
+    that each passes before it closes its Files); fsck is clean and no lock is
     left.  Returns /lockfile's bytes."""
     with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
         mkfs(c.shm, "--lease-ms", "5000")
@@ -83,7 +92,9 @@ def lock_cluster(request, scen, rounds, host_workers):
             out = []
             with region(c.shm) as r:
                 kg.locks_ready(kg.LibFS(r), "H", PEERS.split("+"))
-                ts = [threading.Thread(target=fn, args=(r, out)) for fn in host_workers]
+                closing = threading.Barrier(len(host_workers), timeout=240)
+                ts = [threading.Thread(target=fn, args=(r, out, closing))
+                      for fn in host_workers]
                 for t in ts:
                     t.start()
                 for t in ts:
@@ -108,7 +119,8 @@ def lock_cluster(request, scen, rounds, host_workers):
 
 def test_kernel_locks_exclusion(request, built):
     data = lock_cluster(request, "locks", ROUNDS,
-                        [lambda r, out, i=i: host_count(r, i == 1, out) for i in range(2)])
+                        [lambda r, out, closing, i=i: host_count(r, i == 1, out, closing)
+                         for i in range(2)])
     posix = struct.unpack_from("<Q", data, kg.LOCK_POSIX_OFF)[0]
     flock = struct.unpack_from("<Q", data, kg.LOCK_FLOCK_OFF)[0]
     assert (posix, flock) == (3 * ROUNDS, 3 * ROUNDS), (posix, flock)
