@@ -27,6 +27,24 @@ const void *daxfs_base_ptr(struct daxfs_fs *fs, u64 off, u64 len)
 	return fs->base + fs->base_off + off;
 }
 
+/*
+ * The base image's inode records, dirents and symlink targets, which the
+ * core loads directly at every lookup, stat, readdir and readlink of a
+ * base object.  The region is read-only, but its pages can still go bad
+ * after the mount (the driver lists what a scrub or a memory-failure
+ * report found): as daxfs_meta_ptr, a range on a listed page is NULL (the
+ * caller's -EUCLEAN, EIO in the kernel) and never loaded.  One load when
+ * nothing is listed.
+ */
+static const void *base_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len)
+{
+	const void *p = daxfs_base_ptr(fs, off, len);
+
+	if (p && daxfs_unlikely(daxfs_media_bad(fs, fs->base_off + off, len)))
+		return NULL;
+	return p;
+}
+
 const struct daxfs_base_inode *daxfs_base_inode(struct daxfs_fs *fs, u64 ino)
 {
 	u64 n = fs->bh.nr_inodes;
@@ -35,9 +53,9 @@ const struct daxfs_base_inode *daxfs_base_inode(struct daxfs_fs *fs, u64 ino)
 		return NULL;
 	if (n > fs->base_size / sizeof(struct daxfs_base_inode))
 		return NULL;
-	return daxfs_base_ptr(fs, fs->bh.inode_off +
-			      (ino - 1) * sizeof(struct daxfs_base_inode),
-			      sizeof(struct daxfs_base_inode));
+	return base_meta_ptr(fs, fs->bh.inode_off +
+			     (ino - 1) * sizeof(struct daxfs_base_inode),
+			     sizeof(struct daxfs_base_inode));
 }
 
 const struct daxfs_base_dirent *daxfs_base_dirent(struct daxfs_fs *fs, u64 idx)
@@ -48,9 +66,9 @@ const struct daxfs_base_dirent *daxfs_base_dirent(struct daxfs_fs *fs, u64 idx)
 		return NULL;
 	if (n > fs->base_size / sizeof(struct daxfs_base_dirent))
 		return NULL;
-	return daxfs_base_ptr(fs, fs->bh.dirent_off +
-			      idx * sizeof(struct daxfs_base_dirent),
-			      sizeof(struct daxfs_base_dirent));
+	return base_meta_ptr(fs, fs->bh.dirent_off +
+			     idx * sizeof(struct daxfs_base_dirent),
+			     sizeof(struct daxfs_base_dirent));
 }
 
 int daxfs_base_dir_range(struct daxfs_fs *fs,
@@ -93,7 +111,7 @@ const char *daxfs_base_link(struct daxfs_fs *fs,
 	    !range_ok(data - bh->data_off, size, bh->data_size))
 		return NULL;
 	*len = size;
-	return daxfs_base_ptr(fs, data, size);
+	return base_meta_ptr(fs, data, size);
 }
 
 
@@ -205,12 +223,16 @@ static int validate_tree(struct daxfs_fs *fs, bool ordered)
 		const struct daxfs_base_inode *bip = daxfs_base_inode(fs, ino);
 		u64 cur = ino, steps;
 
+		/* NULL: a page listed bad since the first pass */
+		if (!bip)
+			return -EUCLEAN;
 		if (!DAXFS_IS_DIR(bip->mode))
 			continue;
 		for (steps = 0; cur != 1; steps++) {
-			if (steps > n)
+			if (steps > n || !bip)
 				return -EUCLEAN;
-			cur = daxfs_base_inode(fs, cur)->parent;
+			cur = bip->parent;
+			bip = daxfs_base_inode(fs, cur);
 		}
 	}
 	return 0;
@@ -228,12 +250,10 @@ int daxfs_base_validate(struct daxfs_fs *fs)
 	if (err)
 		return err;
 	n = fs->bh.nr_inodes;
-	if (!DAXFS_IS_DIR(daxfs_base_inode(fs, 1)->mode))
-		return -EUCLEAN;
 	for (ino = 1; ino <= n; ino++) {
 		const struct daxfs_base_inode *bip = daxfs_base_inode(fs, ino);
 
-		if (!bip)
+		if (!bip || (ino == 1 && !DAXFS_IS_DIR(bip->mode)))
 			return -EUCLEAN;
 		err = validate_inode(fs, ino, bip);
 		if (err)

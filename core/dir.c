@@ -353,8 +353,10 @@ static int base_find(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
 	for (i = 0; i < count; i++) {
 		const struct daxfs_base_dirent *bd = daxfs_base_dirent(fs, first + i);
 
-		if (!bd || daxfs_once(bd->name_len) != len ||
-		    memcmp(bd->name, name, len))
+		/* unreadable (a bad page): the name may be there */
+		if (!bd)
+			return -EUCLEAN;
+		if (daxfs_once(bd->name_len) != len || memcmp(bd->name, name, len))
 			continue;
 		dent->ino = bd->ino;
 		dent->hash = hash;
@@ -388,7 +390,9 @@ int daxfs_dir_find(struct daxfs_op *op, const struct daxfs_iref *dir,
 	if (!(daxfs_load32(&dp->flags) & DAXFS_IF_BASE))
 		return -ENOENT;
 	bip = daxfs_base_inode(fs, daxfs_load(&dp->base_ino));
-	if (!bip || !DAXFS_IS_DIR(bip->mode))
+	if (!bip)
+		return -EUCLEAN;	/* a bad page, or no base inode */
+	if (!DAXFS_IS_DIR(bip->mode))
 		return -ENOENT;
 	return base_find(fs, bip, name, len, hash, de);
 }

@@ -46,6 +46,29 @@ static int record_at(struct daxfs_fs *fs, u64 off, u64 ino,
 	return 0;
 }
 
+/*
+ * The pristine base inode ino, for an inode the overlay has no record of:
+ * -ENOENT when there is none (a number past the base, or a dynamic one),
+ * -EUCLEAN when it exists but cannot be read (its page is listed bad, or
+ * the header's table does not fit the region): never "no such file" for a
+ * base file that is there.
+ */
+static int base_fallback(struct daxfs_fs *fs, u64 ino,
+			 const struct daxfs_base_inode **bipp)
+{
+	const struct daxfs_base_inode *bip;
+
+	if (!daxfs_is_base_ino(fs, ino) || ino >= fs->sb.first_dyn_ino)
+		return -ENOENT;
+	bip = daxfs_base_inode(fs, ino);
+	if (!bip)
+		return -EUCLEAN;
+	if (bip->mode == 0)
+		return -ENOENT;
+	*bipp = bip;
+	return 0;
+}
+
 int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 {
 	struct daxfs_fs *fs = op->fs;
@@ -75,9 +98,9 @@ int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 		return err;
 	/* A dynamic inode without a record is gone; base inodes keep their
 	 * record forever once copied up, so falling back is safe. */
-	bip = daxfs_base_inode(fs, ino);
-	if (!bip || bip->mode == 0 || ino >= fs->sb.first_dyn_ino)
-		return -ENOENT;
+	err = base_fallback(fs, ino, &bip);
+	if (err)
+		return err;
 	ref->bip = bip;
 	return 0;
 }
@@ -135,9 +158,9 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 		}
 		if (err != -ENOENT)
 			return err;
-		bip = daxfs_base_inode(fs, ino);
-		if (!bip || bip->mode == 0 || ino >= fs->sb.first_dyn_ino)
-			return -ENOENT;
+		err = base_fallback(fs, ino, &bip);
+		if (err)
+			return err;
 		off = daxfs_alloc(op, DAXFS_CLASS_128);
 		if (!off)
 			return -ENOSPC;

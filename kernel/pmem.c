@@ -100,7 +100,8 @@ u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len)
 }
 
 /*
- * The core's check before it loads metadata (daxfs_meta_ptr): is any of
+ * The core's check before it loads metadata (daxfs_meta_ptr, and the base
+ * image's records, entries and link targets in core/base.c): is any of
  * [off, off + len) listed bad?  A page can be listed after the mount (the
  * driver adds what a scrub or a machine check found; the test writes the
  * sysfs list): what depends on it then fails with EIO (daxfs_kerr), and

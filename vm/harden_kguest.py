@@ -49,6 +49,9 @@ Scenarios:
   fixed-free, fixed-host, fixed-fsck, direct-open, direct-lock, split-src, direct-pcache
               the free lists, the host table, an open set, the lock table and the
               split-mode cache's slots going bad after the mount (vm/media_fixed_kguest.py)
+  base-src, base-bad, base-fsck
+              the base image's inode table and directory entries going bad after the
+              mount (vm/media_base_kguest.py)
   nohost PATH (a ro,nohost mount) PATH reads back (the peer's put() bytes), and
               mmap is refused with ENODEV: a host-less mount cannot announce a map
               epoch, so a mapping could show pages reused for another file.
@@ -72,6 +75,7 @@ from daxfs_kguest import check, log, result  # noqa: E402
 from media_fixed_kguest import (scen_fixed_free, scen_fixed_host, scen_fixed_fsck,  # noqa: E402,F401
                                  scen_direct_open, scen_direct_lock, scen_split_src,
                                  scen_direct_pcache)
+from media_base_kguest import scen_base_src, scen_base_bad, scen_base_fsck  # noqa: E402,F401
 
 HOG_UID = 1001          # opens one file over and over
 OTHER_UID = 1002        # opens files of its own meanwhile

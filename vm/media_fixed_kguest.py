@@ -199,13 +199,19 @@ def scen_direct_lock(args):
     result(direct_lock="ok")
 
 
-def scen_fixed_fsck(args):
+def fsck_names(what, ranges):
+    """(unmounted) fsck.daxfs -n reads the device's list: it must name what and all
+    ranges listed, and exit 4."""
     p = subprocess.run([str(FSCK), "-n", PMEM], capture_output=True, text=True, timeout=300)
     out = p.stdout + p.stderr
     log(f"fsck.daxfs -n {PMEM}: exit {p.returncode}\n{out}")
     check(p.returncode == 4, f"fsck -n: exit {p.returncode}, not 4")
-    check("the host table" in out and "2 bad range(s)" in out,
-          "fsck -n did not name the host table, or not both bad ranges")
+    check(what in out and f"{ranges} bad range(s)" in out,
+          f"fsck -n did not name {what}, or not all {ranges} bad ranges")
+
+
+def scen_fixed_fsck(args):
+    fsck_names("the host table", 2)
     result(fixed_fsck="ok")
 
 

@@ -17,6 +17,11 @@
   the cache) is listed bad.  The next operation that loads it (an open, a lock, a cached
   read) and then every operation fail with EIO, no oops or WARN, the kernel names the
   structure, and the mount unmounts; fsck finds the host that stopped without leaving.
+* The base image going bad after the mount: a page of the base inode table (records of
+  files only) and a page of a base directory's entries are listed bad.  A stat, open or
+  lookup that would load them fails with EIO, readdir of that directory too; the other
+  files, directories and a new file work, the kernel says that fsck is needed, the mount
+  unmounts, and fsck.daxfs names the base image.
 * phys= mounts get their list from badblocks=FILE (the format of
   /sys/block/pmemN/badblocks, sectors from the start of phys=): the mount is read-only,
   a read of the listed page fails with EIO, the rest reads back, a mapping of it gets
@@ -107,3 +112,14 @@ def test_kernel_open_set_lock_table_and_cache_bad_after_mount(request, built, wh
     ra = run_guest(request, [f"hd:direct-{what}"], pmem=True, left_dead=True,
                    **{**kw, "mkfs_args": ["--lease-ms", "2000", *kw["mkfs_args"]]})
     assert ra.get(f"direct_{what}") == "ok", ra
+
+
+def test_kernel_base_image_bad_after_mount(request, built):
+    # the host goes on (the base is read-only: nothing another host needs is lost), so the
+    # guest's fsck runs after an ordinary unmount; the listed pages in BASE then refuse
+    # a mount, so the run ends unmounted
+    ra = run_guest(request, ["hd:base-bad", "umount", "hd:base-fsck"], pmem=True,
+                   umount=False, pre=["hd:base-src"],
+                   mkfs_args=["--source", "/tmp/base/src"])
+    assert ra.get("base_bad") == "ok", ra
+    assert ra.get("base_fsck") == "ok", ra
