@@ -7,7 +7,7 @@ system calls on the mount) records in a shared page on a second nvdimm, and the 
 (lc_run -X), in a namespace round and in a data round, and the checker must say so.
 
 Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS); Go is needed for the
-checker.  The module is only ever loaded inside the guests.  About 1-2 minutes under TCG.
+checker.  The module is only ever loaded inside the guests.  About 2 minutes under TCG.
 DAXFS_LC_ROUNDS=N: N namespace rounds (400); DAXFS_LC_DATA_ROUNDS=N: N data rounds (300);
 DAXFS_LC_SECONDS=S: rounds of each for S seconds (a long run).
 """
