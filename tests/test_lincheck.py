@@ -227,6 +227,30 @@ def test_checker_crash_rename_enoent(checker):
     assert rc == 1 and " 1 violations" in out, out
 
 
+def test_checker_vfs_append_by_size(checker, tmp_path):
+    """A guest's append (write(2) with O_APPEND, d = 256 + the fill byte:
+    lc.h LC_VFS_APPEND) says no offset, so the checker checks it by the
+    size alone; a libdaxfs append says its offset and must have it right.
+    One round: a pwrite makes f0 512 bytes, an append of 512 with offset 0
+    follows, the observer sees 1024 (or 1536: no order explains that)."""
+    def check(append_d, final):
+        hist = tmp_path / f"append-{append_d}-{final}.hist"
+        hist.write_text("R 1 1\n"
+                        "0 1 2 20 0 0 512 7 512 0 0 0\n"
+                        f"1 3 4 21 0 0 512 {append_d} 512 0 0 0\n"
+                        f"2 5 6 24 0 0 0 0 0 0 0 {final}\n")
+        res = subprocess.run([CHECKER, str(hist)], capture_output=True,
+                             text=True, timeout=60)
+        return res.returncode, res.stdout + res.stderr
+
+    rc, out = check(256 + 7, 1024)
+    assert rc == 0 and " 0 violations" in out, out
+    rc, out = check(7, 1024)
+    assert rc == 1 and " 1 violations" in out, out
+    rc, out = check(256 + 7, 1536)
+    assert rc == 1 and " 1 violations" in out, out
+
+
 def test_data_linearizable(checker):
     """pwrite, append, ftruncate, pread and fstat on two files from 4
     hosts, then with the pool nearly full so that some stop short: every

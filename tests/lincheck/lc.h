@@ -33,6 +33,11 @@ enum lc_op {
 	LC_FALLOC,
 };
 
+/* d of an append by a client through the VFS (a guest's): 256 + the fill
+ * byte.  write(2) with O_APPEND does not say where the bytes went, so its
+ * o1 (the offset) is 0 and the checker checks it by the size alone. */
+#define LC_VFS_APPEND	0x100
+
 /* One operation.  call is stored last before the op runs and ret last
  * after it: a record with call and no ret is a pending operation. */
 struct lc_rec {
@@ -111,7 +116,8 @@ struct lc_client {
 	uint64_t rnd;
 	const char *root;		/* the mount point ("" for libdaxfs) */
 	int vfs;			/* system calls through the VFS: creates
-					 * are all O_EXCL, records say d = 1 */
+					 * are all O_EXCL, records say d = 1,
+					 * appends LC_VFS_APPEND */
 	void (*run_ns)(struct lc_client *c, struct lc_rec *r);
 	void (*run_data)(struct lc_client *c, struct lc_rec *r);
 	void *ctx;			/* the backend's */

@@ -12,7 +12,7 @@
  * QEMU guests on daxfs.ko mounts of the region (tests/lincheck/lc_guest.c),
  * with the shared page in the file PAGE (a second nvdimm of theirs); they
  * mount once the page says the region is formatted, and take the slots
- * after the workers'.  Namespace rounds only; no kills of guests.
+ * after the workers'.  Namespace and data rounds; no kills of guests.
  *
  * History lines:  "R round mode"  then one line per operation:
  *   client call ret op a b c d res o1 o2 o3     (ret 0: never returned)
@@ -363,8 +363,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (!o->region || o->workers < 1 || o->threads < 1 ||
 	    o->clients > LC_MAX_WORKERS || o->ops < 1 || o->ops > LC_MAX_OPS)
 		usage();
-	/* guests: namespace rounds, their page named, no kills */
-	if (o->guests && (!o->page || o->mode || o->kill_p > 0 || o->crash_at))
+	/* guests: their page named, no kills */
+	if (o->guests && (!o->page || o->kill_p > 0 || o->crash_at))
 		usage();
 }
 

@@ -5,14 +5,17 @@
  * It maps the shared page of lc.h at guest physical address PAGE (a second
  * nvdimm whose namespace was unbound: /dev/mem), waits until lc_run on the
  * host has formatted the region, mounts it with daxfs.ko (phys=PHYS,
- * size=SIZE) at MNT, and runs the namespace rounds of slot SLOT through
- * system calls on the mount, recording them in the page like every other
- * client, until lc_run says stop.
+ * size=SIZE) at MNT, and runs the rounds (namespace and data) of slot SLOT
+ * through system calls on the mount, recording them in the page like every
+ * other client, until lc_run says stop.
  *
  * What a system call cannot tell: open(O_CREAT) without O_EXCL does not say
  * whether it created the file, so this client's creates all have O_EXCL
  * (lc_round.c); its records carry d = 1, so that the checker applies the
- * VFS's order of errors (link: EEXIST before EPERM).  No data rounds yet.
+ * VFS's order of errors (link: EEXIST before EPERM).  write(2) with
+ * O_APPEND returns a count, not the offset it wrote at, so this client's
+ * appends carry LC_VFS_APPEND in d and no offset, and the checker checks
+ * them by the size alone.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -58,9 +61,21 @@ static int64_t readdir_mask(const char *dir, uint64_t *mask)
 	return -i;
 }
 
-static void run_ns(struct lc_client *c, struct lc_rec *r)
+/* -X (lc_run): this client lies once a round, about its first operation
+ * that can be made to lie (run_ns, run_data): the checker must see it. */
+static int lie_now(struct lc_client *c)
 {
 	static uint32_t lied;
+
+	if (c->s->flip != (uint32_t)(c->slot - c->s->slots) + 1 ||
+	    lied == c->s->round)
+		return 0;
+	lied = c->s->round;
+	return 1;
+}
+
+static void run_ns(struct lc_client *c, struct lc_rec *r)
+{
 	char p[160], q[160], dir[160];
 	struct stat st;
 	uint64_t mask = 0;
@@ -111,19 +126,63 @@ static void run_ns(struct lc_client *c, struct lc_rec *r)
 		res = err_of(truncate(p, r->c));
 		break;
 	}
-	/* -X (lc_run): this client lies once a round, a mkdir that made its
-	 * directory answers EEXIST: the checker must see it */
-	if (c->s->flip == (uint32_t)(c->slot - c->s->slots) + 1 &&
-	    r->op == LC_MKDIR && res == 0 && lied != c->s->round) {
-		lied = c->s->round;
+	/* -X: a mkdir that made its directory answers EEXIST */
+	if (r->op == LC_MKDIR && res == 0 && lie_now(c))
 		res = -EEXIST;
-	}
 	r->res = res;
 }
 
+/* Data rounds: each operation opens its file by path (the files are never
+ * renamed or removed in the round), so opens race the other clients' writes
+ * and truncates too. */
 static void run_data(struct lc_client *c, struct lc_rec *r)
 {
-	r->res = -ENOSYS;	/* lc_run gives guests namespace rounds only */
+	static const int flags[] = {
+		[LC_PWRITE] = O_WRONLY, [LC_APPEND] = O_WRONLY | O_APPEND,
+		[LC_FTRUNC] = O_WRONLY, [LC_READ] = O_RDONLY,
+		[LC_FSTAT] = O_RDONLY, [LC_FALLOC] = O_WRONLY,
+	};
+	char p[160];
+	struct stat st;
+	int64_t res = 0;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s%s/f%d", c->root, c->s->dir, (int)r->a);
+	fd = open(p, flags[r->op]);
+	if (fd < 0) {
+		r->res = -errno;
+		return;
+	}
+	switch (r->op) {
+	case LC_PWRITE:
+		memset(c->buf, (int)r->d, r->c);
+		res = err_of(pwrite(fd, c->buf, r->c, r->b));
+		break;
+	case LC_APPEND:
+		/* no offset: o1 stays 0 (LC_VFS_APPEND, lc.h) */
+		memset(c->buf, (int)(r->d & 0xff), r->c);
+		res = err_of(write(fd, c->buf, r->c));
+		break;
+	case LC_FTRUNC:
+		res = err_of(ftruncate(fd, r->c));
+		break;
+	case LC_READ:
+		res = err_of(pread(fd, c->buf, r->c, r->b));
+		r->o1 = lc_hash(c->buf, res > 0 ? res : 0);
+		break;
+	case LC_FSTAT:
+		res = err_of(fstat(fd, &st));
+		r->o3 = res ? 0 : st.st_size;
+		/* -X: a size off the 512-byte grid, which no client makes */
+		if (!res && lie_now(c))
+			r->o3++;
+		break;
+	case LC_FALLOC:
+		res = err_of(fallocate(fd, (int)r->d, r->b, r->c));
+		break;
+	}
+	close(fd);
+	r->res = res;
 }
 
 int main(int argc, char **argv)

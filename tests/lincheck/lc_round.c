@@ -109,6 +109,8 @@ static void pick_data(struct lc_client *c, struct lc_rec *r)
 		r->c = (int64_t)pick(c, LC_MAX_SIZE / GRID / 2) * GRID;
 	if (r->op == LC_FALLOC)
 		r->d = modes[pick(c, sizeof(modes) / sizeof(modes[0]))];
+	if (r->op == LC_APPEND && c->vfs)
+		r->d |= LC_VFS_APPEND;
 }
 
 static void pause_us(unsigned int us)

@@ -1,14 +1,15 @@
 """Linearizability with kernel guests (docs/lincheck.md, "Guests"): two QEMU guests, each a
 daxfs.ko mount (phys=) of the shared region, and a libdaxfs worker process on this machine
-run namespace rounds together; lc_run (tests/lincheck/lc_driver.c) formats the region, runs
+run namespace rounds, then data rounds, together; lc_run (tests/lincheck/lc_driver.c) formats the region, runs
 the rounds and observes, the guests' client (tests/lincheck/lc_guest.c, static, through
 system calls on the mount) records in a shared page on a second nvdimm, and the Go checker
-(tools/lincheck) must find every round linearizable.  A second test makes one guest lie
-(lc_run -X) and the checker must say so.
+(tools/lincheck) must find every round linearizable.  Two more tests make one guest lie
+(lc_run -X), in a namespace round and in a data round, and the checker must say so.
 
 Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS); Go is needed for the
-checker.  The module is only ever loaded inside the guests.  About 1-2 minutes under TCG.
-DAXFS_LC_ROUNDS=N: N rounds (400); DAXFS_LC_SECONDS=S: rounds for S seconds (a long run).
+checker.  The module is only ever loaded inside the guests.  About 2 minutes under TCG.
+DAXFS_LC_ROUNDS=N: N namespace rounds (400); DAXFS_LC_DATA_ROUNDS=N: N data rounds (300);
+DAXFS_LC_SECONDS=S: rounds of each for S seconds (a long run).
 """
 import os
 import re
@@ -31,6 +32,7 @@ LC_GUEST = REPO / "build" / "vm-helpers" / "lc_guest"
 KO = REPO / "kernel" / "daxfs.ko"
 SIZE_MB = 64
 ROUNDS = int(os.environ.get("DAXFS_LC_ROUNDS", "400"))
+DATA_ROUNDS = int(os.environ.get("DAXFS_LC_DATA_ROUNDS", "300"))
 SECONDS = int(os.environ.get("DAXFS_LC_SECONDS", "0"))   # a long run: -t instead of -n
 
 
@@ -68,7 +70,7 @@ def built():
 
 
 def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
-                       expect_clean=True):
+                       expect_clean=True, mode="ns"):
     """lc_run with 1 host worker and 2 guests (clients 1, 2), piped into the checker; the
     histories stay in build/vm/logs/LABEL/history, and those of a run that expected no
     violation and failed also in build/vm/logs/LABEL-TIME/.
@@ -77,7 +79,7 @@ def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
     with Cluster(label=label, size=f"{SIZE_MB}M", extra_shm=[page], timeout=timeout) as c:
         hist = c.log_dir / "history"
         cmd = (f"set -o pipefail; {LC_RUN} -r \"$DAXFS_VM_SHM\" -S {SIZE_MB} -l 10000 -w 1 "
-               f"-g 2 -x {page} -m ns {lc_args} | tee {hist} | {CHECKER} {check_args}")
+               f"-g 2 -x {page} -m {mode} {lc_args} | tee {hist} | {CHECKER} {check_args}")
         res = c.run([Guest("A", "lincheck", ["1"]), Guest("B", "lincheck", ["2"])],
                     host_cmd=["bash", "-c", cmd])
     out = res.host.output if res.host else ""
@@ -93,28 +95,54 @@ def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
     return res, counts, out
 
 
-def test_kernel_guests_linearizable(request, built):
-    """ROUNDS namespace rounds, 1 libdaxfs worker + 2 daxfs.ko guests x 20 operations each
-    (every client paced by -d, up to 300 us before each operation, so that the host's
-    operations spread over the slower guests'): 0 violations, every operation recorded."""
-    run = f"-t {SECONDS}" if SECONDS else f"-n {ROUNDS}"
+def check_clean(request, mode, rounds):
+    """ROUNDS rounds of MODE (or SECONDS): 0 violations, every operation recorded."""
+    run = f"-t {SECONDS}" if SECONDS else f"-n {rounds}"
     res, counts, out = run_guest_lincheck(request.node.name, f"{run} -o 20 -d 300",
-                                          timeout=300 + SECONDS)
+                                          timeout=300 + SECONDS, mode=mode)
     assert res.ok and res.host.rc == 0, res.summary() + "\n" + out[-3000:]
-    assert counts and counts[2] == 0 and (SECONDS or counts[0] == ROUNDS), out[-3000:]
-    # 3 clients x 20 ops + 4 observations per round
+    assert counts and counts[2] == 0 and (SECONDS or counts[0] == rounds), out[-3000:]
+    # 3 clients x 20 ops + 4 observations per round (namespace: an lstat of each name;
+    # data: an fstat and a read of each file)
     assert counts[1] == counts[0] * (3 * 20 + 4), out[-3000:]
     print(out[-500:])
 
 
-def test_kernel_guests_lie_is_seen(request, built):
-    """The same run, but guest A's client (slot 1) reports EEXIST for the first mkdir of
-    each round that made its directory (lc_run -X 1): the checker must report it (and
-    stops at the first, -stop, which stops lc_run too)."""
+def check_lie_seen(request, mode):
+    """100 rounds of MODE where guest A's client (slot 1) lies once a round (lc_run -X 1):
+    the checker must report it (and stops at the first, -stop, which stops lc_run too)."""
     res, counts, out = run_guest_lincheck(request.node.name, "-n 100 -o 20 -d 300 -X 1",
                                           timeout=300, check_args="-max-violations 1 -stop",
-                                          expect_clean=False)
+                                          expect_clean=False, mode=mode)
     assert all(g.ok for g in res.guests.values()), res.summary()
     assert counts and counts[2] > 0, out[-3000:]
     assert res.host.rc != 0, out[-3000:]      # the checker's exit status 1
     print(out[-1500:])
+
+
+def test_kernel_guests_linearizable(request, built):
+    """ROUNDS namespace rounds, 1 libdaxfs worker + 2 daxfs.ko guests x 20 operations each
+    (every client paced by -d, up to 300 us before each operation, so that the host's
+    operations spread over the slower guests'): 0 violations, every operation recorded."""
+    check_clean(request, "ns", ROUNDS)
+
+
+def test_kernel_guests_lie_is_seen(request, built):
+    """The same run, but guest A's client reports EEXIST for the first mkdir of each round
+    that made its directory: the checker must report it."""
+    check_lie_seen(request, "ns")
+
+
+def test_kernel_guests_data_linearizable(request, built):
+    """DATA_ROUNDS data rounds (2 files; pwrite at overlapping offsets on a 512-byte grid,
+    O_APPEND write, ftruncate, pread, fstat, each guest operation on its own open of the
+    file), 1 libdaxfs worker + 2 daxfs.ko guests x 20 operations each, paced as above:
+    0 violations, every operation recorded.  A guest's append has no offset (write(2)
+    returns a count): the checker checks it by the size alone (lc.h LC_VFS_APPEND)."""
+    check_clean(request, "data", DATA_ROUNDS)
+
+
+def test_kernel_guests_data_lie_is_seen(request, built):
+    """Data rounds where guest A's client adds 1 to the size its first fstat of each round
+    saw (a size off the 512-byte grid, which no client makes): the checker must report it."""
+    check_lie_seen(request, "data")

@@ -56,7 +56,10 @@ func describeOp(in, out interface{}) string {
 	case opPwrite:
 		d = fmt.Sprintf("f%d.pwrite(off=%d, len=%d, byte=%d)", i.a, i.b, i.c, i.d)
 	case opAppend:
-		d = fmt.Sprintf("f%d.append(len=%d, byte=%d)", i.a, i.c, i.d)
+		d = fmt.Sprintf("f%d.append(len=%d, byte=%d)", i.a, i.c, i.d&0xff)
+		if i.d&vfsAppend != 0 {
+			d = "vfs " + d
+		}
 	case opFtrunc:
 		d = fmt.Sprintf("f%d.ftruncate(%d)", i.a, i.c)
 	case opRead:

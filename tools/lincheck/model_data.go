@@ -114,6 +114,11 @@ func imin(a, b int64) int64 {
 	return b
 }
 
+// vfsAppend in d: an append through the VFS (a guest's write(2) with
+// O_APPEND; lc.h LC_VFS_APPEND), which returns a count and no offset:
+// checked by the size alone.
+const vfsAppend = 0x100
+
 // appendStep: an append reserves [s, s + len) by moving the size to
 // s + len, then copies.  One that stops short (a full pool) may keep the
 // whole reservation (its tail reads as zeros) or give back the unwritten
@@ -129,7 +134,7 @@ func appendStep(st fileState, in input, out *output) []interface{} {
 			return nil
 		}
 		return []interface{}{st, fileState{size + in.c}}
-	case out.res > in.c || int64(out.o1) != size:
+	case out.res > in.c || (in.d&vfsAppend == 0 && int64(out.o1) != size):
 		return nil
 	case out.res < in.c:
 		return []interface{}{fileState{size + out.res},
