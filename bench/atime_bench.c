@@ -18,15 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daxfs/libdaxfs.h"
+#include "bench.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what, int err)
 {
@@ -38,7 +31,7 @@ static double run(struct daxfs_handle *h, uint64_t ino, long n, int store)
 {
 	struct daxfs_attr a = { 0 };
 	char buf[4096];
-	double t = now_s();
+	double t = bench_now();
 	long i;
 	int err;
 
@@ -47,31 +40,25 @@ static double run(struct daxfs_handle *h, uint64_t ino, long n, int store)
 			die("pread", -EIO);
 		if (!store)
 			continue;
-		a.atime_ns = (int64_t)(now_s() * 1e9);
+		a.atime_ns = (int64_t)(bench_now() * 1e9);
 		err = daxfs_setattr(daxfs_handle_fs(h), ino, DAXFS_ATTR_ATIME, &a);
 		if (err)
 			die("setattr", err);
 	}
-	return (now_s() - t) / n * 1e9;
+	return (bench_now() - t) / n * 1e9;
 }
 
 int main(int argc, char **argv)
 {
 	const char *region = argc > 1 ? argv[1] : "/dev/shm/daxfs-atime-bench";
 	long n = argc > 2 ? atol(argv[2]) : 1000000;
-	struct daxfs_mkfs_opts o;
 	struct daxfs_handle *h;
 	char page[4096];
 	double plain = 1e18, store = 1e18, t;
 	uint64_t ino;
 	int err, r;
 
-	memset(&o, 0, sizeof(o));
-	o.force = 1;
-	unlink(region);
-	err = daxfs_region_create(region, 16 << 20, &o);
-	if (!err)
-		err = daxfs_region_open(region, 0, &h);
+	err = bench_new_region(region, 16 << 20, 0, &h);
 	if (err)
 		die(region, err);
 	err = daxfs_path_create(h, "/f", 0644, 0, &ino);

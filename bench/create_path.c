@@ -26,15 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daxfs/libdaxfs.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench.h"
 
 static void fail(const char *what, int err)
 {
@@ -97,7 +89,6 @@ int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 20000;
 	int rounds = argc > 3 ? atoi(argv[3]) : 6;
-	struct daxfs_mkfs_opts o;
 	struct daxfs_handle *h;
 	struct daxfs_fs *fs;
 	int r, k, err;
@@ -106,13 +97,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: create_path REGION [N] [ROUNDS]\n");
 		return 2;
 	}
-	memset(&o, 0, sizeof(o));
-	o.force = 1;
-	o.lease_ms = 60000;
-	unlink(argv[1]);
-	err = daxfs_region_create(argv[1], 256ull << 20, &o);
-	if (!err)
-		err = daxfs_region_open(argv[1], 0, &h);
+	err = bench_new_region(argv[1], 256ull << 20, 60000, &h);
 	if (err)
 		fail(argv[1], -err);
 	fs = daxfs_handle_fs(h);
@@ -129,12 +114,12 @@ int main(int argc, char **argv)
 					  &dir);
 			if (err)
 				fail("mkdir", -err);
-			t0 = now();
+			t0 = bench_now();
 			if (held)
 				way_held(fs, dir, n);
 			else
 				way_direct(fs, dir, n);
-			t0 = now() - t0;
+			t0 = bench_now() - t0;
 			printf("%d,%s,%d,%.6f,%.3f\n", r, held ? "held" : "direct", n, t0,
 			       t0 * 1e6 / n);
 			empty(fs, dir, n);

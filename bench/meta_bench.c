@@ -31,15 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daxfs/libdaxfs.h"
+#include "bench.h"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void report(const char *op, int n, double secs, int per)
 {
@@ -77,15 +70,7 @@ int main(int argc, char **argv)
 	}
 	lib = !strcmp(argv[1], "daxfs");
 	if (lib) {
-		struct daxfs_mkfs_opts o;
-
-		memset(&o, 0, sizeof(o));
-		o.force = 1;
-		o.lease_ms = 60000;
-		unlink(argv[2]);
-		err = daxfs_region_create(argv[2], 64ull << 20, &o);
-		if (!err)
-			err = daxfs_region_open(argv[2], 0, &h);
+		err = bench_new_region(argv[2], 64ull << 20, 60000, &h);
 		if (err)
 			fail(argv[2], -err);
 		dir = "/meta";
@@ -98,7 +83,7 @@ int main(int argc, char **argv)
 		fail(dir, -err);
 	printf("op,n,seconds,us_per_op\n");
 
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/file-%06d", dir, i);
 		if (lib) {
@@ -111,9 +96,9 @@ int main(int argc, char **argv)
 		if (err)
 			fail(path, -err);
 	}
-	report("create", n, now() - t0, n);
+	report("create", n, bench_now() - t0, n);
 
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/file-%06d", dir, i);
 		if (lib) {
@@ -128,9 +113,9 @@ int main(int argc, char **argv)
 		if (err)
 			fail(path, -err);
 	}
-	report("stat", n, now() - t0, n);
+	report("stat", n, bench_now() - t0, n);
 
-	t0 = now();
+	t0 = bench_now();
 	for (k = 0; k < listings; k++) {
 		cnt = 0;
 		if (lib) {
@@ -154,16 +139,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	report("readdir", n, now() - t0, listings);
+	report("readdir", n, bench_now() - t0, listings);
 
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/file-%06d", dir, i);
 		err = lib ? daxfs_path_unlink(h, path) : (unlink(path) ? -errno : 0);
 		if (err)
 			fail(path, -err);
 	}
-	report("unlink", n, now() - t0, n);
+	report("unlink", n, bench_now() - t0, n);
 	if (lib) {
 		daxfs_path_rmdir(h, dir);
 		daxfs_region_close(h);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What the benchmark programs share: a monotonic clock in seconds and a
+ * fresh region to measure on.
+ */
+#ifndef DAXFS_BENCH_H
+#define DAXFS_BENCH_H
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daxfs/libdaxfs.h"
+
+static inline double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A new region file PATH of SIZE bytes (an old one is replaced), made with
+ * LEASE_MS (0: mkfs's default; a long one keeps a host that a loaded
+ * machine pauses from being declared dead mid-run), and opened as a host.
+ * 0 or a negative errno.
+ */
+static inline int bench_new_region(const char *path, uint64_t size, uint32_t lease_ms,
+				   struct daxfs_handle **h)
+{
+	struct daxfs_mkfs_opts o;
+	int err;
+
+	memset(&o, 0, sizeof(o));
+	o.force = 1;
+	o.lease_ms = lease_ms;
+	unlink(path);
+	err = daxfs_region_create(path, size, &o);
+	return err ? err : daxfs_region_open(path, 0, h);
+}
+
+#endif
