@@ -880,6 +880,11 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
 	return 0;
 }
 
+/* how ns_link names an inode: one with names, or our held unnamed one */
+#define LINK_NAMED	0
+#define LINK_UNNAMED	1	/* linkat(2) of an O_TMPFILE */
+#define LINK_CREATED	2	/* open(O_CREAT) made it a moment ago */
+
 /*
  * link(2).  Under the rename claim, so that a rename replacing or moving
  * the inode runs entirely before or after us (its target's link count
@@ -889,11 +894,6 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * source name still names the inode, or the link fails with -ENOENT once
  * that name is gone.
  */
-/* how ns_link names an inode: one with names, or our held unnamed one */
-#define LINK_NAMED	0
-#define LINK_UNNAMED	1	/* linkat(2) of an O_TMPFILE */
-#define LINK_CREATED	2	/* open(O_CREAT) made it a moment ago */
-
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 		   u64 dir, const char *name, u32 len, unsigned int how)
 {
@@ -957,7 +957,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 		goto out_claim;
 	daxfs_crash_point("link.counted");
 	/* before the name exists; an unnamed file of ours may have none */
-	err = how ? daxfs_nlink_revive(&op, ip) : daxfs_nlink_inc(ip);
+	err = how == LINK_NAMED ? daxfs_nlink_inc(ip) : daxfs_nlink_revive(&op, ip);
 	if (err)
 		goto out_count;
 	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
@@ -982,7 +982,8 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	/* one instant for both; a create's file was made now, as far as
 	 * anyone can tell (its first name is its birth: open(O_CREAT)) */
 	now = daxfs_now_ns();
-	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL : DAXFS_TOUCH_CTIME, now);
+	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
+			     DAXFS_TOUCH_CTIME, now);
 	daxfs_inode_touch_at(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	leaf_unhold(fs, held);
 	daxfs_intent_clear(&op);
