@@ -207,7 +207,15 @@ enum daxfs_media_what {
 	DAXFS_MEDIA_OPEN_SET = 0,
 	DAXFS_MEDIA_LOCKS = 1,
 };
+/*
+ * Copies n bytes of file data from the region (src) to dst: 0, or -EIO
+ * when src lies on a known bad block or a load finds poison, which in
+ * kernel context would be a machine check (the base bytes a write keeps
+ * around its own, a split-mode cache page, a strict write's log page).
+ * User space has no poison to catch: a plain copy.
+ */
 #ifdef __KERNEL__
+int daxfs_copy_data(struct daxfs_fs *fs, void *dst, const void *src, u64 n);
 bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
 /*
  * The fixed metadata (state page, host table, lanes, overlay table, the
@@ -224,6 +232,13 @@ bool daxfs_media_fixed_bad(struct daxfs_fs *fs);
  */
 bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len, u32 what);
 #else
+static inline int daxfs_copy_data(struct daxfs_fs *fs, void *dst,
+				  const void *src, u64 n)
+{
+	memcpy(dst, src, n);
+	return 0;
+}
+
 static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
 {
 	return false;

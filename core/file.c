@@ -283,7 +283,10 @@ static int prefill(struct daxfs_op *op, const struct fview *v, u64 blk,
 			if (err)
 				return err;
 		} else {
-			memcpy(page + from, v->base + abs, n);
+			err = daxfs_copy_data(op->fs, page + from,
+					      v->base + abs, n);
+			if (err)
+				return err;
 		}
 	}
 	memset(page + from + n, 0, to - from - n);
@@ -428,14 +431,16 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 					*err = -ESTALE;
 					return done - pos;
 				}
-				if (wp) {
-					memcpy(wp + (ws - ks), pk + (ws - ks),
-					       we - ws);
-					pflush(fs, wp + (ws - ks), we - ws);
-				} else {
+				if (!wp)
 					*err = -EUCLEAN;
+				else
+					*err = daxfs_copy_data(fs, wp + (ws - ks),
+							       pk + (ws - ks),
+							       we - ws);
+				if (*err)
 					done = ws;
-				}
+				else
+					pflush(fs, wp + (ws - ks), we - ws);
 				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 			}
 			if (!*err) {

@@ -1095,8 +1095,10 @@ int daxfs_pcache_copy(struct daxfs_op *op, u32 idx, u64 off, void *dst,
 		err = daxfs_pcache_get(op, idx, pos >> DAXFS_BLOCK_SHIFT, &pin, &p);
 		if (err)
 			return err;
-		memcpy(d + done, p + in, n);
+		err = daxfs_copy_data(op->fs, d + done, p + in, n);
 		daxfs_pcache_put(op->fs, &pin);
+		if (err)
+			return err;
 		done += n;
 	}
 	return 0;

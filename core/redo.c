@@ -140,7 +140,10 @@ static int redo_apply(struct daxfs_op *op, struct daxfs_inode *ip,
 				continue;
 			if (fenced && daxfs_fenced(op))
 				return -ESTALE;
-			memcpy(dst + (a & BLK_LO), src + (a & BLK_LO), e - a);
+			err = daxfs_copy_data(fs, dst + (a & BLK_LO),
+					      src + (a & BLK_LO), e - a);
+			if (err)
+				return err;
 			pflush(fs, dst + (a & BLK_LO), e - a);
 		}
 	}

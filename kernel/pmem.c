@@ -29,6 +29,7 @@
 #include <linux/dax.h>
 #include <linux/io.h>
 #include <linux/pfn_t.h>
+#include <linux/uaccess.h>
 #include "daxfs_k.h"
 
 /* badblocks_check takes an int count of sectors: ask 1 GiB at a time */
@@ -120,6 +121,21 @@ bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
 		pr_crit("%s: metadata at region byte 0x%llx lies on a bad block: what depends on it fails with EIO; unmount and run fsck.daxfs, which reports and repairs bad ranges\n",
 			sbi->sb->s_id, off);
 	return true;
+}
+
+/*
+ * A data copy out of the region (daxfs_copy_data): a listed bad block is
+ * not loaded at all, and poison not listed yet ends copy_mc_to_kernel
+ * short instead of raising a machine check in kernel context.
+ */
+int daxfs_copy_data(struct daxfs_fs *fs, void *dst, const void *src, u64 n)
+{
+	struct daxfs_sb_info *sbi = container_of(fs, struct daxfs_sb_info, fs);
+	u64 off = (u64)((const u8 *)src - (const u8 *)sbi->kaddr);
+
+	if (off < sbi->size && daxfs_media_good(sbi, off, n) < n)
+		return -EIO;
+	return copy_mc_to_kernel(dst, src, n) ? -EIO : 0;
 }
 
 /*

@@ -6,19 +6,22 @@ harden_kguest.py (`hd:` steps), which imports them.
   base-src   (before mkfs) a source tree for mkfs --source under /tmp/base/src: /files
              and /more (BASE_FILES files each: pages of base inode records of files
              only; mkfs numbers breadth first) and /names (BASE_NAMES files: a few pages
-             of directory entries), and /link, a symlink
+             of directory entries), /link, a symlink, and /big, BIG_PAGES pages of data
   base-bad   (fsdax /dev/pmem0, mounted rw) finds in the device's base image a page of
              the inode table that holds records of files only, a page of /names'
-             directory entries and the page of /link's target, and lists them in the
-             pmem driver's list.  Then exactly
+             directory entries, the page of /link's target and /big's second data page,
+             and lists them in the pmem driver's list.  Then exactly
              what loads them fails with EIO: stat and open of a file whose record is on
              the page, readdir of /names, a lookup in /names that scans past its listed
-             entries, a create there, readlink of /link; the rest works (the
+             entries, a create there, readlink of /link, a read of /big's second page and
+             a write of part of it (the write keeps the page's other base bytes: it
+             would load them); the rest works (the
              other files read back, readdir of / and /files, a lookup that finds its name
-             before the listed entries, a new file at the root), and the kernel said that
-             fsck is needed
+             before the listed entries, a new file at the root, a write into /big's first
+             page, a write of /big's whole second page, which loads nothing of it), and
+             the kernel said that fsck is needed
   base-fsck  (unmounted) fsck.daxfs -n reads the device's list, names the base image
-             (three bad ranges) and exits 4
+             (four bad ranges) and exits 4
 """
 import errno
 import os
@@ -36,6 +39,7 @@ DIRS = {"files": BASE_FILES, "more": BASE_FILES, "names": BASE_NAMES}
 INODE, DIRENT = 64, 272             # struct daxfs_base_inode, struct daxfs_base_dirent
 S_IFMT, S_IFDIR, S_IFLNK = 0o170000, 0o040000, 0o120000
 LINK = "names/n000"
+BIG_PAGES = 3
 
 
 def _content(d, name):
@@ -49,6 +53,11 @@ def scen_base_src(args):
             (SRC / d / ("n%03d" % i)).write_bytes(_content(d, "n%03d" % i))
     if not (SRC / "link").is_symlink():
         (SRC / "link").symlink_to(LINK)
+    (SRC / "big").write_bytes(b"".join(_big_page(i) for i in range(BIG_PAGES)))
+
+
+def _big_page(i):
+    return (b"big page %d " % i).ljust(PAGE, b"b")
 
 
 def _base(dev):
@@ -73,6 +82,40 @@ def _base(dev):
 def _on(page, off, length):
     """Does [off, off + length) touch the page at device offset page?"""
     return off < page + PAGE and off + length > page
+
+
+def _big_data_page(base, inodes, dirents):
+    """The device offset of /big's second data page (base file data is page aligned)."""
+    root_first, root_count = inodes[0][1], inodes[0][2]
+    ino = next(e[0] for e in dirents[root_first:root_first + root_count] if e[1] == "big")
+    mode, data, size = inodes[ino - 1]
+    check(size == BIG_PAGES * PAGE and (base + data) % PAGE == 0,
+          f"/big in the base: size {size}, data at {base + data}")
+    return base + data + PAGE
+
+
+def _big_writes():
+    """/big's second page is listed bad: what would load it fails with EIO, what does
+    not works."""
+    fd = os.open(kg.p("big"), os.O_RDWR)
+    try:
+        e = kg.errno_of(lambda: os.pread(fd, PAGE, PAGE))
+        check(e == errno.EIO, f"read of /big's listed page: errno {e}, not EIO")
+        # a part of the page: the write would copy the page's other base bytes
+        e = kg.errno_of(lambda: os.pwrite(fd, b"X", PAGE + 100))
+        check(e == errno.EIO, f"a one-byte write into /big's listed page: errno {e}, "
+              "not EIO (it copied the page's base bytes)")
+        e = kg.errno_of(lambda: os.pread(fd, PAGE, PAGE))
+        check(e == errno.EIO, f"read of /big's listed page after the refused write: "
+              f"errno {e}, not EIO")
+        os.pwrite(fd, b"Y", 100)
+        check(os.pread(fd, PAGE, 0) == _big_page(0)[:100] + b"Y" + _big_page(0)[101:],
+              "a write into /big's first page")
+        os.pwrite(fd, _big_page(7), PAGE)       # the whole page: nothing of it loaded
+        check(os.pread(fd, PAGE, PAGE) == _big_page(7), "/big's rewritten second page")
+        check(os.pread(fd, PAGE, 2 * PAGE) == _big_page(2), "/big's third page")
+    finally:
+        os.close(fd)
 
 
 def scen_base_bad(args):
@@ -145,7 +188,10 @@ def scen_base_bad(args):
     for d in ("files", "more"):
         check(sorted(os.listdir(kg.p(d))) == sorted(
             p.split("/")[1] for p in where if p.startswith(d + "/")), f"readdir /{d}")
-    check(sorted(os.listdir(kg.MNT)) == sorted([*DIRS, "link"]), "readdir /")
+    check(sorted(os.listdir(kg.MNT)) == sorted([*DIRS, "link", "big"]), "readdir /")
+    big_page = _big_data_page(base, inodes, dirents)
+    _list_bad(big_page, "/big's second data page")
+    _big_writes()
     e = kg.errno_of(lambda: kg.write_file(kg.p("names", "new"), b"x"))
     check(e == errno.EIO, f"a create in /names (imports its entries): errno {e}, not EIO")
     kg.write_file(kg.p("new"), b"new at the root\n")
@@ -158,5 +204,5 @@ def scen_base_bad(args):
 
 
 def scen_base_fsck(args):
-    fsck_names("the base image", 3)
+    fsck_names("the base image", 4)
     result(base_fsck="ok")
