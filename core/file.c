@@ -59,6 +59,12 @@ int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
 	err = daxfs_file_get(op, ino, ref);
 	if (err)
 		return err;
+	/* the overlay record the lookup found is the writable one: a
+	 * second lookup is needed only to copy a base file up */
+	if (ref->ip) {
+		*ip = ref->ip;
+		return 0;
+	}
 	err = daxfs_inode_get_writable(op, ino, ip);
 	if (err)
 		return err;
