@@ -179,7 +179,7 @@ void daxfs_expire_create_holds(struct daxfs_sb_info *sbi);
 extern const struct xattr_handler *daxfs_xattr_handlers[];
 ssize_t daxfs_k_listxattr(struct dentry *dentry, char *buf, size_t size);
 struct posix_acl *daxfs_k_get_acl(struct inode *inode, int type, bool rcu);
-int daxfs_k_set_acl(DAXFS_IDMAP_T *idmap, struct inode *inode,
+int daxfs_k_set_acl(DAXFS_IDMAP_T *idmap, DAXFS_SET_ACL_T *at,
 		    struct posix_acl *acl, int type);
 /* create: the new mode and ACLs from dir's default ACL (umask without
  * one); init: stores them on the new inode and drops them */

@@ -929,7 +929,7 @@ const struct inode_operations daxfs_dir_iops = {
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
 	.listxattr	= daxfs_k_listxattr,
-	.get_acl	= daxfs_k_get_acl,
+	.DAXFS_IOP_GET_ACL = daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
 	.update_time	= daxfs_k_update_time,
 };
@@ -940,7 +940,7 @@ const struct inode_operations daxfs_file_iops = {
 	.permission	= daxfs_k_permission,
 	.fiemap		= daxfs_k_fiemap,
 	.listxattr	= daxfs_k_listxattr,
-	.get_acl	= daxfs_k_get_acl,
+	.DAXFS_IOP_GET_ACL = daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
 	.update_time	= daxfs_k_update_time,
 };
@@ -950,7 +950,7 @@ const struct inode_operations daxfs_special_iops = {
 	.setattr	= daxfs_k_setattr,
 	.permission	= daxfs_k_permission,
 	.listxattr	= daxfs_k_listxattr,
-	.get_acl	= daxfs_k_get_acl,
+	.DAXFS_IOP_GET_ACL = daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
 	.update_time	= daxfs_k_update_time,
 };

@@ -22,6 +22,29 @@
 #define DAXFS_NOP_IDMAP		(&init_user_ns)
 #endif
 
+/*
+ * 6.2: the inode-based ->get_acl is ->get_inode_acl (the new ->get_acl takes a
+ * dentry and is optional), and ->set_acl takes the dentry instead of the inode
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define DAXFS_IOP_GET_ACL	get_inode_acl
+#define DAXFS_SET_ACL_T		struct dentry
+#define daxfs_set_acl_inode(d)	d_inode(d)
+#else
+#define DAXFS_IOP_GET_ACL	get_acl
+#define DAXFS_SET_ACL_T		struct inode
+#define daxfs_set_acl_inode(i)	(i)
+#endif
+
+/* 6.2: the VFS reads and writes system.posix_acl_*; these handlers only list them */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define DAXFS_ACL_ACCESS_HANDLER	nop_posix_acl_access
+#define DAXFS_ACL_DEFAULT_HANDLER	nop_posix_acl_default
+#else
+#define DAXFS_ACL_ACCESS_HANDLER	posix_acl_access_xattr_handler
+#define DAXFS_ACL_DEFAULT_HANDLER	posix_acl_default_xattr_handler
+#endif
+
 /* 6.3: vm_flags became read-only outside the vm_flags_*() helpers */
 static inline void daxfs_vma_set_flags(struct vm_area_struct *vma, unsigned long f)
 {

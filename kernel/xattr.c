@@ -106,8 +106,8 @@ const struct xattr_handler *daxfs_xattr_handlers[] = {
 	&daxfs_user_handler,
 	&daxfs_trusted_handler,
 	&daxfs_security_handler,
-	&posix_acl_access_xattr_handler,
-	&posix_acl_default_xattr_handler,
+	&DAXFS_ACL_ACCESS_HANDLER,
+	&DAXFS_ACL_DEFAULT_HANDLER,
 	NULL
 };
 
@@ -236,9 +236,10 @@ out:
 	return err;
 }
 
-int daxfs_k_set_acl(DAXFS_IDMAP_T *idmap, struct inode *inode,
+int daxfs_k_set_acl(DAXFS_IDMAP_T *idmap, DAXFS_SET_ACL_T *at,
 		    struct posix_acl *acl, int type)
 {
+	struct inode *inode = daxfs_set_acl_inode(at);
 	struct daxfs_attr a = {};
 	umode_t mode = inode->i_mode;
 	int err;
