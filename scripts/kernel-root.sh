@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds daxfs.ko inside a debootstrapped Debian build root, for a kernel whose
+# compiler this host does not have (docs/kernel.md, "Supported kernels"): trixie's
+# and trixie-backports' kernels want gcc-14, Debian 12 has gcc-12.
+#
+#   scripts/kernel-root.sh [-i] SUITE      (e.g. trixie-backports, trixie, sid)
+#
+# The root is build/roots/kernel-RELEASE (RELEASE: SUITE without -backports), made
+# once with debootstrap --variant=minbase and reused; its sources list RELEASE and,
+# for a backports SUITE, SUITE too.  In the root, chroot apt-get installs make,
+# binutils, dwarves and linux-headers-VER (which pulls that kernel's gcc) for the VER
+# that SUITE's linux-headers-amd64 points at.  kernel/, core/ and include/ are copied
+# into the root's /src/daxfs and built there; the module and the build log come back
+# as build/daxfs-VER.ko and build/kmod-VER.log.  Any compiler warning fails the run.
+# Nothing on this host is installed or changed (debootstrap itself excepted).
+# -i also installs linux-image-VER(-unsigned) in the root, which then holds
+# boot/vmlinuz-VER and lib/modules/VER/: the guests of vm/ boot it with
+# DAXFS_VM_ROOT=build/roots/kernel-RELEASE (printed at the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+MIRROR=${DAXFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+IMAGE=0
+while getopts "ih" o; do
+	case $o in
+	i) IMAGE=1 ;;
+	*) sed -n '2,19p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# = 1 ] || { sed -n '2,19p' "$0"; exit 2; }
+SUITE=$1
+RELEASE=${SUITE%-backports}
+ROOT=$REPO/build/roots/kernel-$RELEASE
+[ "$(id -u)" = 0 ] || { echo "kernel-root: needs root (debootstrap, chroot)" >&2; exit 1; }
+say() { echo "== $*"; }
+
+if [ ! -f "$ROOT/.daxfs-debootstrap-done" ]; then
+	say "debootstrap $RELEASE into $ROOT (a few minutes)"
+	rm -rf "$ROOT"
+	mkdir -p "$(dirname "$ROOT")"
+	debootstrap --variant=minbase --include=ca-certificates "$RELEASE" "$ROOT" "$MIRROR"
+	touch "$ROOT/.daxfs-debootstrap-done"
+fi
+
+in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	DEBIAN_FRONTEND=noninteractive HOME=/root "$@"; }
+
+{
+	echo "deb $MIRROR $RELEASE main"
+	[ "$SUITE" = "$RELEASE" ] || echo "deb $MIRROR $SUITE main"
+} > "$ROOT/etc/apt/sources.list"
+in_root apt-get -q update >/dev/null
+
+# the kernel ABI name (e.g. 7.3.4+deb13-amd64) that SUITE's linux-headers-amd64 depends on
+ver=$(in_root apt-cache madison linux-headers-amd64 |
+      awk -F'|' -v s="$SUITE" '$3 ~ " "s"/" {gsub(/ /, "", $2); print $2; exit}')
+[ -n "$ver" ] || { echo "kernel-root: $SUITE has no linux-headers-amd64" >&2; exit 1; }
+kver=$(in_root apt-cache show "linux-headers-amd64=$ver" |
+       sed -n 's/^Depends: .*linux-headers-\([^ ,]*-amd64\).*/\1/p' | head -1)
+pkgs=(make binutils dwarves "linux-headers-$kver")
+# the unsigned image (6.x), or, where there is none (7.x splits the image), the plain one
+img=linux-image-$kver-unsigned
+in_root apt-cache show "$img" >/dev/null 2>&1 || img=linux-image-$kver
+[ $IMAGE = 0 ] || pkgs+=("$img" initramfs-tools)	# (not dracut, the first choice)
+say "$kver ($SUITE): installing ${pkgs[*]} in the root"
+in_root apt-get -y -q --no-install-recommends -t "$SUITE" install "${pkgs[@]}" >/dev/null
+
+src=$ROOT/src/daxfs
+rm -rf "$src"
+mkdir -p "$src"
+cp -a kernel core include "$src/"
+log=$REPO/build/kmod-$kver.log
+say "building daxfs.ko for $kver in the root"
+if ! in_root make -C /src/daxfs/kernel KDIR="/usr/src/linux-headers-$kver" \
+     KMOD_OUT=/src/daxfs/build/kmod KMOD_KO=/src/daxfs/daxfs.ko > "$log" 2>&1; then
+	tail -30 "$log"
+	echo "   FAILED (log: $log)"
+	exit 1
+fi
+cp "$src/daxfs.ko" "$REPO/build/daxfs-$kver.ko"
+if grep -Ei 'warning|error' "$log"; then
+	echo "   built WITH WARNINGS (log: $log)"
+	exit 1
+fi
+say "ok: build/daxfs-$kver.ko"
+[ $IMAGE = 1 ] || exit 0
+echo "boot $kver in the guests (then \`make module\` puts the 6.1 module back):"
+echo "  cp build/daxfs-$kver.ko kernel/daxfs.ko && DAXFS_VM_ROOT=$ROOT" \
+     "DAXFS_VM_NOBUILD=1 python3 -m pytest -q tests/vm/test_kernel_cluster.py"
