@@ -12,7 +12,6 @@
 
 #include <linux/fs.h>
 #include <linux/workqueue.h>
-#include <linux/pfn_t.h>
 #include <linux/xarray.h>
 #include <linux/mutex.h>
 #include "kcompat.h"
@@ -224,11 +223,7 @@ int daxfs_k_whiteout(struct inode *dir, struct dentry *old);
 void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid);
 
 /* times.c: atime and mapped-write mtime (docs/kernel.md "Timestamps") */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
-int daxfs_k_update_time(struct inode *inode, int flags);
-#else
-int daxfs_k_update_time(struct inode *inode, struct timespec64 *now, int flags);
-#endif
+int daxfs_k_update_time(DAXFS_UPDATE_TIME_ARGS);
 void daxfs_k_fault_times(struct vm_fault *vmf);
 vm_fault_t daxfs_k_pfn_mkwrite(struct vm_fault *vmf);
 void daxfs_k_times_wrprotect(struct inode *inode, loff_t start, loff_t end);

@@ -9,7 +9,6 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/uio.h>
-#include <linux/pfn_t.h>
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
 #include "daxfs_k.h"
@@ -734,20 +733,20 @@ static vm_fault_t daxfs_fault_err(struct inode *inode, int err)
 static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info *sbi,
 				     u64 off, bool write)
 {
-	pfn_t pfn;
+	daxfs_pfn_t pfn;
 
 	if (!off) {
 		/* a hole in a private or read-only mapping reads as zeros */
 		if (write)
 			return VM_FAULT_SIGBUS;
-		pfn = pfn_to_pfn_t(my_zero_pfn(vmf->address));
+		pfn = daxfs_zero_pfn(vmf->address);
 		return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
 	}
 	/* a listed bad block is never mapped (a load would be a machine
 	 * check in the process: SIGBUS now instead) */
 	if (daxfs_media_good(sbi, off, PAGE_SIZE) < PAGE_SIZE)
 		return VM_FAULT_SIGBUS;
-	pfn = __pfn_to_pfn_t(sbi->base_pfn + (off >> PAGE_SHIFT), PFN_DEV);
+	pfn = daxfs_dev_pfn(sbi->base_pfn + (off >> PAGE_SHIFT));
 	if (write)
 		return daxfs_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
 	return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
@@ -995,7 +994,7 @@ const struct file_operations daxfs_file_fops = {
 	.lock		= daxfs_k_lock,
 	.flock		= daxfs_k_flock,
 	/* a lease would not be broken by another host's open: refused */
-	.setlease	= simple_nosetlease,
+	.setlease	= daxfs_nosetlease,
 };
 
 const struct address_space_operations daxfs_aops = {

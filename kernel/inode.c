@@ -314,7 +314,7 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 	inode = iget_locked(sb, ino);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
-	if (!(inode->i_state & I_NEW)) {
+	if (!(daxfs_i_state(inode) & I_NEW)) {
 		err = daxfs_refresh_inode(inode);
 		if (err) {
 			iput(inode);
@@ -360,8 +360,10 @@ static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	return valid;
 }
 
+DAXFS_D_REVALIDATE(daxfs_d_revalidate)
+
 const struct dentry_operations daxfs_dentry_ops = {
-	.d_revalidate	= daxfs_d_revalidate,
+	.d_revalidate	= daxfs_d_revalidate_vfs,
 };
 
 /* ---- common inode operations ---- */
@@ -744,9 +746,9 @@ static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t
 }
 
 static int daxfs_k_create(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
-			  umode_t mode, bool excl)
+			  umode_t mode DAXFS_CREATE_EXCL)
 {
-	return daxfs_create_common(dir, dentry, mode | S_IFREG, 0, excl);
+	return daxfs_create_common(dir, dentry, mode | S_IFREG, 0, daxfs_create_excl);
 }
 
 static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
@@ -760,10 +762,10 @@ static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry 
 	return err;
 }
 
-static int daxfs_k_mkdir(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
-			 umode_t mode)
+static DAXFS_MKDIR_RET daxfs_k_mkdir(DAXFS_IDMAP_T *idmap, struct inode *dir,
+				     struct dentry *dentry, umode_t mode)
 {
-	return daxfs_create_common(dir, dentry, mode | S_IFDIR, 0, true);
+	return daxfs_mkdir_ret(daxfs_create_common(dir, dentry, mode | S_IFDIR, 0, true));
 }
 
 static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
@@ -805,7 +807,7 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
-	if (inode->i_state & I_LINKABLE)
+	if (daxfs_i_state(inode) & I_LINKABLE)
 		return daxfs_k_link_tmpfile(inode, dir, dentry);
 	/* by the source name: the core holds it until the new name is in,
 	 * and fails with -ENOENT once it is gone on any host */

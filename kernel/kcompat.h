@@ -12,6 +12,8 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/dax.h>
+#include <linux/slab.h>
+#include <linux/posix_acl_xattr.h>
 
 /* 6.3: struct user_namespace * in inode operations became struct mnt_idmap * */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
@@ -86,6 +88,29 @@ static inline void daxfs_fillattr(DAXFS_IDMAP_T *idmap, u32 request_mask,
 }
 
 /*
+ * 6.17: pfn_t is gone (with its PFN_DEV/PFN_MAP flags): dax_direct_access() and
+ * vmf_insert_mixed() take a plain pfn.  Before, a device page is PFN_DEV without
+ * PFN_MAP (no struct page use: a special PTE).  daxfs_zero_pfn(addr): the zero
+ * page's (7.0: my_zero_pfn() is zero_pfn()).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+typedef unsigned long daxfs_pfn_t;
+#define daxfs_dev_pfn(pfn)	(pfn)
+#define daxfs_pfn_val(p)	(p)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define daxfs_zero_pfn(addr)	zero_pfn(addr)
+#else
+#define daxfs_zero_pfn(addr)	my_zero_pfn(addr)
+#endif
+#else
+#include <linux/pfn_t.h>
+typedef pfn_t daxfs_pfn_t;
+#define daxfs_dev_pfn(pfn)	__pfn_to_pfn_t(pfn, PFN_DEV)
+#define daxfs_pfn_val(p)	pfn_t_to_pfn(p)
+#define daxfs_zero_pfn(addr)	pfn_to_pfn_t(my_zero_pfn(addr))
+#endif
+
+/*
  * 6.12 (unexported by then; 6.8-6.11 not checked): vmf_insert_mixed_mkwrite()
  * is no longer exported to modules.  Plain vmf_insert_mixed() maps the page
  * with the mapping's vm_page_prot, which is read-only for a shared writable
@@ -93,7 +118,8 @@ static inline void daxfs_fillattr(DAXFS_IDMAP_T *idmap, u32 request_mask,
  * faults once more, through do_wp_page() to ->pfn_mkwrite, which allows it.
  */
 static inline vm_fault_t daxfs_insert_mixed_mkwrite(struct vm_area_struct *vma,
-						    unsigned long addr, pfn_t pfn)
+						    unsigned long addr,
+						    daxfs_pfn_t pfn)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 	return vmf_insert_mixed(vma, addr, pfn);
@@ -129,6 +155,135 @@ static inline struct dax_device *daxfs_dax_get(struct block_device *bdev, u64 *s
 static inline void daxfs_dax_put(struct dax_device *dax, void *holder)
 {
 	fs_put_dax(dax, holder);
+}
+
+/* 6.17: sb->s_d_op is private (__s_d_op), set through set_default_d_op() */
+static inline void daxfs_set_d_op(struct super_block *sb,
+				  const struct dentry_operations *ops)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+	set_default_d_op(sb, ops);
+#else
+	sb->s_d_op = ops;
+#endif
+}
+
+/* 6.18: generic_delete_inode() was renamed inode_just_drop() */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+#define daxfs_drop_inode	inode_just_drop
+#else
+#define daxfs_drop_inode	generic_delete_inode
+#endif
+
+/* 7.0: i_state is a struct, read through inode_state_read_once() without i_lock */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define daxfs_i_state(inode)	inode_state_read_once(inode)
+#else
+#define daxfs_i_state(inode)	READ_ONCE((inode)->i_state)
+#endif
+
+/*
+ * 6.14: ->d_revalidate() also gets the parent directory and the name (daxfs
+ * takes both from the dentry, as before): DAXFS_D_REVALIDATE(fn) defines
+ * fn_vfs, the d_revalidate of the running kernel, over
+ * int fn(struct dentry *, unsigned int flags).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+#define DAXFS_D_REVALIDATE(fn)						\
+static int fn##_vfs(struct inode *dir, const struct qstr *name,		\
+		    struct dentry *dentry, unsigned int flags)		\
+{									\
+	return fn(dentry, flags);					\
+}
+#else
+#define DAXFS_D_REVALIDATE(fn)						\
+static int fn##_vfs(struct dentry *dentry, unsigned int flags)		\
+{									\
+	return fn(dentry, flags);					\
+}
+#endif
+
+/* 6.15: ->mkdir() returns a dentry: NULL for the one it was given, or an error */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+#define DAXFS_MKDIR_RET		struct dentry *
+#define daxfs_mkdir_ret(err)	ERR_PTR(err)
+#else
+#define DAXFS_MKDIR_RET		int
+#define daxfs_mkdir_ret(err)	(err)
+#endif
+
+/*
+ * 7.0: ->create() lost its bool excl (O_EXCL).  Without it daxfs answers a name
+ * that another host took meanwhile with -ESTALE (as for !excl): the VFS then
+ * walks again with LOOKUP_REVAL and finds the file, which O_EXCL refuses with
+ * -EEXIST there.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define DAXFS_CREATE_EXCL
+#define daxfs_create_excl	false
+#else
+#define DAXFS_CREATE_EXCL	, bool excl
+#define daxfs_create_excl	excl
+#endif
+
+/*
+ * 7.0: ->update_time() says FS_UPD_ATIME or FS_UPD_CMTIME (S_ATIME or
+ * S_MTIME | S_CTIME before, gone now), and flags may hold IOCB_NOWAIT, which
+ * daxfs refuses with -EAGAIN as the VFS did before for it.
+ * daxfs_update_attrs(): the times asked for, as DAXFS_ATTR_* bits.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define DAXFS_UPDATE_TIME_ARGS	struct inode *inode, enum fs_update_time type, \
+				unsigned int flags
+#define daxfs_update_nowait()	(flags & IOCB_NOWAIT)
+#define daxfs_update_attrs()	(type == FS_UPD_ATIME ? DAXFS_ATTR_ATIME : \
+				 DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME)
+#else
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)	/* 6.6: no "now" */
+#define DAXFS_UPDATE_TIME_ARGS	struct inode *inode, int flags
+#else
+#define DAXFS_UPDATE_TIME_ARGS	struct inode *inode, struct timespec64 *now, int flags
+#endif
+#define daxfs_update_nowait()	false
+#define daxfs_update_attrs()	((flags & S_ATIME ? DAXFS_ATTR_ATIME : 0) | \
+				 (flags & S_MTIME ? DAXFS_ATTR_MTIME : 0) | \
+				 (flags & S_CTIME ? DAXFS_ATTR_CTIME : 0))
+#endif
+
+/* 7.0: simple_nosetlease() is gone; a NULL ->setlease refuses leases (-EINVAL) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define daxfs_nosetlease	NULL
+#else
+#define daxfs_nosetlease	simple_nosetlease
+#endif
+
+/* 6.16: badblocks_check() gives the bad run's length as a sector_t, not an int */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+typedef sector_t daxfs_bb_len_t;
+#else
+typedef int daxfs_bb_len_t;
+#endif
+
+/* 7.0: posix_acl_to_xattr() allocates the buffer itself (NULL: no memory) */
+static inline void *daxfs_acl_to_xattr(const struct posix_acl *acl, size_t *size)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	return posix_acl_to_xattr(&init_user_ns, acl, size, GFP_KERNEL) ?: ERR_PTR(-ENOMEM);
+#else
+	void *buf;
+	int err;
+
+	*size = posix_acl_xattr_size(acl->a_count);
+	buf = kmalloc(*size, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	err = posix_acl_to_xattr(&init_user_ns, acl, buf, *size);
+	if (err < 0) {
+		kfree(buf);
+		return ERR_PTR(err);
+	}
+	return buf;
+#endif
 }
 
 /* 6.3: struct file_lock moved to linux/filelock.h; 6.9: its common

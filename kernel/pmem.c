@@ -28,7 +28,6 @@
 #include <linux/badblocks.h>
 #include <linux/dax.h>
 #include <linux/io.h>
-#include <linux/pfn_t.h>
 #include <linux/uaccess.h>
 #include "daxfs_k.h"
 
@@ -44,7 +43,8 @@
 static pgoff_t daxfs_bb_next(struct badblocks *bb, pgoff_t pg, long *nr)
 {
 	sector_t s = (sector_t)pg << (PAGE_SHIFT - SECTOR_SHIFT), first;
-	int sectors = (int)(*nr << (PAGE_SHIFT - SECTOR_SHIFT)), bad;
+	int sectors = (int)(*nr << (PAGE_SHIFT - SECTOR_SHIFT));
+	daxfs_bb_len_t bad;
 	pgoff_t bad_pg;
 
 	if (!bb || !READ_ONCE(bb->count) ||
@@ -151,7 +151,7 @@ static int daxfs_bdev_pfns(struct fs_context *fc, struct daxfs_sb_info *sbi,
 	bool have = false;
 	void *kaddr;
 	long want, got;
-	pfn_t pfn;
+	daxfs_pfn_t pfn;
 	int id;
 
 	*nr_bad = 0;
@@ -169,9 +169,9 @@ static int daxfs_bdev_pfns(struct fs_context *fc, struct daxfs_sb_info *sbi,
 			return invalf(fc, "daxfs: %pg: only %ld of %ld pages are linearly mapped; daxfs needs one contiguous mapping",
 				      sbi->sb->s_bdev, (long)pg + got, nr);
 		if (want && !have) {
-			*base_pfn = pfn_t_to_pfn(pfn) - pg;
+			*base_pfn = daxfs_pfn_val(pfn) - pg;
 			have = true;
-		} else if (want && pfn_t_to_pfn(pfn) != *base_pfn + pg) {
+		} else if (want && daxfs_pfn_val(pfn) != *base_pfn + pg) {
 			return invalf(fc, "daxfs: %pg: pages are not linearly mapped; daxfs needs one contiguous mapping",
 				      sbi->sb->s_bdev);
 		}

@@ -412,7 +412,7 @@ static const struct super_operations daxfs_sops = {
 	.statfs		= daxfs_k_statfs,
 	.show_options	= daxfs_show_options,
 	.show_stats	= daxfs_show_stats,
-	.drop_inode	= generic_delete_inode,
+	.drop_inode	= daxfs_drop_inode,
 	.evict_inode	= daxfs_evict_inode,
 };
 
@@ -529,7 +529,7 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	sb->s_magic = DAXFS_SUPER_MAGIC;
 	sb->s_op = &daxfs_sops;
-	sb->s_d_op = &daxfs_dentry_ops;
+	daxfs_set_d_op(sb, &daxfs_dentry_ops);
 	sb->s_blocksize = DAXFS_BLOCK_SIZE;
 	sb->s_blocksize_bits = DAXFS_BLOCK_SHIFT;
 	sb->s_maxbytes = DAXFS_MAX_FILE_SIZE;

@@ -25,29 +25,22 @@
  * lags it by up to a tick: a store fault right after a utime would set a
  * ctime before the one utime set.
  */
-static int daxfs_store_times(struct inode *inode, int flags)
+static int daxfs_store_times(struct inode *inode, u32 valid)
 {
 	struct daxfs_attr a = {};
 	s64 now = daxfs_now_ns();
-	u32 valid = 0;
 	int err;
 
 	now -= now % inode->i_sb->s_time_gran;
 
 	if (READ_ONCE(DAXFS_SB(inode->i_sb)->dead))
 		return -EIO;
-	if (flags & S_ATIME) {
-		valid |= DAXFS_ATTR_ATIME;
+	if (valid & DAXFS_ATTR_ATIME)
 		a.atime_ns = now;
-	}
-	if (flags & S_MTIME) {
-		valid |= DAXFS_ATTR_MTIME;
+	if (valid & DAXFS_ATTR_MTIME)
 		a.mtime_ns = now;
-	}
-	if (flags & S_CTIME) {
-		valid |= DAXFS_ATTR_CTIME;
+	if (valid & DAXFS_ATTR_CTIME)
 		a.ctime_ns = now;
-	}
 	if (!valid)
 		return 0;
 	err = daxfs_setattr(DAXFS_FS(inode->i_sb), inode->i_ino, valid, &a);
@@ -57,7 +50,7 @@ static int daxfs_store_times(struct inode *inode, int flags)
 		       daxfs_kerr(inode->i_sb, err, "update_time");
 	/* an atime alone moves no change counter (core/namei.c), so no
 	 * refresh would load it: this host's inode takes it here */
-	if (flags & S_ATIME) {
+	if (valid & DAXFS_ATTR_ATIME) {
 		struct timespec64 ts = ns_to_timespec64(now);
 
 		spin_lock(&inode->i_lock);
@@ -72,17 +65,12 @@ static int daxfs_store_times(struct inode *inode, int flags)
 	return 0;
 }
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
-int daxfs_k_update_time(struct inode *inode, int flags)
+int daxfs_k_update_time(DAXFS_UPDATE_TIME_ARGS)
 {
-	return daxfs_store_times(inode, flags);
+	if (daxfs_update_nowait())
+		return -EAGAIN;
+	return daxfs_store_times(inode, daxfs_update_attrs());
 }
-#else
-int daxfs_k_update_time(struct inode *inode, struct timespec64 *now, int flags)
-{
-	return daxfs_store_times(inode, flags);
-}
-#endif
 
 /* A store through a shared mapping is about to be allowed. */
 void daxfs_k_fault_times(struct vm_fault *vmf)

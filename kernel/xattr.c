@@ -209,13 +209,9 @@ static int acl_store(struct inode *inode, struct posix_acl *acl, int type)
 	int err;
 
 	if (acl) {
-		size = posix_acl_xattr_size(acl->a_count);
-		buf = kmalloc(size, GFP_KERNEL);
-		if (!buf)
-			return -ENOMEM;
-		err = posix_acl_to_xattr(&init_user_ns, acl, buf, size);
-		if (err < 0)
-			goto out;
+		buf = daxfs_acl_to_xattr(acl, &size);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
 	}
 	do {
 		if (acl)
@@ -231,7 +227,6 @@ static int acl_store(struct inode *inode, struct posix_acl *acl, int type)
 		err = daxfs_kerr(sb, err, "set_acl");
 	if (!err)
 		set_cached_acl(inode, type, acl);
-out:
 	kfree(buf);
 	return err;
 }
