@@ -43,6 +43,11 @@ if [ ! -f "$ROOT/.daxfs-debootstrap-done" ]; then
 	touch "$ROOT/.daxfs-debootstrap-done"
 fi
 
+# the root's own /proc (objtool reads it; dpkg's scripts want it)
+if ! mountpoint -q "$ROOT/proc"; then
+	mount -t proc proc "$ROOT/proc"
+	trap 'umount "$ROOT/proc"' EXIT
+fi
 in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	DEBIAN_FRONTEND=noninteractive HOME=/root "$@"; }
 
