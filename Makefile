@@ -41,7 +41,7 @@ DAXFS_FUSE := $(if $(FUSE_LIBS),$(BUILD)/bin/daxfs-fuse)
 LIBA  := $(BUILD)/libdaxfs.a
 LIBSO := $(BUILD)/libdaxfs.so
 
-.PHONY: all clean test check module module-check bench crash pmem race cluster cross-arm64 deb \
+.PHONY: all clean test check module module-check kernels bench crash pmem race cluster cross-arm64 deb \
 	lincheck lincheck-bugs lincheck-checker kfuzz
 all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(VM_HELPERS) $(LC_RUN) $(DAXFS_FUSE)
 
@@ -202,6 +202,13 @@ deb:
 SUITES ?= bookworm-backports
 module-check:
 	scripts/kernel-compat.sh $(if $(BOOT),-i) $(SUITES)
+
+# The supported kernels (docs/kernel.md "Supported kernels"): daxfs.ko for 6.1 and for
+# KERNEL_SUITES' kernels (a debootstrapped root where this gcc is too old), each booted
+# in the guests with tests/vm/test_kernel_cluster.py; build/kernels/summary.
+KERNEL_SUITES ?= bookworm-backports trixie-backports
+kernels:
+	scripts/kernels.sh $(KERNEL_SUITES)
 
 # (not inside the debootstrapped Debian roots of build/roots/, whose etc/
 # holds directories named *.d: scripts/debroot.sh)

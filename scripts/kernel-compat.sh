@@ -11,7 +11,9 @@
 # /tmp/daxfs-kcompat), nothing is installed and /lib/modules is left alone.  daxfs.ko is
 # built there (build/kmod-VER/, build/daxfs-VER.ko); any compiler warning fails the run.
 # -i also unpacks the kernel image and runs depmod -b, so that the QEMU guests of vm/
-# can boot it:  DAXFS_VM_ROOT=$DAXFS_KCOMPAT_DIR/VER/img (printed at the end).
+# can boot it:  DAXFS_VM_ROOT=$DAXFS_KCOMPAT_DIR/VER/img (printed at the end, and
+# "VER ROOT" written to build/kernels/SUITE).  A suite whose gcc this host lacks is
+# built in a debootstrapped Debian root instead (scripts/kernel-root.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -20,7 +22,7 @@ IMAGE=0
 while getopts "ih" o; do
 	case $o in
 	i) IMAGE=1 ;;
-	*) sed -n '2,15p' "$0"; exit 2 ;;
+	*) sed -n '2,17p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -61,6 +63,7 @@ unpack() {
 
 fail=0
 boot=()
+mkdir -p "$REPO/build/kernels"
 for s in "${SUITES[@]}"; do
 	kver=$(suite_kver "$s") || { echo "== $s: no linux-headers-amd64"; fail=1; continue; }
 	abi=${kver%-amd64}
@@ -73,8 +76,8 @@ for s in "${SUITES[@]}"; do
 	fi
 	cc=$(sed -n 's/^CC = .*(CROSS_COMPILE)\(gcc-[0-9]*\).*/\1/p' "$hdr/.kernelvariables")
 	if ! command -v "x86_64-linux-gnu-$cc" >/dev/null; then
-		echo "== $kver ($s): needs $cc, not installed here: skipped"
-		fail=1
+		echo "== $kver ($s): needs $cc, not installed here: built in a Debian root"
+		scripts/kernel-root.sh $([ $IMAGE = 0 ] || echo -i) "$s" || fail=1
 		continue
 	fi
 	log=$REPO/build/kmod-$kver.log
@@ -100,6 +103,7 @@ for s in "${SUITES[@]}"; do
 		depmod -b "$dir/img" "$kver"
 	fi
 	boot+=("$kver")
+	echo "$kver $dir/img" > "$REPO/build/kernels/$s"
 done
 for k in "${boot[@]}"; do
 	echo "boot $k in the guests (then \`make module\` puts the 6.1 module back):"

@@ -15,7 +15,8 @@
 # Nothing on this host is installed or changed (debootstrap itself excepted).
 # -i also installs linux-image-VER(-unsigned) in the root, which then holds
 # boot/vmlinuz-VER and lib/modules/VER/: the guests of vm/ boot it with
-# DAXFS_VM_ROOT=build/roots/kernel-RELEASE (printed at the end).
+# DAXFS_VM_ROOT=build/roots/kernel-RELEASE (printed at the end; "VER ROOT" is
+# written to build/kernels/SUITE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -90,6 +91,8 @@ if grep -Ei 'warning|error' "$log"; then
 fi
 say "ok: build/daxfs-$kver.ko"
 [ $IMAGE = 1 ] || exit 0
+mkdir -p "$REPO/build/kernels"
+echo "$kver $ROOT" > "$REPO/build/kernels/$SUITE"
 echo "boot $kver in the guests (then \`make module\` puts the 6.1 module back):"
 echo "  cp build/daxfs-$kver.ko kernel/daxfs.ko && DAXFS_VM_ROOT=$ROOT" \
      "DAXFS_VM_NOBUILD=1 python3 -m pytest -q tests/vm/test_kernel_cluster.py"
