@@ -179,7 +179,7 @@ static inline void daxfs_set_d_op(struct super_block *sb,
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 #define daxfs_i_state(inode)	inode_state_read_once(inode)
 #else
-#define daxfs_i_state(inode)	READ_ONCE((inode)->i_state)
+#define daxfs_i_state(inode)	((inode)->i_state)
 #endif
 
 /*
