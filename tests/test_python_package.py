@@ -3,12 +3,14 @@
 `pip install ./python` into a fresh virtual environment, and the sdist and
 wheel that `python3 -m build` makes, give a package that works from a
 directory outside the repository with no sys.path edit, no DAXFS_LIB and
-no `make`: it loads daxfs/_libdaxfs.so, compiled by the package's build.
+no `make`: it loads daxfs/_libdaxfs.so, compiled by the package's build,
+and fsspec finds its daxfs:// filesystem through the entry point.
 The builds run without network (no build isolation, no index): setuptools
 comes with the venv, wheel and build from tests/requirements.txt.  About
 25 s per build on two cores.
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -35,8 +37,18 @@ with daxfs.Region(path) as r:
     r.mkdir("/d")
     r.write_file("/d/f", data)
     got = r.read_file("/d/f")
+try:
+    import fsspec
+except ImportError:
+    via = cls = None
+else:                           # the entry point registers daxfs://
+    with fsspec.open("daxfs:///d/f", "rb", region=path) as f:
+        via = f.read().hex()
+    cls = sys.modules[fsspec.get_filesystem_class("daxfs").__module__]
+    cls = cls.__file__
 print(json.dumps({"module": daxfs.__file__, "lib": daxfs._lib.lib()._name,
-                  "got": got.hex(), "path": sys.path}))
+                  "got": got.hex(), "path": sys.path, "fsspec": via,
+                  "fsspec_impl": cls}))
 """
 
 
@@ -74,6 +86,9 @@ def _check_installed(py, tmp_path, region_path):
     assert os.path.isfile(res["lib"])
     assert env.PYDIR not in res["path"]
     assert bytes.fromhex(res["got"]) == data
+    if importlib.util.find_spec("fsspec") is not None:
+        assert res["fsspec_impl"] == os.path.join(pkg, "fsspec_impl.py")
+        assert bytes.fromhex(res["fsspec"]) == data
 
 
 def test_setup_follows_makefile():
