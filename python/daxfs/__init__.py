@@ -25,7 +25,7 @@ import os
 import stat as _stat
 from collections import namedtuple
 
-from . import _lib
+from . import _lib, _map
 from ._xattr import XattrMixin
 
 __all__ = [
@@ -249,6 +249,7 @@ class Region(XattrMixin):
             flags |= _lib.OPEN_NO_HEARTBEAT
         self._lib = _lib.lib()
         self._h = None
+        self._mapper = None
         handle = ctypes.c_void_p()
         p = _path(path)
         bk = [_path(b) for b in backing]
@@ -267,6 +268,8 @@ class Region(XattrMixin):
     def close(self):
         """Stops the heartbeat, leaves the host table and unmaps."""
         if self._h is not None:
+            if self._mapper is not None:
+                self._mapper.stop()
             self._lib.daxfs_region_close(self._h)
             self._h = None
 
@@ -628,6 +631,39 @@ class Region(XattrMixin):
             return None, ref
         buf = (ctypes.c_char * 4096).from_address(ptr.value)
         return memoryview(buf).toreadonly(), ref
+
+    def map_file(self, path):
+        """A read-only, zero-copy FileMap of the file at path: its buffer
+        is the file's pages in the region (docs/python.md "Zero copy")."""
+        ino = self.resolve(path)
+        st = self.fstat(ino)
+        if not _stat.S_ISREG(st.st_mode):
+            _raise(-_errno.EISDIR if _stat.S_ISDIR(st.st_mode)
+                   else -_errno.EINVAL, _path(path))
+        h = self._handle()
+        if self._mapper is None:
+            self._mapper = _map.Mapper(self)
+        # the file outlives its last close while mapped; announce an
+        # epoch before the first lookup
+        _check(self._lib.daxfs_map_hold(h, ino))
+        try:
+            _check(self._lib.daxfs_map_begin(h))
+            m = _map.FileMap(self, ino, st.st_size, _check)
+        except BaseException:
+            self._lib.daxfs_map_unhold(h, ino)
+            raise
+        self._mapper.add(m)
+        return m
+
+    def _map_close(self, m):
+        if self._mapper is not None and m in self._mapper.maps:
+            self._mapper.remove(m)
+
+    def map_pass(self):
+        """Runs one revalidation pass of this Region's maps now (the pass
+        thread runs one every lease/4)."""
+        if self._mapper is not None:
+            self._mapper.run_pass()
 
     def page_release(self, ref):
         """Releases a page_map() pin."""
