@@ -42,8 +42,9 @@ def test_map_is_the_file_in_place(fs):
         offs = m.region_offsets()
         assert m.zero_copy and len(offs) == 9
         assert offs[6] == offs[7] == 0
-        # the pages the extent map names (independent of the map API)
+        # the pages the extent map names, and the library's page look-up
         assert {i: o for i, o in enumerate(offs) if o} == phys
+        assert [m._lookup(pg) for pg in range(9)] == offs
         assert all(o % PAGE == 0 for o in offs)
         assert m.buffer.readonly
         with fs.open("/w") as f:                 # a store, no re-read

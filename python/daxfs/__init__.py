@@ -648,7 +648,8 @@ class Region(XattrMixin):
         _check(self._lib.daxfs_map_hold(h, ino))
         try:
             _check(self._lib.daxfs_map_begin(h))
-            m = _map.FileMap(self, ino, st.st_size, _check)
+            m = _map.FileMap(self, ino, st.st_size, _check,
+                             File(self, ino).extents())
         except BaseException:
             self._lib.daxfs_map_unhold(h, ino)
             raise

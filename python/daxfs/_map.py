@@ -48,7 +48,7 @@ class FileMap:
     unmaps; it refuses (BufferError) while views of buffer are alive.
     """
 
-    def __init__(self, region, ino, size, check):
+    def __init__(self, region, ino, size, check, extents=()):
         self.region = region
         self.ino = ino
         self.size = size
@@ -70,7 +70,9 @@ class FileMap:
         del c
         try:
             self._fd = self._lib.daxfs_region_fd(region._handle())
-            self._map_pages(range(npages))
+            self._map_extents(extents, npages)
+            self._map_pages([pg for pg in range(npages)
+                             if self._pages[pg] == _HOLE])
             _os_check(_libc.mprotect(self.address, npages * PAGE,
                                      mmap.PROT_READ), -1)
         except BaseException:
@@ -87,12 +89,27 @@ class FileMap:
         self._check(ret)
         return off.value or _HOLE
 
+    def _map_extents(self, extents, npages):
+        """Maps the pool runs that File.extents() named (looked up after
+        the first announcement, and the change counter read before: a
+        truncate meanwhile makes the first pass look every page up), one
+        mmap per run instead of a look-up per page."""
+        for e in extents:
+            first, n = e.logical // PAGE, min(e.length // PAGE,
+                                               npages - e.logical // PAGE)
+            if e.flags or e.logical % PAGE or e.physical % PAGE or n <= 0:
+                continue        # base or unmapped data: page by page
+            self._fixed(first, n, mmap.PROT_READ, mmap.MAP_SHARED, self._fd,
+                        e.physical)
+            self._pages[first:first + n] = range(e.physical,
+                                                 e.physical + n * PAGE, PAGE)
+
     def _map_pages(self, pgoffs):
         """Maps (again) the pages pgoffs, runs of adjacent pool pages in
         one mmap each."""
         run = []
         for pg in pgoffs:
-            where = self._lookup(pg)
+            where, was = self._lookup(pg), self._pages[pg]
             self._pages[pg] = where
             if where > 0 and run and run[-1][0] + 1 == pg and \
                     run[-1][1] + PAGE == where:
@@ -100,7 +117,7 @@ class FileMap:
                 continue
             self._map_run(run)
             run = [(pg, where)] if where > 0 else []
-            if where == _HOLE:
+            if where == _HOLE and was != _HOLE:
                 self._fixed(pg, 1, mmap.PROT_READ,
                             mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
             elif where == _COPIED:
