@@ -127,3 +127,24 @@ def test_pass_maps_moved_pages_again(fs, region_path):
             assert time.monotonic() < deadline, m.region_offsets()
             time.sleep(0.01)
         assert all(m.region_offsets())
+
+
+def test_forked_child_maps_again(fs):
+    """A forked child (a new host) maps with its own passes while the
+    parent's map stays the parent's."""
+    data = os.urandom(2 * PAGE + 7)
+    fs.write_file("/w", data)
+    with fs.map_file("/w") as m:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                with fs.map_file("/w") as m2:
+                    fs.map_pass()
+                    code = 0 if bytes(m2.buffer) == data else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        fs.map_pass()
+        assert bytes(m.buffer) == data

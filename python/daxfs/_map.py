@@ -15,6 +15,7 @@ import errno
 import mmap
 import os
 import threading
+import weakref
 
 from . import _lib
 
@@ -185,6 +186,22 @@ class FileMap:
         self.close()
 
 
+_MAPPERS = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    # the pass thread is not in the child, and its lock may have been
+    # held: the child's Region is a new host, with no maps of its own
+    for mp in list(_MAPPERS):
+        mp.lock = threading.Lock()
+        mp.maps = []
+        mp._thread = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Mapper:
     """A Region's maps and its revalidation pass thread."""
 
@@ -196,6 +213,7 @@ class Mapper:
         lease_ms = region.info()["lease_ms"] or 1000
         self._period = max(0.01, lease_ms / 4000.0)
         self._thread = None
+        _MAPPERS.add(self)
 
     def add(self, m):
         with self.lock:
