@@ -13,8 +13,12 @@ POSIX-like path API plus file I/O by inode number::
         print(fs.listdir("/docs"), fs.read_file("/docs/hello.txt"))
 
 Every failure of the library raises :class:`DaxfsError` (an ``OSError``
-whose ``errno`` is set).  The library is found at ``../build/libdaxfs.so``
-relative to this package's directory, or wherever ``DAXFS_LIB`` points.
+whose ``errno`` is set).  The library is the one ``DAXFS_LIB`` names,
+else the package's own ``_libdaxfs.so`` (pip install), else
+``../build/libdaxfs.so`` relative to this package's directory (`make`).
+Files are also io objects (:meth:`Region.open_file`), maps of them are
+zero-copy buffers (:meth:`Region.map_file`), and :mod:`daxfs.fsspec_impl`
+is the ``daxfs://`` fsspec filesystem (docs/python.md).
 """
 
 import contextlib
@@ -29,10 +33,12 @@ from . import _lib, _map
 from ._xattr import XattrMixin
 
 __all__ = [
-    "DaxfsError", "File", "Region", "StatResult", "mkfs", "strerror",
+    "DaxfsError", "File", "FileMap", "Region", "StatResult", "mkfs",
+    "strerror",
     "RENAME_NOREPLACE", "RENAME_EXCHANGE",
 ]
 
+FileMap = _map.FileMap
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
 
