@@ -13,24 +13,32 @@ POSIX-like path API plus file I/O by inode number::
         print(fs.listdir("/docs"), fs.read_file("/docs/hello.txt"))
 
 Every failure of the library raises :class:`DaxfsError` (an ``OSError``
-whose ``errno`` is set).  The library is found at ``../build/libdaxfs.so``
-relative to this package's directory, or wherever ``DAXFS_LIB`` points.
+whose ``errno`` is set).  The library is the one ``DAXFS_LIB`` names,
+else the package's own ``_libdaxfs.so`` (pip install), else
+``../build/libdaxfs.so`` relative to this package's directory (`make`).
+Files are also io objects (:meth:`Region.open_file`), maps of them are
+zero-copy buffers (:meth:`Region.map_file`), and :mod:`daxfs.fsspec_impl`
+is the ``daxfs://`` fsspec filesystem (docs/python.md).
 """
 
+import contextlib
 import ctypes
 import errno as _errno
+import io
 import os
 import stat as _stat
 from collections import namedtuple
 
-from . import _lib
+from . import _lib, _map
 from ._xattr import XattrMixin
 
 __all__ = [
-    "DaxfsError", "File", "Region", "StatResult", "mkfs", "strerror",
+    "DaxfsError", "File", "FileMap", "Region", "StatResult", "mkfs",
+    "strerror",
     "RENAME_NOREPLACE", "RENAME_EXCHANGE",
 ]
 
+FileMap = _map.FileMap
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
 
@@ -133,6 +141,29 @@ def _bytes(data):
     return bytes(data)
 
 
+def _as_bytes(b):
+    """The bytes of a buffer (bytes as it is; a str is a TypeError, as
+    for a binary file)."""
+    return b if type(b) is bytes else memoryview(b).tobytes()
+
+
+@contextlib.contextmanager
+def _c_buffer(b):
+    """A writable buffer (bytearray, memoryview, array, numpy array) as a
+    ctypes array over the same memory, and its size in bytes."""
+    mv = memoryview(b).cast("B")
+    try:
+        if mv.readonly:
+            raise TypeError("readinto() argument must be a writable buffer")
+        buf = (ctypes.c_char * mv.nbytes).from_buffer(mv) if mv else None
+        try:
+            yield buf, mv.nbytes
+        finally:
+            del buf       # drops its export of mv before the release
+    finally:
+        mv.release()
+
+
 def mkfs(path, size, force=False, buckets=0, max_hosts=0, lease_ms=0,
          label=None):
     """Creates an empty DaxFS (no base image) on path.
@@ -224,6 +255,7 @@ class Region(XattrMixin):
             flags |= _lib.OPEN_NO_HEARTBEAT
         self._lib = _lib.lib()
         self._h = None
+        self._mapper = None
         handle = ctypes.c_void_p()
         p = _path(path)
         bk = [_path(b) for b in backing]
@@ -242,6 +274,8 @@ class Region(XattrMixin):
     def close(self):
         """Stops the heartbeat, leaves the host table and unmaps."""
         if self._h is not None:
+            if self._mapper is not None:
+                self._mapper.stop()
             self._lib.daxfs_region_close(self._h)
             self._h = None
 
@@ -450,13 +484,13 @@ class Region(XattrMixin):
             raise
         return len(data)
 
-    def open(self, path, create=False, mode=0o644):
-        """A File for path (create=True creates it when missing)."""
-        p = _path(path)
+    def _open_ino(self, p, create=None, mode=0o644):
+        """Inode number of file p, published in this host's open set:
+        resolved (create None), or created with CREATE_* flags create."""
         ino = ctypes.c_uint64()
-        if create:
-            _check(self._lib.daxfs_path_create(self._handle(), p, mode, 0,
-                                               ctypes.byref(ino)), p)
+        if create is not None:
+            _check(self._lib.daxfs_path_create(self._handle(), p, mode,
+                                               create, ctypes.byref(ino)), p)
         else:
             _check(self._lib.daxfs_path_resolve(self._handle(), p, 1,
                                                 ctypes.byref(ino)), p)
@@ -466,7 +500,37 @@ class Region(XattrMixin):
         # published in this host's open set: an unlink anywhere keeps the
         # file until close() (docs/open-files.md)
         _check(self._lib.daxfs_file_open(self._handle(), ino.value), p)
-        return File(self, ino.value, p, opened=True)
+        return ino.value
+
+    def open(self, path, create=False, mode=0o644):
+        """A File for path (create=True creates it when missing), for
+        reading and writing (mode "rb+"), at position 0."""
+        p = _path(path)
+        return File(self, self._open_ino(p, 0 if create else None, mode), p,
+                    opened=True)
+
+    def open_file(self, path, mode="r", buffering=-1, encoding=None,
+                  errors=None, newline=None, perm=0o644):
+        """Opens path as the built-in open() opens a file: mode "r", "w",
+        "x" or "a", with "+" and "b" or "t"; a TextIOWrapper in text
+        mode, else a BufferedReader, BufferedWriter or BufferedRandom
+        around a File (buffering=0 in binary mode: the File itself).  New
+        files get permissions perm (no umask: the library has none)."""
+        kind, raw_mode, text = _parse_mode(mode)
+        _check_wrap_args(text, buffering, encoding, errors, newline)
+        p = _path(path)
+        create = {"r": None, "w": _lib.CREATE_TRUNC, "x": _lib.CREATE_EXCL,
+                  "a": 0}[kind]
+        raw = File(self, self._open_ino(p, create, perm), p, opened=True,
+                   mode=raw_mode)
+        try:
+            if kind == "a":
+                raw.seek(0, os.SEEK_END)
+            return _wrap(raw, mode, text, buffering, encoding, errors,
+                         newline)
+        except BaseException:
+            raw.close()
+            raise
 
     def tmpfile(self, dirpath="/", mode=0o600):
         """An unnamed regular file in dirpath (O_TMPFILE), held open: a File
@@ -574,6 +638,40 @@ class Region(XattrMixin):
         buf = (ctypes.c_char * 4096).from_address(ptr.value)
         return memoryview(buf).toreadonly(), ref
 
+    def map_file(self, path):
+        """A read-only, zero-copy FileMap of the file at path: its buffer
+        is the file's pages in the region (docs/python.md "Zero copy")."""
+        ino = self.resolve(path)
+        st = self.fstat(ino)
+        if not _stat.S_ISREG(st.st_mode):
+            _raise(-_errno.EISDIR if _stat.S_ISDIR(st.st_mode)
+                   else -_errno.EINVAL, _path(path))
+        h = self._handle()
+        if self._mapper is None:
+            self._mapper = _map.Mapper(self)
+        # the file outlives its last close while mapped; announce an
+        # epoch before the first lookup
+        _check(self._lib.daxfs_map_hold(h, ino))
+        try:
+            _check(self._lib.daxfs_map_begin(h))
+            m = _map.FileMap(self, ino, st.st_size, _check,
+                             File(self, ino).extents())
+        except BaseException:
+            self._lib.daxfs_map_unhold(h, ino)
+            raise
+        self._mapper.add(m)
+        return m
+
+    def _map_close(self, m):
+        if self._mapper is not None and m in self._mapper.maps:
+            self._mapper.remove(m)
+
+    def map_pass(self):
+        """Runs one revalidation pass of this Region's maps now (the pass
+        thread runs one every lease/4)."""
+        if self._mapper is not None:
+            self._mapper.run_pass()
+
     def page_release(self, ref):
         """Releases a page_map() pin."""
         self._lib.daxfs_page_release(self._handle(), ctypes.byref(ref))
@@ -615,6 +713,51 @@ class Region(XattrMixin):
         return _check(self._lib.daxfs_region_watch_hosts(self._handle()))
 
 
+_BUFFER_SIZE = 1 << 18     # a library call per 256 KiB, not per 8 KiB
+
+
+def _parse_mode(mode):
+    """open()'s mode: ("r", "w", "x" or "a", the File's mode as io.FileIO
+    writes it, text?)."""
+    chars = set(mode) if isinstance(mode, str) else None
+    if (not chars or len(chars) != len(mode) or not chars <= set("rwxab+t")
+            or len(chars & set("rwxa")) != 1 or {"b", "t"} <= chars):
+        raise ValueError("invalid mode: %r" % (mode,))
+    kind = (chars & set("rwxa")).pop()
+    if kind == "w" and "+" in chars:
+        return kind, "rb+", "b" not in chars     # as io.FileIO names it
+    return kind, kind + "b" + ("+" if "+" in chars else ""), "b" not in chars
+
+
+def _check_wrap_args(text, buffering, encoding, errors, newline):
+    if not text and (encoding, errors, newline) != (None, None, None):
+        raise ValueError("binary mode doesn't take an encoding, errors or "
+                         "newline argument")
+    if text and buffering == 0:
+        raise ValueError("can't have unbuffered text I/O")
+
+
+def _wrap(raw, mode, text, buffering, encoding, errors, newline):
+    """The buffered (and text) layers that open() puts around raw."""
+    if buffering == 0:
+        return raw
+    size = buffering if buffering > 1 else _BUFFER_SIZE
+    if "+" in raw.mode:
+        buf = io.BufferedRandom(raw, size)
+    elif raw.mode[0] == "r":
+        buf = io.BufferedReader(raw, size)
+    else:
+        buf = io.BufferedWriter(raw, size)
+    if not text:
+        return buf
+    if hasattr(io, "text_encoding"):         # 3.10: EncodingWarning
+        encoding = io.text_encoding(encoding)
+    out = io.TextIOWrapper(buf, encoding, errors, newline,
+                           line_buffering=buffering == 1)
+    out.mode = mode
+    return out
+
+
 def _lock_req(kind, type_, start, length, owner):
     if kind not in _LOCK_KINDS or type_ not in _LOCK_TYPES:
         raise ValueError("lock kind %r or type %r" % (kind, type_))
@@ -625,20 +768,112 @@ def _lock_req(kind, type_, start, length, owner):
                         type=_LOCK_TYPES[type_], kind=_LOCK_KINDS[kind])
 
 
-class File:
-    """An open regular file: I/O by inode number."""
+class File(io.RawIOBase):
+    """An open regular file: I/O by inode number, and a raw binary file
+    (io.RawIOBase: read, readinto, write, seek, tell, truncate; no fileno)
+    with its own position, so that io.BufferedReader, TextIOWrapper and
+    every reader of file objects take it (Region.open_file wraps it the
+    way open() does).  pread/pwrite/append ignore the position."""
 
-    def __init__(self, region, ino, path=None, opened=False):
+    def __init__(self, region, ino, path=None, opened=False, mode="rb+"):
+        super().__init__()
         self.region = region
         self.ino = ino
         self.path = path
-        self._closed = False
+        self.mode = mode
+        self._pos = 0
+        self._readable = "r" in mode or "+" in mode
+        self._writable = mode[0] in "wxa" or "+" in mode
+        self._append = mode[0] == "a"
         self._opened = opened     # holds an entry in the host's open set
 
+    @property
+    def name(self):
+        return os.fsdecode(self.path) if self.path else self.ino
+
     def _h(self):
-        if self._closed:
+        if self.closed:
             raise ValueError("I/O operation on closed file")
         return self.region._handle()
+
+    # -- io.RawIOBase --------------------------------------------------
+
+    def readable(self):
+        self._h()
+        return self._readable
+
+    def writable(self):
+        self._h()
+        return self._writable
+
+    def seekable(self):
+        self._h()
+        return True
+
+    def _need(self, ok, what):
+        if not ok:
+            raise io.UnsupportedOperation("File not open for " + what)
+
+    def readinto(self, b):
+        """Reads into the buffer b at the position, with no copy in
+        between; returns the count (0 at end of file)."""
+        self._need(self._readable, "reading")
+        with _c_buffer(b) as (buf, n):
+            got = self._err(self.region._lib.daxfs_pread(
+                self._h(), self.ino, buf, n, self._pos)) if n else 0
+        self._pos += got
+        return got
+
+    def readall(self):
+        self._need(self._readable, "reading")
+        data = self.pread(max(0, self.size - self._pos), self._pos)
+        self._pos += len(data)
+        return data
+
+    def write(self, b):
+        """Writes b at the position (at the end of file, atomically, in
+        "a" mode); returns the count, short only when the region fills
+        (none written: ENOSPC)."""
+        self._need(self._writable, "writing")
+        data = _as_bytes(b)
+        if not data:
+            return 0
+        if self._append:
+            at = ctypes.c_uint64()
+            n = self._err(self.region._lib.daxfs_append(
+                self._h(), self.ino, data, len(data), ctypes.byref(at)))
+            pos = at.value + n
+        else:
+            n = self._err(self.region._lib.daxfs_pwrite(
+                self._h(), self.ino, data, len(data), self._pos))
+            pos = self._pos + n
+        if n <= 0:
+            self._enospc()
+        self._pos = pos
+        return n
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        """Moves the position (SEEK_SET, SEEK_CUR, SEEK_END, SEEK_DATA,
+        SEEK_HOLE) and returns it."""
+        self._h()
+        if whence == os.SEEK_SET:
+            pos = offset
+        elif whence == os.SEEK_CUR:
+            pos = self._pos + offset
+        elif whence == os.SEEK_END:
+            pos = self.size + offset
+        elif whence in (SEEK_DATA, SEEK_HOLE):
+            pos = self._seek(offset, whence)
+        else:
+            raise ValueError("invalid whence (%r)" % (whence,))
+        if pos < 0:
+            raise OSError(_errno.EINVAL, "negative seek position %d" % pos)
+        self._pos = pos
+        return pos
+
+    def tell(self):
+        self._h()
+        return self._pos
 
     def _enospc(self):
         _raise(-_errno.ENOSPC, *([self.path] if self.path else []))
@@ -715,8 +950,14 @@ class File:
             off += len(chunk)
         return b"".join(parts)
 
-    def truncate(self, n):
-        self._err(self.region._lib.daxfs_ftruncate(self._h(), self.ino, n))
+    def truncate(self, size=None):
+        """Sets the size (default: the position, which stays); returns
+        it."""
+        if size is None:
+            size = self.tell()
+        self._err(self.region._lib.daxfs_ftruncate(self._h(), self.ino,
+                                                   size))
+        return size
 
     # -- fallocate, holes and extents (docs/files.md "fallocate") --------
 
@@ -808,22 +1049,20 @@ class File:
                         r.pid, r.host, r.owner)
 
     def close(self):
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
-        if self._opened and not self.region.closed:
-            ret = self.region._lib.daxfs_file_close(self.region._handle(),
-                                                    self.ino)
-            # EBADF: opened by another host (the parent before a fork)
-            if ret < 0 and ret != -_errno.EBADF:
-                self._err(ret)
+        try:
+            if self._opened and not self.region.closed:
+                ret = self.region._lib.daxfs_file_close(
+                    self.region._handle(), self.ino)
+                # EBADF: opened by another host (the parent before a fork)
+                if ret < 0 and ret != -_errno.EBADF:
+                    self._err(ret)
+        finally:
+            super().close()
 
-    @property
-    def closed(self):
-        return self._closed
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    def __del__(self):
+        # Unlike io.IOBase, not closed when collected: its open-set entry
+        # stays until close() or the Region's close, as it always has
+        # (the buffered objects of Region.open_file do close it).
+        pass

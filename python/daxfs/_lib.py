@@ -1,4 +1,5 @@
-"""Low-level ctypes declarations for libdaxfs (build/libdaxfs.so).
+"""Low-level ctypes declarations for libdaxfs (daxfs/_libdaxfs.so or
+build/libdaxfs.so).
 
 Mirrors include/daxfs/libdaxfs.h and the structures of core/daxfs_core.h
 that the library API uses.  Everything here is private to the package;
@@ -209,10 +210,17 @@ class Info(ctypes.Structure):
 
 
 def _find_library():
+    """$DAXFS_LIB (an explicit choice: the crash and pmem builds), else
+    the library bundled by the package's build (daxfs/_libdaxfs.so), else
+    build/libdaxfs.so of the clone this package sits in (`make`)."""
     env = os.environ.get("DAXFS_LIB")
     if env:
         return env
-    return str(Path(__file__).resolve().parents[2] / "build" / "libdaxfs.so")
+    here = Path(__file__).resolve().parent
+    bundled = here / "_libdaxfs.so"
+    if bundled.exists():
+        return str(bundled)
+    return str(here.parents[1] / "build" / "libdaxfs.so")
 
 
 class OpenOpts(ctypes.Structure):
@@ -272,6 +280,14 @@ _PROTOTYPES = {
                               ctypes.POINTER(ctypes.c_void_p),
                               ctypes.POINTER(PageRef)]),
     "daxfs_page_release": (None, [_HANDLE, ctypes.POINTER(PageRef)]),
+    "daxfs_map_page": (_INT, [_HANDLE, _U64, _U64, _INT,
+                              ctypes.POINTER(_U64)]),
+    "daxfs_map_begin": (_INT, [_HANDLE]),
+    "daxfs_map_pass_begin": (_S64, [_HANDLE]),
+    "daxfs_map_pass_end": (_INT, [_HANDLE, _U64]),
+    "daxfs_map_hold": (_INT, [_HANDLE, _U64]),
+    "daxfs_map_unhold": (_INT, [_HANDLE, _U64]),
+    "daxfs_region_fd": (_INT, [_HANDLE]),
     "daxfs_region_renew": (_INT, [_HANDLE]),
     "daxfs_region_create": (_INT, [_PATH, _U64, ctypes.POINTER(MkfsOpts)]),
     "daxfs_region_reclaim": (_INT, [_HANDLE]),
@@ -352,8 +368,9 @@ def lib():
             handle = ctypes.CDLL(path)
         except OSError as exc:
             raise ImportError(
-                f"cannot load libdaxfs from {path} ({exc}); run `make` "
-                "in the repository root or set DAXFS_LIB") from exc
+                f"cannot load libdaxfs from {path} ({exc}); install the "
+                "package (pip install ./python), run `make` in the "
+                "repository root or set DAXFS_LIB") from exc
         for name, (restype, argtypes) in _PROTOTYPES.items():
             func = getattr(handle, name)
             func.restype = restype

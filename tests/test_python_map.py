@@ -1,0 +1,150 @@
+"""Zero-copy maps of region files (Region.map_file, docs/python.md
+"Zero copy").
+
+The map's buffer is the file's bytes where they lie in the region: numpy
+arrays over it share its memory, stores through libdaxfs show without a
+read, two hosts in two processes map the same region offsets and see each
+other's stores, and a truncate's moved pages are mapped again by the
+revalidation pass.
+"""
+
+import os
+import time
+
+import pytest
+
+from helpers import env, procs
+from helpers.map_workers import mapper
+
+import daxfs
+
+PAGE = 4096
+
+
+@pytest.fixture
+def fs(region_path):
+    daxfs.mkfs(region_path, 64 * env.MiB, lease_ms=400)
+    with daxfs.Region(region_path) as r:
+        yield r
+
+
+def test_map_is_the_file_in_place(fs):
+    data = os.urandom(5 * PAGE + 123)
+    fs.write_file("/w", data)
+    with fs.open("/w") as f:
+        f.pwrite(b"tail", 8 * PAGE)          # pages 6 and 7: a hole
+        phys = {e.logical // PAGE + i: e.physical + i * PAGE
+                for e in f.extents() for i in range(e.length // PAGE)}
+    whole = fs.read_file("/w")
+    with fs.map_file("/w") as m:
+        assert m.size == len(whole) == 8 * PAGE + 4
+        assert bytes(m.buffer) == whole
+        offs = m.region_offsets()
+        assert m.zero_copy and len(offs) == 9
+        assert offs[6] == offs[7] == 0
+        # the pages the extent map names, and the library's page look-up
+        assert {i: o for i, o in enumerate(offs) if o} == phys
+        assert [m._lookup(pg) for pg in range(9)] == offs
+        assert all(o % PAGE == 0 for o in offs)
+        assert m.buffer.readonly
+        with fs.open("/w") as f:                 # a store, no re-read
+            f.pwrite(b"\xee" * 10, PAGE - 5)
+        assert bytes(m.buffer[PAGE - 5:PAGE + 5]) == b"\xee" * 10
+    assert m.closed
+    with pytest.raises(IsADirectoryError):
+        fs.map_file("/")
+    with fs.map_file("/w") as m2:                  # mapped again after close
+        assert bytes(m2.buffer[:PAGE - 5]) == whole[:PAGE - 5]
+
+
+def test_numpy_reads_in_place(fs):
+    np = pytest.importorskip("numpy", reason="numpy is not installed "
+                             "(tests/requirements.txt installs it)")
+    w = np.random.default_rng(7).standard_normal(100000).astype(np.float32)
+    fs.write_file("/weights", w.tobytes())
+    m = fs.map_file("/weights")
+    a = np.frombuffer(m.buffer, dtype=np.float32)
+    assert a.ctypes.data == m.address and not a.flags.writeable
+    assert np.array_equal(a, w)
+    with fs.open("/weights") as f:
+        f.pwrite(np.float32(42.5).tobytes(), 4 * 1234)
+    assert a[1234] == 42.5                       # the same memory
+    with pytest.raises(BufferError):             # a view is alive
+        m.close()
+    del a
+    m.close()
+    assert m.closed
+
+
+def test_two_hosts_map_the_same_pages(fs, region_path):
+    data = os.urandom(3 * PAGE)
+    fs.write_file("/shared", data)
+    conn, child = procs.CTX.Pipe()
+    p = procs.CTX.Process(target=mapper, args=(child, region_path, "/shared"),
+                          daemon=True)
+    p.start()
+    try:
+        assert conn.poll(60), "mapper did not start"
+        theirs = conn.recv()
+        with fs.map_file("/shared") as m:
+            mine = m.region_offsets()
+            assert mine == theirs and all(mine)
+            # our store through libdaxfs shows in their map, and theirs
+            # in ours, with no read
+            with fs.open("/shared") as f:
+                f.pwrite(b"from A", PAGE + 10)
+            conn.send(("wait", PAGE + 10, b"from A"))
+            assert conn.poll(30) and conn.recv() is True
+            conn.send(("store", 2 * PAGE + 1, b"from B"))
+            assert conn.poll(30) and conn.recv() == 6
+            assert bytes(m.buffer[2 * PAGE + 1:2 * PAGE + 7]) == b"from B"
+            assert bytes(m.buffer[:PAGE]) == data[:PAGE]
+        conn.send(("exit",))
+        assert conn.poll(30)
+        conn.recv()
+    finally:
+        p.join(10)
+        procs.kill(p)
+
+
+def test_pass_maps_moved_pages_again(fs, region_path):
+    fs.write_file("/w", b"a" * (3 * PAGE))
+    with fs.map_file("/w") as m:
+        before = m.region_offsets()
+        with daxfs.Region(region_path) as other:   # another host rewrites
+            other.truncate("/w", 0)
+            other.write_file("/w", b"b" * (2 * PAGE))
+        fs.map_pass()
+        after = m.region_offsets()
+        assert after[2] == 0 and after[:2] != before[:2] and all(after[:2])
+        assert bytes(m.buffer) == b"b" * (2 * PAGE) + bytes(PAGE)
+        # the pass thread (every lease/4 = 100 ms) does the same alone
+        with daxfs.Region(region_path) as other:
+            other.truncate("/w", 0)
+            other.write_file("/w", b"c" * (3 * PAGE))
+        deadline = time.monotonic() + 10
+        while bytes(m.buffer) != b"c" * (3 * PAGE):
+            assert time.monotonic() < deadline, m.region_offsets()
+            time.sleep(0.01)
+        assert all(m.region_offsets())
+
+
+def test_forked_child_maps_again(fs):
+    """A forked child (a new host) maps with its own passes while the
+    parent's map stays the parent's."""
+    data = os.urandom(2 * PAGE + 7)
+    fs.write_file("/w", data)
+    with fs.map_file("/w") as m:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                with fs.map_file("/w") as m2:
+                    fs.map_pass()
+                    code = 0 if bytes(m2.buffer) == data else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        fs.map_pass()
+        assert bytes(m.buffer) == data
