@@ -324,12 +324,27 @@ static int wait_threads(pid_t pid, const char *want)
 	return 1;
 }
 
+/* Whether op r may change the namespace or a file: only such an op can
+ * leave claims, intents or a half-done step for the survivors to meet. */
+static int changes(const struct lc_rec *r)
+{
+	switch (r->op) {
+	case LC_STAT:
+	case LC_READDIR:
+	case LC_READ:
+	case LC_FSTAT:
+		return 0;
+	}
+	return 1;
+}
+
 /*
  * -K: stops guest client i's QEMU (every thread: a vCPU that still ran
  * could record a return after we looked) and looks at the client's last
- * record.  Inside an operation (a call, no return), the QEMU is killed
- * there: the operation may or may not have happened, and nothing the guest
- * did is recorded after it.  Otherwise it goes on; the caller tries again.
+ * record.  Inside an operation that changes something (a call, no
+ * return), the QEMU is killed there: the operation may or may not have
+ * happened, and nothing the guest did is recorded after it.  Otherwise it
+ * goes on; the caller tries again.
  * Returns whether it killed it.
  */
 static int kill_guest(const struct opts *o, int i)
@@ -352,7 +367,7 @@ static int kill_guest(const struct opts *o, int i)
 		die("-K: the QEMU did not stop", -ETIMEDOUT);
 	k = __atomic_load_n(&sl->nr_recs, __ATOMIC_ACQUIRE);
 	inside = k && k <= LC_MAX_OPS && sl->recs[k - 1].call &&
-		 !sl->recs[k - 1].ret;
+		 !sl->recs[k - 1].ret && changes(&sl->recs[k - 1]);
 	if (!inside) {
 		kill(pid, SIGCONT);
 		return 0;
@@ -403,7 +418,8 @@ static int wait_round(struct opts *o, uint32_t n, int victim, int gvictim,
 				dead = 1;
 				continue;
 			} else {
-				/* between two operations: a little later */
+				/* between two operations, or in a read: a little
+				 * later */
 				t_kill = now_s() + (rand() % 2000) / 1e6;
 			}
 		}
