@@ -162,6 +162,7 @@ class Guest:
     timeout: Optional[int] = None     # default: the run's timeout
     append: str = ""                  # extra kernel command line
     outdir: Optional[Union[str, Path]] = None   # host dir shared writable at /out
+    pidfile: Optional[Union[str, Path]] = None  # QEMU writes its pid there (to kill it)
 
 
 @dataclass
@@ -319,6 +320,8 @@ class Cluster:
             cmd += ["-e", g.append]
         if g.outdir:
             cmd += ["-o", str(g.outdir)]
+        if g.pidfile:
+            cmd += ["-p", str(g.pidfile)]
         for a in g.args:
             if not a or any(c in str(a) for c in ", '\""):
                 raise ValueError(f"guest arg {a!r}: must be non-empty, without ',', space or quotes")

@@ -17,10 +17,11 @@
 #   -c CPUS    vCPUs; maxcpus is always >= 2 (TCG cmpxchg atomicity)    (default 1)
 #   -o DIR     host directory shared writable at /out in the guest
 #   -e ARGS    extra kernel command line
+#   -p FILE    QEMU writes its pid there (a test that kills the guest mid-run)
 #   -v         also copy the console to stdout
 #   -x         print the QEMU command line and exit
 # Every option also has an environment default: DAXFS_VM_{NAME,SHM,SHM_SIZE,LOG,TIMEOUT,INITRD,
-# KERNEL,MEM,CPUS,OUT,APPEND}; DAXFS_VM_ACCEL=tcg (default; /dev/kvm here is PVM and cannot
+# KERNEL,MEM,CPUS,OUT,APPEND,PIDFILE}; DAXFS_VM_ACCEL=tcg (default; /dev/kvm here is PVM and cannot
 # boot a stock kernel) or kvm.  DAXFS_VM_ICOUNT=shift=0,sleep=off (TCG only): the guest's
 # clocks count its instructions (1 ns each) and not host time, so its timings do not
 # depend on the machine's load (bench/guest_ratio.py); one TCG thread runs all vCPUs, so
@@ -42,14 +43,16 @@ MEM=${DAXFS_VM_MEM:-1G}
 CPUS=${DAXFS_VM_CPUS:-1}
 OUTDIR=${DAXFS_VM_OUT:-}
 APPEND=${DAXFS_VM_APPEND:-}
+PIDFILE=${DAXFS_VM_PIDFILE:-}
 ACCEL=${DAXFS_VM_ACCEL:-tcg}
 VERBOSE=0
 DRY=0
-while getopts "n:s:z:l:t:i:k:m:c:o:e:vxh" o; do
+while getopts "n:s:z:l:t:i:k:m:c:o:e:p:vxh" o; do
     case $o in
         n) NAME=$OPTARG ;; s) SHMS+=("$OPTARG") ;; z) SIZE=$OPTARG ;; l) LOG=$OPTARG ;;
         t) TMO=$OPTARG ;; i) INITRD=$OPTARG ;; k) KERNEL=$OPTARG ;; m) MEM=$OPTARG ;;
         c) CPUS=$OPTARG ;; o) OUTDIR=$OPTARG ;; e) APPEND="$APPEND $OPTARG" ;;
+        p) PIDFILE=$OPTARG ;;
         v) VERBOSE=1 ;; x) DRY=1 ;;
         *) sed -n '2,30p' "$0"; exit 2 ;;
     esac
@@ -82,6 +85,7 @@ MAXCPUS=$(( CPUS > 2 ? CPUS : 2 ))
 
 args=(-name "daxfs-$NAME" -nodefaults -nographic -display none -serial stdio -monitor none
       -no-reboot -smp "$CPUS,maxcpus=$MAXCPUS")
+[ -n "$PIDFILE" ] && args+=(-pidfile "$PIDFILE")
 if [ "$ACCEL" = kvm ]; then args+=(-accel kvm -cpu host)
 elif [ -n "${DAXFS_VM_ICOUNT:-}" ]; then
     args+=(-accel tcg,thread=single,tb-size=256 -icount "$DAXFS_VM_ICOUNT" -cpu max)

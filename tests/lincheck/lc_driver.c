@@ -12,7 +12,10 @@
  * QEMU guests on daxfs.ko mounts of the region (tests/lincheck/lc_guest.c),
  * with the shared page in the file PAGE (a second nvdimm of theirs); they
  * mount once the page says the region is formatted, and take the slots
- * after the workers'.  Namespace and data rounds; no kills of guests.
+ * after the workers'.  Namespace and data rounds.  -K SLOT:PIDFILE kills
+ * guest client SLOT's QEMU (its pid in PIDFILE) inside an operation of a
+ * random early round; the others carry on without it and recover its
+ * host (docs/lincheck.md "A guest killed mid-round").
  *
  * History lines:  "R round mode"  then one line per operation:
  *   client call ret op a b c d res o1 o2 o3     (ret 0: never returned)
@@ -27,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +49,8 @@ struct opts {
 	int clients;		/* hosts + guests: the history's slots */
 	int delay_us, flip;	/* -d, -X */
 	const char *page;	/* -x: the shared page's file (guests) */
+	int kill_guest;		/* -K: this guest client's QEMU is killed */
+	const char *qemu_pidfile;	/* -K: where that QEMU wrote its pid */
 };
 
 static struct lc_shm *S;
@@ -52,6 +58,7 @@ static char shm_path[128];		/* the clock page, removed at exit */
 static struct daxfs_handle *H;
 static struct lc_rec obs[LC_NAMES + LC_FILES * 2 + 1];
 static int nr_obs;
+static uint8_t gone[LC_MAX_WORKERS];	/* guest clients killed (-K) */
 
 static void remove_clock(void)
 {
@@ -73,7 +80,8 @@ static void die(const char *what, int err)
 }
 
 /* Whether client i is alive: a worker process's is checked (and reaped);
- * a guest's cannot be, and a hung guest shows as a round that hangs. */
+ * a guest's is unless this driver killed its QEMU (-K): a guest that hangs
+ * by itself shows as a round that hangs. */
 static int client_alive(const struct opts *o, int i);
 
 /* Worker process p runs the clients (slots) p * threads .. + threads - 1;
@@ -271,7 +279,113 @@ static void fill_region(struct opts *o)
 	daxfs_region_reclaim(H);
 }
 
-static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
+/* The state letter of every thread of process pid ('T': stopped): whether
+ * all of them show one of the letters in want.  A process that is gone
+ * shows none, and counts as all. */
+static int threads_in(pid_t pid, const char *want)
+{
+	char p[320], buf[512], *st;
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+	int all = 1;
+
+	snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+	d = opendir(p);
+	if (!d)
+		return 1;
+	while (all && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task/%s/stat", (int)pid,
+			 de->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		/* "tid (comm) S ...": comm may hold spaces and parentheses */
+		if (fgets(buf, sizeof(buf), f) && (st = strrchr(buf, ')')) &&
+		    st[1] == ' ' && !strchr(want, st[2]))
+			all = 0;
+		fclose(f);
+	}
+	closedir(d);
+	return all;
+}
+
+static int wait_threads(pid_t pid, const char *want)
+{
+	double t0 = now_s();
+
+	while (!threads_in(pid, want)) {
+		if (now_s() - t0 > 10)
+			return 0;
+		usleep(200);
+	}
+	return 1;
+}
+
+/* Whether op r may change the namespace or a file: only such an op can
+ * leave claims, intents or a half-done step for the survivors to meet. */
+static int changes(const struct lc_rec *r)
+{
+	switch (r->op) {
+	case LC_STAT:
+	case LC_READDIR:
+	case LC_READ:
+	case LC_FSTAT:
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * -K: stops guest client i's QEMU (every thread: a vCPU that still ran
+ * could record a return after we looked) and looks at the client's last
+ * record.  Inside an operation that changes something (a call, no
+ * return), the QEMU is killed there: the operation may or may not have
+ * happened, and nothing the guest did is recorded after it.  Otherwise it
+ * goes on; the caller tries again.
+ * Returns whether it killed it.
+ */
+static int kill_guest(const struct opts *o, int i)
+{
+	struct lc_slot *sl = &S->slots[i];
+	long pid = 0;
+	uint32_t k;
+	FILE *f;
+	int inside;
+
+	f = fopen(o->qemu_pidfile, "r");
+	if (!f)
+		die("-K: the QEMU's pid file", -errno);
+	if (fscanf(f, "%ld", &pid) != 1 || pid <= 1)
+		die("-K: the QEMU's pid file", -EINVAL);
+	fclose(f);
+	if (kill(pid, SIGSTOP))
+		die("-K: stop the QEMU", -errno);
+	if (!wait_threads(pid, "Tt"))
+		die("-K: the QEMU did not stop", -ETIMEDOUT);
+	k = __atomic_load_n(&sl->nr_recs, __ATOMIC_ACQUIRE);
+	inside = k && k <= LC_MAX_OPS && sl->recs[k - 1].call &&
+		 !sl->recs[k - 1].ret && changes(&sl->recs[k - 1]);
+	if (!inside) {
+		kill(pid, SIGCONT);
+		return 0;
+	}
+	kill(pid, SIGKILL);
+	/* gone, or a zombie until run-guest.sh's timeout reaps it */
+	if (!wait_threads(pid, "ZX"))
+		die("-K: the QEMU did not die", -ETIMEDOUT);
+	gone[i] = 1;
+	return 1;
+}
+
+/* Waits until every live client has run round n.  victim: a worker process
+ * to SIGKILL kill_us after the start (-k); gvictim (-K): a guest client to
+ * kill inside one of its operations, tried from kill_us on, until it
+ * finishes the round.  Returns whether a client died in this round. */
+static int wait_round(struct opts *o, uint32_t n, int victim, int gvictim,
+		      long kill_us)
 {
 	double t0 = now_s(), t_kill = t0 + kill_us / 1e6;
 	int i, pending, dead = 0;
@@ -280,7 +394,9 @@ static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
 		pending = 0;
 		for (i = 0; i < o->clients; i++) {
 			if (!client_alive(o, i)) {
-				dead = 1;
+				/* a guest killed in an earlier round stays
+				 * dead; its host was recovered then */
+				dead |= i < o->hosts;
 				continue;
 			}
 			if (__atomic_load_n(&S->slots[i].done_round,
@@ -293,19 +409,33 @@ static int wait_round(struct opts *o, uint32_t n, int victim, long kill_us)
 			victim = -1;
 			continue;
 		}
+		if (gvictim >= 0 && now_s() >= t_kill) {
+			if (__atomic_load_n(&S->slots[gvictim].done_round,
+					    __ATOMIC_ACQUIRE) == n) {
+				gvictim = -1;	/* missed: the next round */
+			} else if (kill_guest(o, gvictim)) {
+				gvictim = -1;
+				dead = 1;
+				continue;
+			} else {
+				/* between two operations, or in a read: a little
+				 * later */
+				t_kill = now_s() + (rand() % 2000) / 1e6;
+			}
+		}
 		if (!pending)
 			return dead;
 		if (now_s() - t0 > 120) {
 			fprintf(stderr, "lc_run: round %u hangs\n", n);
 			exit(3);
 		}
-		usleep(victim >= 0 ? 10 : 100);
+		usleep(victim >= 0 || gvictim >= 0 ? 10 : 100);
 	}
 }
 
 static int client_alive(const struct opts *o, int i)
 {
-	return i >= o->hosts || alive(o, i / o->threads);
+	return i >= o->hosts ? !gone[i] : alive(o, i / o->threads);
 }
 
 static void usage(void)
@@ -315,7 +445,9 @@ static void usage(void)
 		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
 		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F]\n"
 		"              [-P THREADS] [-g GUESTS -x PAGE] [-d DELAY_US] [-X SLOT]\n"
+		"              [-K SLOT:PIDFILE]\n"
 		"  -g, -x: GUESTS more clients in QEMU guests, the shared page in PAGE\n"
+		"  -K: kill guest client SLOT's QEMU (pid in PIDFILE) mid-operation\n"
 		"  -d: a random pause of up to DELAY_US before each operation\n"
 		"  -X: client SLOT (a guest's) lies, to show that the checker sees it\n"
 		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
@@ -331,7 +463,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
 			    .size = 64, .lease_ms = 300, .seed = 1,
 			    .threads = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:NTLF")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:K:NTLF")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -355,6 +487,13 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'x': o->page = optarg; break;
 		case 'd': o->delay_us = atoi(optarg); break;
 		case 'X': o->flip = atoi(optarg) + 1; break;
+		case 'K':
+			o->kill_guest = atoi(optarg);
+			o->qemu_pidfile = strchr(optarg, ':');
+			if (!o->qemu_pidfile)
+				usage();
+			o->qemu_pidfile++;
+			break;
 		default: usage();
 		}
 	}
@@ -365,6 +504,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		usage();
 	/* guests: their page named, no kills */
 	if (o->guests && (!o->page || o->kill_p > 0 || o->crash_at))
+		usage();
+	/* -K: a guest's slot, and one to survive it (the host worker) */
+	if (o->qemu_pidfile &&
+	    (o->kill_guest < o->hosts || o->kill_guest >= o->clients))
 		usage();
 }
 
@@ -382,8 +525,14 @@ static void run_rounds(struct opts *o)
 {
 	double t0 = now_s();
 	uint64_t n, rnd = o->seed * 2654435761ULL + 17, total = 0, deaths = 0;
-	int i, j, victim;
+	uint64_t gk_from = 0, gk_round = 0, gk_open = 0;
+	int i, j, victim, gvictim;
 	long kill_us;
+
+	/* -K: from a random round among the first 50 (guests' rounds take
+	 * tens of ms: the kill comes within seconds, most rounds after it) */
+	if (o->qemu_pidfile)
+		gk_from = 10 + lc_rand(&rnd) % 40;
 
 	for (n = 1; n <= o->rounds; n++) {
 		if (o->seconds && now_s() - t0 >= o->seconds)
@@ -394,8 +543,8 @@ static void run_rounds(struct opts *o)
 				spawn(o, i);
 			}
 		for (i = 0; i < o->clients; i++)
-			while (!__atomic_load_n(&S->slots[i].ready,
-						__ATOMIC_ACQUIRE)) {
+			while (!gone[i] && !__atomic_load_n(&S->slots[i].ready,
+							    __ATOMIC_ACQUIRE)) {
 				if (i >= o->hosts) {
 					wait_guest(i, t0);
 					continue;
@@ -410,18 +559,27 @@ static void run_rounds(struct opts *o)
 			t0 = now_s();	/* -t: the guests' boot is not counted */
 		setup_round(o, n);
 		victim = -1;
+		gvictim = -1;
 		kill_us = 0;
 		if (S->mode == LC_MODE_NS && o->kill_p > 0 &&
 		    (lc_rand(&rnd) % 1000000) < o->kill_p * 1000000) {
 			victim = lc_rand(&rnd) % o->workers;
 			kill_us = lc_rand(&rnd) % 3000;
 		}
+		if (gk_from && n >= gk_from && !gone[o->kill_guest]) {
+			gvictim = o->kill_guest;
+			kill_us = lc_rand(&rnd) % 20000;
+		}
 		__atomic_store_n(&S->round, (uint32_t)n, __ATOMIC_RELEASE);
-		if (wait_round(o, (uint32_t)n, victim, kill_us)) {
-			/* a survivor (this host) recovers the dead one */
+		if (wait_round(o, (uint32_t)n, victim, gvictim, kill_us)) {
+			/* a survivor (this host) recovers the dead one; the
+			 * other survivors' operations may have met its claims
+			 * and recovered it already */
 			usleep(o->lease_ms * 2200);
 			daxfs_region_reclaim(H);
 		}
+		if (gvictim >= 0 && gone[gvictim])
+			gk_round = n;
 		observe_all();
 		printf("R %llu %u\n", (unsigned long long)n, S->mode);
 		for (i = 0; i < o->clients; i++) {
@@ -430,6 +588,8 @@ static void run_rounds(struct opts *o)
 			for (j = 0; j < (int)k && j < LC_MAX_OPS; j++) {
 				if (!S->slots[i].recs[j].call)
 					continue;
+				gk_open += n == gk_round &&
+					   !S->slots[i].recs[j].ret;
 				emit(stdout, i, &S->slots[i].recs[j]);
 				total++;
 			}
@@ -449,6 +609,15 @@ static void run_rounds(struct opts *o)
 	 * worker started again */
 	fprintf(stderr, "lc_run: %llu workers died\n",
 		(unsigned long long)deaths);
+	if (gk_round)
+		fprintf(stderr, "lc_run: guest client %d killed in round %llu, "
+			"%llu operation(s) open; %llu rounds after it\n",
+			o->kill_guest, (unsigned long long)gk_round,
+			(unsigned long long)gk_open,
+			(unsigned long long)(n - 1 - gk_round));
+	else if (o->qemu_pidfile)
+		fprintf(stderr, "lc_run: guest client %d never killed\n",
+			o->kill_guest);
 }
 
 int main(int argc, char **argv)

@@ -4,14 +4,18 @@ run namespace rounds, then data rounds, together; lc_run (tests/lincheck/lc_driv
 the rounds and observes, the guests' client (tests/lincheck/lc_guest.c, static, through
 system calls on the mount) records in a shared page on a second nvdimm, and the Go checker
 (tools/lincheck) must find every round linearizable.  Two more tests make one guest lie
-(lc_run -X), in a namespace round and in a data round, and the checker must say so.
+(lc_run -X), in a namespace round and in a data round, and the checker must say so.  One
+kills guest B's QEMU inside one of its operations (lc_run -K): the rounds go on with the
+survivors, who recover its host, and the history must still be linearizable.
 
 Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS); Go is needed for the
 checker.  The module is only ever loaded inside the guests.  About 2 minutes under TCG.
 DAXFS_LC_ROUNDS=N: N namespace rounds (400); DAXFS_LC_DATA_ROUNDS=N: N data rounds (300);
 DAXFS_LC_SECONDS=S: rounds of each for S seconds (a long run).
 """
+import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -28,9 +32,11 @@ from cluster import Cluster, Guest  # noqa: E402
 
 LC_RUN = REPO / "build" / "lincheck" / "lc_run"
 CHECKER = REPO / "build" / "lincheck" / "lincheck"
+FSCK = REPO / "build" / "bin" / "fsck.daxfs"
 LC_GUEST = REPO / "build" / "vm-helpers" / "lc_guest"
 KO = REPO / "kernel" / "daxfs.ko"
 SIZE_MB = 64
+LC_STAT, LC_READDIR = 8, 9      # tests/lincheck/lc.h enum lc_op
 ROUNDS = int(os.environ.get("DAXFS_LC_ROUNDS", "400"))
 DATA_ROUNDS = int(os.environ.get("DAXFS_LC_DATA_ROUNDS", "300"))
 SECONDS = int(os.environ.get("DAXFS_LC_SECONDS", "0"))   # a long run: -t instead of -n
@@ -70,22 +76,29 @@ def built():
 
 
 def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
-                       expect_clean=True, mode="ns"):
+                       expect_clean=True, mode="ns", pidfile_b=None, after=None):
     """lc_run with 1 host worker and 2 guests (clients 1, 2), piped into the checker; the
     histories stay in build/vm/logs/LABEL/history, and those of a run that expected no
-    violation and failed also in build/vm/logs/LABEL-TIME/.
+    violation and failed also in build/vm/logs/LABEL-TIME/.  pidfile_b: where guest B's
+    QEMU writes its pid; after(cluster): called once everything ended, while the region
+    still exists (its result is kept in res.after).
     Returns (cluster result, the checker's counts, host.log text)."""
     page = f"/dev/shm/daxfs-lc-{os.getpid()}-page"
     with Cluster(label=label, size=f"{SIZE_MB}M", extra_shm=[page], timeout=timeout) as c:
         hist = c.log_dir / "history"
         cmd = (f"set -o pipefail; {LC_RUN} -r \"$DAXFS_VM_SHM\" -S {SIZE_MB} -l 10000 -w 1 "
                f"-g 2 -x {page} -m {mode} {lc_args} | tee {hist} | {CHECKER} {check_args}")
-        res = c.run([Guest("A", "lincheck", ["1"]), Guest("B", "lincheck", ["2"])],
+        res = c.run([Guest("A", "lincheck", ["1"]),
+                     Guest("B", "lincheck", ["2"], pidfile=pidfile_b)],
                     host_cmd=["bash", "-c", cmd])
+        res.after = after(c) if after else None
     out = res.host.output if res.host else ""
     m = re.search(r"lincheck: (\d+) rounds, (\d+) operations, (\d+) violations", out)
     counts = tuple(int(x) for x in m.groups()) if m else None
-    if expect_clean and hist.exists() and not (res.ok and counts and counts[2] == 0):
+    # a guest killed on purpose (pidfile_b) has no result of its own
+    ok = res.host and res.host.rc == 0 and all(
+        g.ok for g in res.guests.values() if not (pidfile_b and g.name == "B"))
+    if expect_clean and hist.exists() and not (ok and counts and counts[2] == 0):
         # the next run of the test starts its log folder afresh: keep this one's
         # histories and report beside it for a second look
         keep = c.log_dir.parent / f"{label}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -146,3 +159,79 @@ def test_kernel_guests_data_lie_is_seen(request, built):
     """Data rounds where guest A's client adds 1 to the size its first fstat of each round
     saw (a size off the 512-byte grid, which no client makes): the checker must report it."""
     check_lie_seen(request, "data")
+
+
+def read_history(path):
+    """The rounds of a history file: {round: [(client, call, ret, op), ...]}."""
+    rounds, cur = {}, None
+    for line in Path(path).read_text().splitlines():
+        f = line.split()
+        if f[0] == "R":
+            cur = rounds.setdefault(int(f[1]), [])
+        else:
+            cur.append(tuple(int(x) for x in f[:4]))
+    return rounds
+
+
+def test_kernel_guest_killed_mid_round(request, built):
+    """200 namespace rounds; lc_run -K kills guest B's QEMU (client 2) inside one of its
+    operations that change something (not lstat or readdir), in a random round among the
+    first 50 (SIGSTOP, a call without a return in its slot, SIGKILL).  The history must be linearizable with that operation open-ended
+    (it may or may not have happened); the rounds after it run with the host worker and
+    guest A only; the survivors (guest A's daxfs.ko, the libdaxfs host) recover B's host
+    once its lease ran out, so fsck -n finds no host left, dead or alive; guest A unmounts
+    with a clean dmesg (vm/guest/lincheck.sh)."""
+    rounds = 200
+    pidfile = Path(f"/dev/shm/daxfs-lc-{os.getpid()}-qemu-B.pid")
+    pidfile.unlink(missing_ok=True)
+    seed = random.randrange(1, 1 << 30)
+
+    def fsck(c):
+        p = subprocess.run([str(FSCK), "-n", "--json", str(c.shm)], capture_output=True,
+                           text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    try:
+        res, counts, out = run_guest_lincheck(
+            request.node.name, f"-n {rounds} -o 20 -d 300 -s {seed} -K 2:{pidfile}",
+            timeout=300, pidfile_b=pidfile, after=fsck)
+    finally:
+        pidfile.unlink(missing_ok=True)
+    why = f"seed {seed}\n" + res.summary() + "\n" + out[-3000:]
+    # guest B's QEMU was SIGKILLed (run-guest.sh: exit 137), its script never ended; A,
+    # lc_run and the checker all passed
+    b = res.guests["B"]
+    assert "qemu exit 137" in b.log and "DAXFS-VM: script rc=" not in b.log, why
+    assert res.guests["A"].ok and res.host.rc == 0, why
+    assert counts and counts[2] == 0 and counts[0] == rounds, why
+    m = re.search(r"lc_run: guest client 2 killed in round (\d+), (\d+) operation\(s\) open; "
+                  r"(\d+) rounds after it", out)
+    assert m, why
+    kill_round, nr_open, after = (int(x) for x in m.groups())
+    assert nr_open == 1 and kill_round + after == rounds and after >= 100, why
+
+    hist = read_history(cluster.BUILD / "logs" / request.node.name / "history")
+    assert sorted(hist) == list(range(1, rounds + 1)), why
+    assert sum(len(ops) for ops in hist.values()) == counts[1], why
+    for n, ops in hist.items():
+        per = {k: [o for o in ops if o[0] == k] for k in range(4)}
+        open_ops = [o for o in ops if o[2] == 0]
+        # 20 operations of each live client, 4 observations (client 3), all returned
+        # but the killed one; client 2 stops at the operation it was killed in
+        assert len(per[0]) == len(per[1]) == 20 and len(per[3]) == 4, (n, why)
+        if n < kill_round:
+            assert len(per[2]) == 20 and not open_ops, (n, why)
+        elif n == kill_round:
+            assert 1 <= len(per[2]) <= 20 and open_ops == [per[2][-1]], (n, why)
+            assert open_ops[0][3] not in (LC_STAT, LC_READDIR), (n, why)
+        else:
+            assert not per[2] and not open_ops, (n, why)
+
+    # B's host slot was recovered by the survivors: no host left, dead or alive.  Exit
+    # 4 is allowed for what a dead host leaves by design (leaked space, counts high).
+    rc, report, err = res.after
+    r = json.loads(report)
+    assert rc in (0, 4), f"fsck rc {rc}\n{report}\n{err}"
+    assert r["summary"]["live_hosts"] == 0 and r["summary"]["dead_hosts"] == 0, report
+    assert not [p for p in r["problems"] if p["code"] == "host-dead"], report
+    print(out[-800:])
