@@ -284,6 +284,29 @@ def test_data_fallocate_linearizable(checker):
     assert rc == 0, out
 
 
+def test_data_killed_linearizable(checker, crash_build):
+    """Data rounds whose hosts die mid-operation: first SIGKILLed at a
+    random moment of a round (-k), then at random protocol points of the
+    crash build (a write between its pages and its size, an append after
+    its reservation, a shrink with the gate closed...).  Survivors and
+    the driver recover them, and every round is linearizable: a killed
+    operation took effect whole or not at all, as far as sizes show
+    (docs/lincheck.md "Kills in data rounds").  A checker that takes
+    every killed operation as never having happened reports violations
+    on these histories (1 and 21 with these seeds): the kills land inside
+    operations whose effects the others see."""
+    for build, args in ((os.path.join(REPO, "build"),
+                         ["-o", "60", "-n", "300", "-k", "0.2", "-s", "16"]),
+                        (os.path.join(REPO, "build", "crash"),
+                         ["-o", "30", "-t", "30", "-c", "random:0.002",
+                          "-s", "17"])):
+        rc, out = lincheck(build, "-m", "data", "-w", "4", *args)
+        assert rc == 0, out
+        assert " 0 violations" in out
+        died = re.search(r"lc_run: (\d+) workers died", out)
+        assert died and int(died.group(1)) > 0, "no worker died: " + out
+
+
 def test_detects_append_truncate(checker):
     """Defect 2: an append that reserved [s, s + len) and lost to a
     truncate to t < s moved the size back up to s + len."""

@@ -561,7 +561,7 @@ static void run_rounds(struct opts *o)
 		victim = -1;
 		gvictim = -1;
 		kill_us = 0;
-		if (S->mode == LC_MODE_NS && o->kill_p > 0 &&
+		if (o->kill_p > 0 &&
 		    (lc_rand(&rnd) % 1000000) < o->kill_p * 1000000) {
 			victim = lc_rand(&rnd) % o->workers;
 			kill_us = lc_rand(&rnd) % 3000;
