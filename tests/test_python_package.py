@@ -110,11 +110,34 @@ def test_setup_follows_makefile():
     assert sorted(wild.values()) == sorted(SETUP["SOURCE_GLOBS"])
 
 
+# the suites of the Python package, run again on the installed copy
+INSTALLED_SUITES = ("test_python_basic.py", "test_python_io.py",
+                    "test_python_map.py", "test_python_fsspec.py")
+
+
 def test_pip_install_bundles_library(tmp_path, region_path):
     py = _venv(tmp_path / "venv")
     _run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index",
           env.PYDIR], cwd=str(tmp_path))
     _check_installed(py, tmp_path, region_path)
+    # the package's own tests against the installed package: DAXFS_PYDIR
+    # names the venv's site-packages, so the suites import it, never
+    # python/ (a check first: the import that conftest's path gives)
+    site = _run([py, "-c", "import daxfs, os; "
+                 "print(os.path.dirname(os.path.dirname(daxfs.__file__)))"],
+                cwd=str(tmp_path)).strip()
+    assert site.startswith(str(tmp_path / "venv") + os.sep), site
+    e = _clean_env()
+    e["DAXFS_PYDIR"] = site
+    tests = os.path.join(env.REPO, "tests")
+    res = subprocess.run(
+        [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
+         os.devnull, "--rootdir", tests] +
+        [os.path.join(tests, t) for t in INSTALLED_SUITES] +
+        ["-o", "python_files=test_*.py"],
+        cwd=str(tmp_path), capture_output=True, text=True, timeout=900, env=e)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert re.search(r"\b\d+ passed", res.stdout), res.stdout[-2000:]
 
 
 def test_build_sdist_and_wheel(tmp_path, region_path):
