@@ -18,7 +18,8 @@ PKGS=(qemu-system-x86 qemu-utils linux-image-amd64 linux-headers-amd64 busybox-s
 if [ "${1:-}" = --xfstests ]; then
     shift
     PKGS+=(xfslibs-dev libattr1-dev libacl1-dev uuid-dev libaio-dev autoconf automake
-           libtool pkg-config gawk perl bc psmisc attr acl)
+           libtool pkg-config gawk perl bc psmisc attr acl
+           libgdbm-dev libgdbm-compat-dev liburing-dev libcap-dev)
 fi
 
 missing=()

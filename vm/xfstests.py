@@ -4,8 +4,8 @@ daxfs.ko").  The xfstests tree is built outside the repository (docs/testing.md 
 this script fetches and builds nothing.  It copies the tree to OUT/tree (check writes into
 its tree, and the guest sees the host's files read-only), copies vm/xfstests/local.config
 and vm/xfstests/exclude into the copy (as local.config and daxfs.exclude), applies
-vm/xfstests/rc-daxfs.sed to its common/rc (the daxfs case of _scratch_mkfs_sized),
-and boots a guest with two nvdimms that runs vm/guest/daxfs-xfstests.sh.  check's
+vm/xfstests/rc-daxfs.sed to its common/rc (the daxfs case of _scratch_mkfs_sized) and
+vm/xfstests/attr-daxfs.sed to its common/attr (daxfs' maximum ACL count), and boots a guest with two nvdimms that runs vm/guest/daxfs-xfstests.sh.  check's
 arguments reach the guest in OUT/check.args (a long list does not fit a kernel command line).
 
     vm/xfstests.py --xfstests /work/ext/xfstests [--out DIR] [--chunk K/N] [TESTS...]
@@ -26,23 +26,29 @@ REPO = VM.parent
 sys.path.insert(0, str(VM))
 from cluster import Cluster, Guest  # noqa: E402
 
-MARK = "# daxfs: vm/xfstests/rc-daxfs.sed applied"
+MARK = "# daxfs: vm/xfstests/ patch applied"
 CHROOT_OUT = "/mnt/out"     # the writable share (OUT), where check runs (chrooted)
+
+
+# The external tree's files that need a daxfs case, the sed script that adds it, and a
+# string that is in the file only once the script applied.
+PATCHES = [("common/rc", "rc-daxfs.sed", "\tdaxfs)"),
+           ("common/attr", "attr-daxfs.sed", "\tdaxfs)")]
 
 
 def prepare(tree):
     shutil.copy(VM / "xfstests" / "local.config", tree / "local.config")
     shutil.copy(VM / "xfstests" / "exclude", tree / "daxfs.exclude")
-    rc = tree / "common" / "rc"
-    text = rc.read_text()
-    if MARK in text:
-        return
-    subprocess.run(["sed", "-i", "-f", str(VM / "xfstests" / "rc-daxfs.sed"), str(rc)],
-                   check=True)
-    if "\tdaxfs)" not in rc.read_text():
-        sys.exit("rc-daxfs.sed did not apply to this xfstests version's common/rc")
-    with rc.open("a") as f:
-        f.write("\n" + MARK + "\n")
+    for rel, script, applied in PATCHES:
+        path = tree / rel
+        if MARK in path.read_text():
+            continue
+        subprocess.run(["sed", "-i", "-f", str(VM / "xfstests" / script), str(path)],
+                       check=True)
+        if applied not in path.read_text():
+            sys.exit(f"{script} did not apply to this xfstests version's {rel}")
+        with path.open("a") as f:
+            f.write("\n" + MARK + "\n")
 
 
 def group_tests(tree, group):
