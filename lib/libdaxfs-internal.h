@@ -25,6 +25,7 @@ struct daxfs_handle {
 	uint64_t map_len;
 	uint64_t map_reserved;		/* bytes reserved for alignment */
 	void *map_area;			/* start of the reservation */
+	uint64_t map_page;		/* its page size (hugetlbfs: 2 MiB) */
 	int fd;
 	enum daxfs_target_kind kind;
 	unsigned int flags;		/* DAXFS_OPEN_* */

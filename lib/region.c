@@ -253,6 +253,8 @@ static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
 	h->map_area = m.area;
 	h->map_reserved = m.reserved;
 	h->map_len = len;
+	h->map_page = h->kind == DAXFS_TARGET_DEVDAX ? DEVDAX_ALIGN :
+		      daxfs_target_page_size(h->fd);
 	return 0;
 }
 

@@ -136,6 +136,37 @@ def test_hugetlbfs_two_hosts(hugetlbfs):
     assert res.stdout == bytes((7 + i) & 0xff for i in range(3 * HPAGE + 123))
 
 
+MAP_CHECK = r"""
+import mmap, os, sys
+fd = os.open("/daxfs/f", os.O_RDWR)
+try:
+    mmap.mmap(fd, 8192, mmap.MAP_SHARED)
+    print("shared mapped")
+except OSError as e:
+    print("shared", e.errno)
+print("private", mmap.mmap(fd, 8192, mmap.MAP_PRIVATE)[:6].decode())
+"""
+
+
+def test_hugetlbfs_file_mappings(hugetlbfs):
+    """A file's pages cannot be mapped alone out of 2 MiB pages: the
+    preload's MAP_SHARED fails with ENODEV (as on devdax), MAP_PRIVATE
+    works, and Python's map_file copies the pages."""
+    path = os.path.join(hugetlbfs, "region")
+    res = tool("mkfs.daxfs", "-s", "32M", path)
+    assert res.returncode == 0, res.stderr
+    data = b"abc" * 5000
+    with daxfs.Region(path) as r:
+        r.write_file("/f", data)
+    res = tool("daxfs", "-r", path, "run", "--", "python3", "-c", MAP_CHECK)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:2] == ["shared 19", "private abcabc"], res.stdout
+    with daxfs.Region(path) as r:
+        with r.map_file("/f") as m:
+            assert bytes(m.buffer) == data
+            assert not m.zero_copy
+
+
 def test_hugetlbfs_size_not_whole_pages(hugetlbfs):
     """A size that is not whole huge pages: a clear error, nothing left."""
     path = os.path.join(hugetlbfs, "region")
