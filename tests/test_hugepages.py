@@ -2,10 +2,12 @@
 
 A region file on hugetlbfs: mkfs, two hosts (processes) writing and
 reading, fsck clean, the page size in smaps, the clear refusal of a size
-that is not whole huge pages or of more than the free huge pages.  A
-region on a tmpfs mounted huge=advise: its mapping holds PMD-mapped
-shmem huge pages.  Every region mapping, the preload's included, starts
-2 MiB aligned.
+that is not whole huge pages or of more than the free huge pages, file
+pages that cannot be mapped alone.  A region on a tmpfs mounted
+huge=advise or within_size: its mapping holds PMD-mapped shmem huge pages
+(within_size did before libdaxfs aligned its mappings too: the kernel
+aligns a mapping of such a mount itself).  Every region mapping, the
+preload's included, starts 2 MiB aligned.
 
 The fixtures need root: they raise vm.nr_hugepages and mount a hugetlbfs
 or a tmpfs in a temporary directory, and put everything back afterwards.
@@ -84,10 +86,11 @@ def hugetlbfs(tmp_path):
         set_nr_hugepages(old)
 
 
-@pytest.fixture
-def thp_tmpfs(tmp_path):
+@pytest.fixture(params=["advise", "within_size"])
+def thp_tmpfs(request, tmp_path):
     """A tmpfs mounted huge=advise (2 MiB pages where a mapping asks for
-    them); unmounted afterwards."""
+    them) or huge=within_size (2 MiB pages inside the file's size, also
+    for fallocate); unmounted afterwards."""
     need_root_mount("tmpfs")
     if not os.path.exists(SHMEM_THP):
         pytest.skip("this kernel has no transparent huge pages")
@@ -96,9 +99,10 @@ def thp_tmpfs(tmp_path):
             pytest.skip("shmem huge pages are denied (%s)" % SHMEM_THP)
     where = tmp_path / "thp"
     where.mkdir()
-    ok, err = mount("tmpfs", "huge=advise,size=256m", str(where))
+    opts = "huge=%s,size=256m" % request.param
+    ok, err = mount("tmpfs", opts, str(where))
     if not ok:
-        pytest.skip("cannot mount a tmpfs with huge=advise: %s" % err)
+        pytest.skip("cannot mount a tmpfs with %s: %s" % (opts, err))
     try:
         yield str(where)
     finally:
@@ -193,8 +197,8 @@ def test_hugetlbfs_too_few_pages(hugetlbfs):
 
 
 def test_thp_tmpfs_maps_huge(thp_tmpfs):
-    """A region on a tmpfs mounted huge=advise is built of huge pages,
-    and a host maps them with PMDs."""
+    """A region on a tmpfs mounted huge=advise or within_size is built of
+    huge pages, and a host maps them with PMDs."""
     path = os.path.join(thp_tmpfs, "region")
     res = tool("mkfs.daxfs", "-s", "64M", path)
     assert res.returncode == 0, res.stderr
