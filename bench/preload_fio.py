@@ -14,11 +14,20 @@ of --runs; also the preload with its open-time pre-fault switched off.
 On a loaded shared machine wall-clock bandwidth mostly measures the other
 tenants; CPU time per call does not.
 
+--region-dir DIR (repeatable; default /dev/shm) puts the region file in
+DIR; --cpu then measures one preload column per region, side by side,
+rows alternated.  --huge (root) adds two: a region on a hugetlbfs
+(vm.nr_hugepages raised for the run) and one on a tmpfs mounted
+huge=advise, each mounted in a temporary directory; everything is put
+back afterwards (docs/benchmarks.md "Huge pages for the region").
+
 Usage: bench/preload_fio.py [--size 64m] [--runs 3] [--meta N] [--cpu]
+       [--region-dir DIR]... [--region-size 2G] [--huge]
 Needs fio and a built tree (make).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -89,15 +98,17 @@ def meta(pre, region_dir, tmp_dir, n, runs):
 CPU_ROWS = ["first", "rewrite", "read", "randread", "randwrite", "append"]
 
 
-def cpu_rows(pre, tmp, size, runs):
+def cpu_rows(pres, tmp, size, runs):
+    """pres: [(name, preload prefix)], the first also measured without
+    the pre-fault; one column each, rounds alternated."""
     prog = os.path.join(REPO, "build", "bench", "preload_io")
     if not os.path.exists(prog):
         sys.exit("build/bench/preload_io is missing: make bench")
     mib = str(int(size.rstrip("mM")))
-    sides = [(pre + [prog, "/daxfs/pio", mib], {}),
-             (pre + [prog, "/daxfs/pio", mib],
-              {"DAXFS_PRELOAD_PREFAULT": "0"}),
-             ([prog, os.path.join(tmp, "pio"), mib], {})]
+    sides = [(pre + [prog, "/daxfs/pio", mib], {}) for _, pre in pres]
+    sides.append((pres[0][1] + [prog, "/daxfs/pio", mib],
+                  {"DAXFS_PRELOAD_PREFAULT": "0"}))
+    sides.append(([prog, os.path.join(tmp, "pio"), mib], {}))
     best = [dict() for _ in sides]
     for _ in range(runs):
         for i, (argv, extra) in enumerate(sides):
@@ -109,28 +120,84 @@ def cpu_rows(pre, tmp, size, runs):
                     sys.exit("preload_io failed: %s" % res.stderr)
                 k, v = res.stdout.split()
                 best[i][k] = min(best[i].get(k, 1e18), float(v))
-    print("| 4K row | preload ns/call | preload, no pre-fault | tmpfs ns/call "
-          "| tmpfs/preload |")
-    print("|---|---|---|---|---|")
+    names = [n for n, _ in pres]
+    print("| 4K row | " + " | ".join("preload %s ns/call" % n for n in names)
+          + " | %s, no pre-fault | tmpfs ns/call | " % names[0]
+          + " | ".join("tmpfs/%s" % n for n in names) + " |")
+    print("|---" * (2 * len(names) + 3) + "|")
     for k in CPU_ROWS:
-        print("| %s | %.0f | %.0f | %.0f | %.2fx |" % (
-            k, best[0][k], best[1][k], best[2][k], best[2][k] / best[0][k]))
+        t = best[-1][k]
+        print("| %s | " % k
+              + " | ".join("%.0f" % b[k] for b in best[:-1])
+              + " | %.0f | " % t
+              + " | ".join("%.2fx" % (t / b[k]) for b in best[:len(names)])
+              + " |")
+
+
+def write_sys(path, value):
+    with open(path, "w") as f:
+        f.write(value)
+
+
+@contextlib.contextmanager
+def huge_dirs(region_size):
+    """A hugetlbfs with room for a region of region_size and a tmpfs
+    mounted huge=advise, in a temporary directory; everything restored
+    on exit."""
+    nr = "/proc/sys/vm/nr_hugepages"
+    base = tempfile.mkdtemp(prefix="plbench-mnt-")
+    huge, thp = os.path.join(base, "hugetlbfs"), os.path.join(base, "thp")
+    with open(nr) as f:
+        old = int(f.read())
+    mounted = []
+    try:
+        write_sys(nr, str(old + (region_size >> 21) + 1))
+        for d, fs, opts in ((huge, "hugetlbfs", "pagesize=2M"),
+                            (thp, "tmpfs", "huge=advise,size=%d"
+                             % (region_size + (64 << 20)))):
+            os.mkdir(d)
+            subprocess.run(["mount", "-t", fs, "-o", opts, "none", d],
+                           check=True)
+            mounted.append(d)
+        yield [huge, thp]
+    finally:
+        for d in mounted:
+            subprocess.run(["umount", d])
+        write_sys(nr, str(old))
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def parse_size(text):
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    t = text.lower()
+    return int(t[:-1]) * mult[t[-1]] if t[-1] in mult else int(t)
+
+
+def make_region(d, prefix, size):
+    """A new region of size bytes in directory d; returns its path."""
+    region = tempfile.mktemp(dir=d, prefix=prefix, suffix=".region")
+    subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s",
+                    "%dM" % (size >> 20), region], check=True,
+                   capture_output=True)
+    return region
 
 
 def scratch(prefix, runs, meta):
-    """Parses --size, --runs, --meta, --cpu; makes a tmpfs directory and a
-    2 GiB region beside it.  Returns (args, directory, region)."""
+    """Parses the options; makes a tmpfs directory and a region in the
+    first --region-dir.  Returns (args, directory, region)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="64m")
     ap.add_argument("--runs", type=int, default=runs)
     ap.add_argument("--meta", type=int, default=meta)
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--region-dir", action="append", default=[])
+    ap.add_argument("--region-size", default="2G")
+    ap.add_argument("--huge", action="store_true")
     a = ap.parse_args()
+    a.region_dir = a.region_dir or ["/dev/shm"]
+    a.region_bytes = parse_size(a.region_size)
     tmp = tempfile.mkdtemp(dir="/dev/shm", prefix=prefix)
-    region = tmp + ".region"
-    subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s", "2G",
-                    region], check=True, capture_output=True)
-    return a, tmp, region
+    return a, tmp, make_region(a.region_dir[0], prefix, a.region_bytes)
 
 
 def drop_scratch(tmp, region):
@@ -142,30 +209,49 @@ def drop_scratch(tmp, region):
 
 def main():
     a, tmp, region = scratch("plbench-", 3, 0)
+    dirs, regions = a.region_dir[:1], [region]
     try:
-        pre = [os.path.join(BIN, "daxfs"), "-r", region, "run", "--"]
-        if a.meta:
-            meta(pre, "/daxfs", tmp, a.meta, a.runs)
-            return
-        if a.cpu:
-            cpu_rows(pre, tmp, a.size, a.runs)
-            return
-        print("| row | preload MiB/s | tmpfs MiB/s | preload/tmpfs | "
-              "preload p50 ns | tmpfs p50 ns | latency tmpfs/preload |")
-        print("|---|---|---|---|---|---|---|")
-        for name, args in ROWS:
-            if "first" in name:
-                for p in (os.path.join(tmp, "f"),):
-                    if os.path.exists(p):
-                        os.unlink(p)
-                subprocess.run(pre + ["rm", "-f", "/daxfs/f"], check=True)
-            runs = 1 if "first" in name else a.runs
-            d, dl = best(pre, "/daxfs/f", args, a.size, runs)
-            t, tl = best([], os.path.join(tmp, "f"), args, a.size, runs)
-            print("| %s | %.0f | %.0f | %.2fx | %d | %d | %.2fx |"
-                  % (name, d, t, d / t, dl, tl, tl / max(dl, 1)))
+        with contextlib.ExitStack() as stack:
+            more = a.region_dir[1:]
+            if a.huge:
+                more += stack.enter_context(huge_dirs(a.region_bytes))
+            try:
+                for d in more:
+                    regions.append(make_region(d, "plbench-", a.region_bytes))
+                    dirs.append(d)
+                run(a, tmp, dirs, regions)
+            finally:
+                for r in regions[1:]:
+                    os.unlink(r)
     finally:
         drop_scratch(tmp, region)
+
+
+def run(a, tmp, dirs, regions):
+    pres = [(os.path.basename(d.rstrip("/")) or d,
+             [os.path.join(BIN, "daxfs"), "-r", r, "run", "--"])
+            for d, r in zip(dirs, regions)]
+    pre = pres[0][1]
+    if a.meta:
+        meta(pre, "/daxfs", tmp, a.meta, a.runs)
+        return
+    if a.cpu:
+        cpu_rows(pres, tmp, a.size, a.runs)
+        return
+    print("| row | preload MiB/s | tmpfs MiB/s | preload/tmpfs | "
+          "preload p50 ns | tmpfs p50 ns | latency tmpfs/preload |")
+    print("|---|---|---|---|---|---|---|")
+    for name, args in ROWS:
+        if "first" in name:
+            for p in (os.path.join(tmp, "f"),):
+                if os.path.exists(p):
+                    os.unlink(p)
+            subprocess.run(pre + ["rm", "-f", "/daxfs/f"], check=True)
+        runs = 1 if "first" in name else a.runs
+        d, dl = best(pre, "/daxfs/f", args, a.size, runs)
+        t, tl = best([], os.path.join(tmp, "f"), args, a.size, runs)
+        print("| %s | %.0f | %.0f | %.2fx | %d | %d | %.2fx |"
+              % (name, d, t, d / t, dl, tl, tl / max(dl, 1)))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ struct daxfs_handle {
 	uint64_t map_len;
 	uint64_t map_reserved;		/* bytes reserved for alignment */
 	void *map_area;			/* start of the reservation */
+	uint64_t map_page;		/* its page size (hugetlbfs: 2 MiB) */
 	int fd;
 	enum daxfs_target_kind kind;
 	unsigned int flags;		/* DAXFS_OPEN_* */
@@ -91,6 +92,15 @@ int lib_file_unhold(struct daxfs_handle *h, uint64_t ino);
  * room for them.  exclusive (mkfs, nobody maps the file): may write zeros
  * where fallocate(2) is unsupported; else such a file keeps its holes. */
 int lib_file_allocate(int fd, uint64_t size, bool exclusive);
+
+/* A region mapping and the reservation around it (region.c). */
+struct lib_mapping {
+	void *map;			/* the target, huge-page aligned */
+	void *area;			/* start of the reservation */
+	uint64_t reserved;		/* its length: munmap(area, reserved) */
+};
+int lib_map_region(int fd, enum daxfs_target_kind kind, int prot,
+		   uint64_t *len, struct lib_mapping *m);
 
 /* -EROFS when h cannot write (read-only mapping or not joined): the
  * prologue of every modifying call. */

@@ -22,8 +22,9 @@ static int do_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		err = lib_files_check(h, ino);
 	if (err)
 		return err;
-	if (h->kind == DAXFS_TARGET_DEVDAX)
-		return -ENODEV;		/* only 2 MiB pieces map there */
+	/* devdax and hugetlbfs map only in whole 2 MiB pieces */
+	if (h->map_page > DAXFS_BLOCK_SIZE)
+		return -ENODEV;
 	if (alloc)
 		err = daxfs_map_block(&h->fs, ino, pgoff, true, &pg);
 	else

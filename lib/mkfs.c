@@ -13,8 +13,6 @@
 
 #include "libdaxfs-internal.h"
 
-#define DEVDAX_ALIGN	(2ULL << 20)
-
 int daxfs_random_bytes(void *buf, size_t len)
 {
 	uint8_t *p = buf;
@@ -70,7 +68,8 @@ int daxfs_region_create(const char *path, uint64_t size,
 	struct daxfs_format_opts fo;
 	enum daxfs_target_kind kind;
 	struct daxfs_fs check;
-	uint64_t dev_size, map_len;
+	uint64_t dev_size, map_len, page;
+	struct lib_mapping m;
 	uint8_t uuid[16];
 	u64 key[2];
 	bool created;
@@ -93,9 +92,16 @@ int daxfs_region_create(const char *path, uint64_t size,
 		err = -EEXIST;
 		goto out_close;
 	}
+	page = daxfs_target_page_size(fd);
 	if (kind == DAXFS_TARGET_FILE) {
 		if (!size)
 			size = dev_size;
+		/* hugetlbfs: its files are whole huge pages; the tool tells
+		 * the user (mkfs.daxfs.c) */
+		if (page > (uint64_t)sysconf(_SC_PAGESIZE) && size % page) {
+			err = -EINVAL;
+			goto out_close;
+		}
 		if (size != dev_size && ftruncate(fd, (off_t)size) < 0) {
 			err = -errno;
 			goto out_close;
@@ -113,19 +119,17 @@ int daxfs_region_create(const char *path, uint64_t size,
 		}
 	}
 	size &= ~(uint64_t)(DAXFS_BLOCK_SIZE - 1);
-	if (kind == DAXFS_TARGET_DEVDAX)
-		size &= ~(DEVDAX_ALIGN - 1);
+	map_len = size;
+	/* aligned for huge pages as a host maps it (devdax: rounded down
+	 * to its 2 MiB alignment, the size of the filesystem) */
+	err = lib_map_region(fd, kind, PROT_READ | PROT_WRITE, &map_len, &m);
+	if (err)
+		goto out_close;
+	map = m.map;
+	size = map_len;
 	if (size < 16 * DAXFS_BLOCK_SIZE) {
 		err = -EINVAL;
-		goto out_close;
-	}
-	map_len = size;
-	/* devdax wants 2 MiB aligned addresses: with a NULL hint the kernel's
-	 * dax get_unmapped_area picks one */
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		err = -errno;
-		goto out_close;
+		goto out_unmap;
 	}
 
 	err = daxfs_random_bytes(uuid, sizeof(uuid));
@@ -176,7 +180,7 @@ int daxfs_region_create(const char *path, uint64_t size,
 	err = daxfs_fs_open(&check, map, size,
 			    DAXFS_FS_RDONLY | (o->base_size ? DAXFS_FS_VALIDATE : 0));
 out_unmap:
-	munmap(map, map_len);
+	munmap(m.area, m.reserved);
 out_close:
 	if (kind != DAXFS_TARGET_DEVDAX && !err)
 		fsync(fd);

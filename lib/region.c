@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
@@ -27,6 +28,11 @@
 #endif
 
 #define DEVDAX_ALIGN	(2ULL << 20)
+/* The PMD size of x86-64 and of arm64 with 4 KiB pages: a mapping at an
+ * address aligned to it can take 2 MiB pages (hugetlbfs, shmem THP,
+ * devdax). */
+#define HUGE_ALIGN	(2ULL << 20)
+#define HUGETLBFS_MAGIC	0x958458f6
 
 /* All open handles, so the fork handlers can fix them up in the child. */
 static pthread_mutex_t lib_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -171,11 +177,6 @@ fail_errno:
 	return err;
 }
 
-/*
- * Maps [0, len) of fd shared.  devdax needs the address and length
- * aligned to the device alignment (2 MiB here): reserve a larger
- * anonymous area, then map the device over an aligned part of it.
- */
 #ifdef DAXFS_PMEM_TRACE
 /* lib/pmem-trace.c: the test build's media copy of the region. */
 void daxfs_pmem_trace_map(void *base, uint64_t len);
@@ -185,43 +186,75 @@ void daxfs_pmem_trace_unmap(void *base);
 #define daxfs_pmem_trace_unmap(base)	do { } while (0)
 #endif
 
-static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
+uint64_t daxfs_target_page_size(int fd)
 {
+	struct statfs sfs;
+
+	if (!fstatfs(fd, &sfs) && (unsigned long)sfs.f_type == HUGETLBFS_MAGIC &&
+	    sfs.f_bsize > 0)
+		return (uint64_t)sfs.f_bsize;
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Maps [0, *len) of fd shared at an address aligned to HUGE_ALIGN (or to
+ * a hugetlbfs file's larger page size): reserve a larger anonymous area,
+ * then map the target over an aligned part of it.  devdax needs that
+ * alignment (and a length rounded down to it, stored back into *len);
+ * for a hugetlbfs or shmem file it is what lets the kernel map 2 MiB
+ * pages, one TLB entry where there would be 512 (docs/libdaxfs.md "Huge
+ * pages").  A file mapping is also advised MADV_HUGEPAGE: shmem with
+ * huge=advise then allocates 2 MiB pages, and khugepaged may collapse
+ * small ones; elsewhere the advice does nothing.
+ */
+int lib_map_region(int fd, enum daxfs_target_kind kind, int prot,
+		   uint64_t *len, struct lib_mapping *m)
+{
+	uint64_t align = HUGE_ALIGN, page = daxfs_target_page_size(fd);
 	uint8_t *area, *aligned;
 	uint64_t resv;
 	void *p;
 
-	if (h->kind != DAXFS_TARGET_DEVDAX) {
-		p = mmap(NULL, len, prot, MAP_SHARED, h->fd, 0);
-		if (p == MAP_FAILED)
-			return -errno;
-		h->map = p;
-		h->map_area = p;
-		h->map_reserved = len;
-		h->map_len = len;
-		return 0;
-	}
-	len &= ~(DEVDAX_ALIGN - 1);
-	if (!len)
+	if (page > align)
+		align = page;
+	if (kind == DAXFS_TARGET_DEVDAX)
+		*len &= ~(DEVDAX_ALIGN - 1);
+	if (!*len)
 		return -EINVAL;
-	resv = len + DEVDAX_ALIGN;
+	resv = *len + align;
 	area = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);
 	if (area == MAP_FAILED)
 		return -errno;
-	aligned = (uint8_t *)(((uintptr_t)area + DEVDAX_ALIGN - 1) &
-			      ~(uintptr_t)(DEVDAX_ALIGN - 1));
-	p = mmap(aligned, len, prot, MAP_SHARED | MAP_FIXED, h->fd, 0);
+	aligned = (uint8_t *)(((uintptr_t)area + align - 1) & ~(uintptr_t)(align - 1));
+	p = mmap(aligned, *len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
 	if (p == MAP_FAILED) {
 		int err = -errno;
 
 		munmap(area, resv);
 		return err;
 	}
-	h->map = p;
-	h->map_area = area;
-	h->map_reserved = resv;
+	if (kind == DAXFS_TARGET_FILE && page < HUGE_ALIGN)
+		madvise(p, *len, MADV_HUGEPAGE);	/* advice only */
+	m->map = p;
+	m->area = area;
+	m->reserved = resv;
+	return 0;
+}
+
+static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
+{
+	struct lib_mapping m;
+	int err = lib_map_region(h->fd, h->kind, prot, &len, &m);
+
+	if (err)
+		return err;
+	h->map = m.map;
+	h->map_area = m.area;
+	h->map_reserved = m.reserved;
 	h->map_len = len;
+	h->map_page = h->kind == DAXFS_TARGET_DEVDAX ? DEVDAX_ALIGN :
+		      daxfs_target_page_size(h->fd);
 	return 0;
 }
 

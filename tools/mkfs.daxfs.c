@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <libgen.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -290,6 +292,40 @@ static const char *kind_name(enum daxfs_target_kind k)
 	}
 }
 
+/* The huge page size of the hugetlbfs holding (or to hold) target, or 0
+ * when it is on another filesystem. */
+static uint64_t hugetlb_page(const char *target)
+{
+	char dir[PATH_MAX];
+	uint64_t page = 0;
+	int fd = open(target, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(dir, sizeof(dir), "%s", target);
+		fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd >= 0) {
+		page = daxfs_target_page_size(fd);
+		close(fd);
+	}
+	return page > (uint64_t)sysconf(_SC_PAGESIZE) ? page : 0;
+}
+
+/* hugetlbfs files are whole huge pages and have no write(2): the region
+ * is written through its mapping, its size must fit. */
+static void check_hugetlb_size(const struct mkfs_args *a, uint64_t page)
+{
+	char p[32];
+
+	if (!page || !a->have_size || !(a->size % page))
+		return;
+	format_bytes(page, p, sizeof(p));
+	tool_err("%s is on hugetlbfs, whose files are made of whole %s pages: "
+		 "give a size that is a multiple of %s (e.g. -s %lluM)", a->target,
+		 p, p, (unsigned long long)((a->size + page - 1) / page * page >> 20));
+	exit(MKFS_EXIT_USAGE);
+}
+
 /*
  * Looks at TARGET before anything is written: existence, kind, size and
  * whether it already holds something.  Exits on problems.
@@ -457,12 +493,14 @@ int main(int argc, char **argv)
 	struct writer_ctx wctx;
 	struct daxfs_backing_desc descs[DAXFS_PCACHE_MAX_BACKING];
 	enum daxfs_target_kind kind;
-	uint64_t cur, size;
+	uint64_t cur, size, huge;
 	int ret;
 
 	tool_name = "mkfs.daxfs";
 	parse_args(argc, argv, &a);
 	probe_target(&a, &kind, &cur);
+	huge = kind == DAXFS_TARGET_FILE ? hugetlb_page(a.target) : 0;
+	check_hugetlb_size(&a, huge);
 	size = a.have_size ? a.size : cur;
 
 	memset(&o, 0, sizeof(o));
@@ -532,6 +570,11 @@ int main(int argc, char **argv)
 		if (ret == -EEXIST)
 			tool_err("%s contains a DaxFS filesystem; use -f to overwrite it",
 				 a.target);
+		else if (ret == -ENOMEM && huge)
+			tool_err("cannot create a filesystem of %s on %s: not enough "
+				 "free huge pages on its hugetlbfs (HugePages_Free in "
+				 "/proc/meminfo); raise /proc/sys/vm/nr_hugepages or give "
+				 "a smaller -s SIZE", s, a.target);
 		else if (ret == -ENOMEM && kind == DAXFS_TARGET_FILE)
 			tool_err("cannot create a filesystem of %s on %s: the filesystem "
 				 "holding it has no room for %s (a region is allocated whole, "

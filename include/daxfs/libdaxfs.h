@@ -166,6 +166,13 @@ enum daxfs_target_kind {
 int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind,
 		      uint64_t *size);
 
+/*
+ * The page size a target open on fd is mapped with at least: a hugetlbfs
+ * file's huge page size (its size must be a multiple of it), else the
+ * system page size.
+ */
+uint64_t daxfs_target_page_size(int fd);
+
 /* mkfs options.  Zero means "automatic" for every numeric field. */
 struct daxfs_mkfs_opts {
 	int force;			/* overwrite an existing filesystem */

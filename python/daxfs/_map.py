@@ -71,6 +71,8 @@ class FileMap:
         del c
         try:
             self._fd = self._lib.daxfs_region_fd(region._handle())
+            if self._no_page_maps_alone():
+                extents = ()    # every page is copied (_lookup)
             self._map_extents(extents, npages)
             self._map_pages([pg for pg in range(npages)
                              if self._pages[pg] == _HOLE])
@@ -80,6 +82,12 @@ class FileMap:
             self._mm.close()
             raise
         self.buffer = memoryview(self._mm)[:size].toreadonly()
+
+    def _no_page_maps_alone(self):
+        """devdax, hugetlbfs: the region maps only in 2 MiB pieces."""
+        off = ctypes.c_uint64()
+        return self._lib.daxfs_map_page(self.region._handle(), self.ino, 0,
+                                        0, ctypes.byref(off)) == -errno.ENODEV
 
     def _lookup(self, pgoff):
         off = ctypes.c_uint64()

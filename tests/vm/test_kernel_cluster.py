@@ -247,6 +247,22 @@ def test_kernel_pmem_fsdax_route(request, built):
     print(res.summary())
 
 
+def test_user_devdax_route(request, built):
+    """libdaxfs on a devdax device (no daxfs.ko): inside a guest, namespace0.0 becomes
+    /dev/dax0.0 (2 MiB alignment); mkfs.daxfs formats it, `daxfs run` writes and reads a
+    file through a mapping of the device that starts 2 MiB aligned and uses 2 MiB pages,
+    and fsck.daxfs finds it clean (docs/libdaxfs.md "Huge pages")."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=150) as c:
+        res = c.run([Guest("A", "daxfs-k", steps("devdax", "udax"))])
+        assert res.ok, res.summary()
+    r = res.guests["A"].results
+    assert r["udax_data"] == "devdax-data", res.summary()
+    assert r["udax_page_kb"] == "2048", res.summary()
+    assert r["udax_aligned"] == "1", res.summary()
+    assert r["udax_fsck"] == "0", res.summary()
+    print(res.summary())
+
+
 def _qemu_pid(shm, name):
     """PID of the QEMU process of guest NAME using shared file SHM (started by this test)."""
     for d in Path("/proc").iterdir():

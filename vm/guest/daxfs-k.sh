@@ -15,6 +15,11 @@
 #   rmmod                 rmmod daxfs (the inode cache must be empty: no "still has objects")
 #   fsdax                 convert namespace0.0 to fsdax (/dev/pmem0 data at file offset 2 MiB)
 #   mkfs:pmem[:ARGS]      host mkfs.daxfs -f -q [ARGS ('+' for ' ')] /dev/pmem0
+#   devdax                convert namespace0.0 to devdax, 2 MiB alignment (/dev/dax0.0)
+#   udax                  the user-space tools on /dev/dax0.0: mkfs.daxfs, a file written and
+#                         read back through `daxfs run`, whose mapping of the device is
+#                         reported (vm_result udax_data, udax_page_kb, udax_aligned), then
+#                         fsck.daxfs -n (vm_result udax_fsck=exit code)
 #   mounts                report the /proc/mounts line (vm_result mounts=...)
 #   iomem                 how many /proc/iomem entries daxfs owns (vm_result iomem_daxfs=N)
 #   py:SCEN[:ARG...]      host python3 vm/daxfs_kguest.py SCEN /mnt/daxfs ARG...
@@ -93,6 +98,26 @@ EOT
         out=$(host ndctl create-namespace -f -e namespace0.0 -m fsdax --map=mem 2>&1) ||
             vm_fail "ndctl create-namespace -m fsdax: $out"
         vm_log "namespace0.0 now fsdax" ;;
+    devdax)
+        out=$(host ndctl create-namespace -f -e namespace0.0 -m devdax --align=2M 2>&1) ||
+            vm_fail "ndctl create-namespace -m devdax: $out"
+        [ -c /host/dev/dax0.0 ] || vm_fail "no /dev/dax0.0 after: $out"
+        vm_log "namespace0.0 now devdax" ;;
+    udax)
+        b=$DAXFS_REPO_HOST/build/bin
+        out=$(host $b/mkfs.daxfs -f -q /dev/dax0.0 2>&1) || vm_fail "mkfs.daxfs /dev/dax0.0: $out"
+        host $b/daxfs -r /dev/dax0.0 run -- sh -c \
+            'echo devdax-data > /daxfs/x && cat /daxfs/x /proc/self/smaps' > /tmp/udax 2>&1 ||
+            vm_fail "daxfs run on /dev/dax0.0: $(head -c 300 /tmp/udax)"
+        range=$(grep -m1 ' /dev/dax0.0$' /tmp/udax | cut -d' ' -f1)
+        start=$(( 0x${range%-*} ))
+        vm_result udax_data="$(head -1 /tmp/udax)" \
+            udax_page_kb="$(grep -A30 ' /dev/dax0.0$' /tmp/udax | grep -m1 KernelPageSize |
+                            tr -s ' ' | cut -d' ' -f2)" \
+            udax_aligned=$(( start % (2 << 20) == 0 ))
+        host $b/fsck.daxfs -n /dev/dax0.0 > /tmp/udax 2>&1
+        vm_result udax_fsck=$?
+        vm_log "user space on /dev/dax0.0: $(tr '\n' ';' < /tmp/udax)" ;;
     mkfs)
         args=$(echo "$rest" | tr '+' ' ')
         out=$(host $DAXFS_REPO_HOST/build/bin/mkfs.daxfs -f -q $args /dev/pmem0 2>&1) ||

@@ -1,0 +1,234 @@
+"""Regions mapped with 2 MiB pages (docs/libdaxfs.md "Huge pages").
+
+A region file on hugetlbfs: mkfs, two hosts (processes) writing and
+reading, fsck clean, the page size in smaps, the clear refusal of a size
+that is not whole huge pages or of more than the free huge pages, file
+pages that cannot be mapped alone.  A region on a tmpfs mounted
+huge=advise or within_size: its mapping holds PMD-mapped shmem huge pages
+(within_size did before libdaxfs aligned its mappings too: the kernel
+aligns a mapping of such a mount itself).  Every region mapping, the
+preload's included, starts 2 MiB aligned.
+
+The fixtures need root: they raise vm.nr_hugepages and mount a hugetlbfs
+or a tmpfs in a temporary directory, and put everything back afterwards.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+from helpers import env, huge_workers as W, procs
+
+daxfs = env.daxfs
+
+HPAGE = 2 << 20
+NEED = 48                       # huge pages the hugetlbfs tests use (96 MiB)
+NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+SHMEM_THP = "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+
+
+def meminfo(key):
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def set_nr_hugepages(n):
+    with open(NR_HUGEPAGES, "w") as f:
+        f.write("%d\n" % n)
+
+
+def need_root_mount(fstype):
+    if os.geteuid() != 0:
+        pytest.skip("needs root: mounts a %s and sets vm.nr_hugepages" % fstype)
+    with open("/proc/filesystems") as f:
+        if fstype not in f.read().split():
+            pytest.skip("this kernel has no %s" % fstype)
+
+
+def mount(fstype, opts, where):
+    res = subprocess.run(["mount", "-t", fstype, "-o", opts, "none", where],
+                         capture_output=True, text=True)
+    return res.returncode == 0, res.stderr.strip()
+
+
+def umount(where):
+    subprocess.run(["umount", where], check=True)
+
+
+@pytest.fixture
+def hugetlbfs(tmp_path):
+    """A hugetlbfs of 2 MiB pages with NEED more huge pages in the pool;
+    unmounted and the pool size restored afterwards."""
+    need_root_mount("hugetlbfs")
+    if meminfo("Hugepagesize") != HPAGE >> 10:
+        pytest.skip("the default huge page size is not 2 MiB")
+    with open(NR_HUGEPAGES) as f:
+        old = int(f.read())
+    where = tmp_path / "huge"
+    where.mkdir()
+    set_nr_hugepages(old + NEED)
+    try:
+        if meminfo("HugePages_Free") < NEED:
+            pytest.skip("the kernel could not give %d huge pages (memory too "
+                        "fragmented)" % NEED)
+        ok, err = mount("hugetlbfs", "pagesize=2M", str(where))
+        if not ok:
+            pytest.skip("cannot mount a hugetlbfs: %s" % err)
+        try:
+            yield str(where)
+        finally:
+            umount(str(where))
+    finally:
+        set_nr_hugepages(old)
+
+
+@pytest.fixture(params=["advise", "within_size"])
+def thp_tmpfs(request, tmp_path):
+    """A tmpfs mounted huge=advise (2 MiB pages where a mapping asks for
+    them) or huge=within_size (2 MiB pages inside the file's size, also
+    for fallocate); unmounted afterwards."""
+    need_root_mount("tmpfs")
+    if not os.path.exists(SHMEM_THP):
+        pytest.skip("this kernel has no transparent huge pages")
+    with open(SHMEM_THP) as f:
+        if "[deny]" in f.read():
+            pytest.skip("shmem huge pages are denied (%s)" % SHMEM_THP)
+    where = tmp_path / "thp"
+    where.mkdir()
+    opts = "huge=%s,size=256m" % request.param
+    ok, err = mount("tmpfs", opts, str(where))
+    if not ok:
+        pytest.skip("cannot mount a tmpfs with %s: %s" % (opts, err))
+    try:
+        yield str(where)
+    finally:
+        umount(str(where))
+
+
+def tool(name, *args, text=True):
+    return subprocess.run([env.tool(name)] + list(args), capture_output=True,
+                          text=text, timeout=120)
+
+
+def assert_aligned(maps):
+    assert maps, "the region is not mapped"
+    for m in maps:
+        assert m["start"] % W.MAP_ALIGN == 0, "mapped at %#x" % m["start"]
+
+
+def test_hugetlbfs_two_hosts(hugetlbfs):
+    """mkfs.daxfs on hugetlbfs, two hosts writing and reading each other's
+    files, each mapping the region with 2 MiB pages; fsck clean."""
+    path = os.path.join(hugetlbfs, "region")
+    res = tool("mkfs.daxfs", "-s", "64M", path)
+    assert res.returncode == 0, res.stderr
+    maps = procs.run(W.two_hosts, [(path, 3 * HPAGE + 123)] * 2, timeout=120)
+    for m in maps:
+        assert_aligned(m)
+        assert [x["KernelPageSize"] for x in m] == [2048], m
+    with daxfs.Region(path) as r:
+        assert sorted(r.listdir("/")) == ["h0", "h1"]
+    rc, out = env.fsck(path, "-n")
+    assert rc == 0 and "clean" in out, out
+    # the daxfs command and the preload on the same region
+    res = tool("daxfs", "-r", path, "run", "--", "cat", "/daxfs/h1", text=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == bytes((7 + i) & 0xff for i in range(3 * HPAGE + 123))
+
+
+MAP_CHECK = r"""
+import mmap, os, sys
+fd = os.open("/daxfs/f", os.O_RDWR)
+try:
+    mmap.mmap(fd, 8192, mmap.MAP_SHARED)
+    print("shared mapped")
+except OSError as e:
+    print("shared", e.errno)
+print("private", mmap.mmap(fd, 8192, mmap.MAP_PRIVATE)[:6].decode())
+"""
+
+
+def test_hugetlbfs_file_mappings(hugetlbfs):
+    """A file's pages cannot be mapped alone out of 2 MiB pages: the
+    preload's MAP_SHARED fails with ENODEV (as on devdax), MAP_PRIVATE
+    works, and Python's map_file copies the pages."""
+    path = os.path.join(hugetlbfs, "region")
+    res = tool("mkfs.daxfs", "-s", "32M", path)
+    assert res.returncode == 0, res.stderr
+    data = b"abc" * 5000
+    with daxfs.Region(path) as r:
+        r.write_file("/f", data)
+    res = tool("daxfs", "-r", path, "run", "--", "python3", "-c", MAP_CHECK)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:2] == ["shared 19", "private abcabc"], res.stdout
+    with daxfs.Region(path) as r:
+        with r.map_file("/f") as m:
+            assert bytes(m.buffer) == data
+            assert not m.zero_copy
+
+
+def test_hugetlbfs_size_not_whole_pages(hugetlbfs):
+    """A size that is not whole huge pages: a clear error, nothing left."""
+    path = os.path.join(hugetlbfs, "region")
+    res = tool("mkfs.daxfs", "-s", "65M", path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "hugetlbfs" in res.stderr and "multiple of 2 MiB" in res.stderr, res.stderr
+    assert "-s 66M" in res.stderr, res.stderr
+    assert not os.path.exists(path)
+    # the library alone refuses it too, and leaves nothing
+    with pytest.raises(OSError) as e:
+        daxfs.mkfs(path, 65 << 20)
+    assert e.value.errno == 22
+    assert not os.path.exists(path)
+
+
+def test_hugetlbfs_too_few_pages(hugetlbfs):
+    """More than the free huge pages: says to raise nr_hugepages."""
+    path = os.path.join(hugetlbfs, "region")
+    size = (meminfo("HugePages_Free") + 8) * HPAGE
+    res = tool("mkfs.daxfs", "-s", "%dM" % (size >> 20), path)
+    assert res.returncode == 8, res.stdout + res.stderr
+    assert "nr_hugepages" in res.stderr, res.stderr
+    assert not os.path.exists(path)
+
+
+def test_thp_tmpfs_maps_huge(thp_tmpfs):
+    """A region on a tmpfs mounted huge=advise or within_size is built of
+    huge pages, and a host maps them with PMDs."""
+    path = os.path.join(thp_tmpfs, "region")
+    res = tool("mkfs.daxfs", "-s", "64M", path)
+    assert res.returncode == 0, res.stderr
+    with daxfs.Region(path) as r:
+        r.write_file("/f", b"x" * (8 * HPAGE))
+        assert r.read_file("/f") == b"x" * (8 * HPAGE)
+        maps = W.region_mappings(path)
+    assert_aligned(maps)
+    assert sum(m["ShmemPmdMapped"] for m in maps) >= 8 * (HPAGE >> 10), maps
+    rc, out = env.fsck(path, "-n")
+    assert rc == 0, out
+
+
+def test_preload_mapping_aligned(region_path):
+    """The preload's mapping of a /dev/shm region starts 2 MiB aligned
+    (where shmem can give huge pages, they can be PMD-mapped)."""
+    env.mkfs(region_path, 64 * env.MiB + 4096)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/x", b"hello")
+    res = tool("daxfs", "-r", region_path, "run", "--", "cat", "/daxfs/x",
+               "/proc/self/smaps")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("hello")
+    smaps = os.path.join(env.SHM, "dxut-smaps-%d" % os.getpid())
+    try:
+        with open(smaps, "w") as f:
+            f.write(res.stdout[len("hello"):])
+        maps = W.region_mappings(region_path, smaps)
+    finally:
+        env.remove(smaps)
+    assert_aligned(maps)
+    with daxfs.Region(region_path) as r:
+        assert_aligned(W.region_mappings(region_path))
