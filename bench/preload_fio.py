@@ -14,7 +14,12 @@ of --runs; also the preload with its open-time pre-fault switched off.
 On a loaded shared machine wall-clock bandwidth mostly measures the other
 tenants; CPU time per call does not.
 
+With --cpu --base TREE: the preload of this tree and of TREE (another
+built checkout, e.g. the commit before a change) side by side, in turns
+within each run, instead of the no-pre-fault column.
+
 Usage: bench/preload_fio.py [--size 64m] [--runs 3] [--meta N] [--cpu]
+                            [--base TREE]
 Needs fio and a built tree (make).
 """
 
@@ -89,14 +94,21 @@ def meta(pre, region_dir, tmp_dir, n, runs):
 CPU_ROWS = ["first", "rewrite", "read", "randread", "randwrite", "append"]
 
 
-def cpu_rows(pre, tmp, size, runs):
+def cpu_rows(pre, tmp, size, runs, base=None, region=None):
     prog = os.path.join(REPO, "build", "bench", "preload_io")
     if not os.path.exists(prog):
         sys.exit("build/bench/preload_io is missing: make bench")
     mib = str(int(size.rstrip("mM")))
-    sides = [(pre + [prog, "/daxfs/pio", mib], {}),
-             (pre + [prog, "/daxfs/pio", mib],
-              {"DAXFS_PRELOAD_PREFAULT": "0"}),
+    second = (pre + [prog, "/daxfs/pio", mib],
+              {"DAXFS_PRELOAD_PREFAULT": "0"})
+    if base:
+        bprog = os.path.join(base, "build", "bench", "preload_io")
+        bpre = [os.path.join(base, "build", "bin", "daxfs"), "-r", region,
+                "run", "--"]
+        if not os.path.exists(bprog):
+            sys.exit("%s is missing: make bench there" % bprog)
+        second = (bpre + [bprog, "/daxfs/pio", mib], {})
+    sides = [(pre + [prog, "/daxfs/pio", mib], {}), second,
              ([prog, os.path.join(tmp, "pio"), mib], {})]
     best = [dict() for _ in sides]
     for _ in range(runs):
@@ -109,12 +121,15 @@ def cpu_rows(pre, tmp, size, runs):
                     sys.exit("preload_io failed: %s" % res.stderr)
                 k, v = res.stdout.split()
                 best[i][k] = min(best[i].get(k, 1e18), float(v))
-    print("| 4K row | preload ns/call | preload, no pre-fault | tmpfs ns/call "
-          "| tmpfs/preload |")
-    print("|---|---|---|---|---|")
+    col = "preload, --base" if base else "preload, no pre-fault"
+    print("| 4K row | preload ns/call | %s | tmpfs ns/call "
+          "| tmpfs/preload |%s" % (col, " tmpfs/base |" if base else ""))
+    print("|---|---|---|---|---|%s" % ("---|" if base else ""))
     for k in CPU_ROWS:
-        print("| %s | %.0f | %.0f | %.0f | %.2fx |" % (
-            k, best[0][k], best[1][k], best[2][k], best[2][k] / best[0][k]))
+        extra = " %.2fx |" % (best[2][k] / best[1][k]) if base else ""
+        print("| %s | %.0f | %.0f | %.0f | %.2fx |%s" % (
+            k, best[0][k], best[1][k], best[2][k], best[2][k] / best[0][k],
+            extra))
 
 
 def scratch(prefix, runs, meta):
@@ -125,6 +140,7 @@ def scratch(prefix, runs, meta):
     ap.add_argument("--runs", type=int, default=runs)
     ap.add_argument("--meta", type=int, default=meta)
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--base", default=None)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(dir="/dev/shm", prefix=prefix)
     region = tmp + ".region"
@@ -148,7 +164,7 @@ def main():
             meta(pre, "/daxfs", tmp, a.meta, a.runs)
             return
         if a.cpu:
-            cpu_rows(pre, tmp, a.size, a.runs)
+            cpu_rows(pre, tmp, a.size, a.runs, a.base, region)
             return
         print("| row | preload MiB/s | tmpfs MiB/s | preload/tmpfs | "
               "preload p50 ns | tmpfs p50 ns | latency tmpfs/preload |")
