@@ -335,7 +335,7 @@ static int region_truncate(int fd, uint64_t size)
 		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
 	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
 		err = -EINVAL;
-	else if (!(err = daxfs_ftruncate(h, d->ino, size)))
+	else if (!(err = daxfs_ftruncate_fc(h, d->ino, &d->fc, size)))
 		pl_map_cut(d->ino);
 	pl_fd_put(d);
 	return err;
