@@ -6,7 +6,8 @@
 # Runs IO_BENCH (default: build/bench/io_bench, built by make -C bench)
 # once per section of bench/fio/table2.fio (random sections after the
 # layout section) with a 64 MiB file, counting only instructions inside
-# daxfs_pread / daxfs_pwrite (--toggle-collect), and prints
+# daxfs_pread / daxfs_pwrite and their per-open-file cache forms
+# daxfs_pread_fc / daxfs_pwrite_fc (--toggle-collect), and prints
 #   section,ops,ins_op,core_op
 # ops: blocks the section moved (io_bench's bytes / bs); ins_op: the
 # instructions of those calls per block (the library's work plus the copy).
@@ -48,21 +49,22 @@ ir() {
 		END { print all + 0, copy + 0 }'
 }
 
-# A read section counts only daxfs_pread (io_bench writes its file
+# A read section counts only daxfs_pread* (io_bench writes its file
 # first).  A write section that needs another before it (a rewrite: the
 # first write; a random one: layout) runs after it, and that one's
 # instructions, measured alone, are taken off.
 echo "section,ops,ins_op,core_op"
 for s in $(echo "$sections" | tr , ' '); do
-	fn=daxfs_pwrite pre=
+	# the plain calls or their per-open-file cache forms (never nested)
+	fn='daxfs_pwrite*' pre=
 	case $s in
-	*read*) fn=daxfs_pread ;;
+	*read*) fn='daxfs_pread*' ;;
 	seqwrite-rewrite-*) pre=seqwrite-first-${s#seqwrite-rewrite-} ;;
 	rand*) pre=layout ;;
 	esac
 	base="0 0"
-	if [ -n "$pre" ] && [ $fn = daxfs_pwrite ]; then
-		base=$(ir "$pre" daxfs_pwrite)
+	if [ -n "$pre" ] && [ "$fn" = 'daxfs_pwrite*' ]; then
+		base=$(ir "$pre" "$fn")
 	fi
 	n=$(ir "${pre:+$pre,}$s" $fn)
 	awk -F, -v s="$s" -v n="$n" -v base="$base" '

@@ -428,6 +428,7 @@ struct worker {
 	double start, end, cpu;	/* cpu: this thread's CPU seconds */
 	uint64_t ins;		/* user-space instructions (0: no counter) */
 	int err;
+	struct daxfs_fcache fc;	/* per open file, as fio's job has one */
 };
 
 static void *worker_main(void *arg)
@@ -455,8 +456,10 @@ static void *worker_main(void *arg)
 		for (i = 0; i < n; i++) {
 			off = (ord ? ord[i] : i) * j->bs;
 			if (w->h) {
-				r = rd ? daxfs_pread(w->h, w->ino, buf, j->bs, off)
-				       : daxfs_pwrite(w->h, w->ino, buf, j->bs, off);
+				r = rd ? daxfs_pread_fc(w->h, w->ino, &w->fc, buf,
+							j->bs, off)
+				       : daxfs_pwrite_fc(w->h, w->ino, &w->fc, buf,
+							 j->bs, off);
 				if (r != (int64_t)j->bs) {
 					w->err = r < 0 ? (int)r : -EIO;
 					goto out;

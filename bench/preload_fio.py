@@ -21,8 +21,12 @@ rows alternated.  --huge (root) adds two: a region on a hugetlbfs
 huge=advise, each mounted in a temporary directory; everything is put
 back afterwards (docs/benchmarks.md "Huge pages for the region").
 
+With --cpu --base TREE: the preload of this tree and of TREE (another
+built checkout, e.g. the commit before a change) side by side, in turns
+within each run, instead of the no-pre-fault column.
+
 Usage: bench/preload_fio.py [--size 64m] [--runs 3] [--meta N] [--cpu]
-       [--region-dir DIR]... [--region-size 2G] [--huge]
+       [--region-dir DIR]... [--region-size 2G] [--huge] [--base TREE]
 Needs fio and a built tree (make).
 """
 
@@ -98,16 +102,24 @@ def meta(pre, region_dir, tmp_dir, n, runs):
 CPU_ROWS = ["first", "rewrite", "read", "randread", "randwrite", "append"]
 
 
-def cpu_rows(pres, tmp, size, runs):
+def cpu_rows(pres, tmp, size, runs, base=None):
     """pres: [(name, preload prefix)], the first also measured without
-    the pre-fault; one column each, rounds alternated."""
+    the pre-fault (or, with base, with base's preload on the same
+    region); one column each, rounds alternated."""
     prog = os.path.join(REPO, "build", "bench", "preload_io")
     if not os.path.exists(prog):
         sys.exit("build/bench/preload_io is missing: make bench")
     mib = str(int(size.rstrip("mM")))
     sides = [(pre + [prog, "/daxfs/pio", mib], {}) for _, pre in pres]
-    sides.append((pres[0][1] + [prog, "/daxfs/pio", mib],
-                  {"DAXFS_PRELOAD_PREFAULT": "0"}))
+    second = (pres[0][1] + [prog, "/daxfs/pio", mib],
+              {"DAXFS_PRELOAD_PREFAULT": "0"})
+    if base:
+        bprog = os.path.join(base, "build", "bench", "preload_io")
+        if not os.path.exists(bprog):
+            sys.exit("%s is missing: make bench there" % bprog)
+        bpre = [os.path.join(base, "build", "bin", "daxfs")] + pres[0][1][1:]
+        second = (bpre + [bprog, "/daxfs/pio", mib], {})
+    sides.append(second)
     sides.append(([prog, os.path.join(tmp, "pio"), mib], {}))
     best = [dict() for _ in sides]
     for _ in range(runs):
@@ -122,16 +134,18 @@ def cpu_rows(pres, tmp, size, runs):
                 best[i][k] = min(best[i].get(k, 1e18), float(v))
     names = [n for n, _ in pres]
     print("| 4K row | " + " | ".join("preload %s ns/call" % n for n in names)
-          + " | %s, no pre-fault | tmpfs ns/call | " % names[0]
-          + " | ".join("tmpfs/%s" % n for n in names) + " |")
-    print("|---" * (2 * len(names) + 3) + "|")
+          + " | %s, %s | tmpfs ns/call | "
+          % (names[0], "--base" if base else "no pre-fault")
+          + " | ".join("tmpfs/%s" % n for n in names)
+          + (" | tmpfs/base" if base else "") + " |")
+    print("|---" * (2 * len(names) + 3 + bool(base)) + "|")
     for k in CPU_ROWS:
         t = best[-1][k]
         print("| %s | " % k
               + " | ".join("%.0f" % b[k] for b in best[:-1])
               + " | %.0f | " % t
               + " | ".join("%.2fx" % (t / b[k]) for b in best[:len(names)])
-              + " |")
+              + (" | %.2fx" % (t / best[-2][k]) if base else "") + " |")
 
 
 def write_sys(path, value):
@@ -193,6 +207,7 @@ def scratch(prefix, runs, meta):
     ap.add_argument("--region-dir", action="append", default=[])
     ap.add_argument("--region-size", default="2G")
     ap.add_argument("--huge", action="store_true")
+    ap.add_argument("--base", default=None)
     a = ap.parse_args()
     a.region_dir = a.region_dir or ["/dev/shm"]
     a.region_bytes = parse_size(a.region_size)
@@ -236,7 +251,7 @@ def run(a, tmp, dirs, regions):
         meta(pre, "/daxfs", tmp, a.meta, a.runs)
         return
     if a.cpu:
-        cpu_rows(pres, tmp, a.size, a.runs)
+        cpu_rows(pres, tmp, a.size, a.runs, a.base)
         return
     print("| row | preload MiB/s | tmpfs MiB/s | preload/tmpfs | "
           "preload p50 ns | tmpfs p50 ns | latency tmpfs/preload |")

@@ -26,8 +26,8 @@
 /* Read once more (not an errno the read paths return). */
 #define READ_AGAIN	DAXFS_GATE_RETRY
 
-static s64 read_once(struct daxfs_op *op, u64 ino, u64 off, u64 len,
-		     daxfs_read_actor_t actor, void *ctx)
+static s64 read_once(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		     u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
@@ -35,20 +35,20 @@ static s64 read_once(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	s64 ret;
 	int err;
 
-	err = daxfs_inode_get(op, ino, &ref);
+	err = daxfs_inode_get_fc(op, ino, fc, &ref);
 	if (err)
 		return err;
 	ip = ref.ip;
 	/* a pristine base inode: a write copies it up first into a new
 	 * record, and this read sees only the base image, all of it old */
 	if (!ip)
-		return daxfs_file_read(op, ino, off, len, actor, ctx);
+		return daxfs_file_read(op, ino, fc, off, len, actor, ctx);
 	seq = daxfs_gate_seq(ip);
 	if (daxfs_gate_peek(ip)) {
 		err = daxfs_gate_wait_open(op, ip);
 		return err ? err : READ_AGAIN;
 	}
-	ret = daxfs_file_read(op, ino, off, len, actor, ctx);
+	ret = daxfs_file_read(op, ino, fc, off, len, actor, ctx);
 	/* the data loads before the second look */
 	daxfs_fence();
 	if (daxfs_gate_peek(ip) || daxfs_gate_seq(ip) != seq)
@@ -56,9 +56,10 @@ static s64 read_once(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	return ret;
 }
 
-s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
-		      daxfs_read_actor_t actor, void (*restart)(void *ctx),
-		      void *ctx)
+s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
+			 struct daxfs_fcache *fc, u64 off, u64 len,
+			 daxfs_read_actor_t actor, void (*restart)(void *ctx),
+			 void *ctx)
 {
 	struct daxfs_op op;
 	u32 round;
@@ -69,7 +70,7 @@ s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
 		err = daxfs_op_begin(fs, &op);
 		if (err)
 			return err;
-		ret = read_once(&op, ino, off, len, actor, ctx);
+		ret = read_once(&op, ino, fc, off, len, actor, ctx);
 		daxfs_op_end(&op);
 		if (ret != READ_AGAIN)
 			return ret;
@@ -78,4 +79,12 @@ s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
 			return -EINTR;
 		restart(ctx);
 	}
+}
+
+s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+		      daxfs_read_actor_t actor, void (*restart)(void *ctx),
+		      void *ctx)
+{
+	return daxfs_read_atomic_fc(fs, ino, NULL, off, len, actor, restart,
+				    ctx);
 }

@@ -49,6 +49,7 @@ typedef u8 daxfs_u8;
 #define daxfs_dirty_resume(d)	do { (void)(d); } while (0)
 #define daxfs_likely(x)		likely(x)
 #define daxfs_unlikely(x)	unlikely(x)
+#define daxfs_noinline		noinline
 
 static inline u64 daxfs_load(const u64 *p)
 {
@@ -232,6 +233,7 @@ typedef __s32 s32;
 
 #define daxfs_likely(x)		__builtin_expect(!!(x), 1)
 #define daxfs_unlikely(x)	__builtin_expect(!!(x), 0)
+#define daxfs_noinline		__attribute__((__noinline__))
 
 #ifndef EUCLEAN
 #define EUCLEAN 117

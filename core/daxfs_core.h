@@ -259,6 +259,27 @@ static inline bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len,
 /* ---- overlay (core/overlay.c) ---- */
 
 int daxfs_ov_lookup(struct daxfs_op *op, u64 key, u64 *value);
+/* The same, and the index of the bucket that publishes key (*idx). */
+int daxfs_ov_lookup_at(struct daxfs_op *op, u64 key, u64 *value, u64 *idx);
+/*
+ * Whether bucket idx publishes key with value now (a cached lookup):
+ * ov_find's test at one bucket, K == key, V == value, K again.  With at
+ * most one bucket publishing a key (docs/overlay.md, invariant 2) a
+ * bucket that passes is the one a lookup would return at the V load,
+ * whatever the probe path looks like now (docs/open-files.md
+ * "Per-open-file cache").  Inline: it replaces the probe on every call.
+ */
+static inline bool daxfs_ov_holds(struct daxfs_fs *fs, u64 idx, u64 key,
+				  u64 value)
+{
+	struct daxfs_bucket *b;
+
+	if (idx >= fs->nr_buckets || !value)
+		return false;
+	b = &fs->buckets[idx];
+	return daxfs_load(&b->key) == key && daxfs_load(&b->value) == value &&
+	       daxfs_load(&b->key) == key;
+}
 int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value);	/* -EEXIST */
 int daxfs_ov_replace(struct daxfs_op *op, u64 key, u64 old, u64 new_value);
 int daxfs_ov_delete(struct daxfs_op *op, u64 key, u64 old);
@@ -462,6 +483,36 @@ s64 daxfs_read_atomic(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
 		      void *ctx);
 
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size);
+
+/*
+ * Per-open-file cache of where the inode's record is: the overlay bucket
+ * that publishes INODE(ino) and the record's offset, so that a call
+ * checks one bucket instead of hashing and probing (docs/open-files.md
+ * "Per-open-file cache").  The caller owns it (in its open-file object)
+ * and zeroes it at open; the core fills it and checks it on every use,
+ * inside the call's op: a cache that fails the check (the record was
+ * freed, moved, reused, overwritten, or the words are torn or garbage)
+ * is dropped and the inode looked up as without one.  It holds region
+ * offsets only, so processes that map the region at other addresses may
+ * share it, and threads may use it at once without a lock (each word is
+ * loaded and stored whole; any mix of words passes only when it names
+ * the record a lookup finds).  NULL: no cache.
+ */
+struct daxfs_fcache {
+	u64 rec;			/* offset of the inode record; 0: none */
+	u64 bucket;			/* overlay bucket publishing it */
+};
+s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		  u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
+s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		   u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
+		   void *ctx, u64 *pos);
+s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
+			 struct daxfs_fcache *fc, u64 off, u64 len,
+			 daxfs_read_actor_t actor, void (*restart)(void *ctx),
+			 void *ctx);
+int daxfs_truncate_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		      u64 size);
 
 /* For mmap/DAX: region offset of the page holding file block blk,
  * allocating (zeroed) when alloc is set.  *off = 0 for a hole. */

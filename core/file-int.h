@@ -37,13 +37,19 @@ struct fview {
 	u64 bk_off;			/* read through core/pcache.c */
 };
 
-/* The inode ino, which must be a regular file (-EISDIR, -EINVAL). */
+/* The inode ino, which must be a regular file (-EISDIR, -EINVAL); the
+ * _fc forms look it up through the caller's cache fc (may be NULL). */
 int daxfs_file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref);
+int daxfs_file_get_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		      struct daxfs_iref *ref);
 
 /* A regular file about to be changed by this host, copied up: ref and
  * *ip name the writable record (-EROFS on a host-less fs). */
 int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
 			struct daxfs_inode **ip);
+int daxfs_file_writable_fc(struct daxfs_op *op, u64 ino,
+			   struct daxfs_fcache *fc, struct daxfs_iref *ref,
+			   struct daxfs_inode **ip);
 
 /* Loads size, root and the visible base extent of ref once, checked. */
 int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,

@@ -28,10 +28,12 @@
 #define WRITE_BATCH	64u	/* new pages allocated by one write step */
 #define SIZE_RETRIES	100000u
 
-/* The inode ino, which must be a regular file (-EISDIR, -EINVAL). */
-int daxfs_file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
+/* The inode ino, which must be a regular file (-EISDIR, -EINVAL), found
+ * through the caller's cache fc (may be NULL). */
+int daxfs_file_get_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		      struct daxfs_iref *ref)
 {
-	int err = daxfs_inode_get(op, ino, ref);
+	int err = daxfs_inode_get_fc(op, ino, fc, ref);
 	u32 mode;
 
 	if (err)
@@ -44,19 +46,25 @@ int daxfs_file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 	return 0;
 }
 
+int daxfs_file_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
+{
+	return daxfs_file_get_fc(op, ino, NULL, ref);
+}
+
 /*
  * A regular file about to be changed by this host: checks the type on the
  * (possibly pristine base) inode, then copies it up.  ref ends up naming
  * the writable record.
  */
-int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
-			struct daxfs_inode **ip)
+int daxfs_file_writable_fc(struct daxfs_op *op, u64 ino,
+			   struct daxfs_fcache *fc, struct daxfs_iref *ref,
+			   struct daxfs_inode **ip)
 {
 	int err;
 
 	if ((op->fs->flags & DAXFS_FS_RDONLY) || !op->lane)
 		return -EROFS;
-	err = daxfs_file_get(op, ino, ref);
+	err = daxfs_file_get_fc(op, ino, fc, ref);
 	if (err)
 		return err;
 	/* the overlay record the lookup found is the writable one: a
@@ -70,6 +78,12 @@ int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
 		return err;
 	ref->ip = *ip;
 	return 0;
+}
+
+int daxfs_file_writable(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref,
+			struct daxfs_inode **ip)
+{
+	return daxfs_file_writable_fc(op, ino, NULL, ref, ip);
 }
 
 int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
@@ -159,8 +173,8 @@ static bool run_flush(struct rrun *r, daxfs_read_actor_t actor, void *ctx,
 	return true;
 }
 
-s64 daxfs_file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
-		    daxfs_read_actor_t actor, void *ctx)
+s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		    u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_fs *fs = op->fs;
 	const u64 *slots = NULL;
@@ -170,7 +184,7 @@ s64 daxfs_file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	u64 pos, end, lo = 1, hi = 0, total = 0;
 	int err;
 
-	err = daxfs_file_get(op, ino, &ref);
+	err = daxfs_file_get_fc(op, ino, fc, &ref);
 	if (err)
 		return err;
 	err = daxfs_file_view(fs, &ref, &v);
@@ -249,8 +263,8 @@ s64 daxfs_file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	return total;
 }
 
-s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
-	       daxfs_read_actor_t actor, void *ctx)
+s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		  u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_op op;
 	s64 ret;
@@ -259,9 +273,15 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	ret = daxfs_file_read(&op, ino, off, len, actor, ctx);
+	ret = daxfs_file_read(&op, ino, fc, off, len, actor, ctx);
 	daxfs_op_end(&op);
 	return ret;
+}
+
+s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+	       daxfs_read_actor_t actor, void *ctx)
+{
+	return daxfs_read_fc(fs, ino, NULL, off, len, actor, ctx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -705,9 +725,9 @@ static void write_leave(struct daxfs_op *op, struct daxfs_inode *ip,
 		daxfs_intent_clear(op);
 }
 
-static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
-		      u32 flags, daxfs_write_actor_t actor, void *ctx,
-		      u64 *ppos)
+static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		      u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
+		      void *ctx, u64 *ppos)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
@@ -719,7 +739,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	s64 w;
 	int err;
 
-	err = daxfs_file_writable(op, ino, &ref, &ip);
+	err = daxfs_file_writable_fc(op, ino, fc, &ref, &ip);
 	if (err)
 		return err;
 	if (!append) {
@@ -808,8 +828,9 @@ static s64 file_write(struct daxfs_op *op, u64 ino, u64 off, u64 len,
 	return w;
 }
 
-s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
-		daxfs_write_actor_t actor, void *ctx, u64 *pos)
+s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		   u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
+		   void *ctx, u64 *pos)
 {
 	struct daxfs_op op;
 	u32 round = 0;
@@ -821,13 +842,20 @@ s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
 		err = daxfs_op_begin(fs, &op);
 		if (err)
 			return err;
-		ret = file_write(&op, ino, off, len, flags, actor, ctx, pos);
+		ret = file_write(&op, ino, fc, off, len, flags, actor, ctx,
+				 pos);
 		daxfs_op_end(&op);
 		/* nothing stored yet: a shrink held the gate */
 		if (ret == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
 			return -EINTR;
 	} while (ret == DAXFS_GATE_RETRY);
 	return ret;
+}
+
+s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
+		daxfs_write_actor_t actor, void *ctx, u64 *pos)
+{
+	return daxfs_write_fc(fs, ino, NULL, off, len, flags, actor, ctx, pos);
 }
 
 /* ------------------------------------------------------------------ */
@@ -923,7 +951,8 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 	return -EAGAIN;
 }
 
-static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
+static int file_truncate(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+			 u64 size)
 {
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
@@ -932,7 +961,7 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 
 	if (size > DAXFS_MAX_FILE_SIZE)
 		return -EFBIG;
-	err = daxfs_file_writable(op, ino, &ref, &ip);
+	err = daxfs_file_writable_fc(op, ino, fc, &ref, &ip);
 	if (err)
 		return err;
 	/* extending is a write for the gate: an atomic write, which holds
@@ -964,21 +993,28 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 
 struct truncate_call {
 	u64 ino, size;
+	struct daxfs_fcache *fc;
 };
 
 static int truncate_op(struct daxfs_op *op, void *arg)
 {
 	struct truncate_call *t = arg;
 
-	return file_truncate(op, t->ino, t->size);
+	return file_truncate(op, t->ino, t->fc, t->size);
+}
+
+int daxfs_truncate_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		      u64 size)
+{
+	struct truncate_call t = { ino, size, fc };
+
+	/* another host's shrink held the gate: we changed nothing, retry */
+	return daxfs_gate_op(fs, truncate_op, &t);
 }
 
 int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 {
-	struct truncate_call t = { ino, size };
-
-	/* another host's shrink held the gate: we changed nothing, retry */
-	return daxfs_gate_op(fs, truncate_op, &t);
+	return daxfs_truncate_fc(fs, ino, NULL, size);
 }
 
 /* ------------------------------------------------------------------ */

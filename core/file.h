@@ -150,8 +150,8 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
  * writers still holding the record: they see holes / restart. */
 void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip);
 
-/* daxfs_read inside the caller's op (core/atomicw.c reads under one). */
-s64 daxfs_file_read(struct daxfs_op *op, u64 ino, u64 off, u64 len,
-		    daxfs_read_actor_t actor, void *ctx);
+/* daxfs_read_fc inside the caller's op (core/atomicw.c reads under one). */
+s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		    u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
 
 #endif /* DAXFS_FILE_H */

@@ -31,8 +31,8 @@ static bool is_orphan(struct daxfs_inode *ip)
 }
 
 /* Validated record at off for ino. */
-static int record_at(struct daxfs_fs *fs, u64 off, u64 ino,
-		     struct daxfs_inode **ipp)
+static inline int record_at(struct daxfs_fs *fs, u64 off, u64 ino,
+			    struct daxfs_inode **ipp)
 {
 	struct daxfs_inode *ip = daxfs_meta_ptr(fs, off, sizeof(*ip),
 						DAXFS_OFF_ALIGN);
@@ -69,40 +69,112 @@ static int base_fallback(struct daxfs_fs *fs, u64 ino,
 	return 0;
 }
 
-int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
+/* The record at off, when it is ino's and in use: nlink 0 means being
+ * freed, or a dead base inode's marker, unless kept as an open orphan. */
+static inline int live_record(struct daxfs_fs *fs, u64 off, u64 ino,
+			      struct daxfs_inode **ipp)
+{
+	int err = record_at(fs, off, ino, ipp);
+
+	if (err)
+		return err;
+	if (daxfs_load32(&(*ipp)->nlink) == 0 && !is_orphan(*ipp))
+		return -ENOENT;
+	return 0;
+}
+
+/* The caller's words, not the region's: out of sync mode's store log
+ * (which would flush them), stored whole (other threads may load them). */
+static void fc_set(struct daxfs_fcache *fc, u64 rec, u64 bucket)
+{
+	void *log = daxfs_dirty_pause();
+
+	/* a reader between the stores may see the new bucket with the old
+	 * record: a miss, never wrong */
+	daxfs_store(&fc->bucket, bucket);
+	daxfs_store(&fc->rec, rec);
+	daxfs_dirty_resume(log);
+}
+
+/*
+ * The record fc names, if its bucket still publishes it for ino and it is
+ * still ino's live record: then it is what a lookup would find now
+ * (docs/open-files.md "Per-open-file cache").  Else the cache is dropped.
+ */
+static struct daxfs_inode *cached_record(struct daxfs_fs *fs, u64 ino,
+					 struct daxfs_fcache *fc)
+{
+	struct daxfs_inode *ip;
+	u64 rec = daxfs_load(&fc->rec);
+
+	if (!rec)
+		return NULL;
+#ifdef DAXFS_BUG_FCACHE_TRUST
+	/* re-introduced defect (docs/testing.md): the cache believed */
+	ip = daxfs_meta_ptr(fs, rec, sizeof(*ip), DAXFS_OFF_ALIGN);
+	return ip;
+#else
+	if (daxfs_ov_holds(fs, daxfs_load(&fc->bucket), inode_key(ino), rec) &&
+	    !live_record(fs, rec, ino, &ip))
+		return ip;
+	fc_set(fc, 0, 0);
+	return NULL;
+#endif
+}
+
+/* The lookup proper: the overlay record (filling fc when given), else a
+ * pristine base inode.  Out of line: a cache hit needs none of its frame. */
+static daxfs_noinline int inode_lookup(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+			struct daxfs_iref *ref)
 {
 	struct daxfs_fs *fs = op->fs;
 	const struct daxfs_base_inode *bip;
 	struct daxfs_inode *ip;
-	u64 off;
+	u64 off, idx;
 	int err;
 
-	ref->ino = ino;
 	ref->ip = NULL;
-	ref->bip = NULL;
 	if (ino == 0)
 		return -ENOENT;
-	err = daxfs_ov_lookup(op, inode_key(ino), &off);
+	err = daxfs_ov_lookup_at(op, inode_key(ino), &off, &idx);
 	if (!err) {
-		err = record_at(fs, off, ino, &ip);
+		err = live_record(fs, off, ino, &ip);
 		if (err)
 			return err;
-		/* nlink 0: being freed, or a dead base inode's marker
-		 * (unless kept as an open orphan) */
-		if (daxfs_load32(&ip->nlink) == 0 && !is_orphan(ip))
-			return -ENOENT;
 		ref->ip = ip;
+		if (fc)
+			fc_set(fc, off, idx);
 		return 0;
 	}
 	if (err != -ENOENT)
 		return err;
 	/* A dynamic inode without a record is gone; base inodes keep their
-	 * record forever once copied up, so falling back is safe. */
+	 * record forever once copied up, so falling back is safe.  A
+	 * pristine base inode is not cached: its copy-up publishes a bucket
+	 * that only a lookup finds. */
 	err = base_fallback(fs, ino, &bip);
 	if (err)
 		return err;
 	ref->bip = bip;
 	return 0;
+}
+
+int daxfs_inode_get_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		       struct daxfs_iref *ref)
+{
+	ref->ino = ino;
+	ref->bip = NULL;
+	if (fc && ino) {
+		ref->ip = cached_record(op->fs, ino, fc);
+		if (ref->ip)
+			return 0;
+	}
+	return inode_lookup(op, ino, fc, ref);
+}
+
+int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
+{
+	return daxfs_inode_get_fc(op, ino, NULL, ref);
 }
 
 static void fill_from_base(struct daxfs_inode *ip, u64 ino,
@@ -148,13 +220,10 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 	for (tries = 0; tries < DAXFS_PENDING_TRIES; tries++) {
 		err = daxfs_ov_lookup(op, inode_key(ino), &off);
 		if (!err) {
-			err = record_at(fs, off, ino, &ip);
-			if (err)
-				return err;
-			if (daxfs_load32(&ip->nlink) == 0 && !is_orphan(ip))
-				return -ENOENT;
-			*ipp = ip;
-			return 0;
+			err = live_record(fs, off, ino, &ip);
+			if (!err)
+				*ipp = ip;
+			return err;
 		}
 		if (err != -ENOENT)
 			return err;

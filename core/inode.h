@@ -45,6 +45,10 @@ struct daxfs_iref {
  * dead base inode, nlink 0).  Validates record->ino == ino and magic
  * (else -EUCLEAN). */
 int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref);
+/* The same through the caller's cache of ino's record (may be NULL),
+ * which it checks before use and fills after a lookup. */
+int daxfs_inode_get_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		       struct daxfs_iref *ref);
 /* For modification: copies a base inode up on first use (one winner via
  * overlay insert; losers free theirs and use the winner's). */
 int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,

@@ -67,6 +67,19 @@ int daxfs_ov_lookup(struct daxfs_op *op, u64 key, u64 *value)
 	return ov_find(op->fs, key, value) ? 0 : -ENOENT;
 }
 
+int daxfs_ov_lookup_at(struct daxfs_op *op, u64 key, u64 *value, u64 *idx)
+{
+	struct daxfs_bucket *b;
+
+	if (!key_ok(key))
+		return -EINVAL;
+	b = ov_find(op->fs, key, value);
+	if (!b)
+		return -ENOENT;
+	*idx = (u64)(b - op->fs->buckets);
+	return 0;
+}
+
 /* Nested-safe intent: the lane's intent record when it is free, else the
  * lane's private OV words (an insert inside e.g. a rename keeps the
  * rename intent intact).  Returns which one was used. */

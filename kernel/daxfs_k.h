@@ -91,6 +91,10 @@ struct daxfs_sb_info {
 
 struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
+	/* where the inode's record is: every read and write of this host
+	 * passes it to the core, which checks it before use
+	 * (docs/open-files.md "Per-open-file cache") */
+	struct daxfs_fcache fc;
 	umode_t mode;			/* the region's mode: i_mode may hide set-id bits */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */

@@ -116,8 +116,9 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 	 * gate's seqlock, which plain writes do not disturb (docs/modes.md
 	 * "Who is covered") */
 	pagefault_disable();
-	n = daxfs_read_atomic(DAXFS_FS(inode->i_sb), inode->i_ino, pos, len,
-			      daxfs_read_actor, daxfs_read_restart, io);
+	n = daxfs_read_atomic_fc(DAXFS_FS(inode->i_sb), inode->i_ino,
+				 &DAXFS_I(inode)->fc, pos, len,
+				 daxfs_read_actor, daxfs_read_restart, io);
 	pagefault_enable();
 	return n;
 }
@@ -208,9 +209,10 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 		io->fault = false;
 		io->media = false;
 		pagefault_disable();
-		n = daxfs_write(DAXFS_FS(inode->i_sb), inode->i_ino, iocb->ki_pos,
-				iov_iter_count(io->iter), flags, daxfs_write_actor,
-				io, pos);
+		n = daxfs_write_fc(DAXFS_FS(inode->i_sb), inode->i_ino,
+				   &DAXFS_I(inode)->fc, iocb->ki_pos,
+				   iov_iter_count(io->iter), flags,
+				   daxfs_write_actor, io, pos);
 		pagefault_enable();
 	} while (daxfs_k_space_retry(inode->i_sb, &w, n));
 	return n;

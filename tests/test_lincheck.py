@@ -322,6 +322,15 @@ def test_detects_short_giveback(checker):
            "-f", "16", "-S", "16", "-s", "22")
 
 
+def test_detects_fcache_trust(checker):
+    """A per-open-file cache believed without its check (the bucket and
+    the record, docs/open-files.md "Per-open-file cache"): each round's
+    files are new, so a worker's cache of the last round's file names a
+    freed (and maybe reused) record.  The workers' data calls go through
+    their caches (tests/lincheck/lc_worker.c)."""
+    detect("FCACHE_TRUST", "-m", "data", "-w", "4", "-s", "41")
+
+
 @pytest.mark.skipif(not fixed("EXCHANGE_RECOVERY"),
                     reason="needs the crash point rename.linked (between "
                     "a rename's publishing CAS and its step mark), which "

@@ -390,6 +390,27 @@ int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
 
 /*
+ * The same four through a per-open-file cache of where the inode's record
+ * is (struct daxfs_fcache, core/daxfs_core.h; docs/open-files.md
+ * "Per-open-file cache"): the caller keeps one per open file, zeroed at
+ * open, and passes it with the inode number on every call.  Each call
+ * checks it before use (a cache that no longer names ino's record is
+ * dropped and the inode looked up again), so it is never wrong, only
+ * useless; threads and processes may share one.  fc NULL: no cache.
+ */
+int64_t daxfs_pread_fc(struct daxfs_handle *h, uint64_t ino,
+		       struct daxfs_fcache *fc, void *buf, uint64_t len,
+		       uint64_t off);
+int64_t daxfs_pwrite_fc(struct daxfs_handle *h, uint64_t ino,
+			struct daxfs_fcache *fc, const void *buf, uint64_t len,
+			uint64_t off);
+int64_t daxfs_append_fc(struct daxfs_handle *h, uint64_t ino,
+			struct daxfs_fcache *fc, const void *buf, uint64_t len,
+			uint64_t *at);
+int daxfs_ftruncate_fc(struct daxfs_handle *h, uint64_t ino,
+		       struct daxfs_fcache *fc, uint64_t size);
+
+/*
  * fallocate(2) by inode number (docs/files.md "fallocate"): mode 0,
  * DAXFS_FALLOC_KEEP_SIZE, DAXFS_FALLOC_PUNCH_HOLE | KEEP_SIZE,
  * DAXFS_FALLOC_ZERO_RANGE (| KEEP_SIZE); the values are Linux's.

@@ -46,13 +46,13 @@ static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 		len = IO_MAX;
 	if (dir == IO_READ) {
 		at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
-		n = daxfs_pread(h, d->ino, buf, len, at);
+		n = daxfs_pread_fc(h, d->ino, &d->fc, buf, len, at);
 	} else if (acc & O_APPEND) {
 		/* Linux appends even with pwrite on O_APPEND. */
-		n = daxfs_append(h, d->ino, buf, len, &at);
+		n = daxfs_append_fc(h, d->ino, &d->fc, buf, len, &at);
 	} else {
 		at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
-		n = daxfs_pwrite(h, d->ino, buf, len, at);
+		n = daxfs_pwrite_fc(h, d->ino, &d->fc, buf, len, at);
 	}
 	if (n > 0 && off < 0)
 		atomic_store(&d->off, at + n);
@@ -335,7 +335,7 @@ static int region_truncate(int fd, uint64_t size)
 		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
 	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
 		err = -EINVAL;
-	else if (!(err = daxfs_ftruncate(h, d->ino, size)))
+	else if (!(err = daxfs_ftruncate_fc(h, d->ino, &d->fc, size)))
 		pl_map_cut(d->ino);
 	pl_fd_put(d);
 	return err;

@@ -46,7 +46,11 @@ struct pl_desc {
 	uint32_t pad;
 	uint64_t ino;
 	_Atomic uint64_t off;		/* file offset or directory position */
-	char path[PL_PATH_MAX - 32];	/* region path of the open */
+	/* where ino's record is, checked by the core on every use: shared
+	 * by every process the description is, as it holds region offsets
+	 * (docs/open-files.md "Per-open-file cache") */
+	struct daxfs_fcache fc;
+	char path[PL_PATH_MAX - 48];	/* region path of the open */
 };
 
 struct pl_config {

@@ -104,6 +104,9 @@ void dfuse_locks_release(struct dfuse *d, uint64_t ino,
  * forget when the open is not answered. */
 int dfuse_locks_open(struct fuse_file_info *fi, uint64_t join);
 uint64_t dfuse_file_join(const struct fuse_file_info *fi);
+/* The open file's cache of where its inode record is (docs/open-files.md
+ * "Per-open-file cache"), or NULL. */
+struct daxfs_fcache *dfuse_file_cache(const struct fuse_file_info *fi);
 void dfuse_locks_forget(struct fuse_file_info *fi);
 
 /* falloc.c: fallocate and SEEK_DATA / SEEK_HOLE (docs/files.md) */

@@ -31,6 +31,7 @@
 
 struct dfuse_lockers {
 	uint64_t join;			/* daxfs_handle_joins() at open */
+	struct daxfs_fcache fc;		/* for read and write (calloc: 0) */
 	pthread_mutex_t lock;
 	uint64_t *owner;
 	size_t nr, cap;
@@ -58,6 +59,13 @@ uint64_t dfuse_file_join(const struct fuse_file_info *fi)
 	const struct dfuse_lockers *l = lockers_of(fi);
 
 	return l ? l->join : 0;
+}
+
+struct daxfs_fcache *dfuse_file_cache(const struct fuse_file_info *fi)
+{
+	struct dfuse_lockers *l = lockers_of(fi);
+
+	return l ? &l->fc : NULL;
 }
 
 void dfuse_locks_forget(struct fuse_file_info *fi)

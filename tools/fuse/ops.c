@@ -457,7 +457,8 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		free(buf);
 		return reply_err(req, ESTALE);
 	}
-	n = daxfs_pread(d->h, dfuse_ino(d, node), buf, size, (uint64_t)off);
+	n = daxfs_pread_fc(d->h, dfuse_ino(d, node), dfuse_file_cache(fi), buf,
+			   size, (uint64_t)off);
 	if (n < 0) {
 		reply_err(req, (int)n);
 	} else {
@@ -480,9 +481,11 @@ static void op_write(fuse_req_t req, fuse_ino_t node, const char *buf,
 	 * kernel's offset is its cached size.  Writeback of cached pages
 	 * (writepage) carries the flags of some open file: never append. */
 	if ((fi->flags & O_APPEND) && !fi->writepage)
-		n = daxfs_append(d->h, ino, buf, size, NULL);
+		n = daxfs_append_fc(d->h, ino, dfuse_file_cache(fi), buf, size,
+				    NULL);
 	else
-		n = daxfs_pwrite(d->h, ino, buf, size, (uint64_t)off);
+		n = daxfs_pwrite_fc(d->h, ino, dfuse_file_cache(fi), buf, size,
+				    (uint64_t)off);
 	if (n < 0)
 		return reply_err(req, (int)n);
 	fuse_reply_write(req, (size_t)n);
