@@ -110,7 +110,8 @@ struct daxfs_fs {
 	struct daxfs_host_obs *obs;
 	s64 renewed_ns;			/* our last renewal, daxfs_mono_ns() */
 	/* the front end stopped this host (the kernel: metadata it loads
-	 * directly went bad, kernel/media.c): fenced as if declared dead */
+	 * directly went bad, kernel/media.c; a shutdown, kernel/shutdown.c):
+	 * fenced as if declared dead, and daxfs_op_begin fails with -EIO */
 	bool stopped;
 };
 
@@ -163,6 +164,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind);
 int daxfs_host_renew(struct daxfs_fs *fs);
 /* Leaves cleanly: releases lanes, hands limbo to the next reclaimer. */
 void daxfs_host_leave(struct daxfs_fs *fs);
+int daxfs_host_abandon(struct daxfs_fs *fs);
 /* Host state for info/fsck; *lease_age_ns: how long this observer has
  * seen the slot's heartbeat unchanged (-1: no observation table). */
 int daxfs_host_state(struct daxfs_fs *fs, u32 slot, u32 *state, u64 *gen,

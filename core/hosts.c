@@ -518,6 +518,26 @@ int daxfs_host_renew(struct daxfs_fs *fs)
 	return 0;
 }
 
+/*
+ * A host that stopped itself (a shutdown, kernel/shutdown.c) and whose ops
+ * have all ended gives up its slot as a crash would leave it, but marked
+ * DEAD at once: the next host to look (a join, a reclaim pass) recovers it
+ * without waiting out the lease.  Nothing of ours can race the recoverer:
+ * no op is running, and fs->stopped fences any that would start.
+ */
+int daxfs_host_abandon(struct daxfs_fs *fs)
+{
+	u64 w;
+
+	if (fs->host == DAXFS_NO_HOST)
+		return -EINVAL;
+	w = daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
+	if (!daxfs_cas(&daxfs_host_at(fs, fs->host)->state, &w,
+		       daxfs_host_word(fs->host_gen, DAXFS_HOST_DEAD)))
+		return -ESTALE;	/* declared dead already */
+	return 0;
+}
+
 void daxfs_host_leave(struct daxfs_fs *fs)
 {
 	struct daxfs_host *h;
@@ -602,8 +622,9 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->lane_idx = 0;
 	op->has_claim = false;
 	/* a page of the lanes or the host table that went bad is never
-	 * loaded (a machine check): the host stops instead */
-	if (daxfs_unlikely(daxfs_media_fixed_bad(fs)))
+	 * loaded (a machine check): the host stops instead; a host the
+	 * front end stopped (a shutdown: kernel/shutdown.c) starts nothing */
+	if (daxfs_unlikely(daxfs_once(fs->stopped) || daxfs_media_fixed_bad(fs)))
 		return -EIO;
 	if (fs->host == DAXFS_NO_HOST)
 		return 0;

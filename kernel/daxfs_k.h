@@ -70,6 +70,7 @@ struct daxfs_sb_info {
 	bool gone;			/* the device went away (unbind) */
 	bool joined;			/* holds a host slot */
 	bool dead;			/* our lease was taken away: -EIO */
+	bool shut;			/* FS_IOC_SHUTDOWN (shutdown.c) */
 	unsigned long lease_jiffies;
 	unsigned int renew_ticks;
 	/* renew_work only renews and times the other hosts' heartbeats,
@@ -151,6 +152,7 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 /* falloc.c: fallocate, SEEK_DATA / SEEK_HOLE, FIEMAP */
 struct fiemap_extent_info;
 long daxfs_k_fallocate(struct file *file, int mode, loff_t off, loff_t len);
+long daxfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 loff_t daxfs_k_seek_hole_data(struct file *file, loff_t off, int whence);
 int daxfs_k_fiemap(struct inode *inode, struct fiemap_extent_info *fi,
 		   u64 start, u64 len);

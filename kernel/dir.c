@@ -117,6 +117,8 @@ const struct file_operations daxfs_dir_fops = {
 	.read		= generic_read_dir,
 	.iterate_shared	= daxfs_k_iterate,
 	.fsync		= noop_fsync,
+	.unlocked_ioctl	= daxfs_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	/* lock directories are flocked: in the region, as for files */
 	.lock		= daxfs_k_lock,
 	.flock		= daxfs_k_flock,

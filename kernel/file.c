@@ -993,6 +993,8 @@ const struct file_operations daxfs_file_fops = {
 	.splice_read	= daxfs_splice_read,
 	.splice_write	= iter_file_splice_write,
 	.fallocate	= daxfs_k_fallocate,
+	.unlocked_ioctl	= daxfs_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.lock		= daxfs_k_lock,
 	.flock		= daxfs_k_flock,
 	/* a lease would not be broken by another host's open: refused */

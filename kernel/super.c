@@ -289,7 +289,8 @@ static void daxfs_lease_work(struct work_struct *work)
 						 struct daxfs_sb_info, lease_work);
 
 	if (READ_ONCE(sbi->dead) || daxfs_media_fixed_bad(&sbi->fs)) {
-		if (!READ_ONCE(sbi->gone) && !READ_ONCE(sbi->media_fixed))
+		if (!READ_ONCE(sbi->gone) && !READ_ONCE(sbi->media_fixed) &&
+		    !READ_ONCE(sbi->shut))
 			pr_crit("%s: other hosts declared this host dead (lease expired) and recovered its work; every operation now fails with EIO: unmount and mount again\n",
 				sbi->sb->s_id);
 		/* others ignore our mapping announcement now: the pool
@@ -331,6 +332,12 @@ static void daxfs_teardown(struct daxfs_sb_info *sbi)
 		if (!READ_ONCE(sbi->dead)) {
 			daxfs_pcache_detach(&sbi->fs);
 			daxfs_host_leave(&sbi->fs);
+		} else if (READ_ONCE(sbi->shut) && !READ_ONCE(sbi->gone) &&
+			   !READ_ONCE(sbi->media_fixed)) {
+			/* shut down: leave the slot as a crash would, but
+			 * DEAD already, so the next mount recovers it at once
+			 * (no op of ours runs any more: shutdown.c) */
+			daxfs_host_abandon(&sbi->fs);
 		}
 		sbi->joined = false;
 	}

@@ -27,14 +27,21 @@ Scenarios:
   mmtime    stores through a shared mapping move mtime and ctime: the first store of a
             fresh mapping (write fault), a store after a read fault (pfn_mkwrite), and a
             store after msync on the same mapping
+  shutdown  FS_IOC_SHUTDOWN (xfstests' godown): afterwards write, read, create and statfs
+            fail with EIO; a second shutdown is no error, a bad flag EINVAL; then
+            umount and mount again: what was written before is there, new writes work,
+            and the slot the shutdown left was recovered (the host's fsck after the
+            guest is clean)
   follow    [APPENDS CHUNK] a process appends while another follows the file by fstat
             and pread (`tail -f`): no zero byte is ever read, the appends are whole
 """
 import ctypes
 import errno
+import fcntl
 import mmap
 import os
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -485,7 +492,75 @@ def scen_follow(mnt, appends="200", chunk="131072"):
     result(follow="ok")
 
 
+FS_IOC_SHUTDOWN = 0x8004587D		# _IOR('X', 125, __u32): godown's
+
+
+def shut_down(fd, how):
+    fcntl.ioctl(fd, FS_IOC_SHUTDOWN, struct.pack("I", how))
+
+
+def mount_of(mnt):
+    """(source, options) of the mount at mnt, from /proc/mounts."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            src, where, _, opts = line.split()[:4]
+            if where == mnt:
+                return src, opts
+    raise Failed(f"{mnt} is not mounted")
+
+
+def expect_eio(what, fn):
+    try:
+        fn()
+    except OSError as e:
+        check(e.errno == errno.EIO, f"{what} after the shutdown: {e!r}, not EIO")
+        return
+    raise Failed(f"{what} after the shutdown succeeded")
+
+
+def scen_shutdown(mnt):
+    d = os.path.join(mnt, "shut")
+    os.makedirs(d, exist_ok=True)
+    kept, held = os.path.join(d, "kept"), os.path.join(d, "held")
+    data = os.urandom(3 * 4096 + 100)
+    with open(kept, "wb") as f:
+        f.write(data)
+    w = os.open(held, os.O_CREAT | os.O_RDWR, 0o644)
+    os.write(w, b"h" * 4096)
+    dfd = os.open(mnt, os.O_RDONLY)
+    try:
+        shut_down(dfd, 7)
+        raise Failed("shutdown with flag 7 succeeded")
+    except OSError as e:
+        check(e.errno == errno.EINVAL, f"shutdown with flag 7: {e!r}")
+    shut_down(dfd, 2)				# NOLOGFLUSH: at once
+    expect_eio("write", lambda: os.pwrite(w, b"y", 0))
+    expect_eio("read", lambda: os.pread(w, 1, 0))
+    expect_eio("create", lambda: os.close(os.open(os.path.join(d, "new"),
+                                                  os.O_CREAT | os.O_WRONLY, 0o644)))
+    expect_eio("statfs", lambda: os.statvfs(mnt))
+    shut_down(dfd, 0)				# again: nothing more to do
+    os.close(w)
+    os.close(dfd)
+    src, opts = mount_of(mnt)
+    run("umount", mnt)
+    run("mount", "-t", "daxfs", "-o", opts, src, mnt)
+    with open(kept, "rb") as f:
+        check(f.read() == data, "a file written before the shutdown changed")
+    with open(held, "rb") as f:
+        check(f.read() == b"h" * 4096, "the file open at the shutdown changed")
+    check(not os.path.exists(os.path.join(d, "new")), "a create after the shutdown left a name")
+    with open(os.path.join(d, "after"), "wb") as f:
+        f.write(b"after")
+    with open(os.path.join(d, "after"), "rb") as f:
+        check(f.read() == b"after", "a write after the remount")
+    log = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    check("shut down (FS_IOC_SHUTDOWN)" in log, "dmesg does not name the shutdown")
+    result(shutdown="ok")
+
+
 SCENARIOS = {
+    "shutdown": scen_shutdown,
     "follow": scen_follow,
     "tmpfile": scen_tmpfile,
     "whiteout": scen_whiteout,
