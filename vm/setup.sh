@@ -15,8 +15,10 @@ export DEBIAN_FRONTEND=noninteractive
 # lists extents with xfs_io (a machine without it failed that test).
 PKGS=(qemu-system-x86 qemu-utils linux-image-amd64 linux-headers-amd64 busybox-static cpio
       ndctl fio kmod gzip e2fsprogs xfsprogs make gcc python3 python3-pytest)
+XFSTESTS=0
 if [ "${1:-}" = --xfstests ]; then
     shift
+    XFSTESTS=1
     PKGS+=(xfslibs-dev libattr1-dev libacl1-dev uuid-dev libaio-dev autoconf automake
            libtool pkg-config gawk perl bc psmisc attr acl
            libgdbm-dev libgdbm-compat-dev liburing-dev libcap-dev)
@@ -41,6 +43,15 @@ elif [ ${#missing[@]} -gt 0 ]; then
             -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" >/dev/null
     }
     install || { apt-get update -qq && install; }   # stale lists: update once and retry
+fi
+
+# xfstests' tests that switch users want fsgqa, fsgqa2, 123456-fsgqa and the group fsgqa
+# (its README, step 6); the guest runs in this machine's root, so they are this machine's.
+if [ "$XFSTESTS" = 1 ] && [ "$(id -u)" = 0 ]; then
+    for u in fsgqa fsgqa2 123456-fsgqa; do
+        id "$u" >/dev/null 2>&1 || useradd -m "$u"
+    done
+    getent group fsgqa >/dev/null || groupadd fsgqa
 fi
 
 # Guest kernel: newest Debian kernel with an image in /boot and a module tree (never hard-coded).
