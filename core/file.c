@@ -433,13 +433,18 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 			if (win) {
 				u8 *wp = page_ptr(fs, win);
 
+				/* a preallocation's page may have won: it
+				 * is no longer unwritten once ours go in */
+				if (!daxfs_fenced(op))
+					*err = daxfs_radix_written(op, v->ip,
+								   kb, win);
 				if (daxfs_fenced(op)) {
 					*err = -ESTALE;
 					return done - pos;
 				}
-				if (!wp)
+				if (!*err && !wp)
 					*err = -EUCLEAN;
-				else
+				else if (!*err)
 					*err = daxfs_copy_data(fs, wp + (ws - ks),
 							       pk + (ws - ks),
 							       we - ws);
@@ -484,7 +489,8 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		u64 pg, q, run_end, c, nb, want;
 		u32 nmiss, got;
 
-		err = daxfs_rcur_page(fs, ip, &lf, blk, &pg);
+		/* an existing page is no longer unwritten from here on */
+		err = daxfs_rcur_page_w(op, ip, &lf, blk, &pg);
 		if (err)
 			break;
 		if (pg) {
@@ -495,7 +501,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 			run_end = (blk + 1) << DAXFS_BLOCK_SHIFT;
 			while (run_end < end) {
 				nb = run_end >> DAXFS_BLOCK_SHIFT;
-				err = daxfs_rcur_page(fs, ip, &lf, nb, &q);
+				err = daxfs_rcur_page_w(op, ip, &lf, nb, &q);
 				if (err || q != pg + (nb - blk) * BLK)
 					break;
 				run_end += BLK;
@@ -628,7 +634,8 @@ static int append_reserve(struct daxfs_op *op, const struct fview *v,
 			ready = s >> DAXFS_BLOCK_SHIFT;
 			err = daxfs_radix_get(op->fs, ip, ready, &pg);
 			if (!err && !pg)
-				err = daxfs_block_make(op, v, ready, &pg);
+				err = daxfs_block_make(op, v, ready, false,
+						       &pg);
 			if (err)
 				return err;
 		}
@@ -985,13 +992,16 @@ int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 /* block mapping (mmap / DAX) */
 
 /* The file's view and, when the overlay has one, the page of block blk
- * (*pg, 0 when none); -EFBIG past the largest file. */
-static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
-		      struct daxfs_iref *ref, struct fview *v, u64 *pg)
+ * (*pg, 0 when none; *unw: it is unwritten); -EFBIG past the largest
+ * file. */
+static int block_look(struct daxfs_op *op, u64 ino, u64 blk,
+		      struct daxfs_iref *ref, struct fview *v, u64 *pg,
+		      bool *unw)
 {
 	int err;
 
 	*pg = 0;
+	*unw = false;
 	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
 		return -EFBIG;
 	err = daxfs_file_get(op, ino, ref);
@@ -1000,21 +1010,35 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
 	err = daxfs_file_view(op->fs, ref, v);
 	if (err)
 		return err;
-	return ref->ip ? daxfs_radix_get(op->fs, ref->ip, blk, pg) : 0;
+	return ref->ip ? daxfs_radix_lookup(op->fs, ref->ip, blk, pg, unw) : 0;
+}
+
+static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
+		      struct daxfs_iref *ref, struct fview *v, u64 *pg)
+{
+	bool unw;
+
+	return block_look(op, ino, blk, ref, v, pg, &unw);
 }
 
 /*
  * Publishes a fresh page for block blk of the writable file v->ip,
  * holding what the file shows there (base bytes below the limit, zeros
  * above); *off = the block's page (ours, or the one that won the race).
+ * unwritten (fallocate): ours goes in flagged when it holds only zeros
+ * (no base bytes), and a winner keeps its flag.  Else (a writer will
+ * store into it) a winner's flag is cleared.
  */
 int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
-		     u64 *off)
+		     bool unwritten, u64 *off)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 pg, win;
+	u64 pg, win, word;
 	u8 *p;
 	int err;
+
+	if ((v->base || v->bk) && (blk << DAXFS_BLOCK_SHIFT) < v->limit)
+		unwritten = false;	/* base bytes: not zeros */
 
 	/* held, then named as being published: as write_new's pages */
 	if (!daxfs_alloc_held(op, 1, &pg))
@@ -1032,11 +1056,14 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 	daxfs_wrec_set(op, blk, pg);
 	daxfs_hold_pages(op, 0, 0);
 	daxfs_crash_point("write.page_publishing");
-	err = daxfs_radix_insert(op, v->ip, blk, pg, &win);
+	word = unwritten ? pg | DAXFS_RADIX_UNWRITTEN : pg;
+	err = daxfs_radix_insert(op, v->ip, blk, word, &win);
 	if (err != -ESTALE)
 		daxfs_wrec_clear(op);
 	if (err || win)
 		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
+	if (!err && win && !unwritten)
+		err = daxfs_radix_written(op, v->ip, blk, win);
 	/* a base or backing block moved, or a hole got its page: other hosts
 	 * that map the base page, the cache slot or the zero page for the
 	 * hole revalidate when the change counter moves */
@@ -1060,8 +1087,12 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 
 	*off = 0;
 	err = block_find(op, ino, blk, &ref, &v, &pg);
+	if (!err && pg && alloc && ref.ip && op->lane &&
+	    !(fs->flags & DAXFS_FS_RDONLY))
+		/* a writable mapping: stores may follow without us */
+		err = daxfs_radix_written(op, ref.ip, blk, pg);
 	if (err || pg) {
-		*off = pg;
+		*off = err ? 0 : pg;
 		return err;
 	}
 	base_blk = (v.base || v.bk) && (blk << DAXFS_BLOCK_SHIFT) < v.limit;
@@ -1089,7 +1120,7 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	err = daxfs_file_view(fs, &ref, &v);
 	if (err)
 		return err;
-	return daxfs_block_make(op, &v, blk, off);
+	return daxfs_block_make(op, &v, blk, false, off);
 }
 
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
@@ -1148,7 +1179,8 @@ int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed)
 	return err;
 }
 
-int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
+int daxfs_block_state(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg,
+		      bool *unwritten)
 {
 	struct daxfs_op op;
 	struct daxfs_iref ref;
@@ -1156,12 +1188,20 @@ int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
 	int err;
 
 	*pg = 0;
+	*unwritten = false;
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = block_find(&op, ino, blk, &ref, &v, pg);
+	err = block_look(&op, ino, blk, &ref, &v, pg, unwritten);
 	daxfs_op_end(&op);
 	return err == -EFBIG ? 0 : err;
+}
+
+int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
+{
+	bool unw;
+
+	return daxfs_block_state(fs, ino, blk, pg, &unw);
 }
 
 /* Leaf slots one daxfs_next_page call reads at most, so that its caller
