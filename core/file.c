@@ -891,6 +891,8 @@ static int file_extend(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
  * can start, so the size moves only by extending truncates (which make
  * the CAS fail: start over).  Hide base bytes, clear, then lower: a
  * truncater dying at any point leaves no truncated byte beyond EOF.
+ * size == the size: only the clear (the pages a KEEP_SIZE preallocation
+ * left beyond EOF go, as on ext4 and XFS).
  */
 static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		       struct tstate *ts)
@@ -903,7 +905,7 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 
 		if (cur > DAXFS_MAX_FILE_SIZE)
 			return -EUCLEAN;
-		if (cur <= size) {
+		if (cur < size) {
 			err = file_extend(op, ip, size, ts);
 			if (err != 1)
 				return err;
@@ -918,6 +920,8 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		if (err)
 			return err;
 		daxfs_crash_point("truncate.cleared");
+		if (cur == size)
+			return 0;	/* nothing to lower */
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		if (daxfs_cas(&ip->size, &cur, size)) {
@@ -928,6 +932,25 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		}
 	}
 	return -EAGAIN;
+}
+
+static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end,
+		     u64 *pg);
+
+/*
+ * Whether a page lies wholly at or beyond size (a KEEP_SIZE
+ * preallocation's, or a dead write's): a same-size truncate drops them.
+ * An error says yes: the shrink that follows meets and reports it.
+ */
+static bool pages_beyond(struct daxfs_op *op, u64 ino, u64 size)
+{
+	u64 blk = (size + BLK_LO) >> DAXFS_BLOCK_SHIFT, pg = 0;
+	u64 end = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
+
+	while (blk < end && !pg)
+		if (next_page(op, ino, &blk, end, &pg))
+			return true;
+	return pg != 0;
 }
 
 static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
@@ -948,6 +971,9 @@ static int file_truncate(struct daxfs_op *op, u64 ino, u64 size)
 	if (err)
 		return err;
 	err = file_extend(op, ip, size, &ts);
+	/* the same size: a shrink to it when pages lie beyond it */
+	if (!err && !ts.changed && pages_beyond(op, ino, size))
+		err = 1;
 	daxfs_intent_clear(op);
 	if (err == 1) {
 		err = daxfs_gate_close(op, ip, ino);

@@ -198,6 +198,51 @@ static void test_zero_range(void)
 	t_region_free(r, REGION);
 }
 
+/* truncate to the current size drops what KEEP_SIZE preallocated beyond
+ * EOF (ext4, XFS; generic/092); truncating up keeps it. */
+static void test_same_size_truncate(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 ino = t_mkreg(&fs, 1, "f"), used;
+	struct daxfs_extent e;
+
+	memset(buf, 0x11, sizeof(buf));
+	CHECK_EQ(daxfs_fallocate(&fs, ino, KEEP, 0, 10 * BS), 0);
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 5 * BS, 0), (s64)(5 * BS));
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 10);
+	used = t_usedbytes(&fs);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 5 * BS), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 5);
+	daxfs_reclaim_all(&fs);
+	CHECK_EQ(used - t_usedbytes(&fs), 5 * BS);
+	CHECK_EQ(daxfs_next_extent(&fs, ino, 5 * BS, &e), 0);
+	CHECK_EQ(e.length, 0);
+	CHECK_EQ(t_pread(&fs, ino, out, 5 * BS, 0), (s64)(5 * BS));
+	CHECK(all(out, 5 * BS, 0x11));
+	/* up past EOF: the preallocation beyond stays */
+	CHECK_EQ(daxfs_fallocate(&fs, ino, KEEP, 5 * BS, 5 * BS), 0);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 7 * BS), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 10);
+	CHECK_EQ(kind(&fs, ino, 9), 2);
+	/* an unaligned size: the page holding EOF stays */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 7 * BS + 10), 0);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 7 * BS + 10), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 8);
+	/* nothing beyond: a no-op */
+	CHECK_EQ(daxfs_truncate(&fs, ino, 7 * BS + 10), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 8);
+	/* a direct root beyond a size of 0 */
+	ino = t_mkreg(&fs, 1, "g");
+	CHECK_EQ(daxfs_fallocate(&fs, ino, KEEP, 0, BS), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 1);
+	CHECK_EQ(daxfs_truncate(&fs, ino, 0), 0);
+	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->blocks), 0);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
 struct probs {
 	int bytes, node, root;
 };
@@ -413,6 +458,7 @@ int main(void)
 	RUN(test_flag_paths);
 	RUN(test_direct_root);
 	RUN(test_zero_range);
+	RUN(test_same_size_truncate);
 	RUN(test_fsck);
 	RUN(test_race_zero_range);
 	return t_done();
