@@ -1264,7 +1264,7 @@ static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end, u64 *pg)
 			v = daxfs_load(&slots[b - lo]);
 			if (daxfs_radix_page(op->fs, v, &err)) {
 				*blk = b;
-				*pg = v;
+				*pg = v & ~DAXFS_RADIX_UNWRITTEN;
 				return 0;
 			}
 			if (err)

@@ -104,6 +104,11 @@ static void test_flag_paths(void)
 	CHECK_EQ(daxfs_block_page(&fs, ino, 6, &off), 0);
 	CHECK(off != 0);
 	CHECK_EQ(kind(&fs, ino, 6), 2);
+	/* the fsync walk names the page itself, not the flagged word */
+	b = 6;
+	CHECK_EQ(daxfs_next_page(&fs, ino, &b, 8, &pos), 0);
+	CHECK_EQ(b, 6);
+	CHECK_EQ(pos, off);
 	CHECK_EQ(daxfs_map_block(&fs, ino, 6, false, &off), 0);
 	CHECK_EQ(kind(&fs, ino, 6), 2);
 	CHECK_EQ(daxfs_map_block(&fs, ino, 6, true, &off), 0);
