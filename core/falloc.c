@@ -89,8 +89,9 @@ static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
 
 /*
  * Zeroes [a, b) of block blk's page, if it has one (it stays).  An
- * unwritten page holds zeros already.  mark (ZERO_RANGE) and the whole
- * page zeroed: it becomes unwritten, after its zeros (on the media, for
+ * unwritten page is zeroed too: a store through another host's stale
+ * mapping may have put bytes there (docs/files.md "Unwritten pages"), and
+ * ZERO_RANGE promises zeros.  mark (ZERO_RANGE) and the whole page zeroed: it becomes unwritten, after its zeros (on the media, for
  * persistent media): a crash in between leaves a page of zeros that is
  * plain data, never a flagged page that holds bytes.  The gate is
  * closed: no write stores into the page meanwhile (docs/files.md
@@ -100,14 +101,13 @@ static int zero_in_page(struct daxfs_op *op, struct daxfs_inode *ip, u64 a,
 			u64 b, bool mark)
 {
 	u64 pg, blk = a >> DAXFS_BLOCK_SHIFT;
-	bool unw;
 	u8 *p;
 	int err;
 
 	if (a >= b)
 		return 0;
-	err = daxfs_radix_lookup(op->fs, ip, blk, &pg, &unw);
-	if (err || !pg || unw)
+	err = daxfs_radix_get(op->fs, ip, blk, &pg);
+	if (err || !pg)
 		return err;
 	p = daxfs_ptr(op->fs, pg, BLK, BLK);
 	if (!p)
