@@ -52,14 +52,18 @@ int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
 		      struct daxfs_rcur *lf, u64 blk, u64 *page)
 {
 	struct daxfs_fs *fs = op->fs;
+	int err = leaf_resolve(fs, ip, lf, blk);
 	u64 *slot, v;
-	int err = daxfs_rcur_page(fs, ip, lf, blk, page);
 
-	if (err || !*page)
+	*page = 0;
+	if (err || !lf->slots)
 		return err;
 	slot = (u64 *)&lf->slots[blk - lf->lo];
 	v = daxfs_load(slot);
-	if (!(v & DAXFS_RADIX_UNWRITTEN) || v == DAXFS_RADIX_SEALED)
+	if (!daxfs_radix_page(fs, v, &err))
+		return err;
+	*page = v & ~DAXFS_RADIX_UNWRITTEN;
+	if (!(v & DAXFS_RADIX_UNWRITTEN))
 		return 0;
 	/* a leaf slot of this op's tree: the CAS clears it in place (a
 	 * failure means the slot moved: look again from the root) */
