@@ -63,12 +63,36 @@ static bool chk_page_zero(struct chk *c, u64 v)
 	return p != NULL;
 }
 
-/* Accounts the data page v of block idx, reached through *slot (a leaf
- * slot, or inode.root for a direct root): pages at or past EOF that hold
- * bytes are counted (and, offline with repair, cut off and freed). */
-static void chk_data_page(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
+/*
+ * A data page word with the unwritten flag (format 8) whose page holds
+ * bytes: FIEMAP would call written bytes unwritten.  Only a store through
+ * a mapping that raced a ZERO_RANGE (docs/files.md "Unwritten pages") or
+ * garbage does that.  The repair clears the flag (one CAS: clearing is
+ * always safe, so live too): the bytes stay, as data.
+ */
+static void chk_unwritten(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
 			  u64 idx)
 {
+	u64 exp = v | DAXFS_RADIX_UNWRITTEN;
+
+	if (chk_page_zero(c, v))
+		return;
+	chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+		   DAXFS_CHK_RADIX, "unwritten data page holds bytes",
+		   w->f->ino, v, idx, 0, c->repair);
+	if (c->repair)
+		daxfs_cas(slot, &exp, v);
+}
+
+/* Accounts the data page v of block idx, reached through *slot (a leaf
+ * slot, or inode.root for a direct root): pages at or past EOF that hold
+ * bytes are counted (and, offline with repair, cut off and freed); an
+ * unwritten one (unw) must hold zeros. */
+static void chk_data_page(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
+			  u64 idx, bool unw)
+{
+	if (unw)
+		chk_unwritten(c, w, slot, v, idx);
 	if (idx >= w->lim && !chk_page_zero(c, v)) {
 		w->beyond++;
 		if (c->repair && !c->live) {
@@ -96,9 +120,20 @@ static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 		u64 v = daxfs_load(slot);
 		u64 idx = first + (u64)i * span;
 		const char *why = NULL;
+		bool unw = v & DAXFS_RADIX_UNWRITTEN;
 
 		if (!v || v == 1)	/* hole, or sealed by a truncate */
 			continue;
+		if (unw && height > 1) {
+			/* only a data page may be unwritten: the node word
+			 * is otherwise fine, so the bit goes, not the node */
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RADIX,
+				   "radix node word has the unwritten flag",
+				   w->f->ino, v, idx, height, c->repair);
+			if (c->repair)
+				daxfs_store(slot, v & ~DAXFS_RADIX_UNWRITTEN);
+		}
+		v &= ~DAXFS_RADIX_UNWRITTEN;
 		c->media_page = height > 1 ? 0 : idx + 1;
 		if (!daxfs_ptr(c->fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE))
 			why = "radix slot points outside the pool";
@@ -119,7 +154,7 @@ static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 			chk_radix(c, w, v, height - 1, idx);
 			continue;
 		}
-		chk_data_page(c, w, slot, v, idx);
+		chk_data_page(c, w, slot, v, idx, unw);
 	}
 }
 
@@ -132,6 +167,9 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 	u64 blocks = daxfs_load(&ip->blocks);
 	u32 h = root & DAXFS_RADIX_HEIGHT_MASK;
 	u64 node = root & ~(u64)(DAXFS_BLOCK_SIZE - 1);
+	/* a direct root names a data page: it may be unwritten (format 8) */
+	u64 root_ok = h ? DAXFS_RADIX_HEIGHT_MASK :
+		      DAXFS_RADIX_HEIGHT_MASK | DAXFS_RADIX_UNWRITTEN;
 
 	c->r->files++;
 	if (size > DAXFS_MAX_FILE_SIZE) {
@@ -174,7 +212,7 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 		root = 0;
 	}
 	if (root && (h > DAXFS_RADIX_MAX_HEIGHT ||
-		     (root & (DAXFS_BLOCK_SIZE - 1) & ~DAXFS_RADIX_HEIGHT_MASK) ||
+		     (root & (DAXFS_BLOCK_SIZE - 1) & ~root_ok) ||
 		     !daxfs_ptr(c->fs, node, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE))) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RADIX,
 			   "file radix root invalid", f->ino, node, root,
@@ -199,7 +237,8 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 	if (root && h)
 		chk_radix(c, &w, node, h, 0);
 	else if (root)
-		chk_data_page(c, &w, &ip->root, node, 0);
+		chk_data_page(c, &w, &ip->root, node, 0,
+			      root & DAXFS_RADIX_UNWRITTEN);
 	if (w.beyond)
 		chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 			   DAXFS_CHK_BEYOND_EOF, "data pages beyond the end of file",

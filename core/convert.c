@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 6 image to the current
+ * Offline conversion of a format version 1 to 7 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -19,8 +19,10 @@
  * 6's a[4] = block, a[5] = page, a[6] = check) are cleared in every lane
  * holding a FILE_WRITE intent (no older host wrote a record; a page a
  * version 6 record named shows as leaked and the repair after the
- * conversion returns it).  For fsck.daxfs --convert; every host must be gone, judged by
- * the caller's lease observations.
+ * conversion returns it); 7 -> 8, unwritten pages: a data page word may
+ * carry DAXFS_RADIX_UNWRITTEN (bit 3), which no version 7 word has, so
+ * only the version changes.  For fsck.daxfs --convert; every host must
+ * be gone, judged by the caller's lease observations.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -165,6 +167,9 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		each_inode(fs, v5_free_claim);
 	if (fs->sb.version < DAXFS_VERSION_REDO)
 		v6_no_redo(fs);
+	/* to DAXFS_VERSION_UNWRITTEN: nothing.  A version 7 word naming a
+	 * data page never has bit 3 set (offsets are page aligned, a root's
+	 * bits 3..11 are zero), so every page stays plain data. */
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

@@ -529,6 +529,11 @@ int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed);
 /* The overlay (pool) page of block blk in *pg, 0 when it has none; never
  * allocates or copies up (mapping revalidation). */
 int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg);
+/* daxfs_block_page that also tells whether the page is unwritten (a
+ * mapping host drops its mapping of such a page: a store through it
+ * must fault first, which clears the flag; docs/files.md). */
+int daxfs_block_state(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg,
+		      bool *unwritten);
 /* The first block at or after *blk and before end that has an overlay
  * (pool) page: *blk gets that block and *pg its page.  *pg 0: none in
  * [old *blk, new *blk), and the walk goes on at *blk while it is below
@@ -574,6 +579,9 @@ struct daxfs_extent {
 };
 #define DAXFS_EXTENT_BASE	(1u << 0)	/* shared, read-only base image */
 #define DAXFS_EXTENT_NOPHYS	(1u << 1)	/* base bytes in a backing file */
+/* pages that hold only zeros, made by fallocate or ZERO_RANGE (format 8,
+ * FIEMAP_EXTENT_UNWRITTEN); data for SEEK_DATA all the same */
+#define DAXFS_EXTENT_UNWRITTEN	(1u << 2)
 /* The first extent that ends after off (it may start before off, at a
  * block boundary).  Runs of physically contiguous pages are one extent;
  * ext->length = 0 when no block at or after off has data. */

@@ -3,7 +3,9 @@
  * Where a file has data: SEEK_DATA / SEEK_HOLE and the extents FIEMAP
  * lists (docs/files.md "fallocate").  A block has data when it has a
  * page in the radix tree or when visible base bytes back it; everything
- * else is a hole and reads as zeros.  Read only: one walk over a root
+ * else is a hole and reads as zeros.  An unwritten page (format 8) is
+ * data for SEEK_DATA (a tool that skips holes never skips it) and an
+ * extent of its own kind for FIEMAP.  Read only: one walk over a root
  * snapshot per call, like a read.
  */
 #include "compat.h"
@@ -17,7 +19,7 @@
 /* Blocks one extent holds at most (a long run is reported in pieces). */
 #define EXT_MAX_BLOCKS	(1ULL << 24)
 
-enum blk_kind { BLK_HOLE, BLK_PAGE, BLK_BASE };
+enum blk_kind { BLK_HOLE, BLK_PAGE, BLK_UNWRITTEN, BLK_BASE };
 
 /* The tree's leaf slots around a block, reloaded when the walk leaves
  * them (slots NULL: [lo, hi) has no page). */
@@ -45,8 +47,9 @@ static int classify(struct daxfs_fs *fs, struct walk *w, u64 b, u64 *pg)
 		u64 s = daxfs_load(&w->slots[b - w->lo]);
 
 		if (daxfs_radix_page(fs, s, &err)) {
-			*pg = s;
-			return BLK_PAGE;
+			*pg = s & ~DAXFS_RADIX_UNWRITTEN;
+			return s & DAXFS_RADIX_UNWRITTEN ? BLK_UNWRITTEN :
+			       BLK_PAGE;
 		}
 		if (err)
 			return err;
@@ -93,7 +96,7 @@ static int ext_next(struct daxfs_op *op, const struct fview *v, u64 off,
 			ext->logical = b << DAXFS_BLOCK_SHIFT;
 			first = pg;
 		} else if (k != kind || n >= EXT_MAX_BLOCKS ||
-			   (k == BLK_PAGE && pg != first + n * BLK)) {
+			   (k != BLK_BASE && pg != first + n * BLK)) {
 			break;
 		}
 		n++;
@@ -102,8 +105,10 @@ static int ext_next(struct daxfs_op *op, const struct fview *v, u64 off,
 	if (!n)
 		return 0;
 	ext->length = n << DAXFS_BLOCK_SHIFT;
-	if (kind == BLK_PAGE) {
+	if (kind == BLK_PAGE || kind == BLK_UNWRITTEN) {
 		ext->physical = first;
+		if (kind == BLK_UNWRITTEN)
+			ext->flags = DAXFS_EXTENT_UNWRITTEN;
 	} else if (v->base) {
 		ext->flags = DAXFS_EXTENT_BASE;
 		ext->physical = (u64)(v->base - fs->base) + ext->logical;

@@ -33,8 +33,9 @@
 /*
  * Makes every block in [*blk, last) have a page (what the file showed
  * there: zeros, or base bytes), at most ALLOC_CHUNK of them; *blk moves
- * past the blocks done.  -ENOSPC leaves the pages made so far: they
- * read as the holes they filled.
+ * past the blocks done.  A page of zeros goes in unwritten (format 8).
+ * -ENOSPC leaves the pages made so far: they read as the holes they
+ * filled.
  */
 static int fill_blocks(struct daxfs_op *op, const struct fview *v, u64 *blk,
 		       u64 last)
@@ -47,7 +48,7 @@ static int fill_blocks(struct daxfs_op *op, const struct fview *v, u64 *blk,
 			return -ESTALE;
 		err = daxfs_radix_get(op->fs, v->ip, b, &pg);
 		if (!err && !pg)
-			err = daxfs_block_make(op, v, b, &pg);
+			err = daxfs_block_make(op, v, b, true, &pg);
 		if (!err)
 			*blk = b + 1;
 	}
@@ -86,17 +87,26 @@ static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
 	return err;
 }
 
-/* Zeroes [a, b) of block blk's page, if it has one (it stays). */
+/*
+ * Zeroes [a, b) of block blk's page, if it has one (it stays).  An
+ * unwritten page is zeroed too: a store through another host's stale
+ * mapping may have put bytes there (docs/files.md "Unwritten pages"), and
+ * ZERO_RANGE promises zeros.  mark (ZERO_RANGE) and the whole page zeroed: it becomes unwritten, after its zeros (on the media, for
+ * persistent media): a crash in between leaves a page of zeros that is
+ * plain data, never a flagged page that holds bytes.  The gate is
+ * closed: no write stores into the page meanwhile (docs/files.md
+ * "Unwritten pages").
+ */
 static int zero_in_page(struct daxfs_op *op, struct daxfs_inode *ip, u64 a,
-			u64 b)
+			u64 b, bool mark)
 {
-	u64 pg;
+	u64 pg, blk = a >> DAXFS_BLOCK_SHIFT;
 	u8 *p;
 	int err;
 
 	if (a >= b)
 		return 0;
-	err = daxfs_radix_get(op->fs, ip, a >> DAXFS_BLOCK_SHIFT, &pg);
+	err = daxfs_radix_get(op->fs, ip, blk, &pg);
 	if (err || !pg)
 		return err;
 	p = daxfs_ptr(op->fs, pg, BLK, BLK);
@@ -106,12 +116,18 @@ static int zero_in_page(struct daxfs_op *op, struct daxfs_inode *ip, u64 a,
 		return -ESTALE;
 	memset(p + (a & BLK_LO), 0, b - a);
 	daxfs_pflush(op->fs, p + (a & BLK_LO), b - a);
-	return 0;
+	if (!mark || b - a != BLK)
+		return 0;
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_drain();
+	daxfs_crash_point("falloc.zeroed_unmarked");
+	return daxfs_radix_unwritten(op, ip, blk, pg);
 }
 
-/* Zeroes the bytes of [off, end) in the pages the blocks have. */
+/* Zeroes the bytes of [off, end) in the pages the blocks have; mark:
+ * the whole pages become unwritten. */
 static int zero_pages(struct daxfs_op *op, struct daxfs_inode *ip, u64 off,
-		      u64 end)
+		      u64 end, bool mark)
 {
 	u64 a, b;
 	int err;
@@ -120,7 +136,7 @@ static int zero_pages(struct daxfs_op *op, struct daxfs_inode *ip, u64 off,
 		b = (a | BLK_LO) + 1;
 		if (b > end)
 			b = end;
-		err = zero_in_page(op, ip, a, b);
+		err = zero_in_page(op, ip, a, b, mark);
 		if (err)
 			return err;
 		if (!(a & 0xffffff) && daxfs_walk_yield())
@@ -149,7 +165,7 @@ static int zero_range(struct daxfs_op *op, struct fview *v, u64 off, u64 end)
 	if (err)
 		return err;
 	daxfs_crash_point("falloc.zero_filled");
-	return zero_pages(op, v->ip, off, end);
+	return zero_pages(op, v->ip, off, end, true);
 }
 
 /*
@@ -173,11 +189,12 @@ static int punch_range(struct daxfs_op *op, struct fview *v, u64 off, u64 end)
 	}
 	if (first > last) {
 		/* inside one block */
-		return zero_pages(op, v->ip, off, end);
+		return zero_pages(op, v->ip, off, end, false);
 	}
-	err = zero_pages(op, v->ip, off, first << DAXFS_BLOCK_SHIFT);
+	err = zero_pages(op, v->ip, off, first << DAXFS_BLOCK_SHIFT, false);
 	if (!err && (end & BLK_LO))
-		err = zero_pages(op, v->ip, last << DAXFS_BLOCK_SHIFT, end);
+		err = zero_pages(op, v->ip, last << DAXFS_BLOCK_SHIFT, end,
+				 false);
 	if (err)
 		return err;
 	daxfs_crash_point("falloc.punch_zeroed");

@@ -57,9 +57,11 @@ int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 
 /* Publishes a fresh page for block blk of v->ip holding what the file
  * shows there (base bytes below the limit, zeros above); *off = the
- * block's page, ours or the one that won the race. */
+ * block's page, ours or the one that won the race.  unwritten: a
+ * preallocation (ours is flagged when it holds zeros only); else a
+ * writer follows (the winner's flag is cleared). */
 int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
-		     u64 *off);
+		     bool unwritten, u64 *off);
 
 /* The caller's bytes for [a, b) of the file into dst, one page per actor
  * call, each after a look at the fence (*err = -ESTALE when fenced);

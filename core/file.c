@@ -453,13 +453,18 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 			if (win) {
 				u8 *wp = page_ptr(fs, win);
 
+				/* a preallocation's page may have won: it
+				 * is no longer unwritten once ours go in */
+				if (!daxfs_fenced(op))
+					*err = daxfs_radix_written(op, v->ip,
+								   kb, win);
 				if (daxfs_fenced(op)) {
 					*err = -ESTALE;
 					return done - pos;
 				}
-				if (!wp)
+				if (!*err && !wp)
 					*err = -EUCLEAN;
-				else
+				else if (!*err)
 					*err = daxfs_copy_data(fs, wp + (ws - ks),
 							       pk + (ws - ks),
 							       we - ws);
@@ -504,7 +509,8 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		u64 pg, q, run_end, c, nb, want;
 		u32 nmiss, got;
 
-		err = daxfs_rcur_page(fs, ip, &lf, blk, &pg);
+		/* an existing page is no longer unwritten from here on */
+		err = daxfs_rcur_page_w(op, ip, &lf, blk, &pg);
 		if (err)
 			break;
 		if (pg) {
@@ -515,7 +521,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 			run_end = (blk + 1) << DAXFS_BLOCK_SHIFT;
 			while (run_end < end) {
 				nb = run_end >> DAXFS_BLOCK_SHIFT;
-				err = daxfs_rcur_page(fs, ip, &lf, nb, &q);
+				err = daxfs_rcur_page_w(op, ip, &lf, nb, &q);
 				if (err || q != pg + (nb - blk) * BLK)
 					break;
 				run_end += BLK;
@@ -648,7 +654,8 @@ static int append_reserve(struct daxfs_op *op, const struct fview *v,
 			ready = s >> DAXFS_BLOCK_SHIFT;
 			err = daxfs_radix_get(op->fs, ip, ready, &pg);
 			if (!err && !pg)
-				err = daxfs_block_make(op, v, ready, &pg);
+				err = daxfs_block_make(op, v, ready, false,
+						       &pg);
 			if (err)
 				return err;
 		}
@@ -912,6 +919,8 @@ static int file_extend(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
  * can start, so the size moves only by extending truncates (which make
  * the CAS fail: start over).  Hide base bytes, clear, then lower: a
  * truncater dying at any point leaves no truncated byte beyond EOF.
+ * size == the size: only the clear (the pages a KEEP_SIZE preallocation
+ * left beyond EOF go, as on ext4 and XFS).
  */
 static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		       struct tstate *ts)
@@ -924,7 +933,7 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 
 		if (cur > DAXFS_MAX_FILE_SIZE)
 			return -EUCLEAN;
-		if (cur <= size) {
+		if (cur < size) {
 			err = file_extend(op, ip, size, ts);
 			if (err != 1)
 				return err;
@@ -939,6 +948,8 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		if (err)
 			return err;
 		daxfs_crash_point("truncate.cleared");
+		if (cur == size)
+			return 0;	/* nothing to lower */
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		if (daxfs_cas(&ip->size, &cur, size)) {
@@ -949,6 +960,25 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		}
 	}
 	return -EAGAIN;
+}
+
+static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end,
+		     u64 *pg);
+
+/*
+ * Whether a page lies wholly at or beyond size (a KEEP_SIZE
+ * preallocation's, or a dead write's): a same-size truncate drops them.
+ * An error says yes: the shrink that follows meets and reports it.
+ */
+static bool pages_beyond(struct daxfs_op *op, u64 ino, u64 size)
+{
+	u64 blk = (size + BLK_LO) >> DAXFS_BLOCK_SHIFT, pg = 0;
+	u64 end = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
+
+	while (blk < end && !pg)
+		if (next_page(op, ino, &blk, end, &pg))
+			return true;
+	return pg != 0;
 }
 
 static int file_truncate(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
@@ -970,6 +1000,9 @@ static int file_truncate(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	if (err)
 		return err;
 	err = file_extend(op, ip, size, &ts);
+	/* the same size: a shrink to it when pages lie beyond it */
+	if (!err && !ts.changed && pages_beyond(op, ino, size))
+		err = 1;
 	daxfs_intent_clear(op);
 	if (err == 1) {
 		err = daxfs_gate_close(op, ip, ino);
@@ -1021,13 +1054,16 @@ int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size)
 /* block mapping (mmap / DAX) */
 
 /* The file's view and, when the overlay has one, the page of block blk
- * (*pg, 0 when none); -EFBIG past the largest file. */
-static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
-		      struct daxfs_iref *ref, struct fview *v, u64 *pg)
+ * (*pg, 0 when none; *unw: it is unwritten); -EFBIG past the largest
+ * file. */
+static int block_look(struct daxfs_op *op, u64 ino, u64 blk,
+		      struct daxfs_iref *ref, struct fview *v, u64 *pg,
+		      bool *unw)
 {
 	int err;
 
 	*pg = 0;
+	*unw = false;
 	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
 		return -EFBIG;
 	err = daxfs_file_get(op, ino, ref);
@@ -1036,21 +1072,35 @@ static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
 	err = daxfs_file_view(op->fs, ref, v);
 	if (err)
 		return err;
-	return ref->ip ? daxfs_radix_get(op->fs, ref->ip, blk, pg) : 0;
+	return ref->ip ? daxfs_radix_lookup(op->fs, ref->ip, blk, pg, unw) : 0;
+}
+
+static int block_find(struct daxfs_op *op, u64 ino, u64 blk,
+		      struct daxfs_iref *ref, struct fview *v, u64 *pg)
+{
+	bool unw;
+
+	return block_look(op, ino, blk, ref, v, pg, &unw);
 }
 
 /*
  * Publishes a fresh page for block blk of the writable file v->ip,
  * holding what the file shows there (base bytes below the limit, zeros
  * above); *off = the block's page (ours, or the one that won the race).
+ * unwritten (fallocate): ours goes in flagged when it holds only zeros
+ * (no base bytes), and a winner keeps its flag.  Else (a writer will
+ * store into it) a winner's flag is cleared.
  */
 int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
-		     u64 *off)
+		     bool unwritten, u64 *off)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 pg, win;
+	u64 pg, win, word;
 	u8 *p;
 	int err;
+
+	if ((v->base || v->bk) && (blk << DAXFS_BLOCK_SHIFT) < v->limit)
+		unwritten = false;	/* base bytes: not zeros */
 
 	/* held, then named as being published: as write_new's pages */
 	if (!daxfs_alloc_held(op, 1, &pg))
@@ -1068,11 +1118,14 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 	daxfs_wrec_set(op, blk, pg);
 	daxfs_hold_pages(op, 0, 0);
 	daxfs_crash_point("write.page_publishing");
-	err = daxfs_radix_insert(op, v->ip, blk, pg, &win);
+	word = unwritten ? pg | DAXFS_RADIX_UNWRITTEN : pg;
+	err = daxfs_radix_insert(op, v->ip, blk, word, &win);
 	if (err != -ESTALE)
 		daxfs_wrec_clear(op);
 	if (err || win)
 		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
+	if (!err && win && !unwritten)
+		err = daxfs_radix_written(op, v->ip, blk, win);
 	/* a base or backing block moved, or a hole got its page: other hosts
 	 * that map the base page, the cache slot or the zero page for the
 	 * hole revalidate when the change counter moves */
@@ -1096,8 +1149,12 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 
 	*off = 0;
 	err = block_find(op, ino, blk, &ref, &v, &pg);
+	if (!err && pg && alloc && ref.ip && op->lane &&
+	    !(fs->flags & DAXFS_FS_RDONLY))
+		/* a writable mapping: stores may follow without us */
+		err = daxfs_radix_written(op, ref.ip, blk, pg);
 	if (err || pg) {
-		*off = pg;
+		*off = err ? 0 : pg;
 		return err;
 	}
 	base_blk = (v.base || v.bk) && (blk << DAXFS_BLOCK_SHIFT) < v.limit;
@@ -1125,7 +1182,7 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 	err = daxfs_file_view(fs, &ref, &v);
 	if (err)
 		return err;
-	return daxfs_block_make(op, &v, blk, off);
+	return daxfs_block_make(op, &v, blk, false, off);
 }
 
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
@@ -1184,7 +1241,8 @@ int daxfs_block_borrowed(struct daxfs_fs *fs, u64 ino, u64 blk, bool *borrowed)
 	return err;
 }
 
-int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
+int daxfs_block_state(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg,
+		      bool *unwritten)
 {
 	struct daxfs_op op;
 	struct daxfs_iref ref;
@@ -1192,12 +1250,20 @@ int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
 	int err;
 
 	*pg = 0;
+	*unwritten = false;
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = block_find(&op, ino, blk, &ref, &v, pg);
+	err = block_look(&op, ino, blk, &ref, &v, pg, unwritten);
 	daxfs_op_end(&op);
 	return err == -EFBIG ? 0 : err;
+}
+
+int daxfs_block_page(struct daxfs_fs *fs, u64 ino, u64 blk, u64 *pg)
+{
+	bool unw;
+
+	return daxfs_block_state(fs, ino, blk, pg, &unw);
 }
 
 /* Leaf slots one daxfs_next_page call reads at most, so that its caller
@@ -1234,7 +1300,7 @@ static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end, u64 *pg)
 			v = daxfs_load(&slots[b - lo]);
 			if (daxfs_radix_page(op->fs, v, &err)) {
 				*blk = b;
-				*pg = v;
+				*pg = v & ~DAXFS_RADIX_UNWRITTEN;
 				return 0;
 			}
 			if (err)

@@ -25,6 +25,9 @@
  *                        treat it as a hole, writers help finish the drop
  *                        and retry from the root.
  *   page offset          a 4 KiB aligned pool page (child node or data)
+ *   data page | DAXFS_RADIX_UNWRITTEN  (format 8; a leaf slot or a direct
+ *                        root) a page that holds only zeros: made by
+ *                        fallocate or zeroed whole by ZERO_RANGE
  */
 #define DAXFS_RADIX_SEALED	1ULL
 
@@ -64,9 +67,27 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
  * sealed slot; -EUCLEAN (via *err) on garbage. */
 void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err);
 
-/* Page of block blk (0 when none), read only. */
+/* Page of block blk (0 when none, never with the unwritten flag), read
+ * only. */
 int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		    u64 *page);
+
+/* daxfs_radix_get that also tells whether the page is unwritten. */
+int daxfs_radix_lookup(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		       u64 *page, bool *unwritten);
+
+/*
+ * Clears the unwritten flag of page pg as block blk (format 8), before a
+ * store into it: one CAS on the word naming it (written back and drained
+ * on persistent media first).  Nothing when the flag is clear, or when
+ * blk no longer has pg (detached meanwhile).  -ESTALE when fenced.
+ */
+int daxfs_radix_written(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+			u64 pg);
+
+/* Sets it (ZERO_RANGE, the gate closed, after pg was zeroed whole). */
+int daxfs_radix_unwritten(struct daxfs_op *op, struct daxfs_inode *ip,
+			  u64 blk, u64 pg);
 
 /*
  * Publishes page (zeroed or fully prepared, already flushed) as block
@@ -111,6 +132,12 @@ static inline void daxfs_rcur_init(struct daxfs_rcur *lf)
  * fresh root when blk is outside the cached leaf. */
 int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
 		    struct daxfs_rcur *lf, u64 blk, u64 *page);
+
+/* daxfs_rcur_page for a writer about to store into the page: an
+ * unwritten page is cleared first (CAS on the cached leaf's slot, or
+ * daxfs_radix_written). */
+int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
+		      struct daxfs_rcur *lf, u64 blk, u64 *page);
 
 /* daxfs_radix_insert through the cursor: one CAS on the cached leaf's
  * slot when there is one, else (and when it is sealed) the walk from the

@@ -14,6 +14,7 @@
  * insert from the root, which helps the drop along.
  */
 #include "internal.h"
+#include "inode.h"
 #include "file.h"
 
 static int leaf_resolve(struct daxfs_fs *fs, struct daxfs_inode *ip,
@@ -43,8 +44,43 @@ int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
 	v = daxfs_load(&lf->slots[blk - lf->lo]);
 	if (!daxfs_radix_page(fs, v, &err))
 		return err;
-	*page = v;
+	*page = v & ~DAXFS_RADIX_UNWRITTEN;
 	return 0;
+}
+
+int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
+		      struct daxfs_rcur *lf, u64 blk, u64 *page)
+{
+	struct daxfs_fs *fs = op->fs;
+	int err = leaf_resolve(fs, ip, lf, blk);
+	u64 *slot, v;
+
+	*page = 0;
+	if (err || !lf->slots)
+		return err;
+	slot = (u64 *)&lf->slots[blk - lf->lo];
+	v = daxfs_load(slot);
+	if (!daxfs_radix_page(fs, v, &err))
+		return err;
+	*page = v & ~DAXFS_RADIX_UNWRITTEN;
+	if (!(v & DAXFS_RADIX_UNWRITTEN))
+		return 0;
+	/* a leaf slot of this op's tree: the CAS clears it in place (a
+	 * failure means the slot moved: look again from the root) */
+	if (slot != &lf->root) {
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		if (daxfs_cas(slot, &v, *page)) {
+			daxfs_pflush(fs, slot, 8);
+			if (fs->flags & DAXFS_FS_PERSISTENT)
+				daxfs_drain();
+			return 0;
+		}
+	}
+	/* a direct root (our snapshot word is no region word): through the
+	 * root, and the snapshot is reloaded on the next use */
+	daxfs_rcur_init(lf);
+	return daxfs_radix_written(op, ip, blk, *page);
 }
 
 int daxfs_rcur_insert(struct daxfs_op *op, struct daxfs_inode *ip,

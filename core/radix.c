@@ -20,6 +20,12 @@
  *   wedges writers and no page is ever published into a detached node.
  * - Retired nodes and pages stay readable until every host has left the
  *   epoch (core/reclaim.c), so walkers never touch reused memory.
+ * - A word naming a data page (leaf slot, direct root) may carry
+ *   DAXFS_RADIX_UNWRITTEN (format 8): the page holds only zeros.  It goes
+ *   page -> page|U only under a closed gate after the page was zeroed
+ *   (ZERO_RANGE), 0 -> page|U when fallocate publishes a zeroed page, and
+ *   page|U -> page before anything stores into the page.  Clearing is
+ *   always safe; setting is the direction that needs the zeros first.
  */
 #include "compat.h"
 #include "daxfs_core.h"
@@ -29,6 +35,7 @@
 
 #define RADIX_MASK	((u64)DAXFS_RADIX_FANOUT - 1)
 #define PAGE_MASK_LO	((u64)DAXFS_BLOCK_SIZE - 1)
+#define UNW		DAXFS_RADIX_UNWRITTEN
 /* Livelock guard for CAS retry loops (each failure is someone's progress). */
 #define RADIX_RETRIES	1000000u
 
@@ -43,6 +50,13 @@ static struct daxfs_radix_node *node_at(struct daxfs_fs *fs, u64 v)
 	if (!v || (v & PAGE_MASK_LO))
 		return NULL;
 	return daxfs_ptr(fs, v, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
+}
+
+/* A word naming a data page (leaf slot, direct root without its height):
+ * node_at of the page, the unwritten flag aside. */
+static void *page_at(struct daxfs_fs *fs, u64 v)
+{
+	return node_at(fs, v & ~UNW);
 }
 
 /* node_at for an index node a lookup reads (a data page's media errors
@@ -65,7 +79,8 @@ static int root_decode(struct daxfs_fs *fs, u64 root,
 
 	if (h > DAXFS_RADIX_MAX_HEIGHT)
 		return -EUCLEAN;
-	if (root & PAGE_MASK_LO & ~DAXFS_RADIX_HEIGHT_MASK)
+	/* a direct root names a data page: it may be unwritten */
+	if (root & PAGE_MASK_LO & ~DAXFS_RADIX_HEIGHT_MASK & ~(h ? 0 : UNW))
 		return -EUCLEAN;
 	*node = h ? index_at(fs, root & ~PAGE_MASK_LO) :
 		    node_at(fs, root & ~PAGE_MASK_LO);
@@ -79,7 +94,7 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 		     const u64 **slots, u64 *lo, u64 *hi)
 {
 	struct daxfs_radix_node *node;
-	u64 r = *root;
+	u64 r = daxfs_load(root);
 	u32 h, level;
 	int err;
 
@@ -126,30 +141,117 @@ void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err)
 
 	if (!v || v == DAXFS_RADIX_SEALED)
 		return NULL;
-	p = node_at(fs, v);
+	p = page_at(fs, v);
 	if (!p)
 		*err = -EUCLEAN;
 	return p;
 }
 
-int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
-		    u64 *page)
+int daxfs_radix_lookup(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		       u64 *page, bool *unwritten)
 {
 	const u64 *slots;
 	u64 r = daxfs_load(&ip->root), lo, hi, v;
 	int err;
 
 	*page = 0;
+	*unwritten = false;
 	err = daxfs_radix_leaf(fs, &r, blk, &slots, &lo, &hi);
 	if (err || !slots)
 		return err;
 	v = daxfs_load(&slots[blk - lo]);
 	if (!v || v == DAXFS_RADIX_SEALED)
 		return 0;
-	if (!node_at(fs, v))
+	if (!page_at(fs, v))
 		return -EUCLEAN;
-	*page = v;
+	*page = v & ~UNW;
+	*unwritten = v & UNW;
 	return 0;
+}
+
+int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		    u64 *page)
+{
+	bool unw;
+
+	return daxfs_radix_lookup(fs, ip, blk, page, &unw);
+}
+
+/*
+ * The word that names block blk's data page in the region (the root for
+ * a direct root, else its leaf slot) and its value; *word NULL when the
+ * block has no page.  The walk is daxfs_radix_leaf's, on the root word
+ * itself: for a direct root the "slot" it gives is that word.
+ */
+static int page_word(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		     u64 **word, u64 *val)
+{
+	const u64 *slots;
+	u64 lo, hi;
+	int err;
+
+	*word = NULL;
+	err = daxfs_radix_leaf(fs, &ip->root, blk, &slots, &lo, &hi);
+	if (err || !slots)
+		return err;
+	*word = (u64 *)&slots[blk - lo];
+	*val = daxfs_load(*word);
+	return 0;
+}
+
+/*
+ * Moves the flag of the word naming page pg as block blk: from `from`
+ * (0 or UNW) to `to`.  Nothing when the word names another page or none
+ * (detached meanwhile) or already has `to`.  A failed CAS on the root
+ * walks again (a grower may have moved a direct page into a node); on a
+ * leaf slot it looks at what won.  On persistent media the word is on
+ * the media before we return, so a store that follows a clear cannot
+ * reach the media ahead of it.
+ */
+static int flag_move(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+		     u64 pg, u64 from, u64 to)
+{
+	struct daxfs_fs *fs = op->fs;
+	u32 tries;
+	u64 *word, v;
+	int err;
+
+	for (tries = 0; tries < RADIX_RETRIES; tries++) {
+		err = page_word(fs, ip, blk, &word, &v);
+		if (err || !word)
+			return err;
+		for (;;) {
+			/* the root grew since the walk: the page is in a
+			 * node now (growth moves the word, flag and all) */
+			if (word == &ip->root && (v & DAXFS_RADIX_HEIGHT_MASK))
+				break;
+			if (v != (pg | from))
+				return 0;	/* done, or not our page */
+			if (daxfs_fenced(op))
+				return -ESTALE;
+			if (daxfs_cas(word, &v, pg | to)) {
+				daxfs_pflush(fs, word, 8);
+				if (fs->flags & DAXFS_FS_PERSISTENT)
+					daxfs_drain();
+				return 0;
+			}
+			if (word == &ip->root)
+				break;		/* walk again */
+		}
+	}
+	return -EAGAIN;
+}
+
+int daxfs_radix_written(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+			u64 pg)
+{
+	return flag_move(op, ip, blk, pg, UNW, 0);
+}
+
+int daxfs_radix_unwritten(struct daxfs_op *op, struct daxfs_inode *ip,
+			  u64 blk, u64 pg)
+{
+	return flag_move(op, ip, blk, pg, 0, UNW);
 }
 
 static void blocks_sub(struct daxfs_inode *ip)
@@ -195,7 +297,8 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 			if (tries >= RADIX_RETRIES)
 				return -EAGAIN;
 			if (v) {
-				child = node_at(fs, v);
+				child = level > 1 ? node_at(fs, v) :
+					page_at(fs, v);
 				if (!child)
 					return -EUCLEAN;
 				if (level > 1) {
@@ -208,7 +311,8 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 				return -ESTALE;
 			if (daxfs_cas(slot, &v, DAXFS_RADIX_SEALED)) {
 				if (child) {
-					daxfs_retire(op, v, DAXFS_CLASS_PAGE);
+					daxfs_retire(op, v & ~UNW,
+						     DAXFS_CLASS_PAGE);
 					if (level == 1)
 						blocks_sub(ip);
 				}
@@ -269,9 +373,9 @@ int daxfs_radix_publish(struct daxfs_op *op, struct daxfs_inode *ip,
 	}
 	if (v == DAXFS_RADIX_SEALED)
 		return 1;
-	if (!node_at(op->fs, v))
+	if (!page_at(op->fs, v))
 		return -EUCLEAN;
-	*winner = v;
+	*winner = v & ~UNW;
 	return 0;
 }
 
@@ -323,7 +427,7 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			return err;
 		if (!h && !blk) {
 			/* direct root: block 0 already has its page */
-			*winner = r;
+			*winner = r & ~PAGE_MASK_LO;
 			return 0;
 		}
 		if (blk >= daxfs_radix_span(h)) {
@@ -335,7 +439,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			n = node_at(fs, nn);
 			if (!n)
 				return -EUCLEAN;
-			daxfs_store(&n->slot[0], r & ~PAGE_MASK_LO);
+			/* a direct root's word moves whole, flag and all */
+			daxfs_store(&n->slot[0], h ? r & ~PAGE_MASK_LO : r);
 			daxfs_pflush(fs, n, 8);
 			if (daxfs_fenced(op))
 				return -ESTALE;
@@ -387,6 +492,33 @@ help:
 	return -EAGAIN;
 }
 
+/*
+ * Detaches the data page that leaf slot holds (value v) and retires it.
+ * A failed CAS means a concurrent writer put a new page there after the
+ * cut (it is theirs), unless only the unwritten flag moved (an mmap
+ * fault cleared it): the page is still ours to cut.
+ */
+static int leaf_cut(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
+		    u64 v)
+{
+	u64 pg = v & ~UNW;
+	u32 tries;
+
+	for (tries = 0; (v & ~UNW) == pg; tries++) {
+		if (tries >= RADIX_RETRIES)
+			return -EAGAIN;
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		if (daxfs_cas(slot, &v, 0)) {
+			daxfs_pflush(op->fs, slot, 8);
+			daxfs_retire(op, pg, DAXFS_CLASS_PAGE);
+			blocks_sub(ip);
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* Detaches everything at blocks in [first, last) below node (covering
  * blocks [base, base + span(level))); the node itself stays, and so do
  * nodes that also cover blocks outside the range. */
@@ -412,7 +544,7 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 		v = daxfs_load(slot);
 		if (!v || v == DAXFS_RADIX_SEALED)
 			continue;
-		child = node_at(fs, v);
+		child = level > 1 ? node_at(fs, v) : page_at(fs, v);
 		if (!child)
 			return -EUCLEAN;
 		if (cb < first || cb + cspan > last) {
@@ -423,15 +555,9 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 			continue;
 		}
 		if (level == 1) {
-			/* A failed CAS means a concurrent writer put a new
-			 * page there after the cut: it is theirs. */
-			if (daxfs_fenced(op))
-				return -ESTALE;
-			if (daxfs_cas(slot, &v, 0)) {
-				daxfs_pflush(fs, slot, 8);
-				daxfs_retire(op, v, DAXFS_CLASS_PAGE);
-				blocks_sub(ip);
-			}
+			err = leaf_cut(op, ip, slot, v);
+			if (err)
+				return err;
 			continue;
 		}
 		err = drop_at(op, ip, slot, v, child, level - 1, 0);
@@ -479,7 +605,8 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 				return -ESTALE;
 			if (daxfs_cas(&ip->root, &r, to)) {
 				daxfs_pflush(fs, &ip->root, 8);
-				daxfs_retire(op, r, DAXFS_CLASS_PAGE);
+				daxfs_retire(op, r & ~PAGE_MASK_LO,
+					     DAXFS_CLASS_PAGE);
 				blocks_sub(ip);
 			}
 			continue;
@@ -530,7 +657,7 @@ int daxfs_radix_punch(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 			return -ESTALE;
 		if (daxfs_cas(&ip->root, &r, 0)) {
 			daxfs_pflush(fs, &ip->root, 8);
-			daxfs_retire(op, r, DAXFS_CLASS_PAGE);
+			daxfs_retire(op, r & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
 			blocks_sub(ip);
 			return 0;
 		}

@@ -140,6 +140,10 @@ static int redo_apply(struct daxfs_op *op, struct daxfs_inode *ip,
 				continue;
 			if (fenced && daxfs_fenced(op))
 				return -ESTALE;
+			/* step 1 cleared it; a replay makes sure */
+			err = daxfs_radix_written(op, ip, b, pg);
+			if (err)
+				return err;
 			err = daxfs_copy_data(fs, dst + (a & BLK_LO),
 					      src + (a & BLK_LO), e - a);
 			if (err)
@@ -335,7 +339,10 @@ static int pages_make(struct daxfs_op *op, const struct fview *v,
 	for (b = h->first; b < h->first + h->nblk; b++) {
 		err = daxfs_radix_get(op->fs, v->ip, b, &pg);
 		if (!err && !pg)
-			err = daxfs_block_make(op, v, b, &pg);
+			err = daxfs_block_make(op, v, b, false, &pg);
+		else if (!err)
+			/* before the commit: a replay stores into it */
+			err = daxfs_radix_written(op, v->ip, b, pg);
 		if (err)
 			return err;
 	}

@@ -85,6 +85,9 @@ static u32 fiemap_flags(const struct daxfs_extent *e)
 		return FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_SHARED;
 	if (e->flags & DAXFS_EXTENT_BASE)
 		return FIEMAP_EXTENT_SHARED;
+	/* fallocated or zeroed pages that hold only zeros (format 8) */
+	if (e->flags & DAXFS_EXTENT_UNWRITTEN)
+		return FIEMAP_EXTENT_UNWRITTEN;
 	return 0;
 }
 

@@ -586,17 +586,21 @@ static void daxfs_reval_pages(struct inode *inode, struct xarray *xa, bool pinne
  * pgoff (pin_lock held): pool_pg's pool pages truncated (or truncated and
  * regrown), and hole_pg's zero pages (recorded as page 0) of holes that
  * another host filled since, which read-only shared mappings must show as
- * read(2) does.  Errors zap too: only an unmapped page may be reused, and
- * a fault looks again. */
+ * read(2) does.  A page another host's ZERO_RANGE made unwritten goes
+ * too: a store through our old PTE would land in it with the flag set;
+ * the next fault clears the flag first.  Errors zap too: only an unmapped
+ * page may be reused, and a fault looks again. */
 static void daxfs_reval_pool(struct inode *inode, struct xarray *xa)
 {
 	unsigned long idx;
+	bool unw;
 	u64 pg;
 	void *v;
 
 	xa_for_each(xa, idx, v) {
-		if (!daxfs_block_page(DAXFS_FS(inode->i_sb), inode->i_ino, idx, &pg) &&
-		    pg == (u64)xa_to_value(v) << PAGE_SHIFT)
+		if (!daxfs_block_state(DAXFS_FS(inode->i_sb), inode->i_ino, idx,
+				       &pg, &unw) &&
+		    pg == (u64)xa_to_value(v) << PAGE_SHIFT && !unw)
 			continue;
 		unmap_mapping_pages(inode->i_mapping, idx, 1, false);
 		xa_erase(xa, idx);

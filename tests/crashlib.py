@@ -106,6 +106,7 @@ OTHER_POINTS = {
     "ov_insert.publish": "test_overlay_publish.py",
     "falloc.punch_zeroed": "test_falloc_crash.py",
     "falloc.zero_filled": "test_falloc_crash.py",
+    "falloc.zeroed_unmarked": "test_falloc_crash.py",
     "xattr.page": "test_xattr_crash.py",
     "xattr.built": "test_xattr_crash.py",
     "xattr.published": "test_xattr_crash.py",

@@ -2,7 +2,8 @@
 word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
 ({offset, 64-bit tag} pairs), then 3, 4 (a regular file's shrink words
 become its open write gate), 5 (an empty lock table), 6 (xattr claims)
-and 7 (no lane names a strict write's redo record).  The old images are written here from a fresh
+7 (no lane names a strict write's redo record) and 8 (data page words may
+be unwritten: nothing to change).  The old images are written here from a fresh
 one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
@@ -22,7 +23,7 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-CURRENT = 7          # format version after --convert (docs/format.md)
+CURRENT = 8          # format version after --convert (docs/format.md)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
@@ -303,6 +304,43 @@ def test_v6_converts_to_current(region_path):
         with r.open("/small") as f:
             f.pwrite(b"HE", 0)
         assert r.read_file("/small") == b"HEllo\n"
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+
+
+def test_v7_converts_to_current(region_path):
+    """Version 7 had no unwritten pages (no data page word has bit 3):
+    refused with advice, --convert only bumps the version.  Files of
+    both shapes (a direct root, a tree) read as before; fsck is clean;
+    afterwards fallocate makes unwritten extents and a write clears
+    them."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/small", b"hello\n")
+        r.write_file("/big", DATA * 3)
+        r.truncate("/big", (1 << 20) + (64 << 10))
+    im = Raw(region_path)
+    im.set_version(7)
+    im.save()
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc != 0 and "before unwritten pages" in out, out
+    convert_checked(region_path, "before unwritten pages")
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+    with daxfs.Region(region_path) as r:
+        assert r.read_file("/small") == b"hello\n"
+        big = DATA * 3
+        assert r.read_file("/big") == big + bytes((1 << 20) + (64 << 10) -
+                                                  len(big))
+        with r.open("/big") as f:
+            assert all(not e.flags & daxfs.EXTENT_UNWRITTEN
+                       for e in f.extents())
+            f.fallocate(2 << 20, 8192)
+            ext = [e for e in f.extents() if e.logical >= 2 << 20]
+            assert ext and all(e.flags & daxfs.EXTENT_UNWRITTEN for e in ext)
+            f.pwrite(b"x", 2 << 20)
+            ext = [e for e in f.extents() if e.logical == 2 << 20]
+            assert ext and not ext[0].flags & daxfs.EXTENT_UNWRITTEN
     rc, out = run(FSCK, "-n", region_path)
     assert rc == 0 and "clean" in out, out
 

@@ -3,7 +3,8 @@
 (the crash build, `make crash`), with the file's write gate closed.  A
 survivor recovers it after its lease: the gate opens (a write of the file
 goes through), every byte of the range is old or zero, the bytes outside
-it and the size are untouched, and fsck is clean.
+it and the size are untouched, and fsck is clean (no unwritten page
+holds bytes).
 """
 import subprocess
 
@@ -37,6 +38,10 @@ def content():
 @pytest.mark.parametrize("point,mode", [
     ("falloc.punch_zeroed", daxfs.FALLOC_PUNCH_HOLE | daxfs.FALLOC_KEEP_SIZE),
     ("falloc.zero_filled", daxfs.FALLOC_ZERO_RANGE | daxfs.FALLOC_KEEP_SIZE),
+    # a page zeroed, its word not yet unwritten (format 8): plain zeros,
+    # and fsck (which checks that no unwritten page holds bytes) is clean
+    ("falloc.zeroed_unmarked",
+     daxfs.FALLOC_ZERO_RANGE | daxfs.FALLOC_KEEP_SIZE),
 ])
 def test_dead_puncher_recovered(crash_build, region_path, point, mode):
     env.mkfs(region_path, SIZE, lease_ms=LEASE_MS)

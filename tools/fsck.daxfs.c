@@ -327,7 +327,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before cluster-wide file locks" :
 				version < DAXFS_VERSION_V6 ?
 				"before extended attributes" :
-				"strict overwrites stored in place", k->target);
+				version < DAXFS_VERSION_V7 ?
+				"strict overwrites stored in place" :
+				"before unwritten pages", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -12,6 +12,8 @@ Scenario:
                /fb (16 pages) stays mapped while the host peer punches pages 4..7 of
                it: read(2) and SEEK_HOLE see the hole at once, the mapping comes to
                show zeros there (the lease work's revalidation), the rest stays.
+               Also /fd: unwritten extents after fallocate, data after a write,
+               and a same-size truncate dropping a KEEP_SIZE preallocation.
 """
 import mmap
 import os
@@ -72,6 +74,58 @@ def fiemap_ranges(path):
     return ranges
 
 
+def fiemap_kinds(path):
+    """(logical start, length, unwritten) in bytes of each extent `xfs_io
+    fiemap -v` lists (FIEMAP_EXTENT_UNWRITTEN is 0x800); holes left out."""
+    out = run("xfs_io", "-r", "-c", "fiemap -v", path)
+    exts = []
+    for m in re.finditer(r"\[(\d+)\.\.(\d+)\]:\s+(\d+)\.\.\d+\s+\d+\s+"
+                         r"(0x[0-9a-f]+)", out):
+        a, b = int(m.group(1)), int(m.group(2))
+        exts.append((a * 512, (b - a + 1) * 512, bool(int(m.group(4), 16) & 0x800)))
+    log(f"fiemap -v {path}: {exts}")
+    return exts
+
+
+def unwritten_pages(path):
+    """Page numbers FIEMAP calls unwritten, and those it calls data."""
+    unw, data = set(), set()
+    for a, ln, u in fiemap_kinds(path):
+        (unw if u else data).update(range(a // PAGE, (a + ln) // PAGE))
+    return unw, data
+
+
+def scen_unwritten():
+    """Format 8: fallocate makes unwritten extents, a write into one makes
+    its page data (xfs_io fiemap -v shows FIEMAP_EXTENT_UNWRITTEN as on
+    ext4 and XFS); truncate to the same size drops a KEEP_SIZE
+    preallocation beyond EOF (xfstests generic/092)."""
+    fd_path = kg.p("/fd")
+    run("fallocate", "-l", str(8 * PAGE), fd_path)
+    unw, data = unwritten_pages(fd_path)
+    check(unw == set(range(8)) and not data, f"after fallocate: {unw} {data}")
+    fd = os.open(fd_path, os.O_RDWR)
+    os.pwrite(fd, b"x" * 10, 2 * PAGE + 5)
+    unw, data = unwritten_pages(fd_path)
+    check(data == {2} and unw == set(range(8)) - {2},
+          f"after a write into page 2: {unw} {data}")
+    run("fallocate", "-z", "-o", str(2 * PAGE), "-l", str(PAGE), fd_path)
+    unw, data = unwritten_pages(fd_path)
+    check(unw == set(range(8)) and not data, f"after fallocate -z: {unw} {data}")
+    run("fallocate", "-n", "-o", str(8 * PAGE), "-l", str(8 * PAGE), fd_path)
+    blocks = os.fstat(fd).st_blocks
+    check(blocks == 16 * PAGE // 512, f"st_blocks with -n: {blocks}")
+    run("truncate", "-s", str(8 * PAGE), fd_path)       # the same size
+    st = os.fstat(fd)
+    check(st.st_size == 8 * PAGE and st.st_blocks == 8 * PAGE // 512,
+          f"same-size truncate: size {st.st_size} st_blocks {st.st_blocks}")
+    unw, data = unwritten_pages(fd_path)
+    check(max(unw | data) < 8, f"extents past EOF after truncate: {unw} {data}")
+    check(kg.read_file(fd_path) == bytes(8 * PAGE), "/fd reads zeros")
+    os.close(fd)
+    result(unwritten="ok")
+
+
 def scen_tools(args):
     role = args[0]
     fs = kg.PosixFS(kg.MNT)
@@ -130,6 +184,7 @@ def scen_tools(args):
     check(kg.read_file(fc) == bytes(10 * PAGE), "fallocate -l: zeros")
     check(kg.read_file(fa) == expect_fa(), "/fa bytes after the calls")
     os.close(fd)
+    scen_unwritten()
     result(tools="ok")
 
     kg.write_file(fb, content(b"B", FB_PAGES))

@@ -33,7 +33,11 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		7u	/* 7: strict writes out of place */
+#define DAXFS_VERSION		8u	/* 8: unwritten data pages */
+/* The first version whose data page words may carry DAXFS_RADIX_UNWRITTEN
+ * (preallocated or zeroed pages that hold only zeros, docs/files.md) */
+#define DAXFS_VERSION_UNWRITTEN	8u
+#define DAXFS_VERSION_V7	7u	/* 7: strict writes out of place */
 /* The first version whose strict overwrites go through a redo record
  * (FILE_WRITE intent a[6], struct daxfs_redo, docs/modes.md) */
 #define DAXFS_VERSION_REDO	7u
@@ -658,6 +662,16 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_symlink) == 8);
 #define DAXFS_RADIX_BITS	9
 #define DAXFS_RADIX_MAX_HEIGHT	4
 #define DAXFS_RADIX_HEIGHT_MASK	7ULL
+/*
+ * Version 8: a word naming a data page (a leaf slot, or a direct root)
+ * may carry this bit: the page was made by fallocate (or zeroed whole by
+ * ZERO_RANGE) and holds only zeros ("unwritten", FIEMAP's
+ * FIEMAP_EXTENT_UNWRITTEN).  Bit 3: bits 0..2 of a root are its height
+ * and a slot value of 1 is SEALED; node words (interior slots, a root of
+ * height 1..4) never carry it.  Cleared by CAS before any store into the
+ * page (docs/files.md "Unwritten pages").
+ */
+#define DAXFS_RADIX_UNWRITTEN	8ULL
 #define DAXFS_MAX_FILE_SIZE	(1ULL << 48)
 
 struct daxfs_radix_node {

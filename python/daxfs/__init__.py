@@ -56,6 +56,7 @@ SEEK_DATA = 3
 SEEK_HOLE = 4
 EXTENT_BASE = 1
 EXTENT_NOPHYS = 2
+EXTENT_UNWRITTEN = 4                # fallocated or zeroed pages: zeros (format 8)
 Extent = namedtuple("Extent", "logical physical length flags")
 
 # advisory locks (docs/locks.md): types and kinds as in core/daxfs_core.h

@@ -39,14 +39,6 @@ static bool all(const u8 *p, u64 a, u64 b, u8 c)
 	return true;
 }
 
-static u64 seek(struct daxfs_fs *fs, u64 ino, u64 off, int whence)
-{
-	u64 res = ~0ULL;
-	int err = daxfs_seek_hole_data(fs, ino, off, whence, &res);
-
-	return err ? (u64)(s64)err : res;
-}
-
 /* Punch: the range reads as zeros, the size stays, whole pages are freed
  * (df shows them free), the partial ends are zeroed in place. */
 static void test_punch(void)
@@ -76,15 +68,15 @@ static void test_punch(void)
 	CHECK(all(out, 30001, 30011, 0));
 	CHECK(all(out, 30011, 40000, 0x5a));
 	/* the holes are holes */
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 8192);
-	CHECK_EQ(seek(&fs, ino, 8192, DAXFS_SEEK_DATA), 24576);
-	CHECK_EQ(seek(&fs, ino, 24576, DAXFS_SEEK_HOLE), 40000);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 8192);
+	CHECK_EQ(t_seek(&fs, ino, 8192, DAXFS_SEEK_DATA), 24576);
+	CHECK_EQ(t_seek(&fs, ino, 24576, DAXFS_SEEK_HOLE), 40000);
 	/* the whole file: every page goes, the size stays */
 	CHECK_EQ(daxfs_fallocate(&fs, ino, PUNCH, 0, 1ULL << 40), 0);
 	CHECK_EQ(t_blocks(&fs, ino), 0);
 	CHECK_EQ(t_size(&fs, ino), 40000);
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_DATA), (u64)-ENXIO);
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 0);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_DATA), (u64)-ENXIO);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 0);
 	daxfs_host_leave(&fs);
 	t_check_clean(r, REGION);
 	t_region_free(r, REGION);
@@ -151,8 +143,8 @@ static void test_prealloc(void)
 	CHECK(all(out, 8192, 8292, 0x77));
 	CHECK(all(out, 8292, 5 * 4096, 0));
 	/* allocated blocks are data */
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_DATA), 0);
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 5 * 4096);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_DATA), 0);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 5 * 4096);
 	/* never shrinks */
 	CHECK_EQ(daxfs_fallocate(&fs, ino, 0, 0, 10), 0);
 	CHECK_EQ(t_size(&fs, ino), 5 * 4096);
@@ -163,7 +155,7 @@ static void test_prealloc(void)
 	CHECK_EQ(daxfs_next_extent(&fs, ino, 5 * 4096, &e), 0);
 	CHECK_EQ(e.logical, 1 * MiB);
 	CHECK_EQ(e.length, 2 * 4096);
-	CHECK_EQ(seek(&fs, ino, 5 * 4096, DAXFS_SEEK_DATA), (u64)-ENXIO);
+	CHECK_EQ(t_seek(&fs, ino, 5 * 4096, DAXFS_SEEK_DATA), (u64)-ENXIO);
 	/* growing into it shows zeros */
 	CHECK_EQ(daxfs_truncate(&fs, ino, 2 * MiB), 0);
 	CHECK_EQ(t_pread(&fs, ino, out, 2 * 4096, 1 * MiB), 2 * 4096);
@@ -198,7 +190,7 @@ static void test_zero_range(void)
 	CHECK_EQ(t_pread(&fs, ino, out, 6 * 4096, 0), 6 * 4096);
 	CHECK(all(out, 5100, 8192, 0x33));
 	CHECK(all(out, 8192, 6 * 4096, 0));
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 6 * 4096);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_HOLE), 6 * 4096);
 	daxfs_host_leave(&fs);
 	t_check_clean(r, REGION);
 	t_region_free(r, REGION);
@@ -220,8 +212,8 @@ static void test_errors(void)
 	CHECK_EQ(daxfs_fallocate(&fs, ino, 0, DAXFS_MAX_FILE_SIZE, 1), -EFBIG);
 	CHECK_EQ(daxfs_mkdir(&fs, 1, "d", 1, 0755, 0, 0, &d), 0);
 	CHECK_EQ(daxfs_fallocate(&fs, d, 0, 0, 10), -EISDIR);
-	CHECK_EQ(seek(&fs, ino, 0, DAXFS_SEEK_DATA), (u64)-ENXIO);
-	CHECK_EQ(seek(&fs, ino, 0, 7), (u64)-EINVAL);
+	CHECK_EQ(t_seek(&fs, ino, 0, DAXFS_SEEK_DATA), (u64)-ENXIO);
+	CHECK_EQ(t_seek(&fs, ino, 0, 7), (u64)-EINVAL);
 
 	memset(buf, 0x44, sizeof(buf));
 	CHECK_EQ(t_pwrite(&fs, ino, buf, 8192, 0), 8192);
@@ -265,9 +257,9 @@ static void test_extents(void)
 	}
 	CHECK_EQ(total, 64 * 4096);
 	CHECK(n >= 3);
-	CHECK_EQ(seek(&fs, ino, 11 * 4096 - 1, DAXFS_SEEK_DATA), 11 * 4096);
-	CHECK_EQ(seek(&fs, ino, 64 * 4096, DAXFS_SEEK_DATA), 1ULL << 40);
-	CHECK_EQ(seek(&fs, ino, (1ULL << 40) + 5, DAXFS_SEEK_HOLE),
+	CHECK_EQ(t_seek(&fs, ino, 11 * 4096 - 1, DAXFS_SEEK_DATA), 11 * 4096);
+	CHECK_EQ(t_seek(&fs, ino, 64 * 4096, DAXFS_SEEK_DATA), 1ULL << 40);
+	CHECK_EQ(t_seek(&fs, ino, (1ULL << 40) + 5, DAXFS_SEEK_HOLE),
 		 (1ULL << 40) + 4096);
 	daxfs_host_leave(&fs);
 	t_region_free(r, REGION);

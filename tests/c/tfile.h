@@ -100,6 +100,15 @@ static inline s64 t_pread(struct daxfs_fs *fs, u64 ino, void *buf, u64 len,
 	return daxfs_read(fs, ino, off, len, r_actor, &r);
 }
 
+/* SEEK_DATA / SEEK_HOLE: the offset, or the negative errno as a u64. */
+static inline u64 t_seek(struct daxfs_fs *fs, u64 ino, u64 off, int whence)
+{
+	u64 res = ~0ULL;
+	int err = daxfs_seek_hole_data(fs, ino, off, whence, &res);
+
+	return err ? (u64)(s64)err : res;
+}
+
 /* A new inode of the given mode, not linked in any directory (the tests
  * exercise the data paths; the namespace has its own tests). */
 static inline u64 t_mkinode(struct daxfs_fs *fs, u32 mode)

@@ -2,7 +2,8 @@
 (docs/files.md "fallocate", docs/kernel.md).
 
 Guest A (daxfs.ko, phys= mount) runs fallocate(1) -p / -z / -l / -k, xfs_io fiemap,
-filefrag and lseek on its files, with a shared mapping open across a punch; the
+filefrag and lseek on its files (xfs_io fiemap -v shows `unwritten` after fallocate
+and not after a write; truncate to the same size drops a KEEP_SIZE preallocation), with a shared mapping open across a punch; the
 user-space host H (libdaxfs) then sees A's holes, and punches a file that A keeps
 mapped: A's read(2), SEEK_HOLE and (after the lease work) its mapping show the hole.
 Skip/fail rules as in test_kernel_cluster.py.  Guest side: vm/falloc_kguest.py.
@@ -47,6 +48,7 @@ def test_kernel_fallocate_holes_seen_by_two_hosts(request, built):
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
     assert ra["tools"] == "ok" and ra["remote"] == "ok", ra
+    assert ra["unwritten"] == "ok", ra
     assert int(ra["free_gain"]) > 0, ra
     assert host["fa_ok"], host
     assert host["fa_hole"] == fk.PUNCH[0], host
