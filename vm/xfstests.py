@@ -13,7 +13,9 @@ arguments reach the guest in OUT/check.args (a long list does not fit a kernel c
 
 --chunk K/N expands the groups named by -g into their tests and runs every N-th from the
 K-th (1-based): N runs with their own --out run side by side, each in its own guest with
-its own devices.  vm/xfstests_counts.py adds up their check.log files.
+its own devices.  vm/xfstests_counts.py adds up their check.log files.  --skip-done LOG
+(repeatable) leaves out the tests that have a verdict in an earlier run's check.log, so a
+run of the whole group can go on, in another session, where the last one stopped.
 """
 import argparse
 import shutil
@@ -70,20 +72,36 @@ def group_tests(tree, group):
     return out
 
 
-def chunk(tree, tests, spec):
-    """TESTS with every -g GROUP expanded, then every N-th from the K-th."""
-    k, n = (int(x) for x in spec.split("/"))
-    if not 1 <= k <= n:
-        sys.exit(f"--chunk {spec}: want K/N with 1 <= K <= N")
+def expand(tree, tests):
+    """TESTS with every -g GROUP expanded into its test names."""
     names, it = [], iter(tests)
     for arg in it:
         if arg == "-g":
             names += group_tests(tree, next(it))
         elif arg.startswith("-"):
-            sys.exit(f"--chunk: only -g GROUP and test names, not {arg}")
+            sys.exit(f"--chunk, --skip-done: only -g GROUP and test names, not {arg}")
         else:
             names.append(arg)
+    return names
+
+
+def chunk(names, spec):
+    """Every N-th of names from the K-th."""
+    k, n = (int(x) for x in spec.split("/"))
+    if not 1 <= k <= n:
+        sys.exit(f"--chunk {spec}: want K/N with 1 <= K <= N")
     return names[k - 1::n]
+
+
+def done_in(logs):
+    """The tests with a verdict (passed, failed, not run, excluded) in the
+    check.log files logs: a run that goes on where those stopped skips them."""
+    from xfstests_counts import parse
+    done = set()
+    for log in logs:
+        done |= {t for t, (v, _) in parse(log.read_text(errors="replace")).items()
+                 if v != "cutoff"}
+    return done
 
 
 def run(tree, tests, out, size="2G", timeout=3600, label=None):
@@ -115,10 +133,17 @@ def main():
     ap.add_argument("--size", default="2G", help="each nvdimm (2G)")
     ap.add_argument("--timeout", type=int, default=3600, help="guest timeout, s")
     ap.add_argument("--chunk", help="K/N: every N-th test from the K-th")
+    ap.add_argument("--skip-done", type=Path, action="append", default=[], metavar="LOG",
+                    help="leave out the tests with a verdict in this check.log (repeatable)")
     ap.add_argument("tests", nargs="*", default=["-g", "generic/quick"])
     a = ap.parse_args()
     tree = a.xfstests.resolve()
-    tests = chunk(tree, a.tests, a.chunk) if a.chunk else a.tests
+    tests = a.tests
+    if a.chunk or a.skip_done:
+        done = done_in(a.skip_done)
+        tests = [t for t in expand(tree, tests) if t not in done]
+        if a.chunk:
+            tests = chunk(tests, a.chunk)
     res = run(tree, tests, a.out, a.size, a.timeout)
     print(res.summary())
     print(f"check.log and results: {a.out}")
