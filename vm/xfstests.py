@@ -96,15 +96,14 @@ def chunk(names, spec):
 def done_in(logs):
     """The tests with a verdict (passed, failed, not run, excluded) in the
     check.log files logs: a run that goes on where those stopped skips them."""
-    from xfstests_counts import parse
+    from xfstests_counts import parse_file
     done = set()
     for log in logs:
-        done |= {t for t, (v, _) in parse(log.read_text(errors="replace")).items()
-                 if v != "cutoff"}
+        done |= {t for t, (v, _) in parse_file(log).items() if v != "cutoff"}
     return done
 
 
-def run(tree, tests, out, size="2G", timeout=3600, label=None):
+def run(tree, tests, out, size="2G", timeout=3600, label=None, test_limit=0):
     """One guest runs ./check TESTS on daxfs.ko; returns the cluster result
     (the guest's xfstests_rc, and OUT/check.log)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -116,11 +115,13 @@ def run(tree, tests, out, size="2G", timeout=3600, label=None):
     prepare(copy)
     (out / "check.args").write_text(" ".join(tests) + "\n")
     (out / "check.log").unlink(missing_ok=True)
+    (out / "overtime.log").unlink(missing_ok=True)
     scratch = Path(f"/dev/shm/daxfs-xfst-scratch-{out.stat().st_ino}")
     try:
         with Cluster(label=label or f"xfstests-{out.name}", size=size, extra_shm=[scratch],
                      timeout=timeout + 120) as c:
-            return c.run([Guest("A", "daxfs-xfstests", [CHROOT_OUT + "/tree", str(timeout)],
+            return c.run([Guest("A", "daxfs-xfstests", [CHROOT_OUT + "/tree", str(timeout),
+                                                      str(test_limit)],
                                 mem="2G", outdir=out)])
     finally:
         scratch.unlink(missing_ok=True)
@@ -132,6 +133,8 @@ def main():
     ap.add_argument("--out", type=Path, default=REPO / "build" / "xfstests")
     ap.add_argument("--size", default="2G", help="each nvdimm (2G)")
     ap.add_argument("--timeout", type=int, default=3600, help="guest timeout, s")
+    ap.add_argument("--test-limit", type=int, default=0, metavar="S",
+                    help="stop a test that runs longer than S seconds (0: never)")
     ap.add_argument("--chunk", help="K/N: every N-th test from the K-th")
     ap.add_argument("--skip-done", type=Path, action="append", default=[], metavar="LOG",
                     help="leave out the tests with a verdict in this check.log (repeatable)")
@@ -144,7 +147,7 @@ def main():
         tests = [t for t in expand(tree, tests) if t not in done]
         if a.chunk:
             tests = chunk(tests, a.chunk)
-    res = run(tree, tests, a.out, a.size, a.timeout)
+    res = run(tree, tests, a.out, a.size, a.timeout, test_limit=a.test_limit)
     print(res.summary())
     print(f"check.log and results: {a.out}")
     return 0 if res.ok else 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """vm/xfstests_counts.py - pass / fail / not-run counts from xfstests check.log files
 (docs/testing.md, "xfstests on daxfs.ko").  One line per test of check's console output
-counts; a test with no verdict (the run was cut off by its time limit) is "cut off".
+counts; a test with no verdict (the run was cut off by its time limit) is "cut off", and so
+is a test the guest stopped at its per-test limit (named in overtime.log beside check.log).
 
     vm/xfstests_counts.py [-v] CHECK.LOG...      (several: the chunks of one run)
 """
@@ -9,6 +10,7 @@ import argparse
 import re
 import sys
 from collections import OrderedDict
+from pathlib import Path
 
 TEST = re.compile(r"^((?:generic|shared|daxfs)/\d+)\s*(.*)$")
 PASSED = re.compile(r"^\d+s\b")
@@ -37,6 +39,20 @@ def parse(text):
     return out
 
 
+def parse_file(path):
+    """parse() of the check.log at path, with the tests named in the overtime.log
+    beside it (stopped at vm/xfstests.py --test-limit) marked cut off."""
+    path = Path(path)
+    res = parse(path.read_text(errors="replace"))
+    over = path.with_name("overtime.log")
+    if over.exists():
+        for line in over.read_text().splitlines():
+            name, _, limit = line.partition(" ")
+            if name in res:
+                res[name] = ("cutoff", f"stopped after the per-test limit of {limit} s")
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-v", action="store_true", help="list every failure and not-run test")
@@ -44,8 +60,7 @@ def main():
     a = ap.parse_args()
     res = OrderedDict()
     for path in a.logs:
-        with open(path, errors="replace") as f:
-            res.update(parse(f.read()))
+        res.update(parse_file(path))
     counts = OrderedDict((k, 0) for k in ("pass", "fail", "notrun", "excluded", "cutoff"))
     for v, _ in res.values():
         counts[v] += 1
