@@ -64,7 +64,7 @@ watch_tests() {
         root=
         for c in /proc/[0-9]*/cmdline; do
             case "$(tr '\0' ' ' < $c 2>/dev/null)" in
-            *" ./tests/$cur "*) root=${c#/proc/}; root=${root%/cmdline}; break ;;
+            *"/tests/$cur "*) root=${c#/proc/}; root=${root%/cmdline}; break ;;
             esac
         done
         [ -n "$root" ] || continue
