@@ -153,6 +153,8 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 struct fiemap_extent_info;
 long daxfs_k_fallocate(struct file *file, int mode, loff_t off, loff_t len);
 long daxfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+int daxfs_freeze_fs(struct super_block *sb);
+int daxfs_unfreeze_fs(struct super_block *sb);
 loff_t daxfs_k_seek_hole_data(struct file *file, loff_t off, int whence);
 int daxfs_k_fiemap(struct inode *inode, struct fiemap_extent_info *fi,
 		   u64 start, u64 len);
@@ -220,6 +222,7 @@ void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
 void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
+void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode));
 
 /* tmpfile.c: O_TMPFILE, linkat of it, RENAME_WHITEOUT */
 int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
@@ -230,7 +233,8 @@ void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid);
 
 /* times.c: atime and mapped-write mtime (docs/kernel.md "Timestamps") */
 int daxfs_k_update_time(DAXFS_UPDATE_TIME_ARGS);
-void daxfs_k_fault_times(struct vm_fault *vmf);
+bool daxfs_k_fault_start(struct vm_fault *vmf);
+void daxfs_k_fault_end(struct vm_fault *vmf, bool started);
 vm_fault_t daxfs_k_pfn_mkwrite(struct vm_fault *vmf);
 void daxfs_k_times_wrprotect(struct inode *inode, loff_t start, loff_t end);
 

@@ -657,18 +657,16 @@ void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
 }
 
 /*
- * Lease work: every inode mapped on this host, one tick's staleness; then
- * announce the epoch the pass began at, so that the pool pages unlinked
- * before it (and zapped by it) may be reused.  Declared dead: refreshes
- * fail, every mapping is zapped, and nothing is announced.
+ * fn(inode) for every inode of this mount that has a mapping, one at a
+ * time and without mapped_lock (fn may sleep).  An inode mapped or
+ * unmapped meanwhile may be missed or visited: callers act on what is
+ * mapped at their start, and later mappings fault through them anyway.
  */
-void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
+void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode))
 {
-	u64 e = daxfs_map_pass_epoch(&sbi->fs);
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
 	LIST_HEAD(todo);
-	u64 change;
 
 	spin_lock(&sbi->mapped_lock);
 	list_splice_init(&sbi->mapped, &todo);
@@ -680,18 +678,40 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 		inode = igrab(&ei->vfs_inode);
 		spin_unlock(&sbi->mapped_lock);
 		if (inode) {
-			/* a smaller size unmaps the tail (refresh) */
-			if (daxfs_refresh_inode_change(inode, &change) == 0)
-				daxfs_mmap_revalidate(inode, change, true);
-			else
-				daxfs_mmap_zap(inode);
+			fn(inode);
 			iput(inode);
 		}
 		cond_resched();
 		spin_lock(&sbi->mapped_lock);
 	}
+	spin_unlock(&sbi->mapped_lock);
+}
+
+static void daxfs_mmap_revalidate_one(struct inode *inode)
+{
+	u64 change;
+
+	/* a smaller size unmaps the tail (refresh) */
+	if (daxfs_refresh_inode_change(inode, &change) == 0)
+		daxfs_mmap_revalidate(inode, change, true);
+	else
+		daxfs_mmap_zap(inode);
+}
+
+/*
+ * Lease work: every inode mapped on this host, one tick's staleness; then
+ * announce the epoch the pass began at, so that the pool pages unlinked
+ * before it (and zapped by it) may be reused.  Declared dead: refreshes
+ * fail, every mapping is zapped, and nothing is announced.
+ */
+void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
+{
+	u64 e = daxfs_map_pass_epoch(&sbi->fs);
+
+	daxfs_mapped_each(sbi, daxfs_mmap_revalidate_one);
 	/* under mapped_lock: a first mapping (daxfs_vm_open) announces
 	 * itself, and this store cannot undo that */
+	spin_lock(&sbi->mapped_lock);
 	daxfs_map_announce(&sbi->fs, list_empty(&sbi->mapped) ? 0 : e);
 	spin_unlock(&sbi->mapped_lock);
 }
@@ -914,12 +934,14 @@ out:
 static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 {
 	struct address_space *mapping = vmf->vma->vm_file->f_mapping;
+	bool started;
 	vm_fault_t ret;
 
-	daxfs_k_fault_times(vmf);	/* a store is coming: mtime, ctime */
+	started = daxfs_k_fault_start(vmf);	/* a store is coming */
 	filemap_invalidate_lock_shared(mapping);
 	ret = __daxfs_fault(vmf);
 	filemap_invalidate_unlock_shared(mapping);
+	daxfs_k_fault_end(vmf, started);
 	return ret;
 }
 

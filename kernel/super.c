@@ -309,12 +309,17 @@ static void daxfs_lease_work(struct work_struct *work)
 	 * pages go within one tick, and the pool pages they freed become
 	 * reusable (first, so that our own reclaim below benefits) */
 	daxfs_mmap_revalidate_all(sbi);
-	if (sbi->renew_ticks % 2 == 0 && !sb_rdonly(sbi->sb))
-		daxfs_reclaim_all(&sbi->fs);
-	if (sbi->renew_ticks % 4 == 0) {
-		daxfs_recover_dead_hosts(&sbi->fs);
-		/* and the cache pins they held (mmap, zero-copy reads) */
-		daxfs_pcache_reap(&sbi->fs);
+	/* frozen (freeze.c): this host's writers wait, its own included */
+	if (sb_start_intwrite_trylock(sbi->sb)) {
+		if (sbi->renew_ticks % 2 == 0 && !sb_rdonly(sbi->sb))
+			daxfs_reclaim_all(&sbi->fs);
+		if (sbi->renew_ticks % 4 == 0) {
+			daxfs_recover_dead_hosts(&sbi->fs);
+			/* and the cache pins they held (mmap, zero-copy
+			 * reads) */
+			daxfs_pcache_reap(&sbi->fs);
+		}
+		sb_end_intwrite(sbi->sb);
 	}
 	queue_delayed_work(system_long_wq, &sbi->lease_work, sbi->lease_jiffies);
 }
@@ -421,6 +426,8 @@ static const struct super_operations daxfs_sops = {
 	.show_stats	= daxfs_show_stats,
 	.drop_inode	= daxfs_drop_inode,
 	.evict_inode	= daxfs_evict_inode,
+	.freeze_fs	= daxfs_freeze_fs,
+	.unfreeze_fs	= daxfs_unfreeze_fs,
 };
 
 static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)

@@ -72,16 +72,27 @@ int daxfs_k_update_time(DAXFS_UPDATE_TIME_ARGS)
 	return daxfs_store_times(inode, daxfs_update_attrs());
 }
 
-/* A store through a shared mapping is about to be allowed. */
-void daxfs_k_fault_times(struct vm_fault *vmf)
+/*
+ * A store through a shared mapping is about to be allowed: mtime and
+ * ctime move, and the fault holds off a freeze (docs/kernel.md "Freeze")
+ * until daxfs_k_fault_end, as every write system call does.  True when
+ * it took that protection.
+ */
+bool daxfs_k_fault_start(struct vm_fault *vmf)
 {
 	struct file *file = vmf->vma->vm_file;
 
 	if (!(vmf->flags & FAULT_FLAG_WRITE) || !(vmf->vma->vm_flags & VM_SHARED))
-		return;
+		return false;
 	sb_start_pagefault(file_inode(file)->i_sb);
 	file_update_time(file);
-	sb_end_pagefault(file_inode(file)->i_sb);
+	return true;
+}
+
+void daxfs_k_fault_end(struct vm_fault *vmf, bool started)
+{
+	if (started)
+		sb_end_pagefault(file_inode(vmf->vma->vm_file)->i_sb);
 }
 
 /* A read fault mapped the page read-only (a shared writable mapping asks
@@ -89,11 +100,14 @@ void daxfs_k_fault_times(struct vm_fault *vmf)
 vm_fault_t daxfs_k_pfn_mkwrite(struct vm_fault *vmf)
 {
 	struct inode *inode = file_inode(vmf->vma->vm_file);
+	vm_fault_t ret = 0;
+	bool started;
 
+	started = daxfs_k_fault_start(vmf);
 	if (READ_ONCE(DAXFS_SB(inode->i_sb)->dead))
-		return VM_FAULT_SIGBUS;
-	daxfs_k_fault_times(vmf);
-	return 0;
+		ret = VM_FAULT_SIGBUS;
+	daxfs_k_fault_end(vmf, started);
+	return ret;
 }
 
 /* msync/fsync: the next store through any shared mapping of the range

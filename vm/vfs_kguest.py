@@ -32,6 +32,10 @@ Scenarios:
             umount and mount again: what was written before is there, new writes work,
             and the slot the shutdown left was recovered (the host's fsck after the
             guest is clean)
+  freeze    fsfreeze -f: reads go on; a write system call, a create and a store
+            through a mapping made writable before the freeze all wait (nothing of
+            theirs is in the file, the processes have not ended) until fsfreeze -u; a
+            second freeze is refused (EBUSY); after the thaw all three land
   follow    [APPENDS CHUNK] a process appends while another follows the file by fstat
             and pread (`tail -f`): no zero byte is ever read, the appends are whole
 """
@@ -559,7 +563,78 @@ def scen_shutdown(mnt):
     result(shutdown="ok")
 
 
+def child(fn, first=None):
+    """A process that runs first() (if any), says so, and runs fn() once the parent
+    writes to the pipe returned with its pid; it exits 0 when fn returned.  Returns
+    once first() has run."""
+    r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(w)
+            if first:
+                first()
+            os.write(ready_w, b"r")
+            os.read(r, 1)
+            fn()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    os.close(r)
+    os.close(ready_w)
+    check(os.read(ready_r, 1) == b"r", "a child process died before it was ready")
+    os.close(ready_r)
+    return pid, w
+
+
+def scen_freeze(mnt):
+    d = os.path.join(mnt, "frz")
+    os.makedirs(d, exist_ok=True)
+    path, new = os.path.join(d, "f"), os.path.join(d, "new")
+    with open(path, "wb") as f:
+        f.write(b"a" * 8192)
+    fd = os.open(path, os.O_RDWR)
+    mfd = os.open(path, os.O_RDWR)
+    m = mmap.mmap(mfd, 8192)
+
+    def first_store():		# before the freeze: the child's page is writable
+        m[0:1] = b"b"
+
+    def store():
+        m[200:201] = b"M"
+    kids = {"write": child(lambda: os.pwrite(fd, b"W", 100)),
+            "create": child(lambda: os.close(os.open(new, os.O_CREAT | os.O_WRONLY, 0o644))),
+            "mapped store": child(store, first_store)}
+    run("fsfreeze", "-f", mnt)
+    try:
+        check(os.pread(fd, 1, 0) == b"b", "a read while frozen")
+        again = subprocess.run(["fsfreeze", "-f", mnt], capture_output=True, text=True)
+        check(again.returncode != 0, "a second freeze succeeded")
+        for pid, w in kids.values():
+            os.write(w, b"g")
+        time.sleep(3)
+        for what, (pid, _) in kids.items():
+            check(os.waitpid(pid, os.WNOHANG) == (0, 0), f"the {what} ended while frozen")
+        check(os.pread(fd, 1, 100) == b"a", "the write landed while frozen")
+        check(os.pread(fd, 1, 200) == b"a", "the mapped store landed while frozen")
+        check(not os.path.exists(new), "the create landed while frozen")
+    finally:
+        subprocess.run(["fsfreeze", "-u", mnt])
+    for what, (pid, w) in kids.items():
+        os.close(w)
+        check(os.waitpid(pid, 0)[1] == 0, f"the {what} failed after the thaw")
+    check(os.pread(fd, 1, 100) == b"W", "the write is not in the file after the thaw")
+    check(os.pread(fd, 1, 200) == b"M", "the mapped store is not in the file after the thaw")
+    check(os.path.exists(new), "the create did not happen after the thaw")
+    m.close()
+    os.close(mfd)
+    os.close(fd)
+    result(freeze="ok")
+
+
 SCENARIOS = {
+    "freeze": scen_freeze,
     "shutdown": scen_shutdown,
     "follow": scen_follow,
     "tmpfile": scen_tmpfile,

@@ -1,7 +1,7 @@
 """daxfs.ko features the VFS asks of a full filesystem (docs/kernel.md "O_TMPFILE and
-whiteouts", "Timestamps"): O_TMPFILE and linkat of it, RENAME_WHITEOUT, overlayfs with
+whiteouts", "Timestamps", "Freeze"): O_TMPFILE and linkat of it, RENAME_WHITEOUT, overlayfs with
 its upper and work directories on daxfs, atime by relatime/strictatime/noatime, mtime
-and ctime after stores through a shared mapping, and FS_IOC_SHUTDOWN ("Shutdown").
+and ctime after stores through a shared mapping, FIFREEZE ("Freeze") and FS_IOC_SHUTDOWN ("Shutdown").
 
 One guest boot runs every scenario of vm/vfs_kguest.py in turn (each test below checks
 its own result); then the host checks the region: the atime the guest saw is the one
@@ -22,7 +22,7 @@ from cluster import Cluster, Guest  # noqa: E402
 from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 
 SIZE = 64 << 20
-SCENARIOS = ["tmpfile", "whiteout", "mmtime", "atime", "overlay", "shutdown"]
+SCENARIOS = ["tmpfile", "whiteout", "mmtime", "atime", "overlay", "freeze", "shutdown"]
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,13 @@ def test_kernel_overlay_on_daxfs(guest):
     workload through it: merged view, upper layer (copy-ups, whiteouts) and lower layer
     checked, also after a remount of the overlay."""
     scenario(guest, "overlay")
+
+
+def test_kernel_freeze(guest):
+    """FIFREEZE/FITHAW (fsfreeze): while frozen, reads go on and a write, a create and
+    a store through a mapping made writable before the freeze wait; after the thaw
+    they land."""
+    scenario(guest, "freeze")
 
 
 def test_kernel_shutdown(guest):
