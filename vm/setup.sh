@@ -21,7 +21,8 @@ if [ "${1:-}" = --xfstests ]; then
     XFSTESTS=1
     PKGS+=(xfslibs-dev libattr1-dev libacl1-dev uuid-dev libaio-dev autoconf automake
            libtool pkg-config gawk perl bc psmisc attr acl
-           libgdbm-dev libgdbm-compat-dev liburing-dev libcap-dev)
+           libgdbm-dev libgdbm-compat-dev liburing-dev libcap-dev
+           quota dbench)   # quota: the quota tests say "daxfs has no quotas", not "no tools"
 fi
 
 missing=()
