@@ -18,8 +18,8 @@
 				 FALLOC_FL_ZERO_RANGE)
 
 /*
- * The VFS checked the range (EINVAL, EFBIG), the file mode and the
- * immutable and append-only flags.  This host's faults wait on the
+ * The VFS checked the range (EINVAL, EFBIG against s_maxbytes), the file
+ * mode and the immutable and append-only flags.  This host's faults wait on the
  * invalidate lock from the first unmap until the pages are gone, as in
  * setattr's truncate: a fault in between would map a page the punch
  * frees, or a hole's zero page where a page now is.
@@ -39,6 +39,13 @@ long daxfs_k_fallocate(struct file *file, int mode, loff_t off, loff_t len)
 	if (!S_ISREG(inode->i_mode))
 		return -ENODEV;
 	inode_lock(inode);
+	/* a size that grows is a write's: RLIMIT_FSIZE (with SIGXFSZ) and
+	 * the largest file, as ext4 checks (xfstests generic/228) */
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && off + len > i_size_read(inode)) {
+		err = inode_newsize_ok(inode, off + len);
+		if (err)
+			goto out;
+	}
 	err = file_remove_privs(file);
 	if (err)
 		goto out;

@@ -15,9 +15,13 @@ Scenario:
                Also /fd: unwritten extents after fallocate, data after a write,
                and a same-size truncate dropping a KEEP_SIZE preallocation.
 """
+import ctypes
+import errno
 import mmap
 import os
 import re
+import resource
+import signal
 import subprocess
 import sys
 import time
@@ -126,6 +130,44 @@ def scen_unwritten():
     result(unwritten="ok")
 
 
+FALLOC_FL_KEEP_SIZE = 1
+
+
+def falloc_under_fsize_limit(path, limit, mode, length):
+    """fallocate(path, mode, 0, length) in a child whose RLIMIT_FSIZE is limit
+    bytes, SIGXFSZ ignored: 0, or the errno it failed with."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.fallocate(fd, mode, ctypes.c_long(0), ctypes.c_long(length)):
+                code = ctypes.get_errno()
+        except OSError as e:
+            code = e.errno
+        os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def scen_fsize():
+    """A size that fallocate grows is a write's: past RLIMIT_FSIZE it fails with
+    EFBIG (xfstests generic/228); within it, or with KEEP_SIZE, it works."""
+    path = kg.p("/flim")
+    err = falloc_under_fsize_limit(path, 16 * PAGE, 0, 17 * PAGE)
+    check(err == errno.EFBIG, f"fallocate past RLIMIT_FSIZE: {os.strerror(err)}, not EFBIG")
+    check(os.stat(path).st_size == 0, "a refused fallocate changed the size")
+    err = falloc_under_fsize_limit(path, 16 * PAGE, 0, 8 * PAGE)
+    check(err == 0, f"fallocate within RLIMIT_FSIZE: {os.strerror(err)}")
+    err = falloc_under_fsize_limit(path, 16 * PAGE, FALLOC_FL_KEEP_SIZE, 32 * PAGE)
+    check(err == 0, f"KEEP_SIZE past RLIMIT_FSIZE: {os.strerror(err)}")
+    check(os.stat(path).st_size == 8 * PAGE, "KEEP_SIZE changed the size")
+    os.unlink(path)
+    result(fsize="ok")
+
+
 def scen_tools(args):
     role = args[0]
     fs = kg.PosixFS(kg.MNT)
@@ -185,6 +227,7 @@ def scen_tools(args):
     check(kg.read_file(fa) == expect_fa(), "/fa bytes after the calls")
     os.close(fd)
     scen_unwritten()
+    scen_fsize()
     result(tools="ok")
 
     kg.write_file(fb, content(b"B", FB_PAGES))

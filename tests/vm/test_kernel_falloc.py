@@ -25,7 +25,7 @@ SIZE = 64 << 20
 def test_kernel_fallocate_holes_seen_by_two_hosts(request, built):
     """A: punch frees st_blocks and df space and zeroes A's own mapping at once;
     SEEK_HOLE/SEEK_DATA and fiemap report the hole; -z zeroes, -n allocates beyond EOF,
-    -l grows with zeros.  H: A's bytes, hole and extents as A left them; H's punch of
+    -l grows with zeros; past RLIMIT_FSIZE a growing fallocate fails with EFBIG.  H: A's bytes, hole and extents as A left them; H's punch of
     /fb shows to A through read(2), SEEK_HOLE and its mapping, and frees its pages
     (st_blocks); fsck clean."""
     host = {}
@@ -49,6 +49,7 @@ def test_kernel_fallocate_holes_seen_by_two_hosts(request, built):
         assert rc == 0, out
     assert ra["tools"] == "ok" and ra["remote"] == "ok", ra
     assert ra["unwritten"] == "ok", ra
+    assert ra.get("fsize") == "ok", ra
     assert int(ra["free_gain"]) > 0, ra
     assert host["fa_ok"], host
     assert host["fa_hole"] == fk.PUNCH[0], host
