@@ -110,6 +110,60 @@ for root, dirs, files in sorted(os.walk(d)):
                "python")
 
 
+def test_file_size_limit_matches_tmpfs(region):
+    """RLIMIT_FSIZE (ulimit -f) as the kernel applies it: a write cut short at the
+    limit, EFBIG past it (write, pwrite, O_APPEND, ftruncate, truncate, a growing
+    fallocate); with SIGXFSZ at its default the writer dies of it.  (A KEEP_SIZE
+    fallocate past the limit is left out: tmpfs refuses it, ext4, XFS and daxfs
+    allow it.)  The limit is set by the program itself after it started (setrlimit)."""
+    code = r'''
+import ctypes, errno, os, resource, signal, sys
+d = sys.argv[1]
+os.makedirs(d)
+libc = ctypes.CDLL(None, use_errno=True)
+def falloc(fd, mode, off, ln):
+    r = libc.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(ln))
+    return "ok" if r == 0 else errno.errorcode[ctypes.get_errno()]
+def res(fn):
+    try:
+        return fn()
+    except OSError as e:
+        return errno.errorcode[e.errno]
+p = os.path.join(d, "f")
+fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"a" * 5000)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.RLIM_INFINITY))
+print("write across", res(lambda: os.pwrite(fd, b"b" * 5000, 5000)))
+print("write at", res(lambda: os.pwrite(fd, b"c", 8192)))
+print("write empty at", res(lambda: os.pwrite(fd, b"", 9000)))
+print("rewrite below", res(lambda: os.pwrite(fd, b"d" * 100, 0)))
+print("ftruncate past", res(lambda: os.ftruncate(fd, 9000)))
+print("ftruncate down", res(lambda: os.ftruncate(fd, 6000)))
+print("truncate past", res(lambda: os.truncate(p, 10000)))
+print("fallocate past", falloc(fd, 0, 0, 12288))
+print("fallocate within", falloc(fd, 0, 0, 8000))
+a = os.open(p, os.O_WRONLY | os.O_APPEND)
+print("append across", res(lambda: os.write(a, b"e" * 500)))
+print("append at", res(lambda: os.write(a, b"e")))
+print("size", os.fstat(fd).st_size)
+with open(p, "rb") as f:
+    data = f.read()
+print("bytes", data.count(b"a"), data.count(b"b"), data.count(b"d"), data.count(b"e"), data.count(b"\0"))
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    os.pwrite(fd, b"x", 8192)
+    os._exit(0)
+st = os.waitpid(pid, 0)[1]
+print("child", "killed by SIGXFSZ" if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGXFSZ else st)
+'''
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+                     "fsize")
+    assert b"write across 3192" in out and b"write at EFBIG" in out, out
+    assert b"child killed by SIGXFSZ" in out, out
+
+
 def test_kernel_paths_untouched(region, tmp_path):
     """Paths outside DIR go to the kernel; the region stays empty."""
     f = tmp_path / "k.txt"

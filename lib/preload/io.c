@@ -20,6 +20,20 @@
 
 enum { IO_READ, IO_WRITE };
 
+/* An append under a file size limit: checked against the size now (an
+ * append racing it may pass the limit by its own length). */
+static int append_limited(struct daxfs_handle *h, struct pl_desc *d,
+			  const void *buf, size_t *len)
+{
+	struct daxfs_attr st;
+	int err;
+
+	if (!pl_fsize_limited())
+		return 0;
+	err = daxfs_fstat(h, d->ino, &st);
+	return err ? err : pl_fsize_write(st.size, len);
+}
+
 /*
  * One transfer on a region descriptor.  off < 0: at (and advancing) the
  * description's offset.  Returns the count or -errno.
@@ -49,10 +63,14 @@ static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 		n = daxfs_pread_fc(h, d->ino, &d->fc, buf, len, at);
 	} else if (acc & O_APPEND) {
 		/* Linux appends even with pwrite on O_APPEND. */
-		n = daxfs_append_fc(h, d->ino, &d->fc, buf, len, &at);
+		n = append_limited(h, d, buf, &len);
+		if (!n)
+			n = daxfs_append_fc(h, d->ino, &d->fc, buf, len, &at);
 	} else {
 		at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
-		n = daxfs_pwrite_fc(h, d->ino, &d->fc, buf, len, at);
+		n = pl_fsize_write(at, &len);
+		if (!n)
+			n = daxfs_pwrite_fc(h, d->ino, &d->fc, buf, len, at);
 	}
 	if (n > 0 && off < 0)
 		atomic_store(&d->off, at + n);
@@ -335,7 +353,8 @@ static int region_truncate(int fd, uint64_t size)
 		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
 	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
 		err = -EINVAL;
-	else if (!(err = daxfs_ftruncate_fc(h, d->ino, &d->fc, size)))
+	else if (!(err = pl_fsize_grow_ino(h, d->ino, size)) &&
+		 !(err = daxfs_ftruncate_fc(h, d->ino, &d->fc, size)))
 		pl_map_cut(d->ino);
 	pl_fd_put(d);
 	return err;
@@ -368,7 +387,7 @@ static int region_fallocate(int fd, int mode, off_t off, off_t len)
 {
 	struct daxfs_handle *h = pl_handle();
 	struct pl_desc *d;
-	int err;
+	int err = 0;
 
 	if (off < 0 || len <= 0)
 		return -EINVAL;
@@ -382,7 +401,9 @@ static int region_fallocate(int fd, int mode, off_t off, off_t len)
 		err = -EBADF;
 	else if (d->kind != PL_KIND_REG)
 		err = d->kind == PL_KIND_DIR ? -EISDIR : -ENODEV;
-	else
+	else if (!(mode & FALLOC_FL_KEEP_SIZE))	/* a size that grows is a write's */
+		err = pl_fsize_grow_ino(h, d->ino, (uint64_t)off + (uint64_t)len);
+	if (!err)
 		err = daxfs_file_fallocate(h, d->ino, mode, (uint64_t)off,
 					   (uint64_t)len);
 	pl_fd_put(d);

@@ -472,6 +472,15 @@ PUBLIC int truncate64(const char *path, off_t len)
 		return real_truncate64(PL_KPATH(r, path, buf), len);
 	if (len < 0)
 		return pl_fail(-EINVAL);
+	if (pl_fsize_limited()) {
+		struct daxfs_attr st;
+		int err = daxfs_path_stat(h, buf, &st);
+
+		if (!err)
+			err = pl_fsize_grow(st.size, len);
+		if (err)
+			return pl_fail(err);
+	}
 	return ret_err(daxfs_path_truncate(h, buf, len));
 }
 

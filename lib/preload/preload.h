@@ -117,6 +117,12 @@ void pl_lock_drop(const struct pl_desc *d, int last);
 /* stdio.c */
 void pl_std_fix(int fd);	/* after fd 0..2 changed */
 
+/* fsize.c: RLIMIT_FSIZE; 0 or -EFBIG (SIGXFSZ raised) */
+int pl_fsize_write(uint64_t at, size_t *len);	/* may shorten *len */
+int pl_fsize_grow(uint64_t size, uint64_t new_size);
+int pl_fsize_grow_ino(struct daxfs_handle *h, uint64_t ino, uint64_t new_size);
+bool pl_fsize_limited(void);			/* a limit is set */
+
 /* map.c: MAP_SHARED mappings of region files */
 int pl_map_any(void);
 void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
