@@ -304,6 +304,20 @@ int daxfs_ino_setattr(struct daxfs_handle *h, uint64_t ino, uint32_t valid,
 	LIB_CALL_SPACE(h, do_setattr(h, ino, valid, a));
 }
 
+static int do_setflags(struct daxfs_handle *h, uint64_t ino, uint32_t flags,
+		       uint32_t may)
+{
+	int err = lib_writable(h);
+
+	return err ? err : daxfs_setflags(&h->fs, ino, flags, may);
+}
+
+int daxfs_ino_setflags(struct daxfs_handle *h, uint64_t ino, uint32_t flags,
+		       uint32_t may)
+{
+	LIB_CALL(h, do_setflags(h, ino, flags, may));
+}
+
 int daxfs_ino_readdir(struct daxfs_handle *h, uint64_t dir, uint64_t *pos,
 		      daxfs_dir_cb cb, void *ctx)
 {
