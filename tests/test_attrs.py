@@ -5,6 +5,7 @@ file it opened before."""
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,38 @@ def test_daxfs_command_chattr_lsattr(image):
     assert run("cat", "/f").stdout == b"v1\nv2\n"
     assert run("chattr", "+q", "/f").returncode != 0
     assert run("chattr", "=", "/f").returncode != 0
+
+
+@pytest.mark.skipif(not (shutil.which("chattr") and shutil.which("lsattr")),
+                    reason="chattr and lsattr (e2fsprogs) are needed")
+def test_fuse_chattr_and_other_host(image):
+    """chattr / lsattr on the FUSE mount (FS_IOC_* ioctls, which the
+    kernel's fuse sends to daxfs-fuse): another host sees the flag and is
+    refused; a flag the other host sets binds the mount (open for
+    writing, rm)."""
+    from helpers import fuse as hf
+    if hf.skip_reason() is not None:
+        pytest.skip(str(hf.skip_reason()))
+    m = hf.Mount(image)
+    try:
+        f = m.path("f")
+        with open(f, "w") as fp:
+            fp.write("v1\n")
+        assert subprocess.run(["chattr", "+i", f]).returncode == 0
+        out = subprocess.run(["lsattr", f], capture_output=True, text=True)
+        assert out.stdout.split()[0][4] == "i", out
+        with daxfs.Region(image) as b:
+            assert b.getflags("/f") == daxfs.FL_IMMUTABLE
+            refused(b.write_file, "/f", b"x")
+            refused(b.unlink, "/f")
+            b.setflags("/f", daxfs.FL_APPEND)
+        out = subprocess.run(["lsattr", f], capture_output=True, text=True)
+        assert out.stdout.split()[0][4:6] == "-a", out
+        refused(open, f, "w")
+        refused(os.unlink, f)
+        with open(f, "a") as fp:
+            fp.write("v2\n")
+        assert subprocess.run(["chattr", "-a", f]).returncode == 0
+        os.unlink(f)
+    finally:
+        m.close()

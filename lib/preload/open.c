@@ -97,11 +97,9 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	}
 	/* may_open's rules for chattr flags (docs/attrs.md); the core
 	 * refuses the writes themselves on every host */
-	if (acc != O_RDONLY && (a.flags & DAXFS_FL_IMMUTABLE))
-		return pl_fail(-EPERM);
-	if ((a.flags & DAXFS_FL_APPEND) && ((flags & O_TRUNC) ||
-	    (acc != O_RDONLY && !(flags & O_APPEND))))
-		return pl_fail(-EPERM);
+	err = daxfs_open_allowed(&a, flags);
+	if (err)
+		return pl_fail(err);
 	if (kind == PL_KIND_REG && (flags & O_TRUNC) && acc != O_RDONLY &&
 	    a.size) {
 		err = daxfs_ftruncate(h, a.ino, 0);
