@@ -335,7 +335,7 @@ struct racer {
 	struct daxfs_fs *fs;
 	u64 ino;
 	u64 ok, after;
-	int last;
+	int last, done;
 	int *locked;
 };
 
@@ -359,9 +359,10 @@ static void *race_writer(void *arg)
 		}
 		if (w < 0) {
 			r->last = (int)w;
+			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 			return NULL;
 		}
-		r->ok++;
+		__atomic_fetch_add(&r->ok, 1, __ATOMIC_RELAXED);
 		if (was)
 			r->after++;	/* began after setflags returned */
 	}
@@ -386,7 +387,10 @@ static void test_race(void)
 		r.locked = &locked;
 		__atomic_store_n(&locked, 0, __ATOMIC_RELEASE);
 		pthread_create(&th, NULL, race_writer, &r);
-		while (__atomic_load_n(&r.ok, __ATOMIC_RELAXED) < 5)
+		/* a writer that failed at once ends the wait too (its
+		 * error is then checked below) */
+		while (__atomic_load_n(&r.ok, __ATOMIC_RELAXED) < 5 &&
+		       !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
 			sched_yield();
 		CHECK_EQ(daxfs_setflags(&t.a, r.ino, DAXFS_FL_IMMUTABLE, ALL), 0);
 		CHECK_EQ(t_pread(&t.a, r.ino, snap, BS, 0), (s64)BS);
