@@ -677,12 +677,33 @@ static void chk_walk_kind(struct chk *c, struct chk_ino *ci)
 	}
 }
 
+/*
+ * Flag bits the format does not define (version 9: BASE, ORPHAN and the
+ * chattr flags, docs/attrs.md): garbage, reported; the repair clears
+ * them by CAS (live too: the defined bits stay as they are).
+ */
+static void chk_inode_flags(struct chk *c, struct chk_ino *ci)
+{
+	u32 f = daxfs_load32(&ci->ip->flags);
+
+	if (!(f & ~DAXFS_IF_KNOWN))
+		return;
+	chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+		   DAXFS_CHK_INODE, "unknown inode flags", ci->ino, 0,
+		   f & ~DAXFS_IF_KNOWN, 0, c->repair);
+	while (c->repair &&
+	       !daxfs_cas32(&ci->ip->flags, &f, f & DAXFS_IF_KNOWN))
+		;
+}
+
 static void chk_walk_inode(struct chk *c, struct chk_ino *ci)
 {
 	if (*ci->info & CHK_I_WALKED)
 		return;
 	*ci->info |= CHK_I_WALKED;
 	c->r->inodes++;
+	if (ci->ip)
+		chk_inode_flags(c, ci);
 	c->media_ino = ci->ino;		/* what a bad range there hits */
 	chk_walk_kind(c, ci);
 	c->media_ino = 0;

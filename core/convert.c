@@ -21,7 +21,10 @@
  * version 6 record named shows as leaked and the repair after the
  * conversion returns it); 7 -> 8, unwritten pages: a data page word may
  * carry DAXFS_RADIX_UNWRITTEN (bit 3), which no version 7 word has, so
- * only the version changes.  For fsck.daxfs --convert; every host must
+ * only the version changes; 8 -> 9, attribute flags: bits 2..6 of an
+ * inode's flags word become chattr flags; no older host set them, and
+ * whatever garbage sits there is cleared, so that no inode turns
+ * immutable by the conversion.  For fsck.daxfs --convert; every host must
  * be gone, judged by the caller's lease observations.
  */
 #include "compat.h"
@@ -106,6 +109,13 @@ static void v5_free_claim(struct daxfs_fs *fs, struct daxfs_inode *ip)
 	daxfs_store32(&ip->xattr_claim, 0);
 }
 
+/* 8 -> 9: only BASE and ORPHAN were defined; keep them, drop the rest */
+static void v8_no_attrs(struct daxfs_fs *fs, struct daxfs_inode *ip)
+{
+	daxfs_store32(&ip->flags, daxfs_load32(&ip->flags) &
+			(DAXFS_IF_BASE | DAXFS_IF_ORPHAN));
+}
+
 /* 6 -> 7: no FILE_WRITE intent names a redo record or a page being
  * published.  The words at 0 mean "no page" to version 6 too: a crash
  * here leaves a version 6 image. */
@@ -170,6 +180,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	/* to DAXFS_VERSION_UNWRITTEN: nothing.  A version 7 word naming a
 	 * data page never has bit 3 set (offsets are page aligned, a root's
 	 * bits 3..11 are zero), so every page stays plain data. */
+	if (fs->sb.version < DAXFS_VERSION_ATTRS)
+		each_inode(fs, v8_no_attrs);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

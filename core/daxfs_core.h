@@ -362,6 +362,7 @@ struct daxfs_attr {
 	u64 rdev;
 	u64 change;
 	u32 generation;
+	u32 flags;			/* DAXFS_FL_* (chattr); was padding */
 };
 
 /* daxfs_setattr valid mask */
@@ -376,6 +377,31 @@ struct daxfs_attr {
 int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr);
 int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 		  const struct daxfs_attr *attr);
+
+/*
+ * Attribute flags (chattr(1), core/iflags.c, docs/attrs.md), with Linux's
+ * FS_*_FL values (FS_IOC_GETFLAGS / FS_IOC_SETFLAGS).  Every host refuses
+ * with -EPERM what an immutable or append-only inode forbids.
+ */
+#define DAXFS_FL_SYNC		0x00000008u	/* S: synchronous writes */
+#define DAXFS_FL_IMMUTABLE	0x00000010u	/* i */
+#define DAXFS_FL_APPEND		0x00000020u	/* a: append only */
+#define DAXFS_FL_NODUMP		0x00000040u	/* d: no dump(8) */
+#define DAXFS_FL_NOATIME	0x00000080u	/* A: no atime updates */
+#define DAXFS_FL_SUPPORTED	(DAXFS_FL_SYNC | DAXFS_FL_IMMUTABLE | \
+				 DAXFS_FL_APPEND | DAXFS_FL_NODUMP | \
+				 DAXFS_FL_NOATIME)
+/* What the caller may do, decided by the front end from its credentials
+ * (the core knows no callers): */
+#define DAXFS_MAY_OWNER		(1u << 0)	/* owns the inode, or CAP_FOWNER */
+#define DAXFS_MAY_IMMUTABLE	(1u << 1)	/* CAP_LINUX_IMMUTABLE: i and a */
+int daxfs_getflags(struct daxfs_fs *fs, u64 ino, u32 *flags);
+/* Sets the inode's flags to flags (DAXFS_FL_*): -EOPNOTSUPP for another
+ * bit, -EPERM without DAXFS_MAY_OWNER, or when i or a changes without
+ * DAXFS_MAY_IMMUTABLE, or when an immutable inode that stays immutable
+ * would change another flag than a.  Setting i or a on a regular file
+ * waits for the writes in flight (its write gate): none stores after. */
+int daxfs_setflags(struct daxfs_fs *fs, u64 ino, u32 flags, u32 may);
 
 int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		 u64 *ino);

@@ -75,7 +75,11 @@ static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
 	err = daxfs_gate_enter(op, ip, ino, off, end);
 	if (err)
 		return err;
-	err = daxfs_file_view(op->fs, &ref, &v);
+	/* inside the gate, as a write (docs/attrs.md): an append-only file
+	 * may be preallocated and grown, as on Linux */
+	err = daxfs_attrs_deny(ip, DAXFS_IF_IMMUTABLE);
+	if (!err)
+		err = daxfs_file_view(op->fs, &ref, &v);
 	if (!err && blk) {
 		err = fill_blocks(op, &v, blk,
 				  (end + BLK_LO) >> DAXFS_BLOCK_SHIFT);
@@ -220,6 +224,12 @@ static int change_range(struct daxfs_op *op, u64 ino, u32 mode, u64 off,
 	err = daxfs_gate_close(op, ip, ino);
 	if (err)
 		return err;
+	/* nothing of an immutable or append-only file is cut or zeroed */
+	err = daxfs_attrs_deny(ip, DAXFS_IF_LOCKED);
+	if (err) {
+		daxfs_gate_open(op, ip);
+		return err;
+	}
 	err = daxfs_file_view(op->fs, &ref, &v);
 	if (!err && (mode & DAXFS_FALLOC_PUNCH_HOLE))
 		err = punch_range(op, &v, off, end);

@@ -776,8 +776,17 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		if (err)
 			return err;
 	}
+	/*
+	 * In the gate, which daxfs_setflags closes before it locks the
+	 * file: a write that passes this check completes before the flag
+	 * is set (docs/attrs.md "Ordering").  An append-only file takes
+	 * appends only.
+	 */
+	err = daxfs_attrs_deny(ip, append ? DAXFS_IF_IMMUTABLE :
+				   DAXFS_IF_LOCKED);
 	/* the view after the gate: a shrink may have lowered base_limit */
-	err = daxfs_file_view(fs, &ref, &v);
+	if (!err)
+		err = daxfs_file_view(fs, &ref, &v);
 	if (!err && append && atomic) {
 		/* alone in the file (our gate): the size cannot move, so the
 		 * data goes beyond EOF first and the size CAS publishes it
@@ -999,6 +1008,13 @@ static int file_truncate(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	err = daxfs_gate_enter(op, ip, ino, 0, 0);
 	if (err)
 		return err;
+	/* Linux refuses every truncate of an append-only file, growing
+	 * ones too (vfs_truncate, ftruncate): so do we, on every host */
+	err = daxfs_attrs_deny(ip, DAXFS_IF_LOCKED);
+	if (err) {
+		daxfs_intent_clear(op);
+		return err;
+	}
 	err = file_extend(op, ip, size, &ts);
 	/* the same size: a shrink to it when pages lie beyond it */
 	if (!err && !ts.changed && pages_beyond(op, ino, size))
@@ -1149,6 +1165,10 @@ static int map_block(struct daxfs_op *op, u64 ino, u64 blk, bool alloc,
 
 	*off = 0;
 	err = block_find(op, ino, blk, &ref, &v, &pg);
+	/* a shared writable mapping's fault: stores land anywhere, so no
+	 * immutable or append-only file (Linux maps neither writable) */
+	if (!err && alloc)
+		err = daxfs_attrs_deny(ref.ip, DAXFS_IF_LOCKED);
 	if (!err && pg && alloc && ref.ip && op->lane &&
 	    !(fs->flags & DAXFS_FS_RDONLY))
 		/* a writable mapping: stores may follow without us */

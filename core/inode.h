@@ -79,6 +79,25 @@ static inline u64 daxfs_iref_parent(const struct daxfs_iref *ref)
 	return ref->bip->parent;
 }
 
+/* The chattr flags (DAXFS_IF_ATTRS bits) of a record; a pristine base
+ * inode has none (setting one copies it up). */
+static inline u32 daxfs_ip_attrs(struct daxfs_inode *ip)
+{
+	return ip ? daxfs_load32(&ip->flags) & DAXFS_IF_ATTRS : 0;
+}
+
+/* -EPERM when the record carries one of deny (DAXFS_IF_IMMUTABLE,
+ * DAXFS_IF_APPEND): what chattr forbids (docs/attrs.md). */
+static inline int daxfs_attrs_deny(struct daxfs_inode *ip, u32 deny)
+{
+	return daxfs_ip_attrs(ip) & deny ? -EPERM : 0;
+}
+
+#define DAXFS_IF_LOCKED	(DAXFS_IF_IMMUTABLE | DAXFS_IF_APPEND)
+
+/* Region flag bits <-> DAXFS_FL_* (core/iflags.c). */
+u32 daxfs_if_to_fl(u32 iflags);
+
 /* Link counts (CAS loops).  nlink_inc fails with -ENOENT on a dying inode
  * (nlink 0) and -EMLINK at DAXFS_LINK_MAX; nlink_dec never goes below
  * floor and returns the new count, or -1 when it was already at floor

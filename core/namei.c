@@ -293,6 +293,7 @@ static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		a->rdev = DAXFS_IS_REG(a->mode) ? 0 : daxfs_load(&ip->rdev);
 		a->change = daxfs_load(&ip->change);
 		a->generation = daxfs_load32(&ip->generation);
+		a->flags = daxfs_if_to_fl(daxfs_ip_attrs(ip));
 		if (DAXFS_IS_DIR(a->mode))
 			a->size = daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK;
 		return;
@@ -327,6 +328,21 @@ int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
 		err = -EUCLEAN;
 	daxfs_op_end(&op);
 	return err;
+}
+
+/* chattr (docs/attrs.md): an immutable inode takes an access time alone
+ * (a read's), an append-only one keeps its mode and owners; sizes are
+ * daxfs_truncate's to refuse */
+static int setattr_attrs(struct daxfs_inode *ip, u32 valid)
+{
+	u32 a = daxfs_ip_attrs(ip);
+
+	if ((a & DAXFS_IF_IMMUTABLE) && (valid & ~DAXFS_ATTR_ATIME))
+		return -EPERM;
+	if ((a & DAXFS_IF_APPEND) &&
+	    (valid & (DAXFS_ATTR_MODE | DAXFS_ATTR_UID | DAXFS_ATTR_GID)))
+		return -EPERM;
+	return 0;
 }
 
 int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
@@ -365,6 +381,8 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 	err = writable(&op) ? daxfs_inode_get_writable(&op, ino, &ip) : -EROFS;
 	if (!err && daxfs_fenced(&op))
 		err = -ESTALE;
+	if (!err)
+		err = setattr_attrs(ip, valid);
 	if (err)
 		goto out;
 	if (valid & DAXFS_ATTR_MODE) {
@@ -473,6 +491,10 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
+	/* an append-only directory gains names, an immutable one none */
+	err = daxfs_attrs_deny(dp, DAXFS_IF_IMMUTABLE);
+	if (err)
+		goto out;
 	hash = name_hash(&op, name, len);
 	dref.ino = dir;
 	dref.ip = dp;
@@ -910,6 +932,9 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
+	err = daxfs_attrs_deny(dp, DAXFS_IF_IMMUTABLE);
+	if (err)
+		goto out;
 	daxfs_crash_point("link.begin");
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
@@ -927,7 +952,8 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	if (err)
 		goto out_unhold;
 	mode = daxfs_load32(&ip->mode);
-	if (DAXFS_IS_DIR(mode)) {
+	/* no new name for an immutable or append-only inode (may_linkat) */
+	if (DAXFS_IS_DIR(mode) || daxfs_attrs_deny(ip, DAXFS_IF_LOCKED)) {
 		err = -EPERM;
 		goto out_unhold;
 	}
@@ -1052,12 +1078,22 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
+	/* no name leaves an immutable or append-only directory */
+	err = daxfs_attrs_deny(dp, DAXFS_IF_LOCKED);
+	if (err)
+		goto out;
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
 	for (tries = 0; tries < NS_RETRIES; tries++) {
 		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
 		if (err)
 			goto out;
+		/* nor the name of such an inode (may_delete) */
+		if (!daxfs_inode_get(&op, de.ino, &cref) &&
+		    daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
+			err = -EPERM;
+			goto out;
+		}
 		if (de.type == DAXFS_DT_DIR ||
 		    (!daxfs_inode_get(&op, de.ino, &cref) &&
 		     DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
@@ -1311,6 +1347,9 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
+	err = daxfs_attrs_deny(dp, DAXFS_IF_LOCKED);
+	if (err)
+		goto out;
 	hash = name_hash(&op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
 	for (tries = 0; tries < NS_RETRIES;) {
@@ -1323,6 +1362,8 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		}
 		/* imports a base child: its count must be real */
 		err = dir_writable_live(&op, de.ino, &cp);
+		if (!err)
+			err = daxfs_attrs_deny(cp, DAXFS_IF_LOCKED);
 		if (err)
 			goto out;
 		err = intent_begin(&op, dir, de.ino, de.leaf, 0, 0, 0,
@@ -1742,11 +1783,32 @@ static int rename_hold_src(struct daxfs_op *op, struct rn *r)
 	return -EAGAIN;
 }
 
+/*
+ * chattr (docs/attrs.md), as Linux's may_delete / may_create: the source
+ * directory loses a name, the target directory gains one (and loses the
+ * one replaced); neither renamed nor replaced inode may be immutable or
+ * append-only.
+ */
+static int rename_attrs(const struct rn *r, struct daxfs_inode *sip,
+			struct daxfs_inode *tip)
+{
+	bool loses = r->has_tgt;
+
+	if (daxfs_attrs_deny(r->sdp, DAXFS_IF_LOCKED) ||
+	    daxfs_attrs_deny(r->ddp, loses ? DAXFS_IF_LOCKED :
+				     DAXFS_IF_IMMUTABLE) ||
+	    daxfs_attrs_deny(sip, DAXFS_IF_LOCKED) ||
+	    (loses && daxfs_attrs_deny(tip, DAXFS_IF_LOCKED)))
+		return -EPERM;
+	return 0;
+}
+
 static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		       u32 slen, const char *dname, u32 dlen)
 {
 	bool xchg = r->flags & DAXFS_RENAME_EXCHANGE;
 	bool cross = r->sdir != r->ddir;
+	struct daxfs_inode *sip, *tip = NULL;
 	struct daxfs_iref ref;
 	u64 sh, dh;
 	u32 done = 0;
@@ -1776,17 +1838,22 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	if (err)
 		return rn_missing(r, err);
 	r->sisdir = DAXFS_IS_DIR(daxfs_iref_mode(&ref));
+	sip = ref.ip;
 	r->tisdir = false;
 	if (r->has_tgt) {
 		err = daxfs_inode_get(op, r->tgt.ino, &ref);
 		if (err)
 			return rn_missing(r, err);
 		r->tisdir = DAXFS_IS_DIR(daxfs_iref_mode(&ref));
+		tip = ref.ip;
 		if (!xchg && r->sisdir && !r->tisdir)
 			return -ENOTDIR;
 		if (!xchg && !r->sisdir && r->tisdir)
 			return -EISDIR;
 	}
+	err = rename_attrs(r, sip, tip);
+	if (err)
+		return err;
 	/* no directory into its own subtree (renames are serialized by the
 	 * claim, so the parent chain cannot change under the walk) */
 	if (r->sisdir && cross) {

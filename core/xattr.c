@@ -587,7 +587,12 @@ static int xattr_change(struct daxfs_fs *fs, u64 ino, struct xa_change *ch,
 	err = daxfs_inode_get_writable(&op, ino, &ip);
 	if (err)
 		goto out;
-	err = name_check(ch->name, ch->nlen, daxfs_load32(&ip->mode), true);
+	/* first, as Linux's xattr_permission: no attribute of an immutable
+	 * or append-only inode changes (ACLs included) */
+	err = daxfs_attrs_deny(ip, DAXFS_IF_LOCKED);
+	if (!err)
+		err = name_check(ch->name, ch->nlen, daxfs_load32(&ip->mode),
+				 true);
 	if (!err && ch->value && is_default_acl(ch->name, ch->nlen) &&
 	    !DAXFS_IS_DIR(daxfs_load32(&ip->mode)))
 		err = -EACCES;

@@ -234,6 +234,12 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	ret = daxfs_refresh_inode(inode);
 	if (ret)
 		goto out;
+	/* also through a descriptor opened before the flag came, from any
+	 * host (as ext4_write_checks); the core decides again in the gate */
+	if (IS_IMMUTABLE(inode)) {
+		ret = -EPERM;
+		goto out;
+	}
 	ret = generic_write_checks(iocb, from);
 	if (ret <= 0)
 		goto out;

@@ -20,6 +20,7 @@
 #include <linux/cred.h>
 #include <linux/uidgid.h>
 #include <linux/posix_acl.h>
+#include <linux/fileattr.h>
 
 #include "daxfs_k.h"
 
@@ -215,9 +216,34 @@ static umode_t daxfs_vfs_mode(struct super_block *sb, umode_t mode)
 	return mode & ~daxfs_setid_bits(mode);
 }
 
+/* The region's chattr flags as the VFS's own (its checks then apply:
+ * may_open, may_delete, notify_change, touch_atime, generic_write_sync). */
+static unsigned int daxfs_vfs_iflags(u32 fl)
+{
+	return (fl & DAXFS_FL_IMMUTABLE ? S_IMMUTABLE : 0) |
+	       (fl & DAXFS_FL_APPEND ? S_APPEND : 0) |
+	       (fl & DAXFS_FL_NOATIME ? S_NOATIME : 0) |
+	       (fl & DAXFS_FL_SYNC ? S_SYNC : 0);
+}
+
+#define DAXFS_VFS_IFLAGS	(S_IMMUTABLE | S_APPEND | S_NOATIME | S_SYNC)
+
 /* Copies region attributes into the VFS inode. */
 static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 {
+	unsigned int locked = S_IMMUTABLE | S_APPEND;
+	bool lock_new = S_ISREG(a->mode) &&
+			(daxfs_vfs_iflags(a->flags) & ~inode->i_flags & locked);
+
+	inode_set_flags(inode, daxfs_vfs_iflags(a->flags), DAXFS_VFS_IFLAGS);
+	/*
+	 * Locked on some host since we looked: stores through this host's
+	 * shared mappings must fault again, and the fault refuses them
+	 * (the core's map_block).  The lease pass refreshes every mapped
+	 * inode, so this runs within a tick (docs/attrs.md).
+	 */
+	if (lock_new && mapping_writably_mapped(inode->i_mapping))
+		unmap_mapping_range(inode->i_mapping, 0, 0, 0);
 	spin_lock(&inode->i_lock);
 	DAXFS_I(inode)->mode = a->mode;
 	inode->i_mode = daxfs_vfs_mode(inode->i_sb, a->mode);
@@ -917,6 +943,50 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 	return 0;
 }
 
+/* ---- attribute flags (chattr / lsattr, docs/attrs.md) ---- */
+
+int daxfs_k_fileattr_get(struct dentry *dentry, struct fileattr *fa)
+{
+	struct inode *inode = d_inode(dentry);
+	u32 fl;
+	int err = daxfs_dead(inode->i_sb);
+
+	if (!err)
+		err = daxfs_getflags(DAXFS_FS(inode->i_sb), inode->i_ino, &fl);
+	if (err)
+		return daxfs_kerr(inode->i_sb, err, "getflags");
+	fileattr_fill_flags(fa, fl);
+	return 0;
+}
+
+/*
+ * The VFS checked ownership (inode_owner_or_capable) and, for a change of
+ * i or a, CAP_LINUX_IMMUTABLE against the flags it read under the inode
+ * lock; the core checks again against the region, where another host may
+ * have changed them since.
+ */
+int daxfs_k_fileattr_set(DAXFS_IDMAP_T *idmap, struct dentry *dentry,
+			 struct fileattr *fa)
+{
+	struct inode *inode = d_inode(dentry);
+	u32 may = DAXFS_MAY_OWNER;
+	int err;
+
+	if (fileattr_has_fsx(fa) || (fa->flags & ~DAXFS_FL_SUPPORTED))
+		return -EOPNOTSUPP;
+	err = daxfs_dead(inode->i_sb);
+	if (err)
+		return err;
+	if (capable(CAP_LINUX_IMMUTABLE))
+		may |= DAXFS_MAY_IMMUTABLE;
+	err = daxfs_setflags(DAXFS_FS(inode->i_sb), inode->i_ino, fa->flags,
+			     may);
+	if (err)
+		return daxfs_kerr(inode->i_sb, err, "setflags");
+	daxfs_refresh_inode(inode);
+	return 0;
+}
+
 const struct inode_operations daxfs_dir_iops = {
 	.lookup		= daxfs_k_lookup,
 	.create		= daxfs_k_create,
@@ -935,6 +1005,8 @@ const struct inode_operations daxfs_dir_iops = {
 	.DAXFS_IOP_GET_ACL = daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
 	.update_time	= daxfs_k_update_time,
+	.fileattr_get	= daxfs_k_fileattr_get,
+	.fileattr_set	= daxfs_k_fileattr_set,
 };
 
 const struct inode_operations daxfs_file_iops = {
@@ -946,6 +1018,8 @@ const struct inode_operations daxfs_file_iops = {
 	.DAXFS_IOP_GET_ACL = daxfs_k_get_acl,
 	.set_acl	= daxfs_k_set_acl,
 	.update_time	= daxfs_k_update_time,
+	.fileattr_get	= daxfs_k_fileattr_get,
+	.fileattr_set	= daxfs_k_fileattr_set,
 };
 
 const struct inode_operations daxfs_special_iops = {

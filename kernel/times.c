@@ -102,7 +102,13 @@ vm_fault_t daxfs_k_pfn_mkwrite(struct vm_fault *vmf)
 	struct inode *inode = file_inode(vmf->vma->vm_file);
 	vm_fault_t ret = 0;
 	bool started;
+	u32 fl;
 
+	/* the page is mapped already, so no map_block refuses the store:
+	 * ask the region whether the file was locked since (any host) */
+	if (daxfs_getflags(DAXFS_FS(inode->i_sb), inode->i_ino, &fl) ||
+	    (fl & (DAXFS_FL_IMMUTABLE | DAXFS_FL_APPEND)))
+		return VM_FAULT_SIGBUS;
 	started = daxfs_k_fault_start(vmf);
 	if (READ_ONCE(DAXFS_SB(inode->i_sb)->dead))
 		ret = VM_FAULT_SIGBUS;

@@ -7,6 +7,7 @@
  * to its callers.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -302,6 +303,32 @@ int daxfs_ino_setattr(struct daxfs_handle *h, uint64_t ino, uint32_t valid,
 		      const struct daxfs_attr *a)
 {
 	LIB_CALL_SPACE(h, do_setattr(h, ino, valid, a));
+}
+
+static int do_setflags(struct daxfs_handle *h, uint64_t ino, uint32_t flags,
+		       uint32_t may)
+{
+	int err = lib_writable(h);
+
+	return err ? err : daxfs_setflags(&h->fs, ino, flags, may);
+}
+
+int daxfs_open_allowed(const struct daxfs_attr *a, int oflags)
+{
+	bool write = (oflags & O_ACCMODE) != O_RDONLY;
+
+	if (write && (a->flags & DAXFS_FL_IMMUTABLE))
+		return -EPERM;
+	if ((a->flags & DAXFS_FL_APPEND) &&
+	    ((oflags & O_TRUNC) || (write && !(oflags & O_APPEND))))
+		return -EPERM;
+	return 0;
+}
+
+int daxfs_ino_setflags(struct daxfs_handle *h, uint64_t ino, uint32_t flags,
+		       uint32_t may)
+{
+	LIB_CALL(h, do_setflags(h, ino, flags, may));
 }
 
 int daxfs_ino_readdir(struct daxfs_handle *h, uint64_t dir, uint64_t *pos,

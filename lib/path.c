@@ -636,6 +636,20 @@ static int do_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode
 	return daxfs_setattr(&h->fs, ino, DAXFS_ATTR_MODE | DAXFS_ATTR_CTIME, &a);
 }
 
+/* The library makes no permission checks (docs/libdaxfs.md): the caller
+ * acts as the owner with CAP_LINUX_IMMUTABLE. */
+static int do_path_setflags(struct daxfs_handle *h, const char *path,
+			    uint32_t flags)
+{
+	struct daxfs_attr a;
+	u64 ino;
+	int err = resolve_for_change(h, path, &ino, &a);
+
+	return err ? err : daxfs_setflags(&h->fs, ino, flags,
+					  DAXFS_MAY_OWNER |
+					  DAXFS_MAY_IMMUTABLE);
+}
+
 static int chown_common(struct daxfs_handle *h, const char *path, int follow,
 			uint32_t uid, uint32_t gid)
 {
@@ -901,6 +915,12 @@ int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
 int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode)
 {
 	LIB_CALL_SPACE(h, do_path_chmod(h, path, mode));
+}
+
+int daxfs_path_setflags(struct daxfs_handle *h, const char *path,
+			uint32_t flags)
+{
+	LIB_CALL(h, do_path_setflags(h, path, flags));
 }
 
 int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,

@@ -125,6 +125,7 @@ OTHER_POINTS = {
     "strict.logged": "test_strict_crash.py",
     "strict.committed": "test_strict_crash.py",
     "strict.applied": "test_strict_crash.py",
+    "setflags.set": "test_attrs_crash.py",
 }
 
 

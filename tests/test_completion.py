@@ -54,7 +54,7 @@ def tree():
 
 
 def test_commands():
-    assert complete("daxfs", "l") == ["ln", "locks", "ls"]
+    assert complete("daxfs", "l") == ["ln", "locks", "ls", "lsattr"]
     assert complete("daxfs", "-r", "/x", "mk") == ["mkdir"]
     assert "fallocate" in complete("daxfs", "")
 

@@ -2,8 +2,9 @@
 word, 20-bit tag above a 44-bit offset in 64-byte units) becomes version 2
 ({offset, 64-bit tag} pairs), then 3, 4 (a regular file's shrink words
 become its open write gate), 5 (an empty lock table), 6 (xattr claims)
-7 (no lane names a strict write's redo record) and 8 (data page words may
-be unwritten: nothing to change).  The old images are written here from a fresh
+7 (no lane names a strict write's redo record), 8 (data page words may
+be unwritten: nothing to change) and 9 (inode flags carry chattr bits:
+undefined bits are cleared).  The old images are written here from a fresh
 one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
@@ -23,10 +24,11 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-CURRENT = 8          # format version after --convert (docs/format.md)
+CURRENT = 9          # format version after --convert (docs/format.md)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
+FLAGS_OFF = 12                      # inode.flags (u32; chattr bits: version 9)
 LOCK_ROOT_OFF = 928                 # state.lock_root (version 5)
 INTENT_OFF = 64                     # daxfs_lane.intent (lanes: 128 bytes)
 FILE_WRITE = 3                      # DAXFS_INTENT_FILE_WRITE
@@ -343,6 +345,36 @@ def test_v7_converts_to_current(region_path):
             assert ext and not ext[0].flags & daxfs.EXTENT_UNWRITTEN
     rc, out = run(FSCK, "-n", region_path)
     assert rc == 0 and "clean" in out, out
+
+
+def test_v8_converts_to_current(region_path):
+    """Version 8 had no attribute flags: refused with advice; --convert
+    clears flag bits it did not define (garbage that would otherwise make
+    a file immutable) and keeps ORPHAN/BASE; afterwards chattr works and
+    is enforced."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        r.write_file("/f", b"hello\n")
+        ino = r.stat("/f").st_ino
+    im = Raw(region_path)
+    off = im.inode(ino) + FLAGS_OFF
+    struct.pack_into("<I", im.b, off, 0x10 | 0x4)     # bits 2 and 4
+    im.set_version(8)
+    im.save()
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc != 0 and "before attribute flags" in out, out
+    im = convert_checked(region_path, "before attribute flags")
+    assert struct.unpack_from("<I", im.b, off)[0] == 0
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+    with daxfs.Region(region_path) as r:
+        assert r.getflags("/f") == 0
+        r.write_file("/f", b"again\n")
+        r.setflags("/f", daxfs.FL_IMMUTABLE)
+        with pytest.raises(PermissionError):
+            r.write_file("/f", b"no\n")
+        r.setflags("/f", 0)
+        assert r.read_file("/f") == b"again\n"
 
 
 def test_convert_refused_while_mounted(v1):

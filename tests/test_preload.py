@@ -723,3 +723,43 @@ def test_lock_deadlock_across_hosts(region):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_chattr_ioctls_and_open_rules(region):
+    """FS_IOC_GETFLAGS / FS_IOC_SETFLAGS on a region descriptor (lsattr,
+    chattr): an immutable file refuses writes through a descriptor opened
+    before (EPERM, as ext4), opens for writing, and removal; an
+    append-only file opens for appending only (docs/attrs.md)."""
+    code = r'''
+import errno, fcntl, os, struct
+GET, SET = 0x80086601, 0x40086602
+def flags(fd):
+    return struct.unpack("i", fcntl.ioctl(fd, GET, b"\0" * 4))[0]
+def try_(name, fn):
+    try:
+        fn()
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+fd = os.open("/daxfs/f", os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"hello")
+print(flags(fd))
+fcntl.ioctl(fd, SET, struct.pack("i", 0x10))
+print(flags(fd))
+try_("write", lambda: os.write(fd, b"x"))
+try_("ftruncate", lambda: os.ftruncate(fd, 0))
+try_("open", lambda: os.open("/daxfs/f", os.O_WRONLY | os.O_APPEND))
+try_("unlink", lambda: os.unlink("/daxfs/f"))
+try_("unknown", lambda: fcntl.ioctl(fd, SET, struct.pack("i", 0x1)))
+fcntl.ioctl(fd, SET, struct.pack("i", 0x20))
+try_("open", lambda: os.open("/daxfs/f", os.O_WRONLY))
+a = os.open("/daxfs/f", os.O_WRONLY | os.O_APPEND)
+os.write(a, b"!")
+fcntl.ioctl(fd, SET, struct.pack("i", 0))
+os.unlink("/daxfs/f")
+'''
+    res = pl.run(region, [sys.executable, "-c", code])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == (b"0\n16\nwrite EPERM\nftruncate EPERM\n"
+                          b"open EPERM\nunlink EPERM\nunknown ENOTSUP\n"
+                          b"open EPERM\n")

@@ -1835,6 +1835,105 @@ static int cmd_chmod(struct ctx *c, int argc, char **argv)
 	return each_operand(c, argc, argv, optind + 1, chmod_one, argv[optind]);
 }
 
+/* chattr(1) letters of the flags daxfs keeps, in lsattr's order */
+static const struct {
+	char letter;
+	uint32_t fl;
+} attr_letters[] = {
+	{ 'S', DAXFS_FL_SYNC }, { 'i', DAXFS_FL_IMMUTABLE },
+	{ 'a', DAXFS_FL_APPEND }, { 'd', DAXFS_FL_NODUMP },
+	{ 'A', DAXFS_FL_NOATIME },
+};
+#define NR_ATTR_LETTERS	(sizeof(attr_letters) / sizeof(attr_letters[0]))
+
+static int lsattr_one(struct ctx *c, const char *path, const void *arg)
+{
+	struct daxfs_attr st;
+	size_t i;
+	int ret = daxfs_path_stat(c->h, path, &st);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < NR_ATTR_LETTERS; i++)
+		putchar(st.flags & attr_letters[i].fl ? attr_letters[i].letter :
+			'-');
+	printf(" %s\n", path);
+	return 0;
+}
+
+static int cmd_lsattr(struct ctx *c, int argc, char **argv)
+{
+	flag_opt(c, argc, argv, "", NULL);
+	need_operands(c, argc, optind, "missing operand");
+	return each_operand(c, argc, argv, optind, lsattr_one, NULL);
+}
+
+/* A chattr(1) mode: +LETTERS, -LETTERS or =LETTERS.  false: not one. */
+struct attr_change {
+	uint32_t set, clear;
+	bool assign;
+};
+
+static bool parse_attr_mode(const char *s, struct attr_change *ch)
+{
+	char op = *s++;
+	uint32_t bits = 0;
+	size_t i;
+
+	if ((op != '+' && op != '-' && op != '=') || !*s)
+		return false;
+	for (; *s; s++) {
+		for (i = 0; i < NR_ATTR_LETTERS; i++)
+			if (attr_letters[i].letter == *s)
+				break;
+		if (i == NR_ATTR_LETTERS)
+			return false;
+		bits |= attr_letters[i].fl;
+	}
+	if (op == '=') {
+		ch->assign = true;
+		ch->set = bits;
+		ch->clear = 0;
+	} else if (op == '+') {
+		ch->set |= bits;
+		ch->clear &= ~bits;
+	} else {
+		ch->clear |= bits;
+		ch->set &= ~bits;
+	}
+	return true;
+}
+
+static int chattr_one(struct ctx *c, const char *path, const void *arg)
+{
+	const struct attr_change *ch = arg;
+	struct daxfs_attr st;
+	uint32_t fl;
+	int ret = daxfs_path_stat(c->h, path, &st);
+
+	if (ret)
+		return ret;
+	fl = ch->assign ? ch->set : (st.flags | ch->set) & ~ch->clear;
+	return daxfs_path_setflags(c->h, path, fl);
+}
+
+static int cmd_chattr(struct ctx *c, int argc, char **argv)
+{
+	struct attr_change ch = { 0, 0, false };
+	int i;
+
+	/* no getopt: "-i" is a mode, not an option */
+	for (i = 1; i < argc && argv[i][0] && strchr("+-=", argv[i][0]); i++)
+		if (!parse_attr_mode(argv[i], &ch))
+			usage_err(c, "invalid mode '%s' (letters: SiadA)",
+				  argv[i]);
+	if (i == 1)
+		usage_err(c, "expected a mode such as +i, -a or =A");
+	need_operands(c, argc, i, "missing operand");
+	c->mutated = true;
+	return each_operand(c, argc, argv, i, chattr_one, &ch);
+}
+
 static int touch_one(struct ctx *c, const char *path, const void *no_create)
 {
 	int ret = daxfs_path_utimens(c->h, path, DAXFS_UTIME_NOW, DAXFS_UTIME_NOW);
@@ -2010,6 +2109,11 @@ static const struct cmd cmds[] = {
 	  "  -n   keep the size   -p   punch a hole (frees pages)   -z   zero the range\n" },
 	{ "chmod", OPEN_WRITE, cmd_chmod, "MODE PATH...",
 	  "Change permissions (octal like 0644 or symbolic like u+x,go-w).\n" },
+	{ "chattr", OPEN_WRITE, cmd_chattr, "+-=[SiadA]... PATH...",
+	  "Change attribute flags, as chattr(1), on every host: i immutable, a\n"
+	  "append only, d no dump, A no atime updates, S synchronous writes.\n" },
+	{ "lsattr", OPEN_READ, cmd_lsattr, "PATH...",
+	  "Show attribute flags (S i a d A, '-' where unset) as lsattr(1).\n" },
 	{ "touch", OPEN_WRITE, cmd_touch, "[-c] PATH...",
 	  "Set access and modification times to now, creating empty files.\n"
 	  "  -c   do not create files\n" },

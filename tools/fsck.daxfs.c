@@ -329,7 +329,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before extended attributes" :
 				version < DAXFS_VERSION_V7 ?
 				"strict overwrites stored in place" :
-				"before unwritten pages", k->target);
+				version < DAXFS_VERSION_V8 ?
+				"before unwritten pages" :
+				"before attribute flags", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -38,6 +38,13 @@ Scenarios:
             second freeze is refused (EBUSY); after the thaw all three land
   follow    [APPENDS CHUNK] a process appends while another follows the file by fstat
             and pread (`tail -f`): no zero byte is ever read, the appends are whole
+  chattr    ROLE (A or B, two guests; barriers are files in MNT/chs): A makes MNT/ch/f
+            and MNT/ch/d; B opens f for writing and maps it shared and writable; A runs
+            `chattr +i f` and `chattr +a d`; B sees both with lsattr, and its write
+            through the descriptor opened before, a new open for writing, rm, mv, a
+            store through its mapping (after a lease pass: SIGBUS) all fail (EPERM);
+            in d it creates a file and cannot remove it; A `chattr -i f`, then B's
+            write through the same descriptor works and A reads it (docs/attrs.md)
 """
 import ctypes
 import errno
@@ -663,7 +670,116 @@ def scen_freeze(mnt):
     result(freeze="ok")
 
 
+def ch_mark(mnt, name):
+    d = os.path.join(mnt, "chs")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "." + name), "w") as f:
+        f.write("x")
+    os.rename(os.path.join(d, "." + name), os.path.join(d, name))
+
+
+def ch_wait(mnt, name, timeout=300):
+    end = time.monotonic() + timeout
+    while not os.path.exists(os.path.join(mnt, "chs", name)):
+        check(time.monotonic() < end, f"marker {name} never appeared")
+        time.sleep(0.1)
+
+
+def run_out(*args):
+    r = subprocess.run(list(args), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def lsattr_flags(path, d=False):
+    rc, out = run_out("lsattr", *(["-d"] if d else []), path)
+    check(rc == 0, f"lsattr {path}: {out}")
+    return out.split()[0]
+
+
+def eperm(what, fn, *args):
+    try:
+        fn(*args)
+    except OSError as e:
+        check(e.errno == errno.EPERM, f"{what}: {e!r}, want EPERM")
+        return
+    check(False, f"{what} was allowed")
+
+
+def store_in_child(m):
+    """A store through the shared mapping m in a child: its exit signal (0: none)."""
+    pid = os.fork()
+    if pid == 0:
+        m[0:1] = b"M"
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    return os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0
+
+
+def scen_chattr(mnt, role):
+    f, d = os.path.join(mnt, "ch", "f"), os.path.join(mnt, "ch", "d")
+    if role == "A":
+        os.makedirs(d)
+        with open(f, "wb") as fp:
+            fp.write(b"v1\n" + b"." * 8000)
+        ch_mark(mnt, "made")
+        ch_wait(mnt, "opened")
+        rc, out = run_out("chattr", "+i", f)
+        check(rc == 0, f"chattr +i: {out}")
+        rc, out = run_out("chattr", "+a", d)
+        check(rc == 0, f"chattr +a: {out}")
+        check("i" in lsattr_flags(f), "lsattr on A after +i")
+        check("a" in lsattr_flags(d, True), "lsattr -d on A after +a")
+        ch_mark(mnt, "locked")
+        ch_wait(mnt, "checked")
+        check(os.pread(os.open(f, os.O_RDONLY), 3, 0) == b"v1\n",
+              "the immutable file changed")
+        rc, out = run_out("chattr", "-i", f)
+        check(rc == 0, f"chattr -i: {out}")
+        rc, out = run_out("chattr", "-a", d)
+        check(rc == 0, f"chattr -a: {out}")
+        ch_mark(mnt, "unlocked")
+        ch_wait(mnt, "done")
+        with open(f, "rb") as fp:
+            check(fp.read(3) == b"B2\n", "B's write after chattr -i")
+        result(chattr="ok")
+        return
+    ch_wait(mnt, "made")
+    fd = os.open(f, os.O_RDWR)
+    m = mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[3:4] = b"m"               # the page is mapped writable before the flag
+    ch_mark(mnt, "opened")
+    ch_wait(mnt, "locked")
+    flags = lsattr_flags(f)
+    check("i" in flags, f"lsattr on B: {flags}")
+    check("a" in lsattr_flags(d, True), "lsattr -d on B")
+    eperm("write through the open descriptor", os.pwrite, fd, b"x", 0)
+    eperm("open for writing", os.open, f, os.O_WRONLY)
+    eperm("unlink", os.unlink, f)
+    eperm("rename", os.rename, f, f + "2")
+    eperm("truncate", os.truncate, f, 0)
+    eperm("chmod", os.chmod, f, 0o600)
+    rc, out = run_out("sh", "-c", f"echo x >> {f}")
+    check(rc != 0, "sh appended to an immutable file")
+    # the lease pass drops this host's writable mappings of a locked file
+    time.sleep(8)
+    sig = store_in_child(m)
+    check(sig == 7, f"store through a mapping made before +i: signal {sig}")
+    n = os.path.join(d, "n")
+    with open(n, "wb") as fp:
+        fp.write(b"n")
+    eperm("unlink in an append-only directory", os.unlink, n)
+    ch_mark(mnt, "checked")
+    ch_wait(mnt, "unlocked")
+    os.pwrite(fd, b"B2\n", 0)
+    m.close()
+    os.close(fd)
+    os.unlink(n)
+    ch_mark(mnt, "done")
+    result(chattr="ok")
+
+
 SCENARIOS = {
+    "chattr": scen_chattr,
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,
     "follow": scen_follow,

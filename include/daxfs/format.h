@@ -33,7 +33,11 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		8u	/* 8: unwritten data pages */
+#define DAXFS_VERSION		9u	/* 9: inode attribute flags */
+/* The first version whose inode flags may carry the chattr(1) bits
+ * DAXFS_IF_IMMUTABLE .. DAXFS_IF_SYNC (docs/attrs.md) */
+#define DAXFS_VERSION_ATTRS	9u
+#define DAXFS_VERSION_V8	8u	/* 8: unwritten data pages */
 /* The first version whose data page words may carry DAXFS_RADIX_UNWRITTEN
  * (preallocated or zeroed pages that hold only zeros, docs/files.md) */
 #define DAXFS_VERSION_UNWRITTEN	8u
@@ -474,6 +478,24 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_bucket) == 16);
  * (its open set names it); cleared by the one CAS that claims the free.
  * Meaningless while nlink > 0.  docs/open-files.md */
 #define DAXFS_IF_ORPHAN		(1u << 1)
+/*
+ * Version 9: attribute flags a user sets with chattr(1) (docs/attrs.md),
+ * changed by CAS on this word (the change word moves after), checked by
+ * every host on every operation they forbid: no data, size, attribute,
+ * xattr or name change of an immutable inode, nor new or removed names
+ * in an immutable directory; an append-only file grows only at its end
+ * and keeps its names; an append-only directory gains names, loses none.
+ */
+#define DAXFS_IF_IMMUTABLE	(1u << 2)	/* chattr +i */
+#define DAXFS_IF_APPEND		(1u << 3)	/* chattr +a */
+#define DAXFS_IF_NODUMP		(1u << 4)	/* chattr +d (advisory) */
+#define DAXFS_IF_NOATIME	(1u << 5)	/* chattr +A: atime not moved */
+#define DAXFS_IF_SYNC		(1u << 6)	/* chattr +S: writes synchronous */
+#define DAXFS_IF_ATTRS		(DAXFS_IF_IMMUTABLE | DAXFS_IF_APPEND | \
+				 DAXFS_IF_NODUMP | DAXFS_IF_NOATIME | \
+				 DAXFS_IF_SYNC)
+/* every bit a version 9 inode may carry; before: BASE and ORPHAN only */
+#define DAXFS_IF_KNOWN		(DAXFS_IF_BASE | DAXFS_IF_ORPHAN | DAXFS_IF_ATTRS)
 
 /* dir_state word of directories */
 #define DAXFS_DIR_DEAD		(1ULL << 63)	/* rmdir'ed: no new entries */

@@ -45,6 +45,16 @@ int daxfs_ino_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 /* The core's setattr (DAXFS_ATTR_* in valid); a size needs a regular file. */
 int daxfs_ino_setattr(struct daxfs_handle *h, uint64_t ino, uint32_t valid,
 		      const struct daxfs_attr *a);
+/* chattr(1) (docs/attrs.md): flags are DAXFS_FL_*; may is what the
+ * caller's credentials allow: DAXFS_MAY_OWNER (owner or CAP_FOWNER),
+ * DAXFS_MAY_IMMUTABLE (CAP_LINUX_IMMUTABLE, to change i or a).  The
+ * flags read back in daxfs_attr.flags. */
+int daxfs_ino_setflags(struct daxfs_handle *h, uint64_t ino, uint32_t flags,
+		       uint32_t may);
+/* may_open's rules for those flags, for front ends that open files
+ * themselves: -EPERM for a write open of an immutable file, or for an
+ * append-only one without O_APPEND or with O_TRUNC; else 0. */
+int daxfs_open_allowed(const struct daxfs_attr *a, int oflags);
 /*
  * Lists dir from *pos (0: the start, with "." and ".." at positions 0
  * and 1).  cb returns non-zero to stop; the entry it stopped on comes

@@ -313,6 +313,12 @@ int daxfs_path_readlink(struct daxfs_handle *h, const char *path, char *buf,
 int daxfs_path_truncate(struct daxfs_handle *h, const char *path,
 			uint64_t size);
 int daxfs_path_chmod(struct daxfs_handle *h, const char *path, uint32_t mode);
+/* chattr(1): sets the attribute flags (DAXFS_FL_*, Linux's FS_*_FL values;
+ * daxfs_path_stat's st->flags reads them) of path, following a final
+ * symlink, as the owner with CAP_LINUX_IMMUTABLE.  -EOPNOTSUPP for an
+ * unknown flag.  Every host then refuses what they forbid (docs/attrs.md). */
+int daxfs_path_setflags(struct daxfs_handle *h, const char *path,
+			uint32_t flags);
 /* (uint32_t)-1 leaves that id unchanged.  chown follows a final
  * symlink, lchown does not. */
 int daxfs_path_chown(struct daxfs_handle *h, const char *path, uint32_t uid,

@@ -8,9 +8,13 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <linux/fs.h>
 
 #include "preload.h"
+#include "daxfs/libdaxfs-ino.h"
 
 static _Atomic int cur_umask = -1;
 
@@ -91,6 +95,11 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 			 "opened for I/O", rpath);
 		return pl_fail(-ENXIO);
 	}
+	/* may_open's rules for chattr flags (docs/attrs.md); the core
+	 * refuses the writes themselves on every host */
+	err = daxfs_open_allowed(&a, flags);
+	if (err)
+		return pl_fail(err);
 	if (kind == PL_KIND_REG && (flags & O_TRUNC) && acc != O_RDONLY &&
 	    a.size) {
 		err = daxfs_ftruncate(h, a.ino, 0);
@@ -392,6 +401,51 @@ PUBLIC void closefrom(int lowfd)
 	close_range(lowfd < 0 ? 0 : lowfd, ~0U, 0);
 }
 
+/* Whether this process has capability cap in its effective set. */
+static bool pl_capable(unsigned int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+/*
+ * lsattr / chattr on a region descriptor (docs/attrs.md): the kernel's
+ * rules with this process's credentials, as the VFS would apply them:
+ * the owner (or CAP_FOWNER) may change flags, i and a need
+ * CAP_LINUX_IMMUTABLE.  The argument is an int, as for the kernel.
+ */
+static int pl_flags_ioctl(int fd, unsigned long req, void *arg)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct pl_desc *d = pl_fd_get(fd);
+	struct daxfs_attr a;
+	uint32_t may = 0;
+	int err, fl;
+
+	if (!d)
+		return pl_fail(-EBADF);
+	err = daxfs_fstat(h, d->ino, &a);
+	if (!err && req == FS_IOC_GETFLAGS) {
+		fl = (int)a.flags;
+		memcpy(arg, &fl, sizeof(fl));
+	} else if (!err) {
+		memcpy(&fl, arg, sizeof(fl));
+		if (a.uid == geteuid() || pl_capable(CAP_FOWNER))
+			may |= DAXFS_MAY_OWNER;
+		if (pl_capable(CAP_LINUX_IMMUTABLE))
+			may |= DAXFS_MAY_IMMUTABLE;
+		err = daxfs_ino_setflags(h, d->ino, (uint32_t)fl, may);
+	}
+	pl_fd_put(d);
+	return err ? pl_fail(err) : 0;
+}
+
 PUBLIC int ioctl(int fd, unsigned long req, ...)
 {
 	REAL(int, ioctl, int, unsigned long, ...);
@@ -403,6 +457,8 @@ PUBLIC int ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (!pl_fd_is_region(fd))
 		return real_ioctl(fd, req, arg);
+	if (req == FS_IOC_GETFLAGS || req == FS_IOC_SETFLAGS)
+		return pl_flags_ioctl(fd, req, arg);
 	pl_debug("ioctl %#lx on region fd %d: not supported", req, fd);
 	return pl_fail(-ENOTTY);
 }

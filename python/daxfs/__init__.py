@@ -57,6 +57,12 @@ SEEK_HOLE = 4
 EXTENT_BASE = 1
 EXTENT_NOPHYS = 2
 EXTENT_UNWRITTEN = 4                # fallocated or zeroed pages: zeros (format 8)
+# attribute flags (chattr, format 9, docs/attrs.md): Linux's FS_*_FL values
+FL_SYNC = 0x08
+FL_IMMUTABLE = 0x10
+FL_APPEND = 0x20
+FL_NODUMP = 0x40
+FL_NOATIME = 0x80
 Extent = namedtuple("Extent", "logical physical length flags")
 
 # advisory locks (docs/locks.md): types and kinds as in core/daxfs_core.h
@@ -557,6 +563,20 @@ class Region(XattrMixin):
     def chmod(self, path, mode):
         p = _path(path)
         _check(self._lib.daxfs_path_chmod(self._handle(), p, mode), p)
+
+    def getflags(self, path):
+        """The attribute flags (FL_* bits, lsattr) of path."""
+        a = _lib.Attr()
+        p = _path(path)
+        _check(self._lib.daxfs_path_stat(self._handle(), p, ctypes.byref(a)),
+               p)
+        return a.flags
+
+    def setflags(self, path, flags):
+        """chattr: sets the attribute flags (FL_* bits) of path; every
+        host then refuses what immutable / append-only forbid (EPERM)."""
+        p = _path(path)
+        _check(self._lib.daxfs_path_setflags(self._handle(), p, flags), p)
 
     def chown(self, path, uid, gid, follow_symlinks=True):
         """Changes owner; -1 leaves uid or gid unchanged."""

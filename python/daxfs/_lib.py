@@ -77,6 +77,7 @@ class Attr(ctypes.Structure):
         ("rdev", ctypes.c_uint64),
         ("change", ctypes.c_uint64),
         ("generation", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
     ]
 
 
@@ -314,6 +315,7 @@ _PROTOTYPES = {
                                    ctypes.c_size_t]),
     "daxfs_path_truncate": (_INT, [_HANDLE, _PATH, _U64]),
     "daxfs_path_chmod": (_INT, [_HANDLE, _PATH, _U32]),
+    "daxfs_path_setflags": (_INT, [_HANDLE, _PATH, _U32]),
     "daxfs_path_chown": (_INT, [_HANDLE, _PATH, _U32, _U32]),
     "daxfs_path_lchown": (_INT, [_HANDLE, _PATH, _U32, _U32]),
     "daxfs_path_utimens": (_INT, [_HANDLE, _PATH, _S64, _S64]),

@@ -115,3 +115,25 @@ def test_kernel_reader_sees_whole_appends(request, built):
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
 
+
+
+def test_kernel_chattr_two_guests(request, built):
+    """chattr(1) on one guest binds the other (docs/attrs.md): guest A `chattr +i f` and
+    `chattr +a d`; guest B sees both with lsattr; its write through a descriptor it
+    opened before, a new open for writing, rm, mv, truncate, chmod and a store through
+    a mapping it made before (SIGBUS) fail with EPERM; it may create in d, not remove;
+    after A's `chattr -i`, B's write through the same descriptor works.  The host then
+    sees the flags cleared and fsck is clean."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=600) as c:
+        mkfs(c.shm, "--lease-ms", "3000")
+        g = ["load", "mount:phys", "vf:chattr:{}", "umount", "rmmod", "clean"]
+        res = c.run([Guest("A", "daxfs-k", [s.format("A") for s in g]),
+                     Guest("B", "daxfs-k", [s.format("B") for s in g])])
+        ra, rb = res.guests["A"].results, res.guests["B"].results
+        print(f"\nguest A: {ra}\nguest B: {rb}")
+        assert ra.get("chattr") == "ok" and rb.get("chattr") == "ok", res.summary()
+        assert res.ok, res.summary()
+        with region(c.shm) as r:
+            assert r.getflags("/ch/f") == 0 and r.getflags("/ch/d") == 0
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <linux/fs.h>
 
 #include "dfuse.h"
 
@@ -353,6 +354,10 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 		return reply_err(req, err);
 	if (S_ISDIR(a.mode))
 		return reply_err(req, EISDIR);
+	/* chattr: the kernel's fuse knows no flags of ours (docs/attrs.md) */
+	err = daxfs_open_allowed(&a, fi->flags);
+	if (err)
+		return reply_err(req, err);
 	err = dfuse_open_get(d, ino, &join);
 	if (err)
 		return reply_err(req, err);
@@ -638,6 +643,83 @@ static void op_statfs(fuse_req_t req, fuse_ino_t node)
 	fuse_reply_statfs(req, &v);
 }
 
+/* FS_XFLAG_* <-> FS_*_FL (the common ones, as the kernel's fileattr) */
+static const uint32_t xflag_map[][2] = {
+	{ FS_XFLAG_IMMUTABLE, FS_IMMUTABLE_FL },
+	{ FS_XFLAG_APPEND, FS_APPEND_FL },
+	{ FS_XFLAG_SYNC, FS_SYNC_FL },
+	{ FS_XFLAG_NOATIME, FS_NOATIME_FL },
+	{ FS_XFLAG_NODUMP, FS_NODUMP_FL },
+};
+
+static uint32_t xflags_conv(uint32_t v, int from)
+{
+	uint32_t out = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(xflag_map) / sizeof(xflag_map[0]); i++)
+		if (v & xflag_map[i][from])
+			out |= xflag_map[i][!from];
+	return out;
+}
+
+/*
+ * lsattr / chattr (docs/attrs.md): the kernel's fuse sends its
+ * fileattr_get / fileattr_set as FS_IOC_GETFLAGS / FS_IOC_SETFLAGS or
+ * FS_IOC_FSGETXATTR / FS_IOC_FSSETXATTR.  The kernel checked
+ * CAP_LINUX_IMMUTABLE in the caller's context before it sent a change of
+ * i or a; ownership is ours to check: the owner, or uid 0, may.
+ */
+static void op_ioctl(fuse_req_t req, fuse_ino_t node, unsigned int cmd,
+		     void *arg, struct fuse_file_info *fi, unsigned int flags,
+		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct dfuse *d = dfuse_of(req);
+	uint64_t ino = dfuse_ino(d, node);
+	uid_t uid = fuse_req_ctx(req)->uid;
+	struct fsxattr fx;
+	struct daxfs_attr a;
+	uint32_t fl, may = DAXFS_MAY_IMMUTABLE;
+	int err;
+
+	if (cmd != FS_IOC_GETFLAGS && cmd != FS_IOC_SETFLAGS &&
+	    cmd != FS_IOC_FSGETXATTR && cmd != FS_IOC_FSSETXATTR)
+		return reply_err(req, -ENOTTY);
+	err = daxfs_fstat(d->h, ino, &a);
+	if (err)
+		return reply_err(req, err);
+	if (cmd == FS_IOC_GETFLAGS) {
+		fl = a.flags;
+		fuse_reply_ioctl(req, 0, &fl, out_bufsz < sizeof(fl) ?
+				 out_bufsz : sizeof(fl));
+		return;
+	}
+	if (cmd == FS_IOC_FSGETXATTR) {
+		memset(&fx, 0, sizeof(fx));
+		fx.fsx_xflags = xflags_conv(a.flags, 1);
+		fuse_reply_ioctl(req, 0, &fx, out_bufsz < sizeof(fx) ?
+				 out_bufsz : sizeof(fx));
+		return;
+	}
+	if (cmd == FS_IOC_SETFLAGS && in_bufsz >= sizeof(fl)) {
+		memcpy(&fl, in_buf, sizeof(fl));
+	} else if (cmd == FS_IOC_FSSETXATTR && in_bufsz >= sizeof(fx)) {
+		memcpy(&fx, in_buf, sizeof(fx));
+		if (fx.fsx_xflags & ~xflags_conv(DAXFS_FL_SUPPORTED, 1) ||
+		    fx.fsx_extsize || fx.fsx_projid || fx.fsx_cowextsize)
+			return reply_err(req, -EOPNOTSUPP);
+		fl = xflags_conv(fx.fsx_xflags, 0);
+	} else {
+		return reply_err(req, -EINVAL);
+	}
+	if (uid == 0 || uid == a.uid)
+		may |= DAXFS_MAY_OWNER;
+	err = daxfs_ino_setflags(d->h, ino, fl, may);
+	if (err)
+		return reply_err(req, err);
+	fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
 const struct fuse_lowlevel_ops dfuse_ops = {
 	.init		= op_init,
 	.lookup		= op_lookup,
@@ -674,4 +756,5 @@ const struct fuse_lowlevel_ops dfuse_ops = {
 	.getxattr	= dfuse_getxattr,
 	.listxattr	= dfuse_listxattr,
 	.removexattr	= dfuse_removexattr,
+	.ioctl		= op_ioctl,
 };
