@@ -70,7 +70,12 @@ int main(int argc, char **argv)
 	}
 	lib = !strcmp(argv[1], "daxfs");
 	if (lib) {
-		err = bench_new_region(argv[2], 64ull << 20, 60000, &h);
+		/* 64 MiB, or about 4 KiB per file for large N (a file
+		 * takes 2.5 KiB of region with its share of the trie) */
+		uint64_t size = (uint64_t)n << 12;
+
+		err = bench_new_region(argv[2], size > 64ull << 20 ? size : 64ull << 20,
+				       60000, &h);
 		if (err)
 			fail(argv[2], -err);
 		dir = "/meta";
