@@ -379,7 +379,11 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 
 int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		 u64 *ino);
-/* Regular files, FIFOs, sockets, device nodes (mode carries the type). */
+/* Regular files, FIFOs, sockets, device nodes (mode carries the type).
+ * These three set *ino to the new inode, and on -EEXIST to the inode the
+ * name had when they found it (as a daxfs_lookup would: it may be gone
+ * already), or leave it as it was when the name appeared during the
+ * create (a race lost at the link). */
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino);
 int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,

@@ -477,8 +477,12 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	dref.ino = dir;
 	dref.ip = dp;
 	dref.bip = NULL;
-	/* cheap early answer; the trie insert below decides for real */
+	/* cheap early answer; the trie insert below decides for real.  It
+	 * names the inode found, so that an open(O_CREAT) of an existing
+	 * name needs no second lookup (daxfs_core.h) */
 	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+		if (inop)
+			*inop = de.ino;
 		err = -EEXIST;
 		goto out;
 	}

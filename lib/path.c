@@ -419,15 +419,34 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 {
 	struct entry e;
 	u64 ino;
-	int err, tries;
+	int err, merr, tries;
 
 	err = begin_entry(h, path, -EISDIR, &e);
 	if (err)
 		goto out;
-	/* Lookup and create race with other hosts: whoever loses the create
-	 * finds the winner's file on the next lookup. */
+	/* Create first: the name is usually new, and the core's create looks
+	 * it up anyway (naming the inode it finds: daxfs_core.h), so a
+	 * lookup of our own would be a second one.  Lookup and create race
+	 * with other hosts: whoever loses the create finds the winner's
+	 * file on the next round. */
 	for (tries = 0; tries < 16; tries++) {
-		err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
+		merr = -EEXIST;
+		ino = 0;
+		if (!e.trailing) {
+			merr = daxfs_mknod(&h->fs, e.dir, e.name, e.len,
+					   S_IFREG | (mode & 07777), h->uid, h->gid, 0, &ino);
+			if (!merr) {
+				if (out)
+					*out = ino;
+				err = 1;
+				goto out;
+			}
+		}
+		/* any failure: the name may exist (a full region that cannot
+		 * copy a base directory up still opens its files) */
+		err = 0;
+		if (merr != -EEXIST || !ino)
+			err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
 		if (!err) {
 			if (flags & DAXFS_CREATE_EXCL) {
 				err = -EEXIST;
@@ -442,16 +461,10 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 			err = -EISDIR;
 			goto out;
 		}
-		err = daxfs_mknod(&h->fs, e.dir, e.name, e.len, S_IFREG | (mode & 07777),
-				  h->uid, h->gid, 0, &ino);
-		if (!err) {
-			if (out)
-				*out = ino;
-			err = 1;
+		if (merr != -EEXIST) {
+			err = merr;
 			goto out;
 		}
-		if (err != -EEXIST || (flags & DAXFS_CREATE_EXCL))
-			goto out;
 	}
 	err = -EAGAIN;
 out:
