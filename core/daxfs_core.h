@@ -379,6 +379,10 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 
 int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		 u64 *ino);
+/* daxfs_lookup, then daxfs_getattr of the inode found (attr non-NULL),
+ * in one operation (a path walk needs both for every name it passes). */
+int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		      u64 *ino, struct daxfs_attr *attr);
 /* Regular files, FIFOs, sockets, device nodes (mode carries the type).
  * These three set *ino to the new inode, and on -EEXIST to the inode the
  * name had when they found it (as a daxfs_lookup would: it may be gone

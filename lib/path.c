@@ -23,6 +23,11 @@ struct walk {
 	u64 root;
 	u32 hops;			/* symlinks followed so far */
 	u32 depth;			/* entries in stack */
+	/* the attributes of the walk's current inode, read with the lookup
+	 * that found it (have_attr), so that neither the walk's caller nor
+	 * the next step reads them again */
+	bool have_attr;
+	struct daxfs_attr attr;
 	u64 stack[WALK_MAX_DEPTH];	/* directories walked through */
 	char link[DAXFS_SYMLINK_MAX + 1];
 	char buf[2 * PATH_MAX + DAXFS_SYMLINK_MAX + 2];
@@ -125,7 +130,7 @@ static int read_link(struct walk *w, u64 ino, u32 *len)
 static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		     const char **last, u32 *last_len, bool *trailing)
 {
-	struct daxfs_attr a;
+	struct daxfs_attr *a = &w->attr;
 	char *rest, *comp;
 	u64 cur = w->root, next;
 	size_t plen = strlen(path);
@@ -140,6 +145,7 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		*trailing = path[plen - 1] == '/';
 	rest = w->buf;
 	w->depth = 0;
+	w->have_attr = false;
 
 	for (;;) {
 		u32 len;
@@ -178,17 +184,17 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		if (len == 1 && comp[0] == '.')
 			continue;
 		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
-			if (w->depth)
+			if (w->depth) {
 				cur = w->stack[--w->depth];
+				w->have_attr = false;
+			}
 			continue;
 		}
-		err = daxfs_lookup(w->fs, cur, comp, len, &next);
+		w->have_attr = false;
+		err = daxfs_lookup_attr(w->fs, cur, comp, len, &next, a);
 		if (err)
 			return err;
-		err = daxfs_getattr(w->fs, next, &a);
-		if (err)
-			return err;
-		if (S_ISLNK(a.mode) && (!final || follow || (trailing && *trailing))) {
+		if (S_ISLNK(a->mode) && (!final || follow || (trailing && *trailing))) {
 			u32 tlen;
 
 			if (++w->hops > DAXFS_SYMLOOP_MAX)
@@ -206,19 +212,33 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			}
 			continue;
 		}
-		if (!final && !S_ISDIR(a.mode))
+		if (!final && !S_ISDIR(a->mode))
 			return -ENOTDIR;
-		if (!final || S_ISDIR(a.mode)) {
+		if (!final || S_ISDIR(a->mode)) {
 			if (w->depth >= WALK_MAX_DEPTH)
 				return -ENAMETOOLONG;
 			w->stack[w->depth++] = cur;
 		}
 		cur = next;
+		w->have_attr = true;
 	}
 }
 
-static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *ino)
+/* The attributes of the inode the walk ended on: those read when it was
+ * found, or read now (the root, or a directory reached by ".."). */
+static int walk_attr(struct walk *w, u64 ino, struct daxfs_attr *a)
 {
+	if (!w->have_attr)
+		return daxfs_getattr(w->fs, ino, a);
+	*a = w->attr;
+	return 0;
+}
+
+/* Resolves path to *ino and, with a, its attributes. */
+static int resolve_attr(struct daxfs_handle *h, const char *path, int follow,
+			u64 *ino, struct daxfs_attr *a)
+{
+	struct daxfs_attr own;
 	struct walk *w;
 	bool trailing;
 	int err;
@@ -229,24 +249,20 @@ static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *in
 	if (!w)
 		return -ENOMEM;
 	err = walk_path(w, path, follow, ino, NULL, NULL, &trailing);
-	if (!err && trailing) {
-		struct daxfs_attr a;
-
-		err = daxfs_getattr(&h->fs, *ino, &a);
-		if (!err && !S_ISDIR(a.mode))
+	if (!err && (a || trailing)) {
+		if (!a)
+			a = &own;
+		err = walk_attr(w, *ino, a);
+		if (!err && trailing && !S_ISDIR(a->mode))
 			err = -ENOTDIR;
 	}
 	walk_free(w);
 	return err;
 }
 
-/* resolve(), then the attributes of what it found. */
-static int resolve_attr(struct daxfs_handle *h, const char *path, int follow,
-			u64 *ino, struct daxfs_attr *a)
+static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *ino)
 {
-	int err = resolve(h, path, follow, ino);
-
-	return err ? err : daxfs_getattr(&h->fs, *ino, a);
+	return resolve_attr(h, path, follow, ino, NULL);
 }
 
 /* Resolves the parent directory of path's final component.  The name
@@ -269,7 +285,7 @@ static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *pa
 	if ((*len == 1 && (*name)[0] == '.') ||
 	    (*len == 2 && (*name)[0] == '.' && (*name)[1] == '.'))
 		return noname;
-	err = daxfs_getattr(&h->fs, *dir, &a);
+	err = walk_attr(w, *dir, &a);
 	if (err)
 		return err;
 	if (!S_ISDIR(a.mode))
