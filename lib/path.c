@@ -497,17 +497,13 @@ static int do_path_unlink(struct daxfs_handle *h, const char *path)
 
 	if (err)
 		goto out;
-	err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
-	if (!err)
-		err = daxfs_getattr(&h->fs, ino, &a);
-	if (err)
-		goto out;
-	if (S_ISDIR(a.mode)) {
-		err = -EISDIR;
-		goto out;
-	}
+	/* The core's unlink finds the name (-ENOENT) and refuses a directory
+	 * (-EISDIR) itself; only "name/" needs a look first: -EISDIR for a
+	 * directory, else -ENOTDIR. */
 	if (e.trailing) {
-		err = -ENOTDIR;
+		err = daxfs_lookup_attr(&h->fs, e.dir, e.name, e.len, &ino, &a);
+		if (!err)
+			err = S_ISDIR(a.mode) ? -EISDIR : -ENOTDIR;
 		goto out;
 	}
 	err = daxfs_unlink(&h->fs, e.dir, e.name, e.len);
