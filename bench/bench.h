@@ -20,6 +20,16 @@ static inline double bench_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* CPU time of the calling thread, in seconds: on a machine whose other
+ * load takes the cores away at random, the time the thread ran. */
+static inline double bench_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /*
  * A new region file PATH of SIZE bytes (an old one is replaced), made with
  * LEASE_MS (0: mkfs's default; a long one keeps a host that a loaded

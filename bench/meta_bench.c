@@ -9,15 +9,24 @@
  *                                        ext4 -o dax): open(O_CREAT|O_EXCL)
  *                                        + close, stat, opendir/readdir,
  *                                        unlink
- *   meta_bench daxfs REGION [N] [LISTINGS]  the same through libdaxfs on a
- *                                        new region file REGION (created,
- *                                        removed afterwards)
+ *   meta_bench daxfs REGION [N] [LISTINGS] [WARM]  the same through
+ *                                        libdaxfs on a new region file
+ *                                        REGION (created, removed
+ *                                        afterwards); WARM (default 0):
+ *                                        untimed passes first that create
+ *                                        and unlink N files in another
+ *                                        directory, so that the timed
+ *                                        pass does not fault in fresh
+ *                                        region pages for every file (a
+ *                                        long-lived region's steady state)
  *
  * DIR must not exist (it is created and removed).  readdir lists the whole
  * directory LISTINGS times (default 10) and checks that every listing has
  * N entries.  Output: CSV on stdout
  *   op,n,seconds,us_per_op
- * where us_per_op is per file (per listing for readdir).
+ * where us_per_op is per file (per listing for readdir).  With
+ * DAXFS_BENCH_CPU=1 in the environment, seconds are the thread's CPU time
+ * instead of the wall clock (bench/ab_meta.sh on a loaded machine).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -47,6 +56,13 @@ static void fail(const char *what, int err)
 }
 
 static struct daxfs_handle *h;
+static int cpu_clock;
+
+static double now(void)
+{
+	return cpu_clock ? bench_cpu_now() : bench_now();
+}
+
 static int count_cb(void *ctx, const char *name, uint32_t len, uint64_t ino,
 		    uint32_t dtype, uint64_t pos)
 {
@@ -54,10 +70,34 @@ static int count_cb(void *ctx, const char *name, uint32_t len, uint64_t ino,
 	return 0;
 }
 
+/* Creates and unlinks n files in a directory of their own, then frees
+ * what no host can still read: their records are on the free lists. */
+static int warm_pass(int n)
+{
+	char path[64];
+	int i, err = daxfs_path_mkdir(h, "/warm", 0755);
+
+	for (i = 0; !err && i < n; i++) {
+		snprintf(path, sizeof(path), "/warm/file-%06d", i);
+		err = daxfs_path_create(h, path, 0644, DAXFS_CREATE_EXCL, NULL);
+		err = err < 0 ? err : 0;
+	}
+	for (i = 0; !err && i < n; i++) {
+		snprintf(path, sizeof(path), "/warm/file-%06d", i);
+		err = daxfs_path_unlink(h, path);
+	}
+	if (!err)
+		err = daxfs_path_rmdir(h, "/warm");
+	if (!err)
+		err = daxfs_region_reclaim(h);
+	return err < 0 ? err : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 3 ? atoi(argv[3]) : 1000;
 	int listings = argc > 4 ? atoi(argv[4]) : 10;
+	int warm = argc > 5 ? atoi(argv[5]) : 0;
 	int lib, i, k, fd, err, cnt;
 	char path[4096];
 	const char *dir;
@@ -65,16 +105,25 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strcmp(argv[1], "posix") && strcmp(argv[1], "daxfs"))) {
 		fprintf(stderr, "usage: meta_bench posix DIR [N] [LISTINGS]\n"
-			"       meta_bench daxfs REGION [N] [LISTINGS]\n");
+			"       meta_bench daxfs REGION [N] [LISTINGS] [WARM]\n");
 		return 2;
 	}
 	lib = !strcmp(argv[1], "daxfs");
+	cpu_clock = getenv("DAXFS_BENCH_CPU") && atoi(getenv("DAXFS_BENCH_CPU"));
 	if (lib) {
-		err = bench_new_region(argv[2], 64ull << 20, 60000, &h);
+		/* 64 MiB, or about 4 KiB per file for large N (a file
+		 * takes 2.5 KiB of region with its share of the trie) */
+		uint64_t size = (uint64_t)n << 12;
+
+		err = bench_new_region(argv[2], size > 64ull << 20 ? size : 64ull << 20,
+				       60000, &h);
 		if (err)
 			fail(argv[2], -err);
+		for (k = 0; !err && k < warm; k++)
+			err = warm_pass(n);
 		dir = "/meta";
-		err = daxfs_path_mkdir(h, dir, 0755);
+		if (!err)
+			err = daxfs_path_mkdir(h, dir, 0755);
 	} else {
 		dir = argv[2];
 		err = mkdir(dir, 0755) ? -errno : 0;
@@ -83,7 +132,7 @@ int main(int argc, char **argv)
 		fail(dir, -err);
 	printf("op,n,seconds,us_per_op\n");
 
-	t0 = bench_now();
+	t0 = now();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/file-%06d", dir, i);
 		if (lib) {
@@ -96,9 +145,9 @@ int main(int argc, char **argv)
 		if (err)
 			fail(path, -err);
 	}
-	report("create", n, bench_now() - t0, n);
+	report("create", n, now() - t0, n);
 
-	t0 = bench_now();
+	t0 = now();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/file-%06d", dir, i);
 		if (lib) {
@@ -113,9 +162,9 @@ int main(int argc, char **argv)
 		if (err)
 			fail(path, -err);
 	}
-	report("stat", n, bench_now() - t0, n);
+	report("stat", n, now() - t0, n);
 
-	t0 = bench_now();
+	t0 = now();
 	for (k = 0; k < listings; k++) {
 		cnt = 0;
 		if (lib) {
@@ -139,16 +188,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	report("readdir", n, bench_now() - t0, listings);
+	report("readdir", n, now() - t0, listings);
 
-	t0 = bench_now();
+	t0 = now();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/file-%06d", dir, i);
 		err = lib ? daxfs_path_unlink(h, path) : (unlink(path) ? -errno : 0);
 		if (err)
 			fail(path, -err);
 	}
-	report("unlink", n, bench_now() - t0, n);
+	report("unlink", n, now() - t0, n);
 	if (lib) {
 		daxfs_path_rmdir(h, dir);
 		daxfs_region_close(h);

@@ -188,11 +188,21 @@ void daxfs_op_end(struct daxfs_op *op);
  * how many hosts were recovered, or -errno. */
 int daxfs_recover_dead_hosts(struct daxfs_fs *fs);
 
-/* ---- bounds-checked access (core/super.c) ---- */
+/* ---- bounds-checked access ---- */
 
 /* Pointer to [off, off + len) when it lies in the pool and off is aligned
- * to align; NULL otherwise. */
-void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
+ * to align; NULL otherwise.  Inline: a create checks some 35 offsets read
+ * from the region, and most of them have a constant len and align. */
+static inline void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align)
+{
+	if (daxfs_unlikely(off < fs->pool_off || off >= fs->pool_end))
+		return NULL;
+	if (daxfs_unlikely(len > fs->pool_end - off))
+		return NULL;
+	if (align > 1 && (off & (align - 1)))
+		return NULL;
+	return fs->base + off;
+}
 
 /*
  * daxfs_ptr for metadata a lookup reads (inode records, dirents, trie and
@@ -202,7 +212,7 @@ void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
  * kernel checks the device's bad-block list (kernel/pmem.c); user space
  * has none (fsck.daxfs --badblocks masks the pages instead).
  */
-void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
+static inline void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align);
 /* What a pool page that the core loads directly holds (for the message
  * of daxfs_media_direct_bad). */
 enum daxfs_media_what {
@@ -257,6 +267,15 @@ static inline bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len,
 	return false;
 }
 #endif
+
+static inline void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align)
+{
+	void *p = daxfs_ptr(fs, off, len, align);
+
+	if (p && daxfs_unlikely(daxfs_media_bad(fs, off, len)))
+		return NULL;
+	return p;
+}
 
 /* ---- overlay (core/overlay.c) ---- */
 
@@ -405,7 +424,15 @@ int daxfs_setflags(struct daxfs_fs *fs, u64 ino, u32 flags, u32 may);
 
 int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		 u64 *ino);
-/* Regular files, FIFOs, sockets, device nodes (mode carries the type). */
+/* daxfs_lookup, then daxfs_getattr of the inode found (attr non-NULL),
+ * in one operation (a path walk needs both for every name it passes). */
+int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		      u64 *ino, struct daxfs_attr *attr);
+/* Regular files, FIFOs, sockets, device nodes (mode carries the type).
+ * These three set *ino to the new inode, and on -EEXIST to the inode the
+ * name had when they found it (as a daxfs_lookup would: it may be gone
+ * already), or leave it as it was when the name appeared during the
+ * create (a race lost at the link). */
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino);
 int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,

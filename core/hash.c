@@ -16,15 +16,42 @@
 	v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32);	\
 } while (0)
 
-/* Reads 8 little-endian bytes (names are not aligned). */
+/* Reads 8 little-endian bytes (names are not aligned; DaxFS hosts are
+ * little-endian, compat.h): one load, not eight. */
 static u64 le64_bytes(const u8 *p)
 {
-	u64 v = 0;
-	int i;
+	u64 v;
 
-	for (i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
+	memcpy(&v, p, sizeof(v));
 	return v;
+}
+
+static u32 le32_bytes(const u8 *p)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The last len & 7 bytes of a message of len bytes ending at end, as a
+ * little-endian word (the bytes SipHash folds into its final block), in
+ * at most two loads instead of a loop. */
+static u64 tail_bytes(const u8 *end, u32 len)
+{
+	u32 left = len & 7;
+
+	if (!left)
+		return 0;
+	if (len >= 8)	/* the 8 bytes ending at end, the earlier ones shifted out */
+		return le64_bytes(end - 8) >> (64 - 8 * left);
+	if (left >= 4)	/* two overlapping 4-byte loads */
+		return le32_bytes(end - left) |
+		       (u64)le32_bytes(end - 4) << (8 * (left - 4));
+	/* 1 to 3 bytes: first, middle, last (they coincide for short ones) */
+	end -= left;
+	return end[0] | (u64)end[left / 2] << (8 * (left / 2)) |
+	       (u64)end[left - 1] << (8 * (left - 1));
 }
 
 static u64 siphash24(u64 k0, u64 k1, const u8 *in, u32 len)
@@ -33,11 +60,9 @@ static u64 siphash24(u64 k0, u64 k1, const u8 *in, u32 len)
 	u64 v1 = 0x646f72616e646f6dULL ^ k1;
 	u64 v2 = 0x6c7967656e657261ULL ^ k0;
 	u64 v3 = 0x7465646279746573ULL ^ k1;
-	u64 b = (u64)len << 56;
-	u32 left = len & 7;
-	const u8 *end = in + len - left;
+	u64 b = (u64)len << 56 | tail_bytes(in + len, len);
+	const u8 *end = in + (len & ~7u);
 	u64 m;
-	u32 i;
 
 	for (; in != end; in += 8) {
 		m = le64_bytes(in);
@@ -46,8 +71,6 @@ static u64 siphash24(u64 k0, u64 k1, const u8 *in, u32 len)
 		SIPROUND(v0, v1, v2, v3);
 		v0 ^= m;
 	}
-	for (i = 0; i < left; i++)
-		b |= (u64)in[i] << (8 * i);
 	v3 ^= b;
 	SIPROUND(v0, v1, v2, v3);
 	SIPROUND(v0, v1, v2, v3);

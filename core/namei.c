@@ -310,22 +310,28 @@ static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 	a->rdev = bip->rdev;
 }
 
-int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
+static int getattr_in(struct daxfs_op *op, u64 ino, struct daxfs_attr *attr)
 {
 	struct daxfs_iref ref;
+	int err = daxfs_inode_get(op, ino, &ref);
+
+	if (err)
+		return err;
+	attr_fill(op->fs, &ref, attr);
+	/* no file is larger than the format can address: a size above it is
+	 * damage (a kernel's i_size would go negative), not a size */
+	return attr->size > DAXFS_MAX_FILE_SIZE ? -EUCLEAN : 0;
+}
+
+int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
+{
 	struct daxfs_op op;
 	int err;
 
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = daxfs_inode_get(&op, ino, &ref);
-	if (!err)
-		attr_fill(fs, &ref, attr);
-	/* no file is larger than the format can address: a size above it is
-	 * damage (a kernel's i_size would go negative), not a size */
-	if (!err && attr->size > DAXFS_MAX_FILE_SIZE)
-		err = -EUCLEAN;
+	err = getattr_in(&op, ino, attr);
 	daxfs_op_end(&op);
 	return err;
 }
@@ -434,37 +440,53 @@ static int dir_for_read(struct daxfs_op *op, u64 dir, struct daxfs_iref *ref)
 	return 0;
 }
 
-int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
-		 u64 *ino)
+static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
+		     u64 *ino)
 {
 	struct daxfs_iref ref;
 	struct daxfs_dent de;
+	int err;
+
+	err = dir_for_read(op, dir, &ref);
+	if (err)
+		return err;
+	if (len == 1 && name[0] == '.') {
+		*ino = dir;
+		return 0;
+	}
+	if (len == 2 && name[0] == '.' && name[1] == '.') {
+		*ino = daxfs_iref_parent(&ref);
+		return 0;
+	}
+	err = daxfs_name_check(name, len);
+	if (err)
+		return err;
+	err = daxfs_dir_find(op, &ref, name, len, name_hash(op, name, len), &de);
+	if (!err)
+		*ino = de.ino;
+	return err;
+}
+
+int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		      u64 *ino, struct daxfs_attr *attr)
+{
 	struct daxfs_op op;
 	int err;
 
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = dir_for_read(&op, dir, &ref);
-	if (err)
-		goto out;
-	if (len == 1 && name[0] == '.') {
-		*ino = dir;
-		goto out;
-	}
-	if (len == 2 && name[0] == '.' && name[1] == '.') {
-		*ino = daxfs_iref_parent(&ref);
-		goto out;
-	}
-	err = daxfs_name_check(name, len);
-	if (err)
-		goto out;
-	err = daxfs_dir_find(&op, &ref, name, len, name_hash(&op, name, len), &de);
-	if (!err)
-		*ino = de.ino;
-out:
+	err = lookup_in(&op, dir, name, len, ino);
+	if (!err && attr)
+		err = getattr_in(&op, *ino, attr);
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		 u64 *ino)
+{
+	return daxfs_lookup_attr(fs, dir, name, len, ino, NULL);
 }
 
 /* ---- create ---- */
@@ -499,8 +521,12 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	dref.ino = dir;
 	dref.ip = dp;
 	dref.bip = NULL;
-	/* cheap early answer; the trie insert below decides for real */
+	/* cheap early answer; the trie insert below decides for real.  It
+	 * names the inode found, so that an open(O_CREAT) of an existing
+	 * name needs no second lookup (daxfs_core.h) */
 	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+		if (inop)
+			*inop = de.ino;
 		err = -EEXIST;
 		goto out;
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Region layout, format and open-time validation, bounds-checked access.
+ * Region layout, format and open-time validation (the bounds-checked
+ * access, daxfs_ptr, is inline in daxfs_core.h).
  * Layout and every field: docs/format.md.
  */
 #include "compat.h"
@@ -11,26 +12,6 @@
 
 #define DAXFS_S_IFDIR_MODE	0040000u
 #define DAXFS_S_IFMT_MASK	0170000u
-
-void *daxfs_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align)
-{
-	if (daxfs_unlikely(off < fs->pool_off || off >= fs->pool_end))
-		return NULL;
-	if (daxfs_unlikely(len > fs->pool_end - off))
-		return NULL;
-	if (align > 1 && (off & (align - 1)))
-		return NULL;
-	return fs->base + off;
-}
-
-void *daxfs_meta_ptr(struct daxfs_fs *fs, u64 off, u64 len, u64 align)
-{
-	void *p = daxfs_ptr(fs, off, len, align);
-
-	if (p && daxfs_unlikely(daxfs_media_bad(fs, off, len)))
-		return NULL;
-	return p;
-}
 
 static u32 sb_csum(const struct daxfs_super *sb)
 {

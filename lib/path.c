@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,15 +23,49 @@ struct walk {
 	u64 root;
 	u32 hops;			/* symlinks followed so far */
 	u32 depth;			/* entries in stack */
+	/* the attributes of the walk's current inode, read with the lookup
+	 * that found it (have_attr), so that neither the walk's caller nor
+	 * the next step reads them again */
+	bool have_attr;
+	struct daxfs_attr attr;
 	u64 stack[WALK_MAX_DEPTH];	/* directories walked through */
 	char link[DAXFS_SYMLINK_MAX + 1];
 	char buf[2 * PATH_MAX + DAXFS_SYMLINK_MAX + 2];
 };
 
+/*
+ * A walk is 28 KiB, too big for the stack of every thread a preloaded
+ * program calls from (a signal handler on a small alternate stack), and
+ * malloc + free of it was 300 instructions of a 6,800-instruction create.
+ * Each thread keeps the last one it freed for its next call.  Taken and
+ * given back by an atomic exchange on the thread's own word: a signal
+ * handler calling in between takes none (and mallocs its own) or gives
+ * its own back (and the other is freed), never shares one.  The thread's
+ * exit frees it (walk_key's destructor).
+ */
+static __thread struct walk *walk_spare __attribute__((tls_model("initial-exec")));
+static __thread bool walk_keyed __attribute__((tls_model("initial-exec")));
+static pthread_key_t walk_key;
+static bool walk_key_ok;
+static pthread_once_t walk_once = PTHREAD_ONCE_INIT;
+
+static void walk_exit(void *unused)
+{
+	walk_keyed = false;
+	free(__atomic_exchange_n(&walk_spare, NULL, __ATOMIC_RELAXED));
+}
+
+static void walk_key_init(void)
+{
+	walk_key_ok = !pthread_key_create(&walk_key, walk_exit);
+}
+
 static struct walk *walk_new(struct daxfs_handle *h)
 {
-	struct walk *w = malloc(sizeof(*w));
+	struct walk *w = __atomic_exchange_n(&walk_spare, NULL, __ATOMIC_RELAXED);
 
+	if (!w)
+		w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;
 	w->fs = &h->fs;
@@ -38,6 +73,21 @@ static struct walk *walk_new(struct daxfs_handle *h)
 	w->hops = 0;
 	w->depth = 0;
 	return w;
+}
+
+/* Keeps w as the thread's spare if the thread can free it at exit. */
+static void walk_free(struct walk *w)
+{
+	if (!walk_keyed) {
+		pthread_once(&walk_once, walk_key_init);
+		/* a value set (any non-NULL) is what runs the destructor */
+		if (!walk_key_ok || pthread_setspecific(walk_key, &walk_keyed)) {
+			free(w);
+			return;
+		}
+		walk_keyed = true;
+	}
+	free(__atomic_exchange_n(&walk_spare, w, __ATOMIC_RELAXED));
 }
 
 /* Replaces the not yet walked part of w->buf (starting at rest) with
@@ -80,7 +130,7 @@ static int read_link(struct walk *w, u64 ino, u32 *len)
 static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		     const char **last, u32 *last_len, bool *trailing)
 {
-	struct daxfs_attr a;
+	struct daxfs_attr *a = &w->attr;
 	char *rest, *comp;
 	u64 cur = w->root, next;
 	size_t plen = strlen(path);
@@ -95,6 +145,7 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		*trailing = path[plen - 1] == '/';
 	rest = w->buf;
 	w->depth = 0;
+	w->have_attr = false;
 
 	for (;;) {
 		u32 len;
@@ -133,17 +184,17 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		if (len == 1 && comp[0] == '.')
 			continue;
 		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
-			if (w->depth)
+			if (w->depth) {
 				cur = w->stack[--w->depth];
+				w->have_attr = false;
+			}
 			continue;
 		}
-		err = daxfs_lookup(w->fs, cur, comp, len, &next);
+		w->have_attr = false;
+		err = daxfs_lookup_attr(w->fs, cur, comp, len, &next, a);
 		if (err)
 			return err;
-		err = daxfs_getattr(w->fs, next, &a);
-		if (err)
-			return err;
-		if (S_ISLNK(a.mode) && (!final || follow || (trailing && *trailing))) {
+		if (S_ISLNK(a->mode) && (!final || follow || (trailing && *trailing))) {
 			u32 tlen;
 
 			if (++w->hops > DAXFS_SYMLOOP_MAX)
@@ -161,19 +212,33 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			}
 			continue;
 		}
-		if (!final && !S_ISDIR(a.mode))
+		if (!final && !S_ISDIR(a->mode))
 			return -ENOTDIR;
-		if (!final || S_ISDIR(a.mode)) {
+		if (!final || S_ISDIR(a->mode)) {
 			if (w->depth >= WALK_MAX_DEPTH)
 				return -ENAMETOOLONG;
 			w->stack[w->depth++] = cur;
 		}
 		cur = next;
+		w->have_attr = true;
 	}
 }
 
-static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *ino)
+/* The attributes of the inode the walk ended on: those read when it was
+ * found, or read now (the root, or a directory reached by ".."). */
+static int walk_attr(struct walk *w, u64 ino, struct daxfs_attr *a)
 {
+	if (!w->have_attr)
+		return daxfs_getattr(w->fs, ino, a);
+	*a = w->attr;
+	return 0;
+}
+
+/* Resolves path to *ino and, with a, its attributes. */
+static int resolve_attr(struct daxfs_handle *h, const char *path, int follow,
+			u64 *ino, struct daxfs_attr *a)
+{
+	struct daxfs_attr own;
 	struct walk *w;
 	bool trailing;
 	int err;
@@ -184,24 +249,20 @@ static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *in
 	if (!w)
 		return -ENOMEM;
 	err = walk_path(w, path, follow, ino, NULL, NULL, &trailing);
-	if (!err && trailing) {
-		struct daxfs_attr a;
-
-		err = daxfs_getattr(&h->fs, *ino, &a);
-		if (!err && !S_ISDIR(a.mode))
+	if (!err && (a || trailing)) {
+		if (!a)
+			a = &own;
+		err = walk_attr(w, *ino, a);
+		if (!err && trailing && !S_ISDIR(a->mode))
 			err = -ENOTDIR;
 	}
-	free(w);
+	walk_free(w);
 	return err;
 }
 
-/* resolve(), then the attributes of what it found. */
-static int resolve_attr(struct daxfs_handle *h, const char *path, int follow,
-			u64 *ino, struct daxfs_attr *a)
+static int resolve(struct daxfs_handle *h, const char *path, int follow, u64 *ino)
 {
-	int err = resolve(h, path, follow, ino);
-
-	return err ? err : daxfs_getattr(&h->fs, *ino, a);
+	return resolve_attr(h, path, follow, ino, NULL);
 }
 
 /* Resolves the parent directory of path's final component.  The name
@@ -224,7 +285,7 @@ static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *pa
 	if ((*len == 1 && (*name)[0] == '.') ||
 	    (*len == 2 && (*name)[0] == '.' && (*name)[1] == '.'))
 		return noname;
-	err = daxfs_getattr(&h->fs, *dir, &a);
+	err = walk_attr(w, *dir, &a);
 	if (err)
 		return err;
 	if (!S_ISDIR(a.mode))
@@ -268,7 +329,8 @@ static int begin_entry(struct daxfs_handle *h, const char *path, int noname,
 
 static void entry_end(struct entry *e)
 {
-	free(e->w);
+	if (e->w)
+		walk_free(e->w);
 }
 
 static int do_path_resolve(struct daxfs_handle *h, const char *path, int follow,
@@ -373,15 +435,34 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 {
 	struct entry e;
 	u64 ino;
-	int err, tries;
+	int err, merr, tries;
 
 	err = begin_entry(h, path, -EISDIR, &e);
 	if (err)
 		goto out;
-	/* Lookup and create race with other hosts: whoever loses the create
-	 * finds the winner's file on the next lookup. */
+	/* Create first: the name is usually new, and the core's create looks
+	 * it up anyway (naming the inode it finds: daxfs_core.h), so a
+	 * lookup of our own would be a second one.  Lookup and create race
+	 * with other hosts: whoever loses the create finds the winner's
+	 * file on the next round. */
 	for (tries = 0; tries < 16; tries++) {
-		err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
+		merr = -EEXIST;
+		ino = 0;
+		if (!e.trailing) {
+			merr = daxfs_mknod(&h->fs, e.dir, e.name, e.len,
+					   S_IFREG | (mode & 07777), h->uid, h->gid, 0, &ino);
+			if (!merr) {
+				if (out)
+					*out = ino;
+				err = 1;
+				goto out;
+			}
+		}
+		/* any failure: the name may exist (a full region that cannot
+		 * copy a base directory up still opens its files) */
+		err = 0;
+		if (merr != -EEXIST || !ino)
+			err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
 		if (!err) {
 			if (flags & DAXFS_CREATE_EXCL) {
 				err = -EEXIST;
@@ -396,16 +477,10 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 			err = -EISDIR;
 			goto out;
 		}
-		err = daxfs_mknod(&h->fs, e.dir, e.name, e.len, S_IFREG | (mode & 07777),
-				  h->uid, h->gid, 0, &ino);
-		if (!err) {
-			if (out)
-				*out = ino;
-			err = 1;
+		if (merr != -EEXIST) {
+			err = merr;
 			goto out;
 		}
-		if (err != -EEXIST || (flags & DAXFS_CREATE_EXCL))
-			goto out;
 	}
 	err = -EAGAIN;
 out:
@@ -422,17 +497,13 @@ static int do_path_unlink(struct daxfs_handle *h, const char *path)
 
 	if (err)
 		goto out;
-	err = daxfs_lookup(&h->fs, e.dir, e.name, e.len, &ino);
-	if (!err)
-		err = daxfs_getattr(&h->fs, ino, &a);
-	if (err)
-		goto out;
-	if (S_ISDIR(a.mode)) {
-		err = -EISDIR;
-		goto out;
-	}
+	/* The core's unlink finds the name (-ENOENT) and refuses a directory
+	 * (-EISDIR) itself; only "name/" needs a look first: -EISDIR for a
+	 * directory, else -ENOTDIR. */
 	if (e.trailing) {
-		err = -ENOTDIR;
+		err = daxfs_lookup_attr(&h->fs, e.dir, e.name, e.len, &ino, &a);
+		if (!err)
+			err = S_ISDIR(a.mode) ? -EISDIR : -ENOTDIR;
 		goto out;
 	}
 	err = daxfs_unlink(&h->fs, e.dir, e.name, e.len);

@@ -105,6 +105,53 @@ def test_unlink(fs):
     fs.mkdir("/d")
     with pytest.raises(IsADirectoryError):
         fs.unlink("/d")
+    # a trailing slash: a directory is still one, a file is not one
+    with pytest.raises(IsADirectoryError):
+        fs.unlink("/d/")
+    fs.write_file("/g", b"")
+    with pytest.raises(NotADirectoryError):
+        fs.unlink("/g/")
+    with pytest.raises(FileNotFoundError):
+        fs.unlink("/nope/")
+    assert fs.exists("/g")
+
+
+def test_walk_attributes(fs):
+    """What a path call reports about the name it ends on, however the
+    walk reached it (the walk keeps the attributes it read)."""
+    fs.mkdir("/d")
+    fs.mkdir("/d/e")
+    ino = fs.create("/d/e/f", 0o640)
+    fs.symlink("e/f", "/d/l")
+    fs.symlink("/d/e", "/d/le")
+    for p in ("/d/e/f", "/d/e/../e/f", "/d/./e//f", "/d/l", "/d/le/f"):
+        st = fs.stat(p)
+        assert st.st_ino == ino and stat.S_ISREG(st.st_mode), p
+    assert stat.S_ISLNK(fs.lstat("/d/l").st_mode)
+    assert stat.S_ISDIR(fs.stat("/d/le").st_mode)
+    assert stat.S_ISDIR(fs.stat("/d/e/..").st_mode)
+    assert fs.stat("/d/e/..").st_ino == fs.stat("/d").st_ino
+    assert stat.S_ISDIR(fs.stat("/").st_mode)
+    with pytest.raises(NotADirectoryError):
+        fs.stat("/d/e/f/")
+    with pytest.raises(NotADirectoryError):
+        fs.stat("/d/l/")
+    assert stat.S_ISDIR(fs.stat("/d/le/").st_mode)
+    # create: an existing name, directly, through a symlink, as "dir/"
+    assert fs.create("/d/e/f", exclusive=False) == ino
+    assert fs.create("/d/l", exclusive=False) == ino
+    with pytest.raises(FileExistsError):
+        fs.create("/d/l")
+    with pytest.raises(IsADirectoryError):
+        fs.create("/d/e", exclusive=False)
+    with pytest.raises(IsADirectoryError):
+        fs.create("/d/new/", exclusive=False)
+    with pytest.raises(NotADirectoryError):
+        fs.create("/d/e/f/x")
+    with pytest.raises(FileNotFoundError):
+        fs.create("/d/nope/x")
+    n = fs.create("/d/le/new")
+    assert fs.stat("/d/e/new").st_ino == n
 
 
 def test_rename(fs):

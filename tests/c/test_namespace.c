@@ -100,8 +100,13 @@ static void t_create_lookup(void)
 	CHECK_EQ(at.nlink, 1);
 	rt1 = ga(ROOT);
 	CHECK(rt1.mtime_ns >= rt0.mtime_ns && rt1.change > rt0.change);
+	/* -EEXIST names the inode found (libdaxfs' create opens it) */
+	b = 0;
 	CHECK_EQ(mk(ROOT, "alpha", &b), -EEXIST);
+	CHECK_EQ(b, a);
+	b = 0;
 	CHECK_EQ(md(ROOT, "alpha", &b), -EEXIST);
+	CHECK_EQ(b, a);
 	CHECK_EQ(lk(ROOT, "nope", NULL), -ENOENT);
 	CHECK_EQ(mk(ROOT, "", &b), -EINVAL);
 	CHECK_EQ(daxfs_mknod(&fs, ROOT, "", 0, DAXFS_S_IFREG, 0, 0, 0, &b), -EINVAL);

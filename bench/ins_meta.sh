@@ -1,0 +1,70 @@
+#!/bin/sh
+# Instructions per create, stat and unlink of libdaxfs' path calls,
+# natively, under callgrind: deterministic, so a change of a few
+# instructions per call shows in one run (docs/benchmarks.md, "The
+# metadata path").
+#   bench/ins_meta.sh [-n N] [-p FILE] [META_BENCH]
+# Runs META_BENCH (default: build/bench/meta_bench, built by make -C bench)
+# `daxfs REGION N 1` once per call, counting only the instructions inside
+# daxfs_path_create, daxfs_path_stat or daxfs_path_unlink
+# (--toggle-collect) on one directory of N files (default 10000), and
+# prints
+#   op,n,ins_op,core_op
+# ins_op: instructions per call (the library's path walk and the core);
+# core_op: of those, the ones inside the core call that does the change
+# (daxfs_mknod for create, daxfs_unlink for unlink; 0 for stat).
+# -p FILE: also writes the inclusive profile of the create calls
+# (callgrind_annotate --inclusive=yes, per create) to FILE.
+# Compare two trees: build meta_bench of each (as bench/ab.sh does) and
+# run this on both binaries.  Needs valgrind (not in setup.sh).
+set -e
+n=10000 prof=
+while getopts n:p: c; do
+	case $c in
+	n) n=$OPTARG ;;
+	p) prof=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+command -v valgrind >/dev/null ||
+	{ echo "bench/ins_meta.sh: valgrind missing: apt-get install valgrind" >&2; exit 1; }
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$top/build/bench/meta_bench}
+tmp=$(mktemp -d /tmp/daxfs-insmeta.XXXXXX)
+trap 'rm -rf "$tmp" /dev/shm/daxfs-insmeta-$$' EXIT
+
+# total FUNCTION [INNER]: instructions inside FUNCTION over the run, and
+# those of them inside INNER (callgrind_annotate's inclusive count)
+total() {
+	valgrind -q --tool=callgrind --callgrind-out-file="$tmp/cg" \
+		--toggle-collect="$1" "$bin" daxfs /dev/shm/daxfs-insmeta-$$ "$n" 1 \
+		>/dev/null
+	callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg" 2>/dev/null |
+		awk -v inner="${2:-none}" '
+		{ v = $1; gsub(",", "", v) }
+		/PROGRAM TOTALS/ { all = v }
+		$0 ~ ":" inner " " { core = v }
+		END { print all + 0, core + 0 }'
+}
+
+echo "op,n,ins_op,core_op"
+for op in create:daxfs_mknod stat: unlink:daxfs_unlink; do
+	name=${op%%:*}
+	r=$(total "daxfs_path_$name" "${op#*:}")
+	if [ "$name" = create ] && [ -n "$prof" ]; then
+		callgrind_annotate --inclusive=yes --auto=no --threshold=99.5 "$tmp/cg" 2>/dev/null |
+			awk -v n="$n" '
+			/^ *[0-9,]+ \(/ {
+				v = $1; gsub(",", "", v)
+				f = $0; sub(/^ *[0-9,]+ \( *[0-9.]+%\) */, "", f)
+				sub(/ \[.*/, "", f); sub(/.*:/, "", f)
+				if (f ~ /^(PROGRAM|\(below|__libc|main$|0x)/ || f in seen)
+					next
+				printf "%8.0f  %s\n", v / n, f
+				seen[f] = 1
+			}' >"$prof"
+	fi
+	echo "$r" | awk -v op="$name" -v n="$n" \
+		'{ printf "%s,%d,%.0f,%.0f\n", op, n, $1 / n, $2 / n }'
+done
