@@ -513,23 +513,25 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	err = begin_entry_change(fs, dir, name, len, &op, &dp);
 	if (err)
 		return err;
-	/* an append-only directory gains names, an immutable one none */
-	err = daxfs_attrs_deny(dp, DAXFS_IF_IMMUTABLE);
-	if (err)
-		goto out;
 	hash = name_hash(&op, name, len);
 	dref.ino = dir;
 	dref.ip = dp;
 	dref.bip = NULL;
 	/* cheap early answer; the trie insert below decides for real.  It
 	 * names the inode found, so that an open(O_CREAT) of an existing
-	 * name needs no second lookup (daxfs_core.h) */
+	 * name needs no second lookup (daxfs_core.h).  Before the flags, as
+	 * in Linux: an existing name is EEXIST (and O_CREAT opens it) even
+	 * in an immutable directory */
 	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
 		if (inop)
 			*inop = de.ino;
 		err = -EEXIST;
 		goto out;
 	}
+	/* an append-only directory gains names, an immutable one none */
+	err = daxfs_attrs_deny(dp, DAXFS_IF_IMMUTABLE);
+	if (err)
+		goto out;
 	/* intent CREATE (docs/recovery.md): a dead creator's half-made
 	 * inode is rolled back, not left to fsck.  Increments are marked
 	 * after they act (a rollback undoes only what is marked). */

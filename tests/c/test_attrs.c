@@ -225,6 +225,12 @@ static void test_dirs(void)
 	CHECK_EQ(daxfs_mknod(&t.b, d, "n", 1, DAXFS_S_IFREG | 0644, 0, 0, 0,
 			     &ino), -EPERM);
 	CHECK_EQ(daxfs_mkdir(&t.b, d, "n", 1, 0755, 0, 0, &ino), -EPERM);
+	/* an existing name is EEXIST, naming its inode (open(O_CREAT)
+	 * opens it), as in Linux: the lookup comes before the flags */
+	ino = 0;
+	CHECK_EQ(daxfs_mknod(&t.b, d, "x", 1, DAXFS_S_IFREG | 0644, 0, 0, 0,
+			     &ino), -EEXIST);
+	CHECK_EQ(ino, x);
 	CHECK_EQ(daxfs_symlink(&t.b, d, "n", 1, "y", 1, 0, 0, &ino), -EPERM);
 	CHECK_EQ(daxfs_link(&t.b, y, d, "n", 1), -EPERM);
 	CHECK_EQ(daxfs_unlink(&t.b, d, "x", 1), -EPERM);
