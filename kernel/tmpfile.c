@@ -27,6 +27,7 @@ int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
 {
 	struct super_block *sb = dir->i_sb;
 	struct daxfs_space_wait w = {};
+	struct posix_acl *dacl, *acl;
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
 	u32 uid, gid;
@@ -37,16 +38,32 @@ int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
 	if (err)
 		return err;
 	mode |= S_IFREG;
+	/* the umask, or the directory's default ACL, as for a create: with
+	 * SB_POSIXACL the VFS leaves both to us (xfstests generic/389) */
+	err = daxfs_k_acl_create(dir, &mode, &dacl, &acl);
+	if (err)
+		return err;
 	daxfs_new_owner(dir, &mode, &uid, &gid);
 	do {
 		err = daxfs_tmpfile(DAXFS_FS(sb), dir->i_ino, mode, uid, gid, &ino);
 	} while (daxfs_k_space_retry(sb, &w, err));
-	if (err)
+	if (err) {
+		posix_acl_release(dacl);
+		posix_acl_release(acl);
 		return daxfs_kerr(sb, err, "tmpfile");
+	}
 	inode = daxfs_iget(sb, ino);
 	if (IS_ERR(inode)) {
+		posix_acl_release(dacl);
+		posix_acl_release(acl);
 		daxfs_open_put(DAXFS_FS(sb), ino);
 		return PTR_ERR(inode);
+	}
+	err = daxfs_k_acl_init(inode, dacl, acl);	/* releases both */
+	if (err) {
+		iput(inode);
+		daxfs_open_put(DAXFS_FS(sb), ino);
+		return err;
 	}
 	ei = DAXFS_I(inode);
 	mutex_lock(&ei->open_lock);

@@ -231,22 +231,48 @@ static int acl_store(struct inode *inode, struct posix_acl *acl, int type)
 	return err;
 }
 
+/*
+ * posix_acl_update_mode() starts from i_mode, which hides a regular file's
+ * set-id bits without trust_suid: give back those it would have kept (the
+ * S_ISGID of an owner in the group, or of a caller with CAP_FSETID:
+ * xfstests generic/375).
+ */
+static umode_t daxfs_acl_keep_setid(DAXFS_IDMAP_T *idmap, struct inode *inode,
+				    umode_t was, umode_t mode)
+{
+	umode_t hidden = was & ~inode->i_mode & (S_ISUID | S_ISGID);
+
+	mode |= hidden & S_ISUID;
+	if ((hidden & S_ISGID) &&
+	    (in_group_p(inode->i_gid) ||
+	     capable_wrt_inode_uidgid(idmap, inode, CAP_FSETID)))
+		mode |= S_ISGID;
+	return mode;
+}
+
 int daxfs_k_set_acl(DAXFS_IDMAP_T *idmap, DAXFS_SET_ACL_T *at,
 		    struct posix_acl *acl, int type)
 {
 	struct inode *inode = daxfs_set_acl_inode(at);
 	struct daxfs_attr a = {};
-	umode_t mode = inode->i_mode;
+	umode_t was, mode;
 	int err;
 
+	/* from the region's mode: i_mode may hide set-id bits */
+	err = daxfs_refresh_inode(inode);
+	if (err)
+		return err;
+	was = (inode->i_mode & S_IFMT) | (DAXFS_I(inode)->mode & 07777);
+	mode = was;
 	if (type == ACL_TYPE_ACCESS && acl) {
 		/* the mode follows the ACL; one the mode says all of goes */
 		err = posix_acl_update_mode(idmap, inode, &mode, &acl);
 		if (err)
 			return err;
+		mode = daxfs_acl_keep_setid(idmap, inode, was, mode);
 	}
 	err = acl_store(inode, acl, type);
-	if (err || mode == inode->i_mode)
+	if (err || mode == was)
 		return err ? err : daxfs_refresh_inode(inode);
 	a.mode = (DAXFS_I(inode)->mode & ~07777) | (mode & 07777);
 	err = daxfs_setattr(DAXFS_FS(inode->i_sb), inode->i_ino,
