@@ -70,6 +70,10 @@ static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
 	int err;
 
 	err = daxfs_file_writable(op, ino, &ref, &ip);
+	/* the last step grows the file to end: the EOF page's tail reads as
+	 * zeros first (core/eoftail.c) */
+	if (!err && !blk)
+		err = daxfs_eof_tail_clean(op, ip, ino, end);
 	if (err)
 		return err;
 	err = daxfs_gate_enter(op, ip, ino, off, end);
@@ -235,6 +239,10 @@ static int change_range(struct daxfs_op *op, u64 ino, u32 mode, u64 off,
 		err = punch_range(op, &v, off, end);
 	else if (!err)
 		err = zero_range(op, &v, off, end);
+	/* growing, the gate closed (no write in flight): what lies beyond
+	 * the size in the EOF page is no write's (core/eoftail.c) */
+	if (!err && !(mode & DAXFS_FALLOC_KEEP_SIZE) && end > v.size)
+		err = daxfs_zero_tail(op->fs, ip, v.size);
 	if (!err && !(mode & DAXFS_FALLOC_KEEP_SIZE))
 		daxfs_size_max(op->fs, ip, end);
 	/*

@@ -73,4 +73,17 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 void daxfs_size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want);
 void daxfs_limit_min(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s);
 
+/* core/eoftail.c: zeroes the page holding byte s from s to its end. */
+int daxfs_zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s);
+/*
+ * Before an extension (outside the gate, no intent of ours) that makes the
+ * bytes from the size up to from part of the file (a write starting at
+ * from, a truncate or preallocation up to from): makes the EOF page's tail
+ * beyond the size read as zeros if a mapping's store (or a dead write)
+ * left bytes there.  Closes the gate for that only.  0, or the gate's
+ * errors (DAXFS_GATE_RETRY: end the op and run again).
+ */
+int daxfs_eof_tail_clean(struct daxfs_op *op, struct daxfs_inode *ip,
+			 u64 ino, u64 from);
+
 #endif /* DAXFS_FILE_INT_H */

@@ -575,26 +575,6 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 	return err;
 }
 
-/* Zeroes the bytes of the page holding byte s from s to the page end. */
-static int zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s)
-{
-	u64 pg;
-	u8 *p;
-	int err;
-
-	if (!(s & BLK_LO))
-		return 0;
-	err = daxfs_radix_get(fs, ip, s >> DAXFS_BLOCK_SHIFT, &pg);
-	if (err || !pg)
-		return err;
-	p = page_ptr(fs, pg);
-	if (!p)
-		return -EUCLEAN;
-	memset(p + (s & BLK_LO), 0, BLK - (s & BLK_LO));
-	pflush(fs, p + (s & BLK_LO), BLK - (s & BLK_LO));
-	return 0;
-}
-
 /* Makes every byte at or beyond s read as zero (pages beyond detached). */
 static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 {
@@ -602,7 +582,7 @@ static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 
 	if (daxfs_fenced(op))
 		return -ESTALE;
-	err = zero_tail(op->fs, ip, s);
+	err = daxfs_zero_tail(op->fs, ip, s);
 	if (err)
 		return err;
 	err = daxfs_radix_trim(op, ip, (s + BLK_LO) >> DAXFS_BLOCK_SHIFT);
@@ -759,6 +739,11 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 				*ppos = off;
 			return 0;
 		}
+		/* past a gap after EOF: the EOF page's tail reads as zeros
+		 * first (core/eoftail.c) */
+		err = daxfs_eof_tail_clean(op, ip, ino, off);
+		if (err)
+			return err;
 	}
 	/* inside the gate from here on: no shrink runs until we are done.
 	 * The intent also tells recovery where we store (an append's range
@@ -1001,6 +986,10 @@ static int file_truncate(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	if (size > DAXFS_MAX_FILE_SIZE)
 		return -EFBIG;
 	err = daxfs_file_writable_fc(op, ino, fc, &ref, &ip);
+	if (err)
+		return err;
+	/* growing: the EOF page's tail reads as zeros first */
+	err = daxfs_eof_tail_clean(op, ip, ino, size);
 	if (err)
 		return err;
 	/* extending is a write for the gate: an atomic write, which holds

@@ -126,6 +126,7 @@ OTHER_POINTS = {
     "strict.committed": "test_strict_crash.py",
     "strict.applied": "test_strict_crash.py",
     "setflags.set": "test_attrs_crash.py",
+    "eoftail.zeroed": "test_eof_tail.py",
 }
 
 
