@@ -336,11 +336,23 @@ void daxfs_reclaim_all(struct daxfs_fs *fs);
 
 /* ---- when the pool is empty (core/space.c, docs/reclaim.md) ---- */
 
-/* Retry state of one failing call; zero it before the first try. */
+/* Why the last daxfs_space_wait_next() waited or gave up. */
+enum {
+	DAXFS_SPACE_NONE = 0,		/* nothing pending: the ENOSPC stands */
+	DAXFS_SPACE_LIVE = 1,		/* a live host's op holds the epoch */
+	DAXFS_SPACE_DEAD = 2,		/* a dead host, not yet recovered */
+	DAXFS_SPACE_LIMIT = 3,		/* waited as long as it ever does */
+	DAXFS_SPACE_GAVE_UP = 4,	/* no host, read-only, or fenced */
+};
+
+/* Retry state of one failing call; zero it before the first try.  Times
+ * are daxfs_mono_ns(). */
 struct daxfs_space_wait {
 	s64 deadline_ns;		/* 0 until the first failure */
 	u32 tries;
+	u32 why;			/* DAXFS_SPACE_*, for diagnostics */
 	s64 limit_ns;			/* the wait never goes past it */
+	s64 start_ns;			/* the first failure */
 };
 
 /* Outside any op: is freed space still coming (limbo behind an epoch a

@@ -27,11 +27,12 @@ static bool batch_nonempty(struct daxfs_fs *fs, u64 b)
 	return lb && daxfs_load32(&lb->count);
 }
 
-/* Why space is still on its way (space_pending) */
+/* Why space is still on its way (space_pending); the values are
+ * daxfs_space_wait.why's (daxfs_core.h) */
 enum space_why {
-	SPACE_NONE = 0,		/* nothing comes free by waiting: ENOSPC */
-	SPACE_LIVE,		/* a live host's op (or map pass) holds it */
-	SPACE_DEAD,		/* a host dead, or silent, not yet recovered */
+	SPACE_NONE = DAXFS_SPACE_NONE,	/* nothing comes free by waiting */
+	SPACE_LIVE = DAXFS_SPACE_LIVE,	/* a live host's op (or map pass) */
+	SPACE_DEAD = DAXFS_SPACE_DEAD,	/* a host dead or silent, unrecovered */
 };
 
 /* A lane of slot holds the epoch back: why, as this observer sees it.  A
@@ -114,17 +115,21 @@ static s64 wait_ns(struct daxfs_fs *fs)
 
 int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 {
-	s64 now = daxfs_now_ns();
+	/* monotonic: a wall clock stepped forward must not end the wait */
+	s64 now = daxfs_mono_ns();
 	enum space_why why;
 	u32 ms;
 
+	w->why = DAXFS_SPACE_GAVE_UP;
 	if (fs->host == DAXFS_NO_HOST || (fs->flags & DAXFS_FS_RDONLY) ||
 	    !daxfs_host_still_mine(fs))
 		return -1;
 	if (!w->deadline_ns) {
+		w->start_ns = now;
 		w->deadline_ns = now + wait_ns(fs);
 		w->limit_ns = now + SPACE_LIMIT_WAITS * wait_ns(fs);
 	} else if (now >= w->limit_ns) {
+		w->why = DAXFS_SPACE_LIMIT;
 		return -1;
 	}
 	/* outside any op: our own lanes are idle, so this seals our open
@@ -134,10 +139,15 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	if (!w->tries++)
 		return 0;	/* once at once: the op's own lane held it back */
 	why = space_pending(fs);
+	w->why = (u32)why;
 	/* a dead host is recovered within about a lease of our look, however
 	 * many die one after the other: wait for it (up to the limit, for a
 	 * peer that garbles the host table); a live host's slow op only up to
-	 * the deadline */
+	 * the deadline, counted from the last look that still saw a dead
+	 * host (the epoch its lane held back moves only after its recovery:
+	 * a live op found then gets its whole wait) */
+	if (why == SPACE_DEAD && w->deadline_ns < now + wait_ns(fs))
+		w->deadline_ns = now + wait_ns(fs);
 	if (why == SPACE_NONE || (why == SPACE_LIVE && now >= w->deadline_ns))
 		return -1;
 	ms = 1u << (w->tries < 7 ? w->tries - 1 : 6);

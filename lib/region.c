@@ -408,6 +408,25 @@ int lib_rejoin(struct daxfs_handle *h)
 	return err;
 }
 
+/* DAXFS_DEBUG set: why an ENOSPC stands, on stderr (a test that sets it
+ * shows the line when it fails). */
+static void space_gave_up(const struct daxfs_space_wait *w)
+{
+	static const char *const why[] = {
+		"nothing pending", "a live host's op held the epoch too long",
+		"a dead host", "waited as long as it ever does",
+		"no host, read-only or fenced",
+	};
+	const char *d = getenv("DAXFS_DEBUG");
+
+	if (!d || !*d)
+		return;
+	fprintf(stderr, "libdaxfs[%d]: ENOSPC stands after %u tries, %lld ms: %s\n",
+		(int)getpid(), w->tries,
+		w->start_ns ? (long long)(daxfs_mono_ns() - w->start_ns) / 1000000 : 0LL,
+		w->why < sizeof(why) / sizeof(why[0]) ? why[w->why] : "?");
+}
+
 bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 		     int64_t ret)
 {
@@ -418,8 +437,10 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 		return false;
 	/* outside the core op: the call's lane is released, we hold none */
 	ms = daxfs_space_wait_next(&c->h->fs, w);
-	if (ms < 0)
+	if (ms < 0) {
+		space_gave_up(w);
 		return false;
+	}
 	if (ms) {
 		ts.tv_sec = ms / 1000;
 		ts.tv_nsec = (long)(ms % 1000) * 1000000L;

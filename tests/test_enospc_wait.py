@@ -26,6 +26,13 @@ CHUNK = 1 * env.MiB
 HANG_S = 120		# far above lease + margin: only catches a hang
 
 
+@pytest.fixture(autouse=True)
+def say_why(monkeypatch):
+    """libdaxfs prints why an ENOSPC stood (DAXFS_DEBUG): a failing test
+    shows the line in its captured stderr."""
+    monkeypatch.setenv("DAXFS_DEBUG", "1")
+
+
 @pytest.fixture
 def region():
     path = env.region_path("enospc")

@@ -485,11 +485,18 @@ static void test_space_pending(void)
 	CHECK(daxfs_space_wait_next(&a, &w) > 0);	/* sleep, then again */
 	/* a has not seen d renew (d may be dead: its lease runs out within
 	 * one lease of a's first look), so a waits past the deadline ... */
-	w.deadline_ns = daxfs_now_ns() - 1;
+	w.deadline_ns = daxfs_mono_ns() - 1;
 	CHECK(daxfs_space_wait_next(&a, &w) > 0);
+	CHECK_EQ(w.why, DAXFS_SPACE_DEAD);
+	/* ... and when d turns out live, its op gets a whole wait from that
+	 * last look, not what is left of the first one ... */
+	CHECK_EQ(daxfs_host_renew(&d), 0);
+	CHECK(daxfs_space_wait_next(&a, &w) > 0);
+	CHECK_EQ(w.why, DAXFS_SPACE_LIVE);
 	/* ... but never past the limit (a peer garbling the host table) */
-	w.limit_ns = daxfs_now_ns() - 1;
+	w.limit_ns = daxfs_mono_ns() - 1;
 	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
+	CHECK_EQ(w.why, DAXFS_SPACE_LIMIT);
 	/* once a saw d renew, d's slow op bounds the wait at the deadline:
 	 * past it the ENOSPC stands even though space is pending */
 	memset(&w, 0, sizeof(w));
@@ -497,8 +504,9 @@ static void test_space_pending(void)
 	CHECK_EQ(daxfs_host_renew(&d), 0);
 	CHECK(daxfs_space_wait_next(&a, &w) > 0);
 	CHECK_EQ(daxfs_host_lease(&a, d.host), DAXFS_LEASE_LIVE);
-	w.deadline_ns = daxfs_now_ns() - 1;
+	w.deadline_ns = daxfs_mono_ns() - 1;
 	CHECK_EQ(daxfs_space_wait_next(&a, &w), -1);
+	CHECK_EQ(w.why, DAXFS_SPACE_LIVE);
 	/* d dies inside its op: pending until recovered, then all back */
 	make_old(&d, d.host);
 	CHECK(daxfs_space_pending(&a));
