@@ -157,6 +157,16 @@ int daxfs_k_lock(struct file *file, int cmd, struct file_lock *fl)
 	if (!(daxfs_fl_flags(fl) & FL_POSIX))
 		return -ENOLCK;
 	kind = daxfs_fl_flags(fl) & FL_OFDLCK ? DAXFS_LCK_OFD : DAXFS_LCK_POSIX;
+	/*
+	 * The last fput removes the description's OFD locks with a plain
+	 * POSIX unlock whose owner is the file (locks_remove_file ->
+	 * locks_remove_posix(filp, filp)).  A POSIX owner is a files_struct,
+	 * never a file: this is the OFD owner, and the region keeps kinds
+	 * apart (core/lock.c same owner), so say which.
+	 */
+	if (kind == DAXFS_LCK_POSIX && daxfs_fl_type(fl) == F_UNLCK &&
+	    daxfs_fl_owner(fl) == (fl_owner_t)file)
+		kind = DAXFS_LCK_OFD;
 	if (IS_GETLK(cmd)) {
 		if (!daxfs_k_lock_req(file, fl, kind, &r) ||
 		    r.type == DAXFS_LCK_UN)

@@ -28,6 +28,8 @@ Scenarios:
                              flock of the directory /lockdir (test_kernel_dir_flock.py)
   lock-victim                F_SETLEASE must fail with EINVAL; then hold a POSIX, an OFD
                              and a flock lock on /lockfile until killed
+  lock-close                 each kind of lock is free for another process after the close
+                             that releases it (a dup keeps OFD and flock locks)
 """
 import ctypes
 import errno
@@ -1129,6 +1131,90 @@ def scen_lock_victim(args):
     log("lock victim: holding three locks, waiting to be killed")
     while True:
         time.sleep(1)
+
+
+LOCK_KINDS = ("posix", "ofd", "flock")
+
+
+def try_lock(fd, kind, off):
+    """A non-blocking write lock of kind on [off, off + 8) (flock: the file):
+    True when granted."""
+    try:
+        if kind == "posix":
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 8, off)
+        elif kind == "ofd":
+            fcntl.fcntl(fd, F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET,
+                                                      off, 8, 0) + bytes(4))
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError as e:
+        if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return False
+        raise
+
+
+def other_process_gets(path, kind, off, ours, meanwhile=None):
+    """Whether another process (another owner) gets the lock at once.  It drops
+    the descriptors ours it inherited (they share our open file descriptions)
+    and opens the file, then meanwhile() runs here, then it tries: its open
+    file is never the one meanwhile() closes, so the slab cannot hand it the
+    closed file's address (an owner the region would take for the old one's)."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        for x in ours:
+            os.close(x)
+        fd = os.open(path, os.O_RDWR)
+        os.write(ready_w, b"r")
+        os.read(go_r, 1)
+        try:
+            os._exit(0 if try_lock(fd, kind, off) else 1)
+        except OSError as e:
+            os._exit(100 + e.errno)
+    os.read(ready_r, 1)
+    if meanwhile:
+        meanwhile()
+    os.write(go_w, b"g")
+    _, st = os.waitpid(pid, 0)
+    for x in (ready_r, ready_w, go_r, go_w):
+        os.close(x)
+    code = os.waitstatus_to_exitcode(st)
+    check(code in (0, 1), f"{kind}: the other process's lock failed with errno {code - 100}")
+    return code == 0
+
+
+def scen_lock_close(args):
+    """Each lock goes away with the close that Linux releases it on: a POSIX lock
+    with any close by its process, an OFD lock and a flock with the last close of
+    the open file description (a dup keeps them).  After that close another
+    process takes the lock at once: the region's record went too, not only the
+    local one (xfstests generic/478 hung in F_OFD_SETLKW behind a stale OFD record)."""
+    path = p("closefile")
+    with open(path, "wb") as f:
+        f.write(b"x" * 4096)
+    # the file stays open on this host throughout, as in generic/478 (its getter
+    # has it open): the last close on the host is not what releases the lock
+    witness = os.open(path, os.O_RDONLY)
+    for i, kind in enumerate(LOCK_KINDS):
+        off = 64 * i
+        fd = os.open(path, os.O_RDWR)
+        check(try_lock(fd, kind, off), f"{kind}: not granted on a free file")
+        check(not other_process_gets(path, kind, off, [fd, witness]),
+              f"{kind}: another process got it too")
+        if kind != "posix":
+            dup = os.dup(fd)
+            os.close(fd)
+            check(not other_process_gets(path, kind, off, [dup, witness]),
+                  f"{kind}: released by closing one of two descriptors")
+            fd = dup
+        if not other_process_gets(path, kind, off, [fd, witness], lambda: os.close(fd)):
+            with open("/proc/locks") as f:
+                local = f.read().strip().replace("\n", "; ")
+            check(False, f"{kind}: still held after the last close (/proc/locks: {local})")
+    os.close(witness)
+    result(lockclose="ok")
 
 
 def scen_sqlite(args):

@@ -222,3 +222,19 @@ def test_kernel_killed_guest_releases_locks(request, built):
             rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
     print(f"A's locks taken by H {got['s']:.1f} s after the kill")
+
+
+def test_kernel_lock_close_releases(request, built):
+    """The close that releases a lock in Linux releases it in the region: after it,
+    another process of the guest gets a POSIX, an OFD and a flock lock at once
+    (vm/daxfs_kguest.py lock-close).  The OFD case failed before: the last fput
+    unlocks with FL_POSIX and the file as owner, which the region held as an OFD
+    record of another kind, so it stayed (xfstests generic/478 hung)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        mkfs(c.shm)
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:lock-close",
+                                            "umount", "rmmod"])])
+        assert res.ok, res.summary()
+        assert res.guests["A"].results.get("lockclose") == "ok", res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
