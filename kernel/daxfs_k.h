@@ -34,6 +34,7 @@ struct daxfs_mount_opts {
 	bool trust_suid;
 	bool trust_dev;
 	bool nohost;			/* explicit host-less read-only view */
+	bool dax;			/* dax or dax=always given: shown */
 	char *badblocks;		/* phys=: badblocks=FILE, until read */
 	u32 nr_backing;			/* backing=PATH, split mode */
 	char *backing[DAXFS_PCACHE_MAX_BACKING];

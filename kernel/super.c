@@ -66,7 +66,18 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 /* ---- mount options ---- */
 
 enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev, Opt_nohost,
-	Opt_badblocks };
+	Opt_badblocks, Opt_dax, Opt_dax_mode };
+
+/* dax=: daxfs is always DAX (every access goes to the region, there is no
+ * page cache to choose), so only "always" is true of it. */
+enum { Opt_dax_always, Opt_dax_never, Opt_dax_inode };
+
+static const struct constant_table daxfs_dax_modes[] = {
+	{ "always",	Opt_dax_always },
+	{ "never",	Opt_dax_never },
+	{ "inode",	Opt_dax_inode },
+	{}
+};
 
 static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("phys", Opt_phys),
@@ -77,6 +88,8 @@ static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_flag("trust_dev", Opt_trust_dev),
 	fsparam_flag("nohost", Opt_nohost),
 	fsparam_string("badblocks", Opt_badblocks),
+	fsparam_flag("dax", Opt_dax),
+	fsparam_enum("dax", Opt_dax_mode, daxfs_dax_modes),
 	{}
 };
 
@@ -155,6 +168,14 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_nohost:
 		o->nohost = true;
+		break;
+	case Opt_dax_mode:
+		if (result.uint_32 != Opt_dax_always)
+			return invalf(fc, "daxfs: dax=%s: daxfs is always DAX (dax and dax=always are accepted)",
+				      param->string);
+		fallthrough;
+	case Opt_dax:
+		o->dax = true;
 		break;
 	case Opt_badblocks:
 		if (!*param->string)
@@ -404,6 +425,8 @@ static int daxfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",trust_suid");
 	if (sbi->opts.trust_dev)
 		seq_puts(m, ",trust_dev");
+	if (sbi->opts.dax)
+		seq_puts(m, ",dax=always");
 	for (i = 0; i < sbi->opts.nr_backing; i++)
 		seq_show_option(m, "backing", sbi->opts.backing[i]);
 	if (sbi->fs.host == DAXFS_NO_HOST)
@@ -548,6 +571,12 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_blocksize_bits = DAXFS_BLOCK_SHIFT;
 	sb->s_maxbytes = DAXFS_MAX_FILE_SIZE;
 	sb->s_time_gran = 1;
+	/* times are s64 nanoseconds in the region (docs/format.md): the
+	 * seconds that timespec64_to_ns converts without saturating (it
+	 * saturates at +-KTIME_SEC_MAX itself), so that the VFS clamps
+	 * (utimensat, touch -d) and stat shows what was stored */
+	sb->s_time_min = -KTIME_SEC_MAX + 1;
+	sb->s_time_max = KTIME_SEC_MAX - 1;
 	/* extended attributes and POSIX ACLs, enforced by the VFS
 	 * (docs/xattr.md) */
 	sb->s_xattr = daxfs_xattr_handlers;

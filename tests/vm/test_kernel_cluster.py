@@ -77,8 +77,8 @@ def steps(*s):
 
 def test_kernel_single_host_semantics_and_remount(request, built):
     """One guest: VFS semantics through daxfs.ko (phys= mount), options in /proc/mounts,
-    umount + rmmod + insmod + mount again (nothing leaked, data still there), and images
-    that must be refused: a zeroed range, a superblock with a bad checksum, and a block
+    umount + rmmod + insmod + mount again (nothing leaked, data still there), -o dax
+    accepted and dax=never refused, and images that must be refused: a zeroed range, a superblock with a bad checksum, and a block
     device that is not in fsdax mode.  Then fsck.daxfs finds the region clean."""
     with Cluster(label=request.node.name, size=SIZE, timeout=150,
                  extra_shm=[f"/dev/shm/daxfs-kt-{os.getpid()}-zero",
@@ -90,7 +90,7 @@ def test_kernel_single_host_semantics_and_remount(request, built):
             f.write(b"\xff\xfe")
         g = Guest("A", "daxfs-k", steps(
             "load", "badmount:pmem1", "badmount:phys2", "badmount:phys3",
-            "mount:phys:validate", "mounts", "py:basic", "py:put:keep/file:K33P",
+            "badmount:phys:dax=never", "mount:phys:validate+dax", "mounts", "py:basic", "py:put:keep/file:K33P",
             "umount", "rmmod", "load", "mount:phys", "py:expect:keep/file:K33P",
             "umount", "mount:phys:ro", "py:expect:keep/file:K33P", "py:rofs", "umount",
             "mount:phys", "umount", "rmmod", "clean"))
@@ -105,6 +105,8 @@ def test_kernel_single_host_semantics_and_remount(request, built):
     ra = res.guests["A"].results
     assert ra["basic"] == "ok" and ra["expect"] == "ok" and ra["rofs"] == "ok"
     assert "phys=0x" in ra["mounts"] and "validate" in ra["mounts"], ra
+    assert "dax=always" in ra["mounts"], ra
+    assert "always_DAX" in ra["badmount_phys"], ra        # dax=never refused, saying why
     for k in ("badmount_phys2", "badmount_phys3", "badmount_pmem1"):
         assert k in ra, ra
     print(res.summary())
