@@ -481,3 +481,19 @@ def test_device_nodes_only_when_trusted(region, trust):
                 open(m.path("null"), "w")
     finally:
         m.close()
+
+
+def test_times_before_1970_and_beyond_the_range(mnt):
+    """utimensat through the mount, read back by stat: a time before 1970
+    keeps its nanoseconds (never negative: they were before), and one
+    beyond the region's s64 nanoseconds is clamped to its last whole
+    second, as daxfs.ko does."""
+    p = mnt.path("t")
+    open(p, "w").close()
+    for ns in (-250_000_000, -302_443_199_250_000_000, 1_500_000_000_750_000_000):
+        os.utime(p, ns=(ns, ns))
+        st = os.stat(p)
+        assert (st.st_atime_ns, st.st_mtime_ns) == (ns, ns)
+    os.utime(p, (99999999999, -99999999999))
+    st = os.stat(p)
+    assert (st.st_atime, st.st_mtime) == (9223372035, -9223372035)

@@ -65,6 +65,33 @@ ls
         src.close()
 
 
+def test_timestamps_match_tmpfs(region):
+    """touch -d of times before 1970 and far ahead, read back by stat: the
+    same seconds and nanoseconds as on tmpfs (a negative time's nanoseconds
+    are never negative; before, the preload showed 1969-12-31 23:59:59.25
+    as 0 with garbage for the fraction).  Beyond the region's range (s64
+    nanoseconds) the time is clamped to its last whole second, as daxfs.ko
+    clamps it (tmpfs keeps more): checked on its own."""
+    script = r'''
+set -e
+mkdir "$D"
+cd "$D"
+for t in '1969-12-31 23:59:59.25' '1960-06-01 12:00:00.75' '1901-12-13 20:45:52' \
+         '2038-01-19 03:14:08' '2262-04-11 23:47:15.5' '2100-01-01 00:00:00.5'; do
+    touch -d "$t" f
+    stat -c '%X %Y %x %y' f
+done
+touch -d @-1 g && stat -c '%X %Y' g
+touch -d @-9223372035 g && stat -c '%X %Y' g
+'''
+    pl.compare(region, script, "timestamps")
+    st, out, err = pl.sh('set -e; mkdir "$D"; touch -d @99999999999 "$D/h"; '
+                         'touch -d @-99999999999 "$D/i"; stat -c "%X %Y" "$D/h" "$D/i"',
+                         pl.AT + "/clamp", region=region)
+    assert st == 0, err
+    assert out.split() == [b"9223372035"] * 2 + [b"-9223372035"] * 2, out
+
+
 def test_tar_match_tmpfs(region):
     """tar c of a region tree gives the same archive as on tmpfs; tar x
     into the region gives the same files."""

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "preload.h"
+#include "lib/timens.h"
 
 /* Routes (dirfd, path); PL_REGION with h set, or a kernel route. */
 #define ROUTE_OR_KERNEL(dirfd, path, buf, r, h)			\
@@ -185,8 +186,12 @@ PUBLIC int __fxstatat64(int ver, int dirfd, const char *path,
 
 static void ts_set(struct statx_timestamp *t, int64_t ns)
 {
-	t->tv_sec = ns / 1000000000;
-	t->tv_nsec = ns % 1000000000;
+	int64_t sec;
+	long nsec;
+
+	daxfs_ns_to_ts(ns, &sec, &nsec);
+	t->tv_sec = sec;
+	t->tv_nsec = (uint32_t)nsec;
 }
 
 PUBLIC int statx(int dirfd, const char *path, int flags, unsigned int mask,
@@ -591,7 +596,7 @@ static int64_t ts_ns(const struct timespec *t, int which)
 		return DAXFS_UTIME_NOW;
 	if (t[which].tv_nsec == UTIME_OMIT)
 		return DAXFS_UTIME_OMIT;
-	return (int64_t)t[which].tv_sec * 1000000000 + t[which].tv_nsec;
+	return daxfs_timespec_to_ns(&t[which]);
 }
 
 /* Times of a symlink itself: by inode (the path call follows it). */
@@ -608,13 +613,13 @@ static int link_times(struct daxfs_handle *h, uint64_t ino,
 	for (i = 0; i < 2; i++) {
 		v[i] = ts_ns(t, i);
 		if (v[i] == DAXFS_UTIME_NOW)
-			v[i] = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+			v[i] = daxfs_timespec_to_ns(&now);
 		if (v[i] != DAXFS_UTIME_OMIT)
 			valid |= i ? DAXFS_ATTR_MTIME : DAXFS_ATTR_ATIME;
 	}
 	a.atime_ns = v[0];
 	a.mtime_ns = v[1];
-	a.ctime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	a.ctime_ns = daxfs_timespec_to_ns(&now);
 	return ret_err(daxfs_setattr(daxfs_handle_fs(h), ino, valid, &a));
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "lib/timens.h"
 
 struct pl_config pl_cfg;
 
@@ -238,10 +239,7 @@ void pl_attr_to_stat(const struct daxfs_attr *a, struct stat *st)
 	st->st_size = a->size;
 	st->st_blksize = 4096;
 	st->st_blocks = a->blocks * 8;
-	st->st_atim.tv_sec = a->atime_ns / 1000000000;
-	st->st_atim.tv_nsec = a->atime_ns % 1000000000;
-	st->st_mtim.tv_sec = a->mtime_ns / 1000000000;
-	st->st_mtim.tv_nsec = a->mtime_ns % 1000000000;
-	st->st_ctim.tv_sec = a->ctime_ns / 1000000000;
-	st->st_ctim.tv_nsec = a->ctime_ns % 1000000000;
+	daxfs_ns_to_timespec(&st->st_atim, a->atime_ns);
+	daxfs_ns_to_timespec(&st->st_mtim, a->mtime_ns);
+	daxfs_ns_to_timespec(&st->st_ctim, a->ctime_ns);
 }

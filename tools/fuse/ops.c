@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 
 #include "dfuse.h"
+#include "lib/timens.h"
 
 #define DFUSE_RENAME_FLAGS	(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE)
 
@@ -41,12 +42,9 @@ static void to_stat(const struct daxfs_attr *a, struct stat *st)
 	st->st_blocks = (blkcnt_t)(a->blocks * (DAXFS_BLOCK_SIZE / 512));
 	st->st_blksize = DAXFS_BLOCK_SIZE;
 	st->st_rdev = (dev_t)a->rdev;
-	st->st_atim.tv_sec = a->atime_ns / 1000000000;
-	st->st_atim.tv_nsec = a->atime_ns % 1000000000;
-	st->st_mtim.tv_sec = a->mtime_ns / 1000000000;
-	st->st_mtim.tv_nsec = a->mtime_ns % 1000000000;
-	st->st_ctim.tv_sec = a->ctime_ns / 1000000000;
-	st->st_ctim.tv_nsec = a->ctime_ns % 1000000000;
+	daxfs_ns_to_timespec(&st->st_atim, a->atime_ns);
+	daxfs_ns_to_timespec(&st->st_mtim, a->mtime_ns);
+	daxfs_ns_to_timespec(&st->st_ctim, a->ctime_ns);
 }
 
 static void fill_entry(struct dfuse *d, const struct daxfs_attr *a,
@@ -174,11 +172,6 @@ static void op_getattr(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 	reply_attr(req, dfuse_ino(dfuse_of(req), node));
 }
 
-static int64_t ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
-}
-
 static void op_setattr(fuse_req_t req, fuse_ino_t node, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -221,12 +214,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t node, struct stat *attr,
 	if (to_set & FUSE_SET_ATTR_ATIME) {
 		valid |= DAXFS_ATTR_ATIME;
 		a.atime_ns = (to_set & FUSE_SET_ATTR_ATIME_NOW) ? now :
-			     ts_ns(&attr->st_atim);
+			     daxfs_timespec_to_ns(&attr->st_atim);
 	}
 	if (to_set & FUSE_SET_ATTR_MTIME) {
 		valid |= DAXFS_ATTR_MTIME;
 		a.mtime_ns = (to_set & FUSE_SET_ATTR_MTIME_NOW) ? now :
-			     ts_ns(&attr->st_mtim);
+			     daxfs_timespec_to_ns(&attr->st_mtim);
 	}
 	err = daxfs_ino_setattr(d->h, ino, valid, &a);
 	if (err)
