@@ -497,6 +497,12 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
  */
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
+/* The same for a node of any type but a directory or symlink (mode holds
+ * the type; rdev for a device): the whiteout a RENAME_WHITEOUT leaves is
+ * made this way first, so that a full pool fails the call before the
+ * rename did anything (kernel/tmpfile.c). */
+int daxfs_tmpnode(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
+		  u64 rdev, u64 *ino);
 int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len);
 int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,

@@ -21,6 +21,31 @@
 
 #define DAXFS_IS_DIR(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFDIR)
 #define DAXFS_IS_REG(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFREG)
+
+/*
+ * The mode of a new node that is neither a directory nor a symlink (mknod,
+ * a nameless node): type 0 means a regular file; only devices keep rdev.
+ * -EINVAL for any other type.
+ */
+static inline int daxfs_node_mode(u32 mode, u64 *rdev, u32 *out)
+{
+	u32 type = mode & DAXFS_S_IFMT ? mode & DAXFS_S_IFMT : DAXFS_S_IFREG;
+
+	switch (type) {
+	case DAXFS_S_IFREG:
+	case DAXFS_S_IFIFO:
+	case DAXFS_S_IFSOCK:
+		*rdev = 0;
+		break;
+	case DAXFS_S_IFCHR:
+	case DAXFS_S_IFBLK:
+		break;
+	default:
+		return -EINVAL;
+	}
+	*out = type | (mode & 07777);
+	return 0;
+}
 #define DAXFS_IS_LNK(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFLNK)
 
 /* DT_* value of a mode (Linux: DT_x == S_IFx >> 12). */

@@ -713,23 +713,9 @@ int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino)
 {
 	struct create_args a = { .uid = uid, .gid = gid };
-	u32 type = mode & DAXFS_S_IFMT;
 
-	if (type == 0)
-		type = DAXFS_S_IFREG;
-	switch (type) {
-	case DAXFS_S_IFREG:
-	case DAXFS_S_IFIFO:
-	case DAXFS_S_IFSOCK:
-		rdev = 0;
-		break;
-	case DAXFS_S_IFCHR:
-	case DAXFS_S_IFBLK:
-		break;
-	default:
+	if (daxfs_node_mode(mode, &rdev, &a.mode))
 		return -EINVAL;
-	}
-	a.mode = type | (mode & 07777);
 	a.rdev = rdev;
 	return ns_create(fs, dir, name, len, &a, ino);
 }

@@ -42,7 +42,7 @@ static int dir_live(struct daxfs_op *op, u64 dir)
  * open file and the intent can go.
  */
 static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
-		   u64 *inop)
+		   u64 rdev, u64 *inop)
 {
 	struct daxfs_inode *ip;
 	u64 ino;
@@ -56,8 +56,7 @@ static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
 	err = daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, 0, 0, 0, 0);
 	if (err)
 		return err;
-	err = daxfs_inode_create(op, DAXFS_S_IFREG | (mode & 07777), uid, gid,
-				 0, 0, dir, &ino, &ip);
+	err = daxfs_inode_create(op, mode, uid, gid, rdev, 0, dir, &ino, &ip);
 	if (err)
 		goto out;
 	daxfs_crash_point("tmpfile.published");
@@ -81,17 +80,28 @@ out:
 	return err;
 }
 
+int daxfs_tmpnode(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
+		  u64 rdev, u64 *ino)
+{
+	struct daxfs_op op;
+	int err;
+
+	/* directories and symlinks are born with names */
+	if (daxfs_node_mode(mode, &rdev, &mode))
+		return -EINVAL;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = tmpfile(&op, dir, mode, uid, gid, rdev, ino);
+	daxfs_op_end(&op);
+	return err;
+}
+
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino)
 {
-	struct daxfs_op op;
-	int err = daxfs_op_begin(fs, &op);
-
-	if (err)
-		return err;
-	err = tmpfile(&op, dir, mode, uid, gid, ino);
-	daxfs_op_end(&op);
-	return err;
+	return daxfs_tmpnode(fs, dir, DAXFS_S_IFREG | (mode & 07777), uid, gid,
+			     0, ino);
 }
 
 /*

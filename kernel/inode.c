@@ -911,6 +911,7 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 	struct inode *victim = d_inode(new_dentry);
 	u32 f = 0;
 	struct daxfs_space_wait w = {};
+	u64 wh = 0;
 	int err;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
@@ -922,14 +923,23 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		f |= DAXFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		f |= DAXFS_RENAME_EXCHANGE;
+	/* the whiteout exists (nameless) before anything moves */
+	if (flags & RENAME_WHITEOUT) {
+		err = daxfs_k_whiteout_make(old_dir, &wh);
+		if (err)
+			return err;
+	}
 	do {
 		err = daxfs_rename(DAXFS_FS(old_dir->i_sb), old_dir->i_ino,
 				   old_dentry->d_name.name, old_dentry->d_name.len,
 				   new_dir->i_ino, new_dentry->d_name.name,
 				   new_dentry->d_name.len, f);
 	} while (daxfs_k_space_retry(old_dir->i_sb, &w, err));
-	if (err)
+	if (err) {
+		if (wh)
+			daxfs_open_put(DAXFS_FS(old_dir->i_sb), wh);
 		return daxfs_kerr(old_dir->i_sb, err, "rename");
+	}
 	daxfs_refresh_inode(old_dir);
 	if (new_dir != old_dir)
 		daxfs_refresh_inode(new_dir);
@@ -938,8 +948,8 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		daxfs_mark_orphan(victim);
 	else if (victim)
 		daxfs_refresh_inode(victim);
-	if (flags & RENAME_WHITEOUT)
-		return daxfs_k_whiteout(old_dir, old_dentry);
+	if (wh)
+		return daxfs_k_whiteout_name(old_dir, old_dentry, wh);
 	return 0;
 }
 

@@ -11,6 +11,7 @@ Scenarios:
   tmpfile   O_TMPFILE files in MNT/t: no name anywhere, nlink 0, I/O works; one is
             linked through /proc/self/fd (AT_SYMLINK_FOLLOW), one with linkat
             AT_EMPTY_PATH, one dropped at close; O_TMPFILE|O_EXCL cannot be linked
+  whiteoutfull  RENAME_WHITEOUT on a full filesystem: all of it or nothing
   whiteout  renameat2(RENAME_WHITEOUT): the new name has the file, the old name is a
             character device 0/0; with a file already at the target too
   overlay   a root-file-system-like tar unpacked into MNT/ovl/lower; an overlay with its
@@ -206,6 +207,74 @@ def scen_whiteout(mnt):
         check(f.read() == b"moved", "renamed over c")
     check(sorted(os.listdir(d)) == ["a", "b", "c"], f"names {os.listdir(d)}")
     result(whiteout="ok")
+
+
+def fill_region(d):
+    """Fills the filesystem: one big file until ENOSPC, then empty files until
+    no more can be made (what xfstests generic/626 does).  Returns the names."""
+    names = [os.path.join(d, "big")]
+    with open(names[0], "wb") as f:
+        try:
+            while True:
+                f.write(b"\xa5" * (1 << 20))
+                f.flush()
+        except OSError as e:
+            check(e.errno == errno.ENOSPC, f"filling: {e}")
+    for i in range(100000):
+        n = os.path.join(d, f"e{i}")
+        try:
+            open(n, "wb").close()
+        except OSError as e:
+            check(e.errno == errno.ENOSPC, f"filling with files: {e}")
+            break
+        names.append(n)
+    return names
+
+
+def whiteout_each(d, srcs):
+    """renameat2(RENAME_WHITEOUT) of each src to d/dI: all of it or nothing.
+    Returns (renamed, refused with ENOSPC)."""
+    done = failed = 0
+    for i, src in enumerate(srcs):
+        dst = os.path.join(d, f"d{i}")
+        try:
+            renameat2(src, dst, RENAME_WHITEOUT)
+        except OSError as e:
+            check(e.errno == errno.ENOSPC, f"rename {i}: {e}")
+            check(os.path.exists(src), f"rename {i} failed with ENOSPC but moved {src}")
+            with open(src, "rb") as f:
+                check(f.read() == b"s%d" % i, f"rename {i} failed but {src} changed")
+            check(not os.path.exists(dst), f"rename {i} failed but {dst} exists")
+            failed += 1
+            continue
+        st = os.lstat(src)
+        check(stat.S_ISCHR(st.st_mode) and st.st_rdev == 0, f"rename {i}: no whiteout")
+        with open(dst, "rb") as f:
+            check(f.read() == b"s%d" % i, f"rename {i}: {dst} lost its bytes")
+        done += 1
+    return done, failed
+
+
+def scen_whiteoutfull(mnt):
+    """RENAME_WHITEOUT on a full filesystem either does all of it (the file at
+    the new name, a whiteout at the old) or nothing (ENOSPC, the file still at
+    its old name, no new name).  Before, the whiteout was made after the
+    rename: ENOSPC came back with the file already moved (xfstests generic/626)."""
+    d = os.path.join(mnt, "wf")
+    os.makedirs(d, exist_ok=True)
+    srcs = []
+    for i in range(64):
+        srcs.append(os.path.join(d, f"s{i}"))
+        with open(srcs[-1], "wb") as f:
+            f.write(b"s%d" % i)
+    fill = fill_region(os.path.join(mnt, "wf"))
+    try:
+        done, failed = whiteout_each(d, srcs)
+    finally:
+        # the scenarios after this one need the space back
+        for n in fill:
+            os.unlink(n)
+    result(whiteoutfull="ok", whiteoutfull_done=done, whiteoutfull_enospc=failed)
 
 
 # ---- overlayfs ----
@@ -817,6 +886,7 @@ SCENARIOS = {
     "follow": scen_follow,
     "tmpfile": scen_tmpfile,
     "whiteout": scen_whiteout,
+    "whiteoutfull": scen_whiteoutfull,
     "overlay": scen_overlay,
     "atime": scen_atime,
     "mmtime": scen_mmtime,

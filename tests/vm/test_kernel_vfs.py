@@ -22,7 +22,8 @@ from cluster import Cluster, Guest  # noqa: E402
 from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 
 SIZE = 64 << 20
-SCENARIOS = ["tmpfile", "whiteout", "mmtime", "atime", "overlay", "freeze", "shutdown"]
+SCENARIOS = ["tmpfile", "whiteout", "mmtime", "atime", "overlay", "freeze", "whiteoutfull",
+             "shutdown"]
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,15 @@ def test_kernel_rename_whiteout(guest):
     """renameat2(RENAME_WHITEOUT) leaves a character device 0/0 at the old name, also
     when the target existed."""
     scenario(guest, "whiteout")
+
+
+def test_kernel_rename_whiteout_full_region(guest):
+    """On a full filesystem renameat2(RENAME_WHITEOUT) does all of it or nothing: the
+    file moved and a whiteout left, or ENOSPC with the file still at its old name
+    (the whiteout is made, nameless, before the rename)."""
+    scenario(guest, "whiteoutfull")
+    ra = guest["ra"]
+    assert int(ra["whiteoutfull_enospc"]) + int(ra["whiteoutfull_done"]) == 64, ra
 
 
 def test_kernel_mapped_write_moves_mtime(guest):
