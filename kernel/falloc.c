@@ -46,7 +46,14 @@ long daxfs_k_fallocate(struct file *file, int mode, loff_t off, loff_t len)
 		if (err)
 			goto out;
 	}
-	err = file_remove_privs(file);
+	/* a change of the file's bytes, as a write: the set-id bits go by
+	 * the region's mode, which i_mode may hide (xfstests generic/684,
+	 * a punch by an unprivileged user), then the rest */
+	err = daxfs_refresh_inode(inode);
+	if (!err)
+		err = daxfs_k_kill_privs(inode);
+	if (!err)
+		err = file_remove_privs(file);
 	if (err)
 		goto out;
 	filemap_invalidate_lock(mapping);

@@ -399,9 +399,31 @@ def _dev_open_errno():
         os.unlink(path)
 
 
+FALLOC_FL_KEEP_SIZE = 0x01
+FALLOC_FL_PUNCH_HOLE = 0x02
+FALLOC_FL_ZERO_RANGE = 0x10
+
+
+def _fallocate(path, mode, off, length):
+    """fallocate(2) through libc (Python has posix_fallocate only)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        if libc.fallocate(fd, mode, off, length):
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e), path)
+    finally:
+        os.close(fd)
+    return 0
+
+
 def _setid_cleared():
-    """Write and truncate by nobody, and chown, clear S_ISUID and S_ISGID (with group
-    execute), as on any Linux filesystem."""
+    """Write, truncate and fallocate (grow, punch, zero) by nobody, and chown, clear
+    S_ISUID and S_ISGID (with group execute), as on any Linux filesystem (xfstests
+    generic/684 found the fallocate case: i_mode hides the bits without trust_suid, so
+    the VFS's check saw none)."""
     path = kg.p("setid")
 
     def write():
@@ -413,8 +435,13 @@ def _setid_cleared():
     def trunc():
         os.truncate(path, 0)
         return 0
+    def falloc(mode):
+        return lambda: _as_nobody(lambda: _fallocate(path, mode, 0, 8192))
     for what, op, want in (("write", lambda: _as_nobody(write), 0o777),
                            ("truncate", lambda: _as_nobody(trunc), 0o777),
+                           ("fallocate", falloc(0), 0o777),
+                           ("punch", falloc(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE), 0o777),
+                           ("zero range", falloc(FALLOC_FL_ZERO_RANGE), 0o777),
                            ("chown", lambda: os.chown(path, 1, 1) or 0, 0o777)):
         kg.write_file(path, b"data")
         os.chown(path, 0, 0)

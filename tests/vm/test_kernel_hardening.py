@@ -98,8 +98,8 @@ def test_kernel_timestamps_one_clock(request, built):
 def test_kernel_trust_nosuid_nodev_by_default(request, built):
     """Any peer can write a setuid-root file or a device node: a plain mount runs the
     file with the caller's ids and refuses to open the node; `-o trust_suid,trust_dev`
-    honours both; stat shows the set-id bits either way, and a write or truncate by
-    another user (and chown) clears them."""
+    honours both; stat shows the set-id bits either way, and a write, truncate or
+    fallocate (grow, punch, zero) by another user (and chown) clears them."""
     ra = run_guest(request, ["hd:trust:default", "mounts", "umount",
                              "mount:phys:trust_suid+trust_dev", "hd:trust:trusted", "mounts"])
     assert ra["trust_default"] == "ok", ra
