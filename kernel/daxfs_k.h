@@ -98,6 +98,7 @@ struct daxfs_inode_info {
 	 * (docs/open-files.md "Per-open-file cache") */
 	struct daxfs_fcache fc;
 	umode_t mode;			/* the region's mode: i_mode may hide set-id bits */
+	u32 attr_flags;			/* the region's chattr flags (DAXFS_FL_*) */
 	bool valid;			/* attributes were loaded at least once */
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
 	/* opens of this regular file on this host: published in the host's

@@ -246,6 +246,7 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 		unmap_mapping_range(inode->i_mapping, 0, 0, 0);
 	spin_lock(&inode->i_lock);
 	DAXFS_I(inode)->mode = a->mode;
+	WRITE_ONCE(DAXFS_I(inode)->attr_flags, a->flags);
 	inode->i_mode = daxfs_vfs_mode(inode->i_sb, a->mode);
 	inode->i_uid = make_kuid(&init_user_ns, a->uid);
 	inode->i_gid = make_kgid(&init_user_ns, a->gid);
@@ -407,6 +408,20 @@ int daxfs_k_permission(DAXFS_IDMAP_T *idmap, struct inode *inode, int mask)
 	return generic_permission(idmap, inode, mask);
 }
 
+/* statx's stx_attributes: the chattr flags it has bits for (xfstests
+ * generic/424), all of which daxfs can set. */
+static void daxfs_statx_attrs(struct kstat *stat, u32 fl)
+{
+	if (fl & DAXFS_FL_APPEND)
+		stat->attributes |= STATX_ATTR_APPEND;
+	if (fl & DAXFS_FL_IMMUTABLE)
+		stat->attributes |= STATX_ATTR_IMMUTABLE;
+	if (fl & DAXFS_FL_NODUMP)
+		stat->attributes |= STATX_ATTR_NODUMP;
+	stat->attributes_mask |= STATX_ATTR_APPEND | STATX_ATTR_IMMUTABLE |
+				 STATX_ATTR_NODUMP;
+}
+
 int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
 		    struct kstat *stat, u32 request_mask, unsigned int flags)
 {
@@ -420,6 +435,7 @@ int daxfs_k_getattr(DAXFS_IDMAP_T *idmap, const struct path *path,
 	/* the set-id bits the VFS does not see (daxfs_vfs_mode) */
 	stat->mode = READ_ONCE(DAXFS_I(inode)->mode);
 	stat->blksize = DAXFS_BLOCK_SIZE;
+	daxfs_statx_attrs(stat, READ_ONCE(DAXFS_I(inode)->attr_flags));
 	return 0;
 }
 

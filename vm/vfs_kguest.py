@@ -797,6 +797,20 @@ def lsattr_flags(path, d=False):
     return out.split()[0]
 
 
+STATX_ATTR_IMMUTABLE, STATX_ATTR_APPEND, STATX_ATTR_NODUMP = 0x10, 0x20, 0x40
+
+
+def statx_attrs(path):
+    """statx(2)'s stx_attributes and stx_attributes_mask of path."""
+    buf = ctypes.create_string_buffer(256)
+    if libc.statx(AT_FDCWD, os.fsencode(path), 0, 0x7ff, buf):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), path)
+    attrs, = struct.unpack_from("<Q", buf, 8)
+    mask, = struct.unpack_from("<Q", buf, 56)
+    return attrs, mask
+
+
 def eperm(what, fn, *args):
     try:
         fn(*args)
@@ -853,6 +867,13 @@ def scen_chattr(mnt, role):
     flags = lsattr_flags(f)
     check("i" in flags, f"lsattr on B: {flags}")
     check("a" in lsattr_flags(d, True), "lsattr -d on B")
+    # statx shows them too (xfstests generic/424)
+    attrs, mask = statx_attrs(f)
+    check(attrs & STATX_ATTR_IMMUTABLE and mask & STATX_ATTR_IMMUTABLE,
+          f"statx of f on B: attributes {attrs:#x}, mask {mask:#x}")
+    attrs, _ = statx_attrs(d)
+    check(attrs & STATX_ATTR_APPEND and not attrs & STATX_ATTR_IMMUTABLE,
+          f"statx of d on B: attributes {attrs:#x}")
     eperm("write through the open descriptor", os.pwrite, fd, b"x", 0)
     eperm("open for writing", os.open, f, os.O_WRONLY)
     eperm("unlink", os.unlink, f)
