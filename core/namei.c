@@ -1116,15 +1116,15 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
 		if (err)
 			goto out;
-		/* nor the name of such an inode (may_delete) */
-		if (!daxfs_inode_get(&op, de.ino, &cref) &&
-		    daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
+		/* nor the name of such an inode (may_delete); its record
+		 * read once for that and for its type */
+		err = daxfs_inode_get(&op, de.ino, &cref);
+		if (!err && daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
 			err = -EPERM;
 			goto out;
 		}
 		if (de.type == DAXFS_DT_DIR ||
-		    (!daxfs_inode_get(&op, de.ino, &cref) &&
-		     DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
+		    (!err && DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
 			err = -EISDIR;
 			goto out;
 		}
