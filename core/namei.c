@@ -1197,6 +1197,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	struct daxfs_iref cref;
 	u64 hash, dir;
 	u32 tries;
+	bool found;
 	int err;
 
 	err = begin_entry_change(fs, dirp, pname, plen, name, len, &op, &dp);
@@ -1213,15 +1214,17 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
 		if (err)
 			goto out;
-		/* nor the name of such an inode (may_delete); its record
-		 * read once for that and for its type */
-		err = daxfs_inode_get(&op, de.ino, &cref);
-		if (!err && daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
+		/* nor the name of such an inode (may_delete): its record is
+		 * read once, for that, for its type and for its link count */
+		found = !daxfs_inode_get(&op, de.ino, &cref);
+		if (!found)
+			cref.ip = NULL;
+		if (daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
 			err = -EPERM;
 			goto out;
 		}
 		if (de.type == DAXFS_DT_DIR ||
-		    (!err && DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
+		    (found && DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
 			err = -EISDIR;
 			goto out;
 		}
@@ -1255,7 +1258,13 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 4, 0);
 		if (err)
 			goto out;
-		daxfs_inode_unlinked(&op, de.ino);
+		/* the record read above, if any: an inode's record is never
+		 * replaced in this op, only freed (nlink 0: nothing to drop),
+		 * so it is the one daxfs_inode_unlinked would look up again */
+		if (cref.ip)
+			daxfs_inode_put_link(&op, cref.ip);
+		else
+			daxfs_inode_unlinked(&op, de.ino);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 5, 0);
 		if (err)
 			goto out;
