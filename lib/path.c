@@ -7,6 +7,7 @@
  * exactly one parent, so that is the physical parent), symlinks are
  * expanded in place in the remaining path, at most DAXFS_SYMLOOP_MAX times.
  */
+#define _GNU_SOURCE		/* strchrnul */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -135,8 +136,7 @@ static bool next_is_last(char *rest, char **name, u32 *len)
 
 	while (*p == '/')
 		p++;
-	for (q = p; *q && *q != '/'; q++)
-		;
+	q = strchrnul(p, '/');
 	*name = p;
 	*len = (u32)(q - p);
 	while (*q == '/')
@@ -198,8 +198,7 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			return 0;
 		}
 		comp = rest;
-		while (*rest && *rest != '/')
-			rest++;
+		rest = strchrnul(rest, '/');
 		len = (u32)(rest - comp);
 		if (len > DAXFS_NAME_MAX)
 			return -ENAMETOOLONG;
