@@ -348,8 +348,11 @@ static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *pa
 	if ((*len == 1 && (*name)[0] == '.') ||
 	    (*len == 2 && (*name)[0] == '.' && (*name)[1] == '.'))
 		return noname;
-	if (w->pname)
-		return 0;	/* the core call checks the directory */
+	/* the core calls of begin_entry_at check the directory themselves
+	 * (-ENOTDIR) in their op: the root's attributes are not read first
+	 * in an op of their own (a name the walk passed is a directory) */
+	if (w->defer)
+		return 0;
 	err = walk_attr(w, *dir, &a);
 	if (err)
 		return err;
