@@ -460,8 +460,8 @@ int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino);
 /* daxfs_mknod, daxfs_unlink of name in the directory called pname in
  * dir, looked up in the same operation; *pdir as daxfs_lookup_at's, and
- * with *pdir 0 nothing was changed (the directory's record was not even
- * taken writable). */
+ * with *pdir 0 nothing was changed that a lookup of pname would not
+ * change (what pname names is not taken writable: no copy-up). */
 int daxfs_mknod_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 		   const char *name, u32 len, u32 mode, u32 uid, u32 gid,
 		   u64 rdev, u64 *pdir, u64 *ino);

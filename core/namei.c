@@ -223,8 +223,10 @@ static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
  * this op (a path's last two names in one op: daxfs_mknod_at), and *dir
  * becomes its inode; 0 when pname names no directory (none, a symlink,
  * another file: the caller resolves it itself) or could not be looked up
- * at all.  Nothing was changed then: the type is known from the dirent
- * before the directory record is taken writable (a copy-up).
+ * at all.  Nothing was changed then beyond what any lookup of pname does
+ * (a big base directory imported for hashed lookups, dir_for_read): the
+ * type is known from the dirent before the record is taken writable (a
+ * copy-up of a base symlink or file).
  */
 static int begin_entry_change(struct daxfs_fs *fs, u64 *dir, const char *pname,
 			      u32 plen, const char *name, u32 len,
