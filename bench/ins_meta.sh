@@ -12,7 +12,9 @@
 #   op,n,ins_op,core_op
 # ins_op: instructions per call (the library's path walk and the core);
 # core_op: of those, the ones inside the core call that does the change
-# (daxfs_mknod for create, daxfs_unlink for unlink; 0 for stat).
+# (daxfs_mknod or daxfs_mknod_at for create, daxfs_unlink or
+# daxfs_unlink_at for unlink; 0 for stat).  The _at calls, since
+# 2026-11-29, also look up the directory the name is in.
 # -p FILE: also writes the inclusive profile of the create calls
 # (callgrind_annotate --inclusive=yes, per create) to FILE.
 # Compare two trees: build meta_bench of each (as bench/ab.sh does) and
@@ -49,7 +51,7 @@ total() {
 }
 
 echo "op,n,ins_op,core_op"
-for op in create:daxfs_mknod stat: unlink:daxfs_unlink; do
+for op in 'create:daxfs_mknod(_at)?' stat: 'unlink:daxfs_unlink(_at)?'; do
 	name=${op%%:*}
 	r=$(total "daxfs_path_$name" "${op#*:}")
 	if [ "$name" = create ] && [ -n "$prof" ]; then

@@ -440,6 +440,17 @@ int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
  * in one operation (a path walk needs both for every name it passes). */
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		      u64 *ino, struct daxfs_attr *attr);
+/*
+ * The last two names of a path in one operation (libdaxfs' walk: the
+ * directory a name is in is looked up in the op that uses it, not in one
+ * of its own).  daxfs_lookup_attr of name in the directory called pname
+ * in dir; *pdir: that directory, or 0 when pname names none (no such
+ * name, a symlink, another file, an error before it was found: the
+ * caller looks pname up itself, and gets what its walk answers there).
+ */
+int daxfs_lookup_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
+		    const char *name, u32 len, u64 *pdir, u64 *ino,
+		    struct daxfs_attr *attr);
 /* Regular files, FIFOs, sockets, device nodes (mode carries the type).
  * These three set *ino to the new inode, and on -EEXIST to the inode the
  * name had when they found it (as a daxfs_lookup would: it may be gone
@@ -447,6 +458,15 @@ int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
  * create (a race lost at the link). */
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino);
+/* daxfs_mknod, daxfs_unlink of name in the directory called pname in
+ * dir, looked up in the same operation; *pdir as daxfs_lookup_at's, and
+ * with *pdir 0 nothing was changed that a lookup of pname would not
+ * change (what pname names is not taken writable: no copy-up). */
+int daxfs_mknod_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
+		   const char *name, u32 len, u32 mode, u32 uid, u32 gid,
+		   u64 rdev, u64 *pdir, u64 *ino);
+int daxfs_unlink_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
+		    const char *name, u32 len, u64 *pdir);
 int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 *ino);
 int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,

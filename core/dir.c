@@ -30,8 +30,22 @@
 /* Slots visited by one ordered search before declaring the trie bad. */
 #define WALK_BUDGET	(1u << 22)
 
+#define BYTES_01	0x0101010101010101ULL
+#define BYTES_80	0x8080808080808080ULL
+
+/* Does the word hold a NUL or a '/' byte?  (v - 0x01..) & ~v & 0x80.. is
+ * non-zero exactly when a byte of v is zero. */
+static bool word_has_nul_or_slash(u64 v)
+{
+	u64 s = v ^ (BYTES_01 * '/');
+
+	return ((v - BYTES_01) & ~v & BYTES_80) |
+	       ((s - BYTES_01) & ~s & BYTES_80);
+}
+
 int daxfs_name_check(const char *name, u32 len)
 {
+	u64 v;
 	u32 i;
 
 	if (len == 0)
@@ -40,10 +54,29 @@ int daxfs_name_check(const char *name, u32 len)
 		return -ENAMETOOLONG;
 	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
 		return -EINVAL;
-	for (i = 0; i < len; i++)
-		if (name[i] == '/' || name[i] == '\0')
+	if (len < 4) {
+		for (i = 0; i < len; i++)
+			if (name[i] == '/' || name[i] == '\0')
+				return -EINVAL;
+		return 0;
+	}
+	/* every lookup and create checks a name: 8 bytes at a time, the
+	 * last word overlapping the one before (4 to 7 bytes: two 4-byte
+	 * words, overlapping, in one) */
+	if (len < 8) {
+		u32 a, b;
+
+		memcpy(&a, name, sizeof(a));
+		memcpy(&b, name + len - 4, sizeof(b));
+		return word_has_nul_or_slash((u64)a << 32 | b) ? -EINVAL : 0;
+	}
+	for (i = 0; i + 8 < len; i += 8) {
+		memcpy(&v, name + i, sizeof(v));
+		if (word_has_nul_or_slash(v))
 			return -EINVAL;
-	return 0;
+	}
+	memcpy(&v, name + len - 8, sizeof(v));
+	return word_has_nul_or_slash(v) ? -EINVAL : 0;
 }
 
 int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l)

@@ -211,25 +211,53 @@ static int dir_writable_live(struct daxfs_op *op, u64 ino,
 	}
 }
 
+static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
+		     u64 *ino, u32 *type);
+
 /*
- * Starts an operation that changes entry NAME of directory DIR: the name
+ * Starts an operation that changes entry NAME of directory *DIR: the name
  * is valid, the op runs on a writable host and *dp is the directory's
  * record (copied up and imported).  On failure no op is left open.
+ *
+ * With pname, the directory is the entry pname of *dir, looked up inside
+ * this op (a path's last two names in one op: daxfs_mknod_at), and *dir
+ * becomes its inode; 0 when pname names no directory (none, a symlink,
+ * another file: the caller resolves it itself) or could not be looked up
+ * at all.  Nothing was changed then beyond what any lookup of pname does
+ * (a big base directory imported for hashed lookups, dir_for_read): the
+ * type is known from the dirent before the record is taken writable (a
+ * copy-up of a base symlink or file).
  */
-static int begin_entry_change(struct daxfs_fs *fs, u64 dir, const char *name,
-			      u32 len, struct daxfs_op *op,
-			      struct daxfs_inode **dp)
+static int begin_entry_change(struct daxfs_fs *fs, u64 *dir, const char *pname,
+			      u32 plen, const char *name, u32 len,
+			      struct daxfs_op *op, struct daxfs_inode **dp)
 {
-	int err = daxfs_name_check(name, len);
+	u32 type = DAXFS_DT_DIR;
+	u64 d = *dir;
+	int err;
 
+	if (pname)
+		*dir = 0;
+	err = daxfs_name_check(name, len);
 	if (err)
 		return err;
 	err = daxfs_op_begin(fs, op);
 	if (err)
 		return err;
-	err = writable(op) ? dir_writable_live(op, dir, dp) : -EROFS;
+	err = writable(op) ? 0 : -EROFS;
+	if (!err && pname)
+		err = lookup_in(op, d, pname, plen, &d, &type);
+	if (!err && type != DAXFS_DT_DIR)
+		err = -ENOTDIR;
 	if (err)
-		daxfs_op_end(op);
+		goto out;
+	err = dir_writable_live(op, d, dp);
+	if (err != -ENOTDIR)
+		*dir = d;	/* a directory, even if its record fails us */
+	if (!err)
+		return 0;
+out:
+	daxfs_op_end(op);
 	return err;
 }
 
@@ -440,31 +468,45 @@ static int dir_for_read(struct daxfs_op *op, u64 dir, struct daxfs_iref *ref)
 	return 0;
 }
 
-static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
-		     u64 *ino)
+/* name in the directory ref.  *type (may be NULL): the DT_* type the
+ * dirent gives ("." and "..": a directory), for a caller about to take
+ * the inode as a directory. */
+static int lookup_ref(struct daxfs_op *op, const struct daxfs_iref *ref,
+		      const char *name, u32 len, u64 *ino, u32 *type)
 {
-	struct daxfs_iref ref;
 	struct daxfs_dent de;
 	int err;
 
-	err = dir_for_read(op, dir, &ref);
-	if (err)
-		return err;
+	if (type)
+		*type = DAXFS_DT_DIR;
 	if (len == 1 && name[0] == '.') {
-		*ino = dir;
+		*ino = ref->ino;
 		return 0;
 	}
 	if (len == 2 && name[0] == '.' && name[1] == '.') {
-		*ino = daxfs_iref_parent(&ref);
+		*ino = daxfs_iref_parent(ref);
 		return 0;
 	}
 	err = daxfs_name_check(name, len);
 	if (err)
 		return err;
-	err = daxfs_dir_find(op, &ref, name, len, name_hash(op, name, len), &de);
-	if (!err)
-		*ino = de.ino;
-	return err;
+	err = daxfs_dir_find(op, ref, name, len, name_hash(op, name, len), &de);
+	if (err)
+		return err;
+	*ino = de.ino;
+	if (type)
+		*type = de.type;
+	return 0;
+}
+
+static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
+		     u64 *ino, u32 *type)
+{
+	struct daxfs_iref ref;
+	int err;
+
+	err = dir_for_read(op, dir, &ref);
+	return err ? err : lookup_ref(op, &ref, name, len, ino, type);
 }
 
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
@@ -476,9 +518,38 @@ int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = lookup_in(&op, dir, name, len, ino);
+	err = lookup_in(&op, dir, name, len, ino, NULL);
 	if (!err && attr)
 		err = getattr_in(&op, *ino, attr);
+	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_lookup_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
+		    const char *name, u32 len, u64 *pdir, u64 *ino,
+		    struct daxfs_attr *attr)
+{
+	struct daxfs_iref ref;
+	struct daxfs_op op;
+	u64 d;
+	int err;
+
+	*pdir = 0;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	/* pname not found, or not a directory (a symlink to follow, or
+	 * ENOTDIR): the caller's walk answers it, *pdir stays 0 */
+	err = lookup_in(&op, dir, pname, plen, &d, NULL);
+	if (!err)
+		err = dir_for_read(&op, d, &ref);
+	if (err)
+		goto out;
+	*pdir = d;
+	err = lookup_ref(&op, &ref, name, len, ino, NULL);
+	if (!err && attr)
+		err = getattr_in(&op, *ino, attr);
+out:
 	daxfs_op_end(&op);
 	return err;
 }
@@ -498,7 +569,9 @@ struct create_args {
 	u32 tlen;
 };
 
-static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+/* name in *dirp, or in the directory pname of *dirp (begin_entry_change) */
+static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
+		     u32 plen, const char *name, u32 len,
 		     const struct create_args *a, u64 *inop)
 {
 	bool isdir = DAXFS_IS_DIR(a->mode);
@@ -506,13 +579,14 @@ static int ns_create(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
 	struct daxfs_op op;
-	u64 hash, ino, leaf;
+	u64 hash, ino, leaf, dir;
 	u32 fl;
 	int err;
 
-	err = begin_entry_change(fs, dir, name, len, &op, &dp);
+	err = begin_entry_change(fs, dirp, pname, plen, name, len, &op, &dp);
 	if (err)
 		return err;
+	dir = *dirp;
 	hash = name_hash(&op, name, len);
 	dref.ino = dir;
 	dref.ip = dp;
@@ -709,15 +783,35 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	daxfs_crash_point("create.undone");
 }
 
+/* The mode and rdev of a new node of mode's type (regular by default). */
+static int mknod_args(u32 mode, u32 uid, u32 gid, u64 rdev,
+		      struct create_args *a)
+{
+	*a = (struct create_args){ .uid = uid, .gid = gid };
+	if (daxfs_node_mode(mode, &rdev, &a->mode))
+		return -EINVAL;
+	a->rdev = rdev;
+	return 0;
+}
+
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino)
 {
-	struct create_args a = { .uid = uid, .gid = gid };
+	struct create_args a;
+	int err = mknod_args(mode, uid, gid, rdev, &a);
 
-	if (daxfs_node_mode(mode, &rdev, &a.mode))
-		return -EINVAL;
-	a.rdev = rdev;
-	return ns_create(fs, dir, name, len, &a, ino);
+	return err ? err : ns_create(fs, &dir, NULL, 0, name, len, &a, ino);
+}
+
+int daxfs_mknod_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
+		   const char *name, u32 len, u32 mode, u32 uid, u32 gid,
+		   u64 rdev, u64 *pdir, u64 *ino)
+{
+	struct create_args a;
+	int err = mknod_args(mode, uid, gid, rdev, &a);
+
+	*pdir = err ? 0 : dir;
+	return err ? err : ns_create(fs, pdir, pname, plen, name, len, &a, ino);
 }
 
 int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
@@ -727,7 +821,7 @@ int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		.mode = DAXFS_S_IFDIR | (mode & 07777), .uid = uid, .gid = gid,
 	};
 
-	return ns_create(fs, dir, name, len, &a, ino);
+	return ns_create(fs, &dir, NULL, 0, name, len, &a, ino);
 }
 
 int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
@@ -742,7 +836,7 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		return -ENOENT;
 	if (tlen > DAXFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
-	return ns_create(fs, dir, name, len, &a, ino);
+	return ns_create(fs, &dir, NULL, 0, name, len, &a, ino);
 }
 
 /* ---- link / unlink ---- */
@@ -943,7 +1037,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	u32 mode;
 	int err;
 
-	err = begin_entry_change(fs, dir, name, len, &op, &dp);
+	err = begin_entry_change(fs, &dir, NULL, 0, name, len, &op, &dp);
 	if (err)
 		return err;
 	err = daxfs_attrs_deny(dp, DAXFS_IF_IMMUTABLE);
@@ -1078,20 +1172,24 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 	return ns_link(fs, &src, ino, dir, name, len, LINK_NAMED);
 }
 
-int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
+/* name in *dirp, or in the directory pname of *dirp (begin_entry_change) */
+static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
+		     u32 plen, const char *name, u32 len)
 {
 	struct daxfs_inode *dp;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
 	struct daxfs_op op;
 	struct daxfs_iref cref;
-	u64 hash;
+	u64 hash, dir;
 	u32 tries;
+	bool found;
 	int err;
 
-	err = begin_entry_change(fs, dir, name, len, &op, &dp);
+	err = begin_entry_change(fs, dirp, pname, plen, name, len, &op, &dp);
 	if (err)
 		return err;
+	dir = *dirp;
 	/* no name leaves an immutable or append-only directory */
 	err = daxfs_attrs_deny(dp, DAXFS_IF_LOCKED);
 	if (err)
@@ -1102,15 +1200,17 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		err = daxfs_dir_find(&op, &dref, name, len, hash, &de);
 		if (err)
 			goto out;
-		/* nor the name of such an inode (may_delete) */
-		if (!daxfs_inode_get(&op, de.ino, &cref) &&
-		    daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
+		/* nor the name of such an inode (may_delete): its record is
+		 * read once, for that, for its type and for its link count */
+		found = !daxfs_inode_get(&op, de.ino, &cref);
+		if (!found)
+			cref.ip = NULL;
+		if (daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
 			err = -EPERM;
 			goto out;
 		}
 		if (de.type == DAXFS_DT_DIR ||
-		    (!daxfs_inode_get(&op, de.ino, &cref) &&
-		     DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
+		    (found && DAXFS_IS_DIR(daxfs_iref_mode(&cref)))) {
 			err = -EISDIR;
 			goto out;
 		}
@@ -1144,7 +1244,13 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 4, 0);
 		if (err)
 			goto out;
-		daxfs_inode_unlinked(&op, de.ino);
+		/* the record read above, if any: an inode's record is never
+		 * replaced in this op, only freed (nlink 0: nothing to drop),
+		 * so it is the one daxfs_inode_unlinked would look up again */
+		if (cref.ip)
+			daxfs_inode_put_link(&op, cref.ip);
+		else
+			daxfs_inode_unlinked(&op, de.ino);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 5, 0);
 		if (err)
 			goto out;
@@ -1156,6 +1262,18 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 out:
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
+{
+	return ns_unlink(fs, &dir, NULL, 0, name, len);
+}
+
+int daxfs_unlink_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
+		    const char *name, u32 len, u64 *pdir)
+{
+	*pdir = dir;
+	return ns_unlink(fs, pdir, pname, plen, name, len);
 }
 
 /* A dead linker: committed once the leaf is in the directory; step 3
@@ -1358,7 +1476,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 	u32 tries;
 	int err;
 
-	err = begin_entry_change(fs, dir, name, len, &op, &dp);
+	err = begin_entry_change(fs, &dir, NULL, 0, name, len, &op, &dp);
 	if (err)
 		return err;
 	err = daxfs_attrs_deny(dp, DAXFS_IF_LOCKED);

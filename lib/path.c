@@ -7,6 +7,7 @@
  * exactly one parent, so that is the physical parent), symlinks are
  * expanded in place in the remaining path, at most DAXFS_SYMLOOP_MAX times.
  */
+#define _GNU_SOURCE		/* strchrnul */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -27,6 +28,11 @@ struct walk {
 	 * that found it (have_attr), so that neither the walk's caller nor
 	 * the next step reads them again */
 	bool have_attr;
+	/* a walk for a modifying call may leave the lookup of the final
+	 * name's directory to the core call (daxfs_mknod_at): pname */
+	bool defer;
+	const char *pname;		/* in buf, not NUL-terminated */
+	u32 plen;
 	struct daxfs_attr attr;
 	u64 stack[WALK_MAX_DEPTH];	/* directories walked through */
 	char link[DAXFS_SYMLINK_MAX + 1];
@@ -72,6 +78,7 @@ static struct walk *walk_new(struct daxfs_handle *h)
 	w->root = h->fs.sb.root_ino;
 	w->hops = 0;
 	w->depth = 0;
+	w->defer = false;
 	return w;
 }
 
@@ -120,20 +127,47 @@ static int read_link(struct walk *w, u64 ino, u32 *len)
 	return 0;
 }
 
+/* Is the name after rest the path's last, and a plain one (not "." or
+ * "..", not too long)?  Then the walk looks it up together with the
+ * directory it is in, in one core operation. */
+static bool next_is_last(char *rest, char **name, u32 *len)
+{
+	char *p = rest, *q;
+
+	while (*p == '/')
+		p++;
+	q = strchrnul(p, '/');
+	*name = p;
+	*len = (u32)(q - p);
+	while (*q == '/')
+		q++;
+	if (*q || !*len || *len > DAXFS_NAME_MAX)
+		return false;
+	return !(p[0] == '.' && (*len == 1 || (*len == 2 && p[1] == '.')));
+}
+
 /*
  * Walks the components of w->buf starting from the root.  follow: follow
  * a symlink in the final component.  Stops before the final component
  * when last is non-NULL: *ino is then the parent directory and *last /
  * *last_len the final name (NULL with len 0 for "/").  Also reports
  * whether the path ended in a slash (trailing, may be NULL).
+ *
+ * The last two names (a directory and a plain name in it) are looked up
+ * in one core operation (daxfs_lookup_at); with last and w->defer, the
+ * directory's is left to the caller's core call: w->pname is then its
+ * name and *ino the directory it is in.  Where the core finds no
+ * directory by that name (a symlink, ...), the walk looks it up itself.
  */
 static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 		     const char **last, u32 *last_len, bool *trailing)
 {
 	struct daxfs_attr *a = &w->attr;
 	char *rest, *comp;
-	u64 cur = w->root, next;
+	char *nname;
+	u64 cur = w->root, next, pdir;
 	size_t plen = strlen(path);
+	u32 nlen;
 	int err;
 
 	if (!plen)
@@ -146,6 +180,7 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 	rest = w->buf;
 	w->depth = 0;
 	w->have_attr = false;
+	w->pname = NULL;
 
 	for (;;) {
 		u32 len;
@@ -163,8 +198,7 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			return 0;
 		}
 		comp = rest;
-		while (*rest && *rest != '/')
-			rest++;
+		rest = strchrnul(rest, '/');
 		len = (u32)(rest - comp);
 		if (len > DAXFS_NAME_MAX)
 			return -ENAMETOOLONG;
@@ -191,9 +225,38 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			continue;
 		}
 		w->have_attr = false;
+		if (!final && next_is_last(rest, &nname, &nlen)) {
+			if (last && w->defer && path[plen - 1] != '/') {
+				w->pname = comp;
+				w->plen = len;
+				*ino = cur;
+				*last = nname;
+				*last_len = nlen;
+				return 0;
+			}
+			if (!last) {
+				err = daxfs_lookup_at(w->fs, cur, comp, len, nname,
+						      nlen, &pdir, &next, a);
+				if (pdir) {
+					/* comp is a directory: as below */
+					if (w->depth >= WALK_MAX_DEPTH)
+						return -ENAMETOOLONG;
+					w->stack[w->depth++] = cur;
+					cur = pdir;
+					if (err)
+						return err;
+					comp = nname;
+					len = nlen;
+					rest = nname + nlen;
+					final = true;
+					goto found;
+				}
+			}
+		}
 		err = daxfs_lookup_attr(w->fs, cur, comp, len, &next, a);
 		if (err)
 			return err;
+found:
 		if (S_ISLNK(a->mode) && (!final || follow || (trailing && *trailing))) {
 			u32 tlen;
 
@@ -285,6 +348,11 @@ static int resolve_parent(struct daxfs_handle *h, struct walk *w, const char *pa
 	if ((*len == 1 && (*name)[0] == '.') ||
 	    (*len == 2 && (*name)[0] == '.' && (*name)[1] == '.'))
 		return noname;
+	/* the core calls of begin_entry_at check the directory themselves
+	 * (-ENOTDIR) in their op: the root's attributes are not read first
+	 * in an op of their own (a name the walk passed is a directory) */
+	if (w->defer)
+		return 0;
 	err = walk_attr(w, *dir, &a);
 	if (err)
 		return err;
@@ -301,9 +369,24 @@ struct entry {
 	const char *name;
 	u32 len;
 	bool trailing;		/* the path ended in '/' */
+	/* begin_entry_at: name is in the directory pname in dir, which the
+	 * core call looks up (entry_settle) */
+	const char *pname;
+	u32 plen;
 };
 
 /* Resolves the parent of path's final name into e (see resolve_parent()). */
+static int entry_walk(struct daxfs_handle *h, const char *path, int noname,
+		      struct entry *e)
+{
+	int err = resolve_parent(h, e->w, path, &e->dir, &e->name, &e->len,
+				 &e->trailing, noname);
+
+	e->pname = e->w->pname;
+	e->plen = e->w->plen;
+	return err;
+}
+
 static int entry_resolve(struct daxfs_handle *h, const char *path, int noname,
 			 struct entry *e)
 {
@@ -311,8 +394,7 @@ static int entry_resolve(struct daxfs_handle *h, const char *path, int noname,
 	e->w = walk_new(h);
 	if (!e->w)
 		return -ENOMEM;
-	return resolve_parent(h, e->w, path, &e->dir, &e->name, &e->len,
-			      &e->trailing, noname);
+	return entry_walk(h, path, noname, e);
 }
 
 /* Common prologue of the modifying calls: a writable handle, then the
@@ -325,6 +407,70 @@ static int begin_entry(struct daxfs_handle *h, const char *path, int noname,
 	memset(e, 0, sizeof(*e));	/* entry_end() and rmdir's e.name */
 	err = lib_writable(h);
 	return err ? err : entry_resolve(h, path, noname, e);
+}
+
+/*
+ * begin_entry for a call made with daxfs_mknod_at or daxfs_unlink_at:
+ * the directory the final name is in may be left to the core call
+ * (e->pname), which then looks it up in its own operation instead of
+ * the walk in one before it.  Follow the call with entry_settle().
+ */
+static int begin_entry_at(struct daxfs_handle *h, const char *path, int noname,
+			  struct entry *e)
+{
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	err = lib_writable(h);
+	if (err)
+		return err;
+	e->w = walk_new(h);
+	if (!e->w)
+		return -ENOMEM;
+	e->w->defer = true;
+	return entry_walk(h, path, noname, e);
+}
+
+/*
+ * After a core call that looked e->pname up itself: true when it found
+ * that directory (pdir, now e->dir), and its answer stands.  Else the
+ * call did nothing (pdir 0: no such name, a symlink, not a directory)
+ * and the walk resolves the entry as for any call, following symlinks
+ * and answering what the walk answers (*werr); the caller then makes
+ * its plain call on e.
+ */
+static bool entry_settle(struct daxfs_handle *h, const char *path, int noname,
+			 struct entry *e, u64 pdir, int *werr)
+{
+	e->pname = NULL;
+	e->dir = pdir;
+	*werr = 0;
+	if (pdir)
+		return true;
+	e->w->defer = false;
+	e->w->hops = 0;
+	*werr = entry_walk(h, path, noname, e);
+	return false;
+}
+
+/* daxfs_mknod of e's name, from begin_entry_at: *werr as entry_settle's
+ * (the walk's error is the call's answer, before the create's). */
+static int entry_mknod(struct daxfs_handle *h, const char *path, int noname,
+		       struct entry *e, u32 mode, u64 rdev, u64 *ino, int *werr)
+{
+	u64 pdir;
+	int err;
+
+	*werr = 0;
+	if (e->pname) {
+		err = daxfs_mknod_at(&h->fs, e->dir, e->pname, e->plen, e->name,
+				     e->len, mode, h->uid, h->gid, rdev, &pdir,
+				     ino);
+		if (entry_settle(h, path, noname, e, pdir, werr) || *werr)
+			return err;
+	}
+	return daxfs_mknod(&h->fs, e->dir, e->name, e->len, mode, h->uid,
+			   h->gid, rdev, ino);
 }
 
 static void entry_end(struct entry *e)
@@ -382,7 +528,7 @@ static int do_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode
 {
 	struct entry e;
 	u64 ino;
-	int err;
+	int err, merr;
 
 	if (!(mode & S_IFMT))
 		mode |= S_IFREG;
@@ -394,12 +540,14 @@ static int do_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode
 	default:
 		return -EINVAL;
 	}
-	err = begin_entry(h, path, -EEXIST, &e);
+	err = begin_entry_at(h, path, -EEXIST, &e);
 	if (!err && e.trailing)
 		err = -ENOENT;
-	if (!err)
-		err = daxfs_mknod(&h->fs, e.dir, e.name, e.len, mode, h->uid, h->gid,
-				  rdev, &ino);
+	if (!err) {
+		merr = entry_mknod(h, path, -EEXIST, &e, mode, rdev, &ino, &err);
+		if (!err)
+			err = merr;
+	}
 	entry_end(&e);
 	return err;
 }
@@ -437,7 +585,7 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 	u64 ino;
 	int err, merr, tries;
 
-	err = begin_entry(h, path, -EISDIR, &e);
+	err = begin_entry_at(h, path, -EISDIR, &e);
 	if (err)
 		goto out;
 	/* Create first: the name is usually new, and the core's create looks
@@ -449,8 +597,10 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 		merr = -EEXIST;
 		ino = 0;
 		if (!e.trailing) {
-			merr = daxfs_mknod(&h->fs, e.dir, e.name, e.len,
-					   S_IFREG | (mode & 07777), h->uid, h->gid, 0, &ino);
+			merr = entry_mknod(h, path, -EISDIR, &e,
+					   S_IFREG | (mode & 07777), 0, &ino, &err);
+			if (err)
+				goto out;
 			if (!merr) {
 				if (out)
 					*out = ino;
@@ -492,11 +642,19 @@ static int do_path_unlink(struct daxfs_handle *h, const char *path)
 {
 	struct entry e;
 	struct daxfs_attr a;
-	u64 ino;
-	int err = begin_entry(h, path, -EISDIR, &e);
+	u64 ino, pdir;
+	int err = begin_entry_at(h, path, -EISDIR, &e), werr;
 
 	if (err)
 		goto out;
+	if (e.pname) {
+		err = daxfs_unlink_at(&h->fs, e.dir, e.pname, e.plen, e.name,
+				      e.len, &pdir);
+		if (entry_settle(h, path, -EISDIR, &e, pdir, &werr) || werr) {
+			err = werr ? werr : err;
+			goto out;
+		}
+	}
 	/* The core's unlink finds the name (-ENOENT) and refuses a directory
 	 * (-EISDIR) itself; only "name/" needs a look first: -EISDIR for a
 	 * directory, else -ENOTDIR. */

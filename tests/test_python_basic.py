@@ -154,6 +154,62 @@ def test_walk_attributes(fs):
     assert fs.stat("/d/e/new").st_ino == n
 
 
+def test_last_two_names(fs):
+    """create, mknod, unlink and stat look a path's last directory up in
+    the core call that uses it; where that name is no directory (a
+    symlink, a file, nothing) the walk answers as it always did."""
+    fs.mkdir("/d")
+    fs.mkdir("/d/e")
+    fs.write_file("/d/f", b"")
+    fs.symlink("e", "/d/le")
+    fs.symlink("nope", "/d/dangling")
+    fs.symlink("loop", "/d/loop")
+    for p in ("/d/le/x", "/d/e/../e/x", "/d/./e/x", "/d//e//x"):
+        ino = fs.create(p)
+        st = fs.stat(p)
+        assert st.st_ino == ino and fs.stat("/d/e/x").st_ino == ino, p
+        assert fs.create(p, exclusive=False) == ino, p
+        with pytest.raises(FileExistsError):
+            fs.create(p)
+        fs.unlink(p)
+        assert not fs.exists("/d/e/x"), p
+        fs.mknod(p, stat.S_IFIFO | 0o600)
+        assert stat.S_ISFIFO(fs.stat("/d/e/x").st_mode), p
+        fs.unlink(p)
+    for p, err in (("/d/f/x", NotADirectoryError),
+                   ("/d/nope/x", FileNotFoundError),
+                   ("/d/dangling/x", FileNotFoundError)):
+        with pytest.raises(err):
+            fs.create(p)
+        with pytest.raises(err):
+            fs.mknod(p, stat.S_IFIFO | 0o600)
+        with pytest.raises(err):
+            fs.unlink(p)
+        with pytest.raises(err):
+            fs.stat(p)
+    for call in (fs.create, fs.unlink, fs.stat):
+        with pytest.raises(OSError) as exc:
+            call("/d/loop/x")
+        assert exc.value.errno == errno.ELOOP
+    # a symlink last: stat follows it, create opens what it names
+    fs.write_file("/d/e/t", b"t")
+    fs.symlink("t", "/d/e/lt")
+    assert fs.stat("/d/le/lt").st_ino == fs.stat("/d/e/t").st_ino
+    assert stat.S_ISLNK(fs.lstat("/d/le/lt").st_mode)
+    assert fs.create("/d/le/lt", exclusive=False) == fs.stat("/d/e/t").st_ino
+    # an immutable directory: an existing name opens, a new one is refused
+    fs.setflags("/d/e", daxfs.FL_IMMUTABLE)
+    assert fs.create("/d/e/t", exclusive=False) == fs.stat("/d/e/t").st_ino
+    with pytest.raises(FileExistsError):
+        fs.create("/d/e/t")
+    for call in (fs.create, fs.unlink):
+        with pytest.raises(PermissionError):
+            call("/d/e/n" if call == fs.create else "/d/e/t")
+    fs.setflags("/d/e", 0)
+    fs.unlink("/d/le/t")
+    assert not fs.exists("/d/e/t")
+
+
 def test_rename(fs):
     fs.write_file("/a", b"A")
     fs.write_file("/b", b"B")

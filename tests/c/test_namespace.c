@@ -474,9 +474,44 @@ static void t_space_reuse(void)
 	       (unsigned long long)after);
 }
 
+/* daxfs_name_check reads names a word at a time: a NUL or '/' at any
+ * place of any length is refused, and nothing else is. */
+static void t_name_check(void)
+{
+	char n[DAXFS_NAME_MAX + 8];
+	int bad = 0;
+	u32 len, i;
+
+	for (len = 1; len <= 40; len++) {
+		memset(n, 'a', sizeof(n));
+		/* the bytes after the name are never read */
+		n[len] = '/';
+		n[len + 1] = 0;
+		bad += daxfs_name_check(n, len) != 0;
+		for (i = 0; i < len; i++) {
+			n[i] = '/';
+			bad += daxfs_name_check(n, len) != -EINVAL;
+			n[i] = 0;
+			bad += daxfs_name_check(n, len) != -EINVAL;
+			n[i] = (char)0xaf;	/* '/' | 0x80 */
+			bad += daxfs_name_check(n, len) != 0;
+			n[i] = 'a';
+		}
+	}
+	memset(n, 0xff, sizeof(n));
+	bad += daxfs_name_check(n, DAXFS_NAME_MAX) != 0;
+	bad += daxfs_name_check(n, DAXFS_NAME_MAX + 1) != -ENAMETOOLONG;
+	bad += daxfs_name_check(n, 0) != -EINVAL;
+	bad += daxfs_name_check("..", 2) != -EINVAL;
+	bad += daxfs_name_check(".", 1) != -EINVAL;
+	bad += daxfs_name_check("...", 3) != 0;
+	CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
 	t_setup(&fs, 64 * MiB, NULL);
+	RUN(t_name_check);
 	RUN(t_create_lookup);
 	RUN(t_mknod_types);
 	RUN(t_dirs);

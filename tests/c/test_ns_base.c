@@ -209,6 +209,78 @@ static void t_pristine_readonly(void)
 	CHECK_EQ(daxfs_unlink(&fs, 1, "file1", 5), -EROFS);
 }
 
+/* Is inode ino still only in the base (never copied up)? */
+static bool pristine(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_iref ref;
+	struct daxfs_op op;
+	bool p;
+
+	CHECK_EQ(daxfs_op_begin(fs, &op), 0);
+	p = !daxfs_inode_get(&op, ino, &ref) && !ref.ip;
+	daxfs_op_end(&op);
+	return p;
+}
+
+/* The last two names in one op (daxfs_*_at): a directory found is used,
+ * anything else is left to the caller with nothing changed (a base
+ * symlink or file is not copied up by a create "through" it). */
+static void t_at(void)
+{
+	struct daxfs_fs fs;
+	struct daxfs_attr a;
+	u64 pdir, ino, ino2;
+
+	CHECK_EQ(t_join(&fs, region, REGION), 0);
+	CHECK_EQ(daxfs_mknod_at(&fs, 1, "link", 4, "x", 1, DAXFS_S_IFREG, 0, 0,
+				0, &pdir, &ino), -ENOTDIR);
+	CHECK_EQ(pdir, 0);
+	CHECK_EQ(daxfs_unlink_at(&fs, 1, "link", 4, "x", 1, &pdir), -ENOTDIR);
+	CHECK_EQ(pdir, 0);
+	CHECK_EQ(daxfs_mknod_at(&fs, 1, "file1", 5, "x", 1, DAXFS_S_IFREG, 0, 0,
+				0, &pdir, &ino), -ENOTDIR);
+	CHECK_EQ(pdir, 0);
+	CHECK(pristine(&fs, 5));
+	CHECK(pristine(&fs, 2));
+	CHECK_EQ(daxfs_lookup_at(&fs, 1, "link", 4, "x", 1, &pdir, &ino, &a),
+		 -ENOTDIR);
+	CHECK_EQ(pdir, 0);
+	CHECK_EQ(daxfs_mknod_at(&fs, 1, "none", 4, "x", 1, DAXFS_S_IFREG, 0, 0,
+				0, &pdir, &ino), -ENOENT);
+	CHECK_EQ(pdir, 0);
+	CHECK_EQ(daxfs_unlink_at(&fs, 1, "none", 4, "x", 1, &pdir), -ENOENT);
+	CHECK_EQ(pdir, 0);
+	CHECK_EQ(daxfs_lookup_at(&fs, 1, "none", 4, "x", 1, &pdir, &ino, &a),
+		 -ENOENT);
+	CHECK_EQ(pdir, 0);
+	/* a directory: the answer is about the name in it */
+	CHECK_EQ(daxfs_lookup_at(&fs, 1, "sub", 3, "inner", 5, &pdir, &ino, &a), 0);
+	CHECK_EQ(pdir, 3);
+	CHECK_EQ(ino, 4);
+	CHECK_EQ(a.size, 10);
+	CHECK_EQ(daxfs_lookup_at(&fs, 1, "sub", 3, "x", 1, &pdir, &ino, &a),
+		 -ENOENT);
+	CHECK_EQ(pdir, 3);
+	CHECK_EQ(daxfs_unlink_at(&fs, 1, "sub", 3, "x", 1, &pdir), -ENOENT);
+	CHECK_EQ(pdir, 3);
+	ino = 0;
+	CHECK_EQ(daxfs_mknod_at(&fs, 1, "sub", 3, "inner", 5, DAXFS_S_IFREG, 0,
+				0, 0, &pdir, &ino), -EEXIST);
+	CHECK_EQ(pdir, 3);
+	CHECK_EQ(ino, 4);
+	CHECK_EQ(daxfs_mknod_at(&fs, 1, "sub", 3, "new", 3, DAXFS_S_IFREG, 0, 0,
+				0, &pdir, &ino), 0);
+	CHECK_EQ(pdir, 3);
+	CHECK_EQ(daxfs_lookup(&fs, 3, "new", 3, &ino2), 0);
+	CHECK_EQ(ino, ino2);
+	CHECK_EQ(daxfs_unlink_at(&fs, 1, "sub", 3, "new", 3, &pdir), 0);
+	CHECK_EQ(pdir, 3);
+	CHECK_EQ(daxfs_lookup(&fs, 3, "new", 3, &ino2), -ENOENT);
+	CHECK(pristine(&fs, 5));
+	CHECK(pristine(&fs, 2));
+	daxfs_host_leave(&fs);
+}
+
 static void t_mutate(void)
 {
 	struct daxfs_fs fs, ro, fs2;
@@ -304,6 +376,7 @@ int main(void)
 	setup();
 	RUN(t_validate);
 	RUN(t_pristine_readonly);
+	RUN(t_at);
 	RUN(t_mutate);
 	return t_done();
 }
