@@ -89,15 +89,13 @@ static bool tail_dirty(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s,
 	return bytes_nonzero(p, s & BLK_LO, ((end - 1) & BLK_LO) + 1);
 }
 
-int daxfs_eof_tail_clean(struct daxfs_op *op, struct daxfs_inode *ip,
-			 u64 ino, u64 from)
+/* s: the size the caller loaded, unaligned and below from */
+int daxfs_eof_tail_look(struct daxfs_op *op, struct daxfs_inode *ip,
+			u64 ino, u64 s, u64 from)
 {
-	u64 s = daxfs_load(&ip->size), end;
+	u64 end = (s | BLK_LO) + 1;
 	int err;
 
-	if (from <= s || !(s & BLK_LO))
-		return 0;
-	end = (s | BLK_LO) + 1;
 	if (!tail_dirty(op->fs, ip, s, from < end ? from : end))
 		return 0;
 	err = daxfs_gate_close(op, ip, ino);

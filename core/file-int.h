@@ -83,7 +83,19 @@ int daxfs_zero_tail(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 s);
  * left bytes there.  Closes the gate for that only.  0, or the gate's
  * errors (DAXFS_GATE_RETRY: end the op and run again).
  */
-int daxfs_eof_tail_clean(struct daxfs_op *op, struct daxfs_inode *ip,
-			 u64 ino, u64 from);
+int daxfs_eof_tail_look(struct daxfs_op *op, struct daxfs_inode *ip,
+			u64 ino, u64 s, u64 from);
+
+/* The common case inline (no gap, or an aligned size): one load, no call,
+ * on every write. */
+static inline int daxfs_eof_tail_clean(struct daxfs_op *op,
+				       struct daxfs_inode *ip, u64 ino, u64 from)
+{
+	u64 s = daxfs_load(&ip->size);
+
+	if (from <= s || !(s & (DAXFS_BLOCK_SIZE - 1)))
+		return 0;
+	return daxfs_eof_tail_look(op, ip, ino, s, from);
+}
 
 #endif /* DAXFS_FILE_INT_H */
