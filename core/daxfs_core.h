@@ -343,6 +343,7 @@ enum {
 	DAXFS_SPACE_DEAD = 2,		/* a dead host, not yet recovered */
 	DAXFS_SPACE_LIMIT = 3,		/* waited as long as it ever does */
 	DAXFS_SPACE_GAVE_UP = 4,	/* no host, read-only, or fenced */
+	DAXFS_SPACE_FREED = 5,		/* the wait's reclaim freed space */
 };
 
 /* Retry state of one failing call; zero it before the first try.  Times

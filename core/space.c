@@ -118,6 +118,7 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	/* monotonic: a wall clock stepped forward must not end the wait */
 	s64 now = daxfs_mono_ns();
 	enum space_why why;
+	u64 used;
 	u32 ms;
 
 	w->why = DAXFS_SPACE_GAVE_UP;
@@ -135,9 +136,19 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	/* outside any op: our own lanes are idle, so this seals our open
 	 * batches, reaps expired hosts and frees what two advances allow,
 	 * on every host's chain */
+	used = daxfs_load(daxfs_state_word(fs, used_bytes));
 	daxfs_reclaim_for_space(fs);
 	if (!w->tries++)
 		return 0;	/* once at once: the op's own lane held it back */
+	/* this reclaim freed space (a dead host's recovery let the epoch
+	 * move, and all its limbo went at once): nothing may be pending
+	 * any more, but the call has not seen that space yet.  Another
+	 * host's allocations can hide a free here; the ENOSPC then stands
+	 * as when that host had taken the space first. */
+	if (daxfs_load(daxfs_state_word(fs, used_bytes)) < used) {
+		w->why = DAXFS_SPACE_FREED;
+		return 0;
+	}
 	why = space_pending(fs);
 	w->why = (u32)why;
 	/* a dead host is recovered within about a lease of our look, however

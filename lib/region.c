@@ -415,7 +415,7 @@ static void space_gave_up(const struct daxfs_space_wait *w)
 	static const char *const why[] = {
 		"nothing pending", "a live host's op held the epoch too long",
 		"a dead host", "waited as long as it ever does",
-		"no host, read-only or fenced",
+		"no host, read-only or fenced", "space freed, tried again",
 	};
 	const char *d = getenv("DAXFS_DEBUG");
 

@@ -60,7 +60,15 @@ def test_churn_behind_dead_host_gets_no_enospc(crash_build, region):
         rounds = 3 * free // CHUNK + 1		# garbage: 3x the free space
         r.mkdir("/keep")
         for i in range(rounds):
-            r.write_file("/churn", cl.data("c%d" % i, CHUNK))
+            try:
+                r.write_file("/churn", cl.data("c%d" % i, CHUNK))
+            except daxfs.DaxfsError as e:
+                # where the space went: fsck -v while we are still up
+                rc, out = env.fsck(region, "-nv")
+                raise AssertionError("round %d of %d: %s\nstatfs %r\n"
+                                     "hosts %r\nfsck -nv: %d\n%s" %
+                                     (i, rounds, e, r.statfs(),
+                                      r.info()["hosts"], rc, out[-6000:]))
             assert r.read_file("/churn") == cl.data("c%d" % i, CHUNK)
             r.write_file("/keep/k%d" % i, cl.data("k%d" % i, 100 + i))
             r.unlink("/churn")
