@@ -354,6 +354,7 @@ struct daxfs_space_wait {
 	u32 why;			/* DAXFS_SPACE_*, for diagnostics */
 	s64 limit_ns;			/* the wait never goes past it */
 	s64 start_ns;			/* the first failure */
+	u32 freed;			/* re-runs because the wait freed space */
 };
 
 /* Outside any op: is freed space still coming (limbo behind an epoch a

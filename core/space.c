@@ -16,6 +16,7 @@
 #define SPACE_MARGIN_MS		1000u	/* recovery + two advances after expiry */
 #define SPACE_MAX_SLEEP_MS	50u
 #define SPACE_LIMIT_WAITS	4	/* dead hosts: at most 4 waits in all */
+#define SPACE_FREED_RERUNS	8	/* at once, after a reclaim that freed */
 
 static bool batch_nonempty(struct daxfs_fs *fs, u64 b)
 {
@@ -144,8 +145,12 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	 * move, and all its limbo went at once): nothing may be pending
 	 * any more, but the call has not seen that space yet.  Another
 	 * host's allocations can hide a free here; the ENOSPC then stands
-	 * as when that host had taken the space first. */
-	if (daxfs_load(daxfs_state_word(fs, used_bytes)) < used) {
+	 * as when that host had taken the space first.  Bounded: where other
+	 * hosts churn a pool full of live data, their frees would otherwise
+	 * keep us re-running up to the limit. */
+	if (daxfs_load(daxfs_state_word(fs, used_bytes)) < used &&
+	    w->freed < SPACE_FREED_RERUNS) {
+		w->freed++;
 		w->why = DAXFS_SPACE_FREED;
 		return 0;
 	}
