@@ -191,7 +191,8 @@ static int do_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 		err = check_name(dname, &dlen);
 	if (err)
 		return err;
-	return daxfs_rename(&h->fs, sdir, sname, slen, ddir, dname, dlen, flags);
+	return daxfs_rename_whiteout(&h->fs, sdir, sname, slen, ddir, dname, dlen,
+				     flags, h->uid, h->gid);
 }
 
 static int do_setattr(struct daxfs_handle *h, uint64_t ino, uint32_t valid,

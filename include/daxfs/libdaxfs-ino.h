@@ -39,7 +39,7 @@ int daxfs_ino_unlink(struct daxfs_handle *h, uint64_t dir, const char *name);
 int daxfs_ino_rmdir(struct daxfs_handle *h, uint64_t dir, const char *name);
 int daxfs_ino_link(struct daxfs_handle *h, uint64_t ino, uint64_t dir,
 		   const char *name);
-/* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE. */
+/* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE, DAXFS_RENAME_WHITEOUT. */
 int daxfs_ino_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 		     uint64_t ddir, const char *dname, unsigned int flags);
 /* The core's setattr (DAXFS_ATTR_* in valid); a size needs a regular file. */
