@@ -2404,10 +2404,14 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	r.sleaf = a[5];
 	if ((r.flags & DAXFS_RENAME_WHITEOUT) && a[5]) {
 		/* the whiteout is named by its leaf, readable until the
-		 * dead host's open set (its hold) is dropped after us */
+		 * dead host's open set (its hold) is dropped after us; made
+		 * by daxfs_tmpnode, it is no directory and keeps its ORPHAN
+		 * mark: anything else is damage, left alone (fsck) */
 		struct daxfs_dirent *wd = daxfs_dirent_at(fs, a[5]);
 
-		if (wd && !daxfs_inode_get_writable(op, wd->ino, &r.whp))
+		if (wd && !daxfs_inode_get_writable(op, wd->ino, &r.whp) &&
+		    !DAXFS_IS_DIR(daxfs_load32(&r.whp->mode)) &&
+		    (daxfs_load32(&r.whp->flags) & DAXFS_IF_ORPHAN))
 			r.wh = wd->ino;
 		else
 			r.whp = NULL;
