@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 7 image to the current
+ * Offline conversion of a format version 1 to 9 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -24,7 +24,11 @@
  * only the version changes; 8 -> 9, attribute flags: bits 2..6 of an
  * inode's flags word become chattr flags; no older host set them, and
  * whatever garbage sits there is cleared, so that no inode turns
- * immutable by the conversion.  For fsck.daxfs --convert; every host must
+ * immutable by the conversion; 9 -> 10, the rename intent may carry
+ * DAXFS_RENAME_WHITEOUT (flag bit 2), which no version 9 host wrote (its
+ * daxfs_rename refused the flag), so a version 9 intent left in a dead
+ * lane reads the same and only the version changes.  For
+ * fsck.daxfs --convert; every host must
  * be gone, judged by the caller's lease observations.
  */
 #include "compat.h"
@@ -182,6 +186,7 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	 * bits 3..11 are zero), so every page stays plain data. */
 	if (fs->sb.version < DAXFS_VERSION_ATTRS)
 		each_inode(fs, v8_no_attrs);
+	/* to DAXFS_VERSION_WHITEOUT: nothing (see above) */
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

@@ -532,8 +532,21 @@ int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
 #define DAXFS_RENAME_EXCHANGE	(1u << 1)
+#define DAXFS_RENAME_WHITEOUT	(1u << 2)
+/* DAXFS_RENAME_WHITEOUT needs a whiteout: daxfs_rename_whiteout makes one
+ * (a character device 0/0 owned by uid, gid), or daxfs_rename_wh takes wh,
+ * a nameless node this host holds (daxfs_tmpnode), which the caller's
+ * daxfs_open_put lets go afterwards (freeing it if the rename failed).
+ * Either way the old name is replaced by the whiteout in the rename's own
+ * step, under its intent: all or nothing, also across a crash
+ * (docs/recovery.md "Namespace protocols"). */
 int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		 u64 ddir, const char *dname, u32 dlen, u32 flags);
+int daxfs_rename_wh(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
+		    u64 ddir, const char *dname, u32 dlen, u32 flags, u64 wh);
+int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
+			  u32 slen, u64 ddir, const char *dname, u32 dlen,
+			  u32 flags, u32 uid, u32 gid);
 
 /* readdir: positions 0 and 1 are "." and ".."; entries follow in hash
  * order and their position is hash + 2 (never 0 or 1).  *pos is the

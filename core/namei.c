@@ -1638,7 +1638,10 @@ struct rn {
 	bool has_tgt, sisdir, tisdir;
 	u32 flags;		/* DAXFS_RENAME_* | RN_SRC_GONE */
 	u64 nleaf;		/* new leaf for dname -> src */
-	u64 sleaf;		/* new leaf for sname: whiteout or -> tgt */
+	u64 sleaf;		/* new leaf for sname: whiteout or -> tgt or
+				 * -> wh (RENAME_WHITEOUT) */
+	u64 wh;			/* RENAME_WHITEOUT: the whiteout node */
+	struct daxfs_inode *whp;
 	bool dangling;		/* this try: a name found, its inode not */
 	u64 dead;		/* this try: a directory DEAD but named */
 };
@@ -1667,6 +1670,21 @@ static void clear_bits(struct daxfs_inode *ip, u64 bits)
 	while (v & bits)
 		if (daxfs_cas(&ip->aux, &v, v & ~bits))
 			return;
+}
+
+/*
+ * RENAME_WHITEOUT: the whiteout node's link for the old name, raised in
+ * step 0, goes back to 0 where the old name never became the whiteout's
+ * (rolled back, or the old name gone to an unlinker).  A store, not a
+ * decrement: nobody but this rename can have named the node (nameless,
+ * held by the renamer's open set), so it is right however often a
+ * recoverer repeats it.  The hold then frees it (daxfs_open_put, or the
+ * dead host's open-set drop, which recovery runs after the lanes).
+ */
+static void wh_unname(struct rn *r)
+{
+	if (r->whp)
+		daxfs_store32(&r->whp->nlink, 0);
 }
 
 /* Is anc an ancestor of (or equal to) dir?  Walks parent pointers. */
@@ -1741,7 +1759,8 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 	if (from <= 4) {
 		if (intent_step(op, il, NS_KIND_RENAME, 4, r->flags))
 			return;
-		if (!xchg && !gone)
+		/* a whiteout replaced the old name: same count */
+		if (!xchg && !gone && !(r->flags & DAXFS_RENAME_WHITEOUT))
 			daxfs_dir_count_sub(r->sdp);
 		if (cross && r->sisdir && !(xchg && r->tisdir))
 			daxfs_nlink_dec(r->sdp, 2);
@@ -1822,6 +1841,7 @@ static void rename_gone_drop(struct daxfs_op *op, struct rn *r)
 		daxfs_dirent_free(op, r->sleaf, false);
 	if ((r->flags & DAXFS_RENAME_EXCHANGE) && !r->tisdir)
 		daxfs_inode_unlinked(op, r->tgt.ino);
+	wh_unname(r);
 }
 
 /*
@@ -1875,6 +1895,8 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 		daxfs_nlink_dec(r->sdp, 2);
 	if (done & 16)
 		daxfs_dir_count_sub(r->ddp);
+	if (done & 32)
+		wh_unname(r);
 }
 
 /* A name was found and its inode was not: an unlink freed it after our
@@ -1932,6 +1954,25 @@ static int rename_attrs(const struct rn *r, struct daxfs_inode *sip,
 	    daxfs_attrs_deny(sip, DAXFS_IF_LOCKED) ||
 	    (loses && daxfs_attrs_deny(tip, DAXFS_IF_LOCKED)))
 		return -EPERM;
+	return 0;
+}
+
+/*
+ * RENAME_WHITEOUT: the caller's whiteout must be a nameless node (not a
+ * directory) this host holds (daxfs_tmpnode): only then is its link
+ * count this rename's alone until the old name becomes its name.
+ */
+static int rename_wh_get(struct daxfs_op *op, struct rn *r)
+{
+	struct daxfs_inode *ip;
+	int err = daxfs_inode_get_writable(op, r->wh, &ip);
+
+	if (err)
+		return err == -ENOENT ? -EINVAL : err;
+	if (DAXFS_IS_DIR(daxfs_load32(&ip->mode)) || daxfs_load32(&ip->nlink) ||
+	    !daxfs_open_held_here(op->fs, r->wh))
+		return -EINVAL;
+	r->whp = ip;
 	return 0;
 }
 
@@ -2008,15 +2049,29 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			return err == -ENOENT ? -EAGAIN : err;
 	}
 
+	r->whp = NULL;
+	if (r->wh) {
+		err = rename_wh_get(op, r);
+		if (err)
+			return err;
+	}
+
+	/* both leaves before the intent: a full pool fails here, before
+	 * anything moved */
 	r->nleaf = daxfs_dirent_new(op, dname, dlen, dh, r->src.ino, r->src.type, 0);
 	r->sleaf = 0;
 	if (xchg)
 		r->sleaf = daxfs_dirent_new(op, sname, slen, sh, r->tgt.ino,
 					    r->tgt.type, 0);
+	else if (r->whp)	/* dir_swap keeps a base name's mark */
+		r->sleaf = daxfs_dirent_new(op, sname, slen, sh, r->wh,
+					    daxfs_mode_dtype(daxfs_load32(&r->whp->mode)),
+					    0);
 	else if (r->src.flags & DAXFS_DF_FROM_BASE)
 		r->sleaf = daxfs_dirent_new(op, sname, slen, sh, 0, 0,
 					    DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE);
-	if (!r->nleaf || ((xchg || (r->src.flags & DAXFS_DF_FROM_BASE)) && !r->sleaf)) {
+	if (!r->nleaf || ((xchg || r->whp || (r->src.flags & DAXFS_DF_FROM_BASE)) &&
+			  !r->sleaf)) {
 		err = -ENOSPC;
 		goto free_leaves;
 	}
@@ -2081,6 +2136,14 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		if (err)
 			goto undo;
 		done |= 16;
+	}
+	/* the whiteout's link for the old name, before it is named there
+	 * (0 -> 1: ours, held and nameless, see wh_unname) */
+	if (r->whp) {
+		err = daxfs_nlink_revive(op, r->whp);
+		if (err)
+			goto undo;
+		done |= 32;
 	}
 	err = intent_step(op, op->lane, NS_KIND_RENAME, 1, r->flags);
 	if (err)
@@ -2166,8 +2229,8 @@ static int rename_wait(struct daxfs_op *op, struct waiter *w, struct rn *r)
 	return r->dead ? claim_take(op, w) : 0;
 }
 
-int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
-		 u64 ddir, const char *dname, u32 dlen, u32 flags)
+int daxfs_rename_wh(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
+		    u64 ddir, const char *dname, u32 dlen, u32 flags, u64 wh)
 {
 	struct daxfs_op op;
 	struct waiter w = { 0, 0 };
@@ -2175,9 +2238,13 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	u32 tries;
 	int err, werr;
 
-	if (flags & ~(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE))
+	if (flags & ~(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE |
+		      DAXFS_RENAME_WHITEOUT))
 		return -EINVAL;
-	if ((flags & DAXFS_RENAME_NOREPLACE) && (flags & DAXFS_RENAME_EXCHANGE))
+	if ((flags & DAXFS_RENAME_EXCHANGE) &&
+	    (flags & (DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_WHITEOUT)))
+		return -EINVAL;
+	if (!(flags & DAXFS_RENAME_WHITEOUT) != !wh)
 		return -EINVAL;
 	err = daxfs_name_check(sname, slen);
 	if (!err)
@@ -2195,6 +2262,7 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	r.sdir = sdir;
 	r.ddir = ddir;
 	r.flags = flags;
+	r.wh = wh;
 	err = dir_writable_live(&op, sdir, &r.sdp);
 	if (!err)
 		err = dir_writable_live(&op, ddir, &r.ddp);
@@ -2227,6 +2295,47 @@ int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		claim_release(&op);
 out:
 	daxfs_op_end(&op);
+	return err;
+}
+
+int daxfs_rename(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
+		 u64 ddir, const char *dname, u32 dlen, u32 flags)
+{
+	return daxfs_rename_wh(fs, sdir, sname, slen, ddir, dname, dlen, flags, 0);
+}
+
+/* The whiteout a character device 0/0, as Linux's vfs_whiteout makes. */
+int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
+			  u32 slen, u64 ddir, const char *dname, u32 dlen,
+			  u32 flags, u32 uid, u32 gid)
+{
+	u64 wh;
+	int err;
+
+	if (!(flags & DAXFS_RENAME_WHITEOUT))
+		return daxfs_rename(fs, sdir, sname, slen, ddir, dname, dlen, flags);
+	err = daxfs_tmpnode(fs, sdir, DAXFS_S_IFCHR, uid, gid, 0, &wh);
+	if (err)
+		return err;
+#ifdef DAXFS_BUG_WHITEOUT_STEPS
+	/* the old defect, for the linearizability checker (docs/lincheck.md):
+	 * the rename, then the whiteout linked at the old name, as daxfs.ko
+	 * did before format 10: the old name is missing in between (two
+	 * names of one inode: nothing to do, as the VFS answers itself) */
+	{
+		u64 si = 0, di = 0;
+
+		daxfs_lookup(fs, sdir, sname, slen, &si);
+		daxfs_lookup(fs, ddir, dname, dlen, &di);
+		err = daxfs_rename(fs, sdir, sname, slen, ddir, dname, dlen,
+				   flags & ~DAXFS_RENAME_WHITEOUT);
+		if (!err && si != di)
+			err = daxfs_link_created(fs, wh, sdir, sname, slen);
+	}
+#else
+	err = daxfs_rename_wh(fs, sdir, sname, slen, ddir, dname, dlen, flags, wh);
+#endif
+	daxfs_open_put(fs, wh);
 	return err;
 }
 
@@ -2293,6 +2402,20 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	}
 	r.nleaf = a[3];
 	r.sleaf = a[5];
+	if ((r.flags & DAXFS_RENAME_WHITEOUT) && a[5]) {
+		/* the whiteout is named by its leaf, readable until the
+		 * dead host's open set (its hold) is dropped after us; made
+		 * by daxfs_tmpnode, it is no directory and keeps its ORPHAN
+		 * mark: anything else is damage, left alone (fsck) */
+		struct daxfs_dirent *wd = daxfs_dirent_at(fs, a[5]);
+
+		if (wd && !daxfs_inode_get_writable(op, wd->ino, &r.whp) &&
+		    !DAXFS_IS_DIR(daxfs_load32(&r.whp->mode)) &&
+		    (daxfs_load32(&r.whp->flags) & DAXFS_IF_ORPHAN))
+			r.wh = wd->ino;
+		else
+			r.whp = NULL;
+	}
 #ifdef DAXFS_BUG_EXCHANGE_RECOVERY
 	/* the old defect, for the linearizability checker (docs/testing.md):
 	 * a published leaf another host removed reads as "not published" */
@@ -2339,6 +2462,8 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			intent_step(op, dead_lane, NS_KIND_RENAME, 0, r.flags);
 			rename_undo(op, &r, done);
 		}
+		/* never published: the whiteout was never named */
+		wh_unname(&r);
 		if (step == 0 || !(r.flags & RN_PUBLISHING)) {
 			/* never published: free the leaves (forgotten in
 			 * the dead lane first: a second recoverer must not
@@ -2357,6 +2482,10 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		rename_recover_old(op, dead_lane, &r);
 		step = 2;
 	}
+	/* again where the dead host may have died before rename_gone_drop
+	 * did it (idempotent, see wh_unname) */
+	if (r.flags & RN_SRC_GONE)
+		wh_unname(&r);
 	rename_finish(op, dead_lane, &r, step + 1);
 release:
 	/* the claim, if the dead host still holds it */

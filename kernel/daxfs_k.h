@@ -231,7 +231,6 @@ int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
 		    umode_t mode);
 int daxfs_k_link_tmpfile(struct inode *inode, struct inode *dir, struct dentry *dentry);
 int daxfs_k_whiteout_make(struct inode *dir, u64 *ino);
-int daxfs_k_whiteout_name(struct inode *dir, struct dentry *old, u64 ino);
 void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid);
 
 /* times.c: atime and mapped-write mtime (docs/kernel.md "Timestamps") */

@@ -939,23 +939,26 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		f |= DAXFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		f |= DAXFS_RENAME_EXCHANGE;
-	/* the whiteout exists (nameless) before anything moves */
+	/* the whiteout exists (nameless, held) before anything moves; the
+	 * rename itself puts it at the old name, in its own atomic step */
 	if (flags & RENAME_WHITEOUT) {
 		err = daxfs_k_whiteout_make(old_dir, &wh);
 		if (err)
 			return err;
+		f |= DAXFS_RENAME_WHITEOUT;
 	}
 	do {
-		err = daxfs_rename(DAXFS_FS(old_dir->i_sb), old_dir->i_ino,
-				   old_dentry->d_name.name, old_dentry->d_name.len,
-				   new_dir->i_ino, new_dentry->d_name.name,
-				   new_dentry->d_name.len, f);
+		err = daxfs_rename_wh(DAXFS_FS(old_dir->i_sb), old_dir->i_ino,
+				      old_dentry->d_name.name,
+				      old_dentry->d_name.len, new_dir->i_ino,
+				      new_dentry->d_name.name,
+				      new_dentry->d_name.len, f, wh);
 	} while (daxfs_k_space_retry(old_dir->i_sb, &w, err));
-	if (err) {
-		if (wh)
-			daxfs_open_put(DAXFS_FS(old_dir->i_sb), wh);
+	/* named now (the hold just goes), or freed with it */
+	if (wh)
+		daxfs_open_put(DAXFS_FS(old_dir->i_sb), wh);
+	if (err)
 		return daxfs_kerr(old_dir->i_sb, err, "rename");
-	}
 	daxfs_refresh_inode(old_dir);
 	if (new_dir != old_dir)
 		daxfs_refresh_inode(new_dir);
@@ -964,8 +967,6 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 		daxfs_mark_orphan(victim);
 	else if (victim)
 		daxfs_refresh_inode(victim);
-	if (wh)
-		return daxfs_k_whiteout_name(old_dir, old_dentry, wh);
 	return 0;
 }
 

@@ -107,12 +107,14 @@ int daxfs_k_link_tmpfile(struct inode *inode, struct inode *dir, struct dentry *
 }
 
 /*
- * RENAME_WHITEOUT, first step, before the rename: the whiteout (a
- * character device 0/0, as vfs_whiteout makes) is made nameless and held
- * by this host, so that a full pool fails the call before the rename did
- * anything.  It used to be made after the rename: on a full pool the call
- * failed with ENOSPC with the file already moved and no whiteout left
- * (xfstests generic/626; for overlayfs, a lower file showing again).
+ * RENAME_WHITEOUT, before the rename: the whiteout (a character device
+ * 0/0, as vfs_whiteout makes) is made nameless and held by this host, so
+ * that a full pool fails the call before the rename did anything
+ * (xfstests generic/626).  daxfs_rename_wh then swaps the old name for
+ * it in the rename's own step, under the rename's intent: a crash leaves
+ * the rename undone (the held node goes with the dead host's opens) or
+ * done with the whiteout named (docs/kernel.md).  No dentry is made: the
+ * old name's next lookup finds the whiteout.
  */
 int daxfs_k_whiteout_make(struct inode *dir, u64 *ino)
 {
@@ -127,29 +129,5 @@ int daxfs_k_whiteout_make(struct inode *dir, u64 *ino)
 		err = daxfs_tmpnode(DAXFS_FS(sb), dir->i_ino, mode, uid, gid,
 				    new_encode_dev(WHITEOUT_DEV), ino);
 	} while (daxfs_k_space_retry(sb, &w, err));
-	return daxfs_kerr(sb, err, "whiteout");
-}
-
-/*
- * Second step, the rename done: the held whiteout takes the source name
- * the rename freed, and our hold goes.  Its name needs a directory entry
- * of the size the rename just retired, which the space wait gets back
- * (only another host filling the pool meanwhile can fail it).  A crash
- * between the two steps leaves the rename done and no whiteout
- * (docs/kernel.md); the held node is freed with the dead host's opens.
- * No dentry is made here: the old name's next lookup finds the whiteout.
- */
-int daxfs_k_whiteout_name(struct inode *dir, struct dentry *old, u64 ino)
-{
-	struct super_block *sb = dir->i_sb;
-	struct daxfs_space_wait w = {};
-	int err;
-
-	do {
-		err = daxfs_link_created(DAXFS_FS(sb), ino, dir->i_ino,
-					 old->d_name.name, old->d_name.len);
-	} while (daxfs_k_space_retry(sb, &w, err));
-	daxfs_open_put(DAXFS_FS(sb), ino);
-	daxfs_refresh_inode(dir);
 	return daxfs_kerr(sb, err, "whiteout");
 }

@@ -182,7 +182,8 @@ static int do_link(struct daxfs_handle *h, uint64_t ino, uint64_t dir,
 }
 
 static int do_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
-		     uint64_t ddir, const char *dname, unsigned int flags)
+		     uint64_t ddir, const char *dname, unsigned int flags,
+		     uint32_t uid, uint32_t gid)
 {
 	u32 slen, dlen;
 	int err = check_change(h, sname, &slen);
@@ -191,7 +192,8 @@ static int do_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 		err = check_name(dname, &dlen);
 	if (err)
 		return err;
-	return daxfs_rename(&h->fs, sdir, sname, slen, ddir, dname, dlen, flags);
+	return daxfs_rename_whiteout(&h->fs, sdir, sname, slen, ddir, dname, dlen,
+				     flags, uid, gid);
 }
 
 static int do_setattr(struct daxfs_handle *h, uint64_t ino, uint32_t valid,
@@ -296,7 +298,15 @@ int daxfs_ino_link(struct daxfs_handle *h, uint64_t ino, uint64_t dir,
 int daxfs_ino_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 		     uint64_t ddir, const char *dname, unsigned int flags)
 {
-	LIB_CALL_SPACE(h, do_rename(h, sdir, sname, ddir, dname, flags));
+	LIB_CALL_SPACE(h, do_rename(h, sdir, sname, ddir, dname, flags, h->uid,
+				    h->gid));
+}
+
+int daxfs_ino_rename_wh(struct daxfs_handle *h, uint64_t sdir, const char *sname,
+			uint64_t ddir, const char *dname, unsigned int flags,
+			uint32_t uid, uint32_t gid)
+{
+	LIB_CALL_SPACE(h, do_rename(h, sdir, sname, ddir, dname, flags, uid, gid));
 }
 
 int daxfs_ino_setattr(struct daxfs_handle *h, uint64_t ino, uint32_t valid,

@@ -694,8 +694,8 @@ static int do_path_rename(struct daxfs_handle *h, const char *src, const char *d
 	if (!err)
 		err = entry_resolve(h, dst, -EBUSY, &d);
 	if (!err)
-		err = daxfs_rename(&h->fs, s.dir, s.name, s.len, d.dir, d.name, d.len,
-				   flags);
+		err = daxfs_rename_whiteout(&h->fs, s.dir, s.name, s.len, d.dir,
+					    d.name, d.len, flags, h->uid, h->gid);
 	entry_end(&d);
 	entry_end(&s);
 	return err;

@@ -29,6 +29,38 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRASH_BUILD = os.path.join(REPO, "build", "crash")
 CRASH_LIB = os.path.join(CRASH_BUILD, "libdaxfs.so")
 
+# A victim that renames argv[3] to argv[4] with flags argv[5] and dies at
+# its crash point (DAXFS_CRASH_AT): run_rename_victim.
+RENAME_VICTIM = r'''
+import sys
+sys.path.insert(0, sys.argv[2])
+import daxfs
+r = daxfs.Region(sys.argv[1])
+r.rename(sys.argv[3], sys.argv[4], int(sys.argv[5]))
+sys.exit(3)	# not reached: the crash point kills us
+'''
+
+
+def run_rename_victim(region, point, src, dst, flags):
+    """Runs RENAME_VICTIM on the crash build, checks it died at point
+    (and nowhere else first)."""
+    venv = dict(os.environ, DAXFS_LIB=CRASH_LIB, DAXFS_CRASH_AT=point,
+                DAXFS_CRASH_LOG=region + ".points")
+    v = subprocess.run([sys.executable, "-c", RENAME_VICTIM, region,
+                        os.path.join(REPO, "python"), src, dst, str(flags)],
+                       env=venv, capture_output=True, text=True, timeout=120)
+    assert v.returncode == -9, "victim: %s %s" % (v.returncode, v.stderr[-2000:])
+    with open(region + ".points") as f:
+        assert f.read().split()[0] == point
+
+
+def victim_state(r):
+    """The state of the one other host slot in use (the victim's)."""
+    others = [h["state"] for h in r.info()["hosts"] if not h["self"]]
+    assert len(others) == 1, others
+    return others[0]
+
+
 # The start of a host script run as [python, -c, script, region, python/]:
 # it opens the region as r.
 HOST_SCRIPT = r'''

@@ -9,6 +9,7 @@ one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
 import os
+import stat
 import struct
 import subprocess
 import threading
@@ -24,7 +25,7 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-CURRENT = 9          # format version after --convert (docs/format.md)
+CURRENT = 10         # format version after --convert (docs/format.md)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
@@ -375,6 +376,21 @@ def test_v8_converts_to_current(region_path):
             r.write_file("/f", b"no\n")
         r.setflags("/f", 0)
         assert r.read_file("/f") == b"again\n"
+
+
+def test_v9_converts_to_current(region_path):
+    """Version 9 recovery would read a whiteout rename's intent as a plain
+    rename (docs/format.md, version 10): a version 9 image is refused with
+    advice, --convert only sets the version, and a RENAME_WHITEOUT works
+    on the converted image."""
+    converted_from(region_path, 9, "before atomic rename whiteouts")
+    with daxfs.Region(region_path) as r:
+        r.rename("/small", "/moved", daxfs.RENAME_WHITEOUT)
+        st = r.stat("/small")
+        assert stat.S_ISCHR(st.st_mode) and st.st_rdev == 0, st
+        assert r.read_file("/moved") == b"hello\n"
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
 
 
 def test_convert_refused_while_mounted(v1):

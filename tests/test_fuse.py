@@ -30,6 +30,7 @@ pytestmark = pytest.mark.skipif(hf.skip_reason() is not None,
 NOBODY = 65534
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
+RENAME_WHITEOUT = 4
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -218,6 +219,23 @@ def test_rename_flags(mnt):
     with pytest.raises(OSError) as ei:
         os.rename(b, mnt.path("full"))              # over a non-empty directory
     assert ei.value.errno == errno.ENOTEMPTY
+
+
+def test_rename_whiteout(mnt):
+    """RENAME_WHITEOUT (overlayfs asks it of an upper layer): the file
+    moves and a character device 0/0 takes its old name, in one core
+    rename (before: EINVAL)."""
+    a, c = mnt.path("wa"), mnt.path("wc")
+    with open(a, "w") as f:
+        f.write("A")
+    renameat2(a, c, RENAME_WHITEOUT)
+    st = os.lstat(a)
+    assert stat.S_ISCHR(st.st_mode) and st.st_rdev == 0 and st.st_nlink == 1
+    assert st.st_uid == os.getuid()
+    assert open(c).read() == "A"
+    with pytest.raises(OSError) as ei:
+        renameat2(c, a, RENAME_WHITEOUT | RENAME_EXCHANGE)
+    assert ei.value.errno == errno.EINVAL
 
 
 def test_unlink_of_open_file(mnt, region):

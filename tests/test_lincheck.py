@@ -125,6 +125,36 @@ def test_namespace_crash_points(checker, crash_build):
     assert died and int(died.group(1)) > 0, "no worker died: " + out
 
 
+def test_namespace_whiteout_linearizable(checker):
+    """With RENAME_WHITEOUT in the mix (-W): the old name becomes a
+    whiteout in the rename's second step, so no observer ever finds it
+    missing nor takes it in between (docs/recovery.md "RENAME_WHITEOUT");
+    workers SIGKILLed mid-round and recovered, every round linearizable.
+    Before format 10 lc_run had no -W and the core refused the flag."""
+    rc, out = lincheck(os.path.join(REPO, "build"), "-m", "ns", "-w", "4",
+                       "-o", "20", "-n", "600", "-k", "0.05", "-l", "100",
+                       "-s", "13", "-W")
+    assert rc == 0, out
+    assert " 0 violations" in out
+    wh = re.search(r"lc_run: (\d+) renames left a whiteout", out)
+    assert wh and int(wh.group(1)) > 0, "no whiteout: " + out
+
+
+def test_namespace_whiteout_crash_points(checker, crash_build):
+    """The same on the crash build: workers die at random protocol points
+    (the whiteout's tmpfile.* and every rename.* included), survivors and
+    the driver recover them: every round linearizable (45 s)."""
+    rc, out = lincheck(os.path.join(REPO, "build", "crash"), "-m", "ns",
+                       "-w", "4", "-o", "20", "-t", "45", "-c",
+                       "random:0.0005", "-l", "50", "-s", "43", "-W")
+    assert rc == 0, out
+    assert " 0 violations" in out
+    wh = re.search(r"lc_run: (\d+) renames left a whiteout", out)
+    assert wh and int(wh.group(1)) > 0, "no whiteout: " + out
+    died = re.search(r"lc_run: (\d+) workers died", out)
+    assert died and int(died.group(1)) > 0, "no worker died: " + out
+
+
 def test_namespace_threads(checker):
     """The namespace rounds with clients that are threads of one host
     sharing one handle (-P), not only processes: link and rename racing
@@ -329,6 +359,15 @@ def test_detects_fcache_trust(checker):
     freed (and maybe reused) record.  The workers' data calls go through
     their caches (tests/lincheck/lc_worker.c)."""
     detect("FCACHE_TRUST", "-m", "data", "-w", "4", "-s", "41")
+
+
+def test_detects_whiteout_steps(checker):
+    """The whiteout of a RENAME_WHITEOUT named by a second operation after
+    the rename, as daxfs.ko did before format 10: the old name is missing
+    in between (an lstat sees ENOENT, a create takes it and the rename
+    then fails with EEXIST)."""
+    detect("WHITEOUT_STEPS", "-m", "ns", "-w", "4", "-o", "20", "-l", "100",
+           "-s", "13", "-W")
 
 
 @pytest.mark.skipif(not fixed("EXCHANGE_RECOVERY"),

@@ -33,6 +33,7 @@ def test_calls_match_tmpfs(region, prog):
     assert b"child data: 3456" in out
     assert b"offset after exec read: 7" in out
     assert b"rename across: -1 Invalid cross-device link" in out
+    assert b"whiteout: chr 1 rdev 0 nlink 1" in out      # RENAME_WHITEOUT
 
 
 def test_coreutils_match_tmpfs(region):

@@ -11,9 +11,6 @@ inode without a name, every link count right, fsck clean with nothing to
 repair.
 """
 
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -29,15 +26,6 @@ LEASE_MS = 2000
 SIZE = 16 * env.MiB
 A = cl.data("a", 5000)
 B = cl.data("b", 300)
-
-VICTIM = r'''
-import sys
-sys.path.insert(0, sys.argv[2])
-import daxfs
-r = daxfs.Region(sys.argv[1])
-r.rename(sys.argv[3], sys.argv[4], int(sys.argv[5]))
-sys.exit(3)	# not reached: the crash point kills us
-'''
 
 # (crash point, rename flags, source, destination, the name the survivor
 # reads (finding A there) and unlinks, the names left in /x after the
@@ -67,38 +55,24 @@ def region():
     yield from env.lease_region("rnrec", SIZE, LEASE_MS)
 
 
-def victim_state(r):
-    others = [h["state"] for h in r.info()["hosts"] if not h["self"]]
-    assert len(others) == 1, others
-    return others[0]
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_published_then_unlinked(crash_build, region, case):
     point, flags, src, dst, gone, expect = CASES[case]
-    points = region + ".points"
     with daxfs.Region(region) as r:
         r.mkdir("/x")
         r.mkdir("/y")
         r.write_file("/x/a", A)
         r.write_file("/x/b", B)
         r.write_file("/y/b", B)
-        venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB, DAXFS_CRASH_AT=point,
-                    DAXFS_CRASH_LOG=points)
-        v = subprocess.run([sys.executable, "-c", VICTIM, region,
-                            os.path.join(cl.REPO, "python"), src, dst, str(flags)],
-                           env=venv, capture_output=True, text=True, timeout=120)
-        assert v.returncode == -9, "victim: %s %s" % (v.returncode, v.stderr[-2000:])
-        with open(points) as f:
-            assert f.read().split()[0] == point
+        cl.run_rename_victim(region, point, src, dst, flags)
         # the rename is visible: the victim's source file is at dst
         assert label(r.read_file(dst)) == "A"
         assert label(r.read_file(gone)) == "A"
         r.unlink(gone)
-        assert victim_state(r) == "alive", "unlink came after the recovery"
+        assert cl.victim_state(r) == "alive", "unlink came after the recovery"
         time.sleep(LEASE_MS / 1000 * 1.3)
         r.reclaim()
-        assert victim_state(r) == "recovered"
+        assert cl.victim_state(r) == "recovered"
         assert r.listdir("/y") == ([] if dst.startswith("/y/") else ["b"])
         got = {n: label(r.read_file("/x/" + n)) for n in r.listdir("/x")}
         assert got == {n: label(body) for n, body in expect.items()}

@@ -331,7 +331,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"strict overwrites stored in place" :
 				version < DAXFS_VERSION_V8 ?
 				"before unwritten pages" :
-				"before attribute flags", k->target);
+				version < DAXFS_VERSION_V9 ?
+				"before attribute flags" :
+				"before atomic rename whiteouts", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -33,7 +33,14 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		9u	/* 9: inode attribute flags */
+#define DAXFS_VERSION		10u	/* 10: RENAME_WHITEOUT in the rename intent */
+/* The first version whose rename intent (kind 1) may carry
+ * DAXFS_RENAME_WHITEOUT: the old name's leaf is swapped for a leaf naming
+ * a whiteout node (a[5]) whose link the rename raised, and the old
+ * directory keeps its entry count.  A version 9 recoverer would undo the
+ * count and leave the whiteout's link raised (docs/recovery.md). */
+#define DAXFS_VERSION_WHITEOUT	10u
+#define DAXFS_VERSION_V9	9u	/* 9: inode attribute flags */
 /* The first version whose inode flags may carry the chattr(1) bits
  * DAXFS_IF_IMMUTABLE .. DAXFS_IF_SYNC (docs/attrs.md) */
 #define DAXFS_VERSION_ATTRS	9u

@@ -294,7 +294,9 @@ int daxfs_path_tmpfile(struct daxfs_handle *h, const char *dirpath,
 int daxfs_link_open(struct daxfs_handle *h, uint64_t ino, const char *newpath);
 int daxfs_path_unlink(struct daxfs_handle *h, const char *path);
 int daxfs_path_rmdir(struct daxfs_handle *h, const char *path);
-/* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE (Linux values). */
+/* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE, DAXFS_RENAME_WHITEOUT
+ * (Linux values; the whiteout is a character device 0/0 owned by the
+ * handle's uid and gid, left at src in the rename's own atomic step). */
 int daxfs_path_rename(struct daxfs_handle *h, const char *src, const char *dst,
 		      unsigned int flags);
 /* Hard link: oldpath's final symlink is not followed (like linkat(2)

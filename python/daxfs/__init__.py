@@ -35,12 +35,13 @@ from ._xattr import XattrMixin
 __all__ = [
     "DaxfsError", "File", "FileMap", "Region", "StatResult", "mkfs",
     "strerror",
-    "RENAME_NOREPLACE", "RENAME_EXCHANGE",
+    "RENAME_NOREPLACE", "RENAME_EXCHANGE", "RENAME_WHITEOUT",
 ]
 
 FileMap = _map.FileMap
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
+RENAME_WHITEOUT = 4     # leaves a character device 0/0 at src, atomically
 
 HOST_STATES = {0: "free", 1: "alive", 2: "dead", 3: "recovering", 4: "recovered"}
 TARGET_KINDS = {0: "file", 1: "block", 2: "devdax"}
@@ -402,7 +403,8 @@ class Region(XattrMixin):
         _check(self._lib.daxfs_path_rmdir(self._handle(), p), p)
 
     def rename(self, src, dst, flags=0):
-        """Renames src to dst (flags: RENAME_NOREPLACE, RENAME_EXCHANGE)."""
+        """Renames src to dst (flags: RENAME_NOREPLACE, RENAME_EXCHANGE,
+        RENAME_WHITEOUT)."""
         s, d = _path(src), _path(dst)
         _check(self._lib.daxfs_path_rename(self._handle(), s, d, flags),
                s, d)

@@ -286,7 +286,7 @@ static void t_mutate(void)
 	struct daxfs_fs fs, ro, fs2;
 	struct daxfs_attr a;
 	struct coll c;
-	u64 ino, ino2;
+	u64 ino, ino2, sz;
 	char n[16];
 	int i, bad = 0;
 
@@ -369,6 +369,31 @@ static void t_mutate(void)
 	CHECK_EQ(c.n, 5);	/* . .. sub link big, nothing twice */
 	CHECK_EQ(count(&c, "sub"), 1);
 	CHECK_EQ(count(&c, "link"), 1);
+	/* a base name renamed with a whiteout: a whiteout node takes the
+	 * name (one more entry); unlinking the node still hides the base
+	 * name (its leaf kept the base mark, dir_swap) */
+	CHECK_EQ(daxfs_getattr(&fs, 6, &a), 0);
+	sz = a.size;
+	CHECK_EQ(daxfs_rename_whiteout(&fs, 6, "b3", 2, 6, "b3x", 3,
+				       DAXFS_RENAME_WHITEOUT, 0, 0), 0);
+	CHECK_EQ(daxfs_lookup(&ro, 6, "b3x", 3, &ino), 0);
+	CHECK_EQ(ino, 10);
+	CHECK_EQ(daxfs_lookup(&ro, 6, "b3", 2, &ino), 0);
+	CHECK_EQ(daxfs_getattr(&fs2, ino, &a), 0);
+	CHECK_EQ(a.mode & 0170000, DAXFS_S_IFCHR);
+	CHECK_EQ(a.nlink, 1);
+	CHECK_EQ(daxfs_getattr(&fs, 6, &a), 0);
+	CHECK_EQ(a.size, sz + 1);
+	list(&ro, 6, &c, false);
+	CHECK_EQ(c.n, NBIG + 2);
+	CHECK_EQ(count(&c, "b3"), 1);
+	CHECK_EQ(daxfs_unlink(&fs2, 6, "b3", 2), 0);
+	CHECK_EQ(daxfs_lookup(&ro, 6, "b3", 2, &ino), -ENOENT);
+	list(&ro, 6, &c, false);
+	CHECK_EQ(c.n, NBIG + 1);
+	CHECK_EQ(count(&c, "b3"), 0);
+	CHECK_EQ(daxfs_getattr(&fs, 6, &a), 0);
+	CHECK_EQ(a.size, sz);
 }
 
 int main(void)

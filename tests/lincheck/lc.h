@@ -69,6 +69,7 @@ struct lc_shm {
 	uint32_t no_rename;		/* -N: no rename in the mix */
 	uint32_t no_trunc;		/* -T: no truncate in data rounds */
 	uint32_t no_link;		/* -L: no link in namespace rounds */
+	uint32_t whiteout;		/* -W: RENAME_WHITEOUT in the mix */
 	uint32_t falloc;		/* -F: fallocate in data rounds */
 	uint32_t delay_us;		/* -d: up to this pause before each op */
 	uint32_t flip;			/* -X: a guest client lies once (test) */

@@ -42,6 +42,7 @@ struct opts {
 	uint64_t size, rounds, seed;
 	double seconds, kill_p;
 	int workers, ops, mode, lease_ms, fill, no_rename, no_trunc, no_link;
+	int whiteout;
 	int falloc;
 	int threads;		/* clients per worker process (-P) */
 	int hosts;		/* workers * threads: the processes' slots */
@@ -230,6 +231,7 @@ static void setup_round(struct opts *o, uint64_t n)
 	S->no_rename = o->no_rename;
 	S->no_trunc = o->no_trunc;
 	S->no_link = o->no_link;
+	S->whiteout = o->whiteout;
 	S->falloc = o->falloc;
 	S->seed = o->seed;
 	S->delay_us = o->delay_us;
@@ -338,6 +340,14 @@ static int changes(const struct lc_rec *r)
 	return 1;
 }
 
+/* -W: a rename with RENAME_WHITEOUT that returned 0 (the report says
+ * the mix had some, so a test knows the checker saw whiteouts) */
+static int whiteout_done(const struct lc_rec *r)
+{
+	return r->op == LC_RENAME && (r->c & DAXFS_RENAME_WHITEOUT) && r->ret &&
+	       r->res == 0;
+}
+
 /*
  * -K: stops guest client i's QEMU (every thread: a vCPU that still ran
  * could record a return after we looked) and looks at the client's last
@@ -443,7 +453,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
 		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
-		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F]\n"
+		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F] [-W]\n"
 		"              [-P THREADS] [-g GUESTS -x PAGE] [-d DELAY_US] [-X SLOT]\n"
 		"              [-K SLOT:PIDFILE]\n"
 		"  -g, -x: GUESTS more clients in QEMU guests, the shared page in PAGE\n"
@@ -452,7 +462,8 @@ static void usage(void)
 		"  -X: client SLOT (a guest's) lies, to show that the checker sees it\n"
 		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
 		"  -P: THREADS clients in each worker process, sharing its handle\n"
-		"  -F: fallocate (every mode) in data rounds\n");
+		"  -F: fallocate (every mode) in data rounds\n"
+		"  -W: renames with RENAME_WHITEOUT too (one in five)\n");
 	exit(2);
 }
 
@@ -463,7 +474,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .workers = 4, .ops = 20, .rounds = 100,
 			    .size = 64, .lease_ms = 300, .seed = 1,
 			    .threads = 1 };
-	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:K:NTLF")) != -1) {
+	while ((c = getopt(argc, argv, "r:w:o:n:t:m:k:s:S:l:f:c:P:g:x:d:X:K:NTLFW")) != -1) {
 		switch (c) {
 		case 'r': o->region = optarg; break;
 		case 'w': o->workers = atoi(optarg); break;
@@ -482,6 +493,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'T': o->no_trunc = 1; break;
 		case 'L': o->no_link = 1; break;
 		case 'F': o->falloc = 1; break;
+		case 'W': o->whiteout = 1; break;
 		case 'P': o->threads = atoi(optarg); break;
 		case 'g': o->guests = atoi(optarg); break;
 		case 'x': o->page = optarg; break;
@@ -525,6 +537,7 @@ static void run_rounds(struct opts *o)
 {
 	double t0 = now_s();
 	uint64_t n, rnd = o->seed * 2654435761ULL + 17, total = 0, deaths = 0;
+	uint64_t whiteouts = 0;
 	uint64_t gk_from = 0, gk_round = 0, gk_open = 0;
 	int i, j, victim, gvictim;
 	long kill_us;
@@ -592,6 +605,7 @@ static void run_rounds(struct opts *o)
 					   !S->slots[i].recs[j].ret;
 				emit(stdout, i, &S->slots[i].recs[j]);
 				total++;
+				whiteouts += whiteout_done(&S->slots[i].recs[j]);
 			}
 		}
 		for (j = 0; j < nr_obs; j++)
@@ -609,6 +623,9 @@ static void run_rounds(struct opts *o)
 	 * worker started again */
 	fprintf(stderr, "lc_run: %llu workers died\n",
 		(unsigned long long)deaths);
+	if (o->whiteout)
+		fprintf(stderr, "lc_run: %llu renames left a whiteout\n",
+			(unsigned long long)whiteouts);
 	if (gk_round)
 		fprintf(stderr, "lc_run: guest client %d killed in round %llu, "
 			"%llu operation(s) open; %llu rounds after it\n",

@@ -57,9 +57,10 @@ static void pick_ns(struct lc_client *c, struct lc_rec *r)
 		LC_RENAME, LC_RENAME, LC_RENAME, LC_LINK, LC_SYMLINK,
 		LC_STAT, LC_STAT, LC_STAT, LC_READDIR, LC_TRUNC,
 	};
+	/* the last only with -W (the first four keep their seeds' draws) */
 	static const int64_t rflags[] = {
 		0, DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE,
-		DAXFS_RENAME_EXCHANGE,
+		DAXFS_RENAME_EXCHANGE, DAXFS_RENAME_WHITEOUT,
 	};
 
 	do
@@ -75,7 +76,7 @@ static void pick_ns(struct lc_client *c, struct lc_rec *r)
 	if (r->op == LC_CREATE)
 		r->c = c->vfs ? 1 : pick(c, 2);
 	else if (r->op == LC_RENAME)
-		r->c = rflags[pick(c, 4)];
+		r->c = rflags[pick(c, c->s->whiteout ? 5 : 4)];
 	else if (r->op == LC_TRUNC)
 		r->c = pick(c, 4) * 100;
 	r->d = c->vfs;		/* the VFS's errno order (link) */

@@ -249,6 +249,14 @@ static void meta_calls(void)
 	show("rename", rename("hard", "hard2"));
 	show("renameat2 noreplace", renameat2(AT_FDCWD, "hard2", AT_FDCWD, "f",
 					      RENAME_NOREPLACE));
+	/* the whiteout: a character device 0/0 at the old name */
+	show("renameat2 whiteout", renameat2(AT_FDCWD, "hard2", AT_FDCWD, "hard3",
+					     RENAME_WHITEOUT));
+	show("lstat whiteout", lstat("hard2", &st));
+	printf("whiteout: chr %d rdev %lu nlink %lu\n", S_ISCHR(st.st_mode),
+	       (unsigned long)st.st_rdev, (unsigned long)st.st_nlink);
+	show("unlink whiteout", unlink("hard2"));
+	show("rename back", rename("hard3", "hard2"));
 	show("unlink", unlink("hard2"));
 	show("unlink missing", unlink("hard2"));
 	show("unlink dir", unlink("d"));

@@ -18,7 +18,8 @@
 #include "dfuse.h"
 #include "lib/timens.h"
 
-#define DFUSE_RENAME_FLAGS	(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE)
+#define DFUSE_RENAME_FLAGS	(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE | \
+				 DAXFS_RENAME_WHITEOUT)
 
 static struct dfuse *dfuse_of(fuse_req_t req)
 {
@@ -308,11 +309,16 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      unsigned int flags)
 {
 	struct dfuse *d = dfuse_of(req);
+	uint64_t dir = dfuse_ino(d, parent);
+	uint32_t m = S_IFCHR, uid = 0, gid = 0;
 
 	if (flags & ~DFUSE_RENAME_FLAGS)
-		return reply_err(req, EINVAL);	/* RENAME_WHITEOUT */
-	reply_err(req, daxfs_ino_rename(d->h, dfuse_ino(d, parent), name,
-					dfuse_ino(d, newparent), newname, flags));
+		return reply_err(req, EINVAL);
+	/* a whiteout is the caller's, as a mknod's (one rename makes it) */
+	if (flags & DAXFS_RENAME_WHITEOUT)
+		new_owner(req, dir, &m, &uid, &gid);
+	reply_err(req, daxfs_ino_rename_wh(d->h, dir, name, dfuse_ino(d, newparent),
+					   newname, flags, uid, gid));
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t node, fuse_ino_t newparent,

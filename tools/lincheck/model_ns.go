@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 
 // The sequential model of a round's directory (namespace rounds): four
-// names, each empty or naming a file, an (always empty) directory or a
-// symlink that never resolves.  Hard links share an identity: a file's is
+// names, each empty or naming a file, an (always empty) directory, a
+// symlink that never resolves or a whiteout (RENAME_WHITEOUT, lc_run -W).  Hard links share an identity: a file's is
 // its inode number (create reports it); a directory's, a symlink's and a
 // file whose create never returned get a placeholder (>= pseudo) that a
 // later stat binds to the inode number it sees.  Every name also carries
@@ -10,7 +10,9 @@
 //
 // A rename is not one atomic step in DaxFS (docs/namespace.md, "Rename"):
 // it publishes the new name (step 1), then drops the old one (step 2), and
-// between the two both names exist.  readHistory splits every rename that
+// between the two both names exist.  With RENAME_WHITEOUT step 2 puts a
+// new whiteout (a character device 0/0) at the old name in the same
+// instant: the old name is never missing (docs/recovery.md).  readHistory splits every rename that
 // succeeded or never returned into two operations over the same interval,
 // opRenameP and opRenameD, and the model lets them take effect at two
 // points, in that order; one cluster-wide claim serializes renames, so at
@@ -57,6 +59,23 @@ const (
 	tLink
 )
 
+// tWhiteout: a character device (0/0), what lc_type_of calls "other".
+const tWhiteout = 9
+
+func typeName(t uint8) string {
+	switch t {
+	case tFile:
+		return "file"
+	case tDir:
+		return "dir"
+	case tLink:
+		return "symlink"
+	case tWhiteout:
+		return "whiteout"
+	}
+	return "?"
+}
+
 const pseudo = uint64(1) << 48
 
 type entry struct {
@@ -72,6 +91,7 @@ type inflight struct {
 	a        int8
 	xchg     bool
 	noop     bool
+	wh       bool // RENAME_WHITEOUT: step 2 leaves a whiteout at a
 	src, tgt entry
 }
 
@@ -285,6 +305,8 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 			return errno(syscall.ENOENT), s
 		case tDir:
 			return errno(syscall.EISDIR), s
+		case tWhiteout:
+			return errno(syscall.EINVAL), s
 		}
 		return 0, s.setSize(ea.id, uint64(in.c))
 	}
@@ -294,6 +316,7 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 const (
 	renameNoreplace = 1
 	renameExchange  = 2
+	renameWhiteout  = 4
 )
 
 // renameCheck: the errno a rename of a to b returns (0: it goes ahead).
@@ -330,7 +353,8 @@ func (s nsState) renamePublish(in input) (int64, nsState) {
 		return res, s
 	}
 	fl := inflight{id: int32(in.id) + 1, a: int8(a),
-		xchg: flags&renameExchange != 0, src: ea, tgt: eb}
+		xchg: flags&renameExchange != 0, wh: flags&renameWhiteout != 0,
+		src: ea, tgt: eb}
 	if eb.typ != tNone && ea.id == eb.id && ea.typ == eb.typ {
 		fl.noop = true // two links of one object: nothing to do
 	} else {
@@ -362,6 +386,12 @@ func (s nsState) renameDrop() nsState {
 		s.e[fl.a] = entry{}
 		if fl.xchg {
 			s.e[fl.a] = fl.tgt
+		}
+		if fl.wh {
+			// a new object (the rename's own identity: no other
+			// operation of its id makes one), on the leaf tag 2
+			s.e[fl.a] = entry{typ: tWhiteout, leaf: fl.tgt.leaf,
+				id: pseudo + uint64(fl.id-1)}
 		}
 	case fl.xchg && fl.tgt.typ == tDir && cur.typ == tNone:
 		s.e[fl.a] = fl.tgt
@@ -601,7 +631,7 @@ var nsModel = porcupine.NondeterministicModel{
 		for i, e := range s.e {
 			if e.typ != tNone {
 				d += fmt.Sprintf("%c=%s#%x/%d ", 'a'+i,
-					[]string{"", "file", "dir", "symlink"}[e.typ], e.id, e.size)
+					typeName(e.typ), e.id, e.size)
 			}
 		}
 		if s.fl.id != 0 {
