@@ -355,6 +355,7 @@ struct daxfs_space_wait {
 	s64 limit_ns;			/* the wait never goes past it */
 	s64 start_ns;			/* the first failure */
 	u32 freed;			/* re-runs because the wait freed space */
+	bool settled;			/* the last look found nothing pending */
 };
 
 /* Outside any op: is freed space still coming (limbo behind an epoch a

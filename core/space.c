@@ -119,6 +119,7 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	/* monotonic: a wall clock stepped forward must not end the wait */
 	s64 now = daxfs_mono_ns();
 	enum space_why why;
+	bool freed, settled;
 	u64 used;
 	u32 ms;
 
@@ -139,23 +140,24 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	 * on every host's chain */
 	used = daxfs_load(daxfs_state_word(fs, used_bytes));
 	daxfs_reclaim_for_space(fs);
+	freed = daxfs_load(daxfs_state_word(fs, used_bytes)) < used;
+	why = space_pending(fs);
+	settled = w->settled;
+	w->settled = why == SPACE_NONE;
+	w->why = (u32)why;
 	if (!w->tries++)
 		return 0;	/* once at once: the op's own lane held it back */
 	/* this reclaim freed space (a dead host's recovery let the epoch
-	 * move, and all its limbo went at once): nothing may be pending
-	 * any more, but the call has not seen that space yet.  Another
-	 * host's allocations can hide a free here; the ENOSPC then stands
-	 * as when that host had taken the space first.  Bounded: where other
+	 * move, and all its limbo went at once): the call has not seen that
+	 * space yet.  Another host's allocations can hide a free here (the
+	 * rule below still re-runs the call once).  Bounded: where other
 	 * hosts churn a pool full of live data, their frees would otherwise
 	 * keep us re-running up to the limit. */
-	if (daxfs_load(daxfs_state_word(fs, used_bytes)) < used &&
-	    w->freed < SPACE_FREED_RERUNS) {
+	if (freed && w->freed < SPACE_FREED_RERUNS) {
 		w->freed++;
 		w->why = DAXFS_SPACE_FREED;
 		return 0;
 	}
-	why = space_pending(fs);
-	w->why = (u32)why;
 	/* a dead host is recovered within about a lease of our look, however
 	 * many die one after the other: wait for it (up to the limit, for a
 	 * peer that garbles the host table); a live host's slow op only up to
@@ -164,7 +166,16 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	 * a live op found then gets its whole wait) */
 	if (why == SPACE_DEAD && w->deadline_ns < now + wait_ns(fs))
 		w->deadline_ns = now + wait_ns(fs);
-	if (why == SPACE_NONE || (why == SPACE_LIVE && now >= w->deadline_ns))
+	/* nothing pending: nothing more comes free by waiting, so a call
+	 * that starts now sees every byte the wait could wait for.  The
+	 * ENOSPC stands only when the call failed again after a look that
+	 * already found nothing pending.  Limbo also goes between two looks,
+	 * not in the look's reclaim: the failing call's own op end reclaims
+	 * (daxfs_op_end, every DAXFS_RECLAIM_EVERY ops), recovers the dead
+	 * host and frees all behind it after the call's allocation failed */
+	if (why == SPACE_NONE)
+		return settled ? -1 : 0;
+	if (why == SPACE_LIVE && now >= w->deadline_ns)
 		return -1;
 	ms = 1u << (w->tries < 7 ? w->tries - 1 : 6);
 	return (int)(ms < SPACE_MAX_SLEEP_MS ? ms : SPACE_MAX_SLEEP_MS);
