@@ -302,7 +302,7 @@ int daxfs_ino_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 				    h->gid));
 }
 
-int daxfs_ino_rename_wh(struct daxfs_handle *h, uint64_t sdir, const char *sname,
+int daxfs_ino_rename_as(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 			uint64_t ddir, const char *dname, unsigned int flags,
 			uint32_t uid, uint32_t gid)
 {

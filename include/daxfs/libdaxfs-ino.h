@@ -41,10 +41,10 @@ int daxfs_ino_link(struct daxfs_handle *h, uint64_t ino, uint64_t dir,
 		   const char *name);
 /* flags: DAXFS_RENAME_NOREPLACE, DAXFS_RENAME_EXCHANGE, DAXFS_RENAME_WHITEOUT
  * (the whiteout, a character device 0/0, owned by the handle's uid and
- * gid; with daxfs_ino_rename_wh by uid and gid). */
+ * gid; with daxfs_ino_rename_as by uid and gid). */
 int daxfs_ino_rename(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 		     uint64_t ddir, const char *dname, unsigned int flags);
-int daxfs_ino_rename_wh(struct daxfs_handle *h, uint64_t sdir, const char *sname,
+int daxfs_ino_rename_as(struct daxfs_handle *h, uint64_t sdir, const char *sname,
 			uint64_t ddir, const char *dname, unsigned int flags,
 			uint32_t uid, uint32_t gid);
 /* The core's setattr (DAXFS_ATTR_* in valid); a size needs a regular file. */

@@ -317,7 +317,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	/* a whiteout is the caller's, as a mknod's (one rename makes it) */
 	if (flags & DAXFS_RENAME_WHITEOUT)
 		new_owner(req, dir, &m, &uid, &gid);
-	reply_err(req, daxfs_ino_rename_wh(d->h, dir, name, dfuse_ino(d, newparent),
+	reply_err(req, daxfs_ino_rename_as(d->h, dir, name, dfuse_ino(d, newparent),
 					   newname, flags, uid, gid));
 }
 
