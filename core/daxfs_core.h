@@ -109,10 +109,15 @@ struct daxfs_fs {
 	 * daxfs_fs_open(); NULL: this fs declares no host dead */
 	struct daxfs_host_obs *obs;
 	s64 renewed_ns;			/* our last renewal, daxfs_mono_ns() */
-	/* the front end stopped this host (the kernel: metadata it loads
-	 * directly went bad, kernel/media.c; a shutdown, kernel/shutdown.c):
-	 * fenced as if declared dead, and daxfs_op_begin fails with -EIO */
+	/* the front end stopped this host: metadata it loads directly went
+	 * bad (kernel/media.c).  Fenced as if declared dead, and
+	 * daxfs_op_begin fails with -EIO */
 	bool stopped;
+	/* the host was shut down (FS_IOC_SHUTDOWN, kernel/shutdown.c;
+	 * daxfs_region_shutdown): daxfs_op_begin fails with -EIO, but an op
+	 * already in flight is not fenced and runs to its end, so that a
+	 * shutdown leaves only whole ops behind (docs/kernel.md "Shutdown") */
+	bool shut;
 };
 
 /* An operation in progress: one lane claimed, one epoch announced. */

@@ -519,11 +519,11 @@ int daxfs_host_renew(struct daxfs_fs *fs)
 }
 
 /*
- * A host that stopped itself (a shutdown, kernel/shutdown.c) and whose ops
- * have all ended gives up its slot as a crash would leave it, but marked
- * DEAD at once: the next host to look (a join, a reclaim pass) recovers it
+ * A host that shut itself down (kernel/shutdown.c) and whose ops have all
+ * ended gives up its slot as a crash would leave it, but marked DEAD at
+ * once: the next host to look (a join, a reclaim pass) recovers it
  * without waiting out the lease.  Nothing of ours can race the recoverer:
- * no op is running, and fs->stopped fences any that would start.
+ * no op is running, and fs->shut refuses any that would start.
  */
 int daxfs_host_abandon(struct daxfs_fs *fs)
 {
@@ -622,9 +622,10 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->lane_idx = 0;
 	op->has_claim = false;
 	/* a page of the lanes or the host table that went bad is never
-	 * loaded (a machine check): the host stops instead; a host the
-	 * front end stopped (a shutdown: kernel/shutdown.c) starts nothing */
-	if (daxfs_unlikely(daxfs_once(fs->stopped) || daxfs_media_fixed_bad(fs)))
+	 * loaded (a machine check): the host stops instead; a host shut
+	 * down (kernel/shutdown.c) starts nothing */
+	if (daxfs_unlikely(daxfs_once(fs->stopped) || daxfs_once(fs->shut) ||
+			   daxfs_media_fixed_bad(fs)))
 		return -EIO;
 	if (fs->host == DAXFS_NO_HOST)
 		return 0;

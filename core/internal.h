@@ -131,6 +131,9 @@ static inline bool daxfs_host_still_mine(struct daxfs_fs *fs)
  */
 static inline bool daxfs_fenced(const struct daxfs_op *op)
 {
+	/* tests shut the host down here (lib/crash.c "fence"): a shutdown
+	 * must not stop an op in flight (docs/kernel.md "Shutdown") */
+	daxfs_crash_point("fence");
 	/* a lane: joined; stopped (kernel/media.c): our slot's word may lie
 	 * on a bad block, so not loaded */
 	return op->lane && (daxfs_unlikely(daxfs_once(op->fs->stopped)) ||

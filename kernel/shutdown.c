@@ -8,12 +8,16 @@
  * A daxfs host has no journal to cut: every write is in the region when
  * it returns.  What a crash of this host means to the others is a slot
  * whose lease runs out, and recovery by a survivor (docs/recovery.md).
- * So a shutdown is exactly that: the host fences itself (the core's
- * fs->stopped: every publishing CAS in flight stops, every new op fails
- * with EIO), stops renewing, and drops its mappings; it never leaves its
- * slot.  Another host, or this one's next mount, finds the lease expired
- * and recovers the slot as after a real crash.  That is the point for
- * the tests that use it: each shutdown runs recovery.
+ * So a shutdown is exactly that: every new op fails with EIO (the core's
+ * fs->shut), the host stops renewing and drops its mappings, and at
+ * unmount it gives its slot up as DEAD.  Another host, or this one's next
+ * mount, recovers the slot as after a real crash: its open files and its
+ * locks.  That is the point for the tests that use it: each shutdown runs
+ * recovery.  The ops in flight at the shutdown run to their end, as if
+ * the crash had come just after them: stopped at a fence instead, they
+ * would leave the residual windows of docs/recovery.md (a record
+ * allocated and not yet named, a count marked and not yet dropped) for
+ * fsck to find.
  */
 #include "daxfs_k.h"
 
@@ -40,7 +44,8 @@ static int daxfs_shutdown(struct super_block *sb, u32 how)
 	pr_warn("%s: shut down (FS_IOC_SHUTDOWN): this host stops as if it had crashed; every operation fails with EIO, the lease is no longer renewed and the next mount or another host recovers the slot\n",
 		sb->s_id);
 	WRITE_ONCE(sbi->shut, true);
-	WRITE_ONCE(sbi->fs.stopped, true);
+	/* new ops fail with EIO; those in flight run to their end */
+	WRITE_ONCE(sbi->fs.shut, true);
 	WRITE_ONCE(sbi->dead, true);
 	/* the lease work drops every mapping of ours at its next run */
 	mod_delayed_work(system_long_wq, &sbi->lease_work, 0);

@@ -22,6 +22,14 @@
  *                                            SIGUSR1: the host's other
  *                                            threads go on (races between
  *                                            threads of one host)
+ *   DAXFS_CRASH_STOP=shutdown                every open handle shuts down
+ *                                            (daxfs_region_shutdown) and
+ *                                            the thread goes on: the op in
+ *                                            flight must run to its end
+ *
+ * The point "fence" is hit at every fence check (core/internal.h), for
+ * "fence:N"; random mode skips it, so that its kills stay spread over the
+ * protocol steps.
  *
  * The process kills itself with SIGKILL: no handler, no flush, no atexit,
  * exactly as if the host had lost power between two stores.
@@ -36,6 +44,7 @@
 #include <unistd.h>
 
 #include "core/compat.h"
+#include "libdaxfs-internal.h"
 
 #define MAX_TARGETS 16
 
@@ -131,6 +140,10 @@ static void die(const char *name, unsigned long hit)
 		thread_wait();
 		return;
 	}
+	if (stop && !strcmp(stop, "shutdown")) {
+		lib_shutdown_all();
+		return;
+	}
 	if (stop) {
 		kill(getpid(), SIGSTOP);
 		return;
@@ -159,6 +172,9 @@ void daxfs_crash_point(const char *name)
 	h = __atomic_add_fetch(&total_hits, 1, __ATOMIC_RELAXED);
 	if (rand_p > 0) {
 		unsigned long long x;
+
+		if (!strcmp(name, "fence"))
+			return;
 
 		/* splitmix64 step; races between threads only perturb it */
 		x = (rand_state += 0x9e3779b97f4a7c15ULL);

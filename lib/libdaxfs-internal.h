@@ -106,4 +106,7 @@ int lib_map_region(int fd, enum daxfs_target_kind kind, int prot,
  * prologue of every modifying call. */
 int lib_writable(struct daxfs_handle *h);
 
+/* Every open handle shuts down (lib/crash.c, DAXFS_CRASH_STOP=shutdown). */
+void lib_shutdown_all(void);
+
 #endif /* DAXFS_LIBDAXFS_INTERNAL_H */

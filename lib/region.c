@@ -326,7 +326,7 @@ static void *heartbeat_main(void *arg)
 		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
 		if (h->hb_stop)
 			break;
-		if (h->need_rejoin)
+		if (h->need_rejoin || __atomic_load_n(&h->fs.shut, __ATOMIC_ACQUIRE))
 			continue;
 		err = daxfs_host_renew(&h->fs);
 		/* time the others' renewals all along, so that a host
@@ -384,7 +384,9 @@ int lib_rejoin(struct daxfs_handle *h)
 
 	if (daxfs_likely(!__atomic_load_n(&h->need_rejoin, __ATOMIC_ACQUIRE)))
 		return 0;
-	if (!h->want_join || lib_call_inside(h))
+	/* shut down: no new slot either (daxfs_op_begin refuses) */
+	if (!h->want_join || lib_call_inside(h) ||
+	    __atomic_load_n(&h->fs.shut, __ATOMIC_ACQUIRE))
 		return 0;
 	lib_gate_close(h);
 	pthread_mutex_lock(&h->lock);
@@ -606,10 +608,33 @@ void daxfs_region_close(struct daxfs_handle *h)
 	 * slot in fs.host: leave only a slot that is ours. */
 	if (h->want_join && h->fork_gen == lib_fork_gen &&
 	    h->fs.host != DAXFS_NO_HOST) {
-		lib_backing_detach(h);
-		daxfs_host_leave(&h->fs);
+		if (__atomic_load_n(&h->fs.shut, __ATOMIC_ACQUIRE)) {
+			/* as a crash leaves it, DEAD at once; -ESTALE:
+			 * declared dead already, recovered or about to be */
+			daxfs_host_abandon(&h->fs);
+		} else {
+			lib_backing_detach(h);
+			daxfs_host_leave(&h->fs);
+		}
 	}
 	handle_free(h);
+}
+
+void daxfs_region_shutdown(struct daxfs_handle *h)
+{
+	if (h)
+		__atomic_store_n(&h->fs.shut, true, __ATOMIC_RELEASE);
+}
+
+/* DAXFS_CRASH_STOP=shutdown (lib/crash.c): every open handle shuts down. */
+void lib_shutdown_all(void)
+{
+	struct daxfs_handle *h;
+
+	pthread_mutex_lock(&lib_list_lock);
+	for (h = lib_handles; h; h = h->next)
+		daxfs_region_shutdown(h);
+	pthread_mutex_unlock(&lib_list_lock);
 }
 
 /* The core view, for callers that use the core directly: joins again

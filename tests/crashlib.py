@@ -477,8 +477,34 @@ def victim(region, logpath, seed, nops, base):
     os.write(fd, b"D\n")
 
 
+def shut_victim(region, logpath, seed, nops, base):
+    """victim() for DAXFS_CRASH_STOP=shutdown: the host shuts down at the
+    point and goes on; the first call that then fails (EIO) ends the
+    workload ("S i": op i failed), and close() gives the slot up DEAD,
+    as daxfs.ko's unmount after FS_IOC_SHUTDOWN does."""
+    import errno
+    import daxfs
+    ops = gen_ops(seed, nops, base)
+    fd = os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    r = daxfs.Region(region)
+    os.write(fd, b"J\n")
+    held = {}
+    try:
+        for i, op in enumerate(ops):
+            os.write(fd, b"B %d\n" % i)
+            do_op(r, op, held)
+            os.write(fd, b"E %d\n" % i)
+        r.reclaim()
+    except OSError as e:
+        if e.errno != errno.EIO:
+            raise
+        os.write(fd, b"S %d\n" % i)
+    r.close()
+    os.write(fd, b"D\n")
+
+
 def spawn_victim(region, logpath, seed, nops, base, crash_at, crash_log=None,
-                 lib=CRASH_LIB):
+                 lib=CRASH_LIB, stop=None):
     env = dict(os.environ)
     env["DAXFS_LIB"] = lib
     env["DAXFS_PYDIR"] = os.path.join(REPO, "python")
@@ -489,7 +515,11 @@ def spawn_victim(region, logpath, seed, nops, base, crash_at, crash_log=None,
         env.pop("DAXFS_CRASH_AT", None)
     if crash_log:
         env["DAXFS_CRASH_LOG"] = crash_log
-    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "victim",
+    env.pop("DAXFS_CRASH_STOP", None)
+    if stop:
+        env["DAXFS_CRASH_STOP"] = stop
+    role = "shut_victim" if stop == "shutdown" else "victim"
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), role,
                              region, logpath, str(seed), str(nops), base], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -606,5 +636,6 @@ def check_victim(r, ops, done, inflight, may_tear=None):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "victim":
-        victim(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    if sys.argv[1] in ("victim", "shut_victim"):
+        role = victim if sys.argv[1] == "victim" else shut_victim
+        role(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])

@@ -122,6 +122,16 @@ int daxfs_region_open_opts(const char *path, const struct daxfs_open_opts *o,
 void daxfs_region_close(struct daxfs_handle *h);
 
 /*
+ * Shuts this host down as if it had crashed, FS_IOC_SHUTDOWN's twin
+ * (docs/kernel.md "Shutdown"): the calls in flight run to their end,
+ * every later call fails with EIO, the lease is no longer renewed, and
+ * daxfs_region_close() gives the slot up as DEAD, so that the next host
+ * to look recovers it at once (its open files and locks).  Safe from any
+ * thread, repeated or not.
+ */
+void daxfs_region_shutdown(struct daxfs_handle *h);
+
+/*
  * The core view of the region, for callers that use the core API directly
  * (daxfs_lookup, daxfs_readdir, ...).  Also performs the lazy re-join after
  * a fork, so call it again in a child rather than caching the pointer

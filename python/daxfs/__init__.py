@@ -287,6 +287,13 @@ class Region(XattrMixin):
             self._lib.daxfs_region_close(self._h)
             self._h = None
 
+    def shutdown(self):
+        """Shuts this host down as if it had crashed (FS_IOC_SHUTDOWN's twin):
+        calls in flight finish, later ones raise EIO, the lease is no longer
+        renewed, and close() leaves the slot DEAD for the next host to
+        recover."""
+        self._lib.daxfs_region_shutdown(self._handle())
+
     @property
     def closed(self):
         return self._h is None

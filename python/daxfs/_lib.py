@@ -273,6 +273,7 @@ _PROTOTYPES = {
     "daxfs_region_open": (_INT, [_PATH, ctypes.c_uint,
                                  ctypes.POINTER(_HANDLE)]),
     "daxfs_region_close": (None, [_HANDLE]),
+    "daxfs_region_shutdown": (None, [_HANDLE]),
     "daxfs_region_open_opts": (_INT, [_PATH, ctypes.POINTER(OpenOpts),
                                       ctypes.POINTER(_HANDLE)]),
     "daxfs_cache_info": (_INT, [_HANDLE, ctypes.POINTER(CacheInfo)]),
