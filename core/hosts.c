@@ -246,6 +246,9 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	/* its locks are no locks once the slot left ALIVE; the sweep frees
 	 * their records and wakes the waiters behind them (docs/locks.md) */
 	daxfs_lock_sweep(&rop, 0);
+	/* a renamer or linker that died after taking the claim and before
+	 * its intent named it: no lane above released it */
+	daxfs_rename_claim_recover(fs, slot);
 	if (dest != slot) {
 		chain = daxfs_load(&h->limbo_sealed);
 		while (chain && !daxfs_cas(&h->limbo_sealed, &chain, 0))

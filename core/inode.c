@@ -177,6 +177,14 @@ int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref)
 	return daxfs_inode_get_fc(op, ino, NULL, ref);
 }
 
+int daxfs_inode_get_dying(struct daxfs_op *op, u64 ino, struct daxfs_inode **ipp)
+{
+	u64 off, idx;
+	int err = daxfs_ov_lookup_at(op, inode_key(ino), &off, &idx);
+
+	return err ? err : record_at(op->fs, off, ino, ipp);
+}
+
 static void fill_from_base(struct daxfs_inode *ip, u64 ino,
 			   const struct daxfs_base_inode *bip)
 {

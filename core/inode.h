@@ -139,6 +139,9 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
  * or leaves it as a dead nlink-0 marker (base inos, so the base inode
  * never resurrects), drops file data, symlink target and the dir trie. */
 void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip);
+/* ino's record whatever its link count (daxfs_inode_get hides one at
+ * nlink 0 without the ORPHAN mark): for finishing its free in recovery. */
+int daxfs_inode_get_dying(struct daxfs_op *op, u64 ino, struct daxfs_inode **ipp);
 /* Drop one link of ino (after a name was removed).  At zero a directory
  * is freed; a non-directory is marked DAXFS_IF_ORPHAN first and freed
  * unless a host holds it open (docs/open-files.md). */

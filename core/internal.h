@@ -275,6 +275,9 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed);
  * DAXFS_INTENT_RENAME: rename, rmdir, create, link, unlink (core/namei.c).  op is the recovering host's op
  * (op->lane may be NULL when the recoverer has not joined yet). */
 void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
+/* The rename claim, if dead host slot still holds it (its lanes are
+ * recovered: no intent of it needs the claim any more). */
+void daxfs_rename_claim_recover(struct daxfs_fs *fs, u32 slot);
 
 /* ---- intent records (one per lane) ---- */
 

@@ -705,14 +705,13 @@ out:
 	return err;
 }
 
-/* Frees an inode whose last link a dead op dropped (nlink 0) but did not
- * get to free; a concurrent freer is harmless (one overlay delete wins). */
-/* Recovery of a host that died after nlink 0: free it unless open
- * somewhere (an unmarked nlink-0 record is already gone to readers). */
+/* Recovery of a host that died after nlink 0: free the inode unless open
+ * somewhere, or finish its free if the dead op had claimed it; a
+ * concurrent freer is harmless (daxfs_orphan_settle_dead). */
 static void free_if_unlinked(struct daxfs_op *op, u64 ino)
 {
 	if (ino)
-		daxfs_orphan_settle(op, ino);
+		daxfs_orphan_settle_dead(op, ino);
 }
 
 /*
@@ -1631,6 +1630,11 @@ static void rmdir_recover(struct daxfs_op *op, struct daxfs_lane *il,
  * step 2 + MOVED: the old name's swap is done (GONE says how). */
 #define RN_PUBLISHING	0x40u
 #define RN_MOVED	0x20u
+/* step 0's pins so far (rename_once's `done`), marked after each acts:
+ * recovery undoes exactly those.  An older recoverer ignores the bits
+ * and leaves the counts high, as it always did. */
+#define RN_DONE_SHIFT	8
+#define RN_DONE_MASK	0x3fu
 
 struct rn {
 	u64 sdir, ddir;
@@ -1900,6 +1904,13 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 		wh_unname(r);
 }
 
+/* Step 0's pins in `done` are acted: say so (marked after acting). */
+static int mark_pins(struct daxfs_op *op, struct rn *r, u32 done)
+{
+	return intent_step(op, op->lane, NS_KIND_RENAME, 0,
+			   r->flags | done << RN_DONE_SHIFT);
+}
+
 /* A name was found and its inode was not: an unlink freed it after our
  * lookup (the next try finds no name: retry), or the entry is damaged
  * (every try finds it: daxfs_rename gives up with -EUCLEAN). */
@@ -2093,6 +2104,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	if (err)
 		goto undo;
 	done |= 1;
+	if (mark_pins(op, r, done))
+		goto undo;
 	if (r->has_tgt) {
 		if (daxfs_fenced(op)) {
 			err = -ESTALE;
@@ -2115,6 +2128,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		if (err)
 			goto undo;
 		done |= 2;
+		if (mark_pins(op, r, done))
+			goto undo;
 	}
 	if (daxfs_fenced(op)) {
 		err = -ESTALE;
@@ -2125,18 +2140,24 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		if (err)
 			goto undo;
 		done |= 4;
+		if (mark_pins(op, r, done))
+			goto undo;
 	}
 	if (cross && xchg && r->tisdir && !r->sisdir) {
 		err = daxfs_nlink_inc(r->sdp);
 		if (err)
 			goto undo;
 		done |= 8;
+		if (mark_pins(op, r, done))
+			goto undo;
 	}
 	if (!r->has_tgt) {
 		err = daxfs_dir_count_add(r->ddp);
 		if (err)
 			goto undo;
 		done |= 16;
+		if (mark_pins(op, r, done))
+			goto undo;
 	}
 	/* the whiteout's link for the old name, before it is named there
 	 * (0 -> 1: ours, held and nameless, see wh_unname) */
@@ -2145,6 +2166,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		if (err)
 			goto undo;
 		done |= 32;
+		if (mark_pins(op, r, done))
+			goto undo;
 	}
 	err = intent_step(op, op->lane, NS_KIND_RENAME, 1, r->flags);
 	if (err)
@@ -2194,8 +2217,13 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	return 0;
 
 undo:
-	if (daxfs_fenced(op))
-		return -ESTALE;	/* recovery rolled step 0/1 back */
+	/* fenced: recovery rolled step 0/1 back.  Else decrements are
+	 * marked before they act: step 0 with no pin, so that a crash in
+	 * the undo leaves counts high, never undone twice (nothing was
+	 * published: every way here is before the publishing CAS) */
+	if (daxfs_fenced(op) ||
+	    intent_step(op, op->lane, NS_KIND_RENAME, 0, r->flags))
+		return -ESTALE;
 	rename_undo(op, r, done);
 	daxfs_intent_clear(op);
 free_leaves:
@@ -2349,7 +2377,8 @@ int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
 void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 a[7], slot, hw, claim;
+	u64 a[7];
+	u32 pins;
 	struct daxfs_dirent *sl, *nl, *tl = NULL;
 	bool published;
 	struct rn r;
@@ -2380,7 +2409,8 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	memset(&r, 0, sizeof(r));
 	r.sdir = a[0];
 	r.ddir = a[1];
-	r.flags = NS_FLAGS(a[6]);
+	r.flags = NS_FLAGS(a[6]) & ~(RN_DONE_MASK << RN_DONE_SHIFT);
+	pins = (NS_FLAGS(a[6]) >> RN_DONE_SHIFT) & RN_DONE_MASK;
 	sl = daxfs_dirent_at(fs, a[2]);
 	nl = daxfs_dirent_at(fs, a[3]);
 	if (a[4])
@@ -2462,6 +2492,10 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 				done |= 16;
 			intent_step(op, dead_lane, NS_KIND_RENAME, 0, r.flags);
 			rename_undo(op, &r, done);
+		} else if (step == 0 && pins) {
+			/* the pins marked done, marked undone first */
+			intent_step(op, dead_lane, NS_KIND_RENAME, 0, r.flags);
+			rename_undo(op, &r, pins & ~32u);
 		}
 		/* never published: the whiteout was never named */
 		wh_unname(&r);
@@ -2489,10 +2523,14 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		wh_unname(&r);
 	rename_finish(op, dead_lane, &r, step + 1);
 release:
-	/* the claim, if the dead host still holds it */
-	slot = (u64)(dead_lane - fs->lanes) / DAXFS_LANES;
-	hw = daxfs_load(&daxfs_host_at(fs, (u32)slot)->state);
-	claim = daxfs_claim_word((u32)slot, daxfs_host_gen(hw));
+	daxfs_rename_claim_recover(fs, (u32)((dead_lane - fs->lanes) / DAXFS_LANES));
+}
+
+void daxfs_rename_claim_recover(struct daxfs_fs *fs, u32 slot)
+{
+	u64 hw = daxfs_load(&daxfs_host_at(fs, slot)->state);
+	u64 claim = daxfs_claim_word(slot, daxfs_host_gen(hw));
+
 	daxfs_cas(daxfs_state_word(fs, rename_claim), &claim, 0);
 }
 

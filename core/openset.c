@@ -153,7 +153,7 @@ static bool held_somewhere(struct daxfs_fs *fs, u64 ino)
 	return false;
 }
 
-void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
+static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
 {
 	struct daxfs_iref ref;
 	struct daxfs_inode *ip;
@@ -163,14 +163,28 @@ void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
 		return;
 	/* our write (entry cleared, nlink 0) before our reads: docs, race 1-3 */
 	daxfs_fence();
-	if (daxfs_inode_get(op, ino, &ref) || !ref.ip)
-		return;
-	ip = ref.ip;
+	if (dead_claimer) {
+		/* an nlink-0 record without the mark is hidden from
+		 * daxfs_inode_get: gone to readers, not yet freed */
+		if (!ino || daxfs_inode_get_dying(op, ino, &ip))
+			return;
+	} else {
+		if (daxfs_inode_get(op, ino, &ref) || !ref.ip)
+			return;
+		ip = ref.ip;
+	}
 	f = daxfs_load32(&ip->flags);
-	if (daxfs_load32(&ip->nlink) || !(f & DAXFS_IF_ORPHAN))
+	if (daxfs_load32(&ip->nlink) || DAXFS_IS_DIR(daxfs_load32(&ip->mode)))
+		return;
+	if (!(f & DAXFS_IF_ORPHAN) && !dead_claimer)
 		return;
 	if (held_somewhere(op->fs, ino))
 		return;		/* a holder settles at its close */
+	if (!(f & DAXFS_IF_ORPHAN)) {
+		/* claimed, still in the overlay: finish the free */
+		daxfs_inode_free(op, ip);
+		return;
+	}
 	while (f & DAXFS_IF_ORPHAN) {
 		if (daxfs_fenced(op))
 			return;
@@ -181,6 +195,30 @@ void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
 			return;
 		}
 	}
+}
+
+void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
+{
+	settle(op, ino, false);
+}
+
+/*
+ * Recovery of a dead host that was settling ino: the last link or open
+ * was its to drop (unlink from step 4, a rename's target, OPEN_PUT).  As
+ * daxfs_orphan_settle, and also when the ORPHAN mark is gone already
+ * with nlink 0 and no holder: the free claim was taken, by the dead host
+ * (dead inside daxfs_inode_free, perhaps long into a big file's data) or
+ * by a live settler.  Without this the inode stayed, unnamed and never
+ * freed, for fsck (found by tests/test_crash_fence.py: a host killed
+ * during the unlink of a file with data).  Running daxfs_inode_free
+ * again is safe, beside a live settler or after a dead one's partial
+ * run: each of its pieces is freed by the one CAS that wins it (the
+ * overlay deletes of the xattr set and the record, the radix drop's
+ * seals and unhooks, the trie's and the link record's root).
+ */
+void daxfs_orphan_settle_dead(struct daxfs_op *op, u64 ino)
+{
+	settle(op, ino, true);
 }
 
 /* Our host's set: one entry 0 -> ino, adding a page when all are full. */
@@ -415,7 +453,7 @@ void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead)
 	for (i = 0; i < 4; i++)
 		a[i] = daxfs_load(&dead->intent.a[i]);
 	if (a[0])
-		daxfs_orphan_settle(op, a[0]);
+		daxfs_orphan_settle_dead(op, a[0]);
 	else
 		daxfs_tmpfile_recover(op, a);	/* an unnamed file being made */
 }

@@ -14,6 +14,9 @@
  * it is an unclaimed orphan (nlink 0, ORPHAN) that no open set names
  * (one CAS on the mark decides who frees).  Needs op->lane. */
 void daxfs_orphan_settle(struct daxfs_op *op, u64 ino);
+/* The same in the recovery of a host that died settling ino: also
+ * finishes a free whose claim (the ORPHAN mark) was taken already. */
+void daxfs_orphan_settle_dead(struct daxfs_op *op, u64 ino);
 /* At join, after our slot is ALIVE: every slot with an open set gets its
  * summary bit (sets from before the summary existed); our own stale bit
  * goes (docs/open-files.md, "Summary"). */
