@@ -53,6 +53,9 @@ RESIDUAL = {
     "nlink": (1, 1),
     "dir-count": (1, 1),
     "blocks": (1, 1),		# a radix insert's CAS before its count
+    # pages taken from the batch counted in use before the hold names
+    # them (core/alloc.c batch_take_held): at most one take, 64 pages
+    "used-bytes": (1, 64 * 4096),
 }
 
 
