@@ -1596,6 +1596,18 @@ static void rmdir_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	struct daxfs_inode *dp, *cp;
 	u64 v;
 
+	if (step == 5) {
+		/* marked, so counted as done: it may have died inside the
+		 * free (the record at nlink 0 is hidden from lookups); each
+		 * piece of the free goes to the one CAS that wins it, so
+		 * finishing it is safe (daxfs_orphan_settle_dead) */
+		if (!daxfs_inode_get_dying(op, a[1], &cp) &&
+		    DAXFS_IS_DIR(daxfs_load32(&cp->mode)) &&
+		    !daxfs_load32(&cp->nlink) &&
+		    (daxfs_load(&cp->aux) & DAXFS_DIR_DEAD))
+			daxfs_inode_free(op, cp);
+		return;
+	}
 	if (daxfs_inode_get_writable(op, a[0], &dp) ||
 	    daxfs_inode_get_writable(op, a[1], &cp))
 		return;		/* finished, or nothing to do */
