@@ -625,11 +625,8 @@ static int dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 			return err;	/* recovery may have freed leaf */
 		daxfs_store(&nl.de->next, SLOT_OFF(v));
 		daxfs_pflush(fs, nl.de, sizeof(*nl.de) + nl.len);
-		daxfs_crash_point("dir.linking");	/* marked, not linked */
-		if (daxfs_cas(slot, &v, leaf | DAXFS_SLOT_LEAF)) {
-			daxfs_crash_point("dir.linked");	/* not marked */
+		if (daxfs_cas(slot, &v, leaf | DAXFS_SLOT_LEAF))
 			return 0;
-		}
 retry:
 		daxfs_cpu_relax();
 	}

@@ -715,12 +715,10 @@ static void free_if_unlinked(struct daxfs_op *op, u64 ino)
 }
 
 /*
- * A dead creator: committed once the leaf was published (step 6, or
- * daxfs_dir_published: in the directory, or marked removed by whoever
- * took it out since); else roll back.  At step 5 (linking) the leaf may
- * be either: the mark precedes the CAS, and every CAS that takes a leaf
- * out marks it first, so a leaf neither there nor marked was never
- * published.
+ * A dead creator: committed once the leaf is in the directory (step 6,
+ * or found there); else roll back.  Step 5 (linking) with the leaf gone
+ * is ambiguous (published, then renamed or unlinked by another host):
+ * left to fsck, counts high, never low.
  *
  * The roll-back marks each undo in the dead lane before it acts (il: step
  * = what is left, flag UNDO), as unlink's roll-forward does: a recoverer
@@ -742,8 +740,10 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 		return;
 	if (!undo) {
 		lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
-		if (lde && daxfs_dir_published(op, dp, lde->hash, a[2]))
+		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
 			return;			/* committed */
+		if (step == 5)
+			return;
 		if (step >= 4 && a[2]) {
 			intent_step(op, il, NS_KIND_CREATE, 3, fl | NS_FL_UNDO);
 			daxfs_dirent_free(op, a[2], false);	/* never published */
@@ -1275,12 +1275,11 @@ int daxfs_unlink_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 	return ns_unlink(fs, pdir, pname, plen, name, len);
 }
 
-/* A dead linker: committed once the leaf was published (in the
- * directory, or marked removed since: daxfs_dir_published, as for a
- * create); else roll back what is marked, step 3 (linking) included.
- * Each undo is marked in the dead lane before it acts (UNDO, step = what
- * is left), as create_recover does: a repeat after a dying recoverer
- * never drops the link count twice. */
+/* A dead linker: committed once the leaf is in the directory; step 3
+ * (linking) with the leaf gone is ambiguous and left high (fsck); before
+ * that, roll back what is marked.  Each undo is marked in the dead lane
+ * before it acts (UNDO, step = what is left), as create_recover does: a
+ * repeat after a dying recoverer never drops the link count twice. */
 static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 			 const u64 *a, u32 step, u32 fl)
 {
@@ -1292,10 +1291,10 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 		return;
 	if (!(fl & NS_FL_UNDO)) {
 		lde = daxfs_dirent_at(op->fs, a[2]);
-		if (lde && daxfs_dir_published(op, dp, lde->hash, a[2]))
+		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
 			return;
 		if (step == 3)
-			step = 2;	/* never linked: undo as from step 2 */
+			return;
 		intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO);
 		daxfs_dirent_free(op, a[2], false);
 	}

@@ -159,8 +159,6 @@ OTHER_POINTS = {
     "strict.applied": "test_strict_crash.py",
     "setflags.set": "test_attrs_crash.py",
     "eoftail.zeroed": "test_eof_tail.py",
-    "dir.linking": "test_publish_window.py",
-    "dir.linked": "test_publish_window.py",
 }
 
 
