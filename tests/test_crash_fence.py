@@ -16,7 +16,7 @@ leaked (an allocation not yet named), a count one too high (an increment
 not yet marked; an unlink between its CAS and its mark), pages past EOF
 of a dead write.  Then fsck -y repairs it and -n is clean.
 
-What this kind of test found (2026-11-30), each fixed:
+What this kind of test found (2026-11-29), each fixed:
   * a host killed while freeing an unlinked file's data (a window as long
     as the file: the free claim, the ORPHAN mark, was taken) left the
     inode unnamed and never freed: recovery now finishes the free
