@@ -110,8 +110,9 @@ struct daxfs_fs {
 	struct daxfs_host_obs *obs;
 	s64 renewed_ns;			/* our last renewal, daxfs_mono_ns() */
 	/* the front end stopped this host: metadata it loads directly went
-	 * bad (kernel/media.c).  Fenced as if declared dead, and
-	 * daxfs_op_begin fails with -EIO */
+	 * bad (kernel/media.c).  Fenced as if declared dead; the front end
+	 * sets `shut` too, so that daxfs_op_begin fails with -EIO (it loads
+	 * only `shut`) */
 	bool stopped;
 	/* the host was shut down (FS_IOC_SHUTDOWN, kernel/shutdown.c;
 	 * daxfs_region_shutdown): daxfs_op_begin fails with -EIO, but an op

@@ -626,9 +626,9 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->has_claim = false;
 	/* a page of the lanes or the host table that went bad is never
 	 * loaded (a machine check): the host stops instead; a host shut
-	 * down (kernel/shutdown.c) starts nothing */
-	if (daxfs_unlikely(daxfs_once(fs->stopped) || daxfs_once(fs->shut) ||
-			   daxfs_media_fixed_bad(fs)))
+	 * down (kernel/shutdown.c) starts nothing.  One load: a front end
+	 * that sets fs->stopped sets fs->shut with it */
+	if (daxfs_unlikely(daxfs_once(fs->shut) || daxfs_media_fixed_bad(fs)))
 		return -EIO;
 	if (fs->host == DAXFS_NO_HOST)
 		return 0;

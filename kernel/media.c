@@ -89,6 +89,7 @@ static bool daxfs_media_stop(struct daxfs_sb_info *sbi, const char *what, u64 of
 	/* as when declared dead: lease_work zaps our mappings; the core's
 	 * fence stops the ops in flight */
 	WRITE_ONCE(sbi->fs.stopped, true);
+	WRITE_ONCE(sbi->fs.shut, true);		/* new ops: EIO (core/hosts.c) */
 	WRITE_ONCE(sbi->dead, true);
 	return true;
 }
