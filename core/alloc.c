@@ -463,6 +463,14 @@ void daxfs_batch_settle(struct daxfs_fs *fs, u32 slot)
 		alloc_word_flush(fs, &h->alloc_cursor, 8);
 }
 
+/* Pages fresh from the bump, about to be written by this host: mapped in
+ * one call where the front end asks for it (daxfs_populate). */
+static void fresh_pages(struct daxfs_fs *fs, u64 start, u64 pages)
+{
+	if ((fs->flags & DAXFS_FS_POPULATE) && fs->batches++)
+		daxfs_populate(fs->base + start, pages * DAXFS_PAGE_SIZE);
+}
+
 /*
  * Installs a fresh batch of `pages` pages and takes the first `take` of
  * them.  alloc_cursor is locked while end and cursor change so no lane
@@ -492,6 +500,7 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	daxfs_store(&h->alloc_cursor, start + take * DAXFS_PAGE_SIZE);
 	alloc_word_flush(fs, &h->alloc_end, 8);
 	alloc_word_flush(fs, &h->alloc_cursor, 8);
+	fresh_pages(fs, start, got);
 	return start;
 }
 
@@ -609,8 +618,12 @@ static u64 run_get(struct daxfs_fs *fs, u32 n)
 	off = batch_take(fs, n);
 	if (off)
 		return off;
-	if (n >= DAXFS_BATCH_PAGES)
-		return general_room(fs, n) == n ? bump_take(fs, n, n, &got) : 0;
+	if (n >= DAXFS_BATCH_PAGES) {
+		off = general_room(fs, n) == n ? bump_take(fs, n, n, &got) : 0;
+		if (off)
+			fresh_pages(fs, off, n);
+		return off;
+	}
 	room = general_room(fs, DAXFS_BATCH_PAGES);
 	return room >= n ? batch_refill(fs, room, n) : 0;
 }

@@ -29,6 +29,9 @@
  * (daxfs_open_get, docs/open-files.md) */
 #define DAXFS_FS_CONVERT	(1u << 4)	/* accept a version 1 image, for
 						 * daxfs_convert_v1() only */
+#define DAXFS_FS_POPULATE	(1u << 5)	/* map each fresh page batch
+						 * at once (compat.h
+						 * daxfs_populate) */
 
 /*
  * Backing-store I/O for the shared page cache, supplied by the host (the
@@ -109,6 +112,10 @@ struct daxfs_fs {
 	 * daxfs_fs_open(); NULL: this fs declares no host dead */
 	struct daxfs_host_obs *obs;
 	s64 renewed_ns;			/* our last renewal, daxfs_mono_ns() */
+	/* page batches this host installed (DAXFS_FS_POPULATE maps them
+	 * from the second on: a host that writes one small file does not
+	 * pay for 64 pages); a hint, updated without atomics */
+	u32 batches;
 	/* the front end stopped this host: metadata it loads directly went
 	 * bad (kernel/media.c).  Fenced as if declared dead; the front end
 	 * sets `shut` too, so that daxfs_op_begin fails with -EIO (it loads

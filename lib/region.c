@@ -498,6 +498,15 @@ static void handle_free(struct daxfs_handle *h)
 	free(h);
 }
 
+/* Fresh page batches mapped at once (DAXFS_FS_POPULATE) unless
+ * DAXFS_POPULATE=0: for A/B runs (docs/benchmarks.md). */
+static bool populate_wanted(void)
+{
+	const char *e = getenv("DAXFS_POPULATE");
+
+	return !e || strcmp(e, "0");
+}
+
 int daxfs_region_open(const char *path, unsigned int flags,
 		      struct daxfs_handle **out)
 {
@@ -554,6 +563,8 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		fsflags |= DAXFS_FS_PERSISTENT;
 	if (flags & DAXFS_OPEN_VALIDATE)
 		fsflags |= DAXFS_FS_VALIDATE;
+	if (!(flags & DAXFS_OPEN_RDONLY) && populate_wanted())
+		fsflags |= DAXFS_FS_POPULATE;
 	err = daxfs_fs_open(&h->fs, h->map, h->map_len, fsflags);
 	if (err)
 		goto fail;
