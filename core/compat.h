@@ -171,6 +171,14 @@ static inline void daxfs_yield(void)
 	cond_resched();
 }
 
+/* A write's target page faulted in before the fence check (core/file.c
+ * daxfs_copy_fenced): an atomic +0 changes no byte, and a kernel task's
+ * stop is taken on the way out of a fault, never inside the copy. */
+static inline void daxfs_fault_in_write(void *p)
+{
+	daxfs_faa((u64 *)((uintptr_t)p & ~(uintptr_t)7), 0);
+}
+
 /* The kernel maps the whole region at mount: nothing to populate. */
 static inline void daxfs_populate(void *p, u64 len)
 {
@@ -504,6 +512,15 @@ static inline u64 daxfs_thread_id(void)
 static inline void daxfs_yield(void)
 {
 	sched_yield();
+}
+
+/* User space: one plain load maps the page (shared writable mappings map
+ * it writable on a read fault) without the locked instruction, which
+ * waits for the line before anything after it; a thread can be stopped
+ * at any instruction here anyway, not only on the way out of a fault. */
+static inline void daxfs_fault_in_write(void *p)
+{
+	(void)*(volatile const u8 *)p;
 }
 
 /*

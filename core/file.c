@@ -351,7 +351,7 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 		 * a stop signal is taken on the way out of a page fault,
 		 * so a fault inside the copy would put the copy after the
 		 * fence in time; this way only the copy itself is */
-		daxfs_faa((u64 *)((uintptr_t)(dst + done) & ~(uintptr_t)7), 0);
+		daxfs_fault_in_write(dst + done);
 		if (daxfs_fenced(op)) {
 			*err = -ESTALE;
 			break;
