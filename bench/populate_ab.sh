@@ -48,7 +48,7 @@ for row in first append; do
 		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 	a=$(med plain) b=$(med populate) c=$(med tmpfs)
 	echo "# $row: median ns/call plain $a populate $b tmpfs $c;" \
-		"populate/plain $(echo "scale=3; $b / $a" | bc)" \
-		"tmpfs/populate $(echo "scale=3; $c / $b" | bc)"
+		"populate/plain $(awk -v x="$b" -v y="$a" 'BEGIN { printf "%.3f", x / y }')" \
+		"tmpfs/populate $(awk -v x="$c" -v y="$b" 'BEGIN { printf "%.3f", x / y }')"
 done
 rm -f "$out"

@@ -228,6 +228,9 @@ static inline u32 daxfs_ctz64(u64 w)
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14; older libc headers */
+#endif
 #include <linux/types.h>
 #ifdef __x86_64__
 #include <cpuid.h>
@@ -533,7 +536,7 @@ static inline void daxfs_fault_in_write(void *p)
  */
 static inline void daxfs_populate(void *p, u64 len)
 {
-	madvise(p, len, 23 /* MADV_POPULATE_WRITE, Linux 5.14 */);
+	madvise(p, len, MADV_POPULATE_WRITE);
 }
 
 /* See the kernel definition: one load of a plain region field. */

@@ -347,10 +347,10 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 	u64 done = 0, n, c;
 
 	while (a + done < b) {
-		/* fault the page in first (an atomic +0 changes no byte):
-		 * a stop signal is taken on the way out of a page fault,
-		 * so a fault inside the copy would put the copy after the
-		 * fence in time; this way only the copy itself is */
+		/* fault the page in first (compat.h daxfs_fault_in_write):
+		 * a kernel task's stop is taken on the way out of a page
+		 * fault, so a fault inside the copy would put the copy after
+		 * the fence in time; this way only the copy itself is */
 		daxfs_fault_in_write(dst + done);
 		if (daxfs_fenced(op)) {
 			*err = -ESTALE;
