@@ -635,6 +635,10 @@ s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 void *ctx);
 int daxfs_truncate_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		      u64 size);
+/* daxfs_getattr through the cache: a front end that revalidates its
+ * inode before every read and write (daxfs.ko) pays no overlay probe */
+int daxfs_getattr_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		     struct daxfs_attr *attr);
 
 /* For mmap/DAX: region offset of the page holding file block blk,
  * allocating (zeroed) when alloc is set.  *off = 0 for a hole. */

@@ -338,10 +338,11 @@ static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 	a->rdev = bip->rdev;
 }
 
-static int getattr_in(struct daxfs_op *op, u64 ino, struct daxfs_attr *attr)
+static int getattr_in(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		      struct daxfs_attr *attr)
 {
 	struct daxfs_iref ref;
-	int err = daxfs_inode_get(op, ino, &ref);
+	int err = daxfs_inode_get_fc(op, ino, fc, &ref);
 
 	if (err)
 		return err;
@@ -351,7 +352,8 @@ static int getattr_in(struct daxfs_op *op, u64 ino, struct daxfs_attr *attr)
 	return attr->size > DAXFS_MAX_FILE_SIZE ? -EUCLEAN : 0;
 }
 
-int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
+int daxfs_getattr_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		     struct daxfs_attr *attr)
 {
 	struct daxfs_op op;
 	int err;
@@ -359,9 +361,14 @@ int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = getattr_in(&op, ino, attr);
+	err = getattr_in(&op, ino, fc, attr);
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr)
+{
+	return daxfs_getattr_fc(fs, ino, NULL, attr);
 }
 
 /* chattr (docs/attrs.md): an immutable inode takes an access time alone
@@ -520,7 +527,7 @@ int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		return err;
 	err = lookup_in(&op, dir, name, len, ino, NULL);
 	if (!err && attr)
-		err = getattr_in(&op, *ino, attr);
+		err = getattr_in(&op, *ino, NULL, attr);
 	daxfs_op_end(&op);
 	return err;
 }
@@ -548,7 +555,7 @@ int daxfs_lookup_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 	*pdir = d;
 	err = lookup_ref(&op, &ref, name, len, ino, NULL);
 	if (!err && attr)
-		err = getattr_in(&op, *ino, attr);
+		err = getattr_in(&op, *ino, NULL, attr);
 out:
 	daxfs_op_end(&op);
 	return err;

@@ -280,7 +280,9 @@ int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
 	err = daxfs_dead(inode->i_sb);
 	if (err)
 		return err;
-	err = daxfs_getattr(DAXFS_FS(inode->i_sb), inode->i_ino, &a);
+	/* every read and write comes here first: through the inode's cache
+	 * of its record, as the read or write itself goes */
+	err = daxfs_getattr_fc(DAXFS_FS(inode->i_sb), inode->i_ino, &ei->fc, &a);
 	if (err == -ENOENT) {
 		/* removed by another host (or by us): no links left */
 		if (inode->i_nlink)

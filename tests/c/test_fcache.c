@@ -13,6 +13,7 @@
  * Built with -DDAXFS_BUG_FCACHE_TRUST (a cache believed without its
  * check) the checks marked "trust" fail.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tfile.h"
@@ -109,6 +110,7 @@ static void settle(void)
 static void test_fill_and_hit(void)
 {
 	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_attr a;
 	u8 buf[FLEN + 8];
 	u32 win = fa.sb.probe_window;
 	u64 ino = mkfile(&fa, "hit");
@@ -119,9 +121,13 @@ static void test_fill_and_hit(void)
 	CHECK_EQ(fc.bucket, bucket_of(&fa, ino));
 	fa.sb.probe_window = 0;
 	CHECK_EQ(t_pread(&fa, ino, buf, 10, 0), -ENOENT);	/* no probe */
+	CHECK_EQ(daxfs_getattr(&fa, ino, &a), -ENOENT);
 	CHECK_EQ(fc_read(&fa, ino, &fc, buf, FLEN, 0), FLEN);
 	CHECK_EQ(fc_write(&fa, ino, &fc, "abc", 3, 5), 3);
 	CHECK_EQ(daxfs_truncate_fc(&fa, ino, &fc, FLEN + 7), 0);
+	CHECK_EQ(daxfs_getattr_fc(&fa, ino, &fc, &a), 0);
+	CHECK_EQ(a.ino, ino);
+	CHECK_EQ(a.size, FLEN + 7);
 	fa.sb.probe_window = win;
 	CHECK_EQ(t_pread(&fa, ino, buf, FLEN + 7, 0), FLEN + 7);
 	CHECK(!memcmp(buf + 5, "abc", 3));
@@ -374,7 +380,7 @@ static void test_copy_up(void)
 struct shared {
 	u64 cur;			/* the file the readers use now */
 	u64 stop;
-	u64 calls, reads, writes, errs, bad;
+	u64 calls, reads, writes, errs, bad, bad_attrs;
 	u64 bad_word, bad_ino, bad_off, bad_at;	/* the first bad word seen */
 	struct daxfs_fcache fc;		/* one cache, every process */
 };
@@ -404,6 +410,21 @@ static bool bytes_of(u64 w, u64 want)
 			return false;
 	}
 	return true;
+}
+
+/* The file's attributes through the shared cache: a regular file of at
+ * most what the racers write (a record reused by a directory, or garbled,
+ * fails), or an error a lookup may give as well. */
+static bool attrs_bad(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc)
+{
+	struct daxfs_attr a;
+	int err = daxfs_getattr_fc(fs, ino, fc, &a);
+
+	if (err)
+		return err != -ENOENT && err != -EUCLEAN;
+	/* nlink 0: unlinked a moment ago, the record not yet reclaimed */
+	return a.ino != ino || (a.mode & S_IFMT) != S_IFREG ||
+	       a.size > 65536 + 4096;
 }
 
 /*
@@ -444,6 +465,8 @@ static void racer(struct shared *s, int id)
 				}
 			if (n >= 0)
 				daxfs_faa(&s->reads, 1);
+			if (n >= 0 && attrs_bad(&fs, ino, &s->fc))
+				daxfs_faa(&s->bad_attrs, 1);
 		}
 		daxfs_faa(&s->calls, 1);
 		if (n < 0 && n != -ENOENT && n != -EUCLEAN)
@@ -538,6 +561,7 @@ static void test_race_processes(void)
 		       (unsigned long long)s->bad_word,
 		       (unsigned long long)s->bad_at);
 	CHECK_EQ(s->bad, 0);
+	CHECK_EQ(s->bad_attrs, 0);
 	CHECK_EQ(s->errs, 0);
 	CHECK(s->reads > 0);
 	CHECK(s->writes > 0);
