@@ -235,7 +235,16 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 	bool lock_new = S_ISREG(a->mode) &&
 			(daxfs_vfs_iflags(a->flags) & ~inode->i_flags & locked);
 
-	inode_set_flags(inode, daxfs_vfs_iflags(a->flags), DAXFS_VFS_IFLAGS);
+	/*
+	 * S_NOSEC (SB_NOSEC: the VFS's "no set-id bit, no
+	 * security.capability", so a write skips the look) goes when the
+	 * record's last change was not a write: a write stamps mtime and
+	 * ctime with one time, a setxattr or chmod on any host ctime alone.
+	 * The next write here then looks again, as after a local setxattr
+	 * (docs/kernel.md "Writes and file capabilities").
+	 */
+	inode_set_flags(inode, daxfs_vfs_iflags(a->flags), DAXFS_VFS_IFLAGS |
+			(a->ctime_ns != a->mtime_ns ? S_NOSEC : 0));
 	/*
 	 * Locked on some host since we looked: stores through this host's
 	 * shared mappings must fault again, and the fault refuses them

@@ -581,6 +581,10 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	 * (docs/xattr.md) */
 	sb->s_xattr = daxfs_xattr_handlers;
 	sb->s_flags |= SB_POSIXACL;
+	/* a write skips the look for security.capability once an inode has
+	 * none (S_NOSEC); any refresh that finds the record changed on any
+	 * host drops the mark again (daxfs_fill_inode) */
+	sb->s_flags |= SB_NOSEC;
 	/* atime follows the mount's relatime (the VFS default), strictatime
 	 * or noatime: kernel/times.c stores it (docs/kernel.md "Timestamps") */
 	/* any peer can make a device node: opened only when trusted (the

@@ -13,11 +13,16 @@ Scenarios:
   acl     /secret mode 600: user 4242 denied; after `setfacl -m u:4242:r` allowed to read
           (not to write), user 4243 still denied; a directory's default ACL is inherited
           by a file and a directory made in it.  Leaves the ACL for the host to read.
+  killpriv
+          /cap written (no capability: the kernel may skip the look on later writes),
+          /cap-ready made; once another host set security.capability on /cap, a write
+          here must remove it, as Linux does after a local setcap.
 """
 import errno
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -104,6 +109,25 @@ def scen_acl(args):
     rc, out = as_user(USER, "cat", os.path.join(d, "new"))
     check(rc == 0 and out == "hello", f"inherited ACL did not allow the read: {out}")
     result(acl="ok")
+
+
+def scen_killpriv(args):
+    f = kg.p("cap")
+    fd = os.open(f, os.O_WRONLY | os.O_CREAT, 0o755)
+    try:
+        check(os.write(fd, b"a" * 4096) == 4096, "first write")
+        check(os.write(fd, b"b" * 4096) == 4096, "second write")
+        kg.write_file(kg.p("cap-ready"), b"1")
+        deadline = time.monotonic() + 120
+        while errno_of(os.getxattr, f, "security.capability") == errno.ENODATA:
+            check(time.monotonic() < deadline, "the other host never set the capability")
+            time.sleep(0.2)
+        check(os.write(fd, b"c" * 4096) == 4096, "write after setcap")
+        check(errno_of(os.getxattr, f, "security.capability") == errno.ENODATA,
+              "a write kept the capability another host set")
+    finally:
+        os.close(fd)
+    result(killpriv="ok")
 
 
 def main():
