@@ -199,6 +199,7 @@ int daxfs_k_acl_init(struct inode *inode, struct posix_acl *dacl,
 /* chmod: the access ACL follows the mode (posix_acl_chmod) */
 int daxfs_k_acl_chmod(DAXFS_IDMAP_T *idmap, struct dentry *dentry, umode_t mode);
 int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
+int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops);
 int daxfs_k_kill_privs(struct inode *inode);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);

@@ -227,11 +227,11 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	ssize_t ret, done = 0;
 	u32 flags = 0;
 	size_t left;
-	u64 pos;
+	u64 pos, change, ops = 0;
 	s64 n;
 
 	inode_lock(inode);
-	ret = daxfs_refresh_inode(inode);
+	ret = daxfs_refresh_inode_change(inode, &change);
 	if (ret)
 		goto out;
 	/* also through a descriptor opened before the flag came, from any
@@ -271,6 +271,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		/* with O_APPEND the core chose where the bytes went */
 		iocb->ki_pos = pos + n;
 		done += n;
+		ops += n > 0;	/* each moved the change counter once */
 		/* the blocks moved to the overlay: our mappings of their
 		 * cached copies go (split mode) */
 		daxfs_mmap_drop_range(inode, pos, pos + n);
@@ -284,7 +285,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		ret = -EIO;
 	else if (io.fault && !ret)
 		ret = -EFAULT;
-	daxfs_refresh_inode(inode);
+	daxfs_refresh_after_write(inode, change, ops);
 out:
 	inode_unlock(inode);
 	if (ret > 0)

@@ -228,8 +228,10 @@ static unsigned int daxfs_vfs_iflags(u32 fl)
 
 #define DAXFS_VFS_IFLAGS	(S_IMMUTABLE | S_APPEND | S_NOATIME | S_SYNC)
 
-/* Copies region attributes into the VFS inode. */
-static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
+/* Copies region attributes into the VFS inode.  keep_nosec: the record
+ * changed only by this host's write (daxfs_refresh_after_write). */
+static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
+			     bool keep_nosec)
 {
 	unsigned int locked = S_IMMUTABLE | S_APPEND;
 	bool lock_new = S_ISREG(a->mode) &&
@@ -237,14 +239,14 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 
 	/*
 	 * S_NOSEC (SB_NOSEC: the VFS's "no set-id bit, no
-	 * security.capability", so a write skips the look) goes when the
-	 * record's last change was not a write: a write stamps mtime and
-	 * ctime with one time, a setxattr or chmod on any host ctime alone.
-	 * The next write here then looks again, as after a local setxattr
-	 * (docs/kernel.md "Writes and file capabilities").
+	 * security.capability", so a write skips the look) goes whenever
+	 * the record changed, unless by nothing but our own write: any host
+	 * may have set either since.  The next write here then looks again,
+	 * as after a local setxattr (docs/kernel.md "Writes and file
+	 * capabilities").
 	 */
 	inode_set_flags(inode, daxfs_vfs_iflags(a->flags), DAXFS_VFS_IFLAGS |
-			(a->ctime_ns != a->mtime_ns ? S_NOSEC : 0));
+			(keep_nosec ? 0 : S_NOSEC));
 	/*
 	 * Locked on some host since we looked: stores through this host's
 	 * shared mappings must fault again, and the fault refuses them
@@ -272,6 +274,8 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
 	forget_all_cached_acls(inode);
 }
 
+static int refresh(struct inode *inode, u64 *change, u64 mine);
+
 /*
  * Reloads the attributes when the record changed.  -ESTALE when the
  * inode number is gone or now names an object of another type (another
@@ -281,6 +285,25 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a)
  * after us.
  */
 int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
+{
+	return refresh(inode, change, ~0ULL);
+}
+
+/*
+ * After a write (inode lock held): before is the change counter the
+ * refresh before it loaded, ops the core calls that wrote, each of which
+ * moved the counter by one.  Only when the counter moved by exactly that
+ * does the inode keep S_NOSEC: a change by anyone else in between, such
+ * as another host's setxattr of security.capability, makes the next
+ * write look for the capability again.
+ */
+int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops)
+{
+	return refresh(inode, NULL, before + ops);
+}
+
+/* mine: the change counter that means "changed by our write only" */
+static int refresh(struct inode *inode, u64 *change, u64 mine)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct daxfs_attr a;
@@ -312,7 +335,7 @@ int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
 		 * the page of the new EOF included (see daxfs_k_setattr) */
 		unmap_mapping_range(inode->i_mapping,
 				    round_down(a.size, PAGE_SIZE), 0, 1);
-	daxfs_fill_inode(inode, &a);
+	daxfs_fill_inode(inode, &a, a.change == mine);
 	return 0;
 }
 
@@ -368,7 +391,7 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 	}
 	inode->i_mode = daxfs_vfs_mode(sb, a.mode);
 	daxfs_set_ops(inode, &a);
-	daxfs_fill_inode(inode, &a);
+	daxfs_fill_inode(inode, &a, false);
 	unlock_new_inode(inode);
 	return inode;
 }
