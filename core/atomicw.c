@@ -27,7 +27,8 @@
 #define READ_AGAIN	DAXFS_GATE_RETRY
 
 static s64 read_once(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
-		     u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
+		     u64 off, u64 len, daxfs_read_actor_t actor, void *ctx,
+		     struct daxfs_attr *attr)
 {
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
@@ -36,6 +37,8 @@ static s64 read_once(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	int err;
 
 	err = daxfs_inode_get_fc(op, ino, fc, &ref);
+	if (!err && attr)
+		err = daxfs_iref_attr(op->fs, &ref, attr);
 	if (err)
 		return err;
 	ip = ref.ip;
@@ -61,6 +64,16 @@ s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 daxfs_read_actor_t actor, void (*restart)(void *ctx),
 			 void *ctx)
 {
+	return daxfs_read_atomic_attr(fs, ino, fc, off, len, actor, restart,
+				      ctx, NULL);
+}
+
+s64 daxfs_read_atomic_attr(struct daxfs_fs *fs, u64 ino,
+			   struct daxfs_fcache *fc, u64 off, u64 len,
+			   daxfs_read_actor_t actor,
+			   void (*restart)(void *ctx), void *ctx,
+			   struct daxfs_attr *attr)
+{
 	struct daxfs_op op;
 	u32 round;
 	s64 ret;
@@ -70,7 +83,7 @@ s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 		err = daxfs_op_begin(fs, &op);
 		if (err)
 			return err;
-		ret = read_once(&op, ino, fc, off, len, actor, ctx);
+		ret = read_once(&op, ino, fc, off, len, actor, ctx, attr);
 		daxfs_op_end(&op);
 		if (ret != READ_AGAIN)
 			return ret;

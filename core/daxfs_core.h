@@ -635,6 +635,14 @@ s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 void *ctx);
 int daxfs_truncate_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		      u64 size);
+/* daxfs_read_atomic_fc that also gives the file's attributes (attr, may
+ * be NULL), loaded in the read's own op before its data: a front end that
+ * revalidates its inode on every read needs no op of its own for it */
+s64 daxfs_read_atomic_attr(struct daxfs_fs *fs, u64 ino,
+			   struct daxfs_fcache *fc, u64 off, u64 len,
+			   daxfs_read_actor_t actor,
+			   void (*restart)(void *ctx), void *ctx,
+			   struct daxfs_attr *attr);
 /* daxfs_getattr through the cache: a front end that revalidates its
  * inode before every read and write (daxfs.ko) pays no overlay probe */
 int daxfs_getattr_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,

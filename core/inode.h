@@ -74,6 +74,9 @@ int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref);
  * which it checks before use and fills after a lookup. */
 int daxfs_inode_get_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		       struct daxfs_iref *ref);
+/* The attributes of a resolved inode, as daxfs_getattr gives them. */
+int daxfs_iref_attr(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+		    struct daxfs_attr *attr);
 /* For modification: copies a base inode up on first use (one winner via
  * overlay insert; losers free theirs and use the winner's). */
 int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,

@@ -344,9 +344,13 @@ static int getattr_in(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	struct daxfs_iref ref;
 	int err = daxfs_inode_get_fc(op, ino, fc, &ref);
 
-	if (err)
-		return err;
-	attr_fill(op->fs, &ref, attr);
+	return err ? err : daxfs_iref_attr(op->fs, &ref, attr);
+}
+
+int daxfs_iref_attr(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+		    struct daxfs_attr *attr)
+{
+	attr_fill(fs, ref, attr);
 	/* no file is larger than the format can address: a size above it is
 	 * damage (a kernel's i_size would go negative), not a size */
 	return attr->size > DAXFS_MAX_FILE_SIZE ? -EUCLEAN : 0;

@@ -200,6 +200,9 @@ int daxfs_k_acl_init(struct inode *inode, struct posix_acl *dacl,
 int daxfs_k_acl_chmod(DAXFS_IDMAP_T *idmap, struct dentry *dentry, umode_t mode);
 int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
 int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops);
+/* the refresh with what a read's op loaded: a (NULL: that op's error err) */
+int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
+		       int err);
 int daxfs_k_kill_privs(struct inode *inode);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);

@@ -105,7 +105,7 @@ static u64 daxfs_write_actor(void *p, void *dst, u64 len)
  * (docs/kernel.md "User buffers").
  */
 static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
-			      struct daxfs_io *io)
+			      struct daxfs_io *io, struct daxfs_attr *attr)
 {
 	s64 n;
 
@@ -116,9 +116,10 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 	 * gate's seqlock, which plain writes do not disturb (docs/modes.md
 	 * "Who is covered") */
 	pagefault_disable();
-	n = daxfs_read_atomic_fc(DAXFS_FS(inode->i_sb), inode->i_ino,
-				 &DAXFS_I(inode)->fc, pos, len,
-				 daxfs_read_actor, daxfs_read_restart, io);
+	n = daxfs_read_atomic_attr(DAXFS_FS(inode->i_sb), inode->i_ino,
+				   &DAXFS_I(inode)->fc, pos, len,
+				   daxfs_read_actor, daxfs_read_restart, io,
+				   attr);
 	pagefault_enable();
 	return n;
 }
@@ -128,7 +129,7 @@ static ssize_t daxfs_read_locked(struct kiocb *iocb, struct iov_iter *to)
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_io io = { .iter = to, .sbi = DAXFS_SB(inode->i_sb) };
 	size_t count = iov_iter_count(to), done = 0, left;
-	u64 change;
+	struct daxfs_attr a = { .ino = 0 }, *fresh = &a;
 	s64 n;
 	int err;
 
@@ -136,16 +137,24 @@ static ssize_t daxfs_read_locked(struct kiocb *iocb, struct iov_iter *to)
 		return 0;
 	if (iocb->ki_pos < 0)
 		return -EINVAL;
-	/* fresh size and times first: other hosts may have written */
-	err = daxfs_refresh_inode_change(inode, &change);
-	if (err)
-		return err;
-	/* cheap unless the file changed: mappings here then see the write too */
-	if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
-		daxfs_mmap_revalidate(inode, change, false);
+	if (READ_ONCE(DAXFS_SB(inode->i_sb)->dead))
+		return -EIO;
 	for (;;) {
 		left = count - done;
-		n = daxfs_read_nofault(inode, iocb->ki_pos, left, &io);
+		/* the first op also loads size and times (other hosts may
+		 * have written): the refresh needs no op of its own */
+		n = daxfs_read_nofault(inode, iocb->ki_pos, left, &io, fresh);
+		if (fresh) {
+			fresh = NULL;
+			err = daxfs_refresh_from(inode, a.ino ? &a : NULL,
+						 a.ino ? 0 : (int)n);
+			if (err)
+				return err;
+			/* cheap unless the file changed: mappings here then
+			 * see the write too */
+			if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
+				daxfs_mmap_revalidate(inode, a.change, false);
+		}
 		if (n < 0) {
 			if (done)
 				break;

@@ -302,6 +302,9 @@ int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops)
 	return refresh(inode, NULL, before + ops);
 }
 
+static int refresh_apply(struct inode *inode, const struct daxfs_attr *a,
+			 int err, u64 mine);
+
 /* mine: the change counter that means "changed by our write only" */
 static int refresh(struct inode *inode, u64 *change, u64 mine)
 {
@@ -312,9 +315,29 @@ static int refresh(struct inode *inode, u64 *change, u64 mine)
 	err = daxfs_dead(inode->i_sb);
 	if (err)
 		return err;
-	/* every read and write comes here first: through the inode's cache
-	 * of its record, as the read or write itself goes */
+	/* every write comes here first: through the inode's cache of its
+	 * record, as the write itself goes */
 	err = daxfs_getattr_fc(DAXFS_FS(inode->i_sb), inode->i_ino, &ei->fc, &a);
+	if (!err && change)
+		*change = a.change;
+	return refresh_apply(inode, &a, err, mine);
+}
+
+int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
+		       int err)
+{
+	if (!a && err >= 0)
+		return 0;	/* no attributes and no error: nothing to do */
+	return refresh_apply(inode, a, a ? 0 : err, ~0ULL);
+}
+
+/* The refresh with the attributes (or the error) a core op gave. */
+static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
+			 int err, u64 mine)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_attr a;
+
 	if (err == -ENOENT) {
 		/* removed by another host (or by us): no links left */
 		if (inode->i_nlink)
@@ -323,10 +346,9 @@ static int refresh(struct inode *inode, u64 *change, u64 mine)
 	}
 	if (err)
 		return daxfs_kerr(inode->i_sb, err, "getattr");
+	a = *ap;
 	if ((a.mode ^ inode->i_mode) & S_IFMT)
 		return -ESTALE;
-	if (change)
-		*change = a.change;
 	if (ei->valid && a.change == READ_ONCE(ei->change) &&
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
 		return 0;
