@@ -107,10 +107,24 @@ static void settle(void)
  * without the overlay probe: with this host's probe window set to 0 a
  * lookup finds nothing, yet the cached calls go on.
  */
+static void nop_restart(void *ctx)
+{
+}
+
+/* daxfs_read_atomic_attr of len bytes at 0 into buf, the attributes in *a */
+static s64 read_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		     void *buf, u64 len, struct daxfs_attr *a)
+{
+	struct rdst r = { buf, 0, 0, 0 };
+
+	return daxfs_read_atomic_attr(fs, ino, fc, 0, len, r_actor,
+				      nop_restart, &r, a);
+}
+
 static void test_fill_and_hit(void)
 {
 	struct daxfs_fcache fc = { 0, 0 };
-	struct daxfs_attr a;
+	struct daxfs_attr a, ra;
 	u8 buf[FLEN + 8];
 	u32 win = fa.sb.probe_window;
 	u64 ino = mkfile(&fa, "hit");
@@ -128,11 +142,17 @@ static void test_fill_and_hit(void)
 	CHECK_EQ(daxfs_getattr_fc(&fa, ino, &fc, &a), 0);
 	CHECK_EQ(a.ino, ino);
 	CHECK_EQ(a.size, FLEN + 7);
+	CHECK_EQ(read_attr(&fa, ino, &fc, buf, 10, &ra), 10);
+	CHECK(!memcmp(&ra, &a, sizeof(a)));	/* what getattr gives */
 	fa.sb.probe_window = win;
 	CHECK_EQ(t_pread(&fa, ino, buf, FLEN + 7, 0), FLEN + 7);
 	CHECK(!memcmp(buf + 5, "abc", 3));
 	CHECK(all(buf + FLEN, 7, 0));
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "hit", 3), 0);
+	settle();
+	memset(&ra, 0, sizeof(ra));
+	CHECK_EQ(read_attr(&fa, ino, NULL, buf, 10, &ra), -ENOENT);
+	CHECK_EQ(ra.ino, 0);		/* a failed lookup fills nothing */
 }
 
 /* B renames the file: the record stays, so does the cache.  B renames
