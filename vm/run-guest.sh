@@ -119,14 +119,25 @@ args+=(-kernel "$KERNEL" -initrd "$INITRD" -append "$CMDLINE")
 
 if [ $DRY = 1 ]; then printf '%q ' timeout -k 5 "$TMO" qemu-system-x86_64 "${args[@]}"; echo; exit 0; fi
 echo "DAXFS-VM-HOST: $(date +%T.%N | cut -c1-12) start guest $NAME timeout=${TMO}s" > "$LOG"
-if [ $VERBOSE = 1 ]; then
-    timeout -k 5 "$TMO" qemu-system-x86_64 "${args[@]}" < /dev/null 2>&1 | tee -a "$LOG"
-    qrc=${PIPESTATUS[0]}
-else
-    timeout -k 5 "$TMO" qemu-system-x86_64 "${args[@]}" < /dev/null >> "$LOG" 2>&1
-    qrc=$?
-fi
-echo "DAXFS-VM-HOST: $(date +%T.%N | cut -c1-12) qemu exit $qrc" >> "$LOG"
+for attempt in 1 2; do
+    if [ $VERBOSE = 1 ]; then
+        timeout -k 5 "$TMO" qemu-system-x86_64 "${args[@]}" < /dev/null 2>&1 | tee -a "$LOG"
+        qrc=${PIPESTATUS[0]}
+    else
+        timeout -k 5 "$TMO" qemu-system-x86_64 "${args[@]}" < /dev/null >> "$LOG" 2>&1
+        qrc=$?
+    fi
+    echo "DAXFS-VM-HOST: $(date +%T.%N | cut -c1-12) qemu exit $qrc" >> "$LOG"
+    # QEMU itself killed by a signal before the guest's init ran (a SIGSEGV of
+    # the emulator while SeaBIOS booted, seen once on a loaded machine,
+    # 2026-11-29): nothing reached the shared file yet, so boot once more
+    if [ $attempt = 1 ] && [ "$qrc" -gt 128 ] && [ "$qrc" != 137 ] &&
+       ! grep -q "DAXFS-VM: init start" "$LOG"; then
+        echo "DAXFS-VM-HOST: $(date +%T.%N | cut -c1-12) qemu died by signal $((qrc - 128)) before init: booting again" >> "$LOG"
+        continue
+    fi
+    break
+done
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then echo "run-guest: guest $NAME timed out after ${TMO}s (log $LOG)" >&2; exit 124; fi
 rc=$(sed -n 's/.*DAXFS-VM: script rc=\([0-9]*\).*/\1/p' "$LOG" | tail -1)
 if [ -z "$rc" ]; then echo "run-guest: guest $NAME ended without a script rc (qemu rc $qrc, log $LOG)" >&2; exit 125; fi
