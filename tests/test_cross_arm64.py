@@ -42,7 +42,10 @@ def elf_machine(path):
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_c_unit_arm64(built, name):
+def test_c_unit_arm64(built, name, monkeypatch):
+    # steps that qemu-user cannot run (a fork while other threads run can
+    # deadlock the child inside the emulator) are left out under it
+    monkeypatch.setenv("DAXFS_TEST_EMULATED", "1")
     path = os.path.join(BIN, name)
     if os.path.exists(path):
         assert elf_machine(path) == EM_AARCH64
