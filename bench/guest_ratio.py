@@ -125,6 +125,21 @@ def summary(rows, secs):
     return "\n".join(out)
 
 
+def profile_summary(outdir, secs, top=25):
+    """The first TOP symbols of each profile-TARGET-SECTION.txt."""
+    out = []
+    for s in secs:
+        for t in TARGETS:
+            path = os.path.join(outdir, "profile-%s-%s.txt" % (t, s))
+            if not os.path.exists(path):
+                continue
+            lines = [ln for ln in open(path)
+                     if ln.strip() and not ln.startswith("#")]
+            out.append("== %s on %s (%s)" % (s, t, path))
+            out.extend(ln.rstrip() for ln in lines[:top])
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -139,6 +154,10 @@ def main():
     ap.add_argument("--module", default="kernel/daxfs.ko",
                     help="daxfs.ko to load, relative to the repository "
                          "(e.g. an older tree's, as bench/ab.sh -g builds)")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead of rounds: each section once per target "
+                         "under perf record (cpu-clock, so samples count "
+                         "guest instructions); profile-TARGET-SECTION.txt")
     ap.add_argument("--summarize", metavar="DIR",
                     help="only print the table of an earlier run's DIR")
     a = ap.parse_args()
@@ -159,13 +178,19 @@ def main():
                  timeout=tmo) as c:
         subprocess.run([os.path.join(TOOLS, "mkfs.daxfs"), "-f", "-q",
                         str(c.shm)], check=True)
+        if a.profile:
+            args = ["profile", a.runtime, "+".join(TARGETS)]
+        else:
+            args = ["ratio", str(a.rounds), a.runtime, "+".join(TARGETS)]
         g = Guest("A", "daxfs-bench",
-                  ["ratio", str(a.rounds), a.runtime, "+".join(TARGETS),
-                   "+".join(secs) if a.sections else "all", a.module],
+                  args + ["+".join(secs) if a.sections else "all", a.module],
                   cpus=1 if not a.wallclock else 2, mem="2G", outdir=out)
         res = c.run([g])
         if not res.ok:
             print(res.summary(), file=sys.stderr)
+    if a.profile:
+        print(profile_summary(out, secs))
+        return 0 if res.ok else 1
     rows = read_rows(out)
     with open(os.path.join(out, "ratio.csv"), "w", newline="") as fh:
         w = csv.writer(fh)

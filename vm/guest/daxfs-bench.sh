@@ -15,6 +15,12 @@
 #       after the others did (JSON to /out/ratio-TARGET-ROUND-SECTION.json): pairs close
 #       in time, for per-round ratios (bench/guest_ratio.py).  A first-write section
 #       starts from an empty directory; every round starts from empty directories.
+#   profile RUNTIME TARGETS SECTIONS [MODULE]
+#       The same three mounts; for each section and target: the section once (its
+#       files laid out), then again under `perf record -e cpu-clock -a` (the host's perf
+#       through the host root); `perf report` by symbol to
+#       /out/profile-TARGET-SECTION.txt.  Under the instruction clock a sample is a
+#       number of guest instructions (bench/guest_ratio.py --profile).
 #   xhost ROLE PEERS SECONDS MAXOPS [paced]
 #       Mounts daxfs.ko (phys=) and runs bench/xhost_bench run posix as host ROLE
 #       (/out/xhost-ROLE.csv).
@@ -139,6 +145,25 @@ ratio)
     done
     umount_all
     vm_result ratio=ok ;;
+profile)
+    rt=$1; targets=$(echo "$2" | tr '+' ' ')
+    mount_all "$4"
+    for s in $(job_sections "$3"); do
+        for t in $targets; do
+            rm -rf $MNT/$t/fio; mkdir -p $MNT/$t/fio
+            run="fio --section=$s --output-format=json $R/bench/fio/table2.fio"
+            DAXFS_BENCH_DIR=/mnt/$t/fio DAXFS_BENCH_RUNTIME=$rt host $run \
+                > /out/profile-$t-$s.json 2>/tmp/err || vm_fail "fio $s on $t: $(tail -3 /tmp/err)"
+            DAXFS_BENCH_DIR=/mnt/$t/fio DAXFS_BENCH_RUNTIME=$rt \
+                host perf record -q -e cpu-clock -F 20000 -a -o /tmp/perf.data -- $run \
+                > /out/profile-$t-$s.json 2>/tmp/err || vm_fail "perf fio $s on $t: $(tail -3 /tmp/err)"
+            host perf report -i /tmp/perf.data --stdio --sort sym --no-children \
+                > /out/profile-$t-$s.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
+            bench_log "profile $s on $t done"
+        done
+    done
+    umount_all
+    vm_result profile=ok ;;
 xhost)
     role=$1; peers=$2; secs=$3; maxops=$4; paced=$5
     mount_daxfs
