@@ -629,6 +629,12 @@ s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		   u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
 		   void *ctx, u64 *pos);
+/* daxfs_write_fc that also gives the file's attributes after the write
+ * (attr->ino 0: none, as after an error), loaded in the write's own op:
+ * the front end's refresh after a write needs no op of its own */
+s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		     u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
+		     void *ctx, u64 *pos, struct daxfs_attr *attr);
 s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 struct daxfs_fcache *fc, u64 off, u64 len,
 			 daxfs_read_actor_t actor, void (*restart)(void *ctx),

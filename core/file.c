@@ -712,9 +712,19 @@ static void write_leave(struct daxfs_op *op, struct daxfs_inode *ip,
 		daxfs_intent_clear(op);
 }
 
+/* A write's attributes after it, still in its op: what a refresh right
+ * after the call would load unless another host changed the file since
+ * (none, ino 0, if the record is damaged) */
+static void write_attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
+			    struct daxfs_attr *attr)
+{
+	if (attr && daxfs_iref_attr(fs, ref, attr))
+		attr->ino = 0;
+}
+
 static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		      u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
-		      void *ctx, u64 *ppos)
+		      void *ctx, u64 *ppos, struct daxfs_attr *attr)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
@@ -737,6 +747,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		if (!len) {
 			if (ppos)
 				*ppos = off;
+			write_attr_fill(fs, &ref, attr);
 			return 0;
 		}
 		/* past a gap after EOF: the EOF page's tail reads as zeros
@@ -794,6 +805,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 			write_leave(op, ip, atomic);
 		if (!err && ppos)
 			*ppos = off;
+		if (!err)
+			write_attr_fill(fs, &ref, attr);
 		return err;
 	}
 	if (ppos)
@@ -824,6 +837,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	 * reader checks (core/atomicw.c) */
 	if (w > 0)
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	if (w >= 0)	/* after our own touch */
+		write_attr_fill(fs, &ref, attr);
 	if (gated)
 		write_leave(op, ip, atomic);
 	return w;
@@ -832,6 +847,14 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		   u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
 		   void *ctx, u64 *pos)
+{
+	return daxfs_write_attr(fs, ino, fc, off, len, flags, actor, ctx, pos,
+				NULL);
+}
+
+s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		     u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
+		     void *ctx, u64 *pos, struct daxfs_attr *attr)
 {
 	struct daxfs_op op;
 	u32 round = 0;
@@ -843,8 +866,10 @@ s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		err = daxfs_op_begin(fs, &op);
 		if (err)
 			return err;
+		if (attr)
+			attr->ino = 0;
 		ret = file_write(&op, ino, fc, off, len, flags, actor, ctx,
-				 pos);
+				 pos, attr);
 		daxfs_op_end(&op);
 		/* nothing stored yet: a shrink held the gate */
 		if (ret == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))

@@ -204,7 +204,7 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 /* One write op with page faults disabled (see daxfs_read_nofault),
  * run again while the pool is empty but limbo holds space. */
 static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
-			       u32 flags, u64 *pos)
+			       u32 flags, u64 *pos, struct daxfs_attr *attr)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_space_wait w = {};
@@ -218,10 +218,10 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 		io->fault = false;
 		io->media = false;
 		pagefault_disable();
-		n = daxfs_write_fc(DAXFS_FS(inode->i_sb), inode->i_ino,
-				   &DAXFS_I(inode)->fc, iocb->ki_pos,
-				   iov_iter_count(io->iter), flags,
-				   daxfs_write_actor, io, pos);
+		n = daxfs_write_attr(DAXFS_FS(inode->i_sb), inode->i_ino,
+				     &DAXFS_I(inode)->fc, iocb->ki_pos,
+				     iov_iter_count(io->iter), flags,
+				     daxfs_write_actor, io, pos, attr);
 		pagefault_enable();
 	} while (daxfs_k_space_retry(inode->i_sb, &w, n));
 	return n;
@@ -233,6 +233,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	struct daxfs_io io = { .iter = from, .sbi = sbi };
+	struct daxfs_attr a = { .ino = 0 };
 	ssize_t ret, done = 0;
 	u32 flags = 0;
 	size_t left;
@@ -271,7 +272,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			io.fault = true;
 			break;
 		}
-		n = daxfs_write_nofault(iocb, &io, flags, &pos);
+		n = daxfs_write_nofault(iocb, &io, flags, &pos, &a);
 		if (n < 0) {
 			if (!done)
 				ret = daxfs_kerr(inode->i_sb, (int)n, "write");
@@ -294,7 +295,9 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		ret = -EIO;
 	else if (io.fault && !ret)
 		ret = -EFAULT;
-	daxfs_refresh_after_write(inode, change, ops);
+	/* the attributes the last op loaded after its write, if it gave
+	 * them: no op of our own for the refresh */
+	daxfs_refresh_after_write(inode, change, ops, a.ino ? &a : NULL);
 out:
 	inode_unlock(inode);
 	if (ret > 0)

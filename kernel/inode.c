@@ -275,6 +275,32 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 }
 
 static int refresh(struct inode *inode, u64 *change, u64 mine);
+static int refresh_apply(struct inode *inode, const struct daxfs_attr *a,
+			 int err, u64 mine);
+
+/*
+ * The record changed by nothing but this host's own writes (its change
+ * counter moved by exactly their count): only what a write moves can
+ * differ, the size, blocks and times.  Anything else different (a link
+ * count, which does not move the counter) takes the full fill.
+ */
+static bool own_write_only(struct inode *inode, const struct daxfs_attr *a)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	if (a->nlink != inode->i_nlink || a->mode != ei->mode ||
+	    a->flags != READ_ONCE(ei->attr_flags) ||
+	    a->size < (u64)i_size_read(inode))
+		return false;
+	spin_lock(&inode->i_lock);
+	i_size_write(inode, a->size);
+	inode->i_blocks = a->blocks << (DAXFS_BLOCK_SHIFT - 9);
+	daxfs_set_inode_times(inode, ns_to_ts(a->atime_ns),
+			      ns_to_ts(a->mtime_ns), ns_to_ts(a->ctime_ns));
+	ei->change = a->change;
+	spin_unlock(&inode->i_lock);
+	return true;
+}
 
 /*
  * Reloads the attributes when the record changed.  -ESTALE when the
@@ -295,15 +321,19 @@ int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
  * moved the counter by one.  Only when the counter moved by exactly that
  * does the inode keep S_NOSEC: a change by anyone else in between, such
  * as another host's setxattr of security.capability, makes the next
- * write look for the capability again.
+ * write look for the capability again.  a: the attributes the write's
+ * last op loaded after it wrote, or NULL (then one op loads them here).
  */
-int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops)
+int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops,
+			      const struct daxfs_attr *a)
 {
-	return refresh(inode, NULL, before + ops);
-}
+	int err;
 
-static int refresh_apply(struct inode *inode, const struct daxfs_attr *a,
-			 int err, u64 mine);
+	if (!a)
+		return refresh(inode, NULL, before + ops);
+	err = daxfs_dead(inode->i_sb);
+	return err ? err : refresh_apply(inode, a, 0, before + ops);
+}
 
 /* mine: the change counter that means "changed by our write only" */
 static int refresh(struct inode *inode, u64 *change, u64 mine)
@@ -351,6 +381,8 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 		return -ESTALE;
 	if (ei->valid && a.change == READ_ONCE(ei->change) &&
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
+		return 0;
+	if (ei->valid && a.change == mine && own_write_only(inode, &a))
 		return 0;
 	if (S_ISREG(inode->i_mode) && a.size < (u64)i_size_read(inode))
 		/* truncated elsewhere: drop our stale mappings of the tail,

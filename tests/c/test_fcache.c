@@ -155,6 +155,57 @@ static void test_fill_and_hit(void)
 	CHECK_EQ(ra.ino, 0);		/* a failed lookup fills nothing */
 }
 
+/* daxfs_write_attr of len bytes of buf at off, the attributes in *a */
+static s64 write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
+		      const void *buf, u64 len, u64 off, u32 flags,
+		      struct daxfs_attr *a)
+{
+	struct wsrc w = { buf, 0, 0, 0 };
+
+	memset(a, 0xa5, sizeof(*a));
+	return daxfs_write_attr(fs, ino, fc, off, len, flags, w_actor, &w,
+				NULL, a);
+}
+
+/*
+ * A write's attributes are what a getattr right after it gives (the
+ * kernel's refresh after a write uses them instead of an op): the size
+ * it moved, its times and change counter; after an append too.  A write
+ * that fails gives none (ino 0), even when a later op would succeed.
+ */
+static void test_write_attr(void)
+{
+	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_attr a, g;
+	u64 ino = mkfile(&fa, "wattr");
+	u64 before;
+
+	CHECK_EQ(daxfs_getattr(&fa, ino, &g), 0);
+	before = g.change;
+	CHECK_EQ(write_attr(&fa, ino, &fc, "xyz", 3, FLEN + 100, 0, &a), 3);
+	CHECK_EQ(daxfs_getattr_fc(&fa, ino, &fc, &g), 0);
+	CHECK(!memcmp(&a, &g, sizeof(a)));
+	CHECK_EQ(a.ino, ino);
+	CHECK_EQ(a.size, FLEN + 103);
+	CHECK_EQ(a.change, before + 1);	/* one write, one step */
+	CHECK_EQ(write_attr(&fa, ino, NULL, "app", 3, 0, DAXFS_WRITE_APPEND,
+			    &a), 3);
+	CHECK_EQ(daxfs_getattr(&fa, ino, &g), 0);
+	CHECK(!memcmp(&a, &g, sizeof(a)));
+	CHECK_EQ(a.size, FLEN + 106);
+	/* nothing written, nothing moved: still the attributes */
+	CHECK_EQ(write_attr(&fa, ino, &fc, "", 0, 7, 0, &a), 0);
+	CHECK(!memcmp(&a, &g, sizeof(a)));
+	CHECK_EQ(daxfs_setflags(&fa, ino, DAXFS_FL_IMMUTABLE, ~0u), 0);
+	CHECK_EQ(write_attr(&fa, ino, &fc, "no", 2, 0, 0, &a), -EPERM);
+	CHECK_EQ(a.ino, 0);
+	CHECK_EQ(daxfs_setflags(&fa, ino, 0, ~0u), 0);
+	CHECK_EQ(daxfs_unlink(&fa, ROOT, "wattr", 5), 0);
+	settle();
+	CHECK_EQ(write_attr(&fa, ino, &fc, "gone", 4, 0, 0, &a), -ENOENT);
+	CHECK_EQ(a.ino, 0);
+}
+
 /* B renames the file: the record stays, so does the cache.  B renames
  * another file over it: its last link goes, it is freed, A's cached call
  * fails as a lookup does (trust: A reads the freed record). */
@@ -593,6 +644,7 @@ int main(void)
 	region = t_setup(&fa, REGION, NULL);
 	CHECK_EQ(t_join(&fb, region, REGION), 0);
 	RUN(test_fill_and_hit);
+	RUN(test_write_attr);
 	RUN(test_rename);
 	RUN(test_open_unlink);
 	RUN(test_truncate);
