@@ -24,11 +24,16 @@ static const struct {
 };
 
 #define NR_FL	(sizeof(fl_map) / sizeof(fl_map[0]))
+#define ALL_IF	(DAXFS_IF_IMMUTABLE | DAXFS_IF_APPEND | DAXFS_IF_NODUMP | \
+		 DAXFS_IF_NOATIME | DAXFS_IF_SYNC)
 
 u32 daxfs_if_to_fl(u32 iflags)
 {
 	u32 fl = 0, i;
 
+	/* most files have none: every getattr, read and write comes here */
+	if (!(iflags & ALL_IF))
+		return 0;
 	for (i = 0; i < NR_FL; i++)
 		if (iflags & fl_map[i].iflag)
 			fl |= fl_map[i].fl;
