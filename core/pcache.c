@@ -527,15 +527,35 @@ static bool row_any(struct daxfs_fs *fs, u64 i)
 	return false;
 }
 
+/* Does the region still say our pin column is ours?  Not once we were
+ * declared dead: a survivor reaped it, and a new host in our slot may
+ * own it now (docs/pcache.md, pin columns). */
+static bool column_mine(struct daxfs_fs *fs)
+{
+	return fs->pc.col_gen == fs->host_gen &&
+	       daxfs_load(&fs->pc.owner[fs->host]) ==
+	       daxfs_claim_word(fs->host, fs->host_gen);
+}
+
 /* +1 on our counter of slot i, then validate that the slot still holds
  * tag at sequence seq(w).  Dekker pair with evict(): pin store, fence,
- * state load here; state CAS, fence, pin loads there. */
+ * state load here; state CAS, fence, pin loads there.  -ESTALE: the
+ * column is no longer ours (we were declared dead). */
 static int pin_try(struct daxfs_fs *fs, u64 i, u64 w, u64 tag,
 		   struct daxfs_pcache_pin *pin)
 {
 	u32 h = fs->host, shift = (h % 8) * 8;
 	u64 *p = pin_row(fs, i) + h / 8, v, s;
 
+	/*
+	 * A host that resumes after it was declared dead still believes
+	 * the column is its own (col_gen): its +1 would land in the new
+	 * owner's counter, which its put may not take back (put checks
+	 * the owner), and the slot would stay pinned for the new host's
+	 * lifetime (test_kernel_pcache_stale_unpin saw 2 pins for 1).
+	 */
+	if (!column_mine(fs))
+		return -ESTALE;
 	v = daxfs_load(p);
 	for (;;) {
 		if (((v >> shift) & 0xff) == 0xff)
@@ -544,6 +564,15 @@ static int pin_try(struct daxfs_fs *fs, u64 i, u64 w, u64 tag,
 			break;
 	}
 	daxfs_fence();
+	/*
+	 * Reaped between the look above and our +1: the +1 went with the
+	 * column or is one extra pin in the new owner's counter until that
+	 * host leaves (its next claim clears the column).  Never take it
+	 * back: a -1 in a column that is not ours could drop the new
+	 * owner's own pin, and a slot it maps could be evicted under it.
+	 */
+	if (!column_mine(fs))
+		return -ESTALE;
 	s = daxfs_load(st_word(fs, i));
 	if (pc_st(s) == DAXFS_PC_VALID && pc_seq(s) == pc_seq(w) &&
 	    daxfs_load(tag_word(fs, i)) == tag) {
@@ -578,9 +607,7 @@ void daxfs_pcache_put(struct daxfs_fs *fs, struct daxfs_pcache_pin *pin)
 	 * between this load and the CAS (docs/pcache.md, pin columns).
 	 */
 	if (pin->slot < fs->pc.nr_slots && pin->col == fs->host &&
-	    pin->gen == fs->host_gen && fs->pc.col_gen == pin->gen &&
-	    daxfs_load(&fs->pc.owner[pin->col]) ==
-	    daxfs_claim_word(fs->host, fs->host_gen)) {
+	    pin->gen == fs->host_gen && column_mine(fs)) {
 		shift = (pin->col % 8) * 8;
 		p = pin_row(fs, pin->slot) + pin->col / 8;
 		v = daxfs_load(p);
@@ -886,6 +913,14 @@ static int fill_owned(struct daxfs_op *op, u64 i, u64 w, u64 tag, u64 home)
 			post_request(fs, i);
 		return 0;
 	}
+	/*
+	 * Fenced as a write's page copy is (docs/hosts.md "Fencing"): a
+	 * host declared dead while it owned the slot lost it to a survivor,
+	 * which refilled it and may have given it to another page since;
+	 * our bytes must not land there.
+	 */
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	daxfs_crash_point("pcache.fill");
 	err = fs->pc.ops->read(fs->pc.ctx, idx, tag_pg(tag) << DAXFS_BLOCK_SHIFT,
 			       slot_data(fs, i), (u32)BLK);
@@ -906,8 +941,8 @@ static int fill_owned(struct daxfs_op *op, u64 i, u64 w, u64 tag, u64 home)
 		daxfs_faa(&fs->pc.live->fills.v, 1);
 		daxfs_faa(&fs->pc.st_fills, 1);
 	}
-	/* else a survivor took us for dead and owns it: it refills the same
-	 * bytes (backing files never change) */
+	/* else a survivor took us for dead (after the check above) and owns
+	 * it: it refills the same bytes (backing files never change) */
 	return 0;
 }
 
@@ -988,12 +1023,15 @@ int daxfs_pcache_get(struct daxfs_op *op, u32 idx, u64 pgno,
 		}
 		switch (pc_st(w)) {
 		case DAXFS_PC_VALID:
-			if (!pin_try(fs, i, w, tag, pin)) {
+			err = pin_try(fs, i, w, tag, pin);
+			if (!err) {
 				*data = slot_data(fs, i);
 				daxfs_faa(missed ? &fs->pc.st_misses :
 					  &fs->pc.st_hits, 1);
 				return 0;
 			}
+			if (err == -ESTALE)
+				return err;	/* declared dead */
 			break;
 		case DAXFS_PC_PENDING:
 			if (!missed) {

@@ -267,6 +267,10 @@ int daxfs_backing_err(struct super_block *sb, int err, const char *what)
 		pr_warn_ratelimited("%s: %s: a mount without a host slot cannot read backed files\n",
 				    sb->s_id, what);
 		return -EIO;
+	case -ESTALE:
+		/* fenced: this host was declared dead (its pin column went
+		 * too); the renew work marks the mount dead soon */
+		return -EIO;
 	}
 	return daxfs_kerr(sb, err, what);
 }

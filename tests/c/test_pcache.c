@@ -701,6 +701,69 @@ static void test_death_while_pinned(void)
 	teardown(&fs, r_global);
 }
 
+/*
+ * A host declared dead while it pins, reaped, and a new host joined in
+ * its slot (so in its pin column) and pinned: the zombie wakes up and
+ * reads.  Its pin must not land in the new owner's counter (it would
+ * stay there for that host's lifetime: test_kernel_pcache_stale_unpin
+ * saw 2 pins for 1), its fill must not store into a slot that may be
+ * another page's by now, and its late put of its old pin must not take
+ * the new owner's away.
+ */
+static void test_zombie_pins_not_in_new_column(void)
+{
+	struct daxfs_fs fs, zombie, other;
+	struct daxfs_pcache_pin old, pin, theirs;
+	struct renewer rn;
+	struct daxfs_op op, zop;
+	const u8 *p;
+	u32 slot;
+	void *r;
+
+	r = setup(&fs, 64, 16);
+	renew_start(&rn, &fs);
+	host_open(&zombie, r, "zombie", 1, 60000);
+	slot = zombie.host;
+	CHECK_EQ(daxfs_op_begin(&zombie, &op), 0);
+	CHECK_EQ(daxfs_pcache_get(&op, 0, 5, &old, &p), 0);
+	daxfs_op_end(&op);
+	CHECK_EQ(stats(&fs).pins, 1);
+	/* stopped inside an op (a read between its op_begin and its pin):
+	 * a new op would be refused, this one goes on */
+	CHECK_EQ(daxfs_op_begin(&zombie, &zop), 0);
+	age_host(&zombie);
+	CHECK_EQ(daxfs_op_begin(&fs, &op), 0);
+	CHECK_EQ(daxfs_host_check_dead(&op, slot), 1);
+	daxfs_op_end(&op);
+	CHECK(daxfs_pcache_reap(&fs) >= 0);
+	CHECK_EQ(stats(&fs).pins, 0);		/* its column went */
+	host_open(&other, r, "other", 1, 60000);
+	CHECK_EQ(other.host, slot);
+	CHECK_EQ(daxfs_op_begin(&other, &op), 0);
+	CHECK_EQ(daxfs_pcache_get(&op, 0, 5, &theirs, &p), 0);
+	daxfs_op_end(&op);
+	CHECK_EQ(stats(&fs).pins, 1);
+	/* the zombie reads the same page, then another one */
+	CHECK_EQ(daxfs_pcache_get(&zop, 0, 5, &pin, &p), -ESTALE);
+	CHECK_EQ(daxfs_pcache_get(&zop, 0, 6, &pin, &p), -ESTALE);
+	/* a page nobody cached: it may claim a slot (taken over by the
+	 * living) but not fill it, which may be another page's by then */
+	CHECK_EQ(bk_reads[0][7], 0);
+	CHECK_EQ(daxfs_pcache_get(&zop, 0, 7, &pin, &p), -ESTALE);
+	CHECK_EQ(bk_reads[0][7], 0);
+	daxfs_op_end(&zop);
+	CHECK_EQ(check_range(&other, 2, 4096 * 7, 4096), 0);
+	CHECK_EQ(daxfs_op_begin(&zombie, &zop), -ESTALE);
+	CHECK_EQ(stats(&fs).pins, 1);
+	daxfs_pcache_put(&zombie, &old);
+	CHECK_EQ(stats(&fs).pins, 1);		/* not the new owner's */
+	daxfs_pcache_put(&other, &theirs);
+	CHECK_EQ(stats(&fs).pins, 0);
+	daxfs_host_leave(&other);
+	renew_stop(&rn);
+	teardown(&fs, r);
+}
+
 static void test_identity(void)
 {
 	struct daxfs_fs fs;
@@ -765,6 +828,7 @@ int main(void)
 	RUN(test_death_mid_fill);
 	RUN(test_death_while_pinned);
 	RUN(test_stale_owner_generation);
+	RUN(test_zombie_pins_not_in_new_column);
 	RUN(test_identity);
 	RUN(test_read_error);
 	return t_done();
