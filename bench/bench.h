@@ -6,7 +6,10 @@
 #ifndef DAXFS_BENCH_H
 #define DAXFS_BENCH_H
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +51,35 @@ static inline int bench_new_region(const char *path, uint64_t size, uint32_t lea
 	unlink(path);
 	err = daxfs_region_create(path, size, &o);
 	return err ? err : daxfs_region_open(path, 0, h);
+}
+
+/*
+ * A MAP_SHARED mapping of a new /dev/shm file PATH of SIZE bytes (the kind
+ * of pages a region has), every byte set to FILL, the file unlinked; NULL
+ * (the cause printed) on failure.  The copy ceilings copy into it.
+ */
+static inline uint8_t *bench_shm_map(const char *path, size_t size, int fill)
+{
+	uint8_t *m;
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || posix_fallocate(fd, 0, size)) {
+		perror(path);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	unlink(path);
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		return NULL;
+	}
+	memset(m, fill, size);
+	return m;
 }
 
 #endif

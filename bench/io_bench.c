@@ -37,7 +37,8 @@
  * an error, so the job file cannot silently mean something else here.
  * -c also runs each section as memcpy between private buffers and a
  * MAP_SHARED /dev/shm mapping of the same size (the copy ceiling), with
- * the same threads and block order.  Output: CSV on stdout
+ * the same threads and block order; a write section also as the
+ * streaming copy libdaxfs' writes make (suite ntcopy, lib/ntcopy.h).  Output: CSV on stdout
  *   suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op
  * cpu_ns_op: the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per block;
  * unlike mib_s it does not count time other processes held the CPUs.
@@ -60,6 +61,8 @@
 #include <unistd.h>
 
 #include "daxfs/libdaxfs.h"
+#include "bench.h"
+#include "lib/ntcopy.h"
 
 static const char *region = "/dev/shm/daxfs-bench-io";
 static const char *mfile = "/dev/shm/daxfs-bench-memcpy";
@@ -422,6 +425,7 @@ struct worker {
 	pthread_t t;
 	struct daxfs_handle *h;	/* NULL: memcpy */
 	uint8_t *m;		/* memcpy target */
+	int nt;			/* with m: writes as libdaxfs copies */
 	const struct job *j;
 	uint64_t ino, seed, bytes;
 	volatile int *go;
@@ -466,6 +470,8 @@ static void *worker_main(void *arg)
 				}
 			} else if (rd) {
 				memcpy(buf, w->m + off, j->bs);
+			} else if (w->nt) {
+				daxfs_copy_nt(w->m + off, buf, j->bs);
 			} else {
 				memcpy(w->m + off, buf, j->bs);
 			}
@@ -502,6 +508,7 @@ static void run_job(const char *suite, const struct job *j,
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].h = h;
 		w[i].m = m;
+		w[i].nt = !strcmp(suite, "ntcopy");
 		w[i].j = j;
 		w[i].ino = ino;
 		w[i].go = &go;
@@ -552,7 +559,7 @@ static int job_mode(const char *file, const char *sections, int ceiling)
 	uint64_t rsize, maxsize = 0, ino;
 	char path[160];
 	uint8_t *m = NULL, *buf;
-	int n = parse_jobs(file, jobs, 64), i, fd, err;
+	int n = parse_jobs(file, jobs, 64), i, err;
 
 	for (i = 0; i < n; i++) {
 		if (!jobs[i].bs || jobs[i].size % jobs[i].bs)
@@ -566,20 +573,9 @@ static int job_mode(const char *file, const char *sections, int ceiling)
 	if (!h)
 		return 1;
 	if (ceiling) {
-		unlink(mfile);
-		fd = open(mfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || posix_fallocate(fd, 0, maxsize)) {
-			perror(mfile);
+		m = bench_shm_map(mfile, maxsize, 0x5a);
+		if (!m)
 			return 1;
-		}
-		m = mmap(NULL, maxsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
-		if (m == MAP_FAILED) {
-			perror("mmap");
-			return 1;
-		}
-		memset(m, 0x5a, maxsize);
-		unlink(mfile);
 	}
 	if (posix_memalign((void **)&buf, 4096, 1 << 20))
 		return 1;
@@ -608,6 +604,9 @@ static int job_mode(const char *file, const char *sections, int ceiling)
 		run_job("daxfs", j, h, ino, NULL);
 		if (ceiling)
 			run_job("memcpy", j, NULL, 0, m);
+		/* writes: also the copy libdaxfs makes (lib/ntcopy.h) */
+		if (ceiling && !strstr(j->rw, "read"))
+			run_job("ntcopy", j, NULL, 0, m);
 		if (j->unlink) {
 			err = daxfs_path_unlink(h, path);
 			if (err)
@@ -631,7 +630,7 @@ int main(int argc, char **argv)
 	uint64_t rsize;
 	char name[64], *tok, *save;
 	double t0, secs;
-	int c, fd, err, r, nfile = 0, ceiling = 0;
+	int c, err, r, nfile = 0, ceiling = 0;
 	const char *jobfile = NULL, *sections = NULL;
 
 	while ((c = getopt(argc, argv, "s:t:r:b:f:m:j:S:c")) != -1) {
@@ -711,19 +710,9 @@ int main(int argc, char **argv)
 
 	/* the copy ceiling: the same blocks between a small buffer and a
 	 * 64 MiB MAP_SHARED /dev/shm mapping (the same kind of pages) */
-	unlink(mfile);
-	fd = open(mfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || posix_fallocate(fd, 0, fsize)) {
-		perror(mfile);
+	m = bench_shm_map(mfile, fsize, 0x5a);
+	if (!m)
 		return 1;
-	}
-	m = mmap(NULL, fsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
-	memset(m, 0x5a, fsize);
 	for (b = 0; b < nbs; b++) {
 		uint64_t bs = bsv[b];
 

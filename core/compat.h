@@ -13,6 +13,14 @@
 #ifndef DAXFS_COMPAT_H
 #define DAXFS_COMPAT_H
 
+/*
+ * From this many bytes, stores of file data into the region stream past
+ * the cache (non-temporal): a write's copy (lib/ntcopy.h, daxfs.ko's
+ * write actor) and the zeros of a fresh page (daxfs_zero_stream).
+ * docs/files.md "Data copies with streaming stores" has the measurements.
+ */
+#define DAXFS_NT_MIN	2048
+
 #ifdef __KERNEL__
 
 #include <linux/types.h>
@@ -27,6 +35,7 @@
 #include <linux/processor.h>
 #include <linux/libnvdimm.h>
 #include <linux/bitops.h>
+#include <linux/mm.h>
 #include <asm/byteorder.h>
 #ifdef CONFIG_X86
 #include <asm/cpufeature.h>
@@ -184,6 +193,24 @@ static inline void daxfs_populate(void *p, u64 len)
 {
 }
 
+/* Zeros of a fresh page with streaming stores, the first line through
+ * the cache: see the user-space one. */
+static inline void daxfs_zero_stream(void *p, size_t len)
+{
+#ifdef CONFIG_X86_64
+	size_t head = (size_t)(-(uintptr_t)p & 63) + 64;
+
+	if (len >= DAXFS_NT_MIN && len <= PAGE_SIZE) {
+		memset(p, 0, head);
+		memcpy_flushcache((u8 *)p + head, page_address(ZERO_PAGE(0)),
+				  len - head);
+		wmb();
+		return;
+	}
+#endif
+	memset(p, 0, len);
+}
+
 /*
  * One load of a plain (non-atomic) region field that another host may
  * change: the compiler may neither re-read it later nor merge it with an
@@ -234,6 +261,7 @@ static inline u32 daxfs_ctz64(u64 w)
 #include <linux/types.h>
 #ifdef __x86_64__
 #include <cpuid.h>
+#include <emmintrin.h>
 #endif
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -541,6 +569,48 @@ static inline void daxfs_populate(void *p, u64 len)
 
 /* See the kernel definition: one load of a plain region field. */
 #define daxfs_once(x)	(*(const volatile __typeof__(x) *)&(x))
+
+/*
+ * Zeros [p, p + len) of a fresh page that file data is stored into next
+ * (an append's page, made before its range is reserved), mostly with
+ * streaming stores (docs/files.md "Data copies with streaming stores"):
+ * a cached memset reads each line in first, and the streaming copy that
+ * follows into those cached lines then costs more than either.  Fenced,
+ * as the copies are: the zeros are visible before the page is published.
+ */
+static inline void daxfs_zero_stream(void *p, size_t len)
+{
+#if defined(__x86_64__)
+	uint8_t *d = p;
+	size_t head, body, i;
+	__m128i z = _mm_setzero_si128();
+
+	if (len < DAXFS_NT_MIN) {
+		memset(d, 0, len);
+		return;
+	}
+	/* up to the second line boundary through the cache: the copy that
+	 * follows first loads its first line (daxfs_fault_in_write), and a
+	 * load of a line just streamed waits for memory */
+	head = (size_t)(-(uintptr_t)d & 63) + 64;
+	memset(d, 0, head);
+	d += head;
+	len -= head;
+	body = len & ~(size_t)63;
+	for (i = 0; i < body; i += 64) {
+		__m128i *dv = (__m128i *)(d + i);
+
+		_mm_stream_si128(dv, z);
+		_mm_stream_si128(dv + 1, z);
+		_mm_stream_si128(dv + 2, z);
+		_mm_stream_si128(dv + 3, z);
+	}
+	_mm_sfence();
+	memset(d + body, 0, len - body);
+#else
+	memset(p, 0, len);
+#endif
+}
 
 static inline u32 daxfs_popcount64(u64 w)
 {

@@ -315,7 +315,7 @@ static int prefill(struct daxfs_op *op, const struct fview *v, u64 blk,
 				return err;
 		}
 	}
-	memset(page + from + n, 0, to - from - n);
+	daxfs_zero_stream(page + from + n, to - from - n);
 	return 0;
 }
 

@@ -84,10 +84,17 @@ static u64 daxfs_write_actor(void *p, void *dst, u64 len)
 	u64 good = daxfs_io_good(io, dst, len);
 	size_t n;
 
-	if (io->flush)
+	if (io->flush) {
 		n = _copy_from_iter_flushcache(dst, good, io->iter);
-	else
+	} else if (good >= DAXFS_NT_MIN) {
+		/* streaming stores (core/compat.h, docs/files.md "Data
+		 * copies with streaming stores"): weakly ordered, so fenced
+		 * before the size or the page's publication can be seen */
+		n = _copy_from_iter_nocache(dst, good, io->iter);
+		wmb();
+	} else {
 		n = copy_from_iter(dst, good, io->iter);
+	}
 	if (n < good)
 		io->fault = true;
 	else if (good < len)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
+#include "ntcopy.h"
 
 struct copy_ctx {
 	uint8_t *user;			/* next byte of the caller's buffer */
@@ -39,7 +40,7 @@ static u64 write_actor(void *ctx, void *dst, u64 len)
 {
 	struct copy_ctx *c = ctx;
 
-	memcpy(dst, c->user, len);
+	daxfs_copy_nt(dst, c->user, len);
 	c->user += len;
 	return len;
 }

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Copies into the region with non-temporal stores (docs/files.md "Data
+ * copies with streaming stores").  A cached store of a line not in the
+ * cache reads the line first (a read for ownership) and later writes it
+ * back: twice the memory traffic of a streaming store, which writes the
+ * line once.  The region is large and mostly not in this host's cache,
+ * and the bytes a write stores are mostly read by other hosts or much
+ * later: measured here (bench/ntcopy_bench, random blocks into a 64 MiB-
+ * 1 GiB shared mapping) streaming stores copy 2-4 KiB blocks 1.4-1.6x and
+ * 64 KiB-1 MiB blocks 1.7-1.9x as fast; 1 KiB blocks gain nothing.  Into
+ * a mapping that fits the cache (16 MiB) they lose (0.57-1x).
+ *
+ * Streaming stores are weakly ordered: the copy ends with a store fence,
+ * so that they are visible before any later store (a size or pointer a
+ * reader follows), as cached stores are under x86's total store order.
+ * Short copies and the partial lines at either end go through the cache:
+ * a partial streaming line costs more than a cached one.
+ */
+#ifndef DAXFS_LIB_NTCOPY_H
+#define DAXFS_LIB_NTCOPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/compat.h"	/* DAXFS_NT_MIN */
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+
+static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t head, body, i;
+
+	if (len < DAXFS_NT_MIN) {
+		memcpy(d, s, len);
+		return;
+	}
+	head = (size_t)(-(uintptr_t)d & 63);
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	len -= head;
+	body = len & ~(size_t)63;
+	for (i = 0; i < body; i += 64) {
+		const __m128i *sv = (const __m128i *)(s + i);
+		__m128i *dv = (__m128i *)(d + i);
+		__m128i a = _mm_loadu_si128(sv), b = _mm_loadu_si128(sv + 1);
+		__m128i c = _mm_loadu_si128(sv + 2), e = _mm_loadu_si128(sv + 3);
+
+		_mm_stream_si128(dv, a);
+		_mm_stream_si128(dv + 1, b);
+		_mm_stream_si128(dv + 2, c);
+		_mm_stream_si128(dv + 3, e);
+	}
+	_mm_sfence();
+	memcpy(d + body, s + body, len - body);
+}
+#else
+/* elsewhere plain copies: the ordering above would need its own fences */
+static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+}
+#endif
+
+#endif
