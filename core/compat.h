@@ -570,6 +570,39 @@ static inline void daxfs_populate(void *p, u64 len)
 /* See the kernel definition: one load of a plain region field. */
 #define daxfs_once(x)	(*(const volatile __typeof__(x) *)&(x))
 
+#if defined(__x86_64__)
+/*
+ * Streams the whole lines [d, d + n) (d line-aligned, n a multiple of 64)
+ * from s, or zeros when s is NULL, then fences them: streaming stores are
+ * weakly ordered, and what the core stores after them (a size, a page's
+ * publication) must not be seen first.  The copies of lib/ntcopy.h and
+ * daxfs_zero_stream go through here.
+ */
+static inline void daxfs_stream_lines(uint8_t *d, const uint8_t *s, size_t n)
+{
+	__m128i a, b, c, e;
+	size_t i;
+
+	a = b = c = e = _mm_setzero_si128();
+	for (i = 0; i < n; i += 64) {
+		const __m128i *sv = (const __m128i *)(s + i);
+		__m128i *dv = (__m128i *)(d + i);
+
+		if (s) {
+			a = _mm_loadu_si128(sv);
+			b = _mm_loadu_si128(sv + 1);
+			c = _mm_loadu_si128(sv + 2);
+			e = _mm_loadu_si128(sv + 3);
+		}
+		_mm_stream_si128(dv, a);
+		_mm_stream_si128(dv + 1, b);
+		_mm_stream_si128(dv + 2, c);
+		_mm_stream_si128(dv + 3, e);
+	}
+	_mm_sfence();
+}
+#endif
+
 /*
  * Zeros [p, p + len) of a fresh page that file data is stored into next
  * (an append's page, made before its range is reserved), mostly with
@@ -582,8 +615,7 @@ static inline void daxfs_zero_stream(void *p, size_t len)
 {
 #if defined(__x86_64__)
 	uint8_t *d = p;
-	size_t head, body, i;
-	__m128i z = _mm_setzero_si128();
+	size_t head, body;
 
 	if (len < DAXFS_NT_MIN) {
 		memset(d, 0, len);
@@ -597,15 +629,7 @@ static inline void daxfs_zero_stream(void *p, size_t len)
 	d += head;
 	len -= head;
 	body = len & ~(size_t)63;
-	for (i = 0; i < body; i += 64) {
-		__m128i *dv = (__m128i *)(d + i);
-
-		_mm_stream_si128(dv, z);
-		_mm_stream_si128(dv + 1, z);
-		_mm_stream_si128(dv + 2, z);
-		_mm_stream_si128(dv + 3, z);
-	}
-	_mm_sfence();
+	daxfs_stream_lines(d, NULL, body);
 	memset(d + body, 0, len - body);
 #else
 	memset(p, 0, len);

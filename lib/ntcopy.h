@@ -24,16 +24,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/compat.h"	/* DAXFS_NT_MIN */
+#include "core/compat.h"	/* DAXFS_NT_MIN, daxfs_stream_lines */
 
 #if defined(__x86_64__)
-#include <emmintrin.h>
-
 static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
-	size_t head, body, i;
+	size_t head, body;
 
 	if (len < DAXFS_NT_MIN) {
 		memcpy(d, s, len);
@@ -45,18 +43,7 @@ static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
 	s += head;
 	len -= head;
 	body = len & ~(size_t)63;
-	for (i = 0; i < body; i += 64) {
-		const __m128i *sv = (const __m128i *)(s + i);
-		__m128i *dv = (__m128i *)(d + i);
-		__m128i a = _mm_loadu_si128(sv), b = _mm_loadu_si128(sv + 1);
-		__m128i c = _mm_loadu_si128(sv + 2), e = _mm_loadu_si128(sv + 3);
-
-		_mm_stream_si128(dv, a);
-		_mm_stream_si128(dv + 1, b);
-		_mm_stream_si128(dv + 2, c);
-		_mm_stream_si128(dv + 3, e);
-	}
-	_mm_sfence();
+	daxfs_stream_lines(d, s, body);
 	memcpy(d + body, s + body, len - body);
 }
 #else
