@@ -706,6 +706,58 @@ u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 	return got;
 }
 
+/*
+ * A 2 MiB run for file data (format 11, docs/alloc.md "Runs"): 512
+ * pages aligned to 2 MiB, from the never-used part of the pool only (the
+ * page stack has lost every contiguity).  The bump skips to the next 2
+ * MiB boundary; the pages skipped go to the page stack.  The run is named
+ * in op's page hold before we return; between the bump's CAS and that,
+ * a crash leaks the run and the skipped pages to fsck (the window every
+ * bump allocation has, docs/alloc.md).  0 when the pool cannot give one:
+ * the caller allocates page by page.
+ */
+u64 daxfs_alloc_run_held(struct daxfs_op *op)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 *bw = daxfs_state_word(fs, bump), b, a;
+	u32 i;
+
+	if (!op->lane || !daxfs_host_still_mine(fs) ||
+	    general_room(fs, 2 * DAXFS_RUN_PAGES) < 2 * DAXFS_RUN_PAGES)
+		return 0;
+	b = daxfs_load(bw);
+	for (i = 0; i < CAS_TRIES; i++) {
+		if (b < fs->pool_off || b >= fs->pool_end ||
+		    (b & (DAXFS_PAGE_SIZE - 1)))
+			return 0;
+		a = (b + DAXFS_RUN_SIZE - 1) & ~((u64)DAXFS_RUN_SIZE - 1);
+		if (a > fs->pool_end || fs->pool_end - a < DAXFS_RUN_SIZE)
+			return 0;
+		if (daxfs_cas(bw, &b, a + DAXFS_RUN_SIZE))
+			break;
+	}
+	if (i == CAS_TRIES)
+		return 0;
+	alloc_word_flush(fs, bw, sizeof(*bw));
+	daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_RUN_SIZE);
+	daxfs_hold_pages(op, a, DAXFS_RUN_PAGES);
+	daxfs_pages_release(fs, b, a);
+	daxfs_crash_point("alloc.run_held");
+	fresh_pages(fs, a, DAXFS_RUN_PAGES);
+	return a;
+}
+
+/* Gives back a run that was never published (nor named anywhere). */
+void daxfs_run_free(struct daxfs_op *op, u64 run)
+{
+	struct daxfs_fs *fs = op->fs;
+
+	if (daxfs_fenced(op))
+		return;		/* recovery may have freed it: leak to fsck */
+	daxfs_faa(daxfs_state_word(fs, used_bytes), -(u64)DAXFS_RUN_SIZE);
+	daxfs_pages_release(fs, run, run + DAXFS_RUN_SIZE);
+}
+
 u64 daxfs_alloc_limbo_page(struct daxfs_op *op)
 {
 	struct daxfs_fs *fs = op->fs;

@@ -105,6 +105,51 @@ static void chk_data_page(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
 	w->pages++;
 }
 
+/*
+ * A level-2 slot naming a 2 MiB run (format 11): 512 aligned pages, all
+ * in the pool and used by nothing else, counted as the file's pages.
+ * One beyond EOF that holds bytes cannot be cut alone: the repair (offline)
+ * zeroes it.  A bad run word is dropped (its pages show as leaked).
+ */
+static void chk_run(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
+		    u64 idx)
+{
+	u64 r = v & ~(DAXFS_RADIX_RUN | DAXFS_RADIX_UNWRITTEN), k;
+	const char *why = NULL;
+	bool crosslink = false;
+
+	if (v & DAXFS_RADIX_UNWRITTEN) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RADIX,
+			   "radix node word has the unwritten flag",
+			   w->f->ino, v, idx, 2, c->repair);
+		if (c->repair)
+			daxfs_store(slot, v & ~DAXFS_RADIX_UNWRITTEN);
+	}
+	if ((r & (DAXFS_RUN_SIZE - 1)) ||
+	    !daxfs_ptr(c->fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE))
+		why = "radix run outside the pool or not 2 MiB aligned";
+	else if (!chk_mark(c, c->used, r, DAXFS_RUN_SIZE))
+		why = "data run also used elsewhere", crosslink = true;
+	if (why) {
+		chk_report(c, DAXFS_CHK_ERROR, crosslink ?
+			   DAXFS_CHK_CROSSLINK : DAXFS_CHK_RADIX, why,
+			   w->f->ino, v, idx, 2, c->repair);
+		if (c->repair)
+			daxfs_store(slot, 0);
+		return;
+	}
+	for (k = 0; k < DAXFS_RUN_PAGES; k++) {
+		u64 pg = r + k * DAXFS_BLOCK_SIZE;
+
+		if (idx + k >= w->lim && !chk_page_zero(c, pg)) {
+			w->beyond++;
+			if (c->repair && !c->live)
+				memset(c->fs->base + pg, 0, DAXFS_BLOCK_SIZE);
+		}
+		w->pages++;
+	}
+}
+
 static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 		      u64 first)
 {
@@ -124,6 +169,10 @@ static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 
 		if (!v || v == 1)	/* hole, or sealed by a truncate */
 			continue;
+		if (height == 2 && (v & DAXFS_RADIX_RUN)) {
+			chk_run(c, w, slot, v, idx);
+			continue;
+		}
 		if (unw && height > 1) {
 			/* only a data page may be unwritten: the node word
 			 * is otherwise fine, so the bit goes, not the node */

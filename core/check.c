@@ -356,6 +356,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 9 (before atomic rename whiteouts): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V10)
+		chk_sb_bad(&s, "format version 10 (before 2 MiB runs): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 9 image to the current
+ * Offline conversion of a format version 1 to 10 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -27,7 +27,9 @@
  * immutable by the conversion; 9 -> 10, the rename intent may carry
  * DAXFS_RENAME_WHITEOUT (flag bit 2), which no version 9 host wrote (its
  * daxfs_rename refused the flag), so a version 9 intent left in a dead
- * lane reads the same and only the version changes.  For
+ * lane reads the same and only the version changes; 10 -> 11, a level-2
+ * radix slot may name a 2 MiB run (DAXFS_RADIX_RUN), which no version 10
+ * host wrote, so only the version changes.  For
  * fsck.daxfs --convert; every host must
  * be gone, judged by the caller's lease observations.
  */
@@ -186,7 +188,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	 * bits 3..11 are zero), so every page stays plain data. */
 	if (fs->sb.version < DAXFS_VERSION_ATTRS)
 		each_inode(fs, v8_no_attrs);
-	/* to DAXFS_VERSION_WHITEOUT: nothing (see above) */
+	/* to DAXFS_VERSION_WHITEOUT and DAXFS_VERSION_RUNS: nothing (see
+	 * above) */
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

@@ -27,6 +27,7 @@ struct walk {
 	const struct fview *v;
 	u64 root;
 	const u64 *slots;
+	u64 run;			/* a 2 MiB run maps [lo, hi) */
 	u64 lo, hi;
 	u64 base_end;			/* blocks [0, base_end) show base bytes */
 };
@@ -38,13 +39,13 @@ static int classify(struct daxfs_fs *fs, struct walk *w, u64 b, u64 *pg)
 
 	*pg = 0;
 	if (w->v->ip && (b < w->lo || b >= w->hi)) {
-		err = daxfs_radix_leaf(fs, &w->root, b, &w->slots, &w->lo,
-				       &w->hi);
+		err = daxfs_radix_leaf(fs, &w->root, b, &w->slots, &w->run,
+				       &w->lo, &w->hi);
 		if (err)
 			return err;
 	}
-	if (w->v->ip && w->slots) {
-		u64 s = daxfs_load(&w->slots[b - w->lo]);
+	if (w->v->ip && (w->slots || w->run)) {
+		u64 s = daxfs_leaf_word(w->slots, w->run, w->lo, b);
 
 		if (daxfs_radix_page(fs, s, &err)) {
 			*pg = s & ~DAXFS_RADIX_UNWRITTEN;
@@ -61,7 +62,7 @@ static int classify(struct daxfs_fs *fs, struct walk *w, u64 b, u64 *pg)
  * subtree whole. */
 static u64 skip_hole(struct walk *w, u64 b)
 {
-	if (!w->v->ip || w->slots || b < w->base_end)
+	if (!w->v->ip || w->slots || w->run || b < w->base_end)
 		return b + 1;
 	return w->hi > b + 1 ? w->hi : b + 1;
 }
@@ -72,7 +73,7 @@ static int ext_next(struct daxfs_op *op, const struct fview *v, u64 off,
 	struct daxfs_fs *fs = op->fs;
 	u64 max = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
 	u64 b = off >> DAXFS_BLOCK_SHIFT, n = 0, pg, first = 0;
-	struct walk w = { v, v->root, NULL, 1, 0, 0 };
+	struct walk w = { v, v->root, NULL, 0, 1, 0, 0 };
 	u32 steps = 0;
 	int kind = BLK_HOLE, k;
 

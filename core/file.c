@@ -181,7 +181,7 @@ s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	struct daxfs_iref ref;
 	struct fview v;
 	struct rrun run = { NULL, 0 };
-	u64 pos, end, lo = 1, hi = 0, total = 0;
+	u64 pos, end, lo = 1, hi = 0, total = 0, pages = 0;
 	int err;
 
 	err = daxfs_file_get_fc(op, ino, fc, &ref);
@@ -202,20 +202,22 @@ s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 
 		if (blk < lo || blk >= hi) {
 			/* v.root is our snapshot: a direct root's slot */
-			err = daxfs_radix_leaf(fs, &v.root, blk, &slots, &lo,
-					       &hi);
+			err = daxfs_radix_leaf(fs, &v.root, blk, &slots,
+					       &pages, &lo, &hi);
 			if (err)
 				return err;
 		}
 		hole_to = (blk + 1) << DAXFS_BLOCK_SHIFT;
-		if (slots) {
-			u64 s = daxfs_load(&slots[blk - lo]);
+		if (slots || pages) {
+			u64 s = daxfs_leaf_word(slots, pages, lo, blk);
 			u8 *p = daxfs_radix_page(fs, s, &err);
 
 			if (err)
 				return err;
 			if (p)
 				src = p + (pos & BLK_LO);
+			if (p && pages)
+				hole_to = hi << DAXFS_BLOCK_SHIFT;
 		} else {
 			hole_to = hi << DAXFS_BLOCK_SHIFT;
 		}
@@ -370,6 +372,59 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 }
 
 /*
+ * Publishes page off (at pk) as block kb through the cursor: it holds our
+ * bytes [ws, we) of the file and everything else the block shows, and the
+ * write's record names it (daxfs_wrec_set).  A page that lost the race
+ * has those bytes copied into the winner and is freed.  *done moves to
+ * we, or to ws with *err on failure.  False when fenced: return at once,
+ * recovery owns what is left.
+ */
+static bool page_publish(struct daxfs_op *op, const struct fview *v,
+			 struct daxfs_rcur *lf, u64 kb, u64 off, u8 *pk,
+			 u64 ws, u64 we, u64 *done, int *err)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 ks = kb << DAXFS_BLOCK_SHIFT, win = 0;
+	u8 *wp;
+
+	*err = daxfs_rcur_insert(op, v->ip, lf, kb, off, &win);
+	if (*err == -ESTALE)
+		return false;
+	daxfs_wrec_clear(op);
+	if (*err) {
+		daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
+		*done = ws;
+		return true;
+	}
+	if (win) {
+		wp = page_ptr(fs, win);
+		/* a preallocation's page may have won: it is no longer
+		 * unwritten once ours go in */
+		if (!daxfs_fenced(op))
+			*err = daxfs_radix_written(op, v->ip, kb, win);
+		if (daxfs_fenced(op)) {
+			*err = -ESTALE;
+			return false;
+		}
+		if (!*err && !wp)
+			*err = -EUCLEAN;
+		else if (!*err)
+			*err = daxfs_copy_data(fs, wp + (ws - ks), pk + (ws - ks),
+					       we - ws);
+		if (*err)
+			*done = ws;
+		else
+			pflush(fs, wp + (ws - ks), we - ws);
+		daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
+	}
+	if (!*err) {
+		*done = we;
+		daxfs_crash_point("write.page_published");
+	}
+	return true;
+}
+
+/*
  * Fills n fresh pages for blocks [blk, blk + n) with the bytes of [pos,
  * end) that fall there (one actor call per physically contiguous run),
  * completes each used page (base bytes / zeros), then publishes it.  A
@@ -414,7 +469,6 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 			u64 ws = ks > a ? ks : a;
 			u64 we = ks + BLK < a + c ? ks + BLK : a + c;
 			u8 *pk = p0 + (u64)(k - i) * BLK;
-			u64 win = 0;
 
 			/* page k leaves the lane's hold before it is
 			 * published or freed; one to publish is named in
@@ -440,44 +494,9 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 			pflush(fs, pk, BLK);
 			pdrain(fs);
 			daxfs_crash_point("write.page_publishing");
-			*err = daxfs_rcur_insert(op, v->ip, lf, kb, offs[k],
-						 &win);
-			if (*err == -ESTALE)
+			if (!page_publish(op, v, lf, kb, offs[k], pk, ws, we,
+					  &done, err))
 				return done - pos;
-			daxfs_wrec_clear(op);
-			if (*err) {
-				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
-				done = ws;
-				continue;
-			}
-			if (win) {
-				u8 *wp = page_ptr(fs, win);
-
-				/* a preallocation's page may have won: it
-				 * is no longer unwritten once ours go in */
-				if (!daxfs_fenced(op))
-					*err = daxfs_radix_written(op, v->ip,
-								   kb, win);
-				if (daxfs_fenced(op)) {
-					*err = -ESTALE;
-					return done - pos;
-				}
-				if (!*err && !wp)
-					*err = -EUCLEAN;
-				else if (!*err)
-					*err = daxfs_copy_data(fs, wp + (ws - ks),
-							       pk + (ws - ks),
-							       we - ws);
-				if (*err)
-					done = ws;
-				else
-					pflush(fs, wp + (ws - ks), we - ws);
-				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
-			}
-			if (!*err) {
-				done = we;
-				daxfs_crash_point("write.page_published");
-			}
 		}
 		if (*err || c < b - a) {
 			for (k = j; k < n; k++) {
@@ -489,6 +508,130 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 		i = j;
 	}
 	return done - pos;
+}
+
+/*
+ * 2 MiB runs (format 11, docs/files.md "Runs"): a write that covers a
+ * whole 2 MiB-aligned piece of a plain file (no base bytes) where the
+ * tree has no leaf yet gets it as one run.  Only whole pieces: a run for
+ * part of one would hold zeros nobody wrote, counted in st_blocks.
+ */
+static bool run_wanted(const struct fview *v, const struct daxfs_rcur *lf,
+		       u64 pos, u64 end)
+{
+	u64 blk = pos >> DAXFS_BLOCK_SHIFT;
+
+	return !(pos & (DAXFS_RUN_SIZE - 1)) && end - pos >= DAXFS_RUN_SIZE &&
+	       !v->base && !v->bk && !lf->slots && !lf->run &&
+	       lf->lo <= blk && lf->hi >= blk + DAXFS_RUN_PAGES &&
+	       blk + DAXFS_RUN_PAGES <=
+	       daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
+}
+
+/* Zeros from byte c of the run at p to its end: a short copy (a source
+ * that faulted) leaves the rest as a hole would read. */
+static void run_zero(u8 *p, u64 c)
+{
+	u64 head = -c & BLK_LO;
+
+	memset(p + c, 0, head);
+	for (c += head; c < DAXFS_RUN_SIZE; c += BLK)
+		daxfs_zero_stream(p + c, BLK);
+}
+
+/*
+ * A run whose slot another writer took first (a leaf or a run): the pages
+ * holding our bytes [pos, pos + c) go in one by one as write_new's do
+ * (into the winner's pages where they lost), the others go back.  On
+ * entry the write's record names the run and the hold is empty.
+ */
+static u64 run_scatter(struct daxfs_op *op, const struct fview *v,
+		       struct daxfs_rcur *lf, u64 blk, u64 r, u64 pos, u64 c,
+		       int *err)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 done = pos;
+	u32 k;
+
+	daxfs_rcur_init(lf);
+	/* the record goes from the run to its page 0 (which holds our
+	 * first bytes), the other pages back into the hold first: a
+	 * recoverer in between frees only what the hold does not name */
+	daxfs_hold_pages(op, r + BLK, DAXFS_RUN_PAGES - 1);
+	daxfs_wrec_set(op, blk, r);
+	for (k = 0; k < DAXFS_RUN_PAGES; k++) {
+		u64 kb = blk + k, ks = kb << DAXFS_BLOCK_SHIFT;
+		u64 off = r + (u64)k * BLK;
+		u64 ws = ks > pos ? ks : pos;
+		u64 we = ks + BLK < pos + c ? ks + BLK : pos + c;
+
+		if (!*err && ws < we)
+			daxfs_wrec_set(op, kb, off);
+		daxfs_hold_pages(op, off + BLK, DAXFS_RUN_PAGES - k - 1);
+		if (*err || ws >= we) {
+			daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
+			continue;
+		}
+		if (!page_publish(op, v, lf, kb, off, fs->base + off, ws, we,
+				  &done, err))
+			break;
+	}
+	return done - pos;
+}
+
+/*
+ * Writes [pos, min(end, pos + 2 MiB)) into a fresh run and publishes it
+ * with one CAS (daxfs_radix_insert_run).  Returns the bytes written;
+ * *taken false (and nothing done) when the pool had no run to give.
+ */
+static u64 write_run(struct daxfs_op *op, const struct fview *v,
+		     struct daxfs_rcur *lf, u64 pos, u64 end,
+		     daxfs_write_actor_t actor, void *ctx, int *err,
+		     bool *taken)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 blk = pos >> DAXFS_BLOCK_SHIFT, r, c;
+	u64 wend = end - pos < DAXFS_RUN_SIZE ? end : pos + DAXFS_RUN_SIZE;
+	u8 *p;
+	int ret;
+
+	r = daxfs_alloc_run_held(op);
+	*taken = r != 0;
+	p = r ? daxfs_ptr(fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE) : NULL;
+	if (!p)
+		return 0;
+	c = daxfs_copy_fenced(op, actor, ctx, p, pos, wend, err);
+	if (*err)
+		return 0;	/* fenced: recovery frees the hold */
+	if (!c) {
+		daxfs_hold_pages(op, 0, 0);
+		daxfs_run_free(op, r);
+		return 0;
+	}
+	run_zero(p, c);
+	pflush(fs, p, DAXFS_RUN_SIZE);
+	pdrain(fs);
+	/* named in the record until its insert returned (as a page in
+	 * write_new): recovery frees it unless the file maps it */
+	daxfs_wrec_set(op, blk, r | DAXFS_RADIX_RUN);
+	daxfs_hold_pages(op, 0, 0);
+	daxfs_crash_point("write.run_publishing");
+	ret = daxfs_radix_insert_run(op, v->ip, blk, r);
+	if (ret == -ESTALE) {
+		*err = ret;
+		return 0;
+	}
+	if (ret == 1)
+		return run_scatter(op, v, lf, blk, r, pos, c, err);
+	daxfs_wrec_clear(op);
+	daxfs_rcur_init(lf);
+	if (ret) {
+		daxfs_run_free(op, r);
+		*err = ret;
+		return 0;
+	}
+	daxfs_crash_point("write.run_published");
+	return c;
 }
 
 /* Writes [off, off + len); returns bytes written or -errno (nothing). */
@@ -546,6 +689,20 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 			if (c < want)
 				break;
 			continue;
+		}
+		if (run_wanted(v, &lf, pos, end)) {
+			bool taken;
+
+			want = (end - pos < DAXFS_RUN_SIZE ? end - pos :
+				DAXFS_RUN_SIZE);
+			c = write_run(op, v, &lf, pos, end, actor, ctx, &err,
+				      &taken);
+			if (taken) {
+				pos += c;
+				if (c < want)
+					break;
+				continue;
+			}
 		}
 		/* holes: allocate up to WRITE_BATCH pages, contiguous if we can */
 		for (nmiss = 1; nmiss < WRITE_BATCH &&
@@ -1308,7 +1465,7 @@ static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end, u64 *pg)
 {
 	struct daxfs_iref ref;
 	const u64 *slots;
-	u64 b = *blk, root, lo, hi, v;
+	u64 b = *blk, root, run, lo, hi, v;
 	u32 scanned = 0;
 	int err;
 
@@ -1321,9 +1478,15 @@ static int next_page(struct daxfs_op *op, u64 ino, u64 *blk, u64 end, u64 *pg)
 	}
 	root = daxfs_load(&ref.ip->root);
 	while (b < end) {
-		err = daxfs_radix_leaf(op->fs, &root, b, &slots, &lo, &hi);
+		err = daxfs_radix_leaf(op->fs, &root, b, &slots, &run, &lo,
+				       &hi);
 		if (err)
 			return err;
+		if (run) {
+			*blk = b;
+			*pg = daxfs_leaf_word(NULL, run, lo, b);
+			return 0;
+		}
 		if (!slots) {
 			b = hi;		/* a whole missing subtree */
 			if (++scanned >= NEXT_PAGE_SCAN)
@@ -1407,6 +1570,28 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		daxfs_gate_recover(op->fs, ref.ip, claim);
 }
 
+/*
+ * A dead write's record names run r for blocks [blk, blk + 512): unless
+ * the file maps it there (published: its first page is the block's), its
+ * pages go back, but those the hold names (a scatter had begun,
+ * run_scatter): the hold's recovery frees them.
+ */
+static void wrec_run_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
+			     u64 blk, u64 r, u64 hold)
+{
+	u64 first = hold & ~BLK_LO, last = first + ((hold & BLK_LO) + 1) * BLK;
+	u64 cur, off;
+
+	if ((blk & (DAXFS_RUN_PAGES - 1)) ||
+	    !daxfs_ptr(fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE))
+		return;		/* garbled: leave it to fsck */
+	if (daxfs_radix_get(fs, ip, blk, &cur) || cur == r)
+		return;		/* published (or the map unreadable) */
+	for (off = r; off < r + DAXFS_RUN_SIZE; off += BLK)
+		if (!hold || off < first || off >= last)
+			daxfs_free_obj(fs, off, DAXFS_CLASS_PAGE);
+}
+
 void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			struct daxfs_inode *ip)
 {
@@ -1420,6 +1605,10 @@ void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	/* claim it first: a second recoverer finds nothing */
 	if (!pg || !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
 		return;
+	if (word == daxfs_wrec_word(pg, blk) && (pg & DAXFS_RADIX_RUN)) {
+		wrec_run_recover(fs, ip, blk, pg & ~DAXFS_RADIX_RUN, hold);
+		return;
+	}
 	if (word != daxfs_wrec_word(pg, blk) || !page_ptr(fs, pg))
 		return;		/* not a record (or garbled): leave it */
 	/* still in the hold (the owner died before shrinking it): the

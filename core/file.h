@@ -54,14 +54,27 @@ static inline u32 daxfs_radix_height_for(u64 blk)
 /*
  * Read-side lookup of blk in the tree whose root word the caller loaded
  * into *root (a snapshot the caller keeps alive: for a direct root the
- * slot returned is that word itself).  On success either *slots != NULL
- * and every block b in [*lo, *hi) has slot value (*slots)[b - *lo] (load
- * it with daxfs_load; 0 / SEALED is a hole), or *slots == NULL and the
- * whole range [blk, *hi) is unmapped (missing subtree; the caller may
- * clamp it).  -EUCLEAN on a corrupt tree.
+ * slot returned is that word itself).  On success one of:
+ *  - *slots != NULL: every block b in [*lo, *hi) has slot value
+ *    (*slots)[b - *lo] (load it with daxfs_load; 0 / SEALED is a hole);
+ *  - *run != 0: [*lo, *hi) is a 2 MiB run (format 11), block b's page is
+ *    *run + (b - *lo) * 4096, written data;
+ *  - neither: the whole range [blk, *hi) is unmapped (missing subtree;
+ *    the caller may clamp it).
+ * daxfs_leaf_word gives a block's word in every case.  -EUCLEAN on a
+ * corrupt tree.
  */
 int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
-		     const u64 **slots, u64 *lo, u64 *hi);
+		     const u64 **slots, u64 *run, u64 *lo, u64 *hi);
+
+/* The word of block b (in [lo, hi)) of a leaf daxfs_radix_leaf gave: a
+ * slot's value, a run's page (never unwritten), or 0 for a hole. */
+static inline u64 daxfs_leaf_word(const u64 *slots, u64 run, u64 lo, u64 b)
+{
+	if (slots)
+		return daxfs_load(&slots[b - lo]);
+	return run ? run + ((b - lo) << DAXFS_BLOCK_SHIFT) : 0;
+}
 
 /* Value of one leaf slot as a data page pointer: NULL for a hole or a
  * sealed slot; -EUCLEAN (via *err) on garbage. */
@@ -100,6 +113,17 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		       u64 page, u64 *winner);
 
 /*
+ * Publishes the 2 MiB run at run (512 pages, aligned, filled and written
+ * back) as blocks [blk, blk + 512) of ip, blk a multiple of 512: one CAS
+ * of a level-2 slot 0 -> run, after creating missing nodes and growing
+ * the tree to height 2 or more (blocks += 512).  1 when the slot holds a
+ * leaf or another run already (the caller publishes page by page),
+ * -ENOENT (file freed), -ENOSPC, -EFBIG, -ESTALE, -EUCLEAN, -EAGAIN.
+ */
+int daxfs_radix_insert_run(struct daxfs_op *op, struct daxfs_inode *ip,
+			   u64 blk, u64 run);
+
+/*
  * The last step of an insert: CAS leaf slot 0 -> page.  0 with *winner =
  * 0 when ours went in (blocks += 1), 0 with *winner = the page already
  * there, 1 when the slot is SEALED (its node is being dropped: insert
@@ -117,13 +141,15 @@ int daxfs_radix_publish(struct daxfs_op *op, struct daxfs_inode *ip,
  */
 struct daxfs_rcur {
 	u64 root;		/* the root snapshot the leaf came from */
-	const u64 *slots;	/* NULL: [lo, hi) is a hole in that snapshot */
+	const u64 *slots;	/* NULL and no run: [lo, hi) is a hole */
+	u64 run;		/* a 2 MiB run maps [lo, hi) */
 	u64 lo, hi;
 };
 
 static inline void daxfs_rcur_init(struct daxfs_rcur *lf)
 {
 	lf->slots = NULL;
+	lf->run = 0;
 	lf->lo = 1;
 	lf->hi = 0;
 }

@@ -39,7 +39,7 @@
 					 * and not yet processed, or a small-
 					 * object chain being compacted:
 					 * first | (class + 1); 0 none */
-#define DAXFS_HOLD_MAX_PAGES	64u
+#define DAXFS_HOLD_MAX_PAGES	DAXFS_RUN_PAGES	/* a 2 MiB run (format 11) */
 
 /* Address of a state-page counter: daxfs_state_word(fs, epoch). */
 #define daxfs_state_word(fs, field)	(&(fs)->state->field.v)
@@ -352,6 +352,10 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
 /* A page for a limbo batch: may use the limbo reserve; accounted in
  * used_bytes like any page; 0 when the pool is really empty. */
 u64 daxfs_alloc_limbo_page(struct daxfs_op *op);
+/* A 2 MiB aligned run of 512 pages named in op's hold, or 0 (alloc.c). */
+u64 daxfs_alloc_run_held(struct daxfs_op *op);
+/* Gives back a run nobody can reach (neither published nor named). */
+void daxfs_run_free(struct daxfs_op *op, u64 run);
 u64 daxfs_alloc_open_page(struct daxfs_op *op);
 /* daxfs_reclaim_all that also frees the eligible limbo on other live
  * hosts' chains (the -ENOSPC wait, core/space.c) */

@@ -25,8 +25,8 @@ static int leaf_resolve(struct daxfs_fs *fs, struct daxfs_inode *ip,
 	if (blk >= lf->lo && blk < lf->hi)
 		return 0;
 	lf->root = daxfs_load(&ip->root);
-	err = daxfs_radix_leaf(fs, &lf->root, blk, &lf->slots, &lf->lo,
-			       &lf->hi);
+	err = daxfs_radix_leaf(fs, &lf->root, blk, &lf->slots, &lf->run,
+			       &lf->lo, &lf->hi);
 	if (err)
 		daxfs_rcur_init(lf);
 	return err;
@@ -39,9 +39,9 @@ int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
 	u64 v;
 
 	*page = 0;
-	if (err || !lf->slots)
+	if (err)
 		return err;
-	v = daxfs_load(&lf->slots[blk - lf->lo]);
+	v = daxfs_leaf_word(lf->slots, lf->run, lf->lo, blk);
 	if (!daxfs_radix_page(fs, v, &err))
 		return err;
 	*page = v & ~DAXFS_RADIX_UNWRITTEN;
@@ -56,8 +56,15 @@ int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
 	u64 *slot, v;
 
 	*page = 0;
-	if (err || !lf->slots)
+	if (err)
 		return err;
+	if (lf->run) {
+		/* a run's pages are never unwritten */
+		*page = daxfs_leaf_word(NULL, lf->run, lf->lo, blk);
+		return 0;
+	}
+	if (!lf->slots)
+		return 0;
 	slot = (u64 *)&lf->slots[blk - lf->lo];
 	v = daxfs_load(slot);
 	if (!daxfs_radix_page(fs, v, &err))
@@ -90,6 +97,11 @@ int daxfs_rcur_insert(struct daxfs_op *op, struct daxfs_inode *ip,
 
 	if (err)
 		return err;
+	if (lf->run) {
+		/* the block is a page of a run already */
+		*winner = daxfs_leaf_word(NULL, lf->run, lf->lo, blk);
+		return 0;
+	}
 	/* a direct root's "slot" is our snapshot word, not the region's */
 	if (lf->slots && lf->slots != &lf->root) {
 		err = daxfs_radix_publish(op, ip, (u64 *)&lf->slots[blk - lf->lo],

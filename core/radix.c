@@ -20,6 +20,11 @@
  *   wedges writers and no page is ever published into a detached node.
  * - Retired nodes and pages stay readable until every host has left the
  *   epoch (core/reclaim.c), so walkers never touch reused memory.
+ * - A slot of a level-2 node may name a run (format 11): 512 contiguous,
+ *   2 MiB aligned data pages, DAXFS_RADIX_RUN set, in place of a leaf.  It
+ *   goes 0 -> run (one CAS publishes 512 pages), run -> 0 / SEALED (its
+ *   winner retires the 512 pages), and run -> leaf naming the same pages
+ *   (a split, before anything cuts part of it); never anything else.
  * - A word naming a data page (leaf slot, direct root) may carry
  *   DAXFS_RADIX_UNWRITTEN (format 8): the page holds only zeros.  It goes
  *   page -> page|U only under a closed gate after the page was zeroed
@@ -36,6 +41,8 @@
 #define RADIX_MASK	((u64)DAXFS_RADIX_FANOUT - 1)
 #define PAGE_MASK_LO	((u64)DAXFS_BLOCK_SIZE - 1)
 #define UNW		DAXFS_RADIX_UNWRITTEN
+#define RUN		DAXFS_RADIX_RUN
+#define RUN_LEVEL	2	/* runs are slots of level-2 nodes */
 /* Livelock guard for CAS retry loops (each failure is someone's progress). */
 #define RADIX_RETRIES	1000000u
 
@@ -68,6 +75,18 @@ static struct daxfs_radix_node *index_at(struct daxfs_fs *fs, u64 v)
 	return n && !daxfs_media_bad(fs, v, DAXFS_BLOCK_SIZE) ? n : NULL;
 }
 
+/* A level-2 slot value v that names a run: the run's first page, or 0
+ * when v names none or is garbage (unaligned, outside the pool, other
+ * low bits). */
+static u64 run_of(struct daxfs_fs *fs, u64 v)
+{
+	u64 r = v & ~RUN;
+
+	if (!(v & RUN) || (r & (DAXFS_RUN_SIZE - 1)))
+		return 0;
+	return daxfs_ptr(fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE) ? r : 0;
+}
+
 /*
  * Decodes a root that is neither 0 nor SEALED: *height 1..4 and *node the
  * top node, or *height 0 and *node the data page of block 0 (direct).
@@ -91,7 +110,7 @@ static int root_decode(struct daxfs_fs *fs, u64 root,
 }
 
 int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
-		     const u64 **slots, u64 *lo, u64 *hi)
+		     const u64 **slots, u64 *run, u64 *lo, u64 *hi)
 {
 	struct daxfs_radix_node *node;
 	u64 r = daxfs_load(root);
@@ -99,6 +118,7 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 	int err;
 
 	*slots = NULL;
+	*run = 0;
 	*lo = blk;
 	*hi = daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT);
 	if (!r || r == DAXFS_RADIX_SEALED)
@@ -123,6 +143,14 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 			u64 span = daxfs_radix_span(level - 1);
 
 			*hi = (blk & ~(span - 1)) + span;
+			return 0;
+		}
+		if (level == RUN_LEVEL && (v & RUN)) {
+			*run = run_of(fs, v);
+			if (!*run)
+				return -EUCLEAN;
+			*lo = blk & ~RADIX_MASK;
+			*hi = *lo + DAXFS_RADIX_FANOUT;
 			return 0;
 		}
 		node = index_at(fs, v);
@@ -151,15 +179,15 @@ int daxfs_radix_lookup(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		       u64 *page, bool *unwritten)
 {
 	const u64 *slots;
-	u64 r = daxfs_load(&ip->root), lo, hi, v;
+	u64 r = daxfs_load(&ip->root), run, lo, hi, v;
 	int err;
 
 	*page = 0;
 	*unwritten = false;
-	err = daxfs_radix_leaf(fs, &r, blk, &slots, &lo, &hi);
-	if (err || !slots)
+	err = daxfs_radix_leaf(fs, &r, blk, &slots, &run, &lo, &hi);
+	if (err)
 		return err;
-	v = daxfs_load(&slots[blk - lo]);
+	v = daxfs_leaf_word(slots, run, lo, blk);
 	if (!v || v == DAXFS_RADIX_SEALED)
 		return 0;
 	if (!page_at(fs, v))
@@ -180,18 +208,19 @@ int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 /*
  * The word that names block blk's data page in the region (the root for
  * a direct root, else its leaf slot) and its value; *word NULL when the
- * block has no page.  The walk is daxfs_radix_leaf's, on the root word
- * itself: for a direct root the "slot" it gives is that word.
+ * block has no page, or a page of a run (which has no word of its own
+ * and is never unwritten).  The walk is daxfs_radix_leaf's, on the root
+ * word itself: for a direct root the "slot" it gives is that word.
  */
 static int page_word(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		     u64 **word, u64 *val)
 {
 	const u64 *slots;
-	u64 lo, hi;
+	u64 run, lo, hi;
 	int err;
 
 	*word = NULL;
-	err = daxfs_radix_leaf(fs, &ip->root, blk, &slots, &lo, &hi);
+	err = daxfs_radix_leaf(fs, &ip->root, blk, &slots, &run, &lo, &hi);
 	if (err || !slots)
 		return err;
 	*word = (u64 *)&slots[blk - lo];
@@ -259,6 +288,36 @@ static void blocks_sub(struct daxfs_inode *ip)
 	daxfs_faa(&ip->blocks, (u64)-1);
 }
 
+/* The winner of a CAS that took run r out of the tree: its 512 pages go
+ * to limbo one by one, as pages of a leaf would. */
+static void run_retire(struct daxfs_op *op, struct daxfs_inode *ip, u64 r)
+{
+	u32 k;
+
+	for (k = 0; k < DAXFS_RUN_PAGES; k++)
+		daxfs_retire(op, r + (u64)k * DAXFS_BLOCK_SIZE,
+			     DAXFS_CLASS_PAGE);
+	daxfs_faa(&ip->blocks, -(u64)DAXFS_RUN_PAGES);
+}
+
+/* CASes the run word v of *slot to `to` (0 or SEALED); the winner
+ * retires the run.  A failed CAS: someone else took it, or split it. */
+static int run_cut(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
+		   u64 *v, u64 to)
+{
+	u64 r = run_of(op->fs, *v);
+
+	if (!r)
+		return -EUCLEAN;
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	if (!daxfs_cas(slot, v, to))
+		return 1;
+	daxfs_pflush(op->fs, slot, 8);
+	run_retire(op, ip, r);
+	return 0;
+}
+
 /*
  * Once per leaf node that a sweep, a seal or a drop visits: a file of tens
  * of TiB is millions of leaves in one op, past the kernel's soft-lockup
@@ -296,6 +355,15 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 
 			if (tries >= RADIX_RETRIES)
 				return -EAGAIN;
+			if (level == RUN_LEVEL && (v & RUN)) {
+				err = run_cut(op, ip, slot, &v,
+					      DAXFS_RADIX_SEALED);
+				if (err < 0)
+					return err;
+				if (!err)
+					break;
+				continue;	/* split meanwhile: seal the leaf */
+			}
 			if (v) {
 				child = level > 1 ? node_at(fs, v) :
 					page_at(fs, v);
@@ -379,8 +447,34 @@ int daxfs_radix_publish(struct daxfs_op *op, struct daxfs_inode *ip,
 	return 0;
 }
 
-int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
-		       u64 page, u64 *winner)
+/* The last step of a run's publication: CAS level-2 slot 0 -> run.  0
+ * when it went in (blocks += 512), 1 when the slot holds a leaf or a run
+ * already, 2 when it is SEALED (help the drop, retry). */
+static int run_publish(struct daxfs_op *op, struct daxfs_inode *ip,
+		       u64 *slot, u64 word)
+{
+	u64 v = 0;
+
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	if (daxfs_cas(slot, &v, word)) {
+		daxfs_pflush(op->fs, slot, 8);
+		daxfs_faa(&ip->blocks, DAXFS_RUN_PAGES);
+		return 0;
+	}
+	return v == DAXFS_RADIX_SEALED ? 2 : 1;
+}
+
+/*
+ * Publishes word at the tree level `stop` for block blk: a data page in
+ * a leaf slot (stop 1, or a direct root), or a run in a level-2 slot
+ * (stop RUN_LEVEL, blk the run's first block), creating missing nodes and
+ * growing the tree.  Returns 0 when ours went in (*winner = 0), or when
+ * a page is already there (*winner = it: a page of a run counts); 1 when
+ * a run finds its slot taken (a leaf or another run).
+ */
+static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+		 u64 word, u32 stop, u64 *winner)
 {
 	struct daxfs_fs *fs = op->fs;
 	u32 tries;
@@ -400,9 +494,9 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		/* the fence: page may be one recovery freed (held) */
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		if (!r && !blk) {
+		if (!r && !blk && stop == 1) {
 			/* direct: the page itself becomes the root */
-			if (daxfs_cas(&ip->root, &r, page)) {
+			if (daxfs_cas(&ip->root, &r, word)) {
 				daxfs_pflush(fs, &ip->root, 8);
 				daxfs_faa(&ip->blocks, 1);
 				return 0;
@@ -411,6 +505,8 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		}
 		if (!r) {
 			h = daxfs_radix_height_for(blk);
+			if (h < stop)
+				h = stop;
 			nn = new_node(op);
 			if (!nn)
 				return -ENOSPC;
@@ -425,12 +521,12 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		err = root_decode(fs, r, &node, &h);
 		if (err)
 			return err;
-		if (!h && !blk) {
+		if (!h && !blk && stop == 1) {
 			/* direct root: block 0 already has its page */
 			*winner = r & ~PAGE_MASK_LO;
 			return 0;
 		}
-		if (blk >= daxfs_radix_span(h)) {
+		if (blk >= daxfs_radix_span(h) || h < stop) {
 			/* Grow: the old tree (or the direct page of block 0,
 			 * h == 0) becomes slot 0 of a new root. */
 			nn = new_node(op);
@@ -452,11 +548,19 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		}
 		pslot = &ip->root;
 		pv = r;
-		for (level = h; level > 1; level--) {
+		for (level = h; level > stop; level--) {
 			slot = &node->slot[radix_idx(blk, level)];
 			v = daxfs_load(slot);
 			if (v == DAXFS_RADIX_SEALED)
 				goto help;
+			if (level == RUN_LEVEL && (v & RUN)) {
+				/* the block is a page of a run */
+				*winner = run_of(fs, v);
+				if (!*winner)
+					return -EUCLEAN;
+				*winner += radix_idx(blk, 1) * DAXFS_BLOCK_SIZE;
+				return 0;
+			}
 			if (!v) {
 				nn = new_node(op);
 				if (!nn)
@@ -479,9 +583,10 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			pv = v;
 			node = n;
 		}
-		slot = &node->slot[radix_idx(blk, 1)];
-		err = daxfs_radix_publish(op, ip, slot, page, winner);
-		if (err != 1)
+		slot = &node->slot[radix_idx(blk, stop)];
+		err = stop == 1 ? daxfs_radix_publish(op, ip, slot, word, winner) :
+		      run_publish(op, ip, slot, word);
+		if (err != (stop == 1 ? 1 : 2))
 			return err;
 help:
 		/* node is being dropped by a truncate: finish it, retry. */
@@ -490,6 +595,22 @@ help:
 			return err;
 	}
 	return -EAGAIN;
+}
+
+int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
+		       u64 page, u64 *winner)
+{
+	return place(op, ip, blk, page, 1, winner);
+}
+
+int daxfs_radix_insert_run(struct daxfs_op *op, struct daxfs_inode *ip,
+			   u64 blk, u64 run)
+{
+	u64 winner;
+
+	if ((blk & RADIX_MASK) || !run_of(op->fs, run | RUN))
+		return -EINVAL;
+	return place(op, ip, blk, run | RUN, RUN_LEVEL, &winner);
 }
 
 /*
@@ -519,6 +640,85 @@ static int leaf_cut(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 	return 0;
 }
 
+/*
+ * Turns the run *v of *slot into a leaf naming the same pages, so that
+ * part of it can be cut: one CAS run -> leaf.  The pages move from the
+ * run's word to the leaf's slots (nobody retires anything, blocks stay).
+ * A loser frees its leaf, never seen.  On return *v is what the slot
+ * holds now: a leaf (ours or another splitter's), 0 or SEALED.  The node
+ * may come from the reserve (a truncate must not fail on a full pool).
+ */
+static int run_split(struct daxfs_op *op, u64 *slot, u64 *v)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_radix_node *n;
+	u64 r = run_of(fs, *v), nn;
+	u32 k;
+
+	if (!r)
+		return -EUCLEAN;
+	nn = daxfs_alloc(op, DAXFS_CLASS_PAGE);
+	if (!nn)
+		nn = daxfs_alloc_limbo_page(op);
+	n = nn ? node_at(fs, nn) : NULL;
+	if (!n)
+		return -ENOSPC;
+	/* named in the hold while we fill it (a truncate's or a punch's
+	 * op holds nothing else): recovery frees it */
+	daxfs_hold_pages(op, nn, 1);
+	for (k = 0; k < DAXFS_RADIX_FANOUT; k++)
+		daxfs_store(&n->slot[k], r + (u64)k * DAXFS_BLOCK_SIZE);
+	daxfs_pflush(fs, n, sizeof(*n));
+	daxfs_crash_point("radix.run_splitting");
+	/* out of the hold before it can be published: a crash between
+	 * leaks it to fsck, never frees a published node */
+	daxfs_hold_pages(op, 0, 0);
+	if (fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_drain();
+	if (daxfs_fenced(op))
+		return -ESTALE;		/* nn leaks to fsck */
+	if (daxfs_cas(slot, v, nn)) {
+		daxfs_pflush(fs, slot, 8);
+		*v = nn;
+		return 0;
+	}
+	daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+	return 0;
+}
+
+static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
+		 struct daxfs_radix_node *node, u32 level, u64 base, u64 first,
+		 u64 last);
+
+/* sweep of a level-2 slot that holds a run (blocks [cb, cb + 512)): a
+ * run wholly in [first, last) goes with one CAS; one that straddles an
+ * end is split first and its leaf swept. */
+static int sweep_run(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
+		     u64 v, u64 cb, u64 first, u64 last)
+{
+	bool whole = cb >= first && cb + DAXFS_RADIX_FANOUT <= last;
+	struct daxfs_radix_node *leaf;
+	u32 tries;
+	int err;
+
+	for (tries = 0; v & RUN; tries++) {
+		if (tries >= RADIX_RETRIES)
+			return -EAGAIN;
+		err = whole ? run_cut(op, ip, slot, &v, 0) :
+		      run_split(op, slot, &v);
+		if (err <= 0 && (whole || err))
+			return err;
+	}
+	if (!v || v == DAXFS_RADIX_SEALED)
+		return 0;	/* cut, or its node is being dropped */
+	leaf = node_at(op->fs, v);
+	if (!leaf)
+		return -EUCLEAN;
+	if (whole)
+		return drop_at(op, ip, slot, v, leaf, 1, 0);
+	return sweep(op, ip, leaf, 1, cb, first, last);
+}
+
 /* Detaches everything at blocks in [first, last) below node (covering
  * blocks [base, base + span(level))); the node itself stays, and so do
  * nodes that also cover blocks outside the range. */
@@ -544,6 +744,12 @@ static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
 		v = daxfs_load(slot);
 		if (!v || v == DAXFS_RADIX_SEALED)
 			continue;
+		if (level == RUN_LEVEL && (v & RUN)) {
+			err = sweep_run(op, ip, slot, v, cb, first, last);
+			if (err)
+				return err;
+			continue;
+		}
 		child = level > 1 ? node_at(fs, v) : page_at(fs, v);
 		if (!child)
 			return -EUCLEAN;

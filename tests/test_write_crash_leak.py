@@ -37,6 +37,8 @@ POINTS = [
     "alloc.pages_held", "write.page_publishing", "write.page_published",
     "write.size_moved", "append.reserved", "append.written",
     "truncate.cleared", "truncate.size",
+    "alloc.run_held", "write.run_publishing", "write.run_published",
+    "radix.run_splitting",
 ]
 HITS = (1, 2, 7)
 
@@ -102,5 +104,6 @@ def test_every_write_point_is_here():
     core = cl.core_points()
     mine = {p for p in core if p.split(".")[0] in ("alloc", "write", "append",
                                                     "truncate")}
+    mine.add("radix.run_splitting")
     mine.discard("alloc.compact")	# test_compact.py
     assert mine <= set(POINTS), mine - set(POINTS)

@@ -333,7 +333,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before unwritten pages" :
 				version < DAXFS_VERSION_V9 ?
 				"before attribute flags" :
-				"before atomic rename whiteouts", k->target);
+				version < DAXFS_VERSION_V10 ?
+				"before atomic rename whiteouts" :
+				"before 2 MiB runs", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -33,7 +33,12 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		10u	/* 10: RENAME_WHITEOUT in the rename intent */
+#define DAXFS_VERSION		11u	/* 11: 2 MiB runs in file radix trees */
+/* The first version whose radix slots may name a run of 512 contiguous
+ * data pages (DAXFS_RADIX_RUN).  A version 10 reader would take the run
+ * for a leaf node and read its data as slot words (docs/files.md). */
+#define DAXFS_VERSION_RUNS	11u
+#define DAXFS_VERSION_V10	10u	/* 10: RENAME_WHITEOUT in the rename intent */
 /* The first version whose rename intent (kind 1) may carry
  * DAXFS_RENAME_WHITEOUT: the old name's leaf is swapped for a leaf naming
  * a whiteout node (a[5]) whose link the rename raised, and the old
@@ -701,6 +706,17 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_symlink) == 8);
  * page (docs/files.md "Unwritten pages").
  */
 #define DAXFS_RADIX_UNWRITTEN	8ULL
+/*
+ * Version 11: a slot of a level-2 node (one whose children are leaves)
+ * may hold run | DAXFS_RADIX_RUN instead of a leaf pointer: run is the
+ * offset of 512 contiguous data pages, aligned to 2 MiB, that are the
+ * data of the slot's 512 blocks in order ("runs", docs/files.md).  Bit 4:
+ * never set in a page or node offset, never on a root, never together
+ * with DAXFS_RADIX_UNWRITTEN (a run is always written data).
+ */
+#define DAXFS_RADIX_RUN		16ULL
+#define DAXFS_RUN_PAGES		512u
+#define DAXFS_RUN_SIZE		(DAXFS_RUN_PAGES * DAXFS_BLOCK_SIZE)
 #define DAXFS_MAX_FILE_SIZE	(1ULL << 48)
 
 struct daxfs_radix_node {

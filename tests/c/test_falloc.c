@@ -25,11 +25,6 @@ static u64 t_size(struct daxfs_fs *fs, u64 ino)
 	return a.size;
 }
 
-static u64 t_blocks(struct daxfs_fs *fs, u64 ino)
-{
-	return daxfs_load(&t_ip(fs, ino)->blocks);
-}
-
 /* Every byte of [a, b) of out is c. */
 static bool all(const u8 *p, u64 a, u64 b, u8 c)
 {

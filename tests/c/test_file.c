@@ -282,7 +282,9 @@ static void test_truncate_frees(void)
 	CHECK(full - base <= 16 * MiB + 64 * 4096);	/* nodes are few */
 	CHECK_EQ(daxfs_truncate(&fs, ino, 8 * MiB + 1), 0);
 	half = t_usedbytes(&fs);
-	CHECK(full - half >= 8 * MiB - 4096);
+	/* the page of byte 8 MiB stays, and the 2 MiB run around it is
+	 * split into a leaf node first (format 11) */
+	CHECK(full - half >= 8 * MiB - 2 * 4096);
 	CHECK_EQ(daxfs_truncate(&fs, ino, 0), 0);
 	end = t_usedbytes(&fs);
 	CHECK(end - base < 8 * 4096);

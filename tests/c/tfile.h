@@ -159,6 +159,12 @@ static inline struct daxfs_inode *t_ip(struct daxfs_fs *fs, u64 ino)
 	return err ? NULL : ref.ip;
 }
 
+/* The block count of ino's record. */
+static inline u64 t_blocks(struct daxfs_fs *fs, u64 ino)
+{
+	return daxfs_load(&t_ip(fs, ino)->blocks);
+}
+
 /* Last link gone: what unlink does to a file. */
 static inline void t_freefile(struct daxfs_fs *fs, u64 ino)
 {

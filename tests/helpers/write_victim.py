@@ -11,8 +11,8 @@ import sys
 import daxfs
 
 # (kind, size or offset): pwrites over holes and over existing pages,
-# single and multi-page appends, shrinks that cut and free pages, and a
-# grow back over the cut range
+# single and multi-page appends, shrinks that cut and free pages, a grow
+# back over the cut range, and a 2 MiB run cut in the middle
 STEPS = [
     ("pwrite", 0, 100),
     ("pwrite", 8192, 4096),
@@ -23,6 +23,13 @@ STEPS = [
     ("append", 0, 300000),
     ("truncate", 12000, 0),
     ("pwrite", 40000, 70000),
+    # a whole aligned 2 MiB: one run (format 11), then a cut inside it
+    # (the run is split into a leaf first); inside the size, so that a
+    # run published by a writer killed before it moved the size holds
+    # no bytes beyond EOF (fsck counts those, docs/files.md)
+    ("truncate", 4 << 20, 0),
+    ("pwrite", 2 << 20, 2 << 20),
+    ("truncate", (3 << 20) + 100, 0),
     ("truncate", 0, 0),
 ]
 

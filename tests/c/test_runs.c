@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * 2 MiB runs (format 11, docs/files.md "Runs"): a write that covers a
+ * whole aligned 2 MiB of a plain file publishes 512 contiguous pages with
+ * one slot word.  Each test checks what a user sees (the bytes, the block
+ * count, the space) and what fsck finds, through every way a run leaves a
+ * file: rewritten in place, cut in the middle (split), cut whole, punched,
+ * freed, and lost to another host's leaf.
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "tfile.h"
+#include "tpool.h"
+
+#define REGION (64 * MiB)
+#define PAGE 4096ULL
+#define RUN_B (2 * MiB)
+#define PUNCH (DAXFS_FALLOC_PUNCH_HOLE | DAXFS_FALLOC_KEEP_SIZE)
+
+static u8 src[8 * MiB], got[16 * MiB];
+
+static void fill(u8 *p, u64 len, u32 tag)
+{
+	u64 i;
+
+	for (i = 0; i < len; i += 8) {
+		u64 v = (i / 8) * 0x9e3779b97f4a7c15ULL ^ tag;
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+/* The level-2 slot of blocks [k * 512, (k + 1) * 512) of ino (the tree
+ * must be of height 2). */
+static u64 l2_slot(struct daxfs_fs *fs, u64 ino, u32 k)
+{
+	u64 root = daxfs_load(&t_ip(fs, ino)->root);
+	struct daxfs_radix_node *n;
+
+	CHECK_EQ(root & DAXFS_RADIX_HEIGHT_MASK, 2);
+	n = daxfs_ptr(fs, root & ~4095ULL, PAGE, PAGE);
+	return daxfs_load(&n->slot[k]);
+}
+
+static bool is_run(u64 v)
+{
+	return (v & DAXFS_RADIX_RUN) && !((v & ~DAXFS_RADIX_RUN) & (RUN_B - 1));
+}
+
+static void check_bytes(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
+			const u8 *want)
+{
+	CHECK_EQ(t_pread(fs, ino, got, len, off), (s64)len);
+	CHECK(!memcmp(got, want, len));
+}
+
+/* A whole aligned 2 MiB is one run; anything less, or unaligned, is not. */
+static void test_run_made(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f = t_mkreg(&fs, 1, "f"), g = t_mkreg(&fs, 1, "g");
+	u64 h = t_mkreg(&fs, 1, "h"), v, pg, b;
+	struct rdst rd = { got, 0, 0, 0 };
+
+	fill(src, 4 * MiB, 1);
+	CHECK_EQ(t_pwrite(&fs, f, src, 4 * MiB, 0), (s64)(4 * MiB));
+	CHECK(is_run(l2_slot(&fs, f, 0)));
+	CHECK(is_run(l2_slot(&fs, f, 1)));
+	CHECK_EQ(t_blocks(&fs, f), 1024);
+	/* every block's page is the run's, in order */
+	v = l2_slot(&fs, f, 1) & ~DAXFS_RADIX_RUN;
+	for (b = 512; b < 1024; b++) {
+		CHECK_EQ(daxfs_block_page(&fs, f, b, &pg), 0);
+		CHECK_EQ(pg, v + (b - 512) * PAGE);
+	}
+	/* a read of one run is one actor call */
+	CHECK_EQ(daxfs_read(&fs, f, 2 * MiB, 2 * MiB, r_actor, &rd),
+		 (s64)(2 * MiB));
+	CHECK_EQ(rd.calls, 1);
+	CHECK(!memcmp(got, src + 2 * MiB, 2 * MiB));
+	check_bytes(&fs, f, 0, 4 * MiB, src);
+	CHECK_EQ(t_seek(&fs, f, 0, DAXFS_SEEK_HOLE), 4 * MiB);
+
+	/* 2 MiB from 4 KiB: no whole aligned piece, pages */
+	CHECK_EQ(t_pwrite(&fs, g, src, 2 * MiB, PAGE), (s64)(2 * MiB));
+	CHECK(!is_run(l2_slot(&fs, g, 0)));
+	CHECK_EQ(t_blocks(&fs, g), 512);
+	check_bytes(&fs, g, PAGE, 2 * MiB, src);
+	/* 1 MiB at an aligned start, then the rest: pages, no run */
+	CHECK_EQ(t_pwrite(&fs, h, src, 1 * MiB, 2 * MiB), (s64)MiB);
+	CHECK_EQ(t_pwrite(&fs, h, src + MiB, 1 * MiB, 3 * MiB), (s64)MiB);
+	CHECK(!is_run(l2_slot(&fs, h, 1)));
+	CHECK_EQ(t_blocks(&fs, h), 512);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+/* Rewrites land in the run's pages; nothing is allocated. */
+static void test_run_rewrite(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f = t_mkreg(&fs, 1, "f"), used, run;
+
+	fill(src, 2 * MiB, 2);
+	CHECK_EQ(t_pwrite(&fs, f, src, 2 * MiB, 0), (s64)RUN_B);
+	run = l2_slot(&fs, f, 0);
+	used = t_usedbytes(&fs);
+	fill(src + 5000, 300000, 3);
+	CHECK_EQ(t_pwrite(&fs, f, src + 5000, 300000, 5000), 300000);
+	fill(src, 2 * MiB, 4);
+	CHECK_EQ(t_pwrite(&fs, f, src, 2 * MiB, 0), (s64)RUN_B);
+	CHECK_EQ(l2_slot(&fs, f, 0), run);
+	CHECK_EQ(t_usedbytes(&fs), used);
+	CHECK_EQ(t_blocks(&fs, f), 512);
+	check_bytes(&fs, f, 0, 2 * MiB, src);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+/* A truncate inside a run splits it into a leaf naming the same pages and
+ * cuts the pages past the new end; one at a run's start drops it whole. */
+static void test_run_truncate(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f = t_mkreg(&fs, 1, "f"), used, run0, run1, cut = 3 * MiB + 100;
+	u64 pg;
+
+	fill(src, 6 * MiB, 5);
+	CHECK_EQ(t_pwrite(&fs, f, src, 6 * MiB, 0), (s64)(6 * MiB));
+	run0 = l2_slot(&fs, f, 0);
+	used = t_usedbytes(&fs);
+	CHECK_EQ(daxfs_truncate(&fs, f, 4 * MiB), 0);
+	/* the third run went with one CAS: exactly its 2 MiB */
+	CHECK_EQ(used - t_usedbytes(&fs), 2 * MiB);
+	CHECK_EQ(l2_slot(&fs, f, 2), 0);
+	used = t_usedbytes(&fs);
+	run1 = l2_slot(&fs, f, 1) & ~DAXFS_RADIX_RUN;
+	CHECK_EQ(daxfs_truncate(&fs, f, cut), 0);
+	CHECK_EQ(l2_slot(&fs, f, 0), run0);
+	CHECK(!is_run(l2_slot(&fs, f, 1)) && l2_slot(&fs, f, 1));
+	CHECK_EQ(t_blocks(&fs, f), 512 + 257);
+	/* 255 pages freed, one leaf node made */
+	CHECK_EQ(used - t_usedbytes(&fs), 254 * PAGE);
+	/* the kept pages are still the run's */
+	CHECK_EQ(daxfs_block_page(&fs, f, 768, &pg), 0);
+	CHECK_EQ(pg, run1 + 256 * PAGE);
+	check_bytes(&fs, f, 0, cut, src);
+	/* an extension shows zeros past the cut */
+	CHECK_EQ(daxfs_truncate(&fs, f, 4 * MiB), 0);
+	CHECK_EQ(t_pread(&fs, f, got, MiB, 3 * MiB), (s64)MiB);
+	CHECK(!memcmp(got, src + 3 * MiB, 100));
+	memset(src, 0, MiB);
+	CHECK(!memcmp(got + 100, src, MiB - 100));
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+/* A punch inside a run splits it; one over a whole run takes it whole. */
+static void test_run_punch(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f = t_mkreg(&fs, 1, "f"), used;
+
+	fill(src, 4 * MiB, 6);
+	CHECK_EQ(t_pwrite(&fs, f, src, 4 * MiB, 0), (s64)(4 * MiB));
+	used = t_usedbytes(&fs);
+	CHECK_EQ(daxfs_fallocate(&fs, f, PUNCH, 100 * PAGE, 156 * PAGE), 0);
+	CHECK(!is_run(l2_slot(&fs, f, 0)));
+	CHECK_EQ(t_blocks(&fs, f), 1024 - 156);
+	CHECK_EQ(used - t_usedbytes(&fs), 155 * PAGE);
+	CHECK_EQ(t_seek(&fs, f, 0, DAXFS_SEEK_HOLE), 100 * PAGE);
+	CHECK_EQ(t_seek(&fs, f, 100 * PAGE, DAXFS_SEEK_DATA), 256 * PAGE);
+	memset(src + 100 * PAGE, 0, 156 * PAGE);
+	check_bytes(&fs, f, 0, 4 * MiB, src);
+	used = t_usedbytes(&fs);
+	CHECK_EQ(daxfs_fallocate(&fs, f, PUNCH, 2 * MiB, 2 * MiB), 0);
+	CHECK_EQ(l2_slot(&fs, f, 1), 0);
+	CHECK_EQ(used - t_usedbytes(&fs), 2 * MiB);
+	CHECK_EQ(t_blocks(&fs, f), 512 - 156);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+/* The last link gone: every page of every run comes back. */
+static void test_run_freed(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f, used, pg;
+
+	used = t_usedbytes(&fs);
+	f = t_mkfile(&fs);
+	fill(src, 8 * MiB, 7);
+	CHECK_EQ(t_pwrite(&fs, f, src, 8 * MiB, 0), (s64)(8 * MiB));
+	/* map_block of a run's block finds its page, allocates nothing */
+	CHECK_EQ(daxfs_map_block(&fs, f, 1000, true, &pg), 0);
+	CHECK_EQ(pg, (l2_slot(&fs, f, 1) & ~DAXFS_RADIX_RUN) + 488 * PAGE);
+	CHECK_EQ(t_blocks(&fs, f), 2048);
+	t_freefile(&fs, f);
+	CHECK(t_usedbytes(&fs) - used < 4 * PAGE);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+/* insert_run finds its slot taken by a leaf, or by another run: 1, and
+ * nothing changes. */
+static void test_run_slot_taken(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f = t_mkreg(&fs, 1, "f"), run, before;
+	struct daxfs_op op;
+
+	fill(src, 4 * MiB, 8);
+	CHECK_EQ(t_pwrite(&fs, f, src, PAGE, 2 * MiB + PAGE), (s64)PAGE);
+	CHECK_EQ(t_pwrite(&fs, f, src, 2 * MiB, 0), (s64)RUN_B);
+	CHECK_EQ(daxfs_op_begin(&fs, &op), 0);
+	run = daxfs_alloc_run_held(&op);
+	CHECK(run != 0);
+	before = t_ip(&fs, f)->blocks;
+	CHECK_EQ(daxfs_radix_insert_run(&op, t_ip(&fs, f), 512, run), 1);
+	CHECK_EQ(daxfs_radix_insert_run(&op, t_ip(&fs, f), 0, run), 1);
+	CHECK_EQ(daxfs_radix_insert_run(&op, t_ip(&fs, f), 5, run), -EINVAL);
+	CHECK_EQ(t_ip(&fs, f)->blocks, before);
+	daxfs_hold_pages(&op, 0, 0);
+	daxfs_run_free(&op, run);
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+/*
+ * Two hosts race on one file: A writes whole 2 MiB pieces (runs), B
+ * writes single pages into the same pieces at the same time.  Where B's
+ * leaf wins the slot, A's run goes in page by page (run_scatter) and its
+ * bytes land in B's pages where B was first.  Afterwards every page holds
+ * one writer's whole page, the block count is the pages mapped, and fsck
+ * finds nothing.
+ */
+#define RACE_PIECES 6
+#define RACE_ROUNDS 40
+
+struct racer {
+	struct daxfs_fs *fs;
+	u64 ino;
+	u32 round;
+	int stop_err;
+};
+
+static u8 page_b[PAGE];
+
+static void *race_a(void *arg)
+{
+	struct racer *t = arg;
+	u32 k;
+
+	for (k = 0; k < RACE_PIECES; k++)
+		if (t_pwrite(t->fs, t->ino, src, RUN_B, k * RUN_B) != (s64)RUN_B)
+			t->stop_err = 1;
+	return NULL;
+}
+
+static void *race_b(void *arg)
+{
+	struct racer *t = arg;
+	u32 k, j;
+
+	/* from the last piece back, after a start that varies by round: A
+	 * (first to last) meets B somewhere, where B's leaf may take a
+	 * slot during A's copy */
+	usleep((t->round % 8) * 200);
+	for (j = 0; j < 4; j++)
+		for (k = RACE_PIECES; k-- > 0;) {
+			u64 b = k * 512 + (t->round * 37 + j * 131) % 512;
+
+			if (t_pwrite(t->fs, t->ino, page_b, PAGE, b * PAGE) !=
+			    (s64)PAGE)
+				t->stop_err = 1;
+		}
+	return NULL;
+}
+
+/* A leaf most of whose pages sit where a 2 MiB run would put them: a
+ * run that went in page by page. */
+static bool scattered(struct daxfs_fs *fs, u64 leaf)
+{
+	struct daxfs_radix_node *n = daxfs_ptr(fs, leaf, PAGE, PAGE);
+	u32 i, at = 0;
+
+	for (i = 0; n && i < 512; i++) {
+		u64 pg = daxfs_load(&n->slot[i]);
+
+		at += pg && !((pg - i * PAGE) & (RUN_B - 1));
+	}
+	return at >= 400;
+}
+
+static void test_run_races_pages(void)
+{
+	struct daxfs_fs a, b;
+	void *r = t_setup(&a, REGION, NULL);
+	u32 round, k, runs = 0, leaves = 0, scatters = 0;
+	u64 blk;
+
+	CHECK_EQ(t_join(&b, r, REGION), 0);
+	fill(src, RUN_B, 9);
+	memset(page_b, 0xbb, PAGE);
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		u64 f = t_mkfile(&a);
+		struct racer ta = { &a, f, round, 0 }, tb = { &b, f, round, 0 };
+		pthread_t th[2];
+
+		pthread_create(&th[0], NULL, race_a, &ta);
+		pthread_create(&th[1], NULL, race_b, &tb);
+		pthread_join(th[0], NULL);
+		pthread_join(th[1], NULL);
+		CHECK(!ta.stop_err && !tb.stop_err);
+		CHECK_EQ(t_pread(&a, f, got, RACE_PIECES * RUN_B, 0),
+			 (s64)(RACE_PIECES * RUN_B));
+		for (blk = 0; blk < RACE_PIECES * 512; blk++) {
+			const u8 *p = got + blk * PAGE;
+
+			CHECK(!memcmp(p, src + (blk % 512) * PAGE, PAGE) ||
+			      !memcmp(p, page_b, PAGE));
+		}
+		for (k = 0; k < RACE_PIECES; k++) {
+			u64 v = l2_slot(&a, f, k);
+
+			if (is_run(v))
+				runs++;
+			else if (scattered(&a, v))
+				scatters++;
+			else
+				leaves++;
+		}
+		CHECK_EQ(t_blocks(&a, f), RACE_PIECES * 512);
+		t_freefile(&a, f);
+	}
+	fprintf(stderr, "  pieces: %u runs, %u runs scattered into a leaf, "
+		"%u leaves\n", runs, scatters, leaves);
+	daxfs_host_leave(&b);
+	daxfs_host_leave(&a);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
+int main(void)
+{
+	RUN(test_run_made);
+	RUN(test_run_rewrite);
+	RUN(test_run_truncate);
+	RUN(test_run_punch);
+	RUN(test_run_freed);
+	RUN(test_run_slot_taken);
+	RUN(test_run_races_pages);
+	return t_done();
+}
