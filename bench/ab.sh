@@ -10,6 +10,8 @@
 # of ins_op (user-space instructions per block: nearly deterministic, 0
 # where perf events are not allowed).
 # Default: 8 rounds of layout,randwrite-4k-4j with 1 s sections.
+# -j JOBFILE: another job file than bench/fio/table2.fio (native only), e.g.
+# bench/fio/runs.fio (whole 2 MiB writes: format 11's runs).
 #
 # -g: the same in one QEMU TCG guest (2 vCPUs, as bench/run) instead: builds
 # daxfs.ko and mkfs.daxfs of both trees, one fresh nvdimm per tree, and
@@ -18,9 +20,11 @@
 # per-round new/old ratios.  Default there: 2 s sections.
 set -e
 rounds=8 sections=layout,randwrite-4k-4j runtime= guest=0
-while getopts gn:S:t: c; do
+jobfile=bench/fio/table2.fio
+while getopts gj:n:S:t: c; do
 	case $c in
 	g) guest=1 ;;
+	j) jobfile=$OPTARG ;;
 	n) rounds=$OPTARG ;;
 	S) sections=$OPTARG ;;
 	t) runtime=$OPTARG ;;
@@ -28,7 +32,7 @@ while getopts gn:S:t: c; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-g] [-n N] [-S sect,...] [-t 1s] OLD [NEW]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [-g] [-j JOBFILE] [-n N] [-S sect,...] [-t 1s] OLD [NEW]" >&2; exit 2; }
 [ -n "$runtime" ] || runtime=$([ $guest = 1 ] && echo 2s || echo 1s)
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/daxfs-ab.XXXXXX)
@@ -97,7 +101,7 @@ echo "tree,round,suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op" 
 i=1
 while [ $i -le "$rounds" ]; do
 	for t in old new; do
-		"$tmp/io_bench.$t" -j "$top/bench/fio/table2.fio" -S "$sections" \
+		"$tmp/io_bench.$t" -j "$top/$jobfile" -S "$sections" \
 			-f "$shm" | sed -n "2,\$s/^/$t,$i,/p"
 	done
 	i=$((i + 1))

@@ -14,6 +14,8 @@ Scenario:
                show zeros there (the lease work's revalidation), the rest stays.
                Also /fd: unwritten extents after fallocate, data after a write,
                and a same-size truncate dropping a KEEP_SIZE preallocation.
+               And /fr: three 2 MiB runs (format 11) mapped, punched and cut
+               inside, which the host peer reads back.
 """
 import ctypes
 import errno
@@ -130,6 +132,47 @@ def scen_unwritten():
     result(unwritten="ok")
 
 
+RUN = 2 << 20                           # format 11: a whole aligned 2 MiB
+FR_PUNCH = (RUN + 100 * PAGE, 56 * PAGE)  # inside the second run of /fr
+FR_SIZE = 2 * RUN + 300 * PAGE + 100    # a cut inside the third run
+
+
+def expect_fr():
+    """/fr after the guest's calls: three runs written whole, a punch
+    inside the second, a truncate inside the third."""
+    d = bytearray(content(b"R", 3 * RUN // PAGE))
+    off, ln = FR_PUNCH
+    d[off:off + ln] = bytes(ln)
+    return bytes(d[:FR_SIZE])
+
+
+def scen_runs():
+    """Format 11: each whole aligned 2 MiB written by one write(2) is one
+    run; a shared mapping reads it, a punch and a truncate inside runs
+    split them (st_blocks drops by exactly the pages cut), SEEK_HOLE finds
+    the punch; the user-space host reads the same bytes afterwards."""
+    fr = kg.p("/fr")
+    data = content(b"R", 3 * RUN // PAGE)
+    fd = os.open(fr, os.O_RDWR | os.O_CREAT, 0o644)
+    for k in range(3):
+        check(os.pwrite(fd, data[k * RUN:(k + 1) * RUN], k * RUN) == RUN,
+              "a 2 MiB write was short")
+    m = mmap.mmap(fd, 3 * RUN, mmap.MAP_SHARED, mmap.PROT_READ)
+    check(m[:] == data, "mapping of the runs")
+    m.close()
+    check(os.fstat(fd).st_blocks == 3 * RUN // 512, "st_blocks of 3 runs")
+    run("fallocate", "-p", "-o", str(FR_PUNCH[0]), "-l", str(FR_PUNCH[1]), fr)
+    os.ftruncate(fd, FR_SIZE)
+    st = os.fstat(fd)
+    pages = (FR_SIZE + PAGE - 1) // PAGE - FR_PUNCH[1] // PAGE
+    check(st.st_blocks == pages * PAGE // 512,
+          f"st_blocks after the cuts: {st.st_blocks}, want {pages * 8}")
+    check(os.lseek(fd, 0, os.SEEK_HOLE) == FR_PUNCH[0], "SEEK_HOLE in a run")
+    check(os.pread(fd, 3 * RUN, 0) == expect_fr(), "/fr bytes after the cuts")
+    os.close(fd)
+    result(runs="ok")
+
+
 FALLOC_FL_KEEP_SIZE = 1
 
 
@@ -228,6 +271,7 @@ def scen_tools(args):
     os.close(fd)
     scen_unwritten()
     scen_fsize()
+    scen_runs()
     result(tools="ok")
 
     kg.write_file(fb, content(b"B", FB_PAGES))
@@ -273,7 +317,8 @@ def host_peer(path):
     _wait_ro(path, "guest-done", 400)
     with daxfs.Region(path) as r:
         f = r.open("/fa")
-        out = {"fa_ok": f.read_all() == expect_fa()}
+        out = {"fa_ok": f.read_all() == expect_fa(),
+               "fr_ok": r.read_file("/fr") == expect_fr()}
         out["fa_hole"] = f.seek_hole(0)
         out["fa_data"] = f.seek_data(PUNCH[0])
         ext = f.extents(0, FA_PAGES * PAGE)

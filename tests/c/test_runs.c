@@ -240,6 +240,69 @@ static void test_run_slot_taken(void)
 	t_region_free(r, REGION);
 }
 
+/* What fsck finds in a run word: bytes past EOF in a run's page (zeroed
+ * by the repair: a run cannot lose one page), a run named by two files,
+ * an unaligned run word (dropped: its pages show as leaked, then freed). */
+static void test_run_fsck(void)
+{
+	struct daxfs_fs fs, fs2;
+	struct daxfs_check_result res;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 f = t_mkreg(&fs, 1, "f"), g = t_mkreg(&fs, 1, "g"), v, run1;
+	struct daxfs_inode *fi, *gi;
+	struct daxfs_radix_node *n;
+	u64 *slot;
+
+	fill(src, 4 * MiB, 10);
+	CHECK_EQ(t_pwrite(&fs, f, src, 4 * MiB, 0), (s64)(4 * MiB));
+	CHECK_EQ(t_pwrite(&fs, g, src, 2 * MiB, 0), (s64)RUN_B);
+	fi = t_ip(&fs, f);
+	gi = t_ip(&fs, g);
+	run1 = l2_slot(&fs, f, 1) & ~DAXFS_RADIX_RUN;
+	n = daxfs_ptr(&fs, daxfs_load(&gi->root) & ~4095ULL, PAGE, PAGE);
+	slot = &n->slot[0];
+	v = daxfs_load(slot);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+
+	/* f's size cut behind fsck's back: 256 pages of bytes past EOF */
+	daxfs_store(&fi->size, 3 * MiB);
+	CHECK_EQ(t_fsck(r, REGION, false, NULL, NULL, &res), 0);
+	CHECK(res.nr[DAXFS_CHK_ERROR] >= 1);
+	CHECK_EQ(t_fsck(r, REGION, true, NULL, NULL, &res), 0);
+	t_check_clean(r, REGION);
+	memset(got, 0, MiB);
+	CHECK(!memcmp((u8 *)r + run1 + MiB, got, MiB));
+	CHECK(!memcmp((u8 *)r + run1, src + 2 * MiB, MiB));
+
+	/* g names f's first run too */
+	daxfs_store(slot, daxfs_load(&((struct daxfs_radix_node *)((u8 *)r +
+		(daxfs_load(&fi->root) & ~4095ULL)))->slot[0]));
+	CHECK_EQ(t_fsck(r, REGION, false, NULL, NULL, &res), 0);
+	CHECK(res.nr[DAXFS_CHK_ERROR] >= 1);
+	daxfs_store(slot, v);
+	t_check_clean(r, REGION);
+
+	/* an unaligned run word: dropped, its run leaked then freed */
+	daxfs_store(slot, v + PAGE);
+	CHECK_EQ(t_fsck(r, REGION, false, NULL, NULL, &res), 0);
+	CHECK(res.nr[DAXFS_CHK_ERROR] >= 1);
+	CHECK_EQ(t_fsck(r, REGION, true, NULL, NULL, &res), 0);
+	t_check_clean(r, REGION);
+	CHECK_EQ(daxfs_load(slot), 0);
+
+	/* what a user reads afterwards */
+	CHECK_EQ(t_join(&fs2, r, REGION), 0);
+	CHECK_EQ(t_pread(&fs2, f, got, 3 * MiB, 0), (s64)(3 * MiB));
+	CHECK(!memcmp(got, src, 3 * MiB));
+	CHECK_EQ(t_pread(&fs2, g, got, 2 * MiB, 0), (s64)(2 * MiB));
+	memset(src, 0, 2 * MiB);
+	CHECK(!memcmp(got, src, 2 * MiB));
+	daxfs_host_leave(&fs2);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
 /*
  * Two hosts race on one file: A writes whole 2 MiB pieces (runs), B
  * writes single pages into the same pieces at the same time.  Where B's
@@ -363,6 +426,7 @@ int main(void)
 	RUN(test_run_punch);
 	RUN(test_run_freed);
 	RUN(test_run_slot_taken);
+	RUN(test_run_fsck);
 	RUN(test_run_races_pages);
 	return t_done();
 }

@@ -27,7 +27,8 @@ def test_kernel_fallocate_holes_seen_by_two_hosts(request, built):
     SEEK_HOLE/SEEK_DATA and fiemap report the hole; -z zeroes, -n allocates beyond EOF,
     -l grows with zeros; past RLIMIT_FSIZE a growing fallocate fails with EFBIG.  H: A's bytes, hole and extents as A left them; H's punch of
     /fb shows to A through read(2), SEEK_HOLE and its mapping, and frees its pages
-    (st_blocks); fsck clean."""
+    (st_blocks); /fr's 2 MiB runs (format 11) written whole, mapped, punched
+    and cut inside read the same on H; fsck clean."""
     host = {}
     with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
         # a loaded machine stalls a TCG guest for seconds: with a 2 s
@@ -49,6 +50,7 @@ def test_kernel_fallocate_holes_seen_by_two_hosts(request, built):
         assert rc == 0, out
     assert ra["tools"] == "ok" and ra["remote"] == "ok", ra
     assert ra["unwritten"] == "ok", ra
+    assert ra.get("runs") == "ok" and host["fr_ok"], (ra, host)
     assert ra.get("fsize") == "ok", ra
     assert int(ra["free_gain"]) > 0, ra
     assert host["fa_ok"], host
