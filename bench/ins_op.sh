@@ -2,9 +2,9 @@
 # Instructions per block of libdaxfs' read and write calls, natively, under
 # callgrind: deterministic (no timer, no other process counts), so a 1%
 # change in the core's per-call work shows in one run.
-#   bench/ins_op.sh [-S SECTIONS] [IO_BENCH]
+#   bench/ins_op.sh [-j JOBFILE] [-S SECTIONS] [IO_BENCH]
 # Runs IO_BENCH (default: build/bench/io_bench, built by make -C bench)
-# once per section of bench/fio/table2.fio (random sections after the
+# once per section of bench/fio/table2.fio (or of JOBFILE) (random sections after the
 # layout section) with a 64 MiB file, counting only instructions inside
 # daxfs_pread / daxfs_pwrite and their per-open-file cache forms
 # daxfs_pread_fc / daxfs_pwrite_fc (--toggle-collect), and prints
@@ -19,8 +19,10 @@
 # this on both binaries.
 set -e
 sections=seqwrite-first-4k,seqwrite-rewrite-4k,seqread-4k,seqwrite-first-64k,seqwrite-rewrite-64k,seqread-64k,seqwrite-first-1m,seqwrite-rewrite-1m,seqread-1m,randread-4k-1j,randread-64k-4j,randwrite-4k-1j
-while getopts S: c; do
+jobfile=bench/fio/table2.fio
+while getopts j:S: c; do
 	case $c in
+	j) jobfile=$OPTARG ;;
 	S) sections=$OPTARG ;;
 	*) exit 2 ;;
 	esac
@@ -40,7 +42,7 @@ export DAXFS_BENCH_DIR=/ DAXFS_BENCH_RUNTIME=200ms
 ir() {
 	rm -f /dev/shm/daxfs-insop-$$
 	valgrind -q --tool=callgrind --callgrind-out-file="$tmp/cg" \
-		--toggle-collect="$2" "$bin" -j "$top/bench/fio/table2.fio" \
+		--toggle-collect="$2" "$bin" -j "$top/$jobfile" \
 		-S "$1" -f /dev/shm/daxfs-insop-$$ >"$tmp/csv"
 	callgrind_annotate --auto=no --threshold=100 "$tmp/cg" 2>/dev/null | awk '
 		{ n = $1; gsub(",", "", n) }

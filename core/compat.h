@@ -59,6 +59,7 @@ typedef u8 daxfs_u8;
 #define daxfs_likely(x)		likely(x)
 #define daxfs_unlikely(x)	unlikely(x)
 #define daxfs_noinline		noinline
+#define daxfs_always_inline	__always_inline
 
 static inline u64 daxfs_load(const u64 *p)
 {
@@ -279,6 +280,7 @@ typedef __s32 s32;
 #define daxfs_likely(x)		__builtin_expect(!!(x), 1)
 #define daxfs_unlikely(x)	__builtin_expect(!!(x), 0)
 #define daxfs_noinline		__attribute__((__noinline__))
+#define daxfs_always_inline	inline __attribute__((__always_inline__))
 
 #ifndef EUCLEAN
 #define EUCLEAN 117

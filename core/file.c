@@ -377,11 +377,14 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
  * write's record names it (daxfs_wrec_set).  A page that lost the race
  * has those bytes copied into the winner and is freed.  *done moves to
  * we, or to ws with *err on failure.  False when fenced: return at once,
- * recovery owns what is left.
+ * recovery owns what is left.  Inlined: a call per page cost a fresh
+ * write of 1 MiB 3% more instructions (bench/ins_op.sh).
  */
-static bool page_publish(struct daxfs_op *op, const struct fview *v,
-			 struct daxfs_rcur *lf, u64 kb, u64 off, u8 *pk,
-			 u64 ws, u64 we, u64 *done, int *err)
+static daxfs_always_inline bool page_publish(struct daxfs_op *op,
+						 const struct fview *v,
+						 struct daxfs_rcur *lf, u64 kb,
+						 u64 off, u8 *pk, u64 ws,
+						 u64 we, u64 *done, int *err)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 ks = kb << DAXFS_BLOCK_SHIFT, win = 0;
@@ -545,9 +548,10 @@ static void run_zero(u8 *p, u64 c)
  * (into the winner's pages where they lost), the others go back.  On
  * entry the write's record names the run and the hold is empty.
  */
-static u64 run_scatter(struct daxfs_op *op, const struct fview *v,
-		       struct daxfs_rcur *lf, u64 blk, u64 r, u64 pos, u64 c,
-		       int *err)
+static daxfs_noinline u64 run_scatter(struct daxfs_op *op,
+				      const struct fview *v,
+				      struct daxfs_rcur *lf, u64 blk, u64 r,
+				      u64 pos, u64 c, int *err)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 done = pos;
@@ -583,11 +587,14 @@ static u64 run_scatter(struct daxfs_op *op, const struct fview *v,
  * Writes [pos, min(end, pos + 2 MiB)) into a fresh run and publishes it
  * with one CAS (daxfs_radix_insert_run).  Returns the bytes written;
  * *taken false (and nothing done) when the pool had no run to give.
+ * Out of line, as run_scatter: inlined, they made write_raw too big to
+ * take write_new in, and a 4 KiB first write cost 2% more instructions.
  */
-static u64 write_run(struct daxfs_op *op, const struct fview *v,
-		     struct daxfs_rcur *lf, u64 pos, u64 end,
-		     daxfs_write_actor_t actor, void *ctx, int *err,
-		     bool *taken)
+static daxfs_noinline u64 write_run(struct daxfs_op *op,
+				    const struct fview *v,
+				    struct daxfs_rcur *lf, u64 pos, u64 end,
+				    daxfs_write_actor_t actor, void *ctx,
+				    int *err, bool *taken)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 blk = pos >> DAXFS_BLOCK_SHIFT, r, c;
