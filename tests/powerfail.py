@@ -29,6 +29,7 @@ PMEM_LIB = os.path.join(REPO, "build", "pmem", "libdaxfs.so")
 
 LEASE_MS = 40
 SIZE = 8 << 20
+RUN = 2 << 20
 
 
 def _tracer():
@@ -197,23 +198,43 @@ def overwrite_ops():
             ("pwrite", f, 4095, "t7", 2)]
 
 
+def runs_ops():
+    """Whole aligned 2 MiB writes, each one run (format 11, docs/files.md
+    "Runs"): a new file of one run, a second run beyond its end, a rewrite
+    inside a run, a truncate that splits a run, and a rewrite of a whole
+    run in place."""
+    f = "/v/r"
+    return [("mkdir", "/v"),
+            ("write", f, "t1", RUN),
+            ("pwrite", f, RUN, "t2", RUN),
+            ("pwrite", f, 100, "t3", 5000),
+            ("truncate", f, RUN + RUN // 2 + 100),
+            ("pwrite", f, 0, "t4", RUN)]
+
+
+FIXED = {"overwrite": overwrite_ops, "runs": runs_ops}
+
+
 def main():
     sys.path.insert(0, os.path.join(REPO, "python"))
     sys.path.insert(0, HERE)
     from helpers import env
     mode, seed = sys.argv[1], int(sys.argv[2])
-    # NOPS "overwrite": the fixed workload above, a state at every drain
-    fixed = sys.argv[3] == "overwrite"
-    nops = 8 if fixed else int(sys.argv[3])
+    # NOPS "overwrite" or "runs": a fixed workload above, a state at
+    # every drain
+    fixed = FIXED.get(sys.argv[3])
+    nops = len(fixed()) if fixed else int(sys.argv[3])
     region = env.region_path("pf")
     workdir = region + ".d"
     os.mkdir(workdir)
-    env.mkfs(region, SIZE, lease_ms=LEASE_MS)
+    # runs need 4 MiB of room beside their own (docs/alloc.md "Runs")
+    env.mkfs(region, 4 * SIZE if fixed is runs_ops else SIZE,
+             lease_ms=LEASE_MS)
     t = time.monotonic()
     try:
         if fixed:
             run = Run(region, workdir, mode, seed, nops, every=1,
-                      ops=overwrite_ops())
+                      ops=fixed())
         else:
             run = Run(region, workdir, mode, seed, nops)
         problems = run.run()

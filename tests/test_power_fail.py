@@ -67,6 +67,16 @@ def test_strict_overwrites_whole(pmem_build):
     assert "0 problems" in out, out[-4000:]
 
 
+@pytest.mark.parametrize("mode", ["sync", "strict"])
+def test_runs_states(pmem_build, mode):
+    """2 MiB runs (format 11): every state, a state at every drain, holds
+    the calls that returned and fsck is clean; the run published by one
+    CAS is never seen with pages that did not reach the media."""
+    code, out = run_states(pmem_build, mode, 1, "runs")
+    assert code == 0, out[-4000:]
+    assert "0 problems" in out, out[-4000:]
+
+
 def test_posix_states_structure(pmem_build):
     code, out = run_states(pmem_build, "posix", 13, 40)
     assert code == 0, out[-4000:]
