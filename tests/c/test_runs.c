@@ -304,6 +304,94 @@ static void test_run_fsck(void)
 }
 
 /*
+ * A writer host dies at each step of a run's life (write_run,
+ * run_scatter); another recovers it.  What it held comes back exactly
+ * once (used bytes as before, fsck: nothing leaked, nothing freed twice),
+ * and what it published stays the file's.
+ */
+enum run_step {
+	RS_NONE,		/* the op began, nothing allocated yet */
+	RS_HELD,		/* the run in the hold, being filled */
+	RS_NAMED,		/* the record names it, not published */
+	RS_SCATTERING,		/* slot taken: pages 1.. back in the hold */
+	RS_PUBLISHED,		/* the CAS went in, the record still set */
+	RS_PAGE0_IN,		/* scattering: page 0 published in a leaf */
+};
+
+/* Used bytes after the recovery less before the write (what the dead
+ * host kept of its own is in every case's figure alike: RS_NONE's). */
+static s64 dead_run_writer(enum run_step st)
+{
+	struct daxfs_fs a, b;
+	void *r = t_setup(&a, REGION, NULL);
+	u64 f = t_mkreg(&a, 1, "f"), before, after, run, win, pg;
+	struct daxfs_inode *ip;
+	struct daxfs_op op;
+
+	CHECK_EQ(daxfs_truncate(&a, f, 2 * MiB), 0);
+	CHECK_EQ(t_join(&b, r, REGION), 0);
+	ip = t_ip(&a, f);
+	before = t_usedbytes(&a);
+	CHECK_EQ(daxfs_op_begin(&b, &op), 0);
+	CHECK_EQ(daxfs_intent_set(&op, DAXFS_INTENT_FILE_WRITE, f, 0, RUN_B,
+				  0), 0);
+	run = st == RS_NONE ? 0 : daxfs_alloc_run_held(&op);
+	CHECK(run != 0 || st == RS_NONE);
+	if (run)
+		memset((u8 *)r + run, 0x5a, RUN_B);
+	if (st >= RS_NAMED) {
+		daxfs_wrec_set(&op, 0, run | DAXFS_RADIX_RUN);
+		daxfs_hold_pages(&op, 0, 0);
+	}
+	if (st == RS_PUBLISHED)
+		CHECK_EQ(daxfs_radix_insert_run(&op, ip, 0, run), 0);
+	if (st == RS_SCATTERING || st == RS_PAGE0_IN)
+		daxfs_hold_pages(&op, run + PAGE, DAXFS_RUN_PAGES - 1);
+	if (st == RS_PAGE0_IN) {
+		daxfs_wrec_set(&op, 0, run);
+		CHECK_EQ(daxfs_radix_insert(&op, ip, 0, run, &win), 0);
+		CHECK_EQ(win, 0);
+	}
+	t_age(&b, b.host);
+	CHECK_EQ(daxfs_recover_dead_hosts(&a), 1);
+	after = t_usedbytes(&a);
+	CHECK_EQ(daxfs_block_page(&a, f, 0, &pg), 0);
+	CHECK_EQ(t_pread(&a, f, got, 2 * MiB, 0), (s64)(2 * MiB));
+	if (st == RS_PUBLISHED) {
+		CHECK_EQ(pg, run);
+		CHECK_EQ(t_blocks(&a, f), 512);
+		memset(src, 0x5a, RUN_B);
+	} else if (st == RS_PAGE0_IN) {
+		CHECK_EQ(pg, run);
+		CHECK_EQ(t_blocks(&a, f), 1);
+		memset(src, 0, RUN_B);
+		memset(src, 0x5a, PAGE);
+	} else {
+		CHECK_EQ(pg, 0);
+		CHECK_EQ(t_blocks(&a, f), 0);
+		memset(src, 0, RUN_B);
+	}
+	CHECK(!memcmp(got, src, RUN_B));
+	daxfs_host_leave(&a);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+	return (s64)(after - before);
+}
+
+static void test_run_writer_dies(void)
+{
+	s64 none = dead_run_writer(RS_NONE);
+
+	CHECK_EQ(dead_run_writer(RS_HELD), none);
+	CHECK_EQ(dead_run_writer(RS_NAMED), none);
+	CHECK_EQ(dead_run_writer(RS_SCATTERING), none);
+	/* the run, and the root node of the tree of height 2 it needed */
+	CHECK_EQ(dead_run_writer(RS_PUBLISHED), none + (s64)(RUN_B + PAGE));
+	/* page 0 alone: a direct root */
+	CHECK_EQ(dead_run_writer(RS_PAGE0_IN), none + (s64)PAGE);
+}
+
+/*
  * Two hosts race on one file: A writes whole 2 MiB pieces (runs), B
  * writes single pages into the same pieces at the same time.  Where B's
  * leaf wins the slot, A's run goes in page by page (run_scatter) and its
@@ -427,6 +515,7 @@ int main(void)
 	RUN(test_run_freed);
 	RUN(test_run_slot_taken);
 	RUN(test_run_fsck);
+	RUN(test_run_writer_dies);
 	RUN(test_run_races_pages);
 	return t_done();
 }
