@@ -182,11 +182,13 @@ static inline void daxfs_yield(void)
 }
 
 /* A write's target page faulted in before the fence check (core/file.c
- * daxfs_copy_fenced): an atomic +0 changes no byte, and a kernel task's
- * stop is taken on the way out of a fault, never inside the copy. */
+ * daxfs_copy_fenced): nothing to do here.  daxfs.ko maps the whole region
+ * at mount, so a store into it never faults, and the user buffer's faults
+ * are disabled during the copy (kernel/file.c).  The locked +0 this was
+ * made a read-for-ownership of a line the copy then streams over, per
+ * page, and bought nothing: a guest can be paused at any instruction. */
 static inline void daxfs_fault_in_write(void *p)
 {
-	daxfs_faa((u64 *)((uintptr_t)p & ~(uintptr_t)7), 0);
 }
 
 /* The kernel maps the whole region at mount: nothing to populate. */
