@@ -162,12 +162,14 @@ static void test_run_truncate(void)
 	t_region_free(r, REGION);
 }
 
-/* A punch inside a run splits it; one over a whole run takes it whole. */
+/* A punch inside a run splits it; ZERO_RANGE zeroes one in place; a
+ * punch over a whole run takes it whole. */
 static void test_run_punch(void)
 {
 	struct daxfs_fs fs;
 	void *r = t_setup(&fs, REGION, NULL);
-	u64 f = t_mkreg(&fs, 1, "f"), used;
+	u64 f = t_mkreg(&fs, 1, "f"), used, run;
+	struct daxfs_extent ext;
 
 	fill(src, 4 * MiB, 6);
 	CHECK_EQ(t_pwrite(&fs, f, src, 4 * MiB, 0), (s64)(4 * MiB));
@@ -180,6 +182,19 @@ static void test_run_punch(void)
 	CHECK_EQ(t_seek(&fs, f, 100 * PAGE, DAXFS_SEEK_DATA), 256 * PAGE);
 	memset(src + 100 * PAGE, 0, 156 * PAGE);
 	check_bytes(&fs, f, 0, 4 * MiB, src);
+	/* ZERO_RANGE inside a run zeroes its pages in place: the run stays,
+	 * its pages written data (one extent, no unwritten flag) */
+	run = l2_slot(&fs, f, 1);
+	CHECK_EQ(daxfs_fallocate(&fs, f, DAXFS_FALLOC_ZERO_RANGE |
+				 DAXFS_FALLOC_KEEP_SIZE, 3 * MiB, 8 * PAGE), 0);
+	CHECK_EQ(l2_slot(&fs, f, 1), run);
+	CHECK_EQ(t_blocks(&fs, f), 1024 - 156);
+	memset(src + 3 * MiB, 0, 8 * PAGE);
+	check_bytes(&fs, f, 0, 4 * MiB, src);
+	CHECK_EQ(daxfs_next_extent(&fs, f, 2 * MiB, &ext), 0);
+	CHECK_EQ(ext.logical, 2 * MiB);
+	CHECK_EQ(ext.length, 2 * MiB);
+	CHECK(!(ext.flags & DAXFS_EXTENT_UNWRITTEN));
 	used = t_usedbytes(&fs);
 	CHECK_EQ(daxfs_fallocate(&fs, f, PUNCH, 2 * MiB, 2 * MiB), 0);
 	CHECK_EQ(l2_slot(&fs, f, 1), 0);
