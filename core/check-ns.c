@@ -114,7 +114,7 @@ static void chk_data_page(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
 static void chk_run(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
 		    u64 idx)
 {
-	u64 r = v & ~(DAXFS_RADIX_RUN | DAXFS_RADIX_UNWRITTEN), k;
+	u64 r = daxfs_radix_run_of(c->fs, v & ~DAXFS_RADIX_UNWRITTEN), k;
 	const char *why = NULL;
 	bool crosslink = false;
 
@@ -125,8 +125,7 @@ static void chk_run(struct chk *c, struct chk_fw *w, u64 *slot, u64 v,
 		if (c->repair)
 			daxfs_store(slot, v & ~DAXFS_RADIX_UNWRITTEN);
 	}
-	if ((r & (DAXFS_RUN_SIZE - 1)) ||
-	    !daxfs_ptr(c->fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE))
+	if (!r)
 		why = "radix run outside the pool or not 2 MiB aligned";
 	else if (!chk_mark(c, c->used, r, DAXFS_RUN_SIZE))
 		why = "data run also used elsewhere", crosslink = true;

@@ -1578,19 +1578,18 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 }
 
 /*
- * A dead write's record names run r for blocks [blk, blk + 512): unless
+ * A dead write's record names run pg for blocks [blk, blk + 512): unless
  * the file maps it there (published: its first page is the block's), its
  * pages go back, but those the hold names (a scatter had begun,
  * run_scatter): the hold's recovery frees them.
  */
 static void wrec_run_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
-			     u64 blk, u64 r, u64 hold)
+			     u64 blk, u64 pg, u64 hold)
 {
 	u64 first = hold & ~BLK_LO, last = first + ((hold & BLK_LO) + 1) * BLK;
-	u64 cur, off;
+	u64 r = daxfs_radix_run_of(fs, pg), cur, off;
 
-	if ((blk & (DAXFS_RUN_PAGES - 1)) ||
-	    !daxfs_ptr(fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE))
+	if ((blk & (DAXFS_RUN_PAGES - 1)) || !r)
 		return;		/* garbled: leave it to fsck */
 	if (daxfs_radix_get(fs, ip, blk, &cur) || cur == r)
 		return;		/* published (or the map unreadable) */
@@ -1613,7 +1612,7 @@ void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	if (!pg || !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
 		return;
 	if (word == daxfs_wrec_word(pg, blk) && (pg & DAXFS_RADIX_RUN)) {
-		wrec_run_recover(fs, ip, blk, pg & ~DAXFS_RADIX_RUN, hold);
+		wrec_run_recover(fs, ip, blk, pg, hold);
 		return;
 	}
 	if (word != daxfs_wrec_word(pg, blk) || !page_ptr(fs, pg))

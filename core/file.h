@@ -67,6 +67,17 @@ static inline u32 daxfs_radix_height_for(u64 blk)
 int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 		     const u64 **slots, u64 *run, u64 *lo, u64 *hi);
 
+/* A level-2 slot word v that names a run: the run's first page, or 0
+ * when v names none or is garbage (other low bits, not 2 MiB aligned,
+ * outside the pool: daxfs_ptr's alignment check). */
+static inline u64 daxfs_radix_run_of(struct daxfs_fs *fs, u64 v)
+{
+	u64 r = v & ~DAXFS_RADIX_RUN;
+
+	return (v & DAXFS_RADIX_RUN) &&
+	       daxfs_ptr(fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE) ? r : 0;
+}
+
 /* The word of block b (in [lo, hi)) of a leaf daxfs_radix_leaf gave: a
  * slot's value, a run's page (never unwritten), or 0 for a hole. */
 static inline u64 daxfs_leaf_word(const u64 *slots, u64 run, u64 lo, u64 b)

@@ -75,18 +75,6 @@ static struct daxfs_radix_node *index_at(struct daxfs_fs *fs, u64 v)
 	return n && !daxfs_media_bad(fs, v, DAXFS_BLOCK_SIZE) ? n : NULL;
 }
 
-/* A level-2 slot value v that names a run: the run's first page, or 0
- * when v names none or is garbage (unaligned, outside the pool, other
- * low bits). */
-static u64 run_of(struct daxfs_fs *fs, u64 v)
-{
-	u64 r = v & ~RUN;
-
-	if (!(v & RUN) || (r & (DAXFS_RUN_SIZE - 1)))
-		return 0;
-	return daxfs_ptr(fs, r, DAXFS_RUN_SIZE, DAXFS_RUN_SIZE) ? r : 0;
-}
-
 /*
  * Decodes a root that is neither 0 nor SEALED: *height 1..4 and *node the
  * top node, or *height 0 and *node the data page of block 0 (direct).
@@ -146,7 +134,7 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 			return 0;
 		}
 		if (level == RUN_LEVEL && (v & RUN)) {
-			*run = run_of(fs, v);
+			*run = daxfs_radix_run_of(fs, v);
 			if (!*run)
 				return -EUCLEAN;
 			*lo = blk & ~RADIX_MASK;
@@ -305,7 +293,7 @@ static void run_retire(struct daxfs_op *op, struct daxfs_inode *ip, u64 r)
 static int run_cut(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 		   u64 *v, u64 to)
 {
-	u64 r = run_of(op->fs, *v);
+	u64 r = daxfs_radix_run_of(op->fs, *v);
 
 	if (!r)
 		return -EUCLEAN;
@@ -555,7 +543,7 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 				goto help;
 			if (level == RUN_LEVEL && (v & RUN)) {
 				/* the block is a page of a run */
-				*winner = run_of(fs, v);
+				*winner = daxfs_radix_run_of(fs, v);
 				if (!*winner)
 					return -EUCLEAN;
 				*winner += radix_idx(blk, 1) * DAXFS_BLOCK_SIZE;
@@ -608,7 +596,7 @@ int daxfs_radix_insert_run(struct daxfs_op *op, struct daxfs_inode *ip,
 {
 	u64 winner;
 
-	if ((blk & RADIX_MASK) || !run_of(op->fs, run | RUN))
+	if ((blk & RADIX_MASK) || !daxfs_radix_run_of(op->fs, run | RUN))
 		return -EINVAL;
 	return place(op, ip, blk, run | RUN, RUN_LEVEL, &winner);
 }
@@ -652,7 +640,7 @@ static int run_split(struct daxfs_op *op, u64 *slot, u64 *v)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_radix_node *n;
-	u64 r = run_of(fs, *v), nn;
+	u64 r = daxfs_radix_run_of(fs, *v), nn;
 	u32 k;
 
 	if (!r)
