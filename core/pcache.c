@@ -886,15 +886,33 @@ static bool dup_seen(struct daxfs_fs *fs, u64 tag, u64 home, u64 mine)
 /*
  * We own slot i as PENDING (word w) for tag: make sure nobody else has
  * it, then fill it from the backing file (or post a request when we
- * cannot reach it).  Returns 0 (caller looks up again) or -errno.
+ * cannot reach it).  fresh: we claimed it from FREE just now (its tag is
+ * still 0).  Returns 0 (caller looks up again) or -errno.
  */
-static int fill_owned(struct daxfs_op *op, u64 i, u64 w, u64 tag, u64 home)
+static int fill_owned(struct daxfs_op *op, u64 i, u64 w, u64 tag, u64 home,
+		      bool fresh)
 {
 	struct daxfs_fs *fs = op->fs;
 	u32 idx = tag_idx(tag);
 	u64 nw;
 	int err;
 
+	/*
+	 * Declared dead since we took the slot (stopped inside the op): a
+	 * survivor may own it by now, so no store.  A fresh claim nobody
+	 * has touched (the CAS compares our owner and sequence) goes back
+	 * to FREE: its tag is still 0, and no host of a later generation
+	 * of our slot would ever meet it (daxfs_pcache_joined ran before
+	 * we made it), so left PENDING it stayed until someone's window
+	 * filled up (tests/vm/test_kernel_pcache.py::
+	 * test_kernel_pcache_stale_unpin found it with fsck).
+	 */
+	if (daxfs_fenced(op)) {
+		if (fresh)
+			daxfs_cas(st_word(fs, i), &w,
+				  pc_word(DAXFS_PC_FREE, pc_seq(w), 0, 0));
+		return -ESTALE;
+	}
 	daxfs_store(tag_word(fs, i), tag);
 	daxfs_fence();
 	if (dup_seen(fs, tag, home, i)) {
@@ -966,7 +984,7 @@ static int take_over(struct daxfs_op *op, u64 i, u64 w)
 		return 0;
 	}
 	unpost_request(fs, i);
-	return fill_owned(op, i, nw, tag, home_of(fs, tag));
+	return fill_owned(op, i, nw, tag, home_of(fs, tag), false);
 }
 
 int daxfs_pcache_get(struct daxfs_op *op, u32 idx, u64 pgno,
@@ -1016,7 +1034,7 @@ int daxfs_pcache_get(struct daxfs_op *op, u32 idx, u64 pgno,
 				err = -EBUSY;	/* window all pinned/pending */
 				continue;
 			}
-			err = fill_owned(op, i, w, tag, home);
+			err = fill_owned(op, i, w, tag, home, true);
 			if (err)
 				return err;
 			continue;
@@ -1059,7 +1077,7 @@ int daxfs_pcache_get(struct daxfs_op *op, u32 idx, u64 pgno,
 				if (daxfs_cas(st_word(fs, i), &w, nw)) {
 					unpost_request(fs, i);
 					daxfs_faa(&fs->pc.live->served.v, 1);
-					err = fill_owned(op, i, nw, tag, home);
+					err = fill_owned(op, i, nw, tag, home, false);
 					if (err)
 						return err;
 				}
@@ -1250,7 +1268,7 @@ static bool serve_slot(struct daxfs_op *op, u64 i)
 		return false;
 	}
 	daxfs_faa(&fs->pc.live->served.v, 1);
-	fill_owned(op, i, nw, tag, home_of(fs, tag));
+	fill_owned(op, i, nw, tag, home_of(fs, tag), false);
 	return true;
 }
 
