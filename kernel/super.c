@@ -25,8 +25,49 @@
 #include <linux/sched.h>
 #include "daxfs_k.h"
 
+/*
+ * Our host slot is no longer ALIVE with our generation: other hosts
+ * declared us dead (a stall past the lease) and recovered our work.
+ */
+static bool daxfs_slot_lost(struct daxfs_sb_info *sbi)
+{
+	struct daxfs_fs *fs = &sbi->fs;
+	u32 state;
+	u64 gen;
+
+	/* the host table on a bad page is never loaded (kernel/media.c) */
+	if (!sbi->joined || fs->host == DAXFS_NO_HOST ||
+	    daxfs_media_fixed_bad(fs) ||
+	    daxfs_host_state(fs, fs->host, &state, &gen, NULL))
+		return false;
+	return state != DAXFS_HOST_ALIVE || gen != fs->host_gen;
+}
+
+/* Every operation fails with EIO from now on; lease_work drops our
+ * mappings (others ignore our mapping announcement now). */
+static void daxfs_mark_dead(struct daxfs_sb_info *sbi)
+{
+	WRITE_ONCE(sbi->dead, true);
+	mod_delayed_work(system_long_wq, &sbi->lease_work, 0);
+}
+
 int daxfs_kerr(struct super_block *sb, int err, const char *what)
 {
+	struct daxfs_sb_info *sbi = DAXFS_SB(sb);
+
+	/*
+	 * An op the core fenced (-ESTALE: we were declared dead while it
+	 * ran, docs/hosts.md "Fencing") may end before the renew work
+	 * notices: it fails with EIO as every op after it does, not with
+	 * the ESTALE a user would take for a stale NFS handle
+	 * (tests/vm/test_kernel_pcache.py::test_kernel_pcache_stale_unpin
+	 * saw a read(2) fail so).  The kernel's own -ESTALE (an inode
+	 * another host removed) comes while our slot is still ours.
+	 */
+	if (err == -ESTALE && daxfs_slot_lost(sbi)) {
+		daxfs_mark_dead(sbi);
+		return -EIO;
+	}
 	/* a lookup refused metadata on a bad block (daxfs_media_bad): the
 	 * region is not inconsistent, the media failed */
 	if (err == -EUCLEAN && READ_ONCE(DAXFS_SB(sb)->media_meta))
@@ -293,9 +334,7 @@ static void daxfs_renew_work(struct work_struct *work)
 	}
 	err = daxfs_host_renew(&sbi->fs);
 	if (err == -ESTALE) {
-		WRITE_ONCE(sbi->dead, true);
-		/* lease_work drops our mappings */
-		mod_delayed_work(system_long_wq, &sbi->lease_work, 0);
+		daxfs_mark_dead(sbi);
 		return;
 	}
 	if (err)
