@@ -472,6 +472,20 @@ static void fresh_pages(struct daxfs_fs *fs, u64 start, u64 pages)
 }
 
 /*
+ * The cursor's lock value for a refill by this host generation.  A host
+ * declared dead while it refilled (a zombie, docs/hosts.md "Fencing")
+ * had its slot reset by recovery, and a new host that joined the slot
+ * may be refilling there by the time it resumes: with one lock value for
+ * all, the zombie took that refill's lock for its own and installed its
+ * batch over the new host's (tests/test_zombie_fence.py).
+ */
+static u64 refill_lock(struct daxfs_fs *fs)
+{
+	return BATCH_LOCK |
+	       ((fs->host_gen << BATCH_LANE_SHIFT) & (DAXFS_PAGE_SIZE - 1));
+}
+
+/*
  * Installs a fresh batch of `pages` pages and takes the first `take` of
  * them.  alloc_cursor is locked while end and cursor change so no lane
  * sees a mixed pair; the old remainder goes to the page stack.
@@ -479,12 +493,17 @@ static void fresh_pages(struct daxfs_fs *fs, u64 start, u64 pages)
 static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 {
 	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
-	u64 c, e, start, got = 0;
+	u64 c, e, lk = refill_lock(fs), start, got = 0;
 
 	c = daxfs_load(&h->alloc_cursor);
-	if (batch_locked(c) || !daxfs_cas(&h->alloc_cursor, &c, BATCH_LOCK))
+	if (batch_locked(c))
 		return 0;
+	/* end only changes under the lock: loaded before we take it, it
+	 * is c's (after, a zombie could load a new owner's end and give
+	 * back everything from its old cursor to there) */
 	e = daxfs_load(&h->alloc_end);
+	if (!daxfs_cas(&h->alloc_cursor, &c, lk))
+		return 0;
 	if (c && c < e)
 		daxfs_pages_release(fs, c, e);
 	/* dying here: cursor stays locked, nothing carved yet, so
@@ -492,12 +511,20 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	daxfs_crash_point("alloc.batch_locked");
 	start = bump_take(fs, pages, take, &got);
 	if (!start) {
-		daxfs_store(&h->alloc_end, 0);
-		daxfs_store(&h->alloc_cursor, 0);
+		daxfs_cas(&h->alloc_cursor, &lk, 0);
+		return 0;
+	}
+	/* declared dead since we locked: the slot was reset (maybe joined
+	 * again); what we carved is named nowhere, so it goes back */
+	if (daxfs_load(&h->alloc_cursor) != lk) {
+		daxfs_pages_release(fs, start, start + got * DAXFS_PAGE_SIZE);
 		return 0;
 	}
 	daxfs_store(&h->alloc_end, start + got * DAXFS_PAGE_SIZE);
-	daxfs_store(&h->alloc_cursor, start + take * DAXFS_PAGE_SIZE);
+	/* a stop between that look and this CAS is the window every fence
+	 * leaves (docs/hosts.md "Fencing"): the carve leaks */
+	if (!daxfs_cas(&h->alloc_cursor, &lk, start + take * DAXFS_PAGE_SIZE))
+		return 0;
 	alloc_word_flush(fs, &h->alloc_end, 8);
 	alloc_word_flush(fs, &h->alloc_cursor, 8);
 	fresh_pages(fs, start, got);

@@ -481,12 +481,9 @@ def victim(region, logpath, seed, nops, base):
     os.write(fd, b"D\n")
 
 
-def shut_victim(region, logpath, seed, nops, base):
-    """victim() for DAXFS_CRASH_STOP=shutdown: the host shuts down at the
-    point and goes on; the first call that then fails (EIO) ends the
-    workload ("S i": op i failed), and close() gives the slot up DEAD,
-    as daxfs.ko's unmount after FS_IOC_SHUTDOWN does."""
-    import errno
+def _victim_until(region, logpath, seed, nops, base, stop_errno, mark):
+    """victim() whose first call failing with stop_errno ends the workload
+    ("MARK i": op i failed); then it closes the region."""
     import daxfs
     ops = gen_ops(seed, nops, base)
     fd = os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -500,15 +497,38 @@ def shut_victim(region, logpath, seed, nops, base):
             os.write(fd, b"E %d\n" % i)
         r.reclaim()
     except OSError as e:
-        if e.errno != errno.EIO:
+        if e.errno != stop_errno:
             raise
-        os.write(fd, b"S %d\n" % i)
+        os.write(fd, b"%s %d\n" % (mark, i))
     r.close()
     os.write(fd, b"D\n")
 
 
+def shut_victim(region, logpath, seed, nops, base):
+    """victim() for DAXFS_CRASH_STOP=shutdown: the host shuts down at the
+    point and goes on; the first call that then fails (EIO) ends the
+    workload ("S i": op i failed), and close() gives the slot up DEAD,
+    as daxfs.ko's unmount after FS_IOC_SHUTDOWN does."""
+    import errno
+    _victim_until(region, logpath, seed, nops, base, errno.EIO, b"S")
+
+
+def zombie_victim(region, logpath, seed, nops, base):
+    """victim() for DAXFS_CRASH_STOP=1 at a point where the test declares
+    the host dead while it is stopped: once continued, the first call
+    that fails with ESTALE (the outcome unknown, recovery settled it)
+    ends the workload ("Z i": op i failed), and close() leaves a slot
+    that is no longer ours (it touches nothing there)."""
+    import errno
+    _victim_until(region, logpath, seed, nops, base, errno.ESTALE, b"Z")
+
+
+ROLES = {"victim": victim, "shut_victim": shut_victim,
+         "zombie_victim": zombie_victim}
+
+
 def spawn_victim(region, logpath, seed, nops, base, crash_at, crash_log=None,
-                 lib=CRASH_LIB, stop=None):
+                 lib=CRASH_LIB, stop=None, role=None):
     env = dict(os.environ)
     env["DAXFS_LIB"] = lib
     env["DAXFS_PYDIR"] = os.path.join(REPO, "python")
@@ -522,7 +542,7 @@ def spawn_victim(region, logpath, seed, nops, base, crash_at, crash_log=None,
     env.pop("DAXFS_CRASH_STOP", None)
     if stop:
         env["DAXFS_CRASH_STOP"] = stop
-    role = "shut_victim" if stop == "shutdown" else "victim"
+    role = role or ("shut_victim" if stop == "shutdown" else "victim")
     return subprocess.Popen([sys.executable, os.path.abspath(__file__), role,
                              region, logpath, str(seed), str(nops), base], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -640,6 +660,6 @@ def check_victim(r, ops, done, inflight, may_tear=None):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("victim", "shut_victim"):
-        role = victim if sys.argv[1] == "victim" else shut_victim
-        role(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    if sys.argv[1] in ROLES:
+        ROLES[sys.argv[1]](sys.argv[2], sys.argv[3], int(sys.argv[4]),
+                           int(sys.argv[5]), sys.argv[6])
