@@ -135,32 +135,43 @@ static bool lane_fenced(struct daxfs_fs *fs, struct daxfs_lane *hl)
 	return hl && !daxfs_slot_ours(fs);
 }
 
-/* Names the part of a taken chain not yet processed in the reclaimer's
+/*
+ * Names the part of a taken chain not yet processed in the reclaimer's
  * lane, so that recovery of a dead reclaimer re-adopts it (the batches
- * and their objects are not leaked). */
-static void hold_chain(struct daxfs_lane *hl, u64 chain)
+ * and their objects are not leaked): one CAS from what the lane named
+ * before.  False when that failed: we were declared dead and recovery
+ * took the chain (or the slot's next owner cleared the lane), so the
+ * rest is someone else's to free.  A store here let a host stopped
+ * between its fence check and this step free a batch page that recovery
+ * had spliced back for another host to free again, and name the rest of
+ * the chain in a lane a new host owned (tests/test_zombie_fence.py,
+ * point reclaim.emptied).
+ */
+static bool hold_chain(struct daxfs_lane *hl, u64 from, u64 to)
 {
-	if (hl)
-		daxfs_store(&hl->pad[DAXFS_LANE_HOLD_CHAIN], chain);
+	return !hl || daxfs_cas(&hl->pad[DAXFS_LANE_HOLD_CHAIN], &from, to);
 }
 
-/* Frees the entries of a batch, last first, shrinking its count before
- * each free: a reclaimer dying here leaks at most one object, and a
- * recoverer that re-adopts the batch never frees an entry twice.  False
- * when fenced (the rest of the batch is recovery's). */
+/* Frees the entries of a batch, last first, each claimed by one CAS on
+ * the count: a reclaimer dying here leaks at most one object, and a
+ * recoverer that re-adopts the batch (or a reclaimer declared dead and
+ * resumed beside it) never frees an entry twice.  False when fenced (the
+ * rest of the batch is recovery's). */
 static bool free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb,
 			 struct daxfs_lane *hl)
 {
 	u32 n = daxfs_load32(&lb->count);
 	u64 ent;
 
-	if (n > DAXFS_LIMBO_ENTRIES)
-		n = DAXFS_LIMBO_ENTRIES;
-	while (n--) {
+	while (n) {
+		if (n > DAXFS_LIMBO_ENTRIES)
+			n = DAXFS_LIMBO_ENTRIES;
 		if (lane_fenced(fs, hl))
 			return false;
-		ent = daxfs_load(&lb->entry[n]);
-		daxfs_store32(&lb->count, n);
+		ent = daxfs_load(&lb->entry[n - 1]);
+		if (!daxfs_cas32(&lb->count, &n, n - 1))
+			continue;	/* n reloaded */
+		n--;
 		daxfs_free_obj(fs, ent & ~(DAXFS_OFF_ALIGN - 1),
 			       (unsigned int)(ent & (DAXFS_OFF_ALIGN - 1)));
 	}
@@ -253,9 +264,10 @@ static bool chain_cut_cycle(struct daxfs_fs *fs, u64 chain)
 
 /* Frees the eligible batches of chain; the rest goes back on slot's
  * chain one batch at a time.  hl (the reclaimer's lane, or NULL) names
- * the unprocessed remainder throughout (docs/recovery.md). */
+ * the unprocessed remainder throughout (docs/recovery.md); held is what
+ * it names now (0, or chain when we go on with a held chain). */
 static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
-			  struct daxfs_lane *hl)
+			  struct daxfs_lane *hl, u64 held)
 {
 	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
 	u64 next, n, s, floor;
@@ -267,7 +279,8 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	 * before the advance to g is seen */
 	daxfs_fence();
 	floor = map_floor(fs);
-	hold_chain(hl, chain);
+	if (!hold_chain(hl, held, chain))
+		return;		/* the lane is not ours any more: leaks */
 	/* stopped (a fatal signal): the lane holds the chain, and the next
 	 * reclaim on it goes on (reclaim_resume); without a lane, finish */
 	if (!chain_cut_cycle(fs, chain) && hl)
@@ -284,11 +297,14 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 		if (s + 2 <= g && s + 2 <= floor) {
 			if (!free_entries(fs, lb, hl) || lane_fenced(fs, hl))
 				return;
-			hold_chain(hl, next);
+			daxfs_crash_point("reclaim.emptied");
+			if (!hold_chain(hl, chain, next))
+				return;
 			daxfs_free_obj(fs, chain, DAXFS_CLASS_PAGE);
 			daxfs_crash_point("reclaim.freed");
 		} else {
-			hold_chain(hl, next);
+			if (!hold_chain(hl, chain, next))
+				return;
 			chain_push(fs, slot, chain, chain);
 		}
 		chain = next;
@@ -296,7 +312,7 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 		if (daxfs_walk_yield() && hl)
 			return;
 	}
-	hold_chain(hl, 0);
+	hold_chain(hl, chain, 0);
 }
 
 /*
@@ -313,7 +329,7 @@ static bool reclaim_resume(struct daxfs_fs *fs, struct daxfs_lane *hl)
 		return true;
 	if (v & (DAXFS_OFF_ALIGN - 1))		/* a compaction chain */
 		return daxfs_compact_resume(fs, hl);
-	chain_process(fs, v, fs->host, hl);
+	chain_process(fs, v, fs->host, hl, v);
 	return !daxfs_load(&hl->pad[DAXFS_LANE_HOLD_CHAIN]);
 }
 
@@ -378,7 +394,7 @@ static void adopt_orphans(struct daxfs_fs *fs, struct daxfs_lane *hl)
 			return;
 		chain = chain_take(fs, slot);
 		if (chain)
-			chain_process(fs, chain, fs->host, hl);
+			chain_process(fs, chain, fs->host, hl, 0);
 	}
 }
 
@@ -408,7 +424,7 @@ static void help_live(struct daxfs_fs *fs, struct daxfs_lane *hl)
 			return;
 		chain = chain_take(fs, slot);
 		if (chain)
-			chain_process(fs, chain, slot, hl);
+			chain_process(fs, chain, slot, hl, 0);
 	}
 }
 
@@ -420,7 +436,7 @@ static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl,
 	 * chain is only ours while we are still alive */
 	if (lane_fenced(fs, hl) || (hl && !reclaim_resume(fs, hl)))
 		return;
-	chain_process(fs, chain_take(fs, fs->host), fs->host, hl);
+	chain_process(fs, chain_take(fs, fs->host), fs->host, hl, 0);
 	adopt_orphans(fs, hl);
 	if (help)
 		help_live(fs, hl);
