@@ -263,7 +263,7 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 			 unsigned int class)
 {
 	u64 size = daxfs_class_size(class), per = DAXFS_PAGE_SIZE / size;
-	u64 first, last = 0, rec, freed, n, pushed, most = 0;
+	u64 first, last = 0, rec, freed, n, pushed, most = 0, zero;
 
 	if (pass_useless(fs, class))
 		return 0;
@@ -276,7 +276,13 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	}
 	daxfs_faa(hint_word(fs, class, DAXFS_FREE_COMPACT_RUNS), 1);
 	rec = rec_word(first, class);
-	daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], rec);
+	zero = 0;
+	if (!rec_move(lane, &zero, rec)) {
+		/* the lane names a chain we did not put there: a new owner
+		 * of our slot cleared it and holds one (we are a zombie) */
+		daxfs_free_put_back(fs, class, first);
+		return 0;
+	}
 	n = chain_check(fs, first, size, &last);
 	daxfs_race_point("compact.checked", fs->base + first);
 	if (n == CHAIN_STOPPED) {
@@ -284,7 +290,7 @@ static u64 compact_class(struct daxfs_fs *fs, struct daxfs_lane *lane,
 		return 0;
 	}
 	if (!n) {
-		daxfs_store(&lane->pad[DAXFS_LANE_HOLD_CHAIN], 0);
+		rec_move(lane, &rec, 0);
 		return 0;	/* looping chain: dropped, fsck rebuilds */
 	}
 	if (n >= per) {
