@@ -370,7 +370,12 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	if (lb && (!daxfs_load32(&lb->count) ||
 		   (!force && daxfs_load(&lb->epoch) >= reclaim_horizon(fs))))
 		return;
-	daxfs_store(&lane->limbo_open, 0);
+	/* taken by one CAS, as recovery takes it (core/hosts.c recover_slot): a
+	 * host declared dead between its load and here must not push the
+	 * batch that recovery sealed onto a second chain */
+	daxfs_crash_point("limbo.sealing");
+	if (!daxfs_cas(&lane->limbo_open, &b, 0))
+		return;
 	/* sealed at its latest retire's epoch, read after every entry's
 	 * unlink (only this host's code fills its own lanes' batches) */
 	if (lb)
@@ -591,8 +596,11 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 					    daxfs_load(daxfs_state_word(fs, epoch)));
 				return;
 			}
-			daxfs_store(&lane->limbo_open, 0);
-			daxfs_limbo_seal(fs, fs->host, b);
+			/* one CAS: recovery seals the batch it takes the
+			 * same way (recover_slot), so a host declared dead here never
+			 * puts it on a second chain */
+			if (daxfs_cas(&lane->limbo_open, &b, 0))
+				daxfs_limbo_seal(fs, fs->host, b);
 		}
 		/* may dip into the limbo reserve (docs/alloc.md) */
 		page = daxfs_alloc_limbo_page(op);

@@ -122,7 +122,7 @@ POINTS = [
     "write.page_published", "write.size_moved",
     "append.reserved", "append.written",
     "truncate.cleared", "truncate.size",
-    "reclaim.popped", "reclaim.emptied", "reclaim.freed",
+    "reclaim.popped", "reclaim.emptied", "reclaim.freed", "limbo.sealing",
     "open.inserted", "open.removed", "orphan.claimed", "open.unlinked",
 ]
 
