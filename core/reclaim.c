@@ -164,13 +164,18 @@ static bool free_entries(struct daxfs_fs *fs, struct daxfs_limbo *lb,
 	u64 ent;
 
 	while (n) {
-		if (n > DAXFS_LIMBO_ENTRIES)
-			n = DAXFS_LIMBO_ENTRIES;
+		/* a garbled count (a torn write, a stray store): as many
+		 * as a batch holds; each failed CAS reloads n */
+		if (n > DAXFS_LIMBO_ENTRIES) {
+			if (daxfs_cas32(&lb->count, &n, DAXFS_LIMBO_ENTRIES))
+				n = DAXFS_LIMBO_ENTRIES;
+			continue;
+		}
 		if (lane_fenced(fs, hl))
 			return false;
 		ent = daxfs_load(&lb->entry[n - 1]);
 		if (!daxfs_cas32(&lb->count, &n, n - 1))
-			continue;	/* n reloaded */
+			continue;
 		n--;
 		daxfs_free_obj(fs, ent & ~(DAXFS_OFF_ALIGN - 1),
 			       (unsigned int)(ent & (DAXFS_OFF_ALIGN - 1)));

@@ -425,6 +425,37 @@ class Model:
         return {n: v for n, v in self.names.items() if n == base or n.startswith(base + "/")}
 
 
+def extra_ops(base):
+    """The protocols gen_ops() leaves out, in directory base (no model:
+    tests/test_zombie_fence.py checks them with fsck): extended
+    attributes in a page of their own, fallocate's punch and zero, 2 MiB
+    runs and a cut inside one, O_TMPFILE linked and dropped, chattr, a
+    truncate that zeroes a tail, and frees of all of it."""
+    MiB = 1 << 20
+    return [
+        ("mkdir", base),
+        ("write", base + "/a", "xa", 9000),
+        ("setxattr", base + "/a", "user.a", 6000),
+        ("setxattr", base + "/a", "user.a", 5000),
+        ("removexattr", base + "/a", "user.a"),
+        ("write", base + "/b", "xb", 64 * 1024),
+        ("punch", base + "/b", 8192, 16384),
+        ("zero", base + "/b", 30000, 20000),
+        ("write", base + "/run", "xr", 4 * MiB),
+        ("truncate", base + "/run", 3 * MiB + 100),
+        ("pwrite", base + "/run", MiB, "xp", 5000),
+        ("tmpfile", base, base + "/t", "xt", 12000),
+        ("tmpfile", base, None, "xu", 12000),
+        ("setflags", base + "/a", 0x20),
+        ("setflags", base + "/a", 0),
+        ("truncate", base + "/a", 5000),
+        ("truncate", base + "/a", 9000),
+        ("unlink", base + "/b"),
+        ("unlink", base + "/run"),
+        ("unlink", base + "/t"),
+    ]
+
+
 def do_op(r, op, held):
     """Runs op; held maps a hold's index to its open File."""
     kind = op[0]
@@ -454,6 +485,23 @@ def do_op(r, op, held):
         held[op[2]] = r.open(op[1])
     elif kind == "release":
         held.pop(op[1]).close()
+    elif kind == "setxattr":
+        r.setxattr(op[1], op[2], data(op[1], op[3]))
+    elif kind == "removexattr":
+        r.removexattr(op[1], op[2])
+    elif kind in ("punch", "zero"):
+        with r.open(op[1]) as f:
+            if kind == "punch":
+                f.punch_hole(op[2], op[3])
+            else:
+                f.zero_range(op[2], op[3])
+    elif kind == "tmpfile":
+        with r.tmpfile(op[1]) as f:
+            f.pwrite(data(op[3], op[4]), 0)
+            if op[2]:
+                r.link_open(f, op[2])
+    elif kind == "setflags":
+        r.setflags(op[1], op[2])
     elif kind == "openunlink":
         with r.open(op[1]) as f:
             r.unlink(op[1])
@@ -483,9 +531,10 @@ def victim(region, logpath, seed, nops, base):
 
 def _victim_until(region, logpath, seed, nops, base, stop_errno, mark):
     """victim() whose first call failing with stop_errno ends the workload
-    ("MARK i": op i failed); then it closes the region."""
+    ("MARK i": op i failed); then it closes the region.  Seed -1: the
+    extra_ops() workload."""
     import daxfs
-    ops = gen_ops(seed, nops, base)
+    ops = extra_ops(base) if seed == -1 else gen_ops(seed, nops, base)
     fd = os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     r = daxfs.Region(region)
     os.write(fd, b"J\n")

@@ -38,8 +38,17 @@ daxfs = env.daxfs
 # a new host beside the heir and must not declare it dead when this
 # process stalls on a loaded machine
 LEASE_MS = 1000
-# the workload makes about 24,000 fence checks (tests/test_shutdown.py)
+# the workload makes about 24,000 fence checks (tests/test_shutdown.py),
+# extra_ops() about 6,000
 FENCE_HITS = list(range(1, 22000, 1109))
+FENCE_HITS_EXTRA = list(range(1, 6000, 150))
+# the named points that extra_ops() reaches and gen_ops() does not
+EXTRA_POINTS = {"alloc.run_held", "write.run_publishing", "write.run_published",
+                "radix.run_splitting", "xattr.page", "xattr.built",
+                "xattr.published", "xattr.retire", "tmpfile.published",
+                "tmpfile.held", "tmpfile.orphan", "setflags.set",
+                "falloc.punch_zeroed",
+                "falloc.zero_filled", "falloc.zeroed_unmarked"}
 HEIR_FILES = 24
 
 
@@ -77,12 +86,15 @@ def _heir_work(heir, gen):
         heir.write_file("/heir/f%d" % i, _heir_body(i, gen))
 
 
-def _zombie(region, at):
-    """The whole story for a victim stopped at crash point `at`."""
+def _zombie(region, at, extra=False):
+    """The whole story for a victim stopped at crash point `at`; extra:
+    the crashlib.extra_ops() workload, which no model replays (fsck and
+    the heir check it)."""
     env.mkfs(region, SIZE, lease_ms=LEASE_MS)
-    ops = cl.gen_ops(SEED, NOPS, "/v")
+    seed = -1 if extra else SEED
+    ops = cl.extra_ops("/v") if extra else cl.gen_ops(SEED, NOPS, "/v")
     points = region + ".points"
-    p = cl.spawn_victim(region, region + ".log", SEED, NOPS, "/v", at,
+    p = cl.spawn_victim(region, region + ".log", seed, NOPS, "/v", at,
                         crash_log=points, stop="1", role="zombie_victim")
     try:
         if not _wait_stopped(p, points):
@@ -107,7 +119,8 @@ def _zombie(region, at):
                 assert mine["state"] == "alive", mine
             done, inflight, finished = cl.read_log(region + ".log")
             assert finished, "the victim did not close"
-            cl.check_victim(r, ops, done, inflight)
+            if not extra:
+                cl.check_victim(r, ops, done, inflight)
             r.reclaim()
     finally:
         if p.poll() is None:
@@ -132,3 +145,14 @@ def test_zombie_at_point(crash_build, region, point):
     """Stopped between two steps of a protocol (the named points of
     test_crash.py): it runs on to its next fence check."""
     _zombie(region, point)
+
+
+@pytest.mark.parametrize("nth", FENCE_HITS_EXTRA)
+def test_zombie_extra_at_fence(crash_build, region, nth):
+    """The protocols the 400-op workload leaves out (crashlib.extra_ops)."""
+    _zombie(region, "fence:%d" % nth, extra=True)
+
+
+@pytest.mark.parametrize("point", sorted(EXTRA_POINTS))
+def test_zombie_extra_at_point(crash_build, region, point):
+    _zombie(region, point, extra=True)
