@@ -290,7 +290,35 @@ static void sweep_yield(void)
 	(void)daxfs_walk_yield();
 }
 
-static int run_split(struct daxfs_op *op, u64 *slot, u64 *v);
+static int run_split(struct daxfs_op *op, u64 *slot, u64 *v, bool reserve);
+
+/*
+ * The run *v of *slot taken out whole, by one CAS to `to` (0 or SEALED):
+ * only when the pool has no page for the leaf of run_split (a drop on a
+ * full pool must not fail, and the limbo reserve is for its retires).  The winner lowers
+ * the block count first (see seal_node), then retires the 512 pages; a
+ * host killed among those retires leaks the rest.  0: taken; 1: the CAS
+ * failed (*v reloaded: split or cut by someone else); <0: error.
+ */
+static int run_take(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
+		    u64 *v, u64 to)
+{
+	u64 r = daxfs_radix_run_of(op->fs, *v);
+	u32 k;
+
+	if (!r)
+		return -EUCLEAN;
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	if (!daxfs_cas(slot, v, to))
+		return 1;
+	daxfs_faa(&ip->blocks, -(u64)DAXFS_RUN_PAGES);
+	daxfs_pflush(op->fs, slot, 8);
+	for (k = 0; k < DAXFS_RUN_PAGES; k++)
+		daxfs_retire(op, r + (u64)k * DAXFS_BLOCK_SIZE,
+			     DAXFS_CLASS_PAGE);
+	return 0;
+}
 
 /*
  * Seals every slot of node (at level; 1 = leaf) and, below it, of every
@@ -317,8 +345,14 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 				return -EAGAIN;
 			if (level == RUN_LEVEL && (v & RUN)) {
 				/* as a leaf: see run_split */
-				err = run_split(op, slot, &v);
-				if (err)
+				err = run_split(op, slot, &v, false);
+				if (err == -ENOSPC) {
+					err = run_take(op, ip, slot, &v,
+						       DAXFS_RADIX_SEALED);
+					if (!err)
+						break;
+				}
+				if (err < 0)
 					return err;
 				continue;
 			}
@@ -609,18 +643,23 @@ static int leaf_cut(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 
 /*
  * Turns the run *v of *slot into a leaf naming the same pages, so that
- * part or all of it can be cut page by page: one CAS run -> leaf.  A run
- * is never taken out whole: its 512 retires would follow one CAS, and a
+ * part or all of it can be cut page by page: one CAS run -> leaf.  A
+ * whole run taken out by one CAS is followed by its 512 retires, and a
  * host killed among them leaked the rest (up to 511 pages) with nothing
  * left to say so; as a leaf, each page goes with its own CAS, and a kill
  * leaks at most one (tests/test_zombie_fence.py, extra_ops, killed or
- * stopped in the unlink of a file with a run).  The pages move from the
- * run's word to the leaf's slots (nobody retires anything, blocks stay).
+ * stopped in the unlink of a file with a run).  So a whole run is taken
+ * out at once (run_take) only when the pool has no page for the leaf: a
+ * whole run's leaf does not come from the limbo reserve (reserve false),
+ * which a drop on a full pool needs for its retires.  The pages move from
+ * the run's word to the leaf's slots (nobody retires anything, blocks
+ * stay).
  * A loser frees its leaf, never seen.  On return *v is what the slot
- * holds now: a leaf (ours or another splitter's), 0 or SEALED.  The node
- * may come from the reserve (a truncate must not fail on a full pool).
+ * holds now: a leaf (ours or another splitter's), 0 or SEALED.  For a
+ * cut of part of the run (reserve true) the node may come from the
+ * reserve: a truncate must not fail on a full pool.
  */
-static int run_split(struct daxfs_op *op, u64 *slot, u64 *v)
+static int run_split(struct daxfs_op *op, u64 *slot, u64 *v, bool reserve)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_radix_node *n;
@@ -630,7 +669,7 @@ static int run_split(struct daxfs_op *op, u64 *slot, u64 *v)
 	if (!r)
 		return -EUCLEAN;
 	nn = daxfs_alloc(op, DAXFS_CLASS_PAGE);
-	if (!nn)
+	if (!nn && reserve)
 		nn = daxfs_alloc_limbo_page(op);
 	n = nn ? node_at(fs, nn) : NULL;
 	if (!n)
@@ -676,8 +715,13 @@ static int sweep_run(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 	for (tries = 0; v & RUN; tries++) {
 		if (tries >= RADIX_RETRIES)
 			return -EAGAIN;
-		err = run_split(op, slot, &v);
-		if (err)
+		err = run_split(op, slot, &v, !whole);
+		if (err == -ENOSPC && whole) {
+			err = run_take(op, ip, slot, &v, 0);
+			if (!err)
+				return 0;
+		}
+		if (err < 0)
 			return err;
 	}
 	if (!v || v == DAXFS_RADIX_SEALED)
