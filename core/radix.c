@@ -379,11 +379,12 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 				 * file reuse by then (tests/
 				 * test_zombie_fence.py, extra_ops).
 				 */
-				if (child && level == 1)
-					blocks_sub(ip);
-				if (child)
+				if (child) {
+					if (level == 1)
+						blocks_sub(ip);
 					daxfs_retire(op, v & ~UNW,
 						     DAXFS_CLASS_PAGE);
+				}
 				break;
 			}
 		}
