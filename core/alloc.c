@@ -429,7 +429,8 @@ static u64 batch_take_held(struct daxfs_op *op, u64 n)
 		/* counted in use as the hold names them: recovery's free of
 		 * the hold takes them off again */
 		daxfs_faa(daxfs_state_word(fs, used_bytes), n * DAXFS_PAGE_SIZE);
-		daxfs_hold_pages(op, c, (u32)n);
+		if (daxfs_hold_pages(op, c, (u32)n))
+			return 0;	/* declared dead: recovery settles lk */
 		daxfs_crash_point("alloc.take_held");
 		/* a recoverer settled the lock (we were declared dead):
 		 * the pages are its to free or return, not ours */
@@ -502,7 +503,11 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	 * is c's (after, a zombie could load a new owner's end and give
 	 * back everything from its old cursor to there) */
 	e = daxfs_load(&h->alloc_end);
-	if (!daxfs_cas(&h->alloc_cursor, &c, lk))
+	/* declared dead (a zombie whose take found the fence): the cursor
+	 * may be a new owner's, and its batch is not ours to give back
+	 * (tests/test_zombie_fence.py, fence.hold in batch_take_held) */
+	if (!daxfs_host_still_mine(fs) ||
+	    !daxfs_cas(&h->alloc_cursor, &c, lk))
 		return 0;
 	if (c && c < e)
 		daxfs_pages_release(fs, c, e);
@@ -728,8 +733,10 @@ u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 	     i++)
 		;
 	while (got > i)
-		daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE);
-	daxfs_hold_pages(op, offs[0], got);
+		if (daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE))
+			return 0;	/* fenced: all of them leak (fsck) */
+	if (daxfs_hold_pages(op, offs[0], got))
+		return 0;
 	return got;
 }
 
@@ -767,7 +774,8 @@ u64 daxfs_alloc_run_held(struct daxfs_op *op)
 		return 0;
 	alloc_word_flush(fs, bw, sizeof(*bw));
 	daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_RUN_SIZE);
-	daxfs_hold_pages(op, a, DAXFS_RUN_PAGES);
+	if (daxfs_hold_pages(op, a, DAXFS_RUN_PAGES))
+		return 0;	/* fenced: the run and the skip leak (fsck) */
 	daxfs_pages_release(fs, b, a);
 	daxfs_crash_point("alloc.run_held");
 	fresh_pages(fs, a, DAXFS_RUN_PAGES);
@@ -815,11 +823,13 @@ u64 daxfs_alloc_open_page(struct daxfs_op *op)
 	return off;
 }
 
-void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class)
+int daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class)
 {
 	/* fenced: recovery may have freed it already; leak it to fsck
 	 * rather than free it twice */
+	daxfs_crash_point("fence.free");
 	if (daxfs_fenced(op))
-		return;
+		return -ESTALE;
 	daxfs_free_obj(op->fs, off, class);
+	return 0;
 }

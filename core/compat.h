@@ -60,6 +60,7 @@ typedef u8 daxfs_u8;
 #define daxfs_unlikely(x)	unlikely(x)
 #define daxfs_noinline		noinline
 #define daxfs_always_inline	__always_inline
+#define daxfs_must_check	__must_check
 
 static inline u64 daxfs_load(const u64 *p)
 {
@@ -283,6 +284,7 @@ typedef __s32 s32;
 #define daxfs_unlikely(x)	__builtin_expect(!!(x), 0)
 #define daxfs_noinline		__attribute__((__noinline__))
 #define daxfs_always_inline	inline __attribute__((__always_inline__))
+#define daxfs_must_check	__attribute__((__warn_unused_result__))
 
 #ifndef EUCLEAN
 #define EUCLEAN 117

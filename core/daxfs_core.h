@@ -333,10 +333,20 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs);
  * in one step (docs/alloc.md "Taking pages into the hold").  Returns how
  * many, 0 when the pool is full. */
 u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs);
+/*
+ * daxfs_free_now, daxfs_retire (and daxfs_hold_pages): -ESTALE when the op
+ * is fenced (our host slot is no longer ours: recovery may have freed the
+ * object already, so it leaks to fsck instead).  The caller must then store
+ * nothing more into the region and return the error: what it would touch
+ * next may be a record recovery freed and another host reuses
+ * (docs/hosts.md "Fencing").  0 otherwise.
+ */
 /* Frees an object nobody else can have seen (never published). */
-void daxfs_free_now(struct daxfs_op *op, u64 off, unsigned int class);
+daxfs_must_check int daxfs_free_now(struct daxfs_op *op, u64 off,
+				     unsigned int class);
 /* Frees a published-then-unlinked object once no host can read it. */
-void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class);
+daxfs_must_check int daxfs_retire(struct daxfs_op *op, u64 off,
+				   unsigned int class);
 /* Advances the epoch when possible and frees what is safe. */
 void daxfs_reclaim(struct daxfs_op *op);
 /* Gives wholly free small-object pages back as pages (docs/alloc.md

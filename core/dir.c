@@ -145,25 +145,27 @@ u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
 	return off;
 }
 
-/* Frees leaf off of the class its validated length says. */
-static void leaf_free(struct daxfs_op *op, u64 off, u32 len, bool published)
+/* Frees leaf off of the class its validated length says; -ESTALE:
+ * fenced (daxfs_retire). */
+static daxfs_must_check int leaf_free(struct daxfs_op *op, u64 off, u32 len,
+				      bool published)
 {
 	int class = daxfs_size_class(sizeof(struct daxfs_dirent) + len);
 
 	if (class < 0)
-		return;
+		return 0;
 	if (published)
-		daxfs_retire(op, off, (unsigned int)class);
-	else
-		daxfs_free_now(op, off, (unsigned int)class);
+		return daxfs_retire(op, off, (unsigned int)class);
+	return daxfs_free_now(op, off, (unsigned int)class);
 }
 
-void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published)
+int daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published)
 {
 	struct daxfs_leaf l;
 
-	if (!daxfs_leaf_get(op->fs, off, &l))
-		leaf_free(op, off, l.len, published);
+	if (daxfs_leaf_get(op->fs, off, &l))
+		return 0;	/* not a leaf we can vouch for: leak (fsck) */
+	return leaf_free(op, off, l.len, published);
 }
 
 /* ---- directory state word ---- */
@@ -220,7 +222,9 @@ static struct daxfs_trie_node *dir_root(struct daxfs_op *op,
 		if (daxfs_cas(&dp->root, &root, n)) {
 			root = n;
 		} else {
-			daxfs_free_now(op, n, DAXFS_CLASS_512);
+			*err = daxfs_free_now(op, n, DAXFS_CLASS_512);
+			if (*err)
+				return NULL;
 			if (!root) {
 				*err = -EUCLEAN;
 				return NULL;
@@ -293,7 +297,8 @@ other:
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		if (!daxfs_cas(slot, &v, noff | DAXFS_SLOT_NODE)) {
-			daxfs_free_now(op, noff, DAXFS_CLASS_512);
+			if (daxfs_free_now(op, noff, DAXFS_CLASS_512))
+				return -ESTALE;
 			continue;	/* re-read this level */
 		}
 		node = nn;
@@ -545,7 +550,8 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 			cd = daxfs_ptr(fs, c, sizeof(*cd), DAXFS_OFF_ALIGN);
 		if (!cd) {
 			for (i = (u32)k + 1; i < pos; i++)
-				daxfs_dirent_free(op, copies[i], false);
+				if (daxfs_dirent_free(op, copies[i], false))
+					return -ESTALE;
 			return err ? err : -ENOSPC;
 		}
 		daxfs_store(&cd->next, tail);
@@ -564,7 +570,8 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 		err = m ? mark_removed(op, m) : 0;
 		if (err) {
 			for (i = 0; i < pos; i++)
-				daxfs_dirent_free(op, copies[i], false);
+				if (daxfs_dirent_free(op, copies[i], false))
+					return -ESTALE;
 			return err;	/* -ESTALE: fenced */
 		}
 	}
@@ -575,12 +582,13 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 		return -ESTALE;		/* the copies leak to fsck */
 	if (!daxfs_cas(slot, &v, head)) {
 		for (i = 0; i < pos; i++)
-			daxfs_dirent_free(op, copies[i], false);
+			if (daxfs_dirent_free(op, copies[i], false))
+				return -ESTALE;
 		return -EAGAIN;
 	}
-	for (i = 0; i < pos; i++)
-		daxfs_dirent_free(op, arr[i], true);
-	daxfs_dirent_free(op, arr[pos], true);
+	for (i = 0; i <= pos; i++)
+		if (daxfs_dirent_free(op, arr[i], true))
+			return -ESTALE;	/* the rest leak (fsck) */
 	(void)n;
 	return 0;
 }
@@ -703,8 +711,8 @@ void daxfs_dir_refresh_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 	copy = daxfs_dirent_new(op, l.de->name, l.len, l.hash, l.ino, l.type,
 				l.flags);
 	if (copy && daxfs_dir_swap(op, dp, l.hash, off, copy) &&
-	    !daxfs_fenced(op))
-		daxfs_dirent_free(op, copy, false);
+	    !daxfs_fenced(op) && daxfs_dirent_free(op, copy, false))
+		return;	/* fenced: copy leaks (fsck) */
 }
 
 int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
@@ -723,8 +731,8 @@ int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 			return -ENOSPC;
 	}
 	err = daxfs_dir_swap(op, dp, ol.hash, old, wh);
-	if (err && wh && err != -ESTALE)
-		daxfs_dirent_free(op, wh, false);
+	if (err && wh && err != -ESTALE && daxfs_dirent_free(op, wh, false))
+		return -ESTALE;
 	return err;
 }
 
@@ -772,9 +780,8 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 		}
 		err = daxfs_dir_link(op, dp, leaf, true);
 		if (err) {
-			if (daxfs_fenced(op))
+			if (daxfs_dirent_free(op, leaf, false))
 				return -ESTALE;
-			daxfs_dirent_free(op, leaf, false);
 			daxfs_dir_count_sub(dp);
 			if (err != -EEXIST)
 				return err;
@@ -842,12 +849,16 @@ static void retire_node(struct daxfs_op *op, u64 off, unsigned int d,
 			if (daxfs_leaf_get(fs, off, &l))
 				break;
 			next = daxfs_load(&l.de->next);
-			leaf_free(op, off, l.len, true);
+			if (leaf_free(op, off, l.len, true)) {
+				*budget = 0;	/* fenced: the rest leak */
+				return;
+			}
 			off = next;
 		}
 		daxfs_walk_yield();
 	}
-	daxfs_retire(op, off, DAXFS_CLASS_512);
+	if (daxfs_retire(op, off, DAXFS_CLASS_512))
+		*budget = 0;	/* fenced: store nothing more */
 }
 
 void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp)

@@ -73,8 +73,10 @@ u64 daxfs_dirent_new(struct daxfs_op *op, const char *name, u32 len, u64 hash,
 		     u64 ino, u32 type, u32 flags);
 /* Validated leaf at off (-EUCLEAN: NULL). */
 struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off);
-/* Frees a leaf never published, or retires a published one. */
-void daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published);
+/* Frees a leaf never published, or retires a published one; -ESTALE:
+ * fenced (store nothing more, daxfs_retire). */
+daxfs_must_check int daxfs_dirent_free(struct daxfs_op *op, u64 off,
+				       bool published);
 
 /* Publishes leaf (not yet published) under its name.  -EEXIST when the
  * name is present; a whiteout of the name is replaced (the leaf then

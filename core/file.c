@@ -395,8 +395,11 @@ static daxfs_always_inline bool page_publish(struct daxfs_op *op,
 		return false;
 	daxfs_wrec_clear(op);
 	if (*err) {
-		daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
 		*done = ws;
+		if (daxfs_free_now(op, off, DAXFS_CLASS_PAGE)) {
+			*err = -ESTALE;
+			return false;
+		}
 		return true;
 	}
 	if (win) {
@@ -418,7 +421,10 @@ static daxfs_always_inline bool page_publish(struct daxfs_op *op,
 			*done = ws;
 		else
 			pflush(fs, wp + (ws - ks), we - ws);
-		daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
+		if (daxfs_free_now(op, off, DAXFS_CLASS_PAGE)) {
+			*err = -ESTALE;
+			return false;
+		}
 	}
 	if (!*err) {
 		*done = we;
@@ -480,9 +486,14 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 			 * (docs/recovery.md "Pages a write holds") */
 			if (!*err && ws < we)
 				daxfs_wrec_set(op, kb, offs[k]);
-			daxfs_hold_pages(op, offs[k] + BLK, n - k - 1);
+			/* fenced: recovery frees what the hold named, and
+			 * another host may reuse it: no store more */
+			if (daxfs_hold_pages(op, offs[k] + BLK, n - k - 1))
+				goto fenced;
 			if (*err || ws >= we) {
-				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
+				if (daxfs_free_now(op, offs[k],
+						   DAXFS_CLASS_PAGE))
+					goto fenced;
 				continue;
 			}
 			*err = prefill(op, v, kb, pk, 0, ws - ks);
@@ -490,8 +501,10 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 				*err = prefill(op, v, kb, pk, we - ks, BLK);
 			if (*err) {
 				daxfs_wrec_clear(op);
-				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
 				done = ws;
+				if (daxfs_free_now(op, offs[k],
+						   DAXFS_CLASS_PAGE))
+					goto fenced;
 				continue;
 			}
 			pflush(fs, pk, BLK);
@@ -502,14 +515,19 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 				return done - pos;
 		}
 		if (*err || c < b - a) {
-			for (k = j; k < n; k++) {
-				daxfs_hold_pages(op, offs[k] + BLK, n - k - 1);
-				daxfs_free_now(op, offs[k], DAXFS_CLASS_PAGE);
-			}
+			for (k = j; k < n; k++)
+				if (daxfs_hold_pages(op, offs[k] + BLK,
+						     n - k - 1) ||
+				    daxfs_free_now(op, offs[k],
+						   DAXFS_CLASS_PAGE))
+					goto fenced;
 			break;
 		}
 		i = j;
 	}
+	return done - pos;
+fenced:
+	*err = -ESTALE;
 	return done - pos;
 }
 
@@ -561,7 +579,8 @@ static daxfs_noinline u64 run_scatter(struct daxfs_op *op,
 	/* the record goes from the run to its page 0 (which holds our
 	 * first bytes), the other pages back into the hold first: a
 	 * recoverer in between frees only what the hold does not name */
-	daxfs_hold_pages(op, r + BLK, DAXFS_RUN_PAGES - 1);
+	if (daxfs_hold_pages(op, r + BLK, DAXFS_RUN_PAGES - 1))
+		goto fenced;
 	daxfs_wrec_set(op, blk, r);
 	for (k = 0; k < DAXFS_RUN_PAGES; k++) {
 		u64 kb = blk + k, ks = kb << DAXFS_BLOCK_SHIFT;
@@ -571,15 +590,20 @@ static daxfs_noinline u64 run_scatter(struct daxfs_op *op,
 
 		if (!*err && ws < we)
 			daxfs_wrec_set(op, kb, off);
-		daxfs_hold_pages(op, off + BLK, DAXFS_RUN_PAGES - k - 1);
+		if (daxfs_hold_pages(op, off + BLK, DAXFS_RUN_PAGES - k - 1))
+			goto fenced;
 		if (*err || ws >= we) {
-			daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
+			if (daxfs_free_now(op, off, DAXFS_CLASS_PAGE))
+				goto fenced;
 			continue;
 		}
 		if (!page_publish(op, v, lf, kb, off, fs->base + off, ws, we,
 				  &done, err))
 			break;
 	}
+	return done - pos;
+fenced:
+	*err = -ESTALE;
 	return done - pos;
 }
 
@@ -611,8 +635,9 @@ static daxfs_noinline u64 write_run(struct daxfs_op *op,
 	if (*err)
 		return 0;	/* fenced: recovery frees the hold */
 	if (!c) {
-		daxfs_hold_pages(op, 0, 0);
-		daxfs_run_free(op, r);
+		*err = daxfs_hold_pages(op, 0, 0);
+		if (!*err)
+			daxfs_run_free(op, r);
 		return 0;
 	}
 	run_zero(p, c);
@@ -621,7 +646,9 @@ static daxfs_noinline u64 write_run(struct daxfs_op *op,
 	/* named in the record until its insert returned (as a page in
 	 * write_new): recovery frees it unless the file maps it */
 	daxfs_wrec_set(op, blk, r | DAXFS_RADIX_RUN);
-	daxfs_hold_pages(op, 0, 0);
+	*err = daxfs_hold_pages(op, 0, 0);
+	if (*err)
+		return 0;
 	daxfs_crash_point("write.run_publishing");
 	ret = daxfs_radix_insert_run(op, v->ip, blk, r);
 	if (ret == -ESTALE) {
@@ -1302,22 +1329,24 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 	p = page_ptr(fs, pg);
 	err = p ? prefill(op, v, blk, p, 0, BLK) : -EUCLEAN;
 	if (err) {
-		daxfs_hold_pages(op, 0, 0);
-		if (p)
-			daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);
+		if (daxfs_hold_pages(op, 0, 0))
+			return -ESTALE;
+		if (p && daxfs_free_now(op, pg, DAXFS_CLASS_PAGE))
+			return -ESTALE;
 		return err;
 	}
 	pflush(fs, p, BLK);
 	pdrain(fs);
 	daxfs_wrec_set(op, blk, pg);
-	daxfs_hold_pages(op, 0, 0);
+	if (daxfs_hold_pages(op, 0, 0))
+		return -ESTALE;	/* recovery frees pg (the hold named it) */
 	daxfs_crash_point("write.page_publishing");
 	word = unwritten ? pg | DAXFS_RADIX_UNWRITTEN : pg;
 	err = daxfs_radix_insert(op, v->ip, blk, word, &win);
 	if (err != -ESTALE)
 		daxfs_wrec_clear(op);
-	if (err || win)
-		daxfs_free_now(op, pg, DAXFS_CLASS_PAGE);	/* fenced: leaked */
+	if ((err || win) && daxfs_free_now(op, pg, DAXFS_CLASS_PAGE))
+		return -ESTALE;		/* fenced: pg leaked */
 	if (!err && win && !unwritten)
 		err = daxfs_radix_written(op, v->ip, blk, win);
 	/* a base or backing block moved, or a hole got its page: other hosts

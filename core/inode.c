@@ -253,7 +253,8 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 		}
 		/* Lost the copy-up race (or the winner's insert is still
 		 * pending): ours was never visible. */
-		daxfs_free_now(op, off, DAXFS_CLASS_128);
+		if (daxfs_free_now(op, off, DAXFS_CLASS_128))
+			return -ESTALE;
 		if (err != -EEXIST)
 			return err;
 		if (tries > 8)
@@ -334,8 +335,8 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 		return -ESTALE;
 	ip = off ? daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN) : NULL;
 	if (!ip) {
-		if (root)
-			daxfs_free_now(op, root, DAXFS_CLASS_512);
+		if (root && daxfs_free_now(op, root, DAXFS_CLASS_512))
+			return -ESTALE;
 		return off ? -EUCLEAN : -ENOSPC;
 	}
 	ino = daxfs_faa(daxfs_state_word(fs, next_ino), 1);
@@ -378,9 +379,9 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 fail:
 	daxfs_intent_arg(op, 3, 0);	/* not ours to free in recovery */
 	daxfs_intent_arg(op, 4, 0);
-	daxfs_free_now(op, off, DAXFS_CLASS_128);
-	if (root)
-		daxfs_free_now(op, root, DAXFS_CLASS_512);
+	if (daxfs_free_now(op, off, DAXFS_CLASS_128) ||
+	    (root && daxfs_free_now(op, root, DAXFS_CLASS_512)))
+		return -ESTALE;
 	return err;
 }
 
@@ -400,6 +401,9 @@ void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 		daxfs_file_drop_data(op, ip);
 	else if (DAXFS_IS_LNK(mode))
 		daxfs_link_rec_drop(op, ip);
+	/* a drop fenced part-way: recovery may have freed ip since */
+	if (daxfs_fenced(op))
+		return;
 	if (daxfs_is_base_ino(fs, ino) && ino < fs->sb.first_dyn_ino) {
 		/* Keep the nlink-0 record published: without it the base
 		 * inode would resurrect through the fall-back. */
@@ -410,7 +414,8 @@ void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)
 	}
 	if (daxfs_ov_delete(op, inode_key(ino), off))
 		return;		/* not ours to free (corrupt or raced) */
-	daxfs_retire(op, off, DAXFS_CLASS_128);
+	if (daxfs_retire(op, off, DAXFS_CLASS_128))
+		return;		/* fenced: leaks to fsck */
 }
 
 static void flags_update(struct daxfs_inode *ip, u32 set, u32 clear)

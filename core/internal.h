@@ -147,12 +147,17 @@ static inline bool daxfs_fenced(const struct daxfs_op *op)
  * owner shrinks the run *before* it publishes or frees a page (a crash in
  * between leaks one page to fsck; it can never free a published one).
  */
-static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
+static inline daxfs_must_check int daxfs_hold_pages(struct daxfs_op *op,
+							 u64 first, u32 n)
 {
 	u64 *w;
 
-	if (!op->lane || daxfs_fenced(op))
-		return;
+	if (!op->lane)
+		return 0;
+	/* tests/test_zombie_fence.py stops a host here, before the check */
+	daxfs_crash_point("fence.hold");
+	if (daxfs_fenced(op))
+		return -ESTALE;
 	w = &op->lane->pad[DAXFS_LANE_HOLD_PAGES];
 	daxfs_store(w, n ? first | (u64)(n - 1) : 0);
 	/* persistent media: the shrunk run must be there before the page
@@ -160,6 +165,7 @@ static inline void daxfs_hold_pages(struct daxfs_op *op, u64 first, u32 n)
 	 * after a power loss frees a published page (tests/powerfail.py) */
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(w, sizeof(*w));
+	return 0;
 }
 
 /*

@@ -171,7 +171,8 @@ static int lk_publish(struct daxfs_op *op, u64 *word, u64 magic, u32 index)
 	off = daxfs_alloc(op, DAXFS_CLASS_PAGE);
 	if (!off)
 		return -ENOLCK;
-	daxfs_hold_pages(op, off, 1);
+	if (daxfs_hold_pages(op, off, 1))
+		return -ESTALE;		/* off leaks to fsck */
 	pg = daxfs_ptr(fs, off, DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE);
 	if (!pg)
 		return -EUCLEAN;
@@ -183,11 +184,11 @@ static int lk_publish(struct daxfs_op *op, u64 *word, u64 magic, u32 index)
 	daxfs_store(&pg[0], magic);
 	if (fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(pg, DAXFS_PAGE_SIZE);
-	if (daxfs_fenced(op))
-		return -ESTALE;		/* recovery frees the held page */
-	daxfs_hold_pages(op, 0, 0);
+	/* fenced: recovery frees the held page */
+	if (daxfs_hold_pages(op, 0, 0))
+		return -ESTALE;
 	if (!daxfs_cas(word, &zero, off))
-		daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
+		return daxfs_free_now(op, off, DAXFS_CLASS_PAGE);
 	return 0;
 }
 

@@ -672,9 +672,8 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	err = daxfs_dir_link_marked(&op, dp, leaf,
 				    NS_META(NS_KIND_CREATE, 5, fl));
 	if (err) {
-		if (daxfs_fenced(&op))
+		if (daxfs_dirent_free(&op, leaf, false))
 			goto stale;
-		daxfs_dirent_free(&op, leaf, false);
 		goto out_inode;
 	}
 	err = intent_step(&op, op.lane, NS_KIND_CREATE, 6, fl);
@@ -757,7 +756,10 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 			return;
 		if (step >= 4 && a[2]) {
 			intent_step(op, il, NS_KIND_CREATE, 3, fl | NS_FL_UNDO);
-			daxfs_dirent_free(op, a[2], false);	/* never published */
+			/* never published; fenced (this recoverer was
+			 * declared dead itself): stop, the next one redoes */
+			if (daxfs_dirent_free(op, a[2], false))
+				return;
 		}
 	}
 	/* the inode: published (step 3 on, or in the overlay already) or
@@ -774,11 +776,13 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 			daxfs_inode_free(op, ip);
 		} else if (early) {
 			/* allocated, not (or no longer pending) in the overlay */
-			if (a[3])
-				daxfs_free_now(op, a[3], DAXFS_CLASS_128);
-			if (a[4])
-				daxfs_free_now(op, a[4], DAXFS_CLASS_512);
+			if (a[3] && daxfs_free_now(op, a[3], DAXFS_CLASS_128))
+				return;
+			if (a[4] && daxfs_free_now(op, a[4], DAXFS_CLASS_512))
+				return;
 		}
+		if (daxfs_fenced(op))
+			return;		/* ip's drop was fenced part-way */
 		if (step > 2)
 			step = 2;
 	}
@@ -1141,7 +1145,8 @@ out_leaf:
 	if (daxfs_fenced(&op))
 		goto stale;
 	daxfs_intent_clear(&op);
-	daxfs_dirent_free(&op, leaf, false);
+	if (daxfs_dirent_free(&op, leaf, false))
+		goto stale;
 out_unhold:
 	leaf_unhold(fs, held);
 	goto out_claim;
@@ -1307,7 +1312,8 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 		if (step == 3)
 			return;
 		intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO);
-		daxfs_dirent_free(op, a[2], false);
+		if (daxfs_dirent_free(op, a[2], false))
+			return;		/* fenced recoverer: the next redoes */
 	}
 	if (step >= 2) {
 		intent_step(op, il, NS_KIND_LINK, 1, NS_FL_UNDO);
@@ -1864,8 +1870,8 @@ static void rename_gone_drop(struct daxfs_op *op, struct rn *r)
 {
 	if (!(r->flags & RN_SRC_GONE))
 		return;
-	if (r->sleaf)
-		daxfs_dirent_free(op, r->sleaf, false);
+	if (r->sleaf && daxfs_dirent_free(op, r->sleaf, false))
+		return;		/* fenced: store nothing more */
 	if ((r->flags & DAXFS_RENAME_EXCHANGE) && !r->tisdir)
 		daxfs_inode_unlinked(op, r->tgt.ino);
 	wh_unname(r);
@@ -2249,10 +2255,9 @@ undo:
 	rename_undo(op, r, done);
 	daxfs_intent_clear(op);
 free_leaves:
-	if (r->nleaf)
-		daxfs_dirent_free(op, r->nleaf, false);
-	if (r->sleaf)
-		daxfs_dirent_free(op, r->sleaf, false);
+	if ((r->nleaf && daxfs_dirent_free(op, r->nleaf, false)) ||
+	    (r->sleaf && daxfs_dirent_free(op, r->sleaf, false)))
+		return -ESTALE;
 	return err;
 }
 
@@ -2527,9 +2532,9 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			 * free them again) */
 			daxfs_store(&dead_lane->intent.a[3], 0);
 			daxfs_store(&dead_lane->intent.a[5], 0);
-			daxfs_dirent_free(op, a[3], false);
-			if (a[5])
-				daxfs_dirent_free(op, a[5], false);
+			if (daxfs_dirent_free(op, a[3], false) ||
+			    (a[5] && daxfs_dirent_free(op, a[5], false)))
+				return;	/* fenced recoverer */
 		}
 		goto release;
 	}

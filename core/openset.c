@@ -265,17 +265,20 @@ static int set_insert(struct daxfs_op *op, u64 ino)
 		pg = off ? daxfs_ptr(fs, off, sizeof(*pg), DAXFS_PAGE_SIZE) : NULL;
 		if (!pg)
 			return -ENOSPC;
-		daxfs_hold_pages(op, off, 1);	/* recovery frees it if we die */
+		/* recovery frees it if we die; fenced: off leaks (fsck) */
+		if (daxfs_hold_pages(op, off, 1))
+			return -ESTALE;
 		pg->slot = fs->host;
 		pg->flags = DAXFS_OPEN_PF_HW;
 		daxfs_store(&pg->magic, DAXFS_OPEN_MAGIC);
 		daxfs_pflush(fs, pg, DAXFS_CACHELINE);
-		daxfs_hold_pages(op, 0, 0);
+		if (daxfs_hold_pages(op, 0, 0))
+			return -ESTALE;
 		zero = 0;
-		if (daxfs_fenced(op))
-			return -ESTALE;		/* off leaks to fsck */
-		if (!daxfs_cas(link, &zero, off))
-			daxfs_free_now(op, off, DAXFS_CLASS_PAGE);	/* a sibling thread's won */
+		/* a sibling thread's won: ours goes back */
+		if (!daxfs_cas(link, &zero, off) &&
+		    daxfs_free_now(op, off, DAXFS_CLASS_PAGE))
+			return -ESTALE;
 	}
 	return -EAGAIN;
 }
@@ -438,7 +441,8 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 		if (!pg)
 			break;		/* not a set page: fsck's business */
 		daxfs_crash_point("open.unlinked");
-		daxfs_retire(op, off, DAXFS_CLASS_PAGE);
+		if (daxfs_retire(op, off, DAXFS_CLASS_PAGE))
+			return;		/* fenced: off leaks (fsck) */
 	}
 	/* empty and unlinked, and the slot inserts nothing more (dead or
 	 * leaving): its bit may go */

@@ -315,8 +315,9 @@ static int run_take(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 	daxfs_faa(&ip->blocks, -(u64)DAXFS_RUN_PAGES);
 	daxfs_pflush(op->fs, slot, 8);
 	for (k = 0; k < DAXFS_RUN_PAGES; k++)
-		daxfs_retire(op, r + (u64)k * DAXFS_BLOCK_SIZE,
-			     DAXFS_CLASS_PAGE);
+		if (daxfs_retire(op, r + (u64)k * DAXFS_BLOCK_SIZE,
+				 DAXFS_CLASS_PAGE))
+			return -ESTALE;	/* fenced: the rest leak (fsck) */
 	return 0;
 }
 
@@ -382,8 +383,9 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 				if (child) {
 					if (level == 1)
 						blocks_sub(ip);
-					daxfs_retire(op, v & ~UNW,
-						     DAXFS_CLASS_PAGE);
+					if (daxfs_retire(op, v & ~UNW,
+							 DAXFS_CLASS_PAGE))
+						return -ESTALE;
 				}
 				break;
 			}
@@ -410,7 +412,7 @@ static int drop_at(struct daxfs_op *op, struct daxfs_inode *ip, u64 *pslot,
 		return -ESTALE;
 	if (daxfs_cas(pslot, &expect, to)) {
 		daxfs_pflush(op->fs, pslot, sizeof(*pslot));
-		daxfs_retire(op, pv & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
+		return daxfs_retire(op, pv & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
 	}
 	return 0;
 }
@@ -515,8 +517,8 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 				return -ESTALE;	/* nn leaks to fsck */
 			if (daxfs_cas(&ip->root, &r, nn | h))
 				daxfs_pflush(fs, &ip->root, 8);
-			else
-				daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+			else if (daxfs_free_now(op, nn, DAXFS_CLASS_PAGE))
+				return -ESTALE;
 			continue;
 		}
 		err = root_decode(fs, r, &node, &h);
@@ -543,8 +545,8 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 				return -ESTALE;
 			if (daxfs_cas(&ip->root, &r, nn | (h + 1)))
 				daxfs_pflush(fs, &ip->root, 8);
-			else
-				daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+			else if (daxfs_free_now(op, nn, DAXFS_CLASS_PAGE))
+				return -ESTALE;
 			continue;
 		}
 		pslot = &ip->root;
@@ -572,7 +574,9 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 					daxfs_pflush(fs, slot, 8);
 					v = nn;
 				} else {
-					daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
+					if (daxfs_free_now(op, nn,
+							   DAXFS_CLASS_PAGE))
+						return -ESTALE;
 					if (v == DAXFS_RADIX_SEALED)
 						goto help;
 				}
@@ -635,8 +639,7 @@ static int leaf_cut(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 			/* the count first: see seal_node */
 			blocks_sub(ip);
 			daxfs_pflush(op->fs, slot, 8);
-			daxfs_retire(op, pg, DAXFS_CLASS_PAGE);
-			return 0;
+			return daxfs_retire(op, pg, DAXFS_CLASS_PAGE);
 		}
 	}
 	return 0;
@@ -677,14 +680,16 @@ static int run_split(struct daxfs_op *op, u64 *slot, u64 *v, bool reserve)
 		return -ENOSPC;
 	/* named in the hold while we fill it (a truncate's or a punch's
 	 * op holds nothing else): recovery frees it */
-	daxfs_hold_pages(op, nn, 1);
+	if (daxfs_hold_pages(op, nn, 1))
+		return -ESTALE;		/* nn leaks to fsck */
 	for (k = 0; k < DAXFS_RADIX_FANOUT; k++)
 		daxfs_store(&n->slot[k], r + (u64)k * DAXFS_BLOCK_SIZE);
 	daxfs_pflush(fs, n, sizeof(*n));
 	daxfs_crash_point("radix.run_splitting");
 	/* out of the hold before it can be published: a crash between
 	 * leaks it to fsck, never frees a published node */
-	daxfs_hold_pages(op, 0, 0);
+	if (daxfs_hold_pages(op, 0, 0))
+		return -ESTALE;		/* recovery frees nn */
 	if (fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_drain();
 	if (daxfs_fenced(op))
@@ -694,8 +699,7 @@ static int run_split(struct daxfs_op *op, u64 *slot, u64 *v, bool reserve)
 		*v = nn;
 		return 0;
 	}
-	daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
-	return 0;
+	return daxfs_free_now(op, nn, DAXFS_CLASS_PAGE);
 }
 
 static int sweep(struct daxfs_op *op, struct daxfs_inode *ip,
@@ -826,10 +830,12 @@ static int trim(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 			if (daxfs_fenced(op))
 				return -ESTALE;
 			if (daxfs_cas(&ip->root, &r, to)) {
-				daxfs_pflush(fs, &ip->root, 8);
-				daxfs_retire(op, r & ~PAGE_MASK_LO,
-					     DAXFS_CLASS_PAGE);
+				/* the count first: see seal_node */
 				blocks_sub(ip);
+				daxfs_pflush(fs, &ip->root, 8);
+				if (daxfs_retire(op, r & ~PAGE_MASK_LO,
+						 DAXFS_CLASS_PAGE))
+					return -ESTALE;
 			}
 			continue;
 		}
@@ -878,10 +884,10 @@ int daxfs_radix_punch(struct daxfs_op *op, struct daxfs_inode *ip, u64 first,
 		if (daxfs_fenced(op))
 			return -ESTALE;
 		if (daxfs_cas(&ip->root, &r, 0)) {
+			blocks_sub(ip);	/* the count first: see seal_node */
 			daxfs_pflush(fs, &ip->root, 8);
-			daxfs_retire(op, r & ~PAGE_MASK_LO, DAXFS_CLASS_PAGE);
-			blocks_sub(ip);
-			return 0;
+			return daxfs_retire(op, r & ~PAGE_MASK_LO,
+					    DAXFS_CLASS_PAGE);
 		}
 	}
 	return -EAGAIN;

@@ -570,7 +570,7 @@ void daxfs_reclaim_leaving(struct daxfs_fs *fs)
 	reclaim_all(fs, true, false);
 }
 
-void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
+int daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_lane *lane = op->lane;
@@ -578,12 +578,14 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 	u64 b, page;
 	u32 c, tries;
 
-	if (!lane || class >= DAXFS_NR_CLASSES || (off & (DAXFS_OFF_ALIGN - 1)) ||
-	    !daxfs_host_still_mine(fs))
-		return;		/* host-less or declared dead: leak (fsck) */
+	if (!lane || class >= DAXFS_NR_CLASSES || (off & (DAXFS_OFF_ALIGN - 1)))
+		return 0;	/* host-less or not an object: leak (fsck) */
+	daxfs_crash_point("fence.retire");	/* tests/test_zombie_fence.py */
+	if (!daxfs_host_still_mine(fs))
+		return -ESTALE;	/* declared dead: leak (fsck) */
 	for (tries = 0; tries < 4; tries++) {
 		if (daxfs_fenced(op))
-			return;	/* recovery sealed our open batch: leak */
+			return -ESTALE;	/* recovery sealed our open batch: leak */
 		b = daxfs_load(&lane->limbo_open);
 		if (b) {
 			lb = limbo_ptr(fs, b);
@@ -599,7 +601,7 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 				 * open batch's word is its latest retire's */
 				daxfs_store(&lb->epoch,
 					    daxfs_load(daxfs_state_word(fs, epoch)));
-				return;
+				return 0;
 			}
 			/* one CAS: recovery seals the batch it takes the
 			 * same way (recover_slot), so a host declared dead here never
@@ -625,4 +627,5 @@ void daxfs_retire(struct daxfs_op *op, u64 off, unsigned int class)
 	/* no page for a batch even after reclaiming and with the reserve:
 	 * leak (fsck finds it); only more concurrent retirers than the
 	 * reserve covers, on a full pool, get here */
+	return 0;
 }

@@ -192,8 +192,8 @@ static void redo_free(struct daxfs_op *op, const struct redo_hdr *h,
 				continue;
 			if (recovery)
 				daxfs_free_obj(fs, p, DAXFS_CLASS_PAGE);
-			else
-				daxfs_free_now(op, p, DAXFS_CLASS_PAGE);
+			else if (daxfs_free_now(op, p, DAXFS_CLASS_PAGE))
+				return;	/* fenced: the rest leaks (fsck) */
 		}
 	}
 }
@@ -203,8 +203,7 @@ static int page_held(struct daxfs_op *op, u64 *p)
 {
 	if (!daxfs_alloc_pages(op, 1, p))
 		return -ENOSPC;
-	daxfs_hold_pages(op, *p, 1);
-	return 0;
+	return daxfs_hold_pages(op, *p, 1);
 }
 
 /* Lists up to n fresh log pages in record r (count grows); the pages are
@@ -224,8 +223,10 @@ static int log_grow(struct daxfs_op *op, struct daxfs_redo *r, u32 n)
 	for (nb = 1; nb < got && offs[nb] == offs[0] + nb * BLK; nb++)
 		;
 	while (got > nb)
-		daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE);
-	daxfs_hold_pages(op, offs[0], nb);
+		if (daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE))
+			return -ESTALE;
+	if (daxfs_hold_pages(op, offs[0], nb))
+		return -ESTALE;
 	for (i = 0; i < nb; i++)
 		daxfs_store(&r->page[cnt + i], offs[i]);
 	pflush(fs, &r->page[cnt], (u64)nb * 8);
@@ -233,8 +234,7 @@ static int log_grow(struct daxfs_op *op, struct daxfs_redo *r, u32 n)
 	daxfs_store32(&r->count, cnt + nb);
 	pflush(fs, &r->count, 4);
 	pdrain(fs);
-	daxfs_hold_pages(op, 0, 0);
-	return 0;
+	return daxfs_hold_pages(op, 0, 0);
 }
 
 /*
@@ -278,7 +278,8 @@ static int redo_build(struct daxfs_op *op, const struct redo_hdr *h,
 			*rec = rp;
 		}
 		pdrain(fs);
-		daxfs_hold_pages(op, 0, 0);
+		if (daxfs_hold_pages(op, 0, 0))
+			return -ESTALE;
 		want = h->nblk - k * DAXFS_REDO_PAGES;
 		if (want > DAXFS_REDO_PAGES)
 			want = DAXFS_REDO_PAGES;

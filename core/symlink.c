@@ -82,8 +82,8 @@ int daxfs_link_rec_store(struct daxfs_op *op, struct daxfs_inode *ip,
 	/* a page is named in the lane until root names it, so that the
 	 * recovery of a dead host frees it (docs/recovery.md) */
 	held = class == DAXFS_CLASS_PAGE;
-	if (held)
-		daxfs_hold_pages(op, off, 1);
+	if (held && daxfs_hold_pages(op, off, 1))
+		return -ESTALE;		/* off leaks to fsck */
 	rec = daxfs_ptr(op->fs, off, bytes, DAXFS_OFF_ALIGN);
 	if (!rec) {
 		err = -EUCLEAN;
@@ -103,14 +103,15 @@ int daxfs_link_rec_store(struct daxfs_op *op, struct daxfs_inode *ip,
 		return -ESTALE;
 	/* size first: a bare record's length is the size */
 	daxfs_store(&ip->size, tlen);
-	if (held)
-		daxfs_hold_pages(op, 0, 0);	/* shrink before publishing */
+	/* shrink before publishing */
+	if (held && daxfs_hold_pages(op, 0, 0))
+		return -ESTALE;
 	daxfs_store(&ip->root, bare ? off | DAXFS_SYMLINK_BARE : off);
 	return 0;
 out:
-	if (held)
-		daxfs_hold_pages(op, 0, 0);
-	daxfs_free_now(op, off, (unsigned int)class);
+	if ((held && daxfs_hold_pages(op, 0, 0)) ||
+	    daxfs_free_now(op, off, (unsigned int)class))
+		return -ESTALE;
 	return err;
 }
 
@@ -125,7 +126,8 @@ void daxfs_link_rec_drop(struct daxfs_op *op, struct daxfs_inode *ip)
 		return;
 	if (daxfs_fenced(op) || !daxfs_cas(&ip->root, &root, 0))
 		return;
-	daxfs_retire(op, r.off, r.class);
+	if (daxfs_retire(op, r.off, r.class))
+		return;		/* fenced: leaks to fsck */
 }
 
 int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize)

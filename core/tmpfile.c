@@ -128,7 +128,8 @@ void daxfs_tmpfile_recover(struct daxfs_op *op, const u64 *a)
 		}
 		return;
 	}
-	daxfs_free_now(op, off, DAXFS_CLASS_128);
+	if (daxfs_free_now(op, off, DAXFS_CLASS_128))
+		return;		/* fenced: off leaks to fsck */
 }
 
 /*

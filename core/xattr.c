@@ -323,10 +323,12 @@ static void set_free_unpublished(struct daxfs_op *op, u64 off,
 	n = daxfs_load32(&h->nr_pages);
 	for (i = 0; i < n && i < DAXFS_XATTR_MAX_PAGES; i++) {
 		p = daxfs_load(&h->page[i]);
-		if (daxfs_ptr(op->fs, p, DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE))
-			daxfs_free_now(op, p, DAXFS_CLASS_PAGE);
+		if (daxfs_ptr(op->fs, p, DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE) &&
+		    daxfs_free_now(op, p, DAXFS_CLASS_PAGE))
+			return;		/* fenced: the set leaks (fsck) */
 	}
-	daxfs_free_now(op, off, class);
+	if (daxfs_free_now(op, off, class))
+		return;
 }
 
 /* Copies len stream bytes from one set to another. */
@@ -476,8 +478,8 @@ static void set_retire(struct daxfs_op *op, const struct daxfs_xset *xs,
 		if (step && daxfs_intent_arg(op, 3, k + 1))
 			return;
 		set_piece(xs, k, &off, &class);
-		if (off)
-			daxfs_retire(op, off, class);
+		if (off && daxfs_retire(op, off, class))
+			return;		/* fenced: the rest leak (fsck) */
 		daxfs_crash_point("xattr.retire");
 	}
 }
@@ -716,8 +718,8 @@ static void xattr_intent_recover(struct daxfs_op *rop, struct daxfs_lane *lane)
 		 * we die before its retire, never retiring it twice) */
 		daxfs_store(&in->a[3], (u64)from + 2);
 		set_piece(&xs, from, &off, &class);
-		if (off)
-			daxfs_retire(rop, off, class);
+		if (off && daxfs_retire(rop, off, class))
+			return;		/* a fenced recoverer: the next goes on */
 	}
 }
 

@@ -163,6 +163,10 @@ OTHER_POINTS = {
     "strict.applied": "test_strict_crash.py",
     "setflags.set": "test_attrs_crash.py",
     "eoftail.zeroed": "test_eof_tail.py",
+    "fence": "test_crash_fence.py",
+    "fence.hold": "test_zombie_fence.py",
+    "fence.free": "test_zombie_fence.py",
+    "fence.retire": "test_zombie_fence.py",
 }
 
 
@@ -171,7 +175,7 @@ def core_points():
     names = set()
     core = os.path.join(REPO, "core")
     for fn in os.listdir(core):
-        if fn.endswith(".c"):
+        if fn.endswith((".c", ".h")):
             with open(os.path.join(core, fn)) as f:
                 names.update(re.findall(r'daxfs_crash_point\("([^"]+)"\)', f.read()))
     return names

@@ -45,13 +45,13 @@ static void test_basic(void)
 	}
 	CHECK_EQ(t_used(&fs), base + 64 + 128 + 256 + 512 + 4096);
 	for (c = 0; c < DAXFS_NR_CLASSES; c++)
-		daxfs_free_now(&op, off[c], c);
+		CHECK_EQ(daxfs_free_now(&op, off[c], c), 0);
 	CHECK_EQ(t_used(&fs), base);
 	/* LIFO: the freed object comes back, zeroed */
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_256), off[DAXFS_CLASS_256]);
 	p = daxfs_ptr(&fs, off[DAXFS_CLASS_256], 256, 256);
 	CHECK(p && p[0] == 0 && p[255] == 0);
-	daxfs_free_now(&op, off[DAXFS_CLASS_256], DAXFS_CLASS_256);
+	CHECK_EQ(daxfs_free_now(&op, off[DAXFS_CLASS_256], DAXFS_CLASS_256), 0);
 	daxfs_op_end(&op);
 	/* host-less use allocates nothing */
 	{
@@ -120,12 +120,12 @@ static void test_enospc(void)
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_64), 0);
 	CHECK_EQ(daxfs_alloc_pages(&op, 4, got + n), 0);
 	CHECK(t_now() - t0 < 1.0);
-	daxfs_free_now(&op, got[--n], DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_free_now(&op, got[--n], DAXFS_CLASS_PAGE), 0);
 	x = daxfs_alloc(&op, DAXFS_CLASS_64);
 	CHECK(x != 0);
-	daxfs_free_now(&op, x, DAXFS_CLASS_64);
+	CHECK_EQ(daxfs_free_now(&op, x, DAXFS_CLASS_64), 0);
 	while (n)
-		daxfs_free_now(&op, got[--n], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, got[--n], DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&op);
 	CHECK(daxfs_alloc_pages(&op, 1, got) == 0);	/* op ended: no lane */
 	daxfs_host_leave(&fs);
@@ -194,7 +194,7 @@ static void *own_thread(void *arg)
 			if (!w || w[0] != ((u64)who << 56 | held[slot]))
 				o->errors++;	/* someone else wrote our object */
 			release_units(o, held[slot], daxfs_class_size(cls[slot]));
-			daxfs_free_now(&op, held[slot], cls[slot]);
+			CHECK_EQ(daxfs_free_now(&op, held[slot], cls[slot]), 0);
 			held[slot] = 0;
 		}
 		held[slot] = daxfs_alloc(&op, c);
@@ -212,7 +212,7 @@ static void *own_thread(void *arg)
 	for (i = 0; i < HOLD; i++)
 		if (held[i]) {
 			release_units(o, held[i], daxfs_class_size(cls[i]));
-			daxfs_free_now(&op, held[i], cls[i]);
+			CHECK_EQ(daxfs_free_now(&op, held[i], cls[i]), 0);
 		}
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
@@ -277,7 +277,7 @@ static void test_epoch_holds_reuse(void)
 	/* B holds an op open (as a reader that may still see x) */
 	CHECK_EQ(daxfs_op_begin(&b, &opb), 0);
 	daxfs_op_begin(&a, &opa);
-	daxfs_retire(&opa, x, DAXFS_CLASS_128);
+	CHECK_EQ(daxfs_retire(&opa, x, DAXFS_CLASS_128), 0);
 	daxfs_op_end(&opa);
 	e0 = daxfs_load(daxfs_state_word(&a, epoch));
 	daxfs_reclaim_all(&a);
@@ -289,7 +289,7 @@ static void test_epoch_holds_reuse(void)
 	for (i = 0; i < 200; i++) {
 		y = daxfs_alloc(&opa, DAXFS_CLASS_128);
 		reused |= y == x;
-		daxfs_free_now(&opa, y, DAXFS_CLASS_128);
+		CHECK_EQ(daxfs_free_now(&opa, y, DAXFS_CLASS_128), 0);
 	}
 	daxfs_op_end(&opa);
 	CHECK_EQ(reused, 0);
@@ -325,12 +325,12 @@ static void test_churn_baseline(void)
 		if (c == DAXFS_NR_CLASSES) {
 			n = daxfs_alloc_pages(&op, 8, offs);
 			for (j = 0; j < n; j++)
-				daxfs_retire(&op, offs[j], DAXFS_CLASS_PAGE);
+				CHECK_EQ(daxfs_retire(&op, offs[j], DAXFS_CLASS_PAGE), 0);
 		} else {
 			u64 x = daxfs_alloc(&op, c);
 
 			CHECK(x != 0);
-			daxfs_retire(&op, x, c);
+			CHECK_EQ(daxfs_retire(&op, x, c), 0);
 		}
 		daxfs_op_end(&op);
 	}
@@ -345,7 +345,7 @@ static void test_churn_baseline(void)
 			daxfs_op_begin(&fs, &op);
 			n = daxfs_alloc_pages(&op, 8, offs);
 			for (j = 0; j < n; j++)
-				daxfs_retire(&op, offs[j], DAXFS_CLASS_PAGE);
+				CHECK_EQ(daxfs_retire(&op, offs[j], DAXFS_CLASS_PAGE), 0);
 			daxfs_op_end(&op);
 			if (n != 8)
 				break;
@@ -449,7 +449,7 @@ static void test_reserve_fill_delete(void)
 		/* one op drops them all */
 		CHECK_EQ(daxfs_op_begin(&fs, &op), 0);
 		for (i = 0; i < n; i++)
-			daxfs_retire(&op, got[i], DAXFS_CLASS_PAGE);
+			CHECK_EQ(daxfs_retire(&op, got[i], DAXFS_CLASS_PAGE), 0);
 		daxfs_op_end(&op);
 		daxfs_reclaim_all(&fs);
 		CHECK_EQ(t_used(&fs), base);
@@ -468,7 +468,7 @@ static void test_reserve_fill_delete(void)
 		CHECK(n > (pages - res) * 60);
 		for (i = 0; i < n; i++) {
 			CHECK_EQ(daxfs_op_begin(&fs, &op), 0);
-			daxfs_retire(&op, got[i], DAXFS_CLASS_64);
+			CHECK_EQ(daxfs_retire(&op, got[i], DAXFS_CLASS_64), 0);
 			daxfs_op_end(&op);
 		}
 		daxfs_reclaim_all(&fs);
@@ -501,7 +501,7 @@ static void test_reserve_counter_heals(void)
 	while (n < pages && (x = daxfs_alloc(&op, DAXFS_CLASS_PAGE)))
 		got[n++] = x;
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, got[i], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, got[i], DAXFS_CLASS_PAGE), 0);
 	CHECK_EQ(*ps, page_stack_len(&fs));
 	*ps = 0;		/* as after an fsck rebuild */
 	for (i = 0; i < n; i++) {
@@ -509,7 +509,7 @@ static void test_reserve_counter_heals(void)
 		CHECK(got[i] != 0);
 	}
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, got[i], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, got[i], DAXFS_CLASS_PAGE), 0);
 	CHECK_EQ(t_used(&fs), base);
 	*ps += 1000;		/* too high */
 	for (i = 0; i < n; i++)
@@ -517,7 +517,7 @@ static void test_reserve_counter_heals(void)
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_PAGE), 0);
 	CHECK((s64)*ps <= 0);
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, got[i], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, got[i], DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&op);
 	CHECK_EQ(t_used(&fs), base);
 	free(got);

@@ -44,7 +44,7 @@ static void test_all_free(void)
 		CHECK(n >= (n0 - 2) * (4096 / daxfs_class_size(c)));
 		CHECK_EQ(t_count_pages(&op, SIZE / 4096), 0);
 		for (i = 0; i < n; i++)
-			daxfs_free_now(&op, objs[i], c);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], c), 0);
 		CHECK_EQ(t_used(&fs), base);
 		used = t_count_pages(&op, SIZE / 4096);
 		CHECK(used + 1 >= n0 && used <= n0);
@@ -74,7 +74,7 @@ static void test_half_free(void)
 	n = fill(&op, c);
 	for (i = 0; i < n; i++)
 		if ((objs[i] / 128) & 1)
-			daxfs_free_now(&op, objs[i], c);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], c), 0);
 	CHECK_EQ(daxfs_compact(&op), 0);
 	CHECK_EQ(t_count_pages(&op, SIZE / 4096), 0);
 	for (i = 0; i < n; i++)
@@ -84,7 +84,7 @@ static void test_half_free(void)
 	CHECK_EQ(bad, 0);
 	for (i = 0; i < n; i++)
 		if (!((objs[i] / 128) & 1))
-			daxfs_free_now(&op, objs[i], c);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], c), 0);
 	CHECK_EQ(t_used(&fs), base);
 	CHECK(daxfs_compact(&op) + 1 >= n0);
 	CHECK(t_count_pages(&op, SIZE / 4096) + 1 >= n0);
@@ -177,7 +177,7 @@ static void *worker(void *arg)
 				if (((u64 *)(fs.base + x))[k] != (x ^ w->id))
 					w->errors++;
 			unclaim(w, x, sz);
-			daxfs_free_now(&op, x, cls[j]);
+			CHECK_EQ(daxfs_free_now(&op, x, cls[j]), 0);
 			held[j] = held[--n];
 			cls[j] = cls[n];
 		}
@@ -186,7 +186,7 @@ static void *worker(void *arg)
 	daxfs_op_begin(&fs, &op);
 	while (n--) {
 		unclaim(w, held[n], daxfs_class_size(cls[n]));
-		daxfs_free_now(&op, held[n], cls[n]);
+		CHECK_EQ(daxfs_free_now(&op, held[n], cls[n]), 0);
 	}
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
@@ -217,7 +217,7 @@ static void test_concurrent(void)
 	       (squeeze[nsq] = daxfs_alloc(&op, DAXFS_CLASS_PAGE)))
 		nsq++;
 	for (i = 0; i < 256 && nsq; i++)
-		daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&op);
 	for (i = 0; i < NT; i++) {
 		w[i] = (struct worker){ .r = r, .id = i, .map = map,
@@ -235,7 +235,7 @@ static void test_concurrent(void)
 	       (unsigned long long)w[0].compacted);
 	daxfs_op_begin(&fs, &op);
 	while (nsq)
-		daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, squeeze[--nsq], DAXFS_CLASS_PAGE), 0);
 	CHECK_EQ(t_used(&fs), base);
 	daxfs_compact(&op);
 	CHECK(t_count_pages(&op, SIZE / 4096) + 8 >= n0);
@@ -261,7 +261,7 @@ static void test_dead_holder(void)
 	base = t_used(&fs);
 	n = fill(&op, DAXFS_CLASS_64);
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+		CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	daxfs_op_end(&op);
 	/* the dead host took the stack and named it, then stopped */
 	daxfs_op_begin(&dead, &dop);
@@ -302,7 +302,7 @@ static void test_time(void)
 		objs[j] = t;
 	}
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+		CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	t0 = t_now();
 	got = daxfs_compact(&op);
 	printf("compacted %llu objects into %llu pages in %.1f ms\n",
@@ -337,7 +337,7 @@ static void test_hint_skips(void)
 	CHECK(n > 1000);
 	for (i = 0; i < n; i++)
 		if ((objs[i] / 64) & 1)
-			daxfs_free_now(&op, objs[i], c);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], c), 0);
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_PAGE), 0);
 	r0 = runs(&fs, c);
 	CHECK(r0 > 0);
@@ -349,20 +349,20 @@ static void test_hint_skips(void)
 	for (i = 0, k = 0; i < n; i++)
 		if ((objs[i] & ~4095ULL) == page && !((objs[i] / 64) & 1) &&
 		    objs[i] != page) {
-			daxfs_free_now(&op, objs[i], c);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], c), 0);
 			k++;
 		}
 	CHECK_EQ(k, 31);
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_PAGE), 0);
 	CHECK_EQ(runs(&fs, c), r0);
-	daxfs_free_now(&op, page, c);
+	CHECK_EQ(daxfs_free_now(&op, page, c), 0);
 	got = daxfs_alloc(&op, DAXFS_CLASS_PAGE);
 	CHECK_EQ(got, page);
 	CHECK_EQ(runs(&fs, c), r0 + 1);
-	daxfs_free_now(&op, got, DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_free_now(&op, got, DAXFS_CLASS_PAGE), 0);
 	for (i = 0; i < n; i++)
 		if (!((objs[i] / 64) & 1) && (objs[i] & ~4095ULL) != page)
-			daxfs_free_now(&op, objs[i], c);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], c), 0);
 	daxfs_compact(&op);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
@@ -390,7 +390,7 @@ static void test_hint_carve(void)
 	CHECK(n128 > 0 && n128 < 1024);
 	/* one more pass, on the empty 128 stack (the last one may predate
 	 * pushes: then it skipped) */
-	daxfs_free_now(&op, h128[n128 - 1], DAXFS_CLASS_128);
+	CHECK_EQ(daxfs_free_now(&op, h128[n128 - 1], DAXFS_CLASS_128), 0);
 	h128[n128 - 1] = daxfs_alloc(&op, DAXFS_CLASS_128);
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_PAGE), 0);
 	r1 = runs(&fs, DAXFS_CLASS_128);
@@ -399,24 +399,24 @@ static void test_hint_carve(void)
 	page = objs[n / 2] & ~4095ULL;
 	for (i = 0; i < n; i++)
 		if ((objs[i] & ~4095ULL) == page)
-			daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	x = daxfs_alloc(&op, DAXFS_CLASS_128);
 	CHECK_EQ(x, page);
 	/* its 31 free objects are no whole page: nothing sorts them */
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_PAGE), 0);
 	CHECK_EQ(runs(&fs, DAXFS_CLASS_128), r1);
-	daxfs_free_now(&op, x, DAXFS_CLASS_128);
+	CHECK_EQ(daxfs_free_now(&op, x, DAXFS_CLASS_128), 0);
 	got = daxfs_alloc(&op, DAXFS_CLASS_PAGE);
 	CHECK_EQ(got, page);
 	CHECK_EQ(runs(&fs, DAXFS_CLASS_128), r1 + 1);
-	daxfs_free_now(&op, got, DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_free_now(&op, got, DAXFS_CLASS_PAGE), 0);
 	for (i = 0; i < n; i++)
 		if ((objs[i] & ~4095ULL) != page)
-			daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	while (np)
-		daxfs_free_now(&op, held[--np], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, held[--np], DAXFS_CLASS_PAGE), 0);
 	while (n128)
-		daxfs_free_now(&op, h128[--n128], DAXFS_CLASS_128);
+		CHECK_EQ(daxfs_free_now(&op, h128[--n128], DAXFS_CLASS_128), 0);
 	daxfs_compact(&op);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
@@ -440,7 +440,7 @@ static void test_enospc_rate(void)
 	n = fill(&op, DAXFS_CLASS_64);
 	for (i = 0; i < n; i++)
 		if ((objs[i] / 64) & 1)
-			daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	t0 = t_now();
 	for (fails = 0; t_now() - t0 < 0.5; fails++)
 		CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_PAGE), 0);
@@ -459,7 +459,7 @@ static void test_enospc_rate(void)
 	       (unsigned long long)(n / 2), hinted, blind);
 	for (i = 0; i < n; i++)
 		if (!((objs[i] / 64) & 1))
-			daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+			CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
 	t_region_free(r, SIZE);

@@ -66,9 +66,9 @@ static void test_delayed_pop(void)
 	/* a fresh page of 64-byte objects: stack A, B, E, ... */
 	daxfs_op_begin(&fs, &op);
 	x = daxfs_alloc(&op, DAXFS_CLASS_64);
-	daxfs_free_now(&op, x, DAXFS_CLASS_64);
+	CHECK_EQ(daxfs_free_now(&op, x, DAXFS_CLASS_64), 0);
 	a = daxfs_alloc(&op, DAXFS_CLASS_64);
-	daxfs_free_now(&op, a, DAXFS_CLASS_64);
+	CHECK_EQ(daxfs_free_now(&op, a, DAXFS_CLASS_64), 0);
 	daxfs_op_end(&op);
 
 	/* the delayed host reads head A and A's next B, then stops */
@@ -82,10 +82,10 @@ static void test_delayed_pop(void)
 	CHECK_EQ(daxfs_alloc(&op, DAXFS_CLASS_64), a);
 	b = daxfs_alloc(&op, DAXFS_CLASS_64);
 	e = daxfs_alloc(&op, DAXFS_CLASS_64);
-	daxfs_free_now(&op, a, DAXFS_CLASS_64);
+	CHECK_EQ(daxfs_free_now(&op, a, DAXFS_CLASS_64), 0);
 	for (i = 2; i < CYCLES; i++) {
 		x = daxfs_alloc(&op, DAXFS_CLASS_64);
-		daxfs_free_now(&op, x, DAXFS_CLASS_64);
+		CHECK_EQ(daxfs_free_now(&op, x, DAXFS_CLASS_64), 0);
 	}
 	daxfs_op_end(&op);
 

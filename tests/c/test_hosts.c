@@ -249,10 +249,10 @@ static void test_recover_lanes(void)
 	CHECK_EQ(daxfs_op_begin(&d, &opd), 0);
 	x = daxfs_alloc(&opd, DAXFS_CLASS_256);
 	CHECK(x != 0);
-	daxfs_retire(&opd, x, DAXFS_CLASS_256);
+	CHECK_EQ(daxfs_retire(&opd, x, DAXFS_CLASS_256), 0);
 	CHECK_EQ(daxfs_alloc_pages(&opd, 2, offs), 2);	/* reserves a batch */
-	daxfs_retire(&opd, offs[0], DAXFS_CLASS_PAGE);
-	daxfs_retire(&opd, offs[1], DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_retire(&opd, offs[0], DAXFS_CLASS_PAGE), 0);
+	CHECK_EQ(daxfs_retire(&opd, offs[1], DAXFS_CLASS_PAGE), 0);
 	CHECK(daxfs_load(&d.hosts[d.host].alloc_cursor) != 0);
 	/* simulate death in the middle of an insert: intent + claimed bucket */
 	idx = daxfs_mix64(K(1)) & (d.nr_buckets - 1);
@@ -306,7 +306,7 @@ static void test_orphan_limbo(void)
 	daxfs_op_begin(&a, &opa);	/* A holds the epoch */
 	daxfs_op_begin(&b, &opb);
 	x = daxfs_alloc(&opb, DAXFS_CLASS_64);
-	daxfs_retire(&opb, x, DAXFS_CLASS_64);
+	CHECK_EQ(daxfs_retire(&opb, x, DAXFS_CLASS_64), 0);
 	daxfs_op_end(&opb);
 	daxfs_host_leave(&b);
 	CHECK(daxfs_load(&a.hosts[1].limbo_sealed) != 0);
@@ -337,9 +337,9 @@ static void test_idle_dead_reaped(void)
 	CHECK_EQ(daxfs_op_begin(&d, &opd), 0);
 	CHECK_EQ(daxfs_alloc_pages(&opd, 2, offs), 2);
 	x = daxfs_alloc(&opd, DAXFS_CLASS_128);
-	daxfs_retire(&opd, x, DAXFS_CLASS_128);
-	daxfs_retire(&opd, offs[0], DAXFS_CLASS_PAGE);
-	daxfs_retire(&opd, offs[1], DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_retire(&opd, x, DAXFS_CLASS_128), 0);
+	CHECK_EQ(daxfs_retire(&opd, offs[0], DAXFS_CLASS_PAGE), 0);
+	CHECK_EQ(daxfs_retire(&opd, offs[1], DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&opd);
 	CHECK(daxfs_load(&d.hosts[d.host].alloc_cursor) != 0);
 	/* ... and a second op that D will still hold when declared dead */
@@ -379,7 +379,8 @@ static void test_idle_dead_reaped(void)
 	CHECK_EQ(daxfs_op_begin(&f, &opa), 0);
 	CHECK(opa.lane == opd2.lane);		/* same thread, same lane */
 	y = daxfs_load(&opa.lane->epoch);
-	daxfs_retire(&opd2, a.pool_off, DAXFS_CLASS_64);	/* refused */
+	/* refused, and said so */
+	CHECK_EQ(daxfs_retire(&opd2, a.pool_off, DAXFS_CLASS_64), -ESTALE);
 	daxfs_op_end(&opd2);
 	CHECK_EQ(daxfs_load(&opa.lane->epoch), y);
 	CHECK_EQ(opa.lane->limbo_open, 0);
@@ -466,7 +467,7 @@ static void make_garbage(struct daxfs_fs *fs)
 	CHECK_EQ(daxfs_op_begin(fs, &op), 0);
 	x = daxfs_alloc(&op, DAXFS_CLASS_256);
 	CHECK(x != 0);
-	daxfs_retire(&op, x, DAXFS_CLASS_256);
+	CHECK_EQ(daxfs_retire(&op, x, DAXFS_CLASS_256), 0);
 	daxfs_op_end(&op);
 }
 

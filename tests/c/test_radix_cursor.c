@@ -108,7 +108,7 @@ static void test_hole_filled(void)
 	CHECK(win != 0 && win != pg);
 	CHECK_EQ(daxfs_radix_get(&a, ip, 5, &got), 0);
 	CHECK_EQ(got, win);
-	daxfs_free_now(&op, pg, DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_free_now(&op, pg, DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&op);
 	CHECK_EQ(daxfs_load(&ip->blocks), 2);
 	both_leave_clean(&a, &b, r);
@@ -135,7 +135,7 @@ static void test_direct_root(void)
 	pg = fresh_page(&op, 0x55);
 	CHECK_EQ(daxfs_rcur_insert(&op, ip, &lf, 0, pg, &win), 0);
 	CHECK_EQ(win, p0);
-	daxfs_free_now(&op, pg, DAXFS_CLASS_PAGE);
+	CHECK_EQ(daxfs_free_now(&op, pg, DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&op);
 	CHECK_EQ(daxfs_radix_get(&a, ip, 0, &got), 0);
 	CHECK_EQ(got, p0);

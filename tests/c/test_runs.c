@@ -252,7 +252,7 @@ static void test_run_freed_full_pool(void)
 	t_freefile(&fs, f);
 	CHECK_EQ(daxfs_op_begin(&fs, &op), 0);
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, hoard[i], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(&op, hoard[i], DAXFS_CLASS_PAGE), 0);
 	daxfs_op_end(&op);
 	CHECK(t_usedbytes(&fs) - used < 4 * PAGE);
 	daxfs_host_leave(&fs);
@@ -280,7 +280,7 @@ static void test_run_slot_taken(void)
 	CHECK_EQ(daxfs_radix_insert_run(&op, t_ip(&fs, f), 0, run), 1);
 	CHECK_EQ(daxfs_radix_insert_run(&op, t_ip(&fs, f), 5, run), -EINVAL);
 	CHECK_EQ(t_ip(&fs, f)->blocks, before);
-	daxfs_hold_pages(&op, 0, 0);
+	CHECK_EQ(daxfs_hold_pages(&op, 0, 0), 0);
 	daxfs_run_free(&op, run);
 	daxfs_op_end(&op);
 	daxfs_host_leave(&fs);
@@ -389,12 +389,12 @@ static s64 dead_run_writer(enum run_step st)
 		memset((u8 *)r + run, 0x5a, RUN_B);
 	if (st >= RS_NAMED) {
 		daxfs_wrec_set(&op, 0, run | DAXFS_RADIX_RUN);
-		daxfs_hold_pages(&op, 0, 0);
+		CHECK_EQ(daxfs_hold_pages(&op, 0, 0), 0);
 	}
 	if (st == RS_PUBLISHED)
 		CHECK_EQ(daxfs_radix_insert_run(&op, ip, 0, run), 0);
 	if (st == RS_SCATTERING || st == RS_PAGE0_IN)
-		daxfs_hold_pages(&op, run + PAGE, DAXFS_RUN_PAGES - 1);
+		CHECK_EQ(daxfs_hold_pages(&op, run + PAGE, DAXFS_RUN_PAGES - 1), 0);
 	if (st == RS_PAGE0_IN) {
 		daxfs_wrec_set(&op, 0, run);
 		CHECK_EQ(daxfs_radix_insert(&op, ip, 0, run, &win), 0);

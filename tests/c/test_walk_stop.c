@@ -44,7 +44,7 @@ static u64 compact_stopped_at(u64 k)
 	for (n = 0; n < MAXOBJ && (objs[n] = daxfs_alloc(&op, DAXFS_CLASS_64)); n++)
 		;
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+		CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	CHECK_EQ(t_used(&fs), base);
 
 	steps = 0;

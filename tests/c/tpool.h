@@ -15,7 +15,7 @@ static inline u64 t_count_pages(struct daxfs_op *op, u64 max)
 	while (n < max && (x = daxfs_alloc(op, DAXFS_CLASS_PAGE)))
 		pg[n++] = x;
 	for (i = 0; i < n; i++)
-		daxfs_free_now(op, pg[i], DAXFS_CLASS_PAGE);
+		CHECK_EQ(daxfs_free_now(op, pg[i], DAXFS_CLASS_PAGE), 0);
 	free(pg);
 	return n;
 }
