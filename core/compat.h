@@ -197,6 +197,13 @@ static inline void daxfs_populate(void *p, u64 len)
 {
 }
 
+/* The store fence after streaming stores: see the user-space one.  The
+ * write actor (kernel/file.c) leaves its copy to daxfs_copy_fenced's. */
+static inline void daxfs_stream_fence(void)
+{
+	wmb();
+}
+
 /* Zeros of a fresh page with streaming stores, the first line through
  * the cache: see the user-space one. */
 static inline void daxfs_zero_stream(void *p, size_t len)
@@ -578,11 +585,22 @@ static inline void daxfs_populate(void *p, u64 len)
 
 #if defined(__x86_64__)
 /*
+ * Orders the streaming stores before it before every store after it:
+ * they are weakly ordered, and what the core stores after them (a size, a
+ * page's publication) must not be seen first.  daxfs_copy_fenced makes one
+ * for a whole write (a fence per page held up each page's copy until the
+ * one before it reached memory); daxfs_zero_stream and daxfs_copy_nt end
+ * with one.
+ */
+static inline void daxfs_stream_fence(void)
+{
+	_mm_sfence();
+}
+
+/*
  * Streams the whole lines [d, d + n) (d line-aligned, n a multiple of 64)
- * from s, or zeros when s is NULL, then fences them: streaming stores are
- * weakly ordered, and what the core stores after them (a size, a page's
- * publication) must not be seen first.  The copies of lib/ntcopy.h and
- * daxfs_zero_stream go through here.
+ * from s, or zeros when s is NULL; not fenced (daxfs_stream_fence).  The
+ * copies of lib/ntcopy.h and daxfs_zero_stream go through here.
  */
 static inline void daxfs_stream_lines(uint8_t *d, const uint8_t *s, size_t n)
 {
@@ -605,7 +623,11 @@ static inline void daxfs_stream_lines(uint8_t *d, const uint8_t *s, size_t n)
 		_mm_stream_si128(dv + 2, c);
 		_mm_stream_si128(dv + 3, e);
 	}
-	_mm_sfence();
+}
+#else
+/* streaming stores are x86's alone here: elsewhere plain stores */
+static inline void daxfs_stream_fence(void)
+{
 }
 #endif
 
@@ -636,6 +658,7 @@ static inline void daxfs_zero_stream(void *p, size_t len)
 	len -= head;
 	body = len & ~(size_t)63;
 	daxfs_stream_lines(d, NULL, body);
+	daxfs_stream_fence();
 	memset(d + body, 0, len - body);
 #else
 	memset(p, 0, len);

@@ -601,6 +601,9 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
  * every host: it holds the file's write gate closed while it stores
  * (core/atomicw.c, docs/modes.md "strict"). */
 #define DAXFS_WRITE_ATOMIC	(1u << 1)
+/* The actor may copy with streaming (weakly ordered) stores and leave them
+ * unfenced: the core fences once after the copies of a range, before it
+ * publishes a page or moves the size (core/file.c daxfs_copy_fenced). */
 typedef u64 (*daxfs_write_actor_t)(void *ctx, void *dst, u64 len);
 s64 daxfs_write(struct daxfs_fs *fs, u64 ino, u64 off, u64 len, u32 flags,
 		daxfs_write_actor_t actor, void *ctx, u64 *pos);

@@ -64,8 +64,9 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 		     bool unwritten, u64 *off);
 
 /* The caller's bytes for [a, b) of the file into dst, one page per actor
- * call, each after a look at the fence (*err = -ESTALE when fenced);
- * returns the bytes copied. */
+ * call, each after a look at the fence (*err = -ESTALE when fenced), and
+ * one store fence after them all (daxfs_stream_fence); returns the bytes
+ * copied. */
 u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 		      void *ctx, u8 *dst, u64 a, u64 b, int *err);
 

@@ -368,6 +368,9 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 		if (c < n)
 			break;
 	}
+	/* the actors' streaming stores, once for the whole range: before
+	 * the caller publishes a page or moves the size */
+	daxfs_stream_fence();
 	return done;
 }
 

@@ -89,9 +89,9 @@ static u64 daxfs_write_actor(void *p, void *dst, u64 len)
 	} else if (good >= DAXFS_NT_MIN) {
 		/* streaming stores (core/compat.h, docs/files.md "Data
 		 * copies with streaming stores"): weakly ordered, so fenced
-		 * before the size or the page's publication can be seen */
+		 * before the size or the page's publication can be seen, by
+		 * daxfs_copy_fenced once for the whole write */
 		n = _copy_from_iter_nocache(dst, good, io->iter);
-		wmb();
 	} else {
 		n = copy_from_iter(dst, good, io->iter);
 	}

@@ -27,7 +27,10 @@
 #include "core/compat.h"	/* DAXFS_NT_MIN, daxfs_stream_lines */
 
 #if defined(__x86_64__)
-static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
+/* Not fenced: a write actor's copy, which daxfs_copy_fenced fences once
+ * for the whole write (core/compat.h daxfs_stream_fence). */
+static inline void daxfs_copy_nt_unfenced(void *dst, const void *src,
+					  size_t len)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
@@ -48,10 +51,17 @@ static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
 }
 #else
 /* elsewhere plain copies: the ordering above would need its own fences */
-static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
+static inline void daxfs_copy_nt_unfenced(void *dst, const void *src,
+					  size_t len)
 {
 	memcpy(dst, src, len);
 }
 #endif
+
+static inline void daxfs_copy_nt(void *dst, const void *src, size_t len)
+{
+	daxfs_copy_nt_unfenced(dst, src, len);
+	daxfs_stream_fence();
+}
 
 #endif
