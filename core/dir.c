@@ -780,7 +780,8 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 		}
 		err = daxfs_dir_link(op, dp, leaf, true);
 		if (err) {
-			if (daxfs_dirent_free(op, leaf, false))
+			if (daxfs_fenced(op) ||
+			    daxfs_dirent_free(op, leaf, false))
 				return -ESTALE;
 			daxfs_dir_count_sub(dp);
 			if (err != -EEXIST)

@@ -672,7 +672,7 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	err = daxfs_dir_link_marked(&op, dp, leaf,
 				    NS_META(NS_KIND_CREATE, 5, fl));
 	if (err) {
-		if (daxfs_dirent_free(&op, leaf, false))
+		if (daxfs_fenced(&op) || daxfs_dirent_free(&op, leaf, false))
 			goto stale;
 		goto out_inode;
 	}
