@@ -543,10 +543,14 @@ static inline bool daxfs_walk_yield(void)
 	return daxfs_walk_stop && daxfs_walk_stop();
 }
 
-/* Cached per thread: op_begin calls it on every operation. */
+/* Cached per thread: op_begin calls it on every operation.  initial-exec:
+ * one %fs-relative load in libdaxfs.so and the preload, where the default
+ * model called __tls_get_addr twice per op (8 bytes of the static TLS
+ * surplus per file that uses it when libdaxfs.so is dlopen()ed, as
+ * lib/call.h's lib_self). */
 static inline u64 daxfs_thread_id(void)
 {
-	static __thread u64 tid;
+	static __thread u64 tid __attribute__((tls_model("initial-exec")));
 
 	if (daxfs_unlikely(!tid))
 		tid = (u64)syscall(SYS_gettid);

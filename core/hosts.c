@@ -122,6 +122,10 @@ bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
  * advancer's epoch CAS before its scan of the lanes.  Without the fence a
  * weakly ordered CPU may satisfy our loads before the claim is visible,
  * and an advancer that saw the lane still free may free what we read.
+ * The claim's own CAS is that fence when nothing was stored after it: a
+ * successful daxfs_cas is a full barrier (compat.h: a locked instruction
+ * on x86, a fully ordered cmpxchg in the kernel, the trailing fence of
+ * daxfs_rmw_fence elsewhere), so only a re-announce fences again.
  */
 static void lane_announce(struct daxfs_fs *fs, struct daxfs_lane *lane, u64 e)
 {
@@ -135,7 +139,8 @@ static void lane_announce(struct daxfs_fs *fs, struct daxfs_lane *lane, u64 e)
 		daxfs_store(&lane->epoch, g);
 		e = g;
 	}
-	daxfs_fence();
+	if (k)
+		daxfs_fence();
 }
 
 /* Claims any free lane of our host without waiting (recovery work must
