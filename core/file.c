@@ -752,7 +752,9 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 			break;
 		got = daxfs_alloc_held(op, nmiss, offs);
 		if (!got) {
-			err = -ENOSPC;
+			/* declared dead: no page for a zombie, and not for
+			 * want of space */
+			err = daxfs_fenced(op) ? -ESTALE : -ENOSPC;
 			break;
 		}
 		daxfs_crash_point("alloc.pages_held");
@@ -1328,7 +1330,7 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 
 	/* held, then named as being published: as write_new's pages */
 	if (!daxfs_alloc_held(op, 1, &pg))
-		return -ENOSPC;
+		return daxfs_fenced(op) ? -ESTALE : -ENOSPC;
 	p = page_ptr(fs, pg);
 	err = p ? prefill(op, v, blk, p, 0, BLK) : -EUCLEAN;
 	if (err) {
