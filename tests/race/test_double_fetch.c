@@ -189,7 +189,7 @@ static void compact_child(void)
 	while (n < 512 && (x = daxfs_alloc(&op, DAXFS_CLASS_64)))
 		objs[n++] = x;
 	for (i = 0; i < n; i++)
-		daxfs_free_now(&op, objs[i], DAXFS_CLASS_64);
+		CHECK_EQ(daxfs_free_now(&op, objs[i], DAXFS_CLASS_64), 0);
 	cycle_armed = true;
 	alarm(20);
 	daxfs_compact(&op);
