@@ -429,8 +429,14 @@ static u64 batch_take_held(struct daxfs_op *op, u64 n)
 		/* counted in use as the hold names them: recovery's free of
 		 * the hold takes them off again */
 		daxfs_faa(daxfs_state_word(fs, used_bytes), n * DAXFS_PAGE_SIZE);
-		if (daxfs_hold_pages(op, c, (u32)n))
-			return 0;	/* declared dead: recovery settles lk */
+		if (daxfs_hold_pages(op, c, (u32)n)) {
+			/* declared dead: recovery settles lk and returns
+			 * the pages with the batch, knowing nothing of our
+			 * count (the hold never named them): take it off */
+			daxfs_faa(daxfs_state_word(fs, used_bytes),
+				  -(n * DAXFS_PAGE_SIZE));
+			return 0;
+		}
 		daxfs_crash_point("alloc.take_held");
 		/* a recoverer settled the lock (we were declared dead):
 		 * the pages are its to free or return, not ours */
@@ -733,10 +739,16 @@ u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 	     i++)
 		;
 	while (got > i)
-		if (daxfs_free_now(op, offs[--got], DAXFS_CLASS_PAGE))
-			return 0;	/* fenced: all of them leak (fsck) */
-	if (daxfs_hold_pages(op, offs[0], got))
+		daxfs_free_obj(fs, offs[--got], DAXFS_CLASS_PAGE);
+	if (daxfs_hold_pages(op, offs[0], got)) {
+		/* declared dead: named nowhere yet, so recovery cannot have
+		 * freed them, and they go back (daxfs_free_now would refuse,
+		 * fenced); a kill before the hold leaks them (the window
+		 * docs/alloc.md names) */
+		for (i = 0; i < got; i++)
+			daxfs_free_obj(fs, offs[i], DAXFS_CLASS_PAGE);
 		return 0;
+	}
 	return got;
 }
 
@@ -774,8 +786,18 @@ u64 daxfs_alloc_run_held(struct daxfs_op *op)
 		return 0;
 	alloc_word_flush(fs, bw, sizeof(*bw));
 	daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_RUN_SIZE);
-	if (daxfs_hold_pages(op, a, DAXFS_RUN_PAGES))
-		return 0;	/* fenced: the run and the skip leak (fsck) */
+	/* carved, named nowhere: a kill here leaks the run and the skip */
+	daxfs_crash_point("alloc.run_carved");
+	if (daxfs_hold_pages(op, a, DAXFS_RUN_PAGES)) {
+		/* declared dead since our CAS: recovery cannot have seen the
+		 * run or the skip (named nowhere yet), so they go back, as a
+		 * zombie's batch carve does (batch_refill); a kill here
+		 * leaks them (tests/test_zombie_fence.py, fence.hold) */
+		daxfs_faa(daxfs_state_word(fs, used_bytes),
+			  -(u64)DAXFS_RUN_SIZE);
+		daxfs_pages_release(fs, b, a + DAXFS_RUN_SIZE);
+		return 0;
+	}
 	daxfs_pages_release(fs, b, a);
 	daxfs_crash_point("alloc.run_held");
 	fresh_pages(fs, a, DAXFS_RUN_PAGES);

@@ -106,4 +106,5 @@ def test_every_write_point_is_here():
                                                     "truncate")}
     mine.add("radix.run_splitting")
     mine.discard("alloc.compact")	# test_compact.py
+    mine.discard("alloc.run_carved")	# a leak by design: crashlib.OTHER_POINTS
     assert mine <= set(POINTS), mine - set(POINTS)

@@ -51,7 +51,7 @@ FREEING_HITS = list(range(1, 760,
                           int(os.environ.get("DAXFS_ZOMBIE_STRIDE", "18"))))
 FREEING_POINTS = ("fence.free", "fence.retire", "fence.hold")
 # the named points that extra_ops() reaches and gen_ops() does not
-EXTRA_POINTS = {"alloc.run_held", "write.run_publishing", "write.run_published",
+EXTRA_POINTS = {"alloc.run_carved", "alloc.run_held", "write.run_publishing", "write.run_published",
                 "radix.run_splitting", "xattr.page", "xattr.built",
                 "xattr.published", "xattr.retire", "tmpfile.published",
                 "tmpfile.held", "tmpfile.orphan", "setflags.set",
