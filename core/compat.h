@@ -215,7 +215,7 @@ static inline void daxfs_zero_stream(void *p, size_t len)
 		memset(p, 0, head);
 		memcpy_flushcache((u8 *)p + head, page_address(ZERO_PAGE(0)),
 				  len - head);
-		wmb();
+		daxfs_stream_fence();
 		return;
 	}
 #endif

@@ -11,9 +11,11 @@
  * 64 KiB-1 MiB blocks 1.7-1.9x as fast; 1 KiB blocks gain nothing.  Into
  * a mapping that fits the cache (16 MiB) they lose (0.57-1x).
  *
- * Streaming stores are weakly ordered: the copy ends with a store fence,
- * so that they are visible before any later store (a size or pointer a
- * reader follows), as cached stores are under x86's total store order.
+ * Streaming stores are weakly ordered: daxfs_copy_nt ends with a store
+ * fence, so that they are visible before any later store (a size or
+ * pointer a reader follows), as cached stores are under x86's total store
+ * order.  daxfs_copy_nt_unfenced, libdaxfs' write actor, leaves that fence
+ * to daxfs_copy_fenced, which makes one for the whole write.
  * Short copies and the partial lines at either end go through the cache:
  * a partial streaming line costs more than a cached one.
  */
