@@ -267,7 +267,8 @@ static inline u32 daxfs_ctz64(u64 w)
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23	/* Linux 5.14; older libc headers */
+#define MADV_POPULATE_READ	22	/* Linux 5.14; older libc headers */
+#define MADV_POPULATE_WRITE	23
 #endif
 #include <linux/types.h>
 #ifdef __x86_64__

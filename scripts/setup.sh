@@ -18,10 +18,11 @@ need_apt=()
 # man-db: tests/test_man_pages.py renders man/ with man --warnings.
 # debhelper, dh-dkms and lintian: `make deb` (debian/, docs/packaging.md);
 # debootstrap: its Debian-root test (scripts/debroot-test.sh).
+# strace: tests/test_populate.py counts libdaxfs' madvise calls.
 for pkg in build-essential make gcc python3 python3-pip spin \
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static \
 	fio git sqlite3 libfuse3-dev fuse3 pkg-config attr acl rsync man-db \
-	debhelper dh-dkms lintian debootstrap; do
+	debhelper dh-dkms lintian debootstrap strace; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

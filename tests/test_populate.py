@@ -3,6 +3,7 @@
 madvise per 64-page batch instead of a minor fault per page, and the
 bytes are the same either way.  Counts page-fault exceptions (a perf software event), not time."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -41,7 +42,7 @@ if libc.madvise(addr, 4096, 23):        # MADV_POPULATE_WRITE, Linux 5.14
     sys.exit(0)
 n = int(sys.argv[3])
 block = bytes(range(256)) * 16
-with daxfs.Region(sys.argv[2]) as fs:
+with daxfs.Region(sys.argv[2], prefault=sys.argv[5:] == ["prefault"]) as fs:
     f = fs.open(sys.argv[4], create=True)
     try:
         before = struct.unpack("Q", os.read(fd, 8))[0]
@@ -54,11 +55,15 @@ with daxfs.Region(sys.argv[2]) as fs:
 """
 
 
-def write_faults(region, name, populate, mib=16):
+def write_faults(region, name, populate, mib=16, prefault=False, trace=None):
     e = dict(os.environ, DAXFS_POPULATE="1" if populate else "0")
-    res = subprocess.run([sys.executable, "-c", WRITER, env.PYDIR,
-                          region, str(mib), name],
-                         env=e, capture_output=True, text=True, timeout=300)
+    cmd = [sys.executable, "-c", WRITER, env.PYDIR, region, str(mib), name]
+    if prefault:
+        cmd.append("prefault")
+    if trace:
+        cmd = ["strace", "-f", "-qq", "-e", "trace=madvise", "-o", trace] + cmd
+    res = subprocess.run(cmd, env=e, capture_output=True, text=True,
+                         timeout=300)
     assert res.returncode == 0, res.stderr
     if res.stdout.startswith("skip"):
         pytest.skip(res.stdout.strip())
@@ -81,3 +86,39 @@ def test_fresh_batches_take_no_fault_per_page(region_path):
         a = fs.read_file("/plain")
         b = fs.read_file("/mapped")
     assert a == b == (bytes(range(256)) * 16) * pages
+
+
+def populate_calls(trace):
+    """The lengths of libdaxfs' MADV_POPULATE_WRITE calls in an strace
+    log (without WRITER's own probe of one page)."""
+    with open(trace) as f:
+        n = [int(line.split(",")[1]) for line in f
+             if "MADV_POPULATE_WRITE" in line]
+    return [x for x in n if x != 4096]
+
+
+@pytest.mark.skipif(shutil.which("strace") is None,
+                    reason="strace missing (scripts/setup.sh installs it)")
+def test_prefaulted_region_maps_at_open_only(region_path, tmp_path):
+    """DAXFS_OPEN_PREFAULT maps the whole region at open: writing new
+    pages then takes no fault, and libdaxfs does not map its fresh
+    batches again (about 250 ns a page for pages already mapped)."""
+    env.mkfs(region_path, 256 * env.MiB)
+    pages = 16 * MIB // 4096
+    size = os.path.getsize(region_path)
+    t_plain = str(tmp_path / "plain.trace")
+    t_pre = str(tmp_path / "prefault.trace")
+    write_faults(region_path, "/batches", populate=True, trace=t_plain)
+    faults = write_faults(region_path, "/prefaulted", populate=True,
+                          prefault=True, trace=t_pre)
+    plain, pre = populate_calls(t_plain), populate_calls(t_pre)
+    # without it: a call per fresh 64-page batch but the first
+    assert len(plain) >= pages // 64 - 2, plain
+    assert size not in plain, plain
+    # with it: one call over the whole region, at open, and no other
+    assert pre == [size], pre
+    # nothing left to fault in but the interpreter's own pages
+    assert faults < 64, faults
+    with env.daxfs.Region(region_path, readonly=True, prefault=True) as fs:
+        assert fs.read_file("/prefaulted") == fs.read_file("/batches") \
+            == (bytes(range(256)) * 16) * pages

@@ -75,6 +75,13 @@ struct daxfs_handle;		/* opaque */
 						 * strict write or a shrink
 						 * (implied by STRICT; the
 						 * FUSE mount sets it) */
+#define DAXFS_OPEN_PREFAULT	(1u << 8)	/* map the whole region into
+						 * this process's page tables
+						 * at open: no page fault on
+						 * the region later, and fresh
+						 * page batches are not mapped
+						 * one by one (docs/libdaxfs.md
+						 * "Pre-faulting the region") */
 
 /*
  * Maps the filesystem at path and, unless RDONLY or NOJOIN, joins the host

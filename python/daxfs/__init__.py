@@ -237,7 +237,8 @@ class Region(XattrMixin):
 
     def __init__(self, path, readonly=False, join=True, heartbeat=True,
                  backing=(), fill_timeout_ms=0, helper=True, persistent=False,
-                 sync=False, strict=False, atomic_read=False):
+                 sync=False, strict=False, atomic_read=False,
+                 prefault=False):
         """backing: backing files of a split-mode filesystem that this
         host can read (docs/pcache.md); fill_timeout_ms bounds waits for
         pages nobody can fill (0: 2 x lease); helper=False: do not serve
@@ -245,8 +246,12 @@ class Region(XattrMixin):
         every update (pmem); sync: also drain them before every call
         returns; strict: sync, and each write is atomic for strict
         readers (docs/modes.md); atomic_read: reads never see part of a
-        strict write (as the FUSE server reads; implied by strict)."""
+        strict write (as the FUSE server reads; implied by strict).
+        prefault: map the whole region into this process's page tables
+        now, so that no later access takes a page fault."""
         flags = 0
+        if prefault:
+            flags |= _lib.OPEN_PREFAULT
         if persistent:
             flags |= _lib.OPEN_PERSISTENT
         if sync:
