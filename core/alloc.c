@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "daxfs_core.h"
 #include "internal.h"
+#include "mapped.h"
 
 #define CAS_TRIES	(1u << 20)	/* bound on contended CAS loops */
 #define BATCH_LOCK	1ULL		/* alloc_cursor while a lane refills */
@@ -474,8 +475,9 @@ void daxfs_batch_settle(struct daxfs_fs *fs, u32 slot)
  * one call where the front end asks for it (daxfs_populate). */
 static void fresh_pages(struct daxfs_fs *fs, u64 start, u64 pages)
 {
-	if ((fs->flags & DAXFS_FS_POPULATE) && fs->batches++)
-		daxfs_populate(fs->base + start, pages * DAXFS_PAGE_SIZE);
+	if ((fs->flags & DAXFS_FS_POPULATE) && fs->batches++ &&
+	    daxfs_populate(fs->base + start, pages * DAXFS_PAGE_SIZE))
+		daxfs_mapped_mark(fs, start, pages * DAXFS_PAGE_SIZE);
 }
 
 /*

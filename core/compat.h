@@ -192,9 +192,11 @@ static inline void daxfs_fault_in_write(void *p)
 {
 }
 
-/* The kernel maps the whole region at mount: nothing to populate. */
-static inline void daxfs_populate(void *p, u64 len)
+/* The kernel maps the whole region at mount: nothing to populate (and
+ * nothing to record as mapped: core/mapped.h). */
+static inline bool daxfs_populate(void *p, u64 len)
 {
+	return false;
 }
 
 /* The store fence after streaming stores: see the user-space one.  The
@@ -578,11 +580,11 @@ static inline void daxfs_fault_in_write(void *p)
  * to each page would otherwise take a minor fault of its own, about 1.7
  * us against 1.1 us a page this way (docs/benchmarks.md "Fresh batches
  * mapped at once").  Advice only: an older kernel's EINVAL costs one
- * system call per batch.
+ * system call per batch.  True when the pages are mapped now.
  */
-static inline void daxfs_populate(void *p, u64 len)
+static inline bool daxfs_populate(void *p, u64 len)
 {
-	madvise(p, len, MADV_POPULATE_WRITE);
+	return !madvise(p, len, MADV_POPULATE_WRITE);
 }
 
 /* See the kernel definition: one load of a plain region field. */

@@ -116,6 +116,10 @@ struct daxfs_fs {
 	 * from the second on: a host that writes one small file does not
 	 * pay for 64 pages); a hint, updated without atomics */
 	u32 batches;
+	/* one bit per region page this process is known to map (the front
+	 * end's, core/mapped.h); NULL: none kept, every write faults its
+	 * page in first (the kernel keeps none: nothing to fault in) */
+	u64 *mapped;
 	/* the front end stopped this host: metadata it loads directly went
 	 * bad (kernel/media.c).  Fenced as if declared dead; the front end
 	 * sets `shut` too, so that daxfs_op_begin fails with -EIO (it loads

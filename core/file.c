@@ -22,6 +22,7 @@
 #include "filegate.h"
 #include "redo.h"
 #include "file-int.h"
+#include "mapped.h"
 
 #define BLK		((u64)DAXFS_BLOCK_SIZE)
 #define BLK_LO		(BLK - 1)
@@ -349,11 +350,11 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 	u64 done = 0, n, c;
 
 	while (a + done < b) {
-		/* fault the page in first (compat.h daxfs_fault_in_write):
-		 * a kernel task's stop is taken on the way out of a page
-		 * fault, so a fault inside the copy would put the copy after
-		 * the fence in time; this way only the copy itself is */
-		daxfs_fault_in_write(dst + done);
+		/* fault the page in first unless known mapped (mapped.h):
+		 * a task's stop is taken on the way out of a page fault, so
+		 * a fault inside the copy would put the copy after the fence
+		 * in time; this way only the copy itself is */
+		daxfs_fault_in_page(op->fs, dst + done);
 		if (daxfs_fenced(op)) {
 			*err = -ESTALE;
 			break;

@@ -65,6 +65,12 @@ struct daxfs_handle {
 
 /* lib/backing.c: sets up split mode after the core open (init), stops the fill helper, releases the pin column while
  * still joined (detach), frees the backing state (free). */
+/* mapped.c: the region's pages this process maps (core/mapped.h) */
+void lib_mapped_init(struct daxfs_handle *h);
+void lib_mapped_free(struct daxfs_handle *h);
+void lib_mapped_child_fork(struct daxfs_handle *h);
+void lib_prefault(struct daxfs_handle *h, bool writable);
+
 int lib_backing_init(struct daxfs_handle *h);
 void lib_backing_stop(struct daxfs_handle *h);
 void lib_backing_detach(struct daxfs_handle *h);

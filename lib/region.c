@@ -86,6 +86,7 @@ static void lib_child_fork(void)
 		pthread_mutex_init(&h->lock, NULL);
 		cond_init_mono(&h->cond);
 		lib_gate_child_fork(h);
+		lib_mapped_child_fork(h);
 		/* a thread of the parent may have held a pair's try-lock */
 		for (u32 i = 0; h->obs && i < h->fs.sb.max_hosts; i++)
 			h->obs[i].busy = 0;
@@ -256,25 +257,6 @@ static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
 	h->map_page = h->kind == DAXFS_TARGET_DEVDAX ? DEVDAX_ALIGN :
 		      daxfs_target_page_size(h->fd);
 	return 0;
-}
-
-/*
- * DAXFS_OPEN_PREFAULT: the whole mapping entered in the page tables now,
- * after lib_map_region's huge-page advice so that shmem huge=advise still
- * maps 2 MiB pages.  Advice only: a kernel older than 5.14 refuses the
- * madvise, and then every page is loaded once instead (a shared mapping
- * maps a page writable on a read fault where it may be written).
- */
-static void prefault_target(struct daxfs_handle *h, bool writable)
-{
-	volatile const uint8_t *p = h->map;
-	uint64_t off;
-
-	if (!madvise(h->map, h->map_len, writable ? MADV_POPULATE_WRITE :
-		     MADV_POPULATE_READ))
-		return;
-	for (off = 0; off < h->map_len; off += DAXFS_PAGE_SIZE)
-		(void)p[off];
 }
 
 static void unmap_target(struct daxfs_handle *h)
@@ -506,6 +488,7 @@ static void list_del(struct daxfs_handle *h)
 static void handle_free(struct daxfs_handle *h)
 {
 	lib_backing_free(h);
+	lib_mapped_free(h);
 	unmap_target(h);
 	if (h->fd >= 0)
 		close(h->fd);
@@ -574,8 +557,6 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		goto fail;
 	if (!(flags & DAXFS_OPEN_RDONLY))
 		daxfs_pmem_trace_map(h->map, h->map_len);
-	if (flags & DAXFS_OPEN_PREFAULT)
-		prefault_target(h, !(flags & DAXFS_OPEN_RDONLY));
 
 	if (flags & DAXFS_OPEN_RDONLY)
 		fsflags |= DAXFS_FS_RDONLY;
@@ -594,6 +575,11 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	if (err)
 		goto fail;
 	h->fs.host = DAXFS_NO_HOST;
+	/* what this process maps, for its writes (lib/mapped.c) */
+	if (!(flags & DAXFS_OPEN_RDONLY))
+		lib_mapped_init(h);
+	if (flags & DAXFS_OPEN_PREFAULT)
+		lib_prefault(h, !(flags & DAXFS_OPEN_RDONLY));
 	h->obs = calloc(h->fs.sb.max_hosts, sizeof(*h->obs));
 	if (!h->obs) {
 		err = -ENOMEM;

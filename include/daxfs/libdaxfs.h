@@ -106,6 +106,16 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		      struct daxfs_handle **out);
 
 /*
+ * Maps [p, p + len) of h's region (an address inside the mapping,
+ * daxfs_page_map()) into this process's page tables now, and records it:
+ * writes there need not fault the page in first (docs/libdaxfs.md
+ * "Pre-faulting the region").  -EINVAL: p is not in the region, or the
+ * kernel is older than 5.14 (no MADV_POPULATE_*).
+ */
+int daxfs_region_populate(struct daxfs_handle *h, const void *p,
+			  uint64_t len);
+
+/*
  * Split mode (docs/pcache.md): a filesystem made with
  * `mkfs.daxfs --source DIR --backing FILE...` keeps file data in backing
  * files and caches it in the region's shared page cache.  Open it with the

@@ -5,31 +5,30 @@
  * its first load or store to each page of a file takes a minor fault
  * (about as long as the 4 KiB copy itself), where tmpfs' kernel path
  * takes none.  At open, the pages the file already has are mapped in one
- * madvise(MADV_POPULATE_WRITE) per run contiguous in the region: no
- * exception per page, and no fault in the I/O that follows.  Bounded
+ * madvise(MADV_POPULATE_WRITE) per run contiguous in the region
+ * (daxfs_region_populate, which also spares the writes their fault-in
+ * load): no exception per page, and no fault in the I/O that follows.  Bounded
  * (PREFAULT_MAX pages per open) so that opening a huge file stays cheap;
  * pages past the bound fault as before.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "preload.h"
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
 
 #define PG		4096UL
 #define PREFAULT_MAX	65536UL		/* pages: 256 MiB per open */
 
 static int enabled = -1;
 
-static void populate(const char *start, const char *end)
+/* mapped, and recorded so that writes skip their fault-in (core/mapped.h) */
+static void populate(struct daxfs_handle *h, const char *start,
+		     const char *end)
 {
-	if (start && end > start && madvise((void *)start, end - start,
-					    MADV_POPULATE_WRITE))
+	if (start && end > start &&
+	    daxfs_region_populate(h, start, end - start) == -EINVAL)
 		enabled = 0;	/* an older kernel: stop trying */
 }
 
@@ -58,10 +57,10 @@ void pl_prefault(uint64_t ino, uint64_t size)
 			end += PG;
 			continue;
 		}
-		populate(run, end);
+		populate(h, run, end);
 		run = p;
 		end = p ? (const char *)p + PG : NULL;
 	}
 	if (enabled)
-		populate(run, end);
+		populate(h, run, end);
 }
