@@ -611,24 +611,30 @@ static inline void daxfs_stream_fence(void)
  */
 static inline void daxfs_stream_lines(uint8_t *d, const uint8_t *s, size_t n)
 {
-	__m128i a, b, c, e;
+	__m128i z = _mm_setzero_si128();
 	size_t i;
 
-	a = b = c = e = _mm_setzero_si128();
+	/* two loops: a test of s per line cost a 4 KiB copy 200
+	 * instructions where the compiler could not tell s from NULL */
+	if (!s) {
+		for (i = 0; i < n; i += 64) {
+			__m128i *dv = (__m128i *)(d + i);
+
+			_mm_stream_si128(dv, z);
+			_mm_stream_si128(dv + 1, z);
+			_mm_stream_si128(dv + 2, z);
+			_mm_stream_si128(dv + 3, z);
+		}
+		return;
+	}
 	for (i = 0; i < n; i += 64) {
 		const __m128i *sv = (const __m128i *)(s + i);
 		__m128i *dv = (__m128i *)(d + i);
 
-		if (s) {
-			a = _mm_loadu_si128(sv);
-			b = _mm_loadu_si128(sv + 1);
-			c = _mm_loadu_si128(sv + 2);
-			e = _mm_loadu_si128(sv + 3);
-		}
-		_mm_stream_si128(dv, a);
-		_mm_stream_si128(dv + 1, b);
-		_mm_stream_si128(dv + 2, c);
-		_mm_stream_si128(dv + 3, e);
+		_mm_stream_si128(dv, _mm_loadu_si128(sv));
+		_mm_stream_si128(dv + 1, _mm_loadu_si128(sv + 1));
+		_mm_stream_si128(dv + 2, _mm_loadu_si128(sv + 2));
+		_mm_stream_si128(dv + 3, _mm_loadu_si128(sv + 3));
 	}
 }
 #else

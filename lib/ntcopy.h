@@ -42,14 +42,18 @@ static inline void daxfs_copy_nt_unfenced(void *dst, const void *src,
 		memcpy(d, s, len);
 		return;
 	}
+	/* a page-aligned write has no partial line: no libc call for it */
 	head = (size_t)(-(uintptr_t)d & 63);
-	memcpy(d, s, head);
-	d += head;
-	s += head;
-	len -= head;
+	if (head) {
+		memcpy(d, s, head);
+		d += head;
+		s += head;
+		len -= head;
+	}
 	body = len & ~(size_t)63;
 	daxfs_stream_lines(d, s, body);
-	memcpy(d + body, s + body, len - body);
+	if (len > body)
+		memcpy(d + body, s + body, len - body);
 }
 #else
 /* elsewhere plain copies: the ordering above would need its own fences */
