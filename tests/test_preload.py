@@ -554,6 +554,53 @@ print(open(p + "3").read(), end="")
     assert out.count(b"to file\n") == 3
 
 
+def test_descriptor_numbers_survive_closing_everything(region):
+    """A region file's descriptor is a duplicate of the preload's own
+    /dev/null template (lib/preload/fdtable.c): open still gives the lowest
+    free number, and a program that closes every descriptor one by one,
+    by range, or dup2s over a block of high numbers (where the template
+    and the table live) neither loses its next region opens nor gets a
+    number tmpfs would not give."""
+    code = r'''
+import os, sys
+d = sys.argv[1]
+os.mkdir(d)
+def opened(name, flags=os.O_RDWR | os.O_CREAT):
+    fd = os.open(os.path.join(d, name), flags, 0o644)
+    os.write(fd, name.encode())
+    return fd
+def readback(fd, name):
+    os.lseek(fd, 0, 0)
+    return os.read(fd, 100) == name.encode()
+a, b, c = opened("a"), opened("b"), opened("c")
+print("three", a, b, c)
+os.close(b)
+print("reuses the hole", opened("b2"))
+for fd in range(3, 1000):           # daemons close all but 0-2
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+e = opened("e")
+print("after closing one by one", e, readback(e, "e"))
+os.closerange(3, 1 << 20)           # close_range(2)
+f = opened("f")
+print("after closerange", f, readback(f, "f"))
+for fd in range(850, 1000):         # a block of numbers taken with dup2
+    os.dup2(1, fd)
+g = opened("g")
+print("after dup2 over high numbers", g, readback(g, "g"))
+os.closerange(850, 1000)
+h = os.open(os.path.join(d, "g"), os.O_RDONLY)
+print("opens the same file", h, os.read(h, 10))
+print("cloexec", os.get_inheritable(h), os.get_inheritable(g))
+'''
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+                     "fdnums")
+    assert b"three 3 4 5" in out
+    assert b"after dup2 over high numbers 4 True" in out
+
+
 def test_tail_follows_a_writer_on_another_host(region):
     """GNU tail -f under `daxfs run` follows a file that a shell on
     another host (another `daxfs run` process) appends to, and prints

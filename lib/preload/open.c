@@ -226,8 +226,11 @@ PUBLIC int close(int fd)
 	REAL(int, close, int);
 	int r;
 
-	if (fd >= 0 && fd == pl_table_fd())
-		pl_table_move(fd + 1);
+	if (pl_own_fd(fd)) {
+		pl_fd_lock();	/* no reservation is made from it meanwhile */
+		pl_own_move(fd);
+		pl_fd_unlock();
+	}
 	pl_fd_release(fd);
 	r = real_close(fd);
 	pl_std_fix(fd);
@@ -256,12 +259,11 @@ static int do_dup3(int oldfd, int newfd, int flags, int is_dup2)
 	int r;
 
 	if (oldfd == newfd || (!pl_fd_is_region(oldfd) &&
-	    !pl_fd_is_region(newfd) && newfd != pl_table_fd()))
+	    !pl_fd_is_region(newfd) && !pl_own_fd(newfd)))
 		return is_dup2 ? real_dup2(oldfd, newfd)
 			       : real_dup3(oldfd, newfd, flags);
 	pl_fd_lock();
-	if (newfd == pl_table_fd())
-		pl_table_move(newfd + 1);
+	pl_own_move(newfd);
 	r = is_dup2 ? real_dup2(oldfd, newfd) : real_dup3(oldfd, newfd, flags);
 	if (r >= 0) {
 		if (pl_fd_is_region(oldfd))
@@ -363,21 +365,23 @@ static void release_range(unsigned int first, unsigned int last)
 }
 
 /*
- * The descriptor table's memfd is ours, not the program's: a range close
- * (close_fds in Python's subprocess, closefrom in daemons) skips it, or
- * exec could not hand the region files on.
+ * The descriptor table's memfd and the reservation template are ours, not
+ * the program's: a range close (close_fds in Python's subprocess,
+ * closefrom in daemons) skips them, or exec could not hand the region
+ * files on.  Caller holds the map lock.
  */
 static int close_range_keep(unsigned int first, unsigned int last, int flags)
 {
 	REAL(int, close_range, unsigned int, unsigned int, int);
-	int t = pl_table_fd(), r = 0;
+	int own[2], n = pl_own_in(first, last, own), i, r = 0;
 
-	if (t < 0 || (unsigned int)t < first || (unsigned int)t > last)
-		return real_close_range(first, last, flags);
-	if ((unsigned int)t > first)
-		r = real_close_range(first, t - 1, flags);
-	if (!r && (unsigned int)t < last)
-		r = real_close_range(t + 1, last, flags);
+	for (i = 0; i < n && !r; i++) {
+		if ((unsigned int)own[i] > first)
+			r = real_close_range(first, own[i] - 1, flags);
+		first = own[i] + 1;
+	}
+	if (!r && (!n || (unsigned int)own[n - 1] < last))
+		r = real_close_range(first, last, flags);
 	return r;
 }
 
@@ -385,12 +389,15 @@ PUBLIC int close_range(unsigned int first, unsigned int last, int flags)
 {
 	int r;
 
-	if (flags & CLOSE_RANGE_CLOEXEC)
-		return close_range_keep(first, last, flags);
 	pl_fd_lock();
+	if (flags & CLOSE_RANGE_CLOEXEC) {
+		r = close_range_keep(first, last, flags);
+		pl_fd_unlock();
+		return r;
+	}
 	release_range(first, last);
-	pl_fd_unlock();
 	r = close_range_keep(first, last, flags);
+	pl_fd_unlock();
 	for (unsigned int fd = first; fd <= last && fd <= 2; fd++)
 		pl_std_fix(fd);
 	return r;

@@ -99,8 +99,9 @@ void pl_reopen_all(struct daxfs_handle *h);
 char *pl_exec_env(void);		/* "DAXFS_PRELOAD_FDS=..." (static) */
 void pl_exec_import(void);
 void pl_exit_release(void);
-int pl_table_fd(void);
-int pl_table_move(int min);	/* dup the table fd to >= min */
+int pl_own_fd(int fd);		/* the table's memfd or the template */
+void pl_own_move(int fd);	/* ours: moved up before fd is taken */
+int pl_own_in(unsigned int first, unsigned int last, int out[2]);
 
 /* open.c */
 mode_t pl_umask(void);
