@@ -601,6 +601,42 @@ print("cloexec", os.get_inheritable(h), os.get_inheritable(g))
     assert b"after dup2 over high numbers 4 True" in out
 
 
+def test_exclusive_create_matches_tmpfs(region):
+    """open(O_CREAT|O_EXCL) on every kind of name: the preload creates
+    without looking the name up first, and must fail as tmpfs does."""
+    code = r'''
+import errno, os, sys
+d = sys.argv[1]
+os.mkdir(d)
+os.mkdir(os.path.join(d, "dir"))
+open(os.path.join(d, "file"), "w").write("x")
+os.symlink("nowhere", os.path.join(d, "dangling"))
+os.symlink("file", os.path.join(d, "tofile"))
+os.symlink("dir", os.path.join(d, "todir"))
+# O_CREAT|O_DIRECTORY: always EINVAL since Linux 6.4 (the preload's
+# answer), something else before
+release = tuple(int(x) for x in os.uname().release.split(".")[:2])
+extras = (0, os.O_NOFOLLOW) + ((os.O_DIRECTORY,) if release >= (6, 4) else ())
+for name in ("new", "new", "file", "dir", "dangling", "tofile", "todir",
+             "missing/new", "file/new", "dir/new", "dir/", "missing/"):
+    for extra in extras:
+        try:
+            fd = os.open(os.path.join(d, name),
+                         os.O_CREAT | os.O_EXCL | os.O_WRONLY | extra, 0o600)
+            st = os.fstat(fd)
+            print(name, extra, "created", oct(st.st_mode), st.st_size)
+            os.close(fd)
+            os.unlink(os.path.join(d, name))
+        except OSError as e:
+            print(name, extra, errno.errorcode[e.errno])
+print(sorted(os.listdir(d)), os.readlink(os.path.join(d, "dangling")))
+'''
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+                     "excl")
+    assert b"new 0 created" in out
+    assert b"dangling 0 EEXIST" in out
+
+
 def test_tail_follows_a_writer_on_another_host(region):
     """GNU tail -f under `daxfs run` follows a file that a shell on
     another host (another `daxfs run` process) appends to, and prints

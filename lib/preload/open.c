@@ -63,8 +63,24 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		pl_debug("open %s: O_TMPFILE not supported", rpath);
 		return pl_fail(-EOPNOTSUPP);
 	}
-	err = (flags & (O_NOFOLLOW | O_PATH)) ? daxfs_path_lstat(h, rpath, &a)
-					      : daxfs_path_stat(h, rpath, &a);
+	/* as Linux: a trailing slash names no file to create, and it
+	 * refuses O_CREAT with O_DIRECTORY (since 6.4) */
+	if ((flags & (O_CREAT | O_PATH)) == O_CREAT) {
+		size_t n = strlen(rpath);
+
+		if (flags & O_DIRECTORY)
+			return pl_fail(-EINVAL);
+		if (n > 1 && rpath[n - 1] == '/')
+			return pl_fail(-EISDIR);
+	}
+	/* O_CREAT|O_EXCL fails on any name that exists, a symlink
+	 * included, which the create finds itself: no look first */
+	if ((flags & (O_CREAT | O_EXCL | O_PATH)) == (O_CREAT | O_EXCL))
+		err = -ENOENT;
+	else if (flags & (O_NOFOLLOW | O_PATH))
+		err = daxfs_path_lstat(h, rpath, &a);
+	else
+		err = daxfs_path_stat(h, rpath, &a);
 	if (!err && (flags & O_CREAT) && (flags & O_EXCL))
 		return pl_fail(-EEXIST);
 	if (!err && S_ISLNK(a.mode) && !(flags & O_PATH))
@@ -72,8 +88,6 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	if (err == -ENOENT && (flags & O_CREAT)) {
 		if (flags & O_EXCL)
 			cf |= DAXFS_CREATE_EXCL;
-		if (flags & O_DIRECTORY)
-			return pl_fail(-EINVAL);
 		err = daxfs_path_create(h, rpath, mode & ~pl_umask() & 07777,
 					cf, &ino);
 		if (err < 0)
