@@ -63,7 +63,8 @@ def test_global_and_command_options():
     assert complete("daxfs", "--re") == ["--region"]
     assert complete("daxfs", "ls", "-") == ["-a", "-d", "-i", "-l"]
     assert complete("daxfs", "fallocate", "-") == ["-l", "-n", "-o", "-p", "-z"]
-    assert complete("daxfs", "run", "--") == ["--at", "--mode", "--region"]
+    assert complete("daxfs", "run", "--") == ["--at", "--mode", "--prefault",
+                                             "--region"]
     assert complete("mkfs.daxfs", "--lab", func="_daxfs_tool") == ["--label"]
     assert complete("fsck.daxfs", "--b", func="_daxfs_tool") == ["--badblocks"]
 

@@ -3,6 +3,7 @@ programs, compared byte for byte with the same run on tmpfs
 (docs/preload.md)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -635,6 +636,40 @@ print(sorted(os.listdir(d)), os.readlink(os.path.join(d, "dangling")))
                      "excl")
     assert b"new 0 created" in out
     assert b"dangling 0 EEXIST" in out
+
+
+@pytest.mark.skipif(shutil.which("strace") is None,
+                    reason="strace missing (scripts/setup.sh installs it)")
+def test_prefault_maps_the_region_once(region, tmp_path):
+    """`daxfs run --prefault`: the program maps the whole region with one
+    madvise at its first region call and then none per fresh page batch
+    (docs/preload.md "Pre-faulting"); without it, a batch at a time.  The
+    bytes are the same either way."""
+    size = os.path.getsize(region)
+    code = ("import sys\n"
+            "with open(sys.argv[1], 'wb') as f:\n"
+            "    for i in range(2048):\n"
+            "        f.write(bytes([i % 251]) * 4096)\n")
+
+    def populates(name, *opts):
+        trace = str(tmp_path / (name + ".trace"))
+        res = subprocess.run(
+            ["strace", "-f", "-qq", "-e", "trace=madvise", "-o", trace,
+             pl.DAXFS, "-r", region, "run", *opts, "--", sys.executable,
+             "-c", code, pl.AT + "/" + name],
+            capture_output=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        with open(trace) as f:
+            return [int(line.split(",")[1]) for line in f
+                    if "MADV_POPULATE_WRITE" in line]
+
+    plain = populates("plain")
+    pre = populates("pre", "--prefault")
+    assert size not in plain and len(plain) >= 2048 // 64 - 2, plain
+    assert pre == [size], pre
+    out = pl.run(region, ["sh", "-c", "cmp /daxfs/plain /daxfs/pre && "
+                          "wc -c < /daxfs/pre"])
+    assert out.returncode == 0 and out.stdout.strip() == b"8388608", out
 
 
 def test_tail_follows_a_writer_on_another_host(region):

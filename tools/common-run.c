@@ -54,7 +54,8 @@ static int find_preload(char *out, size_t size)
 static void run_usage(FILE *f)
 {
 	fprintf(f,
-"Usage: daxfs run [-r REGION] [--at DIR] [--mode posix|sync|strict] -- COMMAND [ARGS...]\n"
+"Usage: daxfs run [-r REGION] [--at DIR] [--mode posix|sync|strict] [--prefault]\n"
+"                 -- COMMAND [ARGS...]\n"
 "Run an unmodified program with its paths under DIR (default /daxfs) served\n"
 "from the region (LD_PRELOAD).  Other paths go to the kernel untouched.\n"
 "  -r, --region REGION  the region (default: $DAXFS_REGION)\n"
@@ -62,6 +63,8 @@ static void run_usage(FILE *f)
 "      --mode MODE      consistency mode (docs/modes.md): posix (default),\n"
 "                       sync (each call durable on return), strict (sync,\n"
 "                       and each write atomic for strict readers)\n"
+"      --prefault       map the whole region at each process's first region\n"
+"                       call: no page fault on it later (docs/preload.md)\n"
 "DAXFS_DEBUG=1 prints one line for each call the preload cannot serve.\n");
 }
 
@@ -71,13 +74,14 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 		{ "region", required_argument, NULL, 'r' },
 		{ "at", required_argument, NULL, 'a' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "prefault", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char lib[PATH_MAX], abs[PATH_MAX], pre[2 * PATH_MAX];
 	const char *at = "/daxfs", *mode = "posix", *old;
 	struct daxfs_handle *h;
-	int ch, err;
+	int ch, err, prefault = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+r:h", opts, NULL)) != -1) {
@@ -90,6 +94,9 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 			break;
 		case 'm':
 			mode = optarg;
+			break;
+		case 'p':
+			prefault = 1;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -141,6 +148,7 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 	setenv("DAXFS_PRELOAD_REGION", abs, 1);
 	setenv("DAXFS_PRELOAD_AT", at, 1);
 	setenv("DAXFS_PRELOAD_MODE", mode, 1);
+	setenv("DAXFS_PRELOAD_PREFAULT", prefault ? "1" : "0", 1);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "daxfs: run: %s: %s\n", argv[optind], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

@@ -60,6 +60,7 @@ struct pl_config {
 	enum pl_mode mode;
 	int debug;
 	int enabled;
+	int prefault;			/* daxfs run --prefault */
 };
 
 extern struct pl_config pl_cfg;

@@ -75,19 +75,21 @@ static void copy_env(char *dst, size_t size, const char *name, const char *def)
 /* The libdaxfs flags of the consistency mode (docs/modes.md). */
 static unsigned int mode_flags(void)
 {
+	unsigned int pf = pl_cfg.prefault ? DAXFS_OPEN_PREFAULT : 0;
+
 	switch (pl_cfg.mode) {
 	case PL_MODE_SYNC:
-		return DAXFS_OPEN_SYNC;
+		return DAXFS_OPEN_SYNC | pf;
 	case PL_MODE_STRICT:
-		return DAXFS_OPEN_STRICT;
+		return DAXFS_OPEN_STRICT | pf;
 	default:
-		return 0;
+		return pf;
 	}
 }
 
 __attribute__((constructor)) void pl_init(void)
 {
-	const char *mode;
+	const char *mode, *pf;
 
 	copy_env(pl_cfg.region, sizeof(pl_cfg.region), "DAXFS_PRELOAD_REGION",
 		 getenv("DAXFS_REGION"));
@@ -104,6 +106,9 @@ __attribute__((constructor)) void pl_init(void)
 	else if (mode && *mode && strcmp(mode, "posix"))
 		pl_debug("unknown mode %s: using posix", mode);
 	pl_cfg.debug = getenv("DAXFS_DEBUG") && *getenv("DAXFS_DEBUG");
+	/* daxfs run --prefault (docs/preload.md "Pre-faulting") */
+	pf = getenv("DAXFS_PRELOAD_PREFAULT");
+	pl_cfg.prefault = pf && !strcmp(pf, "1");
 	pl_cfg.enabled = pl_cfg.region[0] && pl_cfg.at[0] == '/';
 	pl_kcwd_refresh();
 	pl_exec_import();
