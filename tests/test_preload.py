@@ -651,12 +651,12 @@ def test_prefault_maps_the_region_once(region, tmp_path):
             "    for i in range(2048):\n"
             "        f.write(bytes([i % 251]) * 4096)\n")
 
-    def populates(name, *opts):
+    def populates(name, *opts, prog=code):
         trace = str(tmp_path / (name + ".trace"))
         res = subprocess.run(
             ["strace", "-f", "-qq", "-e", "trace=madvise", "-o", trace,
              pl.DAXFS, "-r", region, "run", *opts, "--", sys.executable,
-             "-c", code, pl.AT + "/" + name],
+             "-c", prog, pl.AT + "/" + name],
             capture_output=True, timeout=120)
         assert res.returncode == 0, res.stderr
         with open(trace) as f:
@@ -670,6 +670,11 @@ def test_prefault_maps_the_region_once(region, tmp_path):
     out = pl.run(region, ["sh", "-c", "cmp /daxfs/plain /daxfs/pre && "
                           "wc -c < /daxfs/pre"])
     assert out.returncode == 0 and out.stdout.strip() == b"8388608", out
+    # without --prefault, opening a file maps the pages it has (one
+    # populate per run contiguous in the region), and only those
+    reader = "import sys\nassert len(open(sys.argv[1], 'rb').read()) == 8 << 20\n"
+    opened = populates("pre", prog=reader)
+    assert 8 << 20 <= sum(opened) < size, opened
 
 
 def test_tail_follows_a_writer_on_another_host(region):

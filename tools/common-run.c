@@ -148,7 +148,7 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 	setenv("DAXFS_PRELOAD_REGION", abs, 1);
 	setenv("DAXFS_PRELOAD_AT", at, 1);
 	setenv("DAXFS_PRELOAD_MODE", mode, 1);
-	setenv("DAXFS_PRELOAD_PREFAULT", prefault ? "1" : "0", 1);
+	setenv("DAXFS_PRELOAD_REGION_PREFAULT", prefault ? "1" : "0", 1);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "daxfs: run: %s: %s\n", argv[optind], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

@@ -107,7 +107,7 @@ __attribute__((constructor)) void pl_init(void)
 		pl_debug("unknown mode %s: using posix", mode);
 	pl_cfg.debug = getenv("DAXFS_DEBUG") && *getenv("DAXFS_DEBUG");
 	/* daxfs run --prefault (docs/preload.md "Pre-faulting") */
-	pf = getenv("DAXFS_PRELOAD_PREFAULT");
+	pf = getenv("DAXFS_PRELOAD_REGION_PREFAULT");
 	pl_cfg.prefault = pf && !strcmp(pf, "1");
 	pl_cfg.enabled = pl_cfg.region[0] && pl_cfg.at[0] == '/';
 	pl_kcwd_refresh();
