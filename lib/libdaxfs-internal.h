@@ -69,7 +69,7 @@ struct daxfs_handle {
 void lib_mapped_init(struct daxfs_handle *h);
 void lib_mapped_free(struct daxfs_handle *h);
 void lib_mapped_child_fork(struct daxfs_handle *h);
-void lib_prefault(struct daxfs_handle *h, bool writable);
+void lib_prefault(struct daxfs_handle *h);
 
 int lib_backing_init(struct daxfs_handle *h);
 void lib_backing_stop(struct daxfs_handle *h);

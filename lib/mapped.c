@@ -58,15 +58,15 @@ void lib_mapped_child_fork(struct daxfs_handle *h)
  * every page is loaded once instead (a shared mapping maps a page
  * writable on a read fault where it may be written).
  */
-void lib_prefault(struct daxfs_handle *h, bool writable)
+void lib_prefault(struct daxfs_handle *h)
 {
 	volatile const uint8_t *p = h->map;
 	uint64_t off;
 
-	if (madvise(h->map, h->map_len, writable ? MADV_POPULATE_WRITE :
-		    MADV_POPULATE_READ))
-		for (off = 0; off < h->map_len; off += DAXFS_PAGE_SIZE)
-			(void)p[off];
+	if (!daxfs_region_populate(h, h->map, h->map_len))
+		return;
+	for (off = 0; off < h->map_len; off += DAXFS_PAGE_SIZE)
+		(void)p[off];
 	daxfs_mapped_mark(&h->fs, 0, h->map_len);
 }
 

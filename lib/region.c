@@ -579,7 +579,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	if (!(flags & DAXFS_OPEN_RDONLY))
 		lib_mapped_init(h);
 	if (flags & DAXFS_OPEN_PREFAULT)
-		lib_prefault(h, !(flags & DAXFS_OPEN_RDONLY));
+		lib_prefault(h);
 	h->obs = calloc(h->fs.sb.max_hosts, sizeof(*h->obs));
 	if (!h->obs) {
 		err = -ENOMEM;
