@@ -63,8 +63,9 @@ static void run_usage(FILE *f)
 "      --mode MODE      consistency mode (docs/modes.md): posix (default),\n"
 "                       sync (each call durable on return), strict (sync,\n"
 "                       and each write atomic for strict readers)\n"
-"      --prefault       map the whole region at each process's first region\n"
-"                       call: no page fault on it later (docs/preload.md)\n"
+"      --prefault       map the whole region at the program's first region\n"
+"                       call: no page fault on it later (a fork's child\n"
+"                       maps pages as it uses them; docs/preload.md)\n"
 "DAXFS_DEBUG=1 prints one line for each call the preload cannot serve.\n");
 }
 
