@@ -645,8 +645,8 @@ static inline void daxfs_stream_fence(void)
 #endif
 
 /*
- * Zeros [p, p + len) of a fresh page that file data is stored into next
- * (an append's page, made before its range is reserved), mostly with
+ * Zeros [p, p + len) of a fresh page (the part of a new page a write
+ * does not cover, a page fallocate makes, a run's tail), mostly with
  * streaming stores (docs/files.md "Data copies with streaming stores"):
  * a cached memset reads each line in first, and the streaming copy that
  * follows into those cached lines then costs more than either.  Fenced,

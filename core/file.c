@@ -672,18 +672,38 @@ static daxfs_noinline u64 write_run(struct daxfs_op *op,
 	return c;
 }
 
-/* Writes [off, off + len); returns bytes written or -errno (nothing). */
-static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
-		       u64 len, daxfs_write_actor_t actor, void *ctx)
+/*
+ * Gives back the page an append held for its first block and did not use
+ * (*held, 0 none).  -ESTALE when fenced: recovery frees it (the hold
+ * names it).
+ */
+static int held_release(struct daxfs_op *op, u64 *held)
+{
+	u64 pg = *held;
+
+	if (!pg)
+		return 0;
+	*held = 0;
+	if (daxfs_hold_pages(op, 0, 0) ||
+	    daxfs_free_now(op, pg, DAXFS_CLASS_PAGE))
+		return -ESTALE;
+	return 0;
+}
+
+/*
+ * Writes [off, off + len); returns bytes written or -errno (nothing).
+ * *held (0 none): a page in the lane's hold, taken by append_reserve,
+ * for the first hole; 0 once used.
+ */
+static s64 write_raw(struct daxfs_op *op, const struct fview *v,
+		     struct daxfs_rcur *lf, u64 off, u64 len,
+		     daxfs_write_actor_t actor, void *ctx, u64 *held)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip = v->ip;
 	u64 offs[WRITE_BATCH];
 	u64 pos = off, end = off + len;
-	struct daxfs_rcur lf;
 	int err = 0;
-
-	daxfs_rcur_init(&lf);
 
 	while (pos < end && !err) {
 		u64 blk = pos >> DAXFS_BLOCK_SHIFT;
@@ -691,7 +711,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		u32 nmiss, got;
 
 		/* an existing page is no longer unwritten from here on */
-		err = daxfs_rcur_page_w(op, ip, &lf, blk, &pg);
+		err = daxfs_rcur_page_w(op, ip, lf, blk, &pg);
 		if (err)
 			break;
 		if (pg) {
@@ -702,7 +722,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 			run_end = (blk + 1) << DAXFS_BLOCK_SHIFT;
 			while (run_end < end) {
 				nb = run_end >> DAXFS_BLOCK_SHIFT;
-				err = daxfs_rcur_page_w(op, ip, &lf, nb, &q);
+				err = daxfs_rcur_page_w(op, ip, lf, nb, &q);
 				if (err || q != pg + (nb - blk) * BLK)
 					break;
 				run_end += BLK;
@@ -728,12 +748,17 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 				break;
 			continue;
 		}
-		if (run_wanted(v, &lf, pos, end)) {
+		if (run_wanted(v, lf, pos, end)) {
 			bool taken;
+
+			/* a run needs the hold to itself */
+			err = held_release(op, held);
+			if (err)
+				break;
 
 			want = (end - pos < DAXFS_RUN_SIZE ? end - pos :
 				DAXFS_RUN_SIZE);
-			c = write_run(op, v, &lf, pos, end, actor, ctx, &err,
+			c = write_run(op, v, lf, pos, end, actor, ctx, &err,
 				      &taken);
 			if (taken) {
 				pos += c;
@@ -745,13 +770,19 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		/* holes: allocate up to WRITE_BATCH pages, contiguous if we can */
 		for (nmiss = 1; nmiss < WRITE_BATCH &&
 		     ((blk + nmiss) << DAXFS_BLOCK_SHIFT) < end; nmiss++) {
-			err = daxfs_rcur_page(fs, ip, &lf, blk + nmiss, &q);
+			err = daxfs_rcur_page(fs, ip, lf, blk + nmiss, &q);
 			if (err || q)
 				break;
 		}
 		if (err)
 			break;
-		got = daxfs_alloc_held(op, nmiss, offs);
+		if (*held) {
+			offs[0] = *held;
+			*held = 0;
+			got = 1;
+		} else {
+			got = daxfs_alloc_held(op, nmiss, offs);
+		}
 		if (!got) {
 			/* declared dead: no page for a zombie, and not for
 			 * want of space */
@@ -761,7 +792,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v, u64 off,
 		daxfs_crash_point("alloc.pages_held");
 		nb = (blk + got) << DAXFS_BLOCK_SHIFT;
 		want = (nb < end ? nb : end) - pos;
-		c = write_new(op, v, &lf, blk, got, offs, pos, end, actor, ctx,
+		c = write_new(op, v, lf, blk, got, offs, pos, end, actor, ctx,
 			      &err);
 		pos += c;
 		if (c < want)
@@ -804,15 +835,17 @@ static bool prepare_first_page(void)
 /*
  * Reserves [*off, *off + *len) at the end for an append: appenders never
  * overlap.  Called inside the gate: no shrink runs until the append is
- * done, so the reservation stands.  Before each reserving CAS, the page
- * of the block where the range would start is made to exist: the first
- * step of the copy then needs no allocation, so an append that reserved
- * stores at least one byte (unless its source faults), and a full pool
- * fails it here, before it took effect, instead of after (a reservation
- * cannot be given back when a later append or write lies beyond it).
+ * done, so the reservation stands.  Before each reserving CAS, the first
+ * step of the copy is made to need no allocation: the block where the
+ * range would start has its page, or its tree path exists and a page for
+ * it is in the lane's hold (*held; write_raw publishes it with our bytes,
+ * so it is never zeroed first).  An append that reserved therefore stores
+ * at least one byte (unless its source faults), and a full pool fails it
+ * here, before it took effect, instead of after (a reservation cannot be
+ * given back when a later append or write lies beyond it).
  */
 static int append_reserve(struct daxfs_op *op, const struct fview *v,
-			  u64 *off, u64 *len)
+			  struct daxfs_rcur *lf, u64 *off, u64 *len, u64 *held)
 {
 	struct daxfs_inode *ip = v->ip;
 	u64 s = daxfs_load(&ip->size), ready = ~0ULL, pg;
@@ -829,12 +862,12 @@ static int append_reserve(struct daxfs_op *op, const struct fview *v,
 		if (prepare_first_page() && *len &&
 		    s >> DAXFS_BLOCK_SHIFT != ready) {
 			ready = s >> DAXFS_BLOCK_SHIFT;
-			err = daxfs_radix_get(op->fs, ip, ready, &pg);
-			if (!err && !pg)
-				err = daxfs_block_make(op, v, ready, false,
-						       &pg);
+			err = daxfs_rcur_prepare(op, ip, lf, ready, &pg);
 			if (err)
 				return err;
+			if (!pg && !*held &&
+			    !daxfs_alloc_held(op, 1, held))
+				return daxfs_fenced(op) ? -ESTALE : -ENOSPC;
 		}
 		if (daxfs_fenced(op))
 			return -ESTALE;
@@ -862,7 +895,7 @@ static s64 append_done(struct daxfs_fs *fs, struct daxfs_inode *ip,
 		daxfs_size_max(fs, ip, off + (u64)w);
 #else
 	/* nothing stored (a source that faults at once; -ENOSPC cannot
-	 * happen here since append_reserve made the first page): the call
+	 * happen here: append_reserve readied the first page): the call
 	 * has no effect, so the reservation goes back.  The race of defect
 	 * 6 stays for this case only: a write that ended exactly at off +
 	 * len meanwhile (docs/files.md "What is left"). */
@@ -930,9 +963,12 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	bool append = flags & DAXFS_WRITE_APPEND;
 	bool atomic = flags & DAXFS_WRITE_ATOMIC;
 	bool gated = write_gated(append) || atomic;
+	struct daxfs_rcur lf;
+	u64 held = 0;
 	s64 w;
 	int err;
 
+	daxfs_rcur_init(&lf);
 	err = daxfs_file_writable_fc(op, ino, fc, &ref, &ip);
 	if (err)
 		return err;
@@ -990,13 +1026,15 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		else if (len > DAXFS_MAX_FILE_SIZE - off)
 			len = DAXFS_MAX_FILE_SIZE - off;
 	} else if (!err && append) {
-		err = append_reserve(op, &v, &off, &len);
+		err = append_reserve(op, &v, &lf, &off, &len, &held);
 		if (!err && gated && !atomic && daxfs_intent_set(op,
 				DAXFS_INTENT_FILE_WRITE, ino, off, off + len, 0))
 			err = -ESTALE;
 		if (!err)
 			daxfs_crash_point("append.reserved");
 	}
+	if ((err || !len) && held_release(op, &held))
+		err = -ESTALE;
 	if (err || !len) {
 		if (gated)
 			write_leave(op, ip, atomic);
@@ -1015,7 +1053,9 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	if (atomic && off < v.size)
 		w = daxfs_redo_write(op, &v, ino, off, len, actor, ctx);
 	else
-		w = write_raw(op, &v, off, len, actor, ctx);
+		w = write_raw(op, &v, &lf, off, len, actor, ctx, &held);
+	if (held_release(op, &held))
+		w = -ESTALE;
 	if (append)
 		daxfs_crash_point("append.written");
 	/* fenced (write_raw, or now): recovery zeroes what we put beyond

@@ -124,6 +124,15 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		       u64 page, u64 *winner);
 
 /*
+ * Makes the nodes on block blk's path exist (growing the tree), and
+ * publishes nothing: a later insert of blk then needs no allocation, so
+ * cannot fail with -ENOSPC (an append's first page).  *page: blk's page
+ * now, 0 when none (never with the unwritten flag).
+ */
+int daxfs_radix_prepare(struct daxfs_op *op, struct daxfs_inode *ip,
+			u64 blk, u64 *page);
+
+/*
  * Publishes the 2 MiB run at run (512 pages, aligned, filled and written
  * back) as blocks [blk, blk + 512) of ip, blk a multiple of 512: one CAS
  * of a level-2 slot 0 -> run, after creating missing nodes and growing
@@ -175,6 +184,12 @@ int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
  * daxfs_radix_written). */
 int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
 		      struct daxfs_rcur *lf, u64 blk, u64 *page);
+
+/* daxfs_radix_prepare through the cursor: a block inside the cached leaf
+ * (the usual append) needs no walk, and the leaf stays cached for the
+ * write that follows in the same op. */
+int daxfs_rcur_prepare(struct daxfs_op *op, struct daxfs_inode *ip,
+		       struct daxfs_rcur *lf, u64 blk, u64 *page);
 
 /* daxfs_radix_insert through the cursor: one CAS on the cached leaf's
  * slot when there is one, else (and when it is sealed) the walk from the

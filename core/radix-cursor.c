@@ -93,6 +93,32 @@ int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
 	return daxfs_radix_written(op, ip, blk, *page);
 }
 
+int daxfs_rcur_prepare(struct daxfs_op *op, struct daxfs_inode *ip,
+		       struct daxfs_rcur *lf, u64 blk, u64 *page)
+{
+	struct daxfs_fs *fs = op->fs;
+	int err = leaf_resolve(fs, ip, lf, blk);
+	u64 v;
+
+	*page = 0;
+	if (err)
+		return err;
+	v = daxfs_leaf_word(lf->slots, lf->run, lf->lo, blk);
+	if (v && v != DAXFS_RADIX_SEALED) {
+		if (!daxfs_radix_page(fs, v, &err))
+			return err;
+		*page = v & ~DAXFS_RADIX_UNWRITTEN;
+		return 0;
+	}
+	/* a leaf slot to take, or block 0 of an empty file (a direct root
+	 * needs no node): nothing to make */
+	if ((lf->slots && !v) || (!lf->root && !blk))
+		return 0;
+	/* through the root: the nodes it makes are not in the cursor */
+	daxfs_rcur_init(lf);
+	return daxfs_radix_prepare(op, ip, blk, page);
+}
+
 int daxfs_rcur_insert(struct daxfs_op *op, struct daxfs_inode *ip,
 		      struct daxfs_rcur *lf, u64 blk, u64 page, u64 *winner)
 {

@@ -499,6 +499,8 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			return -ESTALE;
 		if (!r && !blk && stop == 1) {
 			/* direct: the page itself becomes the root */
+			if (!word)
+				return 0;	/* prepare: no node needed */
 			if (daxfs_cas(&ip->root, &r, word)) {
 				daxfs_pflush(fs, &ip->root, 8);
 				daxfs_faa(&ip->blocks, 1);
@@ -589,6 +591,16 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			node = n;
 		}
 		slot = &node->slot[radix_idx(blk, stop)];
+		if (!word) {
+			/* daxfs_radix_prepare: the path exists */
+			v = daxfs_load(slot);
+			if (v == DAXFS_RADIX_SEALED)
+				goto help;
+			if (v && !page_at(fs, v))
+				return -EUCLEAN;
+			*winner = v & ~UNW;
+			return 0;
+		}
 		err = stop == 1 ? daxfs_radix_publish(op, ip, slot, word, winner) :
 		      run_publish(op, ip, slot, word);
 		if (err != (stop == 1 ? 1 : 2))
@@ -606,6 +618,12 @@ int daxfs_radix_insert(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		       u64 page, u64 *winner)
 {
 	return place(op, ip, blk, page, 1, winner);
+}
+
+int daxfs_radix_prepare(struct daxfs_op *op, struct daxfs_inode *ip,
+			u64 blk, u64 *page)
+{
+	return place(op, ip, blk, 0, 1, page);
 }
 
 int daxfs_radix_insert_run(struct daxfs_op *op, struct daxfs_inode *ip,

@@ -108,6 +108,7 @@ static u32 attempt(struct daxfs_fs *fs, u64 dir, int op, u32 t)
 {
 	char nm[32], tgt[300];
 	struct kept *k = &kept[t % nkept], *k2 = &kept[(t + 1) % nkept];
+	struct daxfs_attr a0, a1;
 	u64 ino, pos;
 	s64 n;
 	int err = 0;
@@ -154,9 +155,21 @@ static u32 attempt(struct daxfs_fs *fs, u64 dir, int op, u32 t)
 		err = n < 0 ? (int)n : 0;
 		break;
 	case OP_APPEND:
-		n = daxfs_write(fs, k->ino, 0, 5000, DAXFS_WRITE_APPEND,
+		/* block-aligned sizes too: the first block then needs a page
+		 * (and every 512th a leaf), which the append readies before
+		 * it reserves */
+		n = (t & 1) ? 5000 : 4096;
+		CHECK_EQ(daxfs_getattr(fs, k->ino, &a0), 0);
+		n = daxfs_write(fs, k->ino, 0, (u64)n, DAXFS_WRITE_APPEND,
 				fill_byte, (void *)(uintptr_t)0, &pos);
 		err = n < 0 ? (int)n : 0;
+		CHECK_EQ(daxfs_getattr(fs, k->ino, &a1), 0);
+		/* an append that failed had no effect; one that stored
+		 * anything reserved all of its range */
+		if (n < 0)
+			CHECK_EQ(a1.size, a0.size);
+		else
+			CHECK_EQ(a1.size, a0.size + ((t & 1) ? 5000 : 4096));
 		break;
 	case OP_TRUNCATE:
 		err = daxfs_truncate(fs, k->ino, k->len + MiB);
