@@ -181,6 +181,18 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind);
 int daxfs_host_renew(struct daxfs_fs *fs);
 /* Leaves cleanly: releases lanes, hands limbo to the next reclaimer. */
 void daxfs_host_leave(struct daxfs_fs *fs);
+int daxfs_host_retire(struct daxfs_fs *fs, u32 slot, u64 gen);
+/*
+ * The locks of host slot (generation gen) become ours, before we retire
+ * it (the exec hand-over, docs/locks.md "Across exec"): every record it
+ * holds but its waiting requests; an owner in [sh->lo, sh->hi) moves to
+ * sh->to + (owner - sh->lo) (sh may be NULL).  Returns the records taken.
+ */
+struct daxfs_lock_shift {
+	u64 lo, hi, to;
+};
+int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
+		     const struct daxfs_lock_shift *sh);
 int daxfs_host_abandon(struct daxfs_fs *fs);
 /* Host state for info/fsck; *lease_age_ns: how long this observer has
  * seen the slot's heartbeat unchanged (-1: no observation table). */
@@ -516,6 +528,11 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
  * inode when that was the last hold anywhere on an unlinked file.
  */
 int daxfs_open_get(struct daxfs_fs *fs, u64 ino);
+/* daxfs_open_get that also opens an unlinked file (nlink 0) while host
+ * slot's set still names it (the opener's fork parent, or its image
+ * before exec): -ENOENT once that open is gone.  slot DAXFS_NO_HOST or
+ * our own: plain daxfs_open_get. */
+int daxfs_open_get_held(struct daxfs_fs *fs, u64 ino, u32 slot);
 int daxfs_open_put(struct daxfs_fs *fs, u64 ino);
 /* Frees ino if it is an unlinked orphan that no host holds open; 0 also
  * when it is not one (or gone). */

@@ -546,6 +546,29 @@ int daxfs_host_abandon(struct daxfs_fs *fs)
 	return 0;
 }
 
+/*
+ * Declares host slot, of generation gen, dead now and recovers it: the
+ * new image of a process after exec retires the slot of the image before
+ * it, which stayed the host (its opens, its locks) until the new one had
+ * joined and taken over its opens (docs/preload.md "exec").  -ESTALE when
+ * slot is not that host alive any more (it was declared dead meanwhile:
+ * others recover it).  The image before exec runs no more code, so
+ * nothing races the recovery but a late exec that failed: it finds
+ * itself fenced, as any host declared dead does.
+ */
+int daxfs_host_retire(struct daxfs_fs *fs, u32 slot, u64 gen)
+{
+	u64 w = daxfs_host_word(gen, DAXFS_HOST_ALIVE);
+
+	if (slot >= fs->sb.max_hosts || slot == fs->host)
+		return -EINVAL;
+	if (!daxfs_cas(&daxfs_host_at(fs, slot)->state, &w,
+		       daxfs_host_word(gen, DAXFS_HOST_DEAD)))
+		return -ESTALE;
+	daxfs_recover_dead_hosts(fs);
+	return 0;
+}
+
 void daxfs_host_leave(struct daxfs_fs *fs)
 {
 	struct daxfs_host *h;

@@ -663,6 +663,50 @@ int daxfs_lock_list(struct daxfs_fs *fs, u64 ino, daxfs_lock_fn fn, void *ctx)
 	return n;
 }
 
+int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
+		     const struct daxfs_lock_shift *sh)
+{
+	struct daxfs_lock_root *root = daxfs_lock_root_get(fs);
+	u64 old = daxfs_claim_word(slot, gen) & LK_HOST_MASK, o;
+	struct daxfs_lock_bucket *b;
+	struct daxfs_lock_rec *p;
+	struct daxfs_op op;
+	u32 bi, i, n = 0;
+	bool changed;
+	int err;
+
+	if (slot >= fs->sb.max_hosts || slot == fs->host)
+		return -EINVAL;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	for (bi = 0; root && op.lane && bi < DAXFS_LOCK_BUCKETS; bi++) {
+		b = daxfs_lock_bucket_at(fs, root, bi);
+		if (!b || bkt_claim(&op, b))
+			continue;
+		changed = false;
+		for (i = 0; i < DAXFS_LOCK_RECS; i++) {
+			p = &b->rec[i];
+			if ((daxfs_load(&p->host) & LK_HOST_MASK) != old ||
+			    (daxfs_load32(&p->flags) & DAXFS_LOCK_WAITING))
+				continue;
+			/* under the claim nobody else changes the bucket;
+			 * readers without it see no record, or a whole one
+			 * (host cleared first, stored last) */
+			o = daxfs_load(&p->owner);
+			rec_clear(p);
+			if (sh && o >= sh->lo && o < sh->hi)
+				daxfs_store(&p->owner, o - sh->lo + sh->to);
+			daxfs_store(&p->host, daxfs_lock_me(fs));
+			changed = true;
+			n++;
+		}
+		bkt_release(&op, b, changed);
+	}
+	daxfs_op_end(&op);
+	return (int)n;
+}
+
 void daxfs_lock_sweep(struct daxfs_op *op, u64 also)
 {
 	struct daxfs_fs *fs = op->fs;

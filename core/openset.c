@@ -333,21 +333,41 @@ static int still_linked(struct daxfs_op *op, u64 ino)
 	return 0;
 }
 
-static int open_get(struct daxfs_op *op, u64 ino)
+/*
+ * Still linked, or (by != DAXFS_NO_HOST) at nlink 0 while host by's set
+ * names ino: the hand-over of a process's opens to its fork child or its
+ * new image after exec (docs/open-files.md "Opens handed over").  Looked
+ * at after our entry and the fence, by's entry does for the name in race
+ * 1: until it goes every settler finds it and stops, and whoever drops it
+ * settles after that, fenced, so finds ours.
+ */
+static int usable(struct daxfs_op *op, u64 ino, u32 by)
+{
+	int err = still_linked(op, ino);
+
+	if (err == -ENOENT && by != DAXFS_NO_HOST &&
+	    slot_holds(op->fs, by, ino))
+		return 0;
+	return err;
+}
+
+static int open_held(struct daxfs_op *op, u64 ino, u32 by)
 {
 	struct daxfs_fs *fs = op->fs;
 	int err;
 
 	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
 		return 0;	/* a read-only view publishes nothing */
-	err = still_linked(op, ino);
+	if (by >= fs->sb.max_hosts || by == fs->host)
+		by = DAXFS_NO_HOST;
+	err = usable(op, ino, by);
 	if (!err)
 		err = set_insert(op, ino);
 	if (err)
 		return err;
 	daxfs_crash_point("open.inserted");
-	daxfs_fence();	/* entry before nlink: race 1 */
-	err = still_linked(op, ino);
+	daxfs_fence();	/* entry before nlink (and by's entry): race 1 */
+	err = usable(op, ino, by);
 	if (err) {
 		if (daxfs_fenced(op))
 			return -ESTALE;
@@ -355,6 +375,11 @@ static int open_get(struct daxfs_op *op, u64 ino)
 		err = err == -EISDIR ? -ENOENT : err;
 	}
 	return err;
+}
+
+static int open_get(struct daxfs_op *op, u64 ino)
+{
+	return open_held(op, ino, DAXFS_NO_HOST);
 }
 
 static int open_put(struct daxfs_op *op, u64 ino)
@@ -389,6 +414,18 @@ static int in_op(struct daxfs_fs *fs, u64 ino,
 int daxfs_open_get(struct daxfs_fs *fs, u64 ino)
 {
 	return in_op(fs, ino, open_get);
+}
+
+int daxfs_open_get_held(struct daxfs_fs *fs, u64 ino, u32 slot)
+{
+	struct daxfs_op op;
+	int err = daxfs_op_begin(fs, &op);
+
+	if (err)
+		return err;
+	err = open_held(&op, ino, slot);
+	daxfs_op_end(&op);
+	return err;
 }
 
 int daxfs_open_put(struct daxfs_fs *fs, u64 ino)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
+#include "posix-locks.h"
 #include "ntcopy.h"
 
 struct copy_ctx {
@@ -114,9 +115,11 @@ static int do_ftruncate(struct daxfs_handle *h, uint64_t ino,
 	return daxfs_truncate_fc(&h->fs, ino, fc, size);
 }
 
-int lib_file_hold(struct daxfs_handle *h, uint64_t ino)
+/* slot: a host that holds ino open, so that a file with no name left
+ * opens too (daxfs_file_open_held); DAXFS_NO_HOST none */
+static int file_hold(struct daxfs_handle *h, uint64_t ino, u32 slot)
 {
-	int err = daxfs_open_get(&h->fs, ino);
+	int err = daxfs_open_get_held(&h->fs, ino, slot);
 
 	if (err || (h->flags & DAXFS_OPEN_RDONLY) || h->fs.host == DAXFS_NO_HOST)
 		return err;
@@ -126,16 +129,23 @@ int lib_file_hold(struct daxfs_handle *h, uint64_t ino)
 	return err;
 }
 
+int lib_file_hold(struct daxfs_handle *h, uint64_t ino)
+{
+	return file_hold(h, ino, DAXFS_NO_HOST);
+}
+
 static int do_file_close(struct daxfs_handle *h, uint64_t ino)
 {
 	struct daxfs_lock_req un = {
-		.end = DAXFS_LOCK_EOF, .owner = (u64)getpid(),
+		.end = DAXFS_LOCK_EOF,
 		.type = DAXFS_LCK_UN, .kind = DAXFS_LCK_POSIX,
 	};
 
 	/* close(2) drops the process's POSIX locks on the file */
-	if (h->fs.host != DAXFS_NO_HOST)
+	if (h->fs.host != DAXFS_NO_HOST && lib_posix_locks_maybe()) {
+		un.owner = (u64)getpid();
 		daxfs_lock_set(&h->fs, ino, &un, 0);
+	}
 	return lib_file_unhold(h, ino);
 }
 
@@ -208,6 +218,11 @@ int daxfs_ftruncate_fc(struct daxfs_handle *h, uint64_t ino,
 int daxfs_file_open(struct daxfs_handle *h, uint64_t ino)
 {
 	LIB_CALL_SPACE(h, lib_file_hold(h, ino));
+}
+
+int daxfs_file_open_held(struct daxfs_handle *h, uint64_t ino, uint32_t slot)
+{
+	LIB_CALL_SPACE(h, file_hold(h, ino, slot));
 }
 
 int daxfs_file_close(struct daxfs_handle *h, uint64_t ino)

@@ -9,6 +9,7 @@
  * mount) within the back-off.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <string.h>
@@ -18,6 +19,28 @@
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
+#include "posix-locks.h"
+
+/* Set by the first POSIX lock request this process makes (before it
+ * takes effect, so that a close after it sees the flag), and by the
+ * preload after exec; cleared in a fork's child.  Process-wide, as the
+ * locks are: any handle's close drops them. */
+static _Atomic bool posix_locked;
+
+bool lib_posix_locks_maybe(void)
+{
+	return atomic_load_explicit(&posix_locked, memory_order_relaxed);
+}
+
+void lib_posix_locks_assume(void)
+{
+	atomic_store(&posix_locked, true);
+}
+
+void lib_posix_locks_child_fork(void)
+{
+	atomic_store(&posix_locked, false);
+}
 
 static void lock_defaults(struct daxfs_handle *h, struct daxfs_lock_req *r)
 {
@@ -116,6 +139,8 @@ int daxfs_lock(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r,
 	int err;
 
 	lock_defaults(h, r);
+	if (r->kind == DAXFS_LCK_POSIX && r->type != DAXFS_LCK_UN)
+		lib_posix_locks_assume();
 	for (;;) {
 		err = lock_try(h, ino, r, flags);
 		if (err != -EAGAIN || !timeout_ms)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
+#include "posix-locks.h"
 #include "core/internal.h"
 
 /* <linux/fs.h> (and <sys/mount.h>, which pulls in linux/types.h) clash
@@ -82,6 +83,7 @@ static void lib_child_fork(void)
 	 * this very thread in prepare, so re-initialising them is safe. */
 	lib_fork_gen++;
 	lib_call_child_fork();
+	lib_posix_locks_child_fork();
 	for (h = lib_handles; h; h = h->next) {
 		pthread_mutex_init(&h->lock, NULL);
 		cond_init_mono(&h->cond);
@@ -671,6 +673,28 @@ struct daxfs_fs *daxfs_handle_fs(struct daxfs_handle *h)
 uint64_t daxfs_handle_joins(struct daxfs_handle *h)
 {
 	return __atomic_load_n(&h->rejoins, __ATOMIC_ACQUIRE);
+}
+
+int daxfs_handle_host(struct daxfs_handle *h, uint32_t *slot, uint64_t *gen)
+{
+	if (h->fs.host == DAXFS_NO_HOST)
+		return -ENOENT;
+	*slot = h->fs.host;
+	*gen = h->fs.host_gen;
+	return 0;
+}
+
+int daxfs_host_retire_slot(struct daxfs_handle *h, uint32_t slot, uint64_t gen)
+{
+	LIB_CALL(h, daxfs_host_retire(&h->fs, slot, gen));
+}
+
+int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
+			   uint64_t gen, uint64_t lo, uint64_t hi, uint64_t to)
+{
+	struct daxfs_lock_shift sh = { .lo = lo, .hi = hi, .to = to };
+
+	LIB_CALL(h, daxfs_lock_adopt(&h->fs, slot, gen, &sh));
 }
 
 static int do_region_renew(struct daxfs_handle *h)

@@ -45,6 +45,32 @@ def test_exclusion_counter(region_path, kind):
     fsck_clean(region_path)
 
 
+def test_close_drops_posix_locks_of_the_process(region_path):
+    """daxfs_file_close drops the process's POSIX locks on the file, as
+    close(2) does, also through another open of the same file; a process
+    that never locked skips that work (lib/posix-locks.h), which must not
+    make a locker's close skip it.  OFD locks stay with their open file."""
+    mkregion(region_path)
+    with daxfs.Region(region_path) as r, daxfs.Region(region_path) as other:
+        probe = other.open("/f")
+        f, g = r.open("/f"), r.open("/f")
+        f.lock("w", 0, 10)
+        g.lock("w", 20, 10, kind="ofd")
+        assert probe.getlk("w", 0, 10) is not None
+        h = r.open("/f")
+        h.close()               # any close of the file, as in POSIX
+        assert probe.getlk("w", 0, 10) is None
+        assert probe.getlk("w", 20, 10) is not None     # g's OFD lock
+        g.close()
+        assert probe.getlk("w", 20, 10) is not None     # not a POSIX one
+        f.close()
+        probe.close()
+    # the handle closed (its host left): every lock of it went
+    with daxfs.Region(region_path) as r:
+        assert r.locks() == []
+    fsck_clean(region_path)
+
+
 def test_getlk_shows_other_host(region_path):
     """F_GETLK on one host reports the lock of another host: its type,
     range, host slot and process id; a non-conflicting request is free."""

@@ -15,6 +15,8 @@ import pytest
 from helpers import env
 from helpers import preload as pl
 
+daxfs = env.daxfs
+
 
 @pytest.fixture(autouse=True)
 def _built():
@@ -368,6 +370,135 @@ os.waitpid(pid, 0)
                    b"after close granted\n")
 
 
+HANDOVER = r'''
+import os, sys
+
+
+def show(who, fd):
+    try:
+        print(who, os.pread(fd, 100, 0).decode(), flush=True)
+    except OSError as e:
+        print(who, "errno", e.errno, flush=True)
+
+
+if sys.argv[1] == "exec":
+    show("new image", int(sys.argv[2]))
+    sys.exit(0)
+d, how = sys.argv[1], sys.argv[2]
+fd = os.open(os.path.join(d, "gone-" + how), os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, ("data of a file with no name, " + how).encode())
+os.unlink(os.path.join(d, "gone-" + how))
+if how == "exec":
+    os.set_inheritable(fd, True)
+    os.execv(sys.executable, [sys.executable, __file__, "exec", str(fd)])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.read(r, 1)               # the parent has closed its descriptor
+    show("child", fd)
+    os.write(fd, b"!")          # still writable: the child's own open
+    show("child", fd)
+    os._exit(0)
+os.close(fd)
+os.write(w, b"1")
+os.waitpid(pid, 0)
+'''
+
+
+@pytest.mark.parametrize("how", ["fork", "exec"])
+def test_unlinked_file_stays_open_across(region, tmp_path, how):
+    """A file with no name left stays readable through a descriptor a
+    fork child inherited after the parent closed its own, and through
+    one an exec kept, as on tmpfs (both lost it once: the child's open
+    and the new image's were refused for a file with nlink 0, and the
+    image before exec dropped its open when it left, freeing the file;
+    docs/open-files.md "Opens handed over").  Afterwards the region
+    holds nothing and no host (the image before exec was retired)."""
+    script = tmp_path / "handover.py"
+    script.write_text(HANDOVER)
+    out = pl.compare(region, 'mkdir "$D" && "$PY" %s "$D" %s'
+                     % (script, how), "handover")
+    want = {"fork": b"child data of a file with no name, fork\n"
+                    b"child data of a file with no name, fork!\n",
+            "exec": b"new image data of a file with no name, exec\n"}
+    assert out == want[how]
+    code, report = env.fsck(region)
+    assert code == 0, report
+    assert ", 0 bytes leaked; 0 live host(s)" in report, report
+    with daxfs.Region(region) as r:
+        assert r.listdir("/handover") == []
+
+
+@pytest.mark.parametrize("kind", ["posix", "flock"])
+def test_lock_survives_exec_until_close(region, tmp_path, kind):
+    """A process's lock stays its own across exec, and closing the
+    descriptor it inherited there releases it, as on tmpfs: a record
+    lock (owned by the process) and a flock lock (owned by the open file
+    description).  The new image takes the locks of the image before it
+    over (daxfs_host_adopt_locks) before it retires that host; before
+    2026-11-30 the exec dropped them.  A checker process sees the lock
+    held before and after the exec, and free after the close."""
+    script = tmp_path / "execlock.py"
+    script.write_text(r'''
+import errno, fcntl, os, sys
+
+
+def take(fd, kind, nb):
+    if kind == "posix":
+        fcntl.lockf(fd, fcntl.LOCK_EX | nb, 10, 0)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_EX | nb)
+
+
+def probe(fd, kind):
+    try:
+        take(fd, kind, fcntl.LOCK_NB)
+        if kind == "posix":
+            fcntl.lockf(fd, fcntl.LOCK_UN, 10, 0)
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return "free"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+
+if sys.argv[1] == "exec":
+    fd, w, r2 = (int(a) for a in sys.argv[2:5])
+    os.write(w, b"1")           # the checker looks after the exec
+    os.read(r2, 1)
+    os.close(fd)
+    os.write(w, b"2")           # and after the close
+    os.read(r2, 1)
+    sys.exit(0)
+d, kind = sys.argv[1], sys.argv[2]
+p = os.path.join(d, "lk")
+fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"x" * 100)
+r, w = os.pipe()
+r2, w2 = os.pipe()
+take(fd, kind, 0)
+if os.fork() == 0:
+    os.close(fd)                # not a holder of the description
+    fd2 = os.open(p, os.O_RDWR)
+    print("before exec", probe(fd2, kind), flush=True)
+    os.write(w2, b"0")
+    for step in ("after exec", "after close"):
+        os.read(r, 1)
+        print(step, probe(fd2, kind), flush=True)
+        os.write(w2, b"1")
+    os._exit(0)
+os.read(r2, 1)
+for f in (fd, w, r2):
+    os.set_inheritable(f, True)
+os.execv(sys.executable, [sys.executable, __file__, "exec", str(fd),
+                          str(w), str(r2)])
+''')
+    out = pl.compare(region, 'mkdir "$D" && "$PY" %s "$D" %s'
+                     % (script, kind), "execlock")
+    assert out == (b"before exec EAGAIN\nafter exec EAGAIN\n"
+                   b"after close free\n")
+
+
 def _make_tree(root):
     """A small tree with files of several sizes, a symlink, a hard link,
     an empty directory and fixed times."""
@@ -675,6 +806,46 @@ def test_prefault_maps_the_region_once(region, tmp_path):
     reader = "import sys\nassert len(open(sys.argv[1], 'rb').read()) == 8 << 20\n"
     opened = populates("pre", prog=reader)
     assert 8 << 20 <= sum(opened) < size, opened
+
+
+@pytest.mark.skipif(shutil.which("strace") is None,
+                    reason="strace missing (scripts/setup.sh installs it)")
+def test_close_without_locks_skips_the_lock_table(region, tmp_path):
+    """A close drops the process's POSIX locks on the file (close(2)),
+    which costs a getpid() system call and a core operation; a process
+    that never asked for a lock skips both (lib/posix-locks.h).  Once it
+    took one, its closes drop them again: the lock is gone after the
+    close, for another process to take."""
+    code = ("import fcntl, os, sys\n"
+            "p = sys.argv[1]\n"
+            "for i in range(300):\n"
+            "    os.close(os.open(p, os.O_CREAT | os.O_RDWR, 0o644))\n"
+            "if len(sys.argv) > 2:\n"
+            "    fd = os.open(p, os.O_RDWR)\n"
+            "    fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)\n"
+            "    for i in range(300):\n"
+            "        os.close(os.open(p, os.O_RDWR))\n"
+            "    os.close(fd)\n")
+
+    def getpids(name, *more):
+        trace = str(tmp_path / (name + ".trace"))
+        res = subprocess.run(
+            ["strace", "-f", "-qq", "-e", "trace=getpid", "-o", trace,
+             pl.DAXFS, "-r", region, "run", "--", sys.executable, "-c",
+             code, pl.AT + "/" + name, *more],
+            capture_output=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        with open(trace) as f:
+            return sum(1 for line in f if "getpid()" in line)
+
+    assert getpids("plain") < 30
+    assert getpids("locked", "lock") >= 300
+    probe = ("import fcntl, os, sys\n"
+             "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+             "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)\n"
+             "print('free')\n")
+    out = pl.run(region, [sys.executable, "-c", probe, pl.AT + "/locked"])
+    assert out.returncode == 0 and out.stdout == b"free\n", out
 
 
 def test_tail_follows_a_writer_on_another_host(region):

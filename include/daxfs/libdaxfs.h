@@ -476,6 +476,27 @@ int daxfs_file_open(struct daxfs_handle *h, uint64_t ino);
 int daxfs_file_close(struct daxfs_handle *h, uint64_t ino);
 
 /*
+ * Handing a process's opens over (docs/open-files.md "Opens handed
+ * over"): to its fork child, which is a new host, or to its new image
+ * after exec.  daxfs_handle_host() gives h's host slot and generation
+ * (-ENOENT when h has not joined).  daxfs_file_open_held() is
+ * daxfs_file_open that also opens a file with no name left while host
+ * slot still holds it open.  daxfs_host_retire_slot() declares host slot
+ * of generation gen dead now and recovers it (its opens and locks go): the
+ * new image retires the slot of the image before exec once it holds
+ * that one's files; -ESTALE when slot is not that host alive any more.
+ */
+int daxfs_handle_host(struct daxfs_handle *h, uint32_t *slot, uint64_t *gen);
+int daxfs_file_open_held(struct daxfs_handle *h, uint64_t ino, uint32_t slot);
+int daxfs_host_retire_slot(struct daxfs_handle *h, uint32_t slot,
+			   uint64_t gen);
+/* Before the retirement: host slot's locks become h's (its waiting
+ * requests excepted), an owner in [lo, hi) moved to to + (owner - lo);
+ * returns how many (docs/locks.md "Across exec"). */
+int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
+			   uint64_t gen, uint64_t lo, uint64_t hi, uint64_t to);
+
+/*
  * Advisory locks seen by every host (docs/locks.md, docs/libdaxfs.md):
  * fcntl record locks (DAXFS_LCK_POSIX), OFD locks (DAXFS_LCK_OFD) and
  * flock (DAXFS_LCK_FLOCK, whole file) with Linux semantics.  r is a

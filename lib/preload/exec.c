@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,20 +18,63 @@
 
 extern char **environ;
 
+/*
+ * The child's half of a hand-over (docs/preload.md "fork"): join as a
+ * host of its own and publish its opens, the parent's slot still holding
+ * them, then let the parent go on.
+ */
+static void handoff_child(int *pfd)
+{
+	REAL(int, close, int);
+
+	real_close(pfd[0]);
+	pl_handle();
+	if (write(pfd[1], "", 1) < 0)
+		pl_debug("fork hand-over: %s", strerror(errno));
+	real_close(pfd[1]);
+}
+
+/* The parent's half: wait until the child holds the opens (or died). */
+static void handoff_parent(int *pfd)
+{
+	REAL(int, close, int);
+	char c;
+
+	real_close(pfd[1]);
+	while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
+		;
+	real_close(pfd[0]);
+}
+
 PUBLIC pid_t fork(void)
 {
 	REAL(pid_t, fork, void);
+	int pfd[2] = { -1, -1 }, err;
 	pid_t pid;
 
 	pl_fork_prepare();
+	/* a file of ours with no name left dies at our last close unless
+	 * the child opened it first: the child does so before we return */
+	if (pl_fork_needs_handoff() && pipe2(pfd, O_CLOEXEC))
+		pfd[0] = -1;
 	pl_map_fork_prepare();
 	pid = real_fork();
+	err = errno;
 	if (pid != 0) {
 		pl_map_fork_parent();
 		pl_fork_parent(pid < 0);
+		if (pfd[0] >= 0 && pid > 0) {
+			handoff_parent(pfd);
+		} else if (pfd[0] >= 0) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
 	} else {
 		pl_map_fork_child();
+		if (pfd[0] >= 0)
+			handoff_child(pfd);
 	}
+	errno = err;
 	/* the child: state.c's atfork handler reset the map lock */
 	return pid;
 }
@@ -49,9 +93,9 @@ static int ours(const char *e)
 }
 
 /* envp without our variables, plus the current ones (malloc'ed). */
-static char **exec_envp(char *const envp[])
+static char **exec_envp(char *const envp[], int handover)
 {
-	char *fds = pl_exec_env(), *cwd = pl_cwd_env();
+	char *fds = pl_exec_env(handover), *cwd = pl_cwd_env();
 	size_t n = 0, i, k = 0;
 	char **out;
 
@@ -79,6 +123,10 @@ static void before_exec(void)
 	FILE *f = fopen("/proc/self/status", "re");
 	int threads = 99;
 
+	/* a regular file survives: the new image takes our opens over,
+	 * then retires our host; if exec fails we go on as we were */
+	if (pl_exec_handing_over())
+		return;
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f))
@@ -98,7 +146,7 @@ static int do_exec(int how, const char *path, int fd, char *const argv[],
 	REAL(int, execve, const char *, char *const *, char *const *);
 	REAL(int, execvpe, const char *, char *const *, char *const *);
 	REAL(int, fexecve, int, char *const *, char *const *);
-	char **e = exec_envp(envp);
+	char **e = exec_envp(envp, 1);
 	int err;
 
 	if (!e)
@@ -206,7 +254,7 @@ static int spawn(int p, pid_t *pid, const char *path,
 	int r;
 
 	pl_fork_prepare();
-	e = exec_envp(envp);
+	e = exec_envp(envp, 0);
 	if (!e) {
 		pl_fork_parent(1);
 		return ENOMEM;
@@ -238,7 +286,7 @@ PUBLIC int posix_spawnp(pid_t *pid, const char *file,
  * the duration of the call. */
 static int env_push(void)
 {
-	char *fds = pl_exec_env(), *cwd = pl_cwd_env();
+	char *fds = pl_exec_env(0), *cwd = pl_cwd_env();
 
 	pl_fork_prepare();
 	pl_fork_parent(0);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "lib/posix-locks.h"
 
 #define TABLE_SIZE	((size_t)PL_DESC_MAX * sizeof(struct pl_desc))
 #define TABLE_FD_MIN	900
@@ -43,6 +44,20 @@ static int table_fd = -1;
 static int tmpl_fd = -1;		/* O_PATH /dev/null, close-on-exec */
 static uint64_t table_ino;
 static _Atomic uint16_t fdmap[PL_FD_MAX];	/* desc index + 1 */
+
+/*
+ * The host whose opens this process takes over (docs/preload.md "fork
+ * and exec"), so that a file with no name left stays open across the
+ * hand-over: the fork parent's slot, or the slot of the image before
+ * exec (prev_retire: that host is ours to retire once its opens are);
+ * DAXFS_NO_HOST none.  pl_reopen_all consumes it.
+ */
+static uint32_t prev_slot = DAXFS_NO_HOST;
+static uint64_t prev_gen;
+static uint64_t prev_table;	/* the table's address in that image */
+static int prev_retire;
+static uint32_t fork_slot = DAXFS_NO_HOST;	/* parent, at fork */
+static int exec_handover;	/* pl_exec_env(1) named our host */
 static uint16_t localref[PL_DESC_MAX];	/* our descriptors per desc */
 static unsigned int alloc_hint;
 static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -348,11 +363,26 @@ static void refs_all(int delta)
 	}
 }
 
+/* Our host slot, DAXFS_NO_HOST when the region is not open here. */
+static uint32_t our_slot(uint64_t *gen)
+{
+	struct daxfs_handle *h = pl_handle_peek();
+	uint32_t slot;
+	uint64_t g;
+
+	if (!h || daxfs_handle_host(h, &slot, &g))
+		return DAXFS_NO_HOST;
+	if (gen)
+		*gen = g;
+	return slot;
+}
+
 void pl_fork_prepare(void)
 {
 	pl_fd_lock();
 	if (table)
 		refs_all(1);
+	fork_slot = our_slot(NULL);
 }
 
 void pl_fork_parent(int failed)
@@ -365,6 +395,29 @@ void pl_fork_parent(int failed)
 void pl_fork_child(void)
 {
 	pthread_rwlock_init(&map_lock, NULL);
+	prev_slot = fork_slot;
+	prev_retire = 0;
+}
+
+/*
+ * Whether a fork child must take our opens over before we may close
+ * them: a regular file of ours that has no name left is freed at our
+ * last close unless the child published its own open first.  Map lock
+ * held (pl_fork_prepare).
+ */
+int pl_fork_needs_handoff(void)
+{
+	struct daxfs_handle *h = pl_handle_peek();
+	struct daxfs_attr a;
+	unsigned int i;
+
+	if (!table || !h || fork_slot == DAXFS_NO_HOST)
+		return 0;
+	for (i = 0; i < PL_DESC_MAX; i++)
+		if (localref[i] && table[i].kind == PL_KIND_REG &&
+		    !daxfs_fstat(h, table[i].ino, &a) && !a.nlink)
+			return 1;
+	return 0;
 }
 
 void pl_reopen_all(struct daxfs_handle *h)
@@ -376,28 +429,54 @@ void pl_reopen_all(struct daxfs_handle *h)
 	for (i = 0; table && i < PL_DESC_MAX; i++) {
 		if (!localref[i] || table[i].kind != PL_KIND_REG)
 			continue;
-		err = daxfs_file_open(h, table[i].ino);
+		err = daxfs_file_open_held(h, table[i].ino, prev_slot);
 		if (err)
 			pl_debug("reopen of inode %llu: %s",
 				 (unsigned long long)table[i].ino,
 				 daxfs_strerror(err));
 	}
 	pthread_rwlock_unlock(&map_lock);
+	/* taken over: the image before exec gives us its locks (its OFD
+	 * and flock owners are descriptions, now mapped elsewhere), then
+	 * is retired */
+	if (prev_retire && prev_slot != DAXFS_NO_HOST) {
+		if (daxfs_host_adopt_locks(h, prev_slot, prev_gen, prev_table,
+					   prev_table + TABLE_SIZE,
+					   (uint64_t)(uintptr_t)table) > 0)
+			pl_lock_inherited();
+		daxfs_host_retire_slot(h, prev_slot, prev_gen);
+	}
+	prev_slot = DAXFS_NO_HOST;
+	prev_retire = 0;
+}
+
+/* The image before exec named its host for us to take over (its opens,
+ * then the slot): join now, before that host's lease runs out. */
+int pl_exec_takeover_due(void)
+{
+	return prev_retire;
 }
 
 /*
- * exec: "DAXFS_PRELOAD_FDS=T<tablefd>.<tableino>;<fd>.<desc>.<cloexec>,..."
+ * exec: "DAXFS_PRELOAD_FDS=T<tablefd>.<tableino>;<fd>.<desc>.<cloexec>,...
+ * [H<slot>.<gen>.<table address> | P<slot>]"
  * The new image keeps the references of the descriptors that survive and
  * drops those exec closed.  Built by the caller of exec (the map lock is
- * not needed: only this thread runs past exec).
+ * not needed: only this thread runs past exec).  When a regular file
+ * survives, the last part names our host: H (handover, an exec of this
+ * process) for the new image to take its opens over and then retire it,
+ * P (a spawned process) only to take the opens over.
  */
-char *pl_exec_env(void)
+char *pl_exec_env(int handover)
 {
 	static char buf[1 << 18];
-	unsigned int fd, v;
+	unsigned int fd, v, regs = 0;
+	uint32_t slot;
+	uint64_t gen = 0;
 	size_t n;
 	int fl;
 
+	exec_handover = 0;
 	if (!table)
 		return NULL;
 	n = snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_FDS=T%d.%llu;",
@@ -409,8 +488,26 @@ char *pl_exec_env(void)
 		fl = sys_fcntl(fd, F_GETFD, 0);
 		n += snprintf(buf + n, sizeof(buf) - n, "%u.%u.%d,", fd, v - 1,
 			      fl >= 0 && (fl & FD_CLOEXEC));
+		if (!(fl >= 0 && (fl & FD_CLOEXEC)) &&
+		    table[v - 1].kind == PL_KIND_REG)
+			regs++;
+	}
+	slot = our_slot(&gen);
+	if (regs && slot != DAXFS_NO_HOST && handover) {
+		snprintf(buf + n, sizeof(buf) - n, "H%u.%llu.%llx", slot,
+			 (unsigned long long)gen,
+			 (unsigned long long)(uintptr_t)table);
+		exec_handover = 1;
+	} else if (regs && slot != DAXFS_NO_HOST) {
+		snprintf(buf + n, sizeof(buf) - n, "P%u", slot);
 	}
 	return buf;
+}
+
+/* The exec about to run hands our host over (pl_exec_env(1)): keep it. */
+int pl_exec_handing_over(void)
+{
+	return exec_handover;
 }
 
 static int is_reservation(int fd)
@@ -426,7 +523,7 @@ static int is_reservation(int fd)
 void pl_exec_import(void)
 {
 	const char *s = getenv("DAXFS_PRELOAD_FDS");
-	unsigned long long ino;
+	unsigned long long ino, tbase;
 	unsigned int fd, idx;
 	struct stat st;
 	int tfd, cl, used;
@@ -437,6 +534,9 @@ void pl_exec_import(void)
 		goto out;
 	table_fd = tfd;
 	table_ino = ino;
+	/* the locks the process took before exec are still its own, and
+	 * a close of an inherited descriptor drops them */
+	lib_posix_locks_assume();
 	s += used;
 	while (sscanf(s, "%u.%u.%d,%n", &fd, &idx, &cl, &used) == 3) {
 		s += used;
@@ -448,6 +548,13 @@ void pl_exec_import(void)
 		}
 		atomic_store(&fdmap[fd], idx + 1);
 		localref[idx]++;
+	}
+	if (sscanf(s, "H%u.%llu.%llx", &prev_slot, &ino, &tbase) == 3) {
+		prev_gen = ino;
+		prev_table = tbase;
+		prev_retire = 1;
+	} else if (sscanf(s, "P%u", &prev_slot) != 1) {
+		prev_slot = DAXFS_NO_HOST;
 	}
 out:
 	unsetenv("DAXFS_PRELOAD_FDS");

@@ -151,6 +151,13 @@ PUBLIC int flock(int fd, int op)
  * (close(2) semantics); with its last descriptor of d (last), so do the
  * OFD and flock locks it took through d.
  */
+/* The image before exec handed its locks over (pl_reopen_all): our
+ * closes drop them as theirs would have. */
+void pl_lock_inherited(void)
+{
+	atomic_store(&took_locks, 1);
+}
+
 void pl_lock_drop(const struct pl_desc *d, int last)
 {
 	struct daxfs_handle *h = pl_handle_peek();

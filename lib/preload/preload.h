@@ -97,7 +97,10 @@ void pl_fork_prepare(void);		/* before fork: refs for the child */
 void pl_fork_parent(int failed);
 void pl_fork_child(void);
 void pl_reopen_all(struct daxfs_handle *h);
-char *pl_exec_env(void);		/* "DAXFS_PRELOAD_FDS=..." (static) */
+char *pl_exec_env(int handover);	/* "DAXFS_PRELOAD_FDS=..." (static) */
+int pl_exec_handing_over(void);		/* keep the host across this exec */
+int pl_exec_takeover_due(void);		/* new image: join, take over */
+int pl_fork_needs_handoff(void);	/* map lock held */
 void pl_exec_import(void);
 void pl_exit_release(void);
 int pl_own_fd(int fd);		/* the table's memfd or the template */
@@ -115,6 +118,7 @@ void pl_prefault(uint64_t ino, uint64_t size);
 struct flock;
 int pl_lock(int fd, int cmd, struct flock *fl);
 void pl_lock_drop(const struct pl_desc *d, int last);
+void pl_lock_inherited(void);		/* exec took locks over */
 
 /* stdio.c */
 void pl_std_fix(int fd);	/* after fd 0..2 changed */

@@ -274,6 +274,55 @@ static void test_leave_releases(void)
 	t_obs_detach(&d);
 }
 
+/*
+ * The exec hand-over (docs/locks.md "Across exec"): host d holds a POSIX
+ * lock (owner 1) and an OFD lock (owner 0x1010, inside the shifted
+ * range) and waits for a third; host 0 adopts them, with OFD owners
+ * moved by 0x1000 -> 0x8000, then retires d.  The locks stand as host
+ * 0's, under the new owner; the waiting request went with d.
+ */
+static void test_adopt_across_exec(void)
+{
+	struct daxfs_fs d;
+	struct daxfs_lock_req p = req(0, DAXFS_LCK_WR, 0, 9);
+	struct daxfs_lock_req o = req(1, DAXFS_LCK_WR, 20, 29);
+	struct daxfs_lock_req w = req(2, DAXFS_LCK_WR, 0, 0);
+	struct daxfs_lock_req x = req(2, DAXFS_LCK_WR, 20, 20);
+	struct daxfs_lock_shift sh = { .lo = 0x1000, .hi = 0x2000,
+				       .to = 0x8000 };
+
+	o.owner = 0x1010;
+	CHECK_EQ(t_join(&d, region, SIZE), 0);
+	CHECK_EQ(daxfs_lock_set(&d, 41, &p, 0), 0);
+	CHECK_EQ(daxfs_lock_set(&d, 41, &o, 0), 0);
+	CHECK_EQ(daxfs_lock_set(&fh[1], 42, &w, 0), 0);
+	w = req(0, DAXFS_LCK_WR, 0, 0);
+	CHECK_EQ(daxfs_lock_set(&d, 42, &w, DAXFS_LOCK_WAIT), -EAGAIN);
+	CHECK_EQ(daxfs_lock_adopt(&fh[0], d.host, d.host_gen + 1, &sh), 0);
+	CHECK_EQ(daxfs_lock_adopt(&fh[0], fh[0].host, fh[0].host_gen, &sh),
+		 -EINVAL);
+	CHECK_EQ(daxfs_lock_adopt(&fh[0], d.host, d.host_gen, &sh), 2);
+	CHECK_EQ(daxfs_host_retire(&fh[0], d.host, d.host_gen), 0);
+	/* held still, now by host 0 and the moved owner */
+	x.type = DAXFS_LCK_RD;
+	CHECK_EQ(daxfs_lock_get(&fh[1], 41, &x), 0);
+	CHECK_EQ(x.host, fh[0].host);
+	CHECK_EQ(x.owner, 0x8010);
+	x = req(2, DAXFS_LCK_WR, 5, 5);
+	CHECK_EQ(daxfs_lock_set(&fh[1], 41, &x, 0), -EAGAIN);
+	/* host 0's owners unlock them: both ranges free */
+	p.type = o.type = DAXFS_LCK_UN;
+	o.owner = 0x8010;
+	CHECK_EQ(daxfs_lock_set(&fh[0], 41, &p, 0), 0);
+	CHECK_EQ(daxfs_lock_set(&fh[0], 41, &o, 0), 0);
+	CHECK_EQ(daxfs_lock_list(&fh[0], 41, NULL, NULL), 0);
+	/* the waiting request was d's: gone with it */
+	w = req(2, DAXFS_LCK_UN, 0, 0);
+	CHECK_EQ(daxfs_lock_set(&fh[1], 42, &w, 0), 0);
+	CHECK_EQ(daxfs_lock_list(&fh[0], 42, NULL, NULL), 0);
+	t_obs_detach(&d);
+}
+
 /* Host 0 holds file 21 and waits for file 22; host 1 holds 22 and asks
  * to wait for 21: a cycle, EDEADLK for host 1. */
 static void test_deadlock(void)
@@ -393,6 +442,7 @@ int main(void)
 	RUN(test_full_bucket);
 	RUN(test_leave_releases);
 	RUN(test_dead_holder);
+	RUN(test_adopt_across_exec);
 	RUN(test_exclusion_threads);
 	teardown();
 	return t_done();

@@ -204,6 +204,57 @@ static void test_dead_holder_recovered(void)
 	CHECK_EQ(t_used(&fa), used0);
 }
 
+/*
+ * Opens handed over (docs/open-files.md): host C holds an unlinked file,
+ * B takes it over with daxfs_open_get_held(.., C): refused without C's
+ * entry, kept after C closes or is retired, freed at B's close.
+ */
+static void test_open_held_by_slot(void)
+{
+	struct daxfs_fs fc;
+	struct daxfs_attr a;
+	u32 n0 = daxfs_open_count(&fb, fb.host, NULL);
+	u64 ino, used0;
+
+	settle();
+	used0 = t_used(&fa);
+	CHECK_EQ(t_join(&fc, region, SIZE), 0);
+	ino = t_mkreg(&fc, ROOT, "held");
+	CHECK_EQ(t_pwrite(&fc, ino, "data", 4, 2 * DAXFS_BLOCK_SIZE), 4);
+	CHECK_EQ(daxfs_open_get(&fc, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fa, ROOT, "held", 4), 0);
+	/* no name: a plain open and one held by a host that does not hold
+	 * it are refused, and leave no entry behind */
+	CHECK_EQ(daxfs_open_get(&fb, ino), -ENOENT);
+	CHECK_EQ(daxfs_open_get_held(&fb, ino, fa.host), -ENOENT);
+	CHECK_EQ(daxfs_open_count(&fb, fb.host, NULL), n0);
+	/* held by C: opens; C's close then frees nothing */
+	CHECK_EQ(daxfs_open_get_held(&fb, ino, fc.host), 0);
+	CHECK_EQ(daxfs_open_put(&fc, ino), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	/* C's entry is gone: a second taker is refused */
+	CHECK_EQ(daxfs_open_get_held(&fa, ino, fc.host), -ENOENT);
+	CHECK_EQ(daxfs_open_put(&fb, ino), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
+	/* the same through C's retirement (the exec hand-over): a wrong
+	 * generation is refused, the right one recovers C at once */
+	ino = t_mkreg(&fc, ROOT, "held2");
+	CHECK_EQ(daxfs_open_get(&fc, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fa, ROOT, "held2", 5), 0);
+	CHECK_EQ(daxfs_open_get_held(&fb, ino, fc.host), 0);
+	CHECK_EQ(daxfs_host_retire(&fb, fc.host, fc.host_gen + 1), -ESTALE);
+	CHECK_EQ(daxfs_host_retire(&fb, fb.host, fb.host_gen), -EINVAL);
+	CHECK_EQ(daxfs_host_retire(&fb, fc.host, fc.host_gen), 0);
+	CHECK_EQ(daxfs_host_retire(&fb, fc.host, fc.host_gen), -ESTALE);
+	CHECK(!daxfs_host_still_mine(&fc));	/* fenced, as a dead host */
+	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
+	CHECK_EQ(daxfs_open_put(&fb, ino), 0);
+	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
+	settle();
+	CHECK_EQ(t_used(&fa), used0);
+}
+
 /* Everyone crashes while a file is held: fsck -n reports it, -y frees it. */
 static void test_cluster_crash_fsck(void)
 {
@@ -249,6 +300,7 @@ int main(void)
 	RUN(test_rename_over_and_dirs);
 	RUN(test_set_full_and_leave);
 	RUN(test_dead_holder_recovered);
+	RUN(test_open_held_by_slot);
 	RUN(test_cluster_crash_fsck);
 	return t_done();
 }
