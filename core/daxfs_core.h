@@ -185,8 +185,9 @@ int daxfs_host_retire(struct daxfs_fs *fs, u32 slot, u64 gen);
 /*
  * The locks of host slot (generation gen) become ours, before we retire
  * it (the exec hand-over, docs/locks.md "Across exec"): every record it
- * holds but its waiting requests; an owner in [sh->lo, sh->hi) moves to
- * sh->to + (owner - sh->lo) (sh may be NULL).  Returns the records taken.
+ * holds but its waiting requests; an OFD or flock owner in [sh->lo,
+ * sh->hi) moves to sh->to + (owner - sh->lo) (sh may be NULL).  Returns
+ * the records taken.
  */
 struct daxfs_lock_shift {
 	u64 lo, hi, to;

@@ -695,7 +695,10 @@ int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
 			 * (host cleared first, stored last) */
 			o = daxfs_load(&p->owner);
 			rec_clear(p);
-			if (sh && o >= sh->lo && o < sh->hi)
+			/* a POSIX owner is the process: the same after exec */
+			if (sh && o >= sh->lo && o < sh->hi &&
+			    (daxfs_load32(&p->flags) & DAXFS_LOCK_KIND_MASK) !=
+			    DAXFS_LCK_POSIX << DAXFS_LOCK_KIND_SHIFT)
 				daxfs_store(&p->owner, o - sh->lo + sh->to);
 			daxfs_store(&p->host, daxfs_lock_me(fs));
 			changed = true;

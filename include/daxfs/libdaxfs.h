@@ -491,7 +491,8 @@ int daxfs_file_open_held(struct daxfs_handle *h, uint64_t ino, uint32_t slot);
 int daxfs_host_retire_slot(struct daxfs_handle *h, uint32_t slot,
 			   uint64_t gen);
 /* Before the retirement: host slot's locks become h's (its waiting
- * requests excepted), an owner in [lo, hi) moved to to + (owner - lo);
+ * requests excepted), an OFD or flock owner in [lo, hi) moved to
+ * to + (owner - lo) (a POSIX owner, the process, stays);
  * returns how many (docs/locks.md "Across exec"). */
 int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
 			   uint64_t gen, uint64_t lo, uint64_t hi, uint64_t to);

@@ -442,8 +442,11 @@ void pl_reopen_all(struct daxfs_handle *h)
 	if (prev_retire && prev_slot != DAXFS_NO_HOST) {
 		if (daxfs_host_adopt_locks(h, prev_slot, prev_gen, prev_table,
 					   prev_table + TABLE_SIZE,
-					   (uint64_t)(uintptr_t)table) > 0)
+					   (uint64_t)(uintptr_t)table) > 0) {
+			/* still the process's: our closes drop them */
 			pl_lock_inherited();
+			lib_posix_locks_assume();
+		}
 		daxfs_host_retire_slot(h, prev_slot, prev_gen);
 	}
 	prev_slot = DAXFS_NO_HOST;
@@ -534,9 +537,6 @@ void pl_exec_import(void)
 		goto out;
 	table_fd = tfd;
 	table_ino = ino;
-	/* the locks the process took before exec are still its own, and
-	 * a close of an inherited descriptor drops them */
-	lib_posix_locks_assume();
 	s += used;
 	while (sscanf(s, "%u.%u.%d,%n", &fd, &idx, &cl, &used) == 3) {
 		s += used;

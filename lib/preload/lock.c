@@ -146,11 +146,6 @@ PUBLIC int flock(int fd, int op)
 	return err ? pl_fail(err) : 0;
 }
 
-/*
- * This process closes a descriptor of d: its POSIX locks on the file go
- * (close(2) semantics); with its last descriptor of d (last), so do the
- * OFD and flock locks it took through d.
- */
 /* The image before exec handed its locks over (pl_reopen_all): our
  * closes drop them as theirs would have. */
 void pl_lock_inherited(void)
@@ -158,6 +153,11 @@ void pl_lock_inherited(void)
 	atomic_store(&took_locks, 1);
 }
 
+/*
+ * This process closes a descriptor of d: its POSIX locks on the file go
+ * (close(2) semantics); with its last descriptor of d (last), so do the
+ * OFD and flock locks it took through d.
+ */
 void pl_lock_drop(const struct pl_desc *d, int last)
 {
 	struct daxfs_handle *h = pl_handle_peek();

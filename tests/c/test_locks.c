@@ -288,6 +288,8 @@ static void test_adopt_across_exec(void)
 	struct daxfs_lock_req o = req(1, DAXFS_LCK_WR, 20, 29);
 	struct daxfs_lock_req w = req(2, DAXFS_LCK_WR, 0, 0);
 	struct daxfs_lock_req x = req(2, DAXFS_LCK_WR, 20, 20);
+	struct daxfs_lock_req q = req(0, DAXFS_LCK_WR, 0, 0);
+	struct daxfs_lock_req y = req(2, DAXFS_LCK_WR, 0, 0);
 	struct daxfs_lock_shift sh = { .lo = 0x1000, .hi = 0x2000,
 				       .to = 0x8000 };
 
@@ -301,7 +303,15 @@ static void test_adopt_across_exec(void)
 	CHECK_EQ(daxfs_lock_adopt(&fh[0], d.host, d.host_gen + 1, &sh), 0);
 	CHECK_EQ(daxfs_lock_adopt(&fh[0], fh[0].host, fh[0].host_gen, &sh),
 		 -EINVAL);
-	CHECK_EQ(daxfs_lock_adopt(&fh[0], d.host, d.host_gen, &sh), 2);
+	/* a POSIX owner in the range is a process: it is not moved */
+	q.owner = 0x1020;
+	CHECK_EQ(daxfs_lock_set(&d, 43, &q, 0), 0);
+	CHECK_EQ(daxfs_lock_adopt(&fh[0], d.host, d.host_gen, &sh), 3);
+	y.type = DAXFS_LCK_RD;
+	CHECK_EQ(daxfs_lock_get(&fh[1], 43, &y), 0);
+	CHECK_EQ(y.owner, 0x1020);
+	q.type = DAXFS_LCK_UN;
+	CHECK_EQ(daxfs_lock_set(&fh[0], 43, &q, 0), 0);
 	CHECK_EQ(daxfs_host_retire(&fh[0], d.host, d.host_gen), 0);
 	/* held still, now by host 0 and the moved owner */
 	x.type = DAXFS_LCK_RD;
