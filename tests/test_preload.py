@@ -384,6 +384,10 @@ def show(who, fd):
 if sys.argv[1] == "exec":
     show("new image", int(sys.argv[2]))
     sys.exit(0)
+if sys.argv[1] == "spawned":
+    os.read(int(sys.argv[3]), 1)    # the parent has closed its descriptor
+    show("spawned", int(sys.argv[2]))
+    sys.exit(0)
 d, how = sys.argv[1], sys.argv[2]
 fd = os.open(os.path.join(d, "gone-" + how), os.O_CREAT | os.O_RDWR, 0o644)
 os.write(fd, ("data of a file with no name, " + how).encode())
@@ -392,6 +396,27 @@ if how == "exec":
     os.set_inheritable(fd, True)
     os.execv(sys.executable, [sys.executable, __file__, "exec", str(fd)])
 r, w = os.pipe()
+if how in ("spawn", "popen"):
+    # libc's posix_spawn and popen, which return once the new image is
+    # loaded; the parent closes its descriptor at once
+    os.set_inheritable(fd, True)
+    os.set_inheritable(r, True)
+    argv = [sys.executable, __file__, "spawned", str(fd), str(r)]
+    if how == "spawn":
+        pid = os.posix_spawn(sys.executable, argv, os.environ)
+    else:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.popen.restype = ctypes.c_void_p
+        libc.pclose.argtypes = [ctypes.c_void_p]
+        stream = libc.popen(" ".join(argv).encode(), b"w")
+    os.close(fd)
+    os.write(w, b"1")
+    if how == "spawn":
+        os.waitpid(pid, 0)
+    else:
+        libc.pclose(stream)
+    sys.exit(0)
 pid = os.fork()
 if pid == 0:
     os.read(r, 1)               # the parent has closed its descriptor
@@ -405,22 +430,26 @@ os.waitpid(pid, 0)
 '''
 
 
-@pytest.mark.parametrize("how", ["fork", "exec"])
+@pytest.mark.parametrize("how", ["fork", "exec", "spawn", "popen"])
 def test_unlinked_file_stays_open_across(region, tmp_path, how):
     """A file with no name left stays readable through a descriptor a
-    fork child inherited after the parent closed its own, and through
-    one an exec kept, as on tmpfs (both lost it once: the child's open
-    and the new image's were refused for a file with nlink 0, and the
-    image before exec dropped its open when it left, freeing the file;
-    docs/open-files.md "Opens handed over").  Afterwards the region
-    holds nothing and no host (the image before exec was retired)."""
+    fork child or a spawned process (posix_spawn, popen) inherited after
+    the parent closed its own, and through one an exec kept, as on tmpfs
+    (all lost it once: the child's open and the new image's were refused
+    for a file with nlink 0, the image before exec dropped its open when
+    it left, and the spawning parent's close came before the spawned
+    image's open; docs/open-files.md "Opens handed over").  Afterwards
+    the region holds nothing and no host (the image before exec was
+    retired)."""
     script = tmp_path / "handover.py"
     script.write_text(HANDOVER)
     out = pl.compare(region, 'mkdir "$D" && "$PY" %s "$D" %s'
                      % (script, how), "handover")
     want = {"fork": b"child data of a file with no name, fork\n"
                     b"child data of a file with no name, fork!\n",
-            "exec": b"new image data of a file with no name, exec\n"}
+            "exec": b"new image data of a file with no name, exec\n",
+            "spawn": b"spawned data of a file with no name, spawn\n",
+            "popen": b"spawned data of a file with no name, popen\n"}
     assert out == want[how]
     code, report = env.fsck(region)
     assert code == 0, report

@@ -7,11 +7,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -93,9 +95,9 @@ static int ours(const char *e)
 }
 
 /* envp without our variables, plus the current ones (malloc'ed). */
-static char **exec_envp(char *const envp[], int handover)
+static char **exec_envp(char *const envp[], int handover, int wait_fd)
 {
-	char *fds = pl_exec_env(handover), *cwd = pl_cwd_env();
+	char *fds = pl_exec_env(handover, wait_fd), *cwd = pl_cwd_env();
 	size_t n = 0, i, k = 0;
 	char **out;
 
@@ -146,7 +148,7 @@ static int do_exec(int how, const char *path, int fd, char *const argv[],
 	REAL(int, execve, const char *, char *const *, char *const *);
 	REAL(int, execvpe, const char *, char *const *, char *const *);
 	REAL(int, fexecve, int, char *const *, char *const *);
-	char **e = exec_envp(envp, 1);
+	char **e = exec_envp(envp, 1, -1);
 	int err;
 
 	if (!e)
@@ -239,6 +241,86 @@ PUBLIC int execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
+/*
+ * A spawned image (posix_spawn, popen) opens held by our slot, and our
+ * close of a file with no name left must not come first (docs/preload.md
+ * "exec").  When we hold such a file, the image gets the write end of a
+ * pipe, which its constructor closes once it holds our opens; we wait for
+ * end-of-file.  An image that cannot take them (no preload in its
+ * environment) is not waited for; one that has the preload in its
+ * environment but drops it (set-user-ID) is waited for at most
+ * SPAWN_WAIT_MS.  Map lock held (pl_fork_prepare); *rfd gets the read end.
+ */
+#define SPAWN_WAIT_MS	5000
+#define SPAWN_WAIT_FD_MIN 900
+
+static int spawn_wait_open(char *const envp[], int *rfd)
+{
+	REAL(int, close, int);
+	int pfd[2], w = -1;
+	size_t i;
+
+	*rfd = -1;
+	for (i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11) &&
+		    strstr(envp[i], "daxfs-preload"))
+			break;
+	if (!envp || !envp[i] || !pl_fork_needs_handoff())
+		return -1;
+	if (pipe2(pfd, O_CLOEXEC))
+		return -1;
+	/* above the program's own numbers, where spawn file actions that
+	 * dup2 onto low descriptors do not replace it; open across exec */
+	w = (int)syscall(SYS_fcntl, pfd[1], F_DUPFD, SPAWN_WAIT_FD_MIN);
+	real_close(pfd[1]);
+	if (w < 0) {
+		real_close(pfd[0]);
+		return -1;
+	}
+	*rfd = pfd[0];
+	return w;
+}
+
+/* The environment named no wait descriptor (no regular file survives):
+ * the image must not inherit it. */
+static void spawn_wait_drop_unnamed(int *rfd, int *wfd)
+{
+	REAL(int, close, int);
+
+	if (*wfd < 0 || pl_exec_waits())
+		return;
+	real_close(*wfd);
+	real_close(*rfd);
+	*rfd = *wfd = -1;
+}
+
+/* After the spawn: our write end goes, then the image's (or its exit). */
+static void spawn_wait(int rfd, int wfd, int spawned)
+{
+	REAL(int, close, int);
+	REAL(int, poll, struct pollfd *, nfds_t, int);
+	REAL(ssize_t, read, int, void *, size_t);
+	struct pollfd p = { .fd = rfd, .events = POLLIN };
+	char c;
+
+	if (wfd >= 0)
+		real_close(wfd);
+	if (rfd < 0)
+		return;
+	while (spawned) {
+		int n = real_poll(&p, 1, SPAWN_WAIT_MS);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			pl_debug("spawned image did not take our opens over");
+		if (n > 0 && real_read(rfd, &c, 1) > 0)
+			continue;	/* no one writes: not reached */
+		break;
+	}
+	real_close(rfd);
+}
+
 static int spawn(int p, pid_t *pid, const char *path,
 		 const posix_spawn_file_actions_t *fa,
 		 const posix_spawnattr_t *at, char *const argv[],
@@ -251,21 +333,26 @@ static int spawn(int p, pid_t *pid, const char *path,
 	     const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
 	     char *const *, char *const *);
 	char **e;
-	int r;
+	int r, rfd, wfd, err;
 
 	pl_fork_prepare();
-	e = exec_envp(envp, 0);
+	wfd = spawn_wait_open(envp, &rfd);
+	e = exec_envp(envp, 0, wfd);
+	spawn_wait_drop_unnamed(&rfd, &wfd);
 	if (!e) {
 		pl_fork_parent(1);
+		spawn_wait(rfd, wfd, 0);
 		return ENOMEM;
 	}
 	r = p ? real_posix_spawnp(pid, path, fa, at, argv, e)
 	      : real_posix_spawn(pid, path, fa, at, argv, e);
 	pl_fork_parent(r != 0);
 	free(e);
+	err = errno;
+	spawn_wait(rfd, wfd, r == 0);
+	errno = err;
 	return r;
 }
-
 PUBLIC int posix_spawn(pid_t *pid, const char *path,
 		       const posix_spawn_file_actions_t *fa,
 		       const posix_spawnattr_t *at, char *const argv[],
@@ -283,18 +370,26 @@ PUBLIC int posix_spawnp(pid_t *pid, const char *file,
 }
 
 /* system and popen spawn /bin/sh with environ: put the table there for
- * the duration of the call. */
-static int env_push(void)
+ * the duration of the call.  system returns only once the shell is gone,
+ * so only popen needs the spawn's wait (wait: *rfd, returns the write
+ * end). */
+static int env_push(int wait, int *rfd)
 {
-	char *fds = pl_exec_env(0), *cwd = pl_cwd_env();
+	char *fds, *cwd = pl_cwd_env();
+	int wfd = -1;
 
+	*rfd = -1;
 	pl_fork_prepare();
+	if (wait)
+		wfd = spawn_wait_open(environ, rfd);
+	fds = pl_exec_env(0, wfd);
+	spawn_wait_drop_unnamed(rfd, &wfd);
 	pl_fork_parent(0);
 	if (fds)
 		putenv(strdup(fds));
 	if (cwd)
 		putenv(strdup(cwd));
-	return fds != NULL;
+	return wfd;
 }
 
 static void env_pop(int failed)
@@ -310,11 +405,11 @@ static void env_pop(int failed)
 PUBLIC int system(const char *cmd)
 {
 	REAL(int, system, const char *);
-	int r;
+	int r, rfd;
 
 	if (!cmd)
 		return real_system(cmd);
-	env_push();
+	env_push(0, &rfd);
 	r = real_system(cmd);
 	env_pop(r == -1);
 	return r;
@@ -323,10 +418,14 @@ PUBLIC int system(const char *cmd)
 PUBLIC FILE *popen(const char *cmd, const char *type)
 {
 	REAL(FILE *, popen, const char *, const char *);
+	int rfd, wfd, err;
 	FILE *f;
 
-	env_push();
+	wfd = env_push(1, &rfd);
 	f = real_popen(cmd, type);
+	err = errno;
 	env_pop(!f);
+	spawn_wait(rfd, wfd, f != NULL);
+	errno = err;
 	return f;
 }

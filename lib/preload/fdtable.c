@@ -58,6 +58,8 @@ static uint64_t prev_table;	/* the table's address in that image */
 static int prev_retire;
 static uint32_t fork_slot = DAXFS_NO_HOST;	/* parent, at fork */
 static int exec_handover;	/* pl_exec_env(1) named our host */
+static int exec_waits;		/* pl_exec_env named a wait descriptor */
+static int prev_wait_fd = -1;	/* spawned: close once reopened */
 static uint16_t localref[PL_DESC_MAX];	/* our descriptors per desc */
 static unsigned int alloc_hint;
 static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -454,23 +456,38 @@ void pl_reopen_all(struct daxfs_handle *h)
 }
 
 /* The image before exec named its host for us to take over (its opens,
- * then the slot): join now, before that host's lease runs out. */
+ * then the slot), or a spawning parent waits until we hold its opens:
+ * join now, before that host's lease runs out or the parent closes. */
 int pl_exec_takeover_due(void)
 {
-	return prev_retire;
+	return prev_retire || prev_wait_fd >= 0;
+}
+
+/* Our opens are published (or cannot be): let the spawning parent go on.
+ * It waits for end-of-file, so a parent gone or not waiting costs no
+ * SIGPIPE. */
+void pl_exec_wait_done(void)
+{
+	REAL(int, close, int);
+
+	if (prev_wait_fd < 0)
+		return;
+	real_close(prev_wait_fd);
+	prev_wait_fd = -1;
 }
 
 /*
  * exec: "DAXFS_PRELOAD_FDS=T<tablefd>.<tableino>;<fd>.<desc>.<cloexec>,...
- * [H<slot>.<gen>.<table address> | P<slot>]"
+ * [H<slot>.<gen>.<table address> | P<slot>[.W<fd>]]"
  * The new image keeps the references of the descriptors that survive and
  * drops those exec closed.  Built by the caller of exec (the map lock is
  * not needed: only this thread runs past exec).  When a regular file
  * survives, the last part names our host: H (handover, an exec of this
  * process) for the new image to take its opens over and then retire it,
- * P (a spawned process) only to take the opens over.
+ * P (a spawned process) only to take the opens over; W, the descriptor
+ * the spawned image closes once it has (wait_fd, -1 for none).
  */
-char *pl_exec_env(int handover)
+char *pl_exec_env(int handover, int wait_fd)
 {
 	static char buf[1 << 18];
 	unsigned int fd, v, regs = 0;
@@ -480,6 +497,7 @@ char *pl_exec_env(int handover)
 	int fl;
 
 	exec_handover = 0;
+	exec_waits = 0;
 	if (!table)
 		return NULL;
 	n = snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_FDS=T%d.%llu;",
@@ -502,9 +520,19 @@ char *pl_exec_env(int handover)
 			 (unsigned long long)(uintptr_t)table);
 		exec_handover = 1;
 	} else if (regs && slot != DAXFS_NO_HOST) {
-		snprintf(buf + n, sizeof(buf) - n, "P%u", slot);
+		n += snprintf(buf + n, sizeof(buf) - n, "P%u", slot);
+		if (wait_fd >= 0 && n < sizeof(buf) - 16) {
+			snprintf(buf + n, sizeof(buf) - n, ".W%d", wait_fd);
+			exec_waits = 1;
+		}
 	}
 	return buf;
+}
+
+/* The spawn about to run names a wait descriptor (pl_exec_env). */
+int pl_exec_waits(void)
+{
+	return exec_waits;
 }
 
 /* The exec about to run hands our host over (pl_exec_env(1)): keep it. */
@@ -553,7 +581,10 @@ void pl_exec_import(void)
 		prev_gen = ino;
 		prev_table = tbase;
 		prev_retire = 1;
-	} else if (sscanf(s, "P%u", &prev_slot) != 1) {
+	} else if (sscanf(s, "P%u%n", &prev_slot, &used) == 1) {
+		if (sscanf(s + used, ".W%d", &prev_wait_fd) != 1)
+			prev_wait_fd = -1;
+	} else {
 		prev_slot = DAXFS_NO_HOST;
 	}
 out:

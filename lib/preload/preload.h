@@ -97,9 +97,11 @@ void pl_fork_prepare(void);		/* before fork: refs for the child */
 void pl_fork_parent(int failed);
 void pl_fork_child(void);
 void pl_reopen_all(struct daxfs_handle *h);
-char *pl_exec_env(int handover);	/* "DAXFS_PRELOAD_FDS=..." (static) */
+char *pl_exec_env(int handover, int wait_fd); /* "DAXFS_PRELOAD_FDS=..." */
 int pl_exec_handing_over(void);		/* keep the host across this exec */
+int pl_exec_waits(void);		/* the spawn names a wait descriptor */
 int pl_exec_takeover_due(void);		/* new image: join, take over */
+void pl_exec_wait_done(void);		/* new image: parent may go on */
 int pl_fork_needs_handoff(void);	/* map lock held */
 void pl_exec_import(void);
 void pl_exit_release(void);

@@ -116,6 +116,7 @@ __attribute__((constructor)) void pl_init(void)
 	 * over now (pl_reopen_all), before its lease runs out */
 	if (pl_cfg.enabled && pl_exec_takeover_due())
 		pl_handle();
+	pl_exec_wait_done();
 	pl_std_fix(0);
 	pl_std_fix(1);
 	pl_std_fix(2);
