@@ -39,6 +39,24 @@ def test_calls_match_tmpfs(region, prog):
     assert b"whiteout: chr 1 rdev 0 nlink 1" in out      # RENAME_WHITEOUT
 
 
+def test_calls_by_number_match_tmpfs(region):
+    """File calls made through libc's syscall() by number
+    (tests/preload/pl_syscalls.c: read/write, pread/pwrite, preadv/
+    pwritev, statx, copy_file_range within one file as fsx makes it,
+    sendfile, fallocate, mmap, dup3, openat2, the *at namespace calls,
+    getdents64, getcwd) give the same results as on tmpfs.  Before
+    2026-12-01 they reached the kernel with the region descriptor's
+    reservation: fsx's copy_file_range failed with EBADF."""
+    path = os.path.join(pl.PROGS, "pl_syscalls")
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % path, "sysno")
+    assert b"copied bytes: 0123xy23x9" in out
+    assert b"statx size 23 nlink 1" in out
+    assert b"after store: MAPPED!" in out
+    assert b"entries: . .. fifo hard2 ln" in out
+    assert b"open gone: -1 No such file or directory" in out
+
+
 def test_coreutils_match_tmpfs(region):
     """cp -a of a tree, mv, ls -l, find, du, cat, sort."""
     src = pl.Tmpfs("src")

@@ -10,6 +10,7 @@
  *   open.c    open/close/dup/fcntl        io.c     data calls
  *   meta.c    stat and namespace calls    dir.c    directories, cwd
  *   stdio.c   FILE streams                exec.c   exec/spawn/fork
+ *   syscall.c syscall() by number
  */
 #ifndef DAXFS_PRELOAD_H
 #define DAXFS_PRELOAD_H
@@ -64,6 +65,12 @@ struct pl_config {
 };
 
 extern struct pl_config pl_cfg;
+
+/* syscall.c: the kernel's own syscall(), never rerouted.  The library's
+ * calls go there: the interposed syscall() routes file calls to the
+ * interposed functions, which must not see the library's own. */
+long pl_syscall(long nr, ...);
+#define syscall pl_syscall
 
 /* state.c */
 extern __thread int pl_opening_region;	/* open.c moves its fds high */
