@@ -44,6 +44,14 @@ int main(int argc, char **argv)
 	int fd, i, st;
 	pid_t pid;
 
+	if (argc == 3 && !strcmp(argv[1], "--map-exit")) {
+		/* map a file and end at once: exit must not race the
+		 * preload's pass thread */
+		fd = open(argv[2], O_CREAT | O_RDWR, 0644);
+		m = fd < 0 ? MAP_FAILED : mmap(NULL, PG, PROT_READ | PROT_WRITE,
+					       MAP_SHARED, fd, 0);
+		return m == MAP_FAILED;
+	}
 	if (argc != 2)
 		return 2;
 	snprintf(path, sizeof(path), "%s/f", argv[1]);
