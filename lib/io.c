@@ -103,37 +103,6 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	return n;
 }
 
-/*
- * A pwrite that met a full pool part-way goes on from where it stopped:
- * the rest then fails with -ENOSPC before it stores anything, and the
- * call's space wait (LIB_CALL_SPACE) runs it again once the space freed
- * meanwhile arrives (docs/reclaim.md "When the pool is empty").  Before,
- * such a write came back short at once while its space was still in
- * limbo.  *done: bytes stored, across the wait's tries.
- */
-static inline __attribute__((always_inline))
-int64_t do_pwrite_rest(struct daxfs_handle *h, uint64_t ino,
-		       struct daxfs_fcache *fc, const void *buf, uint64_t len,
-		       uint64_t off, uint64_t *done)
-{
-	int64_t n;
-
-	do {
-		n = do_write(h, ino, fc, (const uint8_t *)buf + *done,
-			     len - *done, off + *done, 0, NULL);
-		if (n <= 0)
-			return n == -ENOSPC || !*done ? n : (int64_t)*done;
-		*done += (uint64_t)n;
-	} while (*done < len);
-	return (int64_t)*done;
-}
-
-/* The wait gave up: what was stored stands (a short write). */
-static int64_t pwrite_result(int64_t r, uint64_t done)
-{
-	return r == -ENOSPC && done ? (int64_t)done : r;
-}
-
 static int do_ftruncate(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, uint64_t size)
 {
@@ -197,21 +166,10 @@ int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 	LIB_CALL(h, do_pread(h, ino, NULL, buf, len, off));
 }
 
-static inline __attribute__((always_inline))
-int64_t pwrite_call(struct daxfs_handle *h, uint64_t ino,
-			   struct daxfs_fcache *fc, const void *buf,
-			   uint64_t len, uint64_t off, uint64_t *done)
-{
-	LIB_CALL_SPACE(h, do_pwrite_rest(h, ino, fc, buf, len, off, done));
-}
-
 int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t off)
 {
-	uint64_t done = 0;
-
-	return pwrite_result(pwrite_call(h, ino, NULL, buf, len, off, &done),
-			     done);
+	LIB_CALL_SPACE(h, do_write(h, ino, NULL, buf, len, off, 0, NULL));
 }
 
 int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
@@ -240,10 +198,7 @@ int64_t daxfs_pwrite_fc(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, const void *buf, uint64_t len,
 			uint64_t off)
 {
-	uint64_t done = 0;
-
-	return pwrite_result(pwrite_call(h, ino, fc, buf, len, off, &done),
-			     done);
+	LIB_CALL_SPACE(h, do_write(h, ino, fc, buf, len, off, 0, NULL));
 }
 
 int64_t daxfs_append_fc(struct daxfs_handle *h, uint64_t ino,

@@ -79,28 +79,6 @@ def test_churn_behind_dead_host_gets_no_enospc(crash_build, region):
         assert all(h["state"] != "alive" for h in dead), dead
 
 
-def test_one_pwrite_behind_dead_host_is_not_short(crash_build, region):
-    """A single pwrite that meets the full pool part-way waits for the
-    space in limbo, as one that meets it at its first byte does, instead
-    of coming back short: before 2026-12-01 the call returned the bytes
-    it had stored (fsx under `daxfs run` reported "short write" once a
-    mapping host held reclamation back).  The churn writes a size that is
-    no multiple of a page run, so that some write crosses the point where
-    the pool ran out."""
-    kill_victim_mid_op(region)
-    size = CHUNK + 3 * 4096 + 100
-    with daxfs.Region(region) as r:
-        rounds = 3 * r.statfs()["free_bytes"] // size + 1
-        for i in range(rounds):
-            data = cl.data("p%d" % i, size)
-            with r.open("/churn", create=True) as f:
-                n = f.pwrite(data, 0)
-                assert n == size, "round %d of %d: short write %d of %d" % (
-                    i, rounds, n, size)
-                assert f.pread(size, 0) == data
-            r.unlink("/churn")
-
-
 def fill(r, prefix):
     """Writes CHUNK files until ENOSPC; returns the names written whole."""
     names = []
