@@ -246,3 +246,8 @@ int daxfs_info(struct daxfs_handle *h, struct daxfs_info *out)
 {
 	LIB_CALL(h, do_info(h, out));
 }
+
+uint32_t daxfs_lease_ms(struct daxfs_handle *h)
+{
+	return h->fs.lease_ms;
+}

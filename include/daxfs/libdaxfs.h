@@ -608,6 +608,9 @@ struct daxfs_info {
 };
 
 int daxfs_info(struct daxfs_handle *h, struct daxfs_info *out);
+/* The host lease in milliseconds (info->lease_ms without daxfs_info's
+ * walk of the whole overlay). */
+uint32_t daxfs_lease_ms(struct daxfs_handle *h);
 
 /* The shared page cache of a split-mode filesystem (-EOPNOTSUPP
  * without one).  Cluster-wide numbers come from the region; the

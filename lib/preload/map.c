@@ -208,17 +208,13 @@ static int pass_start(struct daxfs_handle *h)
 	sigset_t all, old;
 	int err;
 
-	struct daxfs_info *info;
-
 	if (pass_started)
 		return 0;
 	/* here, not in the thread: the thread touches the region only
 	 * inside a pass, which exit waits for (pl_map_stop); a look before
 	 * its first pass read the region after exit had unmapped it */
-	info = malloc(sizeof(*info));
-	if (info && !daxfs_info(h, info) && info->lease_ms >= 4)
-		pass_ms = info->lease_ms / 4;
-	free(info);
+	if (daxfs_lease_ms(h) >= 4)
+		pass_ms = daxfs_lease_ms(h) / 4;
 	/* the program's signal handlers never run on our thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
