@@ -57,6 +57,42 @@ def test_calls_by_number_match_tmpfs(region):
     assert b"open gone: -1 No such file or directory" in out
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop privileges")
+def test_privileges_dropped_keep_the_region(region):
+    """A root process that drops to another user (setgroups, setgid,
+    setuid, as daemons and pjdfstest's -u/-g do) still reaches the
+    region, as a process keeps a mounted filesystem: it creates a file in
+    a world-writable directory (owned by the new ids), renames it across
+    directories and reads it back, as on tmpfs.  (Mode bits are not
+    enforced, docs/preload.md "Credentials": no root-only directory
+    here.)
+    Before 2026-12-01 the region file was opened at the first region
+    call, after the change, with the new user's rights: every call failed
+    with EACCES."""
+    code = r'''
+import os, sys
+d = sys.argv[1]
+os.umask(0)
+os.mkdir(d + "/open", 0o777)
+os.mkdir(d + "/open2", 0o777)
+with open(d + "/open/byroot", "w") as f:
+    f.write("r")
+os.setgroups([])
+os.setgid(65534)
+os.setuid(65534)
+fd = os.open(d + "/open/mine", os.O_CREAT | os.O_WRONLY, 0o640)
+os.write(fd, b"dropped")
+os.close(fd)
+st = os.stat(d + "/open/mine")
+print("mine", st.st_uid, st.st_gid, oct(st.st_mode))
+os.rename(d + "/open/mine", d + "/open2/moved")
+print(sorted(os.listdir(d + "/open2")), open(d + "/open2/moved").read())
+'''
+    out = pl.compare(region, 'mkdir "$D" && chmod 755 "$D" && "$PY" -c \'%s\' "$D"'
+                     % code.replace("'", "'\"'\"'"), "creds")
+    assert out == b"mine 65534 65534 0o100640\n['moved'] dropped\n", out
+
+
 def test_coreutils_match_tmpfs(region):
     """cp -a of a tree, mv, ls -l, find, du, cat, sort."""
     src = pl.Tmpfs("src")

@@ -301,6 +301,32 @@ PUBLIC int rmdir(const char *path)
 	return unlinkat(AT_FDCWD, path, AT_REMOVEDIR);
 }
 
+/* glibc's remove, mkfifo and mkfifoat make their system calls inside
+ * libc, where no preload sees them: a region path reached the kernel
+ * (ENOENT).  The same calls, through ours. */
+PUBLIC int remove(const char *path)
+{
+	int err;
+
+	if (!unlink(path))
+		return 0;
+	err = errno;
+	/* as glibc: a directory goes with rmdir */
+	if (err != EISDIR)
+		return -1;
+	return rmdir(path);
+}
+
+PUBLIC int mkfifoat(int dirfd, const char *path, mode_t mode)
+{
+	return mknodat(dirfd, path, S_IFIFO | (mode & 07777), 0);
+}
+
+PUBLIC int mkfifo(const char *path, mode_t mode)
+{
+	return mkfifoat(AT_FDCWD, path, mode);
+}
+
 PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
 {
 	REAL(int, mkdirat, int, const char *, mode_t);

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,6 +400,35 @@ static void process_calls(const char *self)
 	close(fd);
 }
 
+/* libc calls whose system calls glibc makes inside itself: remove,
+ * mkfifo[at], glob. */
+static void libc_internal_calls(void)
+{
+	struct stat st;
+	glob_t g;
+	size_t i;
+
+	show("mkdir g", mkdir("g", 0755));
+	show("mkfifo", mkfifo("g/fifo", 0640));
+	show("lstat fifo", lstat("g/fifo", &st));
+	printf("fifo: %d mode %o\n", S_ISFIFO(st.st_mode), st.st_mode & 07777);
+	show("mkfifoat", mkfifoat(AT_FDCWD, "g/fifo2", 0600));
+	close(open("g/file.txt", O_CREAT | O_WRONLY, 0644));
+	show("mkdir g/sub", mkdir("g/sub", 0755));
+	show("glob", glob("g/*i*", 0, NULL, &g));
+	for (i = 0; i < g.gl_pathc; i++)
+		printf("glob match: %s\n", g.gl_pathv[i]);
+	globfree(&g);
+	show("glob none", glob("g/*.none", 0, NULL, &g));
+	show("remove file", remove("g/file.txt"));
+	show("remove dir", remove("g/sub"));
+	show("remove fifo", remove("g/fifo"));
+	show("remove missing", remove("g/missing"));
+	show("remove nonempty", remove("g"));
+	show("remove fifo2", remove("g/fifo2"));
+	show("remove g", remove("g"));
+}
+
 int main(int argc, char **argv)
 {
 	char buf[8] = { 0 };
@@ -422,6 +452,7 @@ int main(int argc, char **argv)
 	dir_calls();
 	stdio_calls();
 	mmap_calls();
+	libc_internal_calls();
 	process_calls(argv[0]);
 	return 0;
 }
