@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <glob.h>
 #include <linux/falloc.h>
 #include <stdio.h>
@@ -400,8 +401,73 @@ static void process_calls(const char *self)
 	close(fd);
 }
 
+/* What a walk reported, sorted (the order of entries is the
+ * filesystem's). */
+static char walk_lines[32][160];
+static int walk_n, walk_skips;	/* FTW_ACTIONRETVAL: skip "skip" */
+
+static int walk_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int on_nftw(const char *p, const struct stat *st __attribute__((unused)),
+		   int type, struct FTW *f)
+{
+	if (walk_n < 32)
+		snprintf(walk_lines[walk_n++], 160, "%s type %d base %d level %d",
+			 p, type, f->base, f->level);
+	if (walk_skips && strstr(p, "skip"))
+		return FTW_SKIP_SUBTREE;
+	return strstr(p, "stop") ? FTW_STOP : 0;
+}
+
+static int on_ftw(const char *p, const struct stat *st __attribute__((unused)),
+		  int type)
+{
+	if (walk_n < 32)
+		snprintf(walk_lines[walk_n++], 160, "%s type %d", p, type);
+	return 0;
+}
+
+static void show_walk(const char *what, int r)
+{
+	int i;
+
+	qsort(walk_lines, walk_n, sizeof(walk_lines[0]), walk_cmp);
+	show(what, r);
+	for (i = 0; i < walk_n; i++)
+		printf("  %s\n", walk_lines[i]);
+	walk_n = 0;
+}
+
+/* ftw and nftw over a small tree with links. */
+static void walk_calls(void)
+{
+	mkdir("w", 0755);
+	mkdir("w/a", 0755);
+	mkdir("w/a/b", 0755);
+	mkdir("w/skip", 0755);
+	mkdir("w/skip/in", 0755);
+	close(open("w/f", O_CREAT | O_WRONLY, 0644));
+	close(open("w/a/g", O_CREAT | O_WRONLY, 0644));
+	symlink("f", "w/ln");
+	symlink("nowhere", "w/dangling");
+	show_walk("nftw", nftw("w", on_nftw, 4, 0));
+	show_walk("nftw phys depth", nftw("w", on_nftw, 4,
+					  FTW_PHYS | FTW_DEPTH));
+	walk_skips = 1;
+	show_walk("nftw actionretval", nftw("w", on_nftw, 4,
+					    FTW_PHYS | FTW_ACTIONRETVAL));
+	walk_skips = 0;
+	show_walk("ftw", ftw("w/a", on_ftw, 4));
+	show_walk("nftw missing", nftw("w/missing", on_nftw, 4, 0));
+	mkdir("w/a/b/stop", 0755);
+	show_walk("nftw stop", nftw("w/a/b", on_nftw, 4, FTW_PHYS));
+}
+
 /* libc calls whose system calls glibc makes inside itself: remove,
- * mkfifo[at], glob. */
+ * mkfifo[at], glob, ftw, nftw. */
 static void libc_internal_calls(void)
 {
 	struct stat st;
@@ -427,6 +493,7 @@ static void libc_internal_calls(void)
 	show("remove nonempty", remove("g"));
 	show("remove fifo2", remove("g/fifo2"));
 	show("remove g", remove("g"));
+	walk_calls();
 }
 
 int main(int argc, char **argv)
