@@ -299,14 +299,13 @@ static void spawn_wait(int rfd, int wfd, int spawned)
 {
 	REAL(int, close, int);
 	REAL(int, poll, struct pollfd *, nfds_t, int);
-	REAL(ssize_t, read, int, void *, size_t);
 	struct pollfd p = { .fd = rfd, .events = POLLIN };
-	char c;
 
 	if (wfd >= 0)
 		real_close(wfd);
 	if (rfd < 0)
 		return;
+	/* nobody writes: readable means end-of-file */
 	while (spawned) {
 		int n = real_poll(&p, 1, SPAWN_WAIT_MS);
 
@@ -314,8 +313,6 @@ static void spawn_wait(int rfd, int wfd, int spawned)
 			continue;
 		if (n == 0)
 			pl_debug("spawned image did not take our opens over");
-		if (n > 0 && real_read(rfd, &c, 1) > 0)
-			continue;	/* no one writes: not reached */
 		break;
 	}
 	real_close(rfd);
@@ -353,6 +350,7 @@ static int spawn(int p, pid_t *pid, const char *path,
 	errno = err;
 	return r;
 }
+
 PUBLIC int posix_spawn(pid_t *pid, const char *path,
 		       const posix_spawn_file_actions_t *fa,
 		       const posix_spawnattr_t *at, char *const argv[],

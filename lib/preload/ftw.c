@@ -102,10 +102,8 @@ static int walk_dir(struct walk *w, size_t len, int base, int level,
 			return r;
 	}
 	d = opendir(w->path);
-	if (!d) {
-		w->path[len] = 0;
+	if (!d)
 		return stops(w, call(w, st, FTW_DNR, base, level));
-	}
 	if ((w->flags & FTW_CHDIR) && (!(cwd = getcwd(NULL, 0)) ||
 				       chdir(w->path))) {
 		free(cwd);
@@ -141,61 +139,59 @@ static int walk_dir(struct walk *w, size_t len, int base, int level,
 	return stops(w, call(w, st, FTW_DP, base, level));
 }
 
-/* 1: not a region walk (libc's); else the walk's result. */
-static int region_walk(const char *dir, struct walk *w, int *ret)
+/*
+ * A walk from dir with fn (nftw) or old (ftw): 1 when dir is not in the
+ * region (libc's walk, then); else 0 and *ret, the walk's result.
+ */
+static int region_walk(const char *dir, nftw_fn fn, ftw_fn old, int flags,
+		       int *ret)
 {
 	char buf[PL_PATH_MAX];
 	size_t len = strlen(dir);
 	const char *slash;
+	struct walk *w;
 
 	if (pl_route(AT_FDCWD, dir, buf) != PL_REGION)
 		return 1;
+	*ret = -1;
 	if (len >= sizeof(w->path)) {
 		errno = ENAMETOOLONG;
-		*ret = -1;
 		return 0;
 	}
+	w = malloc(sizeof(*w));
+	if (!w)
+		return 0;
+	w->fn = fn;
+	w->old = old;
+	w->flags = flags;
 	memcpy(w->path, dir, len + 1);
 	/* as glibc: trailing slashes stay, the base is after the last
 	 * slash that is followed by a name */
 	slash = len > 1 ? memrchr(dir, '/', len - 1) : NULL;
 	*ret = visit(w, len, slash ? (int)(slash - dir) + 1 : 0, 0);
-	if ((w->flags & FTW_ACTIONRETVAL) && *ret != FTW_STOP)
+	if ((flags & FTW_ACTIONRETVAL) && *ret != FTW_STOP)
 		*ret = 0;
+	free(w);
 	return 0;
 }
 
 PUBLIC int nftw(const char *dir, nftw_fn fn, int nopenfd, int flags)
 {
 	REAL(int, nftw, const char *, nftw_fn, int, int);
-	struct walk *w = malloc(sizeof(*w));
 	int ret;
 
-	if (!w)
-		return -1;
-	w->fn = fn;
-	w->old = NULL;
-	w->flags = flags;
-	if (region_walk(dir, w, &ret))
+	if (region_walk(dir, fn, NULL, flags, &ret))
 		ret = real_nftw(dir, fn, nopenfd, flags);
-	free(w);
 	return ret;
 }
 
 PUBLIC int ftw(const char *dir, ftw_fn fn, int nopenfd)
 {
 	REAL(int, ftw, const char *, ftw_fn, int);
-	struct walk *w = malloc(sizeof(*w));
 	int ret;
 
-	if (!w)
-		return -1;
-	w->fn = NULL;
-	w->old = fn;
-	w->flags = 0;
-	if (region_walk(dir, w, &ret))
+	if (region_walk(dir, NULL, fn, 0, &ret))
 		ret = real_ftw(dir, fn, nopenfd);
-	free(w);
 	return ret;
 }
 

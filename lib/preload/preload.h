@@ -10,7 +10,8 @@
  *   open.c    open/close/dup/fcntl        io.c     data calls
  *   meta.c    stat and namespace calls    dir.c    directories, cwd
  *   stdio.c   FILE streams                exec.c   exec/spawn/fork
- *   syscall.c syscall() by number
+ *   syscall.c syscall() by number        creds.c  setuid and the like
+ *   glob.c    glob                       ftw.c    ftw, nftw
  */
 #ifndef DAXFS_PRELOAD_H
 #define DAXFS_PRELOAD_H
