@@ -7,7 +7,12 @@
  * bench/preload_fio.py --cpu runs it on tmpfs and under `daxfs run`, each
  * row in a fresh process (as fio's jobs are).  ROW: first (sequential
  * writes of a new file), rewrite, read (sequential), randread, randwrite,
- * append (O_APPEND writes to a new file).  Prints "ROW ns/op".
+ * append (O_APPEND writes to a new file), mapread (a new file written
+ * in whole 2 MiB pieces, mapped MAP_SHARED from its second page on, every
+ * page touched once, then one 8-byte load from each page in random order:
+ * the cost of a TLB miss, and what 2 MiB mappings of runs save where the
+ * region has huge pages; the offset puts the runs on 2 MiB boundaries only
+ * where the mapping is placed for them).  Prints "ROW ns/op".
  *
  * Usage: preload_io FILE MIB ROW
  */
@@ -16,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #define BS	4096L
+#define MAP_PASSES 16	/* mapread: loads per page */
 
 static double cpu(void)
 {
@@ -51,6 +58,38 @@ static int pass(int fd, char *buf, long n, int wr, int rnd, const char *row)
 	return 0;
 }
 
+/* Loads through a mapping: see the header. */
+static int mapread(const char *path, long n)
+{
+	size_t len = (size_t)n * BS - BS;
+	volatile unsigned long sink = 0;
+	long i, piece = (2L << 20) / BS;
+	double t0;
+	char *buf, *m;
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT, 0644);
+	buf = malloc(piece * BS);
+	if (fd < 0 || !buf)
+		return perror(path), 1;
+	memset(buf, 'm', piece * BS);
+	for (i = 0; i < n; i += piece)
+		if (pwrite(fd, buf, piece * BS, i * BS) != piece * BS)
+			return perror("mapread: write"), 1;
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, BS);
+	if (m == MAP_FAILED)
+		return perror("mapread: mmap"), 1;
+	for (i = 0; i < n - 1; i++)
+		sink += m[i * BS];
+	t0 = cpu();
+	for (i = 0; i < MAP_PASSES * n; i++)
+		sink += *(unsigned long *)(m + (shuffle(i, n) % (n - 1)) * BS +
+					   (i & 63) * 64);
+	printf("mapread %.1f\n", (cpu() - t0) / (MAP_PASSES * n));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *row = argc == 4 ? argv[3] : "";
@@ -67,6 +106,8 @@ int main(int argc, char **argv)
 	n = atol(argv[2]) * (1L << 20) / BS;
 	if (n < 1 || (n & (n - 1)))
 		return fprintf(stderr, "MIB: a power of two\n"), 2;
+	if (!strcmp(row, "mapread"))
+		return n < 1024 ? 2 : mapread(argv[1], n);
 	buf = aligned_alloc(BS, BS);
 	memset(buf, 'w', BS);
 	if (fresh)

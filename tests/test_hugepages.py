@@ -232,3 +232,47 @@ def test_preload_mapping_aligned(region_path):
     assert_aligned(maps)
     with daxfs.Region(region_path) as r:
         assert_aligned(W.region_mappings(region_path))
+
+
+RUN_MAP = r"""
+import ctypes, mmap, os, sys
+fd = os.open("/daxfs/f", os.O_RDWR)
+size = os.fstat(fd).st_size
+m = mmap.mmap(fd, size, mmap.MAP_SHARED)
+total = sum(m[i] for i in range(0, size, 4096))
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+sys.stdout.write("%d %d\n" % (addr, total))
+with open("/proc/self/smaps") as f:
+    sys.stdout.write(f.read())
+"""
+
+
+def test_preload_maps_runs_huge(thp_tmpfs):
+    """A file written in whole 2 MiB pieces (runs) and mapped through the
+    preload is mapped with PMDs on a region of huge pages: the preload
+    puts each run on a 2 MiB boundary, also when the mapping's length is
+    not whole 2 MiB (where the kernel would not align it)."""
+    path = os.path.join(thp_tmpfs, "region")
+    res = tool("mkfs.daxfs", "-s", "64M", path)
+    assert res.returncode == 0, res.stderr
+    size = 2 * HPAGE + 4096
+    with daxfs.Region(path) as r:
+        r.write_file("/f", b"\1" * size)
+    res = tool("daxfs", "-r", path, "run", "--", "python3", "-c", RUN_MAP)
+    assert res.returncode == 0, res.stderr
+    head, smaps_text = res.stdout.split("\n", 1)
+    addr, total = (int(x) for x in head.split())
+    assert total == size // 4096
+    smaps = os.path.join(env.SHM, "dxut-smaps-%d" % os.getpid())
+    try:
+        with open(smaps, "w") as f:
+            f.write(smaps_text)
+        maps = W.region_mappings(path, smaps)
+    finally:
+        env.remove(smaps)
+    mine = [m for m in maps if addr <= m["start"] < addr + size]
+    assert mine, "no mapping of the region at %#x: %s" % (addr, maps)
+    pmd_kb = sum(m.get("ShmemPmdMapped", 0) for m in mine)
+    assert pmd_kb == 2 * (HPAGE >> 10), (hex(addr), mine)
+    rc, out = env.fsck(path, "-n")
+    assert rc == 0, out

@@ -37,6 +37,7 @@
 #define PG_ANON		0	/* pg[i]: an anonymous zero page */
 #define PG_GONE		1	/* pg[i]: the program unmapped this page */
 #define MAP_MAX		(1UL << 36)	/* bytes in one mapping: 64 GiB */
+#define HUGE_PG		(2UL << 20)	/* a run, and a PMD */
 
 struct pl_map {
 	struct pl_map *next;
@@ -361,6 +362,40 @@ static int map_file(struct daxfs_handle *h, char *p, size_t len, int prot,
 	return err;
 }
 
+/*
+ * The address range for a new mapping: where the kernel would have put
+ * it, but shifted so that the address of file offset off is congruent to
+ * off modulo 2 MiB.  A run (2 MiB of the file in one aligned piece of the
+ * pool, docs/files.md "Runs") then starts on a 2 MiB boundary, where a
+ * region built of huge pages maps it with one PMD (docs/preload.md
+ * "Huge pages").  Not where the program placed the mapping itself, nor
+ * for mappings too short to hold a run.  maps_lock held.
+ */
+static void *reserve(void *addr, size_t len, int flags, uint64_t off)
+{
+	int rflags = (flags & ~(MAP_TYPE | MAP_POPULATE)) | MAP_PRIVATE |
+		     MAP_ANONYMOUS;
+	size_t extra = HUGE_PG - PG, lead;
+	char *p = MAP_FAILED;
+
+	if (len >= HUGE_PG && len <= MAP_MAX &&
+	    !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+		p = sys_mmap(addr, len + extra, PROT_NONE, rflags, -1, 0);
+	if (p == MAP_FAILED) {
+		p = sys_mmap(addr, len, PROT_NONE, rflags, -1, 0);
+		if (p != MAP_FAILED)
+			forget(p, len);
+		return p;
+	}
+	forget(p, len + extra);
+	lead = (off - (uintptr_t)p) & (HUGE_PG - 1);
+	if (lead)
+		syscall(SYS_munmap, p, lead);
+	if (extra - lead)
+		syscall(SYS_munmap, p + lead + len, extra - lead);
+	return p + lead;
+}
+
 /* The MAP_SHARED mmap of region descriptor fd (mmap64 in io.c). */
 void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
 		    off_t off)
@@ -404,14 +439,11 @@ void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
 		return MAP_FAILED;
 	}
 	pthread_mutex_lock(&maps_lock);
-	/* the reservation: where the kernel would have put the mapping */
-	p = sys_mmap(addr, len, PROT_NONE, (flags & ~(MAP_TYPE |
-		     MAP_POPULATE)) | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = reserve(addr, len, flags, (uint64_t)off);
 	if (p == MAP_FAILED) {
 		pthread_mutex_unlock(&maps_lock);
 		return p;
 	}
-	forget(p, len);
 	atomic_store(&stopped, 0);
 	err = map_file(h, p, len, prot, ino, (uint64_t)off);
 	if (err)
