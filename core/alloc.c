@@ -384,6 +384,31 @@ static bool batch_has(struct daxfs_fs *fs, struct daxfs_host *h, u64 c, u64 n)
 	return batch_ok(fs, c, e) && (e - c) / DAXFS_PAGE_SIZE >= n;
 }
 
+/*
+ * How many of want pages a write of this host could take now: what is
+ * left in its batch, then the general room (above the reserve).  A look,
+ * not a reservation: a racing allocator may take them first.  Far from
+ * full, two loads when the batch has them.
+ */
+u64 daxfs_alloc_room(struct daxfs_fs *fs, u64 want)
+{
+	struct daxfs_host *h;
+	u64 c, e, have = 0;
+
+	if (fs->host == DAXFS_NO_HOST)
+		return 0;
+	h = daxfs_host_at(fs, fs->host);
+	c = daxfs_load(&h->alloc_cursor);
+	if (c && !batch_locked(c)) {
+		e = daxfs_load(&h->alloc_end);
+		if (batch_ok(fs, c, e))
+			have = (e - c) / DAXFS_PAGE_SIZE;
+	}
+	if (have >= want)
+		return want;
+	return have + general_room(fs, want - have);
+}
+
 /* Exactly n contiguous pages from our host's batch, or 0. */
 static u64 batch_take(struct daxfs_fs *fs, u64 n)
 {

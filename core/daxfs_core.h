@@ -350,6 +350,9 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs);
  * in one step (docs/alloc.md "Taking pages into the hold").  Returns how
  * many, 0 when the pool is full. */
 u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs);
+/* How many of want pages a write could take now (a look, not a
+ * reservation: racing allocators may take them first). */
+u64 daxfs_alloc_room(struct daxfs_fs *fs, u64 want);
 /*
  * daxfs_free_now, daxfs_retire (and daxfs_hold_pages): -ESTALE when the op
  * is fenced (our host slot is no longer ours: recovery may have freed the
@@ -623,6 +626,12 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
  * every host: it holds the file's write gate closed while it stores
  * (core/atomicw.c, docs/modes.md "strict"). */
 #define DAXFS_WRITE_ATOMIC	(1u << 1)
+/* All of the write or, for want of space, nothing: -ENOSPC before it
+ * stores a byte when the pool cannot give its new pages now, so that a
+ * space wait can run it again whole.  Without it a write that meets the
+ * full pool part-way returns the bytes it stored (docs/reclaim.md "Short
+ * writes"). */
+#define DAXFS_WRITE_WHOLE	(1u << 2)
 /* The actor may copy with streaming (weakly ordered) stores and leave them
  * unfenced: the core fences once after the copies of a range, before it
  * publishes a page or moves the size (core/file.c daxfs_copy_fenced). */

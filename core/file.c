@@ -803,6 +803,40 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v,
 	return err;
 }
 
+/*
+ * DAXFS_WRITE_WHOLE: whether the pool can give now the pages that
+ * [off, off + len) lacks (its holes, and a leaf per 512 of them), so that
+ * the write stores all of it, or nothing and returns -ENOSPC for the
+ * front end's space wait to run it again (docs/reclaim.md "Short writes").
+ * Far from full it looks at the batch only; near full it counts the
+ * holes.  A look, not a reservation: an allocator racing us on a nearly
+ * full pool can still make the write short.
+ */
+static int write_room(struct daxfs_op *op, const struct fview *v,
+		      struct daxfs_rcur *lf, u64 off, u64 len)
+{
+	struct daxfs_fs *fs = op->fs;
+	u64 blk = off >> DAXFS_BLOCK_SHIFT;
+	u64 last = (off + len - 1) >> DAXFS_BLOCK_SHIFT;
+	u64 span = last - blk + 1, holes = 0, need, pg;
+	int err;
+
+	/* one block: its page (and path) is taken before its copy, so a
+	 * full pool fails it whole anyway */
+	if (span == 1 || daxfs_alloc_room(fs, span + 1) > span)
+		return 0;
+	for (; blk <= last; blk++) {
+		err = daxfs_rcur_page(fs, v->ip, lf, blk, &pg);
+		if (err)
+			return err;
+		holes += !pg;
+	}
+	if (!holes)
+		return 0;
+	need = holes + holes / DAXFS_RADIX_FANOUT + 1;
+	return daxfs_alloc_room(fs, need) < need ? -ENOSPC : 0;
+}
+
 /* Makes every byte at or beyond s read as zero (pages beyond detached). */
 static int clear_from(struct daxfs_op *op, struct daxfs_inode *ip, u64 s)
 {
@@ -1016,6 +1050,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	/* the view after the gate: a shrink may have lowered base_limit */
 	if (!err)
 		err = daxfs_file_view(fs, &ref, &v);
+	if (!err && (flags & DAXFS_WRITE_WHOLE) && len)
+		err = write_room(op, &v, &lf, append ? v.size : off, len);
 	if (!err && append && atomic) {
 		/* alone in the file (our gate): the size cannot move, so the
 		 * data goes beyond EOF first and the size CAS publishes it

@@ -215,23 +215,29 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_space_wait w = {};
+	u32 whole = DAXFS_WRITE_WHOLE;
 	s64 n;
 
 	/* -ENOSPC means nothing was written (the iterator did not move), so
-	 * running it again cannot double anything; a short write returns its
-	 * count (docs/reclaim.md "When the pool is empty") */
-	do {
+	 * running it again cannot double anything.  The write is whole or
+	 * nothing while the wait runs it again; once the wait gave up, one
+	 * last try writes what fits (docs/reclaim.md "Short writes") */
+	for (;;) {
 		*pos = iocb->ki_pos;
 		io->fault = false;
 		io->media = false;
 		pagefault_disable();
 		n = daxfs_write_attr(DAXFS_FS(inode->i_sb), inode->i_ino,
 				     &DAXFS_I(inode)->fc, iocb->ki_pos,
-				     iov_iter_count(io->iter), flags,
+				     iov_iter_count(io->iter), flags | whole,
 				     daxfs_write_actor, io, pos, attr);
 		pagefault_enable();
-	} while (daxfs_k_space_retry(inode->i_sb, &w, n));
-	return n;
+		if (daxfs_k_space_retry(inode->i_sb, &w, n))
+			continue;
+		if (n != -ENOSPC || !whole)
+			return n;
+		whole = 0;
+	}
 }
 
 static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)

@@ -139,7 +139,7 @@ int lib_rejoin(struct daxfs_handle *h);
 bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 		     int64_t ret);
 
-#define LIB_CALL_(h, expr, retry)					\
+#define LIB_CALL_(h, expr, retry, last)				\
 	do {								\
 		struct lib_call lib_c_;					\
 		struct daxfs_space_wait lib_w_ = { 0 };			\
@@ -153,14 +153,21 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 				lib_r_ = (expr);			\
 			while ((retry) &&				\
 			       lib_space_retry(&lib_c_, &lib_w_, lib_r_)); \
+			if (lib_r_ == -ENOSPC)				\
+				lib_r_ = (last);			\
 		}							\
 		return lib_call_end(&lib_c_, lib_r_);			\
 	} while (0)
 
 /* The body of every public entry point: runs expr as one lib call. */
-#define LIB_CALL(h, expr)	LIB_CALL_(h, expr, false)
+#define LIB_CALL(h, expr)	LIB_CALL_(h, expr, false, -ENOSPC)
 /* The same for a call whose -ENOSPC had no effect (the core rolled it
  * back), so that running it again is safe: waits out space in limbo. */
-#define LIB_CALL_SPACE(h, expr)	LIB_CALL_(h, expr, true)
+#define LIB_CALL_SPACE(h, expr)	LIB_CALL_(h, expr, true, -ENOSPC)
+/* A write: whole (DAXFS_WRITE_WHOLE) while the space wait runs it again,
+ * then, once the wait gave up, part as the last try: what fits, a short
+ * write, as POSIX has it for a full medium (docs/reclaim.md "Short
+ * writes"). */
+#define LIB_CALL_WRITE(h, whole, part)	LIB_CALL_(h, whole, true, part)
 
 #endif /* DAXFS_LIB_CALL_H */

@@ -103,6 +103,9 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	return n;
 }
 
+#define APPEND	DAXFS_WRITE_APPEND
+#define WHOLE	DAXFS_WRITE_WHOLE
+
 static int do_ftruncate(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, uint64_t size)
 {
@@ -169,14 +172,16 @@ int64_t daxfs_pread(struct daxfs_handle *h, uint64_t ino, void *buf,
 int64_t daxfs_pwrite(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t off)
 {
-	LIB_CALL_SPACE(h, do_write(h, ino, NULL, buf, len, off, 0, NULL));
+	LIB_CALL_WRITE(h, do_write(h, ino, NULL, buf, len, off, WHOLE, NULL),
+		       do_write(h, ino, NULL, buf, len, off, 0, NULL));
 }
 
 int64_t daxfs_append(struct daxfs_handle *h, uint64_t ino, const void *buf,
 		     uint64_t len, uint64_t *at)
 {
-	LIB_CALL_SPACE(h, do_write(h, ino, NULL, buf, len, 0,
-				   DAXFS_WRITE_APPEND, at));
+	LIB_CALL_WRITE(h, do_write(h, ino, NULL, buf, len, 0, APPEND | WHOLE,
+				   at),
+		       do_write(h, ino, NULL, buf, len, 0, APPEND, at));
 }
 
 int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
@@ -198,15 +203,17 @@ int64_t daxfs_pwrite_fc(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, const void *buf, uint64_t len,
 			uint64_t off)
 {
-	LIB_CALL_SPACE(h, do_write(h, ino, fc, buf, len, off, 0, NULL));
+	LIB_CALL_WRITE(h, do_write(h, ino, fc, buf, len, off, WHOLE, NULL),
+		       do_write(h, ino, fc, buf, len, off, 0, NULL));
 }
 
 int64_t daxfs_append_fc(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, const void *buf, uint64_t len,
 			uint64_t *at)
 {
-	LIB_CALL_SPACE(h, do_write(h, ino, fc, buf, len, 0,
-				   DAXFS_WRITE_APPEND, at));
+	LIB_CALL_WRITE(h, do_write(h, ino, fc, buf, len, 0, APPEND | WHOLE,
+				   at),
+		       do_write(h, ino, fc, buf, len, 0, APPEND, at));
 }
 
 int daxfs_ftruncate_fc(struct daxfs_handle *h, uint64_t ino,

@@ -79,6 +79,45 @@ def test_churn_behind_dead_host_gets_no_enospc(crash_build, region):
         assert all(h["state"] != "alive" for h in dead), dead
 
 
+def test_one_pwrite_behind_dead_host_is_not_short(crash_build, region):
+    """A single pwrite that would meet the full pool part-way waits for
+    the space in limbo, as one that meets it at its first byte does,
+    instead of coming back short (fsx under `daxfs run` reported "short
+    write" once a mapping host held reclamation back).  The write is
+    whole or nothing while the wait runs it again (DAXFS_WRITE_WHOLE).
+    The churn writes a size that is no multiple of a page batch, so that
+    some write crosses the point where the pool ran out."""
+    kill_victim_mid_op(region)
+    size = CHUNK + 3 * 4096 + 100
+    with daxfs.Region(region) as r:
+        rounds = 3 * r.statfs()["free_bytes"] // size + 1
+        for i in range(rounds):
+            data = cl.data("p%d" % i, size)
+            with r.open("/churn", create=True) as f:
+                n = f.pwrite(data, 0)
+                assert n == size, "round %d of %d: short write %d of %d" % (
+                    i, rounds, n, size)
+                assert f.pread(size, 0) == data
+            r.unlink("/churn")
+
+
+def test_full_region_write_is_short(region):
+    """A region truly full of live data: a write larger than what is
+    left stores what fits and says so (a short write, as POSIX has it for
+    a full medium), after the wait found nothing on its way."""
+    with daxfs.Region(region) as r:
+        names = fill(r, "/f")
+        r.unlink(names[0])
+        r.reclaim()
+        data = cl.data("short", 4 * CHUNK)
+        with r.open("/short", create=True) as f:
+            n = f.pwrite(data, 0)
+            assert 0 < n < len(data)
+            assert f.pread(n, 0) == data[:n]
+        for name in names[1:]:
+            assert r.read_file(name) == cl.data(name, CHUNK)
+
+
 def fill(r, prefix):
     """Writes CHUNK files until ENOSPC; returns the names written whole."""
     names = []

@@ -12,6 +12,8 @@ Scenarios:
             linked through /proc/self/fd (AT_SYMLINK_FOLLOW), one with linkat
             AT_EMPTY_PATH, one dropped at close; O_TMPFILE|O_EXCL cannot be linked
   whiteoutfull  RENAME_WHITEOUT on a full filesystem: all of it or nothing
+  shortfull  a write larger than what is left stores what fits and returns its count
+            (a short write), the next one ENOSPC; nothing written before is lost
   whiteout  renameat2(RENAME_WHITEOUT): the new name has the file, the old name is a
             character device 0/0; with a file already at the target too
   overlay   a root-file-system-like tar unpacked into MNT/ovl/lower; an overlay with its
@@ -275,6 +277,42 @@ def scen_whiteoutfull(mnt):
         for n in fill:
             os.unlink(n)
     result(whiteoutfull="ok", whiteoutfull_done=done, whiteoutfull_enospc=failed)
+
+
+def scen_shortfull(mnt):
+    """On a full filesystem with 1 MiB given back, a 4 MiB write stores what
+    fits and returns that count, as POSIX has it for a full medium: the write
+    is whole or nothing only while the space wait may run it again, its last
+    try writes what fits (docs/reclaim.md "Short writes")."""
+    d = os.path.join(mnt, "sf")
+    os.makedirs(d, exist_ok=True)
+    fill = fill_region(d)
+    big = os.path.getsize(fill[0])
+    try:
+        check(big > (2 << 20), f"filling wrote only {big} bytes")
+        os.truncate(fill[0], big - (1 << 20))
+        data = bytes(range(256)) * (4 << 12)
+        fd = os.open(os.path.join(d, "short"), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            n = os.write(fd, data)
+            check(0 < n < len(data), f"4 MiB write on a nearly full filesystem: {n}")
+            try:
+                m = os.write(fd, data[n:])
+            except OSError as e:
+                check(e.errno == errno.ENOSPC, f"the write after: {e}")
+                m = 0
+            check(m < (64 << 10), f"the write after a short one stored {m}")
+        finally:
+            os.close(fd)
+        with open(os.path.join(d, "short"), "rb") as f:
+            check(f.read(n) == data[:n], "the short write's bytes")
+        with open(fill[0], "rb") as f:
+            check(f.read(1 << 20) == b"\xa5" * (1 << 20), "the filling file's bytes")
+    finally:
+        for name in fill + [os.path.join(d, "short")]:
+            if os.path.exists(name):
+                os.unlink(name)
+    result(shortfull="ok", shortfull_n=n)
 
 
 # ---- overlayfs ----
@@ -908,6 +946,7 @@ SCENARIOS = {
     "tmpfile": scen_tmpfile,
     "whiteout": scen_whiteout,
     "whiteoutfull": scen_whiteoutfull,
+    "shortfull": scen_shortfull,
     "overlay": scen_overlay,
     "atime": scen_atime,
     "mmtime": scen_mmtime,

@@ -3,6 +3,7 @@
  * fail with ENOSPC give back everything they allocated (fsck finds no
  * leaked byte afterwards), also while another host holds the epoch back
  * with an open op; nothing written before is lost; deleting frees space. */
+#include "tbytes.h"
 #include "tcheck.h"
 
 #define MiB (1ULL << 20)
@@ -27,29 +28,6 @@ struct kept {
 static struct kept kept[MAXF];
 static u32 nkept;
 
-static u64 fill_byte(void *ctx, void *dst, u64 len)
-{
-	memset(dst, (int)(uintptr_t)ctx, len);
-	return len;
-}
-
-struct cmp_ctx {
-	u8 c;
-	bool bad;
-};
-
-static u64 cmp_actor(void *ctx, const void *src, u64 len)
-{
-	struct cmp_ctx *cc = ctx;
-	const u8 *s = src;
-	u64 i;
-
-	for (i = 0; i < len; i++)
-		if ((s ? s[i] : 0) != cc->c)
-			cc->bad = true;
-	return len;
-}
-
 static u8 tag(u32 i)
 {
 	return (u8)(i * 7 + 1);
@@ -66,7 +44,7 @@ static bool put_file(struct daxfs_fs *fs, u64 dir, u32 i, u64 len)
 	if (daxfs_mknod(fs, dir, k->name, strlen(k->name), 0100644, 0, 0, 0,
 			&k->ino))
 		return false;
-	n = len ? daxfs_write(fs, k->ino, 0, len, 0, fill_byte,
+	n = len ? daxfs_write(fs, k->ino, 0, len, 0, t_fill_byte,
 			      (void *)(uintptr_t)tag(nkept), &pos) : 0;
 	if (n != (s64)len) {
 		/* a short write: the file is not kept */
@@ -151,7 +129,7 @@ static u32 attempt(struct daxfs_fs *fs, u64 dir, int op, u32 t)
 		break;
 	case OP_WRITE:	/* rewrites with the same bytes, extends past EOF */
 		n = daxfs_write(fs, k->ino, k->len + 4096 * (1 + t % 40), 8192,
-				0, fill_byte, (void *)(uintptr_t)0, &pos);
+				0, t_fill_byte, (void *)(uintptr_t)0, &pos);
 		err = n < 0 ? (int)n : 0;
 		break;
 	case OP_APPEND:
@@ -161,7 +139,7 @@ static u32 attempt(struct daxfs_fs *fs, u64 dir, int op, u32 t)
 		n = (t & 1) ? 5000 : 4096;
 		CHECK_EQ(daxfs_getattr(fs, k->ino, &a0), 0);
 		n = daxfs_write(fs, k->ino, 0, (u64)n, DAXFS_WRITE_APPEND,
-				fill_byte, (void *)(uintptr_t)0, &pos);
+				t_fill_byte, (void *)(uintptr_t)0, &pos);
 		err = n < 0 ? (int)n : 0;
 		CHECK_EQ(daxfs_getattr(fs, k->ino, &a1), 0);
 		/* an append that failed had no effect; one that stored
@@ -186,7 +164,7 @@ static void check_kept(struct daxfs_fs *fs, u64 dir)
 	u64 ino;
 
 	for (i = 0; i < nkept; i++) {
-		struct cmp_ctx cc = { .c = tag(i) };
+		struct t_cmp cc = { .c = tag(i) };
 
 		if (kept[i].gone)
 			continue;
@@ -195,7 +173,7 @@ static void check_kept(struct daxfs_fs *fs, u64 dir)
 			bad++;
 			continue;
 		}
-		if (daxfs_read(fs, ino, 0, kept[i].len, cmp_actor, &cc) !=
+		if (daxfs_read(fs, ino, 0, kept[i].len, t_cmp_actor, &cc) !=
 		    (s64)kept[i].len || cc.bad)
 			bad++;
 	}
