@@ -888,57 +888,92 @@ static u64 path_bits(u64 pfx, unsigned int d, unsigned int i)
 	return pfx | (d >= LAST_LEVEL ? (u64)i : (u64)i << (56 - 6 * d));
 }
 
-/* First chain (slot value) with hash >= c holding a visible name, in
- * the subtree of node at level d, reached by the hash bits pfx.  edge:
- * this subtree contains c's path.  Every leaf's hash must agree with the
- * path it was reached by (as the checker demands), so a node reached
- * through a wrong or cyclic pointer is -EUCLEAN at its first leaf;
- * *budget (per readdir call) bounds what damage without leaves costs. */
-static int trie_next(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 c,
-		     bool edge, u64 pfx, u64 *found, u64 *found_hash,
-		     u32 *budget)
+/* The next chains (slot values) with a visible name, in hash order from
+ * *c on, gathered in one walk of the trie, so that listing a directory
+ * descends from the root once per TBATCH names rather than once per name
+ * (an iterator per name made trie walks 56% of a listing's instructions). */
+#define TBATCH 32
+struct trie_batch {
+	u32 n, next;
+	bool gathered;		/* a walk filled it */
+	bool done;		/* that walk found every chain from its c on */
+	u64 v[TBATCH];		/* the chain's slot value */
+	u64 h[TBATCH];		/* the hash of its first visible name */
+};
+
+/* Gathers into tb, from the subtree of node at level d reached by the
+ * hash bits pfx, the chains with hash >= *c in order; each one found
+ * moves *c past it, as a walk from the root for *c would have.  edge:
+ * this subtree contains *c's path.  1: tb is full.  Every leaf's hash must
+ * agree with the path it was reached by (as the checker demands), so a
+ * node reached through a wrong or cyclic pointer is -EUCLEAN at its first
+ * leaf; *budget (per readdir call) bounds what damage without leaves
+ * costs. */
+static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
+			bool edge, u64 pfx, struct trie_batch *tb, u32 *budget)
 {
 	struct daxfs_trie_node *node = node_at(fs, noff);
 	unsigned int i, end = d == LAST_LEVEL ? 4 : DAXFS_TRIE_FANOUT;
-	unsigned int start = edge ? daxfs_trie_idx(c, d) : 0;
+	unsigned int start = edge ? daxfs_trie_idx(*c, d) : 0;
 	int r;
 
 	if (!node || d > LAST_LEVEL)
 		return -EUCLEAN;
 	for (i = start; i < end; i++) {
-		u64 v = daxfs_load(&node->slot[i]), off, bits;
-		u32 n = 0;
+		u64 v = daxfs_load(&node->slot[i]), off, bits, h, head;
+		u32 n;
 
+		/* empty slots are free: at most a node's worth per node,
+		 * and what could loop (nodes, chains) is charged below */
+		if (!v)
+			continue;
 		if (!*budget)
 			return -EUCLEAN;
 		(*budget)--;
 		daxfs_walk_yield();
-		if (!v)
-			continue;
 		bits = path_bits(pfx, d, i);
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
-			r = trie_next(fs, SLOT_OFF(v), d + 1, c, edge && i == start,
-				      bits, found, found_hash, budget);
+			r = trie_collect(fs, SLOT_OFF(v), d + 1, c,
+					 edge && i == start, bits, tb, budget);
 			if (r)
 				return r;
 			continue;
 		}
 		if (SLOT_TAG(v) != DAXFS_SLOT_LEAF)
 			return -EUCLEAN;
-		for (off = SLOT_OFF(v); off; n++) {
-			struct daxfs_leaf l;
+		/* the chain's first visible name with hash >= *c, again
+		 * with *c past each one found, as walks from the root for
+		 * each *c would find them */
+		for (;;) {
+			head = h = HASH_LIMIT;
+			for (off = SLOT_OFF(v), n = 0; off; n++) {
+				struct daxfs_leaf l;
 
-			if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX ||
-			    (l.hash & path_mask(d)) != bits)
-				return -EUCLEAN;
-			if (l.hash < c)
-				break;
-			if (!(l.flags & DAXFS_DF_WHITEOUT)) {
-				*found = v;
-				*found_hash = l.hash;
-				return 1;
+				if (daxfs_leaf_get(fs, off, &l) ||
+				    n >= DAXFS_CHAIN_MAX ||
+				    (l.hash & path_mask(d)) != bits)
+					return -EUCLEAN;
+				if (!n)
+					head = l.hash;
+				if (l.hash < *c)
+					break;
+				if (!(l.flags & DAXFS_DF_WHITEOUT)) {
+					h = l.hash;
+					break;
+				}
+				off = daxfs_load(&l.de->next);
 			}
-			off = daxfs_load(&l.de->next);
+			if (h >= HASH_LIMIT)
+				break;
+			tb->v[tb->n] = v;
+			tb->h[tb->n++] = h;
+			*c = h + 1;
+			if (tb->n == TBATCH)
+				return 1;
+			/* the next scan would stop at the head (a chain of
+			 * one hash, the usual case): skip it */
+			if (head <= h)
+				break;
 		}
 	}
 	return 0;
@@ -1002,6 +1037,7 @@ struct rd {
 	struct base_batch b;
 	bool b_valid;
 	u64 b_lo;
+	struct trie_batch tb;
 	u32 budget;				/* trie slot visits left */
 };
 
@@ -1080,22 +1116,50 @@ static int emit_base(struct rd *r, u64 h, daxfs_filldir_t fill, void *ctx)
 	return 0;
 }
 
+/* The first chain with hash >= c (*h = HASH_LIMIT when none): the head
+ * of the batch, gathered again from c when it is used up and the walk
+ * that filled it stopped because it was full. */
+static int trie_next(struct rd *r, u64 c, u64 *v, u64 *h)
+{
+	struct trie_batch *tb = &r->tb;
+	u64 root, cc = c;
+	int err;
+
+	*h = HASH_LIMIT;
+	if (tb->next == tb->n) {
+		if (tb->gathered && tb->done)
+			return 0;
+		tb->n = 0;
+		tb->next = 0;
+		tb->gathered = true;
+		tb->done = true;
+		root = r->dp ? daxfs_load(&r->dp->root) : 0;
+		if (root) {
+			err = trie_collect(r->op->fs, root, 0, &cc, true, 0, tb,
+					   &r->budget);
+			if (err < 0)
+				return err;
+			tb->done = !err;
+		}
+		if (!tb->n)
+			return 0;
+	}
+	*v = tb->v[tb->next];
+	*h = tb->h[tb->next];
+	return 0;
+}
+
 static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 {
-	struct daxfs_fs *fs = r->op->fs;
-	u64 c = *pos - 2, th, bh, h, v = 0, root;
+	u64 c = *pos - 2, th, bh, h, v = 0;
 	int err;
 
 	while (c < HASH_LIMIT) {
 		th = HASH_LIMIT;
 		bh = HASH_LIMIT;
-		root = r->dp ? daxfs_load(&r->dp->root) : 0;
-		if (root) {
-			err = trie_next(fs, root, 0, c, true, 0, &v, &th,
-					&r->budget);
-			if (err < 0)
-				return err;
-		}
+		err = trie_next(r, c, &v, &th);
+		if (err < 0)
+			return err;
 		if (r->bip) {
 			err = base_next(r, c, &bh);
 			if (err)
@@ -1115,6 +1179,8 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 			*pos = h + 2;
 			return 0;
 		}
+		if (th == h)
+			r->tb.next++;
 		if (r->budget < WALK_BUDGET - ENTRY_BUDGET)
 			r->budget += ENTRY_BUDGET;
 		c = h + 1;
