@@ -2,7 +2,7 @@
 """Guest Table 2 as ratios with a confidence interval, independent of load.
 
     bench/guest_ratio.py [--rounds N] [--runtime 200ms] [--sections a,b]
-                         [--wallclock] [--out DIR]
+                         [--wallclock] [--out DIR] [--meta NFILES]
 
 One QEMU TCG guest mounts daxfs.ko, ext4 -o dax and a tmpfs
 (vm/guest/daxfs-bench.sh ratio) and runs bench/fio/table2.fio section by
@@ -26,6 +26,12 @@ through its boot in 9 minutes on the loaded build machine: one TCG
 thread runs both vCPUs in turn); the multi-job rows then share it.
 --wallclock uses the ordinary multi-threaded TCG, 2 vCPUs and host time
 instead: the same interleaved rounds, wider intervals.
+
+--meta NFILES: the DaxFS paper's Figure 4 instead of Table 2: per round,
+bench/meta_bench posix (create, stat, readdir, unlink of NFILES files in
+one directory) on each target one after the other; the table then holds
+time ratios per operation (below 1: daxfs is faster), guest instructions
+per file under the instruction clock.
 
 Writes DIR/ratio.csv (round, section, target, MiB/s) and prints a
 Markdown table.  Needs what bench/run's guest part needs (make module,
@@ -76,14 +82,19 @@ def geo_ci(ratios):
     return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
+def result_files(outdir, pattern):
+    """(match, path) for each file of outdir whose name matches pattern."""
+    for f in sorted(os.listdir(outdir)):
+        m = re.match(pattern, f)
+        if m:
+            yield m, os.path.join(outdir, f)
+
+
 def read_rows(outdir):
     """[(round, section, target, MiB/s)] from the guest's JSON files."""
     rows = []
-    for f in sorted(os.listdir(outdir)):
-        m = re.match(r"ratio-(\w+)-(\d+)-([\w-]+)\.json$", f)
-        if not m:
-            continue
-        with open(os.path.join(outdir, f)) as fh:
+    for m, path in result_files(outdir, r"ratio-(\w+)-(\d+)-([\w-]+)\.json$"):
+        with open(path) as fh:
             text = fh.read()
         if "{" not in text:
             continue        # still being written, or fio failed
@@ -91,6 +102,46 @@ def read_rows(outdir):
             if sect == m.group(3):
                 rows.append((int(m.group(2)), sect, m.group(1), mib))
     return rows
+
+
+def read_meta(outdir):
+    """[(round, op, target, us per op)] from the guest's meta_bench CSVs."""
+    rows = []
+    for m, path in result_files(outdir, r"meta-(\w+)-(\d+)\.csv$"):
+        with open(path) as fh:
+            for rec in csv.DictReader(fh):
+                rows.append((int(m.group(2)), rec["op"], m.group(1),
+                             float(rec["us_per_op"])))
+    return rows
+
+
+def meta_summary(rows):
+    """Markdown table: per operation, the median time per target and the
+    per-round time ratios' geometric mean with its 95% interval."""
+    us = {}
+    for rnd, op, tgt, t in rows:
+        us.setdefault(op, {}).setdefault(tgt, {})[rnd] = t
+    out = ["| op | daxfs | ext4-dax | tmpfs | daxfs/ext4-dax time (95% CI) "
+           "| daxfs/tmpfs time (95% CI) | rounds |",
+           "|---|---|---|---|---|---|---|"]
+    for op in ("create", "stat", "readdir", "unlink"):
+        t = us.get(op, {})
+        med, cis = medians_cis(t)
+        out.append("| %s | %.2f | %.2f | %.2f | %s | %s | %d |" % (
+            op, med[0], med[1], med[2], fmt_ci(cis[0]), fmt_ci(cis[1]),
+            len(t.get("daxfs", {}))))
+    return "\n".join(out)
+
+
+def medians_cis(t):
+    """t: {target: {round: value}}.  The median per target (TARGETS'
+    order) and, against ext4-dax and tmpfs, the per-round ratios daxfs /
+    other as geo_ci gives them."""
+    med = [statistics.median(t[x].values()) if t.get(x) else 0
+           for x in TARGETS]
+    cis = [geo_ci([t["daxfs"][r] / t[o][r] for r in t.get("daxfs", {})
+                   if t.get(o, {}).get(r)]) for o in ("ext4dax", "tmpfs")]
+    return med, cis
 
 
 def fmt_ci(ci):
@@ -110,14 +161,7 @@ def summary(rows, secs):
         if sect not in bw or sect == "layout":
             continue
         t = bw[sect]
-        med = [statistics.median(t[x].values()) if t.get(x) else 0
-               for x in TARGETS]
-        cis = []
-        for other in ("ext4dax", "tmpfs"):
-            rr = [t["daxfs"][r] / t[other][r]
-                  for r in t.get("daxfs", {})
-                  if t.get(other, {}).get(r)]
-            cis.append(geo_ci(rr))
+        med, cis = medians_cis(t)
         paper = PAPER_RATIO.get(sect)
         out.append("| %s | %.0f | %.0f | %.0f | %s | %s | %s | %d |" % (
             sect, med[0], med[1], med[2], fmt_ci(cis[0]), fmt_ci(cis[1]),
@@ -158,12 +202,15 @@ def main():
                     help="instead of rounds: each section once per target "
                          "under perf record (cpu-clock, so samples count "
                          "guest instructions); profile-TARGET-SECTION.txt")
+    ap.add_argument("--meta", type=int, metavar="NFILES", default=0,
+                    help="Figure 4 (metadata) instead of Table 2")
     ap.add_argument("--summarize", metavar="DIR",
                     help="only print the table of an earlier run's DIR")
     a = ap.parse_args()
     secs = a.sections.split(",") if a.sections else sections()
     if a.summarize:
-        print(summary(read_rows(a.summarize), secs))
+        print(meta_summary(read_meta(a.summarize)) if a.meta else
+              summary(read_rows(a.summarize), secs))
         return 0
     from cluster import Cluster, Guest
     out = a.out or os.path.join(HERE, "results",
@@ -180,16 +227,26 @@ def main():
                         str(c.shm)], check=True)
         if a.profile:
             args = ["profile", a.runtime, "+".join(TARGETS)]
+        elif a.meta:
+            args = ["meta", str(a.rounds), str(a.meta), "+".join(TARGETS)]
         else:
             args = ["ratio", str(a.rounds), a.runtime, "+".join(TARGETS)]
         g = Guest("A", "daxfs-bench",
-                  args + ["+".join(secs) if a.sections else "all", a.module],
+                  args + ([] if a.meta else
+                          ["+".join(secs) if a.sections else "all"]) +
+                  [a.module],
                   cpus=1 if not a.wallclock else 2, mem="2G", outdir=out)
         res = c.run([g])
         if not res.ok:
             print(res.summary(), file=sys.stderr)
     if a.profile:
         print(profile_summary(out, secs))
+        return 0 if res.ok else 1
+    if a.meta:
+        print("guest clock: %s; %d rounds; %d files; results in %s\n" % (
+            "host time" if a.wallclock else "instructions (-icount shift=0)",
+            a.rounds, a.meta, out))
+        print(meta_summary(read_meta(out)))
         return 0 if res.ok else 1
     rows = read_rows(out)
     with open(os.path.join(out, "ratio.csv"), "w", newline="") as fh:

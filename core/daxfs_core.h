@@ -486,6 +486,12 @@ int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
  * in one operation (a path walk needs both for every name it passes). */
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		      u64 *ino, struct daxfs_attr *attr);
+/* The same through fc, the cache of inode expect's record, when the name
+ * maps to that inode (a front end revalidating its cached name). */
+struct daxfs_fcache;
+int daxfs_lookup_attr_fc(struct daxfs_fs *fs, u64 dir, const char *name,
+			 u32 len, u64 *ino, u64 expect,
+			 struct daxfs_fcache *fc, struct daxfs_attr *attr);
 /*
  * The last two names of a path in one operation (libdaxfs' walk: the
  * directory a name is in is looked up in the op that uses it, not in one

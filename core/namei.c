@@ -523,6 +523,13 @@ static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		      u64 *ino, struct daxfs_attr *attr)
 {
+	return daxfs_lookup_attr_fc(fs, dir, name, len, ino, 0, NULL, attr);
+}
+
+int daxfs_lookup_attr_fc(struct daxfs_fs *fs, u64 dir, const char *name,
+			 u32 len, u64 *ino, u64 expect,
+			 struct daxfs_fcache *fc, struct daxfs_attr *attr)
+{
 	struct daxfs_op op;
 	int err;
 
@@ -531,7 +538,7 @@ int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		return err;
 	err = lookup_in(&op, dir, name, len, ino, NULL);
 	if (!err && attr)
-		err = getattr_in(&op, *ino, NULL, attr);
+		err = getattr_in(&op, *ino, *ino == expect ? fc : NULL, attr);
 	daxfs_op_end(&op);
 	return err;
 }

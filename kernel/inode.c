@@ -452,28 +452,37 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 
 /* ---- dentries ---- */
 
+/*
+ * The name must still map to the same inode (a negative dentry: to none),
+ * and the inode's attributes are refreshed from what the same core op
+ * read: one op per name a walk passes, not a lookup and then a getattr.
+ */
 static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
+	struct daxfs_attr a;
 	struct inode *inode;
 	struct dentry *parent;
 	u64 ino;
-	int err, valid;
+	int err;
 
 	if (flags & LOOKUP_RCU)
 		return -ECHILD;
 	if (READ_ONCE(DAXFS_SB(dentry->d_sb)->dead))
 		return 0;
-	parent = dget_parent(dentry);
-	err = daxfs_lookup(DAXFS_FS(dentry->d_sb), d_inode(parent)->i_ino,
-			   dentry->d_name.name, dentry->d_name.len, &ino);
-	dput(parent);
 	inode = d_inode(dentry);
+	parent = dget_parent(dentry);
+	err = daxfs_lookup_attr_fc(DAXFS_FS(dentry->d_sb),
+				   d_inode(parent)->i_ino, dentry->d_name.name,
+				   dentry->d_name.len, &ino,
+				   inode ? inode->i_ino : 0,
+				   inode ? &DAXFS_I(inode)->fc : NULL,
+				   inode ? &a : NULL);
+	dput(parent);
 	if (!inode)
 		return err == -ENOENT;
 	if (err || ino != inode->i_ino)
 		return 0;
-	valid = daxfs_refresh_inode(inode) == 0;
-	return valid;
+	return daxfs_refresh_from(inode, &a, 0) == 0;
 }
 
 DAXFS_D_REVALIDATE(daxfs_d_revalidate)
