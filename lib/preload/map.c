@@ -378,17 +378,17 @@ static void *reserve(void *addr, size_t len, int flags, uint64_t off)
 	size_t extra = HUGE_PG - PG, lead;
 	char *p = MAP_FAILED;
 
-	if (len >= HUGE_PG && len <= MAP_MAX &&
-	    !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+	/* len is at most MAP_MAX (pl_map_shared): len + extra cannot wrap */
+	if (len >= HUGE_PG && !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
 		p = sys_mmap(addr, len + extra, PROT_NONE, rflags, -1, 0);
 	if (p == MAP_FAILED) {
+		extra = 0;	/* not placed for runs: where the kernel puts it */
 		p = sys_mmap(addr, len, PROT_NONE, rflags, -1, 0);
-		if (p != MAP_FAILED)
-			forget(p, len);
-		return p;
+		if (p == MAP_FAILED)
+			return p;
 	}
 	forget(p, len + extra);
-	lead = (off - (uintptr_t)p) & (HUGE_PG - 1);
+	lead = extra ? (off - (uintptr_t)p) & (HUGE_PG - 1) : 0;
 	if (lead)
 		syscall(SYS_munmap, p, lead);
 	if (extra - lead)
