@@ -86,9 +86,11 @@ struct daxfs_sb_info {
 	spinlock_t mapped_lock;
 	struct list_head mapped;
 	/* inodes whose create hold no open took over yet (ei->hold_link):
-	 * the lease work drops those older than two ticks (kernel/inode.c) */
+	 * the lease work drops those older than two ticks, a create those
+	 * beyond DAXFS_CREATE_HOLDS_MAX (kernel/inode.c) */
 	spinlock_t hold_lock;
 	struct list_head create_holds;
+	unsigned int nr_create_holds;	/* on create_holds (hold_lock) */
 };
 
 struct daxfs_inode_info {
