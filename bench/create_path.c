@@ -66,7 +66,8 @@ __attribute__((noinline)) static void way_held(struct daxfs_fs *fs, u64 dir, int
 	for (i = 0; i < n; i++) {
 		err = daxfs_tmpfile(fs, dir, 0644, 0, 0, &ino);
 		if (!err)
-			err = daxfs_link_created(fs, ino, dir, name, name_of(i));
+			err = daxfs_link_created(fs, ino, dir, name, name_of(i),
+						 NULL);
 		if (!err)
 			err = daxfs_open_put(fs, ino);
 		if (err)

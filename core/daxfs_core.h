@@ -487,11 +487,19 @@ int daxfs_lookup(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		      u64 *ino, struct daxfs_attr *attr);
 /* The same through fc, the cache of inode expect's record, when the name
- * maps to that inode (a front end revalidating its cached name). */
+ * maps to that inode (a front end revalidating its cached name).
+ * *dir_change (may be NULL): a change counter loaded before the name was
+ * looked up that vouches for the answer while it still shows this value
+ * (docs/kernel.md "Dentries"): with expect, expect's (every removal of a
+ * name of an inode moves its counter after it is published), else dir's
+ * (every change of a directory's entries moves its counter after it is
+ * published).  0: none (no record: a pristine base directory, whose
+ * entries change only after a copy-up, or an expect that is gone). */
 struct daxfs_fcache;
 int daxfs_lookup_attr_fc(struct daxfs_fs *fs, u64 dir, const char *name,
 			 u32 len, u64 *ino, u64 expect,
-			 struct daxfs_fcache *fc, struct daxfs_attr *attr);
+			 struct daxfs_fcache *fc, struct daxfs_attr *attr,
+			 u64 *dir_change);
 /*
  * The last two names of a path in one operation (libdaxfs' walk: the
  * directory a name is in is looked up in the op that uses it, not in one
@@ -570,7 +578,11 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
  * daxfs_link_unnamed gives a file this host holds open its first name
  * (linkat of an O_TMPFILE descriptor); -ENOENT if we do not hold it.
  * daxfs_link_created is that for a create made as a held tmpfile: the
- * file's three times become the instant it was named, as open(O_CREAT).
+ * file's three times become the instant it was named, as open(O_CREAT);
+ * *vouch (may be NULL; 0 on failure): the change counter the file has
+ * after the call unless another host changed it or removed the name
+ * since it was published, which vouches for the name while it stands
+ * (daxfs_lookup_attr_fc, docs/kernel.md "Dentries").
  */
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
@@ -583,7 +595,7 @@ int daxfs_tmpnode(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len);
 int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
-		       u32 len);
+		       u32 len, u64 *vouch);
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
 #define DAXFS_RENAME_EXCHANGE	(1u << 1)
@@ -674,6 +686,22 @@ struct daxfs_fcache {
 	u64 rec;			/* offset of the inode record; 0: none */
 	u64 bucket;			/* overlay bucket publishing it */
 };
+/*
+ * A lane-free look at ino's record through fc (docs/kernel.md "Peeks"):
+ * its change counter, size (a directory: its entry count), link count and
+ * mode, when fc names ino's live published record before and after they
+ * are loaded.  -EAGAIN otherwise (no cache, one that no longer fits, a
+ * host shut down or declared dead): make the core op instead.  Takes no
+ * lane, writes nothing, never sleeps: callable where a front end cannot
+ * block (the kernel's RCU path walk).  Equal values mean what an op's
+ * getattr would have found equal at that moment.
+ */
+struct daxfs_peek {
+	u64 change, size;
+	u32 nlink, mode;
+};
+int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
+		    const struct daxfs_fcache *fc, struct daxfs_peek *pk);
 s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		  u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
 s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,

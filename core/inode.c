@@ -122,6 +122,40 @@ static struct daxfs_inode *cached_record(struct daxfs_fs *fs, u64 ino,
 #endif
 }
 
+/*
+ * A look at ino's record with no op (docs/kernel.md "Peeks"), for a
+ * front end that only wants to know whether what it cached is still
+ * current.  Without an epoch the record may be retired and reused while
+ * we load it, so the bucket is checked before and after the loads: it
+ * publishes (INODE(ino), rec) at both V loads, and V never goes back to
+ * rec once it left it (dynamic numbers are never reused, base records
+ * never freed: docs/open-files.md "When the record moves"), so the record
+ * stayed published, hence unretired, in between, and the loads read it.
+ */
+int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
+		    const struct daxfs_fcache *fc, struct daxfs_peek *pk)
+{
+	u64 rec = daxfs_load(&fc->rec), idx = daxfs_load(&fc->bucket);
+	u64 key = inode_key(ino);
+	struct daxfs_inode *ip;
+
+	/* what daxfs_op_begin refuses, the peek does not answer either */
+	if (!rec || daxfs_unlikely(daxfs_once(fs->shut)) ||
+	    daxfs_media_fixed_bad(fs) || !daxfs_host_unfenced(fs))
+		return -EAGAIN;
+	if (!daxfs_ov_holds(fs, idx, key, rec) ||
+	    live_record(fs, rec, ino, &ip))
+		return -EAGAIN;
+	pk->mode = daxfs_load32(&ip->mode);
+	pk->nlink = daxfs_load32(&ip->nlink);
+	pk->change = daxfs_load(&ip->change);
+	pk->size = DAXFS_IS_DIR(pk->mode) ?
+		   daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK :
+		   daxfs_load(&ip->size);
+	/* the loads above are acquires: none moves below this one */
+	return daxfs_ov_holds(fs, idx, key, rec) ? 0 : -EAGAIN;
+}
+
 /* The lookup proper: the overlay record (filling fc when given), else a
  * pristine base inode.  Out of line: a cache hit needs none of its frame. */
 static daxfs_noinline int inode_lookup(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,

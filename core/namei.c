@@ -523,20 +523,46 @@ static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		      u64 *ino, struct daxfs_attr *attr)
 {
-	return daxfs_lookup_attr_fc(fs, dir, name, len, ino, 0, NULL, attr);
+	return daxfs_lookup_attr_fc(fs, dir, name, len, ino, 0, NULL, attr,
+				    NULL);
+}
+
+/* The change counter that vouches for a lookup's answer while it stands:
+ * expect's when given (its record's, 0 if it has none), else dir's. */
+static u64 vouching_change(struct daxfs_op *op, const struct daxfs_iref *dref,
+			   u64 expect, struct daxfs_fcache *fc)
+{
+	struct daxfs_iref ref;
+
+	if (!expect)
+		return dref->ip ? daxfs_load(&dref->ip->change) : 0;
+	if (daxfs_inode_get_fc(op, expect, fc, &ref) || !ref.ip)
+		return 0;
+	return daxfs_load(&ref.ip->change);
 }
 
 int daxfs_lookup_attr_fc(struct daxfs_fs *fs, u64 dir, const char *name,
 			 u32 len, u64 *ino, u64 expect,
-			 struct daxfs_fcache *fc, struct daxfs_attr *attr)
+			 struct daxfs_fcache *fc, struct daxfs_attr *attr,
+			 u64 *dir_change)
 {
+	struct daxfs_iref dref;
 	struct daxfs_op op;
 	int err;
 
+	if (dir_change)
+		*dir_change = 0;
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = lookup_in(&op, dir, name, len, ino, NULL);
+	err = dir_for_read(&op, dir, &dref);
+	/* before the name: every change of dir's entries moves dir's, and
+	 * every removal of a name of expect moves expect's, after it is
+	 * published (docs/kernel.md "Dentries") */
+	if (!err && dir_change)
+		*dir_change = vouching_change(&op, &dref, expect, fc);
+	if (!err)
+		err = lookup_ref(&op, &dref, name, len, ino, NULL);
 	if (!err && attr)
 		err = getattr_in(&op, *ino, *ino == expect ? fc : NULL, attr);
 	daxfs_op_end(&op);
@@ -1046,18 +1072,21 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * that name is gone.
  */
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
-		   u64 dir, const char *name, u32 len, unsigned int how)
+		   u64 dir, const char *name, u32 len, unsigned int how,
+		   u64 *vouch)
 {
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
 	struct daxfs_op op;
 	struct waiter w = { 0, 0 };
-	u64 hash, leaf = 0, held = 0;
+	u64 hash, leaf = 0, held = 0, c0 = 0;
 	s64 now;
 	u32 mode;
 	int err;
 
+	if (vouch)
+		*vouch = 0;
 	err = begin_entry_change(fs, &dir, NULL, 0, name, len, &op, &dp);
 	if (err)
 		return err;
@@ -1119,6 +1148,9 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.nlink_raised");
+	/* the inode's counter before its new name is published: with our
+	 * one touch after it, what vouches for the name (daxfs_link_created) */
+	c0 = daxfs_load(&ip->change);
 	/* step 3 (linking) is marked right before the CAS */
 	err = daxfs_dir_link_marked(&op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
 	if (err) {
@@ -1139,6 +1171,8 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	now = daxfs_now_ns();
 	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
 			     DAXFS_TOUCH_CTIME, now);
+	if (vouch)
+		*vouch = c0 + 1;	/* this touch, and nobody else's */
 	daxfs_inode_touch_at(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	leaf_unhold(fs, held);
 	daxfs_intent_clear(&op);
@@ -1171,19 +1205,19 @@ out:
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len)
 {
-	return ns_link(fs, NULL, ino, dir, name, len, LINK_NAMED);
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_NAMED, NULL);
 }
 
 int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len)
 {
-	return ns_link(fs, NULL, ino, dir, name, len, LINK_UNNAMED);
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_UNNAMED, NULL);
 }
 
 int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
-		       u32 len)
+		       u32 len, u64 *vouch)
 {
-	return ns_link(fs, NULL, ino, dir, name, len, LINK_CREATED);
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_CREATED, vouch);
 }
 
 int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
@@ -1191,7 +1225,7 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 {
 	struct link_src src = { .dir = sdir, .name = sname, .len = slen };
 
-	return ns_link(fs, &src, ino, dir, name, len, LINK_NAMED);
+	return ns_link(fs, &src, ino, dir, name, len, LINK_NAMED, NULL);
 }
 
 /* name in *dirp, or in the directory pname of *dirp (begin_entry_change) */
@@ -2408,7 +2442,44 @@ int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
  * recovered, so nothing its op could still see has been reused: the
  * leaves named by the intent are readable even if already retired.
  */
+static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
+
+/*
+ * A directory whose entries recovery changed, or may have: its change
+ * counter moves after, as the dead host's own touch would have, so that a
+ * front end trusting a name while the counter stands (docs/kernel.md
+ * "Dentries") looks it up again.  A move too many only costs a lookup.
+ */
+static void recover_dir_moved(struct daxfs_op *op, u64 dir)
+{
+	struct daxfs_iref ref;
+
+	if (!dir || daxfs_fenced(op) || daxfs_inode_get(op, dir, &ref) ||
+	    !ref.ip || !DAXFS_IS_DIR(daxfs_load32(&ref.ip->mode)))
+		return;
+	daxfs_faa(&ref.ip->change, 1);
+}
+
+/*
+ * Roll a dead host's namespace op forward or back (ns_recover), then move
+ * the change counters of the directories it named: a[0] (every kind's
+ * directory) and a rename's destination a[1].
+ */
 void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
+{
+	u64 dir = daxfs_load(&dead_lane->intent.a[0]);
+	u64 to = daxfs_load(&dead_lane->intent.a[1]);
+	u64 meta = daxfs_load(&dead_lane->intent.a[6]);
+
+	ns_recover(op, dead_lane);
+	if (!op->lane)
+		return;
+	recover_dir_moved(op, dir);
+	if (NS_KIND(meta) == NS_KIND_RENAME && to != dir)
+		recover_dir_moved(op, to);
+}
+
+static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 a[7];

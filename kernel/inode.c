@@ -360,16 +360,53 @@ int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops,
 	return err ? err : refresh_apply(inode, a, 0, before + ops);
 }
 
+/* Whether what a peek loaded is what the inode holds: the test a refresh
+ * makes on the attributes its op loads (refresh_apply), so a refresh that
+ * passes it changes nothing. */
+static bool attrs_match(struct inode *inode, const struct daxfs_peek *pk)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	return READ_ONCE(ei->valid) && pk->change == READ_ONCE(ei->change) &&
+	       pk->size == (u64)i_size_read(inode) &&
+	       pk->nlink == inode->i_nlink &&
+	       !((pk->mode ^ inode->i_mode) & S_IFMT);
+}
+
+static int peek_inode(struct inode *inode, struct daxfs_peek *pk)
+{
+	return daxfs_attr_peek(DAXFS_FS(inode->i_sb), inode->i_ino,
+			       &DAXFS_I(inode)->fc, pk);
+}
+
+/*
+ * Whether the inode's attributes are what the region has now, by a peek
+ * at its record with no core op (docs/kernel.md "Peeks").  Never sleeps:
+ * RCU path walk calls it too.  pk gets what the peek loaded (change: 0 if
+ * none).
+ */
+static bool attrs_current(struct inode *inode, struct daxfs_peek *pk)
+{
+	pk->change = 0;
+	return !peek_inode(inode, pk) && attrs_match(inode, pk);
+}
+
 /* mine: the change counter that means "changed by our write only" */
 static int refresh(struct inode *inode, u64 *change, u64 mine)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct daxfs_attr a;
+	struct daxfs_peek pk;
 	int err;
 
 	err = daxfs_dead(inode->i_sb);
 	if (err)
 		return err;
+	if (attrs_current(inode, &pk)) {
+		if (change)
+			*change = pk.change;
+		return 0;
+	}
 	/* every write comes here first: through the inode's cache of its
 	 * record, as the write itself goes */
 	err = daxfs_getattr_fc(DAXFS_FS(inode->i_sb), inode->i_ino, &ei->fc, &a);
@@ -478,36 +515,104 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 /* ---- dentries ---- */
 
 /*
+ * A lookup confirmed the dentry's name, with a change counter loaded
+ * before it that vouches for the answer while it stands (seen, 0 none:
+ * daxfs_lookup_attr_fc): the directory's, or for a positive dentry
+ * revalidated, its inode's.  Recorded with the number of the inode it is
+ * of, both under d_lock, so that revalidations trust the name while that
+ * counter stands (docs/kernel.md "Dentries").  A dentry moved to another
+ * directory, or turned negative or positive, then names an inode that is
+ * neither its directory nor its own: not trusted.
+ */
+static void name_confirmed(struct dentry *dentry, struct inode *dir,
+			   u64 ref, u64 seen)
+{
+	spin_lock(&dentry->d_lock);
+	if (d_inode(dentry->d_parent) == dir) {
+		dentry->d_fsdata = seen ? (void *)(uintptr_t)ref : NULL;
+		dentry->d_time = (unsigned long)seen;
+	}
+	spin_unlock(&dentry->d_lock);
+}
+
+/* What a dentry's recorded counter (name_confirmed) and peeks prove
+ * current, with no core op: nothing, its name, or its name and its inode's
+ * attributes.  Never sleeps (RCU path walk; the caller keeps dir and inode
+ * alive). */
+enum { DENTRY_STALE, DENTRY_NAME, DENTRY_CURRENT };
+
+static int dentry_current(struct dentry *dentry, struct inode *dir,
+			  struct inode *inode)
+{
+	struct daxfs_peek pk;
+	unsigned long seen;
+	uintptr_t of;
+
+	spin_lock(&dentry->d_lock);
+	of = (uintptr_t)dentry->d_fsdata;
+	seen = dentry->d_time;
+	spin_unlock(&dentry->d_lock);
+	if (!seen)
+		return DENTRY_STALE;
+	if (inode && of == inode->i_ino) {
+		/* one peek for the name and the attributes */
+		if (peek_inode(inode, &pk) || pk.change != seen)
+			return DENTRY_STALE;
+		return attrs_match(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
+	}
+	if (of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
+		return DENTRY_STALE;
+	return !inode || attrs_current(inode, &pk) ? DENTRY_CURRENT :
+	       DENTRY_NAME;
+}
+
+/*
  * The name must still map to the same inode (a negative dentry: to none),
- * and the inode's attributes are refreshed from what the same core op
- * read: one op per name a walk passes, not a lookup and then a getattr.
+ * and the inode's attributes are refreshed.  When the counter recorded
+ * with the dentry stands (dentry_current) and a peek says the inode's
+ * attributes are current, neither needs a core op, and RCU path walk goes
+ * on (docs/kernel.md "Dentries").  Else the name is looked up again, with
+ * the attributes in the same op.
  */
 static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
 	struct daxfs_attr a;
-	struct inode *inode;
+	struct inode *inode, *dir;
 	struct dentry *parent;
-	u64 ino;
-	int err;
+	u64 ino, seen;
+	int err, cur;
 
-	if (flags & LOOKUP_RCU)
-		return -ECHILD;
 	if (READ_ONCE(DAXFS_SB(dentry->d_sb)->dead))
 		return 0;
+	if (flags & LOOKUP_RCU) {
+		dir = d_inode_rcu(READ_ONCE(dentry->d_parent));
+		inode = d_inode_rcu(dentry);
+		return dir && dentry_current(dentry, dir, inode) ==
+			      DENTRY_CURRENT ? 1 : -ECHILD;
+	}
 	inode = d_inode(dentry);
 	parent = dget_parent(dentry);
-	err = daxfs_lookup_attr_fc(DAXFS_FS(dentry->d_sb),
-				   d_inode(parent)->i_ino, dentry->d_name.name,
-				   dentry->d_name.len, &ino,
-				   inode ? inode->i_ino : 0,
+	dir = d_inode(parent);
+	cur = dentry_current(dentry, dir, inode);
+	if (cur != DENTRY_STALE) {
+		dput(parent);
+		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
+	}
+	err = daxfs_lookup_attr_fc(DAXFS_FS(dentry->d_sb), dir->i_ino,
+				   dentry->d_name.name, dentry->d_name.len,
+				   &ino, inode ? inode->i_ino : 0,
 				   inode ? &DAXFS_I(inode)->fc : NULL,
-				   inode ? &a : NULL);
+				   inode ? &a : NULL, &seen);
+	if (inode)
+		err = err ? err : ino != inode->i_ino ? -ESTALE :
+		      daxfs_refresh_from(inode, &a, 0);
+	else
+		err = err == -ENOENT ? 0 : err ? err : -EEXIST;
+	if (!err)
+		name_confirmed(dentry, dir, inode ? inode->i_ino : dir->i_ino,
+			       seen);
 	dput(parent);
-	if (!inode)
-		return err == -ENOENT;
-	if (err || ino != inode->i_ino)
-		return 0;
-	return daxfs_refresh_from(inode, &a, 0) == 0;
+	return !err;
 }
 
 DAXFS_D_REVALIDATE(daxfs_d_revalidate)
@@ -520,10 +625,13 @@ const struct dentry_operations daxfs_dentry_ops = {
 
 int daxfs_k_permission(DAXFS_IDMAP_T *idmap, struct inode *inode, int mask)
 {
+	struct daxfs_peek pk;
 	int err;
 
+	/* RCU path walk: only attributes a peek proves current */
 	if (mask & MAY_NOT_BLOCK)
-		return -ECHILD;
+		return attrs_current(inode, &pk) ?
+		       generic_permission(idmap, inode, mask) : -ECHILD;
 	err = daxfs_refresh_inode(inode);
 	if (err && err != -ESTALE)
 		return err;
@@ -720,7 +828,7 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 {
 	struct inode *inode = NULL;
 	unsigned int tries;
-	u64 ino;
+	u64 ino, seen;
 	int err;
 
 	if (dentry->d_name.len > DAXFS_NAME_MAX)
@@ -739,8 +847,13 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 	 * answered absent, as a removal that won the race would be.
 	 */
 	for (tries = 0; tries < DAXFS_LOOKUP_TRIES; tries++) {
-		err = daxfs_lookup(DAXFS_FS(dir->i_sb), dir->i_ino, dentry->d_name.name,
-				   dentry->d_name.len, &ino);
+		err = daxfs_lookup_attr_fc(DAXFS_FS(dir->i_sb), dir->i_ino,
+					   dentry->d_name.name,
+					   dentry->d_name.len, &ino, 0, NULL,
+					   NULL, &seen);
+		/* not hashed yet: nobody else sees the dentry */
+		dentry->d_fsdata = seen ? (void *)(uintptr_t)dir->i_ino : NULL;
+		dentry->d_time = (unsigned long)seen;
 		if (err)
 			break;
 		inode = daxfs_iget(dir->i_sb, ino);
@@ -820,8 +933,8 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct daxfs_space_wait w = {};
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
+	u64 ino, vouch;
 	bool many;
-	u64 ino;
 	int err;
 
 	do {
@@ -849,7 +962,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	w = (struct daxfs_space_wait){};
 	do {
 		err = daxfs_link_created(fs, ino, dir->i_ino, dentry->d_name.name,
-					 dentry->d_name.len);
+					 dentry->d_name.len, &vouch);
 	} while (daxfs_k_space_retry(sb, &w, err));
 	if (err) {
 		iput(inode);		/* never named: eviction withdraws the
@@ -861,6 +974,9 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	daxfs_refresh_inode(dir);
 	daxfs_refresh_inode(inode);
 	d_instantiate(dentry, inode);
+	/* the name we made stands while its counter does: a stat right
+	 * after needs no lookup (docs/kernel.md "Dentries") */
+	name_confirmed(dentry, dir, ino, vouch);
 	return 0;
 }
 

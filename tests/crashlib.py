@@ -719,3 +719,102 @@ if __name__ == "__main__":
     if sys.argv[1] in ROLES:
         ROLES[sys.argv[1]](sys.argv[2], sys.argv[3], int(sys.argv[4]),
                            int(sys.argv[5]), sys.argv[6])
+
+
+class NameWatch:
+    """What daxfs.ko trusts a cached name by (docs/kernel.md "Dentries"), checked from
+    another host while a victim works and dies under base: every change of a directory's
+    entries moves the directory's change counter after it is published, and every removal
+    of a name of an inode moves the inode's, recovery included.  So a counter read before a
+    lookup vouches for what the lookup found while the counter stands.
+
+    sample() lists every directory under base, keeping what a listing found while the
+    directory's counter held across it, and looks each name up again after reading its
+    inode's counter.  check(), once all is quiet, holds every sample taken at a counter that
+    still stands to what the names map to now: a name that changed with no move after it
+    (say, a dead host's create that recovery finished silently) fails it."""
+
+    DT_DIR = 4
+
+    def __init__(self, r, base):
+        self.r, self.base = r, base
+        self.dirs = {}          # (dir ino, change) -> set of frozen {name: ino}
+        self.names = {}         # (ino, change) -> set of paths it had
+        self.samples = 0
+
+    def _stat(self, path):
+        try:
+            return self.r.lstat(path)
+        except OSError:
+            return None
+
+    def sample(self):
+        todo = [self.base]
+        while todo:
+            d = todo.pop()
+            st = self._stat(d)
+            try:
+                ents = list(self.r.scandir(d))
+            except OSError:
+                continue
+            st2 = self._stat(d)
+            if not st or not st2 or st.st_ino != st2.st_ino:
+                continue
+            if st.st_change == st2.st_change:
+                self.dirs.setdefault((st.st_ino, st.st_change), set()).add(
+                    frozenset((n, i) for n, i, _, _ in ents))
+            for n, ino, dt, _ in ents:
+                p = d + "/" + n
+                if dt == self.DT_DIR:
+                    todo.append(p)
+                try:
+                    c = self.r.fstat(ino).st_change
+                except OSError:
+                    continue
+                now = self._stat(p)
+                st3 = self._stat(d)
+                if now and now.st_ino == ino and st3 and st3.st_ino == st.st_ino:
+                    self.names.setdefault((ino, c), set()).add((st.st_ino, n))
+        self.samples += 1
+
+    def check(self):
+        """Call once nothing changes any more (the victim recovered)."""
+        for (dino, c), seen in self.dirs.items():
+            for ents in seen:
+                path = self._path_of_dir(dino)
+                if path is None:
+                    continue
+                st = self._stat(path)
+                if not st or st.st_change != c:
+                    continue
+                now = frozenset((n, i) for n, i, _, _ in self.r.scandir(path))
+                assert ents == now, ("directory %s (inode %d) changed with its counter "
+                                     "standing at %d: +%s -%s" % (
+                                         path, dino, c, sorted(now - ents)[:5],
+                                         sorted(ents - now)[:5]))
+        for (ino, c), names in self.names.items():
+            try:
+                if self.r.fstat(ino).st_change != c:
+                    continue
+            except OSError:
+                continue        # gone: no name left to trust
+            for dino, n in names:
+                # by directory: a rename of a directory above moves no counter of ours
+                d = self._path_of_dir(dino)
+                st = self._stat(d + "/" + n) if d else None
+                assert st and st.st_ino == ino, (
+                    "%s in directory %d no longer names inode %d, whose counter stands "
+                    "at %d" % (n, dino, ino, c))
+
+    def _path_of_dir(self, dino):
+        todo = [self.base]
+        while todo:
+            d = todo.pop()
+            st = self._stat(d)
+            if st and st.st_ino == dino:
+                return d
+            try:
+                todo += [d + "/" + n for n, _, dt, _ in self.r.scandir(d) if dt == self.DT_DIR]
+            except OSError:
+                pass
+        return None

@@ -156,6 +156,24 @@ def max_block(sv, since):
     return max(lats) if lats else 0.0
 
 
+class Watcher(threading.Thread):
+    """Samples the victim's names from this host until stopped (crashlib.NameWatch)."""
+
+    def __init__(self, r, base):
+        super().__init__(daemon=True)
+        self.nw = cl.NameWatch(r, base)
+        self.stop = threading.Event()
+        self.error = None
+
+    def run(self):
+        try:
+            while not self.stop.is_set():
+                self.nw.sample()
+                time.sleep(0.002)
+        except BaseException as e:	# reported by the test
+            self.error = e
+
+
 def one_run(path, point, nth, seed):
     ops = cl.gen_ops(seed, 400, "/v")
     log = path + ".log"
@@ -163,6 +181,8 @@ def one_run(path, point, nth, seed):
     with daxfs.Region(path) as r:
         sv = Survivor(r, seed)
         sv.start()
+        nw = Watcher(r, "/v")
+        nw.start()
         p = cl.spawn_victim(path, log, seed, len(ops), "/v", "%s:%d" % (point, nth),
                             crash_log=path + ".points")
         wait_victim(p)
@@ -172,7 +192,12 @@ def one_run(path, point, nth, seed):
         time.sleep(0.1)
         sv.stop.set()
         sv.join(30)
+        nw.stop.set()
+        nw.join(30)
         assert sv.error is None, "survivor failed: %r" % sv.error
+        assert nw.error is None, "name watcher failed: %r" % nw.error
+        assert nw.nw.samples > 0
+        nw.nw.check()
         assert max_block(sv, died) < LEASE_MS / 1000 + SLACK_S, \
             "survivor blocked %.2fs" % max_block(sv, died)
         if finished:

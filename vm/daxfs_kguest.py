@@ -10,6 +10,8 @@ filesystem under test itself (MNT/sync/NAME), so every barrier is also a coheren
 Scenarios:
   basic                      single-host VFS semantics through the kernel module
   multi ROLE PEERS           multi-host exchange (ROLE A/B, PEERS e.g. A+B+H)
+  names                      cached names and attributes follow another host at once
+                             (guest part of names_exchange; the host runs names_host)
   crash-victim               append to a file forever (the test kills this guest)
   crash-survivor             keep working while the victim is killed, see space reclaimed
   coherent ROLE W T          map base-image files W and T read-only; another host writes a
@@ -640,6 +642,107 @@ def held_open_elsewhere(fs, role, peers):
 def scen_multi(args):
     role, peers = args[0], args[1].split("+")
     multi(PosixFS(MNT), role, peers)
+
+
+# ---------------------------------------------------------------- cached names
+NM_ROUNDS = 4
+
+
+def nm_ino(path):
+    """The inode a path names now, or None (ENOENT)."""
+    try:
+        return os.lstat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+def nm_warm(paths):
+    """Walks each path a few times: the dentries (positive and negative) and the
+    attributes are cached, and from the second walk on trusted by their counters."""
+    for _ in range(3):
+        for q in paths:
+            nm_ino(q)
+
+
+def names_host(fs, rounds=NM_ROUNDS):
+    """Host H's part of the names exchange (libdaxfs, fs a LibFS): each round changes the
+    names and attributes the guest has cached, then lets it look (marker H<n>)."""
+    r = fs.r
+    fs_wait(fs, ["nmA0"])
+    r.write_file("/nm/new", b"made by H")                 # over A's negative dentry
+    r.rename("/nm/a", "/nm/a2")
+    r.unlink("/nm/b")
+    r.rename("/nm/sub", "/nm/other/sub")                  # a directory moves
+    r.chmod("/nm/other/sub/f", 0o600)
+    fs_mark(fs, "H", "nmH1")
+    fs_wait(fs, ["nmA1"])
+    r.unlink("/nm/new")                                   # the same name, another file
+    r.write_file("/nm/new", b"again")
+    r.write_file("/nm/a", b"a is back")
+    r.write_file("/nm/b", b"b is back")
+    r.rename("/nm/a2", "/nm/b")                           # over a name
+    fs_mark(fs, "H", "nmH2")
+    fs_wait(fs, ["nmA2"])
+    r.rename("/nm/a", "/nm/b", 2)                         # RENAME_EXCHANGE
+    r.write_file("/nm/other/sub/f", b"longer than before")
+    r.link("/nm/new", "/nm/hard")
+    fs_mark(fs, "H", "nmH3")
+    fs_wait(fs, ["nmA3"])
+    r.unlink("/nm/new")                                   # the other link stays
+    r.rename("/nm/other", "/nm/moved")                    # above a cached name
+    fs_mark(fs, "H", "nmH4")
+    fs_wait(fs, ["nmA4"])
+
+
+def scen_names(args):
+    """Guest A's part: every change host H makes is seen by the next system call, with
+    no retry, however warm the caches (docs/kernel.md "Dentries")."""
+    fs = PosixFS(MNT)
+    os.makedirs(p("nm/sub"))
+    os.makedirs(p("nm/other"))
+    for f in ("nm/a", "nm/b", "nm/sub/f"):
+        write_file(p(f), f.encode())
+    ino = {f: nm_ino(p(f)) for f in ("nm/a", "nm/b", "nm/sub/f")}
+    warm = ["nm/a", "nm/b", "nm/new", "nm/sub", "nm/sub/f", "nm/a2", "nm/other/sub/f"]
+    nm_warm([p(q) for q in warm])
+    fs_mark(fs, "A", "nmA0")
+    fs_wait(fs, ["nmH1"], poll=0.01)
+    check(read_file(p("nm/new")) == b"made by H", "a name made elsewhere is seen")
+    check(nm_ino(p("nm/a")) is None, "a renamed-away name is gone")
+    check(nm_ino(p("nm/a2")) == ino["nm/a"], "the new name of a rename")
+    check(nm_ino(p("nm/b")) is None, "an unlinked name is gone")
+    check(nm_ino(p("nm/sub/f")) is None, "a name under a moved directory is gone")
+    st = os.lstat(p("nm/other/sub/f"))
+    check(st.st_ino == ino["nm/sub/f"] and st.st_mode & 0o777 == 0o600,
+          f"moved file: ino {st.st_ino} mode {st.st_mode:o}")
+    new1 = nm_ino(p("nm/new"))
+    nm_warm([p(q) for q in warm])
+    fs_mark(fs, "A", "nmA1")
+    fs_wait(fs, ["nmH2"], poll=0.01)
+    check(nm_ino(p("nm/new")) not in (None, new1), "a name made again names the new file")
+    check(read_file(p("nm/new")) == b"again", "the new file's bytes")
+    check(read_file(p("nm/a")) == b"a is back", "a name back")
+    check(nm_ino(p("nm/b")) == ino["nm/a"], "a rename over a name")
+    check(nm_ino(p("nm/a2")) is None, "the old name of a rename over")
+    before = {q: nm_ino(p(q)) for q in ("nm/a", "nm/b", "nm/new")}
+    nm_warm([p(q) for q in warm + ["nm/hard"]])
+    fs_mark(fs, "A", "nmA2")
+    fs_wait(fs, ["nmH3"], poll=0.01)
+    check(nm_ino(p("nm/a")) == before["nm/b"] and nm_ino(p("nm/b")) == before["nm/a"],
+          "an exchange swaps the names")
+    check(os.stat(p("nm/other/sub/f")).st_size == len(b"longer than before"),
+          "a size changed elsewhere")
+    check(nm_ino(p("nm/hard")) == before["nm/new"], "a hard link made elsewhere")
+    check(os.stat(p("nm/new")).st_nlink == 2, "its link count")
+    nm_warm([p(q) for q in warm + ["nm/hard", "nm/moved/sub/f"]])
+    fs_mark(fs, "A", "nmA3")
+    fs_wait(fs, ["nmH4"], poll=0.01)
+    check(nm_ino(p("nm/new")) is None, "one link unlinked elsewhere")
+    check(os.stat(p("nm/hard")).st_nlink == 1, "the other link's count")
+    check(nm_ino(p("nm/other/sub/f")) is None, "a path through a renamed directory")
+    check(read_file(p("nm/moved/sub/f")) == b"longer than before", "the new path")
+    fs_mark(fs, "A", "nmA4")
+    result(names="ok")
 
 
 def scen_put(args):

@@ -71,6 +71,23 @@ def region(path):
     return daxfs.Region(str(path))
 
 
+def guest_with_host(c, scenario, peer):
+    """Guest A runs py:SCENARIO on its phys= mount of cluster c while this process is host
+    H, running peer(LibFS, region) on the same file; then fsck -n is clean.  A's results."""
+    def host_peer():
+        with region(c.shm) as r:
+            peer(kg.LibFS(r), r)
+        return True
+
+    res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:" + scenario,
+                                        "umount", "rmmod", "clean"])],
+                host_fn=host_peer)
+    assert res.ok, res.summary()
+    rc, out = fsck(c.shm, "-n")
+    assert rc == 0, out
+    return res.guests["A"].results
+
+
 def steps(*s):
     return list(s)
 
@@ -146,6 +163,19 @@ def test_kernel_multi_host(request, built):
         assert int(rg[f"df_grew_{g}"]) >= kg.BIG - MIB, rg
         assert rg[f"held_{g}"] == "ok", rg
     print(res.summary())
+
+
+def test_kernel_cached_names_follow_other_host(request, built):
+    """A guest walks its paths until every dentry (positive and negative) and inode is
+    cached and trusted by its change counter with no core op (docs/kernel.md "Dentries"),
+    then host H renames, unlinks, makes again under the same name, renames over a name,
+    exchanges, links, moves a directory above cached names, chmods and writes: the guest's
+    next system call sees each change, with no retry (vm/daxfs_kguest.py scen_names)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
+        mkfs(c.shm, "--lease-ms", "5000")
+
+        rg = guest_with_host(c, "names", lambda fs, r: kg.names_host(fs))
+    assert rg["names"] == "ok", rg
 
 
 def test_kernel_single_host_stress(request, built):
@@ -396,17 +426,7 @@ def test_kernel_mmap_base_pages_follow_other_hosts(request, built, tmp_path):
     with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
         mkfs(c.shm, "--source", str(src), "--lease-ms", "2000")
 
-        def host_peer():
-            with region(c.shm) as r:
-                kg.coherent_peer(kg.LibFS(r), r, "/w.bin", "/t.bin")
-            return True
-
-        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", "py:coherent:A:/w.bin:/t.bin",
-                                            "umount", "rmmod", "clean"])],
-                    host_fn=host_peer)
-        assert res.ok, res.summary()
-        rc, out = fsck(c.shm, "-n")
-        assert rc == 0, out
-    rg = res.guests["A"].results
+        rg = guest_with_host(c, "coherent:A:/w.bin:/t.bin",
+                             lambda fs, r: kg.coherent_peer(fs, r, "/w.bin", "/t.bin"))
     print(f"\ndelays seen by the mapper after the writer's marker: {rg}")
     assert rg["coherent"] == "ok", rg

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Peeks (daxfs_attr_peek, docs/kernel.md "Peeks"): a look at an inode's
+ * record with no core op, through a front end's cache of it.  Host A
+ * peeks while host B changes the file, removes it, reuses its record,
+ * garbles the record or its bucket, and while A itself is declared dead
+ * or shut down.  A peek must give what a getattr gives at that moment, or
+ * -EAGAIN; never another record's values.
+ *
+ * And the directory change counter the kernel trusts a name by: every
+ * change of a directory's entries, made by any host, moves it, and the
+ * counter a lookup gives (daxfs_lookup_attr_fc's dir_change) is loaded
+ * before the name, so the answer it came with stands while it does.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tfile.h"
+
+#define REGION	(32 * MiB)
+#define ROOT	1
+
+static struct daxfs_fs fa, fb;
+static void *region;
+
+/* A's cache of ino's record, filled by a getattr through it */
+static struct daxfs_fcache cached(u64 ino)
+{
+	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_attr a;
+
+	CHECK_EQ(daxfs_getattr_fc(&fa, ino, &fc, &a), 0);
+	CHECK(fc.rec != 0);
+	return fc;
+}
+
+/* The peek agrees with a getattr made right after it. */
+static void peek_is_getattr(u64 ino, const struct daxfs_fcache *fc)
+{
+	struct daxfs_peek pk;
+	struct daxfs_attr a;
+
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, fc, &pk), 0);
+	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+	CHECK_EQ(pk.change, a.change);
+	CHECK_EQ(pk.size, a.size);
+	CHECK_EQ(pk.nlink, a.nlink);
+	CHECK_EQ(pk.mode, a.mode);
+}
+
+static u64 peek_change(u64 ino, const struct daxfs_fcache *fc)
+{
+	struct daxfs_peek pk;
+
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, fc, &pk), 0);
+	return pk.change;
+}
+
+static void test_follows_other_host(void)
+{
+	struct daxfs_fcache fc, none = { 0, 0 };
+	struct daxfs_peek pk;
+	struct daxfs_attr set = { 0 };
+	u64 ino = t_mkreg(&fb, ROOT, "pf"), c, other;
+
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &none, &pk), -EAGAIN);
+	fc = cached(ino);
+	peek_is_getattr(ino, &fc);
+	c = peek_change(ino, &fc);
+	CHECK_EQ(t_pwrite(&fb, ino, "hello", 5, 0), 5);
+	peek_is_getattr(ino, &fc);
+	CHECK(peek_change(ino, &fc) > c);
+	c = peek_change(ino, &fc);
+	set.mode = 0600;
+	CHECK_EQ(daxfs_setattr(&fb, ino, DAXFS_ATTR_MODE, &set), 0);
+	peek_is_getattr(ino, &fc);
+	CHECK(peek_change(ino, &fc) > c);
+	CHECK_EQ(daxfs_link(&fb, ino, ROOT, "pf2", 3), 0);
+	peek_is_getattr(ino, &fc);
+	CHECK_EQ(daxfs_truncate(&fb, ino, 2), 0);
+	peek_is_getattr(ino, &fc);
+	/* a directory's size is its entry count */
+	CHECK_EQ(daxfs_mkdir(&fb, ROOT, "pd", 2, 0755, 0, 0, &other), 0);
+	fc = cached(other);
+	peek_is_getattr(other, &fc);
+	t_mkreg(&fb, other, "x");
+	peek_is_getattr(other, &fc);
+	CHECK_EQ(daxfs_attr_peek(&fa, other, &fc, &pk), 0);
+	CHECK_EQ(pk.size, 1);
+	/* a cache names one inode's record: never another's values */
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+}
+
+/* Removed, and its record reused: -EAGAIN, never the new file's values. */
+static void test_removed_and_reused(void)
+{
+	struct daxfs_fcache fc;
+	struct daxfs_peek pk;
+	u64 ino = t_mkreg(&fb, ROOT, "gone"), rec;
+	int i;
+
+	fc = cached(ino);
+	rec = fc.rec;
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "gone", 4), 0);
+	daxfs_reclaim_all(&fb);
+	daxfs_reclaim_all(&fa);
+	daxfs_reclaim_all(&fb);
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+	for (i = 0; i < 64; i++) {
+		char n[16];
+
+		snprintf(n, sizeof(n), "re%d", i);
+		t_mkreg(&fb, ROOT, n);
+	}
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+	fc.rec = rec;		/* a cache that names the reused memory */
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+}
+
+/* What a peer may write into the record or its bucket. */
+static void test_garbled(void)
+{
+	struct daxfs_fcache fc, bad;
+	struct daxfs_inode *ip;
+	struct daxfs_bucket *b;
+	struct daxfs_peek pk;
+	u64 ino = t_mkreg(&fb, ROOT, "gb"), y = t_mkreg(&fb, ROOT, "gy"), v;
+	u32 m;
+
+	fc = cached(ino);
+	ip = t_ip(&fb, ino);
+	m = daxfs_load32(&ip->magic);
+	daxfs_store32(&ip->magic, m ^ 0x5a5a);
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+	daxfs_store32(&ip->magic, m);
+	daxfs_store(&ip->ino, y);
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+	daxfs_store(&ip->ino, ino);
+	peek_is_getattr(ino, &fc);
+
+	b = &fb.buckets[fc.bucket];
+	v = daxfs_load(&b->value);
+	daxfs_store(&b->value, v + 3);
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+	daxfs_store(&b->value, 0);
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &fc, &pk), -EAGAIN);
+	daxfs_store(&b->value, v);
+	peek_is_getattr(ino, &fc);
+
+	/* the caller's words: garbage, out of range */
+	bad = (struct daxfs_fcache){ 0xdeadbeef000ULL, ~0ULL >> 3 };
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &bad, &pk), -EAGAIN);
+	bad = (struct daxfs_fcache){ fc.rec, fa.nr_buckets };
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &bad, &pk), -EAGAIN);
+	bad = (struct daxfs_fcache){ ~0ULL & ~7ULL, fc.bucket };
+	CHECK_EQ(daxfs_attr_peek(&fa, ino, &bad, &pk), -EAGAIN);
+}
+
+/* A host declared dead or shut down answers no peek, as it starts no op. */
+static void test_fenced_and_shut(void)
+{
+	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_attr a;
+	struct daxfs_peek pk;
+	struct daxfs_fs fd;
+	u64 ino;
+
+	CHECK_EQ(t_join(&fd, region, REGION), 0);
+	ino = t_mkreg(&fd, ROOT, "fen");
+	CHECK_EQ(daxfs_getattr_fc(&fd, ino, &fc, &a), 0);
+	CHECK_EQ(daxfs_attr_peek(&fd, ino, &fc, &pk), 0);
+	fd.shut = 1;
+	CHECK_EQ(daxfs_attr_peek(&fd, ino, &fc, &pk), -EAGAIN);
+	fd.shut = 0;
+	CHECK_EQ(daxfs_attr_peek(&fd, ino, &fc, &pk), 0);
+	t_age(&fd, fd.host);
+	CHECK(daxfs_recover_dead_hosts(&fa) >= 1);
+	CHECK_EQ(daxfs_getattr(&fd, ino, &a), -ESTALE);
+	CHECK_EQ(daxfs_attr_peek(&fd, ino, &fc, &pk), -EAGAIN);
+}
+
+/* ---- the directory change counter ---- */
+
+/* dir's change counter as a lookup in it gives it (name may be absent) */
+static u64 dir_seen(u64 dir, const char *name)
+{
+	u64 ino, seen = 0;
+	int err = daxfs_lookup_attr_fc(&fa, dir, name, strlen(name), &ino, 0,
+				       NULL, NULL, &seen);
+
+	CHECK(err == 0 || err == -ENOENT);
+	CHECK(seen != 0);
+	return seen;
+}
+
+static u64 mkdir_b(u64 dir, const char *n)
+{
+	u64 ino;
+
+	CHECK_EQ(daxfs_mkdir(&fb, dir, n, strlen(n), 0755, 0, 0, &ino), 0);
+	return ino;
+}
+
+/* Each kind of entry change by host B moves the counters of the
+ * directories whose entries it changed. */
+static void test_every_entry_change_moves_it(void)
+{
+	u64 d = mkdir_b(ROOT, "ec"), e = mkdir_b(ROOT, "ed"), f, g, c, ce, x;
+
+	c = dir_seen(d, "f");
+	f = t_mkreg(&fb, d, "f");
+	CHECK(dir_seen(d, "f") > c);
+	c = dir_seen(d, "sub");
+	mkdir_b(d, "sub");
+	CHECK(dir_seen(d, "sub") > c);
+	c = dir_seen(d, "l");
+	CHECK_EQ(daxfs_symlink(&fb, d, "l", 1, "f", 1, 0, 0, &x), 0);
+	CHECK(dir_seen(d, "l") > c);
+	c = dir_seen(d, "h");
+	CHECK_EQ(daxfs_link(&fb, f, d, "h", 1), 0);
+	CHECK(dir_seen(d, "h") > c);
+	c = dir_seen(d, "h");
+	CHECK_EQ(daxfs_unlink(&fb, d, "h", 1), 0);
+	CHECK(dir_seen(d, "h") > c);
+	c = dir_seen(d, "sub");
+	CHECK_EQ(daxfs_rmdir(&fb, d, "sub", 3), 0);
+	CHECK(dir_seen(d, "sub") > c);
+	c = dir_seen(d, "f");
+	CHECK_EQ(daxfs_rename(&fb, d, "f", 1, d, "f1", 2, 0), 0);
+	CHECK(dir_seen(d, "f") > c);
+	c = dir_seen(d, "f1");
+	ce = dir_seen(e, "f");
+	CHECK_EQ(daxfs_rename(&fb, d, "f1", 2, e, "f", 1, 0), 0);
+	CHECK(dir_seen(d, "f1") > c);
+	CHECK(dir_seen(e, "f") > ce);
+	/* over an existing name, and exchanged */
+	g = t_mkreg(&fb, d, "g");
+	c = dir_seen(d, "g");
+	ce = dir_seen(e, "f");
+	CHECK_EQ(daxfs_rename(&fb, e, "f", 1, d, "g", 1, 0), 0);
+	CHECK(dir_seen(d, "g") > c);
+	CHECK(dir_seen(e, "f") > ce);
+	g = t_mkreg(&fb, e, "g2");
+	c = dir_seen(d, "g");
+	ce = dir_seen(e, "g2");
+	CHECK_EQ(daxfs_rename(&fb, d, "g", 1, e, "g2", 2,
+			      DAXFS_RENAME_EXCHANGE), 0);
+	CHECK(dir_seen(d, "g") > c);
+	CHECK(dir_seen(e, "g2") > ce);
+	CHECK_EQ(daxfs_lookup(&fa, d, "g", 1, &x), 0);
+	CHECK_EQ(x, g);
+}
+
+/* The counter comes from before the name: a lookup that raced an entry
+ * change got a counter the change moved past, whatever it found. */
+static void test_counter_before_name(void)
+{
+	u64 d = mkdir_b(ROOT, "cb"), c;
+	struct daxfs_peek pk;
+	struct daxfs_fcache fc = cached(d);
+
+	c = dir_seen(d, "n");
+	CHECK_EQ(daxfs_attr_peek(&fa, d, &fc, &pk), 0);
+	CHECK_EQ(pk.change, c);		/* nothing changed: the same */
+	t_mkreg(&fb, d, "n");
+	CHECK_EQ(daxfs_attr_peek(&fa, d, &fc, &pk), 0);
+	CHECK(pk.change > c);
+	CHECK_EQ(dir_seen(d, "n"), pk.change);
+}
+
+/* the counter that vouches for name -> ino in dir (ino's, loaded before
+ * the name), as daxfs.ko revalidates a positive dentry */
+static u64 child_seen(u64 dir, const char *name, u64 ino)
+{
+	struct daxfs_fcache fc = { 0, 0 };
+	u64 found, seen = 0;
+
+	CHECK_EQ(daxfs_lookup_attr_fc(&fa, dir, name, strlen(name), &found,
+				      ino, &fc, NULL, &seen), 0);
+	CHECK_EQ(found, ino);
+	CHECK(seen != 0);
+	return seen;
+}
+
+static u64 change_of(u64 ino)
+{
+	struct daxfs_attr a;
+
+	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+	return a.change;
+}
+
+/* ino's counter moved past c, or ino is gone (its last name went) */
+static bool moved_or_gone(u64 ino, u64 c)
+{
+	struct daxfs_attr a;
+	int err = daxfs_getattr(&fa, ino, &a);
+
+	return err == -ENOENT || (!err && a.change > c);
+}
+
+/* Each way host B takes a name away from an inode moves the inode's
+ * counter: unlink (of another link too), rename, rename over it,
+ * exchange, for files and directories. */
+static void test_every_name_removal_moves_inode(void)
+{
+	u64 d = mkdir_b(ROOT, "nr"), f = t_mkreg(&fb, d, "f");
+	u64 g = t_mkreg(&fb, d, "g"), sub = mkdir_b(d, "sub"), c;
+
+	c = child_seen(d, "f", f);
+	CHECK_EQ(c, change_of(f));
+	CHECK_EQ(daxfs_rename(&fb, d, "f", 1, d, "f2", 2, 0), 0);
+	CHECK(change_of(f) > c);
+	c = child_seen(d, "f2", f);
+	CHECK_EQ(daxfs_link(&fb, f, d, "fl", 2), 0);
+	c = child_seen(d, "f2", f);
+	CHECK_EQ(daxfs_unlink(&fb, d, "fl", 2), 0);
+	CHECK(change_of(f) > c);
+	c = child_seen(d, "g", g);
+	CHECK_EQ(daxfs_rename(&fb, d, "f2", 2, d, "g", 1,
+			      DAXFS_RENAME_EXCHANGE), 0);
+	CHECK(change_of(g) > c);
+	c = child_seen(d, "f2", g);
+	/* f (named g now) over g (named f2): g loses its only name */
+	CHECK_EQ(daxfs_rename(&fb, d, "g", 1, d, "f2", 2, 0), 0);
+	CHECK(moved_or_gone(g, c));
+	c = child_seen(d, "sub", sub);
+	CHECK_EQ(daxfs_rename(&fb, d, "sub", 3, ROOT, "nrsub", 5, 0), 0);
+	CHECK(change_of(sub) > c);
+	c = child_seen(d, "f2", f);
+	CHECK_EQ(daxfs_unlink(&fb, d, "f2", 2), 0);
+	CHECK(moved_or_gone(f, c));
+}
+
+/* A create's own name: the counter link_created gives is the file's after
+ * it, and any removal of the name by another host moves past it. */
+static void test_created_name_vouched(void)
+{
+	u64 d = mkdir_b(ROOT, "cr"), ino, vouch, x;
+
+	CHECK_EQ(daxfs_tmpfile(&fa, d, DAXFS_S_IFREG | 0644, 0, 0, &ino), 0);
+	CHECK_EQ(daxfs_link_created(&fa, ino, d, "n", 1, &vouch), 0);
+	CHECK_EQ(change_of(ino), vouch);
+	CHECK_EQ(child_seen(d, "n", ino), vouch);
+	CHECK_EQ(daxfs_rename(&fb, d, "n", 1, d, "m", 1, 0), 0);
+	CHECK(change_of(ino) > vouch);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	/* a failed link gives none */
+	CHECK_EQ(daxfs_tmpfile(&fa, d, DAXFS_S_IFREG | 0644, 0, 0, &x), 0);
+	CHECK_EQ(daxfs_link_created(&fa, x, d, "m", 1, &vouch), -EEXIST);
+	CHECK_EQ(vouch, 0);
+	CHECK_EQ(daxfs_open_put(&fa, x), 0);
+}
+
+/* ---- racing the churn ---- */
+
+#define RACE_SECS	1.5
+#define RACE_PEEKERS	2
+
+struct shared {
+	u64 cur, stop, peeks, hits, bad, bad_ino, bad_size, bad_mode;
+};
+
+/* the size the churn gives regular file ino */
+static u64 want(u64 ino)
+{
+	return (ino * 2654435761ULL) % 100000 + 1;
+}
+
+/*
+ * Peeks at the current file through its own cache while the churn
+ * removes it and reuses its record for other files and directories:
+ * a hit must be the file's own values (a new file is empty until its
+ * truncate), never those of whatever took the record.
+ */
+static void peeker(struct shared *s)
+{
+	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_peek pk;
+	struct daxfs_attr a;
+	struct daxfs_fs fs;
+	u64 have = 0;
+
+	if (t_join(&fs, region, REGION))
+		_exit(3);
+	while (!daxfs_load(&s->stop)) {
+		u64 ino = daxfs_load(&s->cur);
+
+		if (!ino)
+			continue;
+		if (ino != have) {
+			fc = (struct daxfs_fcache){ 0, 0 };
+			if (daxfs_getattr_fc(&fs, ino, &fc, &a))
+				continue;
+			have = ino;
+		}
+		daxfs_faa(&s->peeks, 1);
+		if (daxfs_attr_peek(&fs, ino, &fc, &pk))
+			continue;
+		daxfs_faa(&s->hits, 1);
+		if ((pk.mode & S_IFMT) != S_IFREG || pk.nlink > 1 ||
+		    (pk.size && pk.size != want(ino))) {
+			if (!daxfs_faa(&s->bad, 1)) {
+				s->bad_ino = ino;
+				s->bad_size = pk.size;
+				s->bad_mode = pk.mode;
+			}
+		}
+	}
+	daxfs_host_leave(&fs);
+	_exit(0);
+}
+
+/* B's churn: a file sized want(ino), then gone, its record reused by
+ * files and directories of other sizes. */
+static void churn(struct shared *s)
+{
+	double end = t_now() + RACE_SECS;
+	u64 ino, d, round = 0;
+
+	while (t_now() < end) {
+		ino = t_mkreg(&fb, ROOT, "race");
+		CHECK_EQ(daxfs_truncate(&fb, ino, want(ino)), 0);
+		daxfs_store(&s->cur, ino);
+		sched_yield();
+		CHECK_EQ(daxfs_unlink(&fb, ROOT, "race", 4), 0);
+		if (round++ % 2)
+			CHECK_EQ(daxfs_mkdir(&fb, ROOT, "rd", 2, 0755, 0, 0,
+					     &d), 0);
+		daxfs_reclaim_all(&fb);
+		if (round % 2 == 0)
+			CHECK_EQ(daxfs_rmdir(&fb, ROOT, "rd", 2), 0);
+	}
+	daxfs_store(&s->stop, 1);
+	printf("  race: %llu rounds\n", (unsigned long long)round);
+}
+
+static void test_race_reuse(void)
+{
+	struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid[RACE_PEEKERS];
+	int i, st;
+
+	CHECK(s != MAP_FAILED);
+	memset(s, 0, sizeof(*s));
+	fflush(NULL);
+	for (i = 0; i < RACE_PEEKERS; i++) {
+		pid[i] = fork();
+		if (!pid[i])
+			peeker(s);
+	}
+	churn(s);
+	for (i = 0; i < RACE_PEEKERS; i++) {
+		CHECK_EQ(waitpid(pid[i], &st, 0), pid[i]);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	printf("  race: %llu peeks, %llu hits\n", (unsigned long long)s->peeks,
+	       (unsigned long long)s->hits);
+	if (s->bad)
+		printf("  race: file %llu peeked as mode %#llo size %llu\n",
+		       (unsigned long long)s->bad_ino,
+		       (unsigned long long)s->bad_mode,
+		       (unsigned long long)s->bad_size);
+	CHECK_EQ(s->bad, 0);
+	CHECK(s->hits > 0);
+	munmap(s, sizeof(*s));
+}
+
+int main(void)
+{
+	region = t_setup(&fa, REGION, NULL);
+	CHECK_EQ(t_join(&fb, region, REGION), 0);
+	RUN(test_follows_other_host);
+	RUN(test_removed_and_reused);
+	RUN(test_garbled);
+	RUN(test_fenced_and_shut);
+	RUN(test_every_entry_change_moves_it);
+	RUN(test_counter_before_name);
+	RUN(test_every_name_removal_moves_inode);
+	RUN(test_created_name_vouched);
+	RUN(test_race_reuse);
+	daxfs_host_leave(&fb);
+	daxfs_host_leave(&fa);
+	t_region_free(region, REGION);
+	return t_done();
+}
