@@ -579,11 +579,18 @@ int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
  * (linkat of an O_TMPFILE descriptor); -ENOENT if we do not hold it.
  * daxfs_link_created is that for a create made as a held tmpfile: the
  * file's three times become the instant it was named, as open(O_CREAT);
- * *vouch (may be NULL; 0 on failure): the change counter the file has
- * after the call unless another host changed it or removed the name
- * since it was published, which vouches for the name while it stands
- * (daxfs_lookup_attr_fc, docs/kernel.md "Dentries").
+ * *out (may be NULL; zeroed on failure) as struct daxfs_linked says.
  */
+struct daxfs_linked {
+	/* the change counter the file has after the call unless another
+	 * host changed it or removed the name since it was published: it
+	 * vouches for the name while it stands (daxfs_lookup_attr_fc,
+	 * docs/kernel.md "Dentries") */
+	u64 vouch;
+	/* the file's and the directory's attributes right after, loaded in
+	 * the call's op (ino 0: none): a front end's refresh needs no op */
+	struct daxfs_attr inode, dir;
+};
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
 /* The same for a node of any type but a directory or symlink (mode holds
@@ -595,7 +602,7 @@ int daxfs_tmpnode(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len);
 int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
-		       u32 len, u64 *vouch);
+		       u32 len, struct daxfs_linked *out);
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
 #define DAXFS_RENAME_EXCHANGE	(1u << 1)

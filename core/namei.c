@@ -1071,9 +1071,26 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * source name still names the inode, or the link fails with -ENOENT once
  * that name is gone.
  */
+/* What a link gives its caller (struct daxfs_linked): vouch, the inode's
+ * counter after our one touch; the attributes of both after the touches,
+ * as a refresh right after the call would load them (ino 0: damaged). */
+static void linked_fill(struct daxfs_fs *fs, struct daxfs_linked *out,
+			u64 vouch, u64 ino, struct daxfs_inode *ip, u64 dir,
+			struct daxfs_inode *dp)
+{
+	struct daxfs_iref ref = { .ino = ino, .ip = ip };
+
+	out->vouch = vouch;
+	if (daxfs_iref_attr(fs, &ref, &out->inode))
+		out->inode.ino = 0;
+	ref = (struct daxfs_iref){ .ino = dir, .ip = dp };
+	if (daxfs_iref_attr(fs, &ref, &out->dir))
+		out->dir.ino = 0;
+}
+
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 		   u64 dir, const char *name, u32 len, unsigned int how,
-		   u64 *vouch)
+		   struct daxfs_linked *out)
 {
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_iref dref;
@@ -1085,8 +1102,8 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	u32 mode;
 	int err;
 
-	if (vouch)
-		*vouch = 0;
+	if (out)
+		memset(out, 0, sizeof(*out));
 	err = begin_entry_change(fs, &dir, NULL, 0, name, len, &op, &dp);
 	if (err)
 		return err;
@@ -1171,9 +1188,9 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	now = daxfs_now_ns();
 	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
 			     DAXFS_TOUCH_CTIME, now);
-	if (vouch)
-		*vouch = c0 + 1;	/* this touch, and nobody else's */
 	daxfs_inode_touch_at(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
+	if (out)
+		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp);
 	leaf_unhold(fs, held);
 	daxfs_intent_clear(&op);
 	goto out_claim;
@@ -1215,9 +1232,9 @@ int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 }
 
 int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
-		       u32 len, u64 *vouch)
+		       u32 len, struct daxfs_linked *out)
 {
-	return ns_link(fs, NULL, ino, dir, name, len, LINK_CREATED, vouch);
+	return ns_link(fs, NULL, ino, dir, name, len, LINK_CREATED, out);
 }
 
 int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,

@@ -423,6 +423,14 @@ int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
 	return refresh_apply(inode, a, a ? 0 : err, ~0ULL);
 }
 
+/* A refresh with the attributes a namespace op loaded in its own op, or
+ * one of its own if it loaded none (ino 0). */
+static int refresh_with(struct inode *inode, const struct daxfs_attr *a)
+{
+	return a->ino ? daxfs_refresh_from(inode, a, 0) :
+	       daxfs_refresh_inode(inode);
+}
+
 /* The refresh with the attributes (or the error) a core op gave. */
 static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 			 int err, u64 mine)
@@ -932,9 +940,10 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct daxfs_fs *fs = DAXFS_FS(sb);
 	struct daxfs_space_wait w = {};
 	struct daxfs_inode_info *ei;
+	struct daxfs_linked ln;
 	struct inode *inode;
-	u64 ino, vouch;
 	bool many;
+	u64 ino;
 	int err;
 
 	do {
@@ -962,7 +971,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	w = (struct daxfs_space_wait){};
 	do {
 		err = daxfs_link_created(fs, ino, dir->i_ino, dentry->d_name.name,
-					 dentry->d_name.len, &vouch);
+					 dentry->d_name.len, &ln);
 	} while (daxfs_k_space_retry(sb, &w, err));
 	if (err) {
 		iput(inode);		/* never named: eviction withdraws the
@@ -971,12 +980,12 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 			return daxfs_create_exists(dentry, excl);
 		return daxfs_kerr(sb, err, "create");
 	}
-	daxfs_refresh_inode(dir);
-	daxfs_refresh_inode(inode);
+	refresh_with(dir, &ln.dir);
+	refresh_with(inode, &ln.inode);
 	d_instantiate(dentry, inode);
 	/* the name we made stands while its counter does: a stat right
 	 * after needs no lookup (docs/kernel.md "Dentries") */
-	name_confirmed(dentry, dir, ino, vouch);
+	name_confirmed(dentry, dir, ino, ln.vouch);
 	return 0;
 }
 

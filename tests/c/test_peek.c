@@ -337,19 +337,27 @@ static void test_every_name_removal_moves_inode(void)
  * it, and any removal of the name by another host moves past it. */
 static void test_created_name_vouched(void)
 {
-	u64 d = mkdir_b(ROOT, "cr"), ino, vouch, x;
+	u64 d = mkdir_b(ROOT, "cr"), ino, x;
+	struct daxfs_linked ln;
+	struct daxfs_attr a;
 
 	CHECK_EQ(daxfs_tmpfile(&fa, d, DAXFS_S_IFREG | 0644, 0, 0, &ino), 0);
-	CHECK_EQ(daxfs_link_created(&fa, ino, d, "n", 1, &vouch), 0);
-	CHECK_EQ(change_of(ino), vouch);
-	CHECK_EQ(child_seen(d, "n", ino), vouch);
+	CHECK_EQ(daxfs_link_created(&fa, ino, d, "n", 1, &ln), 0);
+	CHECK_EQ(change_of(ino), ln.vouch);
+	CHECK_EQ(child_seen(d, "n", ino), ln.vouch);
+	/* the attributes are what a getattr right after gives */
+	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+	CHECK(!memcmp(&a, &ln.inode, sizeof(a)));
+	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
 	CHECK_EQ(daxfs_rename(&fb, d, "n", 1, d, "m", 1, 0), 0);
-	CHECK(change_of(ino) > vouch);
+	CHECK(change_of(ino) > ln.vouch);
 	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
 	/* a failed link gives none */
 	CHECK_EQ(daxfs_tmpfile(&fa, d, DAXFS_S_IFREG | 0644, 0, 0, &x), 0);
-	CHECK_EQ(daxfs_link_created(&fa, x, d, "m", 1, &vouch), -EEXIST);
-	CHECK_EQ(vouch, 0);
+	CHECK_EQ(daxfs_link_created(&fa, x, d, "m", 1, &ln), -EEXIST);
+	CHECK_EQ(ln.vouch, 0);
+	CHECK_EQ(ln.inode.ino, 0);
 	CHECK_EQ(daxfs_open_put(&fa, x), 0);
 }
 
