@@ -2444,7 +2444,8 @@ int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
 		err = daxfs_rename(fs, sdir, sname, slen, ddir, dname, dlen,
 				   flags & ~DAXFS_RENAME_WHITEOUT);
 		if (!err && si != di)
-			err = daxfs_link_created(fs, wh, sdir, sname, slen);
+			err = daxfs_link_created(fs, wh, sdir, sname, slen,
+						 NULL);
 	}
 #else
 	err = daxfs_rename_wh(fs, sdir, sname, slen, ddir, dname, dlen, flags, wh);
