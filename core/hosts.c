@@ -101,16 +101,6 @@ u32 daxfs_hosts_observe(struct daxfs_fs *fs)
 	return n;
 }
 
-/* Whether this host may still act: not declared dead by a peer (a host
- * with no slot, read-only, always may).  What daxfs_op_begin checks. */
-bool daxfs_host_unfenced(struct daxfs_fs *fs)
-{
-	if (fs->host == DAXFS_NO_HOST)
-		return true;
-	return daxfs_load(&daxfs_host_at(fs, fs->host)->state) ==
-	       daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
-}
-
 bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen)
 {
 	if (slot >= fs->sb.max_hosts)
@@ -672,7 +662,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 		return 0;
 	h = daxfs_host_at(fs, fs->host);
 	me = daxfs_host_word(fs->host_gen, DAXFS_HOST_ALIVE);
-	if (!daxfs_host_unfenced(fs))
+	if (daxfs_load(&h->state) != me)
 		return -ESTALE;
 	start = (u32)(daxfs_thread_id() % DAXFS_LANES);
 	for (round = 0; round < OP_BEGIN_ROUNDS; round++) {

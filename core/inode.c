@@ -141,7 +141,8 @@ int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
 
 	/* what daxfs_op_begin refuses, the peek does not answer either */
 	if (!rec || daxfs_unlikely(daxfs_once(fs->shut)) ||
-	    daxfs_media_fixed_bad(fs) || !daxfs_host_unfenced(fs))
+	    daxfs_media_fixed_bad(fs) ||
+	    (fs->host != DAXFS_NO_HOST && !daxfs_slot_ours(fs)))
 		return -EAGAIN;
 	if (!daxfs_ov_holds(fs, idx, key, rec) ||
 	    live_record(fs, rec, ino, &ip))

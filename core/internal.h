@@ -257,7 +257,6 @@ bool daxfs_host_expired(struct daxfs_fs *fs, u32 slot);
 /* True while slot is ALIVE with generation gen and its lease is fresh
  * (our own slot counts as alive while we hold it). */
 bool daxfs_host_alive(struct daxfs_fs *fs, u32 slot, u64 gen);
-bool daxfs_host_unfenced(struct daxfs_fs *fs);
 /* If slot is expired, declares it DEAD (CAS) and recovers it (or finishes
  * a stalled recovery).  Returns 1 when the slot's former owner is gone
  * (dead and recovered, or FREE), 0 when it is alive, -errno on error.

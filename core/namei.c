@@ -2460,43 +2460,6 @@ int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
  * recovered, so nothing its op could still see has been reused: the
  * leaves named by the intent are readable even if already retired.
  */
-static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
-
-/*
- * A directory whose entries recovery changed, or may have: its change
- * counter moves after, as the dead host's own touch would have, so that a
- * front end trusting a name while the counter stands (docs/kernel.md
- * "Dentries") looks it up again.  A move too many only costs a lookup.
- */
-static void recover_dir_moved(struct daxfs_op *op, u64 dir)
-{
-	struct daxfs_iref ref;
-
-	if (!dir || daxfs_fenced(op) || daxfs_inode_get(op, dir, &ref) ||
-	    !ref.ip || !DAXFS_IS_DIR(daxfs_load32(&ref.ip->mode)))
-		return;
-	daxfs_faa(&ref.ip->change, 1);
-}
-
-/*
- * Roll a dead host's namespace op forward or back (ns_recover), then move
- * the change counters of the directories it named: a[0] (every kind's
- * directory) and a rename's destination a[1].
- */
-void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
-{
-	u64 dir = daxfs_load(&dead_lane->intent.a[0]);
-	u64 to = daxfs_load(&dead_lane->intent.a[1]);
-	u64 meta = daxfs_load(&dead_lane->intent.a[6]);
-
-	ns_recover(op, dead_lane);
-	if (!op->lane)
-		return;
-	recover_dir_moved(op, dir);
-	if (NS_KIND(meta) == NS_KIND_RENAME && to != dir)
-		recover_dir_moved(op, to);
-}
-
 static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
 	struct daxfs_fs *fs = op->fs;
@@ -2647,6 +2610,41 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	rename_finish(op, dead_lane, &r, step + 1);
 release:
 	daxfs_rename_claim_recover(fs, (u32)((dead_lane - fs->lanes) / DAXFS_LANES));
+}
+
+/*
+ * A directory whose entries recovery changed, or may have: its change
+ * counter moves after, as the dead host's own touch would have, so that a
+ * front end trusting a name while the counter stands (docs/kernel.md
+ * "Dentries") looks it up again.  A move too many only costs a lookup.
+ */
+static void recover_dir_moved(struct daxfs_op *op, u64 dir)
+{
+	struct daxfs_iref ref;
+
+	if (!dir || daxfs_fenced(op) || daxfs_inode_get(op, dir, &ref) ||
+	    !ref.ip || !DAXFS_IS_DIR(daxfs_load32(&ref.ip->mode)))
+		return;
+	daxfs_faa(&ref.ip->change, 1);
+}
+
+/*
+ * Roll a dead host's namespace op forward or back (ns_recover), then move
+ * the change counters of the directories it named: a[0] (every kind's
+ * directory) and a rename's destination a[1].
+ */
+void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
+{
+	u64 dir = daxfs_load(&dead_lane->intent.a[0]);
+	u64 to = daxfs_load(&dead_lane->intent.a[1]);
+	u64 meta = daxfs_load(&dead_lane->intent.a[6]);
+
+	ns_recover(op, dead_lane);
+	if (!op->lane)
+		return;
+	recover_dir_moved(op, dir);
+	if (NS_KIND(meta) == NS_KIND_RENAME && to != dir)
+		recover_dir_moved(op, to);
 }
 
 void daxfs_rename_claim_recover(struct daxfs_fs *fs, u32 slot)
