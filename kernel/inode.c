@@ -76,7 +76,6 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	return &ei->vfs_inode;
 }
 
-/* The entry a create made its file with, when no open took it over. */
 /* Off sbi->create_holds, if on it (hold_lock held). */
 static void hold_unlist(struct daxfs_sb_info *sbi, struct daxfs_inode_info *ei)
 {
@@ -86,6 +85,7 @@ static void hold_unlist(struct daxfs_sb_info *sbi, struct daxfs_inode_info *ei)
 	sbi->nr_create_holds--;
 }
 
+/* The entry a create made its file with, when no open took it over. */
 static void daxfs_hold_untrack(struct inode *inode)
 {
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
@@ -859,9 +859,7 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 					   dentry->d_name.name,
 					   dentry->d_name.len, &ino, 0, NULL,
 					   NULL, &seen);
-		/* not hashed yet: nobody else sees the dentry */
-		dentry->d_fsdata = seen ? (void *)(uintptr_t)dir->i_ino : NULL;
-		dentry->d_time = (unsigned long)seen;
+		name_confirmed(dentry, dir, dir->i_ino, seen);
 		if (err)
 			break;
 		inode = daxfs_iget(dir->i_sb, ino);
