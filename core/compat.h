@@ -151,6 +151,8 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 }
 
 #define daxfs_fence()		smp_mb()
+/* loads before it complete before loads after it (a seqlock reader) */
+#define daxfs_rmb()		smp_rmb()
 #define daxfs_cpu_relax()	cpu_relax()
 
 static inline void daxfs_flush(const void *p, size_t len)
@@ -420,6 +422,8 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 }
 
 #define daxfs_fence()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+/* loads before it complete before loads after it (a seqlock reader) */
+#define daxfs_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 static inline void daxfs_cpu_relax(void)
 {

@@ -711,6 +711,18 @@ int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
 		    const struct daxfs_fcache *fc, struct daxfs_peek *pk);
 s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		  u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
+/*
+ * daxfs_read_fc with no op (core/optread.c, docs/files.md "Lane-free
+ * reads"): a seqlock reader of the file's write gate.  -EAGAIN when it
+ * cannot answer (no cache, not an overlay-only regular file, the gate
+ * closed or moved during the read, an error): then make the op's read,
+ * with the actor's context reset.  Before it returns the actor may have
+ * been handed any bytes of the region: never a buffer whose reader may
+ * not see the whole region (daxfs.ko's user copies).
+ */
+s64 daxfs_read_optimistic(struct daxfs_fs *fs, u64 ino,
+			  const struct daxfs_fcache *fc, u64 off, u64 len,
+			  daxfs_read_actor_t actor, void *ctx);
 s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		   u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
 		   void *ctx, u64 *pos);

@@ -55,6 +55,14 @@ int daxfs_file_writable_fc(struct daxfs_op *op, u64 ino,
 int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		    struct fview *v);
 
+/* The bytes [off, off + len) of the view v, cut at its size, handed to
+ * actor in runs: daxfs_file_read's body.  op: only for a split-mode view
+ * (v->bk), whose pages are pinned in the shared page cache; NULL for the
+ * lane-free read (core/optread.c), which never passes such a view. */
+s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
+		    const struct fview *v, u64 off, u64 len,
+		    daxfs_read_actor_t actor, void *ctx);
+
 /* Publishes a fresh page for block blk of v->ip holding what the file
  * shows there (base bytes below the limit, zeros above); *off = the
  * block's page, ours or the one that won the race.  unwritten: a

@@ -174,23 +174,17 @@ static bool run_flush(struct rrun *r, daxfs_read_actor_t actor, void *ctx,
 	return true;
 }
 
-s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
-		    u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
+s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
+		    const struct fview *vp, u64 off, u64 len,
+		    daxfs_read_actor_t actor, void *ctx)
 {
-	struct daxfs_fs *fs = op->fs;
 	const u64 *slots = NULL;
-	struct daxfs_iref ref;
-	struct fview v;
+	struct fview v = *vp;	/* v.root: the snapshot a direct root's
+				 * slot points into */
 	struct rrun run = { NULL, 0 };
 	u64 pos, end, lo = 1, hi = 0, total = 0, pages = 0;
 	int err;
 
-	err = daxfs_file_get_fc(op, ino, fc, &ref);
-	if (err)
-		return err;
-	err = daxfs_file_view(fs, &ref, &v);
-	if (err)
-		return err;
 	if (off >= v.size || !len)
 		return 0;
 	end = off + (len < v.size - off ? len : v.size - off);
@@ -264,6 +258,22 @@ s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	}
 	run_flush(&run, actor, ctx, &total);
 	return total;
+}
+
+s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+		    u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
+{
+	struct daxfs_iref ref;
+	struct fview v;
+	int err;
+
+	err = daxfs_file_get_fc(op, ino, fc, &ref);
+	if (err)
+		return err;
+	err = daxfs_file_view(op->fs, &ref, &v);
+	if (err)
+		return err;
+	return daxfs_view_read(op, op->fs, &v, off, len, actor, ctx);
 }
 
 s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,

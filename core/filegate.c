@@ -255,6 +255,12 @@ u64 daxfs_gate_seq(struct daxfs_inode *ip)
 	return daxfs_load(seq_word(ip));
 }
 
+void daxfs_gate_seq_move(struct daxfs_inode *ip)
+{
+	/* a full barrier: before every store of the drop that follows */
+	daxfs_faa(seq_word(ip), 1);
+}
+
 int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip)
 {
 	return gate_wait(op, ip, false);

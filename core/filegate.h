@@ -66,6 +66,11 @@ u64 daxfs_gate_peek(struct daxfs_inode *ip);
 /* The gate's sequence: moves before every opening of a closed gate
  * (format version 7, the rdev word of a regular file). */
 u64 daxfs_gate_seq(struct daxfs_inode *ip);
+/* Moves the sequence with the gate open: before a drop that cuts tree
+ * nodes or pages out of the file with no closed gate of its own (a
+ * writer finishing a dead truncater's drop, the final drop), so that a
+ * lane-free reader (core/optread.c) that walked into them reads again. */
+void daxfs_gate_seq_move(struct daxfs_inode *ip);
 /* Persistent media: writes the gate word back (not drained). */
 void daxfs_gate_persist(struct daxfs_fs *fs, struct daxfs_inode *ip);
 int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip);

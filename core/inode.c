@@ -132,21 +132,37 @@ static struct daxfs_inode *cached_record(struct daxfs_fs *fs, u64 ino,
  * never freed: docs/open-files.md "When the record moves"), so the record
  * stayed published, hence unretired, in between, and the loads read it.
  */
-int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
-		    const struct daxfs_fcache *fc, struct daxfs_peek *pk)
+int daxfs_fc_look(struct daxfs_fs *fs, u64 ino,
+		  const struct daxfs_fcache *fc, struct daxfs_fc_look *lk)
 {
-	u64 rec = daxfs_load(&fc->rec), idx = daxfs_load(&fc->bucket);
-	u64 key = inode_key(ino);
-	struct daxfs_inode *ip;
-
-	/* what daxfs_op_begin refuses, the peek does not answer either */
-	if (!rec || daxfs_unlikely(daxfs_once(fs->shut)) ||
+	/* what daxfs_op_begin refuses, a look does not answer either */
+	lk->rec = daxfs_load(&fc->rec);
+	lk->bucket = daxfs_load(&fc->bucket);
+	if (!lk->rec || daxfs_unlikely(daxfs_once(fs->shut)) ||
 	    daxfs_media_fixed_bad(fs) ||
 	    (fs->host != DAXFS_NO_HOST && !daxfs_slot_ours(fs)))
 		return -EAGAIN;
-	if (!daxfs_ov_holds(fs, idx, key, rec) ||
-	    live_record(fs, rec, ino, &ip))
+	if (!daxfs_ov_holds(fs, lk->bucket, inode_key(ino), lk->rec) ||
+	    live_record(fs, lk->rec, ino, &lk->ip))
 		return -EAGAIN;
+	return 0;
+}
+
+bool daxfs_fc_look_holds(struct daxfs_fs *fs, u64 ino,
+			 const struct daxfs_fc_look *lk)
+{
+	return daxfs_ov_holds(fs, lk->bucket, inode_key(ino), lk->rec);
+}
+
+int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
+		    const struct daxfs_fcache *fc, struct daxfs_peek *pk)
+{
+	struct daxfs_fc_look lk;
+	struct daxfs_inode *ip;
+
+	if (daxfs_fc_look(fs, ino, fc, &lk))
+		return -EAGAIN;
+	ip = lk.ip;
 	pk->mode = daxfs_load32(&ip->mode);
 	pk->nlink = daxfs_load32(&ip->nlink);
 	pk->change = daxfs_load(&ip->change);
@@ -154,7 +170,7 @@ int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
 		   daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK :
 		   daxfs_load(&ip->size);
 	/* the loads above are acquires: none moves below this one */
-	return daxfs_ov_holds(fs, idx, key, rec) ? 0 : -EAGAIN;
+	return daxfs_fc_look_holds(fs, ino, &lk) ? 0 : -EAGAIN;
 }
 
 /* The lookup proper: the overlay record (filling fc when given), else a

@@ -74,6 +74,23 @@ int daxfs_inode_get(struct daxfs_op *op, u64 ino, struct daxfs_iref *ref);
  * which it checks before use and fills after a lookup. */
 int daxfs_inode_get_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		       struct daxfs_iref *ref);
+/*
+ * A lane-free look at ino's record through the caller's cache fc, the
+ * core of daxfs_attr_peek and of the lane-free read (core/optread.c):
+ * -EAGAIN when fc names no live published record of ino, or when an op
+ * would be refused (a host shut down or declared dead, bad media).  The
+ * record may be retired while the caller loads it: loads from it count
+ * only when daxfs_fc_look_holds, called after them, says the bucket
+ * still publishes it (inode.c has why that suffices).
+ */
+struct daxfs_fc_look {
+	u64 rec, bucket;
+	struct daxfs_inode *ip;
+};
+int daxfs_fc_look(struct daxfs_fs *fs, u64 ino,
+		  const struct daxfs_fcache *fc, struct daxfs_fc_look *lk);
+bool daxfs_fc_look_holds(struct daxfs_fs *fs, u64 ino,
+			 const struct daxfs_fc_look *lk);
 /* The attributes of a resolved inode, as daxfs_getattr gives them. */
 int daxfs_iref_attr(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		    struct daxfs_attr *attr);

@@ -37,6 +37,7 @@
 #include "internal.h"
 #include "inode.h"
 #include "file.h"
+#include "filegate.h"
 
 #define RADIX_MASK	((u64)DAXFS_RADIX_FANOUT - 1)
 #define PAGE_MASK_LO	((u64)DAXFS_BLOCK_SIZE - 1)
@@ -606,7 +607,13 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		if (err != (stop == 1 ? 1 : 2))
 			return err;
 help:
-		/* node is being dropped by a truncate: finish it, retry. */
+		/* node is being dropped by a truncate: finish it, retry.
+		 * That truncate's gate is open again (it died): the
+		 * sequence moves for the lane-free readers, as a closed
+		 * gate's opening would (core/optread.c). */
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		daxfs_gate_seq_move(ip);
 		err = drop_at(op, ip, pslot, pv, node, level, 0);
 		if (err)
 			return err;
@@ -918,6 +925,9 @@ void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip)
 	 * record (it resolved the inode before the last link went) cannot
 	 * grow a new tree that nobody would ever reach: its insert fails
 	 * with -ENOENT.  Errors (corrupt tree) leave the rest for fsck.
+	 * The sequence first: a lane-free reader of a host declared dead
+	 * may still be in the file (core/optread.c).
 	 */
+	daxfs_gate_seq_move(ip);
 	(void)trim(op, ip, 0, DAXFS_RADIX_SEALED);
 }

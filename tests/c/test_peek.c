@@ -382,8 +382,9 @@ static u64 want(u64 ino)
  * a hit must be the file's own values (a new file is empty until its
  * truncate), never those of whatever took the record.
  */
-static void peeker(struct shared *s)
+static void peeker(void *arg)
 {
+	struct shared *s = arg;
 	struct daxfs_fcache fc = { 0, 0 };
 	struct daxfs_peek pk;
 	struct daxfs_attr a;
@@ -422,8 +423,9 @@ static void peeker(struct shared *s)
 
 /* B's churn: a file sized want(ino), then gone, its record reused by
  * files and directories of other sizes. */
-static void churn(struct shared *s)
+static void churn(void *arg)
 {
+	struct shared *s = arg;
 	double end = t_now() + RACE_SECS;
 	u64 ino, d, round = 0;
 
@@ -446,24 +448,9 @@ static void churn(struct shared *s)
 
 static void test_race_reuse(void)
 {
-	struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	pid_t pid[RACE_PEEKERS];
-	int i, st;
+	struct shared *s = t_race(RACE_PEEKERS, sizeof(*s), peeker,
+				  churn);
 
-	CHECK(s != MAP_FAILED);
-	memset(s, 0, sizeof(*s));
-	fflush(NULL);
-	for (i = 0; i < RACE_PEEKERS; i++) {
-		pid[i] = fork();
-		if (!pid[i])
-			peeker(s);
-	}
-	churn(s);
-	for (i = 0; i < RACE_PEEKERS; i++) {
-		CHECK_EQ(waitpid(pid[i], &st, 0), pid[i]);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	}
 	printf("  race: %llu peeks, %llu hits\n", (unsigned long long)s->peeks,
 	       (unsigned long long)s->hits);
 	if (s->bad)
@@ -473,7 +460,7 @@ static void test_race_reuse(void)
 		       (unsigned long long)s->bad_size);
 	CHECK_EQ(s->bad, 0);
 	CHECK(s->hits > 0);
-	munmap(s, sizeof(*s));
+	t_race_done(s, sizeof(*s));
 }
 
 int main(void)

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/daxfs_core.h"
 #include "core/internal.h"
@@ -231,6 +233,41 @@ static inline double t_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * A race of hosts in processes: n children forked with the shared page
+ * *shared (MAP_SHARED, zeroed, size bytes) each run child (which must
+ * _exit), this process runs parent, then every child must exit 0.
+ * Returns the page (t_race_done unmaps it).
+ */
+static inline void *t_race(int n, size_t size, void (*child)(void *),
+			   void (*parent)(void *))
+{
+	void *s = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid[16];
+	int i, st;
+
+	CHECK(s != MAP_FAILED && n <= 16);
+	memset(s, 0, size);
+	fflush(NULL);
+	for (i = 0; i < n; i++) {
+		pid[i] = fork();
+		if (!pid[i])
+			child(s);
+	}
+	parent(s);
+	for (i = 0; i < n; i++) {
+		CHECK_EQ(waitpid(pid[i], &st, 0), pid[i]);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	return s;
+}
+
+static inline void t_race_done(void *s, size_t size)
+{
+	munmap(s, size);
 }
 
 #endif
