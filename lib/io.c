@@ -11,6 +11,7 @@
 #include "libdaxfs-internal.h"
 #include "posix-locks.h"
 #include "ntcopy.h"
+#include "outcopy.h"
 
 struct copy_ctx {
 	uint8_t *user;			/* next byte of the caller's buffer */
@@ -30,7 +31,7 @@ static u64 read_actor(void *ctx, const void *src, u64 len)
 	struct copy_ctx *c = ctx;
 
 	if (src)
-		memcpy(c->user, src, len);
+		daxfs_copy_out(c->user, src, len);
 	else
 		memset(c->user, 0, len);	/* hole */
 	c->user += len;
@@ -192,10 +193,35 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
 /* The same through the caller's per-open-file cache (not nested in the
  * calls above: bench/ins_op.sh counts either kind by name). */
 
+/*
+ * A read through fc first tries the lane-free way (core/optread.c): no
+ * call guard, no lane.  Only when no rejoin is due or running and no
+ * open is stale: what the guard and lib_files_check would otherwise
+ * settle first.  -EAGAIN from it: the read in a call, as before.
+ */
+int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
+			struct daxfs_fcache *fc, void *buf, uint64_t len,
+			uint64_t off)
+{
+	struct copy_ctx c = { buf, buf };
+
+	if (!fc || !len || len > INT64_MAX ||
+	    __atomic_load_n(&h->need_rejoin, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&h->gate_closed, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&h->nr_stale, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	return daxfs_read_optimistic(&h->fs, ino, fc, off, len, read_actor,
+				     &c);
+}
+
 int64_t daxfs_pread_fc(struct daxfs_handle *h, uint64_t ino,
 		       struct daxfs_fcache *fc, void *buf, uint64_t len,
 		       uint64_t off)
 {
+	int64_t n = daxfs_pread_try(h, ino, fc, buf, len, off);
+
+	if (n != -EAGAIN)
+		return n;
 	LIB_CALL(h, do_pread(h, ino, fc, buf, len, off));
 }
 

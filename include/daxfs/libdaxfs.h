@@ -436,6 +436,16 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size);
 int64_t daxfs_pread_fc(struct daxfs_handle *h, uint64_t ino,
 		       struct daxfs_fcache *fc, void *buf, uint64_t len,
 		       uint64_t off);
+/*
+ * The lane-free part of daxfs_pread_fc alone (docs/files.md "Lane-free
+ * reads"): the count, or -EAGAIN when it cannot answer (make the
+ * daxfs_pread_fc call then; buf may hold anything meanwhile).  Never
+ * another error.  For a caller that can undo its own look-ups when the
+ * read says -EAGAIN (the preload's descriptor map, docs/preload.md).
+ */
+int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
+			struct daxfs_fcache *fc, void *buf, uint64_t len,
+			uint64_t off);
 int64_t daxfs_pwrite_fc(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, const void *buf, uint64_t len,
 			uint64_t off);
