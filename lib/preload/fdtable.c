@@ -63,6 +63,10 @@ static int prev_wait_fd = -1;	/* spawned: close once reopened */
 static uint16_t localref[PL_DESC_MAX];	/* our descriptors per desc */
 static unsigned int alloc_hint;
 static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* Moves when the map lock is taken for writing and again before it is
+ * let go: odd while the map may change.  pl_fd_peek's readers take no
+ * lock (docs/preload.md "Reads without a lock"). */
+static _Atomic unsigned int map_seq;
 
 _Static_assert(sizeof(struct pl_desc) == PL_PATH_MAX, "desc size");
 
@@ -145,6 +149,32 @@ void pl_fd_put(struct pl_desc *d)
 		pthread_rwlock_unlock(&map_lock);
 }
 
+struct pl_desc *pl_fd_peek(int fd, unsigned int *seq)
+{
+	unsigned int v;
+
+	if (fd < 0 || fd >= PL_FD_MAX)
+		return NULL;
+	*seq = atomic_load_explicit(&map_seq, memory_order_acquire);
+	if (*seq & 1)
+		return NULL;
+	v = atomic_load_explicit(&fdmap[fd], memory_order_acquire);
+	return v ? &table[v - 1] : NULL;
+}
+
+int pl_fd_peek_still(unsigned int seq)
+{
+	/* the description's loads before the second look */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&map_seq, memory_order_relaxed) == seq;
+}
+
+static void map_write_lock(void)
+{
+	pthread_rwlock_wrlock(&map_lock);
+	atomic_fetch_add(&map_seq, 1);
+}
+
 /*
  * Lock order: the region handle's mutex, then the map.  A fork child's
  * first call re-publishes the inherited opens under the handle mutex
@@ -154,11 +184,12 @@ void pl_fd_put(struct pl_desc *d)
 void pl_fd_lock(void)
 {
 	pl_handle_settle();
-	pthread_rwlock_wrlock(&map_lock);
+	map_write_lock();
 }
 
 void pl_fd_unlock(void)
 {
+	atomic_fetch_add(&map_seq, 1);
 	pthread_rwlock_unlock(&map_lock);
 }
 
@@ -397,6 +428,8 @@ void pl_fork_parent(int failed)
 void pl_fork_child(void)
 {
 	pthread_rwlock_init(&map_lock, NULL);
+	/* pl_fork_prepare's lock is not held here: even again */
+	atomic_store(&map_seq, (atomic_load(&map_seq) | 1) + 1);
 	prev_slot = fork_slot;
 	prev_retire = 0;
 }
@@ -597,7 +630,7 @@ void pl_exit_release(void)
 
 	if (!table)
 		return;
-	pthread_rwlock_wrlock(&map_lock);
+	map_write_lock();
 	/* The references are dropped per description below. */
 	for (fd = 0; fd < PL_FD_MAX; fd++)
 		atomic_store(&fdmap[fd], 0);

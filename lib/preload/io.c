@@ -77,11 +77,48 @@ static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 	return n;
 }
 
+/*
+ * A read with no lock and no lane (docs/preload.md "Reads without a
+ * lock"): the map's sequence around it stands in for the map lock, the
+ * lane-free read (daxfs_pread_try) for the lib call.  -EAGAIN: read the
+ * locked way; anything that read would report an error for goes there.
+ */
+static ssize_t read_try(int fd, void *buf, size_t len, off_t off)
+{
+	struct daxfs_handle *h = pl_handle_ready();
+	struct pl_desc *d;
+	unsigned int seq;
+	uint64_t at;
+	int64_t n;
+	int acc;
+
+	d = h ? pl_fd_peek(fd, &seq) : NULL;
+	if (!d || d->kind != PL_KIND_REG)
+		return -EAGAIN;
+	acc = atomic_load(&d->flags);
+	if ((acc & O_PATH) || (acc & O_ACCMODE) == O_WRONLY)
+		return -EAGAIN;
+	if (len > IO_MAX)
+		len = IO_MAX;
+	at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
+	n = daxfs_pread_try(h, d->ino, &d->fc, buf, len, at);
+	if (n < 0 || !pl_fd_peek_still(seq))
+		return -EAGAIN;
+	if (off < 0)
+		atomic_store(&d->off, at + n);
+	return n;
+}
+
 static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
 {
 	struct pl_desc *d;
 	ssize_t n;
 
+	if (dir == IO_READ) {
+		n = read_try(fd, buf, len, off);
+		if (n >= 0)
+			return n;
+	}
 	pl_handle();	/* lock order: handle before the map */
 	d = pl_fd_get(fd);
 	if (!d)

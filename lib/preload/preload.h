@@ -79,6 +79,9 @@ void pl_init(void);
 struct daxfs_handle *pl_handle(void);	/* NULL: errno is set */
 void pl_handle_drop(void);		/* before exec */
 struct daxfs_handle *pl_handle_peek(void);	/* as it is, may be NULL */
+/* The handle when it needs nothing done first (no open, no
+ * re-publication pending), else NULL: for the lock-free read. */
+struct daxfs_handle *pl_handle_ready(void);
 void pl_handle_settle(void);		/* before taking the map lock */
 void *pl_real(const char *name);
 void pl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -94,6 +97,10 @@ dev_t pl_dev(void);
 /* fdtable.c */
 struct pl_desc *pl_fd_get(int fd);	/* NULL: a kernel descriptor */
 void pl_fd_put(struct pl_desc *d);
+/* fd's description with no lock (NULL: none, or the map is changing);
+ * what was loaded from it counts only while pl_fd_peek_still(seq). */
+struct pl_desc *pl_fd_peek(int fd, unsigned int *seq);
+int pl_fd_peek_still(unsigned int seq);
 int pl_fd_install(uint64_t ino, int kind, int flags, const char *path);
 int pl_fd_release(int fd);		/* drop fd's entry (kernel fd stays) */
 void pl_fd_alias(int newfd, int oldfd);	/* newfd now shares oldfd's desc */

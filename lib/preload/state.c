@@ -195,6 +195,13 @@ struct daxfs_handle *pl_handle_peek(void)
 	return __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
 }
 
+struct daxfs_handle *pl_handle_ready(void)
+{
+	struct daxfs_handle *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
+
+	return h && !atomic_load(&need_reopen) ? h : NULL;
+}
+
 /* Finishes a pending re-publication (after fork or a failed exec)
  * without opening a region that was never opened. */
 void pl_handle_settle(void)
