@@ -40,7 +40,10 @@
  * -c also runs each section as memcpy between private buffers and a
  * MAP_SHARED /dev/shm mapping of the same size (the copy ceiling), with
  * the same threads and block order; a write section also as the
- * streaming copy libdaxfs' writes make (suite ntcopy, lib/ntcopy.h).  Output: CSV on stdout
+ * streaming copy libdaxfs' writes make (suite ntcopy, lib/ntcopy.h), and
+ * on x86-64 every section as one `rep movsb` per block (suite movsb: what
+ * libdaxfs' reads and short writes copy with, lib/copy.h).  The ceiling
+ * of a row is the fastest of them.  Output: CSV on stdout
  *   suite,test,rw,bs,numjobs,bytes,seconds,mib_s,cpu_ns_op,ins_op
  * cpu_ns_op: the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per block;
  * unlike mib_s it does not count time other processes held the CPUs.
@@ -416,7 +419,8 @@ struct worker {
 	pthread_t t;
 	struct daxfs_handle *h;	/* NULL: memcpy */
 	uint8_t *m;		/* memcpy target */
-	int nt;			/* with m: writes as libdaxfs copies */
+	int nt;			/* with m: writes as libdaxfs streams */
+	int movsb;		/* with m: one rep movsb per block */
 	const struct job *j;
 	uint64_t ino, seed, bytes;
 	volatile int *go;
@@ -425,6 +429,17 @@ struct worker {
 	int err;
 	struct daxfs_fcache fc;	/* per open file, as fio's job has one */
 };
+
+/* One string move of len bytes (x86-64; elsewhere memcpy). */
+static void movsb(void *dst, const void *src, size_t len)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len)
+			 : : "memory");
+#else
+	memcpy(dst, src, len);
+#endif
+}
 
 static void *worker_main(void *arg)
 {
@@ -459,6 +474,9 @@ static void *worker_main(void *arg)
 					w->err = r < 0 ? (int)r : -EIO;
 					goto out;
 				}
+			} else if (w->movsb) {
+				movsb(rd ? buf : w->m + off,
+				      rd ? w->m + off : buf, j->bs);
 			} else if (rd) {
 				memcpy(buf, w->m + off, j->bs);
 			} else if (w->nt) {
@@ -500,6 +518,7 @@ static void run_job(const char *suite, const struct job *j,
 		w[i].h = h;
 		w[i].m = m;
 		w[i].nt = !strcmp(suite, "ntcopy");
+		w[i].movsb = !strcmp(suite, "movsb");
 		w[i].j = j;
 		w[i].ino = ino;
 		w[i].go = &go;
@@ -598,6 +617,10 @@ static int job_mode(const char *file, const char *sections, int ceiling)
 		/* writes: also the copy libdaxfs makes (lib/ntcopy.h) */
 		if (ceiling && !strstr(j->rw, "read"))
 			run_job("ntcopy", j, NULL, 0, m);
+#if defined(__x86_64__)
+		if (ceiling)
+			run_job("movsb", j, NULL, 0, m);
+#endif
 		if (j->unlink) {
 			err = daxfs_path_unlink(h, path);
 			if (err)

@@ -11,11 +11,12 @@
 #include "libdaxfs-internal.h"
 #include "posix-locks.h"
 #include "ntcopy.h"
-#include "outcopy.h"
+#include "copy.h"
 
 struct copy_ctx {
 	uint8_t *user;			/* next byte of the caller's buffer */
 	uint8_t *start;			/* its first byte */
+	bool stream;			/* a write: streaming stores */
 };
 
 /* An atomic read starts over (daxfs_read_atomic). */
@@ -31,7 +32,7 @@ static u64 read_actor(void *ctx, const void *src, u64 len)
 	struct copy_ctx *c = ctx;
 
 	if (src)
-		daxfs_copy_out(c->user, src, len);
+		daxfs_copy_cached(c->user, src, len);
 	else
 		memset(c->user, 0, len);	/* hole */
 	c->user += len;
@@ -43,7 +44,10 @@ static u64 write_actor(void *ctx, void *dst, u64 len)
 	struct copy_ctx *c = ctx;
 
 	/* daxfs_copy_fenced fences the whole write once */
-	daxfs_copy_nt_unfenced(dst, c->user, len);
+	if (c->stream)
+		daxfs_copy_nt_unfenced(dst, c->user, len);
+	else
+		daxfs_copy_cached(dst, c->user, len);
 	c->user += len;
 	return len;
 }
@@ -54,7 +58,7 @@ static inline __attribute__((always_inline))
 int64_t do_pread(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		 void *buf, uint64_t len, uint64_t off)
 {
-	struct copy_ctx c = { buf, buf };
+	struct copy_ctx c = { buf, buf, false };
 	int err = lib_files_check(h, ino);
 
 	if (err)
@@ -83,7 +87,8 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		 const void *buf, uint64_t len, uint64_t off, u32 flags,
 		 uint64_t *at)
 {
-	struct copy_ctx c = { (uint8_t *)buf, (uint8_t *)buf };
+	struct copy_ctx c = { (uint8_t *)buf, (uint8_t *)buf,
+			      daxfs_write_streams(len) };
 	u64 pos = off;
 	int64_t n;
 	int err = lib_writable_file(h, ino);
@@ -203,7 +208,7 @@ int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
 			struct daxfs_fcache *fc, void *buf, uint64_t len,
 			uint64_t off)
 {
-	struct copy_ctx c = { buf, buf };
+	struct copy_ctx c = { buf, buf, false };
 
 	if (!fc || !len || len > INT64_MAX ||
 	    __atomic_load_n(&h->need_rejoin, __ATOMIC_ACQUIRE) ||

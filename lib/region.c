@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "libdaxfs-internal.h"
-#include "outcopy.h"
+#include "copy.h"
 #include "posix-locks.h"
 #include "core/internal.h"
 
@@ -536,7 +536,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 	pthread_mutex_init(&h->lock, NULL);
 	cond_init_mono(&h->cond);
 	lib_gate_init(h);
-	lib_outcopy_init();
+	lib_copy_init();
 
 	fd = daxfs_target_open(path, (flags & DAXFS_OPEN_RDONLY) ? O_RDONLY : O_RDWR,
 			       &h->kind, &size);

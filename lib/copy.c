@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Which copies libdaxfs makes (copy.h): asked of the CPU once. */
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "copy.h"
+
+bool lib_copy_movsb;
+unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
+
+void lib_copy_init(void)
+{
+	const char *out = getenv("DAXFS_OUTCOPY");
+	const char *in = getenv("DAXFS_INCOPY");
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+
+	/* leaf 7, EBX bit 9: enhanced REP MOVSB/STOSB */
+	lib_copy_movsb = (!out || strcmp(out, "memcpy")) &&
+			 __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+			 (b & (1u << 9));
+#else
+	(void)out;
+#endif
+	if (in && !strcmp(in, "nt"))
+		lib_copy_nt_min = 0;
+	else if (in && !strcmp(in, "cached"))
+		lib_copy_nt_min = ~0UL;
+	else
+		lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Copies between a caller's buffer and the region: which instruction
+ * moves the bytes (docs/libdaxfs.md "File I/O by inode number").
+ *
+ * Out of the region (reads): glibc's memcpy moves a 4 KiB block with
+ * vector loads and stores (its `rep movsb` threshold is 8 KiB where
+ * AVX-512 is present).  Out of a region page not in the cache that is the
+ * slower way here: 4 KiB blocks out of a 64 MiB shared mapping,
+ * sequential, glibc 170-178 ns against `rep movsb` 110-111 ns on an AMD
+ * EPYC; random blocks 255-271 either way (docs/benchmarks.md "Reads with
+ * no lane, no lock, and `rep movsb`").  The kernel's copy_to_user, which
+ * tmpfs reads with, is `rep movsb` too.  So blocks of DAXFS_MOVSB_MIN
+ * bytes or more go through it where the CPU says it is fast (ERMS);
+ * shorter ones, and every other architecture, through memcpy.
+ *
+ * Into the region (writes): streaming stores (lib/ntcopy.h) for writes of
+ * DAXFS_NT_WRITE_MIN bytes or more, cached stores (the copy above) for
+ * shorter ones.  A write's streaming stores end with one store fence,
+ * which waits for them all to reach memory: for a single 4 KiB page that
+ * wait cost more than the read for ownership it saves (libdaxfs' write
+ * path, CPU ns per call: 4 KiB rewrite 262-267 streaming, 224-234
+ * cached; 8 KiB 359-369 against 369-387; 64 KiB 1,746-1,774 against
+ * 2,424-2,451).
+ *
+ * DAXFS_OUTCOPY=memcpy and DAXFS_INCOPY=nt|cached in the environment fix
+ * the choice, for A/B measurements.
+ */
+#ifndef DAXFS_LIB_COPY_H
+#define DAXFS_LIB_COPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#define DAXFS_MOVSB_MIN		1024
+#define DAXFS_NT_WRITE_MIN	8192
+
+/* Set once by lib_copy_init (every handle's open; same answer each). */
+extern bool lib_copy_movsb;
+extern unsigned long lib_copy_nt_min;	/* writes this long stream */
+void lib_copy_init(void);
+
+static inline void daxfs_copy_cached(void *dst, const void *src, size_t len)
+{
+#if defined(__x86_64__)
+	if (len >= DAXFS_MOVSB_MIN && lib_copy_movsb) {
+		__asm__ volatile("rep movsb"
+				 : "+D"(dst), "+S"(src), "+c"(len)
+				 : : "memory");
+		return;
+	}
+#endif
+	memcpy(dst, src, len);
+}
+
+/* Streaming stores for a write of len bytes? */
+static inline bool daxfs_write_streams(size_t len)
+{
+	return len >= lib_copy_nt_min;
+}
+
+#endif
