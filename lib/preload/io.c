@@ -78,17 +78,19 @@ static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 }
 
 /*
- * A read with no lock and no lane (docs/preload.md "Reads without a
- * lock"): the map's sequence around it stands in for the map lock, the
- * lane-free read (daxfs_pread_try) for the lib call.  -EAGAIN: read the
- * locked way; anything that read would report an error for goes there.
+ * A read at an offset with no lock and no lane (docs/preload.md "Reads
+ * without a lock"): the map's sequence around it stands in for the map
+ * lock, the lane-free read (daxfs_pread_try) for the lib call.  -EAGAIN:
+ * read the locked way; anything that read would report an error for goes
+ * there.  Only pread: a read at the description's offset
+ * stores the offset after the read, which must not land in a
+ * description reused meanwhile (a close and an open by other threads).
  */
-static ssize_t read_try(int fd, void *buf, size_t len, off_t off)
+static ssize_t read_try(int fd, void *buf, size_t len, uint64_t at)
 {
 	struct daxfs_handle *h = pl_handle_ready();
 	struct pl_desc *d;
 	unsigned int seq;
-	uint64_t at;
 	int64_t n;
 	int acc;
 
@@ -100,12 +102,9 @@ static ssize_t read_try(int fd, void *buf, size_t len, off_t off)
 		return -EAGAIN;
 	if (len > IO_MAX)
 		len = IO_MAX;
-	at = off < 0 ? atomic_load(&d->off) : (uint64_t)off;
 	n = daxfs_pread_try(h, d->ino, &d->fc, buf, len, at);
 	if (n < 0 || !pl_fd_peek_still(seq))
 		return -EAGAIN;
-	if (off < 0)
-		atomic_store(&d->off, at + n);
 	return n;
 }
 
@@ -114,8 +113,8 @@ static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
 	struct pl_desc *d;
 	ssize_t n;
 
-	if (dir == IO_READ) {
-		n = read_try(fd, buf, len, off);
+	if (dir == IO_READ && off >= 0) {
+		n = read_try(fd, buf, len, (uint64_t)off);
 		if (n >= 0)
 			return n;
 	}
