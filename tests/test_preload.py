@@ -744,6 +744,17 @@ def test_threads_match_tmpfs(region):
     assert out == b"threads 8 rounds 40 bad 0 shared 20480\n"
 
 
+def test_reads_racing_dup2_and_close(region):
+    """Threads pread one descriptor number while another thread points it
+    at the other of two files (dup2) and closes and reopens it: every read
+    comes whole from one file or fails with EBADF, as on tmpfs (the
+    preload's pread takes no lock: docs/preload.md "Reads without a
+    lock")."""
+    prog = os.path.join(pl.PROGS, "pl_fdswap")
+    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % prog, "fdswap")
+    assert out == b"fdswap bad 0 reads many swaps many\n"
+
+
 def test_python_subprocess_passes_region_files(region):
     """Python's subprocess (vfork/exec with close_fds, which closes every
     descriptor above 2), os.popen and os.system hand region files to
