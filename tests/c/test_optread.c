@@ -12,10 +12,13 @@
  */
 
 #include "tfile.h"
+#include "core/filegate.h"
 
 #define REGION	(64 * MiB)
 #define ROOT	1
 #define FILE_LEN	(64 * 1024)
+#define MINE		'x'	/* every byte the read file ever holds */
+#define OTHER		'y'	/* every byte of the files that reuse it */
 
 static struct daxfs_fs fa, fb;
 static void *region;
@@ -115,12 +118,67 @@ static void test_dead_host(void)
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "dead", 4), 0);
 }
 
+/* ---- every cut moves the sequence or closes the gate ---- */
+
+static u64 seq_of(struct daxfs_inode *ip)
+{
+	return daxfs_gate_seq(ip);
+}
+
+/* The leaf node of blocks [512, 1024) of a tree of height 2. */
+static u64 *second_leaf(struct daxfs_inode *ip)
+{
+	u64 root = daxfs_load(&ip->root);
+	u64 *top, leaf;
+
+	CHECK_EQ(root & DAXFS_RADIX_HEIGHT_MASK, 2);
+	top = (u64 *)((u8 *)region + (root & ~4095ULL));
+	leaf = daxfs_load(&top[1]);
+	CHECK(leaf && !(leaf & 4095));
+	return (u64 *)((u8 *)region + leaf);
+}
+
+/*
+ * The invariant the lane-free read stands on (docs/files.md "Lane-free
+ * reads"): a shrink, a punch, a writer finishing a dead truncater's drop
+ * and the final drop each move the gate's sequence.
+ */
+static void test_cuts_move_sequence(void)
+{
+	static u8 page[4096];
+	struct daxfs_inode *ip;
+	u64 ino = t_mkreg(&fb, ROOT, "cuts"), s, *leaf;
+
+	memset(page, MINE, sizeof(page));
+	CHECK_EQ(t_pwrite(&fb, ino, page, 4096, 0), 4096);
+	CHECK_EQ(t_pwrite(&fb, ino, page, 4096, 513 * 4096ULL), 4096);
+	ip = t_ip(&fb, ino);
+	s = seq_of(ip);
+	CHECK_EQ(daxfs_truncate(&fb, ino, 513 * 4096ULL + 100), 0);
+	CHECK(seq_of(ip) > s);
+	s = seq_of(ip);
+	CHECK_EQ(daxfs_fallocate(&fb, ino, DAXFS_FALLOC_PUNCH_HOLE |
+				 DAXFS_FALLOC_KEEP_SIZE, 0, 4096), 0);
+	CHECK(seq_of(ip) > s);
+	/* a truncater that died after sealing the leaf's first slot (a
+	 * hole, so nothing leaks): the next write there finishes the drop */
+	leaf = second_leaf(ip);
+	CHECK_EQ(daxfs_load(&leaf[0]), 0);
+	daxfs_store(&leaf[0], DAXFS_RADIX_SEALED);
+	s = seq_of(ip);
+	CHECK_EQ(t_pwrite(&fb, ino, page, 4096, 512 * 4096ULL), 4096);
+	CHECK(seq_of(ip) > s);
+	CHECK(second_leaf(ip) != leaf);
+	/* the final drop: the record is retired, not yet reused */
+	s = seq_of(ip);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "cuts", 4), 0);
+	CHECK(seq_of(ip) > s);
+}
+
 /* ---- racing the cut and the reuse ---- */
 
 #define RACE_SECS	2.0
 #define RACE_READERS	2
-#define MINE		'x'	/* every byte the read file ever holds */
-#define OTHER		'y'	/* every byte of the files that reuse it */
 
 struct shared {
 	u64 cur, stop, reads, hits, again, bad, bad_off, bad_byte, bad_ino;
@@ -280,6 +338,7 @@ int main(void)
 	RUN(test_reads_what_op_reads);
 	RUN(test_refuses);
 	RUN(test_dead_host);
+	RUN(test_cuts_move_sequence);
 	RUN(test_race_cut_and_reuse);
 	daxfs_host_leave(&fb);
 	daxfs_host_leave(&fa);
