@@ -559,13 +559,22 @@ int daxfs_host_abandon(struct daxfs_fs *fs)
 int daxfs_host_retire(struct daxfs_fs *fs, u32 slot, u64 gen)
 {
 	u64 w = daxfs_host_word(gen, DAXFS_HOST_ALIVE);
+	struct daxfs_host *h;
 
 	if (slot >= fs->sb.max_hosts || slot == fs->host)
 		return -EINVAL;
-	if (!daxfs_cas(&daxfs_host_at(fs, slot)->state, &w,
-		       daxfs_host_word(gen, DAXFS_HOST_DEAD)))
+	h = daxfs_host_at(fs, slot);
+	if (!daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_DEAD)))
 		return -ESTALE;
 	daxfs_recover_dead_hosts(fs);
+	/*
+	 * A hand-over, not a death: when we recovered the slot ourselves,
+	 * take the "recovered" marker off again, so that `daxfs info` shows
+	 * a free slot, as after a clean leave (a joiner clears it anyway).
+	 */
+	if (daxfs_load(&h->recovered_by) == daxfs_my_claim(fs) &&
+	    (daxfs_load(&h->state) & DAXFS_HOST_STATE_MASK) == DAXFS_HOST_FREE)
+		daxfs_store((u64 *)&h->recovered_ns, 0);
 	return 0;
 }
 

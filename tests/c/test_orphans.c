@@ -246,6 +246,11 @@ static void test_open_held_by_slot(void)
 	CHECK_EQ(daxfs_host_retire(&fb, fc.host, fc.host_gen + 1), -ESTALE);
 	CHECK_EQ(daxfs_host_retire(&fb, fb.host, fb.host_gen), -EINVAL);
 	CHECK_EQ(daxfs_host_retire(&fb, fc.host, fc.host_gen), 0);
+	/* a hand-over, not a death: a plain free slot, no "recovered" */
+	CHECK_EQ(daxfs_load(&daxfs_host_at(&fa, fc.host)->state) &
+		 DAXFS_HOST_STATE_MASK, DAXFS_HOST_FREE);
+	CHECK_EQ(daxfs_load((u64 *)&daxfs_host_at(&fa, fc.host)->recovered_ns),
+		 0);
 	CHECK_EQ(daxfs_host_retire(&fb, fc.host, fc.host_gen), -ESTALE);
 	CHECK(!daxfs_host_still_mine(&fc));	/* fenced, as a dead host */
 	CHECK_EQ(t_getattr(&fa, ino, &a), 0);
