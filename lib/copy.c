@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Which copies libdaxfs makes (copy.h): asked of the CPU once. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -11,7 +12,7 @@
 bool lib_copy_movsb;
 unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
 
-void lib_copy_init(void)
+static void copy_choose(void)
 {
 	const char *out = getenv("DAXFS_OUTCOPY");
 	const char *in = getenv("DAXFS_INCOPY");
@@ -29,6 +30,11 @@ void lib_copy_init(void)
 		lib_copy_nt_min = 0;
 	else if (in && !strcmp(in, "cached"))
 		lib_copy_nt_min = ~0UL;
-	else
-		lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
+}
+
+void lib_copy_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, copy_choose);
 }

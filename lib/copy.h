@@ -36,7 +36,7 @@
 #define DAXFS_MOVSB_MIN		1024
 #define DAXFS_NT_WRITE_MIN	8192
 
-/* Set once by lib_copy_init (every handle's open; same answer each). */
+/* Set by the first lib_copy_init (every handle's open calls it). */
 extern bool lib_copy_movsb;
 extern unsigned long lib_copy_nt_min;	/* writes this long stream */
 void lib_copy_init(void);

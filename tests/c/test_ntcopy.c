@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * daxfs_copy_nt (lib/ntcopy.h), the copy of libdaxfs' writes into the
- * region, and daxfs_zero_stream (core/compat.h), the zeros of a fresh
+ * daxfs_copy_nt (lib/ntcopy.h), the copy of libdaxfs' writes of 8 KiB or
+ * more into the region, daxfs_copy_cached (lib/copy.h: `rep movsb` from
+ * 1 KiB on x86-64), the copy of its reads and shorter writes, and
+ * daxfs_zero_stream (core/compat.h), the zeros of a fresh
  * page: for every destination alignment within a line, several source
  * alignments and lengths around the streaming threshold and the line
  * size, the destination holds exactly the source's bytes (or zeros) and
@@ -10,6 +12,7 @@
  */
 #include "tutil.h"
 #include "lib/ntcopy.h"
+#include "lib/copy.h"
 
 #define SLACK	128
 #define MAXLEN	(64 * 1024 + 200)
@@ -19,8 +22,9 @@ static uint8_t dst_buf[MAXLEN + 2 * SLACK + 64];
 
 static const uint8_t zeros[MAXLEN];
 
-/* salign ~0: daxfs_zero_stream instead of a copy */
-static int one(size_t dalign, size_t salign, size_t len)
+/* salign ~0: daxfs_zero_stream instead of a copy; cached: the copy is
+ * daxfs_copy_cached, not daxfs_copy_nt */
+static int one(size_t dalign, size_t salign, size_t len, bool cached)
 {
 	uint8_t *d = dst_buf + SLACK + dalign;
 	const uint8_t *s = salign == (size_t)~0 ? zeros : src_buf + salign;
@@ -29,6 +33,8 @@ static int one(size_t dalign, size_t salign, size_t len)
 	memset(dst_buf, 0xee, sizeof(dst_buf));
 	if (s == zeros)
 		daxfs_zero_stream(d, len);
+	else if (cached)
+		daxfs_copy_cached(d, s, len);
 	else
 		daxfs_copy_nt(d, s, len);
 	if (memcmp(d, s, len))
@@ -42,10 +48,11 @@ static int one(size_t dalign, size_t salign, size_t len)
 	return 1;
 }
 
-static void test_alignments(void)
+static void alignments(bool cached)
 {
 	static const size_t lens[] = {
-		0, 1, 63, 64, 65, 511, 1024, DAXFS_NT_MIN - 1, DAXFS_NT_MIN,
+		0, 1, 63, 64, 65, 511, DAXFS_MOVSB_MIN - 1, DAXFS_MOVSB_MIN,
+		DAXFS_MOVSB_MIN + 1, DAXFS_NT_MIN - 1, DAXFS_NT_MIN,
 		2047, 2048, 2049, 2111, 2112, 4095, 4096, 4097, 4096 + 63,
 		8192, 65536, 65536 + 13, MAXLEN,
 	};
@@ -57,7 +64,7 @@ static void test_alignments(void)
 		for (sa = 0; sa < nsa; sa++)
 			for (da = 0; da < 64; da++) {
 				ran++;
-				if (!one(da, saligns[sa], lens[l])) {
+				if (!one(da, saligns[sa], lens[l], cached)) {
 					if (!bad)
 						fprintf(stderr, "first bad: len %zu src +%zd "
 							"dst +%zu\n", lens[l],
@@ -69,6 +76,22 @@ static void test_alignments(void)
 	CHECK_EQ(ran, sizeof(lens) / sizeof(lens[0]) * nsa * 64);
 }
 
+static void test_alignments(void)
+{
+	alignments(false);
+}
+
+/* the string move itself, on every x86-64 (ERMS or not: it only makes
+ * it fast) */
+static void test_alignments_cached(void)
+{
+	lib_copy_init();
+#if defined(__x86_64__)
+	lib_copy_movsb = true;
+#endif
+	alignments(true);
+}
+
 int main(void)
 {
 	size_t i;
@@ -76,5 +99,6 @@ int main(void)
 	for (i = 0; i < sizeof(src_buf); i++)
 		src_buf[i] = (uint8_t)(i * 131 + (i >> 8) * 7 + 1);
 	RUN(test_alignments);
+	RUN(test_alignments_cached);
 	return t_done();
 }
