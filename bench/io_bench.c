@@ -68,6 +68,7 @@
 #include "daxfs/libdaxfs.h"
 #include "bench.h"
 #include "lib/ntcopy.h"
+#include "lib/copy.h"
 
 static const char *region = "/dev/shm/daxfs-bench-io";
 static const char *mfile = "/dev/shm/daxfs-bench-memcpy";
@@ -430,17 +431,6 @@ struct worker {
 	struct daxfs_fcache fc;	/* per open file, as fio's job has one */
 };
 
-/* One string move of len bytes (x86-64; elsewhere memcpy). */
-static void movsb(void *dst, const void *src, size_t len)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len)
-			 : : "memory");
-#else
-	memcpy(dst, src, len);
-#endif
-}
-
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -475,8 +465,8 @@ static void *worker_main(void *arg)
 					goto out;
 				}
 			} else if (w->movsb) {
-				movsb(rd ? buf : w->m + off,
-				      rd ? w->m + off : buf, j->bs);
+				daxfs_movsb(rd ? buf : w->m + off,
+					    rd ? w->m + off : buf, j->bs);
 			} else if (rd) {
 				memcpy(buf, w->m + off, j->bs);
 			} else if (w->nt) {

@@ -41,17 +41,23 @@ extern bool lib_copy_movsb;
 extern unsigned long lib_copy_nt_min;	/* writes this long stream */
 void lib_copy_init(void);
 
-static inline void daxfs_copy_cached(void *dst, const void *src, size_t len)
+/* One string move of len bytes (x86-64; elsewhere memcpy). */
+static inline void daxfs_movsb(void *dst, const void *src, size_t len)
 {
 #if defined(__x86_64__)
-	if (len >= DAXFS_MOVSB_MIN && lib_copy_movsb) {
-		__asm__ volatile("rep movsb"
-				 : "+D"(dst), "+S"(src), "+c"(len)
-				 : : "memory");
-		return;
-	}
-#endif
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len)
+			 : : "memory");
+#else
 	memcpy(dst, src, len);
+#endif
+}
+
+static inline void daxfs_copy_cached(void *dst, const void *src, size_t len)
+{
+	if (len >= DAXFS_MOVSB_MIN && lib_copy_movsb)
+		daxfs_movsb(dst, src, len);
+	else
+		memcpy(dst, src, len);
 }
 
 /* Streaming stores for a write of len bytes? */

@@ -86,9 +86,7 @@ static void test_alignments(void)
 static void test_alignments_cached(void)
 {
 	lib_copy_init();
-#if defined(__x86_64__)
 	lib_copy_movsb = true;
-#endif
 	alignments(true);
 }
 
