@@ -38,6 +38,20 @@ static int append_limited(struct daxfs_handle *h, struct pl_desc *d,
  * One transfer on a region descriptor.  off < 0: at (and advancing) the
  * description's offset.  Returns the count or -errno.
  */
+/* Why d refuses a transfer in direction dir (-errno), or 0. */
+static int io_refused(const struct pl_desc *d, int dir, int acc)
+{
+	if (acc & O_PATH)
+		return -EBADF;
+	if (d->kind == PL_KIND_DIR)
+		return dir == IO_READ ? -EISDIR : -EBADF;
+	if (dir == IO_READ && (acc & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (dir == IO_WRITE && (acc & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	return 0;
+}
+
 static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 			 off_t off)
 {
@@ -48,14 +62,9 @@ static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 
 	if (!h)
 		return -errno;
-	if (acc & O_PATH)
-		return -EBADF;
-	if (d->kind == PL_KIND_DIR)
-		return dir == IO_READ ? -EISDIR : -EBADF;
-	if (dir == IO_READ && (acc & O_ACCMODE) == O_WRONLY)
-		return -EBADF;
-	if (dir == IO_WRITE && (acc & O_ACCMODE) == O_RDONLY)
-		return -EBADF;
+	n = io_refused(d, dir, acc);
+	if (n)
+		return n;
 	if (len > IO_MAX)
 		len = IO_MAX;
 	if (dir == IO_READ) {
@@ -92,13 +101,10 @@ static ssize_t read_try(int fd, void *buf, size_t len, uint64_t at)
 	struct pl_desc *d;
 	unsigned int seq;
 	int64_t n;
-	int acc;
 
 	d = h ? pl_fd_peek(fd, &seq) : NULL;
-	if (!d || d->kind != PL_KIND_REG)
-		return -EAGAIN;
-	acc = atomic_load(&d->flags);
-	if ((acc & O_PATH) || (acc & O_ACCMODE) == O_WRONLY)
+	if (!d || d->kind != PL_KIND_REG ||
+	    io_refused(d, IO_READ, atomic_load(&d->flags)))
 		return -EAGAIN;
 	if (len > IO_MAX)
 		len = IO_MAX;

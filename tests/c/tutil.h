@@ -236,10 +236,10 @@ static inline double t_now(void)
 }
 
 /*
- * A race of hosts in processes: n children forked with the shared page
- * *shared (MAP_SHARED, zeroed, size bytes) each run child (which must
- * _exit), this process runs parent, then every child must exit 0.
- * Returns the page (t_race_done unmaps it).
+ * A race of hosts in processes: size bytes of zeroed shared memory
+ * (MAP_SHARED), n children forked each running child on it (it must
+ * _exit), this process running parent on it, then every child must exit
+ * 0.  Returns the memory (the caller munmaps it).
  */
 static inline void *t_race(int n, size_t size, void (*child)(void *),
 			   void (*parent)(void *))
@@ -249,7 +249,11 @@ static inline void *t_race(int n, size_t size, void (*child)(void *),
 	pid_t pid[16];
 	int i, st;
 
-	CHECK(s != MAP_FAILED && n <= 16);
+	if (s == MAP_FAILED || n > 16) {
+		fprintf(stderr, "t_race: no shared memory or %d > 16 children\n",
+			n);
+		abort();
+	}
 	memset(s, 0, size);
 	fflush(NULL);
 	for (i = 0; i < n; i++) {
@@ -263,11 +267,6 @@ static inline void *t_race(int n, size_t size, void (*child)(void *),
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	return s;
-}
-
-static inline void t_race_done(void *s, size_t size)
-{
-	munmap(s, size);
 }
 
 #endif
