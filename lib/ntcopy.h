@@ -14,8 +14,10 @@
  * Streaming stores are weakly ordered: daxfs_copy_nt ends with a store
  * fence, so that they are visible before any later store (a size or
  * pointer a reader follows), as cached stores are under x86's total store
- * order.  daxfs_copy_nt_unfenced, libdaxfs' write actor, leaves that fence
- * to daxfs_copy_fenced, which makes one for the whole write.
+ * order.  daxfs_copy_nt_unfenced, libdaxfs' write actor for writes of
+ * 8 KiB or more (shorter ones copy through the cache: lib/copy.h),
+ * leaves that fence to daxfs_copy_fenced, which makes one for the whole
+ * write.
  * Short copies and the partial lines at either end go through the cache:
  * a partial streaming line costs more than a cached one.
  */
