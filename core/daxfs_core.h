@@ -591,6 +591,22 @@ struct daxfs_linked {
 	 * the call's op (ino 0: none): a front end's refresh needs no op */
 	struct daxfs_attr inode, dir;
 };
+/*
+ * daxfs_mknod, daxfs_mkdir (mode's type DAXFS_S_IFDIR) or daxfs_symlink
+ * (DAXFS_S_IFLNK, to target) in one call, for a front end that keeps
+ * names: also *out (may be NULL; zeroed on failure) as struct
+ * daxfs_linked says, its vouch the new inode's counter from before its
+ * name was published (nothing in the call touches it after).
+ */
+struct daxfs_node {
+	u32 mode, uid, gid;
+	u64 rdev;		/* a device's */
+	const char *target;	/* a symlink's */
+	u32 tlen;
+};
+int daxfs_make_node(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		    const struct daxfs_node *nd, u64 *ino,
+		    struct daxfs_linked *out);
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
 /* The same for a node of any type but a directory or symlink (mode holds

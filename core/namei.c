@@ -613,20 +613,42 @@ struct create_args {
 	u32 tlen;
 };
 
-/* name in *dirp, or in the directory pname of *dirp (begin_entry_change) */
+/* What a link or a create gives its caller (struct daxfs_linked): vouch,
+ * the inode's counter that stands for its new name; the attributes of both
+ * after the touches, as a refresh right after the call would load them
+ * (ino 0: damaged). */
+static void linked_fill(struct daxfs_fs *fs, struct daxfs_linked *out,
+			u64 vouch, u64 ino, struct daxfs_inode *ip, u64 dir,
+			struct daxfs_inode *dp)
+{
+	struct daxfs_iref ref = { .ino = ino, .ip = ip };
+
+	out->vouch = vouch;
+	if (daxfs_iref_attr(fs, &ref, &out->inode))
+		out->inode.ino = 0;
+	ref = (struct daxfs_iref){ .ino = dir, .ip = dp };
+	if (daxfs_iref_attr(fs, &ref, &out->dir))
+		out->dir.ino = 0;
+}
+
+/* name in *dirp, or in the directory pname of *dirp (begin_entry_change);
+ * *out (may be NULL) as struct daxfs_linked says */
 static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		     u32 plen, const char *name, u32 len,
-		     const struct create_args *a, u64 *inop)
+		     const struct create_args *a, u64 *inop,
+		     struct daxfs_linked *out)
 {
 	bool isdir = DAXFS_IS_DIR(a->mode);
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
 	struct daxfs_op op;
-	u64 hash, ino, leaf, dir;
+	u64 hash, ino, leaf, dir, c0;
 	u32 fl;
 	int err;
 
+	if (out)
+		memset(out, 0, sizeof(*out));
 	err = begin_entry_change(fs, dirp, pname, plen, name, len, &op, &dp);
 	if (err)
 		return err;
@@ -701,6 +723,10 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	if (err)
 		goto out;
 	daxfs_crash_point("create.before_link");
+	/* the new inode's counter before its name is published: nothing
+	 * after touches it, so this vouches for the name (docs/kernel.md
+	 * "Dentries") */
+	c0 = daxfs_load(&ip->change);
 	/* step 5 (linking) is marked right before the CAS */
 	err = daxfs_dir_link_marked(&op, dp, leaf,
 				    NS_META(NS_KIND_CREATE, 5, fl));
@@ -714,6 +740,8 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		goto out;	/* linked: recovery found the leaf */
 	daxfs_crash_point("create.linked");
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	if (out)
+		linked_fill(fs, out, c0, ino, ip, dir, dp);
 	daxfs_intent_clear(&op);
 	if (inop)
 		*inop = ino;
@@ -830,24 +858,64 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	daxfs_crash_point("create.undone");
 }
 
-/* The mode and rdev of a new node of mode's type (regular by default). */
-static int mknod_args(u32 mode, u32 uid, u32 gid, u64 rdev,
-		      struct create_args *a)
+/*
+ * The arguments of a new node of mode's type: a directory, a symlink to
+ * target, or any type daxfs_node_mode takes (regular by default).
+ */
+static int node_args(u32 mode, u32 uid, u32 gid, u64 rdev,
+		     const char *target, u32 tlen, struct create_args *a)
 {
 	*a = (struct create_args){ .uid = uid, .gid = gid };
+	if (DAXFS_IS_DIR(mode)) {
+		a->mode = DAXFS_S_IFDIR | (mode & 07777);
+		return 0;
+	}
+	if (DAXFS_IS_LNK(mode)) {
+		if (tlen == 0)
+			return -ENOENT;
+		if (tlen > DAXFS_SYMLINK_MAX)
+			return -ENAMETOOLONG;
+		a->mode = DAXFS_S_IFLNK | 0777;
+		a->target = target;
+		a->tlen = tlen;
+		return 0;
+	}
 	if (daxfs_node_mode(mode, &rdev, &a->mode))
 		return -EINVAL;
 	a->rdev = rdev;
 	return 0;
 }
 
+int daxfs_make_node(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
+		    const struct daxfs_node *nd, u64 *ino,
+		    struct daxfs_linked *out)
+{
+	struct create_args a;
+	int err = node_args(nd->mode, nd->uid, nd->gid, nd->rdev, nd->target,
+			    nd->tlen, &a);
+
+	if (err && out)
+		memset(out, 0, sizeof(*out));
+	return err ? err : ns_create(fs, &dir, NULL, 0, name, len, &a, ino,
+				     out);
+}
+
+/* types daxfs_mknod does not make: daxfs_mkdir's and daxfs_symlink's */
+static bool dir_or_link(u32 mode)
+{
+	return DAXFS_IS_DIR(mode) || DAXFS_IS_LNK(mode);
+}
+
 int daxfs_mknod(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 rdev, u64 *ino)
 {
-	struct create_args a;
-	int err = mknod_args(mode, uid, gid, rdev, &a);
+	const struct daxfs_node nd = {
+		.mode = mode, .uid = uid, .gid = gid, .rdev = rdev,
+	};
 
-	return err ? err : ns_create(fs, &dir, NULL, 0, name, len, &a, ino);
+	if (dir_or_link(mode))
+		return -EINVAL;
+	return daxfs_make_node(fs, dir, name, len, &nd, ino, NULL);
 }
 
 int daxfs_mknod_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
@@ -855,35 +923,33 @@ int daxfs_mknod_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 		   u64 rdev, u64 *pdir, u64 *ino)
 {
 	struct create_args a;
-	int err = mknod_args(mode, uid, gid, rdev, &a);
+	int err = dir_or_link(mode) ? -EINVAL :
+		  node_args(mode, uid, gid, rdev, NULL, 0, &a);
 
 	*pdir = err ? 0 : dir;
-	return err ? err : ns_create(fs, pdir, pname, plen, name, len, &a, ino);
+	return err ? err : ns_create(fs, pdir, pname, plen, name, len, &a, ino,
+				     NULL);
 }
 
 int daxfs_mkdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		u32 mode, u32 uid, u32 gid, u64 *ino)
 {
-	struct create_args a = {
+	const struct daxfs_node nd = {
 		.mode = DAXFS_S_IFDIR | (mode & 07777), .uid = uid, .gid = gid,
 	};
 
-	return ns_create(fs, &dir, NULL, 0, name, len, &a, ino);
+	return daxfs_make_node(fs, dir, name, len, &nd, ino, NULL);
 }
 
 int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		  const char *target, u32 tlen, u32 uid, u32 gid, u64 *ino)
 {
-	struct create_args a = {
-		.mode = DAXFS_S_IFLNK | 0777, .uid = uid, .gid = gid,
+	const struct daxfs_node nd = {
+		.mode = DAXFS_S_IFLNK, .uid = uid, .gid = gid,
 		.target = target, .tlen = tlen,
 	};
 
-	if (tlen == 0)
-		return -ENOENT;
-	if (tlen > DAXFS_SYMLINK_MAX)
-		return -ENAMETOOLONG;
-	return ns_create(fs, &dir, NULL, 0, name, len, &a, ino);
+	return daxfs_make_node(fs, dir, name, len, &nd, ino, NULL);
 }
 
 /* ---- link / unlink ---- */
@@ -1071,23 +1137,6 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * source name still names the inode, or the link fails with -ENOENT once
  * that name is gone.
  */
-/* What a link gives its caller (struct daxfs_linked): vouch, the inode's
- * counter after our one touch; the attributes of both after the touches,
- * as a refresh right after the call would load them (ino 0: damaged). */
-static void linked_fill(struct daxfs_fs *fs, struct daxfs_linked *out,
-			u64 vouch, u64 ino, struct daxfs_inode *ip, u64 dir,
-			struct daxfs_inode *dp)
-{
-	struct daxfs_iref ref = { .ino = ino, .ip = ip };
-
-	out->vouch = vouch;
-	if (daxfs_iref_attr(fs, &ref, &out->inode))
-		out->inode.ino = 0;
-	ref = (struct daxfs_iref){ .ino = dir, .ip = dp };
-	if (daxfs_iref_attr(fs, &ref, &out->dir))
-		out->dir.ino = 0;
-}
-
 static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 		   u64 dir, const char *name, u32 len, unsigned int how,
 		   struct daxfs_linked *out)

@@ -491,9 +491,14 @@ static void daxfs_set_ops(struct inode *inode, const struct daxfs_attr *a)
 	}
 }
 
-struct inode *daxfs_iget(struct super_block *sb, u64 ino)
+/*
+ * The inode ino, with the attributes a namespace op loaded in its own op
+ * (a; NULL or ino 0: none, one op of its own reads them).
+ */
+static struct inode *iget_with(struct super_block *sb, u64 ino,
+			       const struct daxfs_attr *a)
 {
-	struct daxfs_attr a;
+	struct daxfs_attr got;
 	struct inode *inode;
 	int err;
 
@@ -501,23 +506,33 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
 	if (!(daxfs_i_state(inode) & I_NEW)) {
-		err = daxfs_refresh_inode(inode);
+		err = a && a->ino == ino ? daxfs_refresh_from(inode, a, 0) :
+		      daxfs_refresh_inode(inode);
 		if (err) {
 			iput(inode);
 			return ERR_PTR(err);
 		}
 		return inode;
 	}
-	err = daxfs_getattr(DAXFS_FS(sb), ino, &a);
-	if (err) {
-		iget_failed(inode);
-		return ERR_PTR(daxfs_kerr(sb, err == -ENOENT ? -ESTALE : err, "iget"));
+	if (!a || a->ino != ino) {
+		err = daxfs_getattr(DAXFS_FS(sb), ino, &got);
+		if (err) {
+			iget_failed(inode);
+			return ERR_PTR(daxfs_kerr(sb, err == -ENOENT ? -ESTALE : err,
+						  "iget"));
+		}
+		a = &got;
 	}
-	inode->i_mode = daxfs_vfs_mode(sb, a.mode);
-	daxfs_set_ops(inode, &a);
-	daxfs_fill_inode(inode, &a, false);
+	inode->i_mode = daxfs_vfs_mode(sb, a->mode);
+	daxfs_set_ops(inode, a);
+	daxfs_fill_inode(inode, a, false);
 	unlock_new_inode(inode);
 	return inode;
+}
+
+struct inode *daxfs_iget(struct super_block *sb, u64 ino)
+{
+	return iget_with(sb, ino, NULL);
 }
 
 /* ---- dentries ---- */
@@ -889,7 +904,8 @@ void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
 }
 
 /*
- * After a namespace change: attach the new inode to the dentry.
+ * After a namespace change: attach the new inode to the dentry, with the
+ * attributes and the vouch the create's op gave (ln).
  *
  * Another host may have removed it again already: our create took effect
  * (that host saw it), so it must not be done twice (-ESTALE would make the
@@ -900,17 +916,21 @@ void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid)
  * in path_openat, may_create_in_sticky); it never gets here
  * (daxfs_create_reg).
  */
-static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino)
+static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino,
+			     const struct daxfs_linked *ln)
 {
 	struct inode *inode;
 
-	daxfs_refresh_inode(dir);
-	inode = daxfs_iget(dir->i_sb, ino);
+	refresh_with(dir, &ln->dir);
+	inode = iget_with(dir->i_sb, ino, &ln->inode);
 	if (IS_ERR(inode)) {
 		d_drop(dentry);
 		return PTR_ERR(inode) == -ESTALE ? 0 : PTR_ERR(inode);
 	}
 	d_instantiate(dentry, inode);
+	/* the name we made stands while its counter does: a stat right
+	 * after needs no lookup (docs/kernel.md "Dentries") */
+	name_confirmed(dentry, dir, ino, ln->vouch);
 	return 0;
 }
 
@@ -991,6 +1011,8 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 			    dev_t rdev, bool excl)
 {
 	struct daxfs_fs *fs = DAXFS_FS(dir->i_sb);
+	struct daxfs_node nd;
+	struct daxfs_linked ln;
 	u32 uid, gid;
 	u64 ino;
 	struct daxfs_space_wait w = {};
@@ -1002,20 +1024,19 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 	daxfs_new_owner(dir, &mode, &uid, &gid);
 	if (S_ISREG(mode))
 		return daxfs_create_reg(dir, dentry, mode, uid, gid, excl);
+	nd = (struct daxfs_node){
+		.mode = mode, .uid = uid, .gid = gid,
+		.rdev = S_ISDIR(mode) ? 0 : new_encode_dev(rdev),
+	};
 	do {
-		if (S_ISDIR(mode))
-			err = daxfs_mkdir(fs, dir->i_ino, dentry->d_name.name,
-					  dentry->d_name.len, mode, uid, gid, &ino);
-		else
-			err = daxfs_mknod(fs, dir->i_ino, dentry->d_name.name,
-					  dentry->d_name.len, mode, uid, gid,
-					  new_encode_dev(rdev), &ino);
+		err = daxfs_make_node(fs, dir->i_ino, dentry->d_name.name,
+				      dentry->d_name.len, &nd, &ino, &ln);
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err == -EEXIST)
 		return daxfs_create_exists(dentry, excl);
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "create");
-	return daxfs_instantiate(dir, dentry, ino);
+	return daxfs_instantiate(dir, dentry, ino, &ln);
 }
 
 /* With the ACLs a default ACL of dir gives (docs/xattr.md). */
@@ -1063,6 +1084,8 @@ static DAXFS_MKDIR_RET daxfs_k_mkdir(DAXFS_IDMAP_T *idmap, struct inode *dir,
 static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
 			   const char *target)
 {
+	struct daxfs_node nd;
+	struct daxfs_linked ln;
 	umode_t mode = S_IFLNK | 0777;
 	size_t len = strlen(target);
 	u32 uid, gid;
@@ -1076,16 +1099,20 @@ static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentr
 	if (len > DAXFS_SYMLINK_MAX)
 		return -ENAMETOOLONG;
 	daxfs_new_owner(dir, &mode, &uid, &gid);
+	nd = (struct daxfs_node){
+		.mode = mode, .uid = uid, .gid = gid,
+		.target = target, .tlen = len,
+	};
 	do {
-		err = daxfs_symlink(DAXFS_FS(dir->i_sb), dir->i_ino,
-				    dentry->d_name.name, dentry->d_name.len,
-				    target, len, uid, gid, &ino);
+		err = daxfs_make_node(DAXFS_FS(dir->i_sb), dir->i_ino,
+				      dentry->d_name.name, dentry->d_name.len,
+				      &nd, &ino, &ln);
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err == -EEXIST)
 		d_drop(dentry);
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "symlink");
-	return daxfs_instantiate(dir, dentry, ino);
+	return daxfs_instantiate(dir, dentry, ino, &ln);
 }
 
 static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *dentry)

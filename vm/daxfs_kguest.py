@@ -674,6 +674,10 @@ def names_host(fs, rounds=NM_ROUNDS):
     r.unlink("/nm/b")
     r.rename("/nm/sub", "/nm/other/sub")                  # a directory moves
     r.chmod("/nm/other/sub/f", 0o600)
+    r.unlink("/nm/sl")                                    # names the guest made
+    r.symlink("b", "/nm/sl")
+    r.rename("/nm/md", "/nm/md2")
+    r.unlink("/nm/ff")
     fs_mark(fs, "H", "nmH1")
     fs_wait(fs, ["nmA1"])
     r.unlink("/nm/new")                                   # the same name, another file
@@ -705,6 +709,13 @@ def scen_names(args):
     ino = {f: nm_ino(p(f)) for f in ("nm/a", "nm/b", "nm/sub/f")}
     warm = ["nm/a", "nm/b", "nm/new", "nm/sub", "nm/sub/f", "nm/a2", "nm/other/sub/f"]
     nm_warm([p(q) for q in warm])
+    # names this guest makes: trusted from their create on (its vouch), not looked up
+    os.symlink("a", p("nm/sl"))
+    os.mkdir(p("nm/md"))
+    os.mkfifo(p("nm/ff"))
+    ino["nm/md"] = nm_ino(p("nm/md"))
+    check(os.readlink(p("nm/sl")) == "a" and nm_ino(p("nm/ff")) is not None,
+          "the guest's own nodes")
     fs_mark(fs, "A", "nmA0")
     fs_wait(fs, ["nmH1"], poll=0.01)
     check(read_file(p("nm/new")) == b"made by H", "a name made elsewhere is seen")
@@ -715,6 +726,10 @@ def scen_names(args):
     st = os.lstat(p("nm/other/sub/f"))
     check(st.st_ino == ino["nm/sub/f"] and st.st_mode & 0o777 == 0o600,
           f"moved file: ino {st.st_ino} mode {st.st_mode:o}")
+    check(os.readlink(p("nm/sl")) == "b", "a symlink made here, made again elsewhere")
+    check(nm_ino(p("nm/md")) is None and nm_ino(p("nm/md2")) == ino["nm/md"],
+          "a directory made here, renamed elsewhere")
+    check(nm_ino(p("nm/ff")) is None, "a FIFO made here, unlinked elsewhere")
     new1 = nm_ino(p("nm/new"))
     nm_warm([p(q) for q in warm])
     fs_mark(fs, "A", "nmA1")

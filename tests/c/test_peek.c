@@ -361,6 +361,54 @@ static void test_created_name_vouched(void)
 	CHECK_EQ(daxfs_open_put(&fa, x), 0);
 }
 
+/* The same for a directory, a symlink and a device made in one call
+ * (daxfs_make_node): what it gives stands for the name until another host
+ * takes the name away; a call that fails gives none. */
+static void test_made_node_vouched(void)
+{
+	const struct daxfs_node nodes[] = {
+		{ .mode = DAXFS_S_IFDIR | 0755 },
+		{ .mode = DAXFS_S_IFLNK, .target = "t", .tlen = 1 },
+		{ .mode = DAXFS_S_IFCHR | 0600, .rdev = 0x0103 },
+		{ .mode = DAXFS_S_IFIFO | 0600 },
+	};
+	u64 d = mkdir_b(ROOT, "mn"), ino, x;
+	struct daxfs_linked ln;
+	struct daxfs_attr a;
+	char name[8];
+	u32 i;
+
+	for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		CHECK_EQ(daxfs_make_node(&fa, d, name, strlen(name), &nodes[i],
+					 &ino, &ln), 0);
+		CHECK_EQ(change_of(ino), ln.vouch);
+		CHECK_EQ(child_seen(d, name, ino), ln.vouch);
+		CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+		CHECK(!memcmp(&a, &ln.inode, sizeof(a)));
+		CHECK_EQ(a.mode & DAXFS_S_IFMT, nodes[i].mode & DAXFS_S_IFMT);
+		CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+		CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+		/* another host takes the name: the counter moves past it */
+		if (i == 0)
+			CHECK_EQ(daxfs_rmdir(&fb, d, name, strlen(name)), 0);
+		else
+			CHECK_EQ(daxfs_unlink(&fb, d, name, strlen(name)), 0);
+		CHECK(moved_or_gone(ino, ln.vouch));
+	}
+	/* a name taken, a symlink with no target: none */
+	CHECK_EQ(daxfs_make_node(&fa, d, "x", 1, &nodes[0], &x, &ln), 0);
+	CHECK_EQ(daxfs_make_node(&fa, d, "x", 1, &nodes[3], &ino, &ln),
+		 -EEXIST);
+	CHECK_EQ(ino, x);
+	CHECK_EQ(ln.vouch, 0);
+	CHECK_EQ(ln.inode.ino, 0);
+	ln.vouch = 1;
+	CHECK_EQ(daxfs_make_node(&fa, d, "y", 1, &(struct daxfs_node){
+		.mode = DAXFS_S_IFLNK }, &ino, &ln), -ENOENT);
+	CHECK_EQ(ln.vouch, 0);
+}
+
 /* ---- racing the churn ---- */
 
 #define RACE_SECS	1.5
@@ -463,6 +511,98 @@ static void test_race_reuse(void)
 	munmap(s, sizeof(*s));
 }
 
+/* ---- a made node's vouch racing its name's removal ---- */
+
+struct vshared {
+	u64 moved, renamed, stop, rounds, bad;
+};
+
+/* the race's directory: set before the fork */
+static u64 vdir;
+
+/* B: whatever name "v" names is taken away at once, renamed to "w" or
+ * unlinked, and said so once the call returned (the inode's
+ * counter moved) */
+static void remover(void *arg)
+{
+	struct vshared *s = arg;
+	struct daxfs_fs fs;
+	u64 ino, n = 0;
+	bool rename;
+
+	if (t_join(&fs, region, REGION))
+		_exit(3);
+	while (!daxfs_load(&s->stop)) {
+		if (daxfs_lookup(&fs, vdir, "v", 1, &ino))
+			continue;
+		/* A's kinds alternate too: each meets both removals */
+		rename = n++ / 2 % 2;
+		if (rename ? daxfs_rename(&fs, vdir, "v", 1, vdir, "w", 1, 0) :
+			     daxfs_unlink(&fs, vdir, "v", 1))
+			continue;
+		daxfs_store(&s->renamed, rename);
+		daxfs_store(&s->moved, ino);
+	}
+	daxfs_host_leave(&fs);
+	_exit(0);
+}
+
+/*
+ * A: makes "v" and, once B took the name, checks that the vouch it got
+ * no longer stands.  A vouch loaded after the name was published (and B's
+ * removal landed in between) would stand for a name that is gone.  A
+ * regular file is held open until then, so that it outlives its name.
+ */
+static void maker(void *arg)
+{
+	const struct daxfs_node fifo = { .mode = DAXFS_S_IFIFO | 0600 };
+	struct vshared *s = arg;
+	double end = t_now() + RACE_SECS;
+	struct daxfs_linked ln;
+	bool held;
+	u64 ino;
+
+	while (t_now() < end) {
+		/* a node made in one call, or a file made nameless and then
+		 * named (daxfs_link_created), in turn */
+		held = s->rounds % 2;
+		if (held) {
+			CHECK_EQ(daxfs_tmpfile(&fa, vdir, DAXFS_S_IFREG | 0644, 0,
+					       0, &ino), 0);
+			CHECK_EQ(daxfs_link_created(&fa, ino, vdir, "v", 1,
+						    &ln), 0);
+		} else {
+			CHECK_EQ(daxfs_make_node(&fa, vdir, "v", 1, &fifo, &ino,
+						 &ln), 0);
+		}
+		while (daxfs_load(&s->moved) != ino)
+			CHECK(t_now() < end + 10);
+		if (!moved_or_gone(ino, ln.vouch))
+			s->bad++;
+		if (daxfs_load(&s->renamed))
+			CHECK_EQ(daxfs_unlink(&fa, vdir, "w", 1), 0);
+		if (held)
+			CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+		daxfs_store(&s->moved, 0);
+		s->rounds++;
+	}
+	daxfs_store(&s->stop, 1);
+}
+
+static void test_race_made_vouch(void)
+{
+	u64 d = mkdir_b(ROOT, "vr");
+	struct vshared *s;
+
+	vdir = d;
+	s = t_race(1, sizeof(*s), remover, maker);
+	printf("  vouch race: %llu rounds, %llu vouches that stood\n",
+	       (unsigned long long)s->rounds, (unsigned long long)s->bad);
+	CHECK_EQ(s->bad, 0);
+	CHECK(s->rounds > 0);
+	munmap(s, sizeof(*s));
+}
+
 int main(void)
 {
 	region = t_setup(&fa, REGION, NULL);
@@ -475,7 +615,9 @@ int main(void)
 	RUN(test_counter_before_name);
 	RUN(test_every_name_removal_moves_inode);
 	RUN(test_created_name_vouched);
+	RUN(test_made_node_vouched);
 	RUN(test_race_reuse);
+	RUN(test_race_made_vouch);
 	daxfs_host_leave(&fb);
 	daxfs_host_leave(&fa);
 	t_region_free(region, REGION);

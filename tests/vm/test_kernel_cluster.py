@@ -168,7 +168,8 @@ def test_kernel_multi_host(request, built):
 def test_kernel_cached_names_follow_other_host(request, built):
     """A guest walks its paths until every dentry (positive and negative) and inode is
     cached and trusted by its change counter with no core op (docs/kernel.md "Dentries"),
-    then host H renames, unlinks, makes again under the same name, renames over a name,
+    and makes a symlink, a directory and a FIFO (trusted from their creates), then host H
+    renames, unlinks, makes again under the same name, renames over a name,
     exchanges, links, moves a directory above cached names, chmods and writes: the guest's
     next system call sees each change, with no retry (vm/daxfs_kguest.py scen_names)."""
     with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
