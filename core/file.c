@@ -1119,7 +1119,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	/* the change counter moves before the gate opens: what an atomic
 	 * reader checks (core/atomicw.c) */
 	if (w > 0)
-		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+		daxfs_inode_touch_write(ip);
 	if (w >= 0)	/* after our own touch */
 		write_attr_fill(fs, &ref, attr);
 	if (gated)

@@ -333,6 +333,29 @@ void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when)
 		daxfs_faa(&ip->change, 1);
 }
 
+/* Whether a write at now may leave stamp t as it is: t is at most
+ * DAXFS_WRITE_STAMP_NS old, and not in the future (a future stamp, set by
+ * utimensat or by a host whose clock runs ahead, is replaced as before). */
+static bool stamp_fresh(s64 t, s64 now)
+{
+	return t <= now && now - t <= DAXFS_WRITE_STAMP_NS;
+}
+
+void daxfs_inode_touch_write(struct daxfs_inode *ip)
+{
+	s64 now = daxfs_now_ns();
+
+	/* loads of a line other writers of the file keep clean: only a
+	 * store makes them fetch it again (docs/files.md "Time stamps of
+	 * writes") */
+	if (!stamp_fresh((s64)daxfs_load((u64 *)&ip->mtime_ns), now) ||
+	    !stamp_fresh((s64)daxfs_load((u64 *)&ip->ctime_ns), now)) {
+		daxfs_store((u64 *)&ip->mtime_ns, (u64)now);
+		daxfs_store((u64 *)&ip->ctime_ns, (u64)now);
+	}
+	daxfs_faa(&ip->change, 1);
+}
+
 int daxfs_nlink_inc(struct daxfs_inode *ip)
 {
 	u32 n = daxfs_load32(&ip->nlink);

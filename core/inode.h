@@ -107,6 +107,16 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 void daxfs_inode_touch(struct daxfs_inode *ip, u32 what);
 /* the same, at WHEN: the times one operation sets are equal */
 void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when);
+/*
+ * A write's touch: mtime and ctime become now unless both are already at
+ * most DAXFS_WRITE_STAMP_NS old (and not ahead of now), as Linux stamps
+ * writes with a coarse clock; the change counter moves by one always.
+ * Writers of one file on several CPUs then store to its record about
+ * once per DAXFS_WRITE_STAMP_NS, not once per call (docs/files.md "Time
+ * stamps of writes").
+ */
+#define DAXFS_WRITE_STAMP_NS	1000000LL
+void daxfs_inode_touch_write(struct daxfs_inode *ip);
 
 /* Mode of a resolved inode (record or base). */
 static inline u32 daxfs_iref_mode(const struct daxfs_iref *ref)

@@ -816,6 +816,82 @@ static void test_small_files(void)
 	t_region_free(r, 64 * MiB);
 }
 
+/*
+ * One write's stamps (daxfs_inode_touch_write): mtime and ctime become the
+ * write's time unless both are at most DAXFS_WRITE_STAMP_NS old and not in
+ * the future; the change counter moves by one every time.  Checked
+ * against clock readings around each write, so a write that a busy
+ * machine delays past the grain still passes.
+ */
+static void stamp_write(struct daxfs_fs *fs, u64 ino, struct daxfs_inode *ip)
+{
+	s64 m0 = ip->mtime_ns, c0 = ip->ctime_ns, ta, tb;
+	u64 ch = daxfs_load(&ip->change);
+	bool fresh;
+
+	ta = daxfs_now_ns();
+	CHECK_EQ(t_pwrite(fs, ino, "s", 1, 7), 1);
+	tb = daxfs_now_ns();
+	CHECK_EQ(daxfs_load(&ip->change), ch + 1);
+	if (ip->mtime_ns == m0 && ip->ctime_ns == c0) {
+		/* left: both were fresh at some instant in [ta, tb] */
+		fresh = m0 <= tb && c0 <= tb &&
+			ta - m0 <= DAXFS_WRITE_STAMP_NS &&
+			ta - c0 <= DAXFS_WRITE_STAMP_NS;
+		CHECK(fresh);
+		return;
+	}
+	/* stamped: both are the write's time, and one was not fresh then */
+	CHECK_EQ(ip->mtime_ns, ip->ctime_ns);
+	CHECK(ip->mtime_ns >= ta && ip->mtime_ns <= tb);
+	CHECK(m0 > ip->mtime_ns || c0 > ip->mtime_ns ||
+	      tb - m0 > DAXFS_WRITE_STAMP_NS || tb - c0 > DAXFS_WRITE_STAMP_NS);
+}
+
+static void test_write_stamps(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_inode *ip = t_ip(&fs, ino);
+	s64 now;
+	int i, left = 0;
+
+	/* old stamps (utime to the past): replaced */
+	ip->mtime_ns = ip->ctime_ns = 1000;
+	stamp_write(&fs, ino, ip);
+	CHECK(ip->mtime_ns > 1000);
+	/* writes right after: mostly left as they are */
+	for (i = 0; i < 100; i++) {
+		s64 m = ip->mtime_ns;
+
+		stamp_write(&fs, ino, ip);
+		left += ip->mtime_ns == m;
+	}
+	CHECK(left > 0);
+	/* only mtime old, or only ctime: both replaced */
+	ip->mtime_ns = 1000;
+	stamp_write(&fs, ino, ip);
+	CHECK(ip->mtime_ns > 1000);
+	ip->ctime_ns = 1000;
+	stamp_write(&fs, ino, ip);
+	CHECK(ip->ctime_ns > 1000);
+	/* in the future (utime ahead, or a host whose clock runs ahead):
+	 * replaced by now */
+	now = daxfs_now_ns();
+	ip->mtime_ns = ip->ctime_ns = now + 3600LL * 1000000000LL;
+	stamp_write(&fs, ino, ip);
+	CHECK(ip->mtime_ns < now + 3600LL * 1000000000LL);
+	/* a stamp older than the grain: replaced */
+	now = daxfs_now_ns() - 2 * DAXFS_WRITE_STAMP_NS;
+	ip->mtime_ns = ip->ctime_ns = now;
+	stamp_write(&fs, ino, ip);
+	CHECK(ip->mtime_ns > now);
+	printf("  %d of 100 writes right after a stamp left it\n", left);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
 int main(void)
 {
 	RUN(test_basic);
@@ -834,5 +910,6 @@ int main(void)
 	RUN(test_direct_growth);
 	RUN(test_direct_truncate);
 	RUN(test_direct_fsck);
+	RUN(test_write_stamps);
 	return t_done();
 }
