@@ -533,7 +533,6 @@ int daxfs_symlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		  const char *target, u32 tlen, u32 uid, u32 gid, u64 *ino);
 /* Copies at most bufsize bytes, returns the target length. */
 int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize);
-int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
 /*
  * POSIX unlink of open files across hosts (core/openset.c,
  * docs/open-files.md).  daxfs_open_get publishes one open of ino in this
@@ -590,6 +589,11 @@ struct daxfs_linked {
 	/* the file's and the directory's attributes right after, loaded in
 	 * the call's op (ino 0: none): a front end's refresh needs no op */
 	struct daxfs_attr inode, dir;
+	/* the directory's change counter right before the call's one move
+	 * of it: a front end whose last look at the directory saw this, and
+	 * that finds dir.change one above, knows that nothing but the call
+	 * changed the directory since (its cached ACLs stand) */
+	u64 dir_pre;
 };
 /*
  * daxfs_mknod, daxfs_mkdir (mode's type DAXFS_S_IFDIR) or daxfs_symlink
@@ -607,8 +611,19 @@ struct daxfs_node {
 int daxfs_make_node(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		    const struct daxfs_node *nd, u64 *ino,
 		    struct daxfs_linked *out);
+int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
+/* The same, with *out (may be NULL; zeroed on failure) as struct
+ * daxfs_linked says, but no vouch: the directory's attributes after, and
+ * the inode's when it has links left (else out->inode.ino 0: it went, or
+ * is an orphan held open somewhere). */
+int daxfs_unlink_attr(struct daxfs_fs *fs, u64 dir, const char *name,
+		      u32 len, struct daxfs_linked *out);
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
+/* The same, with the file's attributes right after, loaded in the call's
+ * op (attr->ino 0: none): a front end attaches its inode with no op. */
+int daxfs_tmpfile_attr(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid,
+		       u32 gid, u64 *ino, struct daxfs_attr *attr);
 /* The same for a node of any type but a directory or symlink (mode holds
  * the type; rdev for a device): the whiteout a RENAME_WHITEOUT leaves is
  * made this way first, so that a full pool fails the call before the

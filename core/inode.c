@@ -542,7 +542,7 @@ void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
 		drop_link(op, ip);
 }
 
-void daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip)
+int daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip)
 {
-	drop_link(op, ip);
+	return drop_link(op, ip);
 }

@@ -180,7 +180,8 @@ void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino);
  * was the last one.  Never "cannot reach 0": between our +1 and this -1
  * every name may have been unlinked on other hosts, and then we are the
  * one who takes nlink to 0 and must free (else the inode leaks). */
-void daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip);
+/* the links left (0: it was the last), or -1 when none was dropped */
+int daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip);
 
 /* Persistent media: write back a record before publishing it. */
 static inline void daxfs_pflush(struct daxfs_fs *fs, const void *p, u64 len)

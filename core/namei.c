@@ -613,18 +613,20 @@ struct create_args {
 	u32 tlen;
 };
 
-/* What a link or a create gives its caller (struct daxfs_linked): vouch,
- * the inode's counter that stands for its new name; the attributes of both
- * after the touches, as a refresh right after the call would load them
- * (ino 0: damaged). */
+/* What a link, a create or an unlink gives its caller (struct
+ * daxfs_linked): vouch, the inode's counter that stands for its new name;
+ * the attributes of both after the touches, as a refresh right after the
+ * call would load them (ino 0: damaged, or no ip); dir_pre, the
+ * directory's counter right before the call's touch of it. */
 static void linked_fill(struct daxfs_fs *fs, struct daxfs_linked *out,
 			u64 vouch, u64 ino, struct daxfs_inode *ip, u64 dir,
-			struct daxfs_inode *dp)
+			struct daxfs_inode *dp, u64 dir_pre)
 {
 	struct daxfs_iref ref = { .ino = ino, .ip = ip };
 
 	out->vouch = vouch;
-	if (daxfs_iref_attr(fs, &ref, &out->inode))
+	out->dir_pre = dir_pre;
+	if (!ip || daxfs_iref_attr(fs, &ref, &out->inode))
 		out->inode.ino = 0;
 	ref = (struct daxfs_iref){ .ino = dir, .ip = dp };
 	if (daxfs_iref_attr(fs, &ref, &out->dir))
@@ -643,7 +645,7 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
 	struct daxfs_op op;
-	u64 hash, ino, leaf, dir, c0;
+	u64 hash, ino, leaf, dir, c0, dpre;
 	u32 fl;
 	int err;
 
@@ -739,9 +741,10 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	if (err)
 		goto out;	/* linked: recovery found the leaf */
 	daxfs_crash_point("create.linked");
+	dpre = daxfs_load(&dp->change);
 	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	if (out)
-		linked_fill(fs, out, c0, ino, ip, dir, dp);
+		linked_fill(fs, out, c0, ino, ip, dir, dp, dpre);
 	daxfs_intent_clear(&op);
 	if (inop)
 		*inop = ino;
@@ -1146,7 +1149,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	struct daxfs_dent de;
 	struct daxfs_op op;
 	struct waiter w = { 0, 0 };
-	u64 hash, leaf = 0, held = 0, c0 = 0;
+	u64 hash, leaf = 0, held = 0, c0 = 0, dpre;
 	s64 now;
 	u32 mode;
 	int err;
@@ -1237,9 +1240,10 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	now = daxfs_now_ns();
 	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
 			     DAXFS_TOUCH_CTIME, now);
+	dpre = daxfs_load(&dp->change);
 	daxfs_inode_touch_at(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	if (out)
-		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp);
+		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp, dpre);
 	leaf_unhold(fs, held);
 	daxfs_intent_clear(&op);
 	goto out_claim;
@@ -1294,20 +1298,28 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 	return ns_link(fs, &src, ino, dir, name, len, LINK_NAMED, NULL);
 }
 
-/* name in *dirp, or in the directory pname of *dirp (begin_entry_change) */
+/*
+ * name in *dirp, or in the directory pname of *dirp (begin_entry_change).
+ * *out (may be NULL): the directory's attributes after our touch, and the
+ * inode's when links are left to it (else its ino 0: gone, or an orphan
+ * now, which a front end asks about); no vouch.
+ */
 static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
-		     u32 plen, const char *name, u32 len)
+		     u32 plen, const char *name, u32 len,
+		     struct daxfs_linked *out)
 {
 	struct daxfs_inode *dp;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
 	struct daxfs_op op;
 	struct daxfs_iref cref;
-	u64 hash, dir;
+	u64 hash, dir, dpre = 0;
 	u32 tries;
 	bool found;
-	int err;
+	int err, left = -1;
 
+	if (out)
+		memset(out, 0, sizeof(*out));
 	err = begin_entry_change(fs, dirp, pname, plen, name, len, &op, &dp);
 	if (err)
 		return err;
@@ -1362,6 +1374,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		daxfs_dir_count_sub(dp);
 		daxfs_crash_point("unlink.counted");
+		dpre = daxfs_load(&dp->change);
 		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 4, 0);
 		if (err)
@@ -1370,13 +1383,18 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		 * replaced in this op, only freed (nlink 0: nothing to drop),
 		 * so it is the one daxfs_inode_unlinked would look up again */
 		if (cref.ip)
-			daxfs_inode_put_link(&op, cref.ip);
+			left = daxfs_inode_put_link(&op, cref.ip);
 		else
 			daxfs_inode_unlinked(&op, de.ino);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 5, 0);
 		if (err)
 			goto out;
 		daxfs_crash_point("unlink.freed");
+		if (out) {
+			/* a record with links left is not freed in our op */
+			linked_fill(fs, out, 0, left > 0 ? de.ino : 0,
+				    left > 0 ? cref.ip : NULL, dir, dp, dpre);
+		}
 		daxfs_intent_clear(&op);
 		goto out;
 	}
@@ -1388,14 +1406,20 @@ out:
 
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 {
-	return ns_unlink(fs, &dir, NULL, 0, name, len);
+	return ns_unlink(fs, &dir, NULL, 0, name, len, NULL);
+}
+
+int daxfs_unlink_attr(struct daxfs_fs *fs, u64 dir, const char *name,
+		      u32 len, struct daxfs_linked *out)
+{
+	return ns_unlink(fs, &dir, NULL, 0, name, len, out);
 }
 
 int daxfs_unlink_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 		    const char *name, u32 len, u64 *pdir)
 {
 	*pdir = dir;
-	return ns_unlink(fs, pdir, pname, plen, name, len);
+	return ns_unlink(fs, pdir, pname, plen, name, len, NULL);
 }
 
 /* A dead linker: committed once the leaf is in the directory; step 3

@@ -42,7 +42,7 @@ static int dir_live(struct daxfs_op *op, u64 dir)
  * open file and the intent can go.
  */
 static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
-		   u64 rdev, u64 *inop)
+		   u64 rdev, u64 *inop, struct daxfs_attr *attr)
 {
 	struct daxfs_inode *ip;
 	u64 ino;
@@ -73,6 +73,12 @@ static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
 	daxfs_pflush(op->fs, &ip->flags, sizeof(ip->flags));
 	daxfs_crash_point("tmpfile.orphan");
 	*inop = ino;
+	if (attr) {
+		struct daxfs_iref ref = { .ino = ino, .ip = ip };
+
+		if (daxfs_iref_attr(op->fs, &ref, attr))
+			attr->ino = 0;
+	}
 out:
 	if (daxfs_fenced(op))
 		return -ESTALE;
@@ -80,28 +86,44 @@ out:
 	return err;
 }
 
-int daxfs_tmpnode(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
-		  u64 rdev, u64 *ino)
+/* One op making a nameless node of mode (its type checked), with its
+ * attributes after (attr may be NULL; ino 0: none). */
+static int tmp_op(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
+		  u64 rdev, u64 *ino, struct daxfs_attr *attr)
 {
 	struct daxfs_op op;
 	int err;
 
+	if (attr)
+		attr->ino = 0;
 	/* directories and symlinks are born with names */
 	if (daxfs_node_mode(mode, &rdev, &mode))
 		return -EINVAL;
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = tmpfile(&op, dir, mode, uid, gid, rdev, ino);
+	err = tmpfile(&op, dir, mode, uid, gid, rdev, ino, attr);
 	daxfs_op_end(&op);
 	return err;
+}
+
+int daxfs_tmpnode(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
+		  u64 rdev, u64 *ino)
+{
+	return tmp_op(fs, dir, mode, uid, gid, rdev, ino, NULL);
 }
 
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino)
 {
-	return daxfs_tmpnode(fs, dir, DAXFS_S_IFREG | (mode & 07777), uid, gid,
-			     0, ino);
+	return daxfs_tmpfile_attr(fs, dir, mode, uid, gid, ino, NULL);
+}
+
+int daxfs_tmpfile_attr(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid,
+		       u32 gid, u64 *ino, struct daxfs_attr *attr)
+{
+	return tmp_op(fs, dir, DAXFS_S_IFREG | (mode & 07777), uid, gid, 0,
+		      ino, attr);
 }
 
 /*

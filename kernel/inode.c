@@ -253,10 +253,12 @@ static unsigned int daxfs_vfs_iflags(u32 fl)
 
 #define DAXFS_VFS_IFLAGS	(S_IMMUTABLE | S_APPEND | S_NOATIME | S_SYNC)
 
-/* Copies region attributes into the VFS inode.  keep_nosec: the record
- * changed only by this host's write (daxfs_refresh_after_write). */
+/* Copies region attributes into the VFS inode.  own: the record changed
+ * only by this host's calls, which set neither an extended attribute nor
+ * a privilege (its writes, daxfs_refresh_after_write; its entry changes
+ * in a directory, refresh_after_op): S_NOSEC and the cached ACLs stand. */
 static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
-			     bool keep_nosec)
+			     bool own)
 {
 	unsigned int locked = S_IMMUTABLE | S_APPEND;
 	bool lock_new = S_ISREG(a->mode) &&
@@ -271,7 +273,7 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 	 * capabilities").
 	 */
 	inode_set_flags(inode, daxfs_vfs_iflags(a->flags), DAXFS_VFS_IFLAGS |
-			(keep_nosec ? 0 : S_NOSEC));
+			(own ? 0 : S_NOSEC));
 	/*
 	 * Locked on some host since we looked: stores through this host's
 	 * shared mappings must fault again, and the fault refuses them
@@ -296,7 +298,8 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 	DAXFS_I(inode)->valid = true;
 	spin_unlock(&inode->i_lock);
 	/* another host may have changed them (docs/xattr.md) */
-	forget_all_cached_acls(inode);
+	if (!own)
+		forget_all_cached_acls(inode);
 }
 
 static int refresh(struct inode *inode, u64 *change, u64 mine);
@@ -429,6 +432,24 @@ static int refresh_with(struct inode *inode, const struct daxfs_attr *a)
 {
 	return a->ino ? daxfs_refresh_from(inode, a, 0) :
 	       daxfs_refresh_inode(inode);
+}
+
+/*
+ * The same for the directory of an entry change of ours (ln: struct
+ * daxfs_linked).  When our last look saw the counter the op found right
+ * before its touch (dir_pre), and the op's attributes show it one above,
+ * nothing but our op moved it since: the ACLs cached for the directory
+ * stand, and the next create in it reads no default ACL again.
+ */
+static int refresh_after_op(struct inode *dir, const struct daxfs_linked *ln)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(dir);
+	u64 mine = READ_ONCE(ei->valid) && READ_ONCE(ei->change) == ln->dir_pre ?
+		   ln->dir_pre + 1 : ~0ULL;
+
+	if (!ln->dir.ino)
+		return daxfs_refresh_inode(dir);
+	return daxfs_dead(dir->i_sb) ?: refresh_apply(dir, &ln->dir, 0, mine);
 }
 
 /* The refresh with the attributes (or the error) a core op gave. */
@@ -921,7 +942,7 @@ static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino,
 {
 	struct inode *inode;
 
-	refresh_with(dir, &ln->dir);
+	refresh_after_op(dir, ln);
 	inode = iget_with(dir->i_sb, ino, &ln->inode);
 	if (IS_ERR(inode)) {
 		d_drop(dentry);
@@ -959,17 +980,19 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct daxfs_space_wait w = {};
 	struct daxfs_inode_info *ei;
 	struct daxfs_linked ln;
+	struct daxfs_attr a;
 	struct inode *inode;
 	bool many;
 	u64 ino;
 	int err;
 
 	do {
-		err = daxfs_tmpfile(fs, dir->i_ino, mode, uid, gid, &ino);
+		err = daxfs_tmpfile_attr(fs, dir->i_ino, mode, uid, gid, &ino,
+					 &a);
 	} while (daxfs_k_space_retry(sb, &w, err));
 	if (err)
 		return daxfs_kerr(sb, err, "create");
-	inode = daxfs_iget(sb, ino);
+	inode = iget_with(sb, ino, &a);
 	if (IS_ERR(inode)) {
 		daxfs_open_put(fs, ino);
 		return PTR_ERR(inode);
@@ -998,7 +1021,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 			return daxfs_create_exists(dentry, excl);
 		return daxfs_kerr(sb, err, "create");
 	}
-	refresh_with(dir, &ln.dir);
+	refresh_after_op(dir, &ln);
 	refresh_with(inode, &ln.inode);
 	d_instantiate(dentry, inode);
 	/* the name we made stands while its counter does: a stat right
@@ -1151,29 +1174,39 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	return 0;
 }
 
-static void daxfs_after_remove(struct inode *dir, struct inode *victim)
+/*
+ * After an unlink, with what its op loaded (ln): the directory's
+ * attributes, and the inode's when links are left to it.  Else one look:
+ * -ESTALE means the last link went and the inode was freed (nlink already
+ * cleared); nlink 0 without it: kept as an orphan.
+ */
+static void daxfs_after_unlink(struct inode *dir, struct inode *victim,
+			       const struct daxfs_linked *ln)
 {
-	daxfs_refresh_inode(dir);
-	/* -ESTALE here means the last link went and the inode was freed
-	 * (nlink already cleared); nlink 0 without it: kept as an orphan */
-	daxfs_mark_orphan(victim);
+	refresh_after_op(dir, ln);
+	if (victim && ln->inode.ino == victim->i_ino)
+		daxfs_refresh_from(victim, &ln->inode, 0);
+	else
+		daxfs_mark_orphan(victim);
 }
 
 static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 {
 	struct daxfs_space_wait w = {};
+	struct daxfs_linked ln;
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
 	do {
-		err = daxfs_unlink(DAXFS_FS(dir->i_sb), dir->i_ino,
-				   dentry->d_name.name, dentry->d_name.len);
+		err = daxfs_unlink_attr(DAXFS_FS(dir->i_sb), dir->i_ino,
+					dentry->d_name.name, dentry->d_name.len,
+					&ln);
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "unlink");
-	daxfs_after_remove(dir, d_inode(dentry));
+	daxfs_after_unlink(dir, d_inode(dentry), &ln);
 	return 0;
 }
 

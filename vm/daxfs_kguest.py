@@ -760,6 +760,55 @@ def scen_names(args):
     result(names="ok")
 
 
+# ---- a directory's default ACL, changed by another host between creates here
+
+ACL_UNDEFINED = 0xFFFFFFFF
+
+
+def acl_blob(user, perm):
+    """A POSIX ACL attribute value (version 2): owner rwx, USER perm, group r-x, mask rwx,
+    other r-x."""
+    ents = [(0x01, 7, ACL_UNDEFINED), (0x02, perm, user), (0x04, 5, ACL_UNDEFINED),
+            (0x10, 7, ACL_UNDEFINED), (0x20, 5, ACL_UNDEFINED)]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in ents)
+
+
+def acl_users(path):
+    """The named users of path's access ACL: {uid: perm}."""
+    blob = os.getxattr(path, "system.posix_acl_access")
+    ents = [struct.unpack_from("<HHI", blob, 4 + 8 * i) for i in range((len(blob) - 4) // 8)]
+    return {e[2]: e[1] for e in ents if e[0] == 0x02}
+
+
+def acl_host(fs):
+    """Host H's part of the default-ACL exchange: replaces the directory's default ACL."""
+    fs_wait(fs, ["acA0"])
+    fs.r.setxattr("/dacl", "system.posix_acl_default", acl_blob(4243, 5))
+    fs_mark(fs, "H", "acH1")
+    fs_wait(fs, ["acA1"])
+
+
+def scen_aclx(args):
+    """Guest A makes files in a directory whose default ACL it set: each inherits it, and
+    the directory's ACLs stay cached across these creates (the counter moved by them alone,
+    docs/kernel.md "Coherence").  Host H replaces the default ACL; the next file made
+    here inherits H's, not the one cached before."""
+    fs = PosixFS(MNT)
+    d = p("dacl")
+    os.mkdir(d)
+    os.setxattr(d, "system.posix_acl_default", acl_blob(4242, 7))
+    for i in range(20):
+        write_file(os.path.join(d, f"f{i}"), b"x")
+        check(acl_users(os.path.join(d, f"f{i}")) == {4242: 7}, f"f{i} inherits")
+    fs_mark(fs, "A", "acA0")
+    fs_wait(fs, ["acH1"], poll=0.01)
+    write_file(os.path.join(d, "g"), b"y")
+    got = acl_users(os.path.join(d, "g"))
+    check(got == {4243: 5}, f"a file made after another host's change inherits it: {got}")
+    fs_mark(fs, "A", "acA1")
+    result(aclx="ok")
+
+
 def scen_put(args):
     """put PATH CONTENT: write a file (CONTENT repeated 1000 times, so it spans pages)."""
     path, content = args

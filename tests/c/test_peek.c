@@ -350,6 +350,8 @@ static void test_created_name_vouched(void)
 	CHECK(!memcmp(&a, &ln.inode, sizeof(a)));
 	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
 	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	/* the directory moved by the link's one touch alone */
+	CHECK_EQ(ln.dir.change, ln.dir_pre + 1);
 	CHECK_EQ(daxfs_rename(&fb, d, "n", 1, d, "m", 1, 0), 0);
 	CHECK(change_of(ino) > ln.vouch);
 	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
@@ -389,6 +391,7 @@ static void test_made_node_vouched(void)
 		CHECK_EQ(a.mode & DAXFS_S_IFMT, nodes[i].mode & DAXFS_S_IFMT);
 		CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
 		CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+		CHECK_EQ(ln.dir.change, ln.dir_pre + 1);
 		/* another host takes the name: the counter moves past it */
 		if (i == 0)
 			CHECK_EQ(daxfs_rmdir(&fb, d, name, strlen(name)), 0);
@@ -407,6 +410,48 @@ static void test_made_node_vouched(void)
 	CHECK_EQ(daxfs_make_node(&fa, d, "y", 1, &(struct daxfs_node){
 		.mode = DAXFS_S_IFLNK }, &ino, &ln), -ENOENT);
 	CHECK_EQ(ln.vouch, 0);
+}
+
+/* What an unlink and a nameless create load in their ops is what a
+ * getattr right after gives: the directory's, the inode's while it has
+ * links left (none once the last went), the new file's. */
+static void test_unlink_and_tmpfile_attrs(void)
+{
+	u64 d = mkdir_b(ROOT, "ua"), f = t_mkreg(&fb, d, "f"), x;
+	struct daxfs_linked ln;
+	struct daxfs_attr a, t;
+
+	CHECK_EQ(daxfs_link(&fb, f, d, "g", 1), 0);
+	CHECK_EQ(daxfs_unlink_attr(&fa, d, "f", 1, &ln), 0);
+	CHECK_EQ(daxfs_getattr(&fa, f, &a), 0);
+	CHECK_EQ(a.nlink, 1);
+	CHECK(!memcmp(&a, &ln.inode, sizeof(a)));
+	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	CHECK_EQ(ln.dir.change, ln.dir_pre + 1);
+	CHECK_EQ(ln.vouch, 0);
+	/* the last link: the inode is gone, the directory's are given */
+	CHECK_EQ(daxfs_unlink_attr(&fa, d, "g", 1, &ln), 0);
+	CHECK_EQ(ln.inode.ino, 0);
+	CHECK_EQ(daxfs_getattr(&fa, f, &a), -ENOENT);
+	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	/* no such name: nothing */
+	ln.dir.ino = 1;
+	CHECK_EQ(daxfs_unlink_attr(&fa, d, "g", 1, &ln), -ENOENT);
+	CHECK_EQ(ln.dir.ino, 0);
+	/* a nameless file: its attributes as made */
+	CHECK_EQ(daxfs_tmpfile_attr(&fa, d, 0640, 7, 8, &x, &t), 0);
+	CHECK_EQ(t.ino, x);
+	CHECK_EQ(daxfs_getattr(&fa, x, &a), 0);
+	CHECK(!memcmp(&a, &t, sizeof(a)));
+	CHECK_EQ(t.nlink, 0);
+	CHECK_EQ(t.mode, DAXFS_S_IFREG | 0640);
+	CHECK_EQ(daxfs_open_put(&fa, x), 0);
+	/* a directory that is gone: none */
+	t.ino = 1;
+	CHECK_EQ(daxfs_tmpfile_attr(&fa, 999999, 0640, 0, 0, &x, &t), -ENOENT);
+	CHECK_EQ(t.ino, 0);
 }
 
 /* ---- racing the churn ---- */
@@ -616,6 +661,7 @@ int main(void)
 	RUN(test_every_name_removal_moves_inode);
 	RUN(test_created_name_vouched);
 	RUN(test_made_node_vouched);
+	RUN(test_unlink_and_tmpfile_attrs);
 	RUN(test_race_reuse);
 	RUN(test_race_made_vouch);
 	daxfs_host_leave(&fb);

@@ -179,6 +179,16 @@ def test_kernel_cached_names_follow_other_host(request, built):
     assert rg["names"] == "ok", rg
 
 
+def test_kernel_default_acl_follows_other_host(request, built):
+    """A guest makes files in a directory with a default ACL (its ACLs stay cached across
+    its own creates there), then host H replaces the default ACL: the next file the guest
+    makes inherits H's (vm/daxfs_kguest.py scen_aclx)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
+        mkfs(c.shm, "--lease-ms", "5000")
+        rg = guest_with_host(c, "aclx", lambda fs, r: kg.acl_host(fs))
+    assert rg["aclx"] == "ok", rg
+
+
 def test_kernel_single_host_stress(request, built):
     """One guest, 6 processes of random operations (write, append, rename, unlink, mkdir,
     rmdir, link, truncate, readdir, stat, read, mmap store, symlink) on one small set of
