@@ -888,17 +888,27 @@ static u64 path_bits(u64 pfx, unsigned int d, unsigned int i)
 	return pfx | (d >= LAST_LEVEL ? (u64)i : (u64)i << (56 - 6 * d));
 }
 
-/* The next chains (slot values) with a visible name, in hash order from
- * *c on, gathered in one walk of the trie, so that listing a directory
+/* The next chains' first visible names, in hash order from *c on,
+ * gathered in one walk of the trie, so that listing a directory
  * descends from the root once per TBATCH names rather than once per name
  * (an iterator per name made trie walks 56% of a listing's instructions). */
 #define TBATCH 32
+
+/* A chain's first visible name as the walk loaded and checked it (leaves
+ * are immutable: what a later look would load is this, and a copy is not
+ * a second fetch from the region) */
+struct trie_name {
+	struct daxfs_dirent *de;
+	u64 ino;
+	u32 len, type;
+};
+
 struct trie_batch {
 	u32 n, next;
 	bool gathered;		/* a walk filled it */
 	bool done;		/* that walk found every chain from its c on */
-	u64 v[TBATCH];		/* the chain's slot value */
 	u64 h[TBATCH];		/* the hash of its first visible name */
+	struct trie_name f[TBATCH];	/* that name */
 };
 
 /* Gathers into tb, from the subtree of node at level d reached by the
@@ -945,10 +955,10 @@ static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
 		 * with *c past each one found, as walks from the root for
 		 * each *c would find them */
 		for (;;) {
+			struct daxfs_leaf l;
+
 			head = h = HASH_LIMIT;
 			for (off = SLOT_OFF(v), n = 0; off; n++) {
-				struct daxfs_leaf l;
-
 				if (daxfs_leaf_get(fs, off, &l) ||
 				    n >= DAXFS_CHAIN_MAX ||
 				    (l.hash & path_mask(d)) != bits)
@@ -965,7 +975,10 @@ static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
 			}
 			if (h >= HASH_LIMIT)
 				break;
-			tb->v[tb->n] = v;
+			tb->f[tb->n] = (struct trie_name){
+				.de = l.de, .ino = l.ino, .len = l.len,
+				.type = l.type,
+			};
 			tb->h[tb->n++] = h;
 			*c = h + 1;
 			if (tb->n == TBATCH)
@@ -1074,13 +1087,23 @@ static int base_next(struct rd *r, u64 c, u64 *h)
 	return -EUCLEAN;
 }
 
-static int emit_trie(struct rd *r, u64 v, u64 h, daxfs_filldir_t fill, void *ctx)
+/*
+ * The names of hash h: the chain's first visible one as the walk found it
+ * (f), then any other visible name of that hash after it in the chain
+ * (equal 62-bit hashes).  What came before f in the chain was a whiteout,
+ * and leaves are immutable, so nothing there is listed; f is used as the
+ * walk checked it, not loaded again.
+ */
+static int emit_trie(struct rd *r, const struct trie_name *f, u64 h,
+		     daxfs_filldir_t fill, void *ctx)
 {
 	struct daxfs_fs *fs = r->op->fs;
 	u64 off;
-	u32 n = 0;
+	u32 n;
 
-	for (off = SLOT_OFF(v); off; n++) {
+	if (fill(ctx, f->de->name, f->len, f->ino, f->type, h + 2))
+		return 1;
+	for (off = daxfs_load(&f->de->next), n = 1; off; n++) {
 		struct daxfs_leaf l;
 
 		if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX)
@@ -1116,10 +1139,11 @@ static int emit_base(struct rd *r, u64 h, daxfs_filldir_t fill, void *ctx)
 	return 0;
 }
 
-/* The first chain with hash >= c (*h = HASH_LIMIT when none): the head
- * of the batch, gathered again from c when it is used up and the walk
+/* The first chain's name with hash >= c (*h = HASH_LIMIT when none): the
+ * head of the batch, gathered again from c when it is used up and the walk
  * that filled it stopped because it was full. */
-static int trie_next(struct rd *r, u64 c, u64 *v, u64 *h)
+static int trie_next(struct rd *r, u64 c, const struct trie_name **f,
+		     u64 *h)
 {
 	struct trie_batch *tb = &r->tb;
 	u64 root, cc = c;
@@ -1144,20 +1168,21 @@ static int trie_next(struct rd *r, u64 c, u64 *v, u64 *h)
 		if (!tb->n)
 			return 0;
 	}
-	*v = tb->v[tb->next];
+	*f = &tb->f[tb->next];
 	*h = tb->h[tb->next];
 	return 0;
 }
 
 static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 {
-	u64 c = *pos - 2, th, bh, h, v = 0;
+	const struct trie_name *f = NULL;
+	u64 c = *pos - 2, th, bh, h;
 	int err;
 
 	while (c < HASH_LIMIT) {
 		th = HASH_LIMIT;
 		bh = HASH_LIMIT;
-		err = trie_next(r, c, &v, &th);
+		err = trie_next(r, c, &f, &th);
 		if (err < 0)
 			return err;
 		if (r->bip) {
@@ -1170,7 +1195,7 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 			break;
 		err = 0;
 		if (th == h)
-			err = emit_trie(r, v, h, fill, ctx);
+			err = emit_trie(r, f, h, fill, ctx);
 		if (!err && bh == h)
 			err = emit_base(r, h, fill, ctx);
 		if (err < 0)
