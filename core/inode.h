@@ -179,8 +179,9 @@ void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino);
 /* Drops a link (or a pin: link, rename) we hold on ip; frees it when that
  * was the last one.  Never "cannot reach 0": between our +1 and this -1
  * every name may have been unlinked on other hosts, and then we are the
- * one who takes nlink to 0 and must free (else the inode leaks). */
-/* the links left (0: it was the last), or -1 when none was dropped */
+ * one who takes nlink to 0 and must free (else the inode leaks).
+ * Returns the links left (0: it was the last), or -1 when none was
+ * dropped. */
 int daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip);
 
 /* Persistent media: write back a record before publishing it. */
