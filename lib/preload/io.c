@@ -34,10 +34,6 @@ static int append_limited(struct daxfs_handle *h, struct pl_desc *d,
 	return err ? err : pl_fsize_write(st.size, len);
 }
 
-/*
- * One transfer on a region descriptor.  off < 0: at (and advancing) the
- * description's offset.  Returns the count or -errno.
- */
 /* Why d refuses a transfer in direction dir (-errno), or 0. */
 static int io_refused(const struct pl_desc *d, int dir, int acc)
 {
@@ -52,6 +48,10 @@ static int io_refused(const struct pl_desc *d, int dir, int acc)
 	return 0;
 }
 
+/*
+ * One transfer on a region descriptor.  off < 0: at (and advancing) the
+ * description's offset.  Returns the count or -errno.
+ */
 static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 			 off_t off)
 {
