@@ -117,23 +117,19 @@ static void alloc_word_flush(struct daxfs_fs *fs, const void *w, u64 len)
 		daxfs_flush(w, len);
 }
 
+/* A small class's stack (the page class links extents: page_take) */
 static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 {
 	struct daxfs_free_head *hw = head_word(fs, class), h;
 	struct daxfs_free_obj *o;
-	u64 off, next, p = 0;
+	u64 off, next;
 	u32 i;
 
-	if (class == DAXFS_CLASS_PAGE)
-		p = daxfs_load(PAGE_STACK(fs));
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
 		off = h.off;
-		if (!off) {
-			if (class == DAXFS_CLASS_PAGE)
-				page_stack_empty(fs, p);
+		if (!off)
 			return 0;
-		}
 		o = obj_ptr(fs, off, class);
 		if (!o)
 			return 0;	/* corrupt head: treat as empty */
@@ -150,13 +146,143 @@ static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 		DAXFS_POP_WINDOW(fs, class);
 		if (head_cas(hw, &h, next)) {
 			alloc_word_flush(fs, hw, sizeof(*hw));
-			if (class == DAXFS_CLASS_PAGE)
-				daxfs_faa(PAGE_STACK(fs), -1ULL);
 			return off;
 		}
 		daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
 	}
 	return 0;
+}
+
+/* ---- the page stack's extents (format 12, docs/alloc.md "Free extents") ---- */
+
+static u64 ext_first(u64 w)
+{
+	return w & ~DAXFS_FREE_EXTENT_MASK;
+}
+
+static u64 ext_pages(u64 w)
+{
+	return (w & DAXFS_FREE_EXTENT_MASK) + 1;
+}
+
+static u64 ext_word(u64 first, u64 pages)
+{
+	return first | (pages - 1);
+}
+
+/* The first page of extent word w, if the whole extent lies in the pool
+ * (a stray store can make a word name anything: it is never trusted). */
+static struct daxfs_free_obj *ext_ptr(struct daxfs_fs *fs, u64 w)
+{
+	u64 first = ext_first(w);
+
+	if (first < fs->pool_off || first >= fs->pool_end ||
+	    ext_pages(w) > (fs->pool_end - first) / DAXFS_PAGE_SIZE)
+		return NULL;
+	return obj_ptr(fs, first, DAXFS_CLASS_PAGE);
+}
+
+/*
+ * Up to want contiguous pages off the page stack with one CAS: the tail
+ * of the top extent, which keeps its head (the head's count shrinks; the
+ * link in its first page stays), or the whole extent when it has no more
+ * than want (the head moves to its link, read as a pop reads it).  Only
+ * the tail: taking the front would store the link into a page that a
+ * racing take of the tail may already be writing.  Returns the first
+ * page and *got, or 0 (also when the top extent has fewer than min).
+ */
+static u64 page_take(struct daxfs_fs *fs, u64 want, u64 min, u64 *got)
+{
+	struct daxfs_free_head *hw = head_word(fs, DAXFS_CLASS_PAGE), h;
+	struct daxfs_free_obj *o;
+	u64 w, n, to, take, p = daxfs_load(PAGE_STACK(fs));
+	u32 i;
+
+	if (!want)
+		return 0;
+	head_load(hw, &h);
+	for (i = 0; i < CAS_TRIES; i++) {
+		w = h.off;
+		if (!w) {
+			page_stack_empty(fs, p);
+			return 0;
+		}
+		o = ext_ptr(fs, w);
+		if (!o)
+			return 0;	/* corrupt head: treat as empty */
+		n = ext_pages(w);
+		if (n < min)
+			return 0;
+		if (n > want) {
+			take = want;
+			to = ext_word(ext_first(w), n - want);
+		} else {
+			take = n;
+			to = daxfs_load(&o->next);
+			if (to && !ext_ptr(fs, to)) {
+				if (!head_same(hw, &h)) {
+					head_load(hw, &h);
+					continue;
+				}
+				return 0;	/* corrupt link */
+			}
+		}
+		DAXFS_POP_WINDOW(fs, DAXFS_CLASS_PAGE);
+		if (head_cas(hw, &h, to)) {
+			alloc_word_flush(fs, hw, sizeof(*hw));
+			daxfs_faa(PAGE_STACK(fs), -take);
+			*got = take;
+			return ext_first(w) + (n - take) * DAXFS_PAGE_SIZE;
+		}
+		daxfs_faa(daxfs_state_word(fs, stat_cas_fail), 1);
+	}
+	return 0;
+}
+
+/*
+ * Pushes the n (<= DAXFS_FREE_EXTENT_MAX) free pages from first with one
+ * CAS.  Pages that border the top extent join it: just above it, the
+ * head's count grows and nothing else is written; just below, our first
+ * page takes the top's link and becomes the extent's first.  So pages
+ * freed one by one in address order (a file's, from limbo) come back as
+ * one extent.
+ */
+static void pages_push(struct daxfs_fs *fs, u64 first, u64 n)
+{
+	struct daxfs_free_head *hw = head_word(fs, DAXFS_CLASS_PAGE), h;
+	struct daxfs_free_obj *o = ext_ptr(fs, ext_word(first, n)), *t;
+	u64 w, m, top, to;
+	u32 i;
+
+	if (!o || !n || n > DAXFS_FREE_EXTENT_MAX)
+		return;		/* refuse to free garbage */
+	head_load(hw, &h);
+	for (i = 0; i < CAS_TRIES; i++) {
+		w = h.off;
+		t = w ? ext_ptr(fs, w) : NULL;
+		top = ext_first(w);
+		m = ext_pages(w);
+		if (t && m + n <= DAXFS_FREE_EXTENT_MAX &&
+		    top + m * DAXFS_PAGE_SIZE == first) {
+			to = ext_word(top, m + n);
+		} else if (t && m + n <= DAXFS_FREE_EXTENT_MAX &&
+			   first + n * DAXFS_PAGE_SIZE == top) {
+			/* the top's link, read after the head as a pop
+			 * reads it: stale only if the head moved on */
+			daxfs_store(&o->next, daxfs_load(&t->next));
+			to = ext_word(first, m + n);
+		} else {
+			daxfs_store(&o->next, w);
+			to = ext_word(first, n);
+		}
+		/* persistent media: the link before the head that names it */
+		if (ext_first(to) == first)
+			alloc_word_flush(fs, &o->next, sizeof(o->next));
+		if (head_cas(hw, &h, to))
+			break;
+	}
+	if (i < CAS_TRIES)
+		daxfs_faa(PAGE_STACK(fs), n);
 }
 
 void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
@@ -215,27 +341,38 @@ void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class)
 {
 	if (class >= DAXFS_NR_CLASSES || !obj_ptr(fs, off, class))
 		return;		/* refuse to free garbage */
-	daxfs_free_push_chain(fs, class, off, off);
-	if (class == DAXFS_CLASS_PAGE)
-		daxfs_faa(PAGE_STACK(fs), 1);
-	else
+	if (class == DAXFS_CLASS_PAGE) {
+		pages_push(fs, off, 1);
+	} else {
+		daxfs_free_push_chain(fs, class, off, off);
 		count_pushed(fs, class, 1);
+	}
 	daxfs_faa(daxfs_state_word(fs, used_bytes), -daxfs_class_size(class));
 }
 
 void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end)
 {
-	struct daxfs_free_obj *o;
-	u64 off;
+	u64 n;
 
 	if (start >= end || !daxfs_ptr(fs, start, end - start, DAXFS_PAGE_SIZE))
 		return;
-	for (off = start; off + DAXFS_PAGE_SIZE < end; off += DAXFS_PAGE_SIZE) {
-		o = (struct daxfs_free_obj *)(fs->base + off);
-		daxfs_store(&o->next, off + DAXFS_PAGE_SIZE);
+	/* the highest pages first: the last push is the lowest extent,
+	 * which a write's take then uses from its top end down */
+	while (end > start) {
+		n = (end - start) / DAXFS_PAGE_SIZE;
+		if (n > DAXFS_FREE_EXTENT_MAX)
+			n = DAXFS_FREE_EXTENT_MAX;
+		end -= n * DAXFS_PAGE_SIZE;
+		pages_push(fs, end, n);
 	}
-	daxfs_free_push_chain(fs, DAXFS_CLASS_PAGE, start, end - DAXFS_PAGE_SIZE);
-	daxfs_faa(PAGE_STACK(fs), (end - start) / DAXFS_PAGE_SIZE);
+}
+
+void daxfs_pages_free(struct daxfs_fs *fs, u64 start, u64 n)
+{
+	if (!n || !daxfs_ptr(fs, start, n * DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE))
+		return;
+	daxfs_pages_release(fs, start, start + n * DAXFS_PAGE_SIZE);
+	daxfs_faa(daxfs_state_word(fs, used_bytes), -(n * DAXFS_PAGE_SIZE));
 }
 
 /* ---- limbo reserve (docs/alloc.md "Reserve") ---- */
@@ -300,17 +437,17 @@ static u64 stack_count(struct daxfs_fs *fs, u64 limit)
 {
 	struct daxfs_free_head *hw = head_word(fs, DAXFS_CLASS_PAGE), h;
 	struct daxfs_free_obj *o;
-	u64 p, off, n = 0;
+	u64 p, w, n = 0;
 
 	p = daxfs_load(PAGE_STACK(fs));
 	head_load(hw, &h);
-	off = h.off;
-	while (off && n < limit) {
-		o = obj_ptr(fs, off, DAXFS_CLASS_PAGE);
+	w = h.off;
+	while (w && n < limit) {
+		o = ext_ptr(fs, w);
 		if (!o)
 			break;
-		n++;
-		off = daxfs_load(&o->next);
+		n += ext_pages(w);
+		w = daxfs_load(&o->next);
 	}
 	if (head_same(hw, &h) && (s64)p < (s64)n)
 		daxfs_cas(PAGE_STACK(fs), &p, n);
@@ -520,11 +657,13 @@ static u64 refill_lock(struct daxfs_fs *fs)
 }
 
 /*
- * Installs a fresh batch of `pages` pages and takes the first `take` of
- * them.  alloc_cursor is locked while end and cursor change so no lane
- * sees a mixed pair; the old remainder goes to the page stack.
+ * Installs a fresh batch of up to `pages` pages, at least min, and takes
+ * the first `take` of them: the tail of the page stack's top extent
+ * (freed pages are used before the bump, as always), else a carve from
+ * the bump.  alloc_cursor is locked while end and cursor change so no
+ * lane sees a mixed pair; the old remainder goes to the page stack.
  */
-static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
+static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 min, u64 take)
 {
 	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
 	u64 c, e, lk = refill_lock(fs), start, got = 0;
@@ -547,7 +686,14 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	/* dying here: cursor stays locked, nothing carved yet, so
 	 * recovery has nothing to return and nothing leaks */
 	daxfs_crash_point("alloc.batch_locked");
-	start = bump_take(fs, pages, take, &got);
+	start = page_take(fs, pages, min ? min : 1, &got);
+	if (!start) {
+		/* the take may have found the stack empty and reset a
+		 * counter that said otherwise: the room is asked again */
+		pages = general_room(fs, pages);
+		if (pages && pages >= min)
+			start = bump_take(fs, pages, min, &got);
+	}
 	if (!start) {
 		daxfs_cas(&h->alloc_cursor, &lk, 0);
 		return 0;
@@ -583,18 +729,21 @@ void daxfs_host_batch_return(struct daxfs_fs *fs, u32 slot)
 }
 
 /*
- * One page: page stack, host batch, a new batch, then the bare bump.
- * Ordinary allocations (limbo == false) leave the reserve alone; pages
- * already in our batch were carved under that rule, so they are ours.
- * Limbo batch pages may use the reserve but never refill a batch with it.
+ * One page: the host batch, a new batch (the page stack's top extent,
+ * else the bump), then the bare bump, then the page stack.  Pages of a
+ * batch go out in address order, so a file written page by page gets
+ * them contiguous.  Ordinary allocations (limbo == false) leave the
+ * reserve alone; pages already in our batch were carved under that rule,
+ * so they are ours.  Limbo batch pages may use the reserve but never
+ * refill a batch with it: they come from the page stack first.
  */
 static u64 page_get(struct daxfs_fs *fs, bool limbo)
 {
 	u64 off, got, n;
 	int i;
 
-	if (limbo || general_room(fs, 1)) {
-		off = stack_pop(fs, DAXFS_CLASS_PAGE);
+	if (limbo) {
+		off = page_take(fs, 1, 1, &got);
 		if (off)
 			return off;
 	}
@@ -607,7 +756,7 @@ static u64 page_get(struct daxfs_fs *fs, bool limbo)
 		n = general_room(fs, DAXFS_BATCH_PAGES);
 		if (!n)
 			break;
-		off = batch_refill(fs, n, 1);
+		off = batch_refill(fs, n, 1, 1);
 		if (off)
 			return off;
 	}
@@ -617,7 +766,7 @@ static u64 page_get(struct daxfs_fs *fs, bool limbo)
 	if (off)
 		return off;
 	/* the bump is exhausted; a refill may have raced us to the stack */
-	return stack_pop(fs, DAXFS_CLASS_PAGE);
+	return page_take(fs, 1, 1, &got);
 }
 
 static u64 alloc_once(struct daxfs_fs *fs, unsigned int class)
@@ -690,13 +839,36 @@ static u64 run_get(struct daxfs_fs *fs, u32 n)
 		return off;
 	}
 	room = general_room(fs, DAXFS_BATCH_PAGES);
-	return room >= n ? batch_refill(fs, room, n) : 0;
+	return room >= n ? batch_refill(fs, room, n, n) : 0;
+}
+
+/* Up to n pages, in as few contiguous pieces as the page stack's extents
+ * allow (each piece a take of one CAS), then page by page. */
+static u32 pages_gather(struct daxfs_fs *fs, u32 n, u64 *offs)
+{
+	u64 off, got, room, k;
+	u32 i = 0;
+
+	while (i < n) {
+		room = general_room(fs, n - i);
+		got = 0;
+		off = room ? page_take(fs, room, 1, &got) : 0;
+		if (!off) {
+			off = page_get(fs, false);
+			got = 1;
+		}
+		if (!off)
+			break;
+		for (k = 0; k < got; k++)
+			offs[i++] = off + k * DAXFS_PAGE_SIZE;
+	}
+	return i;
 }
 
 u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 start, off;
+	u64 start;
 	u32 i = 0, pass;
 
 	if (!op->lane || !n || !daxfs_host_still_mine(fs))
@@ -711,12 +883,7 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 				daxfs_reclaim(op);
 			else if (pass == 2 && !daxfs_compact(op))
 				break;
-			for (; i < n; i++) {
-				off = page_get(fs, false);
-				if (!off)
-					break;
-				offs[i] = off;
-			}
+			i = pages_gather(fs, n, offs);
 		}
 	}
 	daxfs_faa(daxfs_state_word(fs, used_bytes), (u64)i * DAXFS_PAGE_SIZE);
@@ -731,51 +898,59 @@ static bool held_refill(struct daxfs_fs *fs, u32 n)
 	if (n > DAXFS_BATCH_PAGES)
 		return false;
 	room = general_room(fs, DAXFS_BATCH_PAGES);
-	return room >= n && batch_refill(fs, room, 0);
+	return room >= n && batch_refill(fs, room, n, 0);
 }
 
 u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 start = 0;
+	u64 start = 0, room, took = 0;
 	u32 got, i;
 
 	if (!op->lane || !n || !daxfs_host_still_mine(fs))
 		return 0;
-	/* one page: the page stack first, as for every page (page_get) */
-	if (n > 1 || !daxfs_load(&head_word(fs, DAXFS_CLASS_PAGE)->off)) {
+	start = batch_take_held(op, n);
+	if (!start && held_refill(fs, n))
 		start = batch_take_held(op, n);
-		if (!start && held_refill(fs, n))
-			start = batch_take_held(op, n);
-	}
 	if (start) {
 		daxfs_crash_point("alloc.pages_taken");
 		for (i = 0; i < n; i++)
 			offs[i] = start + (u64)i * DAXFS_PAGE_SIZE;
 		return n;
 	}
-	/* the page stack, the bump, a full pool's reclaim: these pages
+	/* the page stack (its top extent, or the tail of it: one
+	 * contiguous piece), the bump, a full pool's reclaim: these pages
 	 * are ours from their CAS until the hold names them (the one
 	 * window left, docs/alloc.md) */
-	got = daxfs_alloc_pages(op, n, offs);
-	if (!got)
-		return 0;
-	/* the lane names one contiguous run: keep the contiguous head,
-	 * give the rest back */
-	for (i = 1; i < got && offs[i] == offs[0] + (u64)i * DAXFS_PAGE_SIZE;
-	     i++)
-		;
-	while (got > i)
-		daxfs_free_obj(fs, offs[--got], DAXFS_CLASS_PAGE);
-	if (daxfs_hold_pages(op, offs[0], got)) {
+	room = general_room(fs, n);
+	start = room ? page_take(fs, room, 1, &took) : 0;
+	if (start) {
+		daxfs_faa(daxfs_state_word(fs, used_bytes),
+			  took * DAXFS_PAGE_SIZE);
+		got = (u32)took;
+	} else {
+		got = daxfs_alloc_pages(op, n, offs);
+		if (!got)
+			return 0;
+		start = offs[0];
+		/* the lane names one contiguous run: keep the contiguous
+		 * head, give the rest back */
+		for (i = 1; i < got &&
+		     offs[i] == start + (u64)i * DAXFS_PAGE_SIZE; i++)
+			;
+		while (got > i)
+			daxfs_free_obj(fs, offs[--got], DAXFS_CLASS_PAGE);
+	}
+	if (daxfs_hold_pages(op, start, got)) {
 		/* declared dead: named nowhere yet, so recovery cannot have
 		 * freed them, and they go back (daxfs_free_now would refuse,
 		 * fenced); a kill before the hold leaks them (the window
 		 * docs/alloc.md names) */
-		for (i = 0; i < got; i++)
-			daxfs_free_obj(fs, offs[i], DAXFS_CLASS_PAGE);
+		daxfs_pages_free(fs, start, got);
 		return 0;
 	}
+	for (i = 0; i < got; i++)
+		offs[i] = start + (u64)i * DAXFS_PAGE_SIZE;
 	return got;
 }
 

@@ -14,27 +14,41 @@ static u64 chk_cls_size(u32 cls)
 	return cls < DAXFS_CLASS_PAGE ? 64ULL << cls : DAXFS_BLOCK_SIZE;
 }
 
+/* One free-stack entry: an object, or (page class) an extent of n pages
+ * (format 12: the word is first | (n - 1)) */
+static void chk_entry(u32 cls, u64 w, u64 *off, u64 *sz)
+{
+	*off = w;
+	*sz = chk_cls_size(cls);
+	if (cls == DAXFS_CLASS_PAGE) {
+		*off = w & ~DAXFS_FREE_EXTENT_MASK;
+		*sz = ((w & DAXFS_FREE_EXTENT_MASK) + 1) * DAXFS_BLOCK_SIZE;
+	}
+}
+
 static void chk_freelist(struct chk *c, u32 cls)
 {
 	struct daxfs_fs *fs = c->fs;
-	u64 off = daxfs_load(&fs->state->free_head[cls].head.off);
-	u64 sz = chk_cls_size(cls), n;
+	u64 w = daxfs_load(&fs->state->free_head[cls].head.off);
+	u64 off, sz, n;
 
-	for (n = 0; off && n <= c->units; n++) {
-		struct daxfs_free_obj *o = daxfs_ptr(fs, off, sz, sz);
+	for (n = 0; w && n <= c->units; n++) {
+		struct daxfs_free_obj *o;
 
-		if (!o || off + sz > c->bump) {
+		chk_entry(cls, w, &off, &sz);
+		o = daxfs_ptr(fs, off, sz, chk_cls_size(cls));
+		if (!o || off < fs->pool_off || off + sz > c->bump) {
 			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 				   DAXFS_CHK_FREELIST,
 				   "free stack links to an invalid object (rest of stack lost)",
-				   0, off, cls, n, c->repair);
+				   0, w, cls, n, c->repair);
 			c->space_dirty = true;
 			return;
 		}
 		if (chk_test_any(c, c->used, off, sz)) {
 			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 				   DAXFS_CHK_FREE_INUSE,
-				   "object on a free stack is still in use", 0, off,
+				   "object on a free stack is still in use", 0, w,
 				   cls, n, c->repair);
 			c->space_dirty = true;
 			return;
@@ -42,17 +56,17 @@ static void chk_freelist(struct chk *c, u32 cls)
 		if (!chk_mark(c, c->freed, off, sz)) {
 			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 				   DAXFS_CHK_FREELIST,
-				   "object freed twice or free stack loops", 0, off,
+				   "object freed twice or free stack loops", 0, w,
 				   cls, n, c->repair);
 			c->space_dirty = true;
 			return;
 		}
 		c->freelist_bytes += sz;
-		off = daxfs_load(&o->next);
+		w = daxfs_load(&o->next);
 	}
-	if (off) {
+	if (w) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_FREELIST,
-			   "free stack longer than the pool", 0, off, cls, n,
+			   "free stack longer than the pool", 0, w, cls, n,
 			   c->repair);
 		c->space_dirty = true;
 	}
@@ -125,15 +139,22 @@ static void chk_push(struct chk *c, u64 *heads, u32 cls, u64 off)
 	heads[cls] = off;
 }
 
-/* Frees the unused parts of one page (bitmap word w), largest first. */
+/* Pushes the n wholly free pages from first as one extent (none: n 0). */
+static void chk_push_extent(struct chk *c, u64 *heads, u64 first, u64 n)
+{
+	struct daxfs_free_obj *o = (struct daxfs_free_obj *)(c->fs->base + first);
+
+	if (!n)
+		return;
+	daxfs_store(&o->next, heads[DAXFS_CLASS_PAGE]);
+	heads[DAXFS_CLASS_PAGE] = first | (n - 1);
+}
+
+/* Frees the unused parts of a page in use (bitmap word w), largest first. */
 static void chk_push_page(struct chk *c, u64 *heads, u64 page, u64 w)
 {
 	int k, h, q, u;
 
-	if (!w) {
-		chk_push(c, heads, DAXFS_CLASS_PAGE, page);
-		return;
-	}
 	for (k = 7; k >= 0; k--) {
 		u64 b = (w >> (8 * k)) & 0xff;
 		u64 base = page + (u64)k * 512;
@@ -170,7 +191,7 @@ void chk_rebuild_space(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
 	u64 heads[DAXFS_NR_CLASSES] = { 0 };
-	u64 words = (c->units + 63) / 64, last = 0, i, used = 0, bump;
+	u64 words = (c->units + 63) / 64, last = 0, i, used = 0, bump, ext_n = 0;
 	u32 cls, slot, l;
 
 	chk_progress(c, 6, 0, words);
@@ -192,11 +213,22 @@ void chk_rebuild_space(struct chk *c)
 	bump = fs->pool_off + last * DAXFS_BLOCK_SIZE;
 	if (bump > fs->pool_end)
 		bump = fs->pool_end;
+	/* wholly free pages next to each other go back as one extent
+	 * (format 12), from the top down: the stack ends lowest first */
 	for (i = last; i-- > 0; ) {
+		u64 page = fs->pool_off + i * DAXFS_BLOCK_SIZE;
+
 		used += (u64)daxfs_popcount64(c->used[i]);
-		chk_push_page(c, heads, fs->pool_off + i * DAXFS_BLOCK_SIZE,
-			      c->used[i]);
+		if (!c->used[i] && ext_n < DAXFS_FREE_EXTENT_MAX) {
+			ext_n++;
+			continue;
+		}
+		chk_push_extent(c, heads, page + DAXFS_BLOCK_SIZE, ext_n);
+		ext_n = !c->used[i];
+		if (c->used[i])
+			chk_push_page(c, heads, page, c->used[i]);
 	}
+	chk_push_extent(c, heads, fs->pool_off, ext_n);
 	daxfs_fence();
 	for (cls = 0; cls < DAXFS_NR_CLASSES; cls++) {
 		struct daxfs_free_head *h = &fs->state->free_head[cls].head;

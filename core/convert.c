@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 10 image to the current
+ * Offline conversion of a format version 1 to 11 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -29,7 +29,9 @@
  * daxfs_rename refused the flag), so a version 9 intent left in a dead
  * lane reads the same and only the version changes; 10 -> 11, a level-2
  * radix slot may name a 2 MiB run (DAXFS_RADIX_RUN), which no version 10
- * host wrote, so only the version changes.  For
+ * host wrote, so only the version changes; 11 -> 12, a page free-stack
+ * word is first | (pages - 1), and every word a version 11 host wrote is
+ * a one-page entry (low bits 0), so only the version changes.  For
  * fsck.daxfs --convert; every host must
  * be gone, judged by the caller's lease observations.
  */
@@ -188,8 +190,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	 * bits 3..11 are zero), so every page stays plain data. */
 	if (fs->sb.version < DAXFS_VERSION_ATTRS)
 		each_inode(fs, v8_no_attrs);
-	/* to DAXFS_VERSION_WHITEOUT and DAXFS_VERSION_RUNS: nothing (see
-	 * above) */
+	/* to DAXFS_VERSION_WHITEOUT, DAXFS_VERSION_RUNS and
+	 * DAXFS_VERSION_EXTENTS: nothing (see above) */
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

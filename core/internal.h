@@ -353,6 +353,8 @@ bool daxfs_compact_resume(struct daxfs_fs *fs, struct daxfs_lane *lane);
 /* Returns the reserved, never-allocated pages [start, end) to the page
  * stack (host batch remainders); no accounting. */
 void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end);
+/* n contiguous pages that were in use (used_bytes falls) back as extents */
+void daxfs_pages_free(struct daxfs_fs *fs, u64 start, u64 n);
 /* Frees one accounted object (validates, pushes, used_bytes -= size). */
 void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class);
 /* A page for a limbo batch: may use the limbo reserve; accounted in

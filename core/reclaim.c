@@ -486,16 +486,13 @@ void daxfs_map_first(struct daxfs_fs *fs)
 void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest)
 {
 	u64 v = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
-	u64 first = v & ~(DAXFS_PAGE_SIZE - 1), i, n;
+	u64 first = v & ~(DAXFS_PAGE_SIZE - 1), n;
 
 	n = (v & (DAXFS_PAGE_SIZE - 1)) + 1;
 	/* claim first (a second recoverer finds nothing), then free */
 	if (v && daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_PAGES], &v, 0) &&
-	    n <= DAXFS_HOLD_MAX_PAGES &&
-	    daxfs_ptr(fs, first, n * DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE))
-		for (i = 0; i < n; i++)
-			daxfs_free_obj(fs, first + i * DAXFS_PAGE_SIZE,
-				       DAXFS_CLASS_PAGE);
+	    n <= DAXFS_HOLD_MAX_PAGES)
+		daxfs_pages_free(fs, first, n);
 	v = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_CHAIN]);
 	if (v && daxfs_cas(&lane->pad[DAXFS_LANE_HOLD_CHAIN], &v, 0) &&
 	    !daxfs_compact_recover(fs, v))

@@ -25,7 +25,9 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 DATA = bytes(range(251)) * 97
 NR_CLASSES = 5
 CSUM_OFF = 508
-CURRENT = 11         # format version after --convert (docs/format.md)
+CURRENT = 12         # format version after --convert (docs/format.md)
+PAGE_CLASS = 4       # free_head[4]: 4 KiB pages
+EXTENT_MASK = 0xfff  # version 12: a page stack word is first | (pages - 1)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
@@ -75,8 +77,26 @@ class Raw:
         return struct.unpack_from("<I", self.b, 8)[0]
 
     def set_version(self, v):
+        """Stamps version v; below 12 the page stack becomes one page per
+        entry first, as every older version left it (version 1's heads
+        are rewritten by make_v1, after this)."""
+        if 1 < v < 12:
+            self.singles()
         struct.pack_into("<I", self.b, 8, v)
         struct.pack_into("<I", self.b, CSUM_OFF, crc32c(self.b[:CSUM_OFF]))
+
+    def singles(self):
+        """The page free stack as versions 1 to 11 wrote it, one page per
+        entry: version 12 links extents, first | (pages - 1)."""
+        line = self.line(PAGE_CLASS)
+        w, pages = self.words(line, 1)[0], []
+        while w:
+            first, n = w & ~EXTENT_MASK, (w & EXTENT_MASK) + 1
+            pages += [first + 4096 * i for i in range(n)]
+            w = self.words(first, 1)[0]
+        for a, b in zip(pages, pages[1:] + [0]):
+            self.put(a, b)
+        self.put(line, pages[0] if pages else 0)
 
     def inode(self, ino):
         """Offset of the overlay record of inode ino (the only 64-byte
@@ -97,6 +117,7 @@ LEASE_MS = 300
 def make_v1(path):
     """Rewrites a closed v2 image as version 1; returns the v2 heads."""
     im = Raw(path)
+    im.singles()
     heads = []
     for c in range(NR_CLASSES):
         off, tag, p0, p1, p2, _a, _b, _c = im.words(im.line(c), 8)
@@ -403,6 +424,39 @@ def test_v10_converts_to_current(region_path):
     with daxfs.Region(region_path) as r:
         r.write_file("/big", big[:8 << 20])
         assert r.read_file("/big") == big[:8 << 20]
+    rc, out = run(FSCK, "-n", region_path)
+    assert rc == 0 and "clean" in out, out
+
+
+def test_v11_converts_to_current(region_path):
+    """A version 11 reader would take a page stack word naming several
+    pages for a misaligned offset (docs/format.md, version 12): a version
+    11 image (one page per entry) is refused with advice, --convert only
+    sets the version, and the pages it had free are all there to take."""
+    daxfs.mkfs(region_path, 16 << 20, lease_ms=LEASE_MS)
+    with daxfs.Region(region_path) as r:
+        for i in range(6):
+            r.write_file("/f%d" % i, DATA * 64)
+        for i in range(6):
+            r.unlink("/f%d" % i)
+        r.reclaim()
+        free_before = r.statfs()["free_bytes"]
+    im = Raw(region_path)
+    im.set_version(11)
+    words = []
+    w = im.words(im.line(PAGE_CLASS), 1)[0]
+    while w and len(words) < 10000:
+        words.append(w)
+        w = im.words(w, 1)[0]
+    assert len(words) > 64 and all(w & EXTENT_MASK == 0 for w in words)
+    im.save()
+    convert_checked(region_path, "before free page extents")
+    with daxfs.Region(region_path) as r:
+        assert r.statfs()["free_bytes"] == free_before
+        for i in range(6):
+            r.write_file("/g%d" % i, DATA * 64)
+        for i in range(6):
+            assert r.read_file("/g%d" % i) == DATA * 64
     rc, out = run(FSCK, "-n", region_path)
     assert rc == 0 and "clean" in out, out
 

@@ -335,7 +335,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before attribute flags" :
 				version < DAXFS_VERSION_V10 ?
 				"before atomic rename whiteouts" :
-				"before 2 MiB runs", k->target);
+				version < DAXFS_VERSION_V11 ?
+				"before 2 MiB runs" :
+				"before free page extents", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -33,7 +33,13 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		11u	/* 11: 2 MiB runs in file radix trees */
+#define DAXFS_VERSION		12u	/* 12: free page extents */
+/* The first version whose page free stack may hold extents: a stack word
+ * (the head's off, a link) is first | (pages - 1), DAXFS_FREE_EXTENT_MAX
+ * pages at most (struct daxfs_free_obj).  A version 11 reader would take
+ * such a word for a misaligned offset (docs/alloc.md "Free extents"). */
+#define DAXFS_VERSION_EXTENTS	12u
+#define DAXFS_VERSION_V11	11u	/* 11: 2 MiB runs in file radix trees */
 /* The first version whose radix slots may name a run of 512 contiguous
  * data pages (DAXFS_RADIX_RUN).  A version 10 reader would take the run
  * for a leaf node and read its data as slot words (docs/files.md). */
@@ -226,10 +232,21 @@ DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, open_hosts) %
 DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, free_head) %
 		    DAXFS_CACHELINE == 0);
 
-/* A free object's first word links to the next free object (offset or 0). */
+/*
+ * A free object's first word links to the next free object (offset or 0).
+ * The page class (version 12) links extents: the head's off and every
+ * link are first | (pages - 1), an extent of 1 to DAXFS_FREE_EXTENT_MAX
+ * contiguous free pages whose first page holds the link to the next
+ * extent; the other pages hold nothing (docs/alloc.md "Free extents").
+ * One-page entries (low bits 0) are what version 11 wrote.
+ */
 struct daxfs_free_obj {
 	__u64 next;
 };
+
+#define DAXFS_FREE_EXTENT_MAX	4096u
+#define DAXFS_FREE_EXTENT_MASK	((__u64)DAXFS_BLOCK_SIZE - 1)
+DAXFS_STATIC_ASSERT(DAXFS_FREE_EXTENT_MAX - 1 <= DAXFS_FREE_EXTENT_MASK);
 
 /* ---------------------------------------------------------------------
  * Host table.  One slot per participating host (kernel mount or user

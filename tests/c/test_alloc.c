@@ -360,15 +360,17 @@ static void test_churn_baseline(void)
 
 /* ---- limbo reserve ---- */
 
-/* Pages on the page stack, walked (quiescent callers only). */
+/* Pages on the page stack, walked (quiescent callers only): each word is
+ * an extent, first | (pages - 1) (format 12). */
 static u64 page_stack_len(struct daxfs_fs *fs)
 {
-	u64 off = daxfs_load(&fs->state->free_head[DAXFS_CLASS_PAGE].head.off);
+	u64 w = daxfs_load(&fs->state->free_head[DAXFS_CLASS_PAGE].head.off);
 	u64 n = 0;
 
-	while (off && n < (1u << 24)) {
-		n++;
-		off = ((struct daxfs_free_obj *)(fs->base + off))->next;
+	while (w && n < (1u << 24)) {
+		n += (w & DAXFS_FREE_EXTENT_MASK) + 1;
+		w = ((struct daxfs_free_obj *)(fs->base +
+					       (w & ~DAXFS_FREE_EXTENT_MASK)))->next;
 	}
 	return n;
 }
@@ -376,10 +378,10 @@ static u64 page_stack_len(struct daxfs_fs *fs)
 /* Bytes on all free stacks (quiescent callers only). */
 static u64 free_stack_bytes(struct daxfs_fs *fs)
 {
-	u64 total = 0, off, n;
+	u64 total = page_stack_len(fs) * DAXFS_PAGE_SIZE, off, n;
 	unsigned int c;
 
-	for (c = 0; c < DAXFS_NR_CLASSES; c++) {
+	for (c = 0; c < DAXFS_CLASS_PAGE; c++) {
 		off = daxfs_load(&fs->state->free_head[c].head.off);
 		for (n = 0; off && n < (1u << 26); n++) {
 			total += daxfs_class_size(c);
