@@ -633,13 +633,21 @@ void daxfs_batch_settle(struct daxfs_fs *fs, u32 slot)
 		alloc_word_flush(fs, &h->alloc_cursor, 8);
 }
 
-/* Pages fresh from the bump, about to be written by this host: mapped in
- * one call where the front end asks for it (daxfs_populate). */
+/* Pages for a batch or run, about to be written by this host: mapped in
+ * one call where the front end asks for it (daxfs_populate), unless it
+ * knows both ends mapped already (a whole pre-faulted region; pages off
+ * the page stack this process used before).  A hint either way: a page
+ * not known mapped is faulted in before its copy (mapped.h). */
 static void fresh_pages(struct daxfs_fs *fs, u64 start, u64 pages)
 {
-	if ((fs->flags & DAXFS_FS_POPULATE) && fs->batches++ &&
-	    daxfs_populate(fs->base + start, pages * DAXFS_PAGE_SIZE))
-		daxfs_mapped_mark(fs, start, pages * DAXFS_PAGE_SIZE);
+	u64 len = pages * DAXFS_PAGE_SIZE;
+
+	if (!(fs->flags & DAXFS_FS_POPULATE) || !fs->batches++ ||
+	    (daxfs_known_mapped(fs, fs->base + start) &&
+	     daxfs_known_mapped(fs, fs->base + start + len - DAXFS_PAGE_SIZE)))
+		return;
+	if (daxfs_populate(fs->base + start, len))
+		daxfs_mapped_mark(fs, start, len);
 }
 
 /*
@@ -909,6 +917,9 @@ u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 
 	if (!op->lane || !n || !daxfs_host_still_mine(fs))
 		return 0;
+	/* one page too: the batch, refilled off the page stack's top
+	 * extent first, gives the pages of a file written 4 KiB at a time
+	 * in address order, each named in the hold in one step */
 	start = batch_take_held(op, n);
 	if (!start && held_refill(fs, n))
 		start = batch_take_held(op, n);
