@@ -15,14 +15,19 @@ static u64 chk_cls_size(u32 cls)
 }
 
 /* One free-stack entry: an object, or (page class) an extent of n pages
- * (format 12: the word is first | (n - 1)) */
-static void chk_entry(u32 cls, u64 w, u64 *off, u64 *sz)
+ * (format 12: the word is last | (n - 1)); *link: where its link lies */
+static void chk_entry(u32 cls, u64 w, u64 *off, u64 *sz, u64 *link)
 {
-	*off = w;
+	u64 n = (w & DAXFS_FREE_EXTENT_MASK) + 1;
+
+	*off = *link = w;
 	*sz = chk_cls_size(cls);
 	if (cls == DAXFS_CLASS_PAGE) {
-		*off = w & ~DAXFS_FREE_EXTENT_MASK;
-		*sz = ((w & DAXFS_FREE_EXTENT_MASK) + 1) * DAXFS_BLOCK_SIZE;
+		*link = w & ~DAXFS_FREE_EXTENT_MASK;
+		*off = *link - (n - 1) * DAXFS_BLOCK_SIZE;
+		*sz = n * DAXFS_BLOCK_SIZE;
+		if (*off > *link)
+			*off = 0;	/* wraps below 0: invalid */
 	}
 }
 
@@ -30,14 +35,15 @@ static void chk_freelist(struct chk *c, u32 cls)
 {
 	struct daxfs_fs *fs = c->fs;
 	u64 w = daxfs_load(&fs->state->free_head[cls].head.off);
-	u64 off, sz, n;
+	u64 off, sz, link, n;
 
 	for (n = 0; w && n <= c->units; n++) {
 		struct daxfs_free_obj *o;
 
-		chk_entry(cls, w, &off, &sz);
-		o = daxfs_ptr(fs, off, sz, chk_cls_size(cls));
-		if (!o || off < fs->pool_off || off + sz > c->bump) {
+		chk_entry(cls, w, &off, &sz, &link);
+		o = daxfs_ptr(fs, link, chk_cls_size(cls), chk_cls_size(cls));
+		if (!o || !daxfs_ptr(fs, off, sz, chk_cls_size(cls)) ||
+		    off < fs->pool_off || off + sz > c->bump) {
 			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 				   DAXFS_CHK_FREELIST,
 				   "free stack links to an invalid object (rest of stack lost)",
@@ -139,15 +145,17 @@ static void chk_push(struct chk *c, u64 *heads, u32 cls, u64 off)
 	heads[cls] = off;
 }
 
-/* Pushes the n wholly free pages from first as one extent (none: n 0). */
+/* Pushes the n wholly free pages from first as one extent (none: n 0),
+ * linked from its last page. */
 static void chk_push_extent(struct chk *c, u64 *heads, u64 first, u64 n)
 {
-	struct daxfs_free_obj *o = (struct daxfs_free_obj *)(c->fs->base + first);
+	u64 last = first + (n - 1) * DAXFS_BLOCK_SIZE;
+	struct daxfs_free_obj *o = (struct daxfs_free_obj *)(c->fs->base + last);
 
 	if (!n)
 		return;
 	daxfs_store(&o->next, heads[DAXFS_CLASS_PAGE]);
-	heads[DAXFS_CLASS_PAGE] = first | (n - 1);
+	heads[DAXFS_CLASS_PAGE] = last | (n - 1);
 }
 
 /* Frees the unused parts of a page in use (bitmap word w), largest first. */

@@ -770,6 +770,10 @@ static inline bool daxfs_cpu_has_cas16(void)
 #error "DaxFS needs a 16-byte compare-and-swap: x86-64 or arm64"
 #endif
 
+/* A hint that the line at p is about to be stored to (prefetchw where the
+ * CPU has it; GCC's builtin in both builds).  Never faults: any address. */
+#define daxfs_prefetch_store(p)	__builtin_prefetch((p), 1)
+
 /* Test hook for crash injection at named protocol points (user space
  * tests only; compiled out unless DAXFS_CRASH_POINTS is defined). */
 #ifdef DAXFS_CRASH_POINTS

@@ -315,8 +315,7 @@ static int run_take(struct daxfs_op *op, struct daxfs_inode *ip, u64 *slot,
 		return 1;
 	daxfs_faa(&ip->blocks, -(u64)DAXFS_RUN_PAGES);
 	daxfs_pflush(op->fs, slot, 8);
-	/* highest first, as seal_node retires: see there */
-	for (k = DAXFS_RUN_PAGES; k-- > 0; )
+	for (k = 0; k < DAXFS_RUN_PAGES; k++)
 		if (daxfs_retire(op, r + (u64)k * DAXFS_BLOCK_SIZE,
 				 DAXFS_CLASS_PAGE))
 			return -ESTALE;	/* fenced: the rest leak (fsck) */
@@ -337,12 +336,7 @@ static int seal_node(struct daxfs_op *op, struct daxfs_inode *ip,
 
 	if (level == 1)
 		sweep_yield();
-	/* the last slot first: reclamation frees a limbo batch from its end,
-	 * so a file's pages go back in address order, each just above the
-	 * page stack's top extent, which grows with no store into the page
-	 * (docs/alloc.md "Free extents"); and a write then takes first what
-	 * was freed last, the pages likeliest still in the cache */
-	for (i = DAXFS_RADIX_FANOUT; i-- > 0; ) {
+	for (i = 0; i < DAXFS_RADIX_FANOUT; i++) {
 		u64 *slot = &node->slot[i];
 		u64 v = daxfs_load(slot);
 

@@ -27,7 +27,7 @@ NR_CLASSES = 5
 CSUM_OFF = 508
 CURRENT = 12         # format version after --convert (docs/format.md)
 PAGE_CLASS = 4       # free_head[4]: 4 KiB pages
-EXTENT_MASK = 0xfff  # version 12: a page stack word is first | (pages - 1)
+EXTENT_MASK = 0xfff  # version 12: a page stack word is last | (pages - 1)
 INODE_MAGIC = 0x444e49
 RDEV_OFF, PARENT_OFF = 72, 88       # in struct daxfs_inode (128 bytes)
 XCLAIM_OFF = 124                    # inode.xattr_claim (u32, version 6)
@@ -87,13 +87,14 @@ class Raw:
 
     def singles(self):
         """The page free stack as versions 1 to 11 wrote it, one page per
-        entry: version 12 links extents, first | (pages - 1)."""
+        entry: version 12 links extents, last | (pages - 1), each linked
+        from its last page."""
         line = self.line(PAGE_CLASS)
         w, pages = self.words(line, 1)[0], []
         while w:
-            first, n = w & ~EXTENT_MASK, (w & EXTENT_MASK) + 1
-            pages += [first + 4096 * i for i in range(n)]
-            w = self.words(first, 1)[0]
+            last, n = w & ~EXTENT_MASK, (w & EXTENT_MASK) + 1
+            pages += [last - 4096 * i for i in range(n - 1, -1, -1)]
+            w = self.words(last, 1)[0]
         for a, b in zip(pages, pages[1:] + [0]):
             self.put(a, b)
         self.put(line, pages[0] if pages else 0)

@@ -315,7 +315,8 @@ def test_leak_from_free_stack(img):
     head = im.free_head(4)                  # {offset, tag} (format v2)
     if im.u64(head) == 0:
         pytest.skip("no free page to lose")
-    im.put64(head, im.u64(im.u64(head)))    # head = top's next
+    # head = the top extent's link (format 12: first | (pages - 1))
+    im.put64(head, im.u64(im.u64(head) & ~0xfff))
     im.save()
     damage_cycle(path, {"leak", "used-bytes"})
 

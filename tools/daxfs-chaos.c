@@ -263,16 +263,18 @@ static bool pick_free(struct target *t)
 {
 	unsigned int class = (unsigned int)rnd_below(DAXFS_NR_CLASSES);
 	struct daxfs_free_head *hw = &fs.state->free_head[class].head;
+	/* the page class links extents, first | (pages - 1) (format 12) */
+	u64 mask = class == DAXFS_CLASS_PAGE ? ~DAXFS_FREE_EXTENT_MASK : ~0ULL;
 	u64 *w, off, steps;
 
 	/* The head's offset or its tag; a stale tag only fails a CAS. */
 	w = rnd_below(4) ? &hw->off : &hw->tag;
-	off = daxfs_load(&hw->off);
+	off = daxfs_load(&hw->off) & mask;
 	for (steps = rnd_below(64); steps && off; steps--) {
 		if (!obj(off, 8))
 			break;
 		w = word_at(off);
-		off = daxfs_load(w);
+		off = daxfs_load(w) & mask;
 	}
 	if (!steps && off && obj(off, 8))
 		w = word_at(off);

@@ -4,9 +4,10 @@ the free lists and the fixed metadata going bad after the mount).  The scenarios
 through harden_kguest.py (`hd:` steps), which imports them.
 
   fixed-free   (fsdax /dev/pmem0, mounted rw) a file's pages are freed onto the page
-               stack; a page some way down that stack is listed bad in the pmem driver's
+               stack; a page some way down that stack (in the order the allocator takes
+               them: each extent from its first page up) is listed bad in the pmem driver's
                list; then a new file is written page by page, so that its allocations
-               pop the stack past that depth.  The new file must read back (a listed page
+               take from the stack past that depth.  The new file must read back (a listed page
                handed out again reads as EIO), the rest works, and the kernel said that
                fsck is needed
   fixed-host   (still mounted) the first page of the host table is listed bad: every
@@ -75,13 +76,18 @@ def _region(dev, kind):
 
 
 def _page_stack(dev, limit=100000):
-    """The page stack's objects, top first, as the device holds them."""
+    """The page stack's pages in the order the allocator hands them out, as the device
+    holds them: each word is an extent, last | (pages - 1) (format 12), linked from its
+    last page and taken from its first page up."""
     state, _ = _region(dev, RGN_STATE)
-    off = struct.unpack_from("<Q", dev, state + STATE_FREE_HEAD + 64 * CLASS_PAGE)[0]
+    w = struct.unpack_from("<Q", dev, state + STATE_FREE_HEAD + 64 * CLASS_PAGE)[0]
     chain = []
-    while off and len(chain) < limit and off + 8 <= len(dev):
-        chain.append(off)
-        off = struct.unpack_from("<Q", dev, off)[0]
+    while w and len(chain) < limit:
+        last, n = w & ~(PAGE - 1), (w & (PAGE - 1)) + 1
+        if last + PAGE > len(dev) or last < (n - 1) * PAGE:
+            break
+        chain += [last - PAGE * i for i in range(n - 1, -1, -1)]
+        w = struct.unpack_from("<Q", dev, last)[0]
     return chain
 
 

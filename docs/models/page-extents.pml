@@ -3,7 +3,10 @@
  * pages_push; docs/alloc.md "Free extents").  HOSTS hosts share one stack
  * of PAGES pages (1..PAGES; 0 is "none").  A stack word names an extent
  * {first, n}: pages first .. first + n - 1, all free; the link to the next
- * extent lies in the first page.  The head is {first, n, tag}.  Each host
+ * extent lies in page `first`.  Page numbers here run away from the page
+ * that holds the link: core/alloc.c names an extent by its last page,
+ * which holds the link, and takes from its front, the same protocol in a
+ * mirror.  The head is {first, n, tag}.  Each host
  * repeats, in any order:
  *   - take up to `want` pages: the tail of the top extent when it has
  *     more (the head keeps first, n shrinks), else the whole extent (the

@@ -35,7 +35,7 @@
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
 #define DAXFS_VERSION		12u	/* 12: free page extents */
 /* The first version whose page free stack may hold extents: a stack word
- * (the head's off, a link) is first | (pages - 1), DAXFS_FREE_EXTENT_MAX
+ * (the head's off, a link) is last | (pages - 1), DAXFS_FREE_EXTENT_MAX
  * pages at most (struct daxfs_free_obj).  A version 11 reader would take
  * such a word for a misaligned offset (docs/alloc.md "Free extents"). */
 #define DAXFS_VERSION_EXTENTS	12u
@@ -235,9 +235,10 @@ DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, free_head) %
 /*
  * A free object's first word links to the next free object (offset or 0).
  * The page class (version 12) links extents: the head's off and every
- * link are first | (pages - 1), an extent of 1 to DAXFS_FREE_EXTENT_MAX
- * contiguous free pages whose first page holds the link to the next
- * extent; the other pages hold nothing (docs/alloc.md "Free extents").
+ * link are last | (pages - 1), an extent of 1 to DAXFS_FREE_EXTENT_MAX
+ * contiguous free pages named by its last page, which holds the link to
+ * the next extent; the other pages hold nothing (docs/alloc.md "Free
+ * extents").
  * One-page entries (low bits 0) are what version 11 wrote.
  */
 struct daxfs_free_obj {

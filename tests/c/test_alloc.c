@@ -361,7 +361,7 @@ static void test_churn_baseline(void)
 /* ---- limbo reserve ---- */
 
 /* Pages on the page stack, walked (quiescent callers only): each word is
- * an extent, first | (pages - 1) (format 12). */
+ * an extent, last | (pages - 1), linked from its last page (format 12). */
 static u64 page_stack_len(struct daxfs_fs *fs)
 {
 	u64 w = daxfs_load(&fs->state->free_head[DAXFS_CLASS_PAGE].head.off);
