@@ -384,8 +384,8 @@ void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end)
 	if (start >= end || ((start | end) & (DAXFS_PAGE_SIZE - 1)) ||
 	    !daxfs_ptr(fs, start, end - start, DAXFS_PAGE_SIZE))
 		return;
-	/* the highest pages first: the last push is the lowest extent,
-	 * which a write's take then uses from its top end down */
+	/* the highest pages first: each lower piece lies just below the
+	 * one pushed before it, and joins it while the sum fits */
 	while (end > start) {
 		n = (end - start) / DAXFS_PAGE_SIZE;
 		if (n > DAXFS_FREE_EXTENT_MAX)
@@ -663,11 +663,11 @@ void daxfs_batch_settle(struct daxfs_fs *fs, u32 slot)
 		alloc_word_flush(fs, &h->alloc_cursor, 8);
 }
 
-/* Pages for a batch or run, about to be written by this host: mapped in
+/* Pages fresh from the bump, about to be written by this host: mapped in
  * one call where the front end asks for it (daxfs_populate), unless it
- * knows both ends mapped already (a whole pre-faulted region; pages off
- * the page stack this process used before).  A hint either way: a page
- * not known mapped is faulted in before its copy (mapped.h). */
+ * knows both ends mapped already (a whole pre-faulted region: a system
+ * call per batch saved).  A hint either way: a page not known mapped is
+ * faulted in before its copy (mapped.h). */
 static void fresh_pages(struct daxfs_fs *fs, u64 start, u64 pages)
 {
 	u64 len = pages * DAXFS_PAGE_SIZE;
@@ -696,11 +696,11 @@ static u64 refill_lock(struct daxfs_fs *fs)
 
 /*
  * Installs a fresh batch of up to `pages` pages carved from the bump and
- * takes the first `take` of them.  alloc_cursor is locked
- * while end and cursor change so no lane sees a mixed pair; the old
- * remainder goes to the page stack.  Never from the page stack: a host
- * killed while it refills leaks what it took (recovery cannot know the
- * range), and a full pool's hosts would refill all the time.
+ * takes the first `take` of them.  alloc_cursor is locked while end and
+ * cursor change so no lane sees a mixed pair; the old remainder goes to
+ * the page stack.  Never from the page stack: a host killed while it
+ * refills leaks what it took (recovery cannot know the range), and a
+ * full pool's hosts would refill all the time (docs/alloc.md).
  */
 static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 {

@@ -30,7 +30,7 @@
  * lane reads the same and only the version changes; 10 -> 11, a level-2
  * radix slot may name a 2 MiB run (DAXFS_RADIX_RUN), which no version 10
  * host wrote, so only the version changes; 11 -> 12, a page free-stack
- * word is first | (pages - 1), and every word a version 11 host wrote is
+ * word is last | (pages - 1), and every word a version 11 host wrote is
  * a one-page entry (low bits 0), so only the version changes.  For
  * fsck.daxfs --convert; every host must
  * be gone, judged by the caller's lease observations.
