@@ -399,6 +399,7 @@ struct daxfs_space_wait {
 	s64 start_ns;			/* the first failure */
 	u32 freed;			/* re-runs because the wait freed space */
 	bool settled;			/* the last look found nothing pending */
+	u64 owed_epoch;			/* limbo sealed up to it is owed */
 };
 
 /* Outside any op: is freed space still coming (limbo behind an epoch a

@@ -53,13 +53,23 @@ static enum space_why holder(struct daxfs_fs *fs, u32 slot)
  * lease (recovery frees its batch and held pages and unblocks the epoch),
  * or when limbo exists anywhere while a lane holds the epoch back (it will
  * end its op or expire) or a mapping host's announcement lags (its next
- * lease tick moves it).  Limbo with nothing holding the epoch is freed by
- * the wait's own reclaim (every host's chain, daxfs_reclaim_for_space) or
- * sits in another live host's open batch: not pending for us.
+ * revalidation pass moves it).  Limbo with nothing holding the epoch is
+ * freed by the wait's own reclaim (every host's chain,
+ * daxfs_reclaim_for_space) or sits in another live host's open batch: not
+ * pending for us.
+ *
+ * owed (0: no bound) is the epoch of the wait's first look: every batch
+ * sealed before it has s <= owed and is free to go once the epoch and
+ * every mapping announcement reached owed + 2.  Past that, what holds the
+ * epoch back holds only limbo retired after the call began, which the call
+ * is not owed: where other hosts churn, limbo always exists and a mapping
+ * host is always an epoch or two behind, and the wait used to run to its
+ * deadline on every failing call (docs/reclaim.md "When the pool is
+ * empty").
  */
-static enum space_why space_pending(struct daxfs_fs *fs)
+static enum space_why space_pending(struct daxfs_fs *fs, u64 owed)
 {
-	u64 g = daxfs_load(daxfs_state_word(fs, epoch)), w, e;
+	u64 g = daxfs_load(daxfs_state_word(fs, epoch)), w, e, floor = ~0ULL;
 	enum space_why held = SPACE_NONE, why;
 	struct daxfs_host *h;
 	struct daxfs_lane *lane;
@@ -80,6 +90,8 @@ static enum space_why space_pending(struct daxfs_fs *fs)
 		/* a mapping host behind the epoch holds frees back until its
 		 * next revalidation pass (docs/reclaim.md "Mapping hosts") */
 		e = daxfs_load(&h->map_epoch);
+		if (e && e < floor)
+			floor = e;
 		if (e && e != g && !held)
 			held = SPACE_LIVE;
 		for (i = 0; i < DAXFS_LANES; i++) {
@@ -94,12 +106,14 @@ static enum space_why space_pending(struct daxfs_fs *fs)
 				limbo = true;
 		}
 	}
-	return limbo ? held : SPACE_NONE;
+	if (!limbo || (owed && g >= owed + 2 && floor >= owed + 2))
+		return SPACE_NONE;
+	return held;
 }
 
 bool daxfs_space_pending(struct daxfs_fs *fs)
 {
-	return space_pending(fs) != SPACE_NONE;
+	return space_pending(fs, 0) != SPACE_NONE;
 }
 
 /* How long a failing call waits for a live host's op: a host that died
@@ -121,7 +135,7 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	enum space_why why;
 	bool freed, settled;
 	u64 used;
-	u32 ms;
+	u32 ms, last = w->why;
 
 	w->why = DAXFS_SPACE_GAVE_UP;
 	if (fs->host == DAXFS_NO_HOST || (fs->flags & DAXFS_FS_RDONLY) ||
@@ -141,7 +155,12 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	used = daxfs_load(daxfs_state_word(fs, used_bytes));
 	daxfs_reclaim_for_space(fs);
 	freed = daxfs_load(daxfs_state_word(fs, used_bytes)) < used;
-	why = space_pending(fs);
+	/* after the reclaim, which sealed our own open batches; and again
+	 * after a look that saw a dead host (its recovery seals its batches
+	 * later, and the call is owed them) */
+	if (!w->tries || last == DAXFS_SPACE_DEAD)
+		w->owed_epoch = daxfs_load(daxfs_state_word(fs, epoch));
+	why = space_pending(fs, w->owed_epoch);
 	settled = w->settled;
 	w->settled = why == SPACE_NONE;
 	w->why = (u32)why;

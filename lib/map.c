@@ -38,7 +38,7 @@ static int do_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 int daxfs_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   int alloc, uint64_t *off)
 {
-	if (alloc)
+	if (alloc && !(alloc & DAXFS_MAP_NOWAIT))
 		LIB_CALL_SPACE(h, do_map_page(h, ino, pgoff, alloc, off));
 	LIB_CALL(h, do_map_page(h, ino, pgoff, alloc, off));
 }
@@ -85,6 +85,11 @@ int daxfs_region_fd(struct daxfs_handle *h)
 int daxfs_map_hold(struct daxfs_handle *h, uint64_t ino)
 {
 	LIB_CALL_SPACE(h, lib_file_hold(h, ino));
+}
+
+int daxfs_map_hold_nowait(struct daxfs_handle *h, uint64_t ino)
+{
+	LIB_CALL(h, lib_file_hold(h, ino));
 }
 
 int daxfs_map_unhold(struct daxfs_handle *h, uint64_t ino)

@@ -455,6 +455,33 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 	return true;
 }
 
+static int do_space_wait(struct daxfs_handle *h,
+			 struct daxfs_space_waiter *pw)
+{
+	struct daxfs_space_wait *w = (struct daxfs_space_wait *)pw;
+	struct timespec ts;
+	int ms = daxfs_space_wait_next(&h->fs, w);
+
+	if (ms < 0) {
+		space_gave_up(w);
+		return 0;
+	}
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	if (ms)
+		nanosleep(&ts, NULL);
+	return 1;
+}
+
+/* A caller's own wait for space (daxfs_map_page's DAXFS_MAP_NOWAIT):
+ * outside any call of ours, so the caller holds no lane. */
+int daxfs_space_wait(struct daxfs_handle *h, struct daxfs_space_waiter *w)
+{
+	_Static_assert(sizeof(struct daxfs_space_wait) <=
+		       sizeof(struct daxfs_space_waiter), "waiter too small");
+	LIB_CALL(h, do_space_wait(h, w));
+}
+
 int lib_writable(struct daxfs_handle *h)
 {
 	if (h->flags & DAXFS_OPEN_RDONLY)

@@ -22,6 +22,24 @@ def _built():
             pytest.fail("%s is missing: run make first" % p)
 
 
+def _fsck_clean(region_path):
+    fsck = subprocess.run([env.tool("fsck.daxfs"), "-n", region_path],
+                          capture_output=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def _mapper_beside(region_path, mapper, other):
+    """Runs the mapper script and, beside it as another host, the other
+    script; both must succeed.  The mapper's stdout."""
+    mp = pl.popen(region_path, [sys.executable, "-c", mapper],
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ot = pl.run(region_path, [sys.executable, "-c", other], timeout=120)
+    out, err = mp.communicate(timeout=120)
+    assert ot.returncode == 0, ot.stderr
+    assert mp.returncode == 0, err.decode(errors="replace")
+    return out
+
+
 def test_shared_mmap_matches_tmpfs(region):
     """Stores through a shared mapping are the file's bytes, writes show
     in the mapping, a second mapping and a fork child share the pages,
@@ -142,16 +160,9 @@ for rounds in range(8):
 open("/daxfs/filled", "w").close()
 print("filled")
 '''
-    mp = pl.popen(region_path, [sys.executable, "-c", mapper],
-                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    fl = pl.run(region_path, [sys.executable, "-c", filler], timeout=120)
-    out, err = mp.communicate(timeout=120)
-    assert fl.returncode == 0, fl.stderr
-    assert mp.returncode == 0, err.decode(errors="replace")
+    out = _mapper_beside(region_path, mapper, filler)
     assert out == b"[0, 65] True\n" or out == b"[0] True\n", out
-    fsck = subprocess.run([env.tool("fsck.daxfs"), "-n", region_path],
-                          capture_output=True)
-    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    _fsck_clean(region_path)
 
 
 def test_fork_child_mapping_keeps_file(region_path):
@@ -250,3 +261,119 @@ def test_exit_right_after_mapping(region_path):
              'exit $?; i=$((i+1)); done' % (prog, "$i")
     res = pl.run(region_path, ["sh", "-c", script], timeout=300)
     assert res.returncode == 0, (res.returncode, res.stderr)
+
+
+def test_mapping_host_maps_sparse_file_on_full_pool(region_path,
+                                                     need_fsck):
+    """A process that maps a file, fills the pool, deletes what it wrote
+    and then maps a sparse file gets its mapping: the holes need the space
+    it freed, which only its own pass lets go.  Before 2026-12-01 the
+    mmap waited for that space holding the mapping lock, so the pass could
+    not run, and the mmap failed with ENOMEM after the whole wait (fsstress
+    under `daxfs run`: every failing call waited 15 s)."""
+    env.mkfs(region_path, 32 * env.MiB, lease_ms=4000)
+    code = r'''
+import errno, mmap, os
+fd = os.open("/daxfs/m", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"A" * 4096)
+m = mmap.mmap(fd, 4096)          # a mapping host from here on
+f = os.open("/daxfs/fill", os.O_CREAT | os.O_WRONLY)
+try:
+    while True:
+        os.write(f, b"F" * (1 << 20))
+except OSError as e:
+    assert e.errno == errno.ENOSPC, e
+os.close(f)
+os.unlink("/daxfs/fill")
+s = os.open("/daxfs/sparse", os.O_CREAT | os.O_RDWR)
+os.ftruncate(s, 2 << 20)         # all holes: the mmap fills them
+sm = mmap.mmap(s, 2 << 20)
+sm[:5] = b"hello"
+sm[-5:] = b"world"
+print(os.pread(s, 5, 0), os.pread(s, 5, (2 << 20) - 5), m[:1])
+'''
+    res = pl.run(region_path, [sys.executable, "-c", code], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"b'hello' b'world' b'A'\n", res.stdout
+    _fsck_clean(region_path)
+
+
+def test_hole_on_full_pool_never_loses_stores(region_path, need_fsck):
+    """A process maps a file and fills the pool itself; another host cuts
+    the mapped pages (truncate down and up again: holes below EOF).  The
+    mapping host's pass must fill the holes from a full pool: where it
+    cannot, it maps zeros read-only, so that a store faults (Linux raises
+    SIGBUS) rather than landing in memory that is no file's, and it still
+    announces, so the cut pages are freed and a later pass fills the
+    holes.  Every store either faults or reaches the file, and one does
+    in the end.  Before 2026-12-01 the pass waited for space on each
+    hole, holding its lock and its old announcement (the very thing that
+    held the cut pages back), then mapped a writable anonymous page:
+    stores were lost."""
+    env.mkfs(region_path, 32 * env.MiB, lease_ms=400)
+    mapper = r"""
+import ctypes, errno, mmap, os, time
+region = REGION
+fd = os.open("/daxfs/m", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"A" * (16 * 4096))
+m = mmap.mmap(fd, 16 * 4096)
+f = os.open("/daxfs/fill", os.O_CREAT | os.O_WRONLY)
+# twice: what the first fill's failed calls left in limbo is freed in
+# between (passes every 100 ms) and taken by the second
+for size in (1 << 20, 4096, 256, 0, 1 << 20, 4096, 256):
+    if not size:
+        time.sleep(0.5)
+        continue
+    try:
+        while True:
+            os.write(f, b"F" * size)
+    except OSError as e:
+        assert e.errno == errno.ENOSPC, e
+open("/daxfs/ready", "w").close()
+deadline = time.monotonic() + 60
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+def views():
+    # what backs each page of the mapping: the region file (a store
+    # reaches the file), a read-only zero page (a store faults), or a
+    # writable page that is no file's (a store is lost)
+    lines = [l.split() for l in open("/proc/self/maps")]
+    out = set()
+    for a in range(base, base + 16 * 4096, 4096):
+        for f in lines:
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            if lo <= a < hi:
+                if "w" not in f[1]:
+                    out.add("fault")
+                elif len(f) > 5 and f[5] == region:
+                    out.add("file")
+                else:
+                    out.add("lost")
+    return out
+# a pass moves off the cut pages (zeros), then fills the holes (the
+# file's pages again); every view on the way is recorded
+seen = set()
+zeros = False
+while time.monotonic() < deadline:
+    zeros = zeros or set(m[:]) == {0}
+    v = views()
+    seen |= v - {"file"}
+    if zeros and v == {"file"}:
+        seen |= v
+        break
+    time.sleep(0.001)
+m[4096:4101] = b"store"
+print(sorted(seen - {"fault"}), os.pread(fd, 5, 4096))
+"""
+    mapper = mapper.replace("REGION", repr(os.path.realpath(region_path)))
+    cutter = r"""
+import os, time
+deadline = time.monotonic() + 60
+while not os.path.exists("/daxfs/ready") and time.monotonic() < deadline:
+    time.sleep(0.01)
+fd = os.open("/daxfs/m", os.O_RDWR)
+os.ftruncate(fd, 0)
+os.ftruncate(fd, 16 * 4096)
+"""
+    out = _mapper_beside(region_path, mapper, cutter)
+    assert out == b"['file'] b'store'\n", out
+    _fsck_clean(region_path)

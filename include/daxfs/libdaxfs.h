@@ -674,6 +674,22 @@ void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref);
  */
 int daxfs_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   int alloc, uint64_t *off);
+/*
+ * alloc is DAXFS_MAP_ALLOC, or'd with DAXFS_MAP_NOWAIT: a full pool then
+ * answers -ENOSPC at once instead of waiting for freed space.  A mapping
+ * host must not wait while it holds what its own pass needs (the pass is
+ * what lets that space go: docs/preload.md "Shared mappings"): it drops
+ * it, then calls daxfs_space_wait() with a zeroed waiter per call, which
+ * sleeps a little and returns 1 (try again) or 0 (the -ENOSPC stands).
+ * daxfs_map_hold_nowait: daxfs_map_hold without the wait.
+ */
+#define DAXFS_MAP_ALLOC		1
+#define DAXFS_MAP_NOWAIT	2
+struct daxfs_space_waiter {
+	uint64_t opaque[8];
+};
+int daxfs_space_wait(struct daxfs_handle *h, struct daxfs_space_waiter *w);
+int daxfs_map_hold_nowait(struct daxfs_handle *h, uint64_t ino);
 int daxfs_map_begin(struct daxfs_handle *h);
 int64_t daxfs_map_pass_begin(struct daxfs_handle *h);
 int daxfs_map_pass_end(struct daxfs_handle *h, uint64_t e);

@@ -36,6 +36,10 @@
 #define PG		4096UL
 #define PG_ANON		0	/* pg[i]: an anonymous zero page */
 #define PG_GONE		1	/* pg[i]: the program unmapped this page */
+#define PG_NOSPACE	2	/* pg[i]: a hole the full pool could not fill:
+				 * a zero page, never writable (a store
+				 * faults, as Linux's SIGBUS), until a pass
+				 * fills it */
 #define MAP_MAX		(1UL << 36)	/* bytes in one mapping: 64 GiB */
 #define HUGE_PG		(2UL << 20)	/* a run, and a PMD */
 
@@ -67,6 +71,16 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
+static int anon_pg(uint64_t pg)
+{
+	return pg == PG_ANON || pg == PG_NOSPACE;
+}
+
+static int page_prot(const struct pl_map *m, size_t i)
+{
+	return m->pg[i] == PG_NOSPACE ? m->prot[i] & ~PROT_WRITE : m->prot[i];
+}
+
 /* Maps pages [i, i + cnt) of m as recorded: runs of pages contiguous in
  * the region with one protection, one mmap each. */
 static int place(struct daxfs_handle *h, struct pl_map *m, size_t i,
@@ -81,12 +95,13 @@ static int place(struct daxfs_handle *h, struct pl_map *m, size_t i,
 			continue;
 		}
 		for (j = i + 1; j < end && m->prot[j] == m->prot[i]; j++) {
-			if (m->pg[i] == PG_ANON ? m->pg[j] != PG_ANON :
+			if (anon_pg(m->pg[i]) ? m->pg[j] != m->pg[i] :
 			    m->pg[j] != m->pg[i] + (j - i) * PG)
 				break;
 		}
-		if (m->pg[i] == PG_ANON)
-			p = sys_mmap(m->addr + i * PG, (j - i) * PG, m->prot[i],
+		if (anon_pg(m->pg[i]))
+			p = sys_mmap(m->addr + i * PG, (j - i) * PG,
+				     page_prot(m, i),
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 				     -1, 0);
 		else
@@ -101,7 +116,8 @@ static int place(struct daxfs_handle *h, struct pl_map *m, size_t i,
 }
 
 /* The page that file page blk should show: its pool page below EOF
- * (allocated for a hole), the zero page past it. */
+ * (allocated for a hole), the zero page past it.  Never waits for space:
+ * maps_lock is held, and the pass that lets freed space go needs it. */
 static int target(struct daxfs_handle *h, uint64_t ino, uint64_t blk,
 		  uint64_t size, uint64_t *pg)
 {
@@ -110,7 +126,8 @@ static int target(struct daxfs_handle *h, uint64_t ino, uint64_t blk,
 	*pg = PG_ANON;
 	if (blk * PG >= size)
 		return 0;
-	err = daxfs_map_page(h, ino, blk, 1, pg);
+	err = daxfs_map_page(h, ino, blk, DAXFS_MAP_ALLOC | DAXFS_MAP_NOWAIT,
+			     pg);
 	if (err == -EROFS)	/* a read-only host: holes stay zero */
 		err = daxfs_map_page(h, ino, blk, 0, pg);
 	return err;
@@ -141,8 +158,11 @@ static int revalidate(struct daxfs_handle *h, struct pl_map *m)
 			continue;
 		pg = PG_ANON;
 		err = gone ? 0 : target(h, m->ino, m->pgoff + i, size, &pg);
+		/* a hole the full pool cannot fill now: keeping the old page
+		 * would keep our announcement, and with it every free in the
+		 * cluster, behind until space came: it never would */
 		if (err)
-			pg = PG_ANON;
+			pg = err == -ENOSPC ? PG_NOSPACE : PG_ANON;
 		if (pg == m->pg[i])
 			continue;
 		m->pg[i] = pg;
@@ -337,7 +357,7 @@ static int map_file(struct daxfs_handle *h, char *p, size_t len, int prot,
 		return -ENOMEM;
 	}
 	memset(m->prot, prot, m->n);
-	err = find_ino(ino, NULL) ? 0 : daxfs_map_hold(h, ino);
+	err = find_ino(ino, NULL) ? 0 : daxfs_map_hold_nowait(h, ino);
 	if (err) {
 		map_free(m);
 		return err;
@@ -401,9 +421,10 @@ void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
 		    off_t off)
 {
 	struct daxfs_handle *h = pl_handle();
+	struct daxfs_space_waiter w;
 	struct pl_desc *d;
 	uint64_t ino;
-	int acc, kind, err;
+	int acc, kind, err, again, waiting = 0;
 	void *p;
 
 	if (!h)
@@ -445,7 +466,19 @@ void *pl_map_shared(void *addr, size_t len, int prot, int flags, int fd,
 		return p;
 	}
 	atomic_store(&stopped, 0);
-	err = map_file(h, p, len, prot, ino, (uint64_t)off);
+	/* a full pool: wait for space with the lock dropped, so that our
+	 * pass can announce meanwhile (our announcement may be what holds
+	 * the space back); the reserved range stays ours */
+	while ((err = map_file(h, p, len, prot, ino, (uint64_t)off)) ==
+	       -ENOSPC) {
+		pthread_mutex_unlock(&maps_lock);
+		if (!waiting++)
+			memset(&w, 0, sizeof(w));
+		again = daxfs_space_wait(h, &w);
+		pthread_mutex_lock(&maps_lock);
+		if (again != 1)
+			break;
+	}
 	if (err)
 		syscall(SYS_munmap, p, len);
 	pthread_mutex_unlock(&maps_lock);
@@ -576,8 +609,12 @@ PUBLIC int mprotect(void *addr, size_t len, int prot)
 		for (i = 0; i < m->n; i++) {
 			char *p = m->addr + i * PG;
 
-			if (p >= a && p < a + len)
-				m->prot[i] = prot;
+			if (p < a || p >= a + len)
+				continue;
+			m->prot[i] = prot;
+			/* a hole with no page behind it yet stays unwritable */
+			if (m->pg[i] == PG_NOSPACE && (prot & PROT_WRITE))
+				syscall(SYS_mprotect, p, PG, page_prot(m, i));
 		}
 	}
 	pthread_mutex_unlock(&maps_lock);

@@ -563,6 +563,66 @@ static void test_space_pending(void)
 }
 
 /*
+ * Another host churns (fresh limbo all the time) while a mapping host
+ * keeps up with its passes, an epoch or two behind as it always is.  The
+ * limbo that was there when the call failed is freed within a few looks;
+ * the rest was retired after the call began, and the call is not owed it:
+ * the ENOSPC stands then, not at the deadline (fsstress under the preload
+ * waited 15 s on every failing write).  A mapping host that stops its
+ * passes does hold the owed limbo back, and the call waits for it.
+ */
+static void test_space_churn_behind_mapping_host(void)
+{
+	struct daxfs_fs a, c, m;
+	struct daxfs_space_wait w = { 0 };
+	u64 size = 8 * MiB;
+	void *r = t_setup(&a, size, NULL);
+	int i, ret = 0;
+
+	CHECK_EQ(t_join(&c, r, size), 0);
+	CHECK_EQ(t_join(&m, r, size), 0);
+	daxfs_map_first(&m);
+	make_garbage(&c);
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), 0);
+	for (i = 0; i < 40; i++) {
+		make_garbage(&c);
+		daxfs_map_announce(&m, daxfs_map_pass_epoch(&m));
+		ret = daxfs_space_wait_next(&a, &w);
+		if (ret < 0)
+			break;
+		CHECK_EQ(daxfs_host_renew(&c), 0);
+		CHECK_EQ(daxfs_host_renew(&m), 0);
+	}
+	CHECK_EQ(ret, -1);
+	CHECK(i < 8);
+	CHECK_EQ(w.why, DAXFS_SPACE_NONE);
+	CHECK(daxfs_space_pending(&a));		/* the fresh limbo is there */
+	/* m stops its passes: the limbo of a's first look waits for m */
+	memset(&w, 0, sizeof(w));
+	make_garbage(&a);
+	CHECK_EQ(daxfs_space_wait_next(&a, &w), 0);
+	for (i = 0; i < 8; i++) {
+		make_garbage(&c);
+		CHECK(daxfs_space_wait_next(&a, &w) > 0);
+		CHECK_EQ(w.why, DAXFS_SPACE_LIVE);
+	}
+	/* its next pass lets the owed limbo go; then nothing is owed */
+	daxfs_map_announce(&m, daxfs_map_pass_epoch(&m));
+	ret = daxfs_space_wait_next(&a, &w);
+	CHECK(ret == 0 && (w.why == DAXFS_SPACE_FREED ||
+			   w.why == DAXFS_SPACE_NONE));
+	for (i = 0; i < 12 && ret >= 0; i++) {
+		daxfs_map_announce(&m, daxfs_map_pass_epoch(&m));
+		ret = daxfs_space_wait_next(&a, &w);
+	}
+	CHECK_EQ(ret, -1);
+	daxfs_host_leave(&a);
+	daxfs_host_leave(&c);
+	daxfs_host_leave(&m);
+	t_region_free(r, size);
+}
+
+/*
  * Leases (docs/hosts.md "Leases"): the heartbeat is a counter each
  * observer times with its own monotonic clock.  Nothing a host writes is
  * read as a time, so no wall clock value can make it look dead.
@@ -634,6 +694,7 @@ int main(void)
 	RUN(test_idle_dead_reaped);
 	RUN(test_lanes_shared);
 	RUN(test_space_pending);
+	RUN(test_space_churn_behind_mapping_host);
 	RUN(test_lease_counter);
 	return t_done();
 }
