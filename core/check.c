@@ -918,6 +918,7 @@ static void chk_hosts(struct chk *c)
 				daxfs_store(&ln->intent.a[w], 0);
 		}
 		daxfs_store(&h->map_epoch, 0);
+		daxfs_store(&h->pass_wanted, 0);
 		chk_open_set(c, h, i, true);	/* its orphans are dropped below */
 		daxfs_store(&h->open_set, 0);
 		if (state != DAXFS_HOST_FREE)

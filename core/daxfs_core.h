@@ -423,6 +423,10 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w);
 void daxfs_map_first(struct daxfs_fs *fs);
 u64 daxfs_map_pass_epoch(struct daxfs_fs *fs);
 void daxfs_map_announce(struct daxfs_fs *fs, u64 e);
+/* A host waiting for space asks a lagging mapping host for an early pass;
+ * the mapping host polls daxfs_map_pass_asked between its ticks. */
+void daxfs_map_ask_pass(struct daxfs_fs *fs, u32 slot, u64 want);
+bool daxfs_map_pass_asked(struct daxfs_fs *fs);
 
 /* ---- names (core/hash.c) ---- */
 

@@ -263,6 +263,7 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	}
 	daxfs_host_batch_return(fs, slot);
 	daxfs_store(&h->map_epoch, 0);
+	daxfs_store(&h->pass_wanted, 0);
 	/* the "recovered" marker daxfs info shows (docs/format.md) */
 	daxfs_store(&h->recovered_by, daxfs_my_claim(fs));
 	daxfs_store((u64 *)&h->recovered_ns, (u64)daxfs_now_ns());
@@ -467,6 +468,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			h->kind = kind;
 			daxfs_store(&h->ops, 0);
 			daxfs_store(&h->map_epoch, 0);
+			daxfs_store(&h->pass_wanted, 0);
 			daxfs_store(&h->alloc_end, 0);
 			daxfs_store(&h->alloc_cursor, 0);
 			daxfs_store((u64 *)&h->recovered_ns, 0);
@@ -600,6 +602,7 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 		}
 		/* our mappings are gone (the caller unmapped first) */
 		daxfs_store(&h->map_epoch, 0);
+		daxfs_store(&h->pass_wanted, 0);
 		/* seals our open batches and frees what is already safe;
 		 * the rest stays on the slot's chain for others to adopt */
 		daxfs_reclaim_leaving(fs);

@@ -469,6 +469,30 @@ void daxfs_map_announce(struct daxfs_fs *fs, u64 e)
 	daxfs_fence();
 }
 
+/* A host waiting for space asks slot for a pass announcing at least
+ * want (docs/reclaim.md "Asking for a pass"): the word only grows, so
+ * the largest ask stands. */
+void daxfs_map_ask_pass(struct daxfs_fs *fs, u32 slot, u64 want)
+{
+	u64 *w = &daxfs_host_at(fs, slot)->pass_wanted;
+	u64 old = daxfs_load(w);
+
+	while (old < want && !daxfs_cas(w, &old, want))
+		;
+}
+
+bool daxfs_map_pass_asked(struct daxfs_fs *fs)
+{
+	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
+	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
+	u64 e = daxfs_load(&h->map_epoch), want = daxfs_load(&h->pass_wanted);
+
+	/* a pass now announces g: worth it while ours lags g and an ask
+	 * wants more.  A garbled word (a stray store) costs at most a pass
+	 * per epoch advance, and nothing past g + 2. */
+	return e && e < g && want > e && want <= g + 2;
+}
+
 void daxfs_map_first(struct daxfs_fs *fs)
 {
 	u64 *w;

@@ -92,6 +92,10 @@ static enum space_why space_pending(struct daxfs_fs *fs, u64 owed)
 		e = daxfs_load(&h->map_epoch);
 		if (e && e < floor)
 			floor = e;
+		/* its pass lets the owed limbo go: ask for it now rather
+		 * than at its next tick */
+		if (owed && e && e < owed + 2 && slot != fs->host)
+			daxfs_map_ask_pass(fs, slot, owed + 2);
 		if (e && e != g && !held)
 			held = SPACE_LIVE;
 		for (i = 0; i < DAXFS_LANES; i++) {

@@ -70,6 +70,16 @@ static int do_announce(struct daxfs_handle *h, uint64_t e)
 	return 0;
 }
 
+static int do_pass_wanted(struct daxfs_handle *h)
+{
+	return daxfs_map_pass_asked(&h->fs);
+}
+
+int daxfs_map_pass_wanted(struct daxfs_handle *h)
+{
+	LIB_CALL(h, do_pass_wanted(h));
+}
+
 int daxfs_map_pass_end(struct daxfs_handle *h, uint64_t e)
 {
 	LIB_CALL(h, do_announce(h, e));

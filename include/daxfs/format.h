@@ -343,7 +343,11 @@ struct daxfs_host {
 	__u32 pid;
 	__u32 kind;			/* DAXFS_HOST_KIND_* */
 	__u64 ops;			/* operations done, advisory */
-	__u64 pad0[2];
+	__u64 pass_wanted;		/* (was pad) advisory: a host waiting for
+					 * space asks this mapping host for a
+					 * pass announcing at least this epoch
+					 * (docs/reclaim.md "Asking for a pass") */
+	__u64 pad0;
 	char name[DAXFS_HOST_NAME_LEN];	/* hostname, NUL padded */
 	__u64 alloc_cursor;		/* batch reservation [cursor, end) */
 	__u64 alloc_end;

@@ -693,6 +693,9 @@ int daxfs_map_hold_nowait(struct daxfs_handle *h, uint64_t ino);
 int daxfs_map_begin(struct daxfs_handle *h);
 int64_t daxfs_map_pass_begin(struct daxfs_handle *h);
 int daxfs_map_pass_end(struct daxfs_handle *h, uint64_t e);
+/* 1 when a host waiting for space asked for a pass before the next tick
+ * (docs/reclaim.md "Asking for a pass"): poll it between ticks. */
+int daxfs_map_pass_wanted(struct daxfs_handle *h);
 int daxfs_map_hold(struct daxfs_handle *h, uint64_t ino);
 int daxfs_map_unhold(struct daxfs_handle *h, uint64_t ino);
 int daxfs_region_fd(struct daxfs_handle *h);

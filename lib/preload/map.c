@@ -198,25 +198,31 @@ static void pass(struct daxfs_handle *h, uint64_t only_ino)
 }
 
 static unsigned int pass_ms = 2500;	/* lease/4, set before the thread */
+#define ASK_MS	20u	/* how often an early pass is looked for */
 
+/* A pass every pass_ms, and between them as soon as a host waiting for
+ * space asks for one (docs/reclaim.md "Asking for a pass"). */
 static void *pass_main(void *arg)
 {
 	struct daxfs_handle *h = arg;
-	unsigned int ms = pass_ms;
+	unsigned int slice = pass_ms < ASK_MS ? pass_ms : ASK_MS, waited = 0;
 	int run;
 	struct timespec ts;
 
 	for (;;) {
-		ts.tv_sec = ms / 1000;
-		ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+		ts.tv_sec = slice / 1000;
+		ts.tv_nsec = (long)(slice % 1000) * 1000000L;
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
+		waited += slice;
 		pthread_mutex_lock(&maps_lock);
 		atomic_store(&in_pass, 1);
 		run = !atomic_load(&stopped) && announced;
 		h = run ? pl_handle_peek() : NULL;
-		if (h)
+		if (h && (waited >= pass_ms || daxfs_map_pass_wanted(h) == 1)) {
 			pass(h, 0);
+			waited = 0;
+		}
 		atomic_store(&in_pass, 0);
 		pthread_mutex_unlock(&maps_lock);
 	}

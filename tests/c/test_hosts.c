@@ -596,6 +596,8 @@ static void test_space_churn_behind_mapping_host(void)
 	CHECK_EQ(ret, -1);
 	CHECK(i < 8);
 	CHECK_EQ(w.why, DAXFS_SPACE_NONE);
+	/* m kept up: nothing to ask it now */
+	CHECK(!daxfs_map_pass_asked(&m));
 	CHECK(daxfs_space_pending(&a));		/* the fresh limbo is there */
 	/* m stops its passes: the limbo of a's first look waits for m */
 	memset(&w, 0, sizeof(w));
@@ -606,6 +608,9 @@ static void test_space_churn_behind_mapping_host(void)
 		CHECK(daxfs_space_wait_next(&a, &w) > 0);
 		CHECK_EQ(w.why, DAXFS_SPACE_LIVE);
 	}
+	/* a asked m for a pass before its next tick (m polls the ask) */
+	CHECK(daxfs_map_pass_asked(&m));
+	CHECK(!daxfs_map_pass_asked(&a));	/* a maps nothing */
 	/* its next pass lets the owed limbo go; then nothing is owed */
 	daxfs_map_announce(&m, daxfs_map_pass_epoch(&m));
 	ret = daxfs_space_wait_next(&a, &w);
@@ -616,6 +621,13 @@ static void test_space_churn_behind_mapping_host(void)
 		ret = daxfs_space_wait_next(&a, &w);
 	}
 	CHECK_EQ(ret, -1);
+	/* answered: m's announcement is the current epoch */
+	daxfs_map_announce(&m, daxfs_map_pass_epoch(&m));
+	CHECK(!daxfs_map_pass_asked(&m));
+	/* a garbled ask (a stray store) is ignored past two advances */
+	daxfs_host_at(&m, m.host)->pass_wanted = ~0ULL;
+	daxfs_epoch_try_advance(&a);
+	CHECK(!daxfs_map_pass_asked(&m));
 	daxfs_host_leave(&a);
 	daxfs_host_leave(&c);
 	daxfs_host_leave(&m);
