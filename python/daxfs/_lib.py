@@ -288,6 +288,7 @@ _PROTOTYPES = {
     "daxfs_map_begin": (_INT, [_HANDLE]),
     "daxfs_map_pass_begin": (_S64, [_HANDLE]),
     "daxfs_map_pass_end": (_INT, [_HANDLE, _U64]),
+    "daxfs_map_pass_wanted": (_INT, [_HANDLE]),
     "daxfs_map_hold": (_INT, [_HANDLE, _U64]),
     "daxfs_map_unhold": (_INT, [_HANDLE, _U64]),
     "daxfs_region_fd": (_INT, [_HANDLE]),

@@ -22,6 +22,7 @@ from . import _lib
 PAGE = 4096                     # DAXFS_BLOCK_SIZE
 _MAP_FIXED = 0x10               # Linux
 _HOLE, _COPIED = 0, -1          # page states besides a region offset
+_ASK_PERIOD = 0.02              # s between looks for an asked-for pass
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -251,10 +252,21 @@ class Mapper:
                 m.revalidate()
             lib.daxfs_map_pass_end(h, e)
 
+    def _asked(self):
+        """A host waiting for space asked for a pass before the next tick
+        (docs/reclaim.md "Asking for a pass")."""
+        lib, h = self.region._lib, self.region._handle()
+        return lib.daxfs_map_pass_wanted(h) == 1
+
     def _run(self):
-        while not self._stop.wait(self._period):
+        step = min(self._period, _ASK_PERIOD)
+        waited = 0.0
+        while not self._stop.wait(step):
+            waited += step
             try:
-                self.run_pass()
+                if waited >= self._period or self._asked():
+                    waited = 0.0
+                    self.run_pass()
             except (OSError, ValueError):
                 pass            # a failed pass keeps the older announcement
 
