@@ -400,6 +400,7 @@ struct daxfs_space_wait {
 	u32 freed;			/* re-runs because the wait freed space */
 	bool settled;			/* the last look found nothing pending */
 	u64 owed_epoch;			/* limbo sealed up to it is owed */
+	bool saw_dead;			/* the last look found a dead host */
 };
 
 /* Outside any op: is freed space still coming (limbo behind an epoch a

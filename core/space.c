@@ -139,7 +139,7 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	enum space_why why;
 	bool freed, settled;
 	u64 used;
-	u32 ms, last = w->why;
+	u32 ms;
 
 	w->why = DAXFS_SPACE_GAVE_UP;
 	if (fs->host == DAXFS_NO_HOST || (fs->flags & DAXFS_FS_RDONLY) ||
@@ -162,9 +162,12 @@ int daxfs_space_wait_next(struct daxfs_fs *fs, struct daxfs_space_wait *w)
 	/* after the reclaim, which sealed our own open batches; and again
 	 * after a look that saw a dead host (its recovery seals its batches
 	 * later, and the call is owed them) */
-	if (!w->tries || last == DAXFS_SPACE_DEAD)
+	if (!w->tries || w->saw_dead)
 		w->owed_epoch = daxfs_load(daxfs_state_word(fs, epoch));
 	why = space_pending(fs, w->owed_epoch);
+	/* not read back from w->why: a look that freed space says FREED
+	 * there, and may have seen a dead host all the same */
+	w->saw_dead = why == SPACE_DEAD;
 	settled = w->settled;
 	w->settled = why == SPACE_NONE;
 	w->why = (u32)why;
