@@ -433,16 +433,14 @@ static void space_gave_up(const struct daxfs_space_wait *w)
 		w->why < sizeof(why) / sizeof(why[0]) ? why[w->why] : "?");
 }
 
-bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
-		     int64_t ret)
+/* One step of the space wait, outside the core op (no lane held):
+ * sleeps as told and says whether to run the call again. */
+static bool space_wait_step(struct daxfs_handle *h,
+			    struct daxfs_space_wait *w)
 {
 	struct timespec ts;
-	int ms;
+	int ms = daxfs_space_wait_next(&h->fs, w);
 
-	if (ret != -ENOSPC || c->up)
-		return false;
-	/* outside the core op: the call's lane is released, we hold none */
-	ms = daxfs_space_wait_next(&c->h->fs, w);
 	if (ms < 0) {
 		space_gave_up(w);
 		return false;
@@ -455,22 +453,18 @@ bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 	return true;
 }
 
+bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
+		     int64_t ret)
+{
+	if (ret != -ENOSPC || c->up)
+		return false;
+	return space_wait_step(c->h, w);
+}
+
 static int do_space_wait(struct daxfs_handle *h,
 			 struct daxfs_space_waiter *pw)
 {
-	struct daxfs_space_wait *w = (struct daxfs_space_wait *)pw;
-	struct timespec ts;
-	int ms = daxfs_space_wait_next(&h->fs, w);
-
-	if (ms < 0) {
-		space_gave_up(w);
-		return 0;
-	}
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	if (ms)
-		nanosleep(&ts, NULL);
-	return 1;
+	return space_wait_step(h, (struct daxfs_space_wait *)pw);
 }
 
 /* A caller's own wait for space (daxfs_map_page's DAXFS_MAP_NOWAIT):
