@@ -85,6 +85,10 @@ struct daxfs_sb_info {
 	 * revalidates their borrowed pages (kernel/file.c) */
 	spinlock_t mapped_lock;
 	struct list_head mapped;
+	/* one walk of mapped at a time (daxfs_mapped_each), with a pass's
+	 * announcement: a walk takes the list away while it steps it, so a
+	 * second pass would find it empty and announce 0 over our mappings */
+	struct mutex walk_lock;
 	/* inodes whose create hold no open took over yet (ei->hold_link):
 	 * the lease work drops those older than two ticks, a create those
 	 * beyond DAXFS_CREATE_HOLDS_MAX (kernel/inode.c) */

@@ -693,13 +693,17 @@ void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
  * time and without mapped_lock (fn may sleep).  An inode mapped or
  * unmapped meanwhile may be missed or visited: callers act on what is
  * mapped at their start, and later mappings fault through them anyway.
+ * The caller holds walk_lock: the walk moves the list aside, and a second
+ * walk meanwhile would find it empty and skip every inode.
  */
-void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode))
+static void __daxfs_mapped_each(struct daxfs_sb_info *sbi,
+				void (*fn)(struct inode *inode))
 {
 	struct daxfs_inode_info *ei;
 	struct inode *inode;
 	LIST_HEAD(todo);
 
+	lockdep_assert_held(&sbi->walk_lock);
 	spin_lock(&sbi->mapped_lock);
 	list_splice_init(&sbi->mapped, &todo);
 	while (!list_empty(&todo)) {
@@ -719,6 +723,13 @@ void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode
 	spin_unlock(&sbi->mapped_lock);
 }
 
+void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode))
+{
+	mutex_lock(&sbi->walk_lock);
+	__daxfs_mapped_each(sbi, fn);
+	mutex_unlock(&sbi->walk_lock);
+}
+
 static void daxfs_mmap_revalidate_one(struct inode *inode)
 {
 	u64 change;
@@ -736,16 +747,26 @@ static void daxfs_mmap_revalidate_one(struct inode *inode)
  * before it (and zapped by it) may be reused.  Declared dead: refreshes
  * fail, every mapping is zapped, and nothing is announced.
  */
-void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
+static void __daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 {
 	u64 e = daxfs_map_pass_epoch(&sbi->fs);
 
-	daxfs_mapped_each(sbi, daxfs_mmap_revalidate_one);
+	__daxfs_mapped_each(sbi, daxfs_mmap_revalidate_one);
 	/* under mapped_lock: a first mapping (daxfs_vm_open) announces
 	 * itself, and this store cannot undo that */
 	spin_lock(&sbi->mapped_lock);
 	daxfs_map_announce(&sbi->fs, list_empty(&sbi->mapped) ? 0 : e);
 	spin_unlock(&sbi->mapped_lock);
+}
+
+void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
+{
+	/* one pass at a time, and no other walk (freeze) during it: the
+	 * empty list must mean that nothing is mapped, and the epoch loaded
+	 * must precede the whole walk */
+	mutex_lock(&sbi->walk_lock);
+	__daxfs_mmap_revalidate_all(sbi);
+	mutex_unlock(&sbi->walk_lock);
 }
 
 static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sbi,

@@ -513,6 +513,7 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	INIT_DELAYED_WORK(&sbi->lease_work, daxfs_lease_work);
 	spin_lock_init(&sbi->mapped_lock);
 	INIT_LIST_HEAD(&sbi->mapped);
+	mutex_init(&sbi->walk_lock);
 	spin_lock_init(&sbi->hold_lock);
 	INIT_LIST_HEAD(&sbi->create_holds);
 	sb->s_fs_info = sbi;
