@@ -89,6 +89,10 @@ struct daxfs_sb_info {
 	 * announcement: a walk takes the list away while it steps it, so a
 	 * second pass would find it empty and announce 0 over our mappings */
 	struct mutex walk_lock;
+	/* while mapped is not empty, every DAXFS_ASK_MS: a pass at once when
+	 * a host waiting for space asked us for one (kernel/file.c) */
+	struct delayed_work ask_work;
+	unsigned long ask_jiffies;
 	/* inodes whose create hold no open took over yet (ei->hold_link):
 	 * the lease work drops those older than two ticks, a create those
 	 * beyond DAXFS_CREATE_HOLDS_MAX (kernel/inode.c) */
@@ -235,6 +239,8 @@ void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
 void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
+#define DAXFS_ASK_MS	20	/* how often a mapping mount looks for asks */
+void daxfs_ask_work(struct work_struct *work);
 void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode));
 
 /* tmpfile.c: O_TMPFILE, linkat of it, RENAME_WHITEOUT */

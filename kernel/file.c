@@ -761,12 +761,44 @@ static void __daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi)
 {
-	/* one pass at a time, and no other walk (freeze) during it: the
-	 * empty list must mean that nothing is mapped, and the epoch loaded
-	 * must precede the whole walk */
+	/* one pass at a time (the lease work's, an asked one), and no other
+	 * walk (freeze) during it: the empty list must mean that nothing is
+	 * mapped, and the epoch loaded must precede the whole walk */
 	mutex_lock(&sbi->walk_lock);
 	__daxfs_mmap_revalidate_all(sbi);
 	mutex_unlock(&sbi->walk_lock);
+}
+
+/*
+ * A host waiting for space may ask us for a pass before our lease tick
+ * (docs/reclaim.md "Asking for a pass"): while this mount maps anything,
+ * look every DAXFS_ASK_MS (three loads) and pass at once when asked.  The
+ * first mapping of an inode queues this work (daxfs_vm_open); it stops
+ * itself once nothing is mapped, so an idle mount never wakes for it.
+ */
+void daxfs_ask_work(struct work_struct *work)
+{
+	struct daxfs_sb_info *sbi = container_of(to_delayed_work(work),
+						 struct daxfs_sb_info, ask_work);
+	bool mapped;
+
+	/* declared dead, shut down, the host table on a bad page: our slot
+	 * is not ours (or not safe) to load; the lease work zaps every
+	 * mapping and announces nothing */
+	if (READ_ONCE(sbi->dead) || daxfs_media_fixed_bad(&sbi->fs))
+		return;
+	/* walk_lock also for the look at the list: a walk in progress has
+	 * moved it aside, and the poll would stop while inodes are mapped */
+	mutex_lock(&sbi->walk_lock);
+	if (daxfs_map_pass_asked(&sbi->fs))
+		__daxfs_mmap_revalidate_all(sbi);
+	spin_lock(&sbi->mapped_lock);
+	mapped = !list_empty(&sbi->mapped);
+	spin_unlock(&sbi->mapped_lock);
+	mutex_unlock(&sbi->walk_lock);
+	/* a mapping made after the look queues us itself (daxfs_vm_open) */
+	if (mapped)
+		queue_delayed_work(system_long_wq, &sbi->ask_work, sbi->ask_jiffies);
 }
 
 static vm_fault_t daxfs_fault_cow(struct vm_fault *vmf, struct daxfs_sb_info *sbi,
@@ -1013,6 +1045,9 @@ static void daxfs_vm_open(struct vm_area_struct *vma)
 		list_add_tail(&ei->mapped_link, &sbi->mapped);
 		/* before any fault of it looks a pool page up */
 		daxfs_map_first(&sbi->fs);
+		/* asks for a pass are looked for while anything is mapped
+		 * (a no-op while the poll is queued already) */
+		queue_delayed_work(system_long_wq, &sbi->ask_work, sbi->ask_jiffies);
 		spin_unlock(&sbi->mapped_lock);
 	}
 	mutex_unlock(&ei->pin_lock);

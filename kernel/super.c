@@ -392,6 +392,7 @@ static void daxfs_teardown(struct daxfs_sb_info *sbi)
 {
 	cancel_delayed_work_sync(&sbi->renew_work);
 	cancel_delayed_work_sync(&sbi->lease_work);
+	cancel_delayed_work_sync(&sbi->ask_work);
 	daxfs_backing_stop(sbi);
 	if (sbi->joined) {
 		if (!READ_ONCE(sbi->dead)) {
@@ -514,6 +515,8 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	spin_lock_init(&sbi->mapped_lock);
 	INIT_LIST_HEAD(&sbi->mapped);
 	mutex_init(&sbi->walk_lock);
+	INIT_DELAYED_WORK(&sbi->ask_work, daxfs_ask_work);
+	sbi->ask_jiffies = max(msecs_to_jiffies(DAXFS_ASK_MS), 1UL);
 	spin_lock_init(&sbi->hold_lock);
 	INIT_LIST_HEAD(&sbi->create_holds);
 	sb->s_fs_info = sbi;
@@ -734,6 +737,7 @@ static void daxfs_kill_sb(struct super_block *sb)
 	if (sbi) {
 		cancel_delayed_work_sync(&sbi->renew_work);
 		cancel_delayed_work_sync(&sbi->lease_work);
+		cancel_delayed_work_sync(&sbi->ask_work);
 	}
 	if (sb->s_bdev)
 		kill_block_super(sb);

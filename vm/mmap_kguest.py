@@ -19,6 +19,12 @@ Scenarios:
                     read(2) of the file) while the even pages stay zeros; then a hole
                     of a file of our own, mapped the same way, filled by our own
                     pwrite(2), must show through the mapping at once.
+  ask ROLE PATH     map PATH (ASK_PAGES pages, written by the peer) read-only and shared
+                    and hold the mapping until the peer's marker, while the peer fills the
+                    pool, deletes the filler and writes as much again (ask_peer): its
+                    writes wait for our mapping announcement, which must move when the
+                    peer asks for a pass, not at our next lease tick (docs/reclaim.md,
+                    "Asking for a pass").
 """
 import errno
 import mmap
@@ -70,13 +76,20 @@ def _runs(pg, i):
     return runs
 
 
+def _map_when(fs, ready, path, pages):
+    """Once the peer's marker ready is there: path's first pages mapped read-only and
+    shared."""
+    fs_wait(fs, [ready], 300)
+    fd = os.open(kg.p(path), os.O_RDONLY)
+    m = mmap.mmap(fd, pages * PAGE, mmap.MAP_SHARED, mmap.PROT_READ)
+    os.close(fd)
+    return m
+
+
 def scen_reuse(args):
     role, path = args[0], args[1]
     fs = kg.PosixFS(kg.MNT)
-    fs_wait(fs, ["reuse-ready"], 300)
-    fd = os.open(kg.p(path), os.O_RDONLY)
-    m = mmap.mmap(fd, REUSE_PAGES * PAGE, mmap.MAP_SHARED, mmap.PROT_READ)
-    os.close(fd)
+    m = _map_when(fs, "reuse-ready", path, REUSE_PAGES)
     for i in range(REUSE_PAGES):
         check(m[i * PAGE:(i + 1) * PAGE] == victim(i), f"page {i} wrong before the cut")
     fs_mark(fs, role, "reuse-mapped")
@@ -182,6 +195,64 @@ def hole_peer(r, path):
         for i in range(1, HOLE_PAGES, 2):
             f.pwrite(hole_page(i), i * PAGE)
     fs_mark(fs, "H", "hole-filled")
+
+
+ASK_PAGES = 4
+ASK_ROUNDS = 2          # the second round starts just after the first one's pass
+ASK_MIB = 1 << 20
+
+
+def ask_page(i):
+    return (b"ASKED-PASS%06d" % i) * (PAGE // 16)
+
+
+def scen_ask(args):
+    role, path = args[0], args[1]
+    fs = kg.PosixFS(kg.MNT)
+    m = _map_when(fs, "ask-ready", path, ASK_PAGES)
+    want = b"".join(ask_page(i) for i in range(ASK_PAGES))
+    check(m[:] == want, "mapped pages wrong")
+    fs_mark(fs, role, "ask-mapped")
+    fs_wait(fs, ["ask-done"], 400)
+    check(m[:] == want, "mapped pages changed while the peer refilled the pool")
+    m.close()
+    result(ask="ok")
+
+
+def ask_peer(r, path):
+    """The user-space host: writes PATH, waits for the mapping, fills the pool with
+    /fill (1 MiB writes until ENOSPC), then ASK_ROUNDS times deletes the last file and
+    writes all but one MiB of it again.  Each such write waits for the deleted file's
+    pages, which the guest's mapping holds back until it passes.  Returns the seconds
+    each write took and the rounds whose write failed."""
+    fs = kg.LibFS(r)
+    r.write_file(path, b"".join(ask_page(i) for i in range(ASK_PAGES)))
+    fs_mark(fs, "H", "ask-ready")
+    fs_wait(fs, ["ask-mapped"], 400)
+    n = 0
+    with r.open("/fill", create=True) as f:
+        try:
+            while True:
+                f.pwrite(OTHER * (ASK_MIB // PAGE), n * ASK_MIB)
+                n += 1
+        except OSError as e:
+            if e.errno != errno.ENOSPC:
+                raise
+    waits, enospc, last = [], [], "/fill"
+    for k in range(ASK_ROUNDS):
+        r.unlink(last)
+        last = f"/again{k}"
+        t = time.monotonic()
+        try:
+            r.write_file(last, b"A" * ((n - 1) * ASK_MIB))
+        except OSError as e:
+            if e.errno != errno.ENOSPC:
+                raise
+            enospc.append(k)
+            r.write_file(last, b"")
+        waits.append(round(time.monotonic() - t, 3))
+    fs_mark(fs, "H", "ask-done")
+    return {"ask_waits": waits, "ask_enospc": enospc, "ask_mib": n - 1}
 
 
 def _fill(r, d, n0, size, budget=None):

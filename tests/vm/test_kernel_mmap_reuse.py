@@ -68,3 +68,20 @@ def test_kernel_mmap_hole_filled_by_other_host(request, built):
     ra, _ = run_mapper(request, 5000, "mm:hole:A:/holes",
                        lambda r: mk.hole_peer(r, "/holes"))
     assert ra["hole"] == "ok", ra
+
+
+def test_kernel_mmap_pass_on_ask(request, built):
+    """A maps /asked and holds the mapping; H fills the pool, deletes the filler and
+    writes all but a MiB of it again, twice (docs/reclaim.md "Asking for a pass").  Each
+    write waits for the deleted file's pages until A's mapping announcement moves past
+    them; H asks A for a pass, and A's mount answers within its poll (20 ms), not at its
+    lease tick (lease 60 s: a tick of 15 s; the second round starts just after the
+    first one's pass, so without asks the two writes wait about a tick in all).  Both
+    writes succeed, within 5 s together (0.11-0.18 s each when A answers; a daxfs.ko
+    that does not poll made each give up with ENOSPC after 15.1 s); A's mapping is
+    intact; fsck clean."""
+    ra, host = run_mapper(request, 60000, "mm:ask:A:/asked",
+                          lambda r: mk.ask_peer(r, "/asked"))
+    assert ra["ask"] == "ok", ra
+    assert not host["ask_enospc"], host
+    assert sum(host["ask_waits"]) < 5.0, host
