@@ -4,6 +4,7 @@ sees matches tmpfs, SQLite's WAL mode (which maps its -shm file shared)
 works across processes, and a mapping never shows another file's bytes
 after its file is truncated and the space reused."""
 
+import errno
 import os
 import subprocess
 import sys
@@ -247,6 +248,72 @@ while not os.path.exists("/daxfs/done") and time.monotonic() < deadline:
     finally:
         out, err = mp.communicate(timeout=120)
     assert mp.returncode == 0, err
+
+
+def test_idle_pass_thread_sleeps_and_wakes_for_asks(region_path):
+    """The preload's pass thread does not wake while its process maps
+    nothing (it woke every 20 ms before 2026-12-02), and a later mapping
+    wakes it: a host beside it that refills a full pool, whose freed
+    space that mapping holds back, is answered at once, not at the
+    mapper's tick (lease 60 s: 15 s)."""
+    env.mkfs(region_path, 32 * env.MiB, lease_ms=60000)
+    mapper = r'''
+import mmap, os, time
+def pass_wakeups():
+    for t in os.listdir("/proc/self/task"):
+        with open("/proc/self/task/%s/comm" % t) as f:
+            if f.read().strip() != "daxfs-pass":
+                continue
+        with open("/proc/self/task/%s/status" % t) as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches"):
+                    return int(line.split()[1])
+    raise SystemExit("no daxfs-pass thread")
+fd = os.open("/daxfs/m", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"A" * 4096)
+m = mmap.mmap(fd, 4096)
+m.close()
+time.sleep(0.2)
+before = pass_wakeups()
+time.sleep(1.0)
+print("idle wakeups", pass_wakeups() - before, flush=True)
+m = mmap.mmap(fd, 4096)          # a mapping host again
+assert m[:1] == b"A"
+open("/daxfs/ready", "w").close()
+deadline = time.monotonic() + 60
+while not os.path.exists("/daxfs/done") and time.monotonic() < deadline:
+    time.sleep(0.01)
+assert m[:1] == b"A"
+'''
+    mp = pl.popen(region_path, [sys.executable, "-c", mapper],
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        with env.daxfs.Region(region_path) as r:
+            while not r.exists("/ready"):
+                assert mp.poll() is None, mp.stderr.read()
+                time.sleep(0.01)
+            f = r.open("/fill", "w")
+            n = 0
+            try:
+                while True:
+                    f.write(b"F" * env.MiB)
+                    n += 1
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+            f.close()
+            r.unlink("/fill")
+            t = time.monotonic()
+            r.write_file("/again", b"A" * ((n - 1) * env.MiB))
+            took = time.monotonic() - t
+            r.write_file("/done", b"")
+    finally:
+        out, err = mp.communicate(timeout=120)
+    assert mp.returncode == 0, err
+    wakeups = int(out.split()[-1])
+    assert wakeups <= 2, out
+    # the tick would answer after 15 s; an ask within 20 ms
+    assert took < 10, took
+    _fsck_clean(region_path)
 
 
 def test_exit_right_after_mapping(region_path):

@@ -57,6 +57,9 @@ struct pl_map {
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pl_map *maps;
 static int announced;		/* daxfs_map_begin since the last 0 */
+/* signalled when announced becomes 1: the pass thread sleeps on it while
+ * nothing is mapped, so an idle process never wakes for passes */
+static pthread_cond_t announced_cond = PTHREAD_COND_INITIALIZER;
 static int pass_started;
 static pthread_t pass_thread;
 /* leave/exec closes the handle: the pass thread must not be in it then
@@ -200,6 +203,33 @@ static void pass(struct daxfs_handle *h, uint64_t only_ino)
 static unsigned int pass_ms = 2500;	/* lease/4, set before the thread */
 #define ASK_MS	20u	/* how often an early pass is looked for */
 
+/* maps_lock held. */
+static void set_announced(int v)
+{
+	announced = v;
+	if (v)
+		pthread_cond_signal(&announced_cond);
+}
+
+/*
+ * Nothing mapped (announced 0): no pass to run and no ask to answer
+ * until a first mapping announces, which wakes us at once.  Sleeping a
+ * whole tick here instead was tried: the thread slept through the next
+ * mmap's announcement and answered no ask for up to a tick.
+ */
+static int wait_announced(void)
+{
+	int waited = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	while (!announced || atomic_load(&stopped)) {
+		pthread_cond_wait(&announced_cond, &maps_lock);
+		waited = 1;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return waited;
+}
+
 /* A pass every pass_ms, and between them as soon as a host waiting for
  * space asks for one (docs/reclaim.md "Asking for a pass"). */
 static void *pass_main(void *arg)
@@ -210,6 +240,8 @@ static void *pass_main(void *arg)
 	struct timespec ts;
 
 	for (;;) {
+		if (wait_announced())
+			waited = 0;
 		ts.tv_sec = slice / 1000;
 		ts.tv_nsec = (long)(slice % 1000) * 1000000L;
 		while (nanosleep(&ts, &ts) && errno == EINTR)
@@ -250,6 +282,8 @@ static int pass_start(struct daxfs_handle *h)
 	if (err)
 		return -err;
 	pthread_detach(pass_thread);
+	/* for top -H, and for tests that watch its wakeups */
+	pthread_setname_np(pass_thread, "daxfs-pass");
 	pass_started = 1;
 	pass_pid = getpid();
 	return 0;
@@ -373,7 +407,7 @@ static int map_file(struct daxfs_handle *h, char *p, size_t len, int prot,
 	if (!announced) {
 		/* before the first lookup (docs/reclaim.md) */
 		err = daxfs_map_begin(h);
-		announced = !err;
+		set_announced(!err);
 	}
 	if (!err)
 		err = pass_start(h);
@@ -568,6 +602,8 @@ void pl_map_fork_child(void)
 	struct pl_map *m;
 
 	pthread_mutex_init(&maps_lock, NULL);
+	/* the parent's pass thread may have been waiting on it */
+	pthread_cond_init(&announced_cond, NULL);
 	pass_started = 0;
 	announced = 0;
 	if (!maps || !(h = pl_handle()))
@@ -578,7 +614,7 @@ void pl_map_fork_child(void)
 		if (find_ino(m->ino, NULL) == m && daxfs_map_hold(h, m->ino))
 			pl_debug("fork child: mapped inode %llu not held",
 				 (unsigned long long)m->ino);
-	announced = !daxfs_map_begin(h);
+	set_announced(!daxfs_map_begin(h));
 	if (!announced || pass_start(h))
 		pl_debug("fork child: inherited mappings not revalidated");
 	else
