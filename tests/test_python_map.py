@@ -9,6 +9,7 @@ revalidation pass.
 """
 
 import os
+import threading
 import time
 
 import pytest
@@ -148,3 +149,28 @@ def test_forked_child_maps_again(fs):
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
         fs.map_pass()
         assert bytes(m.buffer) == data
+
+
+def _pass_threads():
+    return [t for t in threading.enumerate() if t.name == "daxfs-map-pass"]
+
+
+def test_pass_thread_ends_with_the_last_map(fs):
+    """While nothing is mapped the Region has no pass thread to wake
+    every 20 ms (it had one until close before 2026-12-02); a new map
+    starts one again, and a second map shares it."""
+    fs.write_file("/w", b"a" * PAGE)
+    m = fs.map_file("/w")
+    m2 = fs.map_file("/w")
+    assert len(_pass_threads()) == 1
+    m.close()
+    time.sleep(0.1)
+    assert len(_pass_threads()) == 1        # m2 still mapped
+    m2.close()
+    deadline = time.monotonic() + 10
+    while _pass_threads():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    with fs.map_file("/w") as m:
+        assert bytes(m.buffer) == b"a" * PAGE
+        assert len(_pass_threads()) == 1

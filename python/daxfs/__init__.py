@@ -684,18 +684,16 @@ class Region(XattrMixin):
         h = self._handle()
         if self._mapper is None:
             self._mapper = _map.Mapper(self)
-        # the file outlives its last close while mapped; announce an
-        # epoch before the first lookup
+        # the file outlives its last close while mapped; the mapper
+        # announces an epoch before the first lookup
         _check(self._lib.daxfs_map_hold(h, ino))
         try:
-            _check(self._lib.daxfs_map_begin(h))
-            m = _map.FileMap(self, ino, st.st_size, _check,
-                             File(self, ino).extents())
+            return self._mapper.add(lambda: _map.FileMap(
+                self, ino, st.st_size, _check, File(self, ino).extents()),
+                _check)
         except BaseException:
             self._lib.daxfs_map_unhold(h, ino)
             raise
-        self._mapper.add(m)
-        return m
 
     def _map_close(self, m):
         if self._mapper is not None and m in self._mapper.maps:

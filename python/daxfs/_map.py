@@ -224,19 +224,31 @@ class Mapper:
         self._thread = None
         _MAPPERS.add(self)
 
-    def add(self, m):
+    def add(self, make, check):
+        """Announces an epoch, then builds the map with make() (its page
+        lookups) and adds it, all under the lock: a pass or the last
+        remove announcing 0 in between would leave its pages unheld."""
+        lib, h = self.region._lib, self.region._handle()
         with self.lock:
+            check(lib.daxfs_map_begin(h))
+            m = make()
             self.maps.append(m)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="daxfs-map-pass", daemon=True)
                 self._thread.start()
+        return m
 
     def remove(self, m):
         with self.lock:
             m._unmap()
             self.maps.remove(m)
-            self.region._lib.daxfs_map_unhold(self.region._handle(), m.ino)
+            lib, h = self.region._lib, self.region._handle()
+            lib.daxfs_map_unhold(h, m.ino)
+            if not self.maps:
+                # nothing of ours is mapped: hold no freed page back
+                # until a pass, and let the pass thread end
+                lib.daxfs_map_pass_end(h, 0)
 
     def run_pass(self):
         """Revalidates every map, then announces (0: nothing mapped)."""
@@ -269,6 +281,12 @@ class Mapper:
                     self.run_pass()
             except (OSError, ValueError):
                 pass            # a failed pass keeps the older announcement
+            with self.lock:
+                if not self.maps:
+                    # the last remove announced 0: no pass, no ask to
+                    # answer, no wakeups until add starts a new thread
+                    self._thread = None
+                    return
 
     def stop(self):
         """Stops the passes and unmaps what can be unmapped (before the
