@@ -938,10 +938,11 @@ static s64 append_done(struct daxfs_fs *fs, struct daxfs_inode *ip,
 	if (w > 0)
 		daxfs_size_max(fs, ip, off + (u64)w);
 #else
-	/* nothing stored (a source that faults at once; -ENOSPC cannot
-	 * happen here: append_reserve readied the first page): the call
-	 * has no effect, so the reservation goes back.  The race of defect
-	 * 6 stays for this case only: a write that ended exactly at off +
+	/* nothing stored (a bad block at the first byte, a fence; the
+	 * front ends hand no source that faults, and -ENOSPC cannot happen
+	 * here: append_reserve readied the first page): the call has no
+	 * effect, so the reservation goes back.  The race of defect 6
+	 * stays for this case only: a write that ended exactly at off +
 	 * len meanwhile (docs/files.md "What is left"). */
 	if (w <= 0) {
 		u64 exp = off + len;

@@ -243,6 +243,17 @@ void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 void daxfs_ask_work(struct work_struct *work);
 void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode));
 
+/* srcpages.c: an append's source pages, held so that its copy cannot
+ * fault (docs/kernel.md "User buffers") */
+#define DAXFS_SRC_MAX	(64UL << 20)	/* bytes held for one op */
+struct daxfs_src_pages {
+	struct iov_iter iter;	/* over bv: the op's source */
+	struct bio_vec *bv;
+	unsigned int nr;
+};
+ssize_t daxfs_src_hold(struct daxfs_src_pages *src, struct iov_iter *from, size_t max);
+void daxfs_src_release(struct daxfs_src_pages *src, struct iov_iter *from);
+
 /* tmpfile.c: O_TMPFILE, linkat of it, RENAME_WHITEOUT */
 int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
 		    umode_t mode);

@@ -247,9 +247,11 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	struct daxfs_io io = { .iter = from, .sbi = sbi };
 	struct daxfs_attr a = { .ino = 0 };
+	struct daxfs_src_pages src;
 	ssize_t ret, done = 0;
 	u32 flags = 0;
 	size_t left;
+	bool held;
 	u64 pos, change, ops = 0;
 	s64 n;
 
@@ -277,15 +279,33 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	if (iocb->ki_flags & IOCB_APPEND)
 		flags |= DAXFS_WRITE_APPEND;
 	io.flush = sbi->fs.flags & DAXFS_FS_PERSISTENT;
+	/* an append copies from its source pages held: a copy that stopped
+	 * at a page gone since the fault-in would leave the rest of its
+	 * reserved range zero (kernel/srcpages.c) */
+	held = (flags & DAXFS_WRITE_APPEND) && user_backed_iter(from);
 	for (;;) {
-		/* the whole buffer, with no claim held: an append is then
-		 * one op (one reserved range) unless a page goes meanwhile */
 		left = iov_iter_count(from);
-		if (fault_in_iov_iter_readable(from, left) == left) {
+		if (held) {
+			n = daxfs_src_hold(&src, from, DAXFS_SRC_MAX);
+			if (n < 0) {
+				if (n == -EFAULT)
+					io.fault = true;
+				else if (!done)
+					ret = n;
+				break;
+			}
+			left = n;
+			io.iter = &src.iter;
+		} else if (fault_in_iov_iter_readable(from, left) == left) {
+			/* the whole buffer, with no claim held */
 			io.fault = true;
 			break;
 		}
 		n = daxfs_write_nofault(iocb, &io, flags, &pos, &a);
+		if (held) {
+			daxfs_src_release(&src, from);
+			io.iter = from;
+		}
 		if (n < 0) {
 			if (!done)
 				ret = daxfs_kerr(inode->i_sb, (int)n, "write");
@@ -298,8 +318,10 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		/* the blocks moved to the overlay: our mappings of their
 		 * cached copies go (split mode) */
 		daxfs_mmap_drop_range(inode, pos, pos + n);
-		if (!io.fault || !iov_iter_count(from) ||
-		    fatal_signal_pending(current))
+		/* on after a fault, or after a held piece copied whole (an
+		 * append longer than DAXFS_SRC_MAX) */
+		if (!(held ? (size_t)n == left : io.fault) ||
+		    !iov_iter_count(from) || fatal_signal_pending(current))
 			break;
 	}
 	if (done)

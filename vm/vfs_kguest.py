@@ -41,6 +41,11 @@ Scenarios:
             second freeze is refused (EBUSY); after the thaw all three land
   follow    [APPENDS CHUNK] a process appends while another follows the file by fstat
             and pread (`tail -f`): no zero byte is ever read, the appends are whole
+  appendfault  [APPENDS CHUNK] O_APPEND writes and pwrites whose source pages (a
+            shared memfd mapping) another thread keeps zapping (MADV_DONTNEED): the
+            copy then faults after the kernel faulted the buffer in; every write is
+            whole and contiguous, the file exactly the bytes written, no zero gap;
+            then preadv into those pages reads the bytes whole
   chattr    ROLE (A or B, two guests; barriers are files in MNT/chs): A makes MNT/ch/f
             and MNT/ch/d; B opens f for writing and maps it shared and writable; A runs
             `chattr +i f` and `chattr +a d`; B sees both with lsattr, and its write
@@ -643,6 +648,77 @@ def scen_follow(mnt, appends="200", chunk="131072"):
     result(follow="ok")
 
 
+def _zapper(m, stop):
+    """Thread: drops the mapping's page table entries over and over; the memfd
+    keeps the bytes, so a fault maps the same bytes again."""
+    import threading  # noqa: F401 - the caller starts us as a thread
+    zaps = 0
+    while not stop.is_set():
+        m.madvise(mmap.MADV_DONTNEED)
+        zaps += 1
+    stop.zaps = zaps
+
+
+def scen_appendfault(mnt, appends="150", chunk="1048576"):
+    """A write whose source page goes between the kernel's fault-in and its copy
+    (which runs with page faults off) must still land whole where it was meant to:
+    an append that stored part of its range and went on at the end of the file left
+    the rest of the range zero, inside one write() that returned its whole count."""
+    import threading
+    n, chunk = int(appends), int(chunk)
+    mfd = os.memfd_create("src")
+    os.ftruncate(mfd, chunk)
+    m = mmap.mmap(mfd, chunk)
+    word = struct.Struct("<Q")
+    for off in range(0, chunk, 8):
+        word.pack_into(m, off, off // 8 + 1)    # never zero, each word its own
+    src = bytes(m)
+    stop = threading.Event()
+    t = threading.Thread(target=_zapper, args=(m, stop))
+    t.start()
+    try:
+        a = os.path.join(mnt, "appendfault")
+        fd = os.open(a, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        short = 0
+        for _ in range(n):
+            short += os.write(fd, m) != chunk
+        os.close(fd)
+        w = os.path.join(mnt, "pwritefault")
+        fd = os.open(w, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        for i in range(n):
+            short += os.pwrite(fd, m, i * chunk) != chunk
+        os.close(fd)
+        # and reads into such pages: the bytes land whole, where asked
+        fd = os.open(a, os.O_RDONLY)
+        bad_reads = 0
+        for i in range(0, n, 10):
+            m[:] = bytes(chunk)
+            got = os.preadv(fd, [m], i * chunk)
+            bad_reads += got != chunk or m[:] != src
+        os.close(fd)
+    finally:
+        stop.set()
+        t.join()
+    result(appendfault_zaps=stop.zaps, appendfault_short=short,
+           appendfault_bad_reads=bad_reads)
+    check(short == 0, f"{short} short writes")
+    check(bad_reads == 0, f"{bad_reads} reads into zapped pages wrong")
+    for p in (a, w):
+        size = os.stat(p).st_size
+        check(size == n * chunk, f"{p}: size {size}, not {n} x {chunk}")
+        with open(p, "rb") as f:
+            for i in range(n):
+                got = f.read(chunk)
+                if got != src:
+                    z = next((k for k in range(0, len(got), 8)
+                              if got[k:k + 8] != src[k:k + 8]), None)
+                    check(False, f"{p}: write {i} differs at byte {z}")
+        os.unlink(p)
+    m.close()
+    os.close(mfd)
+    result(appendfault="ok")
+
+
 FS_IOC_SHUTDOWN = 0x8004587D		# _IOR('X', 125, __u32): godown's
 
 
@@ -943,6 +1019,7 @@ SCENARIOS = {
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,
     "follow": scen_follow,
+    "appendfault": scen_appendfault,
     "tmpfile": scen_tmpfile,
     "whiteout": scen_whiteout,
     "whiteoutfull": scen_whiteoutfull,
