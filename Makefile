@@ -234,6 +234,11 @@ all: $(PRELOAD_TESTS) $(BUILD)/tests/preload/pl_calls_fortify
 $(BUILD)/tests/preload/%: tests/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra -Wno-unused-result -o $@ $< -pthread
+# the guests' userfaultfd helper, dynamic: under the preload natively
+all: $(BUILD)/tests/preload/uffd_stall
+$(BUILD)/tests/preload/uffd_stall: vm/helpers/uffd_stall.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Wno-unused-result -o $@ $< -pthread
 $(BUILD)/tests/preload/pl_calls_fortify: tests/preload/pl_calls.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -D_FORTIFY_SOURCE=2 -Wall -Wextra -Wno-unused-result -o $@ $< -pthread

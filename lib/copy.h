@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #define DAXFS_MOVSB_MIN		1024
@@ -58,6 +59,25 @@ static inline void daxfs_copy_cached(void *dst, const void *src, size_t len)
 		daxfs_movsb(dst, src, len);
 	else
 		memcpy(dst, src, len);
+}
+
+/*
+ * Loads one byte of each page of a caller's buffer before an op, so that
+ * a fault that blocks (a userfaultfd range, a FUSE or NFS mapping) waits
+ * here, holding no lane: inside the op it would hold back every host's
+ * reclaim, and 32 such threads took every lane of the process
+ * (docs/libdaxfs.md "User buffers").  A load is enough for a read's
+ * buffer too: the page is then present, and the copy's store into it
+ * takes only a quick copy-on-write fault, if any.
+ */
+static inline void daxfs_user_touch(const void *buf, size_t len)
+{
+	const volatile char *p = buf, *end = p + len;
+
+	while (p < end) {
+		(void)*p;
+		p = (const volatile char *)(((uintptr_t)p | 4095) + 1);
+	}
 }
 
 /* Streaming stores for a write of len bytes? */

@@ -67,6 +67,7 @@ int64_t do_pread(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		return 0;
 	if (len > INT64_MAX)
 		len = INT64_MAX;
+	daxfs_user_touch(buf, len);
 	/* strict: never part of another strict write (docs/modes.md) */
 	if (h->flags & (DAXFS_OPEN_STRICT | DAXFS_OPEN_ATOMIC_READ))
 		return daxfs_read_atomic_fc(&h->fs, ino, fc, off, len,
@@ -102,6 +103,7 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		return -EINVAL;
 	if (h->flags & DAXFS_OPEN_STRICT)
 		flags |= DAXFS_WRITE_ATOMIC;
+	daxfs_user_touch(buf, len);
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);
 	if (n >= 0 && at)
@@ -215,6 +217,7 @@ int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
 	    __atomic_load_n(&h->gate_closed, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&h->nr_stale, __ATOMIC_ACQUIRE))
 		return -EAGAIN;
+	daxfs_user_touch(buf, len);
 	return daxfs_read_optimistic(&h->fs, ino, fc, off, len, read_actor,
 				     &c);
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "lib/copy.h"
 
 #define PL_DIR_MAGIC	0xdaf5d1d0u
 #define BATCH		64
@@ -119,6 +120,8 @@ static ssize_t fd_getdents(int fd, void *buf, size_t count)
 
 	if (!h)
 		return -1;
+	/* as fd_io (io.c): a blocking fault outside the map's lock */
+	daxfs_user_touch(buf, count);
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "lib/copy.h"
 
 #define IO_MAX	0x7ffff000L	/* what Linux moves in one call */
 
@@ -125,6 +126,9 @@ static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
 			return n;
 	}
 	pl_handle();	/* lock order: handle before the map */
+	/* a fault that blocks waits here, not holding the map (every
+	 * open of the process waits for it) nor a lane */
+	daxfs_user_touch(buf, len > IO_MAX ? IO_MAX : len);
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
@@ -216,6 +220,9 @@ static ssize_t region_iov(int fd, int dir, const struct iovec *iov, int cnt,
 	if (cnt < 0 || cnt > IOV_MAX)
 		return pl_fail(-EINVAL);
 	pl_handle();
+	for (i = 0; i < cnt; i++)	/* as fd_io */
+		daxfs_user_touch(iov[i].iov_base, iov[i].iov_len > IO_MAX ?
+				 IO_MAX : iov[i].iov_len);
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
