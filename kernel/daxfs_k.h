@@ -246,10 +246,13 @@ void daxfs_mapped_each(struct daxfs_sb_info *sbi, void (*fn)(struct inode *inode
 /* srcpages.c: an append's source pages, held so that its copy cannot
  * fault (docs/kernel.md "User buffers") */
 #define DAXFS_SRC_MAX	(64UL << 20)	/* bytes held for one op */
+#define DAXFS_SRC_BOUNCE (4UL << 20)	/* bytes copied, from a page not held */
 struct daxfs_src_pages {
-	struct iov_iter iter;	/* over bv: the op's source */
+	struct iov_iter iter;	/* over bv or kv: the op's source */
 	struct bio_vec *bv;
 	unsigned int nr;
+	void *bounce;		/* the copy, or NULL */
+	struct kvec kv;
 };
 ssize_t daxfs_src_hold(struct daxfs_src_pages *src, struct iov_iter *from, size_t max);
 void daxfs_src_release(struct daxfs_src_pages *src, struct iov_iter *from);

@@ -13,7 +13,11 @@
  *
  * So an append copies from its source pages held with a reference
  * (iov_iter_get_pages2, outside any claim: it may fault and sleep) through
- * a bvec iterator, which cannot fault: one op, one range, whole.
+ * a bvec iterator, which cannot fault: one op, one range, whole.  A page
+ * with no struct page to hold (a mapping of region pages, of a device)
+ * cannot be taken that way: from such a page on, the bytes are copied
+ * into a kernel buffer first (faults allowed, no claim held), up to
+ * DAXFS_SRC_BOUNCE at a time.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -21,10 +25,31 @@
 #include <linux/bvec.h>
 #include "daxfs_k.h"
 
+/* The first page could not be held: up to len bytes copied instead. */
+static ssize_t daxfs_src_bounce(struct daxfs_src_pages *src, struct iov_iter *from,
+				size_t len)
+{
+	size_t got;
+
+	src->bounce = kvmalloc(len, GFP_KERNEL);
+	if (!src->bounce)
+		return -ENOMEM;
+	got = copy_from_iter(src->bounce, len, from);
+	if (!got) {
+		kvfree(src->bounce);
+		src->bounce = NULL;
+		return -EFAULT;		/* a bad address */
+	}
+	src->kv.iov_base = src->bounce;
+	src->kv.iov_len = got;
+	iov_iter_kvec(&src->iter, ITER_SOURCE, &src->kv, 1, got);
+	return got;
+}
+
 /*
  * Takes up to max bytes from the front of from (which it advances), and
- * makes src->iter iterate over their pages.  The bytes taken; -EFAULT
- * when the first page cannot be had (a bad address), -ENOMEM.
+ * makes src->iter iterate over their pages (or over a copy of them).  The
+ * bytes taken; -EFAULT for a bad address at the front, -ENOMEM.
  */
 ssize_t daxfs_src_hold(struct daxfs_src_pages *src, struct iov_iter *from, size_t max)
 {
@@ -35,6 +60,7 @@ ssize_t daxfs_src_hold(struct daxfs_src_pages *src, struct iov_iter *from, size_
 	unsigned int i;
 
 	src->nr = 0;
+	src->bounce = NULL;
 	pages = kvmalloc_array(np, sizeof(*pages), GFP_KERNEL);
 	src->bv = kvmalloc_array(np, sizeof(*src->bv), GFP_KERNEL);
 	if (!pages || !src->bv) {
@@ -59,7 +85,8 @@ ssize_t daxfs_src_hold(struct daxfs_src_pages *src, struct iov_iter *from, size_
 	kvfree(pages);
 	if (!taken) {
 		kvfree(src->bv);
-		return -EFAULT;
+		src->bv = NULL;
+		return daxfs_src_bounce(src, from, min_t(size_t, want, DAXFS_SRC_BOUNCE));
 	}
 	iov_iter_bvec(&src->iter, ITER_SOURCE, src->bv, src->nr, taken);
 	return taken;
@@ -74,4 +101,5 @@ void daxfs_src_release(struct daxfs_src_pages *src, struct iov_iter *from)
 	for (i = 0; i < src->nr; i++)
 		put_page(src->bv[i].bv_page);
 	kvfree(src->bv);
+	kvfree(src->bounce);
 }

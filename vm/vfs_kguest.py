@@ -716,6 +716,25 @@ def scen_appendfault(mnt, appends="150", chunk="1048576"):
         os.unlink(p)
     m.close()
     os.close(mfd)
+    # an append from a mapping of region pages, which have no struct page
+    # for the kernel to hold: copied through a kernel buffer instead
+    x, y = os.path.join(mnt, "mapsrc"), os.path.join(mnt, "mapdst")
+    data = (src * 5)[:5 * chunk + 12345]
+    with open(x, "wb") as f:
+        f.write(data)
+    fd = os.open(x, os.O_RDONLY)
+    xm = mmap.mmap(fd, len(data), prot=mmap.PROT_READ)
+    yfd = os.open(y, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    with memoryview(xm) as view:
+        wrote = [os.write(yfd, view), os.write(yfd, view[7:chunk])]
+    os.close(yfd)
+    xm.close()
+    os.close(fd)
+    check(wrote == [len(data), chunk - 7], f"appends from a mapping wrote {wrote}")
+    with open(y, "rb") as f:
+        check(f.read() == data + data[7:chunk], "appends from a mapping differ")
+    os.unlink(x)
+    os.unlink(y)
     result(appendfault="ok")
 
 
