@@ -12,6 +12,7 @@
 
 #include "libdaxfs-internal.h"
 #include "daxfs/libdaxfs-xattr.h"
+#include "copy.h"
 
 #define ACL_ACCESS_LEN	23u
 #define ACL_DEFAULT_LEN	24u
@@ -124,12 +125,14 @@ static int do_list(struct daxfs_handle *h, uint64_t ino, char *buf,
 int daxfs_xattr_get(struct daxfs_handle *h, uint64_t ino, const char *name,
 		    void *buf, size_t size)
 {
+	daxfs_user_touch(buf, size);	/* a blocking fault: not in the op */
 	LIB_CALL(h, do_get(h, ino, name, buf, size));
 }
 
 int daxfs_xattr_set(struct daxfs_handle *h, uint64_t ino, const char *name,
 		    const void *value, size_t size, int flags)
 {
+	daxfs_user_touch(value, size);
 	LIB_CALL_SPACE(h, do_set(h, ino, name, value, size, flags));
 }
 
@@ -141,6 +144,7 @@ int daxfs_xattr_remove(struct daxfs_handle *h, uint64_t ino, const char *name)
 int daxfs_xattr_list(struct daxfs_handle *h, uint64_t ino, char *buf,
 		     size_t size)
 {
+	daxfs_user_touch(buf, size);
 	LIB_CALL(h, do_list(h, ino, buf, size));
 }
 
