@@ -115,6 +115,12 @@ static ssize_t read_try(int fd, void *buf, size_t len, uint64_t at)
 	return n;
 }
 
+/* What region_io will copy of buf, faulted in with no lock held. */
+static void touch_io(const void *buf, size_t len)
+{
+	daxfs_user_touch(buf, len > IO_MAX ? IO_MAX : len);
+}
+
 static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
 {
 	struct pl_desc *d;
@@ -128,7 +134,7 @@ static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
 	pl_handle();	/* lock order: handle before the map */
 	/* a fault that blocks waits here, not holding the map (every
 	 * open of the process waits for it) nor a lane */
-	daxfs_user_touch(buf, len > IO_MAX ? IO_MAX : len);
+	touch_io(buf, len);
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
@@ -221,8 +227,7 @@ static ssize_t region_iov(int fd, int dir, const struct iovec *iov, int cnt,
 		return pl_fail(-EINVAL);
 	pl_handle();
 	for (i = 0; i < cnt; i++)	/* as fd_io */
-		daxfs_user_touch(iov[i].iov_base, iov[i].iov_len > IO_MAX ?
-				 IO_MAX : iov[i].iov_len);
+		touch_io(iov[i].iov_base, iov[i].iov_len);
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
