@@ -204,6 +204,9 @@ def main():
                          "guest instructions); profile-TARGET-SECTION.txt")
     ap.add_argument("--meta", type=int, metavar="NFILES", default=0,
                     help="Figure 4 (metadata) instead of Table 2")
+    ap.add_argument("--listings", type=int, default=10,
+                    help="with --meta: listings of the directory per round "
+                         "(readdir's figure is per listing)")
     ap.add_argument("--summarize", metavar="DIR",
                     help="only print the table of an earlier run's DIR")
     a = ap.parse_args()
@@ -228,7 +231,8 @@ def main():
         if a.profile:
             args = ["profile", a.runtime, "+".join(TARGETS)]
         elif a.meta:
-            args = ["meta", str(a.rounds), str(a.meta), "+".join(TARGETS)]
+            args = ["meta", str(a.rounds), "%d:%d" % (a.meta, a.listings),
+                    "+".join(TARGETS)]
         else:
             args = ["ratio", str(a.rounds), a.runtime, "+".join(TARGETS)]
         g = Guest("A", "daxfs-bench",
@@ -243,9 +247,10 @@ def main():
         print(profile_summary(out, secs))
         return 0 if res.ok else 1
     if a.meta:
-        print("guest clock: %s; %d rounds; %d files; results in %s\n" % (
-            "host time" if a.wallclock else "instructions (-icount shift=0)",
-            a.rounds, a.meta, out))
+        print("guest clock: %s; %d rounds; %d files, %d listings; results "
+              "in %s\n" % ("host time" if a.wallclock else
+                           "instructions (-icount shift=0)",
+                           a.rounds, a.meta, a.listings, out))
         print(meta_summary(read_meta(out)))
         return 0 if res.ok else 1
     rows = read_rows(out)

@@ -101,6 +101,8 @@ struct daxfs_sb_info {
 	unsigned int nr_create_holds;	/* on create_holds (hold_lock) */
 };
 
+struct daxfs_rdcache;
+
 struct daxfs_inode_info {
 	u64 change;			/* region change counter last seen */
 	/* where the inode's record is: every read and write of this host
@@ -135,6 +137,8 @@ struct daxfs_inode_info {
 	u64 reval_change;		/* change at the last revalidation (pin_lock) */
 	u64 pool_change;		/* change at the last pool_pg walk (pin_lock) */
 	struct list_head mapped_link;	/* on sbi->mapped while nr_vmas */
+	/* a directory's kept listing (kernel/dir.c; i_lock) */
+	struct daxfs_rdcache *rdc;
 	struct inode vfs_inode;
 };
 
@@ -237,6 +241,7 @@ int daxfs_k_flock(struct file *file, int cmd, struct file_lock *fl);
 extern const struct address_space_operations daxfs_aops;
 void daxfs_mmap_drop_range(struct inode *inode, u64 start, u64 end);
 void daxfs_mmap_release_pins(struct inode *inode);
+void daxfs_rdc_drop(struct inode *inode);
 void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool);
 void daxfs_mmap_revalidate_all(struct daxfs_sb_info *sbi);
 #define DAXFS_ASK_MS	20	/* how often a mapping mount looks for asks */

@@ -7,6 +7,8 @@
  */
 #include <linux/fs.h>
 #include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include "daxfs_k.h"
 
@@ -27,9 +29,13 @@ struct daxfs_rd_ent {
 struct daxfs_rd {
 	char *buf;
 	u32 used;
+	u32 cap;
 };
 
 #define DAXFS_RD_BUF	PAGE_SIZE
+/* A listing longer than this is not kept: it is handed over a buffer at
+ * a time, as before there was a cache. */
+#define DAXFS_RDC_MAX	(256u << 10)
 
 static u32 daxfs_rd_size(u32 len)
 {
@@ -42,7 +48,7 @@ static int daxfs_k_fill(void *p, const char *name, u32 len, u64 ino, u32 dtype, 
 	struct daxfs_rd_ent *e;
 
 	/* full: the core hands this entry again at the next call */
-	if (rd->used + daxfs_rd_size(len) > DAXFS_RD_BUF)
+	if (rd->used + daxfs_rd_size(len) > rd->cap)
 		return 1;
 	e = (struct daxfs_rd_ent *)(rd->buf + rd->used);
 	e->ino = ino;
@@ -54,15 +60,18 @@ static int daxfs_k_fill(void *p, const char *name, u32 len, u64 ino, u32 dtype, 
 	return 0;
 }
 
-/* Hands the gathered entries to the VFS; false when its buffer is full
- * (ctx->pos then names the entry that did not fit). */
-static bool daxfs_rd_emit(struct daxfs_rd *rd, struct dir_context *ctx)
+/* Hands the gathered entries at positions from ctx->pos on to the VFS;
+ * false when its buffer is full (ctx->pos then names the entry that did
+ * not fit). */
+static bool daxfs_rd_emit(const char *buf, u32 used, struct dir_context *ctx)
 {
 	struct daxfs_rd_ent *e;
 	u32 off;
 
-	for (off = 0; off < rd->used; off += daxfs_rd_size(e->len)) {
-		e = (struct daxfs_rd_ent *)(rd->buf + off);
+	for (off = 0; off < used; off += daxfs_rd_size(e->len)) {
+		e = (struct daxfs_rd_ent *)(buf + off);
+		if (e->pos < (u64)ctx->pos)
+			continue;
 		ctx->pos = e->pos;
 		if (!dir_emit(ctx, e->name, e->len, e->ino, e->dtype))
 			return false;
@@ -70,39 +79,213 @@ static bool daxfs_rd_emit(struct daxfs_rd *rd, struct dir_context *ctx)
 	return true;
 }
 
+/* Twice the room, keeping what was gathered; false at DAXFS_RDC_MAX or
+ * without memory (the walk then goes on a buffer at a time). */
+static bool daxfs_rd_grow(struct daxfs_rd *rd)
+{
+	char *nb;
+
+	u32 cap = rd->cap * 2 < DAXFS_RDC_MAX ? rd->cap * 2 : DAXFS_RDC_MAX;
+
+	if (rd->cap >= DAXFS_RDC_MAX)
+		return false;
+	nb = kvmalloc(cap, GFP_KERNEL_ACCOUNT);
+	if (!nb)
+		return false;
+	memcpy(nb, rd->buf, rd->used);
+	kvfree(rd->buf);
+	rd->buf = nb;
+	rd->cap = cap;
+	return true;
+}
+
+/*
+ * A directory's whole listing, kept by its inode after a walk from the
+ * start while the directory's change counter shows the value that
+ * vouched for it (docs/kernel.md "Listings").  Shared by the listings
+ * that use it: a reference each, and one for the inode's pointer.
+ */
+struct daxfs_rdcache {
+	refcount_t ref;
+	u64 change;
+	u32 used;
+	char *buf;
+};
+
+static void rdc_put(struct daxfs_rdcache *c)
+{
+	if (c && refcount_dec_and_test(&c->ref)) {
+		kvfree(c->buf);
+		kfree(c);
+	}
+}
+
+/* Puts c in the inode's place (NULL: empties it) if that still holds
+ * expect; the reference the place held goes with what left it. */
+static void rdc_replace(struct inode *inode, struct daxfs_rdcache *expect,
+			struct daxfs_rdcache *c)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_rdcache *old = NULL;
+
+	if (c)
+		refcount_inc(&c->ref);
+	spin_lock(&inode->i_lock);
+	if (!expect || ei->rdc == expect) {
+		old = ei->rdc;
+		ei->rdc = c;
+		c = NULL;
+	}
+	spin_unlock(&inode->i_lock);
+	rdc_put(old);	/* kvfree may sleep: not under i_lock */
+	rdc_put(c);	/* not placed: the reference taken for it */
+}
+
+void daxfs_rdc_drop(struct inode *inode)
+{
+	rdc_replace(inode, NULL, NULL);
+}
+
+/* The directory's change counter and (entries) its count of entries */
+static int rdc_peek(struct inode *inode, u64 *change, u64 *entries)
+{
+	struct daxfs_peek pk;
+	int err;
+
+	err = daxfs_attr_peek(DAXFS_FS(inode->i_sb), inode->i_ino,
+			      &DAXFS_I(inode)->fc, &pk);
+	*change = pk.change;
+	if (entries)
+		*entries = pk.size;
+	return err;
+}
+
+/*
+ * Room for the whole listing of a directory of entries names, so that
+ * gathering it copies nothing on the way (a name of up to 24 bytes
+ * takes 48; longer ones grow the buffer).
+ */
+static u32 rd_room(u64 entries)
+{
+	u64 want = (entries + 2) * 48;
+
+	if (want <= DAXFS_RD_BUF)
+		return DAXFS_RD_BUF;
+	return want < DAXFS_RDC_MAX ? (u32)want : DAXFS_RDC_MAX;
+}
+
+/* The kept listing, with a reference, if a peek shows the directory's
+ * counter where it was when the listing was gathered; a listing found
+ * stale is dropped. */
+static struct daxfs_rdcache *rdc_get(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_rdcache *c;
+	u64 change;
+
+	spin_lock(&inode->i_lock);
+	c = ei->rdc;
+	if (c)
+		refcount_inc(&c->ref);
+	spin_unlock(&inode->i_lock);
+	if (!c)
+		return NULL;
+	if (!rdc_peek(inode, &change, NULL) && change == c->change)
+		return c;
+	rdc_replace(inode, c, NULL);
+	rdc_put(c);
+	return NULL;
+}
+
+/*
+ * The listing gathered in rd, whole, by a walk that began after a peek
+ * loaded change: kept when a peek after it loads the same value (no
+ * change of the directory's entries was published and vouched for in
+ * between: docs/kernel.md "Dentries").  Takes rd->buf; NULL without
+ * memory (rd->buf then stays the caller's).
+ */
+static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
+				      u64 change)
+{
+	struct daxfs_rdcache *c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	u64 after;
+
+	if (!c)
+		return NULL;
+	refcount_set(&c->ref, 1);
+	c->change = change;
+	c->used = rd->used;
+	c->buf = rd->buf;
+	rd->buf = NULL;
+	smp_rmb();	/* the walk's loads before the second peek's */
+	if (!rdc_peek(inode, &after, NULL) && after == change)
+		rdc_replace(inode, NULL, c);
+	return c;
+}
+
+/*
+ * A listing from the start is gathered whole (up to DAXFS_RDC_MAX) before
+ * any of it is handed over, so that it can be kept; one that goes on from
+ * a position, or a longer one, is walked a buffer at a time.
+ */
 static int daxfs_k_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct inode *inode = file_inode(file);
+	struct daxfs_rdcache *c;
 	struct daxfs_rd rd = {};
-	u64 pos;
+	u64 pos, change = 0, entries = 0;
+	bool whole;
 	int err = 0;
 
 	if (READ_ONCE(DAXFS_SB(inode->i_sb)->dead))
 		return -EIO;
 	if (ctx->pos == DAXFS_DIR_EOF_POS || ctx->pos < 0)
 		return 0;
-	rd.buf = kmalloc(DAXFS_RD_BUF, GFP_KERNEL);
+	c = rdc_get(inode);
+	if (c)
+		goto emit;
+	/* the counter is loaded before the walk's first look */
+	whole = ctx->pos == 0 && !rdc_peek(inode, &change, &entries) && change;
+	rd.cap = whole ? rd_room(entries) : DAXFS_RD_BUF;
+	rd.buf = kvmalloc(rd.cap, GFP_KERNEL_ACCOUNT);
 	if (!rd.buf)
 		return -ENOMEM;
 	pos = ctx->pos;
 	while (pos != DAXFS_POS_EOF) {
-		rd.used = 0;
+		if (!whole)
+			rd.used = 0;
 		err = daxfs_readdir(DAXFS_FS(inode->i_sb), inode->i_ino, &pos,
 				    daxfs_k_fill, &rd);
 		if (err) {
 			err = daxfs_kerr(inode->i_sb, err, "readdir");
 			break;
 		}
-		if (!daxfs_rd_emit(&rd, ctx))
-			goto out;
-		ctx->pos = pos == DAXFS_POS_EOF ? DAXFS_DIR_EOF_POS : (loff_t)pos;
+		if (whole && pos != DAXFS_POS_EOF && !daxfs_rd_grow(&rd))
+			whole = false;	/* too long to keep: hand over what we have */
+		if (!whole) {
+			if (!daxfs_rd_emit(rd.buf, rd.used, ctx))
+				goto out;
+			ctx->pos = pos == DAXFS_POS_EOF ? DAXFS_DIR_EOF_POS : (loff_t)pos;
+		}
 		if (daxfs_walk_yield()) {
 			err = -EINTR;
 			break;
 		}
 	}
+	if (err || !whole)
+		goto out;
+	c = rdc_make(inode, &rd, change);
+	if (!c) {
+		if (daxfs_rd_emit(rd.buf, rd.used, ctx))
+			ctx->pos = DAXFS_DIR_EOF_POS;
+		goto out;
+	}
+emit:
+	if (daxfs_rd_emit(c->buf, c->used, ctx))
+		ctx->pos = DAXFS_DIR_EOF_POS;
+	rdc_put(c);
 out:
-	kfree(rd.buf);
+	kvfree(rd.buf);
 	return err;
 }
 

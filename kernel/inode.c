@@ -73,6 +73,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	INIT_LIST_HEAD(&ei->hold_link);
 	ei->reval_change = 0;
 	ei->pool_change = 0;
+	ei->rdc = NULL;
 	return &ei->vfs_inode;
 }
 
@@ -181,6 +182,7 @@ void daxfs_evict_inode(struct inode *inode)
 	truncate_inode_pages_final(&inode->i_data);
 	daxfs_mmap_release_pins(inode);	/* before the host leaves */
 	clear_inode(inode);
+	daxfs_rdc_drop(inode);
 	daxfs_drop_create_hold(inode);
 	if (DAXFS_I(inode)->orphan && !READ_ONCE(DAXFS_SB(sb)->dead))
 		daxfs_kerr(sb, daxfs_inode_release(DAXFS_FS(sb), inode->i_ino), "release");

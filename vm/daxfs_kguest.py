@@ -809,6 +809,146 @@ def scen_aclx(args):
     result(aclx="ok")
 
 
+# ---- listings kept by a directory's counter, changed by another host between listings
+
+LS_ROUNDS = 12
+LS_DIRS = ("/ls", "/ls2", "/big")
+LS_BIG = 1500       # names in /big: a listing longer than one getdents buffer
+
+
+def ls_mode(r, path):
+    """The file type bits of path itself, 0 if there is none (host H)."""
+    try:
+        return r.lstat(path).st_mode & 0o170000
+    except Exception:
+        return 0
+
+
+def ls_expect(r):
+    """What every listed directory holds now, seen through libdaxfs: {dir: [[name, ino],
+    ...]} for /ls, /ls2, /big and the directories in /ls and /ls2, and {dir: parent ino}
+    for those (their ".." entries)."""
+    dirs = list(LS_DIRS)
+    for d in ("/ls", "/ls2"):
+        dirs += [f"{d}/{e[0]}" for e in r.scandir(d) if ls_mode(r, f"{d}/{e[0]}") == 0o040000]
+    return {"names": {d: sorted([e[0], e[1]] for e in r.scandir(d)) for d in dirs},
+            "up": {d: r.lstat(os.path.dirname(d)).st_ino for d in dirs}}
+
+
+def ls_step(r, rnd):
+    """One random change of the listed directories (host H)."""
+    ls, ls2 = [e[0] for e in r.scandir("/ls")], [e[0] for e in r.scandir("/ls2")]
+    pick = rnd.randrange(11)
+    name = f"n{rnd.randrange(60)}"
+    src = rnd.choice(ls) if ls else None
+    if pick == 0 or not src:
+        if not ls_mode(r, f"/ls/{name}"):
+            r.write_file(f"/ls/{name}", b"h")
+    elif pick == 1 and ls_mode(r, f"/ls/{src}") != 0o040000:
+        r.unlink(f"/ls/{src}")
+    elif pick == 2 and ls_mode(r, f"/ls/{src}") != 0o040000:
+        r.rename(f"/ls/{src}", f"/ls/{name}")            # new name or over a file
+    elif pick == 3 and not ls_mode(r, f"/ls2/{src}"):
+        r.rename(f"/ls/{src}", f"/ls2/{src}")            # out (a directory moves too)
+    elif pick == 4 and ls2 and not ls_mode(r, f"/ls/{ls2[0]}"):
+        r.rename(f"/ls2/{ls2[0]}", f"/ls/{ls2[0]}")      # in
+    elif pick == 5 and len(ls) > 1:
+        r.rename(f"/ls/{ls[0]}", f"/ls/{ls[-1]}", 2)     # RENAME_EXCHANGE
+    elif pick == 6 and ls_mode(r, f"/ls/{src}") == 0o100000 and \
+            not ls_mode(r, f"/ls/{name}"):
+        r.link(f"/ls/{src}", f"/ls/{name}")
+    elif pick == 7 and not ls_mode(r, f"/ls/d{name}"):
+        r.mkdir(f"/ls/d{name}")
+    elif pick == 8 and ls_mode(r, f"/ls/{src}") == 0o040000 and \
+            not r.listdir(f"/ls/{src}"):
+        r.rmdir(f"/ls/{src}")
+    elif pick == 9 and not ls_mode(r, f"/ls/{name}"):
+        r.symlink("target", f"/ls/{name}")
+    else:
+        i = rnd.randrange(LS_BIG)
+        r.unlink(f"/big/b{i:05d}") if ls_mode(r, f"/big/b{i:05d}") else \
+            r.write_file(f"/big/b{i:05d}", b"b")
+
+
+def listing_host(fs, rounds=LS_ROUNDS, seed=7):
+    """Host H's part: each round a few random changes to directories guest A has listed
+    (and keeps listings of), then the listings A must see, in the marker lsH<n>."""
+    import json
+    import random
+    r, rnd = fs.r, random.Random(seed)
+    for n in range(rounds):
+        fs_wait(fs, [f"lsA{n}"])
+        for _ in range(1 + rnd.randrange(4 if n % 3 else 1)):
+            ls_step(r, rnd)
+        fs_mark(fs, "H", f"lsH{n}", json.dumps(ls_expect(r)).encode())
+
+
+def raw_listing(path, bufsize):
+    """Every entry of directory path, "." and ".." included, as getdents64 hands them
+    with a buffer of bufsize bytes (a small one: many calls, each going on from the
+    position the last one ended at): [(name, ino)]."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(bufsize)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    out = []
+    try:
+        while True:
+            n = libc.syscall(217, fd, buf, bufsize)        # getdents64
+            check(n >= 0, f"getdents64 {path}: errno {ctypes.get_errno()}")
+            if n == 0:
+                return out
+            off = 0
+            while off < n:
+                ino, _, reclen = struct.unpack_from("<QqH", buf.raw, off)
+                name = buf.raw[off + 19:off + reclen].split(b"\0", 1)[0].decode()
+                out.append((name, ino))
+                off += reclen
+    finally:
+        os.close(fd)
+
+
+def ls_check(want, label):
+    """The guest's listings against host H's: names, inode numbers and each ".."."""
+    for d, names in want["names"].items():
+        for bufsize in (32768, 200):
+            got = raw_listing(p(d), bufsize)
+            up = [ino for name, ino in got if name == ".."]
+            body = sorted([name, ino] for name, ino in got if name not in (".", ".."))
+            check(body == names, f"{label}: {d} listed (buffer {bufsize}) "
+                  f"missing {[e for e in names if e not in body][:5]} "
+                  f"extra {[e for e in body if e not in names][:5]}")
+            check(up == [want["up"][d]], f"{label}: {d}/.. is {up}, not {want['up'][d]}")
+
+
+def scen_listing(args):
+    """Guest A lists directories until its listings are kept (docs/kernel.md "Listings");
+    host H changes them between rounds (creates, unlinks, renames within, in and out,
+    exchanges, links, mkdir, rmdir and moves of directories, symlinks, a directory of 1,500
+    names): the guest's next listing, through a large and a small getdents buffer, is
+    what H sees, with no retry."""
+    import json
+    fs = PosixFS(MNT)
+    for d in LS_DIRS:
+        os.mkdir(p(d))
+    for i in range(20):
+        write_file(p(f"ls/n{i}"), b"a")
+    os.mkdir(p("ls/dsub"))
+    for i in range(0, LS_BIG, 2):
+        write_file(p(f"big/b{i:05d}"), b"b")
+    known = list(LS_DIRS) + ["/ls/dsub"]
+    for n in range(LS_ROUNDS):
+        for _ in range(2):          # the first listing is kept, the second uses it
+            for d in known:
+                if os.path.isdir(p(d)):
+                    raw_listing(p(d), 32768)
+        fs_mark(fs, "A", f"lsA{n}")
+        fs_wait(fs, [f"lsH{n}"], poll=0.01)
+        want = json.loads(fs.read(f"/sync/lsH{n}"))
+        ls_check(want, f"round {n}")
+        known = list(want["names"])
+    result(listing="ok")
+
+
 def scen_put(args):
     """put PATH CONTENT: write a file (CONTENT repeated 1000 times, so it spans pages)."""
     path, content = args

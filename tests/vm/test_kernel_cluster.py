@@ -179,6 +179,19 @@ def test_kernel_cached_names_follow_other_host(request, built):
     assert rg["names"] == "ok", rg
 
 
+def test_kernel_kept_listings_follow_other_host(request, built):
+    """A guest lists directories until daxfs.ko keeps their listings (trusted while the
+    directory's change counter stands, docs/kernel.md "Listings"); between rounds host H
+    creates, unlinks, renames (within, in, out, over, exchange), links, makes and removes
+    directories, moves them (their ".." changes) and changes a directory of 1,500 names:
+    the guest's next listing, through a 32 KiB and a 200-byte getdents buffer, holds what
+    H's does, inode numbers and ".." included (vm/daxfs_kguest.py scen_listing)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
+        mkfs(c.shm, "--lease-ms", "5000")
+        rg = guest_with_host(c, "listing", lambda fs, r: kg.listing_host(fs))
+    assert rg["listing"] == "ok", rg
+
+
 def test_kernel_default_acl_follows_other_host(request, built):
     """A guest makes files in a directory with a default ACL (its ACLs stay cached across
     its own creates there), then host H replaces the default ACL: the next file the guest

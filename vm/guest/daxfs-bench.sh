@@ -15,7 +15,7 @@
 #       after the others did (JSON to /out/ratio-TARGET-ROUND-SECTION.json): pairs close
 #       in time, for per-round ratios (bench/guest_ratio.py).  A first-write section
 #       starts from an empty directory; every round starts from empty directories.
-#   meta ROUNDS NFILES TARGETS [MODULE]
+#   meta ROUNDS NFILES[:LISTINGS] TARGETS [MODULE]
 #       The same three mounts; then ROUNDS times, each target (order rotated per
 #       round) runs bench/meta_bench posix on NFILES files right after the others
 #       (CSV to /out/meta-TARGET-ROUND.csv): per-round ratios of the metadata
@@ -151,14 +151,17 @@ ratio)
     umount_all
     vm_result ratio=ok ;;
 meta)
-    rounds=$1; nfiles=$2; targets=$(echo "$3" | tr '+' ' ')
+    # NFILES or NFILES:LISTINGS (meta_bench's listings per round: 10)
+    rounds=$1; nfiles=${2%%:*}; targets=$(echo "$3" | tr '+' ' ')
+    listings=10
+    case $2 in *:*) listings=${2#*:} ;; esac
     mount_all "$4"
-    bench_log "meta start rounds=$rounds nfiles=$nfiles targets=[$targets] vcpus=$(nproc)"
+    bench_log "meta start rounds=$rounds nfiles=$nfiles listings=$listings targets=[$targets] vcpus=$(nproc)"
     for rnd in $(seq 1 $rounds); do
         set -- $(rotated $rnd $targets)
         for t in "$@"; do
             rm -rf $MNT/$t/meta
-            host $BIN/meta_bench posix /mnt/$t/meta $nfiles > /out/meta-$t-$rnd.csv 2>/tmp/err ||
+            host $BIN/meta_bench posix /mnt/$t/meta $nfiles $listings > /out/meta-$t-$rnd.csv 2>/tmp/err ||
                 vm_fail "meta_bench on $t: $(cat /tmp/err)"
         done
         bench_log "meta round $rnd/$rounds done"
