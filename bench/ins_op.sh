@@ -41,8 +41,10 @@ export DAXFS_BENCH_DIR=/ DAXFS_BENCH_RUNTIME=200ms
 # memmove / memset; io_bench's CSV is left in $tmp/csv
 ir() {
 	rm -f /dev/shm/daxfs-insop-$$
+	tc=
+	for f in $2; do tc="$tc --toggle-collect=$f"; done
 	valgrind -q --tool=callgrind --callgrind-out-file="$tmp/cg" \
-		--toggle-collect="$2" "$bin" -j "$top/$jobfile" \
+		$tc "$bin" -j "$top/$jobfile" \
 		-S "$1" -f /dev/shm/daxfs-insop-$$ >"$tmp/csv"
 	callgrind_annotate --auto=no --threshold=100 "$tmp/cg" 2>/dev/null | awk '
 		{ n = $1; gsub(",", "", n) }
@@ -51,24 +53,26 @@ ir() {
 		END { print all + 0, copy + 0 }'
 }
 
-# A read section counts only daxfs_pread* (io_bench writes its file
+# A read section counts only daxfs_pread and daxfs_pread_fc (io_bench writes its file
 # first).  A write section that needs another before it (a rewrite: the
 # first write; a random one: layout) runs after it, and that one's
 # instructions, measured alone, are taken off.
 echo "section,ops,ins_op,core_op"
 for s in $(echo "$sections" | tr , ' '); do
-	# the plain calls or their per-open-file cache forms (never nested)
-	fn='daxfs_pwrite*' pre=
+	# the plain calls or their per-open-file cache forms, by exact name:
+	# a pattern matching a function and one it calls (daxfs_pread_fc
+	# calls daxfs_pread_try) toggles collection off inside the callee
+	fn='daxfs_pwrite daxfs_pwrite_fc' pre=
 	case $s in
-	*read*) fn='daxfs_pread*' ;;
+	*read*) fn='daxfs_pread daxfs_pread_fc' ;;
 	seqwrite-rewrite-*) pre=seqwrite-first-${s#seqwrite-rewrite-} ;;
 	rand*) pre=layout ;;
 	esac
 	base="0 0"
-	if [ -n "$pre" ] && [ "$fn" = 'daxfs_pwrite*' ]; then
+	if [ -n "$pre" ] && [ "${fn%% *}" = daxfs_pwrite ]; then
 		base=$(ir "$pre" "$fn")
 	fi
-	n=$(ir "${pre:+$pre,}$s" $fn)
+	n=$(ir "${pre:+$pre,}$s" "$fn")
 	awk -F, -v s="$s" -v n="$n" -v base="$base" '
 		$1 == "daxfs" && $2 == s { ops = $6 / $4 }
 		END {
