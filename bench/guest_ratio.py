@@ -228,7 +228,10 @@ def main():
                  timeout=tmo) as c:
         subprocess.run([os.path.join(TOOLS, "mkfs.daxfs"), "-f", "-q",
                         str(c.shm)], check=True)
-        if a.profile:
+        if a.profile and a.meta:
+            args = ["metaprofile", "%d:%d" % (a.meta, a.listings),
+                    "+".join(TARGETS)]
+        elif a.profile:
             args = ["profile", a.runtime, "+".join(TARGETS)]
         elif a.meta:
             args = ["meta", str(a.rounds), "%d:%d" % (a.meta, a.listings),
@@ -244,7 +247,7 @@ def main():
         if not res.ok:
             print(res.summary(), file=sys.stderr)
     if a.profile:
-        print(profile_summary(out, secs))
+        print(profile_summary(out, ["meta"] if a.meta else secs))
         return 0 if res.ok else 1
     if a.meta:
         print("guest clock: %s; %d rounds; %d files, %d listings; results "

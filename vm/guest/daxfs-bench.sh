@@ -20,6 +20,9 @@
 #       round) runs bench/meta_bench posix on NFILES files right after the others
 #       (CSV to /out/meta-TARGET-ROUND.csv): per-round ratios of the metadata
 #       operations (bench/guest_ratio.py --meta).
+#   metaprofile NFILES[:LISTINGS] TARGETS [MODULE]
+#       meta_bench once per target under perf record (cpu-clock, every CPU);
+#       /out/profile-TARGET-meta.txt (bench/guest_ratio.py --meta N --profile).
 #   profile RUNTIME TARGETS SECTIONS [MODULE]
 #       The same three mounts; for each section and target: the section once (its
 #       files laid out), then again under `perf record -e cpu-clock -a` (the host's perf
@@ -187,6 +190,22 @@ profile)
     done
     umount_all
     vm_result profile=ok ;;
+metaprofile)
+    # NFILES[:LISTINGS] TARGETS [MODULE]: meta_bench once per target under perf
+    nfiles=${1%%:*}; listings=10; targets=$(echo "$2" | tr '+' ' ')
+    case $1 in *:*) listings=${1#*:} ;; esac
+    mount_all "$3"
+    for t in $targets; do
+        rm -rf $MNT/$t/meta
+        host perf record -q -e cpu-clock -F 20000 -a -o /tmp/perf.data -- \
+            $BIN/meta_bench posix /mnt/$t/meta $nfiles $listings \
+            > /out/meta-$t-1.csv 2>/tmp/err || vm_fail "perf meta_bench on $t: $(tail -3 /tmp/err)"
+        host perf report -i /tmp/perf.data --stdio --sort sym --no-children \
+            > /out/profile-$t-meta.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
+        bench_log "meta profile on $t done"
+    done
+    umount_all
+    vm_result metaprofile=ok ;;
 xhost)
     role=$1; peers=$2; secs=$3; maxops=$4; paced=$5
     mount_daxfs
