@@ -130,6 +130,11 @@ struct daxfs_fs {
 	 * already in flight is not fenced and runs to its end, so that a
 	 * shutdown leaves only whole ops behind (docs/kernel.md "Shutdown") */
 	bool shut;
+	/* the kernel's: the count of the device's bad-block list (NULL:
+	 * none), so that the media checks below cost one load inline while
+	 * nothing is listed.  Set by the front end before daxfs_fs_open,
+	 * which keeps it. */
+	const int *media_listed;
 };
 
 /* An operation in progress: one lane claimed, one epoch announced. */
@@ -258,7 +263,17 @@ enum daxfs_media_what {
  */
 #ifdef __KERNEL__
 int daxfs_copy_data(struct daxfs_fs *fs, void *dst, const void *src, u64 n);
-bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
+/* Is anything listed bad?  One load (the checks below ask it inline and
+ * call the list only when it says yes). */
+static inline bool daxfs_media_listed(const struct daxfs_fs *fs)
+{
+	return fs->media_listed && daxfs_unlikely(daxfs_once(*fs->media_listed));
+}
+bool daxfs_media_bad_listed(struct daxfs_fs *fs, u64 off, u64 len);
+static inline bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
+{
+	return daxfs_media_listed(fs) && daxfs_media_bad_listed(fs, off, len);
+}
 /*
  * The fixed metadata (state page, host table, lanes, overlay table, the
  * split-mode cache's header, owners, slots and pins), which the core loads
@@ -266,13 +281,24 @@ bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len);
  * (the kernel's mount is then dead and fs->stopped set: kernel/media.c).
  * daxfs_op_begin asks first.
  */
-bool daxfs_media_fixed_bad(struct daxfs_fs *fs);
+bool daxfs_media_fixed_bad_listed(struct daxfs_fs *fs);
+static inline bool daxfs_media_fixed_bad(struct daxfs_fs *fs)
+{
+	return daxfs_media_listed(fs) && daxfs_media_fixed_bad_listed(fs);
+}
 /*
  * The same for a pool page that the core loads directly (an open set
  * page, a lock table page), asked before the core follows a link to it:
  * true when [off, off + len) is listed bad, and the host stopped.
  */
-bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len, u32 what);
+bool daxfs_media_direct_bad_listed(struct daxfs_fs *fs, u64 off, u64 len,
+				   u32 what);
+static inline bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off,
+					  u64 len, u32 what)
+{
+	return daxfs_media_listed(fs) &&
+	       daxfs_media_direct_bad_listed(fs, off, len, what);
+}
 #else
 static inline int daxfs_copy_data(struct daxfs_fs *fs, void *dst,
 				  const void *src, u64 n)
@@ -775,14 +801,16 @@ s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 void *ctx);
 int daxfs_truncate_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		      u64 size);
-/* daxfs_read_atomic_fc that also gives the file's attributes (attr, may
- * be NULL), loaded in the read's own op before its data: a front end that
- * revalidates its inode on every read needs no op of its own for it */
-s64 daxfs_read_atomic_attr(struct daxfs_fs *fs, u64 ino,
+/* daxfs_read_atomic_fc that also gives what a peek loads (pk, may be
+ * NULL: mode, link count, size, change counter), in the read's own op
+ * before its data: a front end that finds them equal to its inode's needs
+ * no op of its own; else it refreshes (docs/kernel.md "Coherence").
+ * pk->mode stays as the caller set it when the read found no inode. */
+s64 daxfs_read_atomic_peek(struct daxfs_fs *fs, u64 ino,
 			   struct daxfs_fcache *fc, u64 off, u64 len,
 			   daxfs_read_actor_t actor,
 			   void (*restart)(void *ctx), void *ctx,
-			   struct daxfs_attr *attr);
+			   struct daxfs_peek *pk);
 /* daxfs_getattr through the cache: a front end that revalidates its
  * inode before every read and write (daxfs.ko) pays no overlay probe */
 int daxfs_getattr_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,

@@ -279,6 +279,7 @@ static int check_base_header(struct daxfs_fs *fs)
 int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 {
 	const struct daxfs_region_desc *rg;
+	const int *media;
 	struct daxfs_super *sb;
 	struct daxfs_state *st;
 	u64 v;
@@ -286,8 +287,10 @@ int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 
 	if (!fs || !base)
 		return -EINVAL;
+	media = fs->media_listed;	/* the front end's: kept */
 	memset(fs, 0, sizeof(*fs));
 	fs->host = DAXFS_NO_HOST;
+	fs->media_listed = media;
 	if (size < 2 * DAXFS_PAGE_SIZE)
 		return -EINVAL;		/* too small to hold a superblock */
 	/* validate a private copy: the shared one may change under us */
@@ -385,5 +388,6 @@ int daxfs_fs_open(struct daxfs_fs *fs, void *base, u64 size, u32 flags)
 fail:
 	memset(fs, 0, sizeof(*fs));
 	fs->host = DAXFS_NO_HOST;
+	fs->media_listed = media;
 	return err;
 }

@@ -106,7 +106,7 @@ static bool daxfs_media_range_bad(struct daxfs_sb_info *sbi, u64 off, u64 len,
 				off + good);
 }
 
-bool daxfs_media_fixed_bad(struct daxfs_fs *fs)
+bool daxfs_media_fixed_bad_listed(struct daxfs_fs *fs)
 {
 	struct daxfs_sb_info *sbi = container_of(fs, struct daxfs_sb_info, fs);
 	u64 pc_off;
@@ -126,7 +126,7 @@ bool daxfs_media_fixed_bad(struct daxfs_fs *fs)
 				     DAXFS_PCACHE_META_NAME);
 }
 
-bool daxfs_media_direct_bad(struct daxfs_fs *fs, u64 off, u64 len, u32 what)
+bool daxfs_media_direct_bad_listed(struct daxfs_fs *fs, u64 off, u64 len, u32 what)
 {
 	struct daxfs_sb_info *sbi = container_of(fs, struct daxfs_sb_info, fs);
 

@@ -109,7 +109,7 @@ u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len)
  * the first time says that fsck is needed.  One load when nothing is
  * listed.
  */
-bool daxfs_media_bad(struct daxfs_fs *fs, u64 off, u64 len)
+bool daxfs_media_bad_listed(struct daxfs_fs *fs, u64 off, u64 len)
 {
 	struct daxfs_sb_info *sbi = container_of(fs, struct daxfs_sb_info, fs);
 

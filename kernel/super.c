@@ -17,6 +17,7 @@
 #include <linux/seq_file.h>
 #include <linux/statfs.h>
 #include <linux/blkdev.h>
+#include <linux/badblocks.h>
 #include <linux/io.h>
 #include <linux/ioport.h>
 #include <linux/security.h>
@@ -538,6 +539,9 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		flags |= DAXFS_FS_VALIDATE;
 	if (sbi->dax_dev)
 		flags |= DAXFS_FS_PERSISTENT;
+	/* the list lives as long as the mount (kernel/badblocks.c) or the
+	 * device, which the mount holds */
+	sbi->fs.media_listed = sbi->bb ? &sbi->bb->count : NULL;
 	err = daxfs_fs_open(&sbi->fs, sbi->kaddr, sbi->size, flags);
 	if (err == -EPROTO) {
 		errorf(fc, "daxfs: %s: made by an older DaxFS (format version %u): convert it offline with fsck.daxfs --convert",
