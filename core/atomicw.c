@@ -26,9 +26,29 @@
 /* Read once more (not an errno the read paths return). */
 #define READ_AGAIN	DAXFS_GATE_RETRY
 
+/* What a peek loads (daxfs_attr_peek), from the inode the read found: a
+ * base inode not copied up shows change 0, as its attributes do. */
+static void read_peek(const struct daxfs_iref *ref, struct daxfs_peek *pk)
+{
+	const struct daxfs_base_inode *bip = ref->bip;
+	struct daxfs_inode *ip = ref->ip;
+
+	if (!ip) {
+		pk->mode = bip->mode;
+		pk->nlink = bip->nlink;
+		pk->size = bip->size;
+		pk->change = 0;
+		return;
+	}
+	pk->mode = daxfs_load32(&ip->mode);
+	pk->nlink = daxfs_load32(&ip->nlink);
+	pk->change = daxfs_load(&ip->change);
+	pk->size = daxfs_load(&ip->size);
+}
+
 static s64 read_once(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		     u64 off, u64 len, daxfs_read_actor_t actor, void *ctx,
-		     struct daxfs_attr *attr)
+		     struct daxfs_peek *pk)
 {
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
@@ -37,21 +57,21 @@ static s64 read_once(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	int err;
 
 	err = daxfs_inode_get_fc(op, ino, fc, &ref);
-	if (!err && attr)
-		err = daxfs_iref_attr(op->fs, &ref, attr);
 	if (err)
 		return err;
+	if (pk)
+		read_peek(&ref, pk);
 	ip = ref.ip;
 	/* a pristine base inode: a write copies it up first into a new
 	 * record, and this read sees only the base image, all of it old */
 	if (!ip)
-		return daxfs_file_read(op, ino, fc, off, len, actor, ctx);
+		return daxfs_ref_read(op, &ref, off, len, actor, ctx);
 	seq = daxfs_gate_seq(ip);
 	if (daxfs_gate_peek(ip)) {
 		err = daxfs_gate_wait_open(op, ip);
 		return err ? err : READ_AGAIN;
 	}
-	ret = daxfs_file_read(op, ino, fc, off, len, actor, ctx);
+	ret = daxfs_ref_read(op, &ref, off, len, actor, ctx);
 	/* the data loads before the second look */
 	daxfs_fence();
 	if (daxfs_gate_peek(ip) || daxfs_gate_seq(ip) != seq)
@@ -64,15 +84,15 @@ s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 daxfs_read_actor_t actor, void (*restart)(void *ctx),
 			 void *ctx)
 {
-	return daxfs_read_atomic_attr(fs, ino, fc, off, len, actor, restart,
+	return daxfs_read_atomic_peek(fs, ino, fc, off, len, actor, restart,
 				      ctx, NULL);
 }
 
-s64 daxfs_read_atomic_attr(struct daxfs_fs *fs, u64 ino,
+s64 daxfs_read_atomic_peek(struct daxfs_fs *fs, u64 ino,
 			   struct daxfs_fcache *fc, u64 off, u64 len,
 			   daxfs_read_actor_t actor,
 			   void (*restart)(void *ctx), void *ctx,
-			   struct daxfs_attr *attr)
+			   struct daxfs_peek *pk)
 {
 	struct daxfs_op op;
 	u32 round;
@@ -83,7 +103,7 @@ s64 daxfs_read_atomic_attr(struct daxfs_fs *fs, u64 ino,
 		err = daxfs_op_begin(fs, &op);
 		if (err)
 			return err;
-		ret = read_once(&op, ino, fc, off, len, actor, ctx, attr);
+		ret = read_once(&op, ino, fc, off, len, actor, ctx, pk);
 		daxfs_op_end(&op);
 		if (ret != READ_AGAIN)
 			return ret;

@@ -260,20 +260,33 @@ s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
 	return total;
 }
 
+s64 daxfs_ref_read(struct daxfs_op *op, const struct daxfs_iref *ref,
+		   u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
+{
+	u32 mode = daxfs_iref_mode(ref);
+	struct fview v;
+	int err;
+
+	if (DAXFS_IS_DIR(mode))
+		return -EISDIR;
+	if (!DAXFS_IS_REG(mode))
+		return -EINVAL;
+	err = daxfs_file_view(op->fs, ref, &v);
+	if (err)
+		return err;
+	return daxfs_view_read(op, op->fs, &v, off, len, actor, ctx);
+}
+
 s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		    u64 off, u64 len, daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_iref ref;
-	struct fview v;
 	int err;
 
-	err = daxfs_file_get_fc(op, ino, fc, &ref);
+	err = daxfs_inode_get_fc(op, ino, fc, &ref);
 	if (err)
 		return err;
-	err = daxfs_file_view(op->fs, &ref, &v);
-	if (err)
-		return err;
-	return daxfs_view_read(op, op->fs, &v, off, len, actor, ctx);
+	return daxfs_ref_read(op, &ref, off, len, actor, ctx);
 }
 
 s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,

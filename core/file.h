@@ -232,5 +232,10 @@ void daxfs_file_drop_data(struct daxfs_op *op, struct daxfs_inode *ip);
 /* daxfs_read_fc inside the caller's op (core/atomicw.c reads under one). */
 s64 daxfs_file_read(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		    u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
+/* The same for an inode the caller found in this op (-EISDIR, -EINVAL
+ * unless a regular file). */
+struct daxfs_iref;
+s64 daxfs_ref_read(struct daxfs_op *op, const struct daxfs_iref *ref,
+		   u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
 
 #endif /* DAXFS_FILE_H */

@@ -218,6 +218,8 @@ int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops,
 /* the refresh with what a read's op loaded: a (NULL: that op's error err) */
 int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
 		       int err);
+int daxfs_refresh_peeked(struct inode *inode, const struct daxfs_peek *pk,
+			 int err, u64 *change);
 int daxfs_k_kill_privs(struct inode *inode);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);

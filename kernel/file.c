@@ -112,7 +112,7 @@ static u64 daxfs_write_actor(void *p, void *dst, u64 len)
  * (docs/kernel.md "User buffers").
  */
 static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
-			      struct daxfs_io *io, struct daxfs_attr *attr)
+			      struct daxfs_io *io, struct daxfs_peek *pk)
 {
 	s64 n;
 
@@ -123,10 +123,10 @@ static s64 daxfs_read_nofault(struct inode *inode, loff_t pos, size_t len,
 	 * gate's seqlock, which plain writes do not disturb (docs/modes.md
 	 * "Who is covered") */
 	pagefault_disable();
-	n = daxfs_read_atomic_attr(DAXFS_FS(inode->i_sb), inode->i_ino,
+	n = daxfs_read_atomic_peek(DAXFS_FS(inode->i_sb), inode->i_ino,
 				   &DAXFS_I(inode)->fc, pos, len,
 				   daxfs_read_actor, daxfs_read_restart, io,
-				   attr);
+				   pk);
 	pagefault_enable();
 	return n;
 }
@@ -136,7 +136,7 @@ static ssize_t daxfs_read_locked(struct kiocb *iocb, struct iov_iter *to)
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_io io = { .iter = to, .sbi = DAXFS_SB(inode->i_sb) };
 	size_t count = iov_iter_count(to), done = 0, left;
-	struct daxfs_attr a = { .ino = 0 }, *fresh = &a;
+	struct daxfs_peek pk = { .mode = 0 }, *fresh = &pk;
 	s64 n;
 	int err;
 
@@ -148,19 +148,22 @@ static ssize_t daxfs_read_locked(struct kiocb *iocb, struct iov_iter *to)
 		return -EIO;
 	for (;;) {
 		left = count - done;
-		/* the first op also loads size and times (other hosts may
-		 * have written): the refresh needs no op of its own */
+		/* the first op also peeks at the inode (other hosts may
+		 * have written): a refresh makes an op of its own only when
+		 * what it loaded differs from what the inode holds */
 		n = daxfs_read_nofault(inode, iocb->ki_pos, left, &io, fresh);
 		if (fresh) {
+			u64 change;
+
 			fresh = NULL;
-			err = daxfs_refresh_from(inode, a.ino ? &a : NULL,
-						 a.ino ? 0 : (int)n);
+			err = daxfs_refresh_peeked(inode, pk.mode ? &pk : NULL,
+						   (int)n, &change);
 			if (err)
 				return err;
 			/* cheap unless the file changed: mappings here then
 			 * see the write too */
 			if (READ_ONCE(DAXFS_I(inode)->nr_vmas))
-				daxfs_mmap_revalidate(inode, a.change, false);
+				daxfs_mmap_revalidate(inode, change, false);
 		}
 		if (n < 0) {
 			if (done)

@@ -428,6 +428,25 @@ int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
 	return refresh_apply(inode, a, a ? 0 : err, ~0ULL);
 }
 
+/*
+ * After a read that peeked at the inode in its own op (pk; NULL when the
+ * op found none, err then its error): nothing when the peek matches what
+ * the inode holds, else a refresh in an op of its own.  *change gets the
+ * change counter the inode now answers for.
+ */
+int daxfs_refresh_peeked(struct inode *inode, const struct daxfs_peek *pk,
+			 int err, u64 *change)
+{
+	if (pk && attrs_match(inode, pk)) {
+		*change = pk->change;
+		return 0;
+	}
+	*change = 0;
+	if (!pk)
+		return daxfs_refresh_from(inode, NULL, err);
+	return daxfs_refresh_inode_change(inode, change);
+}
+
 /* A refresh with the attributes a namespace op loaded in its own op, or
  * one of its own if it loaded none (ino 0). */
 static int refresh_with(struct inode *inode, const struct daxfs_attr *a)
