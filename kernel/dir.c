@@ -89,7 +89,7 @@ static bool daxfs_rd_grow(struct daxfs_rd *rd)
 
 	if (rd->cap >= DAXFS_RDC_MAX)
 		return false;
-	nb = kvmalloc(cap, GFP_KERNEL_ACCOUNT);
+	nb = kvmalloc(cap, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!nb)
 		return false;
 	memcpy(nb, rd->buf, rd->used);
@@ -246,10 +246,19 @@ static int daxfs_k_iterate(struct file *file, struct dir_context *ctx)
 		goto emit;
 	/* the counter is loaded before the walk's first look */
 	whole = ctx->pos == 0 && !rdc_peek(inode, &change, &entries) && change;
-	rd.cap = whole ? rd_room(entries) : DAXFS_RD_BUF;
-	rd.buf = kvmalloc(rd.cap, GFP_KERNEL_ACCOUNT);
-	if (!rd.buf)
-		return -ENOMEM;
+	if (whole) {
+		rd.cap = rd_room(entries);
+		rd.buf = kvmalloc(rd.cap, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		/* no room for all of it (a tight memory cgroup): a buffer
+		 * at a time, as before there was a cache */
+		whole = rd.buf != NULL;
+	}
+	if (!whole) {
+		rd.cap = DAXFS_RD_BUF;
+		rd.buf = kvmalloc(rd.cap, GFP_KERNEL);
+		if (!rd.buf)
+			return -ENOMEM;
+	}
 	pos = ctx->pos;
 	while (pos != DAXFS_POS_EOF) {
 		if (!whole)

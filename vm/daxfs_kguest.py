@@ -813,7 +813,7 @@ def scen_aclx(args):
 
 LS_ROUNDS = 12
 LS_DIRS = ("/ls", "/ls2", "/big")
-LS_BIG = 1500       # names in /big: a listing longer than one getdents buffer
+LS_BIG = 1500       # name space of /big (750 made): a listing longer than one getdents buffer
 
 
 def ls_mode(r, path):
@@ -881,28 +881,42 @@ def listing_host(fs, rounds=LS_ROUNDS, seed=7):
         for _ in range(1 + rnd.randrange(4 if n % 3 else 1)):
             ls_step(r, rnd)
         fs_mark(fs, "H", f"lsH{n}", json.dumps(ls_expect(r)).encode())
+    # while the guest is part-way through a listing of /big
+    fs_wait(fs, ["lsA-mid"])
+    names = [e[0] for e in r.scandir("/big")]
+    for name in rnd.sample(names, 50):
+        r.unlink(f"/big/{name}")
+    for i in range(50):
+        r.write_file(f"/big/mid{i:03d}", b"m")
+    fs_mark(fs, "H", "lsH-mid")
+
+def getdents(fd, bufsize):
+    """One getdents64 call on fd with a buffer of bufsize bytes: [(name, ino)], [] at the
+    end."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(bufsize)
+    n = libc.syscall(217, fd, buf, bufsize)
+    check(n >= 0, f"getdents64: errno {ctypes.get_errno()}")
+    out, off = [], 0
+    while off < n:
+        ino, _, reclen = struct.unpack_from("<QqH", buf.raw, off)
+        out.append((buf.raw[off + 19:off + reclen].split(b"\0", 1)[0].decode(), ino))
+        off += reclen
+    return out
 
 
 def raw_listing(path, bufsize):
     """Every entry of directory path, "." and ".." included, as getdents64 hands them
     with a buffer of bufsize bytes (a small one: many calls, each going on from the
     position the last one ended at): [(name, ino)]."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    buf = ctypes.create_string_buffer(bufsize)
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     out = []
     try:
         while True:
-            n = libc.syscall(217, fd, buf, bufsize)        # getdents64
-            check(n >= 0, f"getdents64 {path}: errno {ctypes.get_errno()}")
-            if n == 0:
+            got = getdents(fd, bufsize)
+            if not got:
                 return out
-            off = 0
-            while off < n:
-                ino, _, reclen = struct.unpack_from("<QqH", buf.raw, off)
-                name = buf.raw[off + 19:off + reclen].split(b"\0", 1)[0].decode()
-                out.append((name, ino))
-                off += reclen
+            out += got
     finally:
         os.close(fd)
 
@@ -923,7 +937,7 @@ def ls_check(want, label):
 def scen_listing(args):
     """Guest A lists directories until its listings are kept (docs/kernel.md "Listings");
     host H changes them between rounds (creates, unlinks, renames within, in and out,
-    exchanges, links, mkdir, rmdir and moves of directories, symlinks, a directory of 1,500
+    exchanges, links, mkdir, rmdir and moves of directories, symlinks, a directory of 750
     names): the guest's next listing, through a large and a small getdents buffer, is
     what H sees, with no retry."""
     import json
@@ -946,7 +960,34 @@ def scen_listing(args):
         want = json.loads(fs.read(f"/sync/lsH{n}"))
         ls_check(want, f"round {n}")
         known = list(want["names"])
+    mid_listing(fs)
     result(listing="ok")
+
+
+def mid_listing(fs):
+    """A listing of /big (kept) goes on after host H removed 50 names and made 50: no
+    name twice, and every name there before and after listed (POSIX leaves only the
+    changed ones open)."""
+    before = {name for name, _ in raw_listing(p("big"), 32768)}
+    fd = os.open(p("big"), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        got = getdents(fd, 4096)
+        fs_mark(fs, "A", "lsA-mid")
+        fs_wait(fs, ["lsH-mid"], poll=0.01)
+        while True:
+            more = getdents(fd, 4096)
+            if not more:
+                break
+            got += more
+    finally:
+        os.close(fd)
+    after = {name for name, _ in raw_listing(p("big"), 32768)}
+    names = [name for name, _ in got]
+    dup = sorted({x for x in names if names.count(x) > 1})
+    check(not dup, f"a listing across another host's change named {dup[:5]} twice")
+    lost = sorted((before & after) - set(names))
+    check(not lost, f"a listing across another host's change missed {lost[:5]}")
+    check(len(after) == len(before), f"/big: {len(before)} names, then {len(after)}")
 
 
 def scen_put(args):

@@ -183,9 +183,11 @@ def test_kernel_kept_listings_follow_other_host(request, built):
     """A guest lists directories until daxfs.ko keeps their listings (trusted while the
     directory's change counter stands, docs/kernel.md "Listings"); between rounds host H
     creates, unlinks, renames (within, in, out, over, exchange), links, makes and removes
-    directories, moves them (their ".." changes) and changes a directory of 1,500 names:
+    directories, moves them (their ".." changes) and changes a directory of 750 names:
     the guest's next listing, through a 32 KiB and a 200-byte getdents buffer, holds what
-    H's does, inode numbers and ".." included (vm/daxfs_kguest.py scen_listing)."""
+    H's does, inode numbers and ".." included.  Then a listing of the 750 names that H
+    changes part-way through names nothing twice and misses nothing that stayed
+    (vm/daxfs_kguest.py scen_listing)."""
     with Cluster(label=request.node.name, size=SIZE, timeout=300) as c:
         mkfs(c.shm, "--lease-ms", "5000")
         rg = guest_with_host(c, "listing", lambda fs, r: kg.listing_host(fs))
