@@ -31,19 +31,15 @@
 static void read_peek(const struct daxfs_iref *ref, struct daxfs_peek *pk)
 {
 	const struct daxfs_base_inode *bip = ref->bip;
-	struct daxfs_inode *ip = ref->ip;
 
-	if (!ip) {
-		pk->mode = bip->mode;
-		pk->nlink = bip->nlink;
-		pk->size = bip->size;
-		pk->change = 0;
+	if (ref->ip) {
+		daxfs_record_peek(ref->ip, pk);
 		return;
 	}
-	pk->mode = daxfs_load32(&ip->mode);
-	pk->nlink = daxfs_load32(&ip->nlink);
-	pk->change = daxfs_load(&ip->change);
-	pk->size = daxfs_load(&ip->size);
+	pk->mode = bip->mode;
+	pk->nlink = bip->nlink;
+	pk->size = bip->size;
+	pk->change = 0;
 }
 
 static s64 read_once(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,

@@ -158,17 +158,10 @@ int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
 		    const struct daxfs_fcache *fc, struct daxfs_peek *pk)
 {
 	struct daxfs_fc_look lk;
-	struct daxfs_inode *ip;
 
 	if (daxfs_fc_look(fs, ino, fc, &lk))
 		return -EAGAIN;
-	ip = lk.ip;
-	pk->mode = daxfs_load32(&ip->mode);
-	pk->nlink = daxfs_load32(&ip->nlink);
-	pk->change = daxfs_load(&ip->change);
-	pk->size = DAXFS_IS_DIR(pk->mode) ?
-		   daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK :
-		   daxfs_load(&ip->size);
+	daxfs_record_peek(lk.ip, pk);
 	/* the loads above are acquires: none moves below this one */
 	return daxfs_fc_look_holds(fs, ino, &lk) ? 0 : -EAGAIN;
 }

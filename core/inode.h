@@ -91,6 +91,18 @@ int daxfs_fc_look(struct daxfs_fs *fs, u64 ino,
 		  const struct daxfs_fcache *fc, struct daxfs_fc_look *lk);
 bool daxfs_fc_look_holds(struct daxfs_fs *fs, u64 ino,
 			 const struct daxfs_fc_look *lk);
+/* What a peek loads from a record: mode, link count, change counter and
+ * size (a directory's: its entry count).  Acquires, in that order. */
+static inline void daxfs_record_peek(struct daxfs_inode *ip,
+				     struct daxfs_peek *pk)
+{
+	pk->mode = daxfs_load32(&ip->mode);
+	pk->nlink = daxfs_load32(&ip->nlink);
+	pk->change = daxfs_load(&ip->change);
+	pk->size = DAXFS_IS_DIR(pk->mode) ?
+		   daxfs_load(&ip->aux) & DAXFS_DIR_COUNT_MASK :
+		   daxfs_load(&ip->size);
+}
 /* The attributes of a resolved inode, as daxfs_getattr gives them. */
 int daxfs_iref_attr(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		    struct daxfs_attr *attr);

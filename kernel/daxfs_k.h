@@ -218,6 +218,8 @@ int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops,
 /* the refresh with what a read's op loaded: a (NULL: that op's error err) */
 int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
 		       int err);
+/* the refresh after a read's peek pk (NULL: that op's error err): an op
+ * only when pk differs from the inode; *change: the counter it answers for */
 int daxfs_refresh_peeked(struct inode *inode, const struct daxfs_peek *pk,
 			 int err, u64 *change);
 int daxfs_k_kill_privs(struct inode *inode);

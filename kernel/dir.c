@@ -83,9 +83,8 @@ static bool daxfs_rd_emit(const char *buf, u32 used, struct dir_context *ctx)
  * without memory (the walk then goes on a buffer at a time). */
 static bool daxfs_rd_grow(struct daxfs_rd *rd)
 {
-	char *nb;
-
 	u32 cap = rd->cap * 2 < DAXFS_RDC_MAX ? rd->cap * 2 : DAXFS_RDC_MAX;
+	char *nb;
 
 	if (rd->cap >= DAXFS_RDC_MAX)
 		return false;
