@@ -71,10 +71,14 @@ s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
 int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 		     bool unwritten, u64 *off);
 
-/* The caller's bytes for [a, b) of the file into dst, one page per actor
- * call, each after a look at the fence (*err = -ESTALE when fenced), and
- * one store fence after them all (daxfs_stream_fence); returns the bytes
- * copied. */
+/* The most a write copies per actor call, between two looks at the fence
+ * (docs/hosts.md "Fencing"): a power of two, at least a page. */
+#define DAXFS_COPY_CHUNK	(16u * DAXFS_BLOCK_SIZE)
+
+/* The caller's bytes for [a, b) of the file into dst, a chunk of at most
+ * DAXFS_COPY_CHUNK per actor call, each after a look at the fence (*err =
+ * -ESTALE when fenced), and one store fence after them all
+ * (daxfs_stream_fence); returns the bytes copied. */
 u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 		      void *ctx, u8 *dst, u64 a, u64 b, int *err);
 

@@ -174,6 +174,31 @@ static bool run_flush(struct rrun *r, daxfs_read_actor_t actor, void *ctx,
 	return true;
 }
 
+/*
+ * Where the pages that follow block blk's (word s, a valid page) in the
+ * leaf stop being contiguous with it, as a byte offset of the file (at
+ * most the leaf's end, and no further than needed for end): a read of
+ * many pages takes them as one piece instead of one loop step each.  The
+ * span's pages are checked with one daxfs_ptr of the whole span; a word
+ * that differs in any bit (the unwritten flag included) ends it.
+ */
+static u64 span_end(struct daxfs_fs *fs, const u64 *slots, u64 lo, u64 hi,
+		    u64 blk, u64 s, u64 end)
+{
+	u64 lim = ((end - 1) >> DAXFS_BLOCK_SHIFT) + 1, b = blk + 1;
+
+	if (lim > hi)
+		lim = hi;
+	while (b < lim && daxfs_load(&slots[b - lo]) ==
+			  s + ((b - blk) << DAXFS_BLOCK_SHIFT))
+		b++;
+	if (b > blk + 1 &&
+	    !daxfs_ptr(fs, s & ~(u64)DAXFS_RADIX_UNWRITTEN,
+		       (b - blk) << DAXFS_BLOCK_SHIFT, BLK))
+		b = blk + 1;	/* past the pool: each page checked alone */
+	return b << DAXFS_BLOCK_SHIFT;
+}
+
 s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
 		    const struct fview *vp, u64 off, u64 len,
 		    daxfs_read_actor_t actor, void *ctx)
@@ -213,6 +238,9 @@ s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
 				src = p + (pos & BLK_LO);
 			if (p && pages)
 				hole_to = hi << DAXFS_BLOCK_SHIFT;
+			else if (p)
+				hole_to = span_end(fs, slots, lo, hi, blk, s,
+						   end);
 		} else {
 			hole_to = hi << DAXFS_BLOCK_SHIFT;
 		}
@@ -361,30 +389,33 @@ void daxfs_size_max(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 want)
 
 /*
  * The caller's bytes for [a, b) of the file into dst (the pages of those
- * blocks, contiguous), one page per actor call with the fence before each:
- * a host declared dead must not write into a page that recovery freed (a
- * held page) or that reclaim freed since recovery dropped our epoch, as
- * someone may reuse it.  Returns the bytes copied; *err = -ESTALE when
- * fenced.
+ * blocks, contiguous), a chunk of up to DAXFS_COPY_CHUNK bytes per actor
+ * call with the fence before each: a host declared dead must not write
+ * into a page that recovery freed (a held page) or that reclaim freed
+ * since recovery dropped our epoch, as someone may reuse it.  What a host
+ * paused inside a chunk's copy stores when it resumes is the window
+ * docs/hosts.md "Fencing" leaves; a chunk bounds it.  Returns the bytes
+ * copied; *err = -ESTALE when fenced.
  */
 u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 		      void *ctx, u8 *dst, u64 a, u64 b, int *err)
 {
-	u64 done = 0, n, c;
+	u64 done = 0, n, c, f;
 
 	while (a + done < b) {
-		/* fault the page in first unless known mapped (mapped.h):
-		 * a task's stop is taken on the way out of a page fault, so
-		 * a fault inside the copy would put the copy after the fence
-		 * in time; this way only the copy itself is */
-		daxfs_fault_in_page(op->fs, dst + done);
+		n = DAXFS_COPY_CHUNK - ((a + done) & (DAXFS_COPY_CHUNK - 1));
+		if (n > b - a - done)
+			n = b - a - done;
+		/* fault the chunk's pages in first unless known mapped
+		 * (mapped.h): a task's stop is taken on the way out of a page
+		 * fault, so a fault inside the copy would put the copy after
+		 * the fence in time; this way only the copy itself is */
+		for (f = 0; f < n; f += BLK - ((a + done + f) & BLK_LO))
+			daxfs_fault_in_page(op->fs, dst + done + f);
 		if (daxfs_fenced(op)) {
 			*err = -ESTALE;
 			break;
 		}
-		n = BLK - ((a + done) & BLK_LO);
-		if (n > b - a - done)
-			n = b - a - done;
 		c = actor(ctx, dst + done, n);
 		if (c > n)
 			c = n;
@@ -745,6 +776,13 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v,
 			run_end = (blk + 1) << DAXFS_BLOCK_SHIFT;
 			while (run_end < end) {
 				nb = run_end >> DAXFS_BLOCK_SHIFT;
+				q = daxfs_rcur_contig(lf, nb, pg + (nb - blk) * BLK,
+						      ((end - 1) >> DAXFS_BLOCK_SHIFT) + 1);
+				if (q) {
+					run_end += q << DAXFS_BLOCK_SHIFT;
+					continue;
+				}
+				/* the next leaf, or an unwritten page */
 				err = daxfs_rcur_page_w(op, ip, lf, nb, &q);
 				if (err || q != pg + (nb - blk) * BLK)
 					break;

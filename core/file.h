@@ -185,6 +185,36 @@ int daxfs_rcur_page(struct daxfs_fs *fs, struct daxfs_inode *ip,
 int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
 		      struct daxfs_rcur *lf, u64 blk, u64 *page);
 
+/*
+ * How many blocks from blk on (below lim, inside the cached leaf) hold
+ * the pages pg, pg + BLK, ... written: plain loads of the leaf the cursor
+ * already holds, no walk and no CAS.  A rewrite of many pages finds its
+ * contiguous span this way; it stops at a slot that differs in any bit
+ * (another page, a hole, SEALED, the unwritten flag), where
+ * daxfs_rcur_page_w takes over.  The caller checks the span's pages with
+ * one daxfs_ptr of the whole span.
+ */
+static inline u64 daxfs_rcur_contig(const struct daxfs_rcur *lf, u64 blk,
+				    u64 pg, u64 lim)
+{
+	u64 b;
+
+	if (blk < lf->lo || blk >= lf->hi)
+		return 0;
+	if (lim > lf->hi)
+		lim = lf->hi;
+	if (!lf->slots) {
+		/* a run's pages are contiguous and never unwritten */
+		if (!lf->run || daxfs_leaf_word(NULL, lf->run, lf->lo, blk) != pg)
+			return 0;
+		return lim - blk;
+	}
+	for (b = blk; b < lim; b++, pg += DAXFS_BLOCK_SIZE)
+		if (daxfs_load(&lf->slots[b - lf->lo]) != pg)
+			break;
+	return b - blk;
+}
+
 /* daxfs_radix_prepare through the cursor: a block inside the cached leaf
  * (the usual append) needs no walk, and the leaf stays cached for the
  * write that follows in the same op. */

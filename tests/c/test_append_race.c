@@ -20,7 +20,7 @@ struct race {
 	struct wsrc w;
 	struct daxfs_fs *other;
 	u64 ino;
-	u64 at_call;		/* run it before this actor call (1 = first) */
+	u64 at_byte;		/* run it when the copy reaches this byte */
 	int (*call)(struct race *r);
 	u64 arg, arg2;		/* the call's size / offset */
 	int ret;
@@ -51,21 +51,33 @@ static void wait_gate_closed(struct race *r)
 		sched_yield();
 }
 
+static void race_start(struct race *r)
+{
+	r->ran = true;
+	if (r->threaded) {
+		CHECK_EQ(pthread_create(&r->th, NULL, race_thread, r), 0);
+		wait_gate_closed(r);
+	} else {
+		r->ret = r->call(r);
+	}
+}
+
+/* Copies as asked, with the other host's call made once the copy has
+ * reached byte at_byte of the write: at a byte, not at an actor call, as
+ * the core copies many pages per call (DAXFS_COPY_CHUNK). */
 static u64 race_actor(void *ctx, void *dst, u64 len)
 {
 	struct race *r = ctx;
+	u64 k, c;
 
-	if (!r->ran && r->w.calls + 1 == r->at_call) {
-		r->ran = true;
-		if (r->threaded) {
-			CHECK_EQ(pthread_create(&r->th, NULL, race_thread, r),
-				 0);
-			wait_gate_closed(r);
-		} else {
-			r->ret = r->call(r);
-		}
-	}
-	return w_actor(&r->w, dst, len);
+	if (r->ran || r->at_byte < r->w.done || r->at_byte >= r->w.done + len)
+		return w_actor(&r->w, dst, len);
+	k = r->at_byte - r->w.done;
+	c = k ? w_actor(&r->w, dst, k) : 0;
+	if (c < k)
+		return c;
+	race_start(r);
+	return c + w_actor(&r->w, (u8 *)dst + k, len - k);
 }
 
 /* The threaded call is done. */
@@ -121,7 +133,7 @@ static u64 file_of(struct daxfs_fs *fs, u8 c, u64 n)
 
 /*
  * An append of len B's to a file of 100 A's; the other host truncates to
- * t from actor call `at` on.  The append reserved [100, 100 + len) and
+ * t once the copy reached byte `at` of the append.  The append reserved [100, 100 + len) and
  * is in the gate, so the truncate waits for it: append-then-truncate,
  * size t, the B's below t.
  * Growing the file again must show zeros, never the cut B's.
@@ -131,7 +143,7 @@ static void append_cut(struct daxfs_fs *fs, struct daxfs_fs *fs2, u64 len,
 {
 	u64 ino = file_of(fs, 'A', 100), pos = 0;
 	struct race r = { .w = { src, 0, 0, 0 }, .other = fs2, .ino = ino,
-			  .at_call = at, .call = do_truncate, .arg = t,
+			  .at_byte = at, .call = do_truncate, .arg = t,
 			  .threaded = true };
 	u64 grow = 100 + len + 8192;
 	s64 w;
@@ -160,12 +172,14 @@ static void test_append_truncate(void)
 	void *r = t_setup(&fs, REGION, NULL);
 
 	CHECK_EQ(t_join(&fs2, r, REGION), 0);
-	append_cut(&fs, &fs2, 5000, 1, 50);	/* below the append */
-	append_cut(&fs, &fs2, 5000, 1, 0);	/* logrotate copytruncate */
-	append_cut(&fs, &fs2, 5000, 1, 100);	/* exactly at its start */
-	append_cut(&fs, &fs2, 5000, 1, 3000);	/* inside its range */
-	append_cut(&fs, &fs2, 20000, 2, 6000);	/* after its first page */
-	append_cut(&fs, &fs2, 20000, 3, 50);
+	append_cut(&fs, &fs2, 5000, 0, 50);	/* below the append */
+	append_cut(&fs, &fs2, 5000, 0, 0);	/* logrotate copytruncate */
+	append_cut(&fs, &fs2, 5000, 0, 100);	/* exactly at its start */
+	append_cut(&fs, &fs2, 5000, 0, 3000);	/* inside its range */
+	/* after its first page (it starts at 100), after its second */
+	append_cut(&fs, &fs2, 20000, 3996, 6000);
+	append_cut(&fs, &fs2, 20000, 8092, 50);
+	append_cut(&fs, &fs2, 20000, 10000, 5000);	/* mid-page */
 	daxfs_host_leave(&fs2);
 	daxfs_host_leave(&fs);
 	t_region_free(r, REGION);
@@ -187,7 +201,7 @@ static void test_pwrite_truncate(void)
 	CHECK_EQ(t_join(&fs2, r, REGION), 0);
 	ino = file_of(&fs, 'A', 12288);
 	rc = (struct race){ .w = { src, 0, 0, 0 }, .other = &fs2, .ino = ino,
-			    .at_call = 2, .call = do_truncate, .arg = 100,
+			    .at_byte = 4096, .call = do_truncate, .arg = 100,
 			    .threaded = true };
 	memset(src, 'P', 12288);
 	w = daxfs_write(&fs, ino, 0, 12288, 0, race_actor, &rc, NULL);
@@ -221,7 +235,7 @@ static void test_short_append_giveback(void)
 	CHECK_EQ(t_join(&fs2, r, REGION), 0);
 	ino = file_of(&fs, 'A', 100);
 	rc = (struct race){ .w = { src, 0, 0, 5000 }, .other = &fs2,
-			    .ino = ino, .at_call = 1, .call = do_pwrite,
+			    .ino = ino, .at_byte = 0, .call = do_pwrite,
 			    .arg = 100, .arg2 = 9000 };
 	memset(src, 'B', 9000);
 	w = daxfs_write(&fs, ino, 0, 9000, DAXFS_WRITE_APPEND, race_actor,
