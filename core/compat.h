@@ -194,6 +194,9 @@ static inline void daxfs_fault_in_write(void *p)
 {
 }
 
+/* So daxfs_copy_fenced walks no target pages at all (core/mapped.h). */
+#define DAXFS_WRITE_FAULTS	0
+
 /* The kernel maps the whole region at mount: nothing to populate (and
  * nothing to record as mapped: core/mapped.h). */
 static inline bool daxfs_populate(void *p, u64 len)
@@ -577,6 +580,10 @@ static inline void daxfs_fault_in_write(void *p)
 {
 	(void)*(volatile const u8 *)p;
 }
+
+/* A store into the region can fault: daxfs_copy_fenced faults the target
+ * pages in before its fence look (core/mapped.h). */
+#define DAXFS_WRITE_FAULTS	1
 
 /*
  * Maps [p, p + len) of the region into this process's page tables in one

@@ -410,7 +410,8 @@ u64 daxfs_copy_fenced(struct daxfs_op *op, daxfs_write_actor_t actor,
 		 * (mapped.h): a task's stop is taken on the way out of a page
 		 * fault, so a fault inside the copy would put the copy after
 		 * the fence in time; this way only the copy itself is */
-		for (f = 0; f < n; f += BLK - ((a + done + f) & BLK_LO))
+		for (f = 0; DAXFS_WRITE_FAULTS && f < n;
+		     f += BLK - ((a + done + f) & BLK_LO))
 			daxfs_fault_in_page(op->fs, dst + done + f);
 		if (daxfs_fenced(op)) {
 			*err = -ESTALE;

@@ -299,9 +299,13 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			}
 			left = n;
 			io.iter = &src.iter;
-		} else if (fault_in_iov_iter_readable(from, left) == left) {
-			/* the whole buffer, with no claim held */
-			io.fault = true;
+		} else if (io.fault &&
+			   fault_in_iov_iter_readable(from, left) == left) {
+			/* the rest of the buffer, with no claim held, once a
+			 * copy met a page not present: a buffer the program
+			 * just wrote to (the usual one) is copied without
+			 * the walk of its pages first, as ext4's DAX path
+			 * copies */
 			break;
 		}
 		n = daxfs_write_nofault(iocb, &io, flags, &pos, &a);

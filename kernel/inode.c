@@ -325,8 +325,11 @@ static bool own_write_only(struct inode *inode, const struct daxfs_attr *a)
 	spin_lock(&inode->i_lock);
 	i_size_write(inode, a->size);
 	inode->i_blocks = a->blocks << (DAXFS_BLOCK_SHIFT - 9);
-	daxfs_set_inode_times(inode, ns_to_ts(a->atime_ns),
-			      ns_to_ts(a->mtime_ns), ns_to_ts(a->ctime_ns));
+	if (!daxfs_inode_times_are(inode, a->atime_ns, a->mtime_ns,
+				   a->ctime_ns))
+		daxfs_set_inode_times(inode, ns_to_ts(a->atime_ns),
+				      ns_to_ts(a->mtime_ns),
+				      ns_to_ts(a->ctime_ns));
 	ei->change = a->change;
 	spin_unlock(&inode->i_lock);
 	return true;
@@ -770,14 +773,12 @@ static umode_t daxfs_setattr_kill(struct inode *inode, const struct iattr *iattr
  * set-id bits of the region's mode, refreshed by the caller, unless the
  * writer may keep them.
  */
-int daxfs_k_kill_privs(struct inode *inode)
+static noinline int kill_privs(struct inode *inode, umode_t kill)
 {
 	struct daxfs_attr a = {};
-	umode_t kill;
 	int err;
 
-	kill = daxfs_setid_bits(DAXFS_I(inode)->mode);
-	if (!kill || capable(CAP_FSETID))
+	if (capable(CAP_FSETID))
 		return 0;
 	a.mode = DAXFS_I(inode)->mode & ~kill;
 	err = daxfs_setattr(DAXFS_FS(inode->i_sb), inode->i_ino,
@@ -785,6 +786,15 @@ int daxfs_k_kill_privs(struct inode *inode)
 	if (err)
 		return daxfs_kerr(inode->i_sb, err, "setattr");
 	return daxfs_refresh_inode(inode);
+}
+
+/* Every write calls it: the usual file has no set-id bit, and its call
+ * stops at one look at the mode (kill_privs makes the frame). */
+int daxfs_k_kill_privs(struct inode *inode)
+{
+	umode_t kill = daxfs_setid_bits(READ_ONCE(DAXFS_I(inode)->mode));
+
+	return kill ? kill_privs(inode, kill) : 0;
 }
 
 int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *iattr)

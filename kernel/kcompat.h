@@ -57,6 +57,28 @@ static inline void daxfs_vma_set_flags(struct vm_area_struct *vma, unsigned long
 #endif
 }
 
+/* Whether the inode's times are already a, m and c (ns): a write within
+ * its stamp's grain leaves them, and the refresh after it need not turn
+ * them into timespecs again.  6.6/6.7: the accessors. */
+static inline bool daxfs_inode_times_are(struct inode *inode, s64 a, s64 m,
+					 s64 c)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	struct timespec64 ta = inode_get_atime(inode);
+	struct timespec64 tm = inode_get_mtime(inode);
+#else
+	struct timespec64 ta = inode->i_atime, tm = inode->i_mtime;
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	struct timespec64 tc = inode_get_ctime(inode);
+#else
+	struct timespec64 tc = inode->i_ctime;
+#endif
+
+	return timespec64_to_ns(&tm) == m && timespec64_to_ns(&tc) == c &&
+	       timespec64_to_ns(&ta) == a;
+}
+
 /* 6.6/6.7: inode timestamps moved behind accessors */
 static inline void daxfs_set_inode_times(struct inode *inode, struct timespec64 a,
 					 struct timespec64 m, struct timespec64 c)

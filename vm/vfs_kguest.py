@@ -45,7 +45,9 @@ Scenarios:
             shared memfd mapping) another thread keeps zapping (MADV_DONTNEED): the
             copy then faults after the kernel faulted the buffer in; every write is
             whole and contiguous, the file exactly the bytes written, no zero gap;
-            then preadv into those pages reads the bytes whole
+            then preadv into those pages reads the bytes whole; pwrites
+            from pages not present, half readable (a short count) and not
+            readable (EFAULT, the file unchanged)
   chattr    ROLE (A or B, two guests; barriers are files in MNT/chs): A makes MNT/ch/f
             and MNT/ch/d; B opens f for writing and maps it shared and writable; A runs
             `chattr +i f` and `chattr +a d`; B sees both with lsattr, and its write
@@ -735,7 +737,50 @@ def scen_appendfault(mnt, appends="150", chunk="1048576"):
         check(f.read() == data + data[7:chunk], "appends from a mapping differ")
     os.unlink(x)
     os.unlink(y)
+    bad_buffers(mnt)
     result(appendfault="ok")
+
+
+def bad_buffers(mnt):
+    """pwrite from pages not present (a fresh anonymous mapping: zeros), from
+    a buffer whose second page may not be read (the first page lands, a short
+    count), and from one that may not be read at all (EFAULT, the file as it
+    was: size and blocks): the kernel's first op copies without a fault-in."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pg = mmap.PAGESIZE
+    p = os.path.join(mnt, "badbuf")
+    fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.pwrite(fd, b"\x5a" * (3 * pg), 0)
+    fresh = mmap.mmap(-1, 64 * pg)
+    check(os.pwrite(fd, fresh, pg) == 64 * pg, "pwrite from fresh pages short")
+    check(os.pread(fd, 64 * pg, pg) == bytes(64 * pg), "fresh pages not zeros")
+    fresh.close()
+    half = mmap.mmap(-1, 2 * pg)
+    half[:] = b"\xa5" * (2 * pg)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(half))
+    check(libc.mprotect(ctypes.c_void_p(addr + pg), pg, 0) == 0, "mprotect")
+    end = 80 * pg
+    got = os.pwrite(fd, half, end)
+    check(got == pg, f"pwrite half readable: {got}, not {pg}")
+    check(os.fstat(fd).st_size == end + pg,
+          f"size {os.fstat(fd).st_size} after a short pwrite")
+    check(os.pread(fd, pg, end) == b"\xa5" * pg, "short pwrite's bytes")
+    check(libc.mprotect(ctypes.c_void_p(addr), pg, 0) == 0, "mprotect")
+    before = os.fstat(fd)
+    for off in (0, 200 * pg):     # over bytes, and into a hole past EOF
+        try:
+            got = os.pwrite(fd, half, off)
+            check(False, f"pwrite from an unreadable buffer wrote {got}")
+        except OSError as e:
+            check(e.errno == errno.EFAULT, f"unreadable buffer: {e}")
+    after = os.fstat(fd)
+    check((after.st_size, after.st_blocks) == (before.st_size, before.st_blocks),
+          f"EFAULT changed the file: {before.st_size}/{before.st_blocks} -> "
+          f"{after.st_size}/{after.st_blocks}")
+    check(os.pread(fd, pg, 0) == b"\x5a" * pg, "EFAULT changed the bytes")
+    os.close(fd)
+    os.unlink(p)
+    result(badbuf="ok")
 
 
 FS_IOC_SHUTDOWN = 0x8004587D		# _IOR('X', 125, __u32): godown's

@@ -147,7 +147,10 @@ def test_kernel_write_whole_when_source_page_goes(request, built):
     buffer in, then copies with page faults off, and the copy can stop partway.  150
     appends and 150 pwrites of 1 MiB, on two vCPUs: each returns its whole count, the
     file is exactly the bytes written (an append that went on at the new end of the
-    file left a zero gap); reads into such pages get the file's bytes; fsck clean."""
+    file left a zero gap); reads into such pages get the file's bytes.  Then pwrites
+    from a fresh anonymous mapping (zeros), from a buffer with an unreadable second
+    page (one page written, size to match) and from an unreadable one (EFAULT, over
+    bytes and past EOF: size, blocks and bytes as they were); fsck clean."""
     one_scenario(request, "appendfault", size=512 << 20)
 
 
