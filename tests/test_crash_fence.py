@@ -43,7 +43,8 @@ LEASE_MS = 300
 SIZE = 48 * env.MiB
 NOPS = 400
 SEED = 21
-# the workload makes about 24,000 fence checks (tests/test_shutdown.py)
+# the workload makes about 26,000 fence checks (25,944 on 2026-12-02;
+# tests/test_shutdown.py)
 FENCE_HITS = list(range(1, 22000, 733))
 
 # residual codes and how far from right each may be (have - want)
@@ -87,9 +88,9 @@ def test_killed_at_fence(crash_build, region, tally, nth):
                         crash_log=region + ".points")
     _, err = p.communicate(timeout=120)
     done, inflight, finished = cl.read_log(region + ".log")
-    if finished:
-        assert p.returncode == 0, err.decode()[-3000:]
-        pytest.skip("the workload made fewer than %d fence checks" % nth)
+    # FENCE_HITS is spread over the workload's count: a case past its end
+    # means the workload shrank and the list must be spread again
+    assert not finished, "the workload made fewer than %d fence checks" % nth
     assert p.returncode == -9, "victim: %s %s" % (p.returncode, err.decode()[-3000:])
     with daxfs.Region(region) as r:
         states = cl.wait_recovered(r, LEASE_MS)
