@@ -179,8 +179,7 @@ static bool run_flush(struct rrun *r, daxfs_read_actor_t actor, void *ctx,
  * leaf stop being contiguous with it, as a byte offset of the file (at
  * most the leaf's end, and no further than needed for end): a read of
  * many pages takes them as one piece instead of one loop step each.  The
- * span's pages are checked with one daxfs_ptr of the whole span; a word
- * that differs in any bit (the unwritten flag included) ends it.
+ * span's pages are checked with one daxfs_ptr of the whole span.
  */
 static u64 span_end(struct daxfs_fs *fs, const u64 *slots, u64 lo, u64 hi,
 		    u64 blk, u64 s, u64 end)
@@ -189,9 +188,8 @@ static u64 span_end(struct daxfs_fs *fs, const u64 *slots, u64 lo, u64 hi,
 
 	if (lim > hi)
 		lim = hi;
-	while (b < lim && daxfs_load(&slots[b - lo]) ==
-			  s + ((b - blk) << DAXFS_BLOCK_SHIFT))
-		b++;
+	if (b < lim)
+		b += daxfs_slots_contig(slots, lo, b, s + BLK, lim);
 	if (b > blk + 1 &&
 	    !daxfs_ptr(fs, s & ~(u64)DAXFS_RADIX_UNWRITTEN,
 		       (b - blk) << DAXFS_BLOCK_SHIFT, BLK))

@@ -186,19 +186,32 @@ int daxfs_rcur_page_w(struct daxfs_op *op, struct daxfs_inode *ip,
 		      struct daxfs_rcur *lf, u64 blk, u64 *page);
 
 /*
- * How many blocks from blk on (below lim, inside the cached leaf) hold
- * the pages pg, pg + BLK, ... written: plain loads of the leaf the cursor
- * already holds, no walk and no CAS.  A rewrite of many pages finds its
- * contiguous span this way; it stops at a slot that differs in any bit
- * (another page, a hole, SEALED, the unwritten flag), where
- * daxfs_rcur_page_w takes over.  The caller checks the span's pages with
- * one daxfs_ptr of the whole span.
+ * How many blocks from blk on (below lim) have the leaf words w, w + BLK,
+ * w + 2 BLK, ... in slots (which start at block lo): plain loads, no walk
+ * and no CAS.  A word that differs in any bit (another page, a hole,
+ * SEALED, the unwritten flag) ends the span.  The caller checks the
+ * span's pages with one daxfs_ptr of the whole span.
+ */
+static inline u64 daxfs_slots_contig(const u64 *slots, u64 lo, u64 blk,
+				     u64 w, u64 lim)
+{
+	u64 b;
+
+	for (b = blk; b < lim; b++, w += DAXFS_BLOCK_SIZE)
+		if (daxfs_load(&slots[b - lo]) != w)
+			break;
+	return b - blk;
+}
+
+/*
+ * daxfs_slots_contig in the leaf the cursor holds, for a rewrite of many
+ * pages: how many blocks from blk on hold the written pages pg, pg + BLK,
+ * ...; where it stops, daxfs_rcur_page_w takes over (the next leaf, an
+ * unwritten page).
  */
 static inline u64 daxfs_rcur_contig(const struct daxfs_rcur *lf, u64 blk,
 				    u64 pg, u64 lim)
 {
-	u64 b;
-
 	if (blk < lf->lo || blk >= lf->hi)
 		return 0;
 	if (lim > lf->hi)
@@ -209,10 +222,7 @@ static inline u64 daxfs_rcur_contig(const struct daxfs_rcur *lf, u64 blk,
 			return 0;
 		return lim - blk;
 	}
-	for (b = blk; b < lim; b++, pg += DAXFS_BLOCK_SIZE)
-		if (daxfs_load(&lf->slots[b - lf->lo]) != pg)
-			break;
-	return b - blk;
+	return daxfs_slots_contig(lf->slots, lf->lo, blk, pg, lim);
 }
 
 /* daxfs_radix_prepare through the cursor: a block inside the cached leaf
