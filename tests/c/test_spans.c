@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Contiguous spans of a file's pages (docs/files.md "Runs", "What is
- * left"): a rewrite finds the pages that follow its first one in the leaf
+ * Contiguous spans of a file's pages (docs/files.md "Leaf cursor",
+ * "Spans"): a rewrite finds the pages that follow its first one in the leaf
  * with plain loads (daxfs_rcur_contig) and copies a chunk of up to
  * DAXFS_COPY_CHUNK per actor call; a read takes such pages as one piece
  * (span_end).  Both must stop exactly where the layout stops being
@@ -131,13 +131,10 @@ static void test_rewrite_read_layouts(void)
 	/* every page, one at a time */
 	for (i = 0; i < FILE_SIZE; i += PAGE)
 		expect(&fs, ino, i, PAGE);
-	/* a rewrite of a span that is contiguous copies in whole chunks */
+	/* the start, rewritten whole, then read whole */
 	end = 64 * PAGE;
 	fill_random(buf, end);
 	CHECK_EQ(t_pwrite(&fs, ino, buf, end, 0), (s64)end);
-	c = (struct counted){ .w = { buf, 0, 0, 0 } };
-	CHECK_EQ(daxfs_write(&fs, ino, 0, end, 0, counted_actor, &c, NULL),
-		 (s64)end);
 	memcpy(model, buf, end);
 	expect(&fs, ino, 0, FILE_SIZE);
 	daxfs_host_leave(&fs);
@@ -152,6 +149,48 @@ static struct daxfs_radix_node *leaf_of(struct daxfs_fs *fs, u64 ino)
 
 	CHECK_EQ(root & DAXFS_RADIX_HEIGHT_MASK, 1);
 	return daxfs_ptr(fs, root & ~DAXFS_RADIX_HEIGHT_MASK, PAGE, PAGE);
+}
+
+/*
+ * A rewrite's actor calls, counted against the leaf: a call ends at a
+ * DAXFS_COPY_CHUNK boundary of the file or where the next page is not
+ * the next one of the pool, nowhere else.  64 pages written at once (one
+ * batch) and 32 more interleaved page by page with another file's.
+ */
+static void test_chunk_calls(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 ino = t_mkreg(&fs, 1, "f"), other = t_mkreg(&fs, 1, "o");
+	u64 pages = 96, b, want = 0, chunk = DAXFS_COPY_CHUNK / PAGE;
+	struct daxfs_radix_node *leaf;
+	struct counted c;
+
+	fill_random(buf, pages * PAGE);
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 64 * PAGE, 0), 64 * PAGE);
+	for (b = 64; b < pages; b++) {
+		CHECK_EQ(t_pwrite(&fs, ino, buf + b * PAGE, PAGE, b * PAGE),
+			 PAGE);
+		CHECK_EQ(t_pwrite(&fs, other, "x", 1, b * PAGE), 1);
+	}
+	leaf = leaf_of(&fs, ino);
+	for (b = 0; b < pages; b++)
+		want += b % chunk == 0 ||
+			daxfs_load(&leaf->slot[b]) !=
+			daxfs_load(&leaf->slot[b - 1]) + PAGE;
+	fill_random(buf, pages * PAGE);
+	c = (struct counted){ .w = { buf, 0, 0, 0 } };
+	CHECK_EQ(daxfs_write(&fs, ino, 0, pages * PAGE, 0, counted_actor, &c,
+			     NULL), (s64)(pages * PAGE));
+	CHECK_EQ(c.w.calls, want);
+	/* the batch's pages went in whole chunks, the interleaved one by one */
+	CHECK(c.longest > PAGE);
+	CHECK(want < pages);
+	memcpy(model, buf, pages * PAGE);
+	expect(&fs, ino, 0, pages * PAGE);
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
 }
 
 /* Slots 0 and 1 garbled into "the pool's last page, then the page after
@@ -174,8 +213,8 @@ static void test_span_past_pool(void)
 	CHECK(n == -EUCLEAN || n == PAGE);
 	n = t_pwrite(&fs, ino, buf, 2 * PAGE, 0);
 	CHECK(n == -EUCLEAN || n == PAGE);
-	/* the garbled slots go back: the file's own pages are leaked, which
-	 * is fsck's to find, so no clean check here */
+	/* the garbled slots stay: the file's own pages are lost to it,
+	 * which is fsck's to find, so no clean check here */
 	daxfs_host_leave(&fs);
 	t_region_free(r, REGION);
 }
@@ -183,6 +222,7 @@ static void test_span_past_pool(void)
 int main(void)
 {
 	RUN(test_rewrite_read_layouts);
+	RUN(test_chunk_calls);
 	RUN(test_span_past_pool);
 	return t_done();
 }
