@@ -821,6 +821,15 @@ int daxfs_getattr_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
 		    u64 *off);
 
+/* For a 2 MiB mapping (daxfs.ko's PMD faults, docs/kernel.md "PMD
+ * mappings"): *run = the region offset of the run (format 11, docs/files.md
+ * "Runs") that holds block blk, 0 when blk's aligned 2 MiB is not one run.
+ * writable: the caller maps it for stores, refused (-EPERM) for an
+ * immutable or append-only file as daxfs_map_block refuses it.  Changes
+ * nothing. */
+int daxfs_block_run(struct daxfs_fs *fs, u64 ino, u64 blk, bool writable,
+		    u64 *run);
+
 /* For revalidating mappings of borrowed pages (a base-region page or a
  * cache slot shown for blk): *borrowed is set when blk still has no
  * overlay page and its base data is still visible, a whole page (or the

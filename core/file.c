@@ -1569,6 +1569,31 @@ int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
 	return err;
 }
 
+int daxfs_block_run(struct daxfs_fs *fs, u64 ino, u64 blk, bool writable,
+		    u64 *run)
+{
+	struct daxfs_op op;
+	struct daxfs_iref ref;
+	int err;
+
+	*run = 0;
+	if (blk >= daxfs_radix_span(DAXFS_RADIX_MAX_HEIGHT))
+		return 0;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = daxfs_file_get(&op, ino, &ref);
+	/* as map_block: no immutable or append-only file mapped writable */
+	if (!err && writable)
+		err = daxfs_attrs_deny(ref.ip, DAXFS_IF_LOCKED);
+	if (!err && ref.ip)
+		err = daxfs_radix_run(fs, ref.ip, blk, run);
+	daxfs_op_end(&op);
+	if (err)
+		*run = 0;
+	return err;
+}
+
 static int block_borrowed(struct daxfs_op *op, u64 ino, u64 blk, bool *borrowed)
 {
 	struct daxfs_fs *fs = op->fs;

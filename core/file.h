@@ -96,6 +96,11 @@ void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err);
 int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		    u64 *page);
 
+/* The first page of the run (format 11) holding block blk in *run, 0
+ * when blk's 2 MiB is not one run. */
+int daxfs_radix_run(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		    u64 *run);
+
 /* daxfs_radix_get that also tells whether the page is unwritten. */
 int daxfs_radix_lookup(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		       u64 *page, bool *unwritten);

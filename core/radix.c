@@ -186,6 +186,19 @@ int daxfs_radix_lookup(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 	return 0;
 }
 
+int daxfs_radix_run(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
+		    u64 *run)
+{
+	const u64 *slots;
+	u64 r = daxfs_load(&ip->root), lo, hi;
+	int err;
+
+	err = daxfs_radix_leaf(fs, &r, blk, &slots, run, &lo, &hi);
+	if (err)
+		*run = 0;
+	return err;
+}
+
 int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 		    u64 *page)
 {

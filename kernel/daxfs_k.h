@@ -133,6 +133,8 @@ struct daxfs_inode_info {
 					 * reused only after we unmap it */
 	struct xarray hole_pg;		/* pgoff -> the zero page mapped for a
 					 * hole: unmapped when the hole is filled */
+	struct xarray pmd_pg;		/* pgoff / 512 -> run mapped with a PMD
+					 * (region pfn): reused only after we unmap it */
 	unsigned int nr_vmas;		/* mappings of this inode (pin_lock) */
 	u64 reval_change;		/* change at the last revalidation (pin_lock) */
 	u64 pool_change;		/* change at the last pool_pg walk (pin_lock) */

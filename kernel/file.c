@@ -559,6 +559,7 @@ static void __daxfs_release_pins(struct inode *inode)
 	xa_destroy(&ei->base_pg);
 	xa_destroy(&ei->pool_pg);
 	xa_destroy(&ei->hole_pg);
+	xa_destroy(&ei->pmd_pg);
 }
 
 /* Last mapping gone, or inode evicted: no PTE of ours shows a slot. */
@@ -669,6 +670,29 @@ static void daxfs_reval_pool(struct inode *inode, struct xarray *xa)
 	}
 }
 
+/* Zaps our PMDs of the runs that the file no longer shows whole at their
+ * place (pin_lock held): a run another host's truncate, punch or drop
+ * reached (split into a leaf, or gone), or another run there since.  A
+ * zap takes the whole PMD; the next fault maps what the file shows now. */
+static void daxfs_reval_runs(struct inode *inode)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	unsigned long idx;
+	u64 run;
+	void *v;
+
+	xa_for_each(&ei->pmd_pg, idx, v) {
+		if (!daxfs_block_run(DAXFS_FS(inode->i_sb), inode->i_ino,
+				     (u64)idx * PTRS_PER_PMD, false, &run) &&
+		    run == (u64)xa_to_value(v) << PAGE_SHIFT)
+			continue;
+		unmap_mapping_pages(inode->i_mapping, idx * PTRS_PER_PMD,
+				    PTRS_PER_PMD, false);
+		xa_erase(&ei->pmd_pg, idx);
+		cond_resched();
+	}
+}
+
 /* No revalidation possible (the inode is gone, this host was declared
  * dead, an error): every region page this host maps of inode goes. */
 static void daxfs_mmap_zap(struct inode *inode)
@@ -679,6 +703,7 @@ static void daxfs_mmap_zap(struct inode *inode)
 	unmap_mapping_range(inode->i_mapping, 0, 0, 0);
 	xa_destroy(&ei->pool_pg);
 	xa_destroy(&ei->hole_pg);
+	xa_destroy(&ei->pmd_pg);
 	mutex_unlock(&ei->pin_lock);
 }
 
@@ -712,6 +737,7 @@ void daxfs_mmap_revalidate(struct inode *inode, u64 change, bool pool)
 	}
 	if (pool && change != ei->pool_change) {
 		daxfs_reval_pool(inode, &ei->pool_pg);
+		daxfs_reval_runs(inode);
 		ei->pool_change = change;
 	}
 	mutex_unlock(&ei->pin_lock);
@@ -1059,6 +1085,81 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 	return ret;
 }
 
+#if DAXFS_PMD_MAPS
+/*
+ * A run (format 11: 512 pool pages, contiguous and 2 MiB aligned) mapped
+ * with one PMD, as ext4 -o dax maps an aligned extent: a shared (or
+ * never writable) mapping whose 2 MiB at the fault lies wholly inside the
+ * vma, below EOF, aligned
+ * to the file's 2 MiB and on a run whose frames are 2 MiB aligned and
+ * good.  Anything else falls back to PTEs.  Recorded in pmd_pg under
+ * pin_lock with its lookup, as a PTE's pool page (the lease pass zaps it
+ * before announcing, docs/kernel.md "PMD mappings").
+ */
+static vm_fault_t __daxfs_huge_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct inode *inode = file_inode(vma->vm_file);
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
+	unsigned long haddr = vmf->address & PMD_MASK;
+	pgoff_t first = vmf->pgoff - ((vmf->address - haddr) >> PAGE_SHIFT);
+	bool writable = (vma->vm_flags & VM_MAYWRITE) && !sb_rdonly(inode->i_sb);
+	vm_fault_t ret = VM_FAULT_FALLBACK;
+	unsigned long pfn;
+	void *old;
+	u64 run;
+
+	/* a private writable mapping copies on write at PTE level: not
+	 * one whose copies could begin in a PMD of ours */
+	if (!(vma->vm_flags & VM_SHARED) && (vma->vm_flags & VM_MAYWRITE))
+		return VM_FAULT_FALLBACK;
+	if (READ_ONCE(sbi->dead) ||
+	    haddr < vma->vm_start || haddr + PMD_SIZE > vma->vm_end ||
+	    (first & (PTRS_PER_PMD - 1)) ||
+	    ((u64)first + PTRS_PER_PMD) << PAGE_SHIFT > (u64)i_size_read(inode))
+		return VM_FAULT_FALLBACK;
+	mutex_lock(&ei->pin_lock);
+	/* an error: the PTE fault says what it is */
+	if (daxfs_block_run(&sbi->fs, inode->i_ino, first, writable, &run) ||
+	    !run || run + PMD_SIZE > sbi->size)
+		goto out;
+	pfn = sbi->base_pfn + (run >> PAGE_SHIFT);
+	if ((pfn & (PTRS_PER_PMD - 1)) || daxfs_media_good(sbi, run, PMD_SIZE) < PMD_SIZE)
+		goto out;
+	old = xa_load(&ei->pmd_pg, first / PTRS_PER_PMD);
+	if (old && xa_to_value(old) != run >> PAGE_SHIFT)
+		/* one run per 2 MiB is tracked: other mappings that may
+		 * still show the old one (freed elsewhere) go first */
+		unmap_mapping_pages(inode->i_mapping, first, PTRS_PER_PMD, false);
+	ret = VM_FAULT_OOM;
+	if (xa_err(xa_store(&ei->pmd_pg, first / PTRS_PER_PMD,
+			    xa_mk_value(run >> PAGE_SHIFT), GFP_NOFS)))
+		goto out;
+	ret = vmf_insert_pfn_pmd(vmf, daxfs_dev_pfn(pfn), vmf->flags & FAULT_FLAG_WRITE);
+out:
+	mutex_unlock(&ei->pin_lock);
+	return ret;
+}
+
+/* As daxfs_fault: against this host's truncate, and times on a store. */
+static vm_fault_t daxfs_huge_fault(struct vm_fault *vmf, unsigned int order)
+{
+	struct address_space *mapping = vmf->vma->vm_file->f_mapping;
+	bool started;
+	vm_fault_t ret;
+
+	if (order != PMD_ORDER)
+		return VM_FAULT_FALLBACK;
+	started = daxfs_k_fault_start(vmf);
+	filemap_invalidate_lock_shared(mapping);
+	ret = __daxfs_huge_fault(vmf);
+	filemap_invalidate_unlock_shared(mapping);
+	daxfs_k_fault_end(vmf, started);
+	return ret;
+}
+#endif
+
 /* Mappings are counted, so that the last one releases the inode's cache
  * pins (->close runs after its PTEs are zapped); a mapped inode is on the
  * mount's list for the lease work's revalidation. */
@@ -1100,6 +1201,9 @@ static void daxfs_vm_close(struct vm_area_struct *vma)
 
 static const struct vm_operations_struct daxfs_vm_ops = {
 	.fault		= daxfs_fault,
+#if DAXFS_PMD_MAPS
+	.huge_fault	= daxfs_huge_fault,
+#endif
 	.pfn_mkwrite	= daxfs_k_pfn_mkwrite,
 	.open		= daxfs_vm_open,
 	.close		= daxfs_vm_close,
@@ -1121,7 +1225,9 @@ static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
 	file_accessed(file);
 	vma->vm_ops = &daxfs_vm_ops;
 	daxfs_vm_open(vma);
-	daxfs_vma_set_flags(vma, VM_MIXEDMAP);
+	/* VM_HUGEPAGE: PMD faults also where THP is "madvise" (a
+	 * VM_MIXEDMAP vma cannot be madvised) */
+	daxfs_vma_set_flags(vma, VM_MIXEDMAP | (DAXFS_PMD_MAPS ? VM_HUGEPAGE : 0));
 	return 0;
 }
 
@@ -1130,6 +1236,10 @@ const struct file_operations daxfs_file_fops = {
 	.read_iter	= daxfs_read_iter,
 	.write_iter	= daxfs_write_iter,
 	.mmap		= daxfs_mmap,
+#if DAXFS_PMD_MAPS
+	/* a mapping of 2 MiB or more placed so that runs can map with PMDs */
+	.get_unmapped_area = thp_get_unmapped_area,
+#endif
 	.open		= daxfs_open,
 	.release	= daxfs_release,
 	.fsync		= daxfs_fsync,

@@ -38,6 +38,7 @@ static void daxfs_inode_init_once(void *p)
 	xa_init(&ei->base_pg);
 	xa_init(&ei->pool_pg);
 	xa_init(&ei->hole_pg);
+	xa_init(&ei->pmd_pg);
 	INIT_LIST_HEAD(&ei->mapped_link);
 }
 

@@ -150,6 +150,21 @@ static inline vm_fault_t daxfs_insert_mixed_mkwrite(struct vm_area_struct *vma,
 #endif
 }
 
+/*
+ * 6.12: special huge PFN mappings (pmd_special, CONFIG_ARCH_SUPPORTS_PMD_PFNMAP):
+ * vmf_insert_pfn_pmd() of a frame that is not devmap makes a special PMD, which
+ * GUP, /proc/PID/pagemap, clear_refs and the rest of mm leave alone as they
+ * leave our special PTEs.  Before, such a PMD was taken for a THP's and its
+ * struct page read (none exists for a phys= region), or, as devmap, handed to
+ * GUP with page references daxfs cannot wait for: no PMD mappings there
+ * (docs/kernel.md "PMD mappings").
+ */
+#if defined(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP) && defined(CONFIG_TRANSPARENT_HUGEPAGE)
+#define DAXFS_PMD_MAPS	1
+#else
+#define DAXFS_PMD_MAPS	0
+#endif
+
 /* 6.5: generic_file_splice_read was replaced by filemap/copy_splice_read */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #define daxfs_splice_read	copy_splice_read

@@ -6,13 +6,21 @@ vm/guest/daxfs-k.sh's `mm:` step.  The user-space host of the test runs reuse_pe
 through libdaxfs on the same memory file.
 
 Scenarios:
-  reuse ROLE PATH   map PATH (written by the peer: REUSE_PAGES pages, page i = victim(i))
+  reuse ROLE PATH [PAGES]
+                    map PATH (written by the peer: PAGES pages, default REUSE_PAGES,
+                    page i = victim(i))
                     read-only and shared, then scan every page until the peer's marker
                     while the peer truncates PATH to 0, regrows it and fills the pool with
                     other files (other()).  Every byte must be the old one or zero
                     (a page read while the lease pass unmaps it has some of each:
                     "torn"), never another file's; after the marker every page must be
-                    zeros (docs/kernel.md, "Mappings across hosts").
+                    zeros (docs/kernel.md, "Mappings across hosts").  Reports the
+                    minor faults of the first scan (one per page, or one per 2 MiB run
+                    mapped with a PMD: docs/kernel.md "PMD mappings").
+  pmdrw ROLE PATH   a file of two 2 MiB runs written here, mapped shared and writable:
+                    its bytes through the mapping, stores through it (seen by pread(2),
+                    mtime moved), then a truncate into the second run: the first still
+                    maps its bytes, the cut run's rest below EOF its own, past EOF SIGBUS.
   hole ROLE PATH    map PATH (HOLE_PAGES pages, all holes, made by the peer) read-only
                     and shared and read every page (zeros), then wait until the peer has
                     filled the odd pages: the mapping must come to show them (without a
@@ -29,6 +37,8 @@ Scenarios:
 import errno
 import mmap
 import os
+import resource
+import signal
 import sys
 import time
 from pathlib import Path
@@ -86,12 +96,19 @@ def _map_when(fs, ready, path, pages):
     return m
 
 
+def minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def scen_reuse(args):
     role, path = args[0], args[1]
+    pages = int(args[2]) if len(args) > 2 else REUSE_PAGES
     fs = kg.PosixFS(kg.MNT)
-    m = _map_when(fs, "reuse-ready", path, REUSE_PAGES)
-    for i in range(REUSE_PAGES):
+    m = _map_when(fs, "reuse-ready", path, pages)
+    f0 = minor_faults()
+    for i in range(pages):
         check(m[i * PAGE:(i + 1) * PAGE] == victim(i), f"page {i} wrong before the cut")
+    result(reuse_faults=minor_faults() - f0, kernel=os.uname().release)
     fs_mark(fs, role, "reuse-mapped")
     seen = {"old": 0, "zero": 0, "torn": 0, "other": 0, "junk": 0}
     bad_seen = set()
@@ -100,7 +117,7 @@ def scen_reuse(args):
     while True:
         done = fs.exists("/sync/reuse-done")     # one whole scan after the marker
         last = []
-        for i in range(REUSE_PAGES):
+        for i in range(pages):
             pg = m[i * PAGE:(i + 1) * PAGE]
             k = _kind(pg, i)
             seen[k] += 1
@@ -120,7 +137,7 @@ def scen_reuse(args):
            reuse_last_zero=last.count("zero"))
     check(first_bad is None, f"another file's bytes through the mapping: page, kind, "
           f"seconds after mapping = {first_bad}; counts {seen}")
-    check(last.count("zero") == REUSE_PAGES,
+    check(last.count("zero") == pages,
           f"after the peer's refill the mapping still shows old bytes: {last}")
     result(reuse="ok")
 
@@ -272,13 +289,13 @@ def _fill(r, d, n0, size, budget=None):
     return written, n
 
 
-def reuse_peer(r, path):
+def reuse_peer(r, path, pages=REUSE_PAGES):
     """The user-space host: writes PATH, waits for the mapping, fills the pool, truncates
     PATH to 0 and regrows it, then keeps reclaiming and refilling for REFILL_S: every page
     the truncate frees is reused by another file as soon as reclamation allows.  Returns
     what it saw (pages written after the cut)."""
     fs = kg.LibFS(r)
-    r.write_file(path, b"".join(victim(i) for i in range(REUSE_PAGES)))
+    r.write_file(path, b"".join(victim(i) for i in range(pages)))
     r.mkdir("/fill")
     fs_mark(fs, "H", "reuse-ready")
     fs_wait(fs, ["reuse-mapped"], 400)
@@ -286,7 +303,7 @@ def reuse_peer(r, path):
     for size in (1 << 20, 64 << 10, PAGE):        # the pool full to the last page
         _, n = _fill(r, "/fill", n, size)
     r.truncate(path, 0)
-    r.truncate(path, REUSE_PAGES * PAGE)
+    r.truncate(path, pages * PAGE)
     after, t0 = 0, time.monotonic()
     while time.monotonic() - t0 < REFILL_S:
         r.reclaim()
@@ -314,6 +331,56 @@ def reuse_peer(r, path):
                 raise
             time.sleep(0.1)
     return {"pages_after_cut": after}
+
+
+RUN_PAGES = 512                 # a 2 MiB run (docs/files.md "Runs")
+
+
+def _sigbus_at(m, off):
+    """True when a load of byte off through m kills a child with SIGBUS."""
+    pid = os.fork()
+    if pid == 0:
+        m[off]
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGBUS
+
+
+def scen_pmdrw(args):
+    path = kg.p(args[1])
+    size = 2 * RUN_PAGES * PAGE
+    data = b"".join(victim(i) for i in range(2 * RUN_PAGES))
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    for o in (0, size // 2):                    # each a whole aligned 2 MiB: a run
+        check(os.pwrite(fd, data[o:o + size // 2], o) == size // 2, "short pwrite")
+    m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    f0 = minor_faults()
+    for i in range(2 * RUN_PAGES):              # a page at a time: no big buffer faulted in
+        check(m[i * PAGE:(i + 1) * PAGE] == data[i * PAGE:(i + 1) * PAGE],
+              f"page {i} of the runs reads wrong through the mapping")
+    faults = {"read": minor_faults() - f0}
+    mtime = os.fstat(fd).st_mtime_ns
+    time.sleep(0.1)
+    stores = {5 * PAGE + 3: b"STORED-IN-RUN-0!", size // 2 + 7 * PAGE: b"STORED-IN-RUN-1!"}
+    f0 = minor_faults()
+    for off, b in stores.items():
+        m[off:off + len(b)] = b
+    faults["store"] = minor_faults() - f0
+    for off, b in stores.items():
+        check(os.pread(fd, len(b), off) == b, f"a store at {off} not seen by pread")
+        data = data[:off] + b + data[off + len(b):]
+    check(os.fstat(fd).st_mtime_ns > mtime, "a store through the mapping left mtime")
+    cut = size // 2 + RUN_PAGES // 2 * PAGE         # half of the second run
+    os.ftruncate(fd, cut)
+    check(m[:cut] == data[:cut], "bytes below the cut wrong through the mapping")
+    check(_sigbus_at(m, cut), "a load past EOF after the cut did not SIGBUS")
+    check(_sigbus_at(m, size - 1), "a load at the cut run's end did not SIGBUS")
+    check(os.pread(fd, cut, 0) == data[:cut], "pread after the cut wrong")
+    m.close()
+    os.close(fd)
+    os.unlink(path)
+    result(pmdrw="ok", pmdrw_read_faults=faults["read"],
+           pmdrw_store_faults=faults["store"], kernel=os.uname().release)
 
 
 def main():

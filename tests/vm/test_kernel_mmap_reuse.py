@@ -85,3 +85,48 @@ def test_kernel_mmap_pass_on_ask(request, built):
     assert ra["ask"] == "ok", ra
     assert not host["ask_enospc"], host
     assert sum(host["ask_waits"]) < 5.0, host
+
+
+RUN_FILE_PAGES = 2 * mk.RUN_PAGES
+
+
+def pmd_kernel(release):
+    """Whether daxfs.ko maps runs with PMDs on this guest kernel: special huge PFN
+    mappings came with 6.12 (docs/kernel.md "PMD mappings")."""
+    major, minor = (int(x) for x in release.split(".")[:2])
+    return (major, minor) >= (6, 12)
+
+
+def assert_fault_kind(faults, pages, release):
+    """One minor fault per 2 MiB where PMDs map the runs (a few more for the
+    interpreter's own pages), one per page where they cannot."""
+    if pmd_kernel(release):
+        assert faults < pages // 8, f"{faults} faults for {pages} pages of runs on {release}"
+    else:
+        assert faults >= pages, f"{faults} faults for {pages} pages on {release}"
+
+
+def test_kernel_mmap_truncated_runs_not_reused_under_pmds(request, built):
+    """As the first test with /victim written as two 2 MiB runs (1,024 pages): on a kernel
+    with special huge PFN mappings A maps each run with one PMD (its first scan takes a
+    fault per run, not per page), and H's truncate must still not let another file's bytes
+    show through it: A's lease pass zaps a PMD whose run the file no longer shows before
+    it announces (docs/kernel.md "PMD mappings").  On 6.1 the same test maps pages."""
+    ra, host = run_mapper(request, 5000, f"mm:reuse:A:/victim:{RUN_FILE_PAGES}",
+                          lambda r: mk.reuse_peer(r, "/victim", RUN_FILE_PAGES))
+    assert ra["reuse"] == "ok", ra
+    assert host["pages_after_cut"] >= RUN_FILE_PAGES // 2, host
+    assert_fault_kind(int(ra["reuse_faults"]), RUN_FILE_PAGES, ra["kernel"])
+
+
+def test_kernel_mmap_runs_store_and_truncate(request, built):
+    """A writes a file of two 2 MiB runs with pwrite(2) and maps it shared and writable:
+    the bytes read through the mapping, stores through it are seen by pread(2) and move
+    mtime, a truncate into the second run leaves the first run's bytes and the cut run's
+    bytes below EOF mapped right and makes loads past EOF SIGBUS; PMDs on 6.12 and later
+    (a fault per run, and one per run for the first stores), pages on 6.1; fsck clean."""
+    ra, _ = run_mapper(request, 5000, "mm:pmdrw:A:/pmdrw", lambda r: {})
+    assert ra["pmdrw"] == "ok", ra
+    assert_fault_kind(int(ra["pmdrw_read_faults"]), RUN_FILE_PAGES, ra["kernel"])
+    if pmd_kernel(ra["kernel"]):
+        assert int(ra["pmdrw_store_faults"]) <= 8, ra

@@ -29,6 +29,12 @@
 #       through the host root); `perf report` by symbol to
 #       /out/profile-TARGET-SECTION.txt.  Under the instruction clock a sample is a
 #       number of guest instructions (bench/guest_ratio.py --profile).
+#   mapread ROUNDS MIB [MODULE]
+#       daxfs.ko (phys=) and ext4 -o dax; then ROUNDS times, for each of daxfs, daxfs-pte
+#       (daxfs.ko with THP "never": no PMD faults) and ext4dax, order rotated per round:
+#       build/bench/preload_io FILE MIB mapread (a file of 2 MiB pieces mapped shared,
+#       first touch of every page, then random 8-byte loads) to /out/map-TARGET-ROUND.txt
+#       (bench/guest_pmd.py).
 #   xhost ROLE PEERS SECONDS MAXOPS [paced]
 #       Mounts daxfs.ko (phys=) and runs bench/xhost_bench run posix as host ROLE
 #       (/out/xhost-ROLE.csv).
@@ -215,5 +221,26 @@ xhost)
     bench_log "xhost $role done: $(tail -1 /out/xhost-$role.csv)"
     umount $MNT/daxfs
     vm_result xhost_$role=ok ;;
+mapread)
+    rounds=$1; mib=$2
+    mount_daxfs "$3"
+    mount_ext4dax
+    thp=/sys/kernel/mm/transparent_hugepage/enabled
+    thp_was=$(sed -n 's/.*\[\(.*\)\].*/\1/p' $thp)
+    bench_log "mapread start rounds=$rounds mib=$mib thp=$thp_was kernel=$(uname -r)"
+    vm_result map_thp=$thp_was map_kernel=$(uname -r)
+    for rnd in $(seq 1 $rounds); do
+        for t in $(rotated $rnd daxfs daxfs-pte ext4dax); do
+            d=${t%-pte}
+            [ $t = daxfs-pte ] && echo never > $thp
+            host $BIN/preload_io /mnt/$d/map $mib mapread > /out/map-$t-$rnd.txt 2>/tmp/err ||
+                vm_fail "preload_io mapread on $t: $(cat /tmp/err)"
+            echo $thp_was > $thp
+            rm -f $MNT/$d/map
+            bench_log "mapread $t round $rnd: $(tr '\n' ' ' < /out/map-$t-$rnd.txt)"
+        done
+    done
+    umount $MNT/ext4dax; umount $MNT/daxfs; rmmod daxfs
+    vm_result mapread=ok ;;
 *) vm_fail "daxfs-bench: unknown mode $mode" ;;
 esac
