@@ -14,6 +14,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <linux/mutex.h>
+#include <linux/uio.h>
 #include "kcompat.h"
 #include "core/daxfs_core.h"
 #include "core/pcache.h"
@@ -279,10 +280,10 @@ void daxfs_new_owner(struct inode *dir, umode_t *mode, u32 *uid, u32 *gid);
 int daxfs_k_update_time(DAXFS_UPDATE_TIME_ARGS);
 bool daxfs_k_fault_start(struct vm_fault *vmf);
 void daxfs_k_fault_end(struct vm_fault *vmf, bool started);
-struct fileattr;
-int daxfs_k_fileattr_get(struct dentry *dentry, struct fileattr *fa);
+struct daxfs_fileattr;
+int daxfs_k_fileattr_get(struct dentry *dentry, struct daxfs_fileattr *fa);
 int daxfs_k_fileattr_set(DAXFS_IDMAP_T *idmap, struct dentry *dentry,
-			 struct fileattr *fa);
+			 struct daxfs_fileattr *fa);
 vm_fault_t daxfs_k_pfn_mkwrite(struct vm_fault *vmf);
 void daxfs_k_times_wrprotect(struct inode *inode, loff_t start, loff_t end);
 

@@ -1313,7 +1313,7 @@ static int daxfs_k_rename(DAXFS_IDMAP_T *idmap, struct inode *old_dir,
 
 /* ---- attribute flags (chattr / lsattr, docs/attrs.md) ---- */
 
-int daxfs_k_fileattr_get(struct dentry *dentry, struct fileattr *fa)
+int daxfs_k_fileattr_get(struct dentry *dentry, struct daxfs_fileattr *fa)
 {
 	struct inode *inode = d_inode(dentry);
 	u32 fl;
@@ -1334,7 +1334,7 @@ int daxfs_k_fileattr_get(struct dentry *dentry, struct fileattr *fa)
  * have changed them since.
  */
 int daxfs_k_fileattr_set(DAXFS_IDMAP_T *idmap, struct dentry *dentry,
-			 struct fileattr *fa)
+			 struct daxfs_fileattr *fa)
 {
 	struct inode *inode = d_inode(dentry);
 	u32 may = DAXFS_MAY_OWNER;

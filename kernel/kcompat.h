@@ -165,6 +165,13 @@ static inline vm_fault_t daxfs_insert_mixed_mkwrite(struct vm_area_struct *vma,
 #define DAXFS_PMD_MAPS	0
 #endif
 
+/* 6.17: struct fileattr became struct file_kattr (FS_IOC_*FLAGS, FSGETXATTR) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define daxfs_fileattr	file_kattr
+#else
+#define daxfs_fileattr	fileattr
+#endif
+
 /* 6.5: generic_file_splice_read was replaced by filemap/copy_splice_read */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #define daxfs_splice_read	copy_splice_read
