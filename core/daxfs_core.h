@@ -822,7 +822,7 @@ int daxfs_map_block(struct daxfs_fs *fs, u64 ino, u64 blk, bool alloc,
 		    u64 *off);
 
 /* For a 2 MiB mapping (daxfs.ko's PMD faults, docs/kernel.md "PMD
- * mappings"): *run = the region offset of the run (format 11, docs/files.md
+ * mappings of runs"): *run = the region offset of the run (format 11, docs/files.md
  * "Runs") that holds block blk, 0 when blk's aligned 2 MiB is not one run.
  * writable: the caller maps it for stores, refused (-EPERM) for an
  * immutable or append-only file as daxfs_map_block refuses it.  Changes

@@ -895,6 +895,18 @@ static vm_fault_t daxfs_fault_err(struct inode *inode, int err)
 	       VM_FAULT_OOM : VM_FAULT_SIGBUS;
 }
 
+/* A PTE of pfn at the fault address.  A VM_PFNMAP mapping (daxfs_mmap)
+ * takes vmf_insert_pfn, which maps with the mapping's protection: a store
+ * then faults once more, through ->pfn_mkwrite. */
+static vm_fault_t daxfs_insert_pte(struct vm_fault *vmf, daxfs_pfn_t pfn, bool write)
+{
+	if (vmf->vma->vm_flags & VM_PFNMAP)
+		return vmf_insert_pfn(vmf->vma, vmf->address, daxfs_pfn_val(pfn));
+	if (write)
+		return daxfs_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
+	return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
+}
+
 /* Maps region page off (0: a hole) at the fault address. */
 static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info *sbi,
 				     u64 off, bool write)
@@ -905,17 +917,14 @@ static vm_fault_t daxfs_fault_insert(struct vm_fault *vmf, struct daxfs_sb_info 
 		/* a hole in a private or read-only mapping reads as zeros */
 		if (write)
 			return VM_FAULT_SIGBUS;
-		pfn = daxfs_zero_pfn(vmf->address);
-		return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
+		return daxfs_insert_pte(vmf, daxfs_zero_pfn(vmf->address), false);
 	}
 	/* a listed bad block is never mapped (a load would be a machine
 	 * check in the process: SIGBUS now instead) */
 	if (daxfs_media_good(sbi, off, PAGE_SIZE) < PAGE_SIZE)
 		return VM_FAULT_SIGBUS;
 	pfn = daxfs_dev_pfn(sbi->base_pfn + (off >> PAGE_SHIFT));
-	if (write)
-		return daxfs_insert_mixed_mkwrite(vmf->vma, vmf->address, pfn);
-	return vmf_insert_mixed(vmf->vma, vmf->address, pfn);
+	return daxfs_insert_pte(vmf, pfn, write);
 }
 
 static bool daxfs_off_ok(struct daxfs_sb_info *sbi, u64 off)
@@ -1088,13 +1097,13 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 #if DAXFS_PMD_MAPS
 /*
  * A run (format 11: 512 pool pages, contiguous and 2 MiB aligned) mapped
- * with one PMD, as ext4 -o dax maps an aligned extent: a shared (or
- * never writable) mapping whose 2 MiB at the fault lies wholly inside the
- * vma, below EOF, aligned
+ * with one PMD, as ext4 -o dax maps an aligned extent: a mapping that
+ * never copies on write (VM_PFNMAP) whose 2 MiB at the fault lies wholly
+ * inside the vma, below EOF, aligned
  * to the file's 2 MiB and on a run whose frames are 2 MiB aligned and
  * good.  Anything else falls back to PTEs.  Recorded in pmd_pg under
  * pin_lock with its lookup, as a PTE's pool page (the lease pass zaps it
- * before announcing, docs/kernel.md "PMD mappings").
+ * before announcing, docs/kernel.md "PMD mappings of runs").
  */
 static vm_fault_t __daxfs_huge_fault(struct vm_fault *vmf)
 {
@@ -1110,11 +1119,8 @@ static vm_fault_t __daxfs_huge_fault(struct vm_fault *vmf)
 	void *old;
 	u64 run;
 
-	/* a private writable mapping copies on write at PTE level: not
-	 * one whose copies could begin in a PMD of ours */
-	if (!(vma->vm_flags & VM_SHARED) && (vma->vm_flags & VM_MAYWRITE))
-		return VM_FAULT_FALLBACK;
-	if (READ_ONCE(sbi->dead) ||
+	/* a mapping that copies on write is VM_MIXEDMAP (daxfs_mmap) */
+	if (!(vma->vm_flags & VM_PFNMAP) || READ_ONCE(sbi->dead) ||
 	    haddr < vma->vm_start || haddr + PMD_SIZE > vma->vm_end ||
 	    (first & (PTRS_PER_PMD - 1)) ||
 	    ((u64)first + PTRS_PER_PMD) << PAGE_SHIFT > (u64)i_size_read(inode))
@@ -1225,9 +1231,20 @@ static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
 	file_accessed(file);
 	vma->vm_ops = &daxfs_vm_ops;
 	daxfs_vm_open(vma);
-	/* VM_HUGEPAGE: PMD faults also where THP is "madvise" (a
-	 * VM_MIXEDMAP vma cannot be madvised) */
-	daxfs_vma_set_flags(vma, VM_MIXEDMAP | (DAXFS_PMD_MAPS ? VM_HUGEPAGE : 0));
+	/*
+	 * Where runs map with PMDs (DAXFS_PMD_MAPS), a mapping that never
+	 * copies on write is VM_PFNMAP: the page-table walkers (pagemap,
+	 * clear_refs, smaps) skip it, and they would read a huge PMD of a
+	 * VM_MIXEDMAP mapping as a THP's, whose struct page a phys= region
+	 * does not have (docs/kernel.md "PMD mappings of runs").
+	 * VM_HUGEPAGE: PMD faults also where THP is "madvise".
+	 */
+	/* as mm's is_cow_mapping() (vma_is_cow_mapping() in 7.x) */
+	if (DAXFS_PMD_MAPS &&
+	    (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) != VM_MAYWRITE)
+		daxfs_vma_set_flags(vma, VM_PFNMAP | VM_HUGEPAGE);
+	else
+		daxfs_vma_set_flags(vma, VM_MIXEDMAP);
 	return 0;
 }
 

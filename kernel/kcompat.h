@@ -157,7 +157,8 @@ static inline vm_fault_t daxfs_insert_mixed_mkwrite(struct vm_area_struct *vma,
  * leave our special PTEs.  Before, such a PMD was taken for a THP's and its
  * struct page read (none exists for a phys= region), or, as devmap, handed to
  * GUP with page references daxfs cannot wait for: no PMD mappings there
- * (docs/kernel.md "PMD mappings").
+ * (docs/kernel.md "PMD mappings of runs").  Even there only in VM_PFNMAP
+ * mappings, which mm's page-table walkers skip (daxfs_mmap).
  */
 #if defined(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP) && defined(CONFIG_TRANSPARENT_HUGEPAGE)
 #define DAXFS_PMD_MAPS	1

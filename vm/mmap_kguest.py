@@ -16,9 +16,11 @@ Scenarios:
                     "torn"), never another file's; after the marker every page must be
                     zeros (docs/kernel.md, "Mappings across hosts").  Reports the
                     minor faults of the first scan (one per page, or one per 2 MiB run
-                    mapped with a PMD: docs/kernel.md "PMD mappings").
+                    mapped with a PMD: docs/kernel.md "PMD mappings of runs").
   pmdrw ROLE PATH   a file of two 2 MiB runs written here, mapped shared and writable:
-                    its bytes through the mapping, stores through it (seen by pread(2),
+                    its bytes through the mapping, what a user may do to their own
+                    mapping (pagemap, clear_refs, smaps, /proc/self/mem: no oops),
+                    stores through it (seen by pread(2),
                     mtime moved), then a truncate into the second run: the first still
                     maps its bytes, the cut run's rest below EOF its own, past EOF SIGBUS.
   hole ROLE PATH    map PATH (HOLE_PAGES pages, all holes, made by the peer) read-only
@@ -346,6 +348,34 @@ def _sigbus_at(m, off):
     return os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGBUS
 
 
+def _walk_own_mapping(m, data):
+    """What any user may do to their own mapping, and what a kernel that took a PMD of
+    region frames for a THP's would crash on (docs/kernel.md "PMD mappings of runs"):
+    /proc/self/pagemap read over it, /proc/self/clear_refs written, /proc/self/mem read
+    through it (get_user_pages on the mapping: the bytes, or an error, never an oops),
+    smaps read.  The cluster's `clean` step then checks dmesg."""
+    import ctypes
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    with open("/proc/self/pagemap", "rb") as f:
+        f.seek(addr // PAGE * 8)
+        check(len(f.read(len(data) // PAGE * 8)) == len(data) // PAGE * 8,
+              "pagemap read short")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("1")
+    with open("/proc/self/smaps") as f:
+        f.read()
+    fd = os.open("/proc/self/mem", os.O_RDONLY)
+    try:
+        got = os.pread(fd, 64, addr + 3 * PAGE)
+        check(got == data[3 * PAGE:3 * PAGE + 64], "/proc/self/mem read wrong bytes")
+        how = "bytes"
+    except OSError as e:
+        how = errno.errorcode.get(e.errno, str(e.errno))
+    os.close(fd)
+    log(f"/proc/self/mem over the mapping: {how}")
+    check(m[:64] == data[:64], "the mapping changed after the walks")
+
+
 def scen_pmdrw(args):
     path = kg.p(args[1])
     size = 2 * RUN_PAGES * PAGE
@@ -359,6 +389,7 @@ def scen_pmdrw(args):
         check(m[i * PAGE:(i + 1) * PAGE] == data[i * PAGE:(i + 1) * PAGE],
               f"page {i} of the runs reads wrong through the mapping")
     faults = {"read": minor_faults() - f0}
+    _walk_own_mapping(m, data)
     mtime = os.fstat(fd).st_mtime_ns
     time.sleep(0.1)
     stores = {5 * PAGE + 3: b"STORED-IN-RUN-0!", size // 2 + 7 * PAGE: b"STORED-IN-RUN-1!"}

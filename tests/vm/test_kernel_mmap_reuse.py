@@ -92,7 +92,7 @@ RUN_FILE_PAGES = 2 * mk.RUN_PAGES
 
 def pmd_kernel(release):
     """Whether daxfs.ko maps runs with PMDs on this guest kernel: special huge PFN
-    mappings came with 6.12 (docs/kernel.md "PMD mappings")."""
+    mappings came with 6.12 (docs/kernel.md "PMD mappings of runs")."""
     major, minor = (int(x) for x in release.split(".")[:2])
     return (major, minor) >= (6, 12)
 
@@ -111,7 +111,7 @@ def test_kernel_mmap_truncated_runs_not_reused_under_pmds(request, built):
     with special huge PFN mappings A maps each run with one PMD (its first scan takes a
     fault per run, not per page), and H's truncate must still not let another file's bytes
     show through it: A's lease pass zaps a PMD whose run the file no longer shows before
-    it announces (docs/kernel.md "PMD mappings").  On 6.1 the same test maps pages."""
+    it announces (docs/kernel.md "PMD mappings of runs").  On 6.1 the same test maps pages."""
     ra, host = run_mapper(request, 5000, f"mm:reuse:A:/victim:{RUN_FILE_PAGES}",
                           lambda r: mk.reuse_peer(r, "/victim", RUN_FILE_PAGES))
     assert ra["reuse"] == "ok", ra
@@ -121,7 +121,9 @@ def test_kernel_mmap_truncated_runs_not_reused_under_pmds(request, built):
 
 def test_kernel_mmap_runs_store_and_truncate(request, built):
     """A writes a file of two 2 MiB runs with pwrite(2) and maps it shared and writable:
-    the bytes read through the mapping, stores through it are seen by pread(2) and move
+    the bytes read through the mapping, its own pagemap, clear_refs, smaps and
+    /proc/self/mem over it do not crash the kernel (a huge PMD in a VM_MIXEDMAP
+    mapping oopsed 6.12's pagemap), stores through it are seen by pread(2) and move
     mtime, a truncate into the second run leaves the first run's bytes and the cut run's
     bytes below EOF mapped right and makes loads past EOF SIGBUS; PMDs on 6.12 and later
     (a fault per run, and one per run for the first stores), pages on 6.1; fsck clean."""
