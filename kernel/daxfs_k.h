@@ -36,6 +36,8 @@ struct daxfs_mount_opts {
 	bool trust_dev;
 	bool nohost;			/* explicit host-less read-only view */
 	bool dax;			/* dax or dax=always given: shown */
+	bool pmd;			/* runs mapped with PMDs (docs/kernel.md
+					 * "PMD mappings of runs") */
 	char *badblocks;		/* phys=: badblocks=FILE, until read */
 	u32 nr_backing;			/* backing=PATH, split mode */
 	char *backing[DAXFS_PCACHE_MAX_BACKING];

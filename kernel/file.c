@@ -1232,15 +1232,16 @@ static int daxfs_mmap(struct file *file, struct vm_area_struct *vma)
 	vma->vm_ops = &daxfs_vm_ops;
 	daxfs_vm_open(vma);
 	/*
-	 * Where runs map with PMDs (DAXFS_PMD_MAPS), a mapping that never
+	 * Mounted with pmd (DAXFS_PMD_MAPS kernels only), a mapping that never
 	 * copies on write is VM_PFNMAP: the page-table walkers (pagemap,
 	 * clear_refs, smaps) skip it, and they would read a huge PMD of a
 	 * VM_MIXEDMAP mapping as a THP's, whose struct page a phys= region
-	 * does not have (docs/kernel.md "PMD mappings of runs").
-	 * VM_HUGEPAGE: PMD faults also where THP is "madvise".
+	 * does not have.  It costs MADV_DONTNEED and mremap growth, hence
+	 * the option (docs/kernel.md "PMD mappings of runs").  VM_HUGEPAGE:
+	 * PMD faults also where THP is "madvise".  The test below is mm's
+	 * is_cow_mapping() (vma_is_cow_mapping() in 7.x).
 	 */
-	/* as mm's is_cow_mapping() (vma_is_cow_mapping() in 7.x) */
-	if (DAXFS_PMD_MAPS &&
+	if (DAXFS_PMD_MAPS && DAXFS_SB(inode->i_sb)->opts.pmd &&
 	    (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) != VM_MAYWRITE)
 		daxfs_vma_set_flags(vma, VM_PFNMAP | VM_HUGEPAGE);
 	else

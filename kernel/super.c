@@ -108,7 +108,7 @@ bool daxfs_k_space_retry(struct super_block *sb, struct daxfs_space_wait *w,
 /* ---- mount options ---- */
 
 enum { Opt_phys, Opt_size, Opt_validate, Opt_backing, Opt_trust_suid, Opt_trust_dev, Opt_nohost,
-	Opt_badblocks, Opt_dax, Opt_dax_mode };
+	Opt_badblocks, Opt_dax, Opt_dax_mode, Opt_pmd };
 
 /* dax=: daxfs is always DAX (every access goes to the region, there is no
  * page cache to choose), so only "always" is true of it. */
@@ -132,6 +132,7 @@ static const struct fs_parameter_spec daxfs_param_spec[] = {
 	fsparam_string("badblocks", Opt_badblocks),
 	fsparam_flag("dax", Opt_dax),
 	fsparam_enum("dax", Opt_dax_mode, daxfs_dax_modes),
+	fsparam_flag("pmd", Opt_pmd),
 	{}
 };
 
@@ -218,6 +219,11 @@ static int daxfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		fallthrough;
 	case Opt_dax:
 		o->dax = true;
+		break;
+	case Opt_pmd:
+		if (!DAXFS_PMD_MAPS)
+			return invalf(fc, "daxfs: pmd: this kernel has no special huge PFN mappings (Linux 6.12 or later, CONFIG_ARCH_SUPPORTS_PMD_PFNMAP): mount without pmd");
+		o->pmd = true;
 		break;
 	case Opt_badblocks:
 		if (!*param->string)
@@ -468,6 +474,8 @@ static int daxfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",trust_dev");
 	if (sbi->opts.dax)
 		seq_puts(m, ",dax=always");
+	if (sbi->opts.pmd)
+		seq_puts(m, ",pmd");
 	for (i = 0; i < sbi->opts.nr_backing; i++)
 		seq_show_option(m, "backing", sbi->opts.backing[i]);
 	if (sbi->fs.host == DAXFS_NO_HOST)
@@ -684,8 +692,9 @@ static int daxfs_reconfigure(struct fs_context *fc)
 		return invalf(fc, "daxfs: phys= and size= cannot change on remount");
 	if (o->nr_backing && !daxfs_same_backing(o, &sbi->opts))
 		return invalf(fc, "daxfs: backing= cannot change on remount");
-	if (o->trust_suid != sbi->opts.trust_suid || o->trust_dev != sbi->opts.trust_dev)
-		return invalf(fc, "daxfs: trust_suid and trust_dev cannot change on remount");
+	if (o->trust_suid != sbi->opts.trust_suid || o->trust_dev != sbi->opts.trust_dev ||
+	    o->pmd != sbi->opts.pmd)
+		return invalf(fc, "daxfs: trust_suid, trust_dev and pmd cannot change on remount");
 	if (!(fc->sb_flags & SB_RDONLY) && sbi->bad_ro)
 		return invalf(fc, "daxfs: %s has bad blocks: it stays read-only (see /sys/block/%s/badblocks)",
 			      sb->s_id, sb->s_id);

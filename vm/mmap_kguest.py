@@ -390,6 +390,12 @@ def scen_pmdrw(args):
               f"page {i} of the runs reads wrong through the mapping")
     faults = {"read": minor_faults() - f0}
     _walk_own_mapping(m, data)
+    try:            # VM_PFNMAP (mounted with pmd) refuses it: docs/kernel.md
+        m.madvise(mmap.MADV_DONTNEED, 0, size // 2)
+        dontneed = "ok"
+    except OSError as e:
+        dontneed = errno.errorcode.get(e.errno, str(e.errno))
+    check(m[:PAGE] == data[:PAGE], "the first page after MADV_DONTNEED")
     mtime = os.fstat(fd).st_mtime_ns
     time.sleep(0.1)
     stores = {5 * PAGE + 3: b"STORED-IN-RUN-0!", size // 2 + 7 * PAGE: b"STORED-IN-RUN-1!"}
@@ -410,7 +416,7 @@ def scen_pmdrw(args):
     m.close()
     os.close(fd)
     os.unlink(path)
-    result(pmdrw="ok", pmdrw_read_faults=faults["read"],
+    result(pmdrw="ok", pmdrw_dontneed=dontneed, pmdrw_read_faults=faults["read"],
            pmdrw_store_faults=faults["store"], kernel=os.uname().release)
 
 

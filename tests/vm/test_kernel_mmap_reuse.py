@@ -23,9 +23,10 @@ from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 SIZE = 64 << 20
 
 
-def run_mapper(request, lease_ms, step, peer):
-    """Guest A runs the mapper step `step` while the host runs `peer(region)`; returns
-    A's results and what the peer returned, after checking the run and fsck."""
+def run_mapper(request, lease_ms, step, peer, mount="mount:phys"):
+    """Guest A mounts with `mount` (a vm/guest/daxfs-k.sh step) and runs the mapper step
+    `step` while the host runs `peer(region)`; returns A's results and what the peer
+    returned, after checking the run and fsck."""
     host = {}
     with Cluster(label=request.node.name, size=SIZE, timeout=400) as c:
         mkfs(c.shm, "--lease-ms", str(lease_ms))
@@ -35,7 +36,7 @@ def run_mapper(request, lease_ms, step, peer):
                 host.update(peer(r) or {})
             return True
 
-        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", step,
+        res = c.run([Guest("A", "daxfs-k", ["load", mount, step,
                                             "umount", "rmmod", "clean"])],
                     host_fn=host_peer)
         ra = res.guests["A"].results
@@ -97,12 +98,21 @@ def pmd_kernel(release):
     return (major, minor) >= (6, 12)
 
 
-def assert_fault_kind(faults, pages, release):
+# runs map with PMDs only where the mount asks (docs/kernel.md "PMD mappings of
+# runs"); a kernel without them refuses the option, and the guest mounts without it
+PMD_MOUNT = "trymount:phys:pmd"
+
+
+def assert_fault_kind(ra, faults, pages):
     """One minor fault per 2 MiB where PMDs map the runs (a few more for the
-    interpreter's own pages), one per page where they cannot."""
+    interpreter's own pages), one per page where they cannot; the pmd mount option
+    taken where the kernel has PMD mappings, refused with a message elsewhere."""
+    release = ra["kernel"]
     if pmd_kernel(release):
+        assert ra.get("mount_opts") == "given", ra
         assert faults < pages // 8, f"{faults} faults for {pages} pages of runs on {release}"
     else:
+        assert "pmd" in ra.get("mount_refused", ""), ra
         assert faults >= pages, f"{faults} faults for {pages} pages on {release}"
 
 
@@ -113,10 +123,11 @@ def test_kernel_mmap_truncated_runs_not_reused_under_pmds(request, built):
     show through it: A's lease pass zaps a PMD whose run the file no longer shows before
     it announces (docs/kernel.md "PMD mappings of runs").  On 6.1 the same test maps pages."""
     ra, host = run_mapper(request, 5000, f"mm:reuse:A:/victim:{RUN_FILE_PAGES}",
-                          lambda r: mk.reuse_peer(r, "/victim", RUN_FILE_PAGES))
+                          lambda r: mk.reuse_peer(r, "/victim", RUN_FILE_PAGES),
+                          mount=PMD_MOUNT)
     assert ra["reuse"] == "ok", ra
     assert host["pages_after_cut"] >= RUN_FILE_PAGES // 2, host
-    assert_fault_kind(int(ra["reuse_faults"]), RUN_FILE_PAGES, ra["kernel"])
+    assert_fault_kind(ra, int(ra["reuse_faults"]), RUN_FILE_PAGES)
 
 
 def test_kernel_mmap_runs_store_and_truncate(request, built):
@@ -127,8 +138,20 @@ def test_kernel_mmap_runs_store_and_truncate(request, built):
     mtime, a truncate into the second run leaves the first run's bytes and the cut run's
     bytes below EOF mapped right and makes loads past EOF SIGBUS; PMDs on 6.12 and later
     (a fault per run, and one per run for the first stores), pages on 6.1; fsck clean."""
-    ra, _ = run_mapper(request, 5000, "mm:pmdrw:A:/pmdrw", lambda r: {})
+    ra, _ = run_mapper(request, 5000, "mm:pmdrw:A:/pmdrw", lambda r: {}, mount=PMD_MOUNT)
     assert ra["pmdrw"] == "ok", ra
-    assert_fault_kind(int(ra["pmdrw_read_faults"]), RUN_FILE_PAGES, ra["kernel"])
+    assert_fault_kind(ra, int(ra["pmdrw_read_faults"]), RUN_FILE_PAGES)
     if pmd_kernel(ra["kernel"]):
         assert int(ra["pmdrw_store_faults"]) <= 8, ra
+        assert ra["pmdrw_dontneed"] == "EINVAL", ra     # the option's documented cost
+    else:
+        assert ra["pmdrw_dontneed"] == "ok", ra
+
+
+def test_kernel_mmap_runs_without_pmd_option(request, built):
+    """The same without the pmd mount option: pages on every kernel (a fault per page),
+    and madvise(MADV_DONTNEED) works (mappings stay VM_MIXEDMAP)."""
+    ra, _ = run_mapper(request, 5000, "mm:pmdrw:A:/pmdrw", lambda r: {})
+    assert ra["pmdrw"] == "ok", ra
+    assert int(ra["pmdrw_read_faults"]) >= RUN_FILE_PAGES, ra
+    assert ra["pmdrw_dontneed"] == "ok", ra

@@ -30,7 +30,7 @@
 #       /out/profile-TARGET-SECTION.txt.  Under the instruction clock a sample is a
 #       number of guest instructions (bench/guest_ratio.py --profile).
 #   mapread ROUNDS MIB [MODULE]
-#       daxfs.ko (phys=) and ext4 -o dax; then ROUNDS times, for each of daxfs, daxfs-pte
+#       daxfs.ko (phys=, with pmd where the kernel takes it) and ext4 -o dax; then ROUNDS times, for each of daxfs, daxfs-pte
 #       (daxfs.ko with THP "never": no PMD faults) and ext4dax, order rotated per round:
 #       build/bench/preload_io FILE MIB mapread (a file of 2 MiB pieces mapped shared,
 #       first touch of every page, then random 8-byte loads) to /out/map-TARGET-ROUND.txt
@@ -45,7 +45,8 @@ mode=$1; shift
 
 bench_log() { echo "DAXFS-VM: bench: $*"; }
 
-# MODULE: daxfs.ko's path in the repository (default kernel/daxfs.ko)
+# MODULE: daxfs.ko's path in the repository (default kernel/daxfs.ko); OPTS: more
+# mount options, dropped when the kernel refuses them (pmd before 6.12)
 mount_daxfs() {
     hostname "guest-$DAXFS_VM_ID"
     insmod $DAXFS_REPO/${1:-kernel/daxfs.ko} 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
@@ -55,6 +56,10 @@ mount_daxfs() {
     sz=$(( 0x${r#*-} - start + 1 ))
     pmem_unbind_in $start $(( start + sz - 1 ))
     mkdir -p $MNT/daxfs
+    if [ -n "$2" ] && mount -t daxfs -o phys=$start,size=$sz,$2 none $MNT/daxfs 2>/tmp/err; then
+        bench_log "daxfs mounted phys=$start size=$sz,$2"
+        return
+    fi
     mount -t daxfs -o phys=$start,size=$sz none $MNT/daxfs 2>/tmp/err ||
         vm_fail "mount daxfs: $(cat /tmp/err)"
     bench_log "daxfs mounted phys=$start size=$sz"
@@ -223,7 +228,7 @@ xhost)
     vm_result xhost_$role=ok ;;
 mapread)
     rounds=$1; mib=$2
-    mount_daxfs "$3"
+    mount_daxfs "$3" pmd
     mount_ext4dax
     thp=/sys/kernel/mm/transparent_hugepage/enabled
     thp_was=$(sed -n 's/.*\[\(.*\)\].*/\1/p' $thp)

@@ -9,6 +9,8 @@
 #                         physkeep: the 1st, left bound; physover: the 1st and 2 MiB beyond
 #   mount:pmem[:OPTS]     mount -t daxfs [-o OPTS] /dev/pmem0            (OPTS: '+' stands for ',',
 #                         @REPO for $DAXFS_REPO, e.g. backing=@REPO/build/pc/x/bk0)
+#   trymount:phys|pmem:OPTS  mount as mount:, and where the kernel refuses OPTS mount without
+#                         them (vm_result mount_opts=given, or mount_refused=its dmesg line)
 #   param:NAME:VAL        echo VAL > /sys/module/daxfs/parameters/NAME
 #   badmount:physN|pmemN  the mount must fail without an oops, and dmesg must say why
 #   umount                umount the filesystem
@@ -57,7 +59,7 @@ EOT
         hostname "guest-$DAXFS_VM_ID"
         insmod $KO 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
         vm_log "daxfs.ko loaded" ;;
-    mount|badmount)
+    mount|badmount|trymount)
         case $x in
         phys*)
             n=${x#phys}
@@ -72,13 +74,27 @@ EOT
             # first (physkeep: leave it bound, the mount must be refused)
             [ -n "$keep" ] || pmem_unbind_in $start $(( start + sz - 1 ))
             o="phys=$start,size=$sz${opts:+,$opts}"
-            cmd="mount -t daxfs -o $o none $MNT" ;;
+            cmd="mount -t daxfs -o $o none $MNT"
+            plain="mount -t daxfs -o phys=$start,size=$sz none $MNT" ;;
         pmem*)
             n=${x#pmem}
-            cmd="mount -t daxfs ${opts:+-o $opts} /dev/pmem${n:-0} $MNT" ;;
+            cmd="mount -t daxfs ${opts:+-o $opts} /dev/pmem${n:-0} $MNT"
+            plain="mount -t daxfs /dev/pmem${n:-0} $MNT" ;;
         *) vm_fail "mount: phys or pmem, not '$x'" ;;
         esac
-        if [ $a = mount ]; then
+        if [ $a = trymount ]; then
+            if $cmd 2>/tmp/err; then
+                vm_result mount_opts=given
+            else
+                why=$(dmesg | grep -i "daxfs" | tail -1)
+                vm_log "refused: $cmd: $(cat /tmp/err) / dmesg: $why"
+                vm_result mount_refused="$(echo $why | tr ' =' '_-' | cut -c1-200)"
+                cmd=$plain
+            fi
+        fi
+        if [ $a = trymount ] && grep -q " $MNT " /proc/mounts; then
+            vm_log "mounted: $cmd"
+        elif [ $a != badmount ]; then
             $cmd 2>/tmp/err || vm_fail "$cmd: $(cat /tmp/err); dmesg: $(dmesg | grep daxfs | tail -3 | tr '\n' ';')"
             vm_log "mounted: $cmd"
         else
