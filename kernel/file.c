@@ -1097,11 +1097,10 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
 #if DAXFS_PMD_MAPS
 /*
  * A run (format 11: 512 pool pages, contiguous and 2 MiB aligned) mapped
- * with one PMD, as ext4 -o dax maps an aligned extent: a mapping that
- * never copies on write (VM_PFNMAP) whose 2 MiB at the fault lies wholly
- * inside the vma, below EOF, aligned
- * to the file's 2 MiB and on a run whose frames are 2 MiB aligned and
- * good.  Anything else falls back to PTEs.  Recorded in pmd_pg under
+ * with one PMD, as ext4 -o dax maps an aligned extent: a VM_PFNMAP
+ * mapping (-o pmd, daxfs_mmap) whose 2 MiB at the fault lies wholly inside
+ * the vma, below EOF, aligned to the file's 2 MiB and on a run whose
+ * frames are 2 MiB aligned and good.  Anything else falls back to PTEs.  Recorded in pmd_pg under
  * pin_lock with its lookup, as a PTE's pool page (the lease pass zaps it
  * before announcing, docs/kernel.md "PMD mappings of runs").
  */
