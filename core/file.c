@@ -1589,8 +1589,6 @@ int daxfs_block_run(struct daxfs_fs *fs, u64 ino, u64 blk, bool writable,
 	if (!err && ref.ip)
 		err = daxfs_radix_run(fs, ref.ip, blk, run);
 	daxfs_op_end(&op);
-	if (err)
-		*run = 0;
 	return err;
 }
 

@@ -191,12 +191,9 @@ int daxfs_radix_run(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,
 {
 	const u64 *slots;
 	u64 r = daxfs_load(&ip->root), lo, hi;
-	int err;
 
-	err = daxfs_radix_leaf(fs, &r, blk, &slots, run, &lo, &hi);
-	if (err)
-		*run = 0;
-	return err;
+	/* *run stays 0 on every error (daxfs_radix_leaf) */
+	return daxfs_radix_leaf(fs, &r, blk, &slots, run, &lo, &hi);
 }
 
 int daxfs_radix_get(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,

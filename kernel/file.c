@@ -1100,9 +1100,10 @@ static vm_fault_t daxfs_fault(struct vm_fault *vmf)
  * with one PMD, as ext4 -o dax maps an aligned extent: a VM_PFNMAP
  * mapping (-o pmd, daxfs_mmap) whose 2 MiB at the fault lies wholly inside
  * the vma, below EOF, aligned to the file's 2 MiB and on a run whose
- * frames are 2 MiB aligned and good.  Anything else falls back to PTEs.  Recorded in pmd_pg under
- * pin_lock with its lookup, as a PTE's pool page (the lease pass zaps it
- * before announcing, docs/kernel.md "PMD mappings of runs").
+ * frames are 2 MiB aligned and good.  Anything else falls back to PTEs.
+ * Recorded in pmd_pg under pin_lock with its lookup, as a PTE's pool page
+ * (the lease pass zaps it before announcing, docs/kernel.md "PMD mappings
+ * of runs").
  */
 static vm_fault_t __daxfs_huge_fault(struct vm_fault *vmf)
 {
