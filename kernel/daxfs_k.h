@@ -197,6 +197,7 @@ extern const struct inode_operations daxfs_file_iops;
 extern const struct inode_operations daxfs_symlink_iops;
 extern const struct inode_operations daxfs_special_iops;
 extern const struct dentry_operations daxfs_dentry_ops;
+void daxfs_dentry_nameless(struct dentry *dentry);
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
 /* (open_lock held) the first open of a new file took its create hold over */

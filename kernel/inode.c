@@ -604,6 +604,29 @@ static void name_confirmed(struct dentry *dentry, struct inode *dir,
 	spin_unlock(&dentry->d_lock);
 }
 
+/*
+ * An O_TMPFILE's dentry (d_tmpfile: "#INO", never hashed) has no name in
+ * its directory to look up again; its d_fsdata says so.  Only overlayfs
+ * revalidates one: from 6.6 it keeps the tmpfile's dentry as the upper
+ * dentry of a file it copied up and linked in (ovl_copy_up_tmpfile), and
+ * turns our 0 into ESTALE.  Such a dentry is current while its inode is.
+ */
+#define DAXFS_DENTRY_NAMELESS	((void *)~(uintptr_t)0)
+
+void daxfs_dentry_nameless(struct dentry *dentry)
+{
+	spin_lock(&dentry->d_lock);
+	dentry->d_fsdata = DAXFS_DENTRY_NAMELESS;
+	dentry->d_time = 0;
+	spin_unlock(&dentry->d_lock);
+}
+
+static bool dentry_is_nameless(struct dentry *dentry)
+{
+	return READ_ONCE(dentry->d_fsdata) == DAXFS_DENTRY_NAMELESS &&
+	       d_unhashed(dentry);
+}
+
 /* What a dentry's recorded counter (name_confirmed) and peeks prove
  * current, with no core op: nothing, its name, or its name and its inode's
  * attributes.  Never sleeps (RCU path walk; the caller keeps dir and inode
@@ -660,6 +683,8 @@ static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 			      DENTRY_CURRENT ? 1 : -ECHILD;
 	}
 	inode = d_inode(dentry);
+	if (inode && dentry_is_nameless(dentry))
+		return daxfs_refresh_inode(inode) == 0;
 	parent = dget_parent(dentry);
 	dir = d_inode(parent);
 	cur = dentry_current(dentry, dir, inode);

@@ -72,6 +72,7 @@ int daxfs_k_tmpfile(DAXFS_IDMAP_T *idmap, struct inode *dir, struct file *file,
 	ei->orphan = true;		/* eviction settles it once more */
 	set_nlink(inode, 1);		/* d_tmpfile drops it to 0 */
 	d_tmpfile(file, inode);
+	daxfs_dentry_nameless(file->f_path.dentry);
 	err = finish_open_simple(file, 0);
 	/* the core's count goes: the entry is this file's open now (daxfs_open
 	 * counted it), or nobody's when ->open did not run or failed */

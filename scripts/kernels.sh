@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # `make kernels` (docs/kernel.md, "Supported kernels"): daxfs.ko built warning-free for
-# Debian 12's 6.1 and for the kernels of the newer suites, and the kernel cluster tests
-# (tests/vm/test_kernel_cluster.py) run in QEMU guests booted with each kernel.
+# Debian 12's 6.1 and for the kernels of the newer suites, and the kernel cluster and VFS
+# tests (tests/vm/test_kernel_cluster.py, test_kernel_vfs.py) run in QEMU guests booted
+# with each kernel.
 #
 #   scripts/kernels.sh [-b] [SUITE ...]   (default: bookworm-backports trixie-backports)
 #
 # 6.1: `make module`, the guests' own kernel.  Each SUITE: scripts/kernel-compat.sh -i
 # (this host's gcc, or a debootstrapped Debian root through scripts/kernel-root.sh),
-# then that module as kernel/daxfs.ko with DAXFS_VM_ROOT= its kernel.  `make module`
-# puts the 6.1 module back at the end.  -b: build only, no guest tests.
+# then the guests with DAXFS_VM_ROOT= its kernel load that module (build/daxfs-VER.ko,
+# vm/guest/lib.sh vm_daxfs_ko).  -b: build only, no guest tests.
 # Needs root and the Debian archive; results in build/kernels/summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +28,14 @@ mkdir -p "$OUT"
 : > "$OUT/summary"
 fail=0
 
-# one kernel's cluster tests: $1 name, then the environment for pytest
+# one kernel's guest tests: $1 name, then the environment for pytest
 run_tests() {
 	local name=$1 log="$OUT/pytest-$1.log"
 	shift
 	[ $TESTS = 1 ] || return 0
-	echo "== $name: tests/vm/test_kernel_cluster.py (log: $log)"
+	echo "== $name: tests/vm/test_kernel_cluster.py test_kernel_vfs.py (log: $log)"
 	if env DAXFS_VM_TESTS=1 "$@" python3 -m pytest -q -p no:cacheprovider \
-	   tests/vm/test_kernel_cluster.py > "$log" 2>&1; then
+	   tests/vm/test_kernel_cluster.py tests/vm/test_kernel_vfs.py > "$log" 2>&1; then
 		echo "$name: tests: $(tail -1 "$log")" >> "$OUT/summary"
 	else
 		tail -20 "$log"
@@ -67,10 +68,8 @@ for s in "${SUITES[@]}"; do
 	fi
 	read -r kver root < "$OUT/$s"
 	echo "$kver ($s): built, $(warnings "build/kmod-$kver.log") warnings" >> "$OUT/summary"
-	cp "build/daxfs-$kver.ko" kernel/daxfs.ko
 	run_tests "$kver" DAXFS_VM_ROOT="$root" DAXFS_VM_NOBUILD=1
 done
-make -s module > /dev/null 2>&1 || fail=1
 echo "== summary"
 cat "$OUT/summary"
 exit $fail

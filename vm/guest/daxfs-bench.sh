@@ -49,7 +49,7 @@ bench_log() { echo "DAXFS-VM: bench: $*"; }
 # mount options, dropped when the kernel refuses them (pmd before 6.12)
 mount_daxfs() {
     hostname "guest-$DAXFS_VM_ID"
-    insmod $DAXFS_REPO/${1:-kernel/daxfs.ko} 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
+    insmod $(vm_daxfs_ko "$1") 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
     r=$(grep 'Persistent Memory' /proc/iomem | sed -n 1p | sed 's/^ *//' | cut -d' ' -f1)
     [ -n "$r" ] || vm_fail "no Persistent Memory range"
     start=0x${r%-*}

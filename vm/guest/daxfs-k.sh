@@ -38,7 +38,7 @@
 #   clean                 fail if dmesg shows a daxfs BUG/WARNING/leak
 #   sleep:N
 MNT=/host/mnt/daxfs
-KO=$DAXFS_REPO/kernel/daxfs.ko
+KO=$(vm_daxfs_ko)
 mkdir -p $MNT
 
 # The kernel command line names the repository path (daxfsvm.repo=), which
@@ -58,7 +58,7 @@ EOT
         [ -f "$KO" ] || vm_fail "$KO missing: run make module"
         hostname "guest-$DAXFS_VM_ID"
         insmod $KO 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
-        vm_log "daxfs.ko loaded" ;;
+        vm_log "daxfs.ko loaded: ${KO#$DAXFS_REPO/}" ;;
     mount|badmount|trymount)
         case $x in
         phys*)

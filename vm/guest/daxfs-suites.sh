@@ -32,7 +32,7 @@ done
 MNT=/host/mnt/daxfs          # /mnt/daxfs inside the chroot
 M=/mnt/daxfs
 LOGD=${DAXFS_VM_OUT:-/tmp}
-KO=$DAXFS_REPO/kernel/daxfs.ko
+KO=$(vm_daxfs_ko)
 
 [ -f "$KO" ] || vm_fail "$KO missing: run make module"
 hostname "guest-$DAXFS_VM_ID"

@@ -10,7 +10,7 @@
 # the console.  PER (seconds, 0: none) stops a test that runs longer (watch_tests below).
 # Result line: DAXFS-VM-RESULT: xfstests_rc=N.
 XFS=$1 TMO=${2:-3000} PER=${3:-0}
-KO=$DAXFS_REPO/kernel/daxfs.ko
+KO=$(vm_daxfs_ko)
 [ -n "$XFS" ] || vm_fail "usage: daxfs-xfstests XFS [TMO]"
 [ -d /out ] || vm_fail "needs a writable share at /out (Guest outdir)"
 TESTS=$(cat /out/check.args) || vm_fail "no /out/check.args"

@@ -4,7 +4,7 @@
 # until the host says stop.  Every bad kernel log line is counted per image by the helper;
 # a final scan here catches whatever came after its last look.
 # args: HUNG_TASK_SECS [verbose|quiet [MODULE (relative to the repository)]]
-KO=$DAXFS_REPO/${3:-kernel/daxfs.ko}
+KO=$(vm_daxfs_ko "$3")
 MNT=/mnt/kfuzz
 mkdir -p $MNT
 

@@ -66,3 +66,15 @@ pmem_unbind_in() {
         vm_log "nd_pmem unbound from ${d##*/} (daxfs claims its range)"
     done
 }
+
+# the daxfs.ko for the running kernel: $DAXFS_REPO/${1:-kernel/daxfs.ko} when its vermagic
+# is this kernel's, else the build/daxfs-VER.ko that scripts/kernel-compat.sh made for it
+# (a guest booted from DAXFS_VM_ROOT: docs/kernel.md "Supported kernels")
+vm_daxfs_ko() {
+    local ko=$DAXFS_REPO/${1:-kernel/daxfs.ko} r
+    r=$(uname -r)
+    if ! grep -aq "vermagic=$r " "$ko" 2>/dev/null && [ -f "$DAXFS_REPO/build/daxfs-$r.ko" ]; then
+        ko=$DAXFS_REPO/build/daxfs-$r.ko
+    fi
+    echo "$ko"
+}

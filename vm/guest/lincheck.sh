@@ -3,7 +3,7 @@
 # phys=; the second holds lc_run's shared page: clock, records, round barrier, mapped
 # through /dev/mem), and runs build/vm-helpers/lc_guest as client SLOT until lc_run on the
 # host says stop.  The kernel log must stay clean.
-KO=$DAXFS_REPO/kernel/daxfs.ko
+KO=$(vm_daxfs_ko)
 MNT=/mnt/lc
 mkdir -p $MNT
 hostname "guest-$DAXFS_VM_ID"
