@@ -20,10 +20,8 @@
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/badblocks.h>
-#include <linux/kernel_read_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/vmalloc.h>
 #include "daxfs_k.h"
 
 #define DAXFS_BB_FILE_MAX	(1 << 20)
@@ -55,22 +53,60 @@ static int daxfs_bb_parse(struct fs_context *fc, struct badblocks *bb, char *tex
 	return 0;
 }
 
+/*
+ * The list's text, NUL-terminated (kfree it), or an ERR_PTR.  A plain read,
+ * not kernel_read_file(): that one is for files whose contents the kernel
+ * trusts (modules, firmware, policies), and its LSM hook takes a list of
+ * ours for such a file of unknown kind: IPE (6.12) warns with a stack trace
+ * for every READING_UNKNOWN read, which panic_on_warn makes a crash.
+ */
+static char *daxfs_bb_read(const char *path)
+{
+	struct file *f;
+	char *text;
+	loff_t size, pos = 0;
+	ssize_t n;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return ERR_CAST(f);
+	text = ERR_PTR(-EINVAL);
+	if (!S_ISREG(file_inode(f)->i_mode))
+		goto out;
+	size = i_size_read(file_inode(f));
+	text = ERR_PTR(-EFBIG);
+	if (size > DAXFS_BB_FILE_MAX)
+		goto out;
+	text = kmalloc(size + 1, GFP_KERNEL);
+	if (!text) {
+		text = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	while (pos < size) {
+		n = kernel_read(f, text + pos, size - pos, &pos);
+		if (n <= 0) {
+			kfree(text);
+			text = ERR_PTR(n < 0 ? (int)n : -EIO);
+			goto out;
+		}
+	}
+	text[size] = '\0';
+out:
+	fput(f);
+	return text;
+}
+
 int daxfs_phys_badblocks(struct fs_context *fc, struct daxfs_sb_info *sbi,
 			 const char *path)
 {
 	struct badblocks *bb;
-	void *buf = NULL;
-	size_t fsize;
 	char *text;
-	ssize_t n;
 	int err;
 
-	n = kernel_read_file_from_path(path, 0, &buf, DAXFS_BB_FILE_MAX, &fsize,
-				       READING_UNKNOWN);
-	if (n < 0)
-		return invalf(fc, "daxfs: badblocks=%s: cannot read it (error %zd)", path, n);
-	text = kmemdup_nul(buf, n, GFP_KERNEL);
-	vfree(buf);
+	text = daxfs_bb_read(path);
+	if (IS_ERR(text))
+		return invalf(fc, "daxfs: badblocks=%s: cannot read it (error %ld)", path,
+			      PTR_ERR(text));
 	bb = kzalloc(sizeof(*bb), GFP_KERNEL);
 	if (!text || !bb || badblocks_init(bb, 1)) {
 		kfree(text);
