@@ -46,7 +46,7 @@ static int daxfs_bb_parse(struct fs_context *fc, struct badblocks *bb, char *tex
 				      path, nr);
 		if (sector >= size >> SECTOR_SHIFT)
 			continue;
-		if (badblocks_set(bb, sector, (int)count, 1))
+		if (daxfs_badblocks_add(bb, sector, (int)count))
 			return invalf(fc, "daxfs: badblocks=%s: more bad ranges than a list can hold (%lu)",
 				      path, MAX_BADBLOCKS);
 	}

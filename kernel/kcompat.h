@@ -348,4 +348,11 @@ static inline void *daxfs_acl_to_xattr(const struct posix_acl *acl, size_t *size
 #define daxfs_fl_pid(fl)	((fl)->fl_pid)
 #endif
 
+/* 6.15: badblocks_set() returns true when it recorded the range (before: 0) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+#define daxfs_badblocks_add(bb, s, n)	(badblocks_set(bb, s, n, 1) ? 0 : -ENOSPC)
+#else
+#define daxfs_badblocks_add(bb, s, n)	(badblocks_set(bb, s, n, 1) ? -ENOSPC : 0)
+#endif
+
 #endif /* DAXFS_KCOMPAT_H */
