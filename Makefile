@@ -205,7 +205,7 @@ module-check:
 
 # The supported kernels (docs/kernel.md "Supported kernels"): daxfs.ko for 6.1 and for
 # KERNEL_SUITES' kernels (a debootstrapped root where this gcc is too old), each booted
-# in the guests with tests/vm/test_kernel_cluster.py; build/kernels/summary.
+# in the guests with tests/vm/test_kernel_cluster.py and test_kernel_vfs.py; build/kernels/summary.
 KERNEL_SUITES ?= bookworm-backports trixie-backports
 kernels:
 	scripts/kernels.sh $(KERNEL_SUITES)

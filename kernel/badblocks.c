@@ -108,7 +108,7 @@ int daxfs_phys_badblocks(struct fs_context *fc, struct daxfs_sb_info *sbi,
 		return invalf(fc, "daxfs: badblocks=%s: cannot read it (error %ld)", path,
 			      PTR_ERR(text));
 	bb = kzalloc(sizeof(*bb), GFP_KERNEL);
-	if (!text || !bb || badblocks_init(bb, 1)) {
+	if (!bb || badblocks_init(bb, 1)) {
 		kfree(text);
 		kfree(bb);
 		return -ENOMEM;
