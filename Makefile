@@ -159,7 +159,7 @@ $(BUILD)/race/%: $(BUILD)/tests/race/%.o $(LIBA)
 # The test command (README, .ci/run).  pytest exits 5 when it collects no
 # test, which fails this target like any other failure.
 check: all
-	python3 -m pytest -q -p no:cacheprovider tests
+	python3 -m pytest -q -p no:cacheprovider --durations=15 tests
 
 test: check
 
