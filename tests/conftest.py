@@ -75,3 +75,30 @@ def crash_build():
     if res.returncode != 0 or not os.path.exists(cl.CRASH_LIB):
         pytest.fail("crash build failed: %s" % res.stderr[-2000:])
     return cl.CRASH_LIB
+
+
+# CI shows only the tail of a run's output, and a run cut off by CI's time
+# limit never prints its summary (stop 45: one F in a dotted line, nothing
+# else).  So a failure is named the moment it happens, with the start of its
+# message, and so is every test that took long, with its time.
+SLOW_TEST_S = 240
+_config = None
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+
+
+def pytest_runtest_logreport(report):
+    terminal = _config and _config.pluginmanager.get_plugin("terminalreporter")
+    if not terminal:
+        return
+    if report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        msg = crash.message if crash else str(report.longrepr)
+        msg = " ".join(msg.split())[:300]
+        terminal.write_line(f"\n!! {report.when} FAILED {report.nodeid} "
+                             f"({report.duration:.0f} s): {msg}")
+    elif report.when == "call" and report.duration >= SLOW_TEST_S:
+        terminal.write_line(f"\n.. slow: {report.nodeid} {report.duration:.0f} s")
