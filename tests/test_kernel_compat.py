@@ -30,12 +30,15 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "vm"))
+import cluster  # noqa: E402
 pytestmark = pytest.mark.skipif(os.environ.get("DAXFS_COMPAT_TESTS") != "1",
                                 reason="set DAXFS_COMPAT_TESTS=1 (fetches kernel headers)")
 
@@ -122,7 +125,7 @@ def run_bounded(cmd, env, timeout):
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            for pid in [proc.pid] + descendants(proc.pid):
+            for pid in [proc.pid] + cluster.descendants(proc.pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -131,23 +134,6 @@ def run_bounded(cmd, env, timeout):
             rc = None
         log.seek(0)
         return rc, log.read()
-
-def descendants(pid):
-    """Every live process below pid, read from /proc."""
-    children = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
 
 def guest_log_tails(lines=15):
     """The end of the newest guest console logs, which the inner run wrote

@@ -150,8 +150,30 @@ def parse_size(s: Union[str, int]) -> int:
     return int(m.group(1)) << (10 * " KMGT".index((m.group(2) or " ").upper()))
 
 
+def descendants(pid):
+    """The processes below pid (from /proc): what a timeout kills, QEMU
+    included, where a process group does not reach (each guest has its own)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
 # --------------------------------------------------------------------------- results
 @dataclass
+
 class Guest:
     """One guest to boot: NAME runs vm/guest/SCRIPT.sh with ARGS (no ',' or ' ' in args)."""
     name: str

@@ -283,26 +283,6 @@ def _used(base: bytes) -> int:
 
 # ---------------------------------------------------------------- one guest
 
-def _descendants(pid):
-    """The processes below pid (from /proc)."""
-    kids = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        kids.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        for k in kids.get(todo.pop(), []):
-            out.append(k)
-            todo.append(k)
-    return out
-
-
 class Worker:
     """One guest and its two shared files; takes image numbers from a shared list."""
 
@@ -349,7 +329,7 @@ class Worker:
         """Ends the guest: run-guest.sh's group and QEMU (which `timeout` keeps in a
         process group of its own)."""
         if self.proc and self.proc.poll() is None:
-            for pid in _descendants(self.proc.pid):
+            for pid in cluster.descendants(self.proc.pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
