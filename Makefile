@@ -158,8 +158,13 @@ $(BUILD)/race/%: $(BUILD)/tests/race/%.o $(LIBA)
 
 # The test command (README, .ci/run).  pytest exits 5 when it collects no
 # test, which fails this target like any other failure.
+# The suite runs in TEST_JOBS processes (pytest-xdist, default one per CPU and
+# at least 2; docs/testing.md "Parallel runs"); the QEMU guest tests run one
+# at a time in one of them.  TEST_JOBS=1: one process, in file order.
+TEST_JOBS ?= $(shell n=$$(nproc); echo $$(( n < 2 ? 2 : n )))
 check: all
-	python3 -m pytest -q -p no:cacheprovider --durations=15 tests
+	python3 -m pytest -q -p no:cacheprovider --durations=15 \
+		$(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup) tests
 
 test: check
 

@@ -68,13 +68,43 @@ def need_fsck():
 @pytest.fixture(scope="session")
 def crash_build():
     """build/crash/libdaxfs.so (`make crash`): the library with crash points."""
-    import subprocess
     import crashlib as cl
-    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"], capture_output=True,
-                         text=True, timeout=600)
+    from helpers import build
+    res = build.make("-s", "-C", cl.REPO, "crash", capture_output=True,
+                     text=True, timeout=600)
     if res.returncode != 0 or not os.path.exists(cl.CRASH_LIB):
         pytest.fail("crash build failed: %s" % res.stderr[-2000:])
     return cl.CRASH_LIB
+
+
+# make check runs the suite in several processes (pytest-xdist, --dist
+# loadgroup; docs/testing.md "Parallel runs").  The QEMU guest tests (tests/vm,
+# test_kernel_compat.py) form two groups, each run in file order by one
+# process: a file's module-scoped fixture (one guest boot for its tests) stays
+# in one process, and at most two clusters of TCG guests run at once.  xdist
+# hands out the largest groups first, so both start at once and the other
+# tests fill in around them.  Seconds each file took alone (2026-12-03):
+GUEST_GROUP_1 = {
+    "test_kernel_compat.py",        # 180 building, ~400 booting 6.12
+    "test_kernel_pcache.py",        # 272
+    "test_kernel_mmap_reuse.py",    # 138
+    "test_kernel_lincheck.py",      # 135
+    "test_vm_smoke.py",             # 62
+}                                   # all other tests/vm files: about 1,220 s
+
+
+def guest_group(path):
+    """The xdist group of a test file: a guest group, or None."""
+    if path.name in GUEST_GROUP_1:
+        return "guests-1"
+    return "guests-2" if path.parent.name == "vm" else None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = guest_group(item.path)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 # CI shows only the tail of a run's output, and a run cut off by CI's time
@@ -88,6 +118,8 @@ _config = None
 def pytest_configure(config):
     global _config
     _config = config
+    # pytest-xdist registers it too; without xdist the mark does nothing
+    config.addinivalue_line("markers", "xdist_group(name): tests that run in one process")
 
 
 def pytest_runtest_logreport(report):

@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "tests", "c")
 BIN = os.path.join(ROOT, "build", "tests")
@@ -21,9 +23,9 @@ PROGRAMS = sorted(f[:-2] for f in os.listdir(SRC) if f.endswith(".c"))
 @pytest.fixture(scope="session")
 def built():
     """Builds everything once; the output is shown if the build fails."""
-    r = subprocess.run(["make", "-C", ROOT, "-j4", "-k"],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
+    r = build.make("-C", ROOT, "-j4", "-k",
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   text=True)
     return r
 
 

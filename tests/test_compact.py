@@ -12,7 +12,7 @@ import sys
 import time
 import subprocess
 
-from helpers import env
+from helpers import build, env
 import crashlib as cl
 
 daxfs = env.daxfs
@@ -100,8 +100,8 @@ with env.daxfs.Region(%(path)r) as r:
 def test_killed_mid_compaction():
     """A host dies at alloc.compact (its own ENOSPC path, several hits
     apart): after recovery fsck is clean and the space is whole."""
-    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"],
-                         capture_output=True, text=True, timeout=600)
+    res = build.make("-s", "-C", cl.REPO, "crash",
+                     capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     lease_ms = 300
     for nth in (1, 40):

@@ -16,6 +16,8 @@ import subprocess
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 from test_c_units import PROGRAMS, ROOT, run_program
 
 BIN = os.path.join(ROOT, "build", "arm64", "tests")
@@ -29,9 +31,9 @@ def built():
     for tool in (CC, QEMU):
         if not shutil.which(tool):
             pytest.skip(f"{tool} not installed (scripts/setup.sh)")
-    return subprocess.run(["make", "-C", ROOT, "-j2", "cross-arm64"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    return build.make("-C", ROOT, "-j2", "cross-arm64",
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                      text=True)
 
 
 def elf_machine(path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import env
+from helpers import build, env
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(os.environ.get("DAXFS_DEB_TESTS") != "1",
@@ -62,9 +62,10 @@ def left_behind():
 def debs(tmp_path_factory):
     """The .deb files of `make deb`, unpacked under root/."""
     out = tmp_path_factory.mktemp("deb")
-    before = left_behind()
-    run(ROOT / "scripts" / "make-deb.sh", out)	# fails on a lintian error
-    assert left_behind() == before, "make deb left files in the tree"
+    with build.lock():      # no other test's build adds files to the tree meanwhile
+        before = left_behind()
+        run(ROOT / "scripts" / "make-deb.sh", out)	# fails on a lintian error
+        assert left_behind() == before, "make deb left files in the tree"
     root = out / "root"
     for deb in out.glob("daxfs-*_all.deb"), out.glob("daxfs-tools_*.deb"):
         for d in deb:

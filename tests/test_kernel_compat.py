@@ -22,8 +22,7 @@ names the suites whose kernels boot (default: bookworm-backports).  The
 7.3 guests of trixie-backports are left out of CI's run: in CI of stop 45
 that case failed, and the run took about its 40-minute inner timeout
 longer than expected, past CI's 90-minute limit; here it passes (11.7
-minutes on a clean clone, debootstrap included).  .ci/run boots them after
-the test command as a bounded diagnostic that prints what happened.
+minutes on a clean clone, debootstrap included).
 """
 
 import os
@@ -35,6 +34,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "vm"))
@@ -98,8 +99,8 @@ def test_module_works_in_guests_of_newer_kernel(suite):
     # the VM fixtures want the tools and kernel/daxfs.ko (for 6.1: absent in a
     # clean clone at this point); built here, as their own `make module`
     # would build for the booted kernel, whose headers live elsewhere
-    res = subprocess.run(["make", "-s", "all", "module"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=1800)
+    res = build.make("-s", "all", "module", cwd=ROOT, capture_output=True,
+                     text=True, timeout=1800)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     env = dict(os.environ, DAXFS_VM_ROOT=vm_root, DAXFS_VM_KVER=kver,
                DAXFS_VM_TESTS="1", DAXFS_VM_NOBUILD="1")
@@ -107,8 +108,8 @@ def test_module_works_in_guests_of_newer_kernel(suite):
            + NEWER_KERNEL_VM_TESTS[suite])
     rc, out = run_bounded(cmd, env, GUEST_TESTS_TIMEOUT)
     assert rc is not None, (f"VM tests on {kver} still running after {GUEST_TESTS_TIMEOUT} s:\n"
-                            f"{out[-3000:]}\n{guest_log_tails()}")
-    assert rc == 0, f"VM tests on {kver}:\n{out[-6000:]}\n{guest_log_tails()}"
+                            f"{out[-3000:]}\n{guest_log_tails(kver)}")
+    assert rc == 0, f"VM tests on {kver}:\n{out[-6000:]}\n{guest_log_tails(kver)}"
     assert re.search(r"\b\d+ passed\b", out) and " skipped" not in out, out[-2000:]
 
 
@@ -135,11 +136,11 @@ def run_bounded(cmd, env, timeout):
         log.seek(0)
         return rc, log.read()
 
-def guest_log_tails(lines=15):
-    """The end of the newest guest console logs, which the inner run wrote
-    last: what a hang in CI, where nothing else comes back, shows of its
-    cause."""
-    logs = ROOT / "build" / "vm" / "logs"
+def guest_log_tails(kver, lines=15):
+    """The end of the newest guest console logs of kernel KVER, which the
+    inner run wrote last: what a hang in CI, where nothing else comes back,
+    shows of its cause."""
+    logs = ROOT / "build" / "vm" / "logs" / kver
     found = sorted(logs.rglob("*.log"), key=lambda p: p.stat().st_mtime)[-3:] \
         if logs.is_dir() else []
     tails = []

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from helpers import env
+from helpers import build, env
 
 REPO = env.REPO
 CHECKER = os.path.join(REPO, "build", "lincheck", "lincheck")
@@ -38,8 +38,8 @@ def fixed(bug):
 
 
 def make(*targets):
-    res = subprocess.run(["make", "-s", "-C", REPO] + list(targets),
-                         capture_output=True, text=True, timeout=900)
+    res = build.make("-s", "-C", REPO, *targets,
+                     capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout + res.stderr
     return res
 
@@ -325,12 +325,12 @@ def test_data_killed_linearizable(checker, crash_build):
     every killed operation as never having happened reports violations
     on these histories (1 and 21 with these seeds): the kills land inside
     operations whose effects the others see."""
-    for build, args in ((os.path.join(REPO, "build"),
-                         ["-o", "60", "-n", "300", "-k", "0.2", "-s", "16"]),
-                        (os.path.join(REPO, "build", "crash"),
-                         ["-o", "30", "-t", "30", "-c", "random:0.002",
-                          "-s", "17"])):
-        rc, out = lincheck(build, "-m", "data", "-w", "4", *args)
+    for build_dir, args in ((os.path.join(REPO, "build"),
+                             ["-o", "60", "-n", "300", "-k", "0.2", "-s", "16"]),
+                            (os.path.join(REPO, "build", "crash"),
+                             ["-o", "30", "-t", "30", "-c", "random:0.002",
+                              "-s", "17"])):
+        rc, out = lincheck(build_dir, "-m", "data", "-w", "4", *args)
         assert rc == 0, out
         assert " 0 violations" in out
         died = re.search(r"lc_run: (\d+) workers died", out)

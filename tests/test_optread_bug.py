@@ -8,17 +8,19 @@ import os
 import re
 import subprocess
 
+from helpers import build
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAG = "DAXFS_BUG_OPTREAD_NO_SECOND_LOOK"
 
 
 def test_race_catches_a_read_without_second_look():
-    build = os.path.join(ROOT, "build", "bug-OPTREAD")
-    prog = os.path.join(build, "tests", "test_optread")
-    r = subprocess.run(["make", "-C", ROOT, "-j2", "BUILD=" + build,
-                        "EXTRA_CFLAGS=-D" + FLAG, prog],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=900)
+    bug_build = os.path.join(ROOT, "build", "bug-OPTREAD")
+    prog = os.path.join(bug_build, "tests", "test_optread")
+    r = build.make("-C", ROOT, "-j2", "BUILD=" + bug_build,
+                   "EXTRA_CFLAGS=-D" + FLAG, prog,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-4000:]
     r = subprocess.run([prog], cwd=ROOT, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=300)

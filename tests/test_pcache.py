@@ -25,6 +25,8 @@ import time
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 from helpers import env
 import crashlib as cl
 
@@ -280,8 +282,8 @@ def test_crash_at_fill(split_fs, tmp_path):
     """Crash build: a host dies at pcache.fill (slot claimed PENDING, tag
     written, backing not read yet) on its first and its fifth fill; the
     next reader takes the slot over and reads the right bytes."""
-    res = subprocess.run(["make", "-s", "-C", cl.REPO, "crash"], capture_output=True,
-                         text=True, timeout=600)
+    res = build.make("-s", "-C", cl.REPO, "crash", capture_output=True,
+                     text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     files = {"a": _content(17, 64 * KiB)}
     for nth in (1, 5):

@@ -19,14 +19,16 @@ import sys
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 from helpers import env
 import powerfail as pf
 
 
 @pytest.fixture(scope="module")
 def pmem_build():
-    res = subprocess.run(["make", "-s", "-C", pf.REPO, "pmem"],
-                         capture_output=True, text=True, timeout=600)
+    res = build.make("-s", "-C", pf.REPO, "pmem",
+                     capture_output=True, text=True, timeout=600)
     if res.returncode != 0 or not os.path.exists(pf.PMEM_LIB):
         pytest.fail("pmem build failed: %s" % res.stderr[-2000:])
     return pf.PMEM_LIB

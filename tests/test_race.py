@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "tests", "race")
 BIN = os.path.join(ROOT, "build", "race", "race")
@@ -18,9 +20,9 @@ PROGRAMS = sorted(f[:-2] for f in os.listdir(SRC) if f.endswith(".c"))
 
 @pytest.fixture(scope="module")
 def race_build():
-    r = subprocess.run(["make", "-s", "-C", ROOT, "race"],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
+    r = build.make("-s", "-C", ROOT, "race",
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   text=True)
     assert r.returncode == 0, "make race failed:\n%s" % r.stdout[-6000:]
 
 

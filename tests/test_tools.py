@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "build" / "bin"
 MKFS = BIN / "mkfs.daxfs"
@@ -29,8 +31,8 @@ MIB = 1 << 20
 def built():
     """Builds the tools once per session if they are missing."""
     if not (MKFS.exists() and DAXFS.exists()):
-        res = subprocess.run(["make", "-j8"], cwd=ROOT, capture_output=True,
-                             text=True)
+        res = build.make("-j8", cwd=ROOT, capture_output=True,
+                         text=True)
         if res.returncode != 0 or not (MKFS.exists() and DAXFS.exists()):
             pytest.fail("make failed:\n" + res.stdout[-3000:]
                         + res.stderr[-3000:])

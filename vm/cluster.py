@@ -283,7 +283,11 @@ class Cluster:
         self.extra_modules = list(extra_modules)
         self.more_mods = more_mods
         self.timeout = timeout
-        self.log_dir = Path(log_dir) if log_dir else BUILD / "logs" / self.label
+        # the guests of another root's kernel (DAXFS_VM_ROOT, tests/test_kernel_compat.py)
+        # log under its version: its tests bear the names of the 6.1 ones, which
+        # may run at the same time (make check's parallel processes)
+        label_dir = f"{detect_kver()}/{self.label}" if VM_ROOT else self.label
+        self.log_dir = Path(log_dir) if log_dir else BUILD / "logs" / label_dir
         self.fresh = fresh
         self.keep_shm = keep_shm
         self.kernel = kernel

@@ -661,7 +661,7 @@ def _zapper(m, stop):
     stop.zaps = zaps
 
 
-def scen_appendfault(mnt, appends="150", chunk="1048576"):
+def scen_appendfault(mnt, appends="50", chunk="1048576"):
     """A write whose source page goes between the kernel's fault-in and its copy
     (which runs with page faults off) must still land whole where it was meant to:
     an append that stored part of its range and went on at the end of the file left

@@ -12,11 +12,12 @@ Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS=1: fail instead of
 skip).  About a minute under TCG.
 """
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
@@ -32,8 +33,8 @@ HOST = REPO / "build" / "cas16" / "hostcas16"
 @pytest.fixture(scope="module")
 def built():
     cluster.require_vm(pytest)
-    p = subprocess.run(["make", "-s", "-C", str(REPO / "vm" / "cas16")],
-                       capture_output=True, text=True)
+    p = build.make("-s", "-C", str(REPO / "vm" / "cas16"),
+                   capture_output=True, text=True)
     if p.returncode != 0:
         if "kernel headers not found" in p.stderr and os.environ.get("DAXFS_VM_TESTS") != "1":
             pytest.skip(p.stderr.strip())

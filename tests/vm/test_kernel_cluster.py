@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
 sys.path.insert(0, str(REPO / "python"))
@@ -44,10 +46,10 @@ def built():
     if os.environ.get("DAXFS_VM_NOBUILD") == "1":     # use what is built already
         assert KO.is_file() and (BIN / "mkfs.daxfs").is_file(), "nothing built"
         return True
-    p = subprocess.run(["make", "-s", "-C", str(REPO), "all"], capture_output=True, text=True)
+    p = build.make("-s", "-C", str(REPO), "all", capture_output=True, text=True)
     if p.returncode != 0:
         pytest.fail("user-space build failed:\n" + p.stdout[-2000:] + p.stderr[-2000:])
-    p = subprocess.run(["make", "-s", "-C", str(REPO), "module"], capture_output=True, text=True)
+    p = build.make("-s", "-C", str(REPO), "module", capture_output=True, text=True)
     if p.returncode != 0:
         if "kernel headers not found" in p.stderr:
             _need("cannot build daxfs.ko: " + p.stderr.strip())
@@ -243,8 +245,8 @@ def test_kernel_cross_host_inserts(request, built, tmp_path):
     is there exactly once and fsck.daxfs -n finds the region clean.  Regression test for
     CAS/FAA that lost their lock prefix in daxfs.ko (two guests popped the same free
     object: a dirent named twice, EEXIST on a name only one host creates, EUCLEAN)."""
-    p = subprocess.run(["make", "-s", "-C", str(REPO / "bench"), "../build/bench/xhost_bench"],
-                       capture_output=True, text=True)
+    p = build.make("-s", "-C", str(REPO / "bench"), "../build/bench/xhost_bench",
+                   capture_output=True, text=True)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     xb = str(REPO / "build" / "bench" / "xhost_bench")
     peers, secs = "A+B+H", "5"

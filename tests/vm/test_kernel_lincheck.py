@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
 import cluster  # noqa: E402
@@ -49,8 +51,8 @@ def _need(msg):
 
 
 def _make(*targets):
-    return subprocess.run(["make", "-s", "-C", str(REPO), *targets], capture_output=True,
-                          text=True)
+    return build.make("-s", "-C", str(REPO), *targets, capture_output=True,
+                      text=True)
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,12 @@ Other skip rules (qemu, guest kernel, module build) as in test_kernel_cluster.py
 Takes about a minute under TCG on an idle machine.
 """
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import build  # noqa: E402  (tests/ is on sys.path: conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "vm"))
@@ -36,8 +37,8 @@ def suite_dirs():
     cluster.require_vm(pytest)
     if os.environ.get("DAXFS_VM_NOBUILD") != "1":
         for target in ("all", "module"):
-            p = subprocess.run(["make", "-s", "-C", str(REPO), target], capture_output=True,
-                               text=True)
+            p = build.make("-s", "-C", str(REPO), target, capture_output=True,
+                           text=True)
             if p.returncode != 0:
                 if "kernel headers not found" in p.stderr:
                     pytest.skip("cannot build daxfs.ko: " + p.stderr.strip())

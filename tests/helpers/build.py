@@ -1,0 +1,35 @@
+"""make for the tests, one run at a time.
+
+make check runs the suite in several pytest processes at once (pytest-xdist,
+docs/testing.md "Parallel runs").  Two makes of one target in one tree write
+the same objects at once (a truncated .o, a program linked from half of
+one), and a build that adds files to the tree while test_deb.py compares the
+tree before and after `make deb` looks like a leftover.  Every make the
+tests start therefore holds one lock, build/.make.lock, while it runs.
+"""
+
+import contextlib
+import fcntl
+import os
+import subprocess
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOCK = os.path.join(REPO, "build", ".make.lock")
+
+
+@contextlib.contextmanager
+def lock():
+    """Held while the caller builds; other test processes' builds wait."""
+    os.makedirs(os.path.dirname(LOCK), exist_ok=True)
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def make(*args, **kwargs):
+    """subprocess.run(["make", *args], **kwargs) under the build lock."""
+    with lock():
+        return subprocess.run(["make", *args], **kwargs)
