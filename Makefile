@@ -164,7 +164,7 @@ $(BUILD)/race/%: $(BUILD)/tests/race/%.o $(LIBA)
 TEST_JOBS ?= $(shell n=$$(nproc); echo $$(( n < 2 ? 2 : n )))
 check: all
 	python3 -m pytest -q -p no:cacheprovider --durations=15 \
-		$(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup) tests
+		$(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS)) tests
 
 test: check
 

@@ -77,13 +77,13 @@ def crash_build():
     return cl.CRASH_LIB
 
 
-# make check runs the suite in several processes (pytest-xdist, --dist
-# loadgroup; docs/testing.md "Parallel runs").  The QEMU guest tests (tests/vm,
-# test_kernel_compat.py) form two groups, each run in file order by one
-# process: a file's module-scoped fixture (one guest boot for its tests) stays
-# in one process, and at most two clusters of TCG guests run at once.  xdist
-# hands out the largest groups first, so both start at once and the other
-# tests fill in around them.  Seconds each file took alone (2026-12-03):
+# make check runs the suite in several processes (pytest-xdist; docs/testing.md
+# "Parallel runs").  The QEMU guest tests (tests/vm, test_kernel_compat.py) form
+# two groups, each run in file order by one process: a file's module-scoped
+# fixture (one guest boot for its tests) stays in one process, and at most two
+# clusters of TCG guests run at once.  xdist hands out the largest groups first,
+# so both start at once and the other tests fill in around them.  Seconds each
+# file took alone (2026-12-03):
 GUEST_GROUP_1 = {
     "test_kernel_compat.py",        # 180 building, ~400 booting 6.12
     "test_kernel_pcache.py",        # 272
@@ -94,17 +94,27 @@ GUEST_GROUP_1 = {
 
 
 def guest_group(path):
-    """The xdist group of a test file: a guest group, or None."""
-    if path.name in GUEST_GROUP_1:
+    """The group of a test file (a path relative to the repository): a guest
+    group's name, or None."""
+    parts = path.split("/")
+    if parts[-1] in GUEST_GROUP_1:
         return "guests-1"
-    return "guests-2" if path.parent.name == "vm" else None
+    return "guests-2" if parts[-2:-1] == ["vm"] else None
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        group = guest_group(item.path)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+# Not xdist's own xdist_group mark: pytest 9.2 keeps a test's id where
+# xdist 3.8 no longer appends the group to it, and the groups came apart.
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GuestGroups(LoadScopeScheduling):
+        """One work unit per guest group; every other test is one of its own."""
+
+        def _split_scope(self, nodeid):
+            return guest_group(nodeid.split("::", 1)[0]) or nodeid
+
+    return GuestGroups(config, log)
 
 
 # CI shows only the tail of a run's output, and a run cut off by CI's time
@@ -118,8 +128,6 @@ _config = None
 def pytest_configure(config):
     global _config
     _config = config
-    # pytest-xdist registers it too; without xdist the mark does nothing
-    config.addinivalue_line("markers", "xdist_group(name): tests that run in one process")
 
 
 def pytest_runtest_logreport(report):
