@@ -12,6 +12,17 @@
 bool lib_copy_movsb;
 unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
 
+#if defined(__x86_64__)
+/* Leaf 0's vendor string: "GenuineIntel" in EBX, EDX, ECX. */
+static bool cpu_is_intel(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 &&
+	       d == 0x49656e69 && c == 0x6c65746e;
+}
+#endif
+
 static void copy_choose(void)
 {
 	const char *out = getenv("DAXFS_OUTCOPY");
@@ -23,6 +34,8 @@ static void copy_choose(void)
 	lib_copy_movsb = (!out || strcmp(out, "memcpy")) &&
 			 __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
 			 (b & (1u << 9));
+	if (cpu_is_intel())
+		lib_copy_nt_min = DAXFS_NT_WRITE_MIN_INTEL;
 #else
 	(void)out;
 #endif

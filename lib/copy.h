@@ -21,7 +21,12 @@
  * wait cost more than the read for ownership it saves (libdaxfs' write
  * path, CPU ns per call: 4 KiB rewrite 262-267 streaming, 224-234
  * cached; 8 KiB 359-369 against 369-387; 64 KiB 1,746-1,774 against
- * 2,424-2,451).
+ * 2,424-2,451).  That was an AMD EPYC.  On an Intel Xeon the fence is the
+ * cheaper side from one page on (DAXFS_NT_WRITE_MIN_INTEL; io_bench, CPU
+ * ns per 4 KiB write into a 64 MiB file: rewrite 719-833 streaming
+ * against 1,035-1,111 cached, random 684-845 against 1,055-1,276), so
+ * there writes of a page or more stream (docs/benchmarks.md "Streaming
+ * 4 KiB writes on Intel").
  *
  * DAXFS_OUTCOPY=memcpy and DAXFS_INCOPY=nt|cached in the environment fix
  * the choice, for A/B measurements.
@@ -36,6 +41,7 @@
 
 #define DAXFS_MOVSB_MIN		1024
 #define DAXFS_NT_WRITE_MIN	8192
+#define DAXFS_NT_WRITE_MIN_INTEL	4096
 
 /* Set by the first lib_copy_init (every handle's open calls it). */
 extern bool lib_copy_movsb;

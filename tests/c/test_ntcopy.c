@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * daxfs_copy_nt (lib/ntcopy.h), the copy of libdaxfs' writes of 8 KiB or
+ * daxfs_copy_nt (lib/ntcopy.h), the copy of libdaxfs' writes of 8 KiB (on Intel 4 KiB) or
  * more into the region, daxfs_copy_cached (lib/copy.h: `rep movsb` from
  * 1 KiB on x86-64), the copy of its reads and shorter writes, and
  * daxfs_zero_stream (core/compat.h), the zeros of a fresh
