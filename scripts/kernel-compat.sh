@@ -97,6 +97,13 @@ for s in "${SUITES[@]}"; do
 	fi
 	echo "   ok: build/daxfs-$kver.ko"
 	[ $IMAGE = 1 ] || continue
+	# the guests' other module: the 16-byte CAS check (tests/vm/test_kernel_cas16.py)
+	if ! make -s -C vm/cas16 module KDIR="$hdr" OUT="$REPO/build/cas16-$kver" >> "$log" 2>&1; then
+		tail -30 "$log"
+		echo "   cas16mod.ko FAILED (log: $log)"
+		fail=1
+		continue
+	fi
 	if [ ! -f "$dir/img/lib/modules/$kver/modules.dep" ]; then
 		(cd "$dir/debs" && apt-get "${APT[@]}" -q download "linux-image-$kver-unsigned" >/dev/null)
 		dpkg -x "$dir/debs/linux-image-$kver-unsigned"_*.deb "$dir/img"

@@ -13,7 +13,8 @@
 # into the root's /src/daxfs and built there; the module and the build log come back
 # as build/daxfs-VER.ko and build/kmod-VER.log.  Any compiler warning fails the run.
 # Nothing on this host is installed or changed (debootstrap itself excepted).
-# -i also installs linux-image-VER(-unsigned) in the root, which then holds
+# -i also builds the guests' cas16mod.ko (build/cas16-VER/) and installs
+# linux-image-VER(-unsigned) in the root, which then holds
 # boot/vmlinuz-VER and lib/modules/VER/: the guests of vm/ boot it with
 # DAXFS_VM_ROOT=build/roots/kernel-RELEASE (printed at the end; "VER ROOT" is
 # written to build/kernels/SUITE).
@@ -91,6 +92,20 @@ if grep -Ei 'warning|error' "$log"; then
 fi
 say "ok: build/daxfs-$kver.ko"
 [ $IMAGE = 1 ] || exit 0
+# the guests' other module: the 16-byte CAS check (tests/vm/test_kernel_cas16.py)
+csrc=$ROOT/src/cas16
+rm -rf "$csrc"
+mkdir -p "$csrc"
+cp vm/cas16/cas16mod.c vm/cas16/cas16.h vm/cas16/Kbuild "$csrc/"
+cp -a core include "$csrc/"
+if ! in_root make -C "/usr/src/linux-headers-$kver" M=/src/cas16 modules >> "$log" 2>&1; then
+	tail -30 "$log"
+	echo "   cas16mod.ko FAILED (log: $log)"
+	exit 1
+fi
+mkdir -p "$REPO/build/cas16-$kver"
+cp "$csrc/cas16mod.ko" "$REPO/build/cas16-$kver/"
+say "ok: build/cas16-$kver/cas16mod.ko"
 mkdir -p "$REPO/build/kernels"
 echo "$kver $ROOT" > "$REPO/build/kernels/$SUITE"
 echo "boot $kver in the guests (they load build/daxfs-$kver.ko):"

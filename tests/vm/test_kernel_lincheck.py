@@ -84,7 +84,8 @@ def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
     violation and failed also in build/vm/logs/LABEL-TIME/.  pidfile_b: where guest B's
     QEMU writes its pid; after(cluster): called once everything ended, while the region
     still exists (its result is kept in res.after).
-    Returns (cluster result, the checker's counts, host.log text)."""
+    Returns (cluster result, the checker's counts, host.log text); res.history is the
+    history's file."""
     page = f"/dev/shm/daxfs-lc-{os.getpid()}-page"
     with Cluster(label=label, size=f"{SIZE_MB}M", extra_shm=[page], timeout=timeout) as c:
         hist = c.log_dir / "history"
@@ -94,6 +95,8 @@ def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
                      Guest("B", "lincheck", ["2"], pidfile=pidfile_b)],
                     host_cmd=["bash", "-c", cmd])
         res.after = after(c) if after else None
+        # where the log folder is (another root's kernel logs under its version)
+        res.history = hist
     out = res.host.output if res.host else ""
     m = re.search(r"lincheck: (\d+) rounds, (\d+) operations, (\d+) violations", out)
     counts = tuple(int(x) for x in m.groups()) if m else None
@@ -223,7 +226,7 @@ def test_kernel_guest_killed_mid_round(request, built):
     kill_round, nr_open, after = (int(x) for x in m.groups())
     assert nr_open == 1 and kill_round + after == rounds and after >= 100, why
 
-    hist = read_history(cluster.BUILD / "logs" / request.node.name / "history")
+    hist = read_history(res.history)
     assert sorted(hist) == list(range(1, rounds + 1)), why
     assert sum(len(ops) for ops in hist.values()) == counts[1], why
     for n, ops in hist.items():

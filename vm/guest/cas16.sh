@@ -1,11 +1,14 @@
 # vm/guest/cas16.sh ITERS MIN_RETRIES PARTIES - guest side of tests/vm/test_kernel_cas16.py:
-# loads build/cas16/cas16mod.ko on the shared nvdimm and reports its result.
+# loads cas16mod.ko (build/cas16/, or build/cas16-KVER/) on the shared nvdimm and reports its result.
 iters=$1
 min_retries=$2
 parties=$3
 phys=$(pmem_phys_range | cut -d' ' -f1)
 [ -n "$phys" ] || vm_fail "no nvdimm"
-insmod "$DAXFS_REPO/build/cas16/cas16mod.ko" phys="$phys" iters="$iters" \
+# a newer kernel's module comes from scripts/kernel-compat.sh -i (vm/cas16/Makefile)
+ko=$DAXFS_REPO/build/cas16-$(uname -r)/cas16mod.ko
+[ -f "$ko" ] || ko=$DAXFS_REPO/build/cas16/cas16mod.ko
+insmod "$ko" phys="$phys" iters="$iters" \
     min_retries="$min_retries" parties="$parties" ||
     vm_fail "insmod cas16mod"
 line=$(dmesg | grep -o 'cas16: RESULT.*' | tail -1)
