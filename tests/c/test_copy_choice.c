@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Which copy libdaxfs' writes make (lib/copy.c): from how many bytes on a
+ * write streams.  By default 4 KiB on an Intel CPU and 8 KiB elsewhere
+ * (docs/libdaxfs.md, docs/benchmarks.md "Streaming 4 KiB writes on
+ * Intel"); DAXFS_INCOPY=nt streams every write and =cached none, which the
+ * A/B runs of bench/ rely on.  The choice is made once per process, so each
+ * case runs in a child of its own.  The CPU's vendor is read here from
+ * /proc/cpuinfo, not from CPUID as the library does, so that the test does
+ * not repeat the code it checks.
+ */
+#include "tutil.h"
+#include "lib/copy.h"
+
+/* The child's lib_copy_nt_min after lib_copy_init with DAXFS_INCOPY set to
+ * incopy (NULL: unset), or ~0 - 1 when the child failed. */
+static unsigned long choice_in_child(const char *incopy)
+{
+	int fds[2], st;
+	unsigned long v = ~0UL;
+	pid_t pid;
+
+	if (pipe(fds))
+		return ~0UL;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		if (incopy)
+			setenv("DAXFS_INCOPY", incopy, 1);
+		else
+			unsetenv("DAXFS_INCOPY");
+		lib_copy_init();
+		v = lib_copy_nt_min;
+		_exit(write(fds[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &v, sizeof(v)) != sizeof(v))
+		v = ~0UL - 1;
+	close(fds[0]);
+	if (pid > 0 && (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+			WEXITSTATUS(st)))
+		v = ~0UL - 1;
+	return v;
+}
+
+#if defined(__x86_64__)
+static bool cpu_vendor_intel(void)
+{
+	char line[256];
+	bool intel = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "vendor_id", 9)) {
+			intel = strstr(line, "GenuineIntel") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return intel;
+}
+#endif
+
+static void test_default_follows_vendor(void)
+{
+	unsigned long want = DAXFS_NT_WRITE_MIN;
+
+#if defined(__x86_64__)
+	/* (elsewhere /proc/cpuinfo may be an emulator's host's) */
+	if (cpu_vendor_intel())
+		want = DAXFS_NT_WRITE_MIN_INTEL;
+#endif
+	CHECK_EQ(choice_in_child(NULL), want);
+	/* a value it does not know leaves the default */
+	CHECK_EQ(choice_in_child("bogus"), want);
+}
+
+static void test_environment_fixes_it(void)
+{
+	CHECK_EQ(choice_in_child("nt"), 0);
+	CHECK_EQ(choice_in_child("cached"), ~0UL);
+}
+
+int main(void)
+{
+	RUN(test_default_follows_vendor);
+	RUN(test_environment_fixes_it);
+	return t_done();
+}
