@@ -97,7 +97,8 @@ csrc=$ROOT/src/cas16
 rm -rf "$csrc"
 mkdir -p "$csrc"
 cp vm/cas16/cas16mod.c vm/cas16/cas16.h vm/cas16/Kbuild "$csrc/"
-cp -a core include "$csrc/"
+# the core daxfs.ko was built from above (paths as the root sees them)
+ln -s /src/daxfs/core /src/daxfs/include "$csrc/"
 if ! in_root make -C "/usr/src/linux-headers-$kver" M=/src/cas16 modules >> "$log" 2>&1; then
 	tail -30 "$log"
 	echo "   cas16mod.ko FAILED (log: $log)"

@@ -12,16 +12,19 @@
 #include "tutil.h"
 #include "lib/copy.h"
 
+/* neither a threshold nor "never" (~0): what a failed child gives */
+#define CHILD_FAILED	(~0UL - 1)
+
 /* The child's lib_copy_nt_min after lib_copy_init with DAXFS_INCOPY set to
- * incopy (NULL: unset), or ~0 - 1 when the child failed. */
+ * incopy (NULL: unset), or CHILD_FAILED. */
 static unsigned long choice_in_child(const char *incopy)
 {
 	int fds[2], st;
-	unsigned long v = ~0UL;
+	unsigned long v;
 	pid_t pid;
 
 	if (pipe(fds))
-		return ~0UL;
+		return CHILD_FAILED;
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
@@ -35,11 +38,11 @@ static unsigned long choice_in_child(const char *incopy)
 	}
 	close(fds[1]);
 	if (pid < 0 || read(fds[0], &v, sizeof(v)) != sizeof(v))
-		v = ~0UL - 1;
+		v = CHILD_FAILED;
 	close(fds[0]);
 	if (pid > 0 && (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
 			WEXITSTATUS(st)))
-		v = ~0UL - 1;
+		v = CHILD_FAILED;
 	return v;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * daxfs_copy_nt (lib/ntcopy.h), the copy of libdaxfs' writes of 8 KiB (on Intel 4 KiB) or
- * more into the region, daxfs_copy_cached (lib/copy.h: `rep movsb` from
+ * daxfs_copy_nt (lib/ntcopy.h), the copy of libdaxfs' writes of 8 KiB or
+ * more (4 KiB on Intel) into the region, daxfs_copy_cached (lib/copy.h: `rep movsb` from
  * 1 KiB on x86-64), the copy of its reads and shorter writes, and
  * daxfs_zero_stream (core/compat.h), the zeros of a fresh
  * page: for every destination alignment within a line, several source

@@ -6,9 +6,8 @@ parties=$3
 phys=$(pmem_phys_range | cut -d' ' -f1)
 [ -n "$phys" ] || vm_fail "no nvdimm"
 # a newer kernel's module comes from scripts/kernel-compat.sh -i (vm/cas16/Makefile)
-ko=$DAXFS_REPO/build/cas16-$(uname -r)/cas16mod.ko
-[ -f "$ko" ] || ko=$DAXFS_REPO/build/cas16/cas16mod.ko
-insmod "$ko" phys="$phys" iters="$iters" \
+insmod "$(vm_module_ko build/cas16/cas16mod.ko build/cas16-VER/cas16mod.ko)" \
+    phys="$phys" iters="$iters" \
     min_retries="$min_retries" parties="$parties" ||
     vm_fail "insmod cas16mod"
 line=$(dmesg | grep -o 'cas16: RESULT.*' | tail -1)

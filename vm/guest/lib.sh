@@ -67,14 +67,20 @@ pmem_unbind_in() {
     done
 }
 
-# the daxfs.ko for the running kernel: $DAXFS_REPO/${1:-kernel/daxfs.ko} when its vermagic
-# is this kernel's, else the build/daxfs-VER.ko that scripts/kernel-compat.sh made for it
-# (a guest booted from DAXFS_VM_ROOT: docs/kernel.md "Supported kernels")
-vm_daxfs_ko() {
-    local ko=$DAXFS_REPO/${1:-kernel/daxfs.ko} r
+# A module for the running kernel: $DAXFS_REPO/DEFAULT when its vermagic is this kernel's,
+# else $DAXFS_REPO/PER_KERNEL with VER in it replaced by the kernel's version, the one
+# scripts/kernel-compat.sh made for it (a guest booted from DAXFS_VM_ROOT: docs/kernel.md
+# "Supported kernels").
+vm_module_ko() {
+    local ko=$DAXFS_REPO/$1 r
     r=$(uname -r)
-    if ! grep -aq "vermagic=$r " "$ko" 2>/dev/null && [ -f "$DAXFS_REPO/build/daxfs-$r.ko" ]; then
-        ko=$DAXFS_REPO/build/daxfs-$r.ko
+    if ! grep -aq "vermagic=$r " "$ko" 2>/dev/null && [ -f "$DAXFS_REPO/${2//VER/$r}" ]; then
+        ko=$DAXFS_REPO/${2//VER/$r}
     fi
     echo "$ko"
+}
+
+# the daxfs.ko for the running kernel (default kernel/daxfs.ko, else build/daxfs-VER.ko)
+vm_daxfs_ko() {
+    vm_module_ko "${1:-kernel/daxfs.ko}" build/daxfs-VER.ko
 }
