@@ -16,6 +16,7 @@
 # built in a debootstrapped Debian root instead (scripts/kernel-root.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/debian-kver.sh
 REPO=$PWD
 WORK=${DAXFS_KCOMPAT_DIR:-/tmp/daxfs-kcompat}
 IMAGE=0
@@ -42,15 +43,7 @@ APT=(-o Dir::Etc::SourceList="$APTD/sources.list" -o Dir::Etc::SourceParts=/dev/
      -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
 apt-get "${APT[@]}" -q update >/dev/null
 
-# the kernel ABI name (e.g. 6.12.95+deb12-amd64) that SUITE's linux-headers-amd64 depends on
-suite_kver() {
-	local ver
-	ver=$(apt-cache "${APT[@]}" madison linux-headers-amd64 |
-	      awk -F'|' -v s="$1" '$3 ~ " "s"/" {gsub(/ /, "", $2); print $2; exit}')
-	[ -n "$ver" ] || return 1
-	apt-cache "${APT[@]}" show "linux-headers-amd64=$ver" |
-		sed -n 's/^Depends: .*linux-headers-\([^ ,]*-amd64\).*/\1/p' | head -1
-}
+apt_cache() { apt-cache "${APT[@]}" "$@"; }
 
 # unpack PKG... (exact names) under DIR
 unpack() {
@@ -65,7 +58,7 @@ fail=0
 boot=()
 mkdir -p "$REPO/build/kernels"
 for s in "${SUITES[@]}"; do
-	kver=$(suite_kver "$s") || { echo "== $s: no linux-headers-amd64"; fail=1; continue; }
+	kver=$(suite_kver "$s") || { echo "== $s: no kernel headers found"; fail=1; continue; }
 	abi=${kver%-amd64}
 	dir=$WORK/$kver
 	hdr=$dir/root/usr/src/linux-headers-$kver

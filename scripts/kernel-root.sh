@@ -20,6 +20,7 @@
 # written to build/kernels/SUITE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/debian-kver.sh
 REPO=$PWD
 MIRROR=${DAXFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 IMAGE=0
@@ -59,12 +60,8 @@ in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 } > "$ROOT/etc/apt/sources.list"
 in_root apt-get -q update >/dev/null
 
-# the kernel ABI name (e.g. 7.3.4+deb13-amd64) that SUITE's linux-headers-amd64 depends on
-ver=$(in_root apt-cache madison linux-headers-amd64 |
-      awk -F'|' -v s="$SUITE" '$3 ~ " "s"/" {gsub(/ /, "", $2); print $2; exit}')
-[ -n "$ver" ] || { echo "kernel-root: $SUITE has no linux-headers-amd64" >&2; exit 1; }
-kver=$(in_root apt-cache show "linux-headers-amd64=$ver" |
-       sed -n 's/^Depends: .*linux-headers-\([^ ,]*-amd64\).*/\1/p' | head -1)
+apt_cache() { in_root apt-cache "$@"; }
+kver=$(suite_kver "$SUITE")
 pkgs=(make binutils dwarves "linux-headers-$kver")
 # the unsigned image (6.x), or, where there is none (7.x splits the image), the plain one
 img=linux-image-$kver-unsigned
