@@ -221,6 +221,7 @@ static void *own_thread(void *arg)
 
 static void run_owners(int aba)
 {
+	struct t_renewer rn;
 	struct own o[NT];
 	pthread_t th[NT];
 	struct daxfs_fs fs;
@@ -231,6 +232,7 @@ static void run_owners(int aba)
 
 	base = t_used(&fs);
 	map = calloc((fs.pool_end - fs.pool_off) / 64, 1);
+	t_renew_start(&rn, &fs);	/* we only wait on the workers */
 	for (i = 0; i < NT; i++) {
 		o[i] = (struct own){ .r = r, .size = size, .id = i, .map = map,
 				     .pool_off = fs.pool_off, .aba = aba };
@@ -240,6 +242,7 @@ static void run_owners(int aba)
 		pthread_join(th[i], NULL);
 		errs += o[i].errors;
 	}
+	t_renew_stop(&rn);
 	CHECK_EQ(errs, 0);
 	CHECK_EQ(t_used(&fs), base);
 	free(map);

@@ -308,6 +308,7 @@ static void *owner_main(void *arg)
 
 static void test_hosts_race_pieces(void)
 {
+	struct t_renewer rn;
 	struct daxfs_fs fs;
 	struct daxfs_op op;
 	struct owner o[NT];
@@ -322,6 +323,7 @@ static void test_hosts_race_pieces(void)
 	daxfs_op_end(&op);
 	base = t_used(&fs);
 	map = calloc((fs.pool_end - fs.pool_off) / PG, 1);
+	t_renew_start(&rn, &fs);	/* we only wait on the workers */
 	for (i = 0; i < NT; i++) {
 		o[i] = (struct owner){ .r = r, .size = size, .id = i,
 				       .pool_off = fs.pool_off, .map = map };
@@ -331,6 +333,7 @@ static void test_hosts_race_pieces(void)
 		pthread_join(th[i], NULL);
 		errs += o[i].errors;
 	}
+	t_renew_stop(&rn);
 	CHECK_EQ(errs, 0);
 	CHECK_EQ(t_used(&fs), base);
 	daxfs_op_begin(&fs, &op);

@@ -50,6 +50,7 @@ static void *append_thread(void *a)
 
 static void test_append(void)
 {
+	struct t_renewer rn;
 	struct daxfs_fs fs;
 	void *r = t_setup(&fs, REGION, NULL);
 	u64 ino = t_mkfile(&fs);
@@ -60,6 +61,7 @@ static void test_append(void)
 	u8 *seen = calloc(NT, NREC);
 	int j;
 
+	t_renew_start(&rn, &fs);	/* we only wait on the workers */
 	for (j = 0; j < NT; j++) {
 		t[j] = (struct targ){ r, ino, j, 0 };
 		pthread_create(&th[j], NULL, append_thread, &t[j]);
@@ -68,6 +70,7 @@ static void test_append(void)
 		pthread_join(th[j], NULL);
 		CHECK_EQ(t[j].bad, 0);
 	}
+	t_renew_stop(&rn);
 	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->size), total);
 	CHECK_EQ(t_pread(&fs, ino, all, total + 4096, 0), (s64)total);
 	for (i = 0; i < total; i += REC) {
@@ -121,6 +124,7 @@ static void *extend_thread(void *a)
 
 static void test_extend(void)
 {
+	struct t_renewer rn;
 	struct daxfs_fs fs;
 	void *r = t_setup(&fs, REGION, NULL);
 	u64 ino = t_mkfile(&fs);
@@ -130,6 +134,7 @@ static void test_extend(void)
 	u8 *all = malloc(total);
 	int j;
 
+	t_renew_start(&rn, &fs);	/* we only wait on the workers */
 	for (j = 0; j < NT; j++) {
 		t[j] = (struct targ){ r, ino, j, 0 };
 		pthread_create(&th[j], NULL, extend_thread, &t[j]);
@@ -138,6 +143,7 @@ static void test_extend(void)
 		pthread_join(th[j], NULL);
 		CHECK_EQ(t[j].bad, 0);
 	}
+	t_renew_stop(&rn);
 	CHECK_EQ(daxfs_load(&t_ip(&fs, ino)->size), total);
 	CHECK_EQ(t_pread(&fs, ino, all, total, 0), (s64)total);
 	for (i = 0; i < total; i++)

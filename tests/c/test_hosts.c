@@ -326,7 +326,7 @@ static void test_idle_dead_reaped(void)
 {
 	struct daxfs_fs a, d, e, f;
 	struct daxfs_op opa, opd, opd2;
-	u64 size = 16 * MiB, base, x, y, g, offs[2];
+	u64 size = 16 * MiB, base, x, y, g, offs[2], obj, used;
 	u32 st, i, slot;
 	void *r = t_setup(&a, size, NULL);
 
@@ -371,6 +371,18 @@ static void test_idle_dead_reaped(void)
 	/* D was declared dead: -ESTALE, and its held op writes nothing */
 	CHECK_EQ(daxfs_host_renew(&d), -ESTALE);
 	CHECK_EQ(daxfs_op_begin(&d, &opd), -ESTALE);
+	/* an op whose begin failed has no lane and writes nothing: a free
+	 * through it is refused (it freed: daxfs_fenced passes a lane-less
+	 * op, and stop 46's test ignored the -ESTALE) */
+	CHECK_EQ(daxfs_op_begin(&a, &opa), 0);
+	obj = daxfs_alloc(&opa, DAXFS_CLASS_64);
+	daxfs_op_end(&opa);
+	used = t_used(&a);
+	CHECK_EQ(daxfs_free_now(&opd, obj, DAXFS_CLASS_64), -ESTALE);
+	CHECK_EQ(t_used(&a), used);
+	CHECK_EQ(daxfs_op_begin(&a, &opa), 0);
+	CHECK_EQ(daxfs_free_now(&opa, obj, DAXFS_CLASS_64), 0);
+	daxfs_op_end(&opa);
 	CHECK_EQ(daxfs_alloc(&opd2, DAXFS_CLASS_64), 0);
 	CHECK_EQ(daxfs_alloc_pages(&opd2, 1, offs), 0);
 	/* F takes over D's slot; D's late op_end must not free F's lane */

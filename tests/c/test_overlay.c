@@ -208,6 +208,7 @@ static void *race_insert(void *arg)
 
 static void test_race_insert(void)
 {
+	struct t_renewer rn;
 	struct daxfs_format_opts o = { .nr_buckets = 8192 };
 	static u32 wins[NKEYS];
 	static u64 winval[NKEYS];
@@ -221,6 +222,7 @@ static void test_race_insert(void)
 	void *r = t_setup(&fs, size, &o);
 
 	memset(wins, 0, sizeof(wins));
+	t_renew_start(&rn, &fs);	/* we only wait on the workers */
 	for (i = 0; i < NTHREADS; i++) {
 		rc[i] = (struct race){ .r = r, .size = size, .id = i, .wins = wins,
 				       .winval = winval, .go = &go };
@@ -231,6 +233,7 @@ static void test_race_insert(void)
 		pthread_join(th[i], NULL);
 		errs += rc[i].errors;
 	}
+	t_renew_stop(&rn);
 	CHECK_EQ(errs, 0);
 	daxfs_op_begin(&fs, &op);
 	for (i = 0; i < NKEYS; i++) {
@@ -297,6 +300,7 @@ static void *churn_thread(void *arg)
 
 static void test_race_churn(void)
 {
+	struct t_renewer rn;
 	struct daxfs_format_opts o = { .nr_buckets = 2048 };
 	struct churn c[NTHREADS];
 	pthread_t th[NTHREADS];
@@ -310,6 +314,7 @@ static void test_race_churn(void)
 	for (i = 0; i < STABLE; i++)
 		CHECK_EQ(daxfs_ov_insert(&op, K(i), i + 1), 0);
 	daxfs_op_end(&op);
+	t_renew_start(&rn, &fs);	/* we only wait on the workers */
 	for (i = 0; i < NTHREADS; i++) {
 		c[i] = (struct churn){ .r = r, .size = size, .id = i };
 		pthread_create(&th[i], NULL, churn_thread, &c[i]);
@@ -318,6 +323,7 @@ static void test_race_churn(void)
 		pthread_join(th[i], NULL);
 		errs += c[i].errors;
 	}
+	t_renew_stop(&rn);
 	CHECK_EQ(errs, 0);
 	daxfs_host_leave(&fs);
 	t_region_free(r, size);

@@ -501,37 +501,6 @@ static void test_no_access(void)
 	teardown(&fs, r);
 }
 
-/* Keeps a host's lease fresh from a thread (the tests' heartbeat). */
-struct renewer {
-	struct daxfs_fs *fs;
-	volatile int stop;
-	pthread_t th;
-};
-
-static void *renew_main(void *arg)
-{
-	struct renewer *rn = arg;
-
-	while (!rn->stop) {
-		daxfs_host_renew(rn->fs);
-		usleep(20 * 1000);
-	}
-	return NULL;
-}
-
-static void renew_start(struct renewer *rn, struct daxfs_fs *fs)
-{
-	rn->fs = fs;
-	rn->stop = 0;
-	pthread_create(&rn->th, NULL, renew_main, rn);
-}
-
-static void renew_stop(struct renewer *rn)
-{
-	rn->stop = 1;
-	pthread_join(rn->th, NULL);
-}
-
 /*
  * Makes a host that renews nothing look dead NOW: its heartbeat is set
  * two leases into the past.  The tests used to make hosts die by a short
@@ -569,7 +538,7 @@ static void *dying_filler(void *arg)
 static void test_death_mid_fill(void)
 {
 	struct daxfs_fs fs, other;
-	struct renewer rn;
+	struct t_renewer rn;
 	struct dying d;
 	pthread_t th;
 	struct daxfs_pcache_stats st;
@@ -577,7 +546,7 @@ static void test_death_mid_fill(void)
 	double t0;
 
 	r = setup(&fs, 256, 32);
-	renew_start(&rn, &fs);
+	t_renew_start(&rn, &fs);
 	host_open(&d.fs, r, "dying", 1, 60000);
 	bk_block = 1;
 	pthread_create(&th, NULL, dying_filler, &d);
@@ -599,7 +568,7 @@ static void test_death_mid_fill(void)
 	st = stats(&fs);
 	CHECK_EQ(st.pending, 0);
 	CHECK_EQ(check_range(&fs, 2, 4096 * 20, 4096), 0);
-	renew_stop(&rn);
+	t_renew_stop(&rn);
 	CHECK_EQ(stats(&fs).pending, 0);
 	teardown(&fs, r);
 }
@@ -615,7 +584,7 @@ static void test_death_mid_fill(void)
 static void test_stale_owner_generation(void)
 {
 	struct daxfs_fs fs, other;
-	struct renewer rn;
+	struct t_renewer rn;
 	struct dying d;
 	struct daxfs_op op;
 	struct daxfs_host *h;
@@ -625,7 +594,7 @@ static void test_stale_owner_generation(void)
 	void *r;
 
 	r = setup(&fs, 256, 32);
-	renew_start(&rn, &fs);
+	t_renew_start(&rn, &fs);
 	host_open(&d.fs, r, "dying", 1, 60000);
 	slot = d.fs.host;
 	bk_block = 1;
@@ -654,7 +623,7 @@ static void test_stale_owner_generation(void)
 	pthread_join(th, NULL);
 	CHECK_EQ(stats(&fs).pending, 0);
 	CHECK_EQ(check_range(&fs, 2, 4096 * 20, 4096), 0);
-	renew_stop(&rn);
+	t_renew_stop(&rn);
 	teardown(&fs, r);
 }
 
@@ -663,7 +632,7 @@ static void test_stale_owner_generation(void)
 static void test_death_while_pinned(void)
 {
 	struct daxfs_fs fs, dead;
-	struct renewer rn;
+	struct t_renewer rn;
 	struct daxfs_pcache_pin pin, mine;
 	struct daxfs_pcache_report rep;
 	struct daxfs_op op;
@@ -671,7 +640,7 @@ static void test_death_while_pinned(void)
 	u64 slot;
 
 	r_global = setup(&fs, 64, 16);
-	renew_start(&rn, &fs);
+	t_renew_start(&rn, &fs);
 	host_open(&dead, r_global, "dead", 1, 2000);
 	daxfs_op_begin(&dead, &op);
 	CHECK_EQ(daxfs_pcache_get(&op, 0, 5, &pin, &p), 0);
@@ -697,7 +666,7 @@ static void test_death_while_pinned(void)
 	daxfs_pcache_put(&fs, &mine);
 	CHECK_EQ(stats(&fs).pins, 0);
 	CHECK_EQ(check_clean(&fs), 0);
-	renew_stop(&rn);
+	t_renew_stop(&rn);
 	teardown(&fs, r_global);
 }
 
@@ -714,14 +683,14 @@ static void test_zombie_pins_not_in_new_column(void)
 {
 	struct daxfs_fs fs, zombie, other;
 	struct daxfs_pcache_pin old, pin, theirs;
-	struct renewer rn;
+	struct t_renewer rn;
 	struct daxfs_op op, zop;
 	const u8 *p;
 	u32 slot;
 	void *r;
 
 	r = setup(&fs, 64, 16);
-	renew_start(&rn, &fs);
+	t_renew_start(&rn, &fs);
 	host_open(&zombie, r, "zombie", 1, 60000);
 	slot = zombie.host;
 	CHECK_EQ(daxfs_op_begin(&zombie, &op), 0);
@@ -762,7 +731,7 @@ static void test_zombie_pins_not_in_new_column(void)
 	daxfs_pcache_put(&other, &theirs);
 	CHECK_EQ(stats(&fs).pins, 0);
 	daxfs_host_leave(&other);
-	renew_stop(&rn);
+	t_renew_stop(&rn);
 	teardown(&fs, r);
 }
 

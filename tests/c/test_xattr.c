@@ -397,8 +397,12 @@ static void t_hosts(void)
 	static u8 v[9001];
 	char name[16];
 	u64 f = mk(&A, "shared", S_REG);
+	struct t_renewer ra, rb;
 	int i, n;
 
+	/* A and B only wait meanwhile: keep their leases */
+	t_renew_start(&ra, &A);
+	t_renew_start(&rb, &B);
 	for (i = 0; i <= NR_SETTERS; i++) {
 		w[i] = (struct worker){ region, f, i, &stop, 0 };
 		pthread_create(&th[i], NULL, i < NR_SETTERS ? setter : reader,
@@ -410,6 +414,8 @@ static void t_hosts(void)
 	}
 	stop = 1;
 	CHECK(pthread_join(th[NR_SETTERS], NULL) == 0);
+	t_renew_stop(&rb);
+	t_renew_stop(&ra);
 	CHECK_EQ(w[NR_SETTERS].bad, 0);
 	/* no lost update: every setter's last value is there */
 	for (i = 0; i < NR_SETTERS; i++) {
@@ -449,32 +455,14 @@ static void t_full(void)
 	t_region_free(r, 2 * MiB);
 }
 
-struct renewer {
-	struct daxfs_fs *fs;
-	volatile int stop;
-};
-
-/* Keeps a host's lease alive, as its heartbeat thread would. */
-static void *renew_loop(void *arg)
-{
-	struct renewer *rn = arg;
-
-	while (!rn->stop) {
-		daxfs_host_renew(rn->fs);
-		usleep(10000);
-	}
-	return NULL;
-}
-
 /* A claim word naming a live host that holds no claim (a corrupt
  * region): a setter gives up with -EUCLEAN after a few leases instead of
  * spinning for ever; one naming a gone host is taken over at once. */
 static void t_bogus_claim(void)
 {
 	struct daxfs_format_opts o = { .lease_ms = 100 };
-	struct renewer rn = { 0 };
+	struct t_renewer rn;
 	struct daxfs_fs s, t;
-	pthread_t th;
 	struct daxfs_inode *ip;
 	struct daxfs_op op;
 	void *r = t_setup(&s, 16 * MiB, &o);
@@ -490,11 +478,9 @@ static void t_bogus_claim(void)
 	live = (t.host + 1) | 31u << DAXFS_XCLAIM_LANE_SHIFT |
 	       (u32)(t.host_gen & DAXFS_XCLAIM_GEN_MASK) << DAXFS_XCLAIM_GEN_SHIFT;
 	daxfs_store32(&ip->xattr_claim, live);
-	rn.fs = &t;
-	pthread_create(&th, NULL, renew_loop, &rn);
+	t_renew_start(&rn, &t);
 	CHECK_EQ(daxfs_setxattr(&s, ino, "user.a", 6, "1", 1, 0), -EUCLEAN);
-	rn.stop = 1;
-	pthread_join(th, NULL);
+	t_renew_stop(&rn);
 	/* a slot that is FREE: stale, taken over */
 	daxfs_store32(&ip->xattr_claim, 200 | 3u << DAXFS_XCLAIM_LANE_SHIFT);
 	CHECK_EQ(daxfs_setxattr(&s, ino, "user.a", 6, "1", 1, 0), 0);

@@ -214,6 +214,47 @@ static inline int t_join(struct daxfs_fs *fs, void *r, uint64_t size)
 	return daxfs_host_join(fs, "t", 1, DAXFS_HOST_KIND_USER);
 }
 
+/*
+ * Keeps a joined host's lease fresh from a thread of its own, as its front
+ * end's heartbeat does (libdaxfs's thread, daxfs.ko's renew work).  A test
+ * whose main host only waits while worker hosts run does no op of its own:
+ * under load (qemu-user in CI) the wait outlasts a lease and the workers'
+ * reclaim declares the waiting host dead (stop 46: test_compact's main host
+ * came back to a freed slot and no lane).
+ */
+struct t_renewer {
+	struct daxfs_fs *fs;
+	int stop;
+	pthread_t th;
+};
+
+static inline void *t_renew_main(void *arg)
+{
+	struct t_renewer *rn = arg;
+
+	while (!__atomic_load_n(&rn->stop, __ATOMIC_ACQUIRE)) {
+		daxfs_host_renew(rn->fs);
+		usleep(10 * 1000);
+	}
+	return NULL;
+}
+
+static inline void t_renew_start(struct t_renewer *rn, struct daxfs_fs *fs)
+{
+	rn->fs = fs;
+	rn->stop = 0;
+	if (pthread_create(&rn->th, NULL, t_renew_main, rn)) {
+		fprintf(stderr, "t_renew_start: no thread\n");
+		exit(2);
+	}
+}
+
+static inline void t_renew_stop(struct t_renewer *rn)
+{
+	__atomic_store_n(&rn->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(rn->th, NULL);
+}
+
 static inline uint64_t t_used(struct daxfs_fs *fs)
 {
 	return daxfs_load(daxfs_state_word(fs, used_bytes));
