@@ -245,6 +245,18 @@ def test_checker_guest_lookup_replaced(checker):
     assert rc == 1 and " 1 violations" in out, out
 
 
+def test_checker_guest_truncate_removed(checker):
+    """A round of a clean-clone run's whiteout lincheck (session 32): a
+    guest's truncate(a, 100) answered ENOENT while the host's lstat(a) in
+    the middle of it read size 100: daxfs.ko's setattr cut the size, then
+    a host's rename replaced a and freed its inode before the second step
+    set the times, whose ENOENT became the call's.  Fixed in core/namei.c
+    since (tests/race/test_setattr_removed.c); the checker must report
+    the round."""
+    rc, out = check_saved("guest-truncate-removed.hist")
+    assert rc == 1 and " 1 violations" in out, out
+
+
 def test_checker_crash_rename_enoent(checker):
     """A round of the threaded crash-point sweep of 2026-11-28 (seed 228,
     `-w 2 -P 2 -c random:0.0005`): rename(d, a) answered ENOENT while the
