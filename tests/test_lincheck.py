@@ -257,6 +257,20 @@ def test_checker_guest_truncate_removed(checker):
     assert rc == 1 and " 1 violations" in out, out
 
 
+def test_checker_guest_negative_trusted(checker):
+    """A round of the whiteout lincheck in a 6.1 guest (session 32): guest
+    B's symlink(a) published a (the host's mkdir(a) answered EEXIST), and
+    guest A's unlink(a) answered ENOENT afterwards, before B's call
+    returned: A trusted its negative dentry for a by the directory's change
+    counter, which B's create moves only after the name is published
+    (docs/kernel.md "Dentries: names trusted by a counter", the window).
+    Avoided since (daxfs.ko's trust_dentries is off by default; the
+    protocol's fix is open: docs/lincheck.md); the checker must report
+    the round."""
+    rc, out = check_saved("guest-negative-trusted.hist")
+    assert rc == 1 and " 1 violations" in out, out
+
+
 def test_checker_crash_rename_enoent(checker):
     """A round of the threaded crash-point sweep of 2026-11-28 (seed 228,
     `-w 2 -P 2 -c random:0.0005`): rename(d, a) answered ENOENT while the

@@ -30,11 +30,11 @@ def test_two_guests_and_host_share_pmem(request):
     off_a, off_b, off_h = MIB, MIB + 4096, MIB + 8192
     a_mark, b_mark = _marker(token, "a:A"), _marker(token, "b:B")
 
-    with Cluster(label=request.node.name, size=SIZE, timeout=60) as c:
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
         def host_peer():
             # wait for both guests' writes, then answer with the host's own marker
-            assert c.wait_shm(off_a, a_mark, 50), "guest A's marker never reached the file"
-            assert c.wait_shm(off_b, b_mark, 50), "guest B's marker never reached the file"
+            assert c.wait_shm(off_a, a_mark, 200), "guest A's marker never reached the file"
+            assert c.wait_shm(off_b, b_mark, 200), "guest B's marker never reached the file"
             with open(c.shm, "r+b") as f:
                 f.seek(off_h)
                 f.write(_marker(token, "host"))
@@ -69,7 +69,7 @@ def test_fsdax_conversion_and_raw_phys(request):
     cluster.require_vm(pytest)
     token = uuid.uuid4().hex[:12]
     mark = f"FSDAX-{token}"
-    with Cluster(label=request.node.name, size=SIZE, timeout=60) as c:
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
         res = c.run([Guest("A", "pmem", ["mode:raw", "fsdax", "info", f"write:0:{mark}"]),
                      Guest("B", "pmem", ["mode:fsdax", "info", f"expect:0:{mark}"])],
                     sequential=True)
@@ -87,7 +87,7 @@ def test_fsdax_conversion_and_raw_phys(request):
 
     # raw physical access: host writes a word, guest C (nd_pmem not loaded, so the range is
     # unclaimed) reads it at region start + file offset via /dev/mem
-    with Cluster(label=request.node.name + "-phys", size=SIZE, timeout=60) as c:
+    with Cluster(label=request.node.name + "-phys", size=SIZE, timeout=240) as c:
         with open(c.shm, "r+b") as f:
             f.seek(3 * MIB)
             f.write((0x1122334455667788).to_bytes(8, "little"))
