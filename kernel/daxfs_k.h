@@ -192,6 +192,9 @@ int daxfs_check_meta_media(struct fs_context *fc, struct daxfs_sb_info *sbi);
 u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len);
 
 /* inode.c */
+/* names and listings trusted by a change counter (off by default) */
+extern bool daxfs_trust_cached;
+
 extern const struct inode_operations daxfs_dir_iops;
 extern const struct inode_operations daxfs_file_iops;
 extern const struct inode_operations daxfs_symlink_iops;

@@ -182,6 +182,8 @@ static struct daxfs_rdcache *rdc_get(struct inode *inode)
 	struct daxfs_rdcache *c;
 	u64 change;
 
+	if (!READ_ONCE(daxfs_trust_cached))
+		return NULL;	/* kernel/inode.c: not linearizable */
 	spin_lock(&inode->i_lock);
 	c = ei->rdc;
 	if (c)
@@ -206,9 +208,12 @@ static struct daxfs_rdcache *rdc_get(struct inode *inode)
 static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
 				      u64 change)
 {
-	struct daxfs_rdcache *c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	struct daxfs_rdcache *c;
 	u64 after;
 
+	if (!READ_ONCE(daxfs_trust_cached))
+		return NULL;	/* never used: not kept */
+	c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return NULL;
 	refcount_set(&c->ref, 1);

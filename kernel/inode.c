@@ -629,20 +629,21 @@ static bool dentry_is_nameless(struct dentry *dentry)
 }
 
 /*
- * Off by default: a name trusted by its counter is not linearizable.  A
- * host's create, unlink or rename moves the counter only after it
- * publishes, and in between another host that trusts its cached answer
- * contradicts one that looked the name up (docs/kernel.md "Dentries: names
- * trusted by a counter", docs/lincheck.md "A negative dentry trusted while
- * another host's create was half done": the whiteout lincheck failed 3 of
- * 13 runs with it on, 0 of 8 with it off).  Every revalidation then looks
- * the name up in an op.  For measurements until the counter can say that
- * a change is in flight.
+ * Off by default: a name or a listing trusted by a change counter is not
+ * linearizable.  A host's create, unlink or rename moves the counter only
+ * after it publishes, and in between another host that trusts its cached
+ * answer contradicts one that looked the name up (docs/kernel.md "Dentries:
+ * names trusted by a counter", docs/lincheck.md "A negative dentry trusted
+ * while another host's create was half done": the whiteout lincheck failed
+ * 3 of 13 runs with it on, 0 of 8 with it off).  Every revalidation then
+ * looks the name up in an op, and every listing is gathered afresh
+ * (kernel/dir.c).  For measurements until the counter can say that a
+ * change is in flight.
  */
-static bool trust_dentries;
-module_param(trust_dentries, bool, 0644);
-MODULE_PARM_DESC(trust_dentries,
-		 "trust cached names while a change counter stands (faster, NOT linearizable)");
+bool daxfs_trust_cached;
+module_param_named(trust_cached, daxfs_trust_cached, bool, 0644);
+MODULE_PARM_DESC(trust_cached,
+		 "trust cached names and listings while a change counter stands (faster, NOT linearizable)");
 
 /* What a dentry's recorded counter (name_confirmed) and peeks prove
  * current, with no core op: nothing, its name, or its name and its inode's
@@ -661,7 +662,7 @@ static int dentry_current(struct dentry *dentry, struct inode *dir,
 	of = (uintptr_t)dentry->d_fsdata;
 	seen = dentry->d_time;
 	spin_unlock(&dentry->d_lock);
-	if (!seen || !READ_ONCE(trust_dentries))
+	if (!seen || !READ_ONCE(daxfs_trust_cached))
 		return DENTRY_STALE;
 	if (inode && of == inode->i_ino) {
 		/* one peek for the name and the attributes */
