@@ -635,7 +635,7 @@ static bool dentry_is_nameless(struct dentry *dentry)
  * answer contradicts one that looked the name up (docs/kernel.md "Dentries:
  * names trusted by a counter", docs/lincheck.md "A negative dentry trusted
  * while another host's create was half done": the whiteout lincheck failed
- * 3 of 13 runs with it on, 0 of 8 with it off).  Every revalidation then
+ * 3 of 13 runs with it on, 0 of 11 with it off).  Every revalidation then
  * looks the name up in an op, and every listing is gathered afresh
  * (kernel/dir.c).  For measurements until the counter can say that a
  * change is in flight.
