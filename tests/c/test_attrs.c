@@ -24,17 +24,21 @@ static u8 buf[64 << 10], out[64 << 10];
 
 struct two {
 	struct daxfs_fs a, b;
+	struct t_renewer ra, rb;	/* each idles while the other works */
 	void *r;
 };
 
 static void two_setup(struct two *t)
 {
 	t->r = t_setup(&t->a, REGION, NULL);
-	CHECK_EQ(t_join(&t->b, t->r, REGION), 0);
+	t_renew_start(&t->ra, &t->a);
+	CHECK_EQ(t_join_kept(&t->b, &t->rb, t->r, REGION), 0);
 }
 
 static void two_done(struct two *t)
 {
+	t_renew_stop(&t->rb);
+	t_renew_stop(&t->ra);
 	daxfs_host_leave(&t->b);
 	t_obs_detach(&t->b);
 	daxfs_host_leave(&t->a);
@@ -317,6 +321,8 @@ static void test_fsck(void)
 	CHECK_EQ(seen.unknown, 0);
 	CHECK_EQ(res.nr[DAXFS_CHK_ERROR], 0);
 	ip = t_ip(&t.a, ino);
+	t_renew_stop(&t.rb);
+	t_renew_stop(&t.ra);
 	daxfs_host_leave(&t.b);
 	daxfs_host_leave(&t.a);
 	daxfs_store32(&ip->flags, daxfs_load32(&ip->flags) | (1u << 9));

@@ -308,8 +308,12 @@ static void test_punch_races_write(void)
 	void *r = t_setup(&a, REGION, NULL);
 	u64 ino = t_mkreg(&a, 1, "f");
 	struct race rc = { { buf, 0, 0, 0 }, &b, ino, 0, false, 0, 0 };
+	struct t_renewer ra, rb;
 
 	CHECK_EQ(t_join(&b, r, REGION), 0);
+	/* a's write stays in one op while b's punch waits for it */
+	t_renew_start(&ra, &a);
+	t_renew_start(&rb, &b);
 	memset(buf, 0x22, sizeof(buf));
 	CHECK_EQ(t_pwrite(&a, ino, buf, 8 * 4096, 0), 8 * 4096);
 	memset(buf, 0x99, sizeof(buf));
@@ -321,6 +325,8 @@ static void test_punch_races_write(void)
 	CHECK(all(out, 0, 100, 0x99));
 	CHECK(all(out, 100, 8 * 4096, 0));
 	CHECK_EQ(t_blocks(&a, ino), 1);
+	t_renew_stop(&rb);
+	t_renew_stop(&ra);
 	daxfs_host_leave(&b);
 	daxfs_host_leave(&a);
 	t_check_clean(r, REGION);

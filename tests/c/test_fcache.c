@@ -510,9 +510,10 @@ static bool attrs_bad(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc)
 static void racer(struct shared *s, int id)
 {
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u64 words[512], seed = 0x9e3779b97f4a7c15ULL * (id + 1), i;
 
-	if (t_join(&fs, region, REGION))
+	if (t_join_kept(&fs, &rn, region, REGION))
 		_exit(3);
 	while (!daxfs_load(&s->stop)) {
 		u64 ino = daxfs_load(&s->cur), off = t_rand(&seed) % 65536;
@@ -550,7 +551,7 @@ static void racer(struct shared *s, int id)
 		if (n < 0)
 			sched_yield();
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	_exit(0);
 }
 
@@ -592,6 +593,9 @@ static void churn(struct shared *s)
 			break;
 		case 2:
 			ip = t_ip(&fb, ino);
+			CHECK(ip);	/* (a failed create: no record) */
+			if (!ip)
+				break;
 			m = daxfs_load(&ip->ino);
 			daxfs_store(&ip->ino, m + 1);
 			let_run(s, 4);
@@ -619,7 +623,7 @@ static void test_race_processes(void)
 	memset(s, 0, sizeof(*s));
 	fflush(NULL);
 	for (i = 0; i <= RACE_READERS; i++) {
-		pid[i] = fork();
+		pid[i] = t_fork();
 		if (!pid[i])
 			racer(s, i);
 	}
@@ -646,8 +650,14 @@ static void test_race_processes(void)
 
 int main(void)
 {
+	struct t_renewer ra, rb;
+
 	region = t_setup(&fa, REGION, NULL);
 	CHECK_EQ(t_join(&fb, region, REGION), 0);
+	/* each idles while the other works: keep both leases, as their
+	 * front ends would */
+	t_renew_start(&ra, &fa);
+	t_renew_start(&rb, &fb);
 	RUN(test_fill_and_hit);
 	RUN(test_write_attr);
 	RUN(test_rename);
@@ -658,6 +668,8 @@ int main(void)
 	RUN(test_dead_holder);
 	RUN(test_copy_up);
 	RUN(test_race_processes);
+	t_renew_stop(&rb);
+	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);
 	daxfs_host_leave(&fa);
 	t_region_free(region, REGION);

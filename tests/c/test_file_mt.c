@@ -22,10 +22,11 @@ static void *append_thread(void *a)
 {
 	struct targ *t = a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u8 rec[REC];
 	u64 i, k, pos;
 
-	if (t_join(&fs, t->region, REGION)) {
+	if (t_join_kept(&fs, &rn, t->region, REGION)) {
 		t->bad++;
 		return NULL;
 	}
@@ -44,7 +45,7 @@ static void *append_thread(void *a)
 		if (t_append(&fs, t->ino, rec, REC, &pos) != REC || pos % REC)
 			t->bad++;
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	return NULL;
 }
 
@@ -93,7 +94,7 @@ static void test_append(void)
 	CHECK_EQ(bad, 0);
 	free(all);
 	free(seen);
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	t_region_free(r, REGION);
 }
 
@@ -106,10 +107,11 @@ static void *extend_thread(void *a)
 {
 	struct targ *t = a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u8 buf[CH];
 	u64 i;
 
-	if (t_join(&fs, t->region, REGION)) {
+	if (t_join_kept(&fs, &rn, t->region, REGION)) {
 		t->bad++;
 		return NULL;
 	}
@@ -118,7 +120,7 @@ static void *extend_thread(void *a)
 		if (t_pwrite(&fs, t->ino, buf, CH, i * CH) != CH)
 			t->bad++;
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	return NULL;
 }
 
@@ -150,7 +152,7 @@ static void test_extend(void)
 		bad += all[i] != (u8)((i / CH) % 255 + 1);
 	CHECK_EQ(bad, 0);
 	free(all);
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	t_region_free(r, REGION);
 }
 
@@ -163,11 +165,12 @@ static void *churn_writer(void *a)
 {
 	struct targ *t = a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	static u8 buf[64 * 1024];
 	u64 seed = 12345 + (u64)t->id, n;
 	s64 w;
 
-	if (t_join(&fs, t->region, REGION)) {
+	if (t_join_kept(&fs, &rn, t->region, REGION)) {
 		t->bad++;
 		return NULL;
 	}
@@ -204,7 +207,7 @@ static void *churn_writer(void *a)
 				t->bad++;
 		}
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	return NULL;
 }
 
@@ -299,10 +302,11 @@ static void *direct_grow_thread(void *a)
 {
 	struct targ *t = a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u8 buf[1024];
 	u32 i;
 
-	if (t_join(&fs, t->region, REGION)) {
+	if (t_join_kept(&fs, &rn, t->region, REGION)) {
 		t->bad++;
 		return NULL;
 	}
@@ -324,7 +328,7 @@ static void *direct_grow_thread(void *a)
 				t->bad++;
 		}
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	__atomic_add_fetch(&ddone, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
@@ -333,11 +337,12 @@ static void *direct_churn_thread(void *a)
 {
 	struct targ *t = a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	static u8 buf[3 * 4096];
 	u64 seed = 777 + (u64)t->id, n;
 	s64 w;
 
-	if (t_join(&fs, t->region, REGION)) {
+	if (t_join_kept(&fs, &rn, t->region, REGION)) {
 		t->bad++;
 		return NULL;
 	}
@@ -368,7 +373,7 @@ static void *direct_churn_thread(void *a)
 				t->bad++;
 		}
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	__atomic_add_fetch(&ddone, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }

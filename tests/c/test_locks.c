@@ -400,11 +400,12 @@ static volatile u64 counter;
 static void *worker(void *arg)
 {
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	struct daxfs_lock_req r;
 	u32 round, i;
 	u64 v;
 
-	if (t_join(&fs, region, SIZE))
+	if (t_join_kept(&fs, &rn, region, SIZE))
 		return (void *)1;
 	for (i = 0; i < ROUNDS; i++) {
 		r = req(0, DAXFS_LCK_WR, 10, 20);
@@ -423,7 +424,7 @@ static void *worker(void *arg)
 		r.type = DAXFS_LCK_UN;
 		daxfs_lock_set(&fs, 51, &r, 0);
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	return NULL;
 }
 

@@ -414,6 +414,7 @@ static void t_rmdir_race(void)
 int main(void)
 {
 	struct daxfs_format_opts o = { .nr_buckets = 1 << 18 };
+	struct t_renewer rn[NHOSTS];
 	int h;
 
 	region = t_setup(&hosts[0], REGION, &o);
@@ -422,10 +423,15 @@ int main(void)
 			fprintf(stderr, "join failed\n");
 			return 2;
 		}
+	/* most tests work through a few hosts while the rest idle */
+	for (h = 0; h < NHOSTS; h++)
+		t_renew_start(&rn[h], &hosts[h]);
 	RUN(t_big_dir);
 	RUN(t_readdir_stable);
 	RUN(t_create_race);
 	RUN(t_rename_storm);
 	RUN(t_rmdir_race);
+	for (h = 0; h < NHOSTS; h++)
+		t_renew_stop(&rn[h]);
 	return t_done();
 }

@@ -212,10 +212,12 @@ static void reader(void *arg)
 	struct daxfs_fcache fc = { 0, 0 };
 	struct daxfs_attr a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u64 have = 0, i;
 	s64 n;
 
-	if (t_join(&fs, region, REGION))
+	/* optimistic reads take no op, so they never renew */
+	if (t_join_kept(&fs, &rn, region, REGION))
 		_exit(3);
 	while (!daxfs_load(&s->stop)) {
 		u64 ino = daxfs_load(&s->cur);
@@ -252,7 +254,7 @@ static void reader(void *arg)
 			break;
 		}
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	_exit(0);
 }
 
@@ -291,11 +293,19 @@ static void churn(void *arg)
 		/* every fourth round a quiet millisecond with the file whole:
 		 * on a loaded machine the readers, other processes, may
 		 * otherwise only run while a cut is under way, and the race
-		 * would never see an answered read (nothing tested) */
-		if (round % 4 == 3)
-			usleep(1000);
-		else
+		 * would never see an answered read (nothing tested).  Until
+		 * the first answer, the quiet lasts until one comes (at most
+		 * a second): a reader copying through the slow actor on a
+		 * machine at load 15 needs more than a millisecond. */
+		if (round % 4 == 3) {
+			double quiet = t_now() + 1;
+
+			do
+				usleep(1000);
+			while (!daxfs_load(&s->hits) && t_now() < quiet);
+		} else {
 			sched_yield();
+		}
 		switch (round++ % 3) {
 		case 0:		/* shrink: under the gate */
 			CHECK_EQ(daxfs_truncate(&fb, ino, 0), 0);
@@ -341,13 +351,20 @@ static void test_race_cut_and_reuse(void)
 
 int main(void)
 {
+	struct t_renewer ra, rb;
+
 	region = t_setup(&fa, REGION, NULL);
 	CHECK_EQ(t_join(&fb, region, REGION), 0);
+	/* each idles while the other works: keep both leases */
+	t_renew_start(&ra, &fa);
+	t_renew_start(&rb, &fb);
 	RUN(test_reads_what_op_reads);
 	RUN(test_refuses);
 	RUN(test_dead_host);
 	RUN(test_cuts_move_sequence);
 	RUN(test_race_cut_and_reuse);
+	t_renew_stop(&rb);
+	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);
 	daxfs_host_leave(&fa);
 	t_region_free(region, REGION);

@@ -482,9 +482,11 @@ static void peeker(void *arg)
 	struct daxfs_peek pk;
 	struct daxfs_attr a;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u64 have = 0;
 
-	if (t_join(&fs, region, REGION))
+	/* peeks take no op, so they never renew */
+	if (t_join_kept(&fs, &rn, region, REGION))
 		_exit(3);
 	while (!daxfs_load(&s->stop)) {
 		u64 ino = daxfs_load(&s->cur);
@@ -510,7 +512,7 @@ static void peeker(void *arg)
 			}
 		}
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	_exit(0);
 }
 
@@ -572,10 +574,11 @@ static void remover(void *arg)
 {
 	struct vshared *s = arg;
 	struct daxfs_fs fs;
+	struct t_renewer rn;
 	u64 ino, n = 0;
 	bool rename;
 
-	if (t_join(&fs, region, REGION))
+	if (t_join_kept(&fs, &rn, region, REGION))
 		_exit(3);
 	while (!daxfs_load(&s->stop)) {
 		if (daxfs_lookup(&fs, vdir, "v", 1, &ino))
@@ -588,7 +591,7 @@ static void remover(void *arg)
 		daxfs_store(&s->renamed, rename);
 		daxfs_store(&s->moved, ino);
 	}
-	daxfs_host_leave(&fs);
+	t_leave_kept(&fs, &rn);
 	_exit(0);
 }
 
@@ -620,8 +623,12 @@ static void maker(void *arg)
 			CHECK_EQ(daxfs_make_node(&fa, vdir, "v", 1, &fifo, &ino,
 						 &ln), 0);
 		}
-		while (daxfs_load(&s->moved) != ino)
-			CHECK(t_now() < end + 10);
+		while (daxfs_load(&s->moved) != ino && t_now() < end + 10)
+			;
+		if (daxfs_load(&s->moved) != ino) {
+			CHECK(!"the remover took the name in time");
+			break;
+		}
 		if (!moved_or_gone(ino, ln.vouch))
 			s->bad++;
 		if (daxfs_load(&s->renamed))
@@ -650,8 +657,13 @@ static void test_race_made_vouch(void)
 
 int main(void)
 {
+	struct t_renewer ra, rb;
+
 	region = t_setup(&fa, REGION, NULL);
 	CHECK_EQ(t_join(&fb, region, REGION), 0);
+	/* each idles while the other works: keep both leases */
+	t_renew_start(&ra, &fa);
+	t_renew_start(&rb, &fb);
 	RUN(test_follows_other_host);
 	RUN(test_removed_and_reused);
 	RUN(test_garbled);
@@ -664,6 +676,8 @@ int main(void)
 	RUN(test_unlink_and_tmpfile_attrs);
 	RUN(test_race_reuse);
 	RUN(test_race_made_vouch);
+	t_renew_stop(&rb);
+	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);
 	daxfs_host_leave(&fa);
 	t_region_free(region, REGION);

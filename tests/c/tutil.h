@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -184,12 +186,34 @@ static inline void t_region_free(void *p, uint64_t size)
 	munmap(p, size);
 }
 
+/*
+ * DAXFS_TEST_LEASE_MS shortens the lease of every region formatted with
+ * the default one: a host that idles longer than that while others work
+ * is declared dead, as one starved of CPU for a whole lease would be in
+ * a loaded CI (tests/test_c_units.py "short lease").
+ */
+static inline const struct daxfs_format_opts *
+t_lease_opts(const struct daxfs_format_opts *o, struct daxfs_format_opts *buf)
+{
+	const char *e = getenv("DAXFS_TEST_LEASE_MS");
+
+	if (!e || !*e || (o && o->lease_ms))
+		return o;
+	if (o)
+		*buf = *o;
+	else
+		memset(buf, 0, sizeof(*buf));
+	buf->lease_ms = (u32)strtoul(e, NULL, 10);
+	return buf;
+}
+
 /* Formats, opens and joins; aborts the program on failure. */
 static inline void *t_setup(struct daxfs_fs *fs, uint64_t size,
 			    const struct daxfs_format_opts *o)
 {
+	struct daxfs_format_opts lo;
 	void *r = t_region(size);
-	int err = daxfs_format(r, size, o);
+	int err = daxfs_format(r, size, t_lease_opts(o, &lo));
 
 	if (!err)
 		err = daxfs_fs_open(fs, r, size, 0);
@@ -255,6 +279,25 @@ static inline void t_renew_stop(struct t_renewer *rn)
 	pthread_join(rn->th, NULL);
 }
 
+/* t_join, and the lease kept from then on (t_renew_start): a host that
+ * works in bursts, or whose reads take no op, as a front end runs it. */
+static inline int t_join_kept(struct daxfs_fs *fs, struct t_renewer *rn,
+			      void *r, uint64_t size)
+{
+	int err = t_join(fs, r, size);
+
+	if (!err)
+		t_renew_start(rn, fs);
+	return err;
+}
+
+/* Stops the renewal of t_join_kept and leaves. */
+static inline void t_leave_kept(struct daxfs_fs *fs, struct t_renewer *rn)
+{
+	t_renew_stop(rn);
+	daxfs_host_leave(fs);
+}
+
 static inline uint64_t t_used(struct daxfs_fs *fs)
 {
 	return daxfs_load(daxfs_state_word(fs, used_bytes));
@@ -282,6 +325,21 @@ static inline double t_now(void)
  * _exit), this process running parent on it, then every child must exit
  * 0.  Returns the memory (the caller munmaps it).
  */
+/* fork() for a racing host: the child dies with the parent, so that
+ * children spinning on shared memory never outlive a parent that
+ * crashed (they would load the machine until someone kills them). */
+static inline pid_t t_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(4);
+	}
+	return pid;
+}
+
 static inline void *t_race(int n, size_t size, void (*child)(void *),
 			   void (*parent)(void *))
 {
@@ -298,7 +356,7 @@ static inline void *t_race(int n, size_t size, void (*child)(void *),
 	memset(s, 0, size);
 	fflush(NULL);
 	for (i = 0; i < n; i++) {
-		pid[i] = fork();
+		pid[i] = t_fork();
 		if (!pid[i])
 			child(s);
 	}
