@@ -30,6 +30,7 @@ struct two {
 
 static void two_setup(struct two *t)
 {
+	memset(t, 0, sizeof(*t));
 	t->r = t_setup(&t->a, REGION, NULL);
 	t_renew_start(&t->ra, &t->a);
 	CHECK_EQ(t_join_kept(&t->b, &t->rb, t->r, REGION), 0);

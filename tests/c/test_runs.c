@@ -445,10 +445,10 @@ static void test_run_writer_dies(void)
  * leaf wins the slot, A's run goes in page by page (run_scatter) and its
  * bytes land in B's pages where B was first.  Afterwards every page holds
  * one writer's whole page, the block count is the pages mapped, and fsck
- * finds nothing.  Both hosts renew their leases from a
- * thread of their own, as a front end's heartbeat does: starved of CPU
- * (qemu-user in a loaded CI), one writer idles for a lease while the
- * other writes and checks, and would be declared dead (-ESTALE).
+ * finds nothing.  Both hosts renew their leases from a thread of their
+ * own, as a front end's heartbeat does: starved of CPU (qemu-user in a
+ * loaded CI), one writer idles for a lease while the other writes and
+ * checks, and would be declared dead (-ESTALE).
  */
 #define RACE_PIECES 6
 #define RACE_ROUNDS 40

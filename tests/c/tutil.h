@@ -249,6 +249,7 @@ static inline int t_join(struct daxfs_fs *fs, void *r, uint64_t size)
 struct t_renewer {
 	struct daxfs_fs *fs;
 	int stop;
+	bool running;		/* t_renew_stop of one never started: nothing */
 	pthread_t th;
 };
 
@@ -271,12 +272,16 @@ static inline void t_renew_start(struct t_renewer *rn, struct daxfs_fs *fs)
 		fprintf(stderr, "t_renew_start: no thread\n");
 		exit(2);
 	}
+	rn->running = true;
 }
 
 static inline void t_renew_stop(struct t_renewer *rn)
 {
+	if (!rn->running)
+		return;
 	__atomic_store_n(&rn->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(rn->th, NULL);
+	rn->running = false;
 }
 
 /* t_join, and the lease kept from then on (t_renew_start): a host that
@@ -319,12 +324,6 @@ static inline double t_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/*
- * A race of hosts in processes: size bytes of zeroed shared memory
- * (MAP_SHARED), n children forked each running child on it (it must
- * _exit), this process running parent on it, then every child must exit
- * 0.  Returns the memory (the caller munmaps it).
- */
 /* fork() for a racing host: the child dies with the parent, so that
  * children spinning on shared memory never outlive a parent that
  * crashed (they would load the machine until someone kills them). */
@@ -340,6 +339,12 @@ static inline pid_t t_fork(void)
 	return pid;
 }
 
+/*
+ * A race of hosts in processes: size bytes of zeroed shared memory
+ * (MAP_SHARED), n children forked each running child on it (it must
+ * _exit), this process running parent on it, then every child must exit
+ * 0.  Returns the memory (the caller munmaps it).
+ */
 static inline void *t_race(int n, size_t size, void (*child)(void *),
 			   void (*parent)(void *))
 {
