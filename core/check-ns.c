@@ -15,6 +15,7 @@
 #include "check.h"
 #include "openset.h"
 #include "file.h"
+#include "inode.h"
 
 #define CHK_I_ATTACH	(1u << 30)	/* repair: link into lost+found */
 #define CHK_DIR_MOVING	(1ULL << 61)	/* dir.h: DAXFS_DIR_MOVING */
@@ -206,6 +207,35 @@ static void chk_radix(struct chk *c, struct chk_fw *w, u64 off, u32 height,
 	}
 }
 
+/*
+ * Offline repair of a copied-up inode whose link to its base inode a
+ * stray store broke (the base_ino word, or the flag set on an inode that
+ * never had one).  A copy-up keeps the base inode's number, so the base
+ * inode of the same number is linked again when it has the inode's
+ * type.  Otherwise the flag goes: what the inode holds is all it has (a
+ * file's pages never copied up read as holes, a directory counts as
+ * imported).  Returns the base inode now linked, or NULL.
+ */
+static const struct daxfs_base_inode *chk_base_relink(struct chk *c, u64 ino,
+						      struct daxfs_inode *ip,
+						      u32 type)
+{
+	const struct daxfs_base_inode *bip = daxfs_base_inode(c->fs, ino);
+
+	if (!c->repair)
+		return NULL;
+	if (bip && (bip->mode & CHK_S_IFMT) == type) {
+		daxfs_store(&ip->base_ino, ino);
+		return bip;
+	}
+	daxfs_store32(&ip->flags, daxfs_load32(&ip->flags) & ~DAXFS_IF_BASE);
+	if (type == CHK_S_IFDIR)
+		daxfs_store(&ip->aux, daxfs_load(&ip->aux) | DAXFS_DIR_IMPORTED);
+	else
+		daxfs_store(&ip->aux, 0);
+	return NULL;
+}
+
 static void chk_walk_file(struct chk *c, struct chk_ino *f)
 {
 	struct daxfs_inode *ip = f->ip;
@@ -236,8 +266,11 @@ static void chk_walk_file(struct chk *c, struct chk_ino *f)
 		if (!bip || bino != f->ino) {
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
 				   "copied-up file names no valid base inode",
-				   f->ino, 0, bino, f->ino, false);
-		} else if (lim > bip->size || lim > size) {
+				   f->ino, 0, bino, f->ino, c->repair);
+			bip = chk_base_relink(c, f->ino, ip, CHK_S_IFREG);
+			lim = bip ? daxfs_load(&ip->aux) : 0;
+		}
+		if (bip && (lim > bip->size || lim > size)) {
 			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
 				   DAXFS_CHK_INODE,
 				   "base data limit beyond the file or base size",
@@ -554,6 +587,33 @@ static void chk_chain(struct chk *c, struct chk_dw *w, u64 *slot, u64 first,
 	}
 }
 
+/*
+ * Whether what a trie pointer names looks like a trie node: at most one
+ * slot that no node could hold (a bad tag, a pointer outside the pool, a
+ * slot past the last level's fan-out).  One is a stray store the walk
+ * repairs in place; more, and the pointer itself is what was damaged:
+ * the bytes are another object's (a symlink's target, file data), and
+ * repairing "its slots" would write into them.
+ */
+static bool chk_trie_node_plausible(struct chk *c, struct daxfs_trie_node *n,
+				    u32 depth)
+{
+	u32 fan = depth == DAXFS_TRIE_MAX_DEPTH - 1 ? 4 : DAXFS_TRIE_FANOUT;
+	u32 i, bad = 0;
+
+	for (i = 0; i < DAXFS_TRIE_FANOUT && bad < 2; i++) {
+		u64 v = daxfs_load(&n->slot[i]);
+		u64 tag = v & DAXFS_SLOT_TAG_MASK, off = v & ~DAXFS_SLOT_TAG_MASK;
+
+		if (!v)
+			continue;
+		if (i >= fan || (tag != DAXFS_SLOT_LEAF && tag != DAXFS_SLOT_NODE) ||
+		    off < c->fs->pool_off || !daxfs_ptr(c->fs, off, 64, 64))
+			bad++;
+	}
+	return bad < 2;
+}
+
 static void chk_trie_slot(struct chk *c, struct chk_dw *w, u64 *slot, u32 depth,
 			  u64 path)
 {
@@ -575,6 +635,8 @@ static void chk_trie_slot(struct chk *c, struct chk_dw *w, u64 *slot, u32 depth,
 		why = "trie deeper than the hash allows";
 	else if (!(n = daxfs_ptr(c->fs, off, sizeof(*n), 64)))
 		why = "trie node pointer invalid";
+	else if (!chk_trie_node_plausible(c, n, depth + 1))
+		why = "trie pointer names something that is not a trie node";
 	else if (!chk_mark(c, c->used, off, sizeof(*n)))
 		why = "trie node also used elsewhere";
 	if (why) {
@@ -628,7 +690,13 @@ static void chk_base_entries(struct chk *c, struct chk_dw *w,
 		}
 		if (ip && chk_trie_lookup(c, ip, bd->name, bd->name_len, &ino, &wh))
 			continue;
-		chk_entry(c, w, bd->ino, bd->type, 0, false);
+		/* a whiteout hides the name once the walk is done (the
+		 * copy-up and the dirent need chk_alloc) */
+		if (!chk_entry(c, w, bd->ino, bd->type, 0,
+			       c->nr_hide < CHK_HIDE_MAX))
+			continue;
+		c->hide[c->nr_hide].dir = w->dir->ino;
+		c->hide[c->nr_hide++].idx = first + i;
 	}
 }
 
@@ -652,7 +720,8 @@ static void chk_walk_dir(struct chk *c, struct chk_ino *d)
 	root = daxfs_load(&ip->root);
 	if (root) {
 		n = daxfs_ptr(c->fs, root, sizeof(*n), 64);
-		if (!n || !chk_mark(c, c->used, root, sizeof(*n))) {
+		if (!n || !chk_trie_node_plausible(c, n, 0) ||
+		    !chk_mark(c, c->used, root, sizeof(*n))) {
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_TRIE,
 				   "directory trie root invalid or shared", d->ino,
 				   root, 0, 0, c->repair);
@@ -669,12 +738,16 @@ static void chk_walk_dir(struct chk *c, struct chk_ino *d)
 		const struct daxfs_base_inode *bip =
 			daxfs_base_inode(c->fs, daxfs_load(&ip->base_ino));
 
-		if (bip && (bip->mode & CHK_S_IFMT) == CHK_S_IFDIR)
-			chk_base_entries(c, &w, bip, ip);
-		else
+		if (!bip || (bip->mode & CHK_S_IFMT) != CHK_S_IFDIR) {
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
 				   "copied-up directory names no base directory",
-				   d->ino, 0, daxfs_load(&ip->base_ino), 0, false);
+				   d->ino, 0, daxfs_load(&ip->base_ino), d->ino,
+				   c->repair);
+			bip = chk_base_relink(c, d->ino, ip, CHK_S_IFDIR);
+			aux = daxfs_load(&ip->aux);
+		}
+		if (bip)
+			chk_base_entries(c, &w, bip, ip);
 	}
 	if ((aux & CHK_DIR_MOVING) && !c->live) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_RENAME_CLAIM,
@@ -962,6 +1035,37 @@ static void chk_u64_name(char *buf, u64 v, u32 *len)
 	*len = n + 1;
 }
 
+/* Publishes directory record rec as inode ino, offline, walked. */
+static struct daxfs_inode *chk_publish_dir(struct chk *c, u64 ino, u64 rec)
+{
+	s64 b;
+
+	daxfs_fence();
+	if (chk_ov_insert(c, daxfs_key(DAXFS_KEY_INODE, ino), rec))
+		return NULL;
+	b = chk_ov_find(c, daxfs_key(DAXFS_KEY_INODE, ino));
+	if (b >= 0)
+		c->binfo[b] = CHK_I_VALID | CHK_I_DIR | CHK_I_REACHED |
+			      CHK_I_WALKED | 1;
+	if (ino > c->max_ino)
+		c->max_ino = ino;
+	return daxfs_ptr(c->fs, rec, sizeof(struct daxfs_inode), 64);
+}
+
+/* Offline copy-up of pristine base directory ino, as a host's first
+ * change to it would make: a record that still lists the base names. */
+static struct daxfs_inode *chk_copy_up_dir(struct chk *c, u64 ino,
+					   const struct daxfs_base_inode *bip)
+{
+	u64 rec = chk_alloc(c, sizeof(struct daxfs_inode));
+
+	if (!rec)
+		return NULL;
+	daxfs_inode_fill_from_base(daxfs_ptr(c->fs, rec, sizeof(struct daxfs_inode),
+					     64), ino, bip);
+	return chk_publish_dir(c, ino, rec);
+}
+
 /* A fresh directory record (root or lost+found), published offline. */
 static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
 {
@@ -969,7 +1073,6 @@ static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
 	u64 node = chk_alloc(c, sizeof(struct daxfs_trie_node));
 	struct daxfs_inode *ip;
 	s64 now = daxfs_now_ns();
-	s64 b;
 
 	if (!rec || !node)
 		return NULL;
@@ -984,16 +1087,7 @@ static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
 	ip->aux = DAXFS_DIR_IMPORTED;
 	ip->change = 1;
 	ip->generation = 1;
-	daxfs_fence();
-	if (chk_ov_insert(c, daxfs_key(DAXFS_KEY_INODE, ino), rec))
-		return NULL;
-	b = chk_ov_find(c, daxfs_key(DAXFS_KEY_INODE, ino));
-	if (b >= 0)
-		c->binfo[b] = CHK_I_VALID | CHK_I_DIR | CHK_I_REACHED |
-			      CHK_I_WALKED | 1;
-	if (ino > c->max_ino)
-		c->max_ino = ino;
-	return ip;
+	return chk_publish_dir(c, ino, rec);
 }
 
 static void chk_dir_added(struct daxfs_inode *dp, bool subdir)
@@ -1002,6 +1096,45 @@ static void chk_dir_added(struct daxfs_inode *dp, bool subdir)
 	if (subdir)
 		daxfs_store32(&dp->nlink, daxfs_load32(&dp->nlink) + 1);
 	daxfs_store(&dp->change, daxfs_load(&dp->change) + 1);
+}
+
+/*
+ * Offline import of a copied-up directory (dir_import in dir.c): its
+ * base names not in the trie go in as FROM_BASE entries, and it is
+ * marked IMPORTED, so it takes new names.  A base name whose inode is
+ * gone is left out (an imported directory never reads the base array).
+ */
+static bool chk_import_dir(struct chk *c, struct daxfs_inode *ip)
+{
+	const struct daxfs_base_inode *bip;
+	u64 first, count, i, ino;
+	bool wh;
+
+	if (daxfs_load(&ip->aux) & DAXFS_DIR_IMPORTED)
+		return true;
+	if (daxfs_load32(&ip->flags) & DAXFS_IF_BASE) {
+		bip = daxfs_base_inode(c->fs, daxfs_load(&ip->base_ino));
+		if (!bip || (bip->mode & CHK_S_IFMT) != CHK_S_IFDIR ||
+		    daxfs_base_dir_range(c->fs, bip, &first, &count))
+			return false;
+		for (i = 0; i < count; i++) {
+			const struct daxfs_base_dirent *bd =
+				daxfs_base_dirent(c->fs, first + i);
+			struct chk_ino ci;
+
+			if (!bd || !bd->name_len || bd->name_len > DAXFS_NAME_MAX)
+				return false;
+			if (chk_trie_lookup(c, ip, bd->name, bd->name_len, &ino, &wh) ||
+			    chk_resolve(c, bd->ino, &ci))
+				continue;
+			if (chk_trie_insert(c, ip, bd->name, bd->name_len, bd->ino,
+					    bd->type, DAXFS_DF_FROM_BASE))
+				return false;
+			chk_dir_added(ip, false);
+		}
+	}
+	daxfs_store(&ip->aux, daxfs_load(&ip->aux) | DAXFS_DIR_IMPORTED);
+	return true;
 }
 
 /* Resolves the root, making a new, empty one when it is gone. */
@@ -1033,10 +1166,14 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 
 	if (!chk_root_ensure(c, &root))
 		return NULL;
+	/* a new name needs the root copied up and imported, as a host's
+	 * create in it would */
+	if (!root.ip && root.bip && (root.mode & CHK_S_IFMT) == CHK_S_IFDIR)
+		root.ip = chk_copy_up_dir(c, fs->sb.root_ino, root.bip);
 	if (!root.ip || (root.mode & CHK_S_IFMT) != CHK_S_IFDIR ||
-	    !(daxfs_load(&root.ip->aux) & DAXFS_DIR_IMPORTED)) {
+	    !chk_import_dir(c, root.ip)) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
-			   "root is a pristine base directory: create /lost+found on a mount first",
+			   "could not copy up and import the root for /lost+found (no space?)",
 			   fs->sb.root_ino, 0, 0, 0, false);
 		return NULL;
 	}
@@ -1056,7 +1193,7 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 	daxfs_store(&fs->state->next_ino.v, ino + 1);
 	lf.ip = chk_make_dir(c, ino, fs->sb.root_ino);
 	if (!lf.ip || chk_trie_insert(c, root.ip, CHK_LF_NAME,
-				      sizeof(CHK_LF_NAME) - 1, ino, 4)) {
+				      sizeof(CHK_LF_NAME) - 1, ino, 4, 0)) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
 			   "could not create /lost+found (no space?)", ino, 0, 0,
 			   0, false);
@@ -1066,6 +1203,45 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 	chk_report(c, DAXFS_CHK_INFO, DAXFS_CHK_LOST_FOUND,
 		   "created /lost+found", ino, 0, 0, 0, false);
 	return lf.ip;
+}
+
+/* After the walk: whiteouts for the base names chk_base_entries chose to
+ * remove, each directory copied up first when still pristine. */
+static void chk_hide_base_names(struct chk *c)
+{
+	struct daxfs_fs *fs = c->fs;
+	u32 i;
+
+	for (i = 0; i < c->nr_hide; i++) {
+		const struct daxfs_base_dirent *bd =
+			daxfs_base_dirent(fs, c->hide[i].idx);
+		struct chk_ino d;
+		bool wh, fresh;
+		u64 ino;
+
+		if (!bd || chk_resolve(c, c->hide[i].dir, &d))
+			continue;
+		fresh = !d.ip && d.bip && (d.mode & CHK_S_IFMT) == CHK_S_IFDIR;
+		if (fresh)
+			d.ip = chk_copy_up_dir(c, d.ino, d.bip);
+		if (d.ip && chk_trie_lookup(c, d.ip, bd->name, bd->name_len,
+					    &ino, &wh))
+			continue;	/* hidden already */
+		if (!d.ip || chk_trie_insert(c, d.ip, bd->name, bd->name_len, 0,
+					     0, DAXFS_DF_WHITEOUT |
+					     DAXFS_DF_FROM_BASE)) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_DIRENT,
+				   "could not hide a base name (no space?)",
+				   d.ino, 0, bd->ino, 0, false);
+			continue;
+		}
+		daxfs_store(&d.ip->change, daxfs_load(&d.ip->change) + 1);
+		/* a copy-up counts the base's subdirectories (the walk
+		 * recounted a directory copied up before) */
+		if (fresh && bd->type == 4 && daxfs_load32(&d.ip->nlink) > 2)
+			daxfs_store32(&d.ip->nlink, daxfs_load32(&d.ip->nlink) - 1);
+	}
+	c->nr_hide = 0;
 }
 
 /* Links the orphans chosen for keeping into /lost+found as "#ino". */
@@ -1099,7 +1275,8 @@ static void chk_attach(struct chk *c)
 		}
 		dir = (ci.mode & CHK_S_IFMT) == CHK_S_IFDIR;
 		chk_u64_name(name, ino, &len);
-		if (chk_trie_insert(c, lf, name, len, ino, chk_mode_dtype(ci.mode))) {
+		if (chk_trie_insert(c, lf, name, len, ino, chk_mode_dtype(ci.mode),
+				    0)) {
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
 				   "could not link an orphan into /lost+found", ino,
 				   0, 0, 0, false);
@@ -1137,8 +1314,10 @@ void chk_nlinks(struct chk *c)
 
 		chk_root_ensure(c, &root);
 	}
-	if (c->repair)
+	if (c->repair) {
+		chk_hide_base_names(c);
 		chk_attach(c);
+	}
 	for (i = 0; i < fs->nr_buckets; i++) {
 		u32 info = c->binfo[i];
 		struct daxfs_inode *ip;

@@ -24,6 +24,18 @@ static void chk_base_symlink(struct chk *c, u64 ino,
 			   bip ? bip->size : 0, 0, false);
 }
 
+/* Whether a header record r's target could be len bytes long: no NUL
+ * before len, and a NUL at len unless the target fills the record's
+ * object (records are zeroed when allocated). */
+static bool chk_link_len_fits(const struct daxfs_link_rec *r, u64 len)
+{
+	u64 room = r->bytes - sizeof(struct daxfs_symlink);
+
+	if (!len || len > room || strnlen(r->target, len) != len)
+		return false;
+	return len == room || !r->target[len];
+}
+
 /*
  * Repair of a symlink whose record a stray store damaged: records are
  * zeroed when allocated, so the target's length is where its bytes end
@@ -39,16 +51,40 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 	struct daxfs_symlink *sl;
 	const char *p;
 
-	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
-		return true;		/* the base image's target */
+	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)) {
+		/* the base image's target: a copy-up keeps the number, so
+		 * a damaged base_ino word is relinked to the inode's own */
+		if (daxfs_base_link(c->fs, daxfs_base_inode(c->fs,
+				    daxfs_load(&ip->base_ino)), &len))
+			return true;
+		if (!daxfs_base_link(c->fs, daxfs_base_inode(c->fs, ino), &len))
+			return false;
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+			   "copied-up symlink names no valid base inode", ino, 0,
+			   daxfs_load(&ip->base_ino), ino, true);
+		daxfs_store(&ip->base_ino, ino);
+		return true;
+	}
 	if (!daxfs_link_rec_get(c->fs, off, size, &r)) {
-		if (size != r.len) {
+		if (size == r.len)
+			return true;
+		/* one of the two words is wrong: the bytes decide */
+		if (chk_link_len_fits(&r, size)) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+				   "symlink record length differs from the inode size and its bytes",
+				   ino, off, r.len, size, true);
+			daxfs_store32(&((struct daxfs_symlink *)(c->fs->base + off))->len,
+				      (u32)size);
+			return true;
+		}
+		if (chk_link_len_fits(&r, r.len)) {
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
 				   "symlink size differs from its target length",
 				   ino, off, size, r.len, true);
 			daxfs_store(&ip->size, r.len);
+			return true;
 		}
-		return true;
+		/* neither: rebuilt from the bytes below */
 	}
 	if (off & DAXFS_SYMLINK_BARE) {
 		p = daxfs_ptr(c->fs, off & ~(u64)(DAXFS_BLOCK_SIZE - 1),
@@ -131,24 +167,26 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 /* Copies the target that inode ip names into a fresh record and points
  * the inode at it.  The source range is kept marked while the copy is
  * allocated (its other owner may have been dropped since the walk), so
- * chk_alloc cannot hand out, and zero, the bytes being copied. */
+ * chk_alloc cannot hand out, and zero, the bytes being copied; then each
+ * unit goes back to what the walk found, so the units only this record
+ * covered are freed by the space rebuild, not leaked. */
 static bool chk_symlink_copy(struct chk *c, struct daxfs_inode *ip)
 {
 	u64 root = daxfs_load(&ip->root);
 	struct daxfs_link_rec r;
-	bool bare, held;
-	u64 off;
+	u64 off, held;
+	bool bare;
 	char *dst;
 
 	if (daxfs_link_rec_get(c->fs, root, daxfs_load(&ip->size), &r))
 		return false;
 	bare = root & DAXFS_SYMLINK_BARE;
-	held = chk_test_any(c, c->used, r.off, r.bytes);
+	held = chk_bits_get(c, c->used, r.off, r.bytes);
 	chk_set(c, c->used, r.off, r.bytes, true);
 	off = chk_alloc(c, bare ? DAXFS_BLOCK_SIZE :
 			sizeof(struct daxfs_symlink) + r.len);
-	if (!held)
-		chk_set(c, c->used, r.off, r.bytes, false);
+	/* unit by unit: what the old record alone covered is free now */
+	chk_bits_put(c, c->used, r.off, r.bytes, held);
 	if (!off)
 		return false;
 	dst = daxfs_ptr(c->fs, off, bare ? DAXFS_BLOCK_SIZE :

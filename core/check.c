@@ -65,6 +65,7 @@ static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[DAXFS_CHK_LOCK] = "lock",
 	[DAXFS_CHK_XATTR] = "xattr",
 	[DAXFS_CHK_MEDIA] = "media",
+	[DAXFS_CHK_PASS] = "pass",
 };
 
 const char *daxfs_check_code_name(u32 code)
@@ -91,6 +92,9 @@ void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
 		c->r->repaired++;
 	else if (sev >= DAXFS_CHK_ERROR)
 		c->r->unrepaired++;
+	/* a bad range is zeros to every pass: not a change to recheck */
+	if (repaired && code != DAXFS_CHK_MEDIA)
+		c->changes++;
 	if (c->o->report)
 		c->o->report(c->o->ctx, &p);
 	/* an object rejected for what it holds may hold it for a bad
@@ -194,6 +198,36 @@ void chk_set(struct chk *c, u64 *bm, u64 off, u64 len, bool v)
 			bm[i >> 6] |= 1ULL << (i & 63);
 		else
 			bm[i >> 6] &= ~(1ULL << (i & 63));
+	}
+}
+
+/* The bits of [off, off+len), at most 64 units, as a mask (bit 0: off). */
+u64 chk_bits_get(struct chk *c, const u64 *bm, u64 off, u64 len)
+{
+	u64 i, first, n, mask = 0;
+
+	if (!chk_range(c, off, len, &first, &n) || n > 64)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (bm[(first + i) >> 6] & (1ULL << ((first + i) & 63)))
+			mask |= 1ULL << i;
+	return mask;
+}
+
+/* Sets the bits of [off, off+len) back to a chk_bits_get() mask. */
+void chk_bits_put(struct chk *c, u64 *bm, u64 off, u64 len, u64 mask)
+{
+	u64 i, first, n;
+
+	if (!chk_range(c, off, len, &first, &n) || n > 64)
+		return;
+	for (i = 0; i < n; i++) {
+		u64 j = first + i;
+
+		if (mask & (1ULL << i))
+			bm[j >> 6] |= 1ULL << (j & 63);
+		else
+			bm[j >> 6] &= ~(1ULL << (j & 63));
 	}
 }
 
@@ -628,7 +662,7 @@ bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
 
 /* Offline insert of a new name into a directory trie. */
 int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
-		    u32 len, u64 ino, u32 dtype)
+		    u32 len, u64 ino, u32 dtype, u32 flags)
 {
 	u64 hash = daxfs_name_hash(c->fs, name, len);
 	struct daxfs_trie_node *n;
@@ -654,6 +688,7 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 	d->hash = hash;
 	d->name_len = len;
 	d->type = dtype;
+	d->flags = flags;
 	memcpy(d->name, name, len);
 	for (depth = 0; depth < DAXFS_TRIE_MAX_DEPTH; ) {
 		u64 *slot = &n->slot[chk_trie_idx(hash, depth)];
@@ -1220,14 +1255,16 @@ static void chk_buckets(struct chk *c)
 
 /* ---- driver ---- */
 
-int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
-		struct daxfs_check_result *res)
+/* One walk of the whole filesystem; *changes: repairs it made. */
+static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
+		    struct daxfs_check_result *res, u64 *changes)
 {
 	struct chk c;
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	memset(&c, 0, sizeof(c));
+	*changes = 0;
 	c.fs = fs;
 	c.o = o;
 	c.r = res;
@@ -1271,6 +1308,68 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_nlinks(&c);
 	if (c.repair && c.space_dirty)
 		chk_rebuild_space(&c);
+	*changes = c.changes;
+	return 0;
+}
+
+/*
+ * A repair can make an earlier judgment of the same pass wrong: a trie
+ * node claimed through a damaged pointer was another object's bytes, a
+ * record cut late leaves what it named marked.  So, like e2fsck's
+ * restart, a pass that changed the region is followed by another, until
+ * one changes nothing: what -y leaves is what -n then finds clean.  The
+ * totals count every pass; the census is the last pass's (the region as
+ * left).  A pass that still changes things after CHK_MAX_PASSES is
+ * reported: the repair did not settle.
+ */
+#define CHK_MAX_PASSES	4
+
+int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
+		struct daxfs_check_result *res)
+{
+	struct daxfs_check_result sum = { .nr = { 0 } };
+	u64 changes;
+	u32 pass, i;
+	int err;
+
+	for (pass = 1; ; pass++) {
+		err = chk_pass(fs, o, res, &changes);
+		if (err)
+			return err;
+		for (i = 0; i < 4; i++)
+			sum.nr[i] += res->nr[i];
+		sum.repaired += res->repaired;
+		sum.orphans += res->orphans;
+		sum.reattached += res->reattached;
+		sum.dropped += res->dropped;
+		sum.rebuilt_space |= res->rebuilt_space;
+		if (!changes || res->repair_refused ||
+		    !(o->flags & DAXFS_CHECK_REPAIR))
+			break;
+		if (pass == CHK_MAX_PASSES) {
+			struct chk c = { .fs = fs, .o = o, .r = res };
+
+			chk_report(&c, DAXFS_CHK_ERROR, DAXFS_CHK_PASS,
+				   "repairs still changing the region after the last pass (changes in have)",
+				   0, 0, changes, 0, false);
+			sum.nr[DAXFS_CHK_ERROR]++;
+			break;
+		}
+		if (o->report) {
+			struct chk c = { .fs = fs, .o = o, .r = &sum };
+
+			chk_report(&c, DAXFS_CHK_INFO, DAXFS_CHK_PASS,
+				   "repairs made: checking the region again (pass number in have)", 0,
+				   0, pass + 1, 0, false);
+		}
+	}
+	for (i = 0; i < 4; i++)
+		res->nr[i] = sum.nr[i];
+	res->repaired = sum.repaired;
+	res->orphans = sum.orphans;
+	res->reattached = sum.reattached;
+	res->dropped = sum.dropped;
+	res->rebuilt_space = sum.rebuilt_space;
 	return 0;
 }
 

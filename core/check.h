@@ -64,6 +64,8 @@ enum daxfs_check_code {
 	DAXFS_CHK_XATTR,		/* xattr set invalid, shared or of no
 					 * inode; claim of a host not alive */
 	DAXFS_CHK_MEDIA,		/* an object lies on a known bad range */
+	DAXFS_CHK_PASS,			/* repairs made: another pass, or
+					 * repairs that did not settle */
 	DAXFS_CHK_NR_CODES
 };
 
@@ -185,6 +187,8 @@ const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len);
 /* bit 30: CHK_I_ATTACH, check-ns.c */
 #define CHK_I_RECOPY	(1u << 31)	/* symlink record shared: copy it */
 
+#define CHK_HIDE_MAX	64
+
 struct chk {
 	struct daxfs_fs *fs;
 	const struct daxfs_check_opts *o;
@@ -209,6 +213,11 @@ struct chk {
 	u64 budget;			/* global step budget */
 	u64 media_ino;			/* inode of the objects being marked */
 	u64 media_page;			/* 1 + file page index of a data page */
+	u64 changes;			/* repairs that changed the region */
+	/* base names a repair removes, hidden by whiteouts once the walk is
+	 * done (chk_alloc); more wait for the next pass */
+	u32 nr_hide;
+	struct { u64 dir, idx; } hide[CHK_HIDE_MAX];
 };
 
 /* Resolved inode: overlay record and/or base inode. */
@@ -242,14 +251,18 @@ void chk_media(struct chk *c, u64 off, u64 len);
 bool chk_host_fresh(struct chk *c, struct daxfs_host *h);
 bool chk_test_any(struct chk *c, const u64 *bm, u64 off, u64 len);
 void chk_set(struct chk *c, u64 *bm, u64 off, u64 len, bool v);
+u64 chk_bits_get(struct chk *c, const u64 *bm, u64 off, u64 len);
+void chk_bits_put(struct chk *c, u64 *bm, u64 off, u64 len, u64 mask);
 s64 chk_ov_find(struct chk *c, u64 key);
 int chk_resolve(struct chk *c, u64 ino, struct chk_ino *ci);
 u32 chk_mode_dtype(u32 mode);
 u64 chk_class_bytes(u64 len);
 u64 chk_alloc(struct chk *c, u64 bytes);
 int chk_ov_insert(struct chk *c, u64 key, u64 value);
+/* flags: the dirent's (DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE: a
+ * whiteout hiding a base name) */
 int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
-		    u32 len, u64 ino, u32 dtype);
+		    u32 len, u64 ino, u32 dtype, u32 flags);
 bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
 		     u32 len, u64 *ino, bool *whiteout);
 

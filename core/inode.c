@@ -229,8 +229,8 @@ int daxfs_inode_get_dying(struct daxfs_op *op, u64 ino, struct daxfs_inode **ipp
 	return err ? err : record_at(op->fs, off, ino, ipp);
 }
 
-static void fill_from_base(struct daxfs_inode *ip, u64 ino,
-			   const struct daxfs_base_inode *bip)
+void daxfs_inode_fill_from_base(struct daxfs_inode *ip, u64 ino,
+				const struct daxfs_base_inode *bip)
 {
 	bool dir = DAXFS_IS_DIR(bip->mode);
 
@@ -288,7 +288,7 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 		ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
 		if (!ip)
 			return -EUCLEAN;
-		fill_from_base(ip, ino, bip);
+		daxfs_inode_fill_from_base(ip, ino, bip);
 		daxfs_pflush(fs, ip, sizeof(*ip));
 		err = daxfs_ov_insert(op, inode_key(ino), off);
 		if (!err) {

@@ -108,6 +108,10 @@ int daxfs_iref_attr(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		    struct daxfs_attr *attr);
 /* For modification: copies a base inode up on first use (one winner via
  * overlay insert; losers free theirs and use the winner's). */
+/* A copy-up record of base inode ino in ip (zeroed, not yet published):
+ * what daxfs_inode_get_writable() publishes, and fsck's offline copy-up. */
+void daxfs_inode_fill_from_base(struct daxfs_inode *ip, u64 ino,
+				const struct daxfs_base_inode *bip);
 int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 			     struct daxfs_inode **ip);
 

@@ -54,6 +54,11 @@ const char *daxfs_link_rec_get(struct daxfs_fs *fs, u64 root, u64 size,
 	class = daxfs_size_class(sizeof(*sl) + len);
 	if (class < 0 || !daxfs_ptr(fs, root, sizeof(*sl) + len, DAXFS_OFF_ALIGN))
 		return "symlink target runs outside the pool";
+	/* objects are aligned to their size (docs/alloc.md): a length whose
+	 * class the record's address cannot hold was changed behind us, and
+	 * its bytes would run into the next object */
+	if (root & (daxfs_class_size((unsigned int)class) - 1))
+		return "symlink target length does not fit its record";
 	r->target = sl->target;
 	r->len = len;
 	r->off = root;

@@ -241,11 +241,17 @@ def _populate(path):
 
 
 def run_round(path, seconds, seed, nworkers=3, rate=0, log=None,
-              kinds=None, size=64 << 20):
-    """mkfs, workers + chaos for `seconds`, then repair.  Returns a dict
-    with the corruption count, the workers' summaries and the problems
-    found (empty: the round passed)."""
-    daxfs.mkfs(path, size, force=True)
+              kinds=None, size=64 << 20, keep=None, source=None):
+    """mkfs (a base image of the tree under source, if given), workers +
+    chaos for `seconds`, then repair.  keep: a file to copy the damaged
+    region to before the repair.  Returns a dict with the corruption
+    count, the workers' summaries and the problems found (empty: the
+    round passed)."""
+    if source:
+        subprocess.run([_tool("mkfs.daxfs"), "-q", "-f", "-s", str(size),
+                        "--source", source, path], check=True)
+    else:
+        daxfs.mkfs(path, size, force=True)
     _populate(path)
     me = os.path.abspath(__file__)
     # the workers stop `seconds` after the last has joined (a slow
@@ -303,9 +309,10 @@ def run_round(path, seconds, seed, nworkers=3, rate=0, log=None,
                 if not ln.endswith("FIXED") and "error" in ln][:12]
 
     os.unlink(go)
-    keep = os.environ.get("DAXFS_CHAOS_KEEP")
+    if not keep and os.environ.get("DAXFS_CHAOS_KEEP"):
+        keep = "%s/chaos-%d.img" % (os.environ["DAXFS_CHAOS_KEEP"], seed)
     if keep:			# the damaged image, for replaying fsck
-        subprocess.run(["cp", path, "%s/chaos-%d.img" % (keep, seed)])
+        shutil.copyfile(path, keep)
     fsck = _tool("fsck.daxfs")
     fix = subprocess.run([fsck, "-y", path], capture_output=True, text=True,
                          timeout=300)
