@@ -700,6 +700,31 @@ static void chk_base_entries(struct chk *c, struct chk_dw *w,
 	}
 }
 
+/*
+ * A directory's state word: only the defined bits, and IMPORTED on one
+ * that never came from the base image (it is made imported; a host
+ * would import nothing and set the bit).  A count repair keeps the
+ * other bits, so a stray store there would live on.  Returns the word.
+ */
+static u64 chk_dir_aux(struct chk *c, u64 ino, struct daxfs_inode *ip)
+{
+	u64 aux = daxfs_load(&ip->aux);
+	u64 want = aux & (DAXFS_DIR_DEAD | DAXFS_DIR_IMPORTED |
+			  DAXFS_DIR_MOVING | DAXFS_DIR_COUNT_MASK);
+
+	if (!(daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
+		want |= DAXFS_DIR_IMPORTED;
+	if (want == aux)
+		return aux;
+	chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
+		   DAXFS_CHK_INODE, "directory state word has undefined bits or lacks IMPORTED",
+		   ino, 0, aux, want, c->repair);
+	if (!c->repair)
+		return aux;
+	daxfs_store(&ip->aux, want);
+	return want;
+}
+
 static void chk_walk_dir(struct chk *c, struct chk_ino *d)
 {
 	struct chk_dw w = { .dir = d };
@@ -732,7 +757,7 @@ static void chk_walk_dir(struct chk *c, struct chk_ino *d)
 				chk_trie_slot(c, &w, &n->slot[i], 0, i);
 		}
 	}
-	aux = daxfs_load(&ip->aux);
+	aux = chk_dir_aux(c, d->ino, ip);
 	if ((daxfs_load32(&ip->flags) & DAXFS_IF_BASE) &&
 	    !(aux & DAXFS_DIR_IMPORTED)) {
 		const struct daxfs_base_inode *bip =
