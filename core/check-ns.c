@@ -22,6 +22,7 @@
 #define CHK_CHAIN_MAX	32		/* dir.h: DAXFS_CHAIN_MAX */
 #define CHK_HASH_LIMIT	(1ULL << 62)
 #define CHK_LF_NAME	"lost+found"
+#define CHK_LF_TRIES	10		/* lost+found, lost+found.1 .. .9 */
 
 struct chk_dw {
 	struct chk_ino *dir;
@@ -1185,8 +1186,10 @@ static bool chk_root_ensure(struct chk *c, struct chk_ino *root)
 static struct daxfs_inode *chk_lost_found(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
+	char name[sizeof(CHK_LF_NAME) + 2];
 	struct chk_ino root, lf;
 	u64 ino, next;
+	u32 k, len;
 	bool wh;
 
 	if (!chk_root_ensure(c, &root))
@@ -1202,23 +1205,37 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 			   fs->sb.root_ino, 0, 0, 0, false);
 		return NULL;
 	}
-	if (chk_trie_lookup(c, root.ip, CHK_LF_NAME, sizeof(CHK_LF_NAME) - 1,
-			    &ino, &wh) && !wh) {
+	/* a /lost+found a stray store made unusable (a file now, say) keeps
+	 * its name: orphans go to lost+found.1 .. .9 instead, the first one
+	 * usable or free, so the next check finds the same one */
+	for (k = 0; k < CHK_LF_TRIES; k++) {
+		memcpy(name, CHK_LF_NAME, sizeof(CHK_LF_NAME) - 1);
+		len = sizeof(CHK_LF_NAME) - 1;
+		if (k) {
+			name[len++] = '.';
+			name[len++] = (char)('0' + k);
+		}
+		if (!chk_trie_lookup(c, root.ip, name, len, &ino, &wh) || wh)
+			break;
 		if (!chk_resolve(c, ino, &lf) && lf.ip &&
 		    (lf.mode & CHK_S_IFMT) == CHK_S_IFDIR &&
 		    (daxfs_load(&lf.ip->aux) & DAXFS_DIR_IMPORTED))
 			return lf.ip;
+		chk_report(c, DAXFS_CHK_INFO, DAXFS_CHK_LOST_FOUND,
+			   "a /lost+found name is not a usable directory: trying the next",
+			   ino, 0, k, 0, false);
+	}
+	if (k == CHK_LF_TRIES) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
-			   "/lost+found exists but is not a usable directory",
-			   ino, 0, 0, 0, false);
+			   "/lost+found and lost+found.1-9 all exist but none is a usable directory",
+			   fs->sb.root_ino, 0, 0, 0, false);
 		return NULL;
 	}
 	next = daxfs_load(&fs->state->next_ino.v);
 	ino = next > c->max_ino ? next : c->max_ino + 1;
 	daxfs_store(&fs->state->next_ino.v, ino + 1);
 	lf.ip = chk_make_dir(c, ino, fs->sb.root_ino);
-	if (!lf.ip || chk_trie_insert(c, root.ip, CHK_LF_NAME,
-				      sizeof(CHK_LF_NAME) - 1, ino, 4, 0)) {
+	if (!lf.ip || chk_trie_insert(c, root.ip, name, len, ino, 4, 0)) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
 			   "could not create /lost+found (no space?)", ino, 0, 0,
 			   0, false);
