@@ -1235,7 +1235,7 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 	ino = next > c->max_ino ? next : c->max_ino + 1;
 	daxfs_store(&fs->state->next_ino.v, ino + 1);
 	lf.ip = chk_make_dir(c, ino, fs->sb.root_ino);
-	if (!lf.ip || chk_trie_insert(c, root.ip, name, len, ino, 4, 0)) {
+	if (!lf.ip || chk_trie_insert(c, root.ip, name, len, ino, DAXFS_DT_DIR, 0)) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
 			   "could not create /lost+found (no space?)", ino, 0, 0,
 			   0, false);
@@ -1280,7 +1280,7 @@ static void chk_hide_base_names(struct chk *c)
 		daxfs_store(&d.ip->change, daxfs_load(&d.ip->change) + 1);
 		/* a copy-up counts the base's subdirectories (the walk
 		 * recounted a directory copied up before) */
-		if (fresh && bd->type == 4 && daxfs_load32(&d.ip->nlink) > 2)
+		if (fresh && bd->type == DAXFS_DT_DIR && daxfs_load32(&d.ip->nlink) > 2)
 			daxfs_store32(&d.ip->nlink, daxfs_load32(&d.ip->nlink) - 1);
 	}
 	c->nr_hide = 0;
