@@ -59,10 +59,11 @@ static int classify(struct daxfs_fs *fs, struct walk *w, u64 b, u64 *pg)
 }
 
 /* The first block at or after b that may have data: skips a missing
- * subtree whole. */
+ * subtree whole, and for a pristine base file (no tree: [lo, hi) is
+ * everything) all that lies past its base bytes. */
 static u64 skip_hole(struct walk *w, u64 b)
 {
-	if (!w->v->ip || w->slots || w->run || b < w->base_end)
+	if (w->slots || w->run || b < w->base_end)
 		return b + 1;
 	return w->hi > b + 1 ? w->hi : b + 1;
 }
