@@ -800,6 +800,36 @@ static void chk_walk_dir(struct chk *c, struct chk_ino *d)
 	}
 }
 
+/*
+ * A device, fifo or socket has no data: no host ever gives one a root,
+ * a size or blocks.  Words that say otherwise are stray stores (or a
+ * file's mode hit), and a host's stat refuses a size beyond the maximum,
+ * so they are zeroed.  What the root named is not walked: the space
+ * rebuild frees it.
+ */
+static void chk_walk_special(struct chk *c, struct chk_ino *ci)
+{
+	static const char *const what[] = {
+		"special file has a data pointer",
+		"special file has a size",
+		"special file has a block count",
+	};
+	struct daxfs_inode *ip = ci->ip;
+	u64 *word[] = { &ip->root, &ip->size, &ip->blocks };
+	unsigned int i;
+	u64 v;
+
+	for (i = 0; i < sizeof(word) / sizeof(word[0]); i++) {
+		v = daxfs_load(word[i]);
+		if (!v)
+			continue;
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE, what[i],
+			   ci->ino, 0, v, 0, c->repair);
+		if (c->repair)
+			daxfs_store(word[i], 0);
+	}
+}
+
 static void chk_walk_kind(struct chk *c, struct chk_ino *ci)
 {
 	switch (ci->mode & CHK_S_IFMT) {
@@ -817,10 +847,8 @@ static void chk_walk_kind(struct chk *c, struct chk_ino *ci)
 		return;
 	default:
 		c->r->specials++;
-		if (ci->ip && daxfs_load(&ci->ip->root))
-			chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_INODE,
-				   "special file has a data pointer", ci->ino, 0,
-				   daxfs_load(&ci->ip->root), 0, false);
+		if (ci->ip)
+			chk_walk_special(c, ci);
 	}
 }
 

@@ -7,12 +7,13 @@ checks the fsck(8) contract: `-n` exits 4 without changing a byte, `-y`
 exits 1, and a second `-n` exits 0 with the data intact.
 """
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import struct
 import subprocess
-import sys
 
 import pytest
 
@@ -259,6 +260,33 @@ def test_wrong_nlink(img):
         assert r.stat("/small").st_nlink == 2
         assert r.stat("/d/file").st_nlink == 1
         assert r.read_file("/d/file") == DATA
+
+
+def test_special_file_with_data_words(img):
+    """A fifo has no data: a stray root pointer, size or block count is
+    damage.  A size past the maximum made every stat of it EUCLEAN while
+    fsck only warned; -y zeroes the words and the fifo stats again."""
+    path, _ = img
+    with daxfs.Region(path) as r:
+        r.mknod("/fifo", stat.S_IFIFO | 0o600)
+        fifo = r.lstat("/fifo").st_ino
+        file_root = Image(path).field(_["/d/file"], "root")
+    im = Image(path)
+    im.set_field(fifo, "root", file_root)      # another file's pages
+    im.set_field(fifo, "size", (1 << 64) - 1)
+    im.set_field(fifo, "blocks", 3)
+    im.save()
+    with daxfs.Region(path) as r:
+        with pytest.raises(OSError) as e:
+            r.lstat("/fifo")
+        assert e.value.errno == errno.EUCLEAN
+    rep = damage_cycle(path, {"inode"})
+    assert sum("special file" in p["message"] for p in rep["problems"]) == 3
+    with daxfs.Region(path) as r:
+        st = r.lstat("/fifo")
+        assert stat.S_ISFIFO(st.st_mode)
+        assert (st.st_size, st.st_blocks) == (0, 0)
+        assert r.read_file("/d/file") == DATA     # its pages stay its own
 
 
 def test_wrong_dir_count_and_nlink(img):

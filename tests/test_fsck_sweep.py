@@ -11,14 +11,20 @@ must see what fsck(8) promises:
 
   * `fsck.daxfs -y` ends with 0 or 1 (everything it found, repaired);
   * a second `fsck.daxfs -n` finds the region clean;
-  * the region mounts and its root lists.
+  * the region mounts, and everything in it can be used: every
+    directory lists, every name stats, every file reads where it has
+    data (bounded: a repaired size may be huge and sparse), every
+    symlink reads, every attribute list reads.  fsck's "clean" must
+    mean that no call finds the region corrupt.
 
 A failure names the seed: `daxfs-chaos -s SEED -n COUNT` on a copy of
 the kept image replays it (docs/testing.md "fsck sweep").
 """
 
 import os
+import errno
 import shutil
+import stat
 import subprocess
 
 import pytest
@@ -92,6 +98,54 @@ def _worked_region(tmp_path, with_base):
     return base
 
 
+def _read_data(r, path, size):
+    """Reads the first 64 KiB, the last byte and every extent with data
+    (the size alone may be 2^48 of holes)."""
+    with r.open(path) as f:
+        spans = [(0, 1 << 16), (max(0, size - 1), 1)]
+        spans += [(e.logical, e.length) for e in f.extents()]
+        for off, n in spans:
+            end = min(off + n, size)
+            while off < end:
+                want = min(end - off, 1 << 20)
+                got = len(f.pread(want, off))
+                if got != want:
+                    return "read %r at %d: %d of %d bytes" % (
+                        path, off, got, want)
+                off += want
+    return None
+
+
+def _use_everything(r):
+    """Every object of the region used once, as a user's tools would:
+    the failures, as strings."""
+    bad, dirs = [], ["/"]
+    while dirs:
+        d = dirs.pop()
+        try:
+            names = [e[0] for e in r.scandir(d)]
+        except OSError as e:
+            bad.append("list %r: %s" % (d, e))
+            continue
+        for name in names:
+            p = d.rstrip("/") + "/" + name
+            try:
+                st = r.lstat(p)
+                if stat.S_ISDIR(st.st_mode):
+                    dirs.append(p)
+                elif stat.S_ISLNK(st.st_mode):
+                    r.readlink(p)
+                elif stat.S_ISREG(st.st_mode):
+                    why = _read_data(r, p, st.st_size)
+                    if why:
+                        bad.append(why)
+                r.listxattr(p, follow_symlinks=False)
+            except OSError as e:
+                if e.errno != errno.EOPNOTSUPP:
+                    bad.append("%r: %s" % (p, e))
+    return bad
+
+
 def _errors(out):
     return [ln for ln in out.splitlines()
             if "error" in ln and not ln.endswith("FIXED")][:6]
@@ -118,9 +172,12 @@ def test_fsck_repair_converges_under_damage(tmp_path, with_base):
             continue
         r = daxfs.Region(img)
         try:
-            r.listdir("/")
+            unusable = _use_everything(r)
         finally:
             r.close()
+        if unusable:
+            failures.append("seed %d: fsck -n clean, but %s" % (
+                seed, "; ".join(unusable[:3])))
     if failures:
         keep = os.environ.get("DAXFS_CHAOS_KEEP")
         if keep:
