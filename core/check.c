@@ -318,18 +318,26 @@ struct chk_sb_ctx {
 	daxfs_check_report_t report;
 	void *ctx;
 	int bad;
+	int newer;			/* of them, features we do not know */
 };
 
-static void chk_sb_bad(struct chk_sb_ctx *s, const char *msg, u64 have, u64 want)
+static void chk_sb_fatal(struct chk_sb_ctx *s, int code, const char *msg,
+			 u64 have, u64 want)
 {
 	struct daxfs_check_problem p = {
-		.severity = DAXFS_CHK_FATAL, .code = DAXFS_CHK_SUPER,
-		.name = "super", .msg = msg, .have = have, .want = want,
+		.severity = DAXFS_CHK_FATAL, .code = code,
+		.name = chk_code_names[code], .msg = msg, .have = have,
+		.want = want,
 	};
 
 	s->bad++;
 	if (s->report)
 		s->report(s->ctx, &p);
+}
+
+static void chk_sb_bad(struct chk_sb_ctx *s, const char *msg, u64 have, u64 want)
+{
+	chk_sb_fatal(s, DAXFS_CHK_SUPER, msg, have, want);
 }
 
 static bool chk_is_pow2(u64 v)
@@ -340,7 +348,7 @@ static bool chk_is_pow2(u64 v)
 int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		      void *ctx)
 {
-	struct chk_sb_ctx s = { report, ctx, 0 };
+	struct chk_sb_ctx s = { report, ctx, 0, 0 };
 	struct daxfs_super sb;
 	u64 total;
 	u32 i, j;
@@ -407,9 +415,20 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 	if (daxfs_crc32c(0, &sb, offsetof(struct daxfs_super, csum)) != sb.csum)
 		chk_sb_bad(&s, "superblock checksum mismatch", sb.csum,
 			   daxfs_crc32c(0, &sb, offsetof(struct daxfs_super, csum)));
-	if (sb.feat_incompat & ~DAXFS_FEAT_INCOMPAT_SUPP)
-		chk_sb_bad(&s, "unknown incompatible features",
-			   sb.feat_incompat, DAXFS_FEAT_INCOMPAT_SUPP);
+	/* features of a newer DaxFS: this checker would take its structures
+	 * for damage (as e2fsck, it refuses read-only ones too) */
+	if (sb.feat_incompat & ~DAXFS_FEAT_INCOMPAT_SUPP) {
+		chk_sb_bad(&s, "unknown incompatible features (made by a newer "
+			   "DaxFS, or damage)", sb.feat_incompat,
+			   DAXFS_FEAT_INCOMPAT_SUPP);
+		s.newer++;
+	}
+	if (sb.feat_ro_compat & ~DAXFS_FEAT_RO_COMPAT_SUPP) {
+		chk_sb_bad(&s, "unknown read-only-compatible features (made by "
+			   "a newer DaxFS, or damage)", sb.feat_ro_compat,
+			   DAXFS_FEAT_RO_COMPAT_SUPP);
+		s.newer++;
+	}
 	if (sb.block_size != DAXFS_BLOCK_SIZE)
 		chk_sb_bad(&s, "bad block size", sb.block_size, DAXFS_BLOCK_SIZE);
 	total = sb.total_size;
@@ -482,6 +501,39 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		if (!found)
 			chk_sb_bad(&s, "required region missing", required[i], 0);
 	}
+	if (s.bad)
+		return s.bad == s.newer ? -EOPNOTSUPP : -EUCLEAN;
+	return 0;
+}
+
+int daxfs_check_base_header(const void *base, u64 size,
+			    daxfs_check_report_t report, void *ctx)
+{
+	const struct daxfs_super *sb = base;
+	const struct daxfs_region_desc *r = &sb->regions[DAXFS_RGN_BASE];
+	struct chk_sb_ctx s = { report, ctx, 0, 0 };
+	struct daxfs_base_header bh;
+	u32 sum;
+
+	if (!(sb->feat_incompat & DAXFS_FEAT_INCOMPAT_BASE))
+		return 0;
+	/* daxfs_check_super passed: the region lies inside the mapping */
+	if (r->size < sizeof(bh) || r->offset > size - sizeof(bh)) {
+		chk_sb_fatal(&s, DAXFS_CHK_BASE, "base region too small for "
+			     "its header", r->size, sizeof(bh));
+		return -EUCLEAN;
+	}
+	memcpy(&bh, (const u8 *)base + r->offset, sizeof(bh));
+	sum = daxfs_crc32c(0, &bh, offsetof(struct daxfs_base_header, csum));
+	if (bh.magic != DAXFS_BASE_MAGIC)
+		chk_sb_fatal(&s, DAXFS_CHK_BASE, "base image header has a bad "
+			     "magic number", bh.magic, DAXFS_BASE_MAGIC);
+	else if (bh.header_size != sizeof(bh))
+		chk_sb_fatal(&s, DAXFS_CHK_BASE, "base image header size wrong",
+			     bh.header_size, sizeof(bh));
+	else if (bh.csum != sum)
+		chk_sb_fatal(&s, DAXFS_CHK_BASE, "base image header checksum "
+			     "mismatch", bh.csum, sum);
 	return s.bad ? -EUCLEAN : 0;
 }
 

@@ -138,10 +138,19 @@ u64 daxfs_check_scratch_size(struct daxfs_fs *fs);
 /*
  * Diagnoses the superblock of a region that daxfs_fs_open() refused (or
  * before opening it), reporting each defect.  Returns 0 when it looks
- * usable, -EUCLEAN otherwise.  Never writes.
+ * usable, -EOPNOTSUPP when its only defects are features this build does
+ * not know (a newer DaxFS made it), -EUCLEAN otherwise.  Never writes.
  */
 int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		      void *ctx);
+
+/*
+ * The base image's header, of a region daxfs_check_super() passed: 0
+ * when it is sound (or there is no base image), else -EUCLEAN, each
+ * defect reported.  The base image is read-only: nothing repairs it.
+ */
+int daxfs_check_base_header(const void *base, u64 size,
+			    daxfs_check_report_t report, void *ctx);
 
 /*
  * Converts a format version 1 or 2 image to the current format in place

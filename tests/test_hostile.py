@@ -226,3 +226,52 @@ def test_truncated_and_tiny(tmp_path, golden):
         assert rc in (4, 8), (n, rc, out)
         rc, out = run([DAXFS, "-r", str(p), "ls", "/"])
         assert rc is not None and rc >= 0, (n, rc, out)
+
+
+def _refused_untouched(path, code, says, never_says):
+    """fsck -n and -y both stop with code, saying what they must, and
+    write nothing."""
+    before = path.read_bytes()
+    for mode in ("-n", "-y"):
+        rc, out = run([FSCK, mode, str(path)])
+        assert rc == code, (path, mode, rc, out)
+        assert says in out and never_says not in out, out
+    assert path.read_bytes() == before
+
+
+def test_unknown_features_are_refused_not_called_corrupt(tmp_path, golden):
+    """A superblock with features this build does not know, checksum
+    intact: a newer DaxFS made it.  fsck neither checks nor repairs it
+    (it would take the new structures for damage) and says so, exit 8 as
+    e2fsck does; it does not call the superblock corrupt."""
+    path, _ = golden
+    with open(path, "rb") as f:
+        gold = f.read()
+    for off in (20, 24):                # feat_incompat, feat_ro_compat
+        b = bytearray(gold)
+        struct.pack_into("<I", b, off, struct.unpack_from("<I", b, off)[0] | 1 << 31)
+        fix_sb_csum(b)
+        p = tmp_path / ("feat%d.img" % off)
+        p.write_bytes(bytes(b))
+        _refused_untouched(p, 8, b"features this fsck.daxfs does not know",
+                           b"corrupt")
+
+
+def test_corrupt_base_header_is_named(tmp_path):
+    """The base image is read-only: a hit header is reported as what it
+    is (not "run fsck.daxfs" from fsck itself), exit 4, nothing written."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "f").write_bytes(DATA)
+    path = str(tmp_path / "base.img")
+    subprocess.run([os.path.join(env.BIN, "mkfs.daxfs"), "-q", "-s",
+                    str(4 << 20), "--source", str(src), path], check=True)
+    im = Image(path)
+    base_off = im.regions[5][0]
+    assert struct.unpack_from("<Q", im.b, base_off)[0] == 0x4553414253584144
+    for off, v in ((0, 0), (12, 4096), (16, 1)):    # magic, size, a word
+        b = bytearray(im.b)
+        struct.pack_into("<I", b, base_off + off, v)
+        p = tmp_path / ("bh%d.img" % off)
+        p.write_bytes(bytes(b))
+        _refused_untouched(p, 4, b"base image header", b"run fsck.daxfs")

@@ -228,6 +228,15 @@ static int finish_early(struct fsck *k, int code, const char *status)
 	return code;
 }
 
+/* finish_early, saying why on stderr first (not with --json) */
+static int stop_why(struct fsck *k, int code, const char *status,
+		    const char *why)
+{
+	if (!k->json)
+		fprintf(stderr, "%s: %s\n", k->target, why);
+	return finish_early(k, code, status);
+}
+
 /*
  * The target's known bad ranges: --badblocks FILE, or a pmem block
  * device's own list.  Returns 0, or the exit code of a run that cannot go
@@ -494,14 +503,24 @@ int main(int argc, char **argv)
 	    ((const struct daxfs_super *)base)->version >= DAXFS_VERSION_V1 &&
 	    !convert_old(&k, base, size))
 		return finish_early(&k, FSCK_UNCORRECTED, "older format version");
-	if (daxfs_check_super(base, size, report, &k)) {
-		if (!k.json)
-			fprintf(stderr, "%s: the superblock is corrupt and DaxFS keeps no backup "
+	err = daxfs_check_super(base, size, report, &k);
+	if (err == -EOPNOTSUPP)		/* as e2fsck: not damage found */
+		return stop_why(&k, FSCK_ERROR, "unknown features",
+				"the filesystem uses features this fsck.daxfs does "
+				"not know: check it with the fsck.daxfs of the DaxFS "
+				"that made it.");
+	if (err)
+		return stop_why(&k, FSCK_UNCORRECTED, "corrupt superblock",
+				"the superblock is corrupt and DaxFS keeps no backup "
 				"copy: the filesystem cannot be checked or repaired.\n"
 				"Recover the data with a tool that reads the raw region, "
-				"or recreate it with mkfs.daxfs.\n", k.target);
-		return finish_early(&k, FSCK_UNCORRECTED, "corrupt superblock");
-	}
+				"or recreate it with mkfs.daxfs.");
+	if (daxfs_check_base_header(base, size, report, &k))
+		return stop_why(&k, FSCK_UNCORRECTED, "corrupt base image",
+				"the base image's header is corrupt; the base image is "
+				"read-only and fsck.daxfs does not repair it.\n"
+				"Recreate the filesystem from its source with "
+				"mkfs.daxfs --source.");
 	err = daxfs_fs_open(&fs, base, size, k.repair ? 0 : DAXFS_FS_RDONLY);
 	if (err == -EUCLEAN) {
 		/* maybe only the state page: diagnose, and fix with -y */
