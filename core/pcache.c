@@ -1495,7 +1495,7 @@ s64 daxfs_pcache_check(struct daxfs_fs *fs, bool repair,
 	for (i = 0; i < fs->pc.nr_slots; i++) {
 		u64 w = daxfs_load(st_word(fs, i)), tag = daxfs_load(tag_word(fs, i));
 		u64 *row = pin_row(fs, i);
-		bool fixed = false;
+		u64 fixed = 0;		/* one per problem repaired */
 
 		switch (pc_st(w)) {
 		case DAXFS_PC_FREE:
@@ -1503,13 +1503,13 @@ s64 daxfs_pcache_check(struct daxfs_fs *fs, bool repair,
 				rep->bad_state++;
 				if (rw && daxfs_cas(st_word(fs, i), &w,
 						    pc_word(DAXFS_PC_FREE, pc_seq(w), 0, 0)))
-					fixed = true;
+					fixed++;
 			}
 			if (tag) {
 				rep->bad_tag++;
 				if (rw) {
 					daxfs_store(tag_word(fs, i), 0);
-					fixed = true;
+					fixed++;
 				}
 			}
 			break;
@@ -1517,13 +1517,13 @@ s64 daxfs_pcache_check(struct daxfs_fs *fs, bool repair,
 			if (pc_owner(w) || (w & DAXFS_PC_REQ)) {
 				rep->bad_state++;
 				if (rw && release_owned(fs, i, w))
-					fixed = true;
+					fixed++;
 				break;
 			}
 			if (!tag_ok(fs, tag)) {
 				rep->bad_tag++;
 				if (rw && release_owned(fs, i, w))
-					fixed = true;
+					fixed++;
 			}
 			break;
 		default:	/* PENDING, EVICTING */
@@ -1531,7 +1531,7 @@ s64 daxfs_pcache_check(struct daxfs_fs *fs, bool repair,
 				break;
 			rep->stale_claims++;
 			if (rw && release_owned(fs, i, w))
-				fixed = true;
+				fixed++;
 		}
 		for (k = 0; k < nw; k++) {
 			u64 v = daxfs_load(&row[k]);
@@ -1558,8 +1558,7 @@ s64 daxfs_pcache_check(struct daxfs_fs *fs, bool repair,
 				}
 			}
 		}
-		if (fixed)
-			rep->repaired++;
+		rep->repaired += fixed;
 	}
 	/* duplicates: two VALID slots of one tag in one window */
 	for (i = 0; i < fs->pc.nr_slots; i++) {

@@ -86,6 +86,7 @@ static const char *errmsg(struct ctx *c, int err)
 	case ESTALE:
 	case EFBIG:
 	case EBUSY:
+	case ETIMEDOUT:	/* split mode without --backing: say so */
 		return daxfs_strerror(-err);
 	default:
 		return strerror(err);

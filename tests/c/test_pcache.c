@@ -787,9 +787,33 @@ static void test_read_error(void)
 	teardown(&fs, r);
 }
 
+/* Stray stores into a free slot: both its state word (a REF bit) and its
+ * tag.  Two problems, both repaired: the check must not call one of them
+ * left (fsck -y exited 4, "1 error left uncorrected", and -n then found
+ * the region clean). */
+static void test_repair_counts_each_problem(void)
+{
+	struct daxfs_fs fs;
+	void *r = setup(&fs, 64, 16);
+	struct daxfs_pcache_report rep;
+	u64 last = fs.pc.nr_slots - 1;
+
+	CHECK_EQ(fs.pc.slots[last].state & 3, DAXFS_PC_FREE);
+	fs.pc.slots[last].state |= DAXFS_PC_REF;
+	fs.pc.slots[last].tag = (1ULL << 48) | 7;
+	CHECK_EQ(daxfs_pcache_check(&fs, false, &rep), 2);
+	CHECK_EQ(rep.bad_state, 1);
+	CHECK_EQ(rep.bad_tag, 1);
+	CHECK_EQ(daxfs_pcache_check(&fs, true, &rep), 0);
+	CHECK_EQ(rep.repaired, 2);
+	CHECK_EQ(check_clean(&fs), 0);
+	teardown(&fs, r);
+}
+
 int main(void)
 {
 	RUN(test_basic);
+	RUN(test_repair_counts_each_problem);
 	RUN(test_big);
 	RUN(test_cow);
 	RUN(test_no_dup_fills);
