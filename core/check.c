@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "check.h"
 #include "openset.h"
+#include "pcache.h"
 
 static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[0] = "none",
@@ -66,6 +67,7 @@ static const char *const chk_code_names[DAXFS_CHK_NR_CODES] = {
 	[DAXFS_CHK_XATTR] = "xattr",
 	[DAXFS_CHK_MEDIA] = "media",
 	[DAXFS_CHK_PASS] = "pass",
+	[DAXFS_CHK_PCACHE] = "pcache",
 };
 
 const char *daxfs_check_code_name(u32 code)
@@ -468,8 +470,13 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 	for (i = 0; i < DAXFS_RGN_MAX; i++) {
 		const struct daxfs_region_desc *r = &sb.regions[i];
 
-		if (r->kind == DAXFS_RGN_NONE)
+		if (r->kind == DAXFS_RGN_NONE) {
+			/* as daxfs_fs_open: an unused entry is all zero */
+			if (r->offset || r->size)
+				chk_sb_bad(&s, "unused region table entry not zero",
+					   r->offset, r->size);
 			continue;
+		}
 		if (r->kind != i) {
 			chk_sb_bad(&s, "region table entry of the wrong kind", r->kind, i);
 			continue;
@@ -1345,6 +1352,14 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		c.live = false;
 	if (c.repair)
 		chk_recover_hosts(&c);
+	/* the read-only base image as a mount with validate= sees it: a
+	 * stray store there (a base inode's size, say) makes its files fail
+	 * with EUCLEAN, and no repair rewrites the base */
+	if (fs->base_off && daxfs_base_validate(fs))
+		chk_report(&c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
+			   "base image fails validation (an inode, directory "
+			   "entry or data range is damaged; it is read-only: "
+			   "not repaired)", 0, fs->base_off, 0, 0, false);
 	chk_state(&c);
 	chk_hosts(&c);
 	chk_locks(&c);
@@ -1482,6 +1497,87 @@ int daxfs_check_state_fixup(void *base, u64 size, bool repair,
 			report(ctx, &p);
 		if (repair)
 			daxfs_store(&st->bump.v, pool_end);
+	}
+	return bad;
+}
+
+/*
+ * The header's words against what they must be.  Safe with hosts alive:
+ * none can open the region while the header is off, and those that opened
+ * it before use the same derived offsets (the layout is a function of the
+ * region's size).  Backing descriptors are data no word derives: kept.
+ */
+int daxfs_check_pcache_fixup(void *base, u64 size, bool repair,
+			     daxfs_check_report_t report, void *ctx)
+{
+	static const struct {
+		const char *msg;
+		unsigned int off, len;
+	} words[] = {
+#define PC_WORD(f, m) { m, offsetof(struct daxfs_pcache_header, f), \
+			sizeof(((struct daxfs_pcache_header *)0)->f) }
+		PC_WORD(magic, "page cache header magic number is wrong"),
+		PC_WORD(version, "page cache layout version is wrong"),
+		PC_WORD(header_size, "page cache header size is wrong"),
+		PC_WORD(nr_slots, "page cache slot count differs from its region's"),
+		PC_WORD(window, "page cache probe window invalid"),
+		PC_WORD(pin_stride, "page cache pin stride differs from the host table's"),
+		PC_WORD(owner_off, "page cache layout offset wrong (owners)"),
+		PC_WORD(meta_off, "page cache layout offset wrong (slots)"),
+		PC_WORD(pins_off, "page cache layout offset wrong (pins)"),
+		PC_WORD(data_off, "page cache layout offset wrong (data)"),
+		PC_WORD(nr_backing, "page cache backing file count invalid"),
+		PC_WORD(max_hosts, "page cache host count differs from the superblock's"),
+		PC_WORD(csum, "page cache header checksum mismatch"),
+#undef PC_WORD
+	};
+	struct daxfs_check_problem p = {
+		.severity = DAXFS_CHK_ERROR, .code = DAXFS_CHK_PCACHE,
+		.name = "pcache", .repaired = repair,
+	};
+	/* the live header and superblock read in place: two copies of
+	 * 1,152 + 512 bytes would not fit a kernel stack frame */
+	const struct daxfs_super *sb = base;
+	const struct daxfs_pcache_header *h;
+	struct daxfs_pcache_header want;
+	u8 *r;
+	unsigned int i;
+	int bad = 0;
+
+	if (daxfs_check_super(base, size, NULL, NULL))
+		return -EUCLEAN;
+	if (!(sb->feat_incompat & DAXFS_FEAT_INCOMPAT_PCACHE))
+		return 0;
+	if (sb->regions[DAXFS_RGN_PCACHE].size < sizeof(want))
+		return -EUCLEAN;
+	r = (u8 *)base + sb->regions[DAXFS_RGN_PCACHE].offset;
+	h = (const struct daxfs_pcache_header *)r;
+	if (daxfs_pcache_header_derive(sb, h, &want))
+		return -EUCLEAN;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		p.have = 0;
+		p.want = 0;
+		memcpy(&p.have, (const u8 *)h + words[i].off, words[i].len);
+		memcpy(&p.want, (u8 *)&want + words[i].off, words[i].len);
+		if (p.have == p.want)
+			continue;
+		p.msg = words[i].msg;
+		bad++;
+		if (report)
+			report(ctx, &p);
+	}
+	if (!bad && memcmp(h, &want, sizeof(want))) {
+		/* a reserved word: the checksum stayed, the open refuses */
+		p.msg = "page cache header reserved words not zero";
+		p.have = p.want = 0;
+		bad++;
+		if (report)
+			report(ctx, &p);
+	}
+	if (bad && repair) {
+		memcpy(r, &want, sizeof(want));
+		daxfs_flush(r, sizeof(want));
+		daxfs_drain();
 	}
 	return bad;
 }

@@ -66,6 +66,7 @@ enum daxfs_check_code {
 	DAXFS_CHK_MEDIA,		/* an object lies on a known bad range */
 	DAXFS_CHK_PASS,			/* repairs made: another pass, or
 					 * repairs that did not settle */
+	DAXFS_CHK_PCACHE,		/* page cache header (split mode) */
 	DAXFS_CHK_NR_CODES
 };
 
@@ -167,6 +168,17 @@ int daxfs_convert(struct daxfs_fs *fs, bool force);
  */
 int daxfs_check_state_fixup(void *base, u64 size, bool repair,
 			    daxfs_check_report_t report, void *ctx);
+
+/*
+ * With a valid superblock, the page cache header of a split-mode region
+ * (which daxfs_fs_open() refuses when a word is off): reports each word
+ * that differs from what the superblock and the region's size derive,
+ * and with repair rewrites the header.  The cache's slots are left to
+ * daxfs_pcache_check().  Returns the number of problems (0: no cache or
+ * a sound header), or -EUCLEAN when the region cannot hold a cache.
+ */
+int daxfs_check_pcache_fixup(void *base, u64 size, bool repair,
+			     daxfs_check_report_t report, void *ctx);
 
 /*
  * Checks (and with DAXFS_CHECK_REPAIR repairs) an opened filesystem.

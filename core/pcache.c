@@ -206,6 +206,53 @@ static int pc_layout(u64 size, u32 max_hosts, struct pc_geom *h)
 	return 0;
 }
 
+/* Every header word but the backing descriptors, and the checksum.
+ * window 0: the default; either at most nr_slots. */
+static void pc_header_fill(struct daxfs_pcache_header *h,
+			   const struct pc_geom *g, u32 max_hosts, u32 window,
+			   u32 nr_backing)
+{
+	h->magic = DAXFS_PCACHE_MAGIC;
+	h->version = DAXFS_PCACHE_VERSION;
+	h->header_size = sizeof(*h);
+	h->nr_slots = g->nr_slots;
+	h->pin_stride = g->pin_stride;
+	h->owner_off = g->owner_off;
+	h->meta_off = g->meta_off;
+	h->pins_off = g->pins_off;
+	h->data_off = g->data_off;
+	h->window = window ? window : DAXFS_PCACHE_DEFAULT_WINDOW;
+	if (h->window > g->nr_slots)
+		h->window = (u32)g->nr_slots;
+	h->nr_backing = nr_backing;
+	h->max_hosts = max_hosts;
+	h->csum = pc_csum(h);
+}
+
+int daxfs_pcache_header_derive(const struct daxfs_super *sb,
+			       const struct daxfs_pcache_header *h,
+			       struct daxfs_pcache_header *want)
+{
+	const struct daxfs_region_desc *rd = &sb->regions[DAXFS_RGN_PCACHE];
+	struct pc_geom g;
+	u32 n = h->nr_backing;
+
+	if (rd->kind != DAXFS_RGN_PCACHE ||
+	    pc_layout(rd->size, sb->max_hosts, &g))
+		return -EUCLEAN;
+	*want = *h;
+	memset(want->reserved, 0, sizeof(want->reserved));
+	want->pad = 0;
+	/* mkfs fills the descriptors in order: a count the format cannot
+	 * hold is the ones that name a file */
+	if (n > DAXFS_PCACHE_MAX_BACKING)
+		for (n = 0; n < DAXFS_PCACHE_MAX_BACKING && h->backing[n].size; n++)
+			;
+	pc_header_fill(want, &g, sb->max_hosts,
+		       h->window <= g.nr_slots ? h->window : 0, n);
+	return 0;
+}
+
 int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 			const struct daxfs_format_opts *o)
 {
@@ -225,23 +272,9 @@ int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 	if (err)
 		return err;
 	memset(&h, 0, sizeof(h));
-	h.nr_slots = g.nr_slots;
-	h.pin_stride = g.pin_stride;
-	h.owner_off = g.owner_off;
-	h.meta_off = g.meta_off;
-	h.pins_off = g.pins_off;
-	h.data_off = g.data_off;
-	h.magic = DAXFS_PCACHE_MAGIC;
-	h.version = DAXFS_PCACHE_VERSION;
-	h.header_size = sizeof(h);
-	h.window = o->pcache_window ? o->pcache_window : DAXFS_PCACHE_DEFAULT_WINDOW;
-	if (h.window > h.nr_slots)
-		h.window = (u32)h.nr_slots;
-	h.nr_backing = o->nr_backing;
-	h.max_hosts = sb->max_hosts;
 	for (i = 0; i < o->nr_backing; i++)
 		h.backing[i] = o->backing[i];
-	h.csum = pc_csum(&h);
+	pc_header_fill(&h, &g, sb->max_hosts, o->pcache_window, o->nr_backing);
 	/* header page, owners, slot metadata and pins: all zero = FREE */
 	memset(r, 0, h.data_off);
 	memcpy(r, &h, sizeof(h));

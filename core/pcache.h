@@ -138,6 +138,17 @@ struct daxfs_pcache_stats {
 };
 int daxfs_pcache_stats(struct daxfs_fs *fs, struct daxfs_pcache_stats *st);
 
+/*
+ * The header the cache region of sb must have, from the words h of the one
+ * it has: everything but the backing descriptors (and the probe window,
+ * when valid) derives from the superblock and the region's size, so a
+ * stray store there is repairable (fsck: daxfs_check_pcache_fixup).
+ * -EUCLEAN when the region cannot hold a cache at all.
+ */
+int daxfs_pcache_header_derive(const struct daxfs_super *sb,
+			       const struct daxfs_pcache_header *h,
+			       struct daxfs_pcache_header *want);
+
 /* What daxfs_pcache_check() found (and, with repair, fixed). */
 struct daxfs_pcache_report {
 	u64 bad_state;			/* unknown state / owner fields */

@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 	uint64_t size;
 	void *base, *scratch;
 	u64 ssize, warns;
-	int opt, fd, err, code, nstate = 0;
+	int opt, fd, err, code, nstate = 0, npc;
 
 	tool_name = "fsck.daxfs";
 	while ((opt = getopt_long(argc, argv, "nypafvhJ", longopts, NULL)) != -1) {
@@ -523,8 +523,12 @@ int main(int argc, char **argv)
 				"mkfs.daxfs --source.");
 	err = daxfs_fs_open(&fs, base, size, k.repair ? 0 : DAXFS_FS_RDONLY);
 	if (err == -EUCLEAN) {
-		/* maybe only the state page: diagnose, and fix with -y */
+		/* maybe only the state page or the page cache's header:
+		 * diagnose, and fix with -y */
 		nstate = daxfs_check_state_fixup(base, size, k.repair, report, &k);
+		npc = daxfs_check_pcache_fixup(base, size, k.repair, report, &k);
+		if (npc > 0)
+			nstate = (nstate > 0 ? nstate : 0) + npc;
 		if (nstate > 0 && k.repair)
 			err = daxfs_fs_open(&fs, base, size, 0);
 	}
