@@ -1250,6 +1250,54 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 	return true;
 }
 
+/* A lookup of key from its home bucket meets bucket idx (no empty bucket
+ * before it, within the probe window). */
+static bool chk_bucket_reaches(struct chk *c, u64 key, u64 idx)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 mask = fs->nr_buckets - 1, h = daxfs_mix64(key) & mask, b;
+	u32 j;
+
+	for (j = 0; j < fs->sb.probe_window; j++) {
+		b = (h + j) & mask;
+		if (b == idx)
+			return true;
+		if (daxfs_load(&fs->buckets[b].key) == DAXFS_KEY_EMPTY)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * The key a damaged bucket must have had, from what its value points at:
+ * an inode record or an xattr set names its owner, so a stray store in
+ * the key word does not lose a file (a copied-up base file silently went
+ * back to its base bytes).  0 when the value names neither, the owner
+ * already has such a key, or no lookup of it would reach this bucket.
+ */
+static u64 chk_bucket_rekey(struct chk *c, u64 idx, u64 v)
+{
+	struct daxfs_inode *ip = daxfs_ptr(c->fs, v, sizeof(*ip),
+					   DAXFS_OFF_ALIGN);
+	struct daxfs_xattr_set *xs = (struct daxfs_xattr_set *)ip;
+	u64 key = 0, ino;
+
+	if (!ip)
+		return 0;
+	if (daxfs_load32(&ip->magic) == DAXFS_INODE_MAGIC) {
+		ino = daxfs_load(&ip->ino);
+		if (ino && ino <= DAXFS_KEY_PAYLOAD_MASK)
+			key = daxfs_key(DAXFS_KEY_INODE, ino);
+	} else if (daxfs_load32(&xs->magic) == DAXFS_XATTR_MAGIC) {
+		ino = daxfs_load(&xs->ino);
+		if (ino && ino <= DAXFS_KEY_PAYLOAD_MASK)
+			key = daxfs_key(DAXFS_KEY_XATTR, ino);
+	}
+	if (!key || chk_ov_find(c, key) >= 0 || !chk_bucket_reaches(c, key, idx))
+		return 0;
+	return key;
+}
+
 static void chk_buckets(struct chk *c)
 {
 	struct daxfs_fs *fs = c->fs;
@@ -1259,7 +1307,7 @@ static void chk_buckets(struct chk *c)
 		struct daxfs_bucket *b = &fs->buckets[i];
 		u64 k = daxfs_load(&b->key);
 		u64 v = daxfs_load(&b->value);
-		u64 key, ino;
+		u64 key, ino, was = 0;
 		s64 found;
 
 		if ((i & 0xffff) == 0)
@@ -1281,12 +1329,19 @@ static void chk_buckets(struct chk *c)
 		}
 		if ((k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE &&
 		    (k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_XATTR) {
-			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET,
-				   "overlay key of unknown type", 0, i, k, 0,
-				   c->repair);
-			if (c->repair)
+			was = chk_bucket_rekey(c, i, v);
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET, was ?
+				   "overlay key damaged: restored from what its value names" :
+				   "overlay key of unknown type",
+				   was & DAXFS_KEY_PAYLOAD_MASK, i, k, was, c->repair);
+			if (!c->repair)
+				continue;
+			if (!was) {
 				chk_tomb(c, i);
-			continue;
+				continue;
+			}
+			daxfs_store(&b->key, was);
+			k = key = was;
 		}
 		ino = k & DAXFS_KEY_PAYLOAD_MASK;
 		found = chk_ov_find(c, key);
@@ -1297,14 +1352,26 @@ static void chk_buckets(struct chk *c)
 				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_DUP,
 					   "inode key published twice (later copy dropped)",
 					   ino, i, found, dist, c->repair);
+			else if ((was = chk_bucket_rekey(c, i, v)) != 0)
+				/* its key hit, the value intact */
+				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_LOST,
+					   "overlay key damaged: restored from what its value names",
+					   was & DAXFS_KEY_PAYLOAD_MASK, i, k, was,
+					   c->repair);
 			else
 				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_LOST,
 					   "inode key where no lookup can find it",
 					   ino, i, dist, fs->sb.probe_window,
 					   c->repair);
-			if (c->repair)
-				chk_tomb(c, i);
-			continue;
+			if (c->repair && was) {
+				daxfs_store(&b->key, was);
+				k = key = was;
+				ino = k & DAXFS_KEY_PAYLOAD_MASK;
+			} else {
+				if (c->repair)
+					chk_tomb(c, i);
+				continue;
+			}
 		}
 		/* xattr sets: chk_xattrs, once the inodes are known */
 		if ((k >> DAXFS_KEY_TYPE_SHIFT) == DAXFS_KEY_INODE)

@@ -289,6 +289,24 @@ def test_special_file_with_data_words(img):
         assert r.read_file("/d/file") == DATA     # its pages stay its own
 
 
+def test_damaged_key_restored_from_its_record(img):
+    """A stray store in an overlay bucket's key word (the value intact):
+    the record it points at names its inode, so -y puts the key back and
+    the file keeps its name and bytes.  Tombstoning it lost the file (and
+    a copied-up base file silently went back to its base bytes)."""
+    path, inos = img
+    im = Image(path)
+    for garbage in (0x90a884, KEY_INODE | 999999):  # unknown type; lost key
+        b = im.bucket_of(inos["/d/file"])
+        im.put64(b, garbage)
+        im.save()
+        damage_cycle(path, {"bucket"} if garbage < KEY_INODE else {"bucket-lost"})
+        with daxfs.Region(path) as r:
+            assert r.stat("/d/file").st_ino == inos["/d/file"]
+            assert r.read_file("/d/file") == DATA
+        im = Image(path)
+
+
 def test_wrong_dir_count_and_nlink(img):
     path, inos = img
     im = Image(path)

@@ -15,14 +15,20 @@ must see what fsck(8) promises:
     directory lists, every name stats, every file reads where it has
     data (bounded: a repaired size may be huge and sparse), every
     symlink reads, every attribute list reads.  fsck's "clean" must
-    mean that no call finds the region corrupt.
+    mean that no call finds the region corrupt;
+  * a file fsck kept under its name and number, which no store of the
+    damage touched (its inode record, radix nodes, data pages: the chaos
+    log says where each store went) and no reported problem names,
+    reads back the bytes it had: a repair loses nothing silently.
 
 A failure names the seed: `daxfs-chaos -s SEED -n COUNT` on a copy of
 the kept image replays it (docs/testing.md "fsck sweep").
 """
 
-import os
 import errno
+import hashlib
+import json
+import os
 import shutil
 import stat
 import subprocess
@@ -31,6 +37,7 @@ import pytest
 
 import daxfs
 import test_chaos
+from test_fsck import PAGE, Image
 
 SEEDS = int(os.environ.get("DAXFS_SWEEP_SEEDS", "250"))
 DAMAGE = int(os.environ.get("DAXFS_SWEEP_DAMAGE", "50"))  # stores a seed
@@ -151,30 +158,90 @@ def _errors(out):
             if "error" in ln and not ln.endswith("FIXED")][:6]
 
 
+def _file_bytes(path):
+    """Every regular file of a closed region: path -> (ino, sha1 of its
+    bytes, the region ranges its inode record, radix nodes and data pages
+    lie in)."""
+    im = Image(path)
+    out, dirs = {}, ["/"]
+    with daxfs.Region(path) as r:
+        while dirs:
+            d = dirs.pop()
+            for e in r.scandir(d):
+                p = d.rstrip("/") + "/" + e[0]
+                st = r.lstat(p)
+                if stat.S_ISDIR(st.st_mode):
+                    dirs.append(p)
+                elif stat.S_ISREG(st.st_mode):
+                    out[p] = (st.st_ino, _sha(r.read_file(p)),
+                              _owned(im, st.st_ino))
+    return out
+
+
+def _owned(im, ino):
+    rec = im.inode(ino)
+    if rec is None:             # a pristine base file: no pool object
+        return []
+    spans = [(rec, rec + 128)]
+    for slot, page in im.radix_pages(ino):
+        node = slot & ~(PAGE - 1) if slot != rec + 80 else slot
+        spans += [(node, node + PAGE), (page, page + PAGE)]
+    return spans
+
+
+def _sha(data):
+    return hashlib.sha1(data).hexdigest()
+
+
+def _changed_silently(r, before, hits, reported):
+    """Files fsck kept under the same name and number, that no store of
+    the damage touched and no problem it reported names, whose bytes are
+    not what they were: data a repair lost without saying so."""
+    bad = []
+    for path, (ino, sha, owned) in before.items():
+        if ino in reported or any(a <= h < b for h in hits for a, b in owned):
+            continue
+        try:
+            if r.lstat(path).st_ino != ino:
+                continue
+        except OSError:
+            continue        # its name went with a damaged directory
+        if _sha(r.read_file(path)) != sha:
+            bad.append("%s (ino %d) changed" % (path, ino))
+    return bad
+
+
 @pytest.mark.parametrize("with_base", [False, True],
                          ids=["overlay-only", "base-image"])
 def test_fsck_repair_converges_under_damage(tmp_path, with_base):
     base = _worked_region(tmp_path, with_base)
+    before = _file_bytes(base)
     img = str(tmp_path / "damaged.img")
+    log = str(tmp_path / "chaos.log")
     failures = []
     for seed in range(SEEDS):
         shutil.copyfile(base, img)
+        if os.path.exists(log):
+            os.unlink(log)
         chaos = subprocess.run([_tool("daxfs-chaos"), "-q", "-s", str(seed),
-                                "-n", str(DAMAGE), img],
+                                "-n", str(DAMAGE), "-l", log, img],
                                capture_output=True, text=True, timeout=60)
         assert chaos.returncode == 0, chaos.stderr
-        fix = _fsck("-y", "-f", img)
+        with open(log) as f:
+            hits = [int(line.split()[2], 16) for line in f]
+        fix = _fsck("--json", "-y", "-f", img)
+        rep = json.loads(fix.stdout)
         again = _fsck("-n", img)
         if fix.returncode not in (0, 1) or again.returncode != 0:
             failures.append("seed %d: -y exit %d %s; -n exit %d %s" % (
-                seed, fix.returncode, _errors(fix.stdout),
+                seed, fix.returncode,
+                [p["message"] for p in rep["problems"] if not p["repaired"]][:4],
                 again.returncode, _errors(again.stdout)))
             continue
-        r = daxfs.Region(img)
-        try:
+        reported = {p.get("ino") for p in rep["problems"]}
+        with daxfs.Region(img) as r:
             unusable = _use_everything(r)
-        finally:
-            r.close()
+            unusable += _changed_silently(r, before, hits, reported)
         if unusable:
             failures.append("seed %d: fsck -n clean, but %s" % (
                 seed, "; ".join(unusable[:3])))
