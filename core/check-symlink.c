@@ -50,6 +50,7 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 	struct daxfs_link_rec r;
 	struct daxfs_symlink *sl;
 	const char *p;
+	u32 old;
 
 	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)) {
 		/* the base image's target: a copy-up keeps the number, so
@@ -102,7 +103,17 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 			      DAXFS_SYMLINK_REC_MAX);
 		if (!len)
 			return false;
+		/*
+		 * Only a length that makes it a valid record stays: else the
+		 * pointer is bad, and the bytes it names are likely another
+		 * object's (a file's data page) that no repair may touch.
+		 */
+		old = daxfs_load32(&sl->len);
 		daxfs_store32(&sl->len, (u32)len);
+		if (daxfs_link_rec_get(c->fs, off, len, &r)) {
+			daxfs_store32(&sl->len, old);
+			return false;
+		}
 		daxfs_store(&ip->size, len);
 	}
 	if (daxfs_link_rec_get(c->fs, off, len, &r))

@@ -1250,6 +1250,16 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 	return true;
 }
 
+/* off is a sound inode record whose number is not ino. */
+static bool chk_record_names_other(struct chk *c, u64 off, u64 ino)
+{
+	struct daxfs_inode *ip = daxfs_ptr(c->fs, off, sizeof(*ip),
+					   DAXFS_OFF_ALIGN);
+
+	return ip && daxfs_load32(&ip->magic) == DAXFS_INODE_MAGIC &&
+	       daxfs_load(&ip->ino) != ino;
+}
+
 /* A lookup of key from its home bucket meets bucket idx (no empty bucket
  * before it, within the probe window). */
 static bool chk_bucket_reaches(struct chk *c, u64 key, u64 idx)
@@ -1286,7 +1296,8 @@ static u64 chk_bucket_rekey(struct chk *c, u64 idx, u64 v)
 		return 0;
 	if (daxfs_load32(&ip->magic) == DAXFS_INODE_MAGIC) {
 		ino = daxfs_load(&ip->ino);
-		if (ino && ino <= DAXFS_KEY_PAYLOAD_MASK)
+		/* a number handed out: a hit record's ino word rarely is */
+		if (ino && ino < daxfs_load(daxfs_state_word(c->fs, next_ino)))
 			key = daxfs_key(DAXFS_KEY_INODE, ino);
 	} else if (daxfs_load32(&xs->magic) == DAXFS_XATTR_MAGIC) {
 		ino = daxfs_load(&xs->ino);
@@ -1308,6 +1319,7 @@ static void chk_buckets(struct chk *c)
 		u64 k = daxfs_load(&b->key);
 		u64 v = daxfs_load(&b->value);
 		u64 key, ino, was = 0;
+		bool typed;
 		s64 found;
 
 		if ((i & 0xffff) == 0)
@@ -1315,7 +1327,11 @@ static void chk_buckets(struct chk *c)
 		if (k == DAXFS_KEY_EMPTY || k == DAXFS_KEY_TOMB)
 			continue;
 		key = k & ~DAXFS_KEY_PENDING;
-		if (k & DAXFS_KEY_PENDING || !v) {
+		typed = (key >> DAXFS_KEY_TYPE_SHIFT) == DAXFS_KEY_INODE ||
+			(key >> DAXFS_KEY_TYPE_SHIFT) == DAXFS_KEY_XATTR;
+		/* a pending bit on a key of no type is a stray store, not an
+		 * insert in flight: below, its key is rebuilt if it can be */
+		if ((k & DAXFS_KEY_PENDING && typed) || !v) {
 			if (c->live && chk_intent_owns(c, i, k))
 				continue;
 			chk_report(c, c->live ? DAXFS_CHK_WARN : DAXFS_CHK_ERROR,
@@ -1327,8 +1343,7 @@ static void chk_buckets(struct chk *c)
 				chk_tomb(c, i);
 			continue;
 		}
-		if ((k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE &&
-		    (k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_XATTR) {
+		if (!typed) {
 			was = chk_bucket_rekey(c, i, v);
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET, was ?
 				   "overlay key damaged: restored from what its value names" :
@@ -1348,16 +1363,20 @@ static void chk_buckets(struct chk *c)
 		if (found != (s64)i) {
 			u64 dist = (i - (daxfs_mix64(key) & mask)) & mask;
 
-			if (found >= 0)
-				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_DUP,
-					   "inode key published twice (later copy dropped)",
-					   ino, i, found, dist, c->repair);
-			else if ((was = chk_bucket_rekey(c, i, v)) != 0)
-				/* its key hit, the value intact */
-				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_LOST,
+			/* its key hit, the value intact: a copy of another
+			 * key, or one no lookup reaches */
+			if (found < 0 || chk_record_names_other(c, v, ino))
+				was = chk_bucket_rekey(c, i, v);
+			if (was)
+				chk_report(c, DAXFS_CHK_ERROR, found >= 0 ?
+					   DAXFS_CHK_BUCKET_DUP : DAXFS_CHK_BUCKET_LOST,
 					   "overlay key damaged: restored from what its value names",
 					   was & DAXFS_KEY_PAYLOAD_MASK, i, k, was,
 					   c->repair);
+			else if (found >= 0)
+				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_DUP,
+					   "inode key published twice (later copy dropped)",
+					   ino, i, found, dist, c->repair);
 			else
 				chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET_LOST,
 					   "inode key where no lookup can find it",
@@ -1374,8 +1393,21 @@ static void chk_buckets(struct chk *c)
 			}
 		}
 		/* xattr sets: chk_xattrs, once the inodes are known */
-		if ((k >> DAXFS_KEY_TYPE_SHIFT) == DAXFS_KEY_INODE)
-			chk_inode_record(c, i, ino, v);
+		if ((k >> DAXFS_KEY_TYPE_SHIFT) != DAXFS_KEY_INODE)
+			continue;
+		/* a key bent into another inode's number (the record sound,
+		 * naming its own): put back, or the file is lost */
+		if (!was && chk_record_names_other(c, v, ino) &&
+		    (was = chk_bucket_rekey(c, i, v)) != 0) {
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET,
+				   "overlay key damaged: restored from what its value names",
+				   was & DAXFS_KEY_PAYLOAD_MASK, i, k, was, c->repair);
+			if (!c->repair)
+				continue;
+			daxfs_store(&b->key, was);
+			ino = was & DAXFS_KEY_PAYLOAD_MASK;
+		}
+		chk_inode_record(c, i, ino, v);
 	}
 }
 
