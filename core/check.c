@@ -97,6 +97,8 @@ void chk_report(struct chk *c, u32 sev, u32 code, const char *msg, u64 ino,
 	/* a bad range is zeros to every pass: not a change to recheck */
 	if (repaired && code != DAXFS_CHK_MEDIA)
 		c->changes++;
+	if (code == DAXFS_CHK_BASE && sev >= DAXFS_CHK_ERROR)
+		c->base_errors++;
 	if (c->o->report)
 		c->o->report(c->o->ctx, &p);
 	/* an object rejected for what it holds may hold it for a bad
@@ -1414,6 +1416,23 @@ static void chk_buckets(struct chk *c)
 /* ---- driver ---- */
 
 /* One walk of the whole filesystem; *changes: repairs it made. */
+/*
+ * The read-only base image as a mount with validate= sees it: a stray
+ * store there (a base inode's size, say) makes its files fail with
+ * EUCLEAN, and no repair rewrites the base.  The walk names most such
+ * damage by inode; this whole-image pass speaks only for what it missed.
+ */
+static void chk_base_whole(struct chk *c)
+{
+	if (!c->fs->base_off || c->base_errors)
+		return;
+	if (daxfs_base_validate(c->fs))
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
+			   "base image fails validation (an inode, directory "
+			   "entry or data range is damaged; it is read-only: "
+			   "not repaired)", 0, c->fs->base_off, 0, 0, false);
+}
+
 static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		    struct daxfs_check_result *res, u64 *changes)
 {
@@ -1451,14 +1470,6 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		c.live = false;
 	if (c.repair)
 		chk_recover_hosts(&c);
-	/* the read-only base image as a mount with validate= sees it: a
-	 * stray store there (a base inode's size, say) makes its files fail
-	 * with EUCLEAN, and no repair rewrites the base */
-	if (fs->base_off && daxfs_base_validate(fs))
-		chk_report(&c, DAXFS_CHK_ERROR, DAXFS_CHK_BASE,
-			   "base image fails validation (an inode, directory "
-			   "entry or data range is damaged; it is read-only: "
-			   "not repaired)", 0, fs->base_off, 0, 0, false);
 	chk_state(&c);
 	chk_hosts(&c);
 	chk_locks(&c);
@@ -1472,6 +1483,7 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	if (c.repair)
 		chk_symlink_copies(&c);
 	chk_nlinks(&c);
+	chk_base_whole(&c);
 	if (c.repair && c.space_dirty)
 		chk_rebuild_space(&c);
 	*changes = c.changes;

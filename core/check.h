@@ -235,6 +235,7 @@ struct chk {
 	u64 media_ino;			/* inode of the objects being marked */
 	u64 media_page;			/* 1 + file page index of a data page */
 	u64 changes;			/* repairs that changed the region */
+	u64 base_errors;		/* base image errors named so far */
 	/* base names a repair removes, hidden by whiteouts once the walk is
 	 * done (chk_alloc); more wait for the next pass */
 	u32 nr_hide;
