@@ -177,6 +177,20 @@ int daxfs_check_state_fixup(void *base, u64 size, bool repair,
  * daxfs_pcache_check().  Returns the number of problems (0: no cache or
  * a sound header), or -EUCLEAN when the region cannot hold a cache.
  */
+/*
+ * With a valid superblock, the descriptor of the backing file whose
+ * header is bh (file_size: the file's length): reports a descriptor word
+ * that differs from the file's header, and with repair puts them back
+ * (core/check-backing.c says when a file is taken for a descriptor's).
+ * Returns the words that differ (0-4); -EMEDIUMTYPE when the file is not
+ * this filesystem's (or its own header is damaged), -EOPNOTSUPP without
+ * a page cache, -EUCLEAN when the region cannot hold one.
+ */
+int daxfs_check_backing_desc(void *base, u64 size,
+			     const struct daxfs_backing_header *bh,
+			     u64 file_size, bool repair,
+			     daxfs_check_report_t report, void *ctx);
+
 int daxfs_check_pcache_fixup(void *base, u64 size, bool repair,
 			     daxfs_check_report_t report, void *ctx);
 

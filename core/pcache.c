@@ -169,7 +169,7 @@ static u64 align_up(u64 x)
 	return (x + BLK - 1) & ~(BLK - 1);
 }
 
-static u32 pc_csum(const struct daxfs_pcache_header *h)
+u32 daxfs_pcache_header_csum(const struct daxfs_pcache_header *h)
 {
 	return daxfs_crc32c(0, h, __builtin_offsetof(struct daxfs_pcache_header,
 						      csum));
@@ -226,7 +226,7 @@ static void pc_header_fill(struct daxfs_pcache_header *h,
 		h->window = (u32)g->nr_slots;
 	h->nr_backing = nr_backing;
 	h->max_hosts = max_hosts;
-	h->csum = pc_csum(h);
+	h->csum = daxfs_pcache_header_csum(h);
 }
 
 int daxfs_pcache_header_derive(const struct daxfs_super *sb,
@@ -297,7 +297,7 @@ int daxfs_pcache_open(struct daxfs_fs *fs)
 	r = fs->base + rd->offset;
 	memcpy(&h, r, sizeof(h));
 	if (h.magic != DAXFS_PCACHE_MAGIC || h.version != DAXFS_PCACHE_VERSION ||
-	    h.header_size != sizeof(h) || h.csum != pc_csum(&h))
+	    h.header_size != sizeof(h) || h.csum != daxfs_pcache_header_csum(&h))
 		return -EUCLEAN;
 	if (h.max_hosts != fs->sb.max_hosts || h.nr_backing > DAXFS_PCACHE_MAX_BACKING)
 		return -EUCLEAN;

@@ -53,6 +53,8 @@ static inline bool daxfs_base_backed(const struct daxfs_fs *fs)
 /* Lays out the PCACHE region described by sb (already filled in). */
 int daxfs_pcache_format(u8 *base, const struct daxfs_super *sb,
 			const struct daxfs_format_opts *o);
+/* The header's checksum as it should read (CRC32C up to csum). */
+u32 daxfs_pcache_header_csum(const struct daxfs_pcache_header *h);
 /* Validates the PCACHE header and fills fs->pc; -EUCLEAN when bad. */
 int daxfs_pcache_open(struct daxfs_fs *fs);
 /* [off, off + len) lies in the data of backing file idx. */

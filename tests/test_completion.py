@@ -66,7 +66,8 @@ def test_global_and_command_options():
     assert complete("daxfs", "run", "--") == ["--at", "--mode", "--prefault",
                                              "--region"]
     assert complete("mkfs.daxfs", "--lab", func="_daxfs_tool") == ["--label"]
-    assert complete("fsck.daxfs", "--b", func="_daxfs_tool") == ["--badblocks"]
+    assert complete("fsck.daxfs", "--b", func="_daxfs_tool") == \
+        ["--backing", "--badblocks"]
 
 
 def test_paths_inside_the_region(tree):

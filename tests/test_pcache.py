@@ -366,3 +366,115 @@ def test_fsck_releases_dead_hosts_pin(split_fs):
     with daxfs.Region(region, backing=backing) as r:
         assert r.read_file("/a") == files["a"]
         assert r.cache_info()["pins"] == 0
+
+
+# the page cache header: backing descriptors from offset 120, 64 bytes
+# each (size, id[16], hdr_csum + reserved, name[32]); checksum at 1148
+DESC_AT, DESC_SIZE, PC_CSUM_AT = 120, 64, 1148
+
+
+def _pc_header_csum_fixed(im):
+    """The page cache header's checksum recomputed (CRC32C, as fsck's
+    checksum repair leaves it): the stray store then only shows against
+    the backing file."""
+    from test_hostile import crc32c
+
+    off = im.regions[6][0]
+    im.put32(off + PC_CSUM_AT, crc32c(bytes(im.b[off:off + PC_CSUM_AT])))
+
+
+def _hit_descriptor(region, index, words):
+    """Stray stores into descriptor words (0 size, 1-2 id, 3 header
+    checksum) of backing file index, under a header checksum that matches
+    (as fsck's checksum repair leaves it)."""
+    from test_fsck import Image
+
+    im = Image(region)
+    for word in words:
+        at = im.regions[6][0] + DESC_AT + DESC_SIZE * index + 8 * word
+        im.put64(at, im.u64(at) ^ (0x5a << (8 * word)))
+    _pc_header_csum_fixed(im)
+    im.save()
+
+
+@pytest.mark.parametrize("words", [[0], [1], [2], [3], [0, 1], [2, 3],
+                                   [0, 2, 3]])
+def test_fsck_backing_descriptor_repaired(split_fs, words):
+    """Stray stores in descriptor words of backing file 1: the mount
+    refuses the right file; fsck --backing names each word (-n changes
+    nothing), -y puts them back, and the data reads again.  One word, or
+    any number with half the id intact, identifies the file."""
+    from test_fsck import fsck, sha
+
+    files = {"a": _content(21, 300 * KiB), "b": _content(22, 200 * KiB)}
+    region, backing, src = split_fs(files)
+    region2, backing2, _ = split_fs({"a": _content(23, 100 * KiB)})
+    _hit_descriptor(region, 1, words)
+    with pytest.raises(OSError):
+        daxfs.Region(region, backing=backing)
+    before = sha(region)
+    rc, out = fsck(region, "-n", "--backing", backing[0], "--backing",
+                   backing[1])
+    assert rc == 4 and out.count("backing file descriptor") == len(words), out
+    assert sha(region) == before
+    # somebody else's file is refused, and nothing changes
+    rc, out = fsck(region, "-y", "--backing", backing2[1])
+    assert rc == 8 and "not one of this filesystem's backing files" in out, out
+    assert sha(region) == before
+    rc, out = fsck(region, "-y", "--backing", backing[1])
+    assert rc == 1 and "FIXED" in out, out
+    rc, out = fsck(region, "-n", "--backing", backing[0], "--backing",
+                   backing[1])
+    assert rc == 0, out
+    with daxfs.Region(region, backing=backing) as r:
+        for name, data in files.items():
+            assert r.read_file("/" + name) == data
+
+
+def test_fsck_backing_with_bad_header_checksum(split_fs):
+    """A descriptor word and a reserved word of the header hit, its
+    checksum not repaired: fsck -y --backing puts the descriptor's word
+    back, then the header's own repair the rest and the checksum."""
+    from test_fsck import Image, fsck
+
+    files = {"a": _content(24, 64 * KiB)}
+    region, backing, _ = split_fs(files)
+    im = Image(region)
+    im.put64(im.regions[6][0] + DESC_AT, 12345)     # backing 0's size
+    im.put64(im.regions[6][0] + 72, 777)            # reserved[0]
+    im.save()
+    rc, out = fsck(region, "-y", *sum((["--backing", b] for b in backing), []))
+    assert rc == 1 and "size differs" in out and "reserved" in out, out
+    rc, out = fsck(region, "-n")
+    assert rc == 0, out
+    with daxfs.Region(region, backing=backing) as r:
+        assert r.read_file("/a") == files["a"]
+
+
+def test_fsck_backing_needs_split_mode(tmp_path, split_fs):
+    from test_fsck import fsck
+
+    _, backing, _ = split_fs({"a": b"x" * 5000})
+    plain = env.region_path("plain")
+    try:
+        subprocess.run([env.tool("mkfs.daxfs"), "-q", "-s", str(16 * MiB),
+                        plain], check=True)
+        rc, out = fsck(plain, "-n", "--backing", backing[0])
+        assert rc == 8 and "not a split-mode filesystem" in out, out
+        rc, out = fsck(plain, "-n", "--backing", str(tmp_path / "none"))
+        assert rc == 8 and "cannot open backing file" in out, out
+    finally:
+        env.remove(plain)
+
+
+def test_fsck_backing_whole_id_hit_refused(split_fs):
+    """Both halves of the id hit: the file cannot be told from somebody
+    else's; fsck says so, exit 8, and changes nothing."""
+    from test_fsck import fsck, sha
+
+    region, backing, _ = split_fs({"a": _content(25, 64 * KiB)})
+    _hit_descriptor(region, 0, [1, 2])
+    before = sha(region)
+    rc, out = fsck(region, "-y", "--backing", backing[0])
+    assert rc == 8 and "not one of this filesystem's backing files" in out, out
+    assert sha(region) == before

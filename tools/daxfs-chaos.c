@@ -416,7 +416,7 @@ static bool pick_base(struct target *t)
 }
 
 /* A cache slot's state or tag (mostly a used one), a live word, a pin
- * owner, a pin byte's word or a header word. */
+ * owner, a pin byte's word, a header word or a backing descriptor's. */
 static bool pick_pcache(struct target *t)
 {
 	struct daxfs_pcache_view *pc = &fs.pc;
@@ -425,7 +425,7 @@ static bool pick_pcache(struct target *t)
 
 	if (!pc->hdr || !pc->nr_slots)
 		return false;
-	switch (rnd_below(8)) {
+	switch (rnd_below(9)) {
 	case 0:
 		t->word = (u64 *)pc->live + rnd_below(sizeof(*pc->live) / 8);
 		return true;
@@ -438,6 +438,15 @@ static bool pick_pcache(struct target *t)
 	case 3:
 		t->word = (u64 *)pc->hdr + rnd_below(offsetof(struct daxfs_pcache_header,
 							      backing) / 8);
+		t->fix = FIX_PCACHE;
+		return true;
+	case 4:
+		/* a descriptor word that names a backing file (size, id,
+		 * header checksum): only fsck --backing can tell */
+		if (!pc->nr_backing)
+			return false;
+		t->word = (u64 *)&pc->hdr->backing[rnd_below(pc->nr_backing)] +
+			  rnd_below(4);
 		t->fix = FIX_PCACHE;
 		return true;
 	}

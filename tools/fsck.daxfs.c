@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "include/daxfs/libdaxfs.h"
@@ -41,6 +42,8 @@ struct fsck {
 	bool first_json;
 	FILE *out;
 	const char *bb_list;		/* --badblocks FILE */
+	const char *backing[DAXFS_PCACHE_MAX_BACKING];	/* --backing FILE */
+	unsigned int nr_backing;
 	int fd;				/* the target, while bad ranges wait */
 	bool bad_refused;		/* -y, but the bad ranges took no write */
 	struct bad_ranges bad;
@@ -82,6 +85,10 @@ static void usage(FILE *f)
 		"            device's own list is read without it.  They are never\n"
 		"            read; what lies on them is reported, and -y overwrites\n"
 		"            them with zeros (their data is lost) and repairs\n"
+		"  --backing FILE\n"
+		"            a backing file of a split-mode filesystem (repeat for\n"
+		"            each): its descriptor in the region is checked against\n"
+		"            the file's own header, and -y puts a damaged word back\n"
 		"  -h, --help  this help\n\n"
 		"Exit codes (fsck(8)): 0 clean, 1 errors corrected, 4 errors left\n"
 		"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n");
@@ -383,6 +390,52 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 	return true;
 }
 
+/*
+ * --backing: each file's descriptor in the region against the file's own
+ * header (daxfs_check_backing_desc).  Returns the problems found, or -1
+ * (said on stderr) when a file cannot be read or is not this
+ * filesystem's: nothing is changed then.
+ */
+static int check_backing_files(struct fsck *k, void *base, u64 size)
+{
+	struct daxfs_backing_header bh;
+	struct stat st;
+	unsigned int i;
+	int fd, n, found = 0;
+
+	for (i = 0; i < k->nr_backing; i++) {
+		fd = open(k->backing[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			tool_errno(errno, "cannot open backing file %s", k->backing[i]);
+			goto fail;
+		}
+		memset(&bh, 0, sizeof(bh));
+		n = pread(fd, &bh, sizeof(bh), 0) == (ssize_t)sizeof(bh) ?
+		    daxfs_check_backing_desc(base, size, &bh, (u64)st.st_size,
+					     k->repair, report, k) : -EMEDIUMTYPE;
+		close(fd);
+		if (n == -EUCLEAN)	/* no cache header: the open says so */
+			continue;
+		if (n == -EOPNOTSUPP) {
+			tool_err("%s: not a split-mode filesystem: --backing %s has "
+				 "nothing to check", k->target, k->backing[i]);
+			return -1;
+		}
+		if (n < 0) {
+			tool_err("%s: %s is not one of this filesystem's backing files "
+				 "(wrong file, or changed or truncated since mkfs): "
+				 "nothing changed", k->target, k->backing[i]);
+			return -1;
+		}
+		found += n;
+	}
+	return found;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -390,6 +443,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "convert", no_argument, NULL, 'C' },
 		{ "badblocks", required_argument, NULL, 'B' },
+		{ "backing", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fsck k = { .out = stdout };
@@ -404,7 +458,7 @@ int main(int argc, char **argv)
 	uint64_t size;
 	void *base, *scratch;
 	u64 ssize, warns;
-	int opt, fd, err, code, nstate = 0, npc;
+	int opt, fd, err, code, nstate = 0, npc, nbk;
 
 	tool_name = "fsck.daxfs";
 	while ((opt = getopt_long(argc, argv, "nypafvhJ", longopts, NULL)) != -1) {
@@ -433,6 +487,14 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			k.bb_list = optarg;
+			break;
+		case 'K':
+			if (k.nr_backing == DAXFS_PCACHE_MAX_BACKING) {
+				tool_err("too many --backing files (at most %u)",
+					 DAXFS_PCACHE_MAX_BACKING);
+				return FSCK_USAGE;
+			}
+			k.backing[k.nr_backing++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -521,6 +583,9 @@ int main(int argc, char **argv)
 				"read-only and fsck.daxfs does not repair it.\n"
 				"Recreate the filesystem from its source with "
 				"mkfs.daxfs --source.");
+	nbk = check_backing_files(&k, base, size);
+	if (nbk < 0)
+		return finish_early(&k, FSCK_ERROR, "wrong backing file");
 	err = daxfs_fs_open(&fs, base, size, k.repair ? 0 : DAXFS_FS_RDONLY);
 	if (err == -EUCLEAN) {
 		/* maybe only the state page or the page cache's header:
@@ -578,6 +643,11 @@ int main(int argc, char **argv)
 		res.nr[DAXFS_CHK_ERROR] += nstate;
 		res.repaired += nstate;
 	}
+	res.nr[DAXFS_CHK_ERROR] += (u64)nbk;
+	if (k.repair)
+		res.repaired += (u64)nbk;
+	else
+		res.unrepaired += (u64)nbk;
 	pc_left = daxfs_pcache_check(&fs, k.repair && !res.repair_refused, &pc);
 	if (pc_left < 0) {
 		tool_errno((int)-pc_left, "%s: page cache check failed", k.target);
