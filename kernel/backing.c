@@ -182,7 +182,7 @@ static int daxfs_bk_open(struct fs_context *fc, struct daxfs_sb_info *sbi,
 	return 0;
 bad:
 	fput(f);
-	errorf(fc, "daxfs: backing=%s is not a backing file of this filesystem (error %d)",
+	errorf(fc, "daxfs: backing=%s is not a backing file of this filesystem (error %d; if it is, fsck.daxfs --backing checks the region's record of it)",
 	       path, err);
 	return err;
 }

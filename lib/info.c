@@ -223,7 +223,9 @@ const char *daxfs_strerror(int err)
 		return "file too large (DaxFS files are limited to 256 TiB)";
 	case EMEDIUMTYPE:
 		return "a backing file does not belong to this filesystem (wrong, "
-		       "changed or truncated file: check --backing / backing=)";
+		       "changed or truncated file: check --backing / backing=; "
+		       "fsck.daxfs --backing FILE checks the region's record of "
+		       "the right one)";
 	case EPROTO:
 		return "made by an older DaxFS (format version 1): convert it "
 		       "offline with fsck.daxfs --convert TARGET";

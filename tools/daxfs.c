@@ -2204,7 +2204,8 @@ static int open_region(struct ctx *c)
 		else if (ret == -EMEDIUMTYPE)
 			fprintf(stderr, "daxfs: %s: a --backing file is not one of this "
 				"filesystem's backing files (wrong file, or changed/truncated "
-				"since mkfs)\n", c->region);
+				"since mkfs; if it is the right file, fsck.daxfs --backing "
+				"FILE checks the region's record of it)\n", c->region);
 		else if (ret == -EBUSY)
 			fprintf(stderr, "daxfs: %s: host table full (all host slots are taken "
 				"by live hosts); try again later or make the filesystem with "
