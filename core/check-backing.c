@@ -23,13 +23,13 @@
  * of the id, and the header checksum (with the reserved word beside it,
  * which is zero). */
 #define BK_WORDS 4
+DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_backing_desc, name) ==
+		    BK_WORDS * 8);
 
 static void bk_words(u64 w[BK_WORDS], const struct daxfs_backing_desc *d)
 {
-	memcpy(&w[0], &d->size, 8);
-	memcpy(&w[1], &d->id[0], 8);
-	memcpy(&w[2], &d->id[8], 8);
-	memcpy(&w[3], &d->hdr_csum, 8);
+	/* from the descriptor as a whole: the last word spans two fields */
+	memcpy(w, (const u8 *)d, BK_WORDS * 8);
 }
 
 static bool bk_header_sound(const struct daxfs_backing_header *bh,
