@@ -37,6 +37,50 @@ static bool chk_link_len_fits(const struct daxfs_link_rec *r, u64 len)
 }
 
 /*
+ * A header record's len word rewritten in place, logged so that the walk
+ * can undo it: a root word bent into another object (a file's data page)
+ * can name bytes that validate as a record, and until the walk has
+ * marked everything nobody knows whose bytes they are.  With the log
+ * full (more than CHK_RELEN_MAX such repairs in one pass) the record is
+ * treated as lost instead.
+ */
+static bool chk_rec_len_set(struct chk *c, u64 off, struct daxfs_symlink *sl,
+			    u32 len)
+{
+	if (c->nr_relen == CHK_RELEN_MAX)
+		return false;
+	c->relen[c->nr_relen].off = off;
+	c->relen[c->nr_relen].old = daxfs_load32(&sl->len);
+	c->relen[c->nr_relen].len = len;	/* <= DAXFS_SYMLINK_REC_MAX */
+	c->nr_relen++;
+	daxfs_store32(&sl->len, len);
+	return true;
+}
+
+static s32 chk_rec_len_find(struct chk *c, u64 off)
+{
+	u32 i;
+
+	for (i = 0; i < c->nr_relen; i++)
+		if (c->relen[i].off == off)
+			return (s32)i;
+	return -1;
+}
+
+/* The walk found the record's bytes owned by an object walked before:
+ * what the repair wrote there goes back to what the owner had. */
+static void chk_rec_len_undo(struct chk *c, u64 off)
+{
+	s32 i = chk_rec_len_find(c, off);
+
+	if (i < 0 || (c->relen[i].len & CHK_RELEN_UNDONE))
+		return;
+	daxfs_store32(&((struct daxfs_symlink *)(c->fs->base + off))->len,
+		      c->relen[i].old);
+	c->relen[i].len |= CHK_RELEN_UNDONE;
+}
+
+/*
  * Repair of a symlink whose record a stray store damaged: records are
  * zeroed when allocated, so the target's length is where its bytes end
  * (the NUL after them).  A bare page's length is inode.size; a header
@@ -50,7 +94,6 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 	struct daxfs_link_rec r;
 	struct daxfs_symlink *sl;
 	const char *p;
-	u32 old;
 
 	if (!off && (daxfs_load32(&ip->flags) & DAXFS_IF_BASE)) {
 		/* the base image's target: a copy-up keeps the number, so
@@ -71,11 +114,12 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 			return true;
 		/* one of the two words is wrong: the bytes decide */
 		if (chk_link_len_fits(&r, size)) {
+			if (!chk_rec_len_set(c, off, (struct daxfs_symlink *)
+					     (c->fs->base + off), (u32)size))
+				return false;
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
 				   "symlink record length differs from the inode size and its bytes",
 				   ino, off, r.len, size, true);
-			daxfs_store32(&((struct daxfs_symlink *)(c->fs->base + off))->len,
-				      (u32)size);
 			return true;
 		}
 		if (chk_link_len_fits(&r, r.len)) {
@@ -108,12 +152,9 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 		 * pointer is bad, and the bytes it names are likely another
 		 * object's (a file's data page) that no repair may touch.
 		 */
-		old = daxfs_load32(&sl->len);
-		daxfs_store32(&sl->len, (u32)len);
-		if (daxfs_link_rec_get(c->fs, off, len, &r)) {
-			daxfs_store32(&sl->len, old);
+		if (daxfs_link_rec_at(c->fs, off, (u32)len, &r) ||
+		    !chk_rec_len_set(c, off, sl, (u32)len))
 			return false;
-		}
 		daxfs_store(&ip->size, len);
 	}
 	if (daxfs_link_rec_get(c->fs, off, len, &r))
@@ -161,6 +202,8 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 		 */
 		bool fix = c->repair && !c->live;
 
+		if (!(off & DAXFS_SYMLINK_BARE))
+			chk_rec_len_undo(c, off);
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, fix ?
 			   "symlink record also used elsewhere: given its own copy" :
 			   "symlink record also used elsewhere", f->ino, off,
@@ -184,12 +227,18 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 static bool chk_symlink_copy(struct chk *c, struct daxfs_inode *ip)
 {
 	u64 root = daxfs_load(&ip->root);
+	s32 logged = (root & DAXFS_SYMLINK_BARE) ? -1 : chk_rec_len_find(c, root);
 	struct daxfs_link_rec r;
 	u64 off, held;
 	bool bare;
 	char *dst;
 
-	if (daxfs_link_rec_get(c->fs, root, daxfs_load(&ip->size), &r))
+	/* a len word the walk undid: the copy takes the length the
+	 * repair found, from bytes it may no longer write */
+	if (logged >= 0 && (c->relen[logged].len & CHK_RELEN_UNDONE) ?
+	    daxfs_link_rec_at(c->fs, root,
+			      c->relen[logged].len & ~CHK_RELEN_UNDONE, &r) :
+	    daxfs_link_rec_get(c->fs, root, daxfs_load(&ip->size), &r))
 		return false;
 	bare = root & DAXFS_SYMLINK_BARE;
 	held = chk_bits_get(c, c->used, r.off, r.bytes);

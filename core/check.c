@@ -290,6 +290,7 @@ u64 daxfs_check_scratch_size(struct daxfs_fs *fs)
 	sz += nb * 4;				/* base_info */
 	sz = (sz + 7) & ~7ULL;
 	sz += (fs->nr_buckets + nb + 1) * 8;	/* directory queue */
+	sz += CHK_RELEN_MAX * sizeof(struct chk_relen);
 	return sz;
 }
 
@@ -313,6 +314,7 @@ static int chk_setup(struct chk *c)
 	p = (u8 *)(((unsigned long)p + 7) & ~7UL);
 	c->queue = (u64 *)p;
 	c->qcap = fs->nr_buckets + c->nr_base + 1;
+	c->relen = (struct chk_relen *)(c->queue + c->qcap);
 	return 0;
 }
 

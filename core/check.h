@@ -223,6 +223,15 @@ const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len);
 #define CHK_I_RECOPY	(1u << 31)	/* symlink record shared: copy it */
 
 #define CHK_HIDE_MAX	64
+#define CHK_RELEN_MAX	64
+
+/* A symlink record's len word as a repair found and left it. */
+struct chk_relen {
+	u64 off;			/* the record */
+	u32 old;			/* the word before the repair */
+	u32 len;			/* the repair's length; CHK_RELEN_UNDONE */
+};
+#define CHK_RELEN_UNDONE	(1u << 31)	/* the walk put old back */
 
 struct chk {
 	struct daxfs_fs *fs;
@@ -254,6 +263,11 @@ struct chk {
 	 * done (chk_alloc); more wait for the next pass */
 	u32 nr_hide;
 	struct { u64 dir, idx; } hide[CHK_HIDE_MAX];
+	/* symlink header records whose len word a repair rewrote in this
+	 * pass: undone when the walk finds the bytes another object's
+	 * (core/check-symlink.c); CHK_RELEN_MAX of them, in the scratch */
+	u32 nr_relen;
+	struct chk_relen *relen;
 };
 
 /* Resolved inode: overlay record and/or base inode. */

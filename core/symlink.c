@@ -40,15 +40,25 @@ const char *daxfs_link_rec_get(struct daxfs_fs *fs, u64 root, u64 size,
 			       struct daxfs_link_rec *r)
 {
 	struct daxfs_symlink *sl;
-	u32 len;
-	int class;
 
 	if (root & DAXFS_SYMLINK_BARE)
 		return bare_get(fs, root, size, r);
 	sl = daxfs_ptr(fs, root, sizeof(*sl), DAXFS_OFF_ALIGN);
 	if (!sl)
 		return "symlink target record pointer invalid";
-	len = daxfs_load32(&sl->len);	/* once: the region is untrusted */
+	/* once: the region is untrusted */
+	return daxfs_link_rec_at(fs, root, daxfs_load32(&sl->len), r);
+}
+
+const char *daxfs_link_rec_at(struct daxfs_fs *fs, u64 root, u32 len,
+			      struct daxfs_link_rec *r)
+{
+	struct daxfs_symlink *sl;
+	int class;
+
+	sl = daxfs_ptr(fs, root, sizeof(*sl), DAXFS_OFF_ALIGN);
+	if (!sl)
+		return "symlink target record pointer invalid";
 	if (!len || len > DAXFS_SYMLINK_REC_MAX)
 		return "symlink target length invalid";
 	class = daxfs_size_class(sizeof(*sl) + len);

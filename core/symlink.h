@@ -20,6 +20,10 @@ struct daxfs_link_rec {
  * else why not.  Never reads outside the record. */
 const char *daxfs_link_rec_get(struct daxfs_fs *fs, u64 root, u64 size,
 			       struct daxfs_link_rec *r);
+/* The same for a header record (root untagged) taken to hold len bytes,
+ * whatever its len word says (fsck's view of a record it must not write). */
+const char *daxfs_link_rec_at(struct daxfs_fs *fs, u64 root, u32 len,
+			      struct daxfs_link_rec *r);
 /* Allocates the record for target and attaches it to ip (not yet
  * reachable by name: the caller publishes the name afterwards). */
 int daxfs_link_rec_store(struct daxfs_op *op, struct daxfs_inode *ip,
