@@ -1328,6 +1328,25 @@ static void chk_buckets(struct chk *c)
 
 		if ((i & 0xffff) == 0)
 			chk_progress(c, 2, i, fs->nr_buckets);
+		if (k == DAXFS_KEY_EMPTY && v) {
+			/* no host leaves a value in an empty bucket (a claim
+			 * takes key and value in one CAS): a stray store hit
+			 * the key, or the value of a free bucket */
+			was = chk_bucket_rekey(c, i, v);
+			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET, was ?
+				   "overlay key emptied: restored from what its value names" :
+				   "empty overlay bucket holds a value",
+				   was & DAXFS_KEY_PAYLOAD_MASK, i, k, was ? was : v,
+				   c->repair);
+			if (!c->repair)
+				continue;
+			if (!was) {
+				daxfs_store(&b->value, 0);
+				continue;
+			}
+			daxfs_store(&b->key, was);
+			k = was;
+		}
 		if (k == DAXFS_KEY_EMPTY || k == DAXFS_KEY_TOMB)
 			continue;
 		key = k & ~DAXFS_KEY_PENDING;
