@@ -1041,11 +1041,9 @@ static void chk_orphan_round(struct chk *c, bool defer, bool dirs)
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ORPHAN,
 				   "inode not named by any directory: dropped (no data)",
 				   ino, daxfs_load(&fs->buckets[i].value), nl, 0, true);
-			daxfs_store(&fs->buckets[i].key, DAXFS_KEY_TOMB);
 			chk_set(c, c->used, daxfs_load(&fs->buckets[i].value),
 				sizeof(struct daxfs_inode), false);
-			*info |= CHK_I_DROPPED;
-			c->space_dirty = true;
+			chk_tomb(c, i);
 			c->r->dropped++;
 			continue;
 		}

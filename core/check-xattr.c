@@ -135,10 +135,7 @@ void chk_xattrs(struct chk *c)
 			continue;
 		chk_report(c, sev, DAXFS_CHK_XATTR, why, ino, v, k, 0,
 			   c->repair);
-		if (c->repair) {
-			daxfs_store(&fs->buckets[i].key, DAXFS_KEY_TOMB);
-			c->binfo[i] |= CHK_I_DROPPED;
-			c->space_dirty = true;
-		}
+		if (c->repair)
+			chk_tomb(c, i);
 	}
 }

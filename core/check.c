@@ -570,6 +570,50 @@ s64 chk_ov_find(struct chk *c, u64 key)
 	return -1;
 }
 
+static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off);
+
+/*
+ * A name's inode has no key: maybe a stray store turned its live key into
+ * a tomb (~0), the value left pointing at the record.  A tomb a host
+ * leaves holds 0 (a delete) or a claim's token (bit 63), and one fsck
+ * leaves holds 0 (chk_tomb), so a tomb in the key's probe window whose
+ * value is a sound record of this very inode was its key: put it back.
+ * Only a name asks, so what an older fsck dropped as an orphan stays
+ * dropped.  A base inode asks too: losing its copy-up's key silently
+ * gave the file back its base bytes.
+ */
+static s64 chk_key_from_tomb(struct chk *c, u64 ino)
+{
+	struct daxfs_fs *fs = c->fs;
+	u64 key = daxfs_key(DAXFS_KEY_INODE, ino), mask = fs->nr_buckets - 1;
+	u64 h = daxfs_mix64(key) & mask, b, v;
+	struct daxfs_inode *ip;
+	u32 j;
+
+	for (j = 0; j < fs->sb.probe_window; j++) {
+		b = (h + j) & mask;
+		if (daxfs_load(&fs->buckets[b].key) == DAXFS_KEY_EMPTY)
+			break;
+		if (daxfs_load(&fs->buckets[b].key) != DAXFS_KEY_TOMB ||
+		    (c->binfo[b] & CHK_I_DROPPED))
+			continue;
+		v = daxfs_load(&fs->buckets[b].value);
+		ip = v >> 63 ? NULL : daxfs_ptr(fs, v, sizeof(*ip), 64);
+		if (!ip || daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC ||
+		    daxfs_load(&ip->ino) != ino)
+			continue;
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_BUCKET,
+			   "overlay key turned into a tomb: restored from what its value names",
+			   ino, b, DAXFS_KEY_TOMB, key, c->repair);
+		if (!c->repair)
+			return -1;
+		daxfs_store(&fs->buckets[b].key, key);
+		chk_inode_record(c, b, ino, v);
+		return (s64)b;
+	}
+	return -1;
+}
+
 int chk_resolve(struct chk *c, u64 ino, struct chk_ino *ci)
 {
 	s64 b;
@@ -580,6 +624,8 @@ int chk_resolve(struct chk *c, u64 ino, struct chk_ino *ci)
 	if (!ino || ino > DAXFS_KEY_PAYLOAD_MASK)
 		return -ENOENT;
 	b = chk_ov_find(c, daxfs_key(DAXFS_KEY_INODE, ino));
+	if (b < 0)
+		b = chk_key_from_tomb(c, ino);
 	if (b >= 0) {
 		u32 *info = &c->binfo[b];
 
@@ -1179,8 +1225,12 @@ static bool chk_intent_owns(struct chk *c, u64 idx, u64 key)
 	return false;
 }
 
-static void chk_tomb(struct chk *c, u64 idx)
+void chk_tomb(struct chk *c, u64 idx)
 {
+	/* the value goes too: a tomb with a record pointer is what a stray
+	 * store into a live key leaves (chk_buckets restores those), never
+	 * what a host or this repair leaves */
+	daxfs_store(&c->fs->buckets[idx].value, 0);
 	daxfs_store(&c->fs->buckets[idx].key, DAXFS_KEY_TOMB);
 	c->binfo[idx] |= CHK_I_DROPPED;
 	c->space_dirty = true;

@@ -308,6 +308,9 @@ int chk_resolve(struct chk *c, u64 ino, struct chk_ino *ci);
 u32 chk_mode_dtype(u32 mode);
 u64 chk_class_bytes(u64 len);
 u64 chk_alloc(struct chk *c, u64 bytes);
+/* Drops bucket idx (key TOMB, value 0): its object is freed by the space
+ * rebuild. */
+void chk_tomb(struct chk *c, u64 idx);
 int chk_ov_insert(struct chk *c, u64 key, u64 value);
 /* flags: the dirent's (DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE: a
  * whiteout hiding a base name) */

@@ -297,11 +297,12 @@ def test_damaged_key_restored_from_its_record(img):
     path, inos = img
     im = Image(path)
     # unknown type; a pending bit on a key of no type; a key no lookup
-    # reaches; a key zeroed (the bucket looked empty: the record leaked)
+    # reaches; a key zeroed (the bucket looked empty: the record leaked);
+    # a key turned into a tomb (the same)
     for garbage, code in ((0x90a884, "bucket"),
                           (0x5a292e55bd6f6753, "bucket"),
                           (KEY_INODE | 999999, "bucket-lost"),
-                          (0, "bucket")):
+                          (0, "bucket"), (KEY_TOMB, "bucket")):
         b = im.bucket_of(inos["/d/file"])
         im.put64(b, garbage)
         im.save()
@@ -345,7 +346,8 @@ def test_dangling_dirent(img):
     path, inos = img
     im = Image(path)
     b = im.bucket_of(inos["/empty"])
-    im.put64(b, KEY_TOMB)                               # inode gone
+    im.put64(b, KEY_TOMB)                               # inode gone, as
+    im.put64(b + 8, 0)                                  # a delete leaves it
     ents = im.dirents(im.root_ino)
     off = ents["small"][0]
     im.put64(off, 987654)                               # names nothing
