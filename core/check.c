@@ -1228,8 +1228,8 @@ static bool chk_intent_owns(struct chk *c, u64 idx, u64 key)
 void chk_tomb(struct chk *c, u64 idx)
 {
 	/* the value goes too: a tomb with a record pointer is what a stray
-	 * store into a live key leaves (chk_buckets restores those), never
-	 * what a host or this repair leaves */
+	 * store into a live key leaves (chk_key_from_tomb restores those),
+	 * never what a host or this repair leaves */
 	daxfs_store(&c->fs->buckets[idx].value, 0);
 	daxfs_store(&c->fs->buckets[idx].key, DAXFS_KEY_TOMB);
 	c->binfo[idx] |= CHK_I_DROPPED;
@@ -1486,7 +1486,6 @@ static void chk_buckets(struct chk *c)
 
 /* ---- driver ---- */
 
-/* One walk of the whole filesystem; *changes: repairs it made. */
 /*
  * The read-only base image as a mount with validate= sees it: a stray
  * store there (a base inode's size, say) makes its files fail with
@@ -1504,6 +1503,7 @@ static void chk_base_whole(struct chk *c)
 			   "not repaired)", 0, c->fs->base_off, 0, 0, false);
 }
 
+/* One walk of the whole filesystem; *changes: repairs it made. */
 static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 		    struct daxfs_check_result *res, u64 *changes)
 {
