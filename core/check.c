@@ -412,6 +412,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 11 (before free page extents): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V12)
+		chk_sb_bad(&s, "format version 12 (before changes in flight): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);
@@ -1299,6 +1303,7 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 	if ((mode & CHK_S_IFMT) == CHK_S_IFREG)
 		chk_file_gate(c, ino, ip);
 	chk_xattr_claim(c, ino, ip);
+	chk_change_flight(c, ino, ip);
 	if (ino > c->max_ino)
 		c->max_ino = ino;
 	return true;

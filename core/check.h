@@ -331,6 +331,8 @@ void chk_nlinks(struct chk *c);
 void chk_locks(struct chk *c);
 /* check-xattr.c */
 void chk_xattr_claim(struct chk *c, u64 ino, struct daxfs_inode *ip);
+/* core/check-flight.c */
+void chk_change_flight(struct chk *c, u64 ino, struct daxfs_inode *ip);
 void chk_xattrs(struct chk *c);
 /* Strict-write redo records named by lanes (core/check-redo.c). */
 void chk_redo(struct chk *c);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Offline conversion of a format version 1 to 11 image to the current
+ * Offline conversion of a format version 1 to 12 image to the current
  * version (docs/format.md "Changelog"): 1 -> 2, the free-stack heads
  * become {offset, 64-bit tag} pairs; 2 -> 3, a host slot's heartbeat
  * word becomes a renewal counter (any value is a valid counter, so only
@@ -31,7 +31,10 @@
  * radix slot may name a 2 MiB run (DAXFS_RADIX_RUN), which no version 10
  * host wrote, so only the version changes; 11 -> 12, a page free-stack
  * word is last | (pages - 1), and every word a version 11 host wrote is
- * a one-page entry (low bits 0), so only the version changes.  For
+ * a one-page entry (low bits 0), so only the version changes; 12 -> 13,
+ * an inode's change counter keeps its changes in flight in its top 16
+ * bits (DAXFS_CHANGE_FLIGHT), which a version 12 count never reached: each
+ * counter keeps its count, moved by one, with nothing in flight.  For
  * fsck.daxfs --convert; every host must
  * be gone, judged by the caller's lease observations.
  */
@@ -124,6 +127,16 @@ static void v8_no_attrs(struct daxfs_fs *fs, struct daxfs_inode *ip)
 			(DAXFS_IF_BASE | DAXFS_IF_ORPHAN));
 }
 
+/* 12 -> 13: nothing in flight; the count moves, so that no front end of
+ * the new version takes a word it saw before for one it vouched for.
+ * Any count is a version 12 counter: a crash here leaves a version 12
+ * image. */
+static void v12_settle(struct daxfs_fs *fs, struct daxfs_inode *ip)
+{
+	daxfs_store(&ip->change,
+		    ((daxfs_load(&ip->change) + 1) & DAXFS_CHANGE_COUNT_MASK));
+}
+
 /* 6 -> 7: no FILE_WRITE intent names a redo record or a page being
  * published.  The words at 0 mean "no page" to version 6 too: a crash
  * here leaves a version 6 image. */
@@ -192,6 +205,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		each_inode(fs, v8_no_attrs);
 	/* to DAXFS_VERSION_WHITEOUT, DAXFS_VERSION_RUNS and
 	 * DAXFS_VERSION_EXTENTS: nothing (see above) */
+	if (fs->sb.version < DAXFS_VERSION_FLIGHT)
+		each_inode(fs, v12_settle);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

@@ -602,6 +602,16 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len);
 /*
+ * A change counter (daxfs_lookup_attr_fc's, a peek's, struct
+ * daxfs_linked's) vouches for a name or a listing only when it shows no
+ * entry change in flight (docs/kernel.md "Changes in flight").
+ */
+static inline bool daxfs_change_settled(u64 change)
+{
+	return !(change >> DAXFS_CHANGE_FLIGHT_SHIFT);
+}
+
+/*
  * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
  * regular file with no name, held open by this host (one open-set entry,
  * as daxfs_open_get; the caller's daxfs_open_put ends it and frees it

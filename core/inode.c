@@ -312,18 +312,52 @@ void daxfs_inode_touch(struct daxfs_inode *ip, u32 what)
 	daxfs_inode_touch_at(ip, what, daxfs_now_ns());
 }
 
-void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when)
+static void stamp(struct daxfs_inode *ip, u32 what, u64 now)
 {
-	u64 now = (u64)when;
-
 	if (what & DAXFS_TOUCH_ATIME)
 		daxfs_store((u64 *)&ip->atime_ns, now);
 	if (what & DAXFS_TOUCH_MTIME)
 		daxfs_store((u64 *)&ip->mtime_ns, now);
 	if (what & DAXFS_TOUCH_CTIME)
 		daxfs_store((u64 *)&ip->ctime_ns, now);
+}
+
+void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when)
+{
+	stamp(ip, what, (u64)when);
 	if (what & (DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME))
 		daxfs_faa(&ip->change, 1);
+}
+
+u64 daxfs_change_raise(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	if (!ip)
+		return 0;
+	/* declared dead: recovery's heal may be done, and our publish will
+	 * be refused anyway; a raise now would only be left behind */
+	if (daxfs_fenced(op))
+		return daxfs_load(&ip->change);
+	/* a locked add: the intent's stores before it are visible to any
+	 * host that sees the raise (the heal's scan relies on it) */
+	return daxfs_faa(&ip->change, DAXFS_CHANGE_FLIGHT);
+}
+
+/* Declared dead (a zombie resumed after its recovery): the heal may have
+ * taken our raise already, and lowering again would take another host's
+ * live raise, or wrap the field. */
+void daxfs_change_settle(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	if (ip && !daxfs_fenced(op))
+		daxfs_faa(&ip->change, DAXFS_CHANGE_SETTLE);
+}
+
+void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
+			   u32 what, s64 when)
+{
+	if (daxfs_fenced(op))
+		return;
+	stamp(ip, what, (u64)when);
+	daxfs_faa(&ip->change, DAXFS_CHANGE_SETTLE);
 }
 
 /* Whether a write at now may leave stamp t as it is: t is at most

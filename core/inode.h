@@ -124,6 +124,23 @@ void daxfs_inode_touch(struct daxfs_inode *ip, u32 what);
 /* the same, at WHEN: the times one operation sets are equal */
 void daxfs_inode_touch_at(struct daxfs_inode *ip, u32 what, s64 when);
 /*
+ * Changes in flight (docs/kernel.md "Changes in flight", format.h
+ * DAXFS_CHANGE_FLIGHT).  An op that changes a directory's entries, or
+ * removes an inode's name, raises each such counter after its intent
+ * names the inode and before it publishes, and settles it (one add: the
+ * count up, the raise down) after the publish, in the same op, whatever
+ * the outcome, so that no record is settled after it could be reused.
+ * raise returns the word before (0 for no ip); settle_at is a touch that
+ * settles.  Neither acts once op is fenced.  A host fenced in between
+ * leaves its raise: recovery heals it (daxfs_change_heal), fsck clears
+ * what is left.  daxfs_change_settled:
+ * daxfs_core.h.
+ */
+u64 daxfs_change_raise(struct daxfs_op *op, struct daxfs_inode *ip);
+void daxfs_change_settle(struct daxfs_op *op, struct daxfs_inode *ip);
+void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
+			   u32 what, s64 when);
+/*
  * A write's touch: mtime and ctime become now unless both are already at
  * most DAXFS_WRITE_STAMP_NS old (and not ahead of now), as Linux stamps
  * writes with a coarse clock; the change counter moves by one always.

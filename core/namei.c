@@ -16,22 +16,7 @@
 #include "openset.h"
 #include "dir.h"
 #include "symlink.h"
-
-/* Intent records (DAXFS_INTENT_RENAME) carry rename and rmdir:
- * a[6] = kind | step << 8 | rename flags << 16. */
-#define NS_KIND_RENAME		1u
-#define NS_KIND_RMDIR		2u
-#define NS_KIND_CREATE		3u	/* docs/recovery.md */
-#define NS_KIND_LINK		4u
-#define NS_KIND_UNLINK		5u
-#define NS_FL_DIR		1u	/* create: a directory (parent nlink+1) */
-/* create, link: a recoverer is rolling it back; the step is what is left
- * to undo (create_recover, link_recover) */
-#define NS_FL_UNDO		0x40u
-#define NS_META(kind, step, fl)	((u64)(kind) | (u64)(step) << 8 | (u64)(fl) << 16)
-#define NS_KIND(m)		((u32)((m) & 0xff))
-#define NS_STEP(m)		((u32)(((m) >> 8) & 0xff))
-#define NS_FLAGS(m)		((u32)(((m) >> 16) & 0xff))
+#include "ns-intent.h"
 
 /* Large pristine base directories are imported before a writable host
  * looks names up in them (hashed instead of scanned). */
@@ -742,11 +727,15 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	 * after touches it, so this vouches for the name (docs/kernel.md
 	 * "Dentries") */
 	c0 = daxfs_load(&ip->change);
+	dpre = daxfs_change_raise(&op, dp);
 	/* step 5 (linking) is marked right before the CAS */
 	err = daxfs_dir_link_marked(&op, dp, leaf,
 				    NS_META(NS_KIND_CREATE, 5, fl));
 	if (err) {
-		if (daxfs_fenced(&op) || daxfs_dirent_free(&op, leaf, false))
+		if (daxfs_fenced(&op))
+			goto stale;
+		daxfs_change_settle(&op, dp);
+		if (daxfs_dirent_free(&op, leaf, false))
 			goto stale;
 		goto out_inode;
 	}
@@ -754,8 +743,8 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	if (err)
 		goto out;	/* linked: recovery found the leaf */
 	daxfs_crash_point("create.linked");
-	dpre = daxfs_load(&dp->change);
-	daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+	daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME,
+			      daxfs_now_ns());
 	if (out)
 		linked_fill(fs, out, c0, ino, ip, dir, dp, dpre);
 	daxfs_intent_clear(&op);
@@ -1233,11 +1222,13 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	/* the inode's counter before its new name is published: with our
 	 * one touch after it, what vouches for the name (daxfs_link_created) */
 	c0 = daxfs_load(&ip->change);
+	dpre = daxfs_change_raise(&op, dp);
 	/* step 3 (linking) is marked right before the CAS */
 	err = daxfs_dir_link_marked(&op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
 	if (err) {
 		if (daxfs_fenced(&op))
 			goto stale;
+		daxfs_change_settle(&op, dp);
 		daxfs_intent_clear(&op);
 		/* our +1 may be the last link by now (every name was
 		 * unlinked meanwhile): then this frees the inode */
@@ -1253,8 +1244,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	now = daxfs_now_ns();
 	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
 			     DAXFS_TOUCH_CTIME, now);
-	dpre = daxfs_load(&dp->change);
-	daxfs_inode_touch_at(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
+	daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	if (out)
 		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp, dpre);
 	leaf_unhold(fs, held);
@@ -1371,8 +1361,16 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 				   NS_META(NS_KIND_UNLINK, 1, 0));
 		if (err)
 			goto out;
+		dpre = daxfs_change_raise(&op, dp);
+		daxfs_change_raise(&op, cref.ip);
 		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
 		if (err) {
+			if (daxfs_fenced(&op)) {
+				err = -ESTALE;
+				goto out;
+			}
+			daxfs_change_settle(&op, dp);
+			daxfs_change_settle(&op, cref.ip);
 			daxfs_intent_clear(&op);
 			if (err == -ENOENT)
 				continue;	/* the name changed: look again */
@@ -1387,8 +1385,9 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		daxfs_dir_count_sub(dp);
 		daxfs_crash_point("unlink.counted");
-		dpre = daxfs_load(&dp->change);
-		daxfs_inode_touch(dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
+		daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME,
+				      daxfs_now_ns());
+		daxfs_change_settle(&op, cref.ip);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 4, 0);
 		if (err)
 			goto out;
@@ -1714,12 +1713,16 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		if (err)
 			goto out;	/* recovery: DEAD without MOVING */
 		daxfs_crash_point("rmdir.dead");
+		daxfs_change_raise(&op, dp);
+		daxfs_change_raise(&op, cp);
 		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
 		if (err) {
 			if (daxfs_fenced(&op)) {
 				err = -ESTALE;
 				goto out;
 			}
+			daxfs_change_settle(&op, dp);
+			daxfs_change_settle(&op, cp);
 			/* the leaf went after all (damage): undo, retry */
 			rmdir_undo_dead(&op, cp, v);
 			if (err == -ENOENT) {
@@ -1732,6 +1735,8 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		if (err)
 			goto out;
 		daxfs_crash_point("rmdir.unlinked");
+		daxfs_change_settle(&op, dp);
+		daxfs_change_settle(&op, cp);
 		rmdir_finish(&op, op.lane, dp, cp, 3);
 		if (daxfs_fenced(&op)) {
 			err = -ESTALE;
@@ -1821,7 +1826,43 @@ struct rn {
 	struct daxfs_inode *whp;
 	bool dangling;		/* this try: a name found, its inode not */
 	u64 dead;		/* this try: a directory DEAD but named */
+	/* the counters this try raised (rename_raise), NULL: none */
+	struct daxfs_inode *raised[4];
 };
+
+/*
+ * Before the publish: the counters of both directories, and of the
+ * records of the inodes whose names move or go (the source; the target,
+ * replaced or exchanged), say that a change is in flight (docs/kernel.md
+ * "Changes in flight").  The intent names them all: the directories in
+ * a[0] and a[1], the inodes by the leaves in a[2] and a[4].  After pin(),
+ * so that a base source has its record.
+ */
+static void rename_raise(struct daxfs_op *op, struct rn *r)
+{
+	struct daxfs_iref ref;
+	int i;
+
+	r->raised[0] = r->sdp;
+	r->raised[1] = r->ddp;
+	r->raised[2] = !daxfs_inode_get(op, r->src.ino, &ref) ? ref.ip : NULL;
+	r->raised[3] = r->has_tgt && !daxfs_inode_get(op, r->tgt.ino, &ref) ?
+		       ref.ip : NULL;
+	for (i = 0; i < 4; i++)
+		daxfs_change_raise(op, r->raised[i]);
+}
+
+/* In the op that raised them: a record freed since is retired, not yet
+ * reused (docs/reclaim.md). */
+static void rename_settle(struct daxfs_op *op, struct rn *r)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		daxfs_change_settle(op, r->raised[i]);
+		r->raised[i] = NULL;
+	}
+}
 
 static int set_moving(struct daxfs_inode *ip, bool dead_too)
 {
@@ -2348,6 +2389,7 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	err = intent_step(op, op->lane, NS_KIND_RENAME, 1, r->flags | RN_PUBLISHING);
 	if (err)
 		goto undo;
+	rename_raise(op, r);
 
 	/* step 1: publish the new name (atomically replacing a target)
 	 * while the source name still stands: held against unlink, or an
@@ -2385,6 +2427,8 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 	rename_finish(op, op->lane, r, 3);
 	if (daxfs_fenced(op))
 		return -ESTALE;
+	/* after unpin: a moved directory's ".." is its parent word */
+	rename_settle(op, r);
 	daxfs_intent_clear(op);
 	return 0;
 
@@ -2396,6 +2440,7 @@ undo:
 	if (daxfs_fenced(op) ||
 	    intent_step(op, op->lane, NS_KIND_RENAME, 0, r->flags))
 		return -ESTALE;
+	rename_settle(op, r);
 	rename_undo(op, r, done);
 	daxfs_intent_clear(op);
 free_leaves:
@@ -2699,38 +2744,50 @@ release:
 }
 
 /*
- * A directory whose entries recovery changed, or may have: its change
- * counter moves after, as the dead host's own touch would have, so that a
- * front end trusting a name while the counter stands (docs/kernel.md
- * "Dentries") looks it up again.  A move too many only costs a lookup.
+ * The counters a dead host's namespace op may have raised, raised again
+ * by its recoverer before the roll (a roll forward may publish: an
+ * unlink's removal, a rename's step 2), so that no front end trusts a
+ * name across it (docs/kernel.md "Changes in flight").  The dead lane's
+ * intent, which names them, stays until the roll is done, so no other
+ * heal takes these raises away.  NULL: no record, or no writes of ours.
  */
-static void recover_dir_moved(struct daxfs_op *op, u64 dir)
+static struct daxfs_inode *recover_raise(struct daxfs_op *op, u64 ino)
 {
 	struct daxfs_iref ref;
 
-	if (!dir || daxfs_fenced(op) || daxfs_inode_get(op, dir, &ref) ||
-	    !ref.ip || !DAXFS_IS_DIR(daxfs_load32(&ref.ip->mode)))
-		return;
-	daxfs_faa(&ref.ip->change, 1);
+	if (!ino || ino == ~0ULL || !op->lane || daxfs_fenced(op) ||
+	    daxfs_inode_get(op, ino, &ref) || !ref.ip)
+		return NULL;
+	daxfs_change_raise(op, ref.ip);
+	return ref.ip;
 }
 
 /*
- * Roll a dead host's namespace op forward or back (ns_recover), then move
- * the change counters of the directories it named: a[0] (every kind's
- * directory) and a rename's destination a[1].
+ * Roll a dead host's namespace op forward or back (ns_recover) between a
+ * raise and a settle of every counter it may have raised: the settle
+ * moves them, as the dead host's own would have, so that a front end
+ * trusting a name while the counter stands (docs/kernel.md "Dentries")
+ * looks it up again (a move too many only costs a lookup).  Then the
+ * dead host's own raises, if it made them, are healed.
  */
 void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
-	u64 dir = daxfs_load(&dead_lane->intent.a[0]);
-	u64 to = daxfs_load(&dead_lane->intent.a[1]);
-	u64 meta = daxfs_load(&dead_lane->intent.a[6]);
+	struct daxfs_inode *held[DAXFS_NS_RAISED_MAX];
+	u64 raised[DAXFS_NS_RAISED_MAX];
+	int i, n;
 
+	/* before the roll: it may retire the leaves that name them */
+	n = daxfs_ns_intent_inos(op->fs, dead_lane, raised);
+	for (i = 0; i < n; i++)
+		held[i] = recover_raise(op, raised[i]);
 	ns_recover(op, dead_lane);
-	if (!op->lane)
-		return;
-	recover_dir_moved(op, dir);
-	if (NS_KIND(meta) == NS_KIND_RENAME && to != dir)
-		recover_dir_moved(op, to);
+	if (!op->lane || daxfs_fenced(op))
+		return;		/* our raises: the next recoverer heals them */
+	/* in our op: a record retired by the roll is not reused yet */
+	for (i = 0; i < n; i++)
+		daxfs_change_settle(op, held[i]);
+	for (i = 0; i < n; i++)
+		daxfs_change_heal(op, dead_lane, raised[i]);
 }
 
 void daxfs_rename_claim_recover(struct daxfs_fs *fs, u32 slot)

@@ -228,16 +228,19 @@ def wait_recovered(r, lease_ms, timeout=30):
             return states
 
 
-def victim_recovered(r, path, crash_build, point, src, args, lease_ms):
+def victim_recovered(r, path, crash_build, point, src, args, lease_ms, dead=None):
     """Runs python source src (argv: path, python/, tests/, *args) with the
-    crash build killing it at point, checks that it died there, and waits
-    on region r until it is recovered."""
+    crash build killing it at point, checks that it died there, calls dead()
+    if given (before its lease runs out: recovery may start during it), and
+    waits on region r until it is recovered."""
     venv = dict(os.environ, DAXFS_LIB=crash_build, DAXFS_CRASH_AT=point)
     p = subprocess.run([sys.executable, "-c", src, path,
                         os.path.join(REPO, "python"),
                         os.path.join(REPO, "tests"), *args],
                        env=venv, capture_output=True, timeout=120)
     assert p.returncode == -9, p.stderr[-2000:]
+    if dead:
+        dead()
     states = wait_recovered(r, lease_ms)
     assert "recovered" in states and "alive" not in states, states
 
@@ -721,6 +724,37 @@ if __name__ == "__main__":
                            int(sys.argv[5]), sys.argv[6])
 
 
+CHANGE_FLIGHT_SHIFT = 48       # format.h DAXFS_CHANGE_FLIGHT_SHIFT
+
+
+def settled(change):
+    """A change counter that shows no entry change in flight: only such a word vouches for
+    a name or a listing (docs/kernel.md "Changes in flight")."""
+    return change >> CHANGE_FLIGHT_SHIFT == 0
+
+
+def unsettled_counters(r, base="/"):
+    """Every path under base whose inode's change counter still shows a change in flight,
+    with the number in flight."""
+    out, todo = [], [base]
+    while todo:
+        d = todo.pop()
+        for n, ino, dt, _ in r.scandir(d):
+            p = d.rstrip("/") + "/" + n
+            try:
+                c = r.lstat(p).st_change
+            except OSError:
+                continue
+            if not settled(c):
+                out.append((p, c >> CHANGE_FLIGHT_SHIFT))
+            if dt == NameWatch.DT_DIR:
+                todo.append(p)
+    st = r.lstat(base)
+    if not settled(st.st_change):
+        out.append((base, st.st_change >> CHANGE_FLIGHT_SHIFT))
+    return out
+
+
 class NameWatch:
     """What daxfs.ko trusts a cached name by (docs/kernel.md "Dentries"), checked from
     another host while a victim works and dies under base: every change of a directory's
@@ -760,7 +794,7 @@ class NameWatch:
             st2 = self._stat(d)
             if not st or not st2 or st.st_ino != st2.st_ino:
                 continue
-            if st.st_change == st2.st_change:
+            if st.st_change == st2.st_change and settled(st.st_change):
                 self.dirs.setdefault((st.st_ino, st.st_change), set()).add(
                     frozenset((n, i) for n, i, _, _ in ents))
             for n, ino, dt, _ in ents:
@@ -773,7 +807,8 @@ class NameWatch:
                     continue
                 now = self._stat(p)
                 st3 = self._stat(d)
-                if now and now.st_ino == ino and st3 and st3.st_ino == st.st_ino:
+                if (now and now.st_ino == ino and st3 and st3.st_ino == st.st_ino
+                        and settled(c)):
                     self.names.setdefault((ino, c), set()).add((st.st_ino, n))
         self.samples += 1
 
@@ -788,6 +823,9 @@ class NameWatch:
                 if not st or st.st_change != c:
                     continue
                 now = frozenset((n, i) for n, i, _, _ in self.r.scandir(path))
+                st = self._stat(path)
+                if not st or st.st_change != c:
+                    continue        # moved under the listing (a recovery)
                 assert ents == now, ("directory %s (inode %d) changed with its counter "
                                      "standing at %d: +%s -%s" % (
                                          path, dino, c, sorted(now - ents)[:5],
@@ -802,6 +840,11 @@ class NameWatch:
                 # by directory: a rename of a directory above moves no counter of ours
                 d = self._path_of_dir(dino)
                 st = self._stat(d + "/" + n) if d else None
+                try:
+                    if self.r.fstat(ino).st_change != c:
+                        continue    # moved under the lookup (a recovery)
+                except OSError:
+                    continue
                 assert st and st.st_ino == ino, (
                     "%s in directory %d no longer names inode %d, whose counter stands "
                     "at %d" % (n, dino, ino, c))

@@ -110,7 +110,8 @@ class Image:
     # inode record fields
     FIELDS = {"ino": (0, 8), "magic": (8, 4), "flags": (12, 4), "mode": (16, 4),
               "nlink": (28, 4), "size": (32, 8), "blocks": (40, 8),
-              "root": (80, 8), "parent": (88, 8), "aux": (96, 8)}
+              "root": (80, 8), "parent": (88, 8), "aux": (96, 8),
+              "change": (112, 8)}
 
     def field(self, ino, name):
         off, n = self.FIELDS[name]
@@ -287,6 +288,28 @@ def test_special_file_with_data_words(img):
         assert stat.S_ISFIFO(st.st_mode)
         assert (st.st_size, st.st_blocks) == (0, 0)
         assert r.read_file("/d/file") == DATA     # its pages stay its own
+
+
+def test_change_left_in_flight(img):
+    """A raise of a directory's change counter that nobody settles (a host
+    fenced between its checks and its raise, docs/kernel.md "Changes in
+    flight"): the directory is never trusted again, so a front end looks
+    every name in it up.  Offline no change is running: fsck names it and
+    -y moves the count, with nothing in flight; the names stay."""
+    path, inos = img
+    im = Image(path)
+    d = inos["/d"]
+    w = im.field(d, "change")
+    im.set_field(d, "change", w + (2 << 48))
+    im.save()
+    rep = damage_cycle(path, {"inode"})
+    hits = [p for p in rep["problems"] if "in flight" in p["message"]]
+    assert len(hits) == 1 and hits[0]["ino"] == d, rep["problems"]
+    with daxfs.Region(path) as r:
+        c = r.lstat("/d").st_change
+        assert c >> 48 == 0 and c != w
+        assert sorted(n for n, *_ in r.scandir("/d")) == ["file", "hard", "sub"]
+        assert r.read_file("/d/file") == DATA
 
 
 def test_damaged_key_restored_from_its_record(img):

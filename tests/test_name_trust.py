@@ -10,7 +10,10 @@ unlink, rename or rmdir and is killed at a named point; this host recovers it.  
 counter that still shows what it showed before must come with the same entries and names.
 Without the move after recovery (core/namei.c recover_dir_moved), a create killed at
 `create.linked` leaves a new name under an unmoved counter: a guest's negative dentry would
-hide the file for good.
+hide the file for good.  The same check runs while the victim lies dead, before recovery:
+format 13 raises each counter before the publish (docs/kernel.md "Changes in flight"), so a
+counter that stands vouches even then.  And no counter is left showing a change in flight (format 13,
+docs/kernel.md "Changes in flight"): recovery heals what the victim raised.
 """
 import pytest
 
@@ -70,6 +73,10 @@ def test_counters_vouch_across_recovery(crash_build, region_path, op, point, arg
         nw.sample()
         before = {p: (r.lstat(p).st_ino, r.lstat(p).st_change) for p in ("/d", "/e")}
         assert all(k in nw.dirs for k in before.values())
+        # the window (docs/kernel.md "Changes in flight"): with the victim dead mid-op,
+        # before recovery, a counter that stands still vouches
         cl.victim_recovered(r, region_path, crash_build, point, VICTIM, [op] + args,
-                            LEASE_MS)
+                            LEASE_MS, dead=nw.check)
         nw.check()
+        # what the victim raised, recovery settled: no directory left untrusted
+        assert cl.unsettled_counters(r) == []

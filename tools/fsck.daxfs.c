@@ -353,7 +353,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before atomic rename whiteouts" :
 				version < DAXFS_VERSION_V11 ?
 				"before 2 MiB runs" :
-				"before free page extents", k->target);
+				version < DAXFS_VERSION_V12 ?
+				"before free page extents" :
+				"before changes in flight", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -33,7 +33,15 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		12u	/* 12: free page extents */
+#define DAXFS_VERSION		13u	/* 13: changes in flight in counters */
+/* The first version whose inode change counters say that an entry change
+ * is in flight (DAXFS_CHANGE_FLIGHT): a change of a directory's entries,
+ * and a removal of an inode's name, raises the counter before it is
+ * published and lowers it after.  A version 12 host would publish with
+ * no raise, and a version 13 host would trust a name it had cached across
+ * that change (docs/kernel.md "Changes in flight"). */
+#define DAXFS_VERSION_FLIGHT	13u
+#define DAXFS_VERSION_V12	12u	/* 12: free page extents */
 /* The first version whose page free stack may hold extents: a stack word
  * (the head's off, a link) is last | (pages - 1), DAXFS_FREE_EXTENT_MAX
  * pages at most (struct daxfs_free_obj).  A version 11 reader would take
@@ -566,13 +574,28 @@ struct daxfs_inode {
 					 * file: base_limit (bytes of base data
 					 * still visible) */
 	__u64 base_ino;			/* base inode this one shadows, or 0 */
-	__u64 change;			/* bumped on every change (revalidation) */
+	__u64 change;			/* bumped on every change (revalidation):
+					 * the count in the low 48 bits, the
+					 * entry changes in flight above
+					 * (DAXFS_CHANGE_FLIGHT, version 13) */
 	__u32 generation;		/* NFS-style generation of this ino */
 	__u32 xattr_claim;		/* version 6 (was reserved, 0): 0 or
 					 * the claim of the lane changing the
 					 * inode's xattrs (docs/xattr.md) */
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_inode) == 128);
+
+/*
+ * inode.change (version 13, docs/kernel.md "Changes in flight"): an entry
+ * change of a directory, or the removal of an inode's name, adds
+ * DAXFS_CHANGE_FLIGHT before it publishes, and DAXFS_CHANGE_SETTLE (one
+ * count up, one in flight down, in one add) after.  A word with no
+ * change in flight that still reads the same vouches that none began.
+ */
+#define DAXFS_CHANGE_FLIGHT_SHIFT	48
+#define DAXFS_CHANGE_FLIGHT		(1ULL << DAXFS_CHANGE_FLIGHT_SHIFT)
+#define DAXFS_CHANGE_COUNT_MASK		(DAXFS_CHANGE_FLIGHT - 1)
+#define DAXFS_CHANGE_SETTLE		(1ULL - DAXFS_CHANGE_FLIGHT)
 
 /* ---------------------------------------------------------------------
  * Extended attributes (version 6, docs/xattr.md).  The overlay key
