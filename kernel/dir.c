@@ -183,7 +183,7 @@ static struct daxfs_rdcache *rdc_get(struct inode *inode)
 	u64 change;
 
 	if (!READ_ONCE(daxfs_trust_cached))
-		return NULL;	/* kernel/inode.c: not linearizable */
+		return NULL;	/* off (kernel/inode.c): nothing kept */
 	spin_lock(&inode->i_lock);
 	c = ei->rdc;
 	if (c)
@@ -211,8 +211,8 @@ static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
 	struct daxfs_rdcache *c;
 	u64 after;
 
-	if (!READ_ONCE(daxfs_trust_cached))
-		return NULL;	/* never used: not kept */
+	if (!READ_ONCE(daxfs_trust_cached) || !daxfs_change_settled(change))
+		return NULL;	/* never used, or taken mid-change: not kept */
 	c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return NULL;

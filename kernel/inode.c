@@ -597,6 +597,9 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 static void name_confirmed(struct dentry *dentry, struct inode *dir,
 			   u64 ref, u64 seen)
 {
+	/* a change in flight: the answer may be either side of it */
+	if (!daxfs_change_settled(seen))
+		seen = 0;
 	spin_lock(&dentry->d_lock);
 	if (d_inode(dentry->d_parent) == dir) {
 		dentry->d_fsdata = seen ? (void *)(uintptr_t)ref : NULL;
@@ -629,21 +632,19 @@ static bool dentry_is_nameless(struct dentry *dentry)
 }
 
 /*
- * Off by default: a name or a listing trusted by a change counter is not
- * linearizable.  A host's create, unlink or rename moves the counter only
- * after it publishes, and in between another host that trusts its cached
- * answer contradicts one that looked the name up (docs/kernel.md "Dentries:
- * names trusted by a counter", docs/lincheck.md "A negative dentry trusted
- * while another host's create was half done": the whiteout lincheck failed
- * 3 of 13 runs with it on, 0 of 11 with it off).  Every revalidation then
- * looks the name up in an op, and every listing is gathered afresh
- * (kernel/dir.c).  For measurements until the counter can say that a
- * change is in flight.
+ * On by default since format 13: a name or a listing is kept only when
+ * the counter it was taken under showed no entry change in flight, and
+ * trusted while that counter reads the same (docs/kernel.md "Changes in
+ * flight").  Format 12 counters could not say so, and trusting them was
+ * not linearizable (docs/lincheck.md "A negative dentry trusted while
+ * another host's create was half done").  Set to 0, every revalidation
+ * looks the name up in an op and every listing is gathered afresh
+ * (kernel/dir.c): for measurements.
  */
-bool daxfs_trust_cached;
+bool daxfs_trust_cached = true;
 module_param_named(trust_cached, daxfs_trust_cached, bool, 0644);
 MODULE_PARM_DESC(trust_cached,
-		 "trust cached names and listings while a change counter stands (faster, NOT linearizable)");
+		 "trust cached names and listings while a change counter stands (default on; off: every name looked up again)");
 
 /* What a dentry's recorded counter (name_confirmed) and peeks prove
  * current, with no core op: nothing, its name, or its name and its inode's

@@ -264,9 +264,9 @@ def test_checker_guest_negative_trusted(checker):
     returned: A trusted its negative dentry for a by the directory's change
     counter, which B's create moves only after the name is published
     (docs/kernel.md "Dentries: names trusted by a counter", the window).
-    Avoided since (daxfs.ko's trust_cached is off by default; the
-    protocol's fix is open: docs/lincheck.md); the checker must report
-    the round."""
+    Fixed by format 13 (the counter says that a change is in flight:
+    docs/kernel.md "Changes in flight"); the checker must report the
+    round."""
     rc, out = check_saved("guest-negative-trusted.hist")
     assert rc == 1 and " 1 violations" in out, out
 
