@@ -33,9 +33,9 @@ bench/meta_bench posix (create, stat, readdir, unlink of NFILES files in
 one directory) on each target one after the other; the table then holds
 time ratios per operation (below 1: daxfs is faster), guest instructions
 per file under the instruction clock.  --trust-ab adds daxfs.ko with
-the module parameter trust_cached=1 (set in the guest before each of its
-runs, back to 0 for the plain daxfs runs) as a fourth target: the cost
-of not trusting cached names, A/B in one guest.
+the module parameter trust_cached=0 (set in the guest before each of its
+runs, back to 1, the default, for the plain daxfs runs) as a fourth
+target: the cost of not trusting cached names, A/B in one guest.
 
 Writes DIR/ratio.csv (round, section, target, MiB/s) and prints a
 Markdown table.  Needs what bench/run's guest part needs (make module,
@@ -134,18 +134,18 @@ def meta_summary(rows):
         out.append("| %s | %.2f | %.2f | %.2f | %s | %s | %d |" % (
             op, med[0], med[1], med[2], fmt_ci(cis[0]), fmt_ci(cis[1]),
             len(t.get("daxfs", {}))))
-    if any(us.get(op, {}).get("daxfstrust") for op in us):
-        out += ["", "| op | daxfs | daxfs, trust_cached=1 | trusted/not "
+    if any(us.get(op, {}).get("daxfsnotrust") for op in us):
+        out += ["", "| op | daxfs | daxfs, trust_cached=0 | trusted/not "
                 "time (95% CI) |", "|---|---|---|---|"]
         for op in ("create", "stat", "readdir", "unlink"):
             t = us.get(op, {})
-            a, b = t.get("daxfs", {}), t.get("daxfstrust", {})
+            a, b = t.get("daxfs", {}), t.get("daxfsnotrust", {})
             if not a or not b:
                 continue
             out.append("| %s | %.2f | %.2f | %s |" % (
                 op, statistics.median(a.values()),
                 statistics.median(b.values()),
-                fmt_ci(geo_ci([b[r] / a[r] for r in b if a.get(r)]))))
+                fmt_ci(geo_ci([a[r] / b[r] for r in a if b.get(r)]))))
     return "\n".join(out)
 
 
@@ -224,7 +224,7 @@ def main():
                     help="with --meta: listings of the directory per round "
                          "(readdir's figure is per listing)")
     ap.add_argument("--trust-ab", action="store_true",
-                    help="with --meta: also daxfs.ko with trust_cached=1, "
+                    help="with --meta: also daxfs.ko with trust_cached=0, "
                          "as a fourth target in every round")
     ap.add_argument("--summarize", metavar="DIR",
                     help="only print the table of an earlier run's DIR")
@@ -254,7 +254,7 @@ def main():
             args = ["profile", a.runtime, "+".join(TARGETS)]
         elif a.meta:
             args = ["meta", str(a.rounds), "%d:%d" % (a.meta, a.listings),
-                    "+".join(TARGETS + (("daxfstrust",) if a.trust_ab
+                    "+".join(TARGETS + (("daxfsnotrust",) if a.trust_ab
                                         else ()))]
         else:
             args = ["ratio", str(a.rounds), a.runtime, "+".join(TARGETS)]

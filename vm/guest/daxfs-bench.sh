@@ -174,11 +174,12 @@ meta)
     for rnd in $(seq 1 $rounds); do
         set -- $(rotated $rnd $targets)
         for t in "$@"; do
-            # daxfstrust: the daxfs mount with trust_cached=1 (names and
-            # listings trusted by their counters: docs/kernel.md)
+            # daxfsnotrust: the daxfs mount with trust_cached=0 (every
+            # name looked up again, no listing kept: docs/kernel.md); the
+            # plain daxfs runs set it back to 1, the default
             d=$t
-            [ $t = daxfstrust ] && d=daxfs
-            [ $d = daxfs ] && echo $([ $t = daxfstrust ] && echo 1 || echo 0) \
+            [ $t = daxfsnotrust ] && d=daxfs
+            [ $d = daxfs ] && echo $([ $t = daxfsnotrust ] && echo 0 || echo 1) \
                 > /sys/module/daxfs/parameters/trust_cached
             rm -rf $MNT/$d/meta
             host $BIN/meta_bench posix /mnt/$d/meta $nfiles $listings > /out/meta-$t-$rnd.csv 2>/tmp/err ||
