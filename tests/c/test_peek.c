@@ -655,6 +655,88 @@ static void test_race_made_vouch(void)
 	munmap(s, sizeof(*s));
 }
 
+/* ---- an answer trusted while its counter stands, racing changes ---- */
+
+struct tshared {
+	u64 stop, toggles;
+};
+
+/* B: the name "t" comes and goes: made, renamed away and back, removed */
+static void toggler(void *arg)
+{
+	const struct daxfs_node fifo = { .mode = DAXFS_S_IFIFO | 0600 };
+	struct tshared *s = arg;
+	struct daxfs_fs fs;
+	struct t_renewer rn;
+	u64 ino;
+
+	if (t_join_kept(&fs, &rn, region, REGION))
+		_exit(3);
+	while (!daxfs_load(&s->stop)) {
+		if (daxfs_make_node(&fs, vdir, "t", 1, &fifo, &ino, NULL) ||
+		    daxfs_rename(&fs, vdir, "t", 1, vdir, "u", 1, 0) ||
+		    daxfs_rename(&fs, vdir, "u", 1, vdir, "t", 1, 0) ||
+		    daxfs_unlink(&fs, vdir, "t", 1))
+			_exit(4);
+		daxfs_faa(&s->toggles, 1);
+	}
+	t_leave_kept(&fs, &rn);
+	_exit(0);
+}
+
+/* "t" in vdir now: its inode, or 0; *seen the counter that vouches */
+static u64 t_now_is(u64 *seen)
+{
+	u64 ino = 0;
+	int err = daxfs_lookup_attr_fc(&fa, vdir, "t", 1, &ino, 0, NULL, NULL,
+				       seen);
+
+	CHECK(err == 0 || err == -ENOENT);
+	return err ? 0 : ino;
+}
+
+/*
+ * A, as daxfs.ko keeps a name: looks "t" up with the counter loaded
+ * before it, looks again, and loads the counter after.  When the first
+ * counter showed no change in flight and the last equals it, no change
+ * began in between (docs/kernel.md "Changes in flight"), so both answers
+ * must agree.  Format 12's counter moved only after the publish: a
+ * change published between the two lookups and not yet moved made them
+ * differ under one counter.
+ */
+static void truster(void *arg)
+{
+	struct tshared *s = arg;
+	double end = t_now() + RACE_SECS;
+	u64 w1, w2, a, b, trusted = 0, bad = 0;
+
+	while (t_now() < end) {
+		a = t_now_is(&w1);
+		b = t_now_is(&w2);
+		if (!daxfs_change_settled(w1) || change_of(vdir) != w1)
+			continue;
+		trusted++;
+		if (a != b)
+			bad++;
+	}
+	daxfs_store(&s->stop, 1);
+	printf("  trusted answers: %llu of which %llu wrong, %llu toggles\n",
+	       (unsigned long long)trusted, (unsigned long long)bad,
+	       (unsigned long long)daxfs_load(&s->toggles));
+	CHECK_EQ(bad, 0);
+	CHECK(trusted > 0);
+}
+
+static void test_race_trusted_answer(void)
+{
+	struct tshared *s;
+
+	vdir = mkdir_b(ROOT, "tr");
+	s = t_race(1, sizeof(*s), toggler, truster);
+	CHECK(daxfs_load(&s->toggles) > 0);
+	munmap(s, sizeof(*s));
+}
+
 int main(void)
 {
 	struct t_renewer ra, rb;
@@ -676,6 +758,7 @@ int main(void)
 	RUN(test_unlink_and_tmpfile_attrs);
 	RUN(test_race_reuse);
 	RUN(test_race_made_vouch);
+	RUN(test_race_trusted_answer);
 	t_renew_stop(&rb);
 	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);
