@@ -289,6 +289,7 @@ static void test_cluster_crash_fsck(void)
 int main(void)
 {
 	struct daxfs_format_opts o;
+	struct t_renewer ra, rb;
 	u64 keep;
 
 	memset(&o, 0, sizeof(o));
@@ -299,6 +300,10 @@ int main(void)
 	keep = t_mkreg(&fa, ROOT, "keep");
 	CHECK_EQ(daxfs_open_get(&fa, keep), 0);
 	CHECK_EQ(daxfs_open_get(&fb, keep), 0);
+	/* each idles while another works: keep both leases (under the short
+	 * lease and a loaded machine, host C's opens declared A dead) */
+	t_renew_start(&ra, &fa);
+	t_renew_start(&rb, &fb);
 	RUN(test_other_host_unlinks_open_file);
 	RUN(test_unheld_unlink_frees_at_once);
 	RUN(test_last_of_many_holders_frees);
@@ -306,6 +311,9 @@ int main(void)
 	RUN(test_set_full_and_leave);
 	RUN(test_dead_holder_recovered);
 	RUN(test_open_held_by_slot);
+	/* the last test lets both leases run out */
+	t_renew_stop(&rb);
+	t_renew_stop(&ra);
 	RUN(test_cluster_crash_fsck);
 	return t_done();
 }
