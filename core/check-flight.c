@@ -27,6 +27,5 @@ void chk_change_flight(struct chk *c, u64 ino, struct daxfs_inode *ip)
 		   "change counter shows an entry change in flight that no host is making",
 		   ino, 0, w >> DAXFS_CHANGE_FLIGHT_SHIFT, 0, c->repair);
 	if (c->repair)
-		daxfs_store(&ip->change, ((w & DAXFS_CHANGE_COUNT_MASK) + 1) &
-			    DAXFS_CHANGE_COUNT_MASK);
+		daxfs_store(&ip->change, daxfs_change_cleared(w));
 }

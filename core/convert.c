@@ -133,8 +133,7 @@ static void v8_no_attrs(struct daxfs_fs *fs, struct daxfs_inode *ip)
  * image. */
 static void v12_settle(struct daxfs_fs *fs, struct daxfs_inode *ip)
 {
-	daxfs_store(&ip->change,
-		    ((daxfs_load(&ip->change) + 1) & DAXFS_CHANGE_COUNT_MASK));
+	daxfs_store(&ip->change, daxfs_change_cleared(daxfs_load(&ip->change)));
 }
 
 /* 6 -> 7: no FILE_WRITE intent names a redo record or a page being

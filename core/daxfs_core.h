@@ -611,6 +611,14 @@ static inline bool daxfs_change_settled(u64 change)
 	return !(change >> DAXFS_CHANGE_FLIGHT_SHIFT);
 }
 
+/* What a heal, fsck's repair or a conversion stores for change: the count
+ * moved by one (so no front end takes it for a word it saw), nothing in
+ * flight. */
+static inline u64 daxfs_change_cleared(u64 change)
+{
+	return ((change & DAXFS_CHANGE_COUNT_MASK) + 1) & DAXFS_CHANGE_COUNT_MASK;
+}
+
 /*
  * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
  * regular file with no name, held open by this host (one open-set entry,

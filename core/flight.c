@@ -94,9 +94,7 @@ void daxfs_change_heal(struct daxfs_op *op, struct daxfs_lane *skip, u64 ino)
 		daxfs_rmb();	/* the scan's loads after the word's */
 		if (daxfs_ns_raised_elsewhere(op->fs, skip, ino))
 			return;	/* its own settle lowers it */
-		if (daxfs_cas(&ref.ip->change, &w,
-			      ((w & DAXFS_CHANGE_COUNT_MASK) + 1) &
-			      DAXFS_CHANGE_COUNT_MASK))
+		if (daxfs_cas(&ref.ip->change, &w, daxfs_change_cleared(w)))
 			return;
 	}
 }
