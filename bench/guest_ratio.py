@@ -223,6 +223,9 @@ def main():
     ap.add_argument("--listings", type=int, default=10,
                     help="with --meta: listings of the directory per round "
                          "(readdir's figure is per listing)")
+    ap.add_argument("--stats", type=int, default=1,
+                    help="with --meta --profile: stat every file this many "
+                         "times (a profile mostly of stat)")
     ap.add_argument("--trust-ab", action="store_true",
                     help="with --meta: also daxfs.ko with trust_cached=0, "
                          "as a fourth target in every round")
@@ -248,7 +251,8 @@ def main():
         subprocess.run([os.path.join(TOOLS, "mkfs.daxfs"), "-f", "-q",
                         str(c.shm)], check=True)
         if a.profile and a.meta:
-            args = ["metaprofile", "%d:%d" % (a.meta, a.listings),
+            args = ["metaprofile", "%d:%d:%d" % (a.meta, a.listings,
+                                                 a.stats),
                     "+".join(TARGETS)]
         elif a.profile:
             args = ["profile", a.runtime, "+".join(TARGETS)]

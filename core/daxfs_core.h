@@ -89,6 +89,18 @@ enum daxfs_lease {
 };
 
 /* Per-host view of one mounted region. */
+/* A change counter this host saw showing a change in flight, and since
+ * when (daxfs_change_seen, core/flight.c). */
+struct daxfs_heal_watch {
+	u64 ino;
+	s64 since;		/* daxfs_mono_ns() */
+};
+#define DAXFS_HEAL_WATCH	8
+/* How long a counter must show a change in flight at every sighting
+ * before a front end scans the lanes for its raiser: no live op holds a
+ * raise this long but a stopped one, which the scan finds */
+#define DAXFS_HEAL_AFTER_NS	1000000000LL
+
 struct daxfs_fs {
 	u8 *base;			/* mapping of the whole region */
 	u64 size;
@@ -135,6 +147,10 @@ struct daxfs_fs {
 	 * nothing is listed.  Set by the front end before daxfs_fs_open,
 	 * which keeps it. */
 	const int *media_listed;
+	/* counters seen with a change in flight, by ino % DAXFS_HEAL_WATCH:
+	 * a hint shared by the host's threads without atomics (a torn entry
+	 * costs one scan too many or too few, never a wrong heal) */
+	struct daxfs_heal_watch heal_watch[DAXFS_HEAL_WATCH];
 };
 
 /* An operation in progress: one lane claimed, one epoch announced. */
@@ -610,6 +626,18 @@ static inline bool daxfs_change_settled(u64 change)
 {
 	return !(change >> DAXFS_CHANGE_FLIGHT_SHIFT);
 }
+
+/*
+ * A front end that vouches by counters saw ino's counter at w.  A counter
+ * that shows a change in flight at every sighting for DAXFS_HEAL_AFTER_NS
+ * is healed when no live intent may have raised it (core/flight.c): a
+ * raise left by a host fenced between its check and its add, or by a
+ * recoverer that died, would otherwise keep every name in it looked up
+ * until fsck.  Runs an op: never from RCU walk.  True when it healed.
+ */
+bool daxfs_change_seen(struct daxfs_fs *fs, u64 ino, u64 w);
+/* The heal of ino's counter, now (the scan decides). */
+bool daxfs_change_heal_now(struct daxfs_fs *fs, u64 ino);
 
 /* What a heal, fsck's repair or a conversion stores for change: the count
  * moved by one (so no front end takes it for a word it saw), nothing in

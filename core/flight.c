@@ -80,7 +80,7 @@ bool daxfs_ns_raised_elsewhere(struct daxfs_fs *fs, struct daxfs_lane *skip,
 	return false;
 }
 
-void daxfs_change_heal(struct daxfs_op *op, struct daxfs_lane *skip, u64 ino)
+bool daxfs_change_heal(struct daxfs_op *op, struct daxfs_lane *skip, u64 ino)
 {
 	struct daxfs_iref ref;
 	u64 w;
@@ -88,13 +88,59 @@ void daxfs_change_heal(struct daxfs_op *op, struct daxfs_lane *skip, u64 ino)
 
 	if (!ino || ino == ~0ULL || daxfs_fenced(op) ||
 	    daxfs_inode_get(op, ino, &ref) || !ref.ip)
-		return;
+		return false;
 	w = daxfs_load(&ref.ip->change);
 	for (tries = 0; tries < 4 && !daxfs_change_settled(w); tries++) {
 		daxfs_rmb();	/* the scan's loads after the word's */
 		if (daxfs_ns_raised_elsewhere(op->fs, skip, ino))
-			return;	/* its own settle lowers it */
+			return false;	/* its own settle lowers it */
 		if (daxfs_cas(&ref.ip->change, &w, daxfs_change_cleared(w)))
-			return;
+			return true;
 	}
+	return false;
+}
+
+/*
+ * Online, the same heal with no lane skipped: the argument above holds for
+ * any host that loads the word before it scans.  A live op's raise is
+ * named by its intent until its settle, so the heal takes only raises
+ * that no op will lower: a fenced host's late add, a dead recoverer's.
+ * A zombie's settle that lands after the heal wraps the field, which
+ * shows a change in flight again (never a settled word), and the next
+ * sighting heals that too.
+ */
+bool daxfs_change_heal_now(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_op op;
+	bool healed;
+
+	if (daxfs_op_begin(fs, &op))
+		return false;
+	/* a host that has not joined stores nothing */
+	healed = op.lane && daxfs_change_heal(&op, NULL, ino);
+	daxfs_op_end(&op);
+	return healed;
+}
+
+bool daxfs_change_seen(struct daxfs_fs *fs, u64 ino, u64 w)
+{
+	struct daxfs_heal_watch *hw = &fs->heal_watch[ino % DAXFS_HEAL_WATCH];
+	s64 now;
+
+	if (daxfs_change_settled(w)) {
+		if (daxfs_load(&hw->ino) == ino)
+			daxfs_store(&hw->ino, 0);
+		return false;
+	}
+	now = daxfs_mono_ns();
+	if (daxfs_load(&hw->ino) != ino) {
+		daxfs_store((u64 *)&hw->since, (u64)now);
+		daxfs_store(&hw->ino, ino);
+		return false;
+	}
+	if (now - (s64)daxfs_load((u64 *)&hw->since) < DAXFS_HEAL_AFTER_NS)
+		return false;
+	/* one scan per period while the raise stays */
+	daxfs_store((u64 *)&hw->since, (u64)now);
+	return daxfs_change_heal_now(fs, ino);
 }

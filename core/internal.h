@@ -284,13 +284,14 @@ void daxfs_rename_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane);
 /* Changes in flight (core/flight.c): the inodes whose counters the
  * namespace intent in ln may have raised (~0: any); whether an intent in
  * a lane other than skip's (may be NULL) may have raised ino's; and the
- * heal of ino's counter by a recoverer of skip's lane. */
+ * heal of ino's counter by a recoverer of skip's lane (skip NULL: by any
+ * host, daxfs_change_seen), true when it stored. */
 #define DAXFS_NS_RAISED_MAX	4
 int daxfs_ns_intent_inos(struct daxfs_fs *fs, struct daxfs_lane *ln,
 			 u64 ino[DAXFS_NS_RAISED_MAX]);
 bool daxfs_ns_raised_elsewhere(struct daxfs_fs *fs, struct daxfs_lane *skip,
 			       u64 ino);
-void daxfs_change_heal(struct daxfs_op *op, struct daxfs_lane *skip, u64 ino);
+bool daxfs_change_heal(struct daxfs_op *op, struct daxfs_lane *skip, u64 ino);
 /* The rename claim, if dead host slot still holds it (its lanes are
  * recovered: no intent of it needs the claim any more). */
 void daxfs_rename_claim_recover(struct daxfs_fs *fs, u32 slot);

@@ -211,8 +211,13 @@ static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
 	struct daxfs_rdcache *c;
 	u64 after;
 
-	if (!READ_ONCE(daxfs_trust_cached) || !daxfs_change_settled(change))
-		return NULL;	/* never used, or taken mid-change: not kept */
+	if (!READ_ONCE(daxfs_trust_cached))
+		return NULL;
+	if (!daxfs_change_settled(change)) {
+		/* taken mid-change: not kept (a raise that stays is healed) */
+		daxfs_change_seen(DAXFS_FS(inode->i_sb), inode->i_ino, change);
+		return NULL;
+	}
 	c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return NULL;

@@ -597,9 +597,12 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 static void name_confirmed(struct dentry *dentry, struct inode *dir,
 			   u64 ref, u64 seen)
 {
-	/* a change in flight: the answer may be either side of it */
-	if (!daxfs_change_settled(seen))
+	/* a change in flight: the answer may be either side of it; one
+	 * that stays is a raise nobody will lower, healed after a while */
+	if (!daxfs_change_settled(seen)) {
+		daxfs_change_seen(DAXFS_FS(dir->i_sb), ref, seen);
 		seen = 0;
+	}
 	spin_lock(&dentry->d_lock);
 	if (d_inode(dentry->d_parent) == dir) {
 		dentry->d_fsdata = seen ? (void *)(uintptr_t)ref : NULL;

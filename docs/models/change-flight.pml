@@ -13,13 +13,21 @@
  * that showed nothing in flight, and trusts the answer while a later load
  * of the word is equal: at that moment the answer must be the current one.
  *
+ * A host declared dead may run on as a zombie (ZOMBIE): one that passed
+ * its fence check before the declaration makes its raise later, at any
+ * moment, recovered or not, and never publishes or settles; that raise is
+ * left for a heal.  With ONLINE, a healer host (daxfs_change_seen) heals
+ * HEALS times at any moment, with no lane skipped: load the word, scan
+ * every intent, CAS.
+ *
  * Bug switches (each must make pan find a stale answer trusted):
  *   BUG_NO_RAISE     format 12: the word moves only after the publish
  *   BUG_RAISE_FIRST  the raise comes before the intent names the directory
  *   BUG_HEAL_NO_SCAN the heal clears what is in flight without the scan
+ *                    (the recoverer's, and the online healer's)
  *
  * Defines: N writers (2), OPS ops each (2), MAXCRASH deaths (1), R reader
- * rounds (2).
+ * rounds (2), HEALS online heals (2).
  */
 #ifndef N
 #define N 2
@@ -32,6 +40,9 @@
 #endif
 #ifndef R
 #define R 2
+#endif
+#ifndef HEALS
+#define HEALS 2
 #endif
 
 byte count = 1;		/* the word: count and flight, changed together */
@@ -47,6 +58,18 @@ byte crashes = 0;
 	:: crashes < MAXCRASH -> crashes++; dead[i] = true; goto gone \
 	:: true \
 	fi
+
+#ifdef ZOMBIE
+/* ... or, between its fence check and its raise, be declared dead and
+ * raise later, at any moment (a stopped host resumed) */
+#define MAYBE_ZOMBIE(i) \
+	if \
+	:: crashes < MAXCRASH -> crashes++; dead[i] = true; goto zombie \
+	:: true \
+	fi
+#else
+#define MAYBE_ZOMBIE(i)	skip
+#endif
 
 #ifdef BUG_NO_RAISE
 #define RAISE		skip
@@ -71,6 +94,7 @@ proctype writer(byte i)
 		MAYBE_DIE(i);
 		intent[i] = true;
 		MAYBE_DIE(i);
+		MAYBE_ZOMBIE(i);
 		RAISE;
 #endif
 		MAYBE_DIE(i);
@@ -82,8 +106,43 @@ proctype writer(byte i)
 		k++
 	:: else -> break
 	od;
+	goto gone;
+zombie:
+	RAISE;		/* fenced from here on: no publish, no settle */
 gone:
 	skip
+}
+
+/* The heal (core/flight.c daxfs_change_heal): the word, then the scan of
+ * every intent but skip's (N: none skipped), then the CAS. */
+inline heal(skip_lane)
+{
+	atomic { c = count; f = flight };
+	if
+	:: f > 0 ->
+		named = false;
+#ifndef BUG_HEAL_NO_SCAN
+		j = 0;
+		do
+		:: j < N && j != skip_lane -> named = named || intent[j]; j++
+		:: j < N && j == skip_lane -> j++
+		:: j >= N -> break
+		od;
+#endif
+		if
+		:: !named ->
+			atomic {
+				if
+				:: count == c && flight == f ->
+					count = c + 1; flight = 0
+				:: else -> skip
+				fi
+			}
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	d_step { c = 0; f = 0; j = 0; named = false }	/* fewer states */
 }
 
 /* Recovers each dead host once: its own raise around the roll, then the
@@ -103,32 +162,7 @@ proctype recoverer()
 			:: skip
 			fi;
 			SETTLE;
-			/* the heal, skipping the dead lane */
-			atomic { c = count; f = flight };
-			if
-			:: f > 0 ->
-				named = false;
-#ifndef BUG_HEAL_NO_SCAN
-				j = 0;
-				do
-				:: j < N && j != i -> named = named || intent[j]; j++
-				:: j < N && j == i -> j++
-				:: j >= N -> break
-				od;
-#endif
-				if
-				:: !named ->
-					atomic {
-						if
-						:: count == c && flight == f ->
-							count = c + 1; flight = 0
-						:: else -> skip
-						fi
-					}
-				:: else -> skip
-				fi
-			:: else -> skip
-			fi;
+			heal(i);	/* skipping the dead lane */
 			intent[i] = false;
 			i++
 		:: dead[i] && !intent[i] -> i++
@@ -137,6 +171,20 @@ proctype recoverer()
 	:: else -> break
 	od
 }
+
+#ifdef ONLINE
+/* A host that kept seeing the word with changes in flight */
+proctype healer()
+{
+	byte h = 0, j, c, f;
+	bool named;
+
+	do
+	:: h < HEALS -> heal(N); h++
+	:: else -> break
+	od
+}
+#endif
 
 proctype reader()
 {
@@ -173,6 +221,9 @@ init
 		:: else -> break
 		od;
 		run recoverer();
+#ifdef ONLINE
+		run healer();
+#endif
 		run reader()
 	}
 }

@@ -11,12 +11,15 @@
  * change of a directory's entries, made by any host, moves it, and the
  * counter a lookup gives (daxfs_lookup_attr_fc's dir_change) is loaded
  * before the name, so the answer it came with stands while it does.
+ * A raise that nobody will settle (a fenced host's late add) is healed by
+ * a host that keeps seeing it, never while a live op's intent names it.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tfile.h"
+#include "core/ns-intent.h"
 
 #define REGION	(32 * MiB)
 #define ROOT	1
@@ -655,11 +658,165 @@ static void test_race_made_vouch(void)
 	munmap(s, sizeof(*s));
 }
 
+/* ---- raises nobody settles: healed online (core/flight.c) ---- */
+
+/*
+ * Host B raises d's counter in an op of its own, as an op does after its
+ * intent names d; with intent set, the intent names d as a create's.  The
+ * op is returned open: the caller ends it (settling or not).
+ */
+static struct daxfs_inode *raise_as(struct daxfs_fs *fs, struct daxfs_op *op,
+				    u64 d, bool intent)
+{
+	struct daxfs_intent *in;
+	struct daxfs_iref ref;
+
+	CHECK_EQ(daxfs_op_begin(fs, op), 0);
+	CHECK(op->lane != NULL);
+	CHECK_EQ(daxfs_inode_get(op, d, &ref), 0);
+	CHECK(ref.ip != NULL);
+	if (intent) {
+		in = &op->lane->intent;
+		daxfs_store(&in->a[0], d);
+		daxfs_store(&in->a[6], NS_META(NS_KIND_CREATE, 1, 0));
+		daxfs_store(&in->op, DAXFS_INTENT_RENAME);
+	}
+	daxfs_change_raise(op, ref.ip);
+	return ref.ip;
+}
+
+static void end_intent(struct daxfs_op *op)
+{
+	daxfs_store(&op->lane->intent.op, 0);
+	daxfs_op_end(op);
+}
+
+/* A raise left behind (a zombie's add after its recovery): host A, which
+ * keeps seeing it, heals it after DAXFS_HEAL_AFTER_NS, moving the count;
+ * a settled sighting forgets the watch. */
+static void test_leaked_raise_healed(void)
+{
+	u64 d = mkdir_b(ROOT, "lk"), w, w2;
+	struct daxfs_op op;
+	bool healed;
+	double t0;
+
+	raise_as(&fb, &op, d, false);
+	raise_as(&fb, &op, d, false);	/* two ops' worth */
+	daxfs_op_end(&op);
+	w = change_of(d);
+	CHECK_EQ(w >> DAXFS_CHANGE_FLIGHT_SHIFT, 2);
+	t0 = t_now();
+	CHECK(!daxfs_change_seen(&fa, d, w));	/* the first sighting */
+	healed = daxfs_change_seen(&fa, d, w);
+	if (t_now() - t0 < 0.9) {	/* too soon (unless we stalled) */
+		CHECK(!healed);
+		CHECK_EQ(change_of(d), w);
+	}
+	while (t_now() - t0 < 1.1)
+		usleep(20000);
+	if (!healed)
+		CHECK(daxfs_change_seen(&fa, d, w));
+	w2 = change_of(d);
+	CHECK(daxfs_change_settled(w2));
+	CHECK_EQ(w2, daxfs_change_cleared(w));
+	/* a settled sighting clears the watch: the next raise waits again */
+	CHECK(!daxfs_change_seen(&fa, d, w2));
+	raise_as(&fb, &op, d, false);
+	daxfs_op_end(&op);
+	CHECK(!daxfs_change_seen(&fa, d, change_of(d)));
+	CHECK(!daxfs_change_settled(change_of(d)));
+	CHECK(daxfs_change_heal_now(&fa, d));
+	CHECK(daxfs_change_settled(change_of(d)));
+	/* the names stand */
+	t_mkreg(&fb, d, "f");
+	CHECK(daxfs_change_settled(change_of(d)));
+}
+
+/* A raise whose op is live (its intent names d) is never healed, however
+ * long it lasts: its own settle lowers it.  With a leak beside it, the
+ * heal waits for the op too; once the intent is gone it takes both. */
+static void test_live_raise_kept(void)
+{
+	u64 d = mkdir_b(ROOT, "lv"), w;
+	struct daxfs_inode *ip;
+	struct daxfs_op op, leak;
+
+	ip = raise_as(&fb, &op, d, true);
+	w = change_of(d);
+	CHECK(!daxfs_change_heal_now(&fa, d));
+	CHECK_EQ(change_of(d), w);
+	daxfs_change_settle(&op, ip);
+	end_intent(&op);
+	CHECK(daxfs_change_settled(change_of(d)));
+	CHECK(!daxfs_change_heal_now(&fa, d));	/* nothing to heal */
+
+	raise_as(&fb, &leak, d, false);
+	daxfs_op_end(&leak);
+	ip = raise_as(&fb, &op, d, true);
+	w = change_of(d);
+	CHECK_EQ(w >> DAXFS_CHANGE_FLIGHT_SHIFT, 2);
+	CHECK(!daxfs_change_heal_now(&fa, d));
+	CHECK_EQ(change_of(d), w);
+	daxfs_change_settle(&op, ip);
+	end_intent(&op);
+	CHECK_EQ(change_of(d) >> DAXFS_CHANGE_FLIGHT_SHIFT, 1);
+	CHECK(daxfs_change_heal_now(&fa, d));
+	CHECK(daxfs_change_settled(change_of(d)));
+}
+
+/* A host declared dead, or one that never joined, heals nothing. */
+static void test_heal_needs_live_host(void)
+{
+	u64 d = mkdir_b(ROOT, "lh");
+	struct daxfs_fs ro;
+	struct daxfs_op op;
+
+	raise_as(&fb, &op, d, false);
+	daxfs_op_end(&op);
+	CHECK_EQ(daxfs_fs_open(&ro, region, REGION, 0), 0);
+	CHECK(!daxfs_change_heal_now(&ro, d));
+	CHECK(!daxfs_change_settled(change_of(d)));
+	CHECK(daxfs_change_heal_now(&fa, d));
+}
+
 /* ---- an answer trusted while its counter stands, racing changes ---- */
 
 struct tshared {
-	u64 stop, toggles;
+	u64 stop, toggles, role, leaks, heals;
 };
+
+/*
+ * Host C (test_race_trusted_with_healer): leaks a raise of vdir now and then, as a zombie would,
+ * and heals vdir whenever its counter shows a change in flight, at once
+ * (no wait): the toggler's live raises must survive every heal, and the
+ * truster must never trust a wrong answer.
+ */
+static void healer(struct tshared *s)
+{
+	struct daxfs_fs fs;
+	struct t_renewer rn;
+	struct daxfs_attr a;
+	struct daxfs_op op;
+	u64 n = 0;
+
+	if (t_join_kept(&fs, &rn, region, REGION))
+		_exit(3);
+	while (!daxfs_load(&s->stop)) {
+		if (++n % 64 == 0) {
+			raise_as(&fs, &op, vdir, false);
+			daxfs_op_end(&op);
+			daxfs_faa(&s->leaks, 1);
+		}
+		if (daxfs_getattr(&fs, vdir, &a))
+			_exit(5);
+		if (!daxfs_change_settled(a.change) &&
+		    daxfs_change_heal_now(&fs, vdir))
+			daxfs_faa(&s->heals, 1);
+	}
+	t_leave_kept(&fs, &rn);
+	_exit(0);
+}
 
 /* B: the name "t" comes and goes: made, renamed away and back, removed */
 static void toggler(void *arg)
@@ -670,6 +827,8 @@ static void toggler(void *arg)
 	struct t_renewer rn;
 	u64 ino;
 
+	if (daxfs_faa(&s->role, 1) == 1)
+		healer(s);
 	if (t_join_kept(&fs, &rn, region, REGION))
 		_exit(3);
 	while (!daxfs_load(&s->stop)) {
@@ -737,6 +896,30 @@ static void test_race_trusted_answer(void)
 	munmap(s, sizeof(*s));
 }
 
+/* The same with a healer beside (healer): after the race the last leak
+ * heals, and the word shows nothing in flight.  A heal that took a live
+ * raise would leave the field wrapped by that op's settle. */
+static void test_race_trusted_with_healer(void)
+{
+	struct tshared *s;
+	u64 c;
+
+	vdir = mkdir_b(ROOT, "th");
+	s = t_race(2, sizeof(*s), toggler, truster);
+	printf("  healer: %llu leaks, %llu heals\n",
+	       (unsigned long long)s->leaks, (unsigned long long)s->heals);
+	CHECK(daxfs_load(&s->toggles) > 0);
+	CHECK(s->leaks > 0 && s->heals > 0);
+	c = change_of(vdir);
+	if (!daxfs_change_settled(c)) {
+		/* a leak after the healer's last look: exactly that */
+		CHECK(daxfs_change_heal_now(&fa, vdir));
+		c = change_of(vdir);
+	}
+	CHECK(daxfs_change_settled(c));
+	munmap(s, sizeof(*s));
+}
+
 int main(void)
 {
 	struct t_renewer ra, rb;
@@ -759,6 +942,10 @@ int main(void)
 	RUN(test_race_reuse);
 	RUN(test_race_made_vouch);
 	RUN(test_race_trusted_answer);
+	RUN(test_leaked_raise_healed);
+	RUN(test_live_raise_kept);
+	RUN(test_heal_needs_live_host);
+	RUN(test_race_trusted_with_healer);
 	t_renew_stop(&rb);
 	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);

@@ -20,7 +20,7 @@
 #       round) runs bench/meta_bench posix on NFILES files right after the others
 #       (CSV to /out/meta-TARGET-ROUND.csv): per-round ratios of the metadata
 #       operations (bench/guest_ratio.py --meta).
-#   metaprofile NFILES[:LISTINGS] TARGETS [MODULE]
+#   metaprofile NFILES[:LISTINGS[:STATS]] TARGETS [MODULE]
 #       meta_bench once per target under perf record (cpu-clock, every CPU);
 #       /out/profile-TARGET-meta.txt (bench/guest_ratio.py --meta N --profile).
 #   profile RUNTIME TARGETS SECTIONS [MODULE]
@@ -210,12 +210,14 @@ profile)
     vm_result profile=ok ;;
 metaprofile)
     # NFILES[:LISTINGS] TARGETS [MODULE]: meta_bench once per target under perf
-    nfiles=${1%%:*}; listings=10; targets=$(echo "$2" | tr '+' ' ')
+    # NFILES:LISTINGS:STATS: every file stat'ed STATS times (a stat profile)
+    nfiles=${1%%:*}; listings=10; stats=1; targets=$(echo "$2" | tr '+' ' ')
     case $1 in *:*) listings=${1#*:} ;; esac
+    case $listings in *:*) stats=${listings#*:}; listings=${listings%%:*} ;; esac
     mount_all "$3"
     for t in $targets; do
         rm -rf $MNT/$t/meta
-        host perf record -q -e cpu-clock -F 20000 -a -o /tmp/perf.data -- \
+        DAXFS_BENCH_STATS=$stats host perf record -q -e cpu-clock -F 20000 -a -o /tmp/perf.data -- \
             $BIN/meta_bench posix /mnt/$t/meta $nfiles $listings \
             > /out/meta-$t-1.csv 2>/tmp/err || vm_fail "perf meta_bench on $t: $(tail -3 /tmp/err)"
         host perf report -i /tmp/perf.data --stdio --sort sym --no-children \
