@@ -760,6 +760,47 @@ def scen_names(args):
     result(names="ok")
 
 
+# ---- a raise nobody will settle, healed by the guest that keeps meeting it
+
+HL_SECONDS = 3.0     # of sightings: the heal waits 1 s (DAXFS_HEAL_AFTER_NS)
+
+
+def heal_host(fs, leak):
+    """Host H: once the guest's names in /hl are warm, leaves a raise on /hl's change
+    counter as a host fenced between its check and its add would (leak(path) -> the word
+    before), then waits for the guest's sightings and returns the word it left."""
+    fs_wait(fs, ["hlA0"])
+    before = leak("/hl")
+    fs_mark(fs, "H", "hlH1")
+    fs_wait(fs, ["hlA1"])
+    return before
+
+
+def scen_heal(args):
+    """Guest A: a directory whose counter shows a change in flight that nobody will settle
+    is never trusted (every look asks the region, and answers right), and the guest heals
+    it after a second of sightings (docs/kernel.md "Changes in flight")."""
+    fs = PosixFS(MNT)
+    os.makedirs(p("hl"))
+    for i in range(4):
+        write_file(p(f"hl/f{i}"), b"%d" % i)
+    want = sorted(os.listdir(p("hl")))
+    for _ in range(3):
+        nm_ino(p("hl/missing"))
+        os.listdir(p("hl"))
+    fs_mark(fs, "A", "hlA0")
+    fs_wait(fs, ["hlH1"], poll=0.01)
+    end = time.monotonic() + HL_SECONDS
+    looks = 0
+    while time.monotonic() < end:
+        check(nm_ino(p("hl/missing")) is None, "an absent name stays absent")
+        check(sorted(os.listdir(p("hl"))) == want, "the listing")
+        looks += 1
+        time.sleep(0.02)
+    fs_mark(fs, "A", "hlA1")
+    result(heal="ok", heal_looks=looks)
+
+
 # ---- a directory's default ACL, changed by another host between creates here
 
 ACL_UNDEFINED = 0xFFFFFFFF

@@ -196,6 +196,48 @@ def test_kernel_kept_listings_follow_other_host(request, built):
     assert rg["listing"] == "ok", rg
 
 
+def _leak_raise(shm, r):
+    """leak(path): one raise on path's change counter, stored straight into the shared
+    file as a host fenced between its check and its add leaves it; returns the word
+    before."""
+    from crashlib import settled
+    from test_fsck import Image
+
+    def leak(path):
+        ino = r.lstat(path).st_ino
+        im = Image(str(shm))
+        off = im.inode(ino) + Image.FIELDS["change"][0]
+        w = im.u64(off)
+        assert settled(w), hex(w)
+        with open(shm, "r+b") as f:
+            f.seek(off)
+            f.write((w + (1 << 48)).to_bytes(8, "little"))
+        assert not settled(r.lstat(path).st_change)
+        return w
+    return leak
+
+
+def test_kernel_heals_raise_nobody_settles(request, built):
+    """Host H leaves a raise on a directory's change counter that no op will settle (as a
+    host fenced between its check and its add does).  Guest A, whose names and listing of
+    the directory were warm, answers every look right while the raise stands (never
+    trusting what it kept), and heals the counter after a second of sightings: H then
+    finds the count moved by one with nothing in flight (docs/kernel.md "Changes in
+    flight", vm/daxfs_kguest.py scen_heal)."""
+    left = {}
+
+    def peer(fs, r):
+        left["w"] = kg.heal_host(fs, _leak_raise(c.shm, r))
+        left["now"] = r.lstat("/hl").st_change
+
+    with Cluster(label=request.node.name, size=SIZE, timeout=240) as c:
+        mkfs(c.shm, "--lease-ms", "5000")
+        rg = guest_with_host(c, "heal", peer)
+    assert rg["heal"] == "ok", rg
+    w = left["w"]
+    assert left["now"] == ((w & ((1 << 48) - 1)) + 1), (hex(w), hex(left["now"]))
+
+
 def test_kernel_default_acl_follows_other_host(request, built):
     """A guest makes files in a directory with a default ACL (its ACLs stay cached across
     its own creates there), then host H replaces the default ACL: the next file the guest
