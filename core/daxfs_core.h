@@ -628,15 +628,18 @@ static inline bool daxfs_change_settled(u64 change)
 }
 
 /*
- * A front end that vouches by counters saw ino's counter at w.  A counter
- * that shows a change in flight at every sighting for DAXFS_HEAL_AFTER_NS
- * is healed when no live intent may have raised it (core/flight.c): a
- * raise left by a host fenced between its check and its add, or by a
- * recoverer that died, would otherwise keep every name in it looked up
- * until fsck.  Runs an op: never from RCU walk.  True when it healed.
+ * A front end that vouches by counters saw ino's counter at w.  True when
+ * it has shown a change in flight at every sighting for
+ * DAXFS_HEAL_AFTER_NS (then at most once a period): the front end should
+ * heal it (daxfs_change_heal_now) where it may write.  A raise left by a
+ * host fenced between its check and its add, or by a recoverer that died,
+ * would otherwise keep every name under it looked up until fsck.  No op,
+ * no store to the region.
  */
 bool daxfs_change_seen(struct daxfs_fs *fs, u64 ino, u64 w);
-/* The heal of ino's counter, now (the scan decides). */
+/* The heal of ino's counter, now, in an op of its own: stored only when
+ * no live intent may have raised it (core/flight.c).  True when it
+ * stored. */
 bool daxfs_change_heal_now(struct daxfs_fs *fs, u64 ino);
 
 /* What a heal, fsck's repair or a conversion stores for change: the count

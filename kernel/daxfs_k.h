@@ -201,6 +201,8 @@ extern const struct inode_operations daxfs_symlink_iops;
 extern const struct inode_operations daxfs_special_iops;
 extern const struct dentry_operations daxfs_dentry_ops;
 void daxfs_dentry_nameless(struct dentry *dentry);
+/* a counter ino found with a change in flight (w): healed if it stays so */
+void daxfs_k_change_seen(struct super_block *sb, u64 ino, u64 w);
 struct inode *daxfs_iget(struct super_block *sb, u64 ino);
 int daxfs_refresh_inode(struct inode *inode);
 /* (open_lock held) the first open of a new file took its create hold over */

@@ -215,7 +215,7 @@ static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
 		return NULL;
 	if (!daxfs_change_settled(change)) {
 		/* taken mid-change: not kept (a raise that stays is healed) */
-		daxfs_change_seen(DAXFS_FS(inode->i_sb), inode->i_ino, change);
+		daxfs_k_change_seen(inode->i_sb, inode->i_ino, change);
 		return NULL;
 	}
 	c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);

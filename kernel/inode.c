@@ -585,6 +585,20 @@ struct inode *daxfs_iget(struct super_block *sb, u64 ino)
 /* ---- dentries ---- */
 
 /*
+ * A counter found with a change in flight where it would have vouched:
+ * one that stays so is healed (daxfs_change_seen), as the lease work's
+ * writers write: not on a read-only mount, nor while frozen (freeze.c).
+ */
+void daxfs_k_change_seen(struct super_block *sb, u64 ino, u64 w)
+{
+	if (!daxfs_change_seen(DAXFS_FS(sb), ino, w) || sb_rdonly(sb) ||
+	    !sb_start_intwrite_trylock(sb))
+		return;
+	daxfs_change_heal_now(DAXFS_FS(sb), ino);
+	sb_end_intwrite(sb);
+}
+
+/*
  * A lookup confirmed the dentry's name, with a change counter loaded
  * before it that vouches for the answer while it stands (seen, 0 none:
  * daxfs_lookup_attr_fc): the directory's, or for a positive dentry
@@ -600,7 +614,7 @@ static void name_confirmed(struct dentry *dentry, struct inode *dir,
 	/* a change in flight: the answer may be either side of it; one
 	 * that stays is a raise nobody will lower, healed after a while */
 	if (!daxfs_change_settled(seen)) {
-		daxfs_change_seen(DAXFS_FS(dir->i_sb), ref, seen);
+		daxfs_k_change_seen(dir->i_sb, ref, seen);
 		seen = 0;
 	}
 	spin_lock(&dentry->d_lock);

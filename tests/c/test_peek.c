@@ -692,13 +692,14 @@ static void end_intent(struct daxfs_op *op)
 }
 
 /* A raise left behind (a zombie's add after its recovery): host A, which
- * keeps seeing it, heals it after DAXFS_HEAL_AFTER_NS, moving the count;
- * a settled sighting forgets the watch. */
+ * keeps seeing it, is told to heal it after DAXFS_HEAL_AFTER_NS and then
+ * once a period; the heal moves the count; a settled sighting forgets
+ * the watch. */
 static void test_leaked_raise_healed(void)
 {
 	u64 d = mkdir_b(ROOT, "lk"), w, w2;
 	struct daxfs_op op;
-	bool healed;
+	bool due;
 	double t0;
 
 	raise_as(&fb, &op, d, false);
@@ -708,15 +709,18 @@ static void test_leaked_raise_healed(void)
 	CHECK_EQ(w >> DAXFS_CHANGE_FLIGHT_SHIFT, 2);
 	t0 = t_now();
 	CHECK(!daxfs_change_seen(&fa, d, w));	/* the first sighting */
-	healed = daxfs_change_seen(&fa, d, w);
-	if (t_now() - t0 < 0.9) {	/* too soon (unless we stalled) */
-		CHECK(!healed);
-		CHECK_EQ(change_of(d), w);
-	}
+	due = daxfs_change_seen(&fa, d, w);
+	if (t_now() - t0 < 0.9)		/* too soon (unless we stalled) */
+		CHECK(!due);
+	CHECK_EQ(change_of(d), w);	/* a sighting stores nothing */
 	while (t_now() - t0 < 1.1)
 		usleep(20000);
-	if (!healed)
+	if (!due)
 		CHECK(daxfs_change_seen(&fa, d, w));
+	/* once a period: the next sighting waits again */
+	CHECK(!daxfs_change_seen(&fa, d, w));
+	CHECK_EQ(change_of(d), w);
+	CHECK(daxfs_change_heal_now(&fa, d));
 	w2 = change_of(d);
 	CHECK(daxfs_change_settled(w2));
 	CHECK_EQ(w2, daxfs_change_cleared(w));
