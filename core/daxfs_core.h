@@ -88,7 +88,6 @@ enum daxfs_lease {
 	DAXFS_LEASE_EXPIRED = 2,	/* unchanged for more than a lease */
 };
 
-/* Per-host view of one mounted region. */
 /* A change counter this host saw showing a change in flight, and since
  * when (daxfs_change_seen, core/flight.c). */
 struct daxfs_heal_watch {
@@ -96,11 +95,13 @@ struct daxfs_heal_watch {
 	s64 since;		/* daxfs_mono_ns() */
 };
 #define DAXFS_HEAL_WATCH	8
-/* How long a counter must show a change in flight at every sighting
- * before a front end scans the lanes for its raiser: no live op holds a
- * raise this long but a stopped one, which the scan finds */
+/* How long a counter must be seen in flight, with no settled sighting
+ * reported between, before a front end scans the lanes for its raiser:
+ * no live op holds a raise this long but a stopped one, which the scan
+ * finds.  Only a cost bound: the scan alone decides a heal. */
 #define DAXFS_HEAL_AFTER_NS	1000000000LL
 
+/* Per-host view of one mounted region. */
 struct daxfs_fs {
 	u8 *base;			/* mapping of the whole region */
 	u64 size;
@@ -629,8 +630,9 @@ static inline bool daxfs_change_settled(u64 change)
 
 /*
  * A front end that vouches by counters saw ino's counter at w.  True when
- * it has shown a change in flight at every sighting for
- * DAXFS_HEAL_AFTER_NS (then at most once a period): the front end should
+ * it has been seen in flight for DAXFS_HEAL_AFTER_NS with no settled
+ * sighting between (a front end may report only the sightings in flight;
+ * then at most once a period): the front end should
  * heal it (daxfs_change_heal_now) where it may write.  A raise left by a
  * host fenced between its check and its add, or by a recoverer that died,
  * would otherwise keep every name under it looked up until fsck.  No op,
