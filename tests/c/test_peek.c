@@ -286,12 +286,17 @@ static u64 child_seen(u64 dir, const char *name, u64 ino)
 	return seen;
 }
 
-static u64 change_of(u64 ino)
+static u64 change_in(struct daxfs_fs *fs, u64 ino)
 {
 	struct daxfs_attr a;
 
-	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+	CHECK_EQ(daxfs_getattr(fs, ino, &a), 0);
 	return a.change;
+}
+
+static u64 change_of(u64 ino)
+{
+	return change_in(&fa, ino);
 }
 
 /* ino's counter moved past c, or ino is gone (its last name went) */
@@ -703,6 +708,7 @@ static void test_leaked_raise_healed(void)
 	double t0;
 
 	raise_as(&fb, &op, d, false);
+	daxfs_op_end(&op);
 	raise_as(&fb, &op, d, false);	/* two ops' worth */
 	daxfs_op_end(&op);
 	w = change_of(d);
@@ -769,17 +775,22 @@ static void test_live_raise_kept(void)
 	CHECK(daxfs_change_settled(change_of(d)));
 }
 
-/* A host declared dead, or one that never joined, heals nothing. */
+/* A view of the region that never joined (no lane, so no fence to
+ * check), and a host declared dead, heal nothing. */
 static void test_heal_needs_live_host(void)
 {
 	u64 d = mkdir_b(ROOT, "lh");
-	struct daxfs_fs ro;
+	struct daxfs_fs unjoined, dead;
 	struct daxfs_op op;
 
 	raise_as(&fb, &op, d, false);
 	daxfs_op_end(&op);
-	CHECK_EQ(daxfs_fs_open(&ro, region, REGION, 0), 0);
-	CHECK(!daxfs_change_heal_now(&ro, d));
+	CHECK_EQ(daxfs_fs_open(&unjoined, region, REGION, 0), 0);
+	CHECK(!daxfs_change_heal_now(&unjoined, d));
+	CHECK_EQ(t_join(&dead, region, REGION), 0);
+	t_age(&dead, dead.host);
+	CHECK(daxfs_recover_dead_hosts(&fa) >= 1);
+	CHECK(!daxfs_change_heal_now(&dead, d));
 	CHECK(!daxfs_change_settled(change_of(d)));
 	CHECK(daxfs_change_heal_now(&fa, d));
 }
@@ -851,15 +862,6 @@ static void toggler(void *arg)
 	_exit(0);
 }
 
-/* vdir's counter, as host A of the race loads it */
-static u64 tr_change(void)
-{
-	struct daxfs_attr a;
-
-	CHECK_EQ(daxfs_getattr(tr_a, vdir, &a), 0);
-	return a.change;
-}
-
 /* "t" in vdir now: its inode, or 0; *seen the counter that vouches */
 static u64 t_now_is(u64 *seen)
 {
@@ -889,7 +891,7 @@ static void truster(void *arg)
 	while (t_now() < end) {
 		a = t_now_is(&w1);
 		b = t_now_is(&w2);
-		if (!daxfs_change_settled(w1) || tr_change() != w1)
+		if (!daxfs_change_settled(w1) || change_in(tr_a, vdir) != w1)
 			continue;
 		trusted++;
 		if (a != b)
@@ -936,11 +938,11 @@ static void test_race_trusted_with_healer(void)
 	       (unsigned long long)s->leaks, (unsigned long long)s->heals);
 	CHECK(daxfs_load(&s->toggles) > 0);
 	CHECK(s->leaks > 0 && s->heals > 0);
-	c = tr_change();
+	c = change_in(tr_a, vdir);
 	if (!daxfs_change_settled(c)) {
 		/* a leak after the healer's last look: exactly that */
 		CHECK(daxfs_change_heal_now(&a, vdir));
-		c = tr_change();
+		c = change_in(tr_a, vdir);
 	}
 	CHECK(daxfs_change_settled(c));
 	munmap(s, sizeof(*s));
