@@ -1116,7 +1116,10 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	}
 	refresh_after_op(dir, &ln);
 	refresh_with(inode, &ln.inode);
-	d_instantiate(dentry, inode);
+	if (d_in_lookup(dentry))	/* atomic_open's: hash it as a lookup would */
+		d_add(dentry, inode);
+	else
+		d_instantiate(dentry, inode);
 	/* the name we made stands while its counter does: a stat right
 	 * after needs no lookup (docs/kernel.md "Dentries") */
 	name_confirmed(dentry, dir, ino, ln.vouch);
@@ -1178,6 +1181,45 @@ static int daxfs_k_create(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry
 			  umode_t mode DAXFS_CREATE_EXCL)
 {
 	return daxfs_create_common(dir, dentry, mode | S_IFREG, 0, daxfs_create_excl);
+}
+
+/*
+ * open() of a final name no dentry answered (d_in_lookup), or of a negative
+ * one that revalidated.  O_CREAT|O_EXCL makes the file without looking the
+ * name up first: the naming finds a name that exists and answers EEXIST,
+ * which is what the lookup would have led to, so the lookup (an op of its
+ * own, a quarter of a create) is not needed.  The VFS has already checked
+ * that we may create here (may_o_create): where we may not, it clears
+ * O_CREAT, and a lookup answers, so an existing name still gives EEXIST
+ * and a missing one the VFS's EACCES.  Any other open looks the name up as
+ * ->lookup would and creates only when it is absent, as ->create did:
+ * making a file first there would make and free one on every open(O_CREAT)
+ * of an existing file.
+ */
+static int daxfs_k_atomic_open(struct inode *dir, struct dentry *dentry,
+			       struct file *file, unsigned int flags,
+			       umode_t mode)
+{
+	bool excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	struct dentry *res = NULL;
+	int err;
+
+	if (d_in_lookup(dentry) && !excl) {
+		res = daxfs_k_lookup(dir, dentry, 0);
+		if (IS_ERR(res))
+			return PTR_ERR(res);
+		if (res)
+			dentry = res;
+	}
+	if (!(flags & O_CREAT) || d_really_is_positive(dentry))
+		return finish_no_open(file, res);
+	if (dentry->d_name.len > DAXFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	err = daxfs_create_common(dir, dentry, mode | S_IFREG, 0, excl);
+	if (err)
+		return err;
+	file->f_mode |= FMODE_CREATED;
+	return finish_open(file, dentry, NULL);
 }
 
 static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
@@ -1419,6 +1461,7 @@ int daxfs_k_fileattr_set(DAXFS_IDMAP_T *idmap, struct dentry *dentry,
 const struct inode_operations daxfs_dir_iops = {
 	.lookup		= daxfs_k_lookup,
 	.create		= daxfs_k_create,
+	.atomic_open	= daxfs_k_atomic_open,
 	.mknod		= daxfs_k_mknod,
 	.mkdir		= daxfs_k_mkdir,
 	.symlink	= daxfs_k_symlink,

@@ -55,12 +55,27 @@ Scenarios:
             store through its mapping (after a lease pass: SIGBUS) all fail (EPERM);
             in d it creates a file and cannot remove it; A `chattr -i f`, then B's
             write through the same descriptor works and A reads it (docs/attrs.md)
+  creat     ROLE (A or B, two guests; barriers as chattr's, in MNT/crs): open(O_CREAT)
+            through daxfs.ko's atomic_open.  A alone: O_EXCL makes a file (empty, mode
+            with the umask, in a setgid directory its group) and answers EEXIST on a
+            file, a directory and a dangling symlink (whose target stays absent);
+            without O_EXCL it opens the file there (O_TRUNC empties it); a 256-byte
+            name ENAMETOOLONG with nothing made, 255 bytes made; a plain open of a name
+            no dentry holds (after drop_caches) opens it, of a missing one ENOENT; uid
+            1000 in a directory it may not write: EEXIST for O_EXCL on a name there,
+            EACCES on a missing one, O_CREAT|O_RDONLY opens the existing file.  Both:
+            B caches the absence of names, A makes them, B's O_EXCL answers EEXIST and
+            its O_CREAT opens A's file; B renames a directory A holds open, A creates
+            in it through the descriptor and then finds the old name gone; then both
+            race O_EXCL creates of NRACE names, each in its own random order: each
+            name has exactly one winner, whose role is in the file
 """
 import ctypes
 import errno
 import fcntl
 import mmap
 import os
+import random
 import signal
 import stat
 import struct
@@ -1078,8 +1093,178 @@ def scen_chattr(mnt, role):
     result(chattr="ok")
 
 
+def errno_of(fn, *args):
+    """The errno fn(*args) fails with, 0 when it succeeds (a descriptor it
+    returns is closed)."""
+    try:
+        r = fn(*args)
+    except OSError as e:
+        return e.errno
+    if isinstance(r, int):
+        os.close(r)
+    return 0
+
+
+EXCL = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+
+
+def creat_alone(d):
+    """One host's open(O_CREAT) answers, as any Linux filesystem gives them."""
+    old = os.umask(0o022)
+    f = os.path.join(d, "f")
+    fd = os.open(f, EXCL, 0o666)
+    os.write(fd, b"one")
+    os.close(fd)
+    st = os.stat(f)
+    check(stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o644,
+          f"O_EXCL create: mode {st.st_mode:o}")
+    os.mkdir(os.path.join(d, "dir"))
+    os.symlink("target", os.path.join(d, "dangling"))
+    for name in ("f", "dir", "dangling"):
+        e = errno_of(os.open, os.path.join(d, name), EXCL, 0o644)
+        check(e == errno.EEXIST, f"O_EXCL on {name}: errno {e}")
+    check(not os.path.lexists(os.path.join(d, "target")),
+          "O_EXCL through a dangling symlink made its target")
+    fd = os.open(f, os.O_CREAT | os.O_RDWR, 0o600)
+    check(os.pread(fd, 8, 0) == b"one", "O_CREAT on a file did not open it")
+    os.close(fd)
+    os.close(os.open(f, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600))
+    check(os.stat(f).st_size == 0, "O_CREAT|O_TRUNC did not empty the file")
+    e = errno_of(os.open, os.path.join(d, "n" * 256), EXCL, 0o644)
+    check(e == errno.ENAMETOOLONG, f"256-byte name: errno {e}")
+    check(sorted(os.listdir(d)) == ["dangling", "dir", "f"],
+          f"after the long name: {sorted(os.listdir(d))}")
+    os.close(os.open(os.path.join(d, "n" * 255), EXCL, 0o644))
+    sg = os.path.join(d, "sgid")
+    os.mkdir(sg)
+    os.chown(sg, 0, 4321)
+    os.chmod(sg, 0o2777)
+    os.close(os.open(os.path.join(sg, "g"), EXCL, 0o644))
+    gid = os.stat(os.path.join(sg, "g")).st_gid
+    check(gid == 4321, f"a file made in a setgid directory: group {gid}")
+    with open("/proc/sys/vm/drop_caches", "w") as dc:
+        dc.write("2")
+    fd = os.open(f, os.O_RDONLY)
+    os.close(fd)
+    e = errno_of(os.open, os.path.join(d, "missing"), os.O_RDONLY)
+    check(e == errno.ENOENT, f"open of a missing name: errno {e}")
+    ro = os.path.join(d, "ro")
+    os.mkdir(ro)
+    with open(os.path.join(ro, "have"), "wb") as fp:
+        fp.write(b"have")
+    os.chmod(ro, 0o555)
+    os.umask(old)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgid(1000)
+            os.setuid(1000)
+            ok = (errno_of(os.open, os.path.join(ro, "have"), EXCL, 0o644) == errno.EEXIST
+                  and errno_of(os.open, os.path.join(ro, "new"), EXCL, 0o644)
+                  == errno.EACCES
+                  and errno_of(os.open, os.path.join(ro, "have"),
+                               os.O_CREAT | os.O_RDONLY, 0o644) == 0)
+            code = 0 if ok else 3
+        finally:
+            os._exit(code)
+    st = os.waitpid(pid, 0)[1]
+    check(st == 0, f"uid 1000 in a directory it may not write: status {st:#x}")
+    check(not os.path.exists(os.path.join(ro, "new")), "uid 1000 made a file in ro")
+
+
+def creat_race(d, role, n):
+    """O_EXCL creates of the same n names on both hosts at once: the names this
+    host won, each file holding its winner's role."""
+    won = []
+    order = list(range(n))
+    random.Random(role).shuffle(order)     # the hosts meet on many names
+    for i in order:
+        try:
+            fd = os.open(os.path.join(d, f"r{i}"), EXCL, 0o644)
+        except FileExistsError:
+            continue
+        os.write(fd, role.encode())
+        os.close(fd)
+        won.append(i)
+    return won
+
+
+def creat_moved_dir(mnt, d, role):
+    """A create by this host in a directory another host renamed since this
+    host last looked its name up moves no vouch of the old name: A holds a
+    descriptor of cr/mv, B renames it to cr/mv2, A creates in it through the
+    descriptor (no path walk through the name); then cr/mv is gone on A."""
+    mv, mv2 = os.path.join(d, "mv"), os.path.join(d, "mv2")
+    if role == "A":
+        os.mkdir(mv)
+        dfd = os.open(mv, os.O_RDONLY | os.O_DIRECTORY)
+        os.stat(mv)
+        ch_mark(mnt, "mv-ready")
+        ch_wait(mnt, "mv-moved")
+        os.close(os.open("f", EXCL, 0o644, dir_fd=dfd))
+        os.close(dfd)
+        e = errno_of(os.stat, mv)
+        check(e == errno.ENOENT, f"stat of the renamed directory's old name: errno {e}")
+        check(os.listdir(mv2) == ["f"], f"mv2 holds {os.listdir(mv2)}")
+        return
+    ch_wait(mnt, "mv-ready")
+    os.rename(mv, mv2)
+    ch_mark(mnt, "mv-moved")
+
+
+def scen_creat(mnt, role, nrace="400"):
+    d, c = os.path.join(mnt, "cr"), os.path.join(mnt, "cr", "x")
+    n = int(nrace)
+    if role == "A":
+        os.makedirs(c)
+        ch_mark(mnt, "cr-made")
+        os.makedirs(os.path.join(d, "alone"))
+        creat_alone(os.path.join(d, "alone"))
+        ch_wait(mnt, "cr-absent")
+        for name in ("seen", "unseen"):
+            with open(os.path.join(c, name), "wb") as fp:
+                fp.write(b"A:" + name.encode())
+        ch_mark(mnt, "cr-there")
+    else:
+        ch_wait(mnt, "cr-made")
+        e = errno_of(os.stat, os.path.join(c, "seen"))
+        check(e == errno.ENOENT, f"stat before A's create: errno {e}")
+        ch_mark(mnt, "cr-absent")
+        ch_wait(mnt, "cr-there")
+        for name in ("seen", "unseen"):
+            p = os.path.join(c, name)
+            e = errno_of(os.open, p, EXCL, 0o644)
+            check(e == errno.EEXIST, f"O_EXCL on A's {name}: errno {e}")
+            fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+            got = os.pread(fd, 16, 0)
+            os.close(fd)
+            check(got == b"A:" + name.encode(), f"O_CREAT on A's {name}: {got!r}")
+    creat_moved_dir(mnt, d, role)
+    ch_mark(mnt, "cr-race-" + role)
+    ch_wait(mnt, "cr-race-" + ("B" if role == "A" else "A"))
+    won = creat_race(c, role, n)
+    with open(os.path.join(d, "won-" + role), "w") as fp:
+        fp.write(" ".join(map(str, won)))
+    ch_mark(mnt, "cr-done-" + role)
+    ch_wait(mnt, "cr-done-" + ("B" if role == "A" else "A"))
+    wins = {}
+    for r in ("A", "B"):
+        with open(os.path.join(d, "won-" + r)) as fp:
+            for i in fp.read().split():
+                check(int(i) not in wins, f"r{i} won by both hosts")
+                wins[int(i)] = r
+    check(sorted(wins) == list(range(n)), f"names nobody won: {set(range(n)) - set(wins)}")
+    for i, r in wins.items():
+        with open(os.path.join(c, f"r{i}"), "rb") as fp:
+            got = fp.read()
+        check(got == r.encode(), f"r{i} won by {r} holds {got!r}")
+    result(creat="ok", **{f"creat_won_{role}": sum(1 for r in wins.values() if r == role)})
+
+
 SCENARIOS = {
     "chattr": scen_chattr,
+    "creat": scen_creat,
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,
     "follow": scen_follow,
