@@ -461,21 +461,49 @@ static int refresh_with(struct inode *inode, const struct daxfs_attr *a)
 }
 
 /*
+ * The directory's own dentry, when its counter vouched for its name at
+ * ln->dir_pre (name_confirmed) and our entry change's one move took the
+ * counter to exactly one above (its attributes after show it): nothing but
+ * that change, which leaves the directory's own name alone, moved it since
+ * the vouch, so the vouch moves with it.  Else every create in a directory
+ * made the next path walk through it look its name up again, in an op,
+ * out of RCU walk (docs/kernel.md "Dentries").  A counter only grows, so
+ * seeing dir_pre at the vouch and at the op proves nothing came between.
+ */
+static void vouch_follows_op(struct dentry *dentry, struct inode *dir,
+			     const struct daxfs_linked *ln)
+{
+	if (ln->dir.change != ln->dir_pre + 1 || !ln->dir_pre)
+		return;
+	spin_lock(&dentry->d_lock);
+	if (d_inode(dentry) == dir &&
+	    (uintptr_t)dentry->d_fsdata == dir->i_ino &&
+	    dentry->d_time == (unsigned long)ln->dir_pre)
+		dentry->d_time = (unsigned long)ln->dir.change;
+	spin_unlock(&dentry->d_lock);
+}
+
+/*
  * The same for the directory of an entry change of ours (ln: struct
  * daxfs_linked).  When our last look saw the counter the op found right
  * before its touch (dir_pre), and the op's attributes show it one above,
  * nothing but our op moved it since: the ACLs cached for the directory
  * stand, and the next create in it reads no default ACL again.
  */
-static int refresh_after_op(struct inode *dir, const struct daxfs_linked *ln)
+static int refresh_after_op(struct inode *dir, struct dentry *child,
+			    const struct daxfs_linked *ln)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(dir);
 	u64 mine = READ_ONCE(ei->valid) && READ_ONCE(ei->change) == ln->dir_pre ?
 		   ln->dir_pre + 1 : ~0ULL;
+	int err;
 
 	if (!ln->dir.ino)
 		return daxfs_refresh_inode(dir);
-	return daxfs_dead(dir->i_sb) ?: refresh_apply(dir, &ln->dir, 0, mine);
+	err = daxfs_dead(dir->i_sb) ?: refresh_apply(dir, &ln->dir, 0, mine);
+	if (!err)
+		vouch_follows_op(child->d_parent, dir, ln);
+	return err;
 }
 
 /* The refresh with the attributes (or the error) a core op gave. */
@@ -1035,7 +1063,7 @@ static int daxfs_instantiate(struct inode *dir, struct dentry *dentry, u64 ino,
 {
 	struct inode *inode;
 
-	refresh_after_op(dir, ln);
+	refresh_after_op(dir, dentry, ln);
 	inode = iget_with(dir->i_sb, ino, &ln->inode);
 	if (IS_ERR(inode)) {
 		d_drop(dentry);
@@ -1114,7 +1142,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 			return daxfs_create_exists(dentry, excl);
 		return daxfs_kerr(sb, err, "create");
 	}
-	refresh_after_op(dir, &ln);
+	refresh_after_op(dir, dentry, &ln);
 	refresh_with(inode, &ln.inode);
 	if (d_in_lookup(dentry))	/* atomic_open's: hash it as a lookup would */
 		d_add(dentry, inode);
@@ -1315,10 +1343,12 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
  * -ESTALE means the last link went and the inode was freed (nlink already
  * cleared); nlink 0 without it: kept as an orphan.
  */
-static void daxfs_after_unlink(struct inode *dir, struct inode *victim,
+static void daxfs_after_unlink(struct inode *dir, struct dentry *dentry,
 			       const struct daxfs_linked *ln)
 {
-	refresh_after_op(dir, ln);
+	struct inode *victim = d_inode(dentry);
+
+	refresh_after_op(dir, dentry, ln);
 	if (victim && ln->inode.ino == victim->i_ino)
 		daxfs_refresh_from(victim, &ln->inode, 0);
 	else
@@ -1341,7 +1371,7 @@ static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "unlink");
-	daxfs_after_unlink(dir, d_inode(dentry), &ln);
+	daxfs_after_unlink(dir, dentry, &ln);
 	return 0;
 }
 
