@@ -226,6 +226,11 @@ def main():
     ap.add_argument("--stats", type=int, default=1,
                     help="with --meta --profile: stat every file this many "
                          "times (a profile mostly of stat)")
+    ap.add_argument("--callers", action="store_true",
+                    help="with --meta --profile: record call graphs and "
+                         "report each function with what it calls "
+                         "(perf report --children): the cost of a whole "
+                         "path, such as atomic_open or release")
     ap.add_argument("--trust-ab", action="store_true",
                     help="with --meta: also daxfs.ko with trust_cached=0, "
                          "as a fourth target in every round")
@@ -251,8 +256,9 @@ def main():
         subprocess.run([os.path.join(TOOLS, "mkfs.daxfs"), "-f", "-q",
                         str(c.shm)], check=True)
         if a.profile and a.meta:
-            args = ["metaprofile", "%d:%d:%d" % (a.meta, a.listings,
-                                                 a.stats),
+            args = ["metaprofile", "%d:%d:%d%s" % (a.meta, a.listings,
+                                                   a.stats,
+                                                   ":g" if a.callers else ""),
                     "+".join(TARGETS)]
         elif a.profile:
             args = ["profile", a.runtime, "+".join(TARGETS)]

@@ -20,9 +20,11 @@
 #       round) runs bench/meta_bench posix on NFILES files right after the others
 #       (CSV to /out/meta-TARGET-ROUND.csv): per-round ratios of the metadata
 #       operations (bench/guest_ratio.py --meta).
-#   metaprofile NFILES[:LISTINGS[:STATS]] TARGETS [MODULE]
+#   metaprofile NFILES[:LISTINGS[:STATS[:g]]] TARGETS [MODULE]
 #       meta_bench once per target under perf record (cpu-clock, every CPU);
 #       /out/profile-TARGET-meta.txt (bench/guest_ratio.py --meta N --profile).
+#       :g records call graphs and reports each function with its callees
+#       (perf report --children: bench/guest_ratio.py --callers).
 #   profile RUNTIME TARGETS SECTIONS [MODULE]
 #       The same three mounts; for each section and target: the section once (its
 #       files laid out), then again under `perf record -e cpu-clock -a` (the host's perf
@@ -211,16 +213,19 @@ profile)
 metaprofile)
     # NFILES[:LISTINGS] TARGETS [MODULE]: meta_bench once per target under perf
     # NFILES:LISTINGS:STATS: every file stat'ed STATS times (a stat profile)
+    # NFILES:LISTINGS:STATS:g call graphs, each function with its callees
     nfiles=${1%%:*}; listings=10; stats=1; targets=$(echo "$2" | tr '+' ' ')
+    graph=; children=--no-children
     case $1 in *:*) listings=${1#*:} ;; esac
     case $listings in *:*) stats=${listings#*:}; listings=${listings%%:*} ;; esac
+    case $stats in *:g) stats=${stats%:g}; graph=-g; children="--children -g none" ;; esac
     mount_all "$3"
     for t in $targets; do
         rm -rf $MNT/$t/meta
-        DAXFS_BENCH_STATS=$stats host perf record -q -e cpu-clock -F 20000 -a -o /tmp/perf.data -- \
+        DAXFS_BENCH_STATS=$stats host perf record -q $graph -e cpu-clock -F 20000 -a -o /tmp/perf.data -- \
             $BIN/meta_bench posix /mnt/$t/meta $nfiles $listings \
             > /out/meta-$t-1.csv 2>/tmp/err || vm_fail "perf meta_bench on $t: $(tail -3 /tmp/err)"
-        host perf report -i /tmp/perf.data --stdio --sort sym --no-children \
+        host perf report -i /tmp/perf.data --stdio --sort sym $children \
             > /out/profile-$t-meta.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
         bench_log "meta profile on $t done"
     done
