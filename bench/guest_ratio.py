@@ -227,7 +227,7 @@ def main():
                     help="with --meta --profile: stat every file this many "
                          "times (a profile mostly of stat)")
     ap.add_argument("--callers", action="store_true",
-                    help="with --meta --profile: record call graphs and "
+                    help="with --profile: record call graphs and "
                          "report each function with what it calls "
                          "(perf report --children): the cost of a whole "
                          "path, such as atomic_open or release")
@@ -261,7 +261,8 @@ def main():
                                                    ":g" if a.callers else ""),
                     "+".join(TARGETS)]
         elif a.profile:
-            args = ["profile", a.runtime, "+".join(TARGETS)]
+            args = ["profile", a.runtime + (":g" if a.callers else ""),
+                    "+".join(TARGETS)]
         elif a.meta:
             args = ["meta", str(a.rounds), "%d:%d" % (a.meta, a.listings),
                     "+".join(TARGETS + (("daxfsnotrust",) if a.trust_ab

@@ -25,7 +25,7 @@
 #       /out/profile-TARGET-meta.txt (bench/guest_ratio.py --meta N --profile).
 #       :g records call graphs and reports each function with its callees
 #       (perf report --children: bench/guest_ratio.py --callers).
-#   profile RUNTIME TARGETS SECTIONS [MODULE]
+#   profile RUNTIME[:g] TARGETS SECTIONS [MODULE]
 #       The same three mounts; for each section and target: the section once (its
 #       files laid out), then again under `perf record -e cpu-clock -a` (the host's perf
 #       through the host root); `perf report` by symbol to
@@ -192,7 +192,10 @@ meta)
     umount_all
     vm_result meta=ok ;;
 profile)
+    # RUNTIME:g call graphs, each function with its callees
     rt=$1; targets=$(echo "$2" | tr '+' ' ')
+    graph=; children=--no-children
+    case $rt in *:g) rt=${rt%:g}; graph=-g; children="--children -g none" ;; esac
     mount_all "$4"
     for s in $(job_sections "$3"); do
         for t in $targets; do
@@ -201,9 +204,9 @@ profile)
             DAXFS_BENCH_DIR=/mnt/$t/fio DAXFS_BENCH_RUNTIME=$rt host $run \
                 > /out/profile-$t-$s.json 2>/tmp/err || vm_fail "fio $s on $t: $(tail -3 /tmp/err)"
             DAXFS_BENCH_DIR=/mnt/$t/fio DAXFS_BENCH_RUNTIME=$rt \
-                host perf record -q -e cpu-clock -F 20000 -a -o /tmp/perf.data -- $run \
+                host perf record -q $graph -e cpu-clock -F 20000 -a -o /tmp/perf.data -- $run \
                 > /out/profile-$t-$s.json 2>/tmp/err || vm_fail "perf fio $s on $t: $(tail -3 /tmp/err)"
-            host perf report -i /tmp/perf.data --stdio --sort sym --no-children \
+            host perf report -i /tmp/perf.data --stdio --sort sym $children \
                 > /out/profile-$t-$s.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
             bench_log "profile $s on $t done"
         done
