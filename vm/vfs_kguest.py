@@ -48,6 +48,8 @@ Scenarios:
             then preadv into those pages reads the bytes whole; pwrites
             from pages not present, half readable (a short count) and not
             readable (EFAULT, the file unchanged)
+  reopen    a file unlinked while open is opened again through /proc/self/fd: a
+            write through the new descriptor is read through the old, nlink 0
   chattr    ROLE (A or B, two guests; barriers are files in MNT/chs): A makes MNT/ch/f
             and MNT/ch/d; B opens f for writing and maps it shared and writable; A runs
             `chattr +i f` and `chattr +a d`; B sees both with lsattr, and its write
@@ -1262,9 +1264,29 @@ def scen_creat(mnt, role, nrace="400"):
     result(creat="ok", **{f"creat_won_{role}": sum(1 for r in wins.values() if r == role)})
 
 
+def scen_reopen(mnt):
+    """A file unlinked while open is opened again through /proc/self/fd."""
+    d = os.path.join(mnt, "reopen")
+    os.makedirs(d)
+    f = os.path.join(d, "f")
+    with open(f, "wb") as fp:
+        fp.write(b"abc")
+    fd = os.open(f, os.O_RDWR)
+    os.unlink(f)
+    fd2 = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)
+    os.pwrite(fd2, b"X", 0)
+    check(os.pread(fd, 3, 0) == b"Xbc", "a write through the reopened descriptor")
+    check(os.fstat(fd2).st_nlink == 0, f"nlink {os.fstat(fd2).st_nlink}")
+    os.close(fd)
+    os.close(fd2)
+    check(os.listdir(d) == [], f"left: {os.listdir(d)}")
+    result(reopen="ok")
+
+
 SCENARIOS = {
     "chattr": scen_chattr,
     "creat": scen_creat,
+    "reopen": scen_reopen,
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,
     "follow": scen_follow,

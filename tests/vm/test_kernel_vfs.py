@@ -23,7 +23,7 @@ from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 
 SIZE = 64 << 20
 SCENARIOS = ["tmpfile", "whiteout", "mmtime", "atime", "overlay", "freeze", "whiteoutfull",
-             "shortfull", "shutdown"]
+             "shortfull", "reopen", "shutdown"]
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +110,12 @@ def test_kernel_shutdown(guest):
     written before, and the slot the shutdown left is recovered (fsck below is clean:
     an unrecovered slot is "dead host still holds its slot")."""
     scenario(guest, "shutdown")
+
+
+def test_kernel_reopen_unlinked(guest):
+    """A file unlinked while open opens again through /proc/self/fd, as on Linux's own
+    filesystems: writes through the new descriptor reach the same file, nlink 0."""
+    scenario(guest, "reopen")
 
 
 def test_kernel_vfs_clean(guest):
