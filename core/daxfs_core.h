@@ -677,6 +677,10 @@ struct daxfs_linked {
 	 * that finds dir.change one above, knows that nothing but the call
 	 * changed the directory since (its cached ACLs stand) */
 	u64 dir_pre;
+	/* an unlink's: the last link went and the inode is freed (its
+	 * free claimed in the call's op), so no host holds it open and a
+	 * front end need not look whether it is an orphan */
+	bool gone;
 };
 /*
  * daxfs_mknod, daxfs_mkdir (mode's type DAXFS_S_IFDIR) or daxfs_symlink

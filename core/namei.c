@@ -1406,6 +1406,12 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			/* a record with links left is not freed in our op */
 			linked_fill(fs, out, 0, left > 0 ? de.ino : 0,
 				    left > 0 ? cref.ip : NULL, dir, dp, dpre);
+			/* the last link, and the free claimed already (by our
+			 * settle, or another host's): nobody holds it open.
+			 * The record, retired at most, is ours to read until
+			 * the op ends. */
+			out->gone = !left && !(daxfs_load32(&cref.ip->flags) &
+					       DAXFS_IF_ORPHAN);
 		}
 		daxfs_intent_clear(&op);
 		goto out;

@@ -1339,8 +1339,9 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 
 /*
  * After an unlink, with what its op loaded (ln): the directory's
- * attributes, and the inode's when links are left to it.  Else one look:
- * -ESTALE means the last link went and the inode was freed (nlink already
+ * attributes, and the inode's when links are left to it.  When the op
+ * freed it (ln->gone), nothing to look at.  Else one look: -ESTALE means
+ * the last link went and the inode was freed since (nlink already
  * cleared); nlink 0 without it: kept as an orphan.
  */
 static void daxfs_after_unlink(struct inode *dir, struct dentry *dentry,
@@ -1351,6 +1352,8 @@ static void daxfs_after_unlink(struct inode *dir, struct dentry *dentry,
 	refresh_after_op(dir, dentry, ln);
 	if (victim && ln->inode.ino == victim->i_ino)
 		daxfs_refresh_from(victim, &ln->inode, 0);
+	else if (victim && ln->gone)
+		clear_nlink(victim);	/* freed in the op: no look needed */
 	else
 		daxfs_mark_orphan(victim);
 }

@@ -438,9 +438,21 @@ static void test_unlink_and_tmpfile_attrs(void)
 	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
 	CHECK_EQ(ln.dir.change, ln.dir_pre + 1);
 	CHECK_EQ(ln.vouch, 0);
+	CHECK(!ln.gone);
 	/* the last link: the inode is gone, the directory's are given */
 	CHECK_EQ(daxfs_unlink_attr(&fa, d, "g", 1, &ln), 0);
 	CHECK_EQ(ln.inode.ino, 0);
+	CHECK(ln.gone);
+	CHECK_EQ(daxfs_getattr(&fa, f, &a), -ENOENT);
+	/* the last link of a file another host holds open: not gone, an
+	 * orphan until that host's close frees it */
+	f = t_mkreg(&fb, d, "h");
+	CHECK_EQ(daxfs_open_get(&fb, f), 0);
+	CHECK_EQ(daxfs_unlink_attr(&fa, d, "h", 1, &ln), 0);
+	CHECK(!ln.gone);
+	CHECK_EQ(daxfs_getattr(&fa, f, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	CHECK_EQ(daxfs_open_put(&fb, f), 0);
 	CHECK_EQ(daxfs_getattr(&fa, f, &a), -ENOENT);
 	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
 	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
