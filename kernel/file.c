@@ -376,7 +376,9 @@ static loff_t daxfs_llseek(struct file *file, loff_t offset, int whence)
 static int daxfs_open(struct inode *inode, struct file *file)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
-	int err = daxfs_refresh_inode(inode);
+	/* a file our atomic_open made in this same call has the attributes
+	 * its naming's op loaded (daxfs_create_reg): no peek to prove them */
+	int err = file->f_mode & FMODE_CREATED ? 0 : daxfs_refresh_inode(inode);
 
 	if (err)
 		return err == -ESTALE ? -ENOENT : err;
