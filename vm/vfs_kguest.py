@@ -57,7 +57,7 @@ Scenarios:
             store through its mapping (after a lease pass: SIGBUS) all fail (EPERM);
             in d it creates a file and cannot remove it; A `chattr -i f`, then B's
             write through the same descriptor works and A reads it (docs/attrs.md)
-  creat     ROLE (A or B, two guests; barriers as chattr's, in MNT/crs): open(O_CREAT)
+  creat     ROLE (A or B, two guests; barriers as chattr's, in MNT/chs): open(O_CREAT)
             through daxfs.ko's atomic_open.  A alone: O_EXCL makes a file (empty, mode
             with the umask, in a setgid directory its group) and answers EEXIST on a
             file, a directory and a dangling symlink (whose target stays absent);

@@ -47,6 +47,14 @@ mode=$1; shift
 
 bench_log() { echo "DAXFS-VM: bench: $*"; }
 
+# SPEC[:g]: perf's record and report options for a profile (call graphs,
+# each function reported with its callees, with :g) in $graph and
+# $children; $spec gets SPEC without the :g
+perf_mode() {
+    spec=$1; graph=; children=--no-children
+    case $spec in *:g) spec=${spec%:g}; graph=-g; children="--children -g none" ;; esac
+}
+
 # MODULE: daxfs.ko's path in the repository (default kernel/daxfs.ko); OPTS: more
 # mount options, dropped when the kernel refuses them (pmd before 6.12)
 mount_daxfs() {
@@ -193,9 +201,7 @@ meta)
     vm_result meta=ok ;;
 profile)
     # RUNTIME:g call graphs, each function with its callees
-    rt=$1; targets=$(echo "$2" | tr '+' ' ')
-    graph=; children=--no-children
-    case $rt in *:g) rt=${rt%:g}; graph=-g; children="--children -g none" ;; esac
+    perf_mode "$1"; rt=$spec; targets=$(echo "$2" | tr '+' ' ')
     mount_all "$4"
     for s in $(job_sections "$3"); do
         for t in $targets; do
@@ -217,11 +223,10 @@ metaprofile)
     # NFILES[:LISTINGS] TARGETS [MODULE]: meta_bench once per target under perf
     # NFILES:LISTINGS:STATS: every file stat'ed STATS times (a stat profile)
     # NFILES:LISTINGS:STATS:g call graphs, each function with its callees
-    nfiles=${1%%:*}; listings=10; stats=1; targets=$(echo "$2" | tr '+' ' ')
-    graph=; children=--no-children
-    case $1 in *:*) listings=${1#*:} ;; esac
+    perf_mode "$1"
+    nfiles=${spec%%:*}; listings=10; stats=1; targets=$(echo "$2" | tr '+' ' ')
+    case $spec in *:*) listings=${spec#*:} ;; esac
     case $listings in *:*) stats=${listings#*:}; listings=${listings%%:*} ;; esac
-    case $stats in *:g) stats=${stats%:g}; graph=-g; children="--children -g none" ;; esac
     mount_all "$3"
     for t in $targets; do
         rm -rf $MNT/$t/meta
