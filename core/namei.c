@@ -293,6 +293,15 @@ static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 	memset(a, 0, sizeof(*a));
 	a->ino = ref->ino;
 	if (ip) {
+		/*
+		 * The counter first (an acquire): every change stores its
+		 * fields and then moves it, so what follows is at least as
+		 * new as the counter says.  Loaded last, a chmod landing in
+		 * between paired the old mode with the new counter, and a
+		 * front end trusting its cache by the counter kept the old
+		 * mode for good (test_peek's test_race_attrs_by_counter).
+		 */
+		a->change = daxfs_load(&ip->change);
 		a->mode = daxfs_load32(&ip->mode);
 		a->uid = daxfs_load32(&ip->uid);
 		a->gid = daxfs_load32(&ip->gid);
@@ -304,7 +313,6 @@ static void attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		a->ctime_ns = (s64)daxfs_load((u64 *)&ip->ctime_ns);
 		/* a regular file's rdev word is its shrink count (core/file.c) */
 		a->rdev = DAXFS_IS_REG(a->mode) ? 0 : daxfs_load(&ip->rdev);
-		a->change = daxfs_load(&ip->change);
 		a->generation = daxfs_load32(&ip->generation);
 		a->flags = daxfs_if_to_fl(daxfs_ip_attrs(ip));
 		if (DAXFS_IS_DIR(a->mode))

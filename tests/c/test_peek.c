@@ -964,6 +964,100 @@ static void test_race_trusted_with_healer(void)
 	tr_a = &fa;
 }
 
+/* ---- attributes no older than the counter they came with ---- */
+
+/*
+ * A front end caches a file's attributes with the change counter they were
+ * loaded with, and trusts them while the record's counter stays there
+ * (daxfs.ko's peeks, its writes checked on cached attributes).  So a
+ * getattr must never give attributes older than its counter: a chmod by
+ * another host stores the mode and then moves the counter, and a getattr
+ * that loaded the mode before the store and the counter after the move
+ * would pair the old mode with the new counter for good (no later move
+ * would make anyone look again).  B sets uid k with its k-th setattr, so
+ * the counter c0 + k; every getattr of A must show a uid of at least its
+ * counter's k.
+ */
+struct ashared {
+	u64 stop, sets, gets, bad, bad_uid, bad_k;
+};
+
+/* the race's file and its counter at uid 0: set before the fork */
+static u64 aino, ac0;
+
+static void uid_setter(void *arg)
+{
+	struct ashared *s = arg;
+	struct daxfs_attr set = { 0 };
+	struct daxfs_fs fs;
+	struct t_renewer rn;
+	u64 k = 0;
+
+	if (t_join_kept(&fs, &rn, region, REGION))
+		_exit(3);
+	while (!daxfs_load(&s->stop)) {
+		set.uid = (u32)++k;
+		set.mode = k & 1 ? 04755 : 0644;
+		if (daxfs_setattr(&fs, aino, DAXFS_ATTR_UID | DAXFS_ATTR_MODE,
+				  &set))
+			_exit(5);
+		daxfs_store(&s->sets, k);
+	}
+	t_leave_kept(&fs, &rn);
+	_exit(0);
+}
+
+static void attr_getter(void *arg)
+{
+	struct ashared *s = arg;
+	double end = t_now() + RACE_SECS;
+	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_attr a;
+	u64 k, n = 0;
+
+	while (t_now() < end) {
+		/* both ways a front end loads them: plain and cached */
+		CHECK_EQ(n++ & 1 ? daxfs_getattr(&fa, aino, &a) :
+			 daxfs_getattr_fc(&fa, aino, &fc, &a), 0);
+		k = a.change - ac0;
+		if (a.uid < k && !s->bad++) {
+			s->bad_uid = a.uid;
+			s->bad_k = k;
+		}
+	}
+	s->gets = n;
+	daxfs_store(&s->stop, 1);
+}
+
+static void test_race_attrs_by_counter(void)
+{
+	struct ashared *s;
+	struct daxfs_attr a, set = { 0 };
+
+	aino = t_mkreg(&fb, ROOT, "counted");
+	set.mode = 0644;
+	CHECK_EQ(daxfs_setattr(&fb, aino, DAXFS_ATTR_UID | DAXFS_ATTR_MODE,
+			       &set), 0);
+	CHECK_EQ(daxfs_getattr(&fa, aino, &a), 0);
+	ac0 = a.change;
+	s = t_race(1, sizeof(*s), uid_setter, attr_getter);
+	printf("  race: %llu setattrs, %llu getattrs\n",
+	       (unsigned long long)s->sets, (unsigned long long)s->gets);
+	if (s->bad)
+		printf("  race: %llu getattrs older than their counter "
+		       "(uid %llu at counter step %llu)\n",
+		       (unsigned long long)s->bad,
+		       (unsigned long long)s->bad_uid,
+		       (unsigned long long)s->bad_k);
+	CHECK_EQ(s->bad, 0);
+	CHECK(s->sets > 100);
+	/* every setattr moved the counter by one: the premise held */
+	CHECK_EQ(daxfs_getattr(&fa, aino, &a), 0);
+	CHECK_EQ(a.change - ac0, s->sets);
+	CHECK_EQ(a.uid, s->sets);
+	munmap(s, sizeof(*s));
+}
+
 int main(void)
 {
 	struct t_renewer ra, rb;
@@ -991,6 +1085,7 @@ int main(void)
 	RUN(test_live_raise_kept);
 	RUN(test_heal_needs_live_host);
 	RUN(test_race_trusted_with_healer);
+	RUN(test_race_attrs_by_counter);
 	t_renew_stop(&rb);
 	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);
