@@ -775,6 +775,17 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
  * full pool part-way returns the bytes it stored (docs/reclaim.md "Short
  * writes"). */
 #define DAXFS_WRITE_WHOLE	(1u << 2)
+/*
+ * Only if the file's change counter is still attr->change (daxfs_write_attr
+ * only): the caller made its checks (limits, set-id bits, flags) on
+ * attributes it cached at that counter, and no peek before the call proved
+ * them current.  When the record's counter differs, nothing is stored,
+ * attr gets the record's attributes and the call returns
+ * DAXFS_WRITE_CHANGED: the caller checks again on those and retries
+ * (docs/kernel.md "Writes checked on cached attributes").
+ */
+#define DAXFS_WRITE_IF_CHANGE	(1u << 3)
+#define DAXFS_WRITE_CHANGED	(-EREMCHG)
 /* The actor may copy with streaming (weakly ordered) stores and leave them
  * unfenced: the core fences once after the copies of a range, before it
  * publishes a page or moves the size (core/file.c daxfs_copy_fenced). */

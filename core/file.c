@@ -1049,7 +1049,7 @@ static void write_attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 
 static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		      u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
-		      void *ctx, u64 *ppos, struct daxfs_attr *attr)
+		      void *ctx, u64 *ppos, struct daxfs_attr *attr, u64 expect)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
@@ -1067,6 +1067,13 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	err = daxfs_file_writable_fc(op, ino, fc, &ref, &ip);
 	if (err)
 		return err;
+	/* before any store, the eof tail's included: the caller's checks
+	 * were made on attributes of another counter */
+	if ((flags & DAXFS_WRITE_IF_CHANGE) &&
+	    daxfs_load(&ip->change) != expect) {
+		write_attr_fill(fs, &ref, attr);
+		return DAXFS_WRITE_CHANGED;
+	}
 	if (!append) {
 		if (off >= DAXFS_MAX_FILE_SIZE)
 			return len ? -EFBIG : 0;
@@ -1192,10 +1199,14 @@ s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 {
 	struct daxfs_op op;
 	u32 round = 0;
+	u64 expect = 0;
 	s64 ret;
 	int err;
 
-
+	if (!attr)
+		flags &= ~DAXFS_WRITE_IF_CHANGE;
+	else if (flags & DAXFS_WRITE_IF_CHANGE)
+		expect = attr->change;
 	do {
 		err = daxfs_op_begin(fs, &op);
 		if (err)
@@ -1203,7 +1214,7 @@ s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		if (attr)
 			attr->ino = 0;
 		ret = file_write(&op, ino, fc, off, len, flags, actor, ctx,
-				 pos, attr);
+				 pos, attr, expect);
 		daxfs_op_end(&op);
 		/* nothing stored yet: a shrink held the gate */
 		if (ret == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))

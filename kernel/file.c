@@ -243,6 +243,63 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 	}
 }
 
+/*
+ * The checks before a write.  trusted: on the attributes the inode holds,
+ * with no peek to prove them current; the write's first op then stores
+ * only if the record's change counter is still the one they were loaded
+ * at (DAXFS_WRITE_IF_CHANGE), and a refusal here may be stale too: the
+ * caller checks again after a refresh (docs/kernel.md "Writes checked on
+ * cached attributes").  *change gets the counter the checks went by.
+ * Returns the bytes to write, 0 for none, or -errno.
+ */
+static ssize_t daxfs_write_checks(struct kiocb *iocb, struct iov_iter *from,
+				  bool trusted, u64 *change)
+{
+	struct file *file = iocb->ki_filp;
+	struct inode *inode = file_inode(file);
+	ssize_t ret;
+	int err;
+
+	if (trusted) {
+		*change = READ_ONCE(DAXFS_I(inode)->change);
+		err = 0;
+	} else {
+		err = daxfs_refresh_inode_change(inode, change);
+	}
+	if (err)
+		return err;
+	/* also through a descriptor opened before the flag came, from any
+	 * host (as ext4_write_checks); the core decides again in the gate */
+	if (IS_IMMUTABLE(inode))
+		return -EPERM;
+	ret = generic_write_checks(iocb, from);
+	if (ret <= 0)
+		return ret;
+	/* the set-id bits go by the region's mode (file_remove_privs reads
+	 * i_mode, which may hide them); then the rest (security labels) */
+	err = daxfs_k_kill_privs(inode);
+	if (!err)
+		err = file_remove_privs(file);
+	return err ? err : ret;
+}
+
+/*
+ * Whether the checks may go by the cached attributes: never before the
+ * first load, nor for an append under a file size limit, where a stale
+ * size would raise SIGXFSZ before the op could tell (generic_write_checks
+ * takes an append's position from i_size).
+ */
+static bool daxfs_write_trusts_cache(struct kiocb *iocb)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+
+	if (!READ_ONCE(DAXFS_I(inode)->valid) ||
+	    READ_ONCE(DAXFS_SB(inode->i_sb)->dead))
+		return false;
+	return !(iocb->ki_flags & IOCB_APPEND) ||
+	       rlimit(RLIMIT_FSIZE) == RLIM_INFINITY;
+}
+
 static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct file *file = iocb->ki_filp;
@@ -251,36 +308,28 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct daxfs_io io = { .iter = from, .sbi = sbi };
 	struct daxfs_attr a = { .ino = 0 };
 	struct daxfs_src_pages src;
+	size_t count = iov_iter_count(from), left;
+	loff_t start = iocb->ki_pos;
 	ssize_t ret, done = 0;
-	u32 flags = 0;
-	size_t left;
-	bool held;
+	u32 flags = 0, cond;
+	bool held, trusted;
 	u64 pos, change, ops = 0;
 	s64 n;
 
 	inode_lock(inode);
-	ret = daxfs_refresh_inode_change(inode, &change);
-	if (ret)
-		goto out;
-	/* also through a descriptor opened before the flag came, from any
-	 * host (as ext4_write_checks); the core decides again in the gate */
-	if (IS_IMMUTABLE(inode)) {
-		ret = -EPERM;
-		goto out;
-	}
-	ret = generic_write_checks(iocb, from);
+	trusted = daxfs_write_trusts_cache(iocb);
+again:
+	ret = daxfs_write_checks(iocb, from, trusted, &change);
+	if (ret < 0 && trusted)
+		goto recheck;
 	if (ret <= 0)
 		goto out;
-	/* the set-id bits go by the region's mode (file_remove_privs reads
-	 * i_mode, which may hide them); then the rest (security labels) */
-	ret = daxfs_k_kill_privs(inode);
-	if (ret)
-		goto out;
-	ret = file_remove_privs(file);
-	if (ret)
-		goto out;
+	ret = 0;	/* from here: the first error, when nothing was written */
 	if (iocb->ki_flags & IOCB_APPEND)
 		flags |= DAXFS_WRITE_APPEND;
+	/* the first op stores only at the counter the checks went by */
+	cond = trusted ? DAXFS_WRITE_IF_CHANGE : 0;
+	a.change = change;
 	io.flush = sbi->fs.flags & DAXFS_FS_PERSISTENT;
 	/* an append copies from its source pages held: a copy that stopped
 	 * at a page gone since the fault-in would leave the rest of its
@@ -308,10 +357,18 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			 * copies */
 			break;
 		}
-		n = daxfs_write_nofault(iocb, &io, flags, &pos, &a);
+		n = daxfs_write_nofault(iocb, &io, flags | cond, &pos, &a);
+		cond = 0;
 		if (held) {
 			daxfs_src_release(&src, from);
 			io.iter = from;
+		}
+		if (n == DAXFS_WRITE_CHANGED) {
+			/* nothing stored: the attributes it found, then the
+			 * checks again on them (a refresh proves them) */
+			if (a.ino)
+				daxfs_refresh_from(inode, &a, 0);
+			goto recheck;
 		}
 		if (n < 0) {
 			if (!done)
@@ -345,6 +402,16 @@ out:
 	if (ret > 0)
 		ret = generic_write_sync(iocb, ret);
 	return ret;
+recheck:
+	/* as the call came: the checks may have moved the position (an
+	 * append) and cut the count (the size limits) */
+	trusted = false;
+	iocb->ki_pos = start;
+	iov_iter_reexpand(from, count);
+	io.fault = false;
+	io.media = false;
+	flags = 0;
+	goto again;
 }
 
 static loff_t daxfs_llseek(struct file *file, loff_t offset, int whence)

@@ -57,6 +57,13 @@ Scenarios:
             store through its mapping (after a lease pass: SIGBUS) all fail (EPERM);
             in d it creates a file and cannot remove it; A `chattr -i f`, then B's
             write through the same descriptor works and A reads it (docs/attrs.md)
+  stalewrite  ROLE [ROUNDS] (A or B, two guests; barriers in MNT/chs): a write checked
+            on attributes another host changed since this host last looked
+            (docs/kernel.md "Writes checked on cached attributes").  A's uid-1000
+            process holds MNT/sw/f open for writing and MNT/sw/g for appending; each
+            round B sets f's mode 04755 and truncates g and writes 10 bytes to it, then
+            A, with no look at either first, writes f (the set-uid bit must go) and
+            appends 10 bytes to g (they must follow B's, at offset 10)
   creat     ROLE (A or B, two guests; barriers as chattr's, in MNT/chs): open(O_CREAT)
             through daxfs.ko's atomic_open.  A alone: O_EXCL makes a file (empty, mode
             with the umask, in a setgid directory its group) and answers EEXIST on a
@@ -1156,23 +1163,33 @@ def creat_alone(d):
         fp.write(b"have")
     os.chmod(ro, 0o555)
     os.umask(old)
+    def refused():
+        return (errno_of(os.open, os.path.join(ro, "have"), EXCL, 0o644) == errno.EEXIST
+                and errno_of(os.open, os.path.join(ro, "new"), EXCL, 0o644)
+                == errno.EACCES
+                and errno_of(os.open, os.path.join(ro, "have"),
+                             os.O_CREAT | os.O_RDONLY, 0o644) == 0)
+    st = as_uid_1000(refused)
+    check(st == 0, f"uid 1000 in a directory it may not write: status {st:#x}")
+    check(not os.path.exists(os.path.join(ro, "new")), "uid 1000 made a file in ro")
+
+
+def as_uid_1000(fn):
+    """Runs fn() in a child process as uid and gid 1000; its exit status: 0 when
+    fn returned true, 3 when it returned false, 1 when it raised (said on
+    stderr)."""
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             os.setgid(1000)
             os.setuid(1000)
-            ok = (errno_of(os.open, os.path.join(ro, "have"), EXCL, 0o644) == errno.EEXIST
-                  and errno_of(os.open, os.path.join(ro, "new"), EXCL, 0o644)
-                  == errno.EACCES
-                  and errno_of(os.open, os.path.join(ro, "have"),
-                               os.O_CREAT | os.O_RDONLY, 0o644) == 0)
-            code = 0 if ok else 3
+            code = 0 if fn() else 3
+        except Exception as e:      # noqa: BLE001 - the child's report
+            print(f"as uid 1000: {e!r}", file=sys.stderr, flush=True)
         finally:
             os._exit(code)
-    st = os.waitpid(pid, 0)[1]
-    check(st == 0, f"uid 1000 in a directory it may not write: status {st:#x}")
-    check(not os.path.exists(os.path.join(ro, "new")), "uid 1000 made a file in ro")
+    return os.waitpid(pid, 0)[1]
 
 
 def creat_race(d, role, n):
@@ -1264,6 +1281,70 @@ def scen_creat(mnt, role, nrace="400"):
     result(creat="ok", **{f"creat_won_{role}": sum(1 for r in wins.values() if r == role)})
 
 
+def stalewrite_writer(mnt, f, g, rounds):
+    """A's uid-1000 process: each round, after B's changes, one write to f and one
+    append to g through descriptors opened before, with no look at either first."""
+    fd = os.open(f, os.O_WRONLY)
+    gd = os.open(g, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"w" * 4096)
+    os.write(gd, b"a" * 100)
+    for i in range(rounds):
+        ch_mark(mnt, f"sw-w{i}")
+        ch_wait(mnt, f"sw-c{i}")
+        check(os.write(fd, b"x" * 100) == 100, f"round {i}: write to f")
+        check(os.write(gd, b"A" * 10) == 10, f"round {i}: append to g")
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        check(mode == 0o755, f"round {i}: the write left f's mode {mode:o}")
+        with open(g, "rb") as fp:
+            got = fp.read(64)
+        check(got == b"B" * 10 + b"A" * 10,
+              f"round {i}: g holds {got!r}, not B's 10 bytes and then ours")
+    os.close(fd)
+    os.close(gd)
+    return True
+
+
+def scen_stalewrite(mnt, role, rounds="10"):
+    d = os.path.join(mnt, "sw")
+    f, g = os.path.join(d, "f"), os.path.join(d, "g")
+    n = int(rounds)
+    if role == "B":
+        ch_wait(mnt, "sw-made")
+        for i in range(n):
+            # A marks sw-done also when its writer failed: no wait for rounds
+            # that will not come
+            end = time.monotonic() + 300
+            while not os.path.exists(os.path.join(mnt, "chs", f"sw-w{i}")):
+                check(not os.path.exists(os.path.join(mnt, "chs", "sw-done")),
+                      f"A stopped before round {i}")
+                check(time.monotonic() < end, f"round {i} never came")
+                time.sleep(0.1)
+            os.chmod(f, 0o4755)
+            fd = os.open(g, os.O_WRONLY | os.O_TRUNC)
+            os.write(fd, b"B" * 10)
+            os.close(fd)
+            ch_mark(mnt, f"sw-c{i}")
+        ch_wait(mnt, "sw-done")
+        check(stat.S_IMODE(os.stat(f).st_mode) == 0o755, "B sees f's set-uid bit kept")
+        with open(g, "rb") as fp:
+            check(fp.read() == b"B" * 10 + b"A" * 10, "B sees g wrong")
+        result(stalewrite="ok")
+        return
+    chs = os.path.join(mnt, "chs")
+    os.makedirs(chs, exist_ok=True)
+    os.chmod(chs, 0o777)        # A's writer marks as uid 1000
+    os.makedirs(d)
+    for p in (f, g):
+        open(p, "wb").close()
+        os.chown(p, 1000, 1000)
+        os.chmod(p, 0o644)
+    ch_mark(mnt, "sw-made")
+    st = as_uid_1000(lambda: stalewrite_writer(mnt, f, g, n))
+    ch_mark(mnt, "sw-done")
+    check(st == 0, f"the uid-1000 writer failed: status {st:#x}")
+    result(stalewrite="ok")
+
+
 def scen_reopen(mnt):
     """A file unlinked while open is opened again through /proc/self/fd."""
     d = os.path.join(mnt, "reopen")
@@ -1286,6 +1367,7 @@ def scen_reopen(mnt):
 SCENARIOS = {
     "chattr": scen_chattr,
     "creat": scen_creat,
+    "stalewrite": scen_stalewrite,
     "reopen": scen_reopen,
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,

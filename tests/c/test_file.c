@@ -892,6 +892,81 @@ static void test_write_stamps(void)
 	t_region_free(r, 16 * MiB);
 }
 
+/*
+ * DAXFS_WRITE_IF_CHANGE (docs/kernel.md "Writes checked on cached
+ * attributes"): with the counter the caller's checks saw, the write is
+ * made; with any other, nothing is stored -- not the bytes, not the EOF
+ * tail's clearing, not the size or the counter -- and the caller gets the
+ * record's attributes to check again on.  Appends alike.
+ */
+static s64 write_if(struct daxfs_fs *fs, u64 ino, u64 off, const void *buf,
+		    u64 len, u32 flags, u64 expect, struct daxfs_attr *a)
+{
+	struct wsrc w = { buf, 0, 0, 0 };
+	u64 pos = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->change = expect;
+	return daxfs_write_attr(fs, ino, NULL, off, len,
+				flags | DAXFS_WRITE_IF_CHANGE, w_actor, &w,
+				&pos, a);
+}
+
+static void test_write_if_change(void)
+{
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, 16 * MiB, NULL);
+	u64 ino = t_mkfile(&fs);
+	struct daxfs_attr a, now;
+	u8 buf[8192], got[8192];
+	u64 c;
+
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 100, 0), 100);
+	CHECK_EQ(t_getattr(&fs, ino, &now), 0);
+	c = now.change;
+	/* the counter the checks saw: written, and the attributes after */
+	CHECK_EQ(write_if(&fs, ino, 100, buf, 100, 0, c, &a), 100);
+	CHECK_EQ(a.ino, ino);
+	CHECK_EQ(a.size, 200);
+	CHECK_EQ(a.change, c + 1);
+	/* stale by one: nothing stored, the record's attributes given */
+	memset(buf, 0xa5, sizeof(buf));
+	CHECK_EQ(write_if(&fs, ino, 0, buf, 50, 0, c, &a),
+		 DAXFS_WRITE_CHANGED);
+	CHECK_EQ(a.ino, ino);
+	CHECK_EQ(a.change, c + 1);
+	CHECK_EQ(a.size, 200);
+	CHECK_EQ(t_pread(&fs, ino, got, 200, 0), 200);
+	CHECK(got[0] == 0x5a && got[49] == 0x5a);
+	/* past EOF and appending: no tail cleared, no size moved */
+	CHECK_EQ(write_if(&fs, ino, 3 * 4096, buf, 10, 0, c, &a),
+		 DAXFS_WRITE_CHANGED);
+	CHECK_EQ(write_if(&fs, ino, 0, buf, 10, DAXFS_WRITE_APPEND, c, &a),
+		 DAXFS_WRITE_CHANGED);
+	CHECK_EQ(t_getattr(&fs, ino, &now), 0);
+	CHECK_EQ(now.size, 200);
+	CHECK_EQ(now.change, c + 1);
+	/* and with the counter given back, both go through */
+	CHECK_EQ(write_if(&fs, ino, 0, buf, 10, DAXFS_WRITE_APPEND, a.change,
+			  &a), 10);
+	CHECK_EQ(a.size, 210);
+	CHECK_EQ(write_if(&fs, ino, 3 * 4096, buf, 10, 0, a.change, &a), 10);
+	CHECK_EQ(a.size, 3 * 4096 + 10);
+	CHECK_EQ(t_pread(&fs, ino, got, 220, 0), 220);
+	CHECK(got[199] == 0x5a && got[200] == 0xa5 && got[209] == 0xa5 &&
+	      got[210] == 0);
+	/* without attributes to compare with, the flag means nothing */
+	{
+		struct wsrc w = { buf, 0, 0, 0 };
+
+		CHECK_EQ(daxfs_write_attr(&fs, ino, NULL, 0, 4, DAXFS_WRITE_IF_CHANGE,
+					  w_actor, &w, NULL, NULL), 4);
+	}
+	daxfs_host_leave(&fs);
+	t_region_free(r, 16 * MiB);
+}
+
 int main(void)
 {
 	RUN(test_basic);
@@ -911,5 +986,6 @@ int main(void)
 	RUN(test_direct_truncate);
 	RUN(test_direct_fsck);
 	RUN(test_write_stamps);
+	RUN(test_write_if_change);
 	return t_done();
 }

@@ -194,6 +194,20 @@ def test_kernel_chattr_two_guests(request, built):
     two_guests(request, "chattr", flags_cleared)
 
 
+def test_kernel_stale_write_two_guests(request, built):
+    """A write checked on attributes another host changed since this host last looked
+    (docs/kernel.md "Writes checked on cached attributes"): guest A's uid-1000 process
+    holds f open for writing and g for appending; each of 10 rounds guest B sets f's
+    mode 04755, truncates g and writes 10 bytes to it, and A, with no look at either
+    first, writes f and appends to g.  The write must drop the set-uid bit B set, and
+    A's bytes must follow B's in g.  The host then reads the same, and fsck is clean."""
+    def seen(r):
+        assert r.stat("/sw/f").st_mode & 0o7777 == 0o755
+        assert r.read_file("/sw/g") == b"B" * 10 + b"A" * 10
+
+    two_guests(request, "stalewrite", seen)
+
+
 def test_kernel_creat_two_guests(request, built):
     """open(O_CREAT) through daxfs.ko's atomic_open (docs/kernel.md "Creating a
     file: atomic_open"), which makes an O_EXCL file without a lookup first.  Guest A
