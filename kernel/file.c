@@ -261,7 +261,8 @@ static ssize_t daxfs_write_checks(struct kiocb *iocb, struct iov_iter *from,
 	int err;
 
 	if (trusted) {
-		*change = READ_ONCE(DAXFS_I(inode)->change);
+		/* an acquire: the attributes filled with it, not older ones */
+		*change = smp_load_acquire(&DAXFS_I(inode)->change);
 		err = 0;
 	} else {
 		err = daxfs_refresh_inode_change(inode, change);

@@ -298,7 +298,10 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 	daxfs_set_inode_times(inode, ns_to_ts(a->atime_ns), ns_to_ts(a->mtime_ns),
 			      ns_to_ts(a->ctime_ns));
 	inode->i_generation = a->generation;
-	DAXFS_I(inode)->change = a->change;
+	/* last, a release: a write's checks that load the counter with an
+	 * acquire, outside i_lock, see the attributes stored with it
+	 * (daxfs_write_checks) */
+	smp_store_release(&DAXFS_I(inode)->change, a->change);
 	DAXFS_I(inode)->valid = true;
 	spin_unlock(&inode->i_lock);
 	/* another host may have changed them (docs/xattr.md) */
@@ -332,7 +335,7 @@ static bool own_write_only(struct inode *inode, const struct daxfs_attr *a)
 		daxfs_set_inode_times(inode, ns_to_ts(a->atime_ns),
 				      ns_to_ts(a->mtime_ns),
 				      ns_to_ts(a->ctime_ns));
-	ei->change = a->change;
+	smp_store_release(&ei->change, a->change);	/* as daxfs_fill_inode */
 	spin_unlock(&inode->i_lock);
 	return true;
 }
