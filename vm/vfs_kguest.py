@@ -61,9 +61,10 @@ Scenarios:
             on attributes another host changed since this host last looked
             (docs/kernel.md "Writes checked on cached attributes").  A's uid-1000
             process holds MNT/sw/f open for writing and MNT/sw/g for appending; each
-            round B sets f's mode 04755 and truncates g and writes 10 bytes to it, then
-            A, with no look at either first, writes f (the set-uid bit must go) and
-            appends 10 bytes to g (they must follow B's, at offset 10)
+            round B sets f's mode 04755 (every other round also security.capability)
+            and truncates g and writes 10 bytes to it, then A, with no look at either
+            first, writes f (the set-uid bit and the capability must go) and appends
+            10 bytes to g (they must follow B's, at offset 10)
   creat     ROLE (A or B, two guests; barriers as chattr's, in MNT/chs): open(O_CREAT)
             through daxfs.ko's atomic_open.  A alone: O_EXCL makes a file (empty, mode
             with the umask, in a setgid directory its group) and answers EEXIST on a
@@ -98,6 +99,8 @@ AT_EMPTY_PATH = 0x1000
 AT_SYMLINK_FOLLOW = 0x400
 RENAME_WHITEOUT = 1 << 2
 OLD_NS = 1_000_000_000 * 1_000_000	# 2001-09-09, before any "now"
+# struct vfs_cap_data, revision 2, effective: cap_net_raw permitted
+CAP_BLOB = struct.pack("<5I", 0x02000001, 1 << 13, 0, 0, 0)
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -1295,6 +1298,8 @@ def stalewrite_writer(mnt, f, g, rounds):
         check(os.write(gd, b"A" * 10) == 10, f"round {i}: append to g")
         mode = stat.S_IMODE(os.fstat(fd).st_mode)
         check(mode == 0o755, f"round {i}: the write left f's mode {mode:o}")
+        e = errno_of(os.getxattr, f, "security.capability")
+        check(e == errno.ENODATA, f"round {i}: the write left f's capability ({e})")
         with open(g, "rb") as fp:
             got = fp.read(64)
         check(got == b"B" * 10 + b"A" * 10,
@@ -1320,6 +1325,8 @@ def scen_stalewrite(mnt, role, rounds="10"):
                 check(time.monotonic() < end, f"round {i} never came")
                 time.sleep(0.1)
             os.chmod(f, 0o4755)
+            if i % 2:
+                os.setxattr(f, "security.capability", CAP_BLOB)
             fd = os.open(g, os.O_WRONLY | os.O_TRUNC)
             os.write(fd, b"B" * 10)
             os.close(fd)

@@ -198,11 +198,13 @@ def test_kernel_stale_write_two_guests(request, built):
     """A write checked on attributes another host changed since this host last looked
     (docs/kernel.md "Writes checked on cached attributes"): guest A's uid-1000 process
     holds f open for writing and g for appending; each of 10 rounds guest B sets f's
-    mode 04755, truncates g and writes 10 bytes to it, and A, with no look at either
-    first, writes f and appends to g.  The write must drop the set-uid bit B set, and
-    A's bytes must follow B's in g.  The host then reads the same, and fsck is clean."""
+    mode 04755 (every other round also security.capability), truncates g and writes 10
+    bytes to it, and A, with no look at either first, writes f and appends to g.  The
+    write must drop the set-uid bit and the capability B set, and A's bytes must follow
+    B's in g.  The host then reads the same, and fsck is clean."""
     def seen(r):
         assert r.stat("/sw/f").st_mode & 0o7777 == 0o755
+        assert "security.capability" not in r.listxattr("/sw/f")
         assert r.read_file("/sw/g") == b"B" * 10 + b"A" * 10
 
     two_guests(request, "stalewrite", seen)
