@@ -919,6 +919,7 @@ static void test_write_if_change(void)
 	u64 ino = t_mkfile(&fs);
 	struct daxfs_attr a, now;
 	u8 buf[8192], got[8192];
+	struct wsrc w = { buf, 0, 0, 0 };
 	u64 c;
 
 	memset(buf, 0x5a, sizeof(buf));
@@ -957,12 +958,8 @@ static void test_write_if_change(void)
 	CHECK(got[199] == 0x5a && got[200] == 0xa5 && got[209] == 0xa5 &&
 	      got[210] == 0);
 	/* without attributes to compare with, the flag means nothing */
-	{
-		struct wsrc w = { buf, 0, 0, 0 };
-
-		CHECK_EQ(daxfs_write_attr(&fs, ino, NULL, 0, 4, DAXFS_WRITE_IF_CHANGE,
-					  w_actor, &w, NULL, NULL), 4);
-	}
+	CHECK_EQ(daxfs_write_attr(&fs, ino, NULL, 0, 4, DAXFS_WRITE_IF_CHANGE,
+				  w_actor, &w, NULL, NULL), 4);
 	daxfs_host_leave(&fs);
 	t_region_free(r, 16 * MiB);
 }
