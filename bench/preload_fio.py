@@ -20,19 +20,24 @@ rows alternated.  --huge (root) adds two: a region on a hugetlbfs
 (vm.nr_hugepages raised for the run) and one on a tmpfs mounted
 huge=advise, each mounted in a temporary directory; everything is put
 back afterwards (docs/benchmarks.md "Huge pages for the region").
+mkfs.daxfs gives a region on /dev/shm 2 MiB pages where the kernel can
+(docs/libdaxfs.md "Huge pages"); --small adds a column for a region in
+the first --region-dir made with --small-pages, as regions were before.
 
 With --cpu --base TREE: the preload of this tree and of TREE (another
 built checkout, e.g. the commit before a change) side by side, in turns
 within each run, instead of the no-pre-fault column.
 
-Without --cpu or --meta: fio's MiB/s and median latency, every row but
+Without --cpu or --meta: fio's MiB/s and median latency (a column per
+region, as with --cpu; the sides alternated in every run), every row but
 the first writes time-based (--runtime, 2s; 0: once through the 64 MiB),
 as Table 2's job file has them: a 64 MiB row once through takes a few
 milliseconds, most of it the opening of the file.
 
 Usage: bench/preload_fio.py [--size 64m] [--runs 3] [--runtime 2s]
        [--meta N] [--cpu]
-       [--region-dir DIR]... [--region-size 2G] [--huge] [--base TREE]
+       [--region-dir DIR]... [--region-size 2G] [--huge] [--small]
+       [--base TREE]
 Needs fio and a built tree (make).
 """
 
@@ -76,13 +81,6 @@ def fio(prefix, path, args, size, runtime=None):
     side = job["read"] if job["read"]["io_bytes"] else job["write"]
     p50 = side["clat_ns"]["percentile"]["50.000000"]
     return kb / 1024.0, p50
-
-
-def best(prefix, path, args, size, runs, runtime=None):
-    """Best bandwidth and best median latency of runs: on a shared
-    machine the other tenants only ever make a run slower."""
-    out = [fio(prefix, path, args, size, runtime) for _ in range(runs)]
-    return max(o[0] for o in out), min(o[1] for o in out)
 
 
 def meta(pre, region_dir, tmp_dir, n, runs):
@@ -198,11 +196,13 @@ def parse_size(text):
     return int(t[:-1]) * mult[t[-1]] if t[-1] in mult else int(t)
 
 
-def make_region(d, prefix, size):
-    """A new region of size bytes in directory d; returns its path."""
+def make_region(d, prefix, size, small=False):
+    """A new region of size bytes in directory d (small: on the
+    directory's own pages, --small-pages); returns its path."""
     region = tempfile.mktemp(dir=d, prefix=prefix, suffix=".region")
     subprocess.run([os.path.join(BIN, "mkfs.daxfs"), "-f", "-s",
-                    "%dM" % (size >> 20), region], check=True,
+                    "%dM" % (size >> 20), region]
+                   + (["--small-pages"] if small else []), check=True,
                    capture_output=True)
     return region
 
@@ -221,6 +221,7 @@ def scratch(prefix, runs, meta):
     ap.add_argument("--region-dir", action="append", default=[])
     ap.add_argument("--region-size", default="2G")
     ap.add_argument("--huge", action="store_true")
+    ap.add_argument("--small", action="store_true")
     ap.add_argument("--base", default=None)
     a = ap.parse_args()
     a.region_dir = a.region_dir or ["/dev/shm"]
@@ -238,17 +239,21 @@ def drop_scratch(tmp, region):
 
 def main():
     a, tmp, region = scratch("plbench-", 3, 0)
-    dirs, regions = a.region_dir[:1], [region]
+    names, regions = [column(a.region_dir[0])], [region]
     try:
         with contextlib.ExitStack() as stack:
             more = a.region_dir[1:]
             if a.huge:
                 more += stack.enter_context(huge_dirs(a.region_bytes))
             try:
+                if a.small:
+                    regions.append(make_region(a.region_dir[0], "plbench-",
+                                               a.region_bytes, small=True))
+                    names.append(names[0] + " 4K pages")
                 for d in more:
                     regions.append(make_region(d, "plbench-", a.region_bytes))
-                    dirs.append(d)
-                run(a, tmp, dirs, regions)
+                    names.append(column(d))
+                run(a, tmp, names, regions)
             finally:
                 for r in regions[1:]:
                     os.unlink(r)
@@ -256,10 +261,14 @@ def main():
         drop_scratch(tmp, region)
 
 
-def run(a, tmp, dirs, regions):
-    pres = [(os.path.basename(d.rstrip("/")) or d,
-             [os.path.join(BIN, "daxfs"), "-r", r, "run", "--"])
-            for d, r in zip(dirs, regions)]
+def column(d):
+    """A region directory's column name."""
+    return os.path.basename(d.rstrip("/")) or d
+
+
+def run(a, tmp, names, regions):
+    pres = [(n, [os.path.join(BIN, "daxfs"), "-r", r, "run", "--"])
+            for n, r in zip(names, regions)]
     pre = pres[0][1]
     if a.meta:
         meta(pre, "/daxfs", tmp, a.meta, a.runs)
@@ -267,21 +276,39 @@ def run(a, tmp, dirs, regions):
     if a.cpu:
         cpu_rows(pres, tmp, a.size, a.runs, a.base)
         return
-    print("| row | preload MiB/s | tmpfs MiB/s | preload/tmpfs | "
-          "preload p50 ns | tmpfs p50 ns | latency tmpfs/preload |")
-    print("|---|---|---|---|---|---|---|")
+    fio_rows(a, tmp, pres)
+
+
+def fio_rows(a, tmp, pres):
+    """fio's MiB/s and median latency per row, the best of the runs (on
+    a shared machine the other tenants only ever make a run slower): one
+    preload column per region, then tmpfs; the sides alternated in every
+    run."""
+    names = [n for n, _ in pres]
+    sides = [(pre, "/daxfs/f") for _, pre in pres]
+    sides.append(([], os.path.join(tmp, "f")))
+    print("| row | " + " | ".join("%s MiB/s" % n for n in names)
+          + " | tmpfs MiB/s | " + " | ".join("%s/tmpfs" % n for n in names)
+          + " | " + " | ".join("%s p50 ns" % n for n in names)
+          + " | tmpfs p50 ns |")
+    print("|---" * (3 * len(names) + 3) + "|")
     for name, args in ROWS:
-        if "first" in name:
-            for p in (os.path.join(tmp, "f"),):
-                if os.path.exists(p):
-                    os.unlink(p)
-            subprocess.run(pre + ["rm", "-f", "/daxfs/f"], check=True)
-        runs = 1 if "first" in name else a.runs
-        rt = None if "first" in name or a.runtime == "0" else a.runtime
-        d, dl = best(pre, "/daxfs/f", args, a.size, runs, rt)
-        t, tl = best([], os.path.join(tmp, "f"), args, a.size, runs, rt)
-        print("| %s | %.0f | %.0f | %.2fx | %d | %d | %.2fx |"
-              % (name, d, t, d / t, dl, tl, tl / max(dl, 1)))
+        first = "first" in name
+        runs = 1 if first else a.runs
+        rt = None if first or a.runtime == "0" else a.runtime
+        bw, lat = [0.0] * len(sides), [float("inf")] * len(sides)
+        for _ in range(runs):
+            for i, (pre, path) in enumerate(sides):
+                if first and pre:
+                    subprocess.run(pre + ["rm", "-f", path], check=True)
+                elif first and os.path.exists(path):
+                    os.unlink(path)
+                b, l = fio(pre, path, args, a.size, rt)
+                bw[i], lat[i] = max(bw[i], b), min(lat[i], l)
+        t = bw[-1]
+        print("| %s | " % name + " | ".join("%.0f" % b for b in bw)
+              + " | " + " | ".join("%.2fx" % (b / t) for b in bw[:-1])
+              + " | " + " | ".join("%d" % x for x in lat) + " |")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,11 @@ int lib_file_unhold(struct daxfs_handle *h, uint64_t ino);
  * where fallocate(2) is unsupported; else such a file keeps its holes. */
 int lib_file_allocate(int fd, uint64_t size, bool exclusive);
 
+/* lib/allocate.c: mkfs, on a tmpfs: 2 MiB pages for the mapped region file
+ * (map: its 2 MiB aligned mapping of len bytes), where the kernel can.
+ * Returns the bytes on 2 MiB pages. */
+uint64_t lib_collapse_huge(int fd, void *map, uint64_t len);
+
 /* A region mapping and the reservation around it (region.c). */
 struct lib_mapping {
 	void *map;			/* the target, huge-page aligned */

@@ -68,7 +68,7 @@ int daxfs_region_create(const char *path, uint64_t size,
 	struct daxfs_format_opts fo;
 	enum daxfs_target_kind kind;
 	struct daxfs_fs check;
-	uint64_t dev_size, map_len, page;
+	uint64_t dev_size, map_len, page, huge;
 	struct lib_mapping m;
 	uint8_t uuid[16];
 	u64 key[2];
@@ -131,6 +131,11 @@ int daxfs_region_create(const char *path, uint64_t size,
 		err = -EINVAL;
 		goto out_unmap;
 	}
+	huge = page >= (2ULL << 20) || kind == DAXFS_TARGET_DEVDAX ? map_len : 0;
+	if (kind == DAXFS_TARGET_FILE && !huge && !o->small_pages)
+		huge = lib_collapse_huge(fd, map, map_len);
+	if (o->huge_bytes)
+		*o->huge_bytes = huge;
 
 	err = daxfs_random_bytes(uuid, sizeof(uuid));
 	if (!err)

@@ -276,3 +276,78 @@ def test_preload_maps_runs_huge(thp_tmpfs):
     assert pmd_kb == 2 * (HPAGE >> 10), (hex(addr), mine)
     rc, out = env.fsck(path, "-n")
     assert rc == 0, out
+
+
+def shm_huge_never():
+    """Whether /dev/shm gives a file only 4 KiB pages (huge=never, or no
+    huge= option: how distributions mount it)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == env.SHM:
+                return "huge=" not in line or "huge=never" in line
+    return False
+
+
+def need_collapse():
+    """Skips where the kernel cannot put 2 MiB pages into a tmpfs file
+    (MADV_COLLAPSE came in Linux 6.1; shmem_enabled "deny" refuses it):
+    there mkfs leaves the region on small pages, tested by the callers."""
+    if env.SHM != "/dev/shm" or not shm_huge_never():
+        pytest.skip("/dev/shm is not a tmpfs of 4 KiB pages here")
+    if tuple(int(x) for x in os.uname().release.split(".")[:2]) < (6, 1):
+        pytest.skip("no MADV_COLLAPSE before Linux 6.1")
+    if os.path.exists(SHMEM_THP):
+        with open(SHMEM_THP) as f:
+            if "[deny]" in f.read():
+                pytest.skip("shmem huge pages are denied (%s)" % SHMEM_THP)
+
+
+def test_shm_region_gets_huge_pages(region_path):
+    """mkfs.daxfs on /dev/shm (mounted huge=never) gives the region 2 MiB
+    pages all the same, and says so; two hosts then map the pages they
+    use with PMDs, read each other's files, and fsck is clean.  A size
+    that is not whole 2 MiB keeps its tail on 4 KiB pages."""
+    need_collapse()
+    res = tool("mkfs.daxfs", "-f", "-s", "65M", region_path)
+    assert res.returncode == 0, res.stderr
+    assert "pages:       2 MiB for 64 MiB of it, 4 KiB for the rest" in \
+        res.stdout, res.stdout
+    maps = procs.run(W.two_hosts, [(region_path, 3 * HPAGE + 123)] * 2,
+                     timeout=120)
+    for m in maps:
+        assert_aligned(m)
+        # each host wrote 3 MiB and read 3 MiB of the pool: their pages,
+        # and the metadata's, are mapped whole
+        assert sum(x.get("ShmemPmdMapped", 0) for x in m) >= 4 * HPAGE >> 10, m
+    rc, out = env.fsck(region_path, "-n")
+    assert rc == 0 and "clean" in out, out
+    res = tool("daxfs", "-r", region_path, "run", "--", "cat", "/daxfs/h1",
+               text=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == bytes((7 + i) & 0xff for i in range(3 * HPAGE + 123))
+
+
+def test_shm_region_small_pages(region_path):
+    """--small-pages (and the bindings' small_pages=True) keep /dev/shm's
+    4 KiB pages: no PMD maps the region, and mkfs says nothing of
+    pages; by default the bindings report the 2 MiB pages they got."""
+    need_collapse()
+    res = tool("mkfs.daxfs", "-f", "-s", "64M", "--small-pages", region_path)
+    assert res.returncode == 0, res.stderr
+    assert "pages:" not in res.stdout, res.stdout
+    with daxfs.Region(region_path) as r:
+        r.write_file("/f", b"s" * (8 * HPAGE))
+        assert r.read_file("/f") == b"s" * (8 * HPAGE)
+        maps = W.region_mappings(region_path)
+    assert_aligned(maps)
+    assert sum(m.get("ShmemPmdMapped", 0) for m in maps) == 0, maps
+    assert daxfs.mkfs(region_path, 64 * env.MiB, force=True,
+                      small_pages=True) == 0
+    assert daxfs.mkfs(region_path, 64 * env.MiB, force=True) == 64 * env.MiB
+    with daxfs.Region(region_path) as r:
+        r.write_file("/f", b"h" * (8 * HPAGE))
+        maps = W.region_mappings(region_path)
+    assert sum(m.get("ShmemPmdMapped", 0) for m in maps) >= 8 * HPAGE >> 10
+    rc, out = env.fsck(region_path, "-n")
+    assert rc == 0 and "clean" in out, out

@@ -20,14 +20,16 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "daxfs/libdaxfs.h"
 #include "common.h"
 
 #define PROBE_LEN	4096u
+#define TMPFS_MAGIC	0x01021994	/* statfs(2) */
 
 struct mkfs_args {
-	bool force, quiet, have_size;
+	bool force, quiet, have_size, small_pages;
 	uint64_t block_unit;		/* -b: bytes per BLOCKS unit */
 	uint64_t size;
 	const char *source;
@@ -70,6 +72,9 @@ static void usage(FILE *f)
 "      --max-hosts N    host table entries, 1..%u (default 64)\n"
 "      --lease-ms N     host lease in milliseconds (default 10000)\n"
 "  -L, --label LABEL    filesystem label (up to %u bytes)\n"
+"      --small-pages    on a tmpfs, keep its own pages (4 KiB on /dev/shm as\n"
+"                       most systems mount it); by default a region file on a\n"
+"                       tmpfs gets 2 MiB pages where the kernel can give them\n"
 "  -q, --quiet          print nothing but errors\n"
 "  -V, --version        print the version and exit\n"
 "  -h, --help           show this help\n"
@@ -115,7 +120,7 @@ static void parse_size_opt(const char *arg, uint64_t *out)
 static void parse_args(int argc, char **argv, struct mkfs_args *a)
 {
 	enum { OPT_SOURCE = 256, OPT_BUCKETS, OPT_MAX_HOSTS, OPT_LEASE, OPT_BACKING,
-	       OPT_BACKING_MAX, OPT_CACHE_SIZE, OPT_CACHE_WINDOW };
+	       OPT_BACKING_MAX, OPT_CACHE_SIZE, OPT_CACHE_WINDOW, OPT_SMALL_PAGES };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
@@ -129,6 +134,7 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "cache-window", required_argument, NULL, OPT_CACHE_WINDOW },
 		{ "label", required_argument, NULL, 'L' },
+		{ "small-pages", no_argument, NULL, OPT_SMALL_PAGES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -194,6 +200,9 @@ static void parse_args(int argc, char **argv, struct mkfs_args *a)
 			break;
 		case 'q':
 			a->quiet = true;
+			break;
+		case OPT_SMALL_PAGES:
+			a->small_pages = true;
 			break;
 		case 'V':
 			printf("mkfs.daxfs (DaxFS format version %u)\n", DAXFS_VERSION);
@@ -415,8 +424,31 @@ static int write_base(void *ctx, void *base, uint64_t size)
 	return base_image_write(w->bi, base, size, w->quiet);
 }
 
+/* On a tmpfs a region file gets 2 MiB pages where the kernel can give them
+ * (lib/allocate.c): say how many it gave, and what to do about none. */
+static void print_pages(const struct mkfs_args *a, uint64_t total, uint64_t huge)
+{
+	struct statfs sfs;
+	char s1[32];
+
+	if (huge >= total) {
+		printf("  pages:       2 MiB\n");
+		return;
+	}
+	if (huge) {
+		format_bytes(huge, s1, sizeof(s1));
+		printf("  pages:       2 MiB for %s of it, 4 KiB for the rest\n", s1);
+		return;
+	}
+	if (a->small_pages || statfs(a->target, &sfs) ||
+	    (unsigned long)sfs.f_type != TMPFS_MAGIC)
+		return;
+	printf("  pages:       4 KiB: the kernel gave no 2 MiB pages (it needs\n"
+	       "               MADV_COLLAPSE, Linux 6.1, and free 2 MiB of memory)\n");
+}
+
 static void print_summary(const struct mkfs_args *a, enum daxfs_target_kind kind,
-			  const struct base_image_stats *bs)
+			  const struct base_image_stats *bs, uint64_t huge)
 {
 	struct daxfs_handle *h;
 	struct daxfs_info *info;
@@ -445,6 +477,7 @@ static void print_summary(const struct mkfs_args *a, enum daxfs_target_kind kind
 	printf("  buckets:     %llu (probe window %u)\n",
 	       (unsigned long long)info->nr_buckets, info->probe_window);
 	printf("  hosts:       up to %u, lease %u ms\n", info->max_hosts, info->lease_ms);
+	print_pages(a, info->total_size, huge);
 	if (bs) {
 		format_bytes(bs->image_size, s1, sizeof(s1));
 		printf("  base image:  %llu inodes (%llu files, %llu directories, "
@@ -493,7 +526,7 @@ int main(int argc, char **argv)
 	struct writer_ctx wctx;
 	struct daxfs_backing_desc descs[DAXFS_PCACHE_MAX_BACKING];
 	enum daxfs_target_kind kind;
-	uint64_t cur, size, huge;
+	uint64_t cur, size, huge, huge_bytes = 0;
 	int ret;
 
 	tool_name = "mkfs.daxfs";
@@ -509,6 +542,8 @@ int main(int argc, char **argv)
 	o.max_hosts = a.max_hosts;
 	o.lease_ms = a.lease_ms;
 	o.label = a.label;
+	o.small_pages = a.small_pages;
+	o.huge_bytes = &huge_bytes;
 	o.root_mode = 0755;
 	o.root_uid = (uint32_t)geteuid();
 	o.root_gid = (uint32_t)getegid();
@@ -596,7 +631,7 @@ int main(int argc, char **argv)
 		return MKFS_EXIT_ERROR;
 	}
 	if (!a.quiet)
-		print_summary(&a, kind, bi ? &bs : NULL);
+		print_summary(&a, kind, bi ? &bs : NULL, huge_bytes);
 	base_image_free(bi);
 	return 0;
 }

@@ -231,6 +231,17 @@ struct daxfs_mkfs_opts {
 	uint32_t pcache_window;
 	uint32_t nr_backing;
 	const struct daxfs_backing_desc *backing;
+	/*
+	 * A region file on a tmpfs gets 2 MiB pages where the kernel can
+	 * give them (MADV_COLLAPSE, Linux 6.1; docs/libdaxfs.md "Huge
+	 * pages"), which costs mkfs about 1-3 ms per 2 MiB.  small_pages
+	 * keeps the tmpfs's own pages (4 KiB on /dev/shm as mounted).
+	 */
+	int small_pages;
+	/* Out, when not NULL: the bytes of the region on pages of 2 MiB or
+	 * more (hugetlbfs and devdax: all of it; a tmpfs: what the kernel
+	 * gave; other files: 0). */
+	uint64_t *huge_bytes;
 };
 
 /* Fills buf with len bytes from getrandom(2) (uuids, hash keys, backing

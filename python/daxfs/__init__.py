@@ -173,12 +173,15 @@ def _c_buffer(b):
 
 
 def mkfs(path, size, force=False, buckets=0, max_hosts=0, lease_ms=0,
-         label=None):
+         label=None, small_pages=False):
     """Creates an empty DaxFS (no base image) on path.
 
     A regular file is created or resized to size bytes; a device is used
     as is (size 0: the whole device).  An existing DaxFS is only
-    overwritten with force=True (else FileExistsError / EEXIST).
+    overwritten with force=True (else FileExistsError / EEXIST).  A file
+    on a tmpfs gets 2 MiB pages where the kernel can give them, unless
+    small_pages=True.  Returns the bytes of the region on pages of 2 MiB
+    or more.
     """
     opts = _lib.MkfsOpts()
     opts.force = 1 if force else 0
@@ -186,8 +189,12 @@ def mkfs(path, size, force=False, buckets=0, max_hosts=0, lease_ms=0,
     opts.max_hosts = max_hosts
     opts.lease_ms = lease_ms
     opts.label = label.encode("utf-8") if label else None
+    opts.small_pages = 1 if small_pages else 0
+    huge = ctypes.c_uint64(0)
+    opts.huge_bytes = ctypes.pointer(huge)
     p = _path(path)
     _check(_lib.lib().daxfs_region_create(p, size, ctypes.byref(opts)), p)
+    return huge.value
 
 
 StatResult = namedtuple("StatResult", [

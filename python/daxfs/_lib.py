@@ -131,6 +131,8 @@ class MkfsOpts(ctypes.Structure):
         ("pcache_window", ctypes.c_uint32),
         ("nr_backing", ctypes.c_uint32),
         ("backing", ctypes.c_void_p),
+        ("small_pages", ctypes.c_int),
+        ("huge_bytes", ctypes.POINTER(ctypes.c_uint64)),
     ]
 
 
