@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -39,6 +40,18 @@ static inline double bench_cpu_now(void)
  * machine pauses from being declared dead mid-run), and opened as a host.
  * 0 or a negative errno.
  */
+/*
+ * DAXFS_BENCH_SMALL_PAGES=1 keeps the bench's regions and copy ceilings on
+ * /dev/shm's own pages, as before mkfs gave them 2 MiB ones: an A/B of
+ * the page size (docs/benchmarks.md).
+ */
+static inline int bench_small_pages(void)
+{
+	const char *v = getenv("DAXFS_BENCH_SMALL_PAGES");
+
+	return v && *v && strcmp(v, "0");
+}
+
 static inline int bench_new_region(const char *path, uint64_t size, uint32_t lease_ms,
 				   struct daxfs_handle **h)
 {
@@ -46,6 +59,7 @@ static inline int bench_new_region(const char *path, uint64_t size, uint32_t lea
 	int err;
 
 	memset(&o, 0, sizeof(o));
+	o.small_pages = bench_small_pages();
 	o.force = 1;
 	o.lease_ms = lease_ms;
 	unlink(path);
@@ -55,12 +69,16 @@ static inline int bench_new_region(const char *path, uint64_t size, uint32_t lea
 
 /*
  * A MAP_SHARED mapping of a new /dev/shm file PATH of SIZE bytes (the kind
- * of pages a region has), every byte set to FILL, the file unlinked; NULL
- * (the cause printed) on failure.  The copy ceilings copy into it.
+ * of pages a region has: 2 MiB aligned, and 2 MiB pages where the kernel
+ * gives them, as mkfs asks for, lib/allocate.c), every byte set to FILL,
+ * the file unlinked; NULL (the cause printed) on failure.  The copy
+ * ceilings copy into it; munmap(m, size) undoes it.
  */
 static inline uint8_t *bench_shm_map(const char *path, size_t size, int fill)
 {
-	uint8_t *m;
+	const size_t huge = 2u << 20;
+	uint8_t *area, *m;
+	size_t head;
 	int fd;
 
 	unlink(path);
@@ -71,14 +89,24 @@ static inline uint8_t *bench_shm_map(const char *path, size_t size, int fill)
 			close(fd);
 		return NULL;
 	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	area = mmap(NULL, size + huge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = area == MAP_FAILED ? MAP_FAILED :
+	    mmap(area + (-(uintptr_t)area & (huge - 1)), size,
+		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
 	close(fd);
 	unlink(path);
 	if (m == MAP_FAILED) {
 		perror("mmap");
 		return NULL;
 	}
+	/* the reservation around the mapping goes */
+	head = (size_t)(m - area);
+	if (head)
+		munmap(area, head);
+	munmap(m + size, huge - head);
 	memset(m, fill, size);
+	if (!bench_small_pages())
+		madvise(m, size & ~(huge - 1), 25 /* MADV_COLLAPSE */);
 	return m;
 }
 

@@ -139,6 +139,7 @@ static struct daxfs_handle *bench_region(const char *region, uint64_t rsize)
 	memset(&o, 0, sizeof(o));
 	o.force = 1;
 	o.lease_ms = 60000;
+	o.small_pages = bench_small_pages();
 	unlink(region);
 	err = daxfs_region_create(region, rsize, &o);
 	if (err)

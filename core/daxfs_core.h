@@ -821,6 +821,10 @@ int daxfs_truncate(struct daxfs_fs *fs, u64 ino, u64 size);
 struct daxfs_fcache {
 	u64 rec;			/* offset of the inode record; 0: none */
 	u64 bucket;			/* overlay bucket publishing it */
+	/* where the last write through this open file ended: a front
+	 * end's hint for the copy it makes (lib/copy.h); never read by
+	 * the core */
+	u64 write_end;
 };
 /*
  * A lane-free look at ino's record through fc (docs/kernel.md "Peeks"):

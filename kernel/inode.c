@@ -66,7 +66,7 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	if (!ei)
 		return NULL;
 	ei->change = 0;
-	ei->fc = (struct daxfs_fcache){ 0, 0 };
+	ei->fc = (struct daxfs_fcache){ 0 };
 	ei->valid = false;
 	ei->orphan = false;
 	ei->nr_vmas = 0;

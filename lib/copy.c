@@ -8,9 +8,11 @@
 #endif
 
 #include "copy.h"
+#include "core/compat.h"	/* DAXFS_NT_MIN */
 
 bool lib_copy_movsb;
 unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
+unsigned long lib_copy_nt_jump_min = DAXFS_NT_MIN;
 
 #if defined(__x86_64__)
 /* Leaf 0's vendor string: "GenuineIntel" in EBX, EDX, ECX. */
@@ -40,9 +42,11 @@ static void copy_choose(void)
 	(void)out;
 #endif
 	if (in && !strcmp(in, "nt"))
-		lib_copy_nt_min = 0;
+		lib_copy_nt_min = lib_copy_nt_jump_min = 0;
 	else if (in && !strcmp(in, "cached"))
-		lib_copy_nt_min = ~0UL;
+		lib_copy_nt_min = lib_copy_nt_jump_min = ~0UL;
+	else if (in && !strcmp(in, "sequential"))
+		lib_copy_nt_jump_min = lib_copy_nt_min;	/* by length only */
 }
 
 void lib_copy_init(void)

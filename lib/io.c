@@ -93,6 +93,9 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	u64 pos = off;
 	int64_t n;
 	int err = lib_writable_file(h, ino);
+	/* a write that jumps streams at a shorter length (lib/copy.h);
+	 * threads sharing fc may race on the hint: it only picks a copy */
+	bool placed = fc && !(flags & DAXFS_WRITE_APPEND);
 
 	if (err)
 		return err;
@@ -104,8 +107,13 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	if (h->flags & DAXFS_OPEN_STRICT)
 		flags |= DAXFS_WRITE_ATOMIC;
 	daxfs_user_touch(buf, len);
+	if (placed)
+		c.stream = daxfs_write_streams_at(len, off,
+						  daxfs_load(&fc->write_end));
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);
+	if (placed && n > 0)
+		daxfs_store(&fc->write_end, off + (u64)n);
 	if (n >= 0 && at)
 		*at = (flags & DAXFS_WRITE_APPEND) ? pos : off;
 	return n;

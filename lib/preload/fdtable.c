@@ -295,7 +295,7 @@ int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
 	atomic_store(&table[idx].flags, flags & ~(O_CLOEXEC | O_CREAT |
 		     O_EXCL | O_TRUNC | O_NOCTTY));
 	atomic_store(&table[idx].off, 0);
-	table[idx].fc = (struct daxfs_fcache){ 0, 0 };
+	table[idx].fc = (struct daxfs_fcache){ 0 };
 	path_set(table[idx].path, sizeof(table[idx].path), path);
 	err = local_get(h, idx);
 	if (err) {

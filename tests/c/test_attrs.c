@@ -125,7 +125,7 @@ static void refused_both(struct daxfs_fs *b, u64 ino, const char *name)
  * change; B cannot clear it without the capability; then it can. */
 static void test_immutable_file(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct two t;
 	u64 ino, other, off;
 
@@ -181,7 +181,7 @@ static void test_immutable_file(void)
  * xattr or range change, no truncate either way (Linux). */
 static void test_append_file(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 	struct two t;
 	u64 ino, pos = 0;
@@ -355,7 +355,7 @@ struct racer {
 static void *race_writer(void *arg)
 {
 	struct racer *r = arg;
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	u8 b[BS];
 	u64 n;
 	s64 w;

@@ -123,7 +123,7 @@ static s64 read_peek(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 
 static void test_fill_and_hit(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 	struct daxfs_peek pk;
 	u8 buf[FLEN + 8];
@@ -180,7 +180,7 @@ static s64 write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
  */
 static void test_write_attr(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a, g;
 	u64 ino = mkfile(&fa, "wattr");
 	u64 before;
@@ -216,7 +216,7 @@ static void test_write_attr(void)
  * fails as a lookup does (trust: A reads the freed record). */
 static void test_rename(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	u8 buf[FLEN];
 	u64 ino = mkfile(&fa, "r1"), other = mkfile(&fa, "r2"), got;
 
@@ -241,7 +241,7 @@ static void test_rename(void)
  */
 static void test_open_unlink(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	u8 buf[FLEN];
 	u64 ino = mkfile(&fa, "ou");
 
@@ -262,7 +262,7 @@ static void test_open_unlink(void)
 /* B truncates and extends: the cache holds no size, A sees B's size. */
 static void test_truncate(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	u8 buf[FLEN];
 	u64 ino = mkfile(&fa, "tr");
 
@@ -286,7 +286,7 @@ static void test_truncate(void)
  */
 static void test_reuse(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_inode *nip, *yip;
 	struct daxfs_op op;
 	u8 buf[FLEN];
@@ -340,7 +340,7 @@ static void test_reuse(void)
  */
 static void test_corrupt(void)
 {
-	struct daxfs_fcache fc = { 0, 0 }, fy = { 0, 0 };
+	struct daxfs_fcache fc = { 0 }, fy = { 0 };
 	struct daxfs_inode *ip;
 	struct daxfs_bucket *b;
 	u8 buf[FLEN];
@@ -374,7 +374,7 @@ static void test_corrupt(void)
 	daxfs_store(&b->value, v);
 
 	/* the caller's words: garbage, another file's, torn */
-	fc = (struct daxfs_fcache){ 0xdeadbeef000ULL, ~0ULL >> 3 };
+	fc = (struct daxfs_fcache){ .rec = 0xdeadbeef000ULL, .bucket = ~0ULL >> 3 };
 	CHECK_EQ(fc_read(&fa, ino, &fc, buf, FLEN, 0), FLEN);
 	CHECK(all(buf, FLEN, tag(ino)));
 	fc = fy;
@@ -397,7 +397,7 @@ static void test_corrupt(void)
  * freed record. */
 static void test_dead_holder(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_fs fd;
 	u8 buf[FLEN];
 	u64 ino;
@@ -425,7 +425,7 @@ static void fill_b(u8 *data, u64 n)
  * A sees B's bytes and caches the record. */
 static void test_copy_up(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_fs ba, bb;
 	void *r = t_region(REGION);
 	u8 buf[100];

@@ -26,7 +26,7 @@ static void *region;
 
 static struct daxfs_fcache cached(struct daxfs_fs *fs, u64 ino)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 
 	CHECK_EQ(daxfs_getattr_fc(fs, ino, &fc, &a), 0);
@@ -44,7 +44,7 @@ static s64 opt_read(struct daxfs_fs *fs, u64 ino,
 static void test_reads_what_op_reads(void)
 {
 	static u8 w[3 * 4096 + 100], got[sizeof(w)], want[sizeof(w)];
-	struct daxfs_fcache fc, none = { 0, 0 };
+	struct daxfs_fcache fc, none = { 0 };
 	u64 ino = t_mkreg(&fb, ROOT, "plain"), i;
 
 	for (i = 0; i < sizeof(w); i++)
@@ -209,7 +209,7 @@ static void reader(void *arg)
 {
 	struct shared *s = arg;
 	static u8 buf[FILE_LEN];
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 	struct daxfs_fs fs;
 	struct t_renewer rn;
@@ -226,7 +226,7 @@ static void reader(void *arg)
 		if (!ino)
 			continue;
 		if (ino != have) {
-			fc = (struct daxfs_fcache){ 0, 0 };
+			fc = (struct daxfs_fcache){ 0 };
 			if (daxfs_getattr_fc(&fs, ino, &fc, &a))
 				continue;
 			have = ino;

@@ -30,7 +30,7 @@ static void *region;
 /* A's cache of ino's record, filled by a getattr through it */
 static struct daxfs_fcache cached(u64 ino)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 
 	CHECK_EQ(daxfs_getattr_fc(&fa, ino, &fc, &a), 0);
@@ -62,7 +62,7 @@ static u64 peek_change(u64 ino, const struct daxfs_fcache *fc)
 
 static void test_follows_other_host(void)
 {
-	struct daxfs_fcache fc, none = { 0, 0 };
+	struct daxfs_fcache fc, none = { 0 };
 	struct daxfs_peek pk;
 	struct daxfs_attr set = { 0 };
 	u64 ino = t_mkreg(&fb, ROOT, "pf"), c, other;
@@ -152,18 +152,18 @@ static void test_garbled(void)
 	peek_is_getattr(ino, &fc);
 
 	/* the caller's words: garbage, out of range */
-	bad = (struct daxfs_fcache){ 0xdeadbeef000ULL, ~0ULL >> 3 };
+	bad = (struct daxfs_fcache){ .rec = 0xdeadbeef000ULL, .bucket = ~0ULL >> 3 };
 	CHECK_EQ(daxfs_attr_peek(&fa, ino, &bad, &pk), -EAGAIN);
-	bad = (struct daxfs_fcache){ fc.rec, fa.nr_buckets };
+	bad = (struct daxfs_fcache){ .rec = fc.rec, .bucket = fa.nr_buckets };
 	CHECK_EQ(daxfs_attr_peek(&fa, ino, &bad, &pk), -EAGAIN);
-	bad = (struct daxfs_fcache){ ~0ULL & ~7ULL, fc.bucket };
+	bad = (struct daxfs_fcache){ .rec = ~0ULL & ~7ULL, .bucket = fc.bucket };
 	CHECK_EQ(daxfs_attr_peek(&fa, ino, &bad, &pk), -EAGAIN);
 }
 
 /* A host declared dead or shut down answers no peek, as it starts no op. */
 static void test_fenced_and_shut(void)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 	struct daxfs_peek pk;
 	struct daxfs_fs fd;
@@ -276,7 +276,7 @@ static void test_counter_before_name(void)
  * the name), as daxfs.ko revalidates a positive dentry */
 static u64 child_seen(u64 dir, const char *name, u64 ino)
 {
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	u64 found, seen = 0;
 
 	CHECK_EQ(daxfs_lookup_attr_fc(&fa, dir, name, strlen(name), &found,
@@ -498,7 +498,7 @@ static u64 want(u64 ino)
 static void peeker(void *arg)
 {
 	struct shared *s = arg;
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_peek pk;
 	struct daxfs_attr a;
 	struct daxfs_fs fs;
@@ -514,7 +514,7 @@ static void peeker(void *arg)
 		if (!ino)
 			continue;
 		if (ino != have) {
-			fc = (struct daxfs_fcache){ 0, 0 };
+			fc = (struct daxfs_fcache){ .rec = 0 };
 			if (daxfs_getattr_fc(&fs, ino, &fc, &a))
 				continue;
 			have = ino;
@@ -1011,7 +1011,7 @@ static void attr_getter(void *arg)
 {
 	struct ashared *s = arg;
 	double end = t_now() + RACE_SECS;
-	struct daxfs_fcache fc = { 0, 0 };
+	struct daxfs_fcache fc = { 0 };
 	struct daxfs_attr a;
 	u64 k, n = 0;
 
