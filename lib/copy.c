@@ -14,21 +14,11 @@ bool lib_copy_movsb;
 unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
 unsigned long lib_copy_nt_jump_min = DAXFS_NT_MIN;
 
-#if defined(__x86_64__)
-/* Leaf 0's vendor string: "GenuineIntel" in EBX, EDX, ECX. */
-static bool cpu_is_intel(void)
-{
-	unsigned int a, b, c, d;
-
-	return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 &&
-	       d == 0x49656e69 && c == 0x6c65746e;
-}
-#endif
-
 static void copy_choose(void)
 {
 	const char *out = getenv("DAXFS_OUTCOPY");
 	const char *in = getenv("DAXFS_INCOPY");
+	const char *min = getenv("DAXFS_INCOPY_MIN");
 #if defined(__x86_64__)
 	unsigned int a, b, c, d;
 
@@ -36,8 +26,6 @@ static void copy_choose(void)
 	lib_copy_movsb = (!out || strcmp(out, "memcpy")) &&
 			 __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
 			 (b & (1u << 9));
-	if (cpu_is_intel())
-		lib_copy_nt_min = DAXFS_NT_WRITE_MIN_INTEL;
 #else
 	(void)out;
 #endif
@@ -45,7 +33,9 @@ static void copy_choose(void)
 		lib_copy_nt_min = lib_copy_nt_jump_min = 0;
 	else if (in && !strcmp(in, "cached"))
 		lib_copy_nt_min = lib_copy_nt_jump_min = ~0UL;
-	else if (in && !strcmp(in, "sequential"))
+	if (min && *min)
+		lib_copy_nt_min = strtoul(min, NULL, 0);
+	if (in && !strcmp(in, "sequential"))
 		lib_copy_nt_jump_min = lib_copy_nt_min;	/* by length only */
 }
 

@@ -15,35 +15,31 @@
  * shorter ones, and every other architecture, through memcpy.
  *
  * Into the region (writes): streaming stores (lib/ntcopy.h) for writes of
- * DAXFS_NT_WRITE_MIN bytes or more, cached stores (the copy above) for
+ * DAXFS_NT_WRITE_MIN (4 KiB) or more, cached stores (the copy above) for
  * shorter ones.  A write's streaming stores end with one store fence,
- * which waits for them all to reach memory: for a single 4 KiB page that
- * wait cost more than the read for ownership it saves (libdaxfs' write
- * path, CPU ns per call: 4 KiB rewrite 262-267 streaming, 224-234
- * cached; 8 KiB 359-369 against 369-387; 64 KiB 1,746-1,774 against
- * 2,424-2,451).  That was an AMD EPYC.  On an Intel Xeon the fence is the
- * cheaper side from one page on (DAXFS_NT_WRITE_MIN_INTEL; io_bench, CPU
- * ns per 4 KiB write into a 64 MiB file: rewrite 719-833 streaming
- * against 1,035-1,111 cached, random 684-845 against 1,055-1,276), so
- * there writes of a page or more stream (docs/benchmarks.md "Streaming
- * 4 KiB writes on Intel").
+ * which waits for them all to reach memory.  In a loop that does nothing
+ * but write 4 KiB pages one after the other that wait costs more than the
+ * reads for ownership it saves, on an AMD EPYC (io_bench: 11,800-12,600
+ * MiB/s streaming against 18,300-21,600 cached); on an Intel Xeon it does
+ * not (docs/benchmarks.md "Streaming 4 KiB writes on Intel").  But a
+ * program that touches 32 KiB or more of its own memory between two
+ * writes, as any that computes what it writes does, loses its cached
+ * copy's lines in between, and then streaming wins on the AMD EPYC too:
+ * 505 ns a write against 1,330 with 32 KiB between, 889 against 1,008
+ * with 64 KiB; fio through the preload, 4 KiB sequential rewrites, 7,500
+ * MiB/s against 6,000 (docs/benchmarks.md "Which copy a 4 KiB write
+ * makes").  So a page or more streams on every CPU.
  *
- * Those AMD figures were sequential rewrites, whose reads for ownership
- * the hardware prefetches.  A write that does not continue the open
- * file's last one (a random write) has its lines fetched one by one, and
- * there streaming wins from DAXFS_NT_MIN bytes on, on the AMD EPYC too
- * (io_bench, 4 KiB random writes into a 64 MiB file: 11,800-12,000 MiB/s
- * streaming against 8,000-8,300 cached, while sequential ones gave 11,100-
- * 12,600 against 18,300-21,600).  So with a per-open-file cache the
- * choice also goes by where the write lands (daxfs_write_streams_at):
- * one that starts where the last write through that cache ended, or
- * rewrites the range it ended, goes by DAXFS_NT_WRITE_MIN as above; any
- * other streams from DAXFS_NT_MIN (docs/benchmarks.md "Random writes
- * stream").
+ * Shorter writes stream too when they jump, with a per-open-file cache
+ * (daxfs_write_streams_at): one that neither starts where the last write
+ * through that cache ended nor rewrites the range that ended there has its
+ * lines fetched one by one, no prefetch helping, and streams from
+ * DAXFS_NT_MIN (2 KiB), as daxfs.ko's copies do.
  *
  * DAXFS_OUTCOPY=memcpy and DAXFS_INCOPY=nt|cached in the environment fix
  * the choice, for A/B measurements; DAXFS_INCOPY=sequential chooses by
- * length only, as before the choice went by where a write lands.
+ * length only, and DAXFS_INCOPY_MIN=BYTES sets that length (8192: the AMD
+ * choice before 2026-12-05).
  */
 #ifndef DAXFS_LIB_COPY_H
 #define DAXFS_LIB_COPY_H
@@ -54,8 +50,7 @@
 #include <string.h>
 
 #define DAXFS_MOVSB_MIN		1024
-#define DAXFS_NT_WRITE_MIN	8192
-#define DAXFS_NT_WRITE_MIN_INTEL	4096
+#define DAXFS_NT_WRITE_MIN	4096
 
 /* Set by the first lib_copy_init (every handle's open calls it). */
 extern bool lib_copy_movsb;
