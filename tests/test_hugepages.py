@@ -13,7 +13,10 @@ The fixtures need root: they raise vm.nr_hugepages and mount a hugetlbfs
 or a tmpfs in a temporary directory, and put everything back afterwards.
 """
 
+import ctypes
+import mmap
 import os
+import re
 import subprocess
 
 import pytest
@@ -26,6 +29,8 @@ HPAGE = 2 << 20
 NEED = 48                       # huge pages the hugetlbfs tests use (96 MiB)
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 SHMEM_THP = "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+MADV_COLLAPSE = 25
+MAP_FIXED = 0x10
 
 
 def meminfo(key):
@@ -291,16 +296,69 @@ def shm_huge_never():
 
 def need_collapse():
     """Skips where the kernel cannot put 2 MiB pages into a tmpfs file
-    (MADV_COLLAPSE came in Linux 6.1; shmem_enabled "deny" refuses it):
-    there mkfs leaves the region on small pages, tested by the callers."""
+    (MADV_COLLAPSE came in Linux 6.1; it needs transparent huge pages,
+    and shmem_enabled "deny" refuses it): there mkfs leaves the region on
+    small pages, as every test that formats with --small-pages has it."""
     if env.SHM != "/dev/shm" or not shm_huge_never():
         pytest.skip("/dev/shm is not a tmpfs of 4 KiB pages here")
     if tuple(int(x) for x in os.uname().release.split(".")[:2]) < (6, 1):
         pytest.skip("no MADV_COLLAPSE before Linux 6.1")
-    if os.path.exists(SHMEM_THP):
-        with open(SHMEM_THP) as f:
-            if "[deny]" in f.read():
-                pytest.skip("shmem huge pages are denied (%s)" % SHMEM_THP)
+    if not os.path.exists(SHMEM_THP):
+        pytest.skip("this kernel has no transparent huge pages")
+    with open(SHMEM_THP) as f:
+        if "[deny]" in f.read():
+            pytest.skip("shmem huge pages are denied (%s)" % SHMEM_THP)
+    if not kernel_collapses():
+        pytest.skip("MADV_COLLAPSE puts no 2 MiB page into a /dev/shm file "
+                    "here")
+
+
+def kernel_collapses():
+    """Whether the kernel gives a new /dev/shm file a 2 MiB page when
+    asked (MADV_COLLAPSE), by asking it here, without the library."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    path = os.path.join(env.SHM, "dxut-collapse-%d" % os.getpid())
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, HPAGE)
+        area = libc.mmap(None, 2 * HPAGE, 0, mmap.MAP_PRIVATE |
+                         mmap.MAP_ANONYMOUS, -1, 0)
+        if area in (None, ctypes.c_void_p(-1).value):
+            return False
+        at = (area + HPAGE - 1) & ~(HPAGE - 1)
+        got = libc.mmap(at, HPAGE, mmap.PROT_READ | mmap.PROT_WRITE,
+                        mmap.MAP_SHARED | MAP_FIXED, fd, 0)
+        ok = got == at and libc.madvise(at, HPAGE, MADV_COLLAPSE) == 0
+        libc.munmap(area, 2 * HPAGE)
+        return ok
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+def need_whole(got, want):
+    """The kernel just gave a 2 MiB page (need_collapse), so mkfs must
+    have got some; it may find fewer than it asks for where memory is too
+    fragmented, and then keeps small pages there by design: a skip."""
+    assert got > 0, "mkfs got no 2 MiB page where the kernel gives them"
+    if got < want:
+        pytest.skip("the kernel gave %d of %d MiB in 2 MiB pages (memory "
+                    "too fragmented)" % (got >> 20, want >> 20))
+
+
+def mkfs_huge_bytes(out):
+    """The bytes on 2 MiB pages that mkfs.daxfs' summary reports."""
+    m = re.search(r"pages: +2 MiB for (\d+) MiB of it, 4 KiB for the rest",
+                  out)
+    if m:
+        return int(m.group(1)) << 20
+    assert "the kernel gave no 2 MiB pages" in out, out
+    return 0
 
 
 def test_shm_region_gets_huge_pages(region_path):
@@ -311,6 +369,7 @@ def test_shm_region_gets_huge_pages(region_path):
     need_collapse()
     res = tool("mkfs.daxfs", "-f", "-s", "65M", region_path)
     assert res.returncode == 0, res.stderr
+    need_whole(mkfs_huge_bytes(res.stdout), 64 * env.MiB)
     assert "pages:       2 MiB for 64 MiB of it, 4 KiB for the rest" in \
         res.stdout, res.stdout
     maps = procs.run(W.two_hosts, [(region_path, 3 * HPAGE + 123)] * 2,
@@ -344,7 +403,9 @@ def test_shm_region_small_pages(region_path):
     assert sum(m.get("ShmemPmdMapped", 0) for m in maps) == 0, maps
     assert daxfs.mkfs(region_path, 64 * env.MiB, force=True,
                       small_pages=True) == 0
-    assert daxfs.mkfs(region_path, 64 * env.MiB, force=True) == 64 * env.MiB
+    huge = daxfs.mkfs(region_path, 64 * env.MiB, force=True)
+    assert huge % HPAGE == 0 and huge <= 64 * env.MiB, huge
+    need_whole(huge, 64 * env.MiB)
     with daxfs.Region(region_path) as r:
         r.write_file("/f", b"h" * (8 * HPAGE))
         maps = W.region_mappings(region_path)
