@@ -139,7 +139,15 @@ uint64_t lib_collapse_huge(int fd, void *map, uint64_t len)
 	if (fstatfs(fd, &sfs) < 0 || (unsigned long)sfs.f_type != TMPFS_MAGIC)
 		return 0;
 	for (off = 0; off + HUGE_PAGE <= len; off += HUGE_PAGE) {
-		if (!madvise((uint8_t *)map + off, HUGE_PAGE, MADV_COLLAPSE))
+		int tries = 3, ret;
+
+		/* EAGAIN: a page was busy for a moment (on a CPU's LRU
+		 * list, locked): asked again, it usually goes */
+		do {
+			ret = madvise((uint8_t *)map + off, HUGE_PAGE,
+				      MADV_COLLAPSE);
+		} while (ret && errno == EAGAIN && --tries);
+		if (!ret)
 			huge += HUGE_PAGE;
 		else if (errno == EINVAL)
 			break;	/* no MADV_COLLAPSE here, or "deny" */

@@ -2040,6 +2040,29 @@ static void lock_line(void *ctx, u64 ino, const struct daxfs_lock_req *l,
 	       waiting ? " (waiting)" : "");
 }
 
+/* 2 MiB pages for a region made with small ones (docs/libdaxfs.md "Huge
+ * pages"): what mkfs does for a new one, on a region in use. */
+static int cmd_hugepages(struct ctx *c, int argc, char **argv)
+{
+	uint64_t huge, total;
+	char a[32], b[32];
+	int ret;
+
+	flag_opt(c, argc, argv, "", NULL);
+	no_operands(c, argc, argv);
+	ret = daxfs_region_huge_pages(c->region, &huge, &total);
+	if (ret)
+		return path_err(c, c->region, ret);
+	format_bytes(huge, a, sizeof(a));
+	format_bytes(total, b, sizeof(b));
+	printf("2 MiB pages: %s of %s\n", huge ? a : "none", b);
+	if (!huge)
+		fprintf(stderr, "daxfs: hugepages: the kernel gave no 2 MiB page: it "
+			"needs a region on a tmpfs, MADV_COLLAPSE (Linux 6.1) and free "
+			"2 MiB of memory\n");
+	return huge ? 0 : 1;
+}
+
 /* Every advisory lock of every host (docs/locks.md), or of PATH's file. */
 static int cmd_locks(struct ctx *c, int argc, char **argv)
 {
@@ -2121,6 +2144,12 @@ static const struct cmd cmds[] = {
 	{ "df", OPEN_READ, cmd_df, "[-h] [-i]",
 	  "Show pool space (or inode) usage like df(1).  Reclaims retired space first.\n"
 	  "  -h   human-readable sizes\n  -i   inodes instead of bytes\n" },
+	{ "hugepages", OPEN_RDONLY, cmd_hugepages, "",
+	  "Give the region 2 MiB pages where the kernel can (a region file on a\n"
+	  "tmpfs, Linux 6.1 or later), as mkfs.daxfs does for a new one unless\n"
+	  "--small-pages: for a region made before, or with --small-pages.  Safe\n"
+	  "while hosts use it.  Says how much of the region has them; exit status 1\n"
+	  "when none.  Does not join the host table.\n" },
 	{ "locks", OPEN_RDONLY, cmd_locks, "[PATH]",
 	  "List the advisory locks (fcntl, OFD, flock) every host holds, or those\n"
 	  "of PATH's file, with the holder's host slot and its process id there;\n"

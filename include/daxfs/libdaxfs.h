@@ -200,6 +200,15 @@ int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind
  */
 uint64_t daxfs_target_page_size(int fd);
 
+/*
+ * 2 MiB pages for the region at path where the kernel can give them (a
+ * file on a tmpfs, Linux 6.1: docs/libdaxfs.md "Huge pages"), as mkfs
+ * gives a new region unless told small_pages; safe while hosts use it.
+ * *huge gets the bytes now on pages of 2 MiB or more (hugetlbfs and
+ * devdax: all), *total the region's size.  Returns 0 or -errno.
+ */
+int daxfs_region_huge_pages(const char *path, uint64_t *huge, uint64_t *total);
+
 /* mkfs options.  Zero means "automatic" for every numeric field. */
 struct daxfs_mkfs_opts {
 	int force;			/* overwrite an existing filesystem */
