@@ -320,6 +320,19 @@ static uint64_t hugetlb_page(const char *target)
 	return page > (uint64_t)sysconf(_SC_PAGESIZE) ? page : 0;
 }
 
+/* Whether target (or, not made yet, its directory) is on a tmpfs. */
+static bool on_tmpfs(const char *target)
+{
+	char dir[PATH_MAX];
+	struct statfs sfs;
+
+	if (!statfs(target, &sfs))
+		return (unsigned long)sfs.f_type == TMPFS_MAGIC;
+	snprintf(dir, sizeof(dir), "%s", target);
+	return !statfs(dirname(dir), &sfs) &&
+	       (unsigned long)sfs.f_type == TMPFS_MAGIC;
+}
+
 /* hugetlbfs files are whole huge pages and have no write(2): the region
  * is written through its mapping, its size must fit. */
 static void check_hugetlb_size(const struct mkfs_args *a, uint64_t page)
@@ -428,7 +441,6 @@ static int write_base(void *ctx, void *base, uint64_t size)
  * (lib/allocate.c): say how many it gave, and what to do about none. */
 static void print_pages(const struct mkfs_args *a, uint64_t total, uint64_t huge)
 {
-	struct statfs sfs;
 	char s1[32];
 
 	if (huge >= total) {
@@ -440,8 +452,7 @@ static void print_pages(const struct mkfs_args *a, uint64_t total, uint64_t huge
 		printf("  pages:       2 MiB for %s of it, 4 KiB for the rest\n", s1);
 		return;
 	}
-	if (a->small_pages || statfs(a->target, &sfs) ||
-	    (unsigned long)sfs.f_type != TMPFS_MAGIC)
+	if (a->small_pages || !on_tmpfs(a->target))
 		return;
 	printf("  pages:       4 KiB: the kernel gave no 2 MiB pages (it needs\n"
 	       "               MADV_COLLAPSE, Linux 6.1, and free 2 MiB of memory)\n");
@@ -597,6 +608,13 @@ int main(int argc, char **argv)
 		o.pcache_size = (cs + 4095) & ~4095ULL;
 	}
 
+	/* the kernel copies every 2 MiB: seconds per GiB where it must
+	 * compact memory first (docs/libdaxfs.md "Huge pages") */
+	if (!a.quiet && !a.small_pages && kind == DAXFS_TARGET_FILE &&
+	    size >= (1ULL << 30) && on_tmpfs(a.target)) {
+		printf("Giving the region 2 MiB pages (--small-pages skips this)...\n");
+		fflush(stdout);
+	}
 	ret = daxfs_region_create(a.target, a.have_size ? a.size : 0, &o);
 	if (ret) {
 		char s[32];
