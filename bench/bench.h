@@ -35,12 +35,6 @@ static inline double bench_cpu_now(void)
 }
 
 /*
- * A new region file PATH of SIZE bytes (an old one is replaced), made with
- * LEASE_MS (0: mkfs's default; a long one keeps a host that a loaded
- * machine pauses from being declared dead mid-run), and opened as a host.
- * 0 or a negative errno.
- */
-/*
  * DAXFS_BENCH_SMALL_PAGES=1 keeps the bench's regions and copy ceilings on
  * /dev/shm's own pages, as before mkfs gave them 2 MiB ones: an A/B of
  * the page size (docs/benchmarks.md).
@@ -52,6 +46,12 @@ static inline int bench_small_pages(void)
 	return v && *v && strcmp(v, "0");
 }
 
+/*
+ * A new region file PATH of SIZE bytes (an old one is replaced), made with
+ * LEASE_MS (0: mkfs's default; a long one keeps a host that a loaded
+ * machine pauses from being declared dead mid-run), and opened as a host.
+ * 0 or a negative errno.
+ */
 static inline int bench_new_region(const char *path, uint64_t size, uint32_t lease_ms,
 				   struct daxfs_handle **h)
 {
