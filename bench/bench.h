@@ -70,7 +70,7 @@ static inline int bench_new_region(const char *path, uint64_t size, uint32_t lea
 /*
  * A MAP_SHARED mapping of a new /dev/shm file PATH of SIZE bytes (the kind
  * of pages a region has: 2 MiB aligned, and 2 MiB pages where the kernel
- * gives them, as mkfs asks for, lib/allocate.c), every byte set to FILL,
+ * gives them, as mkfs asks for, lib/hugepages.c), every byte set to FILL,
  * the file unlinked; NULL (the cause printed) on failure.  The copy
  * ceilings copy into it; munmap(m, size) undoes it.
  */

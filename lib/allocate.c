@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "libdaxfs-internal.h"
@@ -23,12 +22,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE		25
-#endif
-
-#define HUGE_PAGE		(2ULL << 20)
-#define TMPFS_MAGIC		0x01021994	/* statfs(2) */
 
 /* Is dev a tmpfs mounted huge=advise? */
 static bool shmem_huge_advise(dev_t dev)
@@ -116,41 +109,4 @@ int lib_file_allocate(int fd, uint64_t size, bool exclusive)
 	default:
 		return -err;
 	}
-}
-
-/*
- * A tmpfs mounted huge=never (/dev/shm as distributions mount it) fills a
- * region with 4 KiB pages, and a random access then costs a TLB miss and a
- * page walk (docs/libdaxfs.md "Huge pages").  MADV_COLLAPSE (Linux 6.1)
- * puts 2 MiB pages into the file whatever its mount says; they stay in the
- * file's page cache, so every host's later mapping, 2 MiB aligned
- * (lib_map_region), maps them whole.  Best effort and mkfs only: it copies
- * each 2 MiB (about 1-3 ms each here, more when the kernel must compact
- * memory), and where the kernel is older, the memory too fragmented or
- * shmem_enabled says "deny", the region keeps its small pages there.  One
- * call per 2 MiB, so that the count is exact: a call is cheap beside the
- * copy.  Returns the bytes now on 2 MiB pages.
- */
-uint64_t lib_collapse_huge(int fd, void *map, uint64_t len)
-{
-	uint64_t off, huge = 0;
-	struct statfs sfs;
-
-	if (fstatfs(fd, &sfs) < 0 || (unsigned long)sfs.f_type != TMPFS_MAGIC)
-		return 0;
-	for (off = 0; off + HUGE_PAGE <= len; off += HUGE_PAGE) {
-		int tries = 3, ret;
-
-		/* EAGAIN: a page was busy for a moment (on a CPU's LRU
-		 * list, locked): asked again, it usually goes */
-		do {
-			ret = madvise((uint8_t *)map + off, HUGE_PAGE,
-				      MADV_COLLAPSE);
-		} while (ret && errno == EAGAIN && --tries);
-		if (!ret)
-			huge += HUGE_PAGE;
-		else if (errno == EINVAL)
-			break;	/* no MADV_COLLAPSE here, or "deny" */
-	}
-	return huge;
 }

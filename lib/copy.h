@@ -19,15 +19,17 @@
  * shorter ones.  A write's streaming stores end with one store fence,
  * which waits for them all to reach memory.  In a loop that does nothing
  * but write 4 KiB pages one after the other that wait costs more than the
- * reads for ownership it saves, on an AMD EPYC (io_bench: 11,800-12,600
- * MiB/s streaming against 18,300-21,600 cached); on an Intel Xeon it does
- * not (docs/benchmarks.md "Streaming 4 KiB writes on Intel").  But a
+ * reads for ownership it saves, on an AMD EPYC (io_bench, 4 KiB
+ * sequential rewrites: 12,535-12,554 MiB/s streaming against 20,979-21,585
+ * cached); on an Intel Xeon it does not (docs/benchmarks.md "Streaming
+ * 4 KiB writes on Intel").  But a
  * program that touches 32 KiB or more of its own memory between two
  * writes, as any that computes what it writes does, loses its cached
- * copy's lines in between, and then streaming wins on the AMD EPYC too:
- * 505 ns a write against 1,330 with 32 KiB between, 889 against 1,008
- * with 64 KiB; fio through the preload, 4 KiB sequential rewrites, 7,500
- * MiB/s against 6,000 (docs/benchmarks.md "Which copy a 4 KiB write
+ * copy's lines in between, and then streaming wins on the AMD EPYC too
+ * (bench/write_between, ns a write and its work: 486-535 streaming against
+ * 724-751 cached with 32 KiB between, 873-919 against 987-1,020 with 64
+ * KiB; fio through the preload, 4 KiB sequential rewrites, 7,481-7,541
+ * MiB/s against 5,637-6,229: docs/benchmarks.md "Which copy a 4 KiB write
  * makes").  So a page or more streams on every CPU.
  *
  * Shorter writes stream too when they jump, with a per-open-file cache

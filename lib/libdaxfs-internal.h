@@ -99,10 +99,12 @@ int lib_file_unhold(struct daxfs_handle *h, uint64_t ino);
  * where fallocate(2) is unsupported; else such a file keeps its holes. */
 int lib_file_allocate(int fd, uint64_t size, bool exclusive);
 
-/* lib/allocate.c: mkfs, on a tmpfs: 2 MiB pages for the mapped region file
- * (map: its 2 MiB aligned mapping of len bytes), where the kernel can.
- * Returns the bytes on 2 MiB pages. */
-uint64_t lib_collapse_huge(int fd, void *map, uint64_t len);
+/* lib/hugepages.c: the bytes of the region fd (of kind, map: its 2 MiB
+ * aligned mapping of len bytes) on pages of 2 MiB or more: all of a devdax
+ * device or a hugetlbfs file; of a file on a tmpfs, with ask, what the
+ * kernel gives when asked now (MADV_COLLAPSE); else 0. */
+uint64_t lib_region_huge(int fd, enum daxfs_target_kind kind, void *map,
+			 uint64_t len, bool ask);
 
 /* A region mapping and the reservation around it (region.c). */
 struct lib_mapping {

@@ -131,9 +131,7 @@ int daxfs_region_create(const char *path, uint64_t size,
 		err = -EINVAL;
 		goto out_unmap;
 	}
-	huge = page >= (2ULL << 20) || kind == DAXFS_TARGET_DEVDAX ? map_len : 0;
-	if (kind == DAXFS_TARGET_FILE && !huge && !o->small_pages)
-		huge = lib_collapse_huge(fd, map, map_len);
+	huge = lib_region_huge(fd, kind, map, map_len, !o->small_pages);
 	if (o->huge_bytes)
 		*o->huge_bytes = huge;
 

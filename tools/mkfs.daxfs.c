@@ -438,7 +438,7 @@ static int write_base(void *ctx, void *base, uint64_t size)
 }
 
 /* On a tmpfs a region file gets 2 MiB pages where the kernel can give them
- * (lib/allocate.c): say how many it gave, and what to do about none. */
+ * (lib/hugepages.c): say how many it gave, and what to do about none. */
 static void print_pages(const struct mkfs_args *a, uint64_t total, uint64_t huge)
 {
 	char s1[32];
