@@ -195,6 +195,52 @@ for root, dirs, files in sorted(os.walk(d)):
                "python")
 
 
+def test_long_directory_paths(region):
+    """A directory opened under paths of up to nearly PATH_MAX: *at calls
+    relative to its descriptor reach that directory, as on tmpfs, or the
+    open fails with ENAMETOOLONG where its path does not fit the preload's
+    descriptor; never does a cut-down path name another directory."""
+    code = r'''
+import errno, os, sys
+d, want = sys.argv[1], int(sys.argv[2])
+os.makedirs(d)
+p = d
+while len(p) < want:
+    p = os.path.join(p, "d" * min(200, want - len(p) - 1))
+    os.mkdir(p)
+try:
+    dfd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
+except OSError as e:
+    print("open", errno.errorcode[e.errno])
+else:
+    fd = os.open("f", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=dfd)
+    os.write(fd, b"here")
+    os.close(fd)
+    os.mkdir("sub", dir_fd=dfd)
+    print("opened", sorted(os.listdir(dfd)), open(os.path.join(p, "f")).read())
+print([r == p for r, _, files in os.walk(d) if files])
+'''
+    script = '"$PY" -c \'%s\' "$D" "$LEN"' % code.replace("'", "'\"'\"'")
+    good = b"opened ['f', 'sub'] here\n[True]\n"
+    refused = b"open ENAMETOOLONG\n[]\n"
+    at = pl.AT + "/longpath"
+    for n, length in enumerate((3900, 4030, 4088)):
+        d = "%s%d" % (at, n)
+        st, out, err = pl.sh(script.replace("$LEN", str(length)), d, region)
+        assert st == 0, err
+        # Linux' PATH_MAX (4096 with the NUL) takes paths this long
+        assert out == good or (length > 4000 and out == refused), out
+        if length == 3900:
+            assert out == good
+        tmp = pl.Tmpfs("longpath")
+        try:
+            st, out, err = pl.sh(script.replace("$LEN", str(length)),
+                                 os.path.join(tmp.path, "t"))
+        finally:
+            tmp.close()
+        assert (st, out) == (0, good), err
+
+
 def test_file_size_limit_matches_tmpfs(region):
     """RLIMIT_FSIZE (ulimit -f) as the kernel applies it: a write cut short at the
     limit, EFBIG past it (write, pwrite, O_APPEND, ftruncate, truncate, a growing

@@ -277,6 +277,9 @@ int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
 
 	if (!h)
 		return -1;
+	/* kept whole or not at all: *at calls resolve under it */
+	if (strlen(path) >= sizeof(table->path))
+		return pl_fail(-ENAMETOOLONG);
 	pl_fd_lock();
 	err = table || !(err = table_create()) ? 0 : err;
 	fd = err ? err : reserve_fd(flags & O_CLOEXEC);

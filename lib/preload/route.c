@@ -99,20 +99,20 @@ int pl_route(int dirfd, const char *path, char *out)
 {
 	static __thread char full[2 * PL_PATH_MAX + 2];
 	struct pl_desc *d;
-	int virt = 0, err;
+	int virt = 0, err, n;
 
 	if (!pl_cfg.enabled || !path)
 		return PL_KERNEL;
 	if (path[0] == '/') {
-		snprintf(full, sizeof(full), "%s", path);
+		n = snprintf(full, sizeof(full), "%s", path);
 	} else if (dirfd == AT_FDCWD) {
 		pthread_mutex_lock(&cwd_lock);
 		virt = vcwd[0] != 0;
 		if (virt)
-			snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
-				 vcwd, path);
+			n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
+				     vcwd, path);
 		else
-			snprintf(full, sizeof(full), "%s/%s", kcwd, path);
+			n = snprintf(full, sizeof(full), "%s/%s", kcwd, path);
 		pthread_mutex_unlock(&cwd_lock);
 	} else {
 		d = pl_fd_get(dirfd);
@@ -123,9 +123,13 @@ int pl_route(int dirfd, const char *path, char *out)
 			return pl_fail(-ENOTDIR);
 		}
 		virt = 1;
-		snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at, d->path, path);
+		n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at, d->path,
+			     path);
 		pl_fd_put(d);
 	}
+	/* cut short, it would name another file */
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return pl_fail(-ENAMETOOLONG);
 	err = normalize(full, out);
 	if (err)
 		return pl_fail(err);
