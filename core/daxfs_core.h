@@ -825,6 +825,13 @@ struct daxfs_fcache {
 	 * end's hint for the copy it makes (lib/copy.h); never read by
 	 * the core */
 	u64 write_end;
+	/* the copy libdaxfs' writes make, as the program's pace shows
+	 * it (lib/pace.h); also never read by the core */
+	struct daxfs_write_pace {
+		u64 last;		/* clock at the last paced write */
+		u32 state;		/* round's phase, usual copy, counts */
+		u32 sum[2];		/* the round's cycles: tried, usual */
+	} pace;
 };
 /*
  * A lane-free look at ino's record through fc (docs/kernel.md "Peeks"):

@@ -13,6 +13,7 @@
 bool lib_copy_movsb;
 unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
 unsigned long lib_copy_nt_jump_min = DAXFS_NT_MIN;
+bool lib_copy_paced = true;
 
 static void copy_choose(void)
 {
@@ -29,6 +30,9 @@ static void copy_choose(void)
 #else
 	(void)out;
 #endif
+	/* a choice fixed for an A/B measurement is not paced */
+	lib_copy_paced = !(in && (!strcmp(in, "nt") || !strcmp(in, "cached") ||
+				  !strcmp(in, "sequential"))) && !(min && *min);
 	if (in && !strcmp(in, "nt"))
 		lib_copy_nt_min = lib_copy_nt_jump_min = 0;
 	else if (in && !strcmp(in, "cached"))

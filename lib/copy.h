@@ -30,7 +30,10 @@
  * 724-751 cached with 32 KiB between, 873-919 against 987-1,020 with 64
  * KiB; fio through the preload, 4 KiB sequential rewrites, 7,481-7,541
  * MiB/s against 5,637-6,229: docs/benchmarks.md "Which copy a 4 KiB write
- * makes").  So a page or more streams on every CPU.
+ * makes").  So a page or more streams on every CPU, but for a write
+ * through a per-open-file cache that continues the last one, or appends,
+ * which is paced: it makes the cached copy where the program's pace shows
+ * that to be faster (lib/pace.h).
  *
  * Shorter writes stream too when they jump, with a per-open-file cache
  * (daxfs_write_streams_at): one that neither starts where the last write
@@ -41,7 +44,7 @@
  * DAXFS_OUTCOPY=memcpy and DAXFS_INCOPY=nt|cached in the environment fix
  * the choice, for A/B measurements; DAXFS_INCOPY=sequential chooses by
  * length only, and DAXFS_INCOPY_MIN=BYTES sets that length (8192: the AMD
- * choice before 2026-12-05).
+ * choice before 2026-12-05); each of them turns pacing off.
  */
 #ifndef DAXFS_LIB_COPY_H
 #define DAXFS_LIB_COPY_H
@@ -58,6 +61,7 @@
 extern bool lib_copy_movsb;
 extern unsigned long lib_copy_nt_min;	/* writes this long stream */
 extern unsigned long lib_copy_nt_jump_min;	/* ... and these, random */
+extern bool lib_copy_paced;	/* ... or the cached copy (lib/pace.h) */
 void lib_copy_init(void);
 
 /* One string move of len bytes (x86-64; elsewhere memcpy). */
@@ -104,14 +108,21 @@ static inline bool daxfs_write_streams(size_t len)
 	return len >= lib_copy_nt_min;
 }
 
-/* The same for a write of len bytes at off through an open file whose
- * last write ended at end (a hint: 0 when there was none). */
+/* Does a write of len bytes at off continue the last write through its
+ * open file, which ended at end (a hint: 0 when there was none), or
+ * rewrite the range that ended there? */
+static inline bool daxfs_write_continues(size_t len, uint64_t off,
+					 uint64_t end)
+{
+	return off == end || off + len == end;
+}
+
+/* daxfs_write_streams for such a write: one that jumps streams sooner */
 static inline bool daxfs_write_streams_at(size_t len, uint64_t off,
 					  uint64_t end)
 {
-	bool continues = off == end || off + len == end;
-
-	return len >= (continues ? lib_copy_nt_min : lib_copy_nt_jump_min);
+	return len >= (daxfs_write_continues(len, off, end) ?
+		       lib_copy_nt_min : lib_copy_nt_jump_min);
 }
 
 #endif

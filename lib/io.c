@@ -12,6 +12,7 @@
 #include "posix-locks.h"
 #include "ntcopy.h"
 #include "copy.h"
+#include "pace.h"
 
 struct copy_ctx {
 	uint8_t *user;			/* next byte of the caller's buffer */
@@ -95,7 +96,8 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	int err = lib_writable_file(h, ino);
 	/* a write that jumps streams at a shorter length (lib/copy.h);
 	 * threads sharing fc may race on the hint: it only picks a copy */
-	bool placed = fc && !(flags & DAXFS_WRITE_APPEND);
+	bool placed = fc && !(flags & DAXFS_WRITE_APPEND), paced = fc;
+	u64 end;
 
 	if (err)
 		return err;
@@ -107,9 +109,16 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	if (h->flags & DAXFS_OPEN_STRICT)
 		flags |= DAXFS_WRITE_ATOMIC;
 	daxfs_user_touch(buf, len);
-	if (placed)
-		c.stream = daxfs_write_streams_at(len, off,
-						  daxfs_load(&fc->write_end));
+	if (placed) {
+		end = daxfs_load(&fc->write_end);
+		c.stream = daxfs_write_streams_at(len, off, end);
+		paced = daxfs_write_continues(len, off, end);
+	}
+	/* a write that continues the last, or an append, makes the copy
+	 * the program's pace asks for (lib/pace.h); one that jumps has no
+	 * lines prefetched and streams */
+	if (paced && c.stream && lib_copy_paced)
+		c.stream = daxfs_pace_stream(&fc->pace, pace_clock());
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);
 	if (placed && n > 0)

@@ -52,7 +52,7 @@ struct pl_desc {
 	 * by every process the description is, as it holds region offsets
 	 * (docs/open-files.md "Per-open-file cache") */
 	struct daxfs_fcache fc;
-	char path[PL_PATH_MAX - 56];	/* region path of the open */
+	char path[PL_PATH_MAX - 80];	/* region path of the open */
 };
 
 struct pl_config {

@@ -6,7 +6,8 @@
  * not continue its open file's last one streams from DAXFS_NT_MIN on
  * (lib/copy.h).  DAXFS_INCOPY=nt streams every write, =cached none,
  * =sequential goes by length only, and DAXFS_INCOPY_MIN sets the length,
- * which the A/B runs of bench/ rely on.  The choice is made once per
+ * which the A/B runs of bench/ rely on; each of them turns pacing
+ * (lib/pace.h) off, which is on otherwise.  The choice is made once per
  * process, so each case runs in a child of its own.
  */
 #include "tutil.h"
@@ -15,10 +16,12 @@
 /* neither a threshold nor "never" (~0): what a failed child gives */
 #define CHILD_FAILED	(~0UL - 1)
 
-/* The child's lib_copy_nt_min (jump: lib_copy_nt_jump_min) after
- * lib_copy_init with DAXFS_INCOPY set to incopy (NULL: unset), or
+enum choice { NT_MIN, JUMP_MIN, PACED };
+
+/* The child's lib_copy_nt_min, lib_copy_nt_jump_min or lib_copy_paced
+ * after lib_copy_init with DAXFS_INCOPY set to incopy (NULL: unset), or
  * CHILD_FAILED. */
-static unsigned long choice_of(const char *incopy, bool jump)
+static unsigned long choice_of(const char *incopy, enum choice what)
 {
 	int fds[2], st;
 	unsigned long v;
@@ -34,7 +37,8 @@ static unsigned long choice_of(const char *incopy, bool jump)
 		else
 			unsetenv("DAXFS_INCOPY");
 		lib_copy_init();
-		v = jump ? lib_copy_nt_jump_min : lib_copy_nt_min;
+		v = what == PACED ? lib_copy_paced :
+		    what == JUMP_MIN ? lib_copy_nt_jump_min : lib_copy_nt_min;
 		_exit(write(fds[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
 	}
 	close(fds[1]);
@@ -49,46 +53,59 @@ static unsigned long choice_of(const char *incopy, bool jump)
 
 static unsigned long choice_in_child(const char *incopy)
 {
-	return choice_of(incopy, false);
+	return choice_of(incopy, NT_MIN);
 }
 
 
 static void test_default(void)
 {
 	CHECK_EQ(choice_in_child(NULL), DAXFS_NT_WRITE_MIN);
-	CHECK_EQ(choice_of(NULL, true), DAXFS_NT_MIN);
+	CHECK_EQ(choice_of(NULL, JUMP_MIN), DAXFS_NT_MIN);
 	/* a value it does not know leaves the default */
 	CHECK_EQ(choice_in_child("bogus"), DAXFS_NT_WRITE_MIN);
-	CHECK_EQ(choice_of("bogus", true), DAXFS_NT_MIN);
+	CHECK_EQ(choice_of("bogus", JUMP_MIN), DAXFS_NT_MIN);
 }
 
 static void test_environment_fixes_it(void)
 {
 	CHECK_EQ(choice_in_child("nt"), 0);
-	CHECK_EQ(choice_of("nt", true), 0);
+	CHECK_EQ(choice_of("nt", JUMP_MIN), 0);
 	CHECK_EQ(choice_in_child("cached"), ~0UL);
-	CHECK_EQ(choice_of("cached", true), ~0UL);
-	CHECK_EQ(choice_of("sequential", true), choice_in_child(NULL));
+	CHECK_EQ(choice_of("cached", JUMP_MIN), ~0UL);
+	CHECK_EQ(choice_of("sequential", JUMP_MIN), choice_in_child(NULL));
 }
 
 /* DAXFS_INCOPY_MIN sets the length from which writes stream (the
  * bench's A/B of the old AMD choice: 8 KiB, by length only). */
 static unsigned long choice_with_min(const char *incopy, const char *min,
-				     bool jump)
+				     enum choice what)
 {
 	unsigned long v;
 
 	setenv("DAXFS_INCOPY_MIN", min, 1);
-	v = choice_of(incopy, jump);
+	v = choice_of(incopy, what);
 	unsetenv("DAXFS_INCOPY_MIN");
 	return v;
 }
 
 static void test_length_from_environment(void)
 {
-	CHECK_EQ(choice_with_min(NULL, "8192", false), 8192);
-	CHECK_EQ(choice_with_min(NULL, "8192", true), DAXFS_NT_MIN);
-	CHECK_EQ(choice_with_min("sequential", "8192", true), 8192);
+	CHECK_EQ(choice_with_min(NULL, "8192", NT_MIN), 8192);
+	CHECK_EQ(choice_with_min(NULL, "8192", JUMP_MIN), DAXFS_NT_MIN);
+	CHECK_EQ(choice_with_min("sequential", "8192", JUMP_MIN), 8192);
+}
+
+/* Writes through an open file's cache are paced (lib/pace.h) unless the
+ * environment fixes the choice for an A/B run. */
+static void test_paced_unless_fixed(void)
+{
+	CHECK_EQ(choice_of(NULL, PACED), 1);
+	CHECK_EQ(choice_of("paced", PACED), 1);
+	CHECK_EQ(choice_of("bogus", PACED), 1);
+	CHECK_EQ(choice_of("nt", PACED), 0);
+	CHECK_EQ(choice_of("cached", PACED), 0);
+	CHECK_EQ(choice_of("sequential", PACED), 0);
+	CHECK_EQ(choice_with_min(NULL, "8192", PACED), 0);
 }
 
 /* Where a write lands decides with what length it streams: one that
@@ -118,6 +135,7 @@ int main(void)
 	RUN(test_default);
 	RUN(test_environment_fixes_it);
 	RUN(test_length_from_environment);
+	RUN(test_paced_unless_fixed);
 	RUN(test_jumps_stream_sooner);
 	return t_done();
 }
