@@ -116,8 +116,8 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	}
 	/* a write that continues the last, or an append, makes the copy
 	 * the program's pace asks for (lib/pace.h); one that jumps has no
-	 * lines prefetched and streams */
-	if (paced && c.stream && lib_copy_paced)
+	 * lines prefetched and streams, as does a long one */
+	if (paced && c.stream && len < DAXFS_PACE_MAX && lib_copy_paced)
 		c.stream = daxfs_pace_stream(&fc->pace, pace_clock());
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);

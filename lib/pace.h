@@ -14,8 +14,9 @@
  * knows that; the clock between two writes does.
  *
  * So a write through a per-open-file cache that the length rule streams
- * and that continues the last one, or appends, is paced (one that jumps
- * has no lines prefetched, and streaming it wins either way).  Paced
+ * and that continues the last one, or appends, is paced, if it is shorter
+ * than DAXFS_PACE_MAX (one that jumps has no lines prefetched, and a long
+ * one evicts its own lines: streaming them wins either way).  Paced
  * writes go in rounds.  The first PACE_TRY writes of a round make the
  * other copy than the usual one, the rest the usual one, and each write
  * is timed from its start to the start of the next (the write and the
