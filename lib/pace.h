@@ -8,9 +8,9 @@
  * them to reach memory; cached stores return at once and pay later, when
  * their dirty lines are evicted.  Which is faster depends on what the
  * program does between writes: a loop that only writes gains from the
- * cached copy (193 ns against 311 a 4 KiB rewrite, bench/write_between
- * with no work between), one that touches 32 KiB of its own memory in
- * between from streaming (500 against 777).  No length or vendor rule
+ * cached copy (189-209 ns against 308-336 a 4 KiB rewrite,
+ * bench/write_between with no work between), one that touches 32 KiB of
+ * its own memory in between from streaming (491-526 against 759-827).  No length or vendor rule
  * knows that; the clock between two writes does.
  *
  * So a write through a per-open-file cache that the length rule streams
