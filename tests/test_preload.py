@@ -5,6 +5,7 @@ programs, compared byte for byte with the same run on tmpfs
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -239,6 +240,319 @@ print([r == p for r, _, files in os.walk(d) if files])
         finally:
             tmp.close()
         assert (st, out) == (0, good), err
+
+
+_LIMITS_CODE = r'''
+import ctypes, errno, os, re, sys
+D, K, ATNAME = sys.argv[1:4]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.realpath.restype = ctypes.c_char_p
+libc.realpath.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.getcwd.restype = ctypes.c_char_p
+libc.getcwd.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+FTWCB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                         ctypes.c_int, ctypes.c_void_p)
+res = {}
+
+def ab(v):
+    """$D for D, a run of one character as c*N"""
+    return re.sub(r"(.)\1{7,}", lambda m: "%s*%d" % (m.group(1), len(m.group(0))),
+                  str(v).replace(D, "$D"))
+
+def run(fn):
+    try:
+        return fn()
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+def out(label, fn, *needs):
+    """fn's result or errno; "skipped" where a call it needs was refused
+    (ENAMETOOLONG) or skipped"""
+    if any(res[n] in ("ENAMETOOLONG", "skipped") for n in needs):
+        v = "skipped"
+    else:
+        v = run(fn)
+    res[label] = v
+    print("%s: %s" % (label, ab(v)), flush=True)
+
+def kept(label, fn, op, was):
+    """fn's result; where op was refused or skipped, "skipped" if it is
+    what it was"""
+    v = run(fn)
+    if res[op] in ("ENAMETOOLONG", "skipped"):
+        v = "skipped" if v == was else "CHANGED BY THE REFUSED CALL: %s" % v
+    res[label] = v
+    print("%s: %s" % (label, ab(v)), flush=True)
+
+def before(g):
+    return [k for k in res if k.startswith(g)]
+
+def cerr(r):
+    if r is None or r == -1:
+        raise OSError(ctypes.get_errno(), "libc")
+    return r
+
+def chain(n, tag):
+    """the mkdirs of a directory path of exactly n bytes under D"""
+    ps = [os.path.join(D, tag)]
+    while len(ps[-1]) < n:
+        r = n - len(ps[-1])
+        ps.append(ps[-1] + "/" + "d" * (r - 1 if r <= 201 else min(200, r - 3)))
+    return ps
+
+def mk(ps):
+    for p in ps:
+        os.mkdir(p)
+
+def create(p, data):
+    fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+    os.write(fd, data)
+    os.close(fd)
+
+def read(p):
+    with open(p, "rb") as f:
+        return f.read()
+
+def nftw(p, flags):
+    seen = []
+    cb = FTWCB(lambda q, st, t, f: seen.append((ab(q.decode()), t)) or 0)
+    cerr(libc.nftw(p.encode(), cb, 8, flags))
+    return sorted(seen)
+
+def mkstemp(tmpl):
+    b = ctypes.create_string_buffer(tmpl.encode())
+    os.close(cerr(libc.mkstemp(b)))
+    os.unlink(b.value)
+
+def getcwd(size):
+    return cerr(libc.getcwd(ctypes.create_string_buffer(size), size))
+
+def walk(p):
+    return [(r, sorted(ds), sorted(fs)) for r, ds, fs in os.walk(p)]
+
+os.makedirs(D)
+os.chdir(D)
+# absolute paths of n bytes: 9-byte names in a directory of n - 10
+for n in (3950, 4021, 4022, 4031, 4032, 4094, 4095):
+    g = "abs%d/" % n
+    ps = chain(n - 10, "a%d" % n)
+    d = ps[-1]
+    f, f2, h, s, t = (d + "/" + c * 9 for c in "fghst")
+    short = ps[0] + "/t"
+    out(g + "mkdirs", lambda: mk(ps))
+    out(g + "open", lambda: create(f, b"%d" % n), g + "mkdirs")
+    out(g + "stat", lambda: os.stat(f).st_size, g + "open")
+    out(g + "rename", lambda: os.rename(f, f2), g + "open")
+    out(g + "link", lambda: os.link(f2, h), g + "rename")
+    out(g + "symlink", lambda: os.symlink("g" * 9, s), g + "mkdirs")
+    out(g + "readlink", lambda: os.readlink(s), g + "symlink")
+    out(g + "read", lambda: read(s), g + "symlink", g + "rename")
+    out(g + "realpath", lambda: cerr(libc.realpath(s.encode(), None)),
+        g + "symlink", g + "rename")
+    out(g + "pyrealpath", lambda: os.path.realpath(s), g + "symlink",
+        g + "rename")
+    # an O_TRUNC open refused leaves the file as it was
+    out(g + "link in", lambda: (create(short, b"keep"), os.link(short, t)),
+        g + "mkdirs")
+    out(g + "truncate", lambda: os.close(os.open(t, os.O_WRONLY | os.O_TRUNC)),
+        g + "link in")
+    kept(g + "truncated", lambda: read(short), g + "truncate", b"keep")
+    out(g + "unlink t", lambda: os.unlink(t), g + "link in")
+    out(g + "unlink short", lambda: os.unlink(short), g + "mkdirs")
+    out(g + "mkdir", lambda: os.mkdir(d + "/" + "m" * 9), g + "mkdirs")
+    out(g + "rmdir", lambda: os.rmdir(d + "/" + "m" * 9), g + "mkdir")
+    out(g + "mkdir2", lambda: os.mkdir(d + "/" + "n" * 9), g + "mkdirs")
+    out(g + "realpath2", lambda: cerr(libc.realpath(
+        (d + "/" + "n" * 9).encode(), None)), g + "mkdirs")
+    out(g + "nftw2", lambda: nftw(d + "/" + "n" * 9, 1), g + "mkdirs")
+    out(g + "mkstemp", lambda: mkstemp(d + "/tttXXXXXX"), g + "mkdirs")
+    out(g + "dirfd", lambda: os.open(d, os.O_RDONLY | os.O_DIRECTORY),
+        g + "mkdirs")
+    out(g + "dirfd stat", lambda: os.stat("g" * 9, dir_fd=res[g + "dirfd"])
+        .st_size, g + "dirfd", g + "rename")
+    out(g + "dirfd create", lambda: os.close(os.open(
+        "x", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=res[g + "dirfd"])),
+        g + "dirfd")
+    dots = d + "/./././././"[:10]
+    out(g + "dots realpath", lambda: cerr(libc.realpath(dots.encode(), None)),
+        g + "mkdirs")
+    out(g + "dots stat", lambda: os.stat(dots).st_ino == os.stat(d).st_ino,
+        g + "mkdirs")
+    # what lists the directory: where anything before was refused, its
+    # contents differ
+    out(g + "dots nftw", lambda: len(nftw(dots, 1)), *before(g))
+    out(g + "listdir", lambda: sorted(os.listdir(d)), *before(g))
+    out(g + "walk", lambda: walk(ps[1]), *before(g))
+    out(g + "unlink", lambda: os.unlink(h), g + "link")
+# a working directory of n bytes, relative paths from it
+for n in (3000, 4000, 4021, 4093):
+    g = "cwd%d/" % n
+    ps = chain(n, "c%d" % n)
+    out(g + "mkdirs", lambda: mk(ps))
+    out(g + "chdir", lambda: os.chdir(ps[-1]), g + "mkdirs")
+    out(g + "getcwd", lambda: os.getcwd(), g + "chdir")
+    for size in (n, n + 1):
+        out(g + "getcwd %d" % size, lambda: getcwd(size), g + "chdir")
+    out(g + "open", lambda: create("f", b"cwd"), g + "chdir")
+    out(g + "stat", lambda: os.stat("f").st_size, g + "open")
+    out(g + "mkdir", lambda: os.mkdir("sub"), g + "chdir")
+    out(g + "rename", lambda: os.rename("f", "sub/f2"), g + "open", g + "mkdir")
+    out(g + "symlink", lambda: os.symlink("sub/f2", "ln"), g + "chdir")
+    out(g + "readlink", lambda: os.readlink("ln"), g + "symlink")
+    out(g + "read", lambda: read("ln"), g + "symlink", g + "rename")
+    out(g + "realpath", lambda: cerr(libc.realpath(b"ln", None)),
+        g + "symlink", g + "rename")
+    out(g + "pyrealpath", lambda: os.path.realpath("ln"), g + "symlink",
+        g + "rename")
+    out(g + "dotdot", lambda: os.stat("../" + os.path.basename(ps[-1])).st_ino
+        == os.stat(".").st_ino, g + "chdir")
+    out(g + "realpath out", lambda: cerr(libc.realpath(b"../" * 30 + b"dev",
+                                                      None)), g + "chdir")
+    out(g + "listdir", lambda: sorted(os.listdir(".")), *before(g))
+    out(g + "walk", lambda: walk("."), *before(g))
+    out(g + "nftw chdir", lambda: nftw("sub", 4 | 1), *before(g))
+    out(g + "unlink", lambda: os.unlink("ln"), g + "symlink")
+    out(g + "open long", lambda: create("e" * 120, b"long"), g + "chdir")
+    out(g + "mkdir long", lambda: os.mkdir("sub/" + "s" * 200), g + "mkdir")
+    out(g + "rmdir long", lambda: os.rmdir("sub/" + "s" * 200),
+        g + "mkdir long")
+    out(g + "fchdir", lambda: os.fchdir(os.open(".", os.O_RDONLY)), g + "chdir")
+    out(g + "fchdir getcwd", lambda: os.getcwd(), g + "fchdir")
+    out(g + "up", lambda: os.chdir(".."), g + "chdir")
+    out(g + "up getcwd", lambda: os.getcwd(), g + "up")
+    os.chdir(D)
+# symlinks in symlinks: a realpath whose walk grows past 2 x PATH_MAX
+g = "nest/"
+sub = "/".join("c%d%s" % (i, "x" * 190) for i in range(20))
+out(g + "mkdirs", lambda: os.makedirs("nest/r/" + sub))
+out(g + "open", lambda: create("nest/r/" + sub + "/file", b"nest"))
+out(g + "symlink t", lambda: os.symlink("./" * 1996 + "r", "nest/t"))
+out(g + "symlink s", lambda: os.symlink("t/" + "./" * 2000, "nest/s"))
+out(g + "read", lambda: read("nest/s/" + sub + "/file"))
+out(g + "realpath", lambda: cerr(libc.realpath(
+    (D + "/nest/s/" + sub + "/file").encode(), None)))
+# a kernel working directory too deep to name: its relative paths are
+# the kernel's (ATNAME/f was DIR's f)
+g = "kcwd/"
+fd = os.open(K, os.O_RDONLY | os.O_DIRECTORY)
+for i in range(22):
+    os.mkdir("k%d%s" % (i, "y" * 200), dir_fd=fd)
+    fd2 = os.open("k%d%s" % (i, "y" * 200), os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = fd2
+out(g + "fchdir", lambda: os.fchdir(fd))
+out(g + "getcwd", lambda: len(os.getcwd()) > 4096)
+out(g + "stat", lambda: os.path.isdir(ATNAME))
+out(g + "open", lambda: create(ATNAME + "/f", b"no"))
+out(g + "mkdir", lambda: os.mkdir(ATNAME))
+out(g + "open2", lambda: create(ATNAME + "/f", b"kernel"))
+out(g + "listdir", lambda: os.listdir(ATNAME))
+out(g + "dotdot", lambda: create("../" * 22 + "kf", b"up"))
+'''
+
+
+def _kernel_tree(top):
+    """Everything under top (fd-relative: deeper than PATH_MAX too)."""
+    tree = {}
+    for root, dirs, files, dfd in os.fwalk(top):
+        rel = os.path.relpath(root, top)
+        tree[rel] = "dir"
+        for n in dirs + files:
+            st = os.lstat(n, dir_fd=dfd)
+            if stat.S_ISLNK(st.st_mode):
+                tree[os.path.join(rel, n)] = "-> " + os.readlink(n, dir_fd=dfd)
+            elif not stat.S_ISDIR(st.st_mode):
+                fd = os.open(n, os.O_RDONLY, dir_fd=dfd)
+                tree[os.path.join(rel, n)] = os.read(fd, 1 << 16)
+                os.close(fd)
+    return tree
+
+
+def _region_tree(region, top):
+    """Everything in the region, by the library (no preload), with
+    paths relative to top; anything outside top is named as such."""
+    tree = {}
+    with daxfs.Region(region) as r:
+        def walk(path):
+            rel = os.path.relpath(path, top)
+            st = r.lstat(path)
+            if stat.S_ISDIR(st.st_mode):
+                tree[rel] = "dir"
+                for name in r.listdir(path):
+                    walk(os.path.join(path, name))
+            elif stat.S_ISLNK(st.st_mode):
+                tree[rel] = "-> " + r.readlink(path)
+            else:
+                tree[rel] = r.read_file(path)
+        for name in r.listdir("/"):
+            walk("/" + name)
+    return tree
+
+
+def test_path_limits_match_tmpfs(region):
+    """Paths at and near PATH_MAX (4,095 bytes with its NUL 4,096): absolute
+    ones of 3,950 to 4,095 bytes, a working directory of up to 4,093 and
+    relative paths from it, symlinks whose walk grows past 2 x PATH_MAX, a
+    kernel working directory too deep to name.  Each call (open, O_TRUNC,
+    stat, rename, link, symlink, readlink, realpath, mkdir, rmdir, unlink,
+    getcwd, chdir, fchdir, *at, opendir, os.walk, nftw, mkstemp) gives what
+    it gives on tmpfs, or ENAMETOOLONG where the path does not fit the
+    preload, and a refused call changes nothing: the trees left in the
+    region and in the kernel hold nothing tmpfs' do not, and what they lack
+    is only what a refused call would have made.  Until 2026-12-05 an open
+    refused for its length had already created or truncated the file;
+    realpath cut its walk at 8 KiB (ENOENT, or a directory for the file);
+    a kernel cwd deeper than PATH_MAX counted as "/" ("daxfs/f" was the
+    region's /f); realpath, nftw and mkstemp handed libc a path they could
+    not route (ENOENT), and realpath one that left a region cwd; nftw with
+    FTW_CHDIR stat'ed "sub/f2" from inside sub, and reported a directory
+    it could not open as FTW_D and then FTW_DNR."""
+    code = _LIMITS_CODE.replace("'", "'\"'\"'")
+
+    def script(k):
+        return '"$PY" -c \'%s\' "$D" %s %s' % (code, k, pl.AT.strip("/"))
+
+    tmp = pl.Tmpfs("limits")
+    ktmp = pl.Tmpfs("limitsk")
+    try:
+        td = os.path.join(tmp.path, "t")
+        tk = os.path.join(tmp.path, "k")
+        os.mkdir(tk)
+        st, tout, err = pl.sh(script(tk), td)
+        assert st == 0, err
+        ttree, tktree = _kernel_tree(td), _kernel_tree(tk)
+        # as long as td: every path the same length in both runs
+        pd = pl.AT + "/" + "l" * (len(td) - len(pl.AT) - 1)
+        st, pout, err = pl.sh(script(ktmp.path), pd, region)
+        assert st == 0, err
+        ptree = _region_tree(region, pd[len(pl.AT):])
+        pktree = _kernel_tree(ktmp.path)
+    finally:
+        tmp.close()
+        ktmp.close()
+    tl, pl_ = tout.decode().splitlines(), pout.decode().splitlines()
+    assert [l.split(": ")[0] for l in pl_] == [l.split(": ")[0] for l in tl]
+    refused = []
+    for t, p in zip(tl, pl_):
+        if p == t:
+            continue
+        # refused, or not tried as what it needs was refused
+        assert p.endswith((": ENAMETOOLONG", ": skipped")), \
+            "tmpfs: %s\npreload: %s" % (t[:300], p[:300])
+        refused.append(p.split("/")[0])
+    # well below the limits nothing is refused
+    assert refused and not {"abs3950", "abs4021", "cwd3000", "nest"} & set(refused)
+    assert b"kcwd/open: ENOENT" in pout
+    for tree, want in ((ptree, ttree), (pktree, tktree)):
+        stray = sorted(set(tree) - set(want))
+        assert not stray, "not on tmpfs: %s" % stray[:5]
+        differ = [k for k in tree if tree[k] != want[k]]
+        assert not differ, "differ from tmpfs: %s" % differ[:5]
+    # what the preload did not make: only paths longer than a description
+    # keeps (4,015 bytes of region path)
+    missing = [k for k in set(ttree) - set(ptree)
+               if len(os.path.join(pd, k)) - len(pl.AT) < 4016]
+    assert not missing, missing[:5]
 
 
 def test_file_size_limit_matches_tmpfs(region):

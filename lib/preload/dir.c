@@ -390,9 +390,10 @@ PUBLIC char *get_current_dir_name(void)
  */
 static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
 {
-	char rest[2 * PL_PATH_MAX], tgt[PL_PATH_MAX], tmp[2 * PL_PATH_MAX];
+	/* as long as the core's walk takes (lib/path.c) */
+	char rest[3 * PL_PATH_MAX], tgt[PL_PATH_MAX];
 	struct daxfs_attr a;
-	size_t n = 1;
+	size_t n = 1, tlen, plen;
 	int loops = 0, slash, len, err;
 	const char *p;
 
@@ -425,35 +426,39 @@ static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
 			strcpy(out, "/");
 			n = 1;
 		}
-		snprintf(tmp, sizeof(tmp), "%s/%s", tgt, p);
-		snprintf(rest, sizeof(rest), "%s", tmp);
+		/* target + "/" + what is left, in place; cut short, the
+		 * walk would end at another file */
+		tlen = strlen(tgt);
+		plen = strlen(p);
+		if (tlen + 1 + plen >= sizeof(rest))
+			return -ENAMETOOLONG;
+		memmove(rest + tlen + 1, p, plen + 1);
+		memcpy(rest, tgt, tlen);
+		rest[tlen] = '/';
 		p = rest;
 	}
 	return 0;
 }
 
-/* realpath of a region path, symlinks inside the region resolved. */
-static char *region_realpath(const char *path, char *out)
+/* realpath of region path rpath, symlinks inside the region resolved. */
+static char *region_realpath(const char *rpath, char *out)
 {
-	char buf[PL_PATH_MAX], res[PL_PATH_MAX], full[2 * PL_PATH_MAX];
-	struct daxfs_handle *h;
-	int r = pl_route(AT_FDCWD, path, buf), err;
+	char res[PL_PATH_MAX], full[2 * PL_PATH_MAX];
+	struct daxfs_handle *h = pl_handle();
+	int err;
 
-	if (r != PL_REGION)
-		return NULL;
-	h = pl_handle();
 	if (!h)
-		return (char *)-1;
-	err = region_resolve(h, buf, res);
+		return NULL;
+	err = region_resolve(h, rpath, res);
 	if (err) {
 		errno = -err;
-		return (char *)-1;
+		return NULL;
 	}
 	snprintf(full, sizeof(full), "%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
 		 strcmp(res, "/") || pl_cfg.at_len == 1 ? res : "");
 	if (strlen(full) >= PL_PATH_MAX) {
 		errno = ENAMETOOLONG;
-		return (char *)-1;
+		return NULL;
 	}
 	if (!out)
 		return strdup(full);
@@ -464,11 +469,16 @@ static char *region_realpath(const char *path, char *out)
 PUBLIC char *realpath(const char *path, char *out)
 {
 	REAL(char *, realpath, const char *, char *);
-	char *p = path ? region_realpath(path, out) : NULL;
+	char buf[PL_PATH_MAX];
+	int r = path ? pl_route(AT_FDCWD, path, buf) : PL_KERNEL;
 
-	if (p == (char *)-1)
+	/* a path we cannot route is not handed to libc's walk as written:
+	 * from a region cwd it would resolve in the kernel's (another dir) */
+	if (r < 0)
 		return NULL;
-	return p ? p : real_realpath(path, out);
+	if (r == PL_REGION)
+		return region_realpath(buf, out);
+	return real_realpath(PL_KPATH(r, path, buf), out);
 }
 
 PUBLIC char *canonicalize_file_name(const char *path)

@@ -54,17 +54,28 @@ static int stops(struct walk *w, int r)
 static int walk_dir(struct walk *w, size_t len, int base, int level,
 		    const struct stat *st);
 
+/*
+ * What the calls on the object at w->path use: below the start with
+ * FTW_CHDIR the walk stands in its parent, so its name (as glibc's);
+ * w->path, as the caller wrote it, may be relative to where it began.
+ */
+static const char *at_name(struct walk *w, int base, int level)
+{
+	return (w->flags & FTW_CHDIR) && level ? w->path + base : w->path;
+}
+
 /* One object at w->path (len bytes; its name starts at base). */
 static int visit(struct walk *w, size_t len, int base, int level)
 {
+	const char *name = at_name(w, base, level);
 	struct stat st;
 	int r, type;
 
-	if ((w->flags & FTW_PHYS) ? lstat(w->path, &st) : stat(w->path, &st)) {
+	if ((w->flags & FTW_PHYS) ? lstat(name, &st) : stat(name, &st)) {
 		int err = errno;
 
 		/* a dangling symlink when we follow them */
-		if (!(w->flags & FTW_PHYS) && !lstat(w->path, &st) &&
+		if (!(w->flags & FTW_PHYS) && !lstat(name, &st) &&
 		    S_ISLNK(st.st_mode))
 			type = w->old ? FTW_NS : FTW_SLN;
 		else
@@ -93,19 +104,25 @@ static int walk_dir(struct walk *w, size_t len, int base, int level,
 	char *cwd = NULL;
 	DIR *d;
 
-	if (!depth) {
-		r = call(w, st, FTW_D, base, level);
-		if ((w->flags & FTW_ACTIONRETVAL) &&
-		    (r == FTW_SKIP_SUBTREE || r == FTW_SKIP_SIBLINGS))
-			return r == FTW_SKIP_SIBLINGS ? r : 0;
-		if ((r = stops(w, r)))
-			return r;
-	}
-	d = opendir(w->path);
+	/* as glibc: opened first; one that cannot be read is FTW_DNR, not
+	 * FTW_D before it, and any other failure ends the walk */
+	d = opendir(at_name(w, base, level));
 	if (!d)
-		return stops(w, call(w, st, FTW_DNR, base, level));
+		return errno == EACCES ?
+		       stops(w, call(w, st, FTW_DNR, base, level)) : -1;
+	if (!depth)
+		r = call(w, st, FTW_D, base, level);
+	if (!depth && (w->flags & FTW_ACTIONRETVAL) &&
+	    (r == FTW_SKIP_SUBTREE || r == FTW_SKIP_SIBLINGS)) {
+		closedir(d);
+		return r == FTW_SKIP_SIBLINGS ? r : 0;
+	}
+	if ((r = stops(w, r))) {
+		closedir(d);
+		return r;
+	}
 	if ((w->flags & FTW_CHDIR) && (!(cwd = getcwd(NULL, 0)) ||
-				       chdir(w->path))) {
+				       chdir(at_name(w, base, level)))) {
 		free(cwd);
 		closedir(d);
 		return -1;
@@ -148,12 +165,17 @@ static int region_walk(const char *dir, nftw_fn fn, ftw_fn old, int flags,
 {
 	char buf[PL_PATH_MAX];
 	size_t len = strlen(dir);
+	int r = pl_route(AT_FDCWD, dir, buf);
 	const char *slash;
 	struct walk *w;
 
-	if (pl_route(AT_FDCWD, dir, buf) != PL_REGION)
+	/* one we cannot route is not libc's to walk as written (in the
+	 * kernel's DIR, or its cwd where ours is the region's) */
+	if (r >= 0 && r != PL_REGION)
 		return 1;
 	*ret = -1;
+	if (r < 0)
+		return 0;
 	if (len >= sizeof(w->path)) {
 		errno = ENAMETOOLONG;
 		return 0;

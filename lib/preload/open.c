@@ -59,6 +59,10 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 
 	if (!h)
 		return -1;
+	/* a path its description cannot keep (pl_fd_install) fails before
+	 * the open creates or truncates anything */
+	if (strlen(rpath) >= sizeof(((struct pl_desc *)0)->path))
+		return pl_fail(-ENAMETOOLONG);
 	if ((flags & O_TMPFILE) == O_TMPFILE) {
 		pl_debug("open %s: O_TMPFILE not supported", rpath);
 		return pl_fail(-EOPNOTSUPP);

@@ -27,6 +27,7 @@
 static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
 static char kcwd[PL_PATH_MAX];	/* the kernel's working directory */
 static char vcwd[PL_PATH_MAX];	/* region working directory, "" if none */
+static int kcwd_err;		/* kcwd "": why getcwd gave no name */
 
 /*
  * One step of a path walk over the absolute path being built in out
@@ -86,6 +87,23 @@ static int normalize(const char *in, char *out)
 	return 0;
 }
 
+/*
+ * A relative path from a kernel working directory without a name (deeper
+ * than PATH_MAX, removed): without ".." it stays below that directory, the
+ * kernel's; with ".." it may climb into DIR, which cannot be told here.
+ */
+static int unnamed_cwd(const char *path, int err)
+{
+	const char *s = path;
+
+	while ((s = strstr(s, ".."))) {
+		if ((s == path || s[-1] == '/') && (!s[2] || s[2] == '/'))
+			return pl_fail(-err);
+		s += 2;
+	}
+	return PL_KERNEL;
+}
+
 static int under_at(const char *norm)
 {
 	size_t l = pl_cfg.at_len;
@@ -99,7 +117,7 @@ int pl_route(int dirfd, const char *path, char *out)
 {
 	static __thread char full[2 * PL_PATH_MAX + 2];
 	struct pl_desc *d;
-	int virt = 0, err, n;
+	int virt = 0, err = 0, n = 0;
 
 	if (!pl_cfg.enabled || !path)
 		return PL_KERNEL;
@@ -111,9 +129,13 @@ int pl_route(int dirfd, const char *path, char *out)
 		if (virt)
 			n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
 				     vcwd, path);
-		else
+		else if (kcwd[0])
 			n = snprintf(full, sizeof(full), "%s/%s", kcwd, path);
+		else
+			err = kcwd_err;
 		pthread_mutex_unlock(&cwd_lock);
+		if (err)
+			return unnamed_cwd(path, err);
 	} else {
 		d = pl_fd_get(dirfd);
 		if (!d)
@@ -187,10 +209,16 @@ int pl_cwd_copy(char *buf, size_t size)
 void pl_kcwd_refresh(void)
 {
 	const char *v = getenv("DAXFS_PRELOAD_CWD");
+	long r;
 
 	pthread_mutex_lock(&cwd_lock);
-	if (syscall(SYS_getcwd, kcwd, sizeof(kcwd)) < 0)
-		strcpy(kcwd, "/");
+	/* no name ("(unreachable)/x" is none either): not "/", where
+	 * "daxfs/f" would be DIR's f */
+	r = syscall(SYS_getcwd, kcwd, sizeof(kcwd));
+	if (r < 0 || kcwd[0] != '/') {
+		kcwd_err = r < 0 ? errno : ENOENT;
+		kcwd[0] = 0;
+	}
 	pthread_mutex_unlock(&cwd_lock);
 	if (v && v[0] == '/') {
 		pl_cwd_set(v);

@@ -51,18 +51,24 @@ static int fill_and_make(char *tmpl, int suffixlen, int flags, int dir)
 	return -1;
 }
 
+/* 1: tmpl is in the region, 0: the kernel's; -1 (errno set): neither,
+ * and not libc's to create as written (in the kernel's DIR, say) */
 static int in_region(const char *tmpl)
 {
 	char buf[PL_PATH_MAX];
+	int r = pl_route(AT_FDCWD, tmpl, buf);
 
-	return pl_route(AT_FDCWD, tmpl, buf) == PL_REGION;
+	return r < 0 ? -1 : r == PL_REGION;
 }
 
 PUBLIC int mkostemps(char *tmpl, int suffixlen, int flags)
 {
 	REAL(int, mkostemps, char *, int, int);
+	int r = in_region(tmpl);
 
-	if (!in_region(tmpl))
+	if (r < 0)
+		return -1;
+	if (!r)
 		return real_mkostemps(tmpl, suffixlen, flags);
 	return fill_and_make(tmpl, suffixlen, flags, 0);
 }
@@ -100,8 +106,11 @@ PUBLIC int mkostemps64(char *tmpl, int suffixlen, int flags)
 PUBLIC char *mkdtemp(char *tmpl)
 {
 	REAL(char *, mkdtemp, char *);
+	int r = in_region(tmpl);
 
-	if (!in_region(tmpl))
+	if (r < 0)
+		return NULL;
+	if (!r)
 		return real_mkdtemp(tmpl);
 	return fill_and_make(tmpl, 0, 0, 1) < 0 ? NULL : tmpl;
 }

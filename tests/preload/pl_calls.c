@@ -456,6 +456,8 @@ static void walk_calls(void)
 	show_walk("nftw", nftw("w", on_nftw, 4, 0));
 	show_walk("nftw phys depth", nftw("w", on_nftw, 4,
 					  FTW_PHYS | FTW_DEPTH));
+	/* from a relative start: below it the walk stands in the parent */
+	show_walk("nftw chdir", nftw("w", on_nftw, 4, FTW_CHDIR));
 	walk_skips = 1;
 	show_walk("nftw actionretval", nftw("w", on_nftw, 4,
 					    FTW_PHYS | FTW_ACTIONRETVAL));
