@@ -555,6 +555,30 @@ def test_path_limits_match_tmpfs(region):
     assert not missing, missing[:5]
 
 
+def test_times_by_descriptor_follow_the_file(region):
+    """futimens sets the times of the open file, not of whatever its old
+    name names now (a rename, a new file there, an unlink)."""
+    code = r'''
+import os, sys
+d = sys.argv[1]
+os.makedirs(d)
+a, b, c = (os.path.join(d, n) for n in "abc")
+open(a, "w").close()
+fd = os.open(a, os.O_RDWR)
+os.rename(a, b)
+open(a, "w").close()
+os.utime(fd, ns=(1000000000, 2000000000))
+print(os.stat(a).st_mtime_ns == 2000000000, os.stat(b).st_mtime_ns)
+open(c, "w").close()
+fc = os.open(c, os.O_RDWR)
+os.unlink(c)
+os.utime(fc, ns=(3000000000, 4000000000))
+print(os.fstat(fc).st_atime_ns, os.fstat(fc).st_mtime_ns)
+'''
+    pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+               "futimens")
+
+
 def test_file_size_limit_matches_tmpfs(region):
     """RLIMIT_FSIZE (ulimit -f) as the kernel applies it: a write cut short at the
     limit, EFBIG past it (write, pwrite, O_APPEND, ftruncate, truncate, a growing

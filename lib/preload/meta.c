@@ -625,11 +625,9 @@ static int64_t ts_ns(const struct timespec *t, int which)
 	return daxfs_timespec_to_ns(&t[which]);
 }
 
-/* Times of a symlink itself: by inode (the path call follows it). */
-static int link_times(struct daxfs_handle *h, uint64_t ino,
-		      const struct timespec t[2])
+/* The attributes a utimens call with times t (NULL: now) sets. */
+static uint32_t times_attr(const struct timespec t[2], struct daxfs_attr *a)
 {
-	struct daxfs_attr a = { 0 };
 	struct timespec now;
 	uint32_t valid = DAXFS_ATTR_CTIME;
 	int64_t v[2];
@@ -643,9 +641,20 @@ static int link_times(struct daxfs_handle *h, uint64_t ino,
 		if (v[i] != DAXFS_UTIME_OMIT)
 			valid |= i ? DAXFS_ATTR_MTIME : DAXFS_ATTR_ATIME;
 	}
-	a.atime_ns = v[0];
-	a.mtime_ns = v[1];
-	a.ctime_ns = daxfs_timespec_to_ns(&now);
+	memset(a, 0, sizeof(*a));
+	a->atime_ns = v[0];
+	a->mtime_ns = v[1];
+	a->ctime_ns = daxfs_timespec_to_ns(&now);
+	return valid;
+}
+
+/* Times of a symlink itself: by inode (the path call follows it). */
+static int link_times(struct daxfs_handle *h, uint64_t ino,
+		      const struct timespec t[2])
+{
+	struct daxfs_attr a;
+	uint32_t valid = times_attr(t, &a);
+
 	return ret_err(daxfs_setattr(daxfs_handle_fs(h), ino, valid, &a));
 }
 
@@ -678,22 +687,15 @@ PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
 PUBLIC int futimens(int fd, const struct timespec t[2])
 {
 	REAL(int, futimens, int, const struct timespec *);
-	char path[PL_PATH_MAX];
-	struct daxfs_handle *h;
-	struct pl_desc *d;
+	struct daxfs_attr a;
+	uint32_t valid;
 
 	if (!pl_fd_is_region(fd))
 		return real_futimens(fd, t);
-	h = pl_handle();
-	if (!h)
-		return -1;
-	d = pl_fd_get(fd);
-	if (!d)
-		return pl_fail(-EBADF);
-	snprintf(path, sizeof(path), "%s", d->path);
-	pl_fd_put(d);
-	/* By the path of the open: the library sets times by path. */
-	return ret_err(daxfs_path_utimens(h, path, ts_ns(t, 0), ts_ns(t, 1)));
+	/* by the open file's inode: the name it was opened by may name
+	 * another file by now, or none */
+	valid = times_attr(t, &a);
+	return fd_setattr(fd, valid, &a);
 }
 
 PUBLIC int utimes(const char *path, const struct timeval tv[2])
