@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +465,9 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 
 	if (r != PL_REGION)
 		return real_readlinkat(dirfd, PL_KPATH(r, path, buf), out, size);
+	/* the kernel takes an int, and no room is no call */
+	if (!size || size > INT_MAX)
+		return pl_fail(-EINVAL);
 	n = daxfs_path_readlink(h, buf, tgt, sizeof(tgt));
 	if (n < 0)
 		return pl_fail(n);

@@ -240,6 +240,7 @@ static void meta_calls(void)
 	show("rmdir not empty", rmdir("d"));
 	show("symlink", symlink("f", "sl"));
 	show("readlink", readlink("sl", buf, sizeof(buf)));
+	show("readlink no room", readlink("sl", buf, 0));
 	printf("target: %s\n", buf);
 	show("lstat", lstat("sl", &st));
 	printf("lstat link: %d\n", S_ISLNK(st.st_mode));
