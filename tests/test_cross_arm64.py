@@ -27,13 +27,23 @@ EM_AARCH64 = 183
 
 
 @pytest.fixture(scope="module")
-def built():
+def built(tmp_path_factory):
+    """make's result, and a copy of the programs it built: another test
+    process's make may relink them while this one runs them (a program
+    read while its link rewrote it was empty), and the copy is taken under
+    the build lock."""
     for tool in (CC, QEMU):
         if not shutil.which(tool):
             pytest.skip(f"{tool} not installed (scripts/setup.sh)")
-    return build.make("-C", ROOT, "-j2", "cross-arm64",
-                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                      text=True)
+    copy = str(tmp_path_factory.mktemp("arm64"))
+    with build.lock():
+        res = subprocess.run(["make", "-C", ROOT, "-j2", "cross-arm64"],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        for name in PROGRAMS:
+            if os.path.exists(os.path.join(BIN, name)):
+                shutil.copy2(os.path.join(BIN, name), copy)
+    return res, copy
 
 
 def elf_machine(path):
@@ -48,7 +58,8 @@ def test_c_unit_arm64(built, name, monkeypatch):
     # steps that qemu-user cannot run (a fork while other threads run can
     # deadlock the child inside the emulator) are left out under it
     monkeypatch.setenv("DAXFS_TEST_EMULATED", "1")
-    path = os.path.join(BIN, name)
+    res, copy = built
+    path = os.path.join(copy, name)
     if os.path.exists(path):
         assert elf_machine(path) == EM_AARCH64
-    run_program(built, path, prefix=(QEMU,))
+    run_program(res, path, prefix=(QEMU,))
