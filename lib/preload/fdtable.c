@@ -243,6 +243,11 @@ static void path_set(char *dst, size_t size, const char *src)
 {
 	size_t n = strnlen(src, size - 1);
 
+	/* "d/." routes as "d/" (route.c normalize): keep "d", as chdir
+	 * does, so getcwd after fchdir says no "d/" */
+	while (n > 1 && src[n - 1] == '/')
+		n--;
+
 	memcpy(dst, src, n);
 	dst[n] = 0;
 }

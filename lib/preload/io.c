@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "lib/timens.h"
 #include "lib/copy.h"
 
 #define IO_MAX	0x7ffff000L	/* what Linux moves in one call */
@@ -395,6 +396,8 @@ PUBLIC int fdatasync(int fd)
 static int region_truncate(int fd, uint64_t size)
 {
 	struct daxfs_handle *h = pl_handle();
+	struct daxfs_attr a;
+	struct timespec now;
 	struct pl_desc *d;
 	int err;
 
@@ -403,13 +406,25 @@ static int region_truncate(int fd, uint64_t size)
 		return pl_fail(-EBADF);
 	if (!h)
 		err = -errno;
-	else if (d->kind != PL_KIND_REG || (atomic_load(&d->flags) & O_PATH))
-		err = d->kind == PL_KIND_DIR ? -EISDIR : -EINVAL;
-	else if ((atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
+	else if (d->kind != PL_KIND_REG || (atomic_load(&d->flags) & O_PATH) ||
+		 (atomic_load(&d->flags) & O_ACCMODE) == O_RDONLY)
+		/* the kernel: EINVAL for anything but a regular file open
+		 * for writing, a directory too (truncate(2) says EISDIR) */
 		err = -EINVAL;
 	else if (!(err = pl_fsize_grow_ino(h, d->ino, size)) &&
-		 !(err = daxfs_ftruncate_fc(h, d->ino, &d->fc, size)))
+		 !(err = daxfs_fstat(h, d->ino, &a)) &&
+		 !(err = daxfs_ftruncate_fc(h, d->ino, &d->fc, size))) {
 		pl_map_cut(d->ino);
+		/* the kernel sets the times on every truncate, the size
+		 * changed or not; the library only where it changed */
+		if (a.size == size) {
+			clock_gettime(CLOCK_REALTIME, &now);
+			a.mtime_ns = a.ctime_ns = daxfs_timespec_to_ns(&now);
+			err = daxfs_setattr(daxfs_handle_fs(h), d->ino,
+					    DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME,
+					    &a);
+		}
+	}
 	pl_fd_put(d);
 	return err;
 }

@@ -284,10 +284,16 @@ PUBLIC int unlinkat(int dirfd, const char *path, int flags)
 {
 	REAL(int, unlinkat, int, const char *, int);
 	char buf[PL_PATH_MAX];
+	int err;
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
 		return real_unlinkat(dirfd, PL_KPATH(r, path, buf), flags);
+	/* "d/." and "d/..": the kernel's answers (route.c pl_dots) */
+	err = (flags & AT_REMOVEDIR) ? pl_dots(dirfd, path, -EINVAL, -ENOTEMPTY)
+				     : pl_dots(dirfd, path, -EISDIR, -EISDIR);
+	if (err)
+		return pl_fail(err);
 	return ret_err((flags & AT_REMOVEDIR) ? daxfs_path_rmdir(h, buf)
 					      : daxfs_path_unlink(h, buf));
 }
@@ -328,15 +334,41 @@ PUBLIC int mkfifo(const char *path, mode_t mode)
 	return mkfifoat(AT_FDCWD, path, mode);
 }
 
+/* Whether the parent of region path rpath is a set-group-ID directory. */
+static int parent_setgid(struct daxfs_handle *h, const char *rpath)
+{
+	char parent[PL_PATH_MAX];
+	struct daxfs_attr a;
+	size_t n;
+
+	snprintf(parent, sizeof(parent), "%s", rpath);
+	n = strlen(parent);
+	while (n > 1 && parent[n - 1] == '/')
+		n--;
+	while (n > 1 && parent[n - 1] != '/')
+		n--;
+	parent[n] = 0;
+	return !daxfs_path_stat(h, parent, &a) && (a.mode & S_ISGID);
+}
+
 PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
 {
 	REAL(int, mkdirat, int, const char *, mode_t);
 	char buf[PL_PATH_MAX];
+	int err;
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
 		return real_mkdirat(dirfd, PL_KPATH(r, path, buf), mode);
-	return ret_err(daxfs_path_mkdir(h, buf, mode & ~pl_umask() & 07777));
+	err = pl_dots(dirfd, path, -EEXIST, -EEXIST);
+	if (err)
+		return pl_fail(err);
+	/* as the kernel's mkdir: S_ISGID comes from the parent, never
+	 * from mode (the library takes the bits it is given) */
+	mode &= ~pl_umask() & 01777;
+	if (parent_setgid(h, buf))
+		mode |= S_ISGID;
+	return ret_err(daxfs_path_mkdir(h, buf, mode));
 }
 
 PUBLIC int mkdir(const char *path, mode_t mode)
@@ -348,10 +380,14 @@ PUBLIC int mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
 {
 	REAL(int, mknodat, int, const char *, mode_t, dev_t);
 	char buf[PL_PATH_MAX];
+	int err;
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
 		return real_mknodat(dirfd, PL_KPATH(r, path, buf), mode, dev);
+	err = pl_dots(dirfd, path, -EEXIST, -EEXIST);
+	if (err)
+		return pl_fail(err);
 	return ret_err(daxfs_path_mknod(h, buf, (mode & S_IFMT) |
 					(mode & ~pl_umask() & 07777), dev));
 }
@@ -365,13 +401,63 @@ PUBLIC int mknod(const char *path, mode_t mode, dev_t dev)
 static int route2(int d1, const char *p1, char *b1, int d2, const char *p2,
 		  char *b2, int *r1, int *r2)
 {
+	int err;
+
 	*r1 = pl_route(d1, p1, b1);
-	*r2 = pl_route(d2, p2, b2);
-	if (*r1 < 0 || *r2 < 0)
+	if (*r1 < 0)
 		return -1;
+	*r2 = pl_route(d2, p2, b2);
+	if (*r2 < 0) {
+		/* the kernel resolves the old path's parent first */
+		err = errno;
+		if (*r1 == PL_REGION && (err = -pl_parent_err(d1, p1)) <= 0)
+			err = errno;
+		errno = err;
+		return -1;
+	}
 	if ((*r1 == PL_REGION) != (*r2 == PL_REGION))
 		return pl_fail(-EXDEV);
 	return *r1 == PL_REGION;
+}
+
+/*
+ * Whether region path path lies below directory anc: anc is a strict
+ * prefix of it, and anc and every component after it up to path's
+ * parent is a directory, no symlink (region paths are normalized
+ * lexically: through a symlink, a prefix is no ancestor).
+ */
+static int below(struct daxfs_handle *h, const char *anc, const char *path)
+{
+	char pre[PL_PATH_MAX];
+	struct daxfs_attr a;
+	size_t n = strlen(anc), e, end;
+	char *sl;
+	int ok;
+
+	while (n > 1 && anc[n - 1] == '/')
+		n--;
+	if (n == 1)
+		n = 0;		/* "/": every path's */
+	if (strncmp(anc, path, n) || path[n] != '/' || n >= sizeof(pre))
+		return 0;
+	snprintf(pre, sizeof(pre), "%s", path);
+	e = strlen(pre);
+	while (e > 1 && pre[e - 1] == '/')
+		pre[--e] = 0;
+	end = strrchr(pre, '/') - pre;	/* path's parent ends there */
+	if (end < n)
+		return 0;		/* path is anc itself */
+	for (e = n; ; e = sl - pre) {
+		pre[e] = 0;
+		ok = !daxfs_path_lstat(h, e ? pre : "/", &a) &&
+		     S_ISDIR(a.mode);
+		pre[e] = '/';
+		if (!ok)
+			return 0;
+		sl = strchr(pre + e + 1, '/');
+		if (!sl || (size_t)(sl - pre) > end)
+			return 1;
+	}
 }
 
 PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
@@ -379,10 +465,15 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 {
 	REAL(int, renameat2, int, const char *, int, const char *,
 	     unsigned int);
-	char b1[PL_PATH_MAX], b2[PL_PATH_MAX];
+	char b1[PL_PATH_MAX], b2[PL_PATH_MAX], old[PL_PATH_MAX];
 	struct daxfs_handle *h;
-	int r1, r2, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
+	struct daxfs_attr a;
+	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
 
+	/* "" is ENOENT, before any route (the kernel takes the names
+	 * first): not EXDEV from a kernel "" and a region path */
+	if (k >= 0 && (!p1[0] || !p2[0]))
+		return pl_fail(-ENOENT);
 	if (k < 0)
 		return -1;
 	if (!k)
@@ -391,6 +482,51 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	h = pl_handle();
 	if (!h)
 		return -1;
+	/* the old name itself, never followed: "l/" is the link l */
+	snprintf(old, sizeof(old), "%s", b1);
+	for (k = strlen(old); k > 1 && old[k - 1] == '/'; )
+		old[--k] = 0;
+	/* a dot, either side, is EBUSY (EEXIST as a target that must not
+	 * be replaced), once both parents resolve (route.c pl_dots) */
+	if (pl_last_dots(p1) || pl_last_dots(p2)) {
+		err = pl_parent_err(d1, p1);
+		if (!err)
+			err = pl_parent_err(d2, p2);
+		if (!err)
+			err = !pl_last_dots(p1) && (flags & RENAME_NOREPLACE) ?
+			      -EEXIST : -EBUSY;
+		return pl_fail(err);
+	}
+	/* a trailing slash, either side, asks for a directory: the kernel
+	 * does not rename a file named "f/" or "f" to "g/" */
+	if (b1[strlen(b1) - 1] == '/' || b2[strlen(b2) - 1] == '/') {
+		/* after both parents, as in the kernel */
+		err = pl_parent_err(d1, p1);
+		if (!err)
+			err = pl_parent_err(d2, p2);
+		if (!err)
+			err = daxfs_path_lstat(h, old, &a);
+		if (!err && !S_ISDIR(a.mode))
+			err = -ENOTDIR;
+		if (err)
+			return pl_fail(err);
+	}
+	/* a directory into itself or below: EINVAL, and onto an ancestor
+	 * of the old name: ENOTEMPTY, before the types count, as in the
+	 * kernel */
+	/* both parents, then the old name, before the new name (ENOENT
+	 * comes before the new name's ENAMETOOLONG) */
+	err = pl_parent_err(d1, p1);
+	if (!err)
+		err = pl_parent_err(d2, p2);
+	if (!err)
+		err = daxfs_path_lstat(h, old, &a);
+	if (err)
+		return pl_fail(err);
+	if (S_ISDIR(a.mode) && below(h, old, b2))
+		return pl_fail(-EINVAL);
+	if (below(h, b2, old))
+		return pl_fail(-ENOTEMPTY);
 	return ret_err(daxfs_path_rename(h, b1, b2, flags));
 }
 
@@ -404,6 +540,38 @@ PUBLIC int rename(const char *p1, const char *p2)
 	return renameat2(AT_FDCWD, p1, AT_FDCWD, p2, 0);
 }
 
+/*
+ * The kernel looks a new name up before it refuses to link a directory
+ * (EPERM) or a name with a trailing slash (ENOENT): an existing one is
+ * EEXIST (trailing slash or not), a missing or non-directory parent its
+ * own error.  0: the call may go on.
+ */
+static int new_name_err(struct daxfs_handle *h, const char *rpath)
+{
+	char name[PL_PATH_MAX];
+	struct daxfs_attr a;
+	size_t n;
+	int err;
+
+	snprintf(name, sizeof(name), "%s", rpath);
+	n = strlen(name);
+	while (n > 1 && name[n - 1] == '/')
+		name[--n] = 0;
+	err = daxfs_path_lstat(h, name, &a);
+	if (!err)
+		return -EEXIST;
+	if (err != -ENOENT)
+		return err;
+	/* ENOENT: of the name or of its parent? */
+	while (n > 1 && name[n - 1] != '/')
+		n--;
+	name[n] = 0;
+	err = daxfs_path_stat(h, name, &a);
+	if (!err && !S_ISDIR(a.mode))
+		err = -ENOTDIR;
+	return err;
+}
+
 PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 {
 	REAL(int, linkat, int, const char *, int, const char *, int);
@@ -412,8 +580,17 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 	struct daxfs_attr a;
 	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
 
-	if (k < 0)
+	if (k < 0) {
+		/* the kernel looks the old path up before the new one: a
+		 * missing old name is ENOENT even where the new path fails */
+		err = errno;
+		if (r1 == PL_REGION && (h = pl_handle()) &&
+		    (k = (flags & AT_SYMLINK_FOLLOW) ? daxfs_path_stat(h, b1, &a)
+						     : daxfs_path_lstat(h, b1, &a)))
+			return pl_fail(k);
+		errno = err;
 		return -1;
+	}
 	if (!k)
 		return real_linkat(d1, PL_KPATH(r1, p1, b1), d2,
 				   PL_KPATH(r2, p2, b2), flags);
@@ -432,6 +609,21 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 			return pl_fail(-EOPNOTSUPP);
 		}
 	}
+	/* the kernel looks the old path up first, then the new one */
+	err = daxfs_path_lstat(h, b1, &a);
+	if (!err)
+		err = pl_dots(d2, p2, -EEXIST, -EEXIST);
+	if (!err && S_ISDIR(a.mode))
+		err = new_name_err(h, b2);
+	/* a new name with a trailing slash: EEXIST where it exists, else
+	 * its parent's error or ENOENT (never a link named "f") */
+	if (!err && b2[strlen(b2) - 1] == '/') {
+		err = new_name_err(h, b2);
+		if (!err)
+			err = -ENOENT;
+	}
+	if (err)
+		return pl_fail(err);
 	return ret_err(daxfs_path_link(h, b1, b2));
 }
 
@@ -444,10 +636,17 @@ PUBLIC int symlinkat(const char *target, int dirfd, const char *path)
 {
 	REAL(int, symlinkat, const char *, int, const char *);
 	char buf[PL_PATH_MAX];
+	int err;
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
 		return real_symlinkat(target, dirfd, PL_KPATH(r, path, buf));
+	err = pl_dots(dirfd, path, -EEXIST, -EEXIST);
+	if (err)
+		return pl_fail(err);
+	/* "name/" is EEXIST where name exists, else ENOENT */
+	if (buf[strlen(buf) - 1] == '/')
+		return pl_fail(new_name_err(h, buf) ?: -ENOENT);
 	return ret_err(daxfs_path_symlink(h, target, buf));
 }
 
@@ -461,13 +660,14 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 	REAL(ssize_t, readlinkat, int, const char *, char *, size_t);
 	char buf[PL_PATH_MAX], tgt[PL_PATH_MAX];
 	int n;
+	/* the kernel takes an int, and no room is no call: before it
+	 * looks at the path */
+	if (!size || size > INT_MAX)
+		return pl_fail(-EINVAL);
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
 		return real_readlinkat(dirfd, PL_KPATH(r, path, buf), out, size);
-	/* the kernel takes an int, and no room is no call */
-	if (!size || size > INT_MAX)
-		return pl_fail(-EINVAL);
 	n = daxfs_path_readlink(h, buf, tgt, sizeof(tgt));
 	if (n < 0)
 		return pl_fail(n);
@@ -501,12 +701,13 @@ PUBLIC int truncate64(const char *path, off_t len)
 {
 	REAL(int, truncate64, const char *, off_t);
 	char buf[PL_PATH_MAX];
+	/* the kernel checks the length before the path */
+	if (len < 0)
+		return pl_fail(-EINVAL);
 	ROUTE_OR_KERNEL(AT_FDCWD, path, buf, r, h);
 
 	if (r != PL_REGION)
 		return real_truncate64(PL_KPATH(r, path, buf), len);
-	if (len < 0)
-		return pl_fail(-EINVAL);
 	if (pl_fsize_limited()) {
 		struct daxfs_attr st;
 		int err = daxfs_path_stat(h, buf, &st);

@@ -6,14 +6,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
 
 #include "preload.h"
+#include "lib/timens.h"
 #include "daxfs/libdaxfs-ino.h"
 
 static _Atomic int cur_umask = -1;
@@ -49,10 +52,79 @@ static int kind_of(uint32_t mode)
 	return PL_KIND_PATH;
 }
 
+/*
+ * O_CREAT (without O_EXCL) through a dangling symlink creates the file
+ * the link names, as the kernel does: "echo > link" made nothing and
+ * failed with ENOENT.  Follows the links from rpath (a missing name)
+ * into tpath: "" when rpath is no symlink, else the missing target,
+ * normalized lexically as routing does.  0, or an error.
+ */
+static int dangling_target(struct daxfs_handle *h, const char *rpath,
+			   char *tpath)
+{
+	char tgt[PL_PATH_MAX], next[2 * PL_PATH_MAX + 2];
+	struct daxfs_attr a;
+	const char *p;
+	int i, len, slash, dots, dir;
+	size_t n;
+
+	tpath[0] = 0;
+	for (i = 0; i <= DAXFS_SYMLOOP_MAX; i++) {
+		p = tpath[0] ? tpath : rpath;
+		if (daxfs_path_lstat(h, p, &a) || !S_ISLNK(a.mode))
+			return 0;
+		if (i == DAXFS_SYMLOOP_MAX)
+			break;
+		len = daxfs_path_readlink(h, p, tgt, sizeof(tgt));
+		if (len < 0)
+			return len;
+		if ((size_t)len >= sizeof(tgt))
+			return -ENAMETOOLONG;
+		/* "x/", "x/.": a directory, nothing to create: EISDIR once
+		 * what comes before it resolves ("x/.." needs x: that is
+		 * resolved, not the lexical result) */
+		dots = pl_last_dots(tgt);
+		dir = dots || tgt[len - 1] == '/';
+		if (dots) {
+			while (len > 1 && tgt[len - 1] == '/')
+				len--;
+			while (len && tgt[len - 1] != '/')
+				len--;
+			strcpy(tgt + len, len ? "" : ".");
+		}
+		/* relative: from the link's directory; absolute: the region's
+		 * root (docs/preload.md "Symlinks") */
+		n = strlen(p);
+		while (n > 1 && p[n - 1] != '/')
+			n--;
+		snprintf(next, sizeof(next), "%.*s/%s",
+			 tgt[0] == '/' ? 0 : (int)n, p, tgt);
+		strcpy(tpath, "/");
+		n = 1;
+		p = next;
+		while ((len = pl_path_step(&p, tpath, &n, &slash)) != -1)
+			if (len < 0)
+				return len;
+		if (dir) {
+			if (!dots) {
+				while (n > 1 && tpath[n - 1] != '/')
+					n--;
+				tpath[n] = 0;
+			}
+			len = daxfs_path_stat(h, tpath, &a);
+			if (!len && !S_ISDIR(a.mode))
+				len = -ENOTDIR;
+			return len ?: -EISDIR;
+		}
+	}
+	return -ELOOP;
+}
+
 int pl_open_region(const char *rpath, int flags, mode_t mode)
 {
 	struct daxfs_handle *h = pl_handle();
-	int acc = flags & O_ACCMODE, err, kind;
+	char tpath[PL_PATH_MAX] = "";
+	int acc = flags & O_ACCMODE, err, kind, created = 0;
 	struct daxfs_attr a;
 	unsigned int cf = 0;
 	uint64_t ino;
@@ -87,16 +159,23 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		err = daxfs_path_stat(h, rpath, &a);
 	if (!err && (flags & O_CREAT) && (flags & O_EXCL))
 		return pl_fail(-EEXIST);
+	/* O_NOFOLLOW's symlink: O_DIRECTORY says ENOTDIR first */
 	if (!err && S_ISLNK(a.mode) && !(flags & O_PATH))
-		return pl_fail(-ELOOP);
+		return pl_fail(flags & O_DIRECTORY ? -ENOTDIR : -ELOOP);
 	if (err == -ENOENT && (flags & O_CREAT)) {
 		if (flags & O_EXCL)
 			cf |= DAXFS_CREATE_EXCL;
+		else if (!(flags & (O_NOFOLLOW | O_PATH)) &&
+			 (err = dangling_target(h, rpath, tpath)))
+			return pl_fail(err);
+		else if (tpath[0])
+			rpath = tpath;
 		err = daxfs_path_create(h, rpath, mode & ~pl_umask() & 07777,
 					cf, &ino);
 		if (err < 0)
 			return pl_fail(err);
 		err = daxfs_fstat(h, ino, &a);
+		created = 1;
 	}
 	if (err)
 		return pl_fail(err);
@@ -106,7 +185,9 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	if (flags & O_PATH)
 		return pl_fd_install(a.ino, kind, O_PATH | (flags & O_CLOEXEC),
 				     rpath);
-	if (kind == PL_KIND_DIR && (acc != O_RDONLY || (flags & O_CREAT)))
+	/* O_TRUNC asks for write access, to a directory too (may_open) */
+	if (kind == PL_KIND_DIR &&
+	    (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC))))
 		return pl_fail(-EISDIR);
 	if (kind == PL_KIND_PATH) {
 		pl_debug("open %s: only regular files and directories can be "
@@ -118,9 +199,22 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	err = daxfs_open_allowed(&a, flags);
 	if (err)
 		return pl_fail(err);
-	if (kind == PL_KIND_REG && (flags & O_TRUNC) && acc != O_RDONLY &&
-	    a.size) {
-		err = daxfs_ftruncate(h, a.ino, 0);
+	/* O_RDONLY|O_TRUNC truncates too, as on Linux (POSIX leaves it
+	 * unspecified; the kernel checks write permission only); an empty
+	 * file as well, as that sets its mtime, but not one just made */
+	if (kind == PL_KIND_REG && (flags & O_TRUNC) && !created) {
+		if (a.size) {
+			err = daxfs_ftruncate(h, a.ino, 0);
+		} else {
+			/* no size to change: the times only, by inode */
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			a.mtime_ns = a.ctime_ns = daxfs_timespec_to_ns(&now);
+			err = daxfs_setattr(daxfs_handle_fs(h), a.ino,
+					    DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME,
+					    &a);
+		}
 		if (err)
 			return pl_fail(err);
 		a.size = 0;
@@ -151,12 +245,30 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 		     int large)
 {
 	char buf[PL_PATH_MAX];
-	int r = pl_route(dirfd, path, buf);
+	int r;
 
+	/* flags the kernel refuses before it looks at the path (a region
+	 * directory descriptor that is no directory would say ENOTDIR) */
+	if ((flags & (O_CREAT | O_DIRECTORY | O_PATH)) == (O_CREAT | O_DIRECTORY))
+		return pl_fail(-EINVAL);
+	r = pl_route(dirfd, path, buf);
 	if (r < 0)
 		return -1;
-	if (r == PL_REGION)
+	if (r == PL_REGION) {
+		/* O_CREAT of "d/.": the error of d, else EEXIST (O_EXCL) or
+		 * EISDIR (routing made it "d/", which is EISDIR even where
+		 * d is missing) */
+		r = flags & O_EXCL ? -EEXIST : -EISDIR;
+		if ((flags & (O_CREAT | O_PATH)) == O_CREAT &&
+		    (r = pl_dots(dirfd, path, r, r)))
+			return pl_fail(r);
+		/* and "d/f/": the error of d first, then EISDIR */
+		if ((flags & (O_CREAT | O_PATH)) == O_CREAT &&
+		    path[strlen(path) - 1] == '/' &&
+		    (r = pl_parent_err(dirfd, path)))
+			return pl_fail(r);
 		return pl_open_region(buf, flags, mode);
+	}
 	if (large) {
 		REAL(int, openat64, int, const char *, int, ...);
 		r = real_openat64(dirfd, PL_KPATH(r, path, buf), flags, mode);

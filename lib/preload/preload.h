@@ -169,6 +169,9 @@ enum { PL_KERNEL = 0, PL_REGION = 1, PL_KERNEL_ABS = 2 };
 int pl_route(int dirfd, const char *path, char *out);
 #define PL_KPATH(r, path, buf) ((r) == PL_KERNEL_ABS ? (buf) : (path))
 char *pl_cwd_env(void);
+int pl_last_dots(const char *path);
+int pl_parent_err(int dirfd, const char *path);
+int pl_dots(int dirfd, const char *path, int dot_err, int dotdot_err);
 int pl_path_step(const char **p, char *out, size_t *n, int *slash);
 int pl_cwd_set(const char *region_path);	/* NULL: back to the kernel */
 int pl_cwd_copy(char *buf, size_t size);	/* 1: a region cwd */

@@ -70,18 +70,20 @@ int pl_path_step(const char **p, char *out, size_t *n, int *slash)
 }
 
 /* Normalizes the absolute path in (lexically) into out; keeps one
- * trailing slash.  -ENAMETOOLONG when it does not fit. */
+ * trailing slash, and puts one where the last component was "." or
+ * "..": "f/." must be a directory, as "f/" (it was f itself, and
+ * stat("file/.") succeeded).  -ENAMETOOLONG when it does not fit. */
 static int normalize(const char *in, char *out)
 {
 	size_t n = 1;
-	int slash = 0, r;
+	int slash = 0, dir = 0, r;
 
 	strcpy(out, "/");
 	while ((r = pl_path_step(&in, out, &n, &slash)) >= 0)
-		;
+		dir = slash || !r;
 	if (r == -ENAMETOOLONG)
 		return r;
-	if (slash && n > 1)
+	if (dir && n > 1)
 		out[n++] = '/';
 	out[n] = 0;
 	return 0;
@@ -126,6 +128,13 @@ int pl_route(int dirfd, const char *path, char *out)
 	} else if (dirfd == AT_FDCWD) {
 		pthread_mutex_lock(&cwd_lock);
 		virt = vcwd[0] != 0;
+		/* "" names nothing (ENOENT, as the kernel says), not the
+		 * working directory: unlink("") would remove it.  Calls
+		 * that take AT_EMPTY_PATH handle it before routing. */
+		if (virt && !path[0]) {
+			pthread_mutex_unlock(&cwd_lock);
+			return pl_fail(-ENOENT);
+		}
 		if (virt)
 			n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
 				     vcwd, path);
@@ -140,6 +149,10 @@ int pl_route(int dirfd, const char *path, char *out)
 		d = pl_fd_get(dirfd);
 		if (!d)
 			return PL_KERNEL;
+		if (!path[0]) {		/* as above */
+			pl_fd_put(d);
+			return pl_fail(-ENOENT);
+		}
 		if (d->kind != PL_KIND_DIR) {
 			pl_fd_put(d);
 			return pl_fail(-ENOTDIR);
@@ -164,6 +177,80 @@ int pl_route(int dirfd, const char *path, char *out)
 			strcpy(out, "/");
 	}
 	return PL_REGION;
+}
+
+/* 1 when the last component of path, as written, is ".", 2 for "..",
+ * 0 for a plain name ("d/..", ".", "d/./" are dots). */
+int pl_last_dots(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (n >= 2 && path[n - 1] == '.' && path[n - 2] == '.' &&
+	    (n == 2 || path[n - 3] == '/'))
+		return 2;
+	if (n >= 1 && path[n - 1] == '.' && (n == 1 || path[n - 2] == '/'))
+		return 1;
+	return 0;
+}
+
+/*
+ * The error of resolving the parent of path as written (path less its
+ * last component, "." for none) to a directory, 0 when it is one: the
+ * kernel resolves the parent of a name to change before it looks at
+ * the name.
+ */
+int pl_parent_err(int dirfd, const char *path)
+{
+	char rest[PL_PATH_MAX], buf[PL_PATH_MAX];
+	struct daxfs_handle *h;
+	struct daxfs_attr a;
+	size_t n = strlen(path);
+	int err, r;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	while (n && path[n - 1] != '/')
+		n--;
+	if (n >= sizeof(rest))
+		return -ENAMETOOLONG;
+	if (n)
+		memcpy(rest, path, n);
+	else
+		rest[n++] = '.';
+	rest[n] = 0;
+	r = pl_route(dirfd, rest, buf);
+	if (r < 0)
+		return -errno;
+	h = pl_handle();
+	if (r != PL_REGION || !h)
+		return 0;
+	err = daxfs_path_stat(h, buf, &a);
+	if (!err && !S_ISDIR(a.mode))
+		err = -ENOTDIR;
+	return err;
+}
+
+/*
+ * A name-changing call (create, remove, rename) whose path, as written,
+ * ends in "." or ".." ("d/.", "..", "d/../"): the kernel resolves the
+ * rest, then refuses, as a dot is no name to change.  Routing drops the
+ * dot lexically ("d/." is d, "d/.." d's parent), so without this
+ * rmdir("d/.") removed d and mkdir("d/.") made d.  Returns 0 when the
+ * last component is a plain name; else the error of resolving the rest
+ * to a directory, or dot_err ("."), dotdot_err ("..").
+ */
+int pl_dots(int dirfd, const char *path, int dot_err, int dotdot_err)
+{
+	int dots = pl_last_dots(path), err;
+
+	if (!dots)
+		return 0;
+	err = pl_parent_err(dirfd, path);
+	if (err)
+		return err;
+	return dots == 1 ? dot_err : dotdot_err;
 }
 
 /* region_path "/x/y" ("/" for the root), or NULL: the kernel's again. */
