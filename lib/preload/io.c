@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "preload.h"
-#include "lib/timens.h"
 #include "lib/copy.h"
 
 #define IO_MAX	0x7ffff000L	/* what Linux moves in one call */
@@ -397,7 +396,6 @@ static int region_truncate(int fd, uint64_t size)
 {
 	struct daxfs_handle *h = pl_handle();
 	struct daxfs_attr a;
-	struct timespec now;
 	struct pl_desc *d;
 	int err;
 
@@ -417,13 +415,8 @@ static int region_truncate(int fd, uint64_t size)
 		pl_map_cut(d->ino);
 		/* the kernel sets the times on every truncate, the size
 		 * changed or not; the library only where it changed */
-		if (a.size == size) {
-			clock_gettime(CLOCK_REALTIME, &now);
-			a.mtime_ns = a.ctime_ns = daxfs_timespec_to_ns(&now);
-			err = daxfs_setattr(daxfs_handle_fs(h), d->ino,
-					    DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME,
-					    &a);
-		}
+		if (a.size == size)
+			err = pl_ino_touch(h, d->ino);
 	}
 	pl_fd_put(d);
 	return err;

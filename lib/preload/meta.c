@@ -337,18 +337,9 @@ PUBLIC int mkfifo(const char *path, mode_t mode)
 /* Whether the parent of region path rpath is a set-group-ID directory. */
 static int parent_setgid(struct daxfs_handle *h, const char *rpath)
 {
-	char parent[PL_PATH_MAX];
 	struct daxfs_attr a;
-	size_t n;
 
-	snprintf(parent, sizeof(parent), "%s", rpath);
-	n = strlen(parent);
-	while (n > 1 && parent[n - 1] == '/')
-		n--;
-	while (n > 1 && parent[n - 1] != '/')
-		n--;
-	parent[n] = 0;
-	return !daxfs_path_stat(h, parent, &a) && (a.mode & S_ISGID);
+	return !pl_region_parent(h, rpath, &a) && (a.mode & S_ISGID);
 }
 
 PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
@@ -460,6 +451,20 @@ static int below(struct daxfs_handle *h, const char *anc, const char *path)
 	}
 }
 
+/* What the kernel checks first on a rename: both parents resolve to
+ * directories, then the old name (old: never followed, its attributes
+ * into *a; ENOENT comes before the new name's ENAMETOOLONG).  0: they do. */
+static int rename_names_err(struct daxfs_handle *h, int d1, const char *p1,
+			    int d2, const char *p2, const char *old,
+			    struct daxfs_attr *a)
+{
+	int err = pl_parent_err(d1, p1);
+
+	if (!err)
+		err = pl_parent_err(d2, p2);
+	return err ? err : daxfs_path_lstat(h, old, a);
+}
+
 PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 		     unsigned int flags)
 {
@@ -500,12 +505,7 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	/* a trailing slash, either side, asks for a directory: the kernel
 	 * does not rename a file named "f/" or "f" to "g/" */
 	if (b1[strlen(b1) - 1] == '/' || b2[strlen(b2) - 1] == '/') {
-		/* after both parents, as in the kernel */
-		err = pl_parent_err(d1, p1);
-		if (!err)
-			err = pl_parent_err(d2, p2);
-		if (!err)
-			err = daxfs_path_lstat(h, old, &a);
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
 		if (!err && !S_ISDIR(a.mode))
 			err = -ENOTDIR;
 		if (err)
@@ -513,21 +513,20 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	}
 	/* a directory into itself or below: EINVAL, and onto an ancestor
 	 * of the old name: ENOTEMPTY, before the types count, as in the
-	 * kernel */
-	/* both parents, then the old name, before the new name (ENOENT
-	 * comes before the new name's ENAMETOOLONG) */
-	err = pl_parent_err(d1, p1);
-	if (!err)
-		err = pl_parent_err(d2, p2);
-	if (!err)
-		err = daxfs_path_lstat(h, old, &a);
-	if (err)
-		return pl_fail(err);
-	if (S_ISDIR(a.mode) && below(h, old, b2))
-		return pl_fail(-EINVAL);
+	 * kernel (lexical prefixes first: most renames look nothing up) */
 	if (below(h, b2, old))
-		return pl_fail(-ENOTEMPTY);
-	return ret_err(daxfs_path_rename(h, b1, b2, flags));
+		return pl_fail(rename_names_err(h, d1, p1, d2, p2, old, &a) ?:
+			       -ENOTEMPTY);
+	if (below(h, old, b2)) {
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
+		if (err || S_ISDIR(a.mode))
+			return pl_fail(err ?: -EINVAL);
+	}
+	err = daxfs_path_rename(h, b1, b2, flags);
+	/* refused: the kernel's error is the first of its order */
+	if (err)
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a) ?: err;
+	return ret_err(err);
 }
 
 PUBLIC int renameat(int d1, const char *p1, int d2, const char *p2)
@@ -563,13 +562,7 @@ static int new_name_err(struct daxfs_handle *h, const char *rpath)
 	if (err != -ENOENT)
 		return err;
 	/* ENOENT: of the name or of its parent? */
-	while (n > 1 && name[n - 1] != '/')
-		n--;
-	name[n] = 0;
-	err = daxfs_path_stat(h, name, &a);
-	if (!err && !S_ISDIR(a.mode))
-		err = -ENOTDIR;
-	return err;
+	return pl_region_parent(h, name, &a);
 }
 
 PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
@@ -851,6 +844,18 @@ static uint32_t times_attr(const struct timespec t[2], struct daxfs_attr *a)
 	a->mtime_ns = v[1];
 	a->ctime_ns = daxfs_timespec_to_ns(&now);
 	return valid;
+}
+
+/* mtime and ctime of ino to now, as a truncate that changes no size
+ * sets them (open's O_TRUNC, ftruncate): 0 or -errno. */
+int pl_ino_touch(struct daxfs_handle *h, uint64_t ino)
+{
+	static const struct timespec t[2] = { { .tv_nsec = UTIME_OMIT },
+					      { .tv_nsec = UTIME_NOW } };
+	struct daxfs_attr a;
+	uint32_t valid = times_attr(t, &a);
+
+	return daxfs_setattr(daxfs_handle_fs(h), ino, valid, &a);
 }
 
 /* Times of a symlink itself: by inode (the path call follows it). */

@@ -10,13 +10,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
 
 #include "preload.h"
-#include "lib/timens.h"
 #include "daxfs/libdaxfs-ino.h"
 
 static _Atomic int cur_umask = -1;
@@ -106,14 +104,8 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			if (len < 0)
 				return len;
 		if (dir) {
-			if (!dots) {
-				while (n > 1 && tpath[n - 1] != '/')
-					n--;
-				tpath[n] = 0;
-			}
-			len = daxfs_path_stat(h, tpath, &a);
-			if (!len && !S_ISDIR(a.mode))
-				len = -ENOTDIR;
+			len = dots ? pl_region_dir(h, tpath, &a)
+				   : pl_region_parent(h, tpath, &a);
 			return len ?: -EISDIR;
 		}
 	}
@@ -203,18 +195,9 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	 * unspecified; the kernel checks write permission only); an empty
 	 * file as well, as that sets its mtime, but not one just made */
 	if (kind == PL_KIND_REG && (flags & O_TRUNC) && !created) {
-		if (a.size) {
-			err = daxfs_ftruncate(h, a.ino, 0);
-		} else {
-			/* no size to change: the times only, by inode */
-			struct timespec now;
-
-			clock_gettime(CLOCK_REALTIME, &now);
-			a.mtime_ns = a.ctime_ns = daxfs_timespec_to_ns(&now);
-			err = daxfs_setattr(daxfs_handle_fs(h), a.ino,
-					    DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME,
-					    &a);
-		}
+		/* no size to change: the times only */
+		err = a.size ? daxfs_ftruncate(h, a.ino, 0)
+			     : pl_ino_touch(h, a.ino);
 		if (err)
 			return pl_fail(err);
 		a.size = 0;

@@ -171,6 +171,12 @@ int pl_route(int dirfd, const char *path, char *out);
 char *pl_cwd_env(void);
 int pl_last_dots(const char *path);
 int pl_parent_err(int dirfd, const char *path);
+size_t pl_parent_len(const char *path);
+int pl_ino_touch(struct daxfs_handle *h, uint64_t ino);
+int pl_region_dir(struct daxfs_handle *h, const char *rpath,
+		  struct daxfs_attr *a);
+int pl_region_parent(struct daxfs_handle *h, const char *rpath,
+		     struct daxfs_attr *a);
 int pl_dots(int dirfd, const char *path, int dot_err, int dotdot_err);
 int pl_path_step(const char **p, char *out, size_t *n, int *slash);
 int pl_cwd_set(const char *region_path);	/* NULL: back to the kernel */

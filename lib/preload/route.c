@@ -195,6 +195,43 @@ int pl_last_dots(const char *path)
 	return 0;
 }
 
+/* The length of path's parent: trailing slashes and the last component
+ * dropped ("/a/b/c" -> "/a/b/", "x" -> 0). */
+size_t pl_parent_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	while (n && path[n - 1] != '/')
+		n--;
+	return n;
+}
+
+/* 0 when region path rpath is a directory (its attributes in *a),
+ * -ENOTDIR when it is something else, or the lookup's error. */
+int pl_region_dir(struct daxfs_handle *h, const char *rpath,
+		  struct daxfs_attr *a)
+{
+	int err = daxfs_path_stat(h, rpath, a);
+
+	return err ? err : S_ISDIR(a->mode) ? 0 : -ENOTDIR;
+}
+
+/* pl_region_dir of the parent of region path rpath. */
+int pl_region_parent(struct daxfs_handle *h, const char *rpath,
+		     struct daxfs_attr *a)
+{
+	char parent[PL_PATH_MAX];
+	size_t n = pl_parent_len(rpath);
+
+	if (n >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, rpath, n);
+	parent[n] = 0;
+	return pl_region_dir(h, n ? parent : "/", a);
+}
+
 /*
  * The error of resolving the parent of path as written (path less its
  * last component, "." for none) to a directory, 0 when it is one: the
@@ -206,13 +243,9 @@ int pl_parent_err(int dirfd, const char *path)
 	char rest[PL_PATH_MAX], buf[PL_PATH_MAX];
 	struct daxfs_handle *h;
 	struct daxfs_attr a;
-	size_t n = strlen(path);
-	int err, r;
+	size_t n = pl_parent_len(path);
+	int r;
 
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	while (n && path[n - 1] != '/')
-		n--;
 	if (n >= sizeof(rest))
 		return -ENAMETOOLONG;
 	if (n)
@@ -226,10 +259,7 @@ int pl_parent_err(int dirfd, const char *path)
 	h = pl_handle();
 	if (r != PL_REGION || !h)
 		return 0;
-	err = daxfs_path_stat(h, buf, &a);
-	if (!err && !S_ISDIR(a.mode))
-		err = -ENOTDIR;
-	return err;
+	return pl_region_dir(h, buf, &a);
 }
 
 /*

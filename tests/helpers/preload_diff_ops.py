@@ -500,6 +500,13 @@ class Run:
         self.after_remove(pre)
         return name, args, "ok"
 
+    def change(self, name, args, p, ds, fn):
+        """fn(p, dir_fd) where the lexical routing is safe, then p's stat"""
+        if not self.lexical_ok(p, ds):
+            return name, args, "skip"
+        fn(p, self.fdof(ds))
+        return name, args, self.st(os.stat(p, dir_fd=self.fdof(ds)))
+
     def op_unlink(self):
         return self.remove("unlink", os.unlink)
 
@@ -508,10 +515,8 @@ class Run:
         dn, ds = self.dirfd()
         mode = self.r.choice(MODES)
         args = "%s %s mode=%o" % (self.pdesc(i), dn, mode)
-        if not self.lexical_ok(p, ds):
-            return "mkdir", args, "skip"
-        os.mkdir(p, mode, dir_fd=self.fdof(ds))
-        return "mkdir", args, self.st(os.stat(p, dir_fd=self.fdof(ds)))
+        return self.change("mkdir", args, p, ds,
+                           lambda q, fd: os.mkdir(q, mode, dir_fd=fd))
 
     def op_rmdir(self):
         return self.remove("rmdir", os.rmdir)
@@ -608,10 +613,8 @@ class Run:
         i, p = self.path()
         dn, ds = self.dirfd()
         args = "%s %s %o" % (self.pdesc(i), dn, mode)
-        if not self.lexical_ok(p, ds):
-            return "chmod", args, "skip"
-        os.chmod(p, mode, dir_fd=self.fdof(ds))
-        return "chmod", args, self.st(os.stat(p, dir_fd=self.fdof(ds)))
+        return self.change("chmod", args, p, ds,
+                           lambda q, fd: os.chmod(q, mode, dir_fd=fd))
 
     def op_dup(self):
         s = self.pick()
