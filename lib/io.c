@@ -96,8 +96,7 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	int err = lib_writable_file(h, ino);
 	/* a write that jumps streams at a shorter length (lib/copy.h);
 	 * threads sharing fc may race on the hint: it only picks a copy */
-	bool placed = fc && !(flags & DAXFS_WRITE_APPEND), paced = fc;
-	u64 end;
+	bool placed = fc && !(flags & DAXFS_WRITE_APPEND), paced = fc != NULL;
 
 	if (err)
 		return err;
@@ -110,7 +109,8 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		flags |= DAXFS_WRITE_ATOMIC;
 	daxfs_user_touch(buf, len);
 	if (placed) {
-		end = daxfs_load(&fc->write_end);
+		u64 end = daxfs_load(&fc->write_end);
+
 		c.stream = daxfs_write_streams_at(len, off, end);
 		paced = daxfs_write_continues(len, off, end);
 	}
