@@ -515,3 +515,30 @@ def test_times_before_1970_and_beyond_the_range(mnt):
     os.utime(p, (99999999999, -99999999999))
     st = os.stat(p)
     assert (st.st_atime, st.st_mtime) == (9223372035, -9223372035)
+
+
+def test_o_trunc_and_ftruncate_move_mtime_at_any_size(mnt):
+    """open(O_TRUNC) and ftruncate move mtime and ctime even when the size
+    stays (an empty file truncated again: `: > log`), as on Linux's own
+    filesystems: the kernel sends both as a size alone, with no time."""
+    p = mnt.path("f")
+    old = 10**18
+    for data in (b"x" * 10, b""):
+        with open(p, "wb") as f:
+            f.write(data)
+        os.utime(p, ns=(old, old))
+        fd = os.open(p, os.O_RDWR | os.O_TRUNC)
+        os.close(fd)
+        st = os.stat(p)
+        assert st.st_size == 0 and st.st_mtime_ns != old, data
+    os.utime(p, ns=(old, old))
+    ctime = os.stat(p).st_ctime_ns
+    fd = os.open(p, os.O_RDWR)
+    try:
+        os.ftruncate(fd, 0)
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    assert st.st_mtime_ns != old and st.st_ctime_ns >= ctime
+    os.truncate(p, 5)
+    assert os.stat(p).st_size == 5

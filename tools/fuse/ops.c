@@ -206,8 +206,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t node, struct stat *attr,
 			return reply_err(req, EINVAL);
 		valid |= DAXFS_ATTR_SIZE;
 		a.size = (uint64_t)attr->st_size;
-		/* a size change moves mtime even when not asked to */
-		if (a.size != cur.size && !(to_set & FUSE_SET_ATTR_MTIME)) {
+		/*
+		 * mtime moves even when the size does not: the kernel sends
+		 * ftruncate and open's O_TRUNC as a size alone (no time), and
+		 * both move mtime on Linux whatever the size was.  truncate(2)
+		 * by path comes the same way, so it moves mtime too, where
+		 * ext4 and tmpfs leave it when the size stays (docs/fuse.md)
+		 */
+		if (!(to_set & FUSE_SET_ATTR_MTIME)) {
 			valid |= DAXFS_ATTR_MTIME;
 			a.mtime_ns = now;
 		}
