@@ -32,6 +32,8 @@
 #   xa:SCEN[:ARG...]      host python3 vm/xattr_kguest.py SCEN /mnt/daxfs ARG... (xattrs, ACLs)
 #   vf:SCEN[:ARG...]      host python3 vm/vfs_kguest.py SCEN /mnt/daxfs ARG... (O_TMPFILE,
 #                         whiteouts, overlayfs, atime, mapped-write mtime)
+#   df:SCEN[:ARG...]      host python3 vm/diff_kguest.py SCEN /mnt/daxfs ARG... (the
+#                         differential test of random calls against a tmpfs)
 #   uffd:N                build/vm-helpers/uffd_stall on the mount: N threads block in user
 #                         page faults (userfaultfd) inside read/write/getdents; the mount must
 #                         keep working and reclaiming meanwhile (vm_result uffd_*)
@@ -147,7 +149,7 @@ EOT
         l=$(grep " $MNT " /proc/mounts) || vm_fail "not in /proc/mounts"
         vm_log "/proc/mounts: $l"
         vm_result mounts="$(echo "$l" | cut -d' ' -f4)" ;;
-    py|pc|mm|hd|fa|xa|vf)
+    py|pc|mm|hd|fa|xa|vf|df)
         pargs=$(echo "$rest" | tr ':' ' ')
         script=daxfs_kguest.py
         [ $a = pc ] && script=pcache_kguest.py
@@ -156,6 +158,7 @@ EOT
         [ $a = fa ] && script=falloc_kguest.py
         [ $a = xa ] && script=xattr_kguest.py
         [ $a = vf ] && script=vfs_kguest.py
+        [ $a = df ] && script=diff_kguest.py
         host python3 $DAXFS_REPO_HOST/vm/$script $x /mnt/daxfs $pargs ||
             vm_fail "scenario $x failed"
         vm_log "scenario $x done" ;;
