@@ -8,6 +8,12 @@ times"): the kernel sends truncate(2) by path as it sends O_TRUNC, so a
 truncate to the size a file has moves its mtime here.  Both runs therefore
 set a fresh mtime after each truncate by path (DAXFS_DIFF_TRUNC_TOUCH=1).
 DAXFS_DIFF_SEEDS and DAXFS_DIFF_OPS as for the preload's test.
+
+The second test runs the seeds in four processes at once, on two mounts of
+one region (two hosts), each in its own directory: what one host does to
+its names must not show in the other's answers, whatever the shared
+structures (allocator, directory tries, open sets, reclamation) go through
+meanwhile.
 """
 import os
 import subprocess
@@ -25,14 +31,40 @@ pytestmark = pytest.mark.skipif(hf.skip_reason() is not None,
 BATCH = 30
 
 
-def run_ops(d, ops, batch):
+def start_ops(d, ops, batch):
+    os.makedirs(d, exist_ok=True)
     e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1")
-    p = subprocess.run([sys.executable, OPS_SCRIPT, d, str(ops)] +
-                       [str(s) for s in batch], capture_output=True, env=e,
-                       timeout=600)
-    assert p.returncode == 0, "generator in %s failed: %s" % (
-        d, p.stderr[-3000:].decode(errors="replace"))
-    return sections(p.stdout)
+    return subprocess.Popen([sys.executable, OPS_SCRIPT, d, str(ops)] +
+                            [str(s) for s in batch], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=e)
+
+
+def collect(procs):
+    """{seed: [lines]} of all of procs' outputs, once each has ended."""
+    res = {}
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, "generator failed: %s" % (
+            err[-3000:].decode(errors="replace"))
+        res.update(sections(out))
+    return res
+
+
+def run_ops(d, ops, batch):
+    return collect([start_ops(d, ops, batch)])
+
+
+def differences(want, got, batch):
+    return [first_difference(seed, want.get(seed, []), got.get(seed, []))
+            .replace("preload:", "fuse:   ")
+            for seed in batch if want.get(seed) != got.get(seed)]
+
+
+def end_clean(region_path, mounts):
+    rcs = [m.umount(timeout=120) for m in mounts]
+    assert rcs == [0] * len(mounts), [m.output() for m in mounts]
+    code, out = env.fsck(region_path)
+    assert code == 0, out
 
 
 @pytest.mark.timeout(900)
@@ -48,15 +80,33 @@ def test_fuse_random_calls_match_tmpfs(region_path):
             with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
                 want = run_ops(os.path.join(tmp, "t"), ops, batch)
             got = run_ops(m.path("diff%d" % b), ops, batch)
-            for seed in batch:
-                if want.get(seed) != got.get(seed):
-                    failures.append(first_difference(seed, want.get(seed, []),
-                                                     got.get(seed, [])))
+            failures += differences(want, got, batch)
             if failures:
                 break
-    finally:
-        rc = m.umount(timeout=120)
-    assert not failures, "\n\n".join(failures[:3]).replace("preload:", "fuse:   ")
-    assert rc == 0, m.output()
-    code, out = env.fsck(region_path)
-    assert code == 0, out
+    except BaseException:
+        m.close()
+        raise
+    end_clean(region_path, [m])
+    assert not failures, "\n\n".join(failures[:3])
+
+
+@pytest.mark.timeout(900)
+def test_fuse_two_hosts_random_calls_match_tmpfs(region_path):
+    env.mkfs(region_path, 512 * env.MiB)
+    ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
+    all_seeds = seeds()
+    groups = [all_seeds[k::4] for k in range(4)]
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
+        want = collect([start_ops(os.path.join(tmp, "g%d" % k), ops, g)
+                        for k, g in enumerate(groups)])
+    mounts = [hf.Mount(region_path, opts=["allow_other"]) for _ in range(2)]
+    try:
+        got = collect([start_ops(mounts[k % 2].path("g%d" % k), ops, g)
+                       for k, g in enumerate(groups)])
+    except BaseException:
+        for m in mounts:
+            m.close()
+        raise
+    end_clean(region_path, mounts)
+    failures = differences(want, got, all_seeds)
+    assert not failures, "\n\n".join(failures[:3])
