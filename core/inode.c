@@ -557,7 +557,7 @@ static int drop_link(struct daxfs_op *op, struct daxfs_inode *ip)
 	if (dir)
 		daxfs_inode_free(op, ip);
 	else
-		daxfs_orphan_settle(op, daxfs_load(&ip->ino));
+		daxfs_orphan_settle_rec(op, ip);
 	return 0;
 }
 

@@ -153,27 +153,13 @@ static bool held_somewhere(struct daxfs_fs *fs, u64 ino)
 	return false;
 }
 
-static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
+/* settle of ip, ino's record, loaded after the fence (or known to be the
+ * record: see daxfs_orphan_settle_rec) */
+static void settle_rec(struct daxfs_op *op, u64 ino, struct daxfs_inode *ip,
+		       bool dead_claimer)
 {
-	struct daxfs_iref ref;
-	struct daxfs_inode *ip;
-	u32 f;
+	u32 f = daxfs_load32(&ip->flags);
 
-	if (!op->lane)
-		return;
-	/* our write (entry cleared, nlink 0) before our reads: docs, race 1-3 */
-	daxfs_fence();
-	if (dead_claimer) {
-		/* an nlink-0 record without the mark is hidden from
-		 * daxfs_inode_get: gone to readers, not yet freed */
-		if (!ino || daxfs_inode_get_dying(op, ino, &ip))
-			return;
-	} else {
-		if (daxfs_inode_get(op, ino, &ref) || !ref.ip)
-			return;
-		ip = ref.ip;
-	}
-	f = daxfs_load32(&ip->flags);
 	if (daxfs_load32(&ip->nlink) || DAXFS_IS_DIR(daxfs_load32(&ip->mode)))
 		return;
 	if (!(f & DAXFS_IF_ORPHAN) && !dead_claimer)
@@ -197,9 +183,39 @@ static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
 	}
 }
 
+static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
+{
+	struct daxfs_iref ref;
+	struct daxfs_inode *ip;
+
+	if (!op->lane)
+		return;
+	/* our write (entry cleared, nlink 0) before our reads: docs, race 1-3 */
+	daxfs_fence();
+	if (dead_claimer) {
+		/* an nlink-0 record without the mark is hidden from
+		 * daxfs_inode_get: gone to readers, not yet freed */
+		if (!ino || daxfs_inode_get_dying(op, ino, &ip))
+			return;
+	} else {
+		if (daxfs_inode_get(op, ino, &ref) || !ref.ip)
+			return;
+		ip = ref.ip;
+	}
+	settle_rec(op, ino, ip, dead_claimer);
+}
+
 void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
 {
 	settle(op, ino, false);
+}
+
+void daxfs_orphan_settle_rec(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	if (!op->lane)
+		return;
+	daxfs_fence();	/* as in settle: nlink 0 before the reads */
+	settle_rec(op, daxfs_load(&ip->ino), ip, false);
 }
 
 /*

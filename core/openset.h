@@ -14,6 +14,11 @@
  * it is an unclaimed orphan (nlink 0, ORPHAN) that no open set names
  * (one CAS on the mark decides who frees).  Needs op->lane. */
 void daxfs_orphan_settle(struct daxfs_op *op, u64 ino);
+/* The same for ip, the record whose nlink this op just took to 0: a record
+ * is never replaced, only freed, and a freed one stays readable until the
+ * op ends (retired, not reused), so it needs no second lookup; if another
+ * settler freed it meanwhile its mark is gone and nothing happens. */
+void daxfs_orphan_settle_rec(struct daxfs_op *op, struct daxfs_inode *ip);
 /* The same in the recovery of a host that died settling ino: also
  * finishes a free whose claim (the ORPHAN mark) was taken already. */
 void daxfs_orphan_settle_dead(struct daxfs_op *op, u64 ino);
