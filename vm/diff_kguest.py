@@ -2,7 +2,7 @@
 """vm/diff_kguest.py - guest side of tests/vm/test_kernel_diff.py: the randomized
 differential test of tests/test_preload_diff.py, against daxfs.ko.
 
-Runs inside a QEMU guest as `host python3 vm/diff_kguest.py diff MNT [SEEDS [OPS]]`
+Runs inside a QEMU guest as `host python3 vm/diff_kguest.py diff MNT [SEEDS [OPS [FIRST TAG]]]`
 through vm/guest/daxfs-k.sh's `df:` step.  The call sequences of
 tests/helpers/preload_diff_ops.py (seeds 1..SEEDS, OPS calls each) run once in a
 tmpfs this script mounts and once in MNT/diff, in the same guest kernel; their
@@ -60,15 +60,17 @@ def first_difference(seed, a, b):
     print("daxfs:  " + " | ".join(b[n:n + 3]), flush=True)
 
 
-def scen_diff(mnt, nseeds="60", ops="300"):
-    seeds = list(range(1, int(nseeds) + 1))
+def scen_diff(mnt, nseeds="60", ops="300", first="1", tag=""):
+    """Seeds first..first+nseeds-1, in MNT/diff<tag>*: two guests on one
+    region (two hosts) run at once, each with its own tag and seeds."""
+    seeds = list(range(int(first), int(first) + int(nseeds)))
     tmp = tempfile.mkdtemp(prefix="diff-tmpfs-")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "none", tmp], check=True)
     try:
         for b in range(0, len(seeds), BATCH):
             batch = seeds[b:b + BATCH]
             trc, want = run_ops(os.path.join(tmp, "t%d" % b), int(ops), batch)
-            drc, got = run_ops(os.path.join(mnt, "diff%d" % b), int(ops), batch)
+            drc, got = run_ops(os.path.join(mnt, "diff%s%d" % (tag, b)), int(ops), batch)
             if trc or drc:
                 result(diff="fail", diff_rc=f"{trc}/{drc}")
                 return

@@ -7,9 +7,14 @@ The guest kernel is the same for both sides, so any difference is daxfs.ko's (or
 the core's).  DAXFS_KDIFF_SEEDS sets the seeds (1..N, default 60) and
 DAXFS_DIFF_OPS the calls per seed (300).  Skip/fail rules as in
 test_kernel_cluster.py.  Console log: build/vm/logs/test_kernel_diff/A.log.
+
+The second test makes it three hosts at once on one region: two guests, each
+with its own seeds in its own directory, and the host itself through a FUSE
+mount (tests/test_fuse_diff.py's way); each must answer as its own tmpfs does.
 """
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +24,10 @@ sys.path.insert(0, str(REPO / "vm"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster import Cluster, Guest  # noqa: E402
 from test_kernel_cluster import built, fsck, mkfs  # noqa: E402,F401
+
+sys.path.insert(0, str(REPO / "tests"))
+from helpers import fuse as hf  # noqa: E402
+from test_fuse_diff import differences, run_ops  # noqa: E402
 
 SIZE = 256 << 20
 SEEDS = int(os.environ.get("DAXFS_KDIFF_SEEDS", "60"))
@@ -41,5 +50,43 @@ def test_kernel_random_calls_match_tmpfs(built):
         ra = res.guests["A"].results
         assert ra.get("diff") == "ok", res.summary() + "\n" + res.guests["A"].tail(40)
         assert ra.get("diff_seeds") == str(SEEDS), res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+
+
+@pytest.mark.timeout(1800)
+def test_kernel_three_hosts_random_calls_match_tmpfs(request, built):
+    """Guests A and B on daxfs.ko and the host on a FUSE mount of the same
+    region run different seeds at once, each in its own directory: each
+    answers as tmpfs does, and fsck is clean afterwards."""
+    if hf.skip_reason():
+        pytest.skip(hf.skip_reason())
+    n = max(SEEDS // 2, 1)
+    host_seeds = list(range(2 * n + 1, 3 * n + 1))
+    with Cluster(label=request.node.name, size=SIZE, timeout=1500) as c:
+        mkfs(c.shm)
+        found = {}
+
+        def host_peer():
+            with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
+                want = run_ops(os.path.join(tmp, "t"), OPS, host_seeds)
+            m = hf.Mount(str(c.shm), opts=["allow_other"])
+            try:
+                got = run_ops(m.path("diffH"), OPS, host_seeds)
+            finally:
+                found["umount"] = m.umount(timeout=120)
+            found["diff"] = differences(want, got, host_seeds)
+            return True
+
+        guests = [Guest(g, "daxfs-k", ["load", "mount:phys",
+                                        f"df:diff:{n}:{OPS}:{1 + i * n}:{g}",
+                                        "umount", "rmmod", "clean"])
+                  for i, g in enumerate("AB")]
+        res = c.run(guests, host_fn=host_peer)
+        assert res.ok, res.summary()
+        for g in "AB":
+            assert res.guests[g].results.get("diff") == "ok", \
+                res.summary() + "\n" + res.guests[g].tail(40)
+        assert found.get("umount") == 0 and not found.get("diff"), found
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
