@@ -151,7 +151,8 @@ static bool next_is_last(char *rest, char **name, u32 *len)
  * a symlink in the final component.  Stops before the final component
  * when last is non-NULL: *ino is then the parent directory and *last /
  * *last_len the final name (NULL with len 0 for "/").  Also reports
- * whether the path ended in a slash (trailing, may be NULL).
+ * whether the path ended in a slash (trailing, may be NULL), or the
+ * target of a final symlink it followed did.
  *
  * The last two names (a directory and a plain name in it) are looked up
  * in one core operation (daxfs_lookup_at); with last and w->defer, the
@@ -265,6 +266,17 @@ found:
 			err = read_link(w, next, &tlen);
 			if (err)
 				return err;
+			/*
+			 * A final link whose target ends in '/' ("f/") names a
+			 * directory, as the path "link/" would: the kernel
+			 * then says ENOTDIR for a file there.  The splice
+			 * below puts a '/' after every target, so the target's
+			 * own is told here, as a trailing slash of the path
+			 * (resolve_attr checks the type, and a final link met
+			 * next is followed as for "link/").
+			 */
+			if (final && trailing && w->link[tlen - 1] == '/')
+				*trailing = true;
 			/* the rest starts at the '/' (or NUL) after comp */
 			err = splice_link(w, &rest, w->link, tlen);
 			if (err)

@@ -84,16 +84,24 @@ def test_record_forms(links):
 
 
 def test_resolution_through_long_target(region_path):
-    """A 4095-byte target walked by the library's path resolution."""
+    """A 4095-byte target walked by the library's path resolution.  One
+    that ends in a slash names a directory, as in the kernel: a file
+    there is ENOTDIR (until 2026-12-05 the walk dropped the slash, and
+    this test padded the target with "//" to find the file)."""
     daxfs.mkfs(region_path, 16 << 20)
     tgt = "./" * 2045 + "d/f"
     assert len(tgt) == 4093
     with daxfs.Region(region_path) as r:
         r.mkdir("/d")
         r.write_file("/d/f", b"found")
-        r.symlink(tgt + "//", "/s")
+        r.symlink(tgt.replace("d/f", "d///f"), "/s")
         assert len(r.readlink("/s")) == 4095
         assert r.read_file("/s") == b"found"
+        r.symlink(tgt + "//", "/slash")
+        assert len(r.readlink("/slash")) == 4095
+        with pytest.raises(OSError) as ei:
+            r.read_file("/slash")
+        assert ei.value.errno == errno.ENOTDIR
 
 
 def test_unlink_gives_space_back(links):

@@ -64,11 +64,16 @@ static ssize_t region_getdents(struct pl_desc *d, struct daxfs_handle *h,
 	struct daxfs_dirent_info ents[BATCH];
 	uint64_t cur = atomic_load(&d->off), next, ino;
 	char up[PL_PATH_MAX + 4];
+	struct pl_gone g;
 	size_t used = 0, rec;
 	int n, i;
 
 	if (d->kind != PL_KIND_DIR)
 		return -ENOTDIR;
+	/* a removed directory lists nothing, not even its dots: ENOENT,
+	 * as the kernel says (readdir takes it for the end) */
+	if (pl_gone_load(d, &g))
+		return -ENOENT;
 	while (cur < 2) {
 		ino = d->ino;
 		if (cur == 1) {
@@ -206,8 +211,10 @@ PUBLIC struct dirent64 *readdir64(DIR *dir)
 	if (pd->at >= pd->len) {
 		n = fd_getdents(pd->fd, pd->buf, sizeof(pd->buf));
 		if (n <= 0) {
-			if (!n)
-				errno = saved;	/* end: errno unchanged */
+			/* the end, errno unchanged; as glibc's, ENOENT (a
+			 * removed directory) is one too */
+			if (!n || errno == ENOENT)
+				errno = saved;
 			return NULL;
 		}
 		pd->len = n;
@@ -306,6 +313,9 @@ PUBLIC int chdir(const char *path)
 	h = pl_handle();
 	if (!h)
 		return -1;
+	/* "." of a removed working directory: it stays */
+	if (pl_self.on)
+		return 0;
 	err = daxfs_path_stat(h, buf, &a);
 	if (!err && !S_ISDIR(a.mode))
 		err = -ENOTDIR;
@@ -321,7 +331,10 @@ PUBLIC int fchdir(int fd)
 {
 	REAL(int, fchdir, int);
 	char path[PL_PATH_MAX];
+	struct pl_gone g;
 	struct pl_desc *d;
+	uint64_t ino;
+	bool gone;
 	int err;
 
 	if (!pl_fd_is_region(fd)) {
@@ -337,10 +350,18 @@ PUBLIC int fchdir(int fd)
 		return pl_fail(-EBADF);
 	err = d->kind == PL_KIND_DIR ? 0 : -ENOTDIR;
 	snprintf(path, sizeof(path), "%s", d->path);
+	ino = d->ino;
+	gone = pl_gone_load(d, &g);
 	pl_fd_put(d);
 	if (err)
 		return pl_fail(err);
 	pl_kcwd_detach();
+	/* the kernel goes into a removed directory too: a working
+	 * directory with no name, where no name is found */
+	if (gone) {
+		pl_cwd_set_gone(path, ino, &g);
+		return 0;
+	}
 	return pl_cwd_set(path);
 }
 
@@ -352,6 +373,12 @@ PUBLIC char *getcwd(char *buf, size_t size)
 
 	if (!pl_cwd_copy(v, sizeof(v)))
 		return real_getcwd(buf, size);
+	/* a removed one has no name (glibc's getcwd says so for the
+	 * kernel's "(unreachable)") */
+	if (pl_cwd_gone()) {
+		errno = ENOENT;
+		return NULL;
+	}
 	snprintf(full, sizeof(full), "%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
 		 strcmp(v, "/") || pl_cfg.at_len == 1 ? v : "");
 	len = strlen(full) + 1;
@@ -408,6 +435,11 @@ static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
 		err = daxfs_path_lstat(h, out, &a);
 		if (err)
 			return err;
+		/* a name followed by a slash ("f/", or a link's target
+		 * "f/") must be a directory, as in the kernel's walk: the
+		 * next lookup catches it unless nothing follows */
+		if (!S_ISLNK(a.mode) && slash && !S_ISDIR(a.mode))
+			return -ENOTDIR;
 		if (!S_ISLNK(a.mode))
 			continue;
 		if (++loops > DAXFS_SYMLOOP_MAX)
@@ -426,15 +458,15 @@ static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
 			strcpy(out, "/");
 			n = 1;
 		}
-		/* target + "/" + what is left, in place; cut short, the
-		 * walk would end at another file */
+		/* target + what is left (which starts with its '/'), in
+		 * place, so that a slash ending the target is seen as such;
+		 * cut short, the walk would end at another file */
 		tlen = strlen(tgt);
 		plen = strlen(p);
-		if (tlen + 1 + plen >= sizeof(rest))
+		if (tlen + plen >= sizeof(rest))
 			return -ENAMETOOLONG;
-		memmove(rest + tlen + 1, p, plen + 1);
+		memmove(rest + tlen, p, plen + 1);
 		memcpy(rest, tgt, tlen);
-		rest[tlen] = '/';
 		p = rest;
 	}
 	return 0;
@@ -476,6 +508,11 @@ PUBLIC char *realpath(const char *path, char *out)
 	 * from a region cwd it would resolve in the kernel's (another dir) */
 	if (r < 0)
 		return NULL;
+	/* "." of a removed directory: it has no path (getcwd's ENOENT) */
+	if (r == PL_REGION && pl_self.on) {
+		errno = ENOENT;
+		return NULL;
+	}
 	if (r == PL_REGION)
 		return region_realpath(buf, out);
 	return real_realpath(PL_KPATH(r, path, buf), out);

@@ -61,6 +61,11 @@ static int exec_handover;	/* pl_exec_env(1) named our host */
 static int exec_waits;		/* pl_exec_env named a wait descriptor */
 static int prev_wait_fd = -1;	/* spawned: close once reopened */
 static uint16_t localref[PL_DESC_MAX];	/* our descriptors per desc */
+/* The directory descriptions we hold (localref > 0), for a removal to
+ * find those it leaves without a directory (pl_fd_gone_mark) without a
+ * walk of the whole table; a fork child inherits them with localref. */
+static uint16_t dirs[PL_DESC_MAX];
+static unsigned int ndirs;
 static unsigned int alloc_hint;
 static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* Moves when the map lock is taken for writing and again before it is
@@ -69,6 +74,8 @@ static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
 static _Atomic unsigned int map_seq;
 
 _Static_assert(sizeof(struct pl_desc) == PL_PATH_MAX, "desc size");
+_Static_assert(sizeof(struct pl_gone) <= sizeof(struct daxfs_fcache),
+	       "a removed directory's attributes take the file cache's room");
 
 static int sys_fcntl(int fd, int cmd, long arg)
 {
@@ -210,6 +217,26 @@ static int desc_alloc(void)
 	return -ENFILE;
 }
 
+/* idx, a directory's description, got its first (held) or lost its
+ * last (!held) reference of ours; map lock held for writing. */
+static void dirs_note(unsigned int idx, bool held)
+{
+	unsigned int i;
+
+	if (table[idx].kind != PL_KIND_DIR)
+		return;
+	if (held) {
+		dirs[ndirs++] = (uint16_t)idx;
+		return;
+	}
+	for (i = 0; i < ndirs; i++) {
+		if (dirs[i] == idx) {
+			dirs[i] = dirs[--ndirs];
+			return;
+		}
+	}
+}
+
 /* Takes this process's first reference to a description: publish the
  * open so another host's unlink keeps the file alive. */
 static int local_get(struct daxfs_handle *h, unsigned int idx)
@@ -220,6 +247,8 @@ static int local_get(struct daxfs_handle *h, unsigned int idx)
 		err = daxfs_file_open(h, table[idx].ino);
 	if (err)
 		localref[idx]--;
+	else if (localref[idx] == 1)
+		dirs_note(idx, true);
 	return err;
 }
 
@@ -230,12 +259,95 @@ static void local_put(unsigned int idx)
 	if (table[idx].kind == PL_KIND_REG)
 		pl_lock_drop(&table[idx], localref[idx] == 1);
 
-	if (--localref[idx] == 0 && table[idx].kind == PL_KIND_REG) {
-		h = pl_handle_peek();
+	if (--localref[idx] == 0) {
+		dirs_note(idx, false);
+		h = table[idx].kind == PL_KIND_REG ? pl_handle_peek() : NULL;
 		if (h)
 			daxfs_file_close(h, table[idx].ino);
 	}
 	atomic_fetch_sub(&table[idx].refs, 1);
+}
+
+/* Whether this process holds a description of any directory: only then
+ * is a removal worth a look at what it removes (meta.c gone_before). */
+bool pl_fd_dirs_held(void)
+{
+	return __atomic_load_n(&ndirs, __ATOMIC_RELAXED) != 0;
+}
+
+/* Whether it holds one of directory ino. */
+bool pl_fd_dir_held(uint64_t ino)
+{
+	unsigned int i;
+	bool held = false;
+
+	pthread_rwlock_rdlock(&map_lock);
+	for (i = 0; table && i < ndirs && !held; i++)
+		held = table[dirs[i]].ino == ino;
+	pthread_rwlock_unlock(&map_lock);
+	return held;
+}
+
+/*
+ * Directory ino is removed (g: its attributes, from before), or a
+ * removed one's attributes changed: every description of it that this
+ * process holds answers from g from now on (a description shared with
+ * other processes, by fork or exec, for them too), and so does the
+ * working directory when it is that directory.
+ */
+void pl_fd_gone_mark(uint64_t ino, const struct pl_gone *g)
+{
+	struct pl_gone *t;
+	unsigned int i;
+
+	pl_fd_lock();
+	for (i = 0; table && i < ndirs; i++) {
+		if (table[dirs[i]].ino != ino)
+			continue;
+		t = &table[dirs[i]].gone;
+		t->uid = g->uid;
+		t->gid = g->gid;
+		t->atime_ns = g->atime_ns;
+		t->mtime_ns = g->mtime_ns;
+		t->ctime_ns = g->ctime_ns;
+		atomic_store_explicit(&t->mode, atomic_load(&g->mode),
+				      memory_order_release);
+	}
+	pl_fd_unlock();
+	pl_cwd_gone_update(ino, g);
+}
+
+/* What fstat says of removed directory ino, from what was kept of it:
+ * no link left, and none of its entries (it was empty). */
+void pl_gone_attr(uint64_t ino, const struct pl_gone *g, struct daxfs_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->mode = atomic_load_explicit(&g->mode, memory_order_relaxed);
+	a->uid = g->uid;
+	a->gid = g->gid;
+	a->atime_ns = g->atime_ns;
+	a->mtime_ns = g->mtime_ns;
+	a->ctime_ns = g->ctime_ns;
+}
+
+/* d's directory is removed (pl_fd_gone_mark): its attributes into *g. */
+bool pl_gone_load(struct pl_desc *d, struct pl_gone *g)
+{
+	uint32_t mode;
+
+	if (d->kind != PL_KIND_DIR)
+		return false;
+	mode = atomic_load_explicit(&d->gone.mode, memory_order_acquire);
+	if (!mode)
+		return false;
+	g->uid = d->gone.uid;
+	g->gid = d->gone.gid;
+	g->atime_ns = d->gone.atime_ns;
+	g->mtime_ns = d->gone.mtime_ns;
+	g->ctime_ns = d->gone.ctime_ns;
+	atomic_store_explicit(&g->mode, mode, memory_order_relaxed);
+	return true;
 }
 
 /* snprintf's "%s", truncated alike, at a tenth of its cost per open */
@@ -616,7 +728,8 @@ void pl_exec_import(void)
 			continue;
 		}
 		atomic_store(&fdmap[fd], idx + 1);
-		localref[idx]++;
+		if (localref[idx]++ == 0)
+			dirs_note(idx, true);
 	}
 	if (sscanf(s, "H%u.%llu.%llx", &prev_slot, &ino, &tbase) == 3) {
 		prev_gen = ino;
@@ -647,5 +760,6 @@ void pl_exit_release(void)
 			atomic_fetch_sub(&table[fd].refs, localref[fd]);
 		localref[fd] = 0;
 	}
+	ndirs = 0;
 	pl_fd_unlock();
 }

@@ -37,21 +37,93 @@ static int ret_err(int err)
 	return err < 0 ? pl_fail(err) : 0;
 }
 
-/* Attributes of a region descriptor (any kind). */
+/* Attributes of a region descriptor (any kind); a removed directory's
+ * from what was kept of it, never by its number. */
 static int fd_attr(int fd, struct daxfs_attr *a)
 {
 	struct daxfs_handle *h = pl_handle();
+	struct pl_gone g;
 	struct pl_desc *d;
-	int err;
+	int err = 0;
 
 	if (!h)
 		return -errno;
 	d = pl_fd_get(fd);
 	if (!d)
 		return -EBADF;
-	err = daxfs_fstat(h, d->ino, a);
+	if (pl_gone_load(d, &g))
+		pl_gone_attr(d->ino, &g, a);
+	else
+		err = daxfs_fstat(h, d->ino, a);
 	pl_fd_put(d);
 	return err;
+}
+
+/*
+ * A call that may remove directory rpath (rmdir, a rename over it),
+ * when this process holds descriptions of it: the attributes they are
+ * to answer from once it is gone.  Read before the call, as nothing is
+ * left after it.  a->ino 0: nothing to keep.
+ */
+static void gone_before(struct daxfs_handle *h, const char *rpath,
+			struct daxfs_attr *a)
+{
+	if (!pl_fd_dirs_held() || daxfs_path_lstat(h, rpath, a) ||
+	    !S_ISDIR(a->mode) || !pl_fd_dir_held(a->ino))
+		a->ino = 0;
+}
+
+/* The call made: if directory a->ino is now gone, its descriptions here
+ * answer from a (pl_fd_gone_mark).  Only once its number names nothing:
+ * the call may have removed another directory put under the name
+ * meanwhile, and this one, alive, is then left as it is. */
+static void gone_after(struct daxfs_handle *h, const struct daxfs_attr *a)
+{
+	struct daxfs_attr now;
+	struct timespec ts;
+	struct pl_gone g;
+
+	if (!a->ino || daxfs_fstat(h, a->ino, &now) != -ENOENT)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	g.uid = a->uid;
+	g.gid = a->gid;
+	g.pad = 0;
+	g.atime_ns = a->atime_ns;
+	g.mtime_ns = a->mtime_ns;
+	g.ctime_ns = daxfs_timespec_to_ns(&ts);	/* the removal's, as Linux */
+	atomic_store(&g.mode, a->mode);
+	pl_fd_gone_mark(a->ino, &g);
+}
+
+/*
+ * A change to the attributes of removed directory ino (g: what was kept
+ * of it): Linux makes it in the inode an open file still pins, and fstat
+ * shows it; here it is made to what is kept, for every description of it
+ * this process holds (pl_fd_gone_mark).  The change time moves as the
+ * kernel moves it.
+ */
+static int gone_setattr(uint64_t ino, struct pl_gone g, uint32_t valid,
+			const struct daxfs_attr *a)
+{
+	struct timespec ts;
+
+	if (valid & DAXFS_ATTR_MODE)
+		g.mode = (g.mode & S_IFMT) | (a->mode & 07777);
+	if (valid & DAXFS_ATTR_UID)
+		g.uid = a->uid;
+	if (valid & DAXFS_ATTR_GID)
+		g.gid = a->gid;
+	if (valid & DAXFS_ATTR_ATIME)
+		g.atime_ns = a->atime_ns;
+	if (valid & DAXFS_ATTR_MTIME)
+		g.mtime_ns = a->mtime_ns;
+	if (valid & DAXFS_ATTR_CTIME) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		g.ctime_ns = daxfs_timespec_to_ns(&ts);
+	}
+	pl_fd_gone_mark(ino, &g);
+	return 0;
 }
 
 /* Region attributes for (dirfd, path, flags), or 1: ask the kernel. */
@@ -77,6 +149,10 @@ static int at_attr(int dirfd, const char *path, int flags,
 	h = pl_handle();
 	if (!h)
 		return -errno;
+	if (pl_self.on) {
+		pl_gone_attr(pl_self.ino, &pl_self.g, a);
+		return 0;
+	}
 	return (flags & AT_SYMLINK_NOFOLLOW) ? daxfs_path_lstat(h, buf, a)
 					     : daxfs_path_stat(h, buf, a);
 }
@@ -284,6 +360,7 @@ PUBLIC int unlinkat(int dirfd, const char *path, int flags)
 {
 	REAL(int, unlinkat, int, const char *, int);
 	char buf[PL_PATH_MAX];
+	struct daxfs_attr a;
 	int err;
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
@@ -294,8 +371,13 @@ PUBLIC int unlinkat(int dirfd, const char *path, int flags)
 				     : pl_dots(dirfd, path, -EISDIR, -EISDIR);
 	if (err)
 		return pl_fail(err);
-	return ret_err((flags & AT_REMOVEDIR) ? daxfs_path_rmdir(h, buf)
-					      : daxfs_path_unlink(h, buf));
+	if (!(flags & AT_REMOVEDIR))
+		return ret_err(daxfs_path_unlink(h, buf));
+	gone_before(h, buf, &a);
+	err = daxfs_path_rmdir(h, buf);
+	if (!err)
+		gone_after(h, &a);
+	return ret_err(err);
 }
 
 PUBLIC int unlink(const char *path)
@@ -388,15 +470,22 @@ PUBLIC int mknod(const char *path, mode_t mode, dev_t dev)
 	return mknodat(AT_FDCWD, path, mode, dev);
 }
 
-/* Two-path calls: both in the region, both in the kernel, or EXDEV. */
+/* Two-path calls: both in the region, both in the kernel, or EXDEV.
+ * *self1: the old path is a removed directory itself (pl_self). */
 static int route2(int d1, const char *p1, char *b1, int d2, const char *p2,
-		  char *b2, int *r1, int *r2)
+		  char *b2, int *r1, int *r2, struct pl_self *self1)
 {
 	int err;
 
+	self1->on = false;
 	*r1 = pl_route(d1, p1, b1);
 	if (*r1 < 0)
 		return -1;
+	self1->on = pl_self.on;
+	if (pl_self.on) {
+		self1->ino = pl_self.ino;
+		self1->g = pl_self.g;
+	}
 	*r2 = pl_route(d2, p2, b2);
 	if (*r2 < 0) {
 		/* the kernel resolves the old path's parent first */
@@ -472,13 +561,33 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	     unsigned int);
 	char b1[PL_PATH_MAX], b2[PL_PATH_MAX], old[PL_PATH_MAX];
 	struct daxfs_handle *h;
-	struct daxfs_attr a;
-	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
+	struct daxfs_attr a, gone;
+	struct pl_self self1;
+	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1);
 
 	/* "" is ENOENT, before any route (the kernel takes the names
 	 * first): not EXDEV from a kernel "" and a region path */
 	if (k >= 0 && (!p1[0] || !p2[0]))
 		return pl_fail(-ENOENT);
+	/* a name in a removed directory routes nowhere (ENOENT), but its
+	 * parent, the removed directory, resolves (route.c gone_rel): the
+	 * kernel's errors of both parents, of a dot and of the old name
+	 * (when that one routed) come first */
+	if (k < 0 && errno == ENOENT && p1[0] && p2[0]) {
+		err = pl_parent_err(d1, p1);
+		if (!err)
+			err = pl_parent_err(d2, p2);
+		if (!err && (pl_last_dots(p1) || pl_last_dots(p2)))
+			err = !pl_last_dots(p1) && (flags & RENAME_NOREPLACE) ?
+			      -EEXIST : -EBUSY;
+		if (!err && r1 == PL_REGION && (h = pl_handle())) {
+			snprintf(old, sizeof(old), "%s", b1);
+			for (k = strlen(old); k > 1 && old[k - 1] == '/'; )
+				old[--k] = 0;
+			err = daxfs_path_lstat(h, old, &a);
+		}
+		return pl_fail(err ?: -ENOENT);
+	}
 	if (k < 0)
 		return -1;
 	if (!k)
@@ -522,10 +631,17 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 		if (err || S_ISDIR(a.mode))
 			return pl_fail(err ?: -EINVAL);
 	}
+	/* a directory the new name named goes (not with an exchange) */
+	if (flags & RENAME_EXCHANGE)
+		gone.ino = 0;
+	else
+		gone_before(h, b2, &gone);
 	err = daxfs_path_rename(h, b1, b2, flags);
 	/* refused: the kernel's error is the first of its order */
 	if (err)
 		err = rename_names_err(h, d1, p1, d2, p2, old, &a) ?: err;
+	else
+		gone_after(h, &gone);
 	return ret_err(err);
 }
 
@@ -571,13 +687,14 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 	char b1[PL_PATH_MAX], b2[PL_PATH_MAX];
 	struct daxfs_handle *h;
 	struct daxfs_attr a;
-	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2);
+	struct pl_self self1;
+	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1);
 
 	if (k < 0) {
 		/* the kernel looks the old path up before the new one: a
 		 * missing old name is ENOENT even where the new path fails */
 		err = errno;
-		if (r1 == PL_REGION && (h = pl_handle()) &&
+		if (r1 == PL_REGION && !self1.on && (h = pl_handle()) &&
 		    (k = (flags & AT_SYMLINK_FOLLOW) ? daxfs_path_stat(h, b1, &a)
 						     : daxfs_path_lstat(h, b1, &a)))
 			return pl_fail(k);
@@ -590,6 +707,15 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 	h = pl_handle();
 	if (!h)
 		return -1;
+	/* "." of a removed directory: a directory, which the kernel
+	 * refuses (EPERM) once the new name passes its checks */
+	if (self1.on) {
+		pl_gone_attr(self1.ino, &self1.g, &a);
+		err = pl_dots(d2, p2, -EEXIST, -EEXIST) ?: new_name_err(h, b2);
+		if (!err && b2[strlen(b2) - 1] == '/')
+			err = -ENOENT;
+		return pl_fail(err ?: -EPERM);
+	}
 	if (flags & AT_SYMLINK_FOLLOW) {
 		/* Link what the symlink names: resolve it first. */
 		err = daxfs_path_stat(h, b1, &a);
@@ -661,6 +787,8 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 
 	if (r != PL_REGION)
 		return real_readlinkat(dirfd, PL_KPATH(r, path, buf), out, size);
+	if (pl_self.on)
+		return pl_fail(-EINVAL);	/* a removed directory: no link */
 	n = daxfs_path_readlink(h, buf, tgt, sizeof(tgt));
 	if (n < 0)
 		return pl_fail(n);
@@ -701,6 +829,8 @@ PUBLIC int truncate64(const char *path, off_t len)
 
 	if (r != PL_REGION)
 		return real_truncate64(PL_KPATH(r, path, buf), len);
+	if (pl_self.on)
+		return pl_fail(-EISDIR);	/* a removed directory */
 	if (pl_fsize_limited()) {
 		struct daxfs_attr st;
 		int err = daxfs_path_stat(h, buf, &st);
@@ -722,7 +852,9 @@ PUBLIC int truncate(const char *path, off_t len)
 static int fd_setattr(int fd, uint32_t valid, const struct daxfs_attr *a)
 {
 	struct daxfs_handle *h = pl_handle();
+	struct pl_gone g;
 	struct pl_desc *d;
+	uint64_t ino;
 	int err;
 
 	if (!h)
@@ -730,6 +862,11 @@ static int fd_setattr(int fd, uint32_t valid, const struct daxfs_attr *a)
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
+	if (pl_gone_load(d, &g)) {
+		ino = d->ino;
+		pl_fd_put(d);
+		return ret_err(gone_setattr(ino, g, valid, a));
+	}
 	err = daxfs_setattr(daxfs_handle_fs(h), d->ino, valid, a);
 	pl_fd_put(d);
 	return ret_err(err);
@@ -745,6 +882,13 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 		return real_fchmodat(dirfd, PL_KPATH(r, path, buf), mode, flags);
 	if (flags & AT_SYMLINK_NOFOLLOW)
 		return pl_fail(-EOPNOTSUPP);	/* as on Linux */
+	if (pl_self.on) {
+		struct daxfs_attr a = { .mode = mode };
+
+		return ret_err(gone_setattr(pl_self.ino, pl_self.g,
+					    DAXFS_ATTR_MODE | DAXFS_ATTR_CTIME,
+					    &a));
+	}
 	return ret_err(daxfs_path_chmod(h, buf, mode & 07777));
 }
 
@@ -774,21 +918,24 @@ PUBLIC int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid,
 	REAL(int, fchownat, int, const char *, uid_t, gid_t, int);
 	char buf[PL_PATH_MAX];
 	struct daxfs_attr a;
+	uint32_t valid = (uid != (uid_t)-1 ? DAXFS_ATTR_UID : 0) |
+			 (gid != (gid_t)-1 ? DAXFS_ATTR_GID : 0) |
+			 DAXFS_ATTR_CTIME;
 
+	a.uid = uid;
+	a.gid = gid;
 	if (!path[0] && (flags & AT_EMPTY_PATH) &&
-	    pl_fd_is_region(dirfd)) {
-		a.uid = uid;
-		a.gid = gid;
-		return fd_setattr(dirfd, (uid != (uid_t)-1 ? DAXFS_ATTR_UID : 0) |
-				  (gid != (gid_t)-1 ? DAXFS_ATTR_GID : 0) |
-				  DAXFS_ATTR_CTIME, &a);
-	}
+	    pl_fd_is_region(dirfd))
+		return fd_setattr(dirfd, valid, &a);
 	{
 		ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 		if (r != PL_REGION)
 			return real_fchownat(dirfd, PL_KPATH(r, path, buf), uid,
 					     gid, flags);
+		if (pl_self.on)
+			return ret_err(gone_setattr(pl_self.ino, pl_self.g,
+						    valid, &a));
 		return ret_err((flags & AT_SYMLINK_NOFOLLOW) ?
 			       daxfs_path_lchown(h, buf, uid, gid) :
 			       daxfs_path_chown(h, buf, uid, gid));
@@ -880,6 +1027,13 @@ PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
 		if (r != PL_REGION)
 			return real_utimensat(dirfd, PL_KPATH(r, path, buf), t,
 					      flags);
+		if (pl_self.on) {
+			struct daxfs_attr a;
+			uint32_t valid = times_attr(t, &a);
+
+			return ret_err(gone_setattr(pl_self.ino, pl_self.g,
+						    valid, &a));
+		}
 		if (flags & AT_SYMLINK_NOFOLLOW) {
 			struct daxfs_attr a;
 			int err = daxfs_path_lstat(h, buf, &a);
@@ -961,7 +1115,7 @@ PUBLIC int statfs(const char *path, struct statfs *s)
 
 	if (r != PL_REGION)
 		return real_statfs(PL_KPATH(r, path, buf), s);
-	err = daxfs_path_stat(h, buf, &a);
+	err = pl_self.on ? 0 : daxfs_path_stat(h, buf, &a);
 	if (err)
 		return pl_fail(err);
 	fill_statfs(h, s);

@@ -55,7 +55,8 @@ static int kind_of(uint32_t mode)
  * the link names, as the kernel does: "echo > link" made nothing and
  * failed with ENOENT.  Follows the links from rpath (a missing name)
  * into tpath: "" when rpath is no symlink, else the missing target,
- * normalized lexically as routing does.  0, or an error.
+ * normalized lexically as routing does.  0, or an error: EISDIR for a
+ * target that ends in a slash or a dot, whether it exists or not.
  */
 static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			   char *tpath)
@@ -112,6 +113,25 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 	return -ELOOP;
 }
 
+/*
+ * An open of "." from a removed directory (pl_self): the kernel opens
+ * the directory's inode again; here a description that answers from
+ * what was kept of it, as the others of it do.
+ */
+static int open_gone(int flags)
+{
+	int acc = flags & O_ACCMODE, fd;
+
+	if (flags & O_PATH)
+		flags = O_PATH | (flags & O_CLOEXEC);
+	else if (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+		return pl_fail(-EISDIR);
+	fd = pl_fd_install(pl_self.ino, PL_KIND_DIR, flags, pl_self.path);
+	if (fd >= 0)
+		pl_fd_gone_mark(pl_self.ino, &pl_self.g);
+	return fd;
+}
+
 int pl_open_region(const char *rpath, int flags, mode_t mode)
 {
 	struct daxfs_handle *h = pl_handle();
@@ -131,6 +151,8 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		pl_debug("open %s: O_TMPFILE not supported", rpath);
 		return pl_fail(-EOPNOTSUPP);
 	}
+	if (!rpath[0] && pl_self.on)
+		return open_gone(flags);
 	/* as Linux: a trailing slash names no file to create, and it
 	 * refuses O_CREAT with O_DIRECTORY (since 6.4) */
 	if ((flags & (O_CREAT | O_PATH)) == O_CREAT) {
@@ -151,6 +173,16 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		err = daxfs_path_stat(h, rpath, &a);
 	if (!err && (flags & O_CREAT) && (flags & O_EXCL))
 		return pl_fail(-EEXIST);
+	/* O_CREAT through a link to "f/" that the lookup refused (f a
+	 * file: ENOTDIR; a link back to itself: ELOOP): the kernel refuses
+	 * the slash before it looks f up */
+	if (err && err != -ENOENT &&
+	    (flags & (O_CREAT | O_EXCL | O_NOFOLLOW | O_PATH)) == O_CREAT) {
+		int derr = dangling_target(h, rpath, tpath);
+
+		if (derr)
+			return pl_fail(derr);
+	}
 	/* O_NOFOLLOW's symlink: O_DIRECTORY says ENOTDIR first */
 	if (!err && S_ISLNK(a.mode) && !(flags & O_PATH))
 		return pl_fail(flags & O_DIRECTORY ? -ENOTDIR : -ELOOP);
@@ -235,6 +267,13 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 	if ((flags & (O_CREAT | O_DIRECTORY | O_PATH)) == (O_CREAT | O_DIRECTORY))
 		return pl_fail(-EINVAL);
 	r = pl_route(dirfd, path, buf);
+	/* "f/" in a removed directory routes nowhere (ENOENT), but the
+	 * kernel refuses O_CREAT's slash once the parent resolves, and the
+	 * removed directory does (route.c gone_rel) */
+	if (r < 0 && errno == ENOENT && path[0] &&
+	    (flags & (O_CREAT | O_PATH)) == O_CREAT &&
+	    path[strlen(path) - 1] == '/' && !pl_parent_err(dirfd, path))
+		return pl_fail(-EISDIR);
 	if (r < 0)
 		return -1;
 	if (r == PL_REGION) {

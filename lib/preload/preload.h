@@ -37,6 +37,21 @@ enum pl_mode { PL_MODE_POSIX = 0, PL_MODE_SYNC = 1, PL_MODE_STRICT = 2 };
 enum pl_kind { PL_KIND_REG = 1, PL_KIND_DIR = 2, PL_KIND_PATH = 3 };
 
 /*
+ * A directory removed while this process held a description of it: the
+ * attributes it had then, as fchmod, fchown and futimens have changed
+ * them since.  The core frees a directory at its rmdir (an open set
+ * holds files only, docs/open-files.md), so these are all that is left
+ * of it; fstat answers from them as the kernel does from the inode an
+ * open file still pins (st_nlink 0), never by the number, which names
+ * nothing now.  mode 0: not known to be removed.
+ */
+struct pl_gone {
+	_Atomic uint32_t mode;		/* stored last */
+	uint32_t uid, gid, pad;
+	int64_t atime_ns, mtime_ns, ctime_ns;
+};
+
+/*
  * One open file description, shared by every descriptor dup'ed, forked or
  * exec'ed from the open (lives in a MAP_SHARED memfd).  refs counts the
  * descriptors of every process of the tree that point at it.
@@ -48,10 +63,15 @@ struct pl_desc {
 	uint32_t pad;
 	uint64_t ino;
 	_Atomic uint64_t off;		/* file offset or directory position */
-	/* where ino's record is, checked by the core on every use: shared
-	 * by every process the description is, as it holds region offsets
-	 * (docs/open-files.md "Per-open-file cache") */
-	struct daxfs_fcache fc;
+	union {
+		/* PL_KIND_REG: where ino's record is, checked by the core
+		 * on every use: shared by every process the description
+		 * is, as it holds region offsets (docs/open-files.md
+		 * "Per-open-file cache") */
+		struct daxfs_fcache fc;
+		/* PL_KIND_DIR: the directory, once it is removed */
+		struct pl_gone gone;
+	};
 	char path[PL_PATH_MAX - 80];	/* region path of the open */
 };
 
@@ -103,6 +123,10 @@ struct pl_desc *pl_fd_peek(int fd, unsigned int *seq);
 int pl_fd_peek_still(unsigned int seq);
 int pl_fd_install(uint64_t ino, int kind, int flags, const char *path);
 int pl_fd_release(int fd);		/* drop fd's entry (kernel fd stays) */
+bool pl_fd_dirs_held(void);
+bool pl_fd_dir_held(uint64_t ino);
+void pl_fd_gone_mark(uint64_t ino, const struct pl_gone *g);
+bool pl_gone_load(struct pl_desc *d, struct pl_gone *g);
 void pl_fd_alias(int newfd, int oldfd);	/* newfd now shares oldfd's desc */
 void pl_fd_drop_locked(int fd);		/* map lock held for writing */
 void pl_fd_lock(void);
@@ -180,6 +204,27 @@ int pl_region_parent(struct daxfs_handle *h, const char *rpath,
 int pl_dots(int dirfd, const char *path, int dot_err, int dotdot_err);
 int pl_path_step(const char **p, char *out, size_t *n, int *slash);
 int pl_cwd_set(const char *region_path);	/* NULL: back to the kernel */
+/* fchdir into a removed directory; its attributes changed */
+void pl_cwd_set_gone(const char *region_path, uint64_t ino,
+		     const struct pl_gone *g);
+void pl_cwd_gone_update(uint64_t ino, const struct pl_gone *g);
+bool pl_cwd_gone(void);
+/*
+ * The removed directory itself, as the last pl_route of this thread
+ * found it: a path of "." alone from a removed directory (a descriptor,
+ * the working directory).  pl_route then gives PL_REGION and "" for the
+ * region path, which every library call answers with ENOENT; the calls
+ * that the kernel answers from the directory's inode look here first.
+ */
+struct pl_self {
+	bool on;
+	uint64_t ino;
+	struct pl_gone g;
+	char path[PL_PATH_MAX];		/* the region path it had */
+};
+extern __thread struct pl_self pl_self;
+void pl_gone_attr(uint64_t ino, const struct pl_gone *g,
+		  struct daxfs_attr *a);
 int pl_cwd_copy(char *buf, size_t size);	/* 1: a region cwd */
 void pl_kcwd_refresh(void);
 void pl_kcwd_detach(void);		/* kernel cwd: an empty, removed dir */

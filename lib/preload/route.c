@@ -28,6 +28,12 @@ static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
 static char kcwd[PL_PATH_MAX];	/* the kernel's working directory */
 static char vcwd[PL_PATH_MAX];	/* region working directory, "" if none */
 static int kcwd_err;		/* kcwd "": why getcwd gave no name */
+/* vcwd is a directory removed under a descriptor that fchdir took it
+ * from (mode 0: it is not known to be): ino and what was kept of it */
+static uint64_t vcwd_gone_ino;
+static struct pl_gone vcwd_gone;
+
+__thread struct pl_self pl_self;
 
 /*
  * One step of a path walk over the absolute path being built in out
@@ -115,12 +121,53 @@ static int under_at(const char *norm)
 	return !strncmp(norm, pl_cfg.at, l) && (norm[l] == 0 || norm[l] == '/');
 }
 
+/*
+ * Where relative path leads from a removed directory: 0 to the directory
+ * itself (".", "./."), 1 through ".." first to its parent, which its old
+ * path still names (docs/preload.md "Directory descriptors"), -ENOENT to
+ * a name in it: the kernel finds none in a removed directory, where a
+ * lookup by the old path would find what was made there since.
+ */
+static int gone_rel(const char *path)
+{
+	const char *s = path;
+
+	for (;;) {
+		while (*s == '/')
+			s++;
+		if (!*s)
+			return 0;
+		if (s[0] != '.')
+			return -ENOENT;
+		if (!s[1] || s[1] == '/') {
+			s++;
+			continue;
+		}
+		return s[1] == '.' && (!s[2] || s[2] == '/') ? 1 : -ENOENT;
+	}
+}
+
+/* pl_route of a path that gone_rel() says is the removed directory
+ * (ino, g, its old region path) itself. */
+static int route_self(uint64_t ino, const struct pl_gone *g,
+		      const char *path, char *out)
+{
+	pl_self.on = true;
+	pl_self.ino = ino;
+	pl_self.g = *g;
+	snprintf(pl_self.path, sizeof(pl_self.path), "%s", path);
+	out[0] = 0;
+	return PL_REGION;
+}
+
 int pl_route(int dirfd, const char *path, char *out)
 {
 	static __thread char full[2 * PL_PATH_MAX + 2];
+	struct pl_gone g;
 	struct pl_desc *d;
 	int virt = 0, err = 0, n = 0;
 
+	pl_self.on = false;
 	if (!pl_cfg.enabled || !path)
 		return PL_KERNEL;
 	if (path[0] == '/') {
@@ -135,6 +182,15 @@ int pl_route(int dirfd, const char *path, char *out)
 			pthread_mutex_unlock(&cwd_lock);
 			return pl_fail(-ENOENT);
 		}
+		if (virt && atomic_load(&vcwd_gone.mode) &&
+		    (err = gone_rel(path)) <= 0) {
+			if (!err)
+				err = route_self(vcwd_gone_ino, &vcwd_gone,
+						 vcwd, out);
+			pthread_mutex_unlock(&cwd_lock);
+			return err < 0 ? pl_fail(err) : err;
+		}
+		err = 0;
 		if (virt)
 			n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
 				     vcwd, path);
@@ -156,6 +212,12 @@ int pl_route(int dirfd, const char *path, char *out)
 		if (d->kind != PL_KIND_DIR) {
 			pl_fd_put(d);
 			return pl_fail(-ENOTDIR);
+		}
+		if (pl_gone_load(d, &g) && (err = gone_rel(path)) <= 0) {
+			if (!err)
+				err = route_self(d->ino, &g, d->path, out);
+			pl_fd_put(d);
+			return err < 0 ? pl_fail(err) : err;
 		}
 		virt = 1;
 		n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at, d->path,
@@ -256,6 +318,8 @@ int pl_parent_err(int dirfd, const char *path)
 	r = pl_route(dirfd, rest, buf);
 	if (r < 0)
 		return -errno;
+	if (pl_self.on)
+		return 0;	/* a removed directory, but a directory */
 	h = pl_handle();
 	if (r != PL_REGION || !h)
 		return 0;
@@ -288,8 +352,39 @@ int pl_cwd_set(const char *region_path)
 {
 	pthread_mutex_lock(&cwd_lock);
 	snprintf(vcwd, sizeof(vcwd), "%s", region_path ? region_path : "");
+	atomic_store(&vcwd_gone.mode, 0);
 	pthread_mutex_unlock(&cwd_lock);
 	return 0;
+}
+
+/*
+ * The working directory becomes removed directory ino (fchdir of a
+ * descriptor of it, or chdir(".") there): as in the kernel, getcwd then
+ * fails with ENOENT, a name relative to it is ENOENT, "." is it and
+ * ".." its parent (by the old path).
+ */
+void pl_cwd_set_gone(const char *region_path, uint64_t ino,
+		     const struct pl_gone *g)
+{
+	pthread_mutex_lock(&cwd_lock);
+	snprintf(vcwd, sizeof(vcwd), "%s", region_path);
+	vcwd_gone_ino = ino;
+	vcwd_gone = *g;
+	pthread_mutex_unlock(&cwd_lock);
+}
+
+/* Removed directory ino has new attributes (pl_fd_gone_mark). */
+void pl_cwd_gone_update(uint64_t ino, const struct pl_gone *g)
+{
+	pthread_mutex_lock(&cwd_lock);
+	if (atomic_load(&vcwd_gone.mode) && vcwd_gone_ino == ino)
+		vcwd_gone = *g;
+	pthread_mutex_unlock(&cwd_lock);
+}
+
+bool pl_cwd_gone(void)
+{
+	return atomic_load(&vcwd_gone.mode) != 0;
 }
 
 /*
@@ -343,12 +438,16 @@ void pl_kcwd_refresh(void)
 	}
 }
 
-/* exec: hand a region working directory to the new image. */
+/* exec: hand a region working directory to the new image.  A removed
+ * one is not handed: the new image keeps the kernel's, an empty removed
+ * directory (pl_kcwd_detach), where names fail with ENOENT and getcwd
+ * too, as in the removed one; by its old path it would be what was made
+ * there since. */
 char *pl_cwd_env(void)
 {
 	static char buf[PL_PATH_MAX + 32];
 
-	if (!pl_cwd_copy(buf + 18, sizeof(buf) - 18))
+	if (pl_cwd_gone() || !pl_cwd_copy(buf + 18, sizeof(buf) - 18))
 		return NULL;
 	memcpy(buf, "DAXFS_PRELOAD_CWD=", 18);
 	return buf;

@@ -51,6 +51,9 @@ MAXSLOTS = 12
 
 # set by tests/test_fuse_diff.py for both of its runs
 TRUNC_TOUCH = os.environ.get("DAXFS_DIFF_TRUNC_TOUCH") == "1"
+# set by tests/test_preload_diff.py: keep descriptors of removed
+# directories (see after_remove)
+KEEP_REMOVED = os.environ.get("DAXFS_DIFF_KEEP_REMOVED") == "1"
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.readlink.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
@@ -258,22 +261,30 @@ class Run:
     def after_remove(self, pre):
         """A directory or symlink went away or moved: bases below it, or
         reached through a symlink, keep a path that now names another
-        place (docs/preload.md "Directory descriptors"); close them."""
+        place (docs/preload.md "Directory descriptors"); close them.
+        With KEEP_REMOVED a descriptor of a directory that was removed
+        itself stays: it has no name, and the kernel and the preload
+        answer for it as for an open directory with no name
+        (docs/preload.md "Removed directories").  Without, it is closed
+        too: daxfs.ko and the FUSE mount refuse a change to its
+        attributes (fchmod, futimens: ENOENT), as the core frees a
+        directory at its rmdir."""
         if pre is None:
             return
         inos, link, chains = pre
         gone = []
-        # the directory descriptors as they were before the call: the
-        # preload cannot fstat one whose directory was removed (ENOENT;
-        # the kernel still can: TODO, directories are not held in the
-        # host's open set), so it is closed here unasked
+        # the directory descriptors as they were before the call
         for s in self.live():
             if s not in chains:
                 continue
-            if chains[s] is None or inos & set(chains[s]):
-                os.close(self.slots[s])
-                self.slots[s] = None
-                gone.append("s%d" % s)
+            c = chains[s]
+            if c is not None and not inos & set(c[1:]) and \
+                    (not inos & set(c[:1]) or KEEP_REMOVED and
+                     os.fstat(self.slots[s]).st_nlink == 0):
+                continue
+            os.close(self.slots[s])
+            self.slots[s] = None
+            gone.append("s%d" % s)
         c = chains["cwd"]
         if c is None or inos & set(c):
             os.chdir(self.root)
@@ -462,10 +473,6 @@ class Run:
             t = p.rstrip("/").split("/")[-1] or "x"
         elif self.r.random() < 0.4:
             t = short(self.pool[self.r.randrange(30)]).replace("<L>", LONG)
-        # TODO (reported): a target with a trailing slash ("a/") naming
-        # a file resolves to the file in the region (libdaxfs' walk drops
-        # the slash; the kernel says ENOTDIR): targets have none
-        t = t.rstrip("/") or "."
         dn, ds = self.dirfd()
         args = "%s -> %s %s" % (self.pdesc(i), short(t), dn)
         if not self.lexical_ok(p, ds):
