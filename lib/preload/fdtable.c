@@ -288,6 +288,19 @@ bool pl_fd_dir_held(uint64_t ino)
 	return held;
 }
 
+/* src's attributes into dst, and mode last (a release: a reader that
+ * sees the mode sees the rest; mode 0 means not removed) */
+static void gone_copy(struct pl_gone *dst, const struct pl_gone *src,
+		      uint32_t mode)
+{
+	dst->uid = src->uid;
+	dst->gid = src->gid;
+	dst->atime_ns = src->atime_ns;
+	dst->mtime_ns = src->mtime_ns;
+	dst->ctime_ns = src->ctime_ns;
+	atomic_store_explicit(&dst->mode, mode, memory_order_release);
+}
+
 /*
  * Directory ino is removed (g: its attributes, from before), or a
  * removed one's attributes changed: every description of it that this
@@ -297,22 +310,12 @@ bool pl_fd_dir_held(uint64_t ino)
  */
 void pl_fd_gone_mark(uint64_t ino, const struct pl_gone *g)
 {
-	struct pl_gone *t;
 	unsigned int i;
 
 	pl_fd_lock();
-	for (i = 0; table && i < ndirs; i++) {
-		if (table[dirs[i]].ino != ino)
-			continue;
-		t = &table[dirs[i]].gone;
-		t->uid = g->uid;
-		t->gid = g->gid;
-		t->atime_ns = g->atime_ns;
-		t->mtime_ns = g->mtime_ns;
-		t->ctime_ns = g->ctime_ns;
-		atomic_store_explicit(&t->mode, atomic_load(&g->mode),
-				      memory_order_release);
-	}
+	for (i = 0; table && i < ndirs; i++)
+		if (table[dirs[i]].ino == ino)
+			gone_copy(&table[dirs[i]].gone, g, atomic_load(&g->mode));
 	pl_fd_unlock();
 	pl_cwd_gone_update(ino, g);
 }
@@ -341,12 +344,7 @@ bool pl_gone_load(struct pl_desc *d, struct pl_gone *g)
 	mode = atomic_load_explicit(&d->gone.mode, memory_order_acquire);
 	if (!mode)
 		return false;
-	g->uid = d->gone.uid;
-	g->gid = d->gone.gid;
-	g->atime_ns = d->gone.atime_ns;
-	g->mtime_ns = d->gone.mtime_ns;
-	g->ctime_ns = d->gone.ctime_ns;
-	atomic_store_explicit(&g->mode, mode, memory_order_relaxed);
+	gone_copy(g, &d->gone, mode);
 	return true;
 }
 
