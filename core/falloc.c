@@ -57,12 +57,13 @@ static int fill_blocks(struct daxfs_op *op, const struct fview *v, u64 *blk,
 
 /*
  * A preallocation of [off, end) inside the gate as a write of that
- * range: one chunk of pages from *blk on, or (blk NULL) its last step
- * without KEEP_SIZE, the size moved to end as a write ending there
- * moves it (CAS-to-maximum, never down).
+ * range: one chunk of pages from *blk on, or (blk NULL) its last step:
+ * without KEEP_SIZE the size moved to end as a write ending there moves
+ * it (CAS-to-maximum, never down), and in any mode mtime and ctime, as
+ * Linux's file_modified() in ext4's, xfs' and tmpfs' fallocate does.
  */
 static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
-			 u64 *blk)
+			 u64 *blk, bool keep)
 {
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
@@ -72,7 +73,7 @@ static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
 	err = daxfs_file_writable(op, ino, &ref, &ip);
 	/* the last step grows the file to end: the EOF page's tail reads as
 	 * zeros first (core/eoftail.c) */
-	if (!err && !blk)
+	if (!err && !blk && !keep)
 		err = daxfs_eof_tail_clean(op, ip, ino, end);
 	if (err)
 		return err;
@@ -87,8 +88,9 @@ static int prealloc_step(struct daxfs_op *op, u64 ino, u64 off, u64 end,
 	if (!err && blk) {
 		err = fill_blocks(op, &v, blk,
 				  (end + BLK_LO) >> DAXFS_BLOCK_SHIFT);
-	} else if (!err && v.size < end) {
-		daxfs_size_max(op->fs, ip, end);
+	} else if (!err) {
+		if (!keep && v.size < end)
+			daxfs_size_max(op->fs, ip, end);
 		daxfs_inode_touch(ip, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 	}
 	daxfs_intent_clear(op);
@@ -284,7 +286,8 @@ static int falloc_step(struct daxfs_op *op, void *arg)
 
 	if (f->mode & (DAXFS_FALLOC_PUNCH_HOLE | DAXFS_FALLOC_ZERO_RANGE))
 		return change_range(op, f->ino, f->mode, f->off, f->end);
-	return prealloc_step(op, f->ino, f->off, f->end, f->blk);
+	return prealloc_step(op, f->ino, f->off, f->end, f->blk,
+			     f->mode & DAXFS_FALLOC_KEEP_SIZE);
 }
 
 /* One step in its own op, starting over while a live shrink holds the
@@ -314,7 +317,5 @@ int daxfs_fallocate(struct daxfs_fs *fs, u64 ino, u32 mode, u64 off, u64 len)
 		if (daxfs_walk_yield())
 			return -EINTR;
 	}
-	if (mode & DAXFS_FALLOC_KEEP_SIZE)
-		return 0;
 	return falloc_op(fs, ino, mode, off, end, NULL);
 }

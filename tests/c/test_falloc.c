@@ -162,6 +162,49 @@ static void test_prealloc(void)
 	t_region_free(r, REGION);
 }
 
+/* Whether mtime and ctime moved off the 1000 ns set_old_times left. */
+static bool times_moved(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_attr a;
+
+	CHECK_EQ(t_getattr(fs, ino, &a), 0);
+	return a.mtime_ns != 1000 && a.ctime_ns != 1000;
+}
+
+static void set_old_times(struct daxfs_fs *fs, u64 ino)
+{
+	struct daxfs_attr a = { .mtime_ns = 1000, .ctime_ns = 1000 };
+
+	CHECK_EQ(daxfs_setattr(fs, ino, DAXFS_ATTR_MTIME | DAXFS_ATTR_CTIME,
+			       &a), 0);
+	CHECK(!times_moved(fs, ino));
+}
+
+/* Every mode moves mtime and ctime, as Linux's file_modified() does in
+ * ext4's, xfs' and tmpfs' fallocate, also when the size stays: the
+ * differential test against tmpfs found KEEP_SIZE and a mode 0 inside
+ * the file leaving them. */
+static void test_prealloc_times(void)
+{
+	static const u32 modes[] = { 0, KEEP, KEEP, PUNCH, ZERO, ZERO | KEEP };
+	static const u64 offs[] = { 0, 4096, 1 * MiB, 100, 0, 3 * MiB };
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 ino = t_mkreg(&fs, 1, "f");
+	unsigned int i;
+
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK_EQ(t_pwrite(&fs, ino, buf, 3 * 4096, 0), 3 * 4096);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		set_old_times(&fs, ino);
+		CHECK_EQ(daxfs_fallocate(&fs, ino, modes[i], offs[i], 4096), 0);
+		CHECK(times_moved(&fs, ino));
+	}
+	daxfs_host_leave(&fs);
+	t_check_clean(r, REGION);
+	t_region_free(r, REGION);
+}
+
 /* ZERO_RANGE: zeros in place, the blocks keep pages, the size grows
  * unless KEEP_SIZE. */
 static void test_zero_range(void)
@@ -338,6 +381,7 @@ int main(void)
 	RUN(test_punch);
 	RUN(test_punch_shapes);
 	RUN(test_prealloc);
+	RUN(test_prealloc_times);
 	RUN(test_zero_range);
 	RUN(test_errors);
 	RUN(test_extents);
