@@ -596,8 +596,9 @@ int daxfs_readlink(struct daxfs_fs *fs, u64 ino, char *buf, u32 bufsize);
 int daxfs_open_get(struct daxfs_fs *fs, u64 ino);
 /* daxfs_open_get that also opens an unlinked file (nlink 0) while host
  * slot's set still names it (the opener's fork parent, or its image
- * before exec): -ENOENT once that open is gone.  slot DAXFS_NO_HOST or
- * our own: plain daxfs_open_get. */
+ * before exec): -ENOENT once that open is gone.  slot our own: while
+ * another open of ours holds it (a mapping of a file a descriptor holds).
+ * slot DAXFS_NO_HOST: plain daxfs_open_get. */
 int daxfs_open_get_held(struct daxfs_fs *fs, u64 ino, u32 slot);
 int daxfs_open_put(struct daxfs_fs *fs, u64 ino);
 /* Frees ino if it is an unlinked orphan that no host holds open; 0 also

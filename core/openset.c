@@ -351,18 +351,20 @@ static int still_linked(struct daxfs_op *op, u64 ino)
 
 /*
  * Still linked, or (by != DAXFS_NO_HOST) at nlink 0 while host by's set
- * names ino: the hand-over of a process's opens to its fork child or its
- * new image after exec (docs/open-files.md "Opens handed over").  Looked
- * at after our entry and the fence, by's entry does for the name in race
+ * names ino at least need times: the hand-over of a process's opens to
+ * its fork child or its new image after exec, or another hold of a file
+ * our own set names (docs/open-files.md "Opens handed over").  Looked at
+ * after our entry and the fence, by's entry does for the name in race
  * 1: until it goes every settler finds it and stops, and whoever drops it
- * settles after that, fenced, so finds ours.
+ * settles after that, fenced, so finds ours.  In our own set the entry
+ * just inserted counts too, so another needs two.
  */
-static int usable(struct daxfs_op *op, u64 ino, u32 by)
+static int usable(struct daxfs_op *op, u64 ino, u32 by, u32 need)
 {
 	int err = still_linked(op, ino);
 
 	if (err == -ENOENT && by != DAXFS_NO_HOST &&
-	    slot_holds(op->fs, by, ino))
+	    slot_holds(op->fs, by, ino) >= need)
 		return 0;
 	return err;
 }
@@ -370,20 +372,22 @@ static int usable(struct daxfs_op *op, u64 ino, u32 by)
 static int open_held(struct daxfs_op *op, u64 ino, u32 by)
 {
 	struct daxfs_fs *fs = op->fs;
+	u32 ours;
 	int err;
 
 	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
 		return 0;	/* a read-only view publishes nothing */
-	if (by >= fs->sb.max_hosts || by == fs->host)
+	if (by >= fs->sb.max_hosts)
 		by = DAXFS_NO_HOST;
-	err = usable(op, ino, by);
+	ours = by == fs->host;
+	err = usable(op, ino, by, 1);
 	if (!err)
 		err = set_insert(op, ino);
 	if (err)
 		return err;
 	daxfs_crash_point("open.inserted");
 	daxfs_fence();	/* entry before nlink (and by's entry): race 1 */
-	err = usable(op, ino, by);
+	err = usable(op, ino, by, 1 + ours);
 	if (err) {
 		if (daxfs_fenced(op))
 			return -ESTALE;

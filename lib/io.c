@@ -162,6 +162,14 @@ int lib_file_hold(struct daxfs_handle *h, uint64_t ino)
 	return file_hold(h, ino, DAXFS_NO_HOST);
 }
 
+/* A mapping's hold: also of a file with no name left while an open of
+ * this handle (the descriptor mapped) holds it, as Linux maps a deleted
+ * file that is still open. */
+int lib_file_hold_mapped(struct daxfs_handle *h, uint64_t ino)
+{
+	return file_hold(h, ino, h->fs.host);
+}
+
 static int do_file_close(struct daxfs_handle *h, uint64_t ino)
 {
 	struct daxfs_lock_req un = {

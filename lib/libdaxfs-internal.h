@@ -91,6 +91,7 @@ void lib_files_rejoined(struct daxfs_handle *h, bool forked);
 /* lib/io.c: an open-set entry for ino (as daxfs_file_open) and its
  * release without the POSIX lock drop of a close (a mapping's hold). */
 int lib_file_hold(struct daxfs_handle *h, uint64_t ino);
+int lib_file_hold_mapped(struct daxfs_handle *h, uint64_t ino);
 int lib_file_unhold(struct daxfs_handle *h, uint64_t ino);
 
 /* lib/allocate.c: allocates every hole of the region file fd up to size

@@ -94,12 +94,12 @@ int daxfs_region_fd(struct daxfs_handle *h)
  * its munmap drops no lock (unlike daxfs_file_close). */
 int daxfs_map_hold(struct daxfs_handle *h, uint64_t ino)
 {
-	LIB_CALL_SPACE(h, lib_file_hold(h, ino));
+	LIB_CALL_SPACE(h, lib_file_hold_mapped(h, ino));
 }
 
 int daxfs_map_hold_nowait(struct daxfs_handle *h, uint64_t ino)
 {
-	LIB_CALL(h, lib_file_hold(h, ino));
+	LIB_CALL(h, lib_file_hold_mapped(h, ino));
 }
 
 int daxfs_map_unhold(struct daxfs_handle *h, uint64_t ino)

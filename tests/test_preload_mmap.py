@@ -444,3 +444,34 @@ os.ftruncate(fd, 16 * 4096)
     out = _mapper_beside(region_path, mapper, cutter)
     assert out == b"['file'] b'store'\n", out
     _fsck_clean(region_path)
+
+
+def test_deleted_open_file_maps_and_msync_moves_times(region):
+    """A file whose name is gone while a descriptor holds it maps (the
+    idiom of shared buffers: create, unlink, mmap), and msync after a
+    store through a shared mapping moves mtime and ctime, as on tmpfs.
+    Found by the differential test's call families (2026-12-05): the
+    mapping said ENOENT, and the times never moved."""
+    out = pl.compare(region, r'''"$PY" - <<'EOF'
+import mmap, os
+d = os.environ["D"]
+os.mkdir(d)
+p = d + "/f"
+fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"x" * 8192)
+old = 10 ** 18
+os.utime(fd, ns=(old, old))
+os.unlink(p)
+m = mmap.mmap(fd, 8192)
+m[100:105] = b"hello"
+m.flush()
+st = os.fstat(fd)
+print("nlink", st.st_nlink, "mtime moved", st.st_mtime_ns != old,
+      "ctime moved", st.st_ctime_ns != old)
+os.close(fd)
+print("mapped after close", m[100:105], m[8000:8003])
+m.close()
+print("listing", os.listdir(d))
+EOF''', "mapdel")
+    assert b"nlink 0 mtime moved True ctime moved True" in out
+    assert b"mapped after close b'hello' b'xxx'" in out

@@ -691,6 +691,8 @@ void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref);
  * longer its file's, daxfs_map_pass_end(h, e) (0 when nothing is mapped
  * any more).  daxfs_map_hold/unhold: an open-set entry for a mapping
  * (the file outlives its last close while mapped); unhold drops no lock.
+ * A file with no name left takes a hold while an open of this handle
+ * holds it (mmap of a deleted file through a descriptor still open).
  */
 int daxfs_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   int alloc, uint64_t *off);

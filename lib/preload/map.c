@@ -636,6 +636,44 @@ PUBLIC int munmap(void *addr, size_t len)
 	return ret;
 }
 
+/*
+ * msync of shared mappings of region files.  Their stores go straight
+ * into the files' pages, where no fault tells us of them (the kernel
+ * moves the times at a write fault), so mtime and ctime move here, for
+ * each file the range maps writable: POSIX marks them for update between
+ * a store and the next msync with MS_SYNC or MS_ASYNC.  A range mapped
+ * writable but never stored to moves them too.
+ */
+PUBLIC int msync(void *addr, size_t len, int flags)
+{
+	struct daxfs_handle *h = pl_handle_peek();
+	uint64_t inos[16];
+	struct pl_map *m;
+	char *a = addr, *p;
+	size_t i, k, n = 0;
+	int ret = (int)syscall(SYS_msync, addr, len, flags);
+
+	if (ret || !maps || !h || !(flags & (MS_SYNC | MS_ASYNC)))
+		return ret;
+	pthread_mutex_lock(&maps_lock);
+	for (m = maps; m && n < 16; m = m->next) {
+		for (i = 0; i < m->n; i++) {
+			p = m->addr + i * PG;
+			if (p + PG > a && p < a + len &&
+			    (m->prot[i] & PROT_WRITE))
+				break;
+		}
+		for (k = 0; i < m->n && k < n && inos[k] != m->ino; k++)
+			;
+		if (i < m->n && k == n)
+			inos[n++] = m->ino;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	for (k = 0; k < n; k++)
+		pl_ino_touch(h, inos[k]);
+	return 0;
+}
+
 PUBLIC int mprotect(void *addr, size_t len, int prot)
 {
 	struct pl_map *m;

@@ -260,6 +260,42 @@ static void test_open_held_by_slot(void)
 	CHECK_EQ(t_used(&fa), used0);
 }
 
+/*
+ * Another hold of a file this host already holds (a mapping of a deleted
+ * file through a descriptor still open: lib_file_hold_mapped): our own
+ * slot as the holder.  Refused while only the new entry would name it,
+ * and when another host holds it; the file lives until both go.
+ */
+static void test_open_held_by_own_slot(void)
+{
+	struct daxfs_attr a;
+	u32 n0 = daxfs_open_count(&fa, fa.host, NULL);
+	u64 ino, used0;
+
+	settle();
+	used0 = t_used(&fa);
+	ino = t_mkreg(&fa, ROOT, "own");
+	CHECK_EQ(t_pwrite(&fa, ino, "data", 4, 0), 4);
+	/* linked: as a plain open */
+	CHECK_EQ(daxfs_open_get_held(&fa, ino, fa.host), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "own", 3), 0);
+	/* no name, one entry of ours: a second one */
+	CHECK_EQ(daxfs_open_get_held(&fa, ino, fa.host), 0);
+	CHECK_EQ(daxfs_open_count(&fa, fa.host, NULL), n0 + 2);
+	/* B holds nothing: its own slot does not vouch for it */
+	CHECK_EQ(daxfs_open_get_held(&fb, ino, fb.host), -ENOENT);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), -ENOENT);
+	/* gone: our slot names it no more, so no new hold */
+	CHECK_EQ(daxfs_open_get_held(&fa, ino, fa.host), -ENOENT);
+	CHECK_EQ(daxfs_open_count(&fa, fa.host, NULL), n0);
+	settle();
+	CHECK_EQ(t_used(&fa), used0);
+}
+
 /* Everyone crashes while a file is held: fsck -n reports it, -y frees it. */
 static void test_cluster_crash_fsck(void)
 {
@@ -311,6 +347,7 @@ int main(void)
 	RUN(test_set_full_and_leave);
 	RUN(test_dead_holder_recovered);
 	RUN(test_open_held_by_slot);
+	RUN(test_open_held_by_own_slot);
 	/* the last test lets both leases run out */
 	t_renew_stop(&rb);
 	t_renew_stop(&ra);
