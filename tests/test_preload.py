@@ -1731,3 +1731,61 @@ os.unlink("/daxfs/f")
     assert res.stdout == (b"0\n16\nwrite EPERM\nftruncate EPERM\n"
                           b"open EPERM\nunlink EPERM\nunknown ENOTSUP\n"
                           b"open EPERM\n")
+
+
+def test_copy_file_range_and_renameat2_checks(region):
+    """copy_file_range's refusals (one file's overlapping ranges, an
+    O_APPEND or read-only target, a directory) and its cut at the
+    source's end, and renameat2's errors in the kernel's order
+    (RENAME_NOREPLACE's EEXIST before the subdirectory checks, an
+    exchange's missing peer and its EINVAL onto an ancestor), as on
+    tmpfs.  Found by the differential test's call families
+    (tests/helpers/diff_data_ops.py, 2026-12-05)."""
+    out = pl.compare(region, r'''"$PY" - <<'EOF'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+d = os.environ["D"]
+os.mkdir(d)
+os.chdir(d)
+
+def show(name, fn):
+    try:
+        print(name, fn())
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+
+fd = os.open("f", os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, bytes(range(256)) * 40)
+ap = os.open("f", os.O_WRONLY | os.O_APPEND)
+ro = os.open("f", os.O_RDONLY)
+g = os.open("g", os.O_RDWR | os.O_CREAT, 0o644)
+dd = os.open(".", os.O_RDONLY)
+cfr = os.copy_file_range
+show("overlap", lambda: cfr(fd, fd, 4096, 0, 100))
+show("apart", lambda: cfr(fd, fd, 100, 0, 9000))
+show("to append", lambda: cfr(fd, ap, 10, 0, 0))
+show("to read-only", lambda: cfr(fd, ro, 10, 0, 0))
+show("from a directory", lambda: cfr(dd, g, 10, 0, 0))
+show("past the end", lambda: cfr(fd, g, 100000, 10000, 0))
+show("beyond it", lambda: cfr(fd, g, 10, 20000, 0))
+show("g", lambda: (os.fstat(g).st_size, os.pread(g, 4, 0)))
+os.makedirs("a/b/c")
+os.mkdir("e")
+
+def rename2(a, b, flags):
+    if libc.renameat2(-100, a.encode(), -100, b.encode(), flags) < 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+    return "ok"
+
+show("noreplace into itself", lambda: rename2("a", "a/b", 1))
+show("noreplace onto a file", lambda: rename2("e", "g", 1))
+show("noreplace, file/ onto a file", lambda: rename2("f/", "g", 1))
+show("exchange, no peer", lambda: rename2("a", "nowhere", 2))
+show("exchange onto an ancestor", lambda: rename2("a/b", "a", 2))
+show("exchange, file/", lambda: rename2("e", "g/", 2))
+show("exchange", lambda: rename2("e", "g", 2))
+show("listing", lambda: sorted(os.listdir(".")))
+EOF''', "cfr")
+    assert b"overlap EINVAL" in out and b"to append EBADF" in out
+    assert b"noreplace into itself EEXIST" in out
+    assert b"exchange onto an ancestor EINVAL" in out

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -558,18 +559,70 @@ static ssize_t copy_fds(int in, off_t *in_off, int out, off_t *out_off,
 	return total;
 }
 
+/* Where fd's next read or write goes: *off, or the descriptor's offset. */
+static int64_t cfr_pos(int fd, const off_t *off)
+{
+	return off ? *off : lseek64(fd, 0, SEEK_CUR);
+}
+
+/*
+ * copy_file_range's checks, in Linux's order (generic_copy_file_checks):
+ * regular files only, in readable, out writable and not O_APPEND, no
+ * wrap, the length cut to in's end, and no overlap within one file.
+ * 0 and *len cut, or -errno.
+ */
+static int cfr_checks(int in, const off_t *in_off, int out,
+		      const off_t *out_off, size_t *len)
+{
+	struct stat si, so;
+	int64_t pi, po;
+	int fi, fo;
+
+	if (fstat(in, &si) || fstat(out, &so))
+		return -errno;
+	if (S_ISDIR(si.st_mode) || S_ISDIR(so.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(si.st_mode) || !S_ISREG(so.st_mode))
+		return -EINVAL;
+	fi = fcntl(in, F_GETFL);
+	fo = fcntl(out, F_GETFL);
+	if (fi < 0 || fo < 0 || (fi & O_ACCMODE) == O_WRONLY ||
+	    (fo & O_ACCMODE) == O_RDONLY || (fo & O_APPEND))
+		return -EBADF;
+	pi = cfr_pos(in, in_off);
+	po = cfr_pos(out, out_off);
+	if (pi < 0 || po < 0)
+		return -EINVAL;
+	if ((uint64_t)pi + *len < (uint64_t)pi ||
+	    (uint64_t)po + *len < (uint64_t)po)
+		return -EOVERFLOW;
+	if (pi >= si.st_size)
+		*len = 0;
+	else if (*len > (uint64_t)(si.st_size - pi))
+		*len = si.st_size - pi;
+	if (si.st_dev == so.st_dev && si.st_ino == so.st_ino &&
+	    (uint64_t)po + *len > (uint64_t)pi &&
+	    (uint64_t)po < (uint64_t)pi + *len)
+		return -EINVAL;
+	return 0;
+}
+
 PUBLIC ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off,
 			       size_t len, unsigned int flags)
 {
 	REAL(ssize_t, copy_file_range, int, off_t *, int, off_t *, size_t,
 	     unsigned int);
+	int err;
 
 	if (!pl_fd_is_region(in) && !pl_fd_is_region(out))
 		return real_copy_file_range(in, in_off, out, out_off, len,
 					    flags);
 	if (flags)
 		return pl_fail(-EINVAL);
-	return copy_fds(in, in_off, out, out_off, len);
+	err = cfr_checks(in, in_off, out, out_off, &len);
+	if (err)
+		return pl_fail(err);
+	return len ? copy_fds(in, in_off, out, out_off, len) : 0;
 }
 
 PUBLIC ssize_t sendfile64(int out, int in, off_t *off, size_t len)

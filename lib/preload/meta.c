@@ -554,6 +554,31 @@ static int rename_names_err(struct daxfs_handle *h, int d1, const char *p1,
 	return err ? err : daxfs_path_lstat(h, old, a);
 }
 
+/*
+ * The kernel's look at the new name of a renameat2 with flags, right
+ * after the old name's: RENAME_NOREPLACE and a name there is EEXIST; an
+ * exchange with none is ENOENT, and with a non-directory named "f/" is
+ * ENOTDIR.  new: the region path, never followed.
+ */
+static int rename_new_err(struct daxfs_handle *h, const char *new,
+			  unsigned int flags)
+{
+	char name[PL_PATH_MAX];
+	struct daxfs_attr a;
+	size_t n;
+	int err;
+
+	snprintf(name, sizeof(name), "%s", new);
+	for (n = strlen(name); n > 1 && name[n - 1] == '/'; )
+		name[--n] = 0;
+	err = daxfs_path_lstat(h, name, &a);
+	if (flags & RENAME_NOREPLACE)
+		return err == -ENOENT ? 0 : err ?: -EEXIST;
+	if (err)
+		return err;
+	return !S_ISDIR(a.mode) && new[strlen(new) - 1] == '/' ? -ENOTDIR : 0;
+}
+
 PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 		     unsigned int flags)
 {
@@ -611,9 +636,20 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 			      -EEXIST : -EBUSY;
 		return pl_fail(err);
 	}
-	/* a trailing slash, either side, asks for a directory: the kernel
-	 * does not rename a file named "f/" or "f" to "g/" */
-	if (b1[strlen(b1) - 1] == '/' || b2[strlen(b2) - 1] == '/') {
+	/* the new name as the kernel looks it up, before the checks below:
+	 * NOREPLACE's EEXIST, an exchange's missing or non-directory peer */
+	if (flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
+		if (!err)
+			err = rename_new_err(h, b2, flags);
+		if (err)
+			return pl_fail(err);
+	}
+	/* a trailing slash asks for a directory: the kernel does not rename
+	 * a file named "f/" or "f" to "g/" (an exchange looked at the new
+	 * name's above) */
+	if (b1[strlen(b1) - 1] == '/' ||
+	    (!(flags & RENAME_EXCHANGE) && b2[strlen(b2) - 1] == '/')) {
 		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
 		if (!err && !S_ISDIR(a.mode))
 			err = -ENOTDIR;
@@ -621,10 +657,12 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 			return pl_fail(err);
 	}
 	/* a directory into itself or below: EINVAL, and onto an ancestor
-	 * of the old name: ENOTEMPTY, before the types count, as in the
-	 * kernel (lexical prefixes first: most renames look nothing up) */
+	 * of the old name: ENOTEMPTY (EINVAL for an exchange), before the
+	 * types count, as in the kernel (lexical prefixes first: most
+	 * renames look nothing up) */
 	if (below(h, b2, old))
 		return pl_fail(rename_names_err(h, d1, p1, d2, p2, old, &a) ?:
+			       (flags & RENAME_EXCHANGE) ? -EINVAL :
 			       -ENOTEMPTY);
 	if (below(h, old, b2)) {
 		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
