@@ -7,7 +7,8 @@ One difference is FUSE's own and documented (docs/fuse.md "Truncation
 times"): the kernel sends truncate(2) by path as it sends O_TRUNC, so a
 truncate to the size a file has moves its mtime here.  Both runs therefore
 set a fresh mtime after each truncate by path (DAXFS_DIFF_TRUNC_TOUCH=1).
-DAXFS_DIFF_SEEDS and DAXFS_DIFF_OPS as for the preload's test.
+DAXFS_DIFF_SEEDS, DAXFS_DIFF_OPS and DAXFS_DIFF_FAMILIES as for the
+preload's test.
 
 The second test runs the seeds in four processes at once, on two mounts of
 one region (two hosts), each in its own directory: what one host does to
@@ -24,7 +25,8 @@ import pytest
 
 from helpers import env
 from helpers import fuse as hf
-from test_preload_diff import OPS_SCRIPT, first_difference, seeds, sections
+from test_preload_diff import (OPS_SCRIPT, families, first_difference, seeds,
+                               sections)
 
 pytestmark = pytest.mark.skipif(hf.skip_reason() is not None,
                                 reason=str(hf.skip_reason()))
@@ -33,7 +35,8 @@ BATCH = 30
 
 def start_ops(d, ops, batch):
     os.makedirs(d, exist_ok=True)
-    e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1")
+    e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1",
+             DAXFS_DIFF_FAMILIES=families())
     return subprocess.Popen([sys.executable, OPS_SCRIPT, d, str(ops)] +
                             [str(s) for s in batch], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=e)

@@ -11,10 +11,15 @@ the kernel: this test looks for that kind of bug, not for those cases.
 The seeds are fixed, so a failure reproduces: the message names the
 seed and the first differing lines.  DAXFS_DIFF_SEEDS=N runs seeds 1..N
 instead of the default 150, DAXFS_DIFF_SEEDS=7,42 those seeds only;
-DAXFS_DIFF_OPS sets the calls per seed (300).
+DAXFS_DIFF_OPS sets the calls per seed (300).  DAXFS_DIFF_FAMILIES names
+the generator's further call families (tests/helpers/diff_data_ops.py);
+by default all of them, but the extended attributes where this kernel's
+tmpfs has no user.* attributes (before Linux 6.6).
 """
 
+import errno
 import os
+import tempfile
 
 import pytest
 
@@ -23,6 +28,26 @@ from helpers import preload as pl
 OPS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "helpers", "preload_diff_ops.py")
 BATCH = 30      # seeds per run of the script
+
+
+def tmpfs_user_xattrs():
+    """Whether /dev/shm (the tmpfs the references run on) keeps user.*."""
+    with tempfile.NamedTemporaryFile(dir="/dev/shm") as f:
+        try:
+            os.setxattr(f.name, "user.probe", b"1")
+        except OSError as e:
+            if e.errno in (errno.EOPNOTSUPP, errno.EPERM):
+                return False
+            raise
+    return True
+
+
+def families():
+    """DAXFS_DIFF_FAMILIES for both runs (see the module's comment)."""
+    v = os.environ.get("DAXFS_DIFF_FAMILIES")
+    if v is not None:
+        return v
+    return "data,rename2" + (",xattr" if tmpfs_user_xattrs() else "")
 
 
 def seeds():
@@ -65,14 +90,16 @@ def test_random_calls_match_tmpfs(region):
     realpath) on names in up to 3 levels with ".", "..", symlinks and
     255-byte names print the same on tmpfs and under the preload."""
     ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
+    fam = families()
     all_seeds = seeds()
     failures = []
     for b in range(0, len(all_seeds), BATCH):
         batch = all_seeds[b:b + BATCH]
         # descriptors of removed directories stay open (the generator's
         # after_remove): the preload answers for them as the kernel does
-        script = 'DAXFS_DIFF_KEEP_REMOVED=1 "$PY" %s "$D" %d %s' % (
-            OPS_SCRIPT, ops, " ".join(map(str, batch)))
+        script = ('DAXFS_DIFF_KEEP_REMOVED=1 DAXFS_DIFF_FAMILIES=%s '
+                  '"$PY" %s "$D" %d %s' % (fam, OPS_SCRIPT, ops,
+                                           " ".join(map(str, batch))))
         tmp = pl.Tmpfs("diff")
         try:
             nst, nout, nerr = pl.sh(script, os.path.join(tmp.path, "t"))

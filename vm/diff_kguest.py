@@ -60,9 +60,19 @@ def first_difference(seed, a, b):
     print("daxfs:  " + " | ".join(b[n:n + 3]), flush=True)
 
 
-def scen_diff(mnt, nseeds="60", ops="300", first="1", tag=""):
-    """Seeds first..first+nseeds-1, in MNT/diff<tag>*: two guests on one
-    region (two hosts) run at once, each with its own tag and seeds."""
+def scen_diff(mnt, *args):
+    """scen_diff(MNT, [fam=F1+F2...] [SEEDS [OPS [FIRST TAG]]]): seeds
+    first..first+nseeds-1, in MNT/diff<tag>*: two guests on one region (two
+    hosts) run at once, each with its own tag and seeds.  FAMILIES: the
+    generator's DAXFS_DIFF_FAMILIES (its further calls) for both runs."""
+    fam = [a[4:] for a in args if a.startswith("fam=")]
+    if fam:
+        # '+' between them: the guest's step arguments hold no ','
+        os.environ["DAXFS_DIFF_FAMILIES"] = fam[-1].replace("+", ",")
+    print("call families: %s" % (os.environ.get("DAXFS_DIFF_FAMILIES") or "-"),
+          flush=True)
+    pos = [a for a in args if not a.startswith("fam=")]
+    nseeds, ops, first, tag = (pos + ["60", "300", "1", ""][len(pos):])[:4]
     seeds = list(range(int(first), int(first) + int(nseeds)))
     tmp = tempfile.mkdtemp(prefix="diff-tmpfs-")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "none", tmp], check=True)

@@ -35,8 +35,11 @@ import errno
 import hashlib
 import os
 import random
+import shutil
 import stat
 import sys
+
+from diff_data_ops import FAMILIES, DataOps, file_digest
 
 LONG = "L" * 255        # the longest name
 NAMES = ["a", "b", "c", LONG]
@@ -65,7 +68,7 @@ def short(p):
     return p.replace(LONG, "<L>").replace(TOOLONG, "<M>")
 
 
-class Run:
+class Run(DataOps):
     def __init__(self, top, seed, nops):
         self.r = random.Random(seed)
         self.top = top
@@ -316,13 +319,14 @@ class Run:
 
     # -- the calls --------------------------------------------------------
 
-    def op_open(self):
+    def op_open(self, fl=None):
         i, p = self.path()
         dn, ds = self.dirfd()
-        fl = self.r.choice(O_ACC)
-        for f, pr in zip(O_MORE, [0.5, 0.15, 0.2, 0.2, 0.15, 0.15]):
-            if self.r.random() < pr:
-                fl |= f
+        if fl is None:
+            fl = self.r.choice(O_ACC)
+            for f, pr in zip(O_MORE, [0.5, 0.15, 0.2, 0.2, 0.15, 0.15]):
+                if self.r.random() < pr:
+                    fl |= f
         mode = self.r.choice(MODES)
         args = "%s %s flags=%s mode=%o" % (self.pdesc(i), dn, flagstr(fl), mode)
         self.trace = [args]
@@ -731,8 +735,7 @@ class Run:
                 if stat.S_ISLNK(st.st_mode):
                     line += " -> " + os.readlink(p)
                 elif stat.S_ISREG(st.st_mode):
-                    with open(p, "rb") as f:
-                        line += " " + self.h(f.read())
+                    line += " " + file_digest(p, st.st_size, self.h)
                 lines.append(short(line))
                 # long runs can nest 255-byte names past PATH_MAX: the
                 # walk stops where its paths would near it (on both sides)
@@ -751,7 +754,7 @@ class Run:
            ("mkdir", 7), ("rmdir", 3), ("listdir", 3), ("scandir", 2),
            ("chdir", 3), ("fchdir", 2), ("utime", 4), ("chmod", 3),
            ("dup", 3), ("fsync", 1), ("access", 3), ("realpath", 2),
-           ("deep", 1)]
+           ("deep", 1)] + DataOps.family_ops()
 
     def run(self):
         names = [n for n, _ in self.OPS]
@@ -781,6 +784,9 @@ class Run:
         for s in self.live():
             os.close(self.slots[s])
         os.chdir(self.top)
+        if "data" in FAMILIES:
+            # preallocated megabytes per seed would fill the region
+            shutil.rmtree(self.base)
 
 
 def flagstr(fl):
