@@ -499,6 +499,9 @@ struct daxfs_attr {
 #define DAXFS_ATTR_ATIME	(1u << 4)
 #define DAXFS_ATTR_MTIME	(1u << 5)
 #define DAXFS_ATTR_CTIME	(1u << 6)
+/* a chown, also of (-1, -1): a non-directory loses S_ISUID, and S_ISGID
+ * with group execution, unless MODE is given too (as do UID and GID) */
+#define DAXFS_ATTR_CHOWN	(1u << 7)
 
 int daxfs_getattr(struct daxfs_fs *fs, u64 ino, struct daxfs_attr *attr);
 int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,

@@ -19,6 +19,10 @@
 #define DAXFS_S_IFCHR	0020000u
 #define DAXFS_S_IFIFO	0010000u
 
+#define DAXFS_S_ISUID	04000u
+#define DAXFS_S_ISGID	02000u
+#define DAXFS_S_IXGRP	00010u
+
 #define DAXFS_IS_DIR(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFDIR)
 #define DAXFS_IS_REG(m)	(((m) & DAXFS_S_IFMT) == DAXFS_S_IFREG)
 

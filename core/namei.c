@@ -383,6 +383,29 @@ static int setattr_attrs(struct daxfs_inode *ip, u32 valid)
 	return 0;
 }
 
+/*
+ * A chown of a non-directory drops S_ISUID, and S_ISGID where group
+ * execution is on (S_ISGID alone marks mandatory locking), as Linux's
+ * chown_common does for every caller, root included, and whatever the
+ * new ids: chown(f, -1, -1) too.  A caller that sets the mode in the same
+ * call decides it (the VFS does, for daxfs.ko and FUSE).
+ */
+static void chown_kill_setid(struct daxfs_inode *ip)
+{
+	u32 m = daxfs_load32(&ip->mode), n;
+
+	do {
+		if (DAXFS_IS_DIR(m))
+			return;
+		n = m & ~DAXFS_S_ISUID;
+		if ((m & (DAXFS_S_ISGID | DAXFS_S_IXGRP)) ==
+		    (DAXFS_S_ISGID | DAXFS_S_IXGRP))
+			n &= ~DAXFS_S_ISGID;
+		if (n == m)
+			return;
+	} while (!daxfs_cas32(&ip->mode, &m, n));
+}
+
 int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 		  const struct daxfs_attr *attr)
 {
@@ -446,6 +469,9 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 		daxfs_store32(&ip->uid, attr->uid);
 	if (valid & DAXFS_ATTR_GID)
 		daxfs_store32(&ip->gid, attr->gid);
+	if ((valid & (DAXFS_ATTR_UID | DAXFS_ATTR_GID | DAXFS_ATTR_CHOWN)) &&
+	    !(valid & DAXFS_ATTR_MODE))
+		chown_kill_setid(ip);
 	if (valid & DAXFS_ATTR_ATIME)
 		daxfs_store((u64 *)&ip->atime_ns, (u64)attr->atime_ns);
 	if (valid & DAXFS_ATTR_MTIME)
@@ -639,6 +665,25 @@ static void linked_fill(struct daxfs_fs *fs, struct daxfs_linked *out,
 		out->dir.ino = 0;
 }
 
+/*
+ * In a set-group-ID directory a new node takes the directory's group, and
+ * a new directory the S_ISGID bit too, as Linux's inode_init_owner gives
+ * them, whoever the caller (daxfs.ko's VFS did so already; libdaxfs, the
+ * preload and FUSE gave the caller's group: the differential test's chown
+ * calls found it, 2026-12-05).  From the record, in the creating op.
+ */
+static u32 setgid_dir_gid(struct daxfs_inode *dp, u32 gid)
+{
+	return daxfs_load32(&dp->mode) & DAXFS_S_ISGID ?
+	       daxfs_load32(&dp->gid) : gid;
+}
+
+static u32 setgid_dir_mode(struct daxfs_inode *dp, u32 mode)
+{
+	return DAXFS_IS_DIR(mode) && (daxfs_load32(&dp->mode) & DAXFS_S_ISGID) ?
+	       mode | DAXFS_S_ISGID : mode;
+}
+
 /* name in *dirp, or in the directory pname of *dirp (begin_entry_change);
  * *out (may be NULL) as struct daxfs_linked says */
 static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
@@ -706,7 +751,8 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 	}
 	/* records ino, record and trie root in the intent (a1, a3, a4) */
-	err = daxfs_inode_create(&op, a->mode, a->uid, a->gid, a->rdev,
+	err = daxfs_inode_create(&op, setgid_dir_mode(dp, a->mode), a->uid,
+				 setgid_dir_gid(dp, a->gid), a->rdev,
 				 isdir ? 2 : 1, dir, &ino, &ip);
 	if (err)
 		goto out_nlink;

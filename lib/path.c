@@ -895,7 +895,7 @@ static int chown_common(struct daxfs_handle *h, const char *path, int follow,
 			uint32_t uid, uint32_t gid)
 {
 	struct daxfs_attr a;
-	u32 valid = DAXFS_ATTR_CTIME;
+	u32 valid = DAXFS_ATTR_CTIME | DAXFS_ATTR_CHOWN;
 
 	memset(&a, 0, sizeof(a));
 	if (uid != (uint32_t)-1) {

@@ -416,14 +416,6 @@ PUBLIC int mkfifo(const char *path, mode_t mode)
 	return mkfifoat(AT_FDCWD, path, mode);
 }
 
-/* Whether the parent of region path rpath is a set-group-ID directory. */
-static int parent_setgid(struct daxfs_handle *h, const char *rpath)
-{
-	struct daxfs_attr a;
-
-	return !pl_region_parent(h, rpath, &a) && (a.mode & S_ISGID);
-}
-
 PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
 {
 	REAL(int, mkdirat, int, const char *, mode_t);
@@ -436,11 +428,9 @@ PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
 	err = pl_dots(dirfd, path, -EEXIST, -EEXIST);
 	if (err)
 		return pl_fail(err);
-	/* as the kernel's mkdir: S_ISGID comes from the parent, never
-	 * from mode (the library takes the bits it is given) */
+	/* as the kernel's mkdir: S_ISGID comes from the parent (the core
+	 * adds it, with the parent's group), never from mode */
 	mode &= ~pl_umask() & 01777;
-	if (parent_setgid(h, buf))
-		mode |= S_ISGID;
 	return ret_err(daxfs_path_mkdir(h, buf, mode));
 }
 
@@ -958,7 +948,7 @@ PUBLIC int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid,
 	struct daxfs_attr a;
 	uint32_t valid = (uid != (uid_t)-1 ? DAXFS_ATTR_UID : 0) |
 			 (gid != (gid_t)-1 ? DAXFS_ATTR_GID : 0) |
-			 DAXFS_ATTR_CTIME;
+			 DAXFS_ATTR_CTIME | DAXFS_ATTR_CHOWN;
 
 	a.uid = uid;
 	a.gid = gid;

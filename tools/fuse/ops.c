@@ -91,23 +91,17 @@ static void reply_attr(fuse_req_t req, uint64_t ino)
 	fuse_reply_attr(req, &st, d->timeout);
 }
 
-/* Owner of a new object: the caller, with the group of a setgid
- * directory (whose subdirectories inherit the bit). */
+/* Owner of a new object: the caller (in a setgid directory the core
+ * gives the directory's group, and a subdirectory the bit:
+ * docs/namespace.md "Create"). */
 static void new_owner(fuse_req_t req, uint64_t dir, uint32_t *mode,
 		      uint32_t *uid, uint32_t *gid)
 {
-	struct dfuse *d = dfuse_of(req);
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct daxfs_attr a;
 
 	dfuse_acl_mode(req, dir, mode);
 	*uid = c->uid;
 	*gid = c->gid;
-	if (daxfs_fstat(d->h, dir, &a) || !(a.mode & S_ISGID))
-		return;
-	*gid = a.gid;
-	if (S_ISDIR(*mode))
-		*mode |= S_ISGID;
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
