@@ -1317,6 +1317,21 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 		return err;
 	if (daxfs_i_state(inode) & I_LINKABLE)
 		return daxfs_k_link_tmpfile(inode, dir, dentry);
+	if (d_unhashed(old)) {
+		/*
+		 * A name removed here while a descriptor holds the file, which
+		 * other names keep (linkat through /proc/self/fd): no source
+		 * name to hold, so by number, as the FUSE mount links; the
+		 * core refuses a count at 0.  By name it was -ENOENT, where
+		 * tmpfs links (the differential test's link_fd calls).
+		 */
+		do {
+			err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino,
+					 dir->i_ino, dentry->d_name.name,
+					 dentry->d_name.len);
+		} while (daxfs_k_space_retry(dir->i_sb, &w, err));
+		goto linked;
+	}
 	/* by the source name: the core holds it until the new name is in,
 	 * and fails with -ENOENT once it is gone on any host */
 	sdir = dget_parent(old);
@@ -1329,6 +1344,7 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	release_dentry_name_snapshot(&src);
 	dput(sdir);
+linked:
 	if (err == -EEXIST)
 		d_drop(dentry);
 	if (err)

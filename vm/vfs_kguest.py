@@ -188,8 +188,29 @@ def scen_tmpfile(mnt):
     after = free_blocks(mnt, mid + 1000)
     check(after >= mid + 1000, f"space of a closed tmpfile not back: {mid} -> {after}")
     check(sorted(os.listdir(d)) == ["empty", "proc"], f"names: {os.listdir(d)}")
+    link_removed_name(d)
     tmpfile_modes(d)
     result(tmpfile="ok", tmpfile_free=f"{free0}/{mid}/{after}")
+
+
+def link_removed_name(d):
+    """linkat through /proc/self/fd of a file whose name this host removed
+    while another name keeps it: linked by number, as on tmpfs (it was
+    ENOENT, by the removed name; the differential test found it)."""
+    a, b, c = (os.path.join(d, n) for n in ("la", "lb", "lc"))
+    with open(a, "wb") as f:
+        f.write(b"kept by lb")
+    os.link(a, b)
+    fd = os.open(a, os.O_RDONLY)
+    os.unlink(a)
+    link_proc_fd(fd, c)
+    os.close(fd)
+    check(os.stat(c).st_nlink == 2 and os.stat(c).st_ino == os.stat(b).st_ino,
+          f"link of a removed name: {os.stat(c)}")
+    with open(c, "rb") as f:
+        check(f.read() == b"kept by lb", "contents through the new name")
+    os.unlink(b)
+    os.unlink(c)
 
 
 def tmpfile_modes(d):
