@@ -1789,3 +1789,37 @@ EOF''', "cfr")
     assert b"overlap EINVAL" in out and b"to append EBADF" in out
     assert b"noreplace into itself EEXIST" in out
     assert b"exchange onto an ancestor EINVAL" in out
+
+
+def test_record_lock_needs_access_mode(region):
+    """A read lock needs a readable open and a write lock a writable one
+    (EBADF, before any conflict), for POSIX and OFD locks, as on tmpfs;
+    flock needs neither.  Found by the differential test's lock calls
+    (2026-12-05): the preload granted them."""
+    out = pl.compare(region, r'''"$PY" - <<'EOF'
+import errno, fcntl, os, struct
+d = os.environ["D"]
+os.mkdir(d)
+p = d + "/f"
+with open(p, "wb") as f:
+    f.write(b"x" * 100)
+ro = os.open(p, os.O_RDONLY)
+wo = os.open(p, os.O_WRONLY)
+for name, fd, kind in [("read lock, write-only", wo, fcntl.F_RDLCK),
+                       ("write lock, read-only", ro, fcntl.F_WRLCK),
+                       ("read lock, read-only", ro, fcntl.F_RDLCK),
+                       ("write lock, write-only", wo, fcntl.F_WRLCK)]:
+    for cmd in (fcntl.F_SETLK, fcntl.F_OFD_SETLK):
+        try:
+            fcntl.fcntl(fd, cmd, struct.pack("@hhqqi4x", kind, 0, 0, 10, 0))
+            print(name, cmd, "ok")
+        except OSError as e:
+            print(name, cmd, errno.errorcode[e.errno])
+        fcntl.fcntl(fd, cmd, struct.pack("@hhqqi4x", fcntl.F_UNLCK, 0, 0, 10,
+                                          0))
+fcntl.flock(ro, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("flock of a read-only open ok")
+EOF''', "lockmode")
+    assert b"read lock, write-only 6 EBADF" in out
+    assert b"write lock, read-only 37 EBADF" in out
+    assert b"write lock, write-only 37 ok" in out

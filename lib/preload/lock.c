@@ -76,7 +76,7 @@ int pl_lock(int fd, int cmd, struct flock *fl)
 	struct daxfs_attr a;
 	int64_t base = 0;
 	uint64_t ino;
-	int err = 0;
+	int acc, err = 0;
 
 	if (!h)
 		return -1;
@@ -89,6 +89,7 @@ int pl_lock(int fd, int cmd, struct flock *fl)
 	if (!d)
 		return pl_fail(-EBADF);
 	ino = d->ino;
+	acc = atomic_load(&d->flags) & (O_ACCMODE | O_PATH);
 	if (fl->l_whence == SEEK_CUR)
 		base = (int64_t)atomic_load(&d->off);
 	if (ofd) {
@@ -115,6 +116,12 @@ int pl_lock(int fd, int cmd, struct flock *fl)
 			report(&r, fl);
 		return err ? pl_fail(err) : 0;
 	}
+	/* a read lock needs a readable open, a write lock a writable one
+	 * (Linux's check_fmode_for_setlk) */
+	if ((acc & O_PATH) ||
+	    (r.type == DAXFS_LCK_RD && (acc & O_ACCMODE) == O_WRONLY) ||
+	    (r.type == DAXFS_LCK_WR && (acc & O_ACCMODE) == O_RDONLY))
+		return pl_fail(-EBADF);
 	atomic_store(&took_locks, 1);
 	err = daxfs_lock(h, ino, &r,
 			 cmd == F_SETLKW || cmd == F_OFD_SETLKW ? -1 : 0);
