@@ -33,10 +33,12 @@ pytestmark = pytest.mark.skipif(hf.skip_reason() is not None,
 BATCH = 30
 
 
-def start_ops(d, ops, batch):
+def start_ops(d, ops, batch, uid=None):
     os.makedirs(d, exist_ok=True)
     e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1",
              DAXFS_DIFF_FAMILIES=families())
+    if uid is not None:
+        e["DAXFS_DIFF_UID"] = str(uid)
     return subprocess.Popen([sys.executable, OPS_SCRIPT, d, str(ops)] +
                             [str(s) for s in batch], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=e)
@@ -53,8 +55,8 @@ def collect(procs):
     return res
 
 
-def run_ops(d, ops, batch):
-    return collect([start_ops(d, ops, batch)])
+def run_ops(d, ops, batch, uid=None):
+    return collect([start_ops(d, ops, batch, uid)])
 
 
 def differences(want, got, batch):
@@ -70,8 +72,9 @@ def end_clean(region_path, mounts):
     assert code == 0, out
 
 
-@pytest.mark.timeout(900)
-def test_fuse_random_calls_match_tmpfs(region_path):
+def one_host(region_path, uid=None):
+    """The seeds in batches on tmpfs and on one FUSE mount; the first
+    batch's differences."""
     env.mkfs(region_path, 256 * env.MiB)
     ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
     all_seeds = seeds()
@@ -81,8 +84,9 @@ def test_fuse_random_calls_match_tmpfs(region_path):
         for b in range(0, len(all_seeds), BATCH):
             batch = all_seeds[b:b + BATCH]
             with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
-                want = run_ops(os.path.join(tmp, "t"), ops, batch)
-            got = run_ops(m.path("diff%d" % b), ops, batch)
+                os.chmod(tmp, 0o755)    # for the user's walk to t
+                want = run_ops(os.path.join(tmp, "t"), ops, batch, uid)
+            got = run_ops(m.path("diff%d" % b), ops, batch, uid)
             failures += differences(want, got, batch)
             if failures:
                 break
@@ -90,6 +94,22 @@ def test_fuse_random_calls_match_tmpfs(region_path):
         m.close()
         raise
     end_clean(region_path, [m])
+    return failures
+
+
+@pytest.mark.timeout(900)
+def test_fuse_random_calls_match_tmpfs(region_path):
+    failures = one_host(region_path)
+    assert not failures, "\n\n".join(failures[:3])
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become a user")
+def test_fuse_random_calls_as_a_user_match_tmpfs(region_path):
+    """The same as user nobody (65534), owner of its directories: every
+    EACCES and EPERM of the modes the calls set (0, 0444, sticky, set-id
+    bits) must be tmpfs'."""
+    failures = one_host(region_path, uid=65534)
     assert not failures, "\n\n".join(failures[:3])
 
 

@@ -13,8 +13,9 @@ seed and the first differing lines.  DAXFS_DIFF_SEEDS=N runs seeds 1..N
 instead of the default 150, DAXFS_DIFF_SEEDS=7,42 those seeds only;
 DAXFS_DIFF_OPS sets the calls per seed (300).  DAXFS_DIFF_FAMILIES names
 the generator's further call families (tests/helpers/diff_data_ops.py);
-by default all of them, but the extended attributes where this kernel's
-tmpfs has no user.* attributes (before Linux 6.6).
+by default all of them but tmpfile (the preload and FUSE have no
+O_TMPFILE), and the extended attributes only where this kernel's tmpfs
+has user.* attributes (Linux 6.6 on).
 """
 
 import errno
@@ -47,7 +48,8 @@ def families():
     v = os.environ.get("DAXFS_DIFF_FAMILIES")
     if v is not None:
         return v
-    return "data,rename2" + (",xattr" if tmpfs_user_xattrs() else "")
+    return "data,rename2,owner,locks" + (
+        ",xattr" if tmpfs_user_xattrs() else "")
 
 
 def seeds():

@@ -61,21 +61,26 @@ def first_difference(seed, a, b):
 
 
 def scen_diff(mnt, *args):
-    """scen_diff(MNT, [fam=F1+F2...] [SEEDS [OPS [FIRST TAG]]]): seeds
+    """scen_diff(MNT, [fam=F1+F2...] [uid=N] [SEEDS [OPS [FIRST TAG]]]): seeds
     first..first+nseeds-1, in MNT/diff<tag>*: two guests on one region (two
-    hosts) run at once, each with its own tag and seeds.  FAMILIES: the
-    generator's DAXFS_DIFF_FAMILIES (its further calls) for both runs."""
-    fam = [a[4:] for a in args if a.startswith("fam=")]
-    if fam:
+    hosts) run at once, each with its own tag and seeds.  fam: the
+    generator's DAXFS_DIFF_FAMILIES (its further calls), uid: its
+    DAXFS_DIFF_UID (the calls as that user), for both runs."""
+    keys = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in args if "=" in a}
+    if "fam" in keys:
         # '+' between them: the guest's step arguments hold no ','
-        os.environ["DAXFS_DIFF_FAMILIES"] = fam[-1].replace("+", ",")
-    print("call families: %s" % (os.environ.get("DAXFS_DIFF_FAMILIES") or "-"),
-          flush=True)
-    pos = [a for a in args if not a.startswith("fam=")]
+        os.environ["DAXFS_DIFF_FAMILIES"] = keys["fam"].replace("+", ",")
+    if "uid" in keys:
+        os.environ["DAXFS_DIFF_UID"] = keys["uid"]
+    print("call families: %s, user %s" % (
+        os.environ.get("DAXFS_DIFF_FAMILIES") or "-", keys.get("uid", "root")),
+        flush=True)
+    pos = [a for a in args if "=" not in a]
     nseeds, ops, first, tag = (pos + ["60", "300", "1", ""][len(pos):])[:4]
     seeds = list(range(int(first), int(first) + int(nseeds)))
     tmp = tempfile.mkdtemp(prefix="diff-tmpfs-")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "none", tmp], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m,mode=755", "none", tmp],
+                   check=True)
     try:
         for b in range(0, len(seeds), BATCH):
             batch = seeds[b:b + BATCH]

@@ -11,7 +11,16 @@ file system that lacks one can leave it out:
 * xattr: user.* extended attributes set (with XATTR_CREATE / REPLACE),
   read, listed and removed, by path and by descriptor (tmpfs has user.*
   attributes only from Linux 6.6 on);
-* rename2: renameat2 with RENAME_NOREPLACE and RENAME_EXCHANGE.
+* rename2: renameat2 with RENAME_NOREPLACE and RENAME_EXCHANGE;
+* owner: chown, lchown and fchown to root, nobody or 1000 (or -1), then
+  the owner, group and mode (which loses its set-id bits);
+* tmpfile: O_TMPFILE opens, and linkat of a descriptor through
+  /proc/self/fd (a file with no name gets one; FUSE has no O_TMPFILE);
+* locks: flock and open file description (OFD) record locks, which
+  conflict between two opens of one file in one process, set, tested
+  and dropped (F_OFD_GETLK of one byte shows how ranges were split and
+  merged; which of several conflicting locks it names is the file
+  system's choice, so only its type is printed).
 
 Each call prints what a user would check afterwards: the result, the
 file's size, and a digest of the bytes around the range it touched.
@@ -21,8 +30,10 @@ position of holes), nothing is printed.
 
 import ctypes
 import errno
+import fcntl
 import mmap
 import os
+import struct
 
 FAMILIES = set(f for f in os.environ.get("DAXFS_DIFF_FAMILIES", "")
                .split(",") if f)
@@ -32,12 +43,18 @@ FALLOC_FL_PUNCH_HOLE = 2
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
 AT_FDCWD = -100
+AT_SYMLINK_FOLLOW = 0x400
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64,
                             ctypes.c_int64]
+_libc.linkat.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
+                         ctypes.c_char_p, ctypes.c_int]
 _libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
                             ctypes.c_char_p, ctypes.c_uint]
+
+# struct flock on Linux: type, whence, start, len, pid, and its padding
+FLOCK = "@hhqqi4x"
 
 OFFSETS = [0, 1, 4095, 4096, 5000, 65536, 1 << 20, 3 << 20]
 LENGTHS = [1, 100, 4096, 8192, 70000, 1 << 21]
@@ -62,6 +79,10 @@ class DataOps:
         "xattr": [("setxattr", 4), ("getxattr", 3), ("listxattr", 2),
                   ("removexattr", 2)],
         "rename2": [("rename2", 4)],
+        "owner": [("chown", 4)],
+        "tmpfile": [("tmpfile", 3), ("link_fd", 3)],
+        "locks": [("open_same", 3), ("flock", 3), ("ofd_setlk", 4),
+                  ("ofd_getlk", 3)],
     }
 
     @classmethod
@@ -226,6 +247,119 @@ class DataOps:
             return "removexattr", tn, "skip"
         os.removexattr(t, name)
         return "removexattr", "%s %s" % (tn, name[:8]), "ok"
+
+    # -- owners ----------------------------------------------------------
+
+    def owner(self, st):
+        return "%s uid=%d gid=%d" % (self.st(st), st.st_uid, st.st_gid)
+
+    def op_chown(self):
+        uid = self.r.choice([-1, 0, 65534, 1000])
+        gid = self.r.choice([-1, 0, 65534, 1000])
+        if self.r.random() < 0.4:
+            s = self.pick()
+            if s is None:
+                return "chown", "", "none"
+            os.fchown(self.slots[s], uid, gid)
+            return "chown", "s%d %d:%d" % (s, uid, gid), \
+                self.owner(os.fstat(self.slots[s]))
+        i, p = self.path()
+        fol = self.r.random() < 0.7
+        args = "%s %d:%d follow=%d" % (self.pdesc(i), uid, gid, fol)
+        if not self.lexical_ok(p, None):
+            return "chown", args, "skip"
+        os.chown(p, uid, gid, follow_symlinks=fol)
+        return "chown", args, self.owner(os.stat(p, follow_symlinks=fol))
+
+    # -- unnamed files ---------------------------------------------------
+
+    def op_tmpfile(self):
+        i, p = self.path()
+        mode = self.r.choice([0o600, 0o644, 0o000])
+        args = "%s mode=%o" % (self.pdesc(i), mode)
+        s = self.free_slot()
+        if s is None:
+            return "tmpfile", args, "no slot"
+        if not self.lexical_ok(p, None):
+            return "tmpfile", args, "skip"
+        fd = os.open(p, os.O_TMPFILE | os.O_RDWR, mode)
+        self.slots[s] = fd
+        self.clean[s] = not self.has_symlink(p, None)
+        return "tmpfile", args, "s%d %s" % (s, self.st(os.fstat(fd)))
+
+    def op_link_fd(self):
+        s = self.pick_file()
+        if s is None:
+            return "link_fd", "", "none"
+        # mostly names not taken yet: the pool's all exist soon
+        q = self.r.choice(["", "a/", "b/", "a/b/", "c/"]) + \
+            "t%d" % self.r.randrange(4)
+        args = "s%d %s" % (s, q)
+        self.trace.append(args)
+        # os.link calls link(2), which does not follow the magic link
+        _check(_libc.linkat(AT_FDCWD, b"/proc/self/fd/%d" % self.slots[s],
+                            AT_FDCWD, os.fsencode(q), AT_SYMLINK_FOLLOW))
+        return "link_fd", args, self.st(os.lstat(q))
+
+    # -- locks -----------------------------------------------------------
+
+    def op_open_same(self):
+        """Another open of one of the first files: locks of two opens of
+        one file conflict."""
+        p = self.r.choice(["c", "a/a", "b/c"])
+        s = self.free_slot()
+        if s is None:
+            return "open_same", p, "no slot"
+        self.trace.append(p)
+        fd = os.open(p, os.O_RDWR)
+        self.slots[s] = fd
+        self.clean[s] = True
+        return "open_same", p, "s%d %s" % (s, self.st(os.fstat(fd)))
+
+    def op_flock(self):
+        s = self.pick_file()
+        if s is None:
+            return "flock", "", "none"
+        how = self.r.choice([fcntl.LOCK_SH, fcntl.LOCK_EX, fcntl.LOCK_UN])
+        fcntl.flock(self.slots[s], how | fcntl.LOCK_NB)
+        return "flock", "s%d %d" % (s, how), "ok"
+
+    def lock_args(self):
+        kind = self.r.choice([fcntl.F_RDLCK, fcntl.F_WRLCK, fcntl.F_UNLCK])
+        start = self.r.choice([0, 1, 100, 4096])
+        n = self.r.choice([0, 1, 10, 4096])     # 0: to the end, and on
+        return kind, start, n
+
+    def op_ofd_setlk(self):
+        s = self.pick_file()
+        if s is None:
+            return "ofd_setlk", "", "none"
+        kind, start, n = self.lock_args()
+        self.trace.append("%d %d+%d" % (kind, start, n))
+        fcntl.fcntl(self.slots[s], fcntl.F_OFD_SETLK,
+                    struct.pack(FLOCK, kind, os.SEEK_SET, start, n, 0))
+        return "ofd_setlk", "s%d %d %d+%d" % (s, kind, start, n), "ok"
+
+    def op_ofd_getlk(self):
+        s = self.pick_file()
+        if s is None:
+            return "ofd_getlk", "", "none"
+        kind, start, n = self.lock_args()
+        if kind == fcntl.F_UNLCK:
+            kind = fcntl.F_WRLCK
+        if self.r.random() < 0.6:
+            n = 1
+        self.trace.append("%d %d+%d" % (kind, start, n))
+        got = fcntl.fcntl(self.slots[s], fcntl.F_OFD_GETLK,
+                          struct.pack(FLOCK, kind, os.SEEK_SET, start, n, 0))
+        # which of several conflicting locks is told is the file
+        # system's choice (POSIX: "the first"): only whether one is, and,
+        # for one byte, its type (a write lock excludes all others)
+        t = struct.unpack(FLOCK, got)[0]
+        if t != fcntl.F_UNLCK and n != 1:
+            t = -1
+        return "ofd_getlk", "s%d %d %d+%d" % (s, kind, start, n), \
+            "type=%d" % t
 
     # -- renameat2 --------------------------------------------------------
 

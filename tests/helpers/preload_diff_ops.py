@@ -728,14 +728,25 @@ class Run(DataOps):
         lines = []
 
         def walk(d, rel):
-            for n in sorted(os.listdir(d)):
+            try:
+                names = sorted(os.listdir(d))
+            except OSError as e:    # a user's mode 0 directory
+                lines.append("%s unreadable %s" % (
+                    short(rel), errno.errorcode.get(e.errno, e.errno)))
+                return
+            for n in names:
                 p = d + "/" + n
-                st = os.lstat(p)
-                line = "%s %s" % (rel + n, self.st(st))
-                if stat.S_ISLNK(st.st_mode):
-                    line += " -> " + os.readlink(p)
-                elif stat.S_ISREG(st.st_mode):
-                    line += " " + file_digest(p, st.st_size, self.h)
+                try:
+                    st = os.lstat(p)
+                    line = "%s %s" % (rel + n, self.st(st))
+                    if stat.S_ISLNK(st.st_mode):
+                        line += " -> " + os.readlink(p)
+                    elif stat.S_ISREG(st.st_mode):
+                        line += " " + file_digest(p, st.st_size, self.h)
+                except OSError as e:    # a user's modes
+                    lines.append(short("%s %s" % (rel + n, errno.errorcode.get(
+                        e.errno, e.errno))))
+                    continue
                 lines.append(short(line))
                 # long runs can nest 255-byte names past PATH_MAX: the
                 # walk stops where its paths would near it (on both sides)
@@ -786,6 +797,11 @@ class Run(DataOps):
         os.chdir(self.top)
         if "data" in FAMILIES:
             # preallocated megabytes per seed would fill the region
+            if os.getuid():
+                os.chmod(self.base, 0o700)
+                fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
+                open_up(fd)
+                os.close(fd)
             shutil.rmtree(self.base)
 
 
@@ -799,10 +815,36 @@ def flagstr(fl):
     return acc
 
 
+def open_up(dfd):
+    """Every directory below dfd to mode 0700 (a user's modes may have
+    closed some), by descriptor: paths may be longer than PATH_MAX."""
+    for e in os.scandir(dfd):
+        if e.is_dir(follow_symlinks=False):
+            os.chmod(e.name, 0o700, dir_fd=dfd)
+            fd = os.open(e.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                         dir_fd=dfd)
+            open_up(fd)
+            os.close(fd)
+
+
+def become_user(top):
+    """DAXFS_DIFF_UID=N (the harness runs as root): the calls run as user
+    and group N, owner of top, so that permissions count (EACCES, EPERM,
+    the sticky bit, set-id bits cleared)."""
+    uid = int(os.environ.get("DAXFS_DIFF_UID", "-1"))
+    if uid < 0:
+        return
+    os.chown(top, uid, uid)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
 def main():
     top, nops = sys.argv[1], int(sys.argv[2])
     os.umask(0o022)
     os.makedirs(top, exist_ok=True)
+    become_user(top)
     for seed in sys.argv[3:]:
         Run(top, int(seed), nops).run()
         sys.stdout.flush()

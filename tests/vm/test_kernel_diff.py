@@ -6,8 +6,8 @@ and on a daxfs.ko mount, and must print the same; then the host's fsck is clean.
 The guest kernel is the same for both sides, so any difference is daxfs.ko's (or
 the core's).  DAXFS_KDIFF_SEEDS sets the seeds (1..N, default 60) and
 DAXFS_DIFF_OPS the calls per seed (300), DAXFS_KDIFF_FAMILIES the generator's
-further call families (data,rename2: tests/helpers/diff_data_ops.py; the guest's
-tmpfs has no user.* attributes).  Skip/fail rules as in
+further call families (data,rename2,owner,tmpfile,locks: tests/helpers/diff_data_ops.py;
+the guest's tmpfs has no user.* attributes).  Skip/fail rules as in
 test_kernel_cluster.py.  Console log: build/vm/logs/test_kernel_diff/A.log.
 
 The second test makes it three hosts at once on one region: two guests, each
@@ -35,7 +35,8 @@ SIZE = 256 << 20
 SEEDS = int(os.environ.get("DAXFS_KDIFF_SEEDS", "60"))
 OPS = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
 # the guest's tmpfs (Linux 6.1) has no user.* extended attributes
-FAMILIES = os.environ.get("DAXFS_KDIFF_FAMILIES", "data,rename2").replace(",", "+")
+FAMILIES = os.environ.get("DAXFS_KDIFF_FAMILIES",
+                          "data,rename2,owner,tmpfile,locks").replace(",", "+")
 
 
 @pytest.mark.timeout(1800)
@@ -54,6 +55,23 @@ def test_kernel_random_calls_match_tmpfs(built):
         ra = res.guests["A"].results
         assert ra.get("diff") == "ok", res.summary() + "\n" + res.guests["A"].tail(40)
         assert ra.get("diff_seeds") == str(SEEDS), res.summary()
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+
+
+@pytest.mark.timeout(1800)
+def test_kernel_random_calls_as_a_user_match_tmpfs(built):
+    """The same as user nobody (65534), owner of its directories, so that
+    the permission checks count (the modes the calls set: 0, 0444, sticky,
+    set-id bits): every EACCES and EPERM as on tmpfs."""
+    with Cluster(label="test_kernel_diff_user", size=SIZE, timeout=1500) as c:
+        mkfs(c.shm)
+        steps = ["load", "mount:phys",
+                 f"df:diff:fam={FAMILIES}:uid=65534:{SEEDS}:{OPS}", "umount",
+                 "rmmod", "clean"]
+        res = c.run([Guest("A", "daxfs-k", steps)])
+        ra = res.guests["A"].results
+        assert ra.get("diff") == "ok", res.summary() + "\n" + res.guests["A"].tail(40)
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
 
