@@ -61,17 +61,20 @@ def first_difference(seed, a, b):
 
 
 def scen_diff(mnt, *args):
-    """scen_diff(MNT, [fam=F1+F2...] [uid=N] [SEEDS [OPS [FIRST TAG]]]): seeds
+    """scen_diff(MNT, [fam=F1+F2...] [uid=N] [keep=1] [SEEDS [OPS [FIRST TAG]]]): seeds
     first..first+nseeds-1, in MNT/diff<tag>*: two guests on one region (two
     hosts) run at once, each with its own tag and seeds.  fam: the
     generator's DAXFS_DIFF_FAMILIES (its further calls), uid: its
-    DAXFS_DIFF_UID (the calls as that user), for both runs."""
+    DAXFS_DIFF_UID (the calls as that user), keep=1: DAXFS_DIFF_KEEP_REMOVED
+    (descriptors of removed directories stay open), for both runs."""
     keys = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in args if "=" in a}
     if "fam" in keys:
         # '+' between them: the guest's step arguments hold no ','
         os.environ["DAXFS_DIFF_FAMILIES"] = keys["fam"].replace("+", ",")
     if "uid" in keys:
         os.environ["DAXFS_DIFF_UID"] = keys["uid"]
+    if keys.get("keep") == "1":
+        os.environ["DAXFS_DIFF_KEEP_REMOVED"] = "1"
     print("call families: %s, user %s" % (
         os.environ.get("DAXFS_DIFF_FAMILIES") or "-", keys.get("uid", "root")),
         flush=True)

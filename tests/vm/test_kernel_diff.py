@@ -7,7 +7,9 @@ The guest kernel is the same for both sides, so any difference is daxfs.ko's (or
 the core's).  DAXFS_KDIFF_SEEDS sets the seeds (1..N, default 60) and
 DAXFS_DIFF_OPS the calls per seed (300), DAXFS_KDIFF_FAMILIES the generator's
 further call families (data,rename2,owner,tmpfile,locks: tests/helpers/diff_data_ops.py;
-the guest's tmpfs has no user.* attributes).  Skip/fail rules as in
+the guest's tmpfs has no user.* attributes).  Descriptors of removed directories
+stay open (DAXFS_DIFF_KEEP_REMOVED, as in the preload's test: daxfs.ko changes a
+removed directory's attributes in its inode, docs/kernel.md).  Skip/fail rules as in
 test_kernel_cluster.py.  Console log: build/vm/logs/test_kernel_diff/A.log.
 
 The second test makes it three hosts at once on one region: two guests, each
@@ -49,7 +51,7 @@ def test_kernel_random_calls_match_tmpfs(built):
     in the same guest; fsck is clean afterwards."""
     with Cluster(label="test_kernel_diff", size=SIZE, timeout=1500) as c:
         mkfs(c.shm)
-        steps = ["load", "mount:phys", f"df:diff:fam={FAMILIES}:{SEEDS}:{OPS}", "umount", "rmmod",
+        steps = ["load", "mount:phys", f"df:diff:fam={FAMILIES}:keep=1:{SEEDS}:{OPS}", "umount", "rmmod",
                  "clean"]
         res = c.run([Guest("A", "daxfs-k", steps)])
         ra = res.guests["A"].results
@@ -67,7 +69,8 @@ def test_kernel_random_calls_as_a_user_match_tmpfs(built):
     with Cluster(label="test_kernel_diff_user", size=SIZE, timeout=1500) as c:
         mkfs(c.shm)
         steps = ["load", "mount:phys",
-                 f"df:diff:fam={FAMILIES}:uid=65534:{SEEDS}:{OPS}", "umount",
+                 f"df:diff:fam={FAMILIES}:uid=65534:keep=1:{SEEDS}:{OPS}",
+                 "umount",
                  "rmmod", "clean"]
         res = c.run([Guest("A", "daxfs-k", steps)])
         ra = res.guests["A"].results
@@ -101,7 +104,7 @@ def test_kernel_three_hosts_random_calls_match_tmpfs(request, built):
             return True
 
         guests = [Guest(g, "daxfs-k", ["load", "mount:phys",
-                                        f"df:diff:fam={FAMILIES}:{n}:{OPS}:"
+                                        f"df:diff:fam={FAMILIES}:keep=1:{n}:{OPS}:"
                                         f"{1 + i * n}:{g}",
                                         "umount", "rmmod", "clean"])
                   for i, g in enumerate("AB")]
