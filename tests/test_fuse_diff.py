@@ -36,7 +36,7 @@ BATCH = 30
 def start_ops(d, ops, batch, uid=None):
     os.makedirs(d, exist_ok=True)
     e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1",
-             DAXFS_DIFF_FAMILIES=families())
+             DAXFS_DIFF_UNLOCK_AT_CLOSE="1", DAXFS_DIFF_FAMILIES=families())
     if uid is not None:
         e["DAXFS_DIFF_UID"] = str(uid)
     return subprocess.Popen([sys.executable, OPS_SCRIPT, d, str(ops)] +

@@ -228,7 +228,10 @@ class Run(DataOps):
         rel = "."
         for _ in range(10):
             try:
-                ino = os.stat(rel, dir_fd=fd).st_ino
+                # the directory itself by fstat: "." needs search
+                # permission, which a user's mode may have taken away
+                ino = (os.fstat(fd) if fd is not None and rel == "." else
+                       os.stat(rel, dir_fd=fd)).st_ino
             except OSError:
                 break
             out.append(ino)
@@ -345,6 +348,7 @@ class Run(DataOps):
         s = self.pick()
         if s is None:
             return "close", "", "none"
+        self.unlock_before_close(s)
         os.close(self.slots[s])
         self.slots[s] = None
         return "close", "s%d" % s, "ok"
@@ -657,6 +661,7 @@ class Run(DataOps):
             u = self.pick()
             if u != s and self.r.random() < 0.5:
                 # onto another slot's descriptor: that one is closed
+                self.unlock_before_close(u)
                 os.dup2(self.slots[s], self.slots[u])
                 self.clean[u] = self.clean[s]
                 return "dup2", "s%d s%d" % (s, u), "ok"
