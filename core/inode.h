@@ -163,6 +163,23 @@ static inline u32 daxfs_iref_mode(const struct daxfs_iref *ref)
 	return ref->bip->mode;
 }
 
+/*
+ * In a set-group-ID directory (dmode, dgid: the directory's, loaded in the
+ * creating op) a new node takes the directory's group, and a new
+ * directory the S_ISGID bit too, as Linux's inode_init_owner gives them,
+ * whoever the caller: creates (core/namei.c) and unnamed files
+ * (core/tmpfile.c).  daxfs.ko's VFS did so already; libdaxfs, the preload
+ * and FUSE gave the caller's group until 2026-12-05.
+ */
+static inline void daxfs_setgid_dir(u32 dmode, u32 dgid, u32 *mode, u32 *gid)
+{
+	if (!(dmode & DAXFS_S_ISGID))
+		return;
+	*gid = dgid;
+	if (DAXFS_IS_DIR(*mode))
+		*mode |= DAXFS_S_ISGID;
+}
+
 /* Parent directory of a resolved directory. */
 static inline u64 daxfs_iref_parent(const struct daxfs_iref *ref)
 {

@@ -665,25 +665,6 @@ static void linked_fill(struct daxfs_fs *fs, struct daxfs_linked *out,
 		out->dir.ino = 0;
 }
 
-/*
- * In a set-group-ID directory a new node takes the directory's group, and
- * a new directory the S_ISGID bit too, as Linux's inode_init_owner gives
- * them, whoever the caller (daxfs.ko's VFS did so already; libdaxfs, the
- * preload and FUSE gave the caller's group: the differential test's chown
- * calls found it, 2026-12-05).  From the record, in the creating op.
- */
-static u32 setgid_dir_gid(struct daxfs_inode *dp, u32 gid)
-{
-	return daxfs_load32(&dp->mode) & DAXFS_S_ISGID ?
-	       daxfs_load32(&dp->gid) : gid;
-}
-
-static u32 setgid_dir_mode(struct daxfs_inode *dp, u32 mode)
-{
-	return DAXFS_IS_DIR(mode) && (daxfs_load32(&dp->mode) & DAXFS_S_ISGID) ?
-	       mode | DAXFS_S_ISGID : mode;
-}
-
 /* name in *dirp, or in the directory pname of *dirp (begin_entry_change);
  * *out (may be NULL) as struct daxfs_linked says */
 static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
@@ -697,7 +678,7 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	struct daxfs_dent de;
 	struct daxfs_op op;
 	u64 hash, ino, leaf, dir, c0, dpre;
-	u32 fl;
+	u32 fl, mode, gid;
 	int err;
 
 	if (out)
@@ -750,9 +731,12 @@ static int ns_create(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		if (err)
 			goto out;
 	}
+	mode = a->mode;
+	gid = a->gid;
+	daxfs_setgid_dir(daxfs_load32(&dp->mode), daxfs_load32(&dp->gid),
+			 &mode, &gid);
 	/* records ino, record and trie root in the intent (a1, a3, a4) */
-	err = daxfs_inode_create(&op, setgid_dir_mode(dp, a->mode), a->uid,
-				 setgid_dir_gid(dp, a->gid), a->rdev,
+	err = daxfs_inode_create(&op, mode, a->uid, gid, a->rdev,
 				 isdir ? 2 : 1, dir, &ino, &ip);
 	if (err)
 		goto out_nlink;

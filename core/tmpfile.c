@@ -23,14 +23,22 @@ static void set_orphan(struct daxfs_inode *ip)
 		;
 }
 
-static int dir_live(struct daxfs_op *op, u64 dir)
+/* dir is a live directory; the new node's mode and gid as it gives
+ * them (daxfs_setgid_dir) */
+static int dir_live(struct daxfs_op *op, u64 dir, u32 *mode, u32 *gid)
 {
 	struct daxfs_iref ref;
 	int err = daxfs_inode_get(op, dir, &ref);
+	u32 dmode;
 
 	if (err)
 		return err == -ESTALE ? -ENOENT : err;
-	return DAXFS_IS_DIR(daxfs_iref_mode(&ref)) ? 0 : -ENOTDIR;
+	dmode = daxfs_iref_mode(&ref);
+	if (!DAXFS_IS_DIR(dmode))
+		return -ENOTDIR;
+	daxfs_setgid_dir(dmode, ref.ip ? daxfs_load32(&ref.ip->gid) :
+			 ref.bip->gid, mode, gid);
+	return 0;
 }
 
 /*
@@ -50,7 +58,7 @@ static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
 
 	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
 		return -EROFS;
-	err = dir_live(op, dir);
+	err = dir_live(op, dir, &mode, &gid);
 	if (err)
 		return err;
 	err = daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, 0, 0, 0, 0);

@@ -65,14 +65,15 @@ static void test_chown_kills_setid(void)
 	t_region_free(r, REGION);
 }
 
-/* A file, a directory and a symlink made in a set-group-ID directory get
- * its group, whatever the caller gave; the directory the bit too. */
+/* A file, a directory, a symlink and an unnamed file made in a
+ * set-group-ID directory get its group, whatever the caller gave; the
+ * directory the bit too. */
 static void test_setgid_directory(void)
 {
 	struct daxfs_fs fs;
 	void *r = t_setup(&fs, REGION, NULL);
 	struct daxfs_attr a;
-	u64 d, f, e, l, plain;
+	u64 d, f, e, l, t, plain;
 
 	CHECK_EQ(daxfs_mkdir(&fs, ROOT, "d", 1, DAXFS_S_IFDIR | 02775, 0, 500,
 			     &d), 0);
@@ -90,6 +91,11 @@ static void test_setgid_directory(void)
 	CHECK_EQ(daxfs_symlink(&fs, d, "l", 1, "f", 1, 1000, 1000, &l), 0);
 	CHECK_EQ(t_getattr(&fs, l, &a), 0);
 	CHECK_EQ(a.gid, 500);
+	/* an unnamed file (O_TMPFILE) too */
+	CHECK_EQ(daxfs_tmpfile(&fs, d, 0600, 1000, 1000, &t), 0);
+	CHECK_EQ(t_getattr(&fs, t, &a), 0);
+	CHECK_EQ(a.gid, 500);
+	CHECK_EQ(daxfs_open_put(&fs, t), 0);
 	/* outside it, the caller's */
 	CHECK_EQ(daxfs_mkdir(&fs, ROOT, "p", 1, DAXFS_S_IFDIR | 0755, 1000,
 			     1000, &plain), 0);
