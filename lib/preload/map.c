@@ -647,30 +647,27 @@ PUBLIC int munmap(void *addr, size_t len)
 PUBLIC int msync(void *addr, size_t len, int flags)
 {
 	struct daxfs_handle *h = pl_handle_peek();
-	uint64_t inos[16];
 	struct pl_map *m;
 	char *a = addr, *p;
-	size_t i, k, n = 0;
+	size_t i;
 	int ret = (int)syscall(SYS_msync, addr, len, flags);
 
 	if (ret || !maps || !h || !(flags & (MS_SYNC | MS_ASYNC)))
 		return ret;
+	/* core ops under maps_lock, as a pass makes them; a file mapped
+	 * twice in the range is touched twice */
 	pthread_mutex_lock(&maps_lock);
-	for (m = maps; m && n < 16; m = m->next) {
+	for (m = maps; m; m = m->next) {
 		for (i = 0; i < m->n; i++) {
 			p = m->addr + i * PG;
 			if (p + PG > a && p < a + len &&
 			    (m->prot[i] & PROT_WRITE))
 				break;
 		}
-		for (k = 0; i < m->n && k < n && inos[k] != m->ino; k++)
-			;
-		if (i < m->n && k == n)
-			inos[n++] = m->ino;
+		if (i < m->n)
+			pl_ino_touch(h, m->ino);
 	}
 	pthread_mutex_unlock(&maps_lock);
-	for (k = 0; k < n; k++)
-		pl_ino_touch(h, inos[k]);
 	return 0;
 }
 

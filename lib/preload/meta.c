@@ -544,6 +544,17 @@ static int rename_names_err(struct daxfs_handle *h, int d1, const char *p1,
 	return err ? err : daxfs_path_lstat(h, old, a);
 }
 
+/* The name itself, never followed, of region path src: "l/" is the
+ * link l.  dst holds PL_PATH_MAX bytes. */
+static void name_itself(char *dst, const char *src)
+{
+	size_t n;
+
+	snprintf(dst, PL_PATH_MAX, "%s", src);
+	for (n = strlen(dst); n > 1 && dst[n - 1] == '/'; )
+		dst[--n] = 0;
+}
+
 /*
  * The kernel's look at the new name of a renameat2 with flags, right
  * after the old name's: RENAME_NOREPLACE and a name there is EEXIST; an
@@ -555,12 +566,9 @@ static int rename_new_err(struct daxfs_handle *h, const char *new,
 {
 	char name[PL_PATH_MAX];
 	struct daxfs_attr a;
-	size_t n;
 	int err;
 
-	snprintf(name, sizeof(name), "%s", new);
-	for (n = strlen(name); n > 1 && name[n - 1] == '/'; )
-		name[--n] = 0;
+	name_itself(name, new);
 	err = daxfs_path_lstat(h, name, &a);
 	if (flags & RENAME_NOREPLACE)
 		return err == -ENOENT ? 0 : err ?: -EEXIST;
@@ -596,9 +604,7 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 			err = !pl_last_dots(p1) && (flags & RENAME_NOREPLACE) ?
 			      -EEXIST : -EBUSY;
 		if (!err && r1 == PL_REGION && (h = pl_handle())) {
-			snprintf(old, sizeof(old), "%s", b1);
-			for (k = strlen(old); k > 1 && old[k - 1] == '/'; )
-				old[--k] = 0;
+			name_itself(old, b1);
 			err = daxfs_path_lstat(h, old, &a);
 		}
 		return pl_fail(err ?: -ENOENT);
@@ -611,10 +617,7 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	h = pl_handle();
 	if (!h)
 		return -1;
-	/* the old name itself, never followed: "l/" is the link l */
-	snprintf(old, sizeof(old), "%s", b1);
-	for (k = strlen(old); k > 1 && old[k - 1] == '/'; )
-		old[--k] = 0;
+	name_itself(old, b1);
 	/* a dot, either side, is EBUSY (EEXIST as a target that must not
 	 * be replaced), once both parents resolve (route.c pl_dots) */
 	if (pl_last_dots(p1) || pl_last_dots(p2)) {
