@@ -19,6 +19,7 @@ has user.* attributes (Linux 6.6 on).
 """
 
 import errno
+import functools
 import os
 import tempfile
 
@@ -31,6 +32,7 @@ OPS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 BATCH = 30      # seeds per run of the script
 
 
+@functools.lru_cache(maxsize=None)
 def tmpfs_user_xattrs():
     """Whether /dev/shm (the tmpfs the references run on) keeps user.*."""
     with tempfile.NamedTemporaryFile(dir="/dev/shm") as f:

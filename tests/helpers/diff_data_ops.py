@@ -200,11 +200,7 @@ class DataOps:
             "%d %s" % (done, self.window(fd, off, len(d)))
 
     def op_fdatasync(self):
-        s = self.pick()
-        if s is None:
-            return "fdatasync", "", "none"
-        os.fdatasync(self.slots[s])
-        return "fdatasync", "s%d" % s, "ok"
+        return self.on_slot("fdatasync", os.fdatasync)
 
     # -- extended attributes ---------------------------------------------
 

@@ -671,12 +671,17 @@ class Run(DataOps):
         self.clean[t] = self.clean[s]
         return how, "s%d" % s, "s%d" % t
 
-    def op_fsync(self):
+    def on_slot(self, name, fn):
+        """fn on a live slot's descriptor; its result is "ok" or its
+        error."""
         s = self.pick()
         if s is None:
-            return "fsync", "", "none"
-        os.fsync(self.slots[s])
-        return "fsync", "s%d" % s, "ok"
+            return name, "", "none"
+        fn(self.slots[s])
+        return name, "s%d" % s, "ok"
+
+    def op_fsync(self):
+        return self.on_slot("fsync", os.fsync)
 
     def op_access(self):
         i, p = self.path()
