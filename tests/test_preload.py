@@ -1785,8 +1785,17 @@ show("exchange onto an ancestor", lambda: rename2("a/b", "a", 2))
 show("exchange, file/", lambda: rename2("e", "g/", 2))
 show("exchange", lambda: rename2("e", "g", 2))
 show("listing", lambda: sorted(os.listdir(".")))
+# an empty name is ENOENT, never EXDEV from a region path and a
+# kernel-side "" (found by the two-host differential test, 2026-12-05)
+os.chdir("/")
+show("rename to empty", lambda: os.rename(d + "/f", ""))
+show("rename from empty", lambda: os.rename("", d + "/f"))
+show("rename2 to empty", lambda: rename2(d + "/f", "", 1))
+show("link to empty", lambda: os.link(d + "/f", ""))
+show("link from empty", lambda: os.link("", d + "/h"))
 EOF''', "cfr")
     assert b"overlap EINVAL" in out and b"to append EBADF" in out
+    assert b"rename to empty ENOENT" in out and b"link to empty ENOENT" in out
     assert b"noreplace into itself EEXIST" in out
     assert b"exchange onto an ancestor EINVAL" in out
 

@@ -21,6 +21,8 @@ has user.* attributes (Linux 6.6 on).
 import errno
 import functools
 import os
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -29,6 +31,7 @@ from helpers import preload as pl
 
 OPS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "helpers", "preload_diff_ops.py")
+SPLIT_SCRIPT = os.path.join(os.path.dirname(OPS_SCRIPT), "diff_split.py")
 BATCH = 30      # seeds per run of the script
 
 
@@ -120,4 +123,53 @@ def test_random_calls_match_tmpfs(region):
             failures.append("preload run failed (%d): %s" % (pst, perr[-3000:]))
         if failures:
             break
+    assert not failures, "\n\n".join(failures[:3])
+
+
+def split_run(script, top, scratch, region=None):
+    """script (which runs the generator) as one host, with its peer
+    (tests/helpers/diff_split.py) as another: both under the preload,
+    each its own host of region, or both plain on tmpfs."""
+    mb = os.path.join(scratch, "mailbox")
+    subprocess.run([sys.executable, SPLIT_SCRIPT, "create", mb], check=True)
+    argv = [sys.executable, SPLIT_SCRIPT, "serve", mb]
+    peer = pl.popen(region, argv) if region else subprocess.Popen(argv)
+    try:
+        return pl.sh("DAXFS_DIFF_SPLIT=%s %s" % (mb, script), top, region,
+                     timeout=600)
+    finally:
+        try:
+            peer.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            peer.kill()
+            peer.wait()
+
+
+@pytest.mark.timeout(900)
+def test_two_hosts_one_sequence_match_tmpfs(region):
+    """The same random calls, with about half of those by path made by a
+    second process, another host of the region (docs/testing.md "One
+    tree, two hosts"): each host must see what the other just did, at
+    once, whatever it cached (last directory, record copies, descriptors
+    of the same files).  On tmpfs the two processes share one file
+    system; under the preload they share only the region."""
+    ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
+    all_seeds = seeds()
+    script = ('DAXFS_DIFF_KEEP_REMOVED=1 DAXFS_DIFF_FAMILIES=%s '
+              '"$PY" %s "$D" %d %s' % (families(), OPS_SCRIPT, ops,
+                                       " ".join(map(str, all_seeds))))
+    tmp = pl.Tmpfs("split")
+    try:
+        nst, nout, nerr = split_run(script, os.path.join(tmp.path, "t"),
+                                    tmp.path)
+        assert nst == 0, "tmpfs run failed (%d): %s" % (nst, nerr[-3000:])
+        pst, pout, perr = split_run(script, "%s/split" % pl.AT, tmp.path,
+                                    region)
+    finally:
+        tmp.close()
+    ns, ps = sections(nout), sections(pout)
+    failures = [first_difference(seed, ns.get(seed, []), ps.get(seed, []))
+                for seed in all_seeds if ns.get(seed) != ps.get(seed)]
+    if pst != 0:
+        failures.append("preload run failed (%d): %s" % (pst, perr[-3000:]))
     assert not failures, "\n\n".join(failures[:3])

@@ -461,13 +461,22 @@ PUBLIC int mknod(const char *path, mode_t mode, dev_t dev)
 }
 
 /* Two-path calls: both in the region, both in the kernel, or EXDEV.
- * *self1: the old path is a removed directory itself (pl_self). */
+ * *self1: the old path is a removed directory itself (pl_self).  An
+ * empty path is ENOENT, as the kernel's getname says, not a route: the
+ * old one at once (unless empty1_ok: AT_EMPTY_PATH), the new one after
+ * the old path's parent resolved, never EXDEV. */
 static int route2(int d1, const char *p1, char *b1, int d2, const char *p2,
-		  char *b2, int *r1, int *r2, struct pl_self *self1)
+		  char *b2, int *r1, int *r2, struct pl_self *self1,
+		  bool empty1_ok)
 {
 	int err;
 
 	self1->on = false;
+	*r2 = PL_KERNEL;
+	if (!p1[0] && !empty1_ok) {
+		*r1 = -1;
+		return pl_fail(-ENOENT);
+	}
 	*r1 = pl_route(d1, p1, b1);
 	if (*r1 < 0)
 		return -1;
@@ -476,7 +485,7 @@ static int route2(int d1, const char *p1, char *b1, int d2, const char *p2,
 		self1->ino = pl_self.ino;
 		self1->g = pl_self.g;
 	}
-	*r2 = pl_route(d2, p2, b2);
+	*r2 = p2[0] ? pl_route(d2, p2, b2) : pl_fail(-ENOENT);
 	if (*r2 < 0) {
 		/* the kernel resolves the old path's parent first */
 		err = errno;
@@ -586,12 +595,9 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	struct daxfs_handle *h;
 	struct daxfs_attr a, gone;
 	struct pl_self self1;
-	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1);
+	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1,
+					    false);
 
-	/* "" is ENOENT, before any route (the kernel takes the names
-	 * first): not EXDEV from a kernel "" and a region path */
-	if (k >= 0 && (!p1[0] || !p2[0]))
-		return pl_fail(-ENOENT);
 	/* a name in a removed directory routes nowhere (ENOENT), but its
 	 * parent, the removed directory, resolves (route.c gone_rel): the
 	 * kernel's errors of both parents, of a dot and of the old name
@@ -719,7 +725,8 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 	struct daxfs_handle *h;
 	struct daxfs_attr a;
 	struct pl_self self1;
-	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1);
+	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1,
+					    flags & AT_EMPTY_PATH);
 
 	if (k < 0) {
 		/* the kernel looks the old path up before the new one: a

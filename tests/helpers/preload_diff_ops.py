@@ -77,6 +77,8 @@ class Run(DataOps):
         self.base = os.path.join(top, "s%d" % seed)
         self.root = os.path.join(self.base, "P", "Q", "R")
         os.makedirs(self.root)
+        if hasattr(os, "anchor"):       # split mode (diff_split.py)
+            os.anchor(seed, self.root, self.top)
         os.chdir(self.root)
         self.root_ino = os.stat(self.root).st_ino
         self.cwd_clean = True
@@ -262,7 +264,7 @@ class Run(DataOps):
                 chains[s] = self.chain(self.slots[s]) if self.clean[s] \
                     else None
         chains["cwd"] = self.chain(None) if self.cwd_clean else None
-        return inos, link, chains
+        return inos, link, chains, getattr(os, "removals_sent", 0)
 
     def after_remove(self, pre):
         """A directory or symlink went away or moved: bases below it, or
@@ -274,10 +276,14 @@ class Run(DataOps):
         (docs/preload.md "Removed directories").  Without, it is closed
         too: daxfs.ko and the FUSE mount refuse a change to its
         attributes (fchmod, futimens: ENOENT), as the core frees a
-        directory at its rmdir."""
+        directory at its rmdir.  Nor when the call ran on the other host
+        (split mode, diff_split.py): only the remover's descriptors know
+        the directory it removed (docs/preload.md, "Removed
+        directories")."""
         if pre is None:
             return
-        inos, link, chains = pre
+        inos, link, chains, sent = pre
+        keep = KEEP_REMOVED and getattr(os, "removals_sent", 0) == sent
         gone = []
         # the directory descriptors as they were before the call
         for s in self.live():
@@ -285,7 +291,7 @@ class Run(DataOps):
                 continue
             c = chains[s]
             if c is not None and not inos & set(c[1:]) and \
-                    (not inos & set(c[:1]) or KEEP_REMOVED and
+                    (not inos & set(c[:1]) or keep and
                      os.fstat(self.slots[s]).st_nlink == 0):
                 continue
             os.close(self.slots[s])
@@ -866,9 +872,17 @@ def main():
     os.umask(0o022)
     os.makedirs(top, exist_ok=True)
     become_user(top)
+    split = None
+    if os.environ.get("DAXFS_DIFF_SPLIT"):
+        import diff_data_ops
+        import diff_split
+        split = diff_split.install([sys.modules[__name__], diff_data_ops],
+                                   os.environ["DAXFS_DIFF_SPLIT"])
     for seed in sys.argv[3:]:
         Run(top, int(seed), nops).run()
         sys.stdout.flush()
+    if split:
+        split.close_peer()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,277 @@
+"""One random call sequence, two hosts: the split mode of the
+differential test (docs/testing.md "One tree, two hosts").
+
+preload_diff_ops.py runs its calls in one process.  With
+DAXFS_DIFF_SPLIT=MAILBOX, a part of its path calls (stat, lstat, mkdir,
+rename, unlink, chmod, truncate by path, ...) run instead in a second
+process, the peer, which may be another host of the same region:
+
+    python3 diff_split.py serve MAILBOX
+
+The peer executes each call it is sent and answers with the result or
+the errno.  The sequence goes on in lock-step, so each call still sees
+everything before it, whichever host made it.  What the output prints
+does not say which host made a call: on tmpfs both processes see one
+file system, and on a region the output must be the same.  A cache a
+host keeps of the region (names, attributes, record copies, a last
+directory looked up) that misses another host's change shows as a
+difference.
+
+The two processes talk through MAILBOX, a file both map shared: on tmpfs
+natively, and on the daxfs.ko mount itself in guests (where the two
+guests share nothing else).  Layout: a request sequence number, a reply
+sequence number, two lengths, then the request and the reply, pickled.
+On x86 the stores of the body and then of its sequence number are seen
+in that order.
+
+Only calls by path go to the peer, and only when their paths mean the
+same there: no directory descriptor, and a relative path only while
+this process's working directory is one the sequence never moves (its
+root, whose path is absolute and fixed); the peer gets the path made
+absolute.  Which calls go is drawn from a generator of its own, seeded
+by the sequence's seed, so the calls themselves are the same as without
+the split; only calls on paths below the sequence's top draw, because
+the runs of one comparison differ above it (/dev/shm/... or /daxfs).
+"""
+
+import mmap
+import os
+import pickle
+import random
+import struct
+import sys
+import time
+
+SIZE = 1 << 16
+BODY = 64
+HALF = (SIZE - BODY) // 2
+HEAD = struct.Struct("<QQII")
+SHARE = 0.5     # of the calls that may go, how many go
+# DAXFS_DIFF_SPLIT_TRACE=1: each call the peer made, and its answer, on
+# stderr (to see which host did what in a failing seed)
+TRACE = os.environ.get("DAXFS_DIFF_SPLIT_TRACE") == "1"
+
+# name: (positions of path arguments, keyword arguments that name a
+# descriptor and keep the call here when set)
+CALLS = {
+    "stat": ((0,), ("dir_fd",)),
+    "lstat": ((0,), ("dir_fd",)),
+    "mkdir": ((0,), ("dir_fd",)),
+    "rmdir": ((0,), ("dir_fd",)),
+    "unlink": ((0,), ("dir_fd",)),
+    "remove": ((0,), ("dir_fd",)),
+    "rename": ((0, 1), ("src_dir_fd", "dst_dir_fd")),
+    "replace": ((0, 1), ("src_dir_fd", "dst_dir_fd")),
+    "link": ((0, 1), ("src_dir_fd", "dst_dir_fd")),
+    "symlink": ((1,), ("dir_fd",)),
+    "readlink": ((0,), ("dir_fd",)),
+    "chmod": ((0,), ("dir_fd",)),
+    "chown": ((0,), ("dir_fd",)),
+    "lchown": ((0,), ()),
+    "utime": ((0,), ("dir_fd",)),
+    "truncate": ((0,), ()),
+    "listdir": ((0,), ()),
+    "access": ((0,), ("dir_fd",)),
+    "getxattr": ((0,), ()),
+    "setxattr": ((0,), ()),
+    "listxattr": ((0,), ()),
+    "removexattr": ((0,), ()),
+}
+
+REMOVALS = {"rmdir", "unlink", "remove", "rename", "replace"}
+
+
+class Mailbox:
+    def __init__(self, path, create=False):
+        if create:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.ftruncate(fd, SIZE)
+        else:
+            fd = os.open(path, os.O_RDWR)
+        self.map = mmap.mmap(fd, SIZE)
+        os.close(fd)
+
+    def head(self):
+        return HEAD.unpack_from(self.map, 0)
+
+    def put(self, slot, obj):
+        data = pickle.dumps(obj)
+        if len(data) > HALF:
+            data = pickle.dumps(("exc", "reply of %d bytes" % len(data)))
+        at = BODY + slot * HALF
+        self.map[at:at + len(data)] = data
+        struct.pack_into("<I", self.map, 16 + 4 * slot, len(data))
+
+    def get(self, slot):
+        n = self.head()[2 + slot]
+        at = BODY + slot * HALF
+        return pickle.loads(self.map[at:at + n])
+
+    def wait(self, slot, seq, deadline=600.0):
+        """Until the sequence number of slot (0 request, 1 reply) is
+        seq; sleeps more the longer it waits."""
+        nap, end = 0.0, time.monotonic() + deadline
+        while self.head()[slot] != seq:
+            if time.monotonic() > end:
+                raise TimeoutError("diff_split: no %s %d" %
+                                   ("request" if slot == 0 else "reply", seq))
+            time.sleep(nap)
+            nap = min(0.002, nap + 0.00005)
+
+    def bump(self, slot):
+        seq = self.head()[slot] + 1
+        struct.pack_into("<Q", self.map, 8 * slot, seq)
+        return seq
+
+
+class SplitOS:
+    """The os module as preload_diff_ops sees it in split mode: calls
+    in CALLS may go to the peer, everything else is os itself."""
+
+    def __init__(self, real, mailbox):
+        self.real = real
+        self.mb = mailbox
+        self.r = random.Random(0)
+        self.fixed = set()
+        self.top = "/"
+        self.cwd = None         # the working directory, if fixed
+        self.sent = 0           # calls the peer made
+        self.removals_sent = 0  # of them, those that may remove a name
+
+    def __getattr__(self, name):
+        if name in CALLS:
+            return lambda *a, **kw: self.call(name, a, kw)
+        return getattr(self.real, name)
+
+    def anchor(self, seed, root, top):
+        """A new sequence: its seed, its root (which it never moves) and
+        the top it works below (paths above it differ between the runs
+        of a comparison, so calls on them neither go nor draw)."""
+        self.r = random.Random(seed * 7919 + 17)
+        self.fixed = {root, top}
+        self.top = top
+
+    def chdir(self, p):
+        self.real.chdir(p)
+        self.moved()
+
+    def fchdir(self, fd):
+        self.real.fchdir(fd)
+        self.moved()
+
+    def moved(self):
+        """The working directory changed: is it one of the fixed ones
+        (by inode, whichever way it was reached)?"""
+        self.cwd = None
+        try:
+            here = self.real.stat(".")
+            for f in self.fixed:
+                st = self.real.stat(f)
+                if (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino):
+                    self.cwd = f
+                    return
+        except OSError:
+            pass
+
+    def absolute(self, p):
+        if not isinstance(p, str):
+            return None
+        if p == "":
+            return p
+        if not p.startswith("/"):
+            if self.cwd is None:
+                return None
+            p = self.cwd + "/" + p
+        return p if p == self.top or p.startswith(self.top + "/") else None
+
+    def remote_args(self, name, a, kw):
+        """The arguments as the peer gets them, or None: stays here."""
+        paths, fdkw = CALLS[name]
+        if any(kw.get(k) is not None for k in fdkw):
+            return None
+        if not a and name == "listdir":
+            a = (".",)
+        a = list(a)
+        for i in paths:
+            if i >= len(a):
+                return None
+            p = self.absolute(a[i])
+            if p is None:
+                return None
+            a[i] = p
+        return a
+
+    def call(self, name, a, kw):
+        ra = self.remote_args(name, a, kw)
+        if ra is None or self.r.random() >= SHARE:
+            return getattr(self.real, name)(*a, **kw)
+        self.sent += 1
+        if name in REMOVALS:
+            self.removals_sent += 1
+        self.mb.put(0, (name, ra, kw))
+        seq = self.mb.bump(0)
+        self.mb.wait(1, seq)
+        kind, val = self.mb.get(1)
+        if TRACE:
+            sys.stderr.write("peer: %s %r %r -> %s %r\n" % (name, ra, kw, kind,
+                                                          val))
+        if kind == "ok":
+            return val
+        if kind == "err":
+            raise OSError(val, os.strerror(val))
+        if kind == "value":
+            raise ValueError(val)
+        raise RuntimeError("diff_split peer: %s" % val)
+
+    def close_peer(self):
+        """Ends the peer; says how many calls it made."""
+        sys.stderr.write("diff_split: the peer made %d calls\n" % self.sent)
+        self.mb.put(0, None)
+        self.mb.wait(1, self.mb.bump(0))
+
+
+def install(modules, path):
+    """Split mode for these modules (their global os), the mailbox at
+    path, which the peer serves."""
+    so = SplitOS(os, Mailbox(path))
+    for m in modules:
+        m.os = so
+    return so
+
+
+def serve(path):
+    """The peer: executes requests until the empty one."""
+    mb = Mailbox(path)
+    seq = mb.head()[0]
+    while True:
+        seq += 1
+        mb.wait(0, seq, deadline=3600.0)
+        req = mb.get(0)
+        if req is None:
+            mb.put(1, ("ok", None))
+            mb.bump(1)
+            return
+        name, a, kw = req
+        try:
+            res = ("ok", getattr(os, name)(*a, **kw))
+        except OSError as e:
+            res = ("err", e.errno)
+        except ValueError as e:
+            res = ("value", str(e))
+        except Exception as e:     # noqa: BLE001 - told to the caller
+            res = ("exc", repr(e))
+        mb.put(1, res)
+        mb.bump(1)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "create":
+        Mailbox(sys.argv[2], create=True)
+    elif len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2])
+    else:
+        sys.exit("usage: diff_split.py create|serve MAILBOX")
+
+
+if __name__ == "__main__":
+    main()
