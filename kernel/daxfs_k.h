@@ -191,6 +191,9 @@ int daxfs_map_bdev(struct fs_context *fc, struct super_block *sb,
 int daxfs_check_meta_media(struct fs_context *fc, struct daxfs_sb_info *sbi);
 u64 daxfs_media_good(struct daxfs_sb_info *sbi, u64 off, u64 len);
 
+/* alias.c: a lookup's dentry, and a directory's stale one elsewhere */
+struct dentry *daxfs_splice_alias(struct inode *inode, struct dentry *dentry);
+
 /* inode.c */
 /* names and listings trusted by a change counter (off by default) */
 extern bool daxfs_trust_cached;

@@ -1059,7 +1059,7 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 	}
 	if (err && err != -ENOENT)
 		return ERR_PTR(daxfs_kerr(dir->i_sb, err, "lookup"));
-	return d_splice_alias(inode, dentry);
+	return daxfs_splice_alias(inode, dentry);
 }
 
 /* Owner of a new inode: fsuid, and the group of a setgid directory. */
@@ -1331,6 +1331,43 @@ static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentr
 	return daxfs_instantiate(dir, dentry, ino, &ln);
 }
 
+/* link by number: the core refuses a count at 0 */
+static int daxfs_link_number(struct inode *inode, struct inode *dir,
+			     struct dentry *dentry, struct daxfs_space_wait *w)
+{
+	int err;
+
+	do {
+		err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino, dir->i_ino,
+				 dentry->d_name.name, dentry->d_name.len);
+	} while (daxfs_k_space_retry(dir->i_sb, w, err));
+	return err;
+}
+
+/*
+ * The source name is gone, and the dentry may not have come from a path
+ * walk, which would have looked at it: a descriptor's (linkat through
+ * /proc/self/fd, AT_EMPTY_PATH) whose name another host renamed or
+ * removed.  tmpfs links the open file.  While this host holds the file
+ * open (open_lock keeps the last close from letting it go), its number
+ * cannot come to name another file, so it links by number.  After a path
+ * walk this is a rename elsewhere racing ours: linked as if first.
+ */
+static int daxfs_link_held(struct inode *inode, struct inode *dir,
+			   struct dentry *dentry, struct daxfs_space_wait *w)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	int err = -ENOENT;
+
+	if (!S_ISREG(inode->i_mode))
+		return err;
+	mutex_lock(&ei->open_lock);
+	if (ei->nr_opens || ei->create_hold)
+		err = daxfs_link_number(inode, dir, dentry, w);
+	mutex_unlock(&ei->open_lock);
+	return err;
+}
+
 static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
 {
 	struct inode *inode = d_inode(old);
@@ -1348,15 +1385,11 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 		/*
 		 * A name removed here while a descriptor holds the file, which
 		 * other names keep (linkat through /proc/self/fd): no source
-		 * name to hold, so by number, as the FUSE mount links; the
-		 * core refuses a count at 0.  By name it was -ENOENT, where
-		 * tmpfs links (the differential test's link_fd calls).
+		 * name to hold, so by number, as the FUSE mount links.  By
+		 * name it was -ENOENT, where tmpfs links (the differential
+		 * test's link_fd calls).
 		 */
-		do {
-			err = daxfs_link(DAXFS_FS(dir->i_sb), inode->i_ino,
-					 dir->i_ino, dentry->d_name.name,
-					 dentry->d_name.len);
-		} while (daxfs_k_space_retry(dir->i_sb, &w, err));
+		err = daxfs_link_number(inode, dir, dentry, &w);
 		goto linked;
 	}
 	/* by the source name: the core holds it until the new name is in,
@@ -1371,6 +1404,8 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	release_dentry_name_snapshot(&src);
 	dput(sdir);
+	if (err == -ENOENT)
+		err = daxfs_link_held(inode, dir, dentry, &w);
 linked:
 	if (err == -EEXIST)
 		d_drop(dentry);

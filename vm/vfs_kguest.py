@@ -1373,6 +1373,51 @@ def scen_stalewrite(mnt, role, rounds="10"):
     result(stalewrite="ok")
 
 
+def scen_staledir(mnt, role):
+    """Names another host moved, used here by dentries this kernel kept
+    (docs/kernel.md "Stale directory dentries"; found by the two-guest
+    differential test, 2026-12-05).  A holds sd/x/f open and has looked at
+    sd/x and sd/u; B moves x and u into sd/y (x2, u2) and renames x2/f to g;
+    then A, with no look at the old names: links the open file through
+    /proc/self/fd (ENOENT by its stale name before), renames y/x2, whose
+    stale dentry A's descriptor keeps in use, and y/u2, whose stale dentry
+    nothing uses, into sd (both ESTALE in rename(2) before)."""
+    d = os.path.join(mnt, "sd")
+    if role == "B":
+        ch_wait(mnt, "sd-made")
+        os.mkdir(os.path.join(d, "y"))
+        os.rename(os.path.join(d, "x"), os.path.join(d, "y", "x2"))
+        os.rename(os.path.join(d, "u"), os.path.join(d, "y", "u2"))
+        os.rename(os.path.join(d, "y", "x2", "f"), os.path.join(d, "y", "x2", "g"))
+        ch_mark(mnt, "sd-moved")
+        ch_wait(mnt, "sd-done")
+        check(sorted(os.listdir(d)) == ["h", "u3", "x3", "y"],
+              f"B sees sd: {sorted(os.listdir(d))}")
+        check(os.listdir(os.path.join(d, "x3")) == ["g"], "B sees x3")
+        check(os.stat(os.path.join(d, "h")).st_nlink == 2, "B sees h's links")
+        result(staledir="ok")
+        return
+    os.makedirs(os.path.join(d, "x"))
+    os.mkdir(os.path.join(d, "u"))
+    fd = os.open(os.path.join(d, "x", "f"), os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, b"staledir")
+    os.stat(os.path.join(d, "u"))
+    ch_mark(mnt, "sd-made")
+    ch_wait(mnt, "sd-moved")
+    try:
+        linkat(f"/proc/self/fd/{fd}", os.path.join(d, "h"), AT_SYMLINK_FOLLOW)
+        check(os.fstat(fd).st_nlink == 2, f"nlink {os.fstat(fd).st_nlink} after the link")
+        os.rename(os.path.join(d, "y", "x2"), os.path.join(d, "x3"))
+        os.rename(os.path.join(d, "y", "u2"), os.path.join(d, "u3"))
+        with open(os.path.join(d, "x3", "g"), "rb") as fp:
+            check(fp.read() == b"staledir", "x3/g's bytes")
+        check(os.pread(fd, 8, 0) == b"staledir", "the open file's bytes")
+    finally:
+        os.close(fd)
+        ch_mark(mnt, "sd-done")
+    result(staledir="ok")
+
+
 def scen_reopen(mnt):
     """A file unlinked while open is opened again through /proc/self/fd."""
     d = os.path.join(mnt, "reopen")
@@ -1396,6 +1441,7 @@ SCENARIOS = {
     "chattr": scen_chattr,
     "creat": scen_creat,
     "stalewrite": scen_stalewrite,
+    "staledir": scen_staledir,
     "reopen": scen_reopen,
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,

@@ -210,6 +210,21 @@ def test_kernel_stale_write_two_guests(request, built):
     two_guests(request, "stalewrite", seen)
 
 
+def test_kernel_stale_dentries_two_guests(request, built):
+    """Names another host moved, reached through dentries this kernel kept
+    (docs/kernel.md "Stale directory dentries"): guest A holds a file open in a
+    directory that guest B moves into another one (and renames the file), and has
+    looked at a second directory B moves too.  A links the open file through
+    /proc/self/fd and renames both directories by their new names, with no look at
+    the old ones first: each must work, as on one host (ENOENT and ESTALE before,
+    found by the two-guest differential test).  fsck is clean."""
+    def moved(r):
+        assert sorted(r.listdir("/sd")) == ["h", "u3", "x3", "y"]
+        assert r.read_file("/sd/h") == b"staledir"
+
+    two_guests(request, "staledir", moved)
+
+
 def test_kernel_creat_two_guests(request, built):
     """open(O_CREAT) through daxfs.ko's atomic_open (docs/kernel.md "Creating a
     file: atomic_open"), which makes an O_EXCL file without a lookup first.  Guest A
