@@ -23,7 +23,7 @@ import tempfile
 
 import pytest
 
-from helpers import env
+from helpers import diff_split, env
 from helpers import fuse as hf
 from test_preload_diff import (OPS_SCRIPT, families, first_difference, seeds,
                                sections)
@@ -33,12 +33,14 @@ pytestmark = pytest.mark.skipif(hf.skip_reason() is not None,
 BATCH = 30
 
 
-def start_ops(d, ops, batch, uid=None):
+def start_ops(d, ops, batch, uid=None, split=None):
     os.makedirs(d, exist_ok=True)
     e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1",
              DAXFS_DIFF_UNLOCK_AT_CLOSE="1", DAXFS_DIFF_FAMILIES=families())
     if uid is not None:
         e["DAXFS_DIFF_UID"] = str(uid)
+    if split is not None:
+        e["DAXFS_DIFF_SPLIT"] = split
     return subprocess.Popen([sys.executable, OPS_SCRIPT, d, str(ops)] +
                             [str(s) for s in batch], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=e)
@@ -57,6 +59,22 @@ def collect(procs):
 
 def run_ops(d, ops, batch, uid=None):
     return collect([start_ops(d, ops, batch, uid)])
+
+
+def split_ops(d, peer_d, ops, batch, scratch):
+    """run_ops from d, with about half of the calls by path made by a
+    peer process below peer_d (tests/helpers/diff_split.py)."""
+    mb = os.path.join(scratch, "mailbox")
+    subprocess.run([sys.executable, diff_split.__file__, "create", mb],
+                   check=True)
+    argv = [sys.executable, diff_split.__file__, "serve", mb]
+    if peer_d != d:
+        argv += [d, peer_d]
+    peer = subprocess.Popen(argv)
+    try:
+        return collect([start_ops(d, ops, batch, split=mb)])
+    finally:
+        diff_split.end_peer(peer)
 
 
 def differences(want, got, batch):
@@ -132,4 +150,35 @@ def test_fuse_two_hosts_random_calls_match_tmpfs(region_path):
         raise
     end_clean(region_path, mounts)
     failures = differences(want, got, all_seeds)
+    assert not failures, "\n\n".join(failures[:3])
+
+
+@pytest.mark.timeout(900)
+def test_fuse_one_sequence_from_two_hosts_matches_tmpfs(region_path):
+    """One sequence on one tree from two FUSE mounts of the region, about
+    half of its calls by path made on the second (docs/testing.md "One
+    tree, two hosts"): with timeout=0 (docs/fuse.md "Coherence") each
+    mount must answer at once for what the other just did."""
+    env.mkfs(region_path, 256 * env.MiB)
+    ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
+    all_seeds = seeds()
+    opts = ["allow_other", "timeout=0"]
+    mounts = [hf.Mount(region_path, opts=opts) for _ in range(2)]
+    failures = []
+    try:
+        for b in range(0, len(all_seeds), BATCH):
+            batch = all_seeds[b:b + BATCH]
+            with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
+                t = os.path.join(tmp, "t")
+                want = split_ops(t, t, ops, batch, tmp)
+                got = split_ops(mounts[0].path("split%d" % b),
+                                mounts[1].path("split%d" % b), ops, batch, tmp)
+            failures += differences(want, got, batch)
+            if failures:
+                break
+    except BaseException:
+        for m in mounts:
+            m.close()
+        raise
+    end_clean(region_path, mounts)
     assert not failures, "\n\n".join(failures[:3])

@@ -27,11 +27,12 @@ import tempfile
 
 import pytest
 
+from helpers import diff_split
 from helpers import preload as pl
 
 OPS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "helpers", "preload_diff_ops.py")
-SPLIT_SCRIPT = os.path.join(os.path.dirname(OPS_SCRIPT), "diff_split.py")
+SPLIT_SCRIPT = diff_split.__file__
 BATCH = 30      # seeds per run of the script
 
 
@@ -138,11 +139,7 @@ def split_run(script, top, scratch, region=None):
         return pl.sh("DAXFS_DIFF_SPLIT=%s %s" % (mb, script), top, region,
                      timeout=600)
     finally:
-        try:
-            peer.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            peer.kill()
-            peer.wait()
+        diff_split.end_peer(peer)
 
 
 @pytest.mark.timeout(900)

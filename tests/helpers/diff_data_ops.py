@@ -31,6 +31,7 @@ position of holes), nothing is printed.
 import ctypes
 import errno
 import fcntl
+import hashlib
 import mmap
 import os
 import struct
@@ -410,12 +411,18 @@ class DataOps:
         return name, "%s fl=%d" % (args, fl), res
 
 
-def file_digest(path, size, h):
+def digest(data):
+    """Bytes as the generator prints them: length and a short hash."""
+    return "%d:%s" % (len(data), hashlib.sha1(data).hexdigest()[:8])
+
+
+def file_digest(path, size):
     """The tree walk's digest of a regular file: whole below 1 MiB, else
-    its first MiB and its last 64 KiB (files of gigabytes are sparse)."""
+    its first MiB and its last 64 KiB (files of gigabytes are sparse).
+    In split mode the peer may read it (diff_split.py)."""
     with open(path, "rb") as f:
         if size <= 1 << 20:
-            return h(f.read())
+            return digest(f.read())
         head = f.read(1 << 20)
         f.seek(size - 65536)
-        return "%s..%s" % (h(head), h(f.read()))
+        return "%s..%s" % (digest(head), digest(f.read()))

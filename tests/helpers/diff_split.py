@@ -6,7 +6,7 @@ DAXFS_DIFF_SPLIT=MAILBOX, a part of its path calls (stat, lstat, mkdir,
 rename, unlink, chmod, truncate by path, ...) run instead in a second
 process, the peer, which may be another host of the same region:
 
-    python3 diff_split.py serve MAILBOX
+    python3 diff_split.py serve MAILBOX [FROM TO]
 
 The peer executes each call it is sent and answers with the result or
 the errno.  The sequence goes on in lock-step, so each call still sees
@@ -76,16 +76,30 @@ CALLS = {
     "setxattr": ((0,), ()),
     "listxattr": ((0,), ()),
     "removexattr": ((0,), ()),
+    # the tree walk reads each file (diff_data_ops.file_digest): the peer
+    # reads what this host wrote
+    "file_digest": ((0,), ()),
 }
 
 REMOVALS = {"rmdir", "unlink", "remove", "rename", "replace"}
 
 
+def function(name):
+    """What a call in CALLS runs, here or at the peer."""
+    if name == "file_digest":
+        import diff_data_ops
+        return diff_data_ops.file_digest
+    return getattr(os, name)
+
+
 class Mailbox:
     def __init__(self, path, create=False):
         if create:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+            # whole before it has its name: a peer may wait for the name
+            fd = os.open(path + ".new", os.O_RDWR | os.O_CREAT | os.O_TRUNC,
+                         0o600)
             os.ftruncate(fd, SIZE)
+            os.rename(path + ".new", path)
         else:
             fd = os.open(path, os.O_RDWR)
         self.map = mmap.mmap(fd, SIZE)
@@ -204,7 +218,7 @@ class SplitOS:
     def call(self, name, a, kw):
         ra = self.remote_args(name, a, kw)
         if ra is None or self.r.random() >= SHARE:
-            return getattr(self.real, name)(*a, **kw)
+            return function(name)(*a, **kw)
         self.sent += 1
         if name in REMOVALS:
             self.removals_sent += 1
@@ -239,8 +253,18 @@ def install(modules, path):
     return so
 
 
-def serve(path):
-    """The peer: executes requests until the empty one."""
+def translate(a, frm, to):
+    """Paths below frm, the generator's top, as below to, the peer's."""
+    if frm is None:
+        return a
+    return [to + x[len(frm):] if isinstance(x, str) and
+            (x == frm or x.startswith(frm + "/")) else x for x in a]
+
+
+def serve(path, frm=None, to=None):
+    """The peer: executes requests until the empty one; paths below frm
+    are taken as below to (a FUSE mount of its own, elsewhere).  Returns
+    how many it executed."""
     mb = Mailbox(path)
     seq = mb.head()[0]
     while True:
@@ -250,10 +274,11 @@ def serve(path):
         if req is None:
             mb.put(1, ("ok", None))
             mb.bump(1)
-            return
+            return seq - 1
         name, a, kw = req
+        a = translate(a, frm, to)
         try:
-            res = ("ok", getattr(os, name)(*a, **kw))
+            res = ("ok", function(name)(*a, **kw))
         except OSError as e:
             res = ("err", e.errno)
         except ValueError as e:
@@ -264,13 +289,24 @@ def serve(path):
         mb.bump(1)
 
 
+def end_peer(proc):
+    """Waits for a peer process the generator told to end; kills one
+    whose generator failed first."""
+    try:
+        proc.wait(timeout=10)
+    except Exception:   # noqa: BLE001 - TimeoutExpired, without subprocess
+        proc.kill()
+        proc.wait()
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "create":
         Mailbox(sys.argv[2], create=True)
-    elif len(sys.argv) == 3 and sys.argv[1] == "serve":
-        serve(sys.argv[2])
+    elif len(sys.argv) in (3, 5) and sys.argv[1] == "serve":
+        serve(*sys.argv[2:])
     else:
-        sys.exit("usage: diff_split.py create|serve MAILBOX")
+        sys.exit("usage: diff_split.py create MAILBOX\n"
+                 "       diff_split.py serve MAILBOX [FROM TO]")
 
 
 if __name__ == "__main__":

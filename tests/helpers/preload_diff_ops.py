@@ -32,14 +32,13 @@ here, each where it arises:
 
 import ctypes
 import errno
-import hashlib
 import os
 import random
 import shutil
 import stat
 import sys
 
-from diff_data_ops import FAMILIES, DataOps, file_digest
+from diff_data_ops import FAMILIES, DataOps, digest, file_digest
 
 LONG = "L" * 255        # the longest name
 NAMES = ["a", "b", "c", LONG]
@@ -322,9 +321,7 @@ class Run(DataOps):
             s += " mtime=%d" % st.st_mtime_ns
         return s
 
-    @staticmethod
-    def h(data):
-        return "%d:%s" % (len(data), hashlib.sha1(data).hexdigest()[:8])
+    h = staticmethod(digest)
 
     # -- the calls --------------------------------------------------------
 
@@ -769,7 +766,8 @@ class Run(DataOps):
                     if stat.S_ISLNK(st.st_mode):
                         line += " -> " + os.readlink(p)
                     elif stat.S_ISREG(st.st_mode):
-                        line += " " + file_digest(p, st.st_size, self.h)
+                        line += " " + getattr(os, "file_digest",
+                                              file_digest)(p, st.st_size)
                 except OSError as e:    # a user's modes
                     lines.append(short("%s %s" % (rel + n, errno.errorcode.get(
                         e.errno, e.errno))))

@@ -12,7 +12,7 @@ stay open (DAXFS_DIFF_KEEP_REMOVED, as in the preload's test: daxfs.ko changes a
 removed directory's attributes in its inode, docs/kernel.md).  Skip/fail rules as in
 test_kernel_cluster.py.  Console log: build/vm/logs/test_kernel_diff/A.log.
 
-The second test makes it three hosts at once on one region: two guests, each
+The third test makes it three hosts at once on one region: two guests, each
 with its own seeds in its own directory, and the host itself through a FUSE
 mount (tests/test_fuse_diff.py's way); each must answer as its own tmpfs does.
 """
@@ -114,5 +114,32 @@ def test_kernel_three_hosts_random_calls_match_tmpfs(request, built):
             assert res.guests[g].results.get("diff") == "ok", \
                 res.summary() + "\n" + res.guests[g].tail(40)
         assert found.get("umount") == 0 and not found.get("diff"), found
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+
+
+@pytest.mark.timeout(1800)
+def test_kernel_one_sequence_from_two_guests_matches_tmpfs(request, built):
+    """One sequence per seed on one tree from two guests (docs/testing.md
+    "One tree, two hosts"): A runs the generator, and B makes about half
+    of its calls by path, in lock-step through a mailbox file both map
+    from the region.  Each guest's dentries, inodes and record caches must
+    answer at once for what the other just did: the output must be the
+    same as A's with its peer on a tmpfs; fsck is clean afterwards."""
+    n = max(SEEDS // 2, 1)
+    with Cluster(label=request.node.name, size=SIZE, timeout=1500) as c:
+        mkfs(c.shm)
+        tail = ["umount", "rmmod", "clean"]
+        guests = [Guest("A", "daxfs-k", ["load", "mount:phys",
+                                         f"df:split:fam={FAMILIES}:keep=1:{n}:{OPS}"]
+                        + tail),
+                  Guest("B", "daxfs-k", ["load", "mount:phys", "df:peer"] + tail)]
+        res = c.run(guests)
+        assert res.ok, res.summary()
+        ra, rb = res.guests["A"].results, res.guests["B"].results
+        assert ra.get("diff") == "ok", res.summary() + "\n" + res.guests["A"].tail(40)
+        assert ra.get("diff_seeds") == str(n), res.summary()
+        assert rb.get("peer") == "ok" and int(rb.get("peer_calls", 0)) > 0, \
+            res.summary() + "\n" + res.guests["B"].tail(20)
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
