@@ -161,6 +161,8 @@ def scen_split(mnt, *args):
     mb = os.path.join(mnt, "split.mbox")
     diff_split.Mailbox(mb, create=True)
     drc, got = run_ops(os.path.join(mnt, "split"), int(ops), seeds, split=mb)
+    if drc:
+        diff_split.abandon(mb)
     if trc or drc:
         result(diff="fail", diff_rc=f"{trc}/{drc}")
         return

@@ -266,7 +266,9 @@ def serve(path, frm=None, to=None):
     are taken as below to (a FUSE mount of its own, elsewhere).  Returns
     how many it executed."""
     mb = Mailbox(path)
-    seq = mb.head()[0]
+    # from 0, the fresh mailbox's: the generator may have sent its first
+    # request before this process came this far
+    seq = 0
     while True:
         seq += 1
         mb.wait(0, seq, deadline=3600.0)
@@ -287,6 +289,15 @@ def serve(path, frm=None, to=None):
             res = ("exc", repr(e))
         mb.put(1, res)
         mb.bump(1)
+
+
+def abandon(path):
+    """Tells the peer to end when the generator could not: it died, maybe
+    between a request and its reply; the peer ends at the next request it
+    takes (a peer in another guest cannot be killed from here)."""
+    mb = Mailbox(path)
+    mb.put(0, None)
+    mb.bump(0)
 
 
 def end_peer(proc):
