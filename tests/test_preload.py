@@ -1800,6 +1800,37 @@ EOF''', "cfr")
     assert b"exchange onto an ancestor EINVAL" in out
 
 
+def test_linkat_follows_symlinks(region):
+    """linkat(AT_SYMLINK_FOLLOW) of a symlink links the file at the end of
+    its chain (relative targets from the link's directory), and fails as
+    Linux does on a directory (EPERM), a dangling link (ENOENT), a loop
+    (ELOOP) and a taken name (EEXIST).  It said EOPNOTSUPP until
+    2026-12-05 (the two-host differential test's seed 524)."""
+    out = pl.compare(region, r'''"$PY" - <<'EOF'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+d = os.environ["D"]
+os.makedirs(d + "/c")
+os.chdir(d)
+
+def linkat(a, b):
+    if libc.linkat(-100, a.encode(), -100, b.encode(), 0x400) < 0:
+        return errno.errorcode[ctypes.get_errno()]
+    st = os.lstat(b)
+    return "ok", st.st_ino == os.stat("a").st_ino, oct(st.st_mode), st.st_nlink
+
+open("a", "w").write("x")
+for target, name in [("./a", "b"), ("b", "bb"), ("c", "dl"), ("nowhere", "dd"),
+                     ("loop", "loop"), ("../a", "c/up")]:
+    os.symlink(target, name)
+for src, dst in [("b", "c/n1"), ("bb", "c/n2"), ("dl", "c/n3"), ("dd", "c/n4"),
+                 ("loop", "c/n5"), ("c/up", "c/n6"), ("b", "a")]:
+    print(src, dst, linkat(src, dst))
+EOF''', "lkf")
+    assert b"b c/n1 ('ok', True, '0o100644', 2)" in out
+    assert b"dl c/n3 EPERM" in out and b"loop c/n5 ELOOP" in out
+
+
 def test_record_lock_needs_access_mode(region):
     """A read lock needs a readable open and a write lock a writable one
     (EBADF, before any conflict), for POSIX and OFD locks, as on tmpfs;
