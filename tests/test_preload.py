@@ -1785,6 +1785,8 @@ show("exchange onto an ancestor", lambda: rename2("a/b", "a", 2))
 show("exchange, file/", lambda: rename2("e", "g/", 2))
 show("exchange", lambda: rename2("e", "g", 2))
 show("listing", lambda: sorted(os.listdir(".")))
+# the new name's length before a trailing slash's ENOTDIR
+show("file/ to a long name", lambda: os.rename("f/", "M" * 256 + "/"))
 # an empty name is ENOENT, never EXDEV from a region path and a
 # kernel-side "" (found by the two-host differential test, 2026-12-05)
 os.chdir("/")
@@ -1796,6 +1798,7 @@ show("link from empty", lambda: os.link("", d + "/h"))
 EOF''', "cfr")
     assert b"overlap EINVAL" in out and b"to append EBADF" in out
     assert b"rename to empty ENOENT" in out and b"link to empty ENOENT" in out
+    assert b"file/ to a long name ENAMETOOLONG" in out
     assert b"noreplace into itself EEXIST" in out
     assert b"exchange onto an ancestor EINVAL" in out
 

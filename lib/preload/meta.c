@@ -539,9 +539,23 @@ static int below(struct daxfs_handle *h, const char *anc, const char *path)
 	}
 }
 
+/* Whether the last name of path is longer than a name may be. */
+static bool last_too_long(const char *path)
+{
+	size_t end = strlen(path), start;
+
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	for (start = end; start && path[start - 1] != '/'; start--)
+		;
+	return end - start > DAXFS_NAME_MAX;
+}
+
 /* What the kernel checks first on a rename: both parents resolve to
  * directories, then the old name (old: never followed, its attributes
- * into *a; ENOENT comes before the new name's ENAMETOOLONG).  0: they do. */
+ * into *a; ENOENT comes before the new name's ENAMETOOLONG), then the
+ * new name's lookup (ENAMETOOLONG before a trailing slash's ENOTDIR and
+ * the subdirectory checks).  0: they pass. */
 static int rename_names_err(struct daxfs_handle *h, int d1, const char *p1,
 			    int d2, const char *p2, const char *old,
 			    struct daxfs_attr *a)
@@ -550,7 +564,9 @@ static int rename_names_err(struct daxfs_handle *h, int d1, const char *p1,
 
 	if (!err)
 		err = pl_parent_err(d2, p2);
-	return err ? err : daxfs_path_lstat(h, old, a);
+	if (!err)
+		err = daxfs_path_lstat(h, old, a);
+	return !err && last_too_long(p2) ? -ENAMETOOLONG : err;
 }
 
 /* The name itself, never followed, of region path src: "l/" is the
