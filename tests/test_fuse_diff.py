@@ -61,7 +61,7 @@ def run_ops(d, ops, batch, uid=None):
     return collect([start_ops(d, ops, batch, uid)])
 
 
-def split_ops(d, peer_d, ops, batch, scratch):
+def split_ops(d, peer_d, ops, batch, scratch, uid=None):
     """run_ops from d, with about half of the calls by path made by a
     peer process below peer_d (tests/helpers/diff_split.py)."""
     mb = os.path.join(scratch, "mailbox")
@@ -70,9 +70,12 @@ def split_ops(d, peer_d, ops, batch, scratch):
     argv = [sys.executable, diff_split.__file__, "serve", mb]
     if peer_d != d:
         argv += [d, peer_d]
-    peer = subprocess.Popen(argv)
+    e = dict(os.environ)
+    if uid is not None:
+        e["DAXFS_DIFF_UID"] = str(uid)
+    peer = subprocess.Popen(argv, env=e)
     try:
-        return collect([start_ops(d, ops, batch, split=mb)])
+        return collect([start_ops(d, ops, batch, uid, split=mb)])
     finally:
         diff_split.end_peer(peer)
 
@@ -153,12 +156,9 @@ def test_fuse_two_hosts_random_calls_match_tmpfs(region_path):
     assert not failures, "\n\n".join(failures[:3])
 
 
-@pytest.mark.timeout(900)
-def test_fuse_one_sequence_from_two_hosts_matches_tmpfs(region_path):
-    """One sequence on one tree from two FUSE mounts of the region, about
-    half of its calls by path made on the second (docs/testing.md "One
-    tree, two hosts"): with timeout=0 (docs/fuse.md "Coherence") each
-    mount must answer at once for what the other just did."""
+def one_sequence_two_hosts(region_path, uid=None):
+    """The seeds on tmpfs and on two FUSE mounts, split (split_ops); the
+    first batch's differences."""
     env.mkfs(region_path, 256 * env.MiB)
     ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
     all_seeds = seeds()
@@ -169,10 +169,12 @@ def test_fuse_one_sequence_from_two_hosts_matches_tmpfs(region_path):
         for b in range(0, len(all_seeds), BATCH):
             batch = all_seeds[b:b + BATCH]
             with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
+                os.chmod(tmp, 0o755)    # for the user's walk to t
                 t = os.path.join(tmp, "t")
-                want = split_ops(t, t, ops, batch, tmp)
+                want = split_ops(t, t, ops, batch, tmp, uid)
                 got = split_ops(mounts[0].path("split%d" % b),
-                                mounts[1].path("split%d" % b), ops, batch, tmp)
+                                mounts[1].path("split%d" % b), ops, batch,
+                                tmp, uid)
             failures += differences(want, got, batch)
             if failures:
                 break
@@ -181,4 +183,23 @@ def test_fuse_one_sequence_from_two_hosts_matches_tmpfs(region_path):
             m.close()
         raise
     end_clean(region_path, mounts)
+    return failures
+
+
+@pytest.mark.timeout(900)
+def test_fuse_one_sequence_from_two_hosts_matches_tmpfs(region_path):
+    """One sequence on one tree from two FUSE mounts of the region, about
+    half of its calls by path made on the second (docs/testing.md "One
+    tree, two hosts"): with timeout=0 (docs/fuse.md "Coherence") each
+    mount must answer at once for what the other just did."""
+    failures = one_sequence_two_hosts(region_path)
+    assert not failures, "\n\n".join(failures[:3])
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become a user")
+def test_fuse_one_sequence_from_two_hosts_as_a_user(region_path):
+    """The same as user nobody (65534) on both hosts: a mode one host sets
+    must decide the other's next call at once (EACCES, EPERM)."""
+    failures = one_sequence_two_hosts(region_path, uid=65534)
     assert not failures, "\n\n".join(failures[:3])

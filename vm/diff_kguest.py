@@ -137,7 +137,7 @@ def scen_diff(mnt, *args):
 
 
 def scen_split(mnt, *args):
-    """scen_split(MNT, [fam=...] [keep=1] [trace=1] [SEEDS [OPS [FIRST]]]): one
+    """scen_split(MNT, [fam=...] [uid=N] [keep=1] [trace=1] [SEEDS [OPS [FIRST]]]): one
     sequence per seed from two hosts (docs/testing.md "One tree, two hosts"): this
     guest runs the generator, and about half of its calls by path are made by the
     other guest, whose `peer` step serves MNT/split.mbox.  The reference: the same
@@ -170,9 +170,11 @@ def scen_split(mnt, *args):
         result(diff="ok", diff_seeds=len(seeds))
 
 
-def scen_peer(mnt, wait="1200"):
-    """scen_peer(MNT [WAIT]): the other guest of scen_split: waits up to WAIT s for
-    MNT/split.mbox, then makes the calls it is sent until told to end."""
+def scen_peer(mnt, *args):
+    """scen_peer(MNT [uid=N] [WAIT]): the other guest of scen_split: waits up to
+    WAIT s (1200) for MNT/split.mbox, then makes the calls it is sent until told to
+    end, as user N if given (the generator's)."""
+    wait = (options(args) + ["1200"])[0]
     mb = os.path.join(mnt, "split.mbox")
     end = time.monotonic() + float(wait)
     while not os.path.exists(mb):

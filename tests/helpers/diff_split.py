@@ -92,6 +92,19 @@ def function(name):
     return getattr(os, name)
 
 
+def become_user():
+    """DAXFS_DIFF_UID: the same user as the generator (preload_diff_ops.py
+    become_user).  What the calls need is imported first: the user may not
+    read the interpreter's modules (a virtual environment below /root)."""
+    uid = int(os.environ.get("DAXFS_DIFF_UID", "-1"))
+    if uid < 0:
+        return
+    function("file_digest")
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
 class Mailbox:
     def __init__(self, path, create=False):
         if create:
@@ -266,6 +279,7 @@ def serve(path, frm=None, to=None):
     are taken as below to (a FUSE mount of its own, elsewhere).  Returns
     how many it executed."""
     mb = Mailbox(path)
+    become_user()       # once the mailbox (root's) is open
     # from 0, the fresh mailbox's: the generator may have sent its first
     # request before this process came this far
     seq = 0

@@ -869,13 +869,14 @@ def main():
     top, nops = sys.argv[1], int(sys.argv[2])
     os.umask(0o022)
     os.makedirs(top, exist_ok=True)
-    become_user(top)
     split = None
     if os.environ.get("DAXFS_DIFF_SPLIT"):
+        # the mailbox is root's: opened before become_user
         import diff_data_ops
         import diff_split
         split = diff_split.install([sys.modules[__name__], diff_data_ops],
                                    os.environ["DAXFS_DIFF_SPLIT"])
+    become_user(top)
     for seed in sys.argv[3:]:
         Run(top, int(seed), nops).run()
         sys.stdout.flush()

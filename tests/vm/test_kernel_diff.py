@@ -118,22 +118,18 @@ def test_kernel_three_hosts_random_calls_match_tmpfs(request, built):
         assert rc == 0, out
 
 
-@pytest.mark.timeout(1800)
-def test_kernel_one_sequence_from_two_guests_matches_tmpfs(request, built):
-    """One sequence per seed on one tree from two guests (docs/testing.md
-    "One tree, two hosts"): A runs the generator, and B makes about half
-    of its calls by path, in lock-step through a mailbox file both map
-    from the region.  Each guest's dentries, inodes and record caches must
-    answer at once for what the other just did: the output must be the
-    same as A's with its peer on a tmpfs; fsck is clean afterwards."""
+def one_sequence_two_guests(request, uid=None):
+    """Guest A's generator with guest B its peer (df:split, df:peer); asserts
+    that they matched A's tmpfs run, and fsck."""
     n = max(SEEDS // 2, 1)
+    user = f":uid={uid}" if uid is not None else ""
     with Cluster(label=request.node.name, size=SIZE, timeout=1500) as c:
         mkfs(c.shm)
         tail = ["umount", "rmmod", "clean"]
         guests = [Guest("A", "daxfs-k", ["load", "mount:phys",
-                                         f"df:split:fam={FAMILIES}:keep=1:{n}:{OPS}"]
+                                         f"df:split:fam={FAMILIES}{user}:keep=1:{n}:{OPS}"]
                         + tail),
-                  Guest("B", "daxfs-k", ["load", "mount:phys", "df:peer"] + tail)]
+                  Guest("B", "daxfs-k", ["load", "mount:phys", f"df:peer{user}"] + tail)]
         res = c.run(guests)
         assert res.ok, res.summary()
         ra, rb = res.guests["A"].results, res.guests["B"].results
@@ -143,3 +139,22 @@ def test_kernel_one_sequence_from_two_guests_matches_tmpfs(request, built):
             res.summary() + "\n" + res.guests["B"].tail(20)
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
+
+
+@pytest.mark.timeout(1800)
+def test_kernel_one_sequence_from_two_guests_matches_tmpfs(request, built):
+    """One sequence per seed on one tree from two guests (docs/testing.md
+    "One tree, two hosts"): A runs the generator, and B makes about half
+    of its calls by path, in lock-step through a mailbox file both map
+    from the region.  Each guest's dentries, inodes and record caches must
+    answer at once for what the other just did: the output must be the
+    same as A's with its peer on a tmpfs; fsck is clean afterwards."""
+    one_sequence_two_guests(request)
+
+
+@pytest.mark.timeout(1800)
+def test_kernel_one_sequence_from_two_guests_as_a_user(request, built):
+    """The same as user nobody (65534) on both guests: a mode, owner or
+    sticky bit one guest sets must decide the other's next permission check
+    at once, whatever its inodes cached (docs/kernel.md "Coherence")."""
+    one_sequence_two_guests(request, uid=65534)
