@@ -91,7 +91,8 @@ struct dentry *daxfs_splice_alias(struct inode *inode, struct dentry *dentry)
 {
 	struct dentry *alias;
 
-	if (!inode || !S_ISDIR(inode->i_mode))
+	/* an error, no inode, or not a directory: as the VFS has it */
+	if (IS_ERR_OR_NULL(inode) || !S_ISDIR(inode->i_mode))
 		return d_splice_alias(inode, dentry);
 	alias = d_find_any_alias(inode);
 	if (!alias)
