@@ -64,20 +64,12 @@ def run_ops(d, ops, batch, uid=None):
 def split_ops(d, peer_d, ops, batch, scratch, uid=None):
     """run_ops from d, with about half of the calls by path made by a
     peer process below peer_d (tests/helpers/diff_split.py)."""
-    mb = os.path.join(scratch, "mailbox")
-    subprocess.run([sys.executable, diff_split.__file__, "create", mb],
-                   check=True)
-    argv = [sys.executable, diff_split.__file__, "serve", mb]
-    if peer_d != d:
-        argv += [d, peer_d]
     e = dict(os.environ)
     if uid is not None:
         e["DAXFS_DIFF_UID"] = str(uid)
-    peer = subprocess.Popen(argv, env=e)
-    try:
+    with diff_split.peer(os.path.join(scratch, "mailbox"), d, peer_d,
+                         env=e) as mb:
         return collect([start_ops(d, ops, batch, uid, split=mb)])
-    finally:
-        diff_split.end_peer(peer)
 
 
 def differences(want, got, batch):

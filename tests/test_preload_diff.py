@@ -22,7 +22,6 @@ import errno
 import functools
 import os
 import subprocess
-import sys
 import tempfile
 
 import pytest
@@ -32,7 +31,6 @@ from helpers import preload as pl
 
 OPS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "helpers", "preload_diff_ops.py")
-SPLIT_SCRIPT = diff_split.__file__
 BATCH = 30      # seeds per run of the script
 
 
@@ -131,15 +129,12 @@ def split_run(script, top, scratch, region=None):
     """script (which runs the generator) as one host, with its peer
     (tests/helpers/diff_split.py) as another: both under the preload,
     each its own host of region, or both plain on tmpfs."""
-    mb = os.path.join(scratch, "mailbox")
-    subprocess.run([sys.executable, SPLIT_SCRIPT, "create", mb], check=True)
-    argv = [sys.executable, SPLIT_SCRIPT, "serve", mb]
-    peer = pl.popen(region, argv) if region else subprocess.Popen(argv)
-    try:
+    start = (lambda argv, env: pl.popen(region, argv)) if region else \
+        subprocess.Popen
+    with diff_split.peer(os.path.join(scratch, "mailbox"),
+                         start=start) as mb:
         return pl.sh("DAXFS_DIFF_SPLIT=%s %s" % (mb, script), top, region,
                      timeout=600)
-    finally:
-        diff_split.end_peer(peer)
 
 
 @pytest.mark.timeout(900)

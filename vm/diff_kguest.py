@@ -148,13 +148,8 @@ def scen_split(mnt, *args):
     seeds = list(range(int(first), int(first) + int(nseeds)))
     tmp = tmpfs_mount()
     try:
-        local = os.path.join(tmp, "mbox")
-        diff_split.Mailbox(local, create=True)
-        peer = subprocess.Popen([sys.executable, diff_split.__file__, "serve", local])
-        try:
+        with diff_split.peer(os.path.join(tmp, "mbox")) as local:
             trc, want = run_ops(os.path.join(tmp, "t"), int(ops), seeds, split=local)
-        finally:
-            diff_split.end_peer(peer)
     finally:
         tmpfs_umount(tmp)
     # the other guest waits for this name

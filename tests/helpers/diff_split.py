@@ -34,11 +34,13 @@ the split; only calls on paths below the sequence's top draw, because
 the runs of one comparison differ above it (/dev/shm/... or /daxfs).
 """
 
+import contextlib
 import mmap
 import os
 import pickle
 import random
 import struct
+import subprocess
 import sys
 import time
 
@@ -145,7 +147,10 @@ class Mailbox:
             time.sleep(nap)
             nap = min(0.002, nap + 0.00005)
 
-    def bump(self, slot):
+    def send(self, slot, obj):
+        """obj into slot (0 request, 1 reply), then the slot's next
+        sequence number, which the other side waits for; returns it."""
+        self.put(slot, obj)
         seq = self.head()[slot] + 1
         struct.pack_into("<Q", self.map, 8 * slot, seq)
         return seq
@@ -235,9 +240,7 @@ class SplitOS:
         self.sent += 1
         if name in REMOVALS:
             self.removals_sent += 1
-        self.mb.put(0, (name, ra, kw))
-        seq = self.mb.bump(0)
-        self.mb.wait(1, seq)
+        self.mb.wait(1, self.mb.send(0, (name, ra, kw)))
         kind, val = self.mb.get(1)
         if TRACE:
             sys.stderr.write("peer: %s %r %r -> %s %r\n" % (name, ra, kw, kind,
@@ -253,8 +256,7 @@ class SplitOS:
     def close_peer(self):
         """Ends the peer; says how many calls it made."""
         sys.stderr.write("diff_split: the peer made %d calls\n" % self.sent)
-        self.mb.put(0, None)
-        self.mb.wait(1, self.mb.bump(0))
+        self.mb.wait(1, self.mb.send(0, None))
 
 
 def install(modules, path):
@@ -288,8 +290,7 @@ def serve(path, frm=None, to=None):
         mb.wait(0, seq, deadline=3600.0)
         req = mb.get(0)
         if req is None:
-            mb.put(1, ("ok", None))
-            mb.bump(1)
+            mb.send(1, ("ok", None))
             return seq - 1
         name, a, kw = req
         a = translate(a, frm, to)
@@ -301,37 +302,42 @@ def serve(path, frm=None, to=None):
             res = ("value", str(e))
         except Exception as e:     # noqa: BLE001 - told to the caller
             res = ("exc", repr(e))
-        mb.put(1, res)
-        mb.bump(1)
+        mb.send(1, res)
 
 
 def abandon(path):
     """Tells the peer to end when the generator could not: it died, maybe
     between a request and its reply; the peer ends at the next request it
     takes (a peer in another guest cannot be killed from here)."""
-    mb = Mailbox(path)
-    mb.put(0, None)
-    mb.bump(0)
+    Mailbox(path).send(0, None)
 
 
-def end_peer(proc):
-    """Waits for a peer process the generator told to end; kills one
-    whose generator failed first."""
+@contextlib.contextmanager
+def peer(path, frm=None, to=None, start=subprocess.Popen, env=None):
+    """A peer process serving a fresh mailbox at path (start(argv, env=)
+    runs it: under `daxfs run`, say), for a generator run in the block;
+    waited for after it, and killed if the generator never told it to
+    end."""
+    Mailbox(path, create=True)
+    argv = [sys.executable, __file__, "serve", path]
+    if frm is not None and frm != to:
+        argv += [frm, to]
+    proc = start(argv, env=env)
     try:
-        proc.wait(timeout=10)
-    except Exception:   # noqa: BLE001 - TimeoutExpired, without subprocess
-        proc.kill()
-        proc.wait()
+        yield path
+    finally:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "create":
-        Mailbox(sys.argv[2], create=True)
-    elif len(sys.argv) in (3, 5) and sys.argv[1] == "serve":
+    if len(sys.argv) in (3, 5) and sys.argv[1] == "serve":
         serve(*sys.argv[2:])
     else:
-        sys.exit("usage: diff_split.py create MAILBOX\n"
-                 "       diff_split.py serve MAILBOX [FROM TO]")
+        sys.exit("usage: diff_split.py serve MAILBOX [FROM TO]")
 
 
 if __name__ == "__main__":
