@@ -753,10 +753,10 @@ static int follow_links(struct daxfs_handle *h, char *path)
 		err = daxfs_path_lstat(h, path, &a);
 		if (err || !S_ISLNK(a.mode))
 			return err;
+		/* NUL-terminated, cut to the buffer */
 		n = daxfs_path_readlink(h, path, tgt, sizeof(tgt));
 		if (n < 0)
 			return n;
-		tgt[n < (int)sizeof(tgt) ? n : (int)sizeof(tgt) - 1] = 0;
 		slash = strrchr(path, '/');
 		if (tgt[0] == '/' || !slash)
 			n = snprintf(next, sizeof(next), "%s", tgt);
