@@ -36,11 +36,18 @@ struct walk {
 	struct daxfs_attr attr;
 	u64 stack[WALK_MAX_DEPTH];	/* directories walked through */
 	char link[DAXFS_SYMLINK_MAX + 1];
-	char buf[2 * PATH_MAX + DAXFS_SYMLINK_MAX + 2];
+	/*
+	 * The path not yet walked: what is left of the caller's, with each
+	 * symlink's target spliced in front of it.  Every hop may add a
+	 * whole target, so the room is one per hop: a path the kernel would
+	 * walk (up to DAXFS_SYMLOOP_MAX links, ELOOP after) never ends in
+	 * ENAMETOOLONG here.  Only the pages a walk reaches are touched.
+	 */
+	char buf[PATH_MAX + DAXFS_SYMLOOP_MAX * (DAXFS_SYMLINK_MAX + 1) + 1];
 };
 
 /*
- * A walk is 28 KiB, too big for the stack of every thread a preloaded
+ * A walk is 184 KiB, too big for the stack of every thread a preloaded
  * program calls from (a signal handler on a small alternate stack), and
  * malloc + free of it was 300 instructions of a 6,800-instruction create.
  * Each thread keeps the last one it freed for its next call.  Taken and
