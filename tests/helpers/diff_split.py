@@ -24,6 +24,11 @@ sequence number, two lengths, then the request and the reply, pickled.
 On x86 the stores of the body and then of its sequence number are seen
 in that order.
 
+A regular file opened by such a path has a twin at the peer: the peer
+opens it too, and about half of the calls on the descriptor (read,
+write, pread, pwrite, fstat, ftruncate, ...: FD_CALLS) run on the twin,
+read and write from this host's file offset (SplitOS.open, fd_call).
+
 Only calls by path go to the peer, and only when their paths mean the
 same there: no directory descriptor, and a relative path only while
 this process's working directory is one the sequence never moves (its
@@ -39,12 +44,13 @@ import mmap
 import os
 import pickle
 import random
+import stat
 import struct
 import subprocess
 import sys
 import time
 
-SIZE = 1 << 16
+SIZE = 1 << 24   # room for a window's read (diff_data_ops.window: 4 MiB)
 BODY = 64
 HALF = (SIZE - BODY) // 2
 HEAD = struct.Struct("<QQII")
@@ -85,6 +91,15 @@ CALLS = {
 
 REMOVALS = {"rmdir", "unlink", "remove", "rename", "replace"}
 
+# Calls on a descriptor that may run on the peer's twin of it (a second
+# open of the same file there, see SplitOS.open); read and write carry
+# this host's file offset over and back.  The others here take a path
+# or a descriptor: only the descriptor form goes as a twin call.
+FD_CALLS = {"read", "write", "pread", "pwrite", "fstat", "ftruncate",
+            "fsync", "fdatasync", "fchmod", "fchown", "utime", "getxattr",
+            "setxattr", "listxattr", "removexattr"}
+OFFSET_CALLS = {"read", "write"}
+
 
 def function(name):
     """What a call in CALLS runs, here or at the peer."""
@@ -92,6 +107,37 @@ def function(name):
         import diff_data_ops
         return diff_data_ops.file_digest
     return getattr(os, name)
+
+
+def twin_open(path, flags):
+    """The peer's open of a file open at the generator: its descriptor
+    and inode number (that both opens name one file)."""
+    fd = os.open(path, flags)
+    return fd, os.fstat(fd).st_ino
+
+
+def twin_call(name):
+    """What a twin call runs at the peer: name on the twin descriptor,
+    from this host's offset if it is given; the result and the offset
+    after it."""
+    def run(twin, off, *a, **kw):
+        if off is not None:
+            os.lseek(twin, off, os.SEEK_SET)
+        res = getattr(os, name)(twin, *a, **kw)
+        end = os.lseek(twin, 0, os.SEEK_CUR) if off is not None else None
+        return res, end
+    return run
+
+
+def peer_function(name):
+    """What a request names, at the peer."""
+    if name == "twin_open":
+        return twin_open
+    if name == "twin_close":
+        return os.close
+    if name.startswith("twin:"):
+        return twin_call(name[len("twin:"):])
+    return function(name)
 
 
 def become_user():
@@ -169,9 +215,11 @@ class SplitOS:
         self.cwd = None         # the working directory, if fixed
         self.sent = 0           # calls the peer made
         self.removals_sent = 0  # of them, those that may remove a name
+        self.twins = {}         # descriptor here: the peer's of its file
+        self.twin_calls = 0
 
     def __getattr__(self, name):
-        if name in CALLS:
+        if name in CALLS or name in FD_CALLS:
             return lambda *a, **kw: self.call(name, a, kw)
         return getattr(self.real, name)
 
@@ -234,12 +282,21 @@ class SplitOS:
         return a
 
     def call(self, name, a, kw):
+        if name in FD_CALLS and a and isinstance(a[0], int):
+            return self.fd_call(name, a, kw)
+        if name not in CALLS:
+            return function(name)(*a, **kw)
         ra = self.remote_args(name, a, kw)
         if ra is None or self.r.random() >= SHARE:
             return function(name)(*a, **kw)
         self.sent += 1
         if name in REMOVALS:
             self.removals_sent += 1
+        return self.ask(name, ra, kw)
+
+    def ask(self, name, ra, kw):
+        """The peer runs name(*ra, **kw); its result, or its error
+        raised here."""
         self.mb.wait(1, self.mb.send(0, (name, ra, kw)))
         kind, val = self.mb.get(1)
         if TRACE:
@@ -253,9 +310,78 @@ class SplitOS:
             raise ValueError(val)
         raise RuntimeError("diff_split peer: %s" % val)
 
+    # -- twins: the peer's own descriptors of the files open here ----
+
+    def open(self, path, flags, mode=0o777, *, dir_fd=None):
+        """os.open; a regular file opened by a path that means the same at
+        the peer gets a twin there: the peer opens the same path with the
+        same access and O_APPEND (not O_CREAT, O_EXCL, O_TRUNC, whose
+        work is done), right after, so both name one file.  Calls on the
+        descriptor may then run on the twin (fd_call): one host reads what
+        the other wrote through its own open, the cached runs and sizes
+        of both opens included.  The twin open may fail (a mode the
+        creator alone may open): the descriptor then stays here."""
+        fd = self.real.open(path, flags, mode, dir_fd=dir_fd)
+        self.forget(fd)
+        ra = None if dir_fd is not None else self.absolute(path)
+        if ra is None or flags & (os.O_DIRECTORY | os.O_PATH |
+                                  getattr(os, "O_TMPFILE", 0)):
+            return fd
+        st = self.real.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return fd
+        keep = flags & ~(os.O_CREAT | os.O_EXCL | os.O_TRUNC)
+        try:
+            twin, ino = self.ask("twin_open", [ra, keep], {})
+        except OSError:
+            return fd
+        if ino != st.st_ino:
+            raise RuntimeError("diff_split: %s is inode %d here and %d at "
+                               "the peer" % (ra, st.st_ino, ino))
+        self.twins[fd] = twin
+        return fd
+
+    def forget(self, fd):
+        """fd is no longer what it was (closed, reused, a dup2 target):
+        its twin, if any, is closed."""
+        twin = self.twins.pop(fd, None)
+        if twin is not None:
+            self.ask("twin_close", [twin], {})
+
+    def close(self, fd):
+        self.forget(fd)
+        self.real.close(fd)
+
+    def dup(self, fd):
+        new = self.real.dup(fd)
+        self.forget(new)
+        return new
+
+    def dup2(self, fd, fd2, inheritable=True):
+        self.forget(fd2)
+        return self.real.dup2(fd, fd2, inheritable)
+
+    def fd_call(self, name, a, kw):
+        """A call on descriptor a[0]: on its twin at the peer for about
+        SHARE of the calls on descriptors that have one.  read and write
+        start at this host's offset, which is then moved to where the
+        twin's ended."""
+        twin = self.twins.get(a[0])
+        if twin is None or self.r.random() >= SHARE:
+            return getattr(self.real, name)(*a, **kw)
+        self.twin_calls += 1
+        off = None
+        if name in OFFSET_CALLS:
+            off = self.real.lseek(a[0], 0, os.SEEK_CUR)
+        res, end = self.ask("twin:" + name, [twin, off] + list(a[1:]), kw)
+        if end is not None:
+            self.real.lseek(a[0], end, os.SEEK_SET)
+        return res
+
     def close_peer(self):
         """Ends the peer; says how many calls it made."""
-        sys.stderr.write("diff_split: the peer made %d calls\n" % self.sent)
+        sys.stderr.write("diff_split: the peer made %d calls by path and "
+                         "%d on descriptors\n" % (self.sent, self.twin_calls))
         self.mb.wait(1, self.mb.send(0, None))
 
 
@@ -295,7 +421,7 @@ def serve(path, frm=None, to=None):
         name, a, kw = req
         a = translate(a, frm, to)
         try:
-            res = ("ok", function(name)(*a, **kw))
+            res = ("ok", peer_function(name)(*a, **kw))
         except OSError as e:
             res = ("err", e.errno)
         except ValueError as e:
