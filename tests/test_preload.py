@@ -555,6 +555,88 @@ def test_path_limits_match_tmpfs(region):
     assert not missing, missing[:5]
 
 
+def test_descriptor_links_match_tmpfs(region):
+    """"/dev/stdout", "/dev/fd/N" and "/proc/self/fd/N" of region
+    descriptors name their files, as on tmpfs: a shell's output
+    redirected to a region file and then written through /dev/stdout, a
+    reopen for reading, appending and truncating, stat, chmod, truncate,
+    utime, xattrs and linkat through the link, after a rename and an
+    unlink too, and names below a directory's link.  Until 2026-12-05
+    the kernel resolved them to what stands behind a region descriptor
+    (/dev/null): writes through them were acknowledged and lost
+    (docs/preload.md "Descriptor links")."""
+    code = r'''
+import errno, os, stat, sys
+def t(what, f):
+    try:
+        r = f()
+    except OSError as e:
+        r = errno.errorcode[e.errno]
+    print(what, r)
+fd = os.open("g", os.O_RDWR | os.O_CREAT, 0o640)
+os.write(fd, b"0123456789")
+p = "/proc/self/fd/%d" % fd
+here = os.open(".", os.O_RDONLY)
+def facts(label):
+    st = os.fstat(fd)
+    print(label, stat.filemode(st.st_mode), st.st_size, st.st_nlink,
+          os.pread(fd, 100, 0))
+def link(new):
+    os.link(p, new, src_dir_fd=here, dst_dir_fd=here, follow_symlinks=True)
+t("stat", lambda: (stat.filemode(os.stat(p).st_mode), os.stat(p).st_size))
+t("lstat is a link", lambda: stat.S_ISLNK(os.lstat(p).st_mode))
+t("readlink", lambda: os.readlink(p) == os.path.join(os.getcwd(), "g"))
+for step in ("named", "renamed", "unlinked"):
+    if step == "renamed":
+        os.rename("g", "g3")
+    if step == "unlinked":
+        os.unlink("g3")
+    t("truncate", lambda: os.truncate(p, 4))
+    t("chmod", lambda: os.chmod(p, 0o600))
+    t("utime", lambda: os.utime(p, ns=(10**9, 2 * 10**9)))
+    t("setxattr", lambda: os.setxattr(p, "user.k", step.encode()))
+    t("getxattr", lambda: os.getxattr(p, "user.k"))
+    t("read", lambda: open("/dev/fd/%d" % fd, "rb").read())
+    def append():
+        with open(p, "ab") as f:
+            f.write(step.encode())
+    t("append", append)
+    t("link", lambda: link("l-" + step))
+    t("unlink the link", lambda: os.unlink(p))
+    t("rename the link", lambda: os.rename(p, "h"))
+    t("nofollow", lambda: os.open(p, os.O_RDONLY | os.O_NOFOLLOW))
+    t("excl", lambda: os.open(p, os.O_RDONLY | os.O_CREAT | os.O_EXCL))
+    facts(step)
+print(sorted(os.listdir(".")))
+for n in ("l-named", "l-renamed", "l-unlinked"):
+    os.unlink(n)
+t("no name: readlink", lambda: os.readlink(p).endswith(" (deleted)"))
+t("no name: link", lambda: link("l-none"))
+t("no name: read", lambda: os.read(os.open(p, os.O_RDONLY), 100))
+t("no name: write", lambda: os.write(os.open(p, os.O_WRONLY), b"AB"))
+facts("no name")
+os.mkdir("dd")
+dfd = os.open("dd", os.O_RDONLY)
+with open("/proc/self/fd/%d/inner" % dfd, "w") as f:
+    f.write("in")
+t("in dir", lambda: (os.listdir("dd"), os.listdir("/dev/fd/%d" % dfd)))
+t("dir stat", lambda: stat.S_ISDIR(os.stat("/dev/fd/%d/" % dfd).st_mode))
+t("file as dir", lambda: os.stat("/dev/fd/%d/x" % fd))
+'''
+    script = r"""
+mkdir "$D" && cd "$D"
+echo one > out
+( echo two > /dev/stdout; echo three >> /dev/stdout ) >> out
+sh -c 'echo four | tee -a /dev/stdout > /dev/stderr' 2>> out
+cat out
+exec 3<> f3
+echo data >&3
+cat /dev/fd/3 /proc/self/fd/3 < /dev/null
+"$PY" -c '%s'
+""" % code.replace("'", "'\"'\"'")
+    pl.compare(region, script, "fdlinks")
+
+
 def test_times_by_descriptor_follow_the_file(region):
     """futimens sets the times of the open file, not of whatever its old
     name names now (a rename, a new file there, an unlink)."""

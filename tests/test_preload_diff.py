@@ -52,7 +52,7 @@ def families():
     v = os.environ.get("DAXFS_DIFF_FAMILIES")
     if v is not None:
         return v
-    return "data,rename2,owner,locks" + (
+    return "data,rename2,owner,locks,fdlink" + (
         ",xattr" if tmpfs_user_xattrs() else "")
 
 

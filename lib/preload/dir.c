@@ -183,7 +183,7 @@ PUBLIC DIR *opendir(const char *path)
 	REAL(DIR *, opendir, const char *);
 	char buf[PL_PATH_MAX];
 	DIR *dir;
-	int r = pl_route(AT_FDCWD, path, buf), fd;
+	int r = pl_route_follow(AT_FDCWD, path, buf), fd;
 
 	if (r < 0)
 		return NULL;
@@ -298,7 +298,7 @@ PUBLIC int chdir(const char *path)
 	char buf[PL_PATH_MAX];
 	struct daxfs_handle *h;
 	struct daxfs_attr a;
-	int r = pl_route(AT_FDCWD, path, buf), err;
+	int r = pl_route_follow(AT_FDCWD, path, buf), err;
 
 	if (r < 0)
 		return -1;
@@ -502,7 +502,7 @@ PUBLIC char *realpath(const char *path, char *out)
 {
 	REAL(char *, realpath, const char *, char *);
 	char buf[PL_PATH_MAX];
-	int r = path ? pl_route(AT_FDCWD, path, buf) : PL_KERNEL;
+	int r = path ? pl_route_follow(AT_FDCWD, path, buf) : PL_KERNEL;
 
 	/* a path we cannot route is not handed to libc's walk as written:
 	 * from a region cwd it would resolve in the kernel's (another dir) */
@@ -617,7 +617,7 @@ PUBLIC int scandirat64(int dirfd, const char *path, struct dirent64 ***out,
 	REAL(int, scandirat64, int, const char *, struct dirent64 ***,
 	     scan_filter, scan_cmp);
 	char buf[PL_PATH_MAX];
-	int r = pl_route(dirfd, path, buf), fd;
+	int r = pl_route_follow(dirfd, path, buf), fd;
 	DIR *dir;
 
 	if (r < 0)

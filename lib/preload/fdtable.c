@@ -239,12 +239,31 @@ static void dirs_note(unsigned int idx, bool held)
 
 /* Takes this process's first reference to a description: publish the
  * open so another host's unlink keeps the file alive. */
+static uint32_t our_slot(uint64_t *gen);
+
+/*
+ * The region's open of a file this process opens: a file with no name
+ * left is one only while this host holds it open already, and then it
+ * may be opened again ("/proc/self/fd/N" of an unlinked file, fdlink.c),
+ * as Linux reopens a deleted file that is still open.
+ */
+static int file_open(struct daxfs_handle *h, uint64_t ino)
+{
+	int err = daxfs_file_open(h, ino);
+	uint32_t slot;
+
+	if (err != -ENOENT)
+		return err;
+	slot = our_slot(NULL);
+	return slot == DAXFS_NO_HOST ? err : daxfs_file_open_held(h, ino, slot);
+}
+
 static int local_get(struct daxfs_handle *h, unsigned int idx)
 {
 	int err = 0;
 
 	if (localref[idx]++ == 0 && table[idx].kind == PL_KIND_REG && h)
-		err = daxfs_file_open(h, table[idx].ino);
+		err = file_open(h, table[idx].ino);
 	if (err)
 		localref[idx]--;
 	else if (localref[idx] == 1)

@@ -165,7 +165,7 @@ static int region_walk(const char *dir, nftw_fn fn, ftw_fn old, int flags,
 {
 	char buf[PL_PATH_MAX];
 	size_t len = strlen(dir);
-	int r = pl_route(AT_FDCWD, dir, buf);
+	int r = pl_route_follow(AT_FDCWD, dir, buf);
 	const char *slash;
 	struct walk *w;
 

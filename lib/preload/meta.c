@@ -131,7 +131,13 @@ static int at_attr(int dirfd, const char *path, int flags,
 		   struct daxfs_attr *a, char *buf, int *r)
 {
 	struct daxfs_handle *h;
+	int fd;
 
+	/* "/proc/self/fd/N" (fdlink.c): the open file, by its number */
+	if (!(flags & AT_SYMLINK_NOFOLLOW) && (fd = pl_fd_link_exact(path)) >= 0) {
+		*r = PL_KERNEL;
+		return fd_attr(fd, a);
+	}
 	if (path && !path[0] && (flags & AT_EMPTY_PATH)) {
 		*r = PL_KERNEL;
 		if (dirfd == AT_FDCWD)
@@ -770,6 +776,35 @@ static int follow_links(struct daxfs_handle *h, char *path)
 	return -ELOOP;
 }
 
+/*
+ * linkat(AT_SYMLINK_FOLLOW) of "/proc/self/fd/N" (fdlink.c): a new name
+ * for N's file, found by its number, as long as it has a name left (the
+ * kernel's vfs_link: ENOENT at none).
+ */
+static int link_fd(int fd, int d2, const char *p2)
+{
+	char b2[PL_PATH_MAX];
+	struct daxfs_handle *h;
+	struct daxfs_attr a;
+	int r = p2[0] ? pl_route(d2, p2, b2) : pl_fail(-ENOENT), err;
+
+	if (r < 0)
+		return -1;
+	if (r != PL_REGION)
+		return pl_fail(-EXDEV);
+	h = pl_handle();
+	if (!h)
+		return -1;
+	err = fd_attr(fd, &a) ?: pl_dots(d2, p2, -EEXIST, -EEXIST);
+	if (!err && b2[strlen(b2) - 1] == '/')
+		err = new_name_err(h, b2) ?: -ENOENT;
+	if (!err && S_ISDIR(a.mode))
+		err = new_name_err(h, b2) ?: -EPERM;
+	if (!err && !a.nlink)
+		err = -ENOENT;
+	return ret_err(err ?: daxfs_link_open(h, a.ino, b2));
+}
+
 PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 {
 	REAL(int, linkat, int, const char *, int, const char *, int);
@@ -777,8 +812,12 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 	struct daxfs_handle *h;
 	struct daxfs_attr a;
 	struct pl_self self1;
-	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1,
-					    flags & AT_EMPTY_PATH);
+	int r1, r2, err, k;
+
+	if ((flags & AT_SYMLINK_FOLLOW) && (k = pl_fd_link_exact(p1)) >= 0)
+		return link_fd(k, d2, p2);
+	k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1,
+		   flags & AT_EMPTY_PATH);
 
 	if (k < 0) {
 		/* the kernel looks the old path up before the new one: a
@@ -869,6 +908,15 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 	 * looks at the path */
 	if (!size || size > INT_MAX)
 		return pl_fail(-EINVAL);
+	n = pl_fd_link_exact(path);
+	if (n >= 0) {
+		n = pl_fd_link_target(n, tgt, sizeof(tgt));
+		if (n < 0)
+			return -1;
+		n = (size_t)n > size ? (int)size : n;
+		memcpy(out, tgt, n);
+		return n;
+	}
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
@@ -904,13 +952,37 @@ PUBLIC ssize_t __readlink_chk(const char *path, char *out, size_t size,
 	return __readlinkat_chk(AT_FDCWD, path, out, size, outlen);
 }
 
+/* truncate of "/proc/self/fd/N" (fdlink.c): N's file by its number,
+ * whatever N's access mode (truncate asks the file, not the open) */
+static int fd_truncate(int fd, off_t len)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct daxfs_attr a;
+	int err;
+
+	if (!h)
+		return -1;
+	err = fd_attr(fd, &a);
+	if (!err && S_ISDIR(a.mode))
+		err = -EISDIR;
+	if (!err && pl_fsize_limited())
+		err = pl_fsize_grow(a.size, len);
+	if (!err)
+		err = daxfs_ftruncate(h, a.ino, len);
+	return ret_err(err);
+}
+
 PUBLIC int truncate64(const char *path, off_t len)
 {
 	REAL(int, truncate64, const char *, off_t);
 	char buf[PL_PATH_MAX];
+	int fd;
 	/* the kernel checks the length before the path */
 	if (len < 0)
 		return pl_fail(-EINVAL);
+	fd = pl_fd_link_exact(path);
+	if (fd >= 0)
+		return fd_truncate(fd, len);
 	ROUTE_OR_KERNEL(AT_FDCWD, path, buf, r, h);
 
 	if (r != PL_REGION)
@@ -962,6 +1034,10 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 {
 	REAL(int, fchmodat, int, const char *, mode_t, int);
 	char buf[PL_PATH_MAX];
+	int fd = flags & AT_SYMLINK_NOFOLLOW ? -1 : pl_fd_link_exact(path);
+
+	if (fd >= 0)
+		return fchmod(fd, mode);	/* by the open file (fdlink.c) */
 	ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
 	if (r != PL_REGION)
@@ -1007,12 +1083,16 @@ PUBLIC int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid,
 	uint32_t valid = (uid != (uid_t)-1 ? DAXFS_ATTR_UID : 0) |
 			 (gid != (gid_t)-1 ? DAXFS_ATTR_GID : 0) |
 			 DAXFS_ATTR_CTIME | DAXFS_ATTR_CHOWN;
+	int fd;
 
 	a.uid = uid;
 	a.gid = gid;
 	if (!path[0] && (flags & AT_EMPTY_PATH) &&
 	    pl_fd_is_region(dirfd))
 		return fd_setattr(dirfd, valid, &a);
+	fd = flags & AT_SYMLINK_NOFOLLOW ? -1 : pl_fd_link_exact(path);
+	if (fd >= 0)
+		return fd_setattr(fd, valid, &a);	/* fdlink.c */
 	{
 		ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
 
@@ -1106,6 +1186,10 @@ PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
 {
 	REAL(int, utimensat, int, const char *, const struct timespec *, int);
 	char buf[PL_PATH_MAX];
+	int fd = flags & AT_SYMLINK_NOFOLLOW ? -1 : pl_fd_link_exact(path);
+
+	if (fd >= 0)
+		return futimens(fd, t);		/* by the open file (fdlink.c) */
 
 	{
 		ROUTE_OR_KERNEL(dirfd, path, buf, r, h);
@@ -1196,7 +1280,10 @@ PUBLIC int statfs(const char *path, struct statfs *s)
 	REAL(int, statfs, const char *, struct statfs *);
 	char buf[PL_PATH_MAX];
 	struct daxfs_attr a;
-	int err;
+	int err = pl_fd_link_exact(path);
+
+	if (err >= 0)
+		return fstatfs(err, s);		/* fdlink.c */
 	ROUTE_OR_KERNEL(AT_FDCWD, path, buf, r, h);
 
 	if (r != PL_REGION)
@@ -1242,7 +1329,7 @@ PUBLIC int statvfs(const char *path, struct statvfs *v)
 	REAL(int, statvfs, const char *, struct statvfs *);
 	char buf[PL_PATH_MAX];
 	struct statfs f;
-	int r = pl_route(AT_FDCWD, path, buf);
+	int r = pl_route_follow(AT_FDCWD, path, buf);
 
 	if (r < 0)
 		return -1;

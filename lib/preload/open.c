@@ -132,11 +132,16 @@ static int open_gone(int flags)
 	return fd;
 }
 
+static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
+		      struct daxfs_attr *ap, int created);
+static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
+		     int large);
+
 int pl_open_region(const char *rpath, int flags, mode_t mode)
 {
 	struct daxfs_handle *h = pl_handle();
 	char tpath[PL_PATH_MAX] = "";
-	int acc = flags & O_ACCMODE, err, kind, created = 0;
+	int err, created = 0;
 	struct daxfs_attr a;
 	unsigned int cf = 0;
 	uint64_t ino;
@@ -203,6 +208,18 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	}
 	if (err)
 		return pl_fail(err);
+	return open_found(h, rpath, flags, &a, created);
+}
+
+/* The open of a file found (or just created, created) at region path
+ * rpath, with attributes *a: what the kernel's may_open and do_open do
+ * once the lookup is over. */
+static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
+		      struct daxfs_attr *ap, int created)
+{
+	int acc = flags & O_ACCMODE, err, kind;
+	struct daxfs_attr a = *ap;
+
 	kind = kind_of(a.mode);
 	if ((flags & O_DIRECTORY) && kind != PL_KIND_DIR)
 		return pl_fail(-ENOTDIR);
@@ -239,6 +256,41 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	return pl_fd_install(a.ino, kind, flags, rpath);
 }
 
+/*
+ * open of "/proc/self/fd/N" (fdlink.c), N a region descriptor: a new
+ * open file description of N's file, as the kernel's, found by its
+ * number (renamed or removed since, it is still that file); a directory
+ * as "." from N.
+ */
+int pl_open_fd_link(int fd, int flags, mode_t mode)
+{
+	struct daxfs_handle *h = pl_handle();
+	char path[PL_PATH_MAX];
+	struct daxfs_attr a;
+	struct pl_desc *d;
+	uint64_t ino;
+	int kind, err;
+
+	if (!h)
+		return -1;
+	d = pl_fd_get(fd);
+	if (!d)
+		return pl_fail(-EBADF);
+	kind = d->kind;
+	ino = d->ino;
+	snprintf(path, sizeof(path), "%s", d->path);
+	pl_fd_put(d);
+	if (kind == PL_KIND_DIR)
+		return do_openat(fd, ".", flags, mode, 0);
+	/* it exists: O_EXCL fails, O_CREAT has nothing to make */
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return pl_fail(-EEXIST);
+	err = daxfs_fstat(h, ino, &a);
+	if (err)
+		return pl_fail(err);
+	return open_found(h, path, flags, &a, 0);
+}
+
 /* The region file libdaxfs keeps open must not take the small numbers
  * the program expects its own opens to get. */
 static int move_high(int fd)
@@ -266,6 +318,9 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 	 * directory descriptor that is no directory would say ENOTDIR) */
 	if ((flags & (O_CREAT | O_DIRECTORY | O_PATH)) == (O_CREAT | O_DIRECTORY))
 		return pl_fail(-EINVAL);
+	/* O_NOFOLLOW opens (O_PATH) or refuses (ELOOP) the link itself */
+	if (!(flags & O_NOFOLLOW) && (r = pl_fd_link_exact(path)) >= 0)
+		return pl_open_fd_link(r, flags, mode);
 	r = pl_route(dirfd, path, buf);
 	/* "f/" in a removed directory routes nowhere (ENOENT), but the
 	 * kernel refuses O_CREAT's slash once the parent resolves, and the

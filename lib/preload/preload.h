@@ -192,6 +192,14 @@ void pl_map_fork_child(void);		/* in the child, after fork */
 enum { PL_KERNEL = 0, PL_REGION = 1, PL_KERNEL_ABS = 2 };
 int pl_route(int dirfd, const char *path, char *out);
 #define PL_KPATH(r, path, buf) ((r) == PL_KERNEL_ABS ? (buf) : (path))
+
+/* fdlink.c: "/proc/self/fd/N", "/dev/fd/N", "/dev/stdout"... of region
+ * descriptors: N (what follows it in *rest), or -1 for other paths */
+int pl_fd_link(const char *path, const char **rest);
+int pl_fd_link_exact(const char *path);		/* nothing follows N */
+int pl_route_follow(int dirfd, const char *path, char *out);
+int pl_fd_link_target(int fd, char *out, size_t size);
+int pl_open_fd_link(int fd, int flags, mode_t mode);	/* open.c */
 char *pl_cwd_env(void);
 int pl_last_dots(const char *path);
 int pl_parent_err(int dirfd, const char *path);

@@ -165,11 +165,19 @@ int pl_route(int dirfd, const char *path, char *out)
 	static __thread char full[2 * PL_PATH_MAX + 2];
 	struct pl_gone g;
 	struct pl_desc *d;
-	int virt = 0, err = 0, n = 0;
+	const char *rest;
+	int virt = 0, err = 0, n = 0, fd;
 
 	pl_self.on = false;
 	if (!pl_cfg.enabled || !path)
 		return PL_KERNEL;
+	/* "/proc/self/fd/N/x": x from region descriptor N (fdlink.c); the
+	 * link itself goes on as the kernel's (pl_route_follow) */
+	if (path[0] == '/' && (fd = pl_fd_link(path, &rest)) >= 0 && *rest) {
+		while (*rest == '/')
+			rest++;
+		return pl_route(fd, *rest ? rest : ".", out);
+	}
 	if (path[0] == '/') {
 		n = snprintf(full, sizeof(full), "%s", path);
 	} else if (dirfd == AT_FDCWD) {

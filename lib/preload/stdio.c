@@ -124,7 +124,8 @@ static FILE *stream_for(int fd, const char *mode)
 static FILE *do_fopen(const char *path, const char *mode, int large)
 {
 	char buf[PL_PATH_MAX];
-	int r = pl_route(AT_FDCWD, path, buf), fl, fd;
+	int link = pl_fd_link_exact(path);
+	int r = link >= 0 ? PL_REGION : pl_route(AT_FDCWD, path, buf), fl, fd;
 	FILE *f;
 
 	if (r < 0)
@@ -142,7 +143,9 @@ static FILE *do_fopen(const char *path, const char *mode, int large)
 		errno = EINVAL;
 		return NULL;
 	}
-	fd = pl_open_region(buf, fl, 0666);
+	/* "/dev/stdout" of a region descriptor: its file (fdlink.c) */
+	fd = link >= 0 ? pl_open_fd_link(link, fl, 0666)
+		       : pl_open_region(buf, fl, 0666);
 	if (fd < 0)
 		return NULL;
 	f = stream_for(fd, mode);
@@ -199,7 +202,7 @@ PUBLIC FILE *freopen(const char *path, const char *mode, FILE *f)
 {
 	REAL(FILE *, freopen, const char *, const char *, FILE *);
 	char buf[PL_PATH_MAX];
-	int r = path ? pl_route(AT_FDCWD, path, buf) : PL_KERNEL;
+	int r = path ? pl_route_follow(AT_FDCWD, path, buf) : PL_KERNEL;
 
 	if (r < 0)
 		return NULL;

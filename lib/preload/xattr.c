@@ -53,7 +53,9 @@ PUBLIC ssize_t name(const char *path, __VA_ARGS__)			\
 	REAL(ssize_t, name, const char *, __VA_ARGS__);		\
 	struct daxfs_handle *h;						\
 	uint64_t ino = 0;						\
-	int r = pl_route(AT_FDCWD, path, xattr_buf), err;		\
+	int fd = (follow) ? pl_fd_link_exact(path) : -1;		\
+	int r = fd >= 0 ? PL_REGION : pl_route(AT_FDCWD, path, xattr_buf);\
+	int err;							\
 									\
 	if (r < 0)							\
 		return -1;						\
@@ -61,7 +63,9 @@ PUBLIC ssize_t name(const char *path, __VA_ARGS__)			\
 		path = PL_KPATH(r, path, xattr_buf);			\
 		return call;						\
 	}								\
-	err = path_ino(&h, xattr_buf, follow, &ino);			\
+	/* "/proc/self/fd/N": the open file (fdlink.c) */		\
+	err = fd >= 0 ? fd_ino(&h, fd, &ino)				\
+		      : path_ino(&h, xattr_buf, follow, &ino);		\
 	return err ? pl_fail(err) : ret_len(rcall);			\
 }
 

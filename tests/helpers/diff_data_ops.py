@@ -16,6 +16,11 @@ file system that lacks one can leave it out:
   the owner, group and mode (which loses its set-id bits);
 * tmpfile: O_TMPFILE opens, and linkat of a descriptor through
   /proc/self/fd (a file with no name gets one; FUSE has no O_TMPFILE);
+* fdlink: paths through descriptor links ("/proc/self/fd/N",
+  "/dev/fd/N"): a file's reopened for reading, appending or truncating,
+  its stat, truncate, chmod and utime; names below a directory's link
+  (the preload resolves these itself: the kernel sees only the stand-in
+  behind a region descriptor, docs/preload.md "Descriptor links");
 * locks: flock and open file description (OFD) record locks, which
   conflict between two opens of one file in one process, set, tested
   and dropped (F_OFD_GETLK of one byte shows how ranges were split and
@@ -43,6 +48,7 @@ FAMILIES = set(f for f in os.environ.get("DAXFS_DIFF_FAMILIES", "")
 # after close(2) returned (docs/fuse.md); the last close of an open file
 # unlocks them first, so that a lock test right after it cannot see them
 UNLOCK_AT_CLOSE = os.environ.get("DAXFS_DIFF_UNLOCK_AT_CLOSE") == "1"
+TRUNC_TOUCH = os.environ.get("DAXFS_DIFF_TRUNC_TOUCH") == "1"   # as there
 SYS_KCMP = 312
 KCMP_FILE = 0
 
@@ -65,6 +71,7 @@ _libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
 FLOCK = "@hhqqi4x"
 
 OFFSETS = [0, 1, 4095, 4096, 5000, 65536, 1 << 20, 3 << 20]
+MODES_LINK = [0o644, 0o600, 0o755, 0o444]
 LENGTHS = [1, 100, 4096, 8192, 70000, 1 << 21]
 FAR = [(1 << 30) + 7, (1 << 33) + 4096, (1 << 31) - 1]
 XNAMES = ["user.a", "user.b", "user." + "x" * 200]
@@ -89,6 +96,7 @@ class DataOps:
         "rename2": [("rename2", 4)],
         "owner": [("chown", 4)],
         "tmpfile": [("tmpfile", 3), ("link_fd", 3)],
+        "fdlink": [("fdlink", 4)],
         "locks": [("open_same", 3), ("flock", 3), ("ofd_setlk", 4),
                   ("ofd_getlk", 3)],
     }
@@ -126,6 +134,71 @@ class DataOps:
         directories, or fail, or are read-only."""
         _, args, res = self.op_open(os.O_RDWR | os.O_CREAT)
         return "open_rw", args, res
+
+    def reread(self, link):
+        """The digest of a whole file read through a new open of link,
+        or the error."""
+        try:
+            f = os.open(link, os.O_RDONLY)
+        except OSError as e:
+            return errno.errorcode.get(e.errno, e.errno)
+        try:
+            return self.h(os.read(f, 1 << 22))
+        finally:
+            os.close(f)
+
+    def op_fdlink(self):
+        """A call through a live slot's descriptor link."""
+        s = self.pick()
+        if s is None:
+            return "fdlink", "", "none"
+        fd = self.slots[s]
+        form = self.r.choice(["/proc/self/fd/", "/dev/fd/"])
+        link = form + str(fd)
+        if self.is_dir_fd(fd):
+            what = self.r.choice(["create", "stat", "mkdir", "list"])
+            name = self.r.choice(["a", "b", "c", "new", "a/b"])
+            args = "%s%s %s %s" % (form, "s%d" % s, what, name)
+            p = link + "/" + name
+            if what == "create":
+                f = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+                n = os.write(f, self.data())
+                os.close(f)
+                return "fdlink", args, "%d %s" % (n, self.st(os.stat(p)))
+            if what == "mkdir":
+                os.mkdir(p, 0o755)
+                return "fdlink", args, "ok"
+            if what == "list":
+                return "fdlink", args, " ".join(sorted(os.listdir(link)))
+            return "fdlink", args, self.st(os.stat(p))
+        what = self.r.choice(["stat", "read", "append", "rewrite", "truncate",
+                              "chmod", "utime"])
+        args = "%s%s %s" % (form, "s%d" % s, what)
+        if what == "stat":
+            return "fdlink", args, self.st(os.stat(link))
+        if what == "read":
+            return "fdlink", args, self.reread(link)
+        if what in ("append", "rewrite"):
+            f = os.open(link, os.O_WRONLY | (os.O_APPEND if what == "append"
+                                             else os.O_TRUNC))
+            try:
+                n = os.write(f, self.data())
+            finally:
+                os.close(f)
+            return "fdlink", args, "%d %s" % (n, self.reread(link))
+        if what == "truncate":
+            n = self.r.choice([0, 1, 4096, 5000, 123456])
+            same = os.fstat(fd).st_size == n
+            os.truncate(link, n)
+            if TRUNC_TOUCH or same:
+                os.utime(link)  # as op_truncate does, and why
+        elif what == "chmod":
+            os.chmod(link, self.r.choice(MODES_LINK))
+        else:
+            t = self.r.choice([10 ** 9, 3 * 10 ** 9 + 5])
+            self.times.add(t)
+            os.utime(link, ns=(t, t))
+        return "fdlink", args, self.st(os.stat(link))
 
     def op_falloc(self):
         s = self.pick_file()
