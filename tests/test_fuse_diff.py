@@ -40,7 +40,10 @@ def start_ops(d, ops, batch, uid=None, split=None):
     if uid is not None:
         e["DAXFS_DIFF_UID"] = str(uid)
     if split is not None:
+        # no twin opens: the other mount sees a change to a file open on
+        # both within poll_ms, not at once (docs/fuse.md "Coherence")
         e["DAXFS_DIFF_SPLIT"] = split
+        e["DAXFS_DIFF_SPLIT_TWINS"] = "0"
     return subprocess.Popen([sys.executable, OPS_SCRIPT, d, str(ops)] +
                             [str(s) for s in batch], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=e)

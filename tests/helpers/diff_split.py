@@ -58,6 +58,10 @@ SHARE = 0.5     # of the calls that may go, how many go
 # DAXFS_DIFF_SPLIT_TRACE=1: each call the peer made, and its answer, on
 # stderr (to see which host did what in a failing seed)
 TRACE = os.environ.get("DAXFS_DIFF_SPLIT_TRACE") == "1"
+# DAXFS_DIFF_SPLIT_TWINS=0: no twins (SplitOS.open), for a front end
+# whose hosts see each other's changes to a file open on both only within
+# a bound (the FUSE mount, docs/fuse.md "Coherence")
+TWINS = os.environ.get("DAXFS_DIFF_SPLIT_TWINS", "1") != "0"
 
 # name: (positions of path arguments, keyword arguments that name a
 # descriptor and keep the call here when set)
@@ -324,7 +328,7 @@ class SplitOS:
         fd = self.real.open(path, flags, mode, dir_fd=dir_fd)
         self.forget(fd)
         ra = None if dir_fd is not None else self.absolute(path)
-        if ra is None or flags & (os.O_DIRECTORY | os.O_PATH |
+        if not TWINS or ra is None or flags & (os.O_DIRECTORY | os.O_PATH |
                                   getattr(os, "O_TMPFILE", 0)):
             return fd
         st = self.real.fstat(fd)
