@@ -557,7 +557,8 @@ def test_path_limits_match_tmpfs(region):
 
 def test_descriptor_links_match_tmpfs(region):
     """"/dev/stdout", "/dev/fd/N" and "/proc/self/fd/N" of region
-    descriptors name their files, as on tmpfs: a shell's output
+    descriptors name their files, and "/proc/self/cwd" a region working
+    directory, as on tmpfs: a shell's output
     redirected to a region file and then written through /dev/stdout, a
     reopen for reading, appending and truncating, stat, chmod, truncate,
     utime, xattrs and linkat through the link, after a rename and an
@@ -632,6 +633,10 @@ cat out
 exec 3<> f3
 echo data >&3
 cat /dev/fd/3 /proc/self/fd/3 < /dev/null
+mkdir sub && cd sub
+echo hi > /proc/self/cwd/x && ls /proc/self/cwd/ && cat x
+readlink /proc/self/cwd | sed "s|^$D|D|"
+cd ..
 "$PY" -c '%s'
 """ % code.replace("'", "'\"'\"'")
     pl.compare(region, script, "fdlinks")

@@ -46,12 +46,22 @@ static const char *past(const char *s, const char *prefix)
 	return strncmp(s, prefix, n) ? NULL : s + n;
 }
 
-/* s past "/proc/PID/fd/" of this process, or NULL. */
-static const char *past_own_pid(const char *s)
+/* s past "/proc/self/WHAT", "/proc/thread-self/WHAT" or "/proc/PID/WHAT"
+ * (this process's PID), or NULL. */
+static const char *past_proc(const char *s, const char *what)
 {
-	char own[40];
+	char own[48];
+	const char *p = past(s, "/proc/");
 
-	snprintf(own, sizeof(own), "/proc/%d/fd/", (int)getpid());
+	if (!p)
+		return NULL;
+	snprintf(own, sizeof(own), "/proc/self/%s", what);
+	if ((p = past(s, own)))
+		return p;
+	snprintf(own, sizeof(own), "/proc/thread-self/%s", what);
+	if ((p = past(s, own)))
+		return p;
+	snprintf(own, sizeof(own), "/proc/%d/%s", (int)getpid(), what);
 	return past(s, own);
 }
 
@@ -73,11 +83,7 @@ int pl_fd_link(const char *path, const char **rest)
 	if (fd < 0) {
 		s = past(path, "/dev/fd/");
 		if (!s)
-			s = past(path, "/proc/self/fd/");
-		if (!s)
-			s = past(path, "/proc/thread-self/fd/");
-		if (!s && past(path, "/proc/"))
-			s = past_own_pid(path);
+			s = past_proc(path, "fd/");
 		if (s)
 			fd = fd_number(s, rest);
 	}
@@ -153,4 +159,35 @@ int pl_fd_link_target(int fd, char *out, size_t size)
 		     gone ? " (deleted)" : "");
 	pl_fd_put(d);
 	return n;
+}
+
+/*
+ * "/proc/self/cwd" while the working directory is a region directory:
+ * the kernel's is a stand-in (route.c), so the link and the paths below
+ * it are taken here as "." and relative paths.  What follows the link
+ * ("" or "/..."), or NULL for any other path or a kernel working
+ * directory.
+ */
+const char *pl_cwd_link(const char *path)
+{
+	char v[PL_PATH_MAX];
+	const char *rest = path && path[0] == '/' ? past_proc(path, "cwd") : NULL;
+
+	if (!rest || (*rest && *rest != '/') || !pl_cwd_copy(v, sizeof(v)))
+		return NULL;
+	return rest;
+}
+
+/* readlink of "/proc/self/cwd" (pl_cwd_link): the region working
+ * directory's path under DIR, as getcwd says, " (deleted)" after a
+ * removed one's. */
+int pl_cwd_link_target(char *out, size_t size)
+{
+	char v[PL_PATH_MAX];
+
+	if (!pl_cwd_copy(v, sizeof(v)))
+		return pl_fail(-ENOENT);
+	return snprintf(out, size, "%s%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
+			strcmp(v, "/") || pl_cfg.at_len <= 1 ? v : "",
+			pl_cwd_gone() ? " (deleted)" : "");
 }

@@ -909,8 +909,9 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 	if (!size || size > INT_MAX)
 		return pl_fail(-EINVAL);
 	n = pl_fd_link_exact(path);
-	if (n >= 0) {
-		n = pl_fd_link_target(n, tgt, sizeof(tgt));
+	if (n >= 0 || (pl_cwd_link(path) && !*pl_cwd_link(path))) {
+		n = n >= 0 ? pl_fd_link_target(n, tgt, sizeof(tgt))
+			   : pl_cwd_link_target(tgt, sizeof(tgt));
 		if (n < 0)
 			return -1;
 		n = (size_t)n > size ? (int)size : n;

@@ -200,6 +200,9 @@ int pl_fd_link_exact(const char *path);		/* nothing follows N */
 int pl_route_follow(int dirfd, const char *path, char *out);
 int pl_fd_link_target(int fd, char *out, size_t size);
 int pl_open_fd_link(int fd, int flags, mode_t mode);	/* open.c */
+/* "/proc/self/cwd" of a region working directory: what follows it */
+const char *pl_cwd_link(const char *path);
+int pl_cwd_link_target(char *out, size_t size);
 char *pl_cwd_env(void);
 int pl_last_dots(const char *path);
 int pl_parent_err(int dirfd, const char *path);

@@ -178,6 +178,13 @@ int pl_route(int dirfd, const char *path, char *out)
 			rest++;
 		return pl_route(fd, *rest ? rest : ".", out);
 	}
+	/* "/proc/self/cwd[/x]" of a region working directory: "." (which
+	 * no call can remove or rename) or x from it */
+	if ((rest = pl_cwd_link(path))) {
+		while (*rest == '/')
+			rest++;
+		return pl_route(AT_FDCWD, *rest ? rest : ".", out);
+	}
 	if (path[0] == '/') {
 		n = snprintf(full, sizeof(full), "%s", path);
 	} else if (dirfd == AT_FDCWD) {
