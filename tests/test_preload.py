@@ -642,6 +642,34 @@ cd ..
     pl.compare(region, script, "fdlinks")
 
 
+def test_shell_holding_files_runs_commands(region):
+    """A shell (dash) that holds region files open (exec 3<> f) runs
+    external commands: each is a fork child that execs at once, with no
+    region call between.  The shell must stay the host it was: it finds
+    what a command made, writes through its descriptors, and a file it
+    holds with no name left keeps its bytes while other hosts come and
+    go.  Until 2026-12-05 the exec'ed image took the inherited handle's
+    host (the shell's) over and retired it: the shell was declared dead
+    while alive, its next call failed ("can't cd to sub"), and recovery
+    dropped its opens (lib/preload/fdtable.c pl_exec_env)."""
+    script = r"""
+mkdir "$D" && cd "$D"
+exec 3<> f3
+echo one >&3
+exec 4<> gone
+echo kept >&4
+rm gone
+mkdir sub
+cd sub && pwd
+cd ..
+echo two >&3
+for i in 1 2 3; do "$PY" -c 'open("x", "w").write("y" * 100000)'; rm x; done
+cat f3 /dev/fd/4
+ls
+"""
+    pl.compare(region, script, "shellheld")
+
+
 def test_times_by_descriptor_follow_the_file(region):
     """futimens sets the times of the open file, not of whatever its old
     name names now (a rename, a new file there, an unlink)."""

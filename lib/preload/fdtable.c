@@ -683,6 +683,11 @@ char *pl_exec_env(int handover, int wait_fd)
 		    table[v - 1].kind == PL_KIND_REG)
 			regs++;
 	}
+	/* a fork child that has made no region call yet still has its
+	 * parent's handle: it joins now (as its first call would), or the
+	 * new image would take over, and retire, the parent's host */
+	if (regs)
+		pl_handle_settle();
 	slot = our_slot(&gen);
 	if (regs && slot != DAXFS_NO_HOST && handover) {
 		snprintf(buf + n, sizeof(buf) - n, "H%u.%llu.%llx", slot,
