@@ -42,6 +42,11 @@ def sh(script, d, region=None, timeout=120):
     e = {"D": d, "LC_ALL": "C", "TZ": "UTC", "PY": sys.executable}
     argv = ["sh", "-c", script]
     if region:
+        # the shell holds a region file with no name open throughout,
+        # so that every command it runs hands open files over across fork
+        # and exec (docs/preload.md "A fork child that execs at once")
+        argv = ["sh", "-c", 'exec 9<> "%s/.held-$$" && rm "%s/.held-$$" '
+                '&& %s' % (AT, AT, script)]
         res = run(region, argv, extra_env=e, timeout=timeout)
     else:
         full = dict(os.environ)
