@@ -360,6 +360,18 @@ static void stdio_calls(void)
 		printf("append: %s", buf);
 	fclose(f);
 	show("fopen missing", fopen("nope", "r") != NULL);
+	/* dprintf writes with glibc's own write: the preload formats it
+	 * (a long one past any small buffer too) */
+	fd = open("s", O_WRONLY | O_APPEND);
+	show("dprintf", dprintf(fd, "dprintf %d %s\n", 7, "x"));
+	show("dprintf long", dprintf(fd, "%2000d\n", 5));
+	close(fd);
+	f = fopen("s", "r");
+	while (fgets(buf, sizeof(buf), f))
+		if (buf[0] != ' ')
+			printf("after dprintf: %s", buf);
+	show("ftell after dprintf", ftell(f));
+	fclose(f);
 }
 
 static void mmap_calls(void)
