@@ -144,6 +144,25 @@ PUBLIC ssize_t getdents64(int fd, void *buf, size_t count)
 	return fd_getdents(fd, buf, count);
 }
 
+/* glibc reads these with its internal getdents64 */
+PUBLIC ssize_t getdirentries64(int fd, char *buf, size_t n, off64_t *base)
+{
+	off64_t at = lseek64(fd, 0, SEEK_CUR);
+	ssize_t r;
+
+	if (at < 0)
+		return -1;
+	r = getdents64(fd, buf, n);
+	if (r >= 0)
+		*base = at;
+	return r;
+}
+
+PUBLIC ssize_t getdirentries(int fd, char *buf, size_t n, off_t *base)
+{
+	return getdirentries64(fd, buf, n, (off64_t *)base);
+}
+
 static int is_ours(DIR *dir)
 {
 	return dir && ((struct pl_dir *)dir)->magic == PL_DIR_MAGIC;

@@ -1043,8 +1043,17 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 
 	if (r != PL_REGION)
 		return real_fchmodat(dirfd, PL_KPATH(r, path, buf), mode, flags);
-	if (flags & AT_SYMLINK_NOFOLLOW)
-		return pl_fail(-EOPNOTSUPP);	/* as on Linux */
+	if (flags & ~AT_SYMLINK_NOFOLLOW)
+		return pl_fail(-EINVAL);
+	/* glibc: a symlink's mode cannot change (EOPNOTSUPP), anything
+	 * else's does (lchmod, chmod -h) */
+	if ((flags & AT_SYMLINK_NOFOLLOW) && !pl_self.on) {
+		struct daxfs_attr a;
+		int err = daxfs_path_lstat(h, buf, &a);
+
+		if (err || S_ISLNK(a.mode))
+			return pl_fail(err ?: -EOPNOTSUPP);
+	}
 	if (pl_self.on) {
 		struct daxfs_attr a = { .mode = mode };
 
@@ -1058,6 +1067,12 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 PUBLIC int chmod(const char *path, mode_t mode)
 {
 	return fchmodat(AT_FDCWD, path, mode, 0);
+}
+
+/* glibc's lchmod calls fchmodat with its internal call */
+PUBLIC int lchmod(const char *path, mode_t mode)
+{
+	return fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
 }
 
 PUBLIC int fchmod(int fd, mode_t mode)

@@ -287,6 +287,11 @@ PUBLIC FILE *freopen(const char *path, const char *mode, FILE *f)
 	return real_freopen(PL_KPATH(r, path, buf), mode, f);
 }
 
+PUBLIC FILE *freopen64(const char *path, const char *mode, FILE *f)
+{
+	return freopen(path, mode, f);
+}
+
 /*
  * stdin, stdout and stderr read and write through glibc's internal calls
  * too.  While descriptor 0, 1 or 2 is a region file (a shell redirection

@@ -17,13 +17,17 @@
 static const char letters[] =
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-/* Fills the six X's before the suffix and calls make(); retries on
- * EEXIST as glibc does.  Returns make()'s result. */
+enum { NAME_ONLY = 2 };	/* mktemp: a name nothing has */
+
+/* Fills the six X's before the suffix and makes the file (dir 0), the
+ * directory (1) or nothing (NAME_ONLY); retries on EEXIST as glibc does.
+ * Returns the file's descriptor or 0, -1 with errno. */
 static int fill_and_make(char *tmpl, int suffixlen, int flags, int dir)
 {
 	size_t len = strlen(tmpl);
 	char *x, buf[PL_PATH_MAX];
 	unsigned char rnd[6];
+	struct stat st;
 	int tries, i, r;
 
 	if (suffixlen < 0 || len < (size_t)suffixlen + 6 ||
@@ -41,9 +45,14 @@ static int fill_and_make(char *tmpl, int suffixlen, int flags, int dir)
 			errno = EINVAL;
 			return -1;
 		}
-		r = dir ? mkdir(tmpl, 0700)
-			: pl_open_region(buf, O_RDWR | O_CREAT | O_EXCL |
-					 (flags & ~O_ACCMODE), 0600);
+		if (dir == NAME_ONLY)
+			r = lstat(tmpl, &st) ? (errno == ENOENT ? 0 : -1)
+					     : (errno = EEXIST, -1);
+		else
+			r = dir ? mkdir(tmpl, 0700)
+				: pl_open_region(buf, O_RDWR | O_CREAT |
+						 O_EXCL | (flags & ~O_ACCMODE),
+						 0600);
 		if (r >= 0 || errno != EEXIST)
 			return r;
 	}
@@ -98,6 +107,11 @@ PUBLIC int mkstemps(char *tmpl, int suffixlen)
 	return mkostemps(tmpl, suffixlen, 0);
 }
 
+PUBLIC int mkstemps64(char *tmpl, int suffixlen)
+{
+	return mkostemps(tmpl, suffixlen, 0);
+}
+
 PUBLIC int mkostemps64(char *tmpl, int suffixlen, int flags)
 {
 	return mkostemps(tmpl, suffixlen, flags);
@@ -113,4 +127,19 @@ PUBLIC char *mkdtemp(char *tmpl)
 	if (!r)
 		return real_mkdtemp(tmpl);
 	return fill_and_make(tmpl, 0, 0, 1) < 0 ? NULL : tmpl;
+}
+
+/* mktemp: glibc looks the names up with its internal lstat, which says
+ * ENOENT for every region path: it could hand out a name a region file
+ * has.  An empty string on failure, as glibc's. */
+PUBLIC char *mktemp(char *tmpl)
+{
+	REAL(char *, mktemp, char *);
+	int r = in_region(tmpl);
+
+	if (!r)
+		return real_mktemp(tmpl);
+	if (r < 0 || fill_and_make(tmpl, 0, 0, NAME_ONLY) < 0)
+		tmpl[0] = 0;
+	return tmpl;
 }

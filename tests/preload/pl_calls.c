@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -22,6 +23,7 @@
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -483,6 +485,59 @@ static void walk_calls(void)
 
 /* libc calls whose system calls glibc makes inside itself: remove,
  * mkfifo[at], glob, ftw, nftw. */
+/* glibc calls made of its internal system calls (lib/preload/shims.c) */
+static void shim_calls(void)
+{
+	struct timeval tv[2] = { { 100, 0 }, { 200, 500 } };
+	char tmpl[] = "tXXXXXX", tmpl2[] = "uXXXXXX.s", dents[4096];
+	struct stat st;
+	off64_t base = -1;
+	char *(*mktemp_fn)(char *);
+	int fd = open("shim", O_RDWR | O_CREAT, 0644), d;
+
+	show("write shim", write(fd, "0123456789", 10));
+	show("lockf tlock", lockf(fd, F_TLOCK, 5));
+	show("lockf test", lockf(fd, F_TEST, 5));
+	show("lockf ulock", lockf(fd, F_ULOCK, 5));
+	show("lockf bad", lockf(fd, 99, 5));
+	show("futimes", futimes(fd, tv));
+	fstat(fd, &st);
+	printf("futimes: %ld %ld\n", (long)st.st_mtime, st.st_mtim.tv_nsec);
+	show("futimesat", futimesat(AT_FDCWD, "shim", NULL));
+	show("symlink shl", symlink("shim", "shl"));
+	show("lutimes", lutimes("shl", tv));
+	lstat("shl", &st);
+	printf("lutimes: %ld\n", (long)st.st_mtime);
+	show("lchmod file", lchmod("shim", 0600));
+	show("lchmod link", lchmod("shl", 0600));
+	fstat(fd, &st);
+	printf("lchmod: %o\n", st.st_mode & 07777);
+	show("pathconf name", pathconf("shim", _PC_NAME_MAX));
+	show("pathconf no_trunc", pathconf(".", _PC_NO_TRUNC));
+	show("pathconf missing", pathconf("nope", _PC_NAME_MAX));
+	show("fpathconf", fpathconf(fd, _PC_PATH_MAX));
+	show("syncfs", syncfs(fd));
+	show("sync_file_range", sync_file_range(fd, 0, 10,
+						SYNC_FILE_RANGE_WRITE));
+	show("readahead", readahead(fd, 0, 10));
+	close(fd);
+	d = open(".", O_RDONLY | O_DIRECTORY);
+	show("getdirentries64 some", getdirentries64(d, dents, sizeof(dents),
+						     &base) > 0);
+	printf("getdirentries64 base: %lld\n", (long long)base);
+	close(d);
+	show("mkstemps64", (fd = mkstemps64(tmpl2, 2)) >= 0);
+	close(fd);
+	show("made", stat(tmpl2, &st));
+	/* looked up, not linked: the linker warns of any program naming it */
+	mktemp_fn = (char *(*)(char *))dlsym(RTLD_DEFAULT, "mktemp");
+	show("mktemp", strlen(mktemp_fn(tmpl)));
+	show("mktemp free", stat(tmpl, &st));
+	unlink(tmpl2);
+	unlink("shl");
+	unlink("shim");
+}
+
 static void libc_internal_calls(void)
 {
 	struct stat st;
@@ -509,6 +564,7 @@ static void libc_internal_calls(void)
 	show("remove fifo2", remove("g/fifo2"));
 	show("remove g", remove("g"));
 	walk_calls();
+	shim_calls();
 }
 
 int main(int argc, char **argv)
