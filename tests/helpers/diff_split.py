@@ -365,6 +365,16 @@ class SplitOS:
         self.forget(fd2)
         return self.real.dup2(fd, fd2, inheritable)
 
+    def copy_file_range(self, src, dst, count, *a, **kw):
+        """os.copy_file_range here, after an fstat of a source open on
+        both hosts, as cp makes: the VFS clamps the copy to the size this
+        kernel has cached before daxfs.ko sees the call, and the other
+        host may have grown the file since (docs/kernel.md "Coherence",
+        copy_file_range)."""
+        if src in self.twins:
+            self.real.fstat(src)
+        return self.real.copy_file_range(src, dst, count, *a, **kw)
+
     def fd_call(self, name, a, kw):
         """A call on descriptor a[0]: on its twin at the peer for about
         SHARE of the calls on descriptors that have one.  read and write
