@@ -764,6 +764,50 @@ def test_libc_file_calls_are_covered():
     assert set(NEEDS_NOTHING) <= set(LIBC_FILE_CALLS)
 
 
+def test_tmpfile_matches_tmpfs(region):
+    """O_TMPFILE opens: a file with no name, written and then named
+    through /proc/self/fd and with AT_EMPTY_PATH, once (again ENOENT, as
+    after O_EXCL); O_RDONLY and O_CREAT EINVAL; not in a directory
+    ENOTDIR.  Until 2026-12-05 the preload said EOPNOTSUPP."""
+    code = r'''
+import os, sys, errno, stat, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def t(what, f):
+    try: r = f()
+    except OSError as e: r = errno.errorcode[e.errno]
+    print(what, r)
+d = sys.argv[1]; os.makedirs(d); os.chdir(d)
+fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o640)
+st = os.fstat(fd); print("tmp", stat.filemode(st.st_mode), st.st_nlink, st.st_size)
+os.write(fd, b"hello")
+print("list", os.listdir("."))
+def linkat(fd, name, empty=False):
+    if empty:
+        r = libc.linkat(fd, b"", -100, name.encode(), 0x1000)
+    else:
+        r = libc.linkat(-100, b"/proc/self/fd/%d" % fd, -100, name.encode(), 0x400)
+    if r: e = ctypes.get_errno(); raise OSError(e, os.strerror(e))
+    return r
+t("link", lambda: linkat(fd, "named"))
+t("link again", lambda: linkat(fd, "named2"))
+print("list", sorted(os.listdir(".")), open("named").read(), os.fstat(fd).st_nlink)
+os.unlink("named"); os.unlink("named2")
+t("relink after unlink", lambda: linkat(fd, "n3"))
+fx = os.open(".", os.O_TMPFILE | os.O_RDWR | os.O_EXCL, 0o600)
+t("excl link", lambda: linkat(fx, "n4"))
+fe = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
+t("empty path link", lambda: linkat(fe, "n5", empty=True))
+t("exists", lambda: linkat(os.open(".", os.O_TMPFILE | os.O_WRONLY), "n5"))
+t("rdonly", lambda: os.open(".", os.O_TMPFILE | os.O_RDONLY))
+t("creat", lambda: os.open(".", os.O_TMPFILE | os.O_RDWR | os.O_CREAT))
+t("not dir", lambda: os.open("n5", os.O_TMPFILE | os.O_RDWR))
+t("missing", lambda: os.open("nope", os.O_TMPFILE | os.O_RDWR))
+print("list", sorted(os.listdir(".")))
+'''
+    pl.compare(region, '"$PY" -c \'%s\' "$D"' % code.replace("'", "'\"'\"'"),
+               "tmpfile")
+
+
 def test_times_by_descriptor_follow_the_file(region):
     """futimens sets the times of the open file, not of whatever its old
     name names now (a rename, a new file there, an unlink)."""

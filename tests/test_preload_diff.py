@@ -13,7 +13,7 @@ seed and the first differing lines.  DAXFS_DIFF_SEEDS=N runs seeds 1..N
 instead of the default 150, DAXFS_DIFF_SEEDS=7,42 those seeds only;
 DAXFS_DIFF_OPS sets the calls per seed (300).  DAXFS_DIFF_FAMILIES names
 the generator's further call families (tests/helpers/diff_data_ops.py);
-by default all of them but tmpfile (the preload and FUSE have no
+by default all of them (tmpfile only for the preload: FUSE has no
 O_TMPFILE), and the extended attributes only where this kernel's tmpfs
 has user.* attributes (Linux 6.6 on).
 """
@@ -47,13 +47,15 @@ def tmpfs_user_xattrs():
     return True
 
 
-def families():
-    """DAXFS_DIFF_FAMILIES for both runs (see the module's comment)."""
+def families(tmpfile=False):
+    """DAXFS_DIFF_FAMILIES for both runs (see the module's comment);
+    tmpfile: with O_TMPFILE, which the preload has and FUSE has not."""
     v = os.environ.get("DAXFS_DIFF_FAMILIES")
     if v is not None:
         return v
     return "data,rename2,owner,locks,fdlink" + (
-        ",xattr" if tmpfs_user_xattrs() else "")
+        ",xattr" if tmpfs_user_xattrs() else "") + (
+        ",tmpfile" if tmpfile else "")
 
 
 def seeds():
@@ -96,7 +98,7 @@ def test_random_calls_match_tmpfs(region):
     realpath) on names in up to 3 levels with ".", "..", symlinks and
     255-byte names print the same on tmpfs and under the preload."""
     ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
-    fam = families()
+    fam = families(tmpfile=True)
     all_seeds = seeds()
     failures = []
     for b in range(0, len(all_seeds), BATCH):
@@ -148,7 +150,7 @@ def test_two_hosts_one_sequence_match_tmpfs(region):
     ops = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
     all_seeds = seeds()
     script = ('DAXFS_DIFF_KEEP_REMOVED=1 DAXFS_DIFF_FAMILIES=%s '
-              '"$PY" %s "$D" %d %s' % (families(), OPS_SCRIPT, ops,
+              '"$PY" %s "$D" %d %s' % (families(tmpfile=True), OPS_SCRIPT, ops,
                                        " ".join(map(str, all_seeds))))
     tmp = pl.Tmpfs("split")
     try:

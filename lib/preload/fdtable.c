@@ -135,6 +135,22 @@ int pl_fd_is_region(int fd)
 					memory_order_relaxed) != 0;
 }
 
+/* Whether fd is an O_TMPFILE open that may still be given a name
+ * (open.c open_tmpfile); clear: it has had one now. */
+bool pl_fd_linkable(int fd, bool clear)
+{
+	struct pl_desc *d = pl_fd_get(fd);
+	bool linkable;
+
+	if (!d)
+		return false;
+	linkable = atomic_load(&d->flags) & __O_TMPFILE;
+	if (linkable && clear)
+		atomic_fetch_and(&d->flags, ~__O_TMPFILE);
+	pl_fd_put(d);
+	return linkable;
+}
+
 struct pl_desc *pl_fd_get(int fd)
 {
 	unsigned int v;

@@ -800,9 +800,14 @@ static int link_fd(int fd, int d2, const char *p2)
 		err = new_name_err(h, b2) ?: -ENOENT;
 	if (!err && S_ISDIR(a.mode))
 		err = new_name_err(h, b2) ?: -EPERM;
+	/* no name left: an O_TMPFILE open without O_EXCL may give it its
+	 * first (open.c open_tmpfile), as the kernel's I_LINKABLE */
+	if (!err && !a.nlink && !pl_fd_linkable(fd, false))
+		err = new_name_err(h, b2) ?: -ENOENT;	/* the new name's first */
+	err = err ?: daxfs_link_open(h, a.ino, b2);
 	if (!err && !a.nlink)
-		err = -ENOENT;
-	return ret_err(err ?: daxfs_link_open(h, a.ino, b2));
+		pl_fd_linkable(fd, true);	/* named once: no more */
+	return ret_err(err);
 }
 
 PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
@@ -816,6 +821,9 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 
 	if ((flags & AT_SYMLINK_FOLLOW) && (k = pl_fd_link_exact(p1)) >= 0)
 		return link_fd(k, d2, p2);
+	/* linkat(fd, "", AT_EMPTY_PATH) of a region file: the same */
+	if ((flags & AT_EMPTY_PATH) && !p1[0] && pl_fd_is_region(d1))
+		return link_fd(d1, d2, p2);
 	k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1,
 		   flags & AT_EMPTY_PATH);
 

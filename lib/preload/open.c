@@ -137,6 +137,34 @@ static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 		     int large);
 
+/*
+ * O_TMPFILE: a file with no name in directory rpath, held by the
+ * descriptor (the handle's hold from daxfs_path_tmpfile goes once the
+ * description has its own).  Without O_EXCL it may be given a name
+ * (linkat through /proc/self/fd or AT_EMPTY_PATH, meta.c link_fd): the
+ * description keeps __O_TMPFILE in its flags for that, as Linux keeps it
+ * in f_flags.
+ */
+static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
+			mode_t mode)
+{
+	int acc = flags & O_ACCMODE, fd, err;
+	uint64_t ino;
+
+	/* as Linux: write access, and never O_CREAT */
+	if (acc == O_RDONLY || acc == O_ACCMODE || (flags & O_CREAT))
+		return pl_fail(-EINVAL);
+	err = daxfs_path_tmpfile(h, rpath, mode & ~pl_umask() & 07777, &ino);
+	if (err)
+		return pl_fail(err);
+	flags &= ~O_TMPFILE;
+	if (!(flags & O_EXCL))
+		flags |= __O_TMPFILE;
+	fd = pl_fd_install(ino, PL_KIND_REG, flags, rpath);
+	daxfs_file_close(h, ino);
+	return fd;
+}
+
 int pl_open_region(const char *rpath, int flags, mode_t mode)
 {
 	struct daxfs_handle *h = pl_handle();
@@ -152,10 +180,8 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	 * the open creates or truncates anything */
 	if (strlen(rpath) >= sizeof(((struct pl_desc *)0)->path))
 		return pl_fail(-ENAMETOOLONG);
-	if ((flags & O_TMPFILE) == O_TMPFILE) {
-		pl_debug("open %s: O_TMPFILE not supported", rpath);
-		return pl_fail(-EOPNOTSUPP);
-	}
+	if ((flags & O_TMPFILE) == O_TMPFILE)
+		return open_tmpfile(h, rpath, flags, mode);
 	if (!rpath[0] && pl_self.on)
 		return open_gone(flags);
 	/* as Linux: a trailing slash names no file to create, and it

@@ -132,6 +132,7 @@ void pl_fd_drop_locked(int fd);		/* map lock held for writing */
 void pl_fd_lock(void);
 void pl_fd_unlock(void);
 int pl_fd_is_region(int fd);
+bool pl_fd_linkable(int fd, bool clear);	/* O_TMPFILE, not yet named */
 void pl_fork_prepare(void);		/* before fork: refs for the child */
 void pl_fork_parent(int failed);
 void pl_fork_child(void);
