@@ -144,9 +144,9 @@ bool pl_fd_linkable(int fd, bool clear)
 
 	if (!d)
 		return false;
-	linkable = atomic_load(&d->flags) & __O_TMPFILE;
+	linkable = atomic_load(&d->flags) & PL_O_LINKABLE;
 	if (linkable && clear)
-		atomic_fetch_and(&d->flags, ~__O_TMPFILE);
+		atomic_fetch_and(&d->flags, ~PL_O_LINKABLE);
 	pl_fd_put(d);
 	return linkable;
 }

@@ -142,8 +142,8 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
  * descriptor (the handle's hold from daxfs_path_tmpfile goes once the
  * description has its own).  Without O_EXCL it may be given a name
  * (linkat through /proc/self/fd or AT_EMPTY_PATH, meta.c link_fd): the
- * description keeps __O_TMPFILE in its flags for that, as Linux keeps it
- * in f_flags.
+ * description keeps PL_O_LINKABLE in its flags for that (Linux keeps
+ * O_TMPFILE in f_flags, and I_LINKABLE in the inode).
  */
 static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
 			mode_t mode)
@@ -159,7 +159,7 @@ static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
 		return pl_fail(err);
 	flags &= ~O_TMPFILE;
 	if (!(flags & O_EXCL))
-		flags |= __O_TMPFILE;
+		flags |= PL_O_LINKABLE;
 	fd = pl_fd_install(ino, PL_KIND_REG, flags, rpath);
 	daxfs_file_close(h, ino);
 	return fd;

@@ -133,6 +133,9 @@ void pl_fd_lock(void);
 void pl_fd_unlock(void);
 int pl_fd_is_region(int fd);
 bool pl_fd_linkable(int fd, bool clear);	/* O_TMPFILE, not yet named */
+/* in a description's flags: an O_TMPFILE open that may still be named
+ * (the kernel's own __O_TMPFILE bit; glibc's includes O_DIRECTORY) */
+#define PL_O_LINKABLE	020000000
 void pl_fork_prepare(void);		/* before fork: refs for the child */
 void pl_fork_parent(int failed);
 void pl_fork_child(void);
