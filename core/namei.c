@@ -2524,7 +2524,7 @@ int daxfs_rename_wh(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 	struct daxfs_op op;
 	struct waiter w = { 0, 0 };
 	struct rn r;
-	u32 tries;
+	u32 tries, dangling = 0;	/* tries in a row that found one */
 	int err, werr;
 
 	if (flags & ~(DAXFS_RENAME_NOREPLACE | DAXFS_RENAME_EXCHANGE |
@@ -2566,10 +2566,14 @@ int daxfs_rename_wh(struct daxfs_fs *fs, u64 sdir, const char *sname, u32 slen,
 		err = rename_once(&op, &r, sname, slen, dname, dlen);
 		if (err != -EAGAIN)
 			break;
-		/* the unlink that frees an inode removed its name first:
-		 * a name that still names no inode after the retries is
-		 * damage, and waiting leases for it helps nobody */
-		if (r.dangling && tries >= NS_RETRIES) {
+		/* the unlink (or rmdir) that frees an inode removed its name
+		 * first: a name that names no inode try after try is
+		 * damage, and waiting leases for it helps nobody.  Counted
+		 * apart from the tries, which a long wait for a slow rmdir
+		 * uses up: then one look between its name's removal and
+		 * its free said EUCLEAN (test_rename_rmdir_wait under load) */
+		dangling = r.dangling ? dangling + 1 : 0;
+		if (dangling > NS_RETRIES) {
 			err = -EUCLEAN;
 			break;
 		}
