@@ -398,8 +398,7 @@ PUBLIC char *getcwd(char *buf, size_t size)
 		errno = ENOENT;
 		return NULL;
 	}
-	snprintf(full, sizeof(full), "%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
-		 strcmp(v, "/") || pl_cfg.at_len == 1 ? v : "");
+	pl_dir_path(full, sizeof(full), v, "");
 	len = strlen(full) + 1;
 	if (!buf) {
 		if (size && size < len) {
@@ -505,8 +504,7 @@ static char *region_realpath(const char *rpath, char *out)
 		errno = -err;
 		return NULL;
 	}
-	snprintf(full, sizeof(full), "%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
-		 strcmp(res, "/") || pl_cfg.at_len == 1 ? res : "");
+	pl_dir_path(full, sizeof(full), res, "");
 	if (strlen(full) >= PL_PATH_MAX) {
 		errno = ENAMETOOLONG;
 		return NULL;

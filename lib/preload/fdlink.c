@@ -154,9 +154,7 @@ int pl_fd_link_target(int fd, char *out, size_t size)
 		return pl_fail(-EBADF);
 	gone = d->kind == PL_KIND_DIR ? pl_gone_load(d, &(struct pl_gone){ 0 })
 				      : !daxfs_fstat(h, d->ino, &a) && !a.nlink;
-	n = snprintf(out, size, "%s%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
-		     strcmp(d->path, "/") || pl_cfg.at_len <= 1 ? d->path : "",
-		     gone ? " (deleted)" : "");
+	n = pl_dir_path(out, size, d->path, gone ? " (deleted)" : "");
 	pl_fd_put(d);
 	return n;
 }
@@ -187,7 +185,5 @@ int pl_cwd_link_target(char *out, size_t size)
 
 	if (!pl_cwd_copy(v, sizeof(v)))
 		return pl_fail(-ENOENT);
-	return snprintf(out, size, "%s%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
-			strcmp(v, "/") || pl_cfg.at_len <= 1 ? v : "",
-			pl_cwd_gone() ? " (deleted)" : "");
+	return pl_dir_path(out, size, v, pl_cwd_gone() ? " (deleted)" : "");
 }

@@ -467,3 +467,13 @@ char *pl_cwd_env(void)
 	memcpy(buf, "DAXFS_PRELOAD_CWD=", 18);
 	return buf;
 }
+
+/* Region path rpath as the program sees it, under DIR ("/" is DIR
+ * itself), then suffix; snprintf's length. */
+int pl_dir_path(char *out, size_t size, const char *rpath, const char *suffix)
+{
+	bool root = !strcmp(rpath, "/") && pl_cfg.at_len > 1;
+
+	return snprintf(out, size, "%s%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
+			root ? "" : rpath, suffix);
+}
