@@ -26,14 +26,20 @@ def _built():
             pytest.fail("%s is missing: run make first" % p)
 
 
+def compare_prog(region, prog, tag):
+    """Runs tests/preload/PROG DIR on tmpfs and in the region (pl.compare);
+    its output."""
+    path = os.path.join(pl.PROGS, prog)
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    return pl.compare(region, 'mkdir "$D" && exec %s "$D"' % path, tag)
+
+
 @pytest.mark.parametrize("prog", ["pl_calls", "pl_calls_fortify"])
 def test_calls_match_tmpfs(region, prog):
     """Every covered call once (tests/preload/pl_calls.c), fork and exec
     included, gives the same results as on tmpfs; built plainly and with
     _FORTIFY_SOURCE=2 (__read_chk, __getcwd_chk, ... entry points)."""
-    path = os.path.join(pl.PROGS, prog)
-    assert os.path.exists(path), "%s is missing: run make first" % path
-    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % path, "calls")
+    out = compare_prog(region, prog, "calls")
     assert b"child data: 3456" in out
     assert b"offset after exec read: 7" in out
     assert b"rename across: -1 Invalid cross-device link" in out
@@ -48,14 +54,31 @@ def test_calls_by_number_match_tmpfs(region):
     getdents64, getcwd) give the same results as on tmpfs.  Before
     2026-12-01 they reached the kernel with the region descriptor's
     reservation: fsx's copy_file_range failed with EBADF."""
-    path = os.path.join(pl.PROGS, "pl_syscalls")
-    assert os.path.exists(path), "%s is missing: run make first" % path
-    out = pl.compare(region, 'mkdir "$D" && exec %s "$D"' % path, "sysno")
+    out = compare_prog(region, "pl_syscalls", "sysno")
     assert b"copied bytes: 0123xy23x9" in out
     assert b"statx size 23 nlink 1" in out
     assert b"after store: MAPPED!" in out
     assert b"entries: . .. fifo hard2 ln" in out
     assert b"open gone: -1 No such file or directory" in out
+
+
+def test_spawn_file_actions_match_tmpfs(region):
+    """posix_spawn's file actions with region files
+    (tests/preload/pl_spawn.c): a region descriptor dup2'ed onto the
+    child's stdin or stdout or onto another, open actions (created with
+    their mode, appended to, close-on-exec, failing), close, chdir and
+    fchdir to region directories with relative opens after them,
+    closefrom, a file with no name left, all as on tmpfs.  Until
+    2026-12-05 glibc's child made them with its own system calls: a
+    dup2'ed descriptor was the O_PATH stand-in (echo: write error: Bad
+    file descriptor) and a region path did not exist (ENOENT)."""
+    out = compare_prog(region, "pl_spawn", "spawn")
+    assert b"written by echo\nwritten by echo from PATH" in out
+    assert b"dup2 onto region: got [first file" in out
+    assert b"open create: opened mode 640 size 16" in out
+    assert b"chdir: got [$D/sub\nrel\n]" in out
+    assert b"unnamed: got [kept without a name" in out
+    assert b"closefrom: kept mode 644 size 16" in out
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop privileges")
@@ -689,7 +712,10 @@ lstat lstat64 lutimes mkdir mkdirat mkdtemp mkfifo mkfifoat mknod mknodat
 mkostemp mkostemp64 mkostemps mkostemps64 mkstemp mkstemp64 mkstemps
 mkstemps64 mktemp mmap mmap64 nftw nftw64 open open64 openat openat64
 opendir pathconf posix_fadvise posix_fadvise64 posix_fallocate
-posix_fallocate64 posix_spawn posix_spawnp pread pread64 preadv preadv2
+posix_fallocate64 posix_spawn posix_spawnp posix_spawn_file_actions_addopen
+posix_spawn_file_actions_adddup2 posix_spawn_file_actions_addclose
+posix_spawn_file_actions_addchdir_np posix_spawn_file_actions_addfchdir_np
+posix_spawn_file_actions_addclosefrom_np pread pread64 preadv preadv2
 preadv64 preadv64v2 pwrite pwrite64 pwritev pwritev2 pwritev64 pwritev64v2
 read readahead readlink readlinkat readv realpath remove removexattr rename
 renameat renameat2 rmdir scandir scandir64 scandirat scandirat64 sendfile

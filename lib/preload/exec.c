@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "spawnplan.h"
 
 extern char **environ;
 
@@ -94,12 +95,32 @@ static int ours(const char *e)
 	       !strncmp(e, "DAXFS_PRELOAD_CWD=", 18);
 }
 
-/* envp without our variables, plus the current ones (malloc'ed). */
-static char **exec_envp(char *const envp[], int handover, int wait_fd)
+/* The working directory a spawn's chdir actions leave the image. */
+static char *spawn_cwd_env(const struct pl_spawn_plan *plan)
 {
-	char *fds = pl_exec_env(handover, wait_fd), *cwd = pl_cwd_env();
-	size_t n = 0, i, k = 0;
-	char **out;
+	static char buf[PL_PATH_MAX + 32];
+
+	if (!plan || plan->cwd == PL_SPAWN_CWD_SAME)
+		return pl_cwd_env();
+	if (plan->cwd == PL_SPAWN_CWD_KERNEL)
+		return NULL;
+	snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_CWD=%s", plan->cwd_path);
+	return buf;
+}
+
+/* envp without our variables, plus the current ones (malloc'ed); plan:
+ * a spawn's file actions (NULL for an exec). */
+static char **exec_envp(char *const envp[], int handover, int wait_fd,
+			const struct pl_spawn_plan *plan)
+{
+	const struct pl_fd_change *chg = NULL;
+	size_t n = 0, i, k = 0, nchg = 0;
+	char *fds, *cwd, **out;
+
+	if (plan)
+		chg = pl_spawn_changes(plan, &nchg);
+	fds = pl_exec_env(handover, wait_fd, chg, nchg);
+	cwd = spawn_cwd_env(plan);
 
 	while (envp && envp[n])
 		n++;
@@ -148,7 +169,7 @@ static int do_exec(int how, const char *path, int fd, char *const argv[],
 	REAL(int, execve, const char *, char *const *, char *const *);
 	REAL(int, execvpe, const char *, char *const *, char *const *);
 	REAL(int, fexecve, int, char *const *, char *const *);
-	char **e = exec_envp(envp, 1, -1);
+	char **e = exec_envp(envp, 1, -1, NULL);
 	int err;
 
 	if (!e)
@@ -329,24 +350,38 @@ static int spawn(int p, pid_t *pid, const char *path,
 	REAL(int, posix_spawnp, pid_t *, const char *,
 	     const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
 	     char *const *, char *const *);
+	const struct pl_fd_change *chg;
+	struct pl_spawn_plan plan;
+	size_t nchg;
 	char **e;
 	int r, rfd, wfd, err;
 
+	/* before the map lock: the plan may open region files */
+	r = pl_spawn_plan(fa, &plan);
+	if (r)
+		return r;
+	fa = pl_spawn_actions(&plan, fa);
+	chg = pl_spawn_changes(&plan, &nchg);
 	pl_fork_prepare();
 	wfd = spawn_wait_open(envp, &rfd);
-	e = exec_envp(envp, 0, wfd);
+	e = exec_envp(envp, 0, wfd, &plan);
 	spawn_wait_drop_unnamed(&rfd, &wfd);
 	if (!e) {
+		pl_exec_env_undo(chg, nchg);
 		pl_fork_parent(1);
 		spawn_wait(rfd, wfd, 0);
+		pl_spawn_plan_end(&plan);
 		return ENOMEM;
 	}
 	r = p ? real_posix_spawnp(pid, path, fa, at, argv, e)
 	      : real_posix_spawn(pid, path, fa, at, argv, e);
+	if (r)
+		pl_exec_env_undo(chg, nchg);
 	pl_fork_parent(r != 0);
 	free(e);
 	err = errno;
 	spawn_wait(rfd, wfd, r == 0);
+	pl_spawn_plan_end(&plan);
 	errno = err;
 	return r;
 }
@@ -380,7 +415,7 @@ static int env_push(int wait, int *rfd)
 	pl_fork_prepare();
 	if (wait)
 		wfd = spawn_wait_open(environ, rfd);
-	fds = pl_exec_env(0, wfd);
+	fds = pl_exec_env(0, wfd, NULL, 0);
 	spawn_wait_drop_unnamed(rfd, &wfd);
 	pl_fork_parent(0);
 	if (fds)

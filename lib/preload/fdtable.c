@@ -672,14 +672,40 @@ void pl_exec_wait_done(void)
  * process) for the new image to take its opens over and then retire it,
  * P (a spawned process) only to take the opens over; W, the descriptor
  * the spawned image closes once it has (wait_fd, -1 for none).
+ *
+ * chg: what a spawn's file actions leave at some descriptors (spawn.c;
+ * NULL for none).  Such a descriptor's own entry goes as closed, and a
+ * region file the actions put there goes with a reference of its own,
+ * taken here (pl_exec_env_undo gives them back when the spawn fails).
  */
-char *pl_exec_env(int handover, int wait_fd)
+static int entry_put(char *buf, size_t *n, size_t size, unsigned int fd,
+		     unsigned int idx, int cloexec)
+{
+	if (*n >= size - 32)
+		return 0;
+	*n += snprintf(buf + *n, size - *n, "%u.%u.%d,", fd, idx, cloexec);
+	return !cloexec && table[idx].kind == PL_KIND_REG;
+}
+
+static const struct pl_fd_change *change_at(const struct pl_fd_change *chg,
+					    size_t nchg, unsigned int fd)
+{
+	size_t i;
+
+	for (i = 0; i < nchg; i++)
+		if (chg[i].fd == (int)fd)
+			return &chg[i];
+	return NULL;
+}
+
+char *pl_exec_env(int handover, int wait_fd, const struct pl_fd_change *chg,
+		  size_t nchg)
 {
 	static char buf[1 << 18];
 	unsigned int fd, v, regs = 0;
 	uint32_t slot;
 	uint64_t gen = 0;
-	size_t n;
+	size_t n, i;
 	int fl;
 
 	exec_handover = 0;
@@ -688,16 +714,21 @@ char *pl_exec_env(int handover, int wait_fd)
 		return NULL;
 	n = snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_FDS=T%d.%llu;",
 		     table_fd, (unsigned long long)table_ino);
-	for (fd = 0; fd < PL_FD_MAX && n < sizeof(buf) - 32; fd++) {
+	for (fd = 0; fd < PL_FD_MAX; fd++) {
 		v = atomic_load(&fdmap[fd]);
 		if (!v)
 			continue;
-		fl = sys_fcntl(fd, F_GETFD, 0);
-		n += snprintf(buf + n, sizeof(buf) - n, "%u.%u.%d,", fd, v - 1,
-			      fl >= 0 && (fl & FD_CLOEXEC));
-		if (!(fl >= 0 && (fl & FD_CLOEXEC)) &&
-		    table[v - 1].kind == PL_KIND_REG)
-			regs++;
+		fl = change_at(chg, nchg, fd) ? FD_CLOEXEC :
+		     sys_fcntl(fd, F_GETFD, 0);
+		regs += entry_put(buf, &n, sizeof(buf), fd, v - 1,
+				  fl >= 0 && (fl & FD_CLOEXEC));
+	}
+	for (i = 0; i < nchg; i++) {
+		if (chg[i].desc < 0 || chg[i].fd >= PL_FD_MAX)
+			continue;
+		atomic_fetch_add(&table[chg[i].desc].refs, 1);
+		regs += entry_put(buf, &n, sizeof(buf), chg[i].fd, chg[i].desc,
+				  0);
 	}
 	/* a fork child that has made no region call yet still has its
 	 * parent's handle: it joins now (as its first call would), or the
@@ -718,6 +749,50 @@ char *pl_exec_env(int handover, int wait_fd)
 		}
 	}
 	return buf;
+}
+
+/* The spawn pl_exec_env(chg) was built for did not happen. */
+void pl_exec_env_undo(const struct pl_fd_change *chg, size_t nchg)
+{
+	size_t i;
+
+	for (i = 0; table && i < nchg; i++)
+		if (chg[i].desc >= 0 && chg[i].fd < PL_FD_MAX)
+			atomic_fetch_sub(&table[chg[i].desc].refs, 1);
+}
+
+bool pl_fd_table_made(void)
+{
+	return table != NULL;
+}
+
+/* fd's description (index), -1 for a kernel descriptor. */
+int pl_fd_desc(int fd)
+{
+	unsigned int v;
+
+	if (fd < 0 || fd >= PL_FD_MAX)
+		return -1;
+	v = atomic_load(&fdmap[fd]);
+	return v ? (int)v - 1 : -1;
+}
+
+/* Description idx's region path, when it is a directory's. */
+int pl_desc_dir(int idx, char *path, size_t size)
+{
+	struct pl_desc *d;
+	int err;
+
+	if (idx < 0 || idx >= PL_DESC_MAX || !table)
+		return -EBADF;
+	pthread_rwlock_rdlock(&map_lock);
+	d = &table[idx];
+	err = !atomic_load(&d->refs) ? -EBADF :
+	      d->kind != PL_KIND_DIR ? -ENOTDIR : 0;
+	if (!err)
+		snprintf(path, size, "%s", d->path);
+	pthread_rwlock_unlock(&map_lock);
+	return err;
 }
 
 /* The spawn about to run names a wait descriptor (pl_exec_env). */

@@ -140,7 +140,20 @@ void pl_fork_prepare(void);		/* before fork: refs for the child */
 void pl_fork_parent(int failed);
 void pl_fork_child(void);
 void pl_reopen_all(struct daxfs_handle *h);
-char *pl_exec_env(int handover, int wait_fd); /* "DAXFS_PRELOAD_FDS=..." */
+/* What a spawn's file actions leave at descriptor fd (spawn.c): region
+ * description desc, or -1 for none of ours. */
+struct pl_fd_change {
+	int fd;
+	int desc;
+	bool cloexec;	/* spawn.c's own: closed after the last action */
+};
+/* "DAXFS_PRELOAD_FDS=..."; chg: a spawn's file actions, NULL for none */
+char *pl_exec_env(int handover, int wait_fd, const struct pl_fd_change *chg,
+		  size_t nchg);
+void pl_exec_env_undo(const struct pl_fd_change *chg, size_t nchg);
+bool pl_fd_table_made(void);		/* a region descriptor was ever made */
+int pl_fd_desc(int fd);			/* its description, -1: the kernel's */
+int pl_desc_dir(int idx, char *path, size_t size);	/* a directory's path */
 int pl_exec_handing_over(void);		/* keep the host across this exec */
 int pl_exec_waits(void);		/* the spawn names a wait descriptor */
 int pl_exec_takeover_due(void);		/* new image: join, take over */

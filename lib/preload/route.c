@@ -448,6 +448,10 @@ void pl_kcwd_refresh(void)
 	}
 	pthread_mutex_unlock(&cwd_lock);
 	if (v && v[0] == '/') {
+		/* a spawn's chdir action to a region directory left the
+		 * kernel's where the parent was (spawn.c) */
+		if (kcwd[0])
+			pl_kcwd_detach();
 		pl_cwd_set(v);
 		unsetenv("DAXFS_PRELOAD_CWD");
 	}
