@@ -731,8 +731,9 @@ fanotify_mark name_to_handle_at open_by_handle_at acct chroot mount umount
 umount2 swapon swapoff quotactl
 """.split()
 NEEDS_NOTHING = {
-    "execveat": "exec by descriptor of a region file: EBADF, as fexecve "
-                "of a file the kernel cannot see (docs/preload.md)",
+    "execveat": "exec by a region directory descriptor: EBADF "
+                "(fexecve and the exec family run region files: "
+                "docs/preload.md \"Running region files\")",
     "splice": "EBADF on a region descriptor (docs/preload.md)",
     "tee": "pipes only",
     "vmsplice": "pipes only",
@@ -2145,3 +2146,65 @@ EOF''', "lockmode")
     assert b"read lock, write-only 6 EBADF" in out
     assert b"write lock, read-only 37 EBADF" in out
     assert b"write lock, write-only 37 ok" in out
+
+
+def test_region_programs_run_as_on_tmpfs(region):
+    """Programs stored in the region run (docs/preload.md "Running region
+    files"): an ELF copy by absolute and relative path and through PATH,
+    scripts with an interpreter line (with its argument, and one whose
+    interpreter is a region script), a file with no interpreter line
+    found through PATH (run by sh, as glibc does), execv, fexecve,
+    posix_spawn, posix_spawnp and subprocess of region files, and the
+    process named after the file; a file without execute permission, a
+    directory and a missing name fail as on tmpfs.  Until 2026-12-05 the
+    kernel was handed the region path: "not found"."""
+    script = r"""
+mkdir -p "$D/bin" && cd "$D"
+cp /bin/echo bin/myecho && chmod 755 bin/myecho
+printf '#!/bin/sh\necho "script $0 args: $*"\n' > bin/s.sh && chmod 755 bin/s.sh
+printf '#!/bin/sh -e\necho "with arg $0 $1"\n' > bin/s2.sh && chmod 755 bin/s2.sh
+printf 'echo "no interpreter line $0 $*"\n' > bin/plain && chmod 755 bin/plain
+printf '#!%s/bin/s.sh\n' "$D" > bin/nested && chmod 755 bin/nested
+printf 'x\n' > bin/noexec && chmod 644 bin/noexec
+bin/myecho by path
+./bin/myecho by relative path
+"$D/bin/myecho" by absolute path
+bin/s.sh one two
+bin/s2.sh three
+PATH="$D/bin:$PATH" myecho by PATH
+PATH="$D/bin:$PATH" s.sh by PATH
+PATH="$D/bin:$PATH" plain by PATH
+bin/nested four
+bin/noexec 2>/dev/null; echo "noexec status $?"
+bin 2>/dev/null; echo "directory status $?"
+bin/missing 2>/dev/null; echo "missing status $?"
+"$PY" -c 'import os,sys; os.execv(sys.argv[1], ["x", "execv"])' "$D/bin/myecho"
+"$PY" -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.execve(fd, ["x", "fexecve"], os.environ)' "$D/bin/myecho"
+"$PY" -c 'import os,sys; pid=os.posix_spawn(sys.argv[1], ["x", "posix_spawn"], os.environ); print("spawn", os.waitpid(pid,0)[1])' "$D/bin/myecho"
+PATH="$D/bin:$PATH" "$PY" -c 'import os; pid=os.posix_spawnp("s.sh", ["x", "spawnp"], os.environ); print("spawnp", os.waitpid(pid,0)[1])'
+"$PY" -c 'import subprocess,sys; print(subprocess.run([sys.argv[1], "subprocess"], capture_output=True).stdout)' "$D/bin/myecho"
+bin/myecho through a pipe | cat
+cp /bin/cat bin/mycat && bin/mycat /proc/self/comm
+"""
+    out = pl.compare(region, script, "runfiles")
+    assert b"script bin/s.sh args: one two" in out
+    assert b"script $D/bin/s.sh args: bin/nested four" in out
+    assert b"noexec status 126" in out
+    assert b"no interpreter line $D/bin/plain by PATH" in out
+    assert out.endswith(b"mycat\n")
+
+
+def test_launcher_runs_region_programs(region):
+    """`daxfs run -- /daxfs/prog` and a command found through a region
+    directory in PATH: the launcher runs without the preload, so it
+    starts them through a shell that has it."""
+    made = pl.run(region, ["sh", "-c", "mkdir /daxfs/bin && cp /bin/echo "
+                           "/daxfs/bin/e && chmod 755 /daxfs/bin/e"])
+    assert made.returncode == 0, made.stderr
+    res = pl.run(region, ["/daxfs/bin/e", "by", "path"])
+    assert (res.returncode, res.stdout) == (0, b"by path\n"), res.stderr
+    res = pl.run(region, ["e", "by", "PATH"], extra_env={
+        "PATH": "/daxfs/bin:" + os.environ["PATH"]})
+    assert (res.returncode, res.stdout) == (0, b"by PATH\n"), res.stderr
+    res = pl.run(region, ["/daxfs/bin/missing"])
+    assert res.returncode == 127

@@ -51,6 +51,35 @@ static int find_preload(char *out, size_t size)
 	return -ENOENT;
 }
 
+/* Whether path (absolute) is DIR or below it. */
+static int under_at(const char *path, const char *at)
+{
+	size_t n = strlen(at);
+
+	while (n > 1 && at[n - 1] == '/')
+		n--;
+	return !strncmp(path, at, n) && (path[n] == '/' || !path[n] ||
+					 n == 1);
+}
+
+/*
+ * The program is a region file, or PATH has a region directory: only the
+ * preload can start it (docs/preload.md "Running region files"), and
+ * this launcher runs without it.  A shell started with the preload execs
+ * it.
+ */
+static int runs_from_region(const char *cmd, const char *at)
+{
+	const char *list = getenv("PATH"), *p;
+
+	if (strchr(cmd, '/'))
+		return cmd[0] == '/' && under_at(cmd, at);
+	for (p = list; p && *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
+		if (under_at(p, at))
+			return 1;
+	return 0;
+}
+
 static void run_usage(FILE *f)
 {
 	fprintf(f,
@@ -83,6 +112,7 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 	const char *at = "/daxfs", *mode = "posix", *old;
 	struct daxfs_handle *h;
 	int ch, err, prefault = 0;
+	char **cmd;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+r:h", opts, NULL)) != -1) {
@@ -150,7 +180,20 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 	setenv("DAXFS_PRELOAD_AT", at, 1);
 	setenv("DAXFS_PRELOAD_MODE", mode, 1);
 	setenv("DAXFS_PRELOAD_REGION_PREFAULT", prefault ? "1" : "0", 1);
-	execvp(argv[optind], argv + optind);
+	cmd = argv + optind;
+	if (runs_from_region(cmd[0], at)) {
+		cmd = calloc((size_t)(argc - optind + 4), sizeof(*cmd));
+		if (!cmd) {
+			fprintf(stderr, "daxfs: run: %s\n", strerror(ENOMEM));
+			return 1;
+		}
+		cmd[0] = "/bin/sh";
+		cmd[1] = "-c";
+		cmd[2] = "exec \"$0\" \"$@\"";
+		memcpy(cmd + 3, argv + optind, (size_t)(argc - optind) *
+		       sizeof(*cmd));
+	}
+	execvp(cmd[0], cmd);
 	fprintf(stderr, "daxfs: run: %s: %s\n", argv[optind], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
 }

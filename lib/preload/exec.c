@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "runfile.h"
 #include "spawnplan.h"
 
 extern char **environ;
@@ -92,7 +93,24 @@ PUBLIC pid_t vfork(void)
 static int ours(const char *e)
 {
 	return !strncmp(e, "DAXFS_PRELOAD_FDS=", 18) ||
-	       !strncmp(e, "DAXFS_PRELOAD_CWD=", 18);
+	       !strncmp(e, "DAXFS_PRELOAD_CWD=", 18) ||
+	       !strncmp(e, "DAXFS_PRELOAD_COMM=", 19);
+}
+
+/* A region program runs from a memfd, "/proc/self/fd/N", or by its
+ * interpreter: the kernel would name the process "N" or the
+ * interpreter's name, not the file's.  Its image takes the name from
+ * here (state.c). */
+static char *run_comm_env(const char *path)
+{
+	static char buf[64];
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	if (!path)
+		return NULL;
+	snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_COMM=%.15s",
+		 base ? base + 1 : path);
+	return buf;
 }
 
 /* The working directory a spawn's chdir actions leave the image. */
@@ -109,9 +127,9 @@ static char *spawn_cwd_env(const struct pl_spawn_plan *plan)
 }
 
 /* envp without our variables, plus the current ones (malloc'ed); plan:
- * a spawn's file actions (NULL for an exec). */
+ * a spawn's file actions (NULL for an exec); comm: run_comm_env's. */
 static char **exec_envp(char *const envp[], int handover, int wait_fd,
-			const struct pl_spawn_plan *plan)
+			const struct pl_spawn_plan *plan, char *comm)
 {
 	const struct pl_fd_change *chg = NULL;
 	size_t n = 0, i, k = 0, nchg = 0;
@@ -124,7 +142,7 @@ static char **exec_envp(char *const envp[], int handover, int wait_fd,
 
 	while (envp && envp[n])
 		n++;
-	out = malloc((n + 3) * sizeof(*out));
+	out = malloc((n + 4) * sizeof(*out));
 	if (!out)
 		return NULL;
 	for (i = 0; i < n; i++)
@@ -134,6 +152,8 @@ static char **exec_envp(char *const envp[], int handover, int wait_fd,
 		out[k++] = fds;
 	if (cwd)
 		out[k++] = cwd;
+	if (comm)
+		out[k++] = comm;
 	out[k] = NULL;
 	return out;
 }
@@ -162,26 +182,78 @@ static void before_exec(void)
 
 enum { EXEC_PATH, EXEC_SEARCH, EXEC_FD };
 
-/* The three exec system calls: our environment, then the real call. */
+/* The exec family's search runs a file the kernel will not as a shell
+ * script, as glibc's does. */
+static void exec_as_script(const char *path, char *const argv[],
+			   char *const e[])
+{
+	REAL(int, execve, const char *, char *const *, char *const *);
+	size_t n = 0, i;
+	char **sh;
+
+	while (argv && argv[n])
+		n++;
+	sh = malloc((n + 2) * sizeof(*sh));
+	if (!sh)
+		return;
+	sh[0] = "/bin/sh";
+	sh[1] = (char *)path;
+	for (i = 1; i < n; i++)
+		sh[i + 1] = argv[i];
+	sh[n > 0 ? n + 1 : 2] = NULL;
+	real_execve(sh[0], sh, e);
+	free(sh);
+}
+
+/*
+ * The three exec system calls: a region file prepared (runfile.c), our
+ * environment, then the real call.  A search with a region directory in
+ * PATH is made here, else by glibc.
+ */
 static int do_exec(int how, const char *path, int fd, char *const argv[],
 		   char *const envp[])
 {
 	REAL(int, execve, const char *, char *const *, char *const *);
 	REAL(int, execvpe, const char *, char *const *, char *const *);
 	REAL(int, fexecve, int, char *const *, char *const *);
-	char **e = exec_envp(envp, 1, -1, NULL);
-	int err;
+	enum { VIA_RUN, VIA_SEARCH, VIA_FD } via = VIA_RUN;
+	static char found[PL_PATH_MAX];
+	int err, prep = 1;
+	struct pl_run r;
+	char **e;
 
-	if (!e)
-		return -1;
-	before_exec();
-	if (how == EXEC_PATH)
-		real_execve(path, argv, e);
-	else if (how == EXEC_SEARCH)
-		real_execvpe(path, argv, e);
-	else
-		real_fexecve(fd, argv, e);
+	if (how == EXEC_FD && !pl_fd_is_region(fd)) {
+		via = VIA_FD;
+	} else if (how == EXEC_SEARCH && !strchr(path, '/')) {
+		err = pl_run_search(path, found, sizeof(found));
+		if (err < 0)
+			return -1;
+		via = err ? VIA_SEARCH : VIA_RUN;
+		path = err ? path : found;
+	}
+	if (via == VIA_RUN) {
+		prep = pl_run_prepare(&r, how == EXEC_FD ? NULL : path,
+				      how == EXEC_FD ? fd : -1, argv);
+		if (prep < 0) {
+			pl_run_end(&r);
+			return -1;
+		}
+	}
+	e = exec_envp(envp, 1, -1, NULL, prep ? NULL : run_comm_env(path));
+	if (e) {
+		before_exec();
+		if (via == VIA_FD)
+			real_fexecve(fd, argv, e);
+		else if (via == VIA_SEARCH)
+			real_execvpe(path, argv, e);
+		else
+			real_execve(r.kpath, r.argv ? r.argv : argv, e);
+		if (how == EXEC_SEARCH && via == VIA_RUN && errno == ENOEXEC)
+			exec_as_script(path, argv, e);
+	}
 	err = errno;
+	if (via == VIA_RUN)
+		pl_run_end(&r);
 	free(e);
 	errno = err;
 	return -1;
@@ -339,6 +411,43 @@ static void spawn_wait(int rfd, int wfd, int spawned)
 	real_close(rfd);
 }
 
+/*
+ * posix_spawn[p] of a region file, or with a region directory in PATH,
+ * prepared as an exec is (runfile.c): *p, *path and *argv become what
+ * glibc spawns, *comm the image's name.  *prep: r holds something (0 or
+ * 1, pl_run_prepare's), -2 not.  0, or an errno.
+ */
+static int spawn_program(struct pl_run *r, int *prep, int *p,
+			 const char **path, char *const **argv, char **comm)
+{
+	static __thread char found[PL_PATH_MAX];
+	int err;
+
+	*prep = -2;
+	*comm = NULL;
+	if (*p && !strchr(*path, '/')) {
+		err = pl_run_search(*path, found, sizeof(found));
+		if (err < 0)
+			return errno;
+		if (err)
+			return 0;
+		*path = found;
+	}
+	*prep = pl_run_prepare(r, *path, -1, *argv);
+	if (*prep < 0) {
+		err = errno;
+		pl_run_end(r);
+		*prep = -2;
+		return err;
+	}
+	*comm = *prep ? NULL : run_comm_env(*path);
+	*p = 0;
+	*path = r->kpath;
+	if (r->argv)
+		*argv = r->argv;
+	return 0;
+}
+
 static int spawn(int p, pid_t *pid, const char *path,
 		 const posix_spawn_file_actions_t *fa,
 		 const posix_spawnattr_t *at, char *const argv[],
@@ -352,25 +461,34 @@ static int spawn(int p, pid_t *pid, const char *path,
 	     char *const *, char *const *);
 	const struct pl_fd_change *chg;
 	struct pl_spawn_plan plan;
+	struct pl_run run;
+	char **e, *comm;
 	size_t nchg;
-	char **e;
-	int r, rfd, wfd, err;
+	int r, rfd, wfd, err, prep;
 
-	/* before the map lock: the plan may open region files */
-	r = pl_spawn_plan(fa, &plan);
+	r = spawn_program(&run, &prep, &p, &path, &argv, &comm);
 	if (r)
 		return r;
+	/* before the map lock: the plan may open region files */
+	r = pl_spawn_plan(fa, &plan);
+	if (r) {
+		if (prep != -2)
+			pl_run_end(&run);
+		return r;
+	}
 	fa = pl_spawn_actions(&plan, fa);
 	chg = pl_spawn_changes(&plan, &nchg);
 	pl_fork_prepare();
 	wfd = spawn_wait_open(envp, &rfd);
-	e = exec_envp(envp, 0, wfd, &plan);
+	e = exec_envp(envp, 0, wfd, &plan, comm);
 	spawn_wait_drop_unnamed(&rfd, &wfd);
 	if (!e) {
 		pl_exec_env_undo(chg, nchg);
 		pl_fork_parent(1);
 		spawn_wait(rfd, wfd, 0);
 		pl_spawn_plan_end(&plan);
+		if (prep != -2)
+			pl_run_end(&run);
 		return ENOMEM;
 	}
 	r = p ? real_posix_spawnp(pid, path, fa, at, argv, e)
@@ -382,6 +500,8 @@ static int spawn(int p, pid_t *pid, const char *path,
 	err = errno;
 	spawn_wait(rfd, wfd, r == 0);
 	pl_spawn_plan_end(&plan);
+	if (prep != -2)
+		pl_run_end(&run);
 	errno = err;
 	return r;
 }

@@ -112,6 +112,7 @@ __attribute__((constructor)) void pl_init(void)
 	pl_cfg.enabled = pl_cfg.region[0] && pl_cfg.at[0] == '/';
 	pl_kcwd_refresh();
 	pl_exec_import();
+	pl_run_comm_import();
 	/* the image before exec is still the host of our files: take them
 	 * over now (pl_reopen_all), before its lease runs out */
 	if (pl_cfg.enabled && pl_exec_takeover_due())
