@@ -705,7 +705,7 @@ fchmodat fchown fchownat fcntl fcntl64 fdatasync fdopen fdopendir fexecve
 fgetxattr flistxattr flock fopen fopen64 fpathconf fremovexattr freopen
 freopen64 fsetxattr fstat fstat64 fstatat fstatat64 fstatfs fstatfs64
 fstatvfs fstatvfs64 fsync ftruncate ftruncate64 ftw ftw64 futimens futimes
-futimesat get_current_dir_name getcwd getdents64 getdirentries
+futimesat get_current_dir_name getcwd getwd ftok getdents64 getdirentries
 getdirentries64 getxattr glob glob64 lchmod lchown lgetxattr link linkat
 listxattr llistxattr lockf lockf64 lremovexattr lseek lseek64 lsetxattr
 lstat lstat64 lutimes mkdir mkdirat mkdtemp mkfifo mkfifoat mknod mknodat

@@ -2,6 +2,7 @@
 /*
  * glibc calls built on its internal system calls: lockf (fcntl), futimes,
  * lutimes and futimesat (utimensat), pathconf (statfs), syncfs,
+ * getwd (getcwd), ftok (stat),
  * sync_file_range and readahead.  The preload never sees those inner
  * calls, so on a region descriptor or path these answered EBADF or ENOENT
  * (the kernel's, for the stand-in of a region descriptor or a path it
@@ -14,6 +15,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ipc.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -198,4 +202,25 @@ PUBLIC ssize_t readahead(int fd, off64_t off, size_t n)
 	if (!pl_fd_is_region(fd))
 		return real_readahead(fd, off, n);
 	return 0;
+}
+
+/* getwd(3): getcwd with a PATH_MAX buffer; the error's words in buf. */
+PUBLIC char *getwd(char *buf)
+{
+	if (getcwd(buf, PATH_MAX))
+		return buf;
+	snprintf(buf, PATH_MAX, "%s", strerror(errno));
+	return NULL;
+}
+
+/* ftok(3): the key from the file's inode and device numbers, as glibc
+ * makes it. */
+PUBLIC key_t ftok(const char *path, int id)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	return (key_t)((st.st_ino & 0xffff) | ((st.st_dev & 0xff) << 16) |
+		       ((unsigned int)(id & 0xff) << 24));
 }

@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
+#include <limits.h>
+#include <sys/ipc.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/statvfs.h>
@@ -492,7 +494,7 @@ static void shim_calls(void)
 	char tmpl[] = "tXXXXXX", tmpl2[] = "uXXXXXX.s", dents[4096];
 	struct stat st;
 	off64_t base = -1;
-	char *(*mktemp_fn)(char *);
+	char *(*mktemp_fn)(char *), *(*getwd_fn)(char *), wd[PATH_MAX];
 	int fd = open("shim", O_RDWR | O_CREAT, 0644), d;
 
 	show("write shim", write(fd, "0123456789", 10));
@@ -520,7 +522,11 @@ static void shim_calls(void)
 	show("sync_file_range", sync_file_range(fd, 0, 10,
 						SYNC_FILE_RANGE_WRITE));
 	show("readahead", readahead(fd, 0, 10));
+	show("ftok", ftok("shim", 1) != -1);
+	show("ftok missing", ftok("nope", 1));
 	close(fd);
+	getwd_fn = (char *(*)(char *))dlsym(RTLD_DEFAULT, "getwd");
+	printf("getwd: %s\n", getwd_fn(wd) ? wd : "NULL");
 	d = open(".", O_RDONLY | O_DIRECTORY);
 	show("getdirentries64 some", getdirentries64(d, dents, sizeof(dents),
 						     &base) > 0);
