@@ -222,12 +222,16 @@ kernels:
 
 # LD_PRELOAD data path (docs/preload.md): lib/preload/*.c over libdaxfs.a,
 # which stays hidden inside (only the interposed calls are exported).
+# -Bsymbolic-functions: the preload's calls of its own interposed calls
+# stay its own, never a program's function of the same name (patch's own
+# renameat2 calls syscall(), which the preload routes to renameat2: bound
+# to the program's, it recursed until the stack ran out).
 PRELOAD_SRC := $(wildcard lib/preload/*.c)
 PRELOAD_SO  := $(BUILD)/libdaxfs-preload.so
 all: $(PRELOAD_SO)
 $(PRELOAD_SO): $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(LIBA)
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--exclude-libs,ALL $(LIBA) \
-		-ldl $(LDLIBS)
+		-Wl,-Bsymbolic-functions -ldl $(LDLIBS)
 $(BUILD)/lib/preload/%.o: lib/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=hidden -Ilib/preload -c $< -o $@

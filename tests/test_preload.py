@@ -62,6 +62,17 @@ def test_calls_by_number_match_tmpfs(region):
     assert b"open gone: -1 No such file or directory" in out
 
 
+def test_programs_own_wrappers_match_tmpfs(region):
+    """A program that defines functions named as file calls, each made
+    with syscall() by number (tests/preload/pl_wrappers.c, as gnulib's
+    replacements are): the preload routes the numbers to its own calls,
+    never back to the program's.  Until 2026-12-05 they bound to the
+    program's: patch died of a stack overflow in its own renameat2."""
+    out = compare_prog(region, "pl_wrappers", "wrappers")
+    assert b"statx size 7 mode 640" in out
+    assert b"data: wrapped" in out
+
+
 def test_spawn_file_actions_match_tmpfs(region):
     """posix_spawn's file actions with region files
     (tests/preload/pl_spawn.c): a region descriptor dup2'ed onto the
@@ -2208,3 +2219,63 @@ def test_launcher_runs_region_programs(region):
     assert (res.returncode, res.stdout) == (0, b"by PATH\n"), res.stderr
     res = pl.run(region, ["/daxfs/bin/missing"])
     assert res.returncode == 127
+
+
+def test_build_tools_match_tmpfs(region):
+    """A build in the region, and the tools around one, as on tmpfs: make
+    runs gcc (and its own rebuild rules), the program built there runs,
+    ar, a shared library, rsync (its receiver walks the destination's path
+    a component at a time with openat from "/"), zip and unzip, gzip,
+    diff and patch, sort with its temporary files in the region, find
+    -exec and xargs.  Until 2026-12-05 patch died of a stack overflow
+    (its own renameat2 called syscall(), which the preload routed back to
+    the program's renameat2) and rsync's receiver found no "daxfs" under
+    "/" (the kernel's answer for a kernel descriptor of "/")."""
+    if not all(shutil.which(t) for t in ("gcc", "make", "rsync", "zip",
+                                         "unzip", "patch")):
+        pytest.skip("needs gcc, make, rsync, zip, unzip and patch")
+    script = r"""
+set -e
+mkdir -p "$D/src" && cd "$D/src"
+cat > main.c <<'C'
+#include <stdio.h>
+#include "lib.h"
+int main(void) { printf("sum %d\n", add(2, 3)); return 0; }
+C
+printf 'int add(int a, int b);\n' > lib.h
+printf '#include "lib.h"\nint add(int a, int b) { return a + b; }\n' > lib.c
+printf 'prog: main.o lib.o\n\tgcc -o prog main.o lib.o\n%%.o: %%.c lib.h\n\tgcc -c -o $@ $<\n' > Makefile
+make -s
+./prog
+make -s && echo "up to date"
+touch lib.h && make -s && ./prog
+ar rcs libadd.a lib.o && gcc -o prog2 main.c libadd.a && ./prog2
+gcc -shared -fPIC -o libadd.so lib.c && echo "shared library made"
+cd ..
+rsync -a src/ copy/ && ls copy
+zip -q -r src.zip src && unzip -q -d unz src.zip && diff -r src unz/src && echo "zip same"
+gzip -k src/main.c && gunzip -c src/main.c.gz | cmp - src/main.c && echo "gzip same"
+cp src/main.c main.orig && sed 's/sum/total/' src/main.c > main.new
+diff -u main.orig main.new > p.diff || true
+patch -s main.orig p.diff && cmp main.orig main.new && echo "patched"
+seq 1 20000 | sort -r -T "$D" -S 64k | head -3
+find . -name '*.c' -exec wc -c {} + | sort
+find . -name '*.o' -print0 | xargs -0 ls | sort
+"$PY" - "$D" <<'PY'
+import os, sys
+fd = os.open("/", os.O_PATH | os.O_DIRECTORY)
+for comp in sys.argv[1].strip("/").split("/"):
+    os.stat(comp, dir_fd=fd, follow_symlinks=False)
+    nfd = os.open(comp, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+    os.close(fd)
+    fd = nfd
+f = os.open("walked", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)
+os.write(f, b"made by a walk from /\n")
+os.close(f)
+PY
+cat walked
+"""
+    out = pl.compare(region, script, "buildtools", timeout=300)
+    assert out.startswith(b"sum 5\nup to date\nsum 5\nsum 5\n")
+    assert b"patched" in out and b"zip same" in out
+    assert out.endswith(b"made by a walk from /\n")

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -160,9 +161,77 @@ static int route_self(uint64_t ino, const struct pl_gone *g,
 	return PL_REGION;
 }
 
+/*
+ * The kernel directories above DIR ("/", and "/mnt" for /mnt/daxfs), by
+ * device and inode number, found once: a kernel descriptor of one of them
+ * with a relative path that goes down into DIR ("daxfs/x" from "/") names
+ * a region file.  Programs that walk a path a component at a time with
+ * openat from "/" (rsync's receiver) need it: until 2026-12-05 the kernel
+ * got "daxfs" relative to "/" and said ENOENT.
+ */
+#define ABOVE_MAX 32
+
+static struct {
+	dev_t dev;
+	ino_t ino;
+	size_t len;		/* of its path: pl_cfg.at's first len bytes */
+	const char *next;	/* the component of DIR below it */
+	size_t next_len;
+} above[ABOVE_MAX];
+static int nabove;
+static pthread_once_t above_once = PTHREAD_ONCE_INIT;
+
+static void above_find(void)
+{
+	char dir[PL_PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < pl_cfg.at_len && nabove < ABOVE_MAX; i++) {
+		if (pl_cfg.at[i] != '/')
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(i ? i : 1), pl_cfg.at);
+		if (syscall(SYS_newfstatat, AT_FDCWD, dir, &st, 0))
+			return;
+		above[nabove].dev = st.st_dev;
+		above[nabove].ino = st.st_ino;
+		above[nabove].len = i;
+		above[nabove].next = pl_cfg.at + i + 1;
+		above[nabove].next_len = strcspn(pl_cfg.at + i + 1, "/");
+		nabove++;
+	}
+}
+
+/* Kernel directory descriptor dirfd and relative path: the absolute path
+ * in full when dirfd is above DIR and path goes down towards it. */
+static bool from_above(int dirfd, const char *path, char *full, size_t size)
+{
+	size_t first = strcspn(path, "/");
+	bool fetched = false;
+	struct stat st;
+	int i;
+
+	if (pl_cfg.at_len <= 1 || path[0] == '/' || !first)
+		return false;
+	pthread_once(&above_once, above_find);
+	for (i = 0; i < nabove; i++) {
+		if (above[i].next_len != first ||
+		    memcmp(above[i].next, path, first))
+			continue;
+		if (!fetched && syscall(SYS_fstat, dirfd, &st))
+			return false;
+		fetched = true;
+		if (st.st_dev == above[i].dev && st.st_ino == above[i].ino)
+			return (size_t)snprintf(full, size, "%.*s/%s",
+						(int)above[i].len, pl_cfg.at,
+						path) < size;
+	}
+	return false;
+}
+
 int pl_route(int dirfd, const char *path, char *out)
 {
-	static __thread char full[2 * PL_PATH_MAX + 2];
+	static __thread char full[2 * PL_PATH_MAX + 2], above_full[PL_PATH_MAX];
 	struct pl_gone g;
 	struct pl_desc *d;
 	const char *rest;
@@ -218,6 +287,9 @@ int pl_route(int dirfd, const char *path, char *out)
 			return unnamed_cwd(path, err);
 	} else {
 		d = pl_fd_get(dirfd);
+		if (!d && from_above(dirfd, path, above_full,
+				     sizeof(above_full)))
+			return pl_route(AT_FDCWD, above_full, out);
 		if (!d)
 			return PL_KERNEL;
 		if (!path[0]) {		/* as above */
