@@ -86,6 +86,7 @@ import fcntl
 import mmap
 import os
 import random
+import shutil
 import signal
 import stat
 import struct
@@ -1437,7 +1438,48 @@ def scen_reopen(mnt):
     result(reopen="ok")
 
 
+def scen_exec(mnt):
+    """Programs stored on daxfs run: an ELF copy (mapped privately from
+    the region), a script, a program rewritten between two runs (the new
+    bytes run), and a running program's file cannot be opened for writing
+    on its host (ETXTBSY, the VFS's deny_write_access)."""
+    d = os.path.join(mnt, "exec")
+    os.makedirs(d)
+    prog = os.path.join(d, "echo")
+    shutil.copy("/bin/echo", prog)
+    os.chmod(prog, 0o755)
+    out = subprocess.run([prog, "from", "daxfs"], capture_output=True)
+    check(out.stdout == b"from daxfs\n", f"echo: {out}")
+    script = os.path.join(d, "s.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho script $1\n")
+    os.chmod(script, 0o755)
+    out = subprocess.run([script, "ran"], capture_output=True)
+    check(out.stdout == b"script ran\n", f"script: {out}")
+    shutil.copy("/bin/true", prog)
+    out = subprocess.run([prog, "x"], capture_output=True)
+    check((out.returncode, out.stdout) == (0, b""), f"rewritten: {out}")
+    sleeper = os.path.join(d, "sleep")
+    shutil.copy("/bin/sleep", sleeper)
+    os.chmod(sleeper, 0o755)
+    p = subprocess.Popen([sleeper, "30"])
+    try:
+        time.sleep(0.5)
+        try:
+            os.open(sleeper, os.O_WRONLY)
+            check(False, "a running program opened for writing")
+        except OSError as e:
+            check(e.errno == errno.ETXTBSY, f"open for writing: {e}")
+    finally:
+        p.kill()
+        p.wait()
+    with open(sleeper, "r+b") as f:     # once it has exited: writable
+        f.write(b"\x7f")
+    result(exec="ok")
+
+
 SCENARIOS = {
+    "exec": scen_exec,
     "chattr": scen_chattr,
     "creat": scen_creat,
     "stalewrite": scen_stalewrite,

@@ -23,7 +23,7 @@ from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 
 SIZE = 64 << 20
 SCENARIOS = ["tmpfile", "whiteout", "mmtime", "atime", "overlay", "freeze", "whiteoutfull",
-             "shortfull", "reopen", "shutdown"]
+             "shortfull", "reopen", "exec", "shutdown"]
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,14 @@ def test_kernel_reopen_unlinked(guest):
     """A file unlinked while open opens again through /proc/self/fd, as on Linux's own
     filesystems: writes through the new descriptor reach the same file, nlink 0."""
     scenario(guest, "reopen")
+
+
+def test_kernel_exec(guest):
+    """Programs stored on daxfs.ko run (an ELF file mapped privately from the
+    region, a script), a program rewritten between two runs runs its new
+    bytes, and the file of a running program cannot be opened for writing
+    on its host (ETXTBSY)."""
+    scenario(guest, "exec")
 
 
 def test_kernel_vfs_clean(guest):
