@@ -73,6 +73,18 @@ def test_programs_own_wrappers_match_tmpfs(region):
     assert b"data: wrapped" in out
 
 
+def test_posix_aio_matches_tmpfs(region):
+    """POSIX AIO on a region file (tests/preload/pl_aio.c): aio_write,
+    aio_read, aio_fsync, an appending descriptor, lio_listio waiting and
+    not, notification by signal (SI_ASYNCIO) and by thread, as on tmpfs.
+    Until 2026-12-05 glibc's helper thread reached the kernel with the
+    region descriptor's stand-in and every request failed with EBADF."""
+    out = compare_prog(region, "pl_aio", "aio")
+    assert b"aio_read: error 0 return 3" in out
+    assert b"signals 1 with SI_ASYNCIO 1" in out
+    assert b"file: [hello aio!..........first second third+end]" in out
+
+
 def test_spawn_file_actions_match_tmpfs(region):
     """posix_spawn's file actions with region files
     (tests/preload/pl_spawn.c): a region descriptor dup2'ed onto the
@@ -716,7 +728,9 @@ fchmodat fchown fchownat fcntl fcntl64 fdatasync fdopen fdopendir fexecve
 fgetxattr flistxattr flock fopen fopen64 fpathconf fremovexattr freopen
 freopen64 fsetxattr fstat fstat64 fstatat fstatat64 fstatfs fstatfs64
 fstatvfs fstatvfs64 fsync ftruncate ftruncate64 ftw ftw64 futimens futimes
-futimesat get_current_dir_name getcwd getwd ftok getdents64 getdirentries
+futimesat get_current_dir_name getcwd getwd ftok aio_read aio_write aio_fsync lio_listio aio_read64
+aio_write64 aio_fsync64 lio_listio64 aio_error aio_return aio_suspend
+aio_cancel getdents64 getdirentries
 getdirentries64 getxattr glob glob64 lchmod lchown lgetxattr link linkat
 listxattr llistxattr lockf lockf64 lremovexattr lseek lseek64 lsetxattr
 lstat lstat64 lutimes mkdir mkdirat mkdtemp mkfifo mkfifoat mknod mknodat
@@ -747,6 +761,12 @@ NEEDS_NOTHING = {
                 "docs/preload.md \"Running region files\")",
     "splice": "EBADF on a region descriptor (docs/preload.md)",
     "tee": "pipes only",
+    "aio_error": "reads the control block, where a region request's "
+                 "result is stored (lib/preload/aio.c)",
+    "aio_return": "reads the control block (lib/preload/aio.c)",
+    "aio_suspend": "a region request is done before aio_read returns: "
+                   "its error code is no longer EINPROGRESS",
+    "aio_cancel": "a region request is done: AIO_ALLDONE",
     "vmsplice": "pipes only",
     "tmpfile": "in the kernel's /tmp (P_tmpdir)",
     "tmpfile64": "in the kernel's /tmp (P_tmpdir)",
