@@ -5,6 +5,7 @@
 #ifndef DAXFS_LIBDAXFS_INTERNAL_H
 #define DAXFS_LIBDAXFS_INTERNAL_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 
@@ -30,6 +31,10 @@ struct daxfs_handle {
 	enum daxfs_target_kind kind;
 	unsigned int flags;		/* DAXFS_OPEN_* */
 	uint32_t uid, gid;		/* credentials for new objects */
+	/* absolute symlink targets below it name the region's own files
+	 * (daxfs_set_link_prefix); 0 length: none */
+	char link_prefix[PATH_MAX];
+	uint32_t link_plen;
 
 	/* Our host slot's state word in the region and its value while the
 	 * slot is ours (NULL: not joined); set by a join (region.c). */

@@ -21,6 +21,7 @@
 
 struct walk {
 	struct daxfs_fs *fs;
+	const struct daxfs_handle *h;
 	u64 root;
 	u32 hops;			/* symlinks followed so far */
 	u32 depth;			/* entries in stack */
@@ -82,6 +83,7 @@ static struct walk *walk_new(struct daxfs_handle *h)
 	if (!w)
 		return NULL;
 	w->fs = &h->fs;
+	w->h = h;
 	w->root = h->fs.sb.root_ino;
 	w->hops = 0;
 	w->depth = 0;
@@ -89,9 +91,13 @@ static struct walk *walk_new(struct daxfs_handle *h)
 	return w;
 }
 
+/* Symlinks the thread's last walk followed (daxfs_path_links_followed). */
+static __thread u32 walk_last_hops __attribute__((tls_model("initial-exec")));
+
 /* Keeps w as the thread's spare if the thread can free it at exit. */
 static void walk_free(struct walk *w)
 {
+	walk_last_hops = w->hops;
 	if (!walk_keyed) {
 		pthread_once(&walk_once, walk_key_init);
 		/* a value set (any non-NULL) is what runs the destructor */
@@ -266,6 +272,7 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			return err;
 found:
 		if (S_ISLNK(a->mode) && (!final || follow || (trailing && *trailing))) {
+			size_t skip;
 			u32 tlen;
 
 			if (++w->hops > DAXFS_SYMLOOP_MAX)
@@ -284,8 +291,13 @@ found:
 			 */
 			if (final && trailing && w->link[tlen - 1] == '/')
 				*trailing = true;
-			/* the rest starts at the '/' (or NUL) after comp */
-			err = splice_link(w, &rest, w->link, tlen);
+			/* the rest starts at the '/' (or NUL) after comp; an
+			 * absolute target below the link prefix loses it
+			 * ("/daxfs/x": "/x"; "/daxfs": "/") */
+			skip = daxfs_link_prefix_len(w->h, w->link, tlen);
+			err = skip == tlen ? splice_link(w, &rest, "/", 1) :
+			      splice_link(w, &rest, w->link + skip,
+					  tlen - (u32)skip);
 			if (err)
 				return err;
 			if (w->link[0] == '/') {
@@ -1212,4 +1224,37 @@ int daxfs_readdir_chunk(struct daxfs_handle *h, uint64_t dir, uint64_t start,
 int daxfs_region_statfs(struct daxfs_handle *h, struct daxfs_statfs *st)
 {
 	LIB_CALL(h, do_region_statfs(h, st));
+}
+
+int daxfs_set_link_prefix(struct daxfs_handle *h, const char *prefix)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (n && prefix[0] != '/')
+		return -EINVAL;
+	if (n >= sizeof(h->link_prefix))
+		return -ENAMETOOLONG;
+	if (n == 1)		/* "/": the region is the whole tree */
+		n = 0;
+	memcpy(h->link_prefix, prefix ? prefix : "", n);
+	h->link_prefix[n] = 0;
+	h->link_plen = (uint32_t)n;
+	return 0;
+}
+
+size_t daxfs_link_prefix_len(const struct daxfs_handle *h, const char *target,
+			     size_t tlen)
+{
+	size_t n = h->link_plen;
+
+	if (!n || tlen < n || memcmp(target, h->link_prefix, n))
+		return 0;
+	return tlen == n || target[n] == '/' ? n : 0;
+}
+
+unsigned int daxfs_path_links_followed(void)
+{
+	return walk_last_hops;
 }

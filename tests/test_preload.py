@@ -2299,3 +2299,67 @@ cat walked
     assert out.startswith(b"sum 5\nup to date\nsum 5\nsum 5\n")
     assert b"patched" in out and b"zip same" in out
     assert out.endswith(b"made by a walk from /\n")
+
+
+def test_absolute_symlinks_match_tmpfs(region):
+    """Symlinks whose targets are absolute paths below DIR (made with "$D"
+    in the target) resolve as on a mount at DIR: through a directory link
+    and a chain, to a file, dangling (O_CREAT makes the target), with a
+    trailing slash, in realpath, cd and pwd -P, find -L and tar -h.  Until
+    2026-12-05 the region resolved "/daxfs/x" as its own "/daxfs/x" and
+    found nothing (docs/preload.md "Symlinks")."""
+    script = r"""
+mkdir -p "$D/data/v2/sub" && cd "$D"
+echo payload > data/v2/file
+ln -s "$D/data/v2" current
+ln -s current rel
+ln -s "$D/data/v2/file" fileln
+ln -s "$D/data/missing" dangling
+ln -s "$D/data/v2/" slashln
+readlink current
+cat current/file rel/file fileln
+ls current
+stat -L -c '%F' current fileln
+realpath current/sub rel/file
+cd current/sub && pwd -P && cd "$D"
+echo made > dangling && cat data/missing
+echo more >> fileln && cat data/v2/file
+test -d slashln/ && echo "a directory through the slash link"
+cat slashln/file
+"$PY" -c 'import os; print(os.path.realpath("current/sub")); print(os.stat("fileln").st_size)'
+find -L current -type f
+tar -chf - current | tar -tf - | sort
+"""
+    out = pl.compare(region, script, "abslinks")
+    assert b"payload\npayload\npayload\n" in out
+    assert b"$D/data/v2/sub\n" in out
+    assert b"made\n" in out
+
+
+def test_bases_reached_through_symlinks_match_tmpfs(region):
+    """A working directory and a directory descriptor reached through a
+    symlink are the directory's own: ".." from them is its parent, and
+    getcwd, pwd -P and /proc/self/fd/N name it, as on tmpfs.  Until
+    2026-12-05 the preload kept the link's path: ".." was where the link
+    is, and pwd -P printed the link (docs/preload.md "Directory
+    descriptors")."""
+    script = r"""
+mkdir -p "$D/d/e" "$D/x" && cd "$D"
+touch d/in-d x/in-x
+ln -s ../d/e x/l
+cd x/l && pwd -P && /bin/pwd && ls .. && cd ..
+pwd -P      # the shell's cd is logical: back in x
+cd "$D"
+"$PY" - <<'PY'
+import os
+os.chdir("x/l")
+print(os.getcwd().replace(os.environ["D"], "$D"), sorted(os.listdir("..")))
+os.chdir(os.environ["D"])
+fd = os.open("x/l", os.O_RDONLY)
+up = os.open("..", os.O_RDONLY, dir_fd=fd)
+print(sorted(os.listdir(up)))
+print(os.readlink("/proc/self/fd/%d" % fd).replace(os.environ["D"], "$D"))
+PY
+"""
+    out = pl.compare(region, script, "symbases")
+    assert out.startswith(b"$D/d/e\n$D/d/e\ne\nin-d\n$D/x\n")

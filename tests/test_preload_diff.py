@@ -53,7 +53,7 @@ def families(tmpfile=False):
     v = os.environ.get("DAXFS_DIFF_FAMILIES")
     if v is not None:
         return v
-    return "data,rename2,owner,locks,fdlink" + (
+    return "data,rename2,owner,locks,fdlink,abslink" + (
         ",xattr" if tmpfs_user_xattrs() else "") + (
         ",tmpfile" if tmpfile else "")
 

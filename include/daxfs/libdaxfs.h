@@ -352,6 +352,21 @@ int daxfs_path_link(struct daxfs_handle *h, const char *oldpath,
 		    const char *newpath);
 int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
 		       const char *linkpath);
+/*
+ * The directory the caller shows the region at (the preload's DIR): an
+ * absolute symlink target that is PREFIX or lies below it names the rest
+ * inside the region ("/daxfs/x" is the region's "/x"), as for a mount at
+ * PREFIX.  Other absolute targets start at the region's root, as before.
+ * NULL, "" or "/": none.  -ENAMETOOLONG, -EINVAL for a relative PREFIX.
+ */
+int daxfs_set_link_prefix(struct daxfs_handle *h, const char *prefix);
+/* How many symlinks the calling thread's last path call followed on its
+ * way (0: the path as written is the file's own, with no link in it). */
+unsigned int daxfs_path_links_followed(void);
+/* The length of the part of an absolute symlink target (tlen bytes) that
+ * daxfs_set_link_prefix's PREFIX stands for: 0 when it is not below it. */
+size_t daxfs_link_prefix_len(const struct daxfs_handle *h, const char *target,
+			     size_t tlen);
 /* Copies at most bufsize bytes of the target and NUL-terminates when there
  * is room.  Returns the full target length (> bufsize - 1 means it did not
  * fit). -EINVAL if path is not a symlink. */

@@ -338,6 +338,8 @@ PUBLIC int chdir(const char *path)
 	err = daxfs_path_stat(h, buf, &a);
 	if (!err && !S_ISDIR(a.mode))
 		err = -ENOTDIR;
+	if (!err)
+		err = pl_physical(h, buf);
 	if (err)
 		return pl_fail(err);
 	if (buf[1] && buf[strlen(buf) - 1] == '/')
@@ -433,7 +435,7 @@ PUBLIC char *get_current_dir_name(void)
  * one component at a time: a relative target replaces the component, an
  * absolute one starts again at the region's root, ".." pops.
  */
-static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
+int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 {
 	/* as long as the core's walk takes (lib/path.c) */
 	char rest[3 * PL_PATH_MAX], tgt[PL_PATH_MAX];
@@ -467,6 +469,7 @@ static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
 			return err;
 		if ((size_t)err >= sizeof(tgt))
 			return -ENAMETOOLONG;
+		pl_link_target(h, tgt);
 		/* drop the link's own component, then walk its target */
 		n -= len;
 		if (n > 1)
@@ -490,6 +493,26 @@ static int region_resolve(struct daxfs_handle *h, const char *in, char *out)
 	return 0;
 }
 
+/*
+ * Region path rpath, which the path call just made found, as the file's
+ * own path (in place): resolved when the call's walk followed a symlink.
+ * A working directory and a directory descriptor keep the path ".."
+ * climbs from lexically (route.c): through a link "l" to "d/e", "l/.."
+ * is d, as in the kernel, not where l is.
+ */
+int pl_physical(struct daxfs_handle *h, char *rpath)
+{
+	char res[PL_PATH_MAX];
+	int err;
+
+	if (!daxfs_path_links_followed())
+		return 0;
+	err = pl_region_resolve(h, rpath, res);
+	if (!err)
+		strcpy(rpath, res);
+	return err;
+}
+
 /* realpath of region path rpath, symlinks inside the region resolved. */
 static char *region_realpath(const char *rpath, char *out)
 {
@@ -499,7 +522,7 @@ static char *region_realpath(const char *rpath, char *out)
 
 	if (!h)
 		return NULL;
-	err = region_resolve(h, rpath, res);
+	err = pl_region_resolve(h, rpath, res);
 	if (err) {
 		errno = -err;
 		return NULL;

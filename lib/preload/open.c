@@ -79,6 +79,8 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			return len;
 		if ((size_t)len >= sizeof(tgt))
 			return -ENAMETOOLONG;
+		pl_link_target(h, tgt);
+		len = (int)strlen(tgt);
 		/* "x/", "x/.": a directory, nothing to create: EISDIR once
 		 * what comes before it resolves ("x/.." needs x: that is
 		 * resolved, not the lexical result) */
@@ -234,6 +236,15 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	}
 	if (err)
 		return pl_fail(err);
+	/* a descriptor keeps the file's own path (dir.c pl_physical) */
+	if (!created && !S_ISLNK(a.mode)) {
+		if (rpath != tpath)
+			strcpy(tpath, rpath);
+		rpath = tpath;
+		err = pl_physical(h, tpath);
+		if (err)
+			return pl_fail(err);
+	}
 	return open_found(h, rpath, flags, &a, created);
 }
 

@@ -333,6 +333,8 @@ static int plan_chdir(struct pl_spawn_plan *p, const struct fa_act *a,
 	err = daxfs_path_stat(h, rpath, &at);
 	if (!err && !S_ISDIR(at.mode))
 		err = -ENOTDIR;
+	if (!err)
+		err = pl_physical(h, rpath);
 	if (err)
 		return -err;
 	if (rpath[1] && rpath[strlen(rpath) - 1] == '/')

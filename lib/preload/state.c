@@ -179,6 +179,9 @@ struct daxfs_handle *pl_handle(void)
 			errno = err == -EINVAL ? ENODEV : -err;
 			return NULL;
 		}
+		/* absolute symlink targets under DIR are the region's, as
+		 * on a mount at DIR */
+		daxfs_set_link_prefix(h, pl_cfg.at);
 		__atomic_store_n(&handle, h, __ATOMIC_RELEASE);
 		atomic_store(&need_reopen, 1);
 	}

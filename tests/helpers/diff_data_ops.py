@@ -97,6 +97,7 @@ class DataOps:
         "owner": [("chown", 4)],
         "tmpfile": [("tmpfile", 3), ("link_fd", 3)],
         "fdlink": [("fdlink", 4)],
+        "abslink": [("abs_symlink", 4)],
         "locks": [("open_same", 3), ("flock", 3), ("ofd_setlk", 4),
                   ("ofd_getlk", 3)],
     }
@@ -146,6 +147,26 @@ class DataOps:
             return self.h(os.read(f, 1 << 22))
         finally:
             os.close(f)
+
+    def op_abs_symlink(self):
+        """A symlink whose target is absolute and below the root (an
+        absolute name of what a relative target names): a mount resolves
+        it from "/", and the preload since 2026-12-05 too (its DIR is the
+        link prefix, daxfs_set_link_prefix); before, the preload resolved
+        it from the region's root and found nothing."""
+        t = self.r.randrange(len(self.targets))
+        rel = self.targets[t]
+        i, p = self.path()
+        dn, ds = self.dirfd()
+        args = "%s -> ROOT/target%d %s" % (self.pdesc(i), t, dn)
+        # not in split mode (diff_split.py): the hosts' mounts of the
+        # FUSE split test are at different paths, and a target names one
+        if not self.lexical_ok(p, ds) or hasattr(os, "anchor"):
+            return "abs_symlink", args, "skip"
+        os.symlink(self.root + "/" + rel, p, dir_fd=self.fdof(ds))
+        # its size is the root's length and more: the runs' roots differ
+        self.abs_links.add(os.lstat(p, dir_fd=self.fdof(ds)).st_ino)
+        return "abs_symlink", args, "ok"
 
     def op_fdlink(self):
         """A call through a live slot's descriptor link."""

@@ -84,6 +84,7 @@ class Run(DataOps):
         self.slots = [None] * MAXSLOTS  # fd, or None
         self.clean = [True] * MAXSLOTS  # opened by a symlink-free path
         self.times = set()              # mtimes set explicitly, in ns
+        self.abs_links = set()          # inodes of links to ROOT/...
         self.trace = []                 # what the current call picked
         self.pool = self.make_pool()
         self.targets = self.make_targets()
@@ -313,7 +314,9 @@ class Run(DataOps):
         m = st.st_mode
         t = stat.filemode(m)[0]
         s = "%s%04o" % (t, stat.S_IMODE(m))
-        if stat.S_ISREG(m) or stat.S_ISLNK(m):
+        if stat.S_ISLNK(m) and st.st_ino in self.abs_links:
+            s += " size=ROOT+%d" % (st.st_size - len(self.root))
+        elif stat.S_ISREG(m) or stat.S_ISLNK(m):
             s += " size=%d" % st.st_size
         if not stat.S_ISDIR(m):
             s += " nlink=%d" % st.st_nlink
@@ -341,10 +344,12 @@ class Run(DataOps):
             return "open", args, "no slot"
         if not self.lexical_ok(p, ds):
             return "open", args, "skip"
-        dirty = self.has_symlink(p, ds)
         fd = os.open(p, fl, mode, dir_fd=self.fdof(ds))
         self.slots[s] = fd
-        self.clean[s] = not dirty
+        # reached through a symlink too, a directory descriptor is the
+        # directory's own: ".." from it is its parent (the preload keeps
+        # the resolved path since 2026-12-05, dir.c pl_physical)
+        self.clean[s] = True
         return "open", args, "s%d %s" % (s, self.st(os.fstat(fd)))
 
     def op_close(self):
@@ -502,13 +507,20 @@ class Run(DataOps):
         os.symlink(t, p, dir_fd=self.fdof(ds))
         return "symlink", args, "ok"
 
+    def link_text(self, t):
+        """A symlink's target as printed: the run's root as ROOT."""
+        if t == self.root or t.startswith(self.root + "/"):
+            t = "ROOT" + t[len(self.root):]
+        return short(t)
+
     def op_readlink(self):
         i, p = self.path()
         dn, ds = self.dirfd()
         args = "%s %s" % (self.pdesc(i), dn)
         if not self.lexical_ok(p, ds):
             return "readlink", args, "skip"
-        return "readlink", args, short(os.readlink(p, dir_fd=self.fdof(ds)))
+        return "readlink", args, self.link_text(
+            os.readlink(p, dir_fd=self.fdof(ds)))
 
     def op_readlink_size(self):
         """readlink(2) with a small buffer (Python's os.readlink always
@@ -522,6 +534,10 @@ class Run(DataOps):
         r = libc.readlink(p.encode(), buf, n)
         if r < 0:
             raise OSError(ctypes.get_errno(), "readlink")
+        # a link to ROOT/...: its bytes, and where a size cuts them,
+        # depend on the run's root
+        if os.lstat(p).st_ino in self.abs_links:
+            return "readlink_sz", args, "a link to ROOT"
         return "readlink_sz", args, "%d %s" % (r, short(buf.raw[:r].decode()))
 
     def remove(self, name, fn):
@@ -590,10 +606,10 @@ class Run(DataOps):
         i, p = self.path()
         if not self.lexical_ok(p, None):
             return "chdir", self.pdesc(i), "skip"
-        dirty = self.has_symlink(p, None)
         os.chdir(p)
-        self.cwd_clean = not dirty
-        w = "(via symlink)" if dirty else self.where()
+        # through a symlink too: the directory's own (as op_open's)
+        self.cwd_clean = True
+        w = self.where()
         if w == "outside":
             # above R: back, so that ".." never leaves s<seed>
             os.chdir(self.root)
@@ -764,7 +780,7 @@ class Run(DataOps):
                     st = os.lstat(p)
                     line = "%s %s" % (rel + n, self.st(st))
                     if stat.S_ISLNK(st.st_mode):
-                        line += " -> " + os.readlink(p)
+                        line += " -> " + self.link_text(os.readlink(p))
                     elif stat.S_ISREG(st.st_mode):
                         line += " " + getattr(os, "file_digest",
                                               file_digest)(p, st.st_size)

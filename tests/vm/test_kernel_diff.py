@@ -6,7 +6,7 @@ and on a daxfs.ko mount, and must print the same; then the host's fsck is clean.
 The guest kernel is the same for both sides, so any difference is daxfs.ko's (or
 the core's).  DAXFS_KDIFF_SEEDS sets the seeds (1..N, default 60) and
 DAXFS_DIFF_OPS the calls per seed (300), DAXFS_KDIFF_FAMILIES the generator's
-further call families (data,rename2,owner,tmpfile,locks,fdlink: tests/helpers/diff_data_ops.py;
+further call families (data,rename2,owner,tmpfile,locks,fdlink,abslink: tests/helpers/diff_data_ops.py;
 the guest's tmpfs has no user.* attributes).  Descriptors of removed directories
 stay open (DAXFS_DIFF_KEEP_REMOVED, as in the preload's test: daxfs.ko changes a
 removed directory's attributes in its inode, docs/kernel.md).  Skip/fail rules as in
@@ -38,7 +38,7 @@ SEEDS = int(os.environ.get("DAXFS_KDIFF_SEEDS", "60"))
 OPS = int(os.environ.get("DAXFS_DIFF_OPS", "300"))
 # the guest's tmpfs (Linux 6.1) has no user.* extended attributes
 FAMILIES = os.environ.get("DAXFS_KDIFF_FAMILIES",
-                          "data,rename2,owner,tmpfile,locks,fdlink").replace(",", "+")
+                          "data,rename2,owner,tmpfile,locks,fdlink,abslink").replace(",", "+")
 
 
 @pytest.mark.timeout(1800)
