@@ -228,8 +228,15 @@ kernels:
 # to the program's, it recursed until the stack ran out).
 PRELOAD_SRC := $(wildcard lib/preload/*.c)
 PRELOAD_SO  := $(BUILD)/libdaxfs-preload.so
+# the list of sources, rewritten when it changes: a file removed from
+# lib/preload/ relinks the library without it
+PRELOAD_LIST := $(BUILD)/lib/preload/sources
+$(PRELOAD_LIST): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PRELOAD_SRC)' | cmp -s - $@ || echo '$(PRELOAD_SRC)' > $@
+FORCE:
 all: $(PRELOAD_SO)
-$(PRELOAD_SO): $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(LIBA)
+$(PRELOAD_SO): $(PRELOAD_SRC:%.c=$(BUILD)/%.o) $(LIBA) $(PRELOAD_LIST)
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--exclude-libs,ALL $(LIBA) \
 		-Wl,-Bsymbolic-functions -ldl $(LDLIBS)
 $(BUILD)/lib/preload/%.o: lib/preload/%.c
