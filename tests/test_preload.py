@@ -2215,6 +2215,7 @@ bin/missing 2>/dev/null; echo "missing status $?"
 PATH="$D/bin:$PATH" "$PY" -c 'import os; pid=os.posix_spawnp("s.sh", ["x", "spawnp"], os.environ); print("spawnp", os.waitpid(pid,0)[1])'
 "$PY" -c 'import subprocess,sys; print(subprocess.run([sys.argv[1], "subprocess"], capture_output=True).stdout)' "$D/bin/myecho"
 bin/myecho through a pipe | cat
+long=$(printf 'n%.0s' $(seq 1 250)) && cp /bin/echo "bin/$long" && "bin/$long" a long name
 cp /bin/cat bin/mycat && bin/mycat /proc/self/comm
 """
     out = pl.compare(region, script, "runfiles")
@@ -2222,7 +2223,7 @@ cp /bin/cat bin/mycat && bin/mycat /proc/self/comm
     assert b"script $D/bin/s.sh args: bin/nested four" in out
     assert b"noexec status 126" in out
     assert b"no interpreter line $D/bin/plain by PATH" in out
-    assert out.endswith(b"mycat\n")
+    assert out.endswith(b"a long name\nmycat\n")
 
 
 def test_launcher_runs_region_programs(region):

@@ -217,7 +217,7 @@ static int do_exec(int how, const char *path, int fd, char *const argv[],
 	REAL(int, execvpe, const char *, char *const *, char *const *);
 	REAL(int, fexecve, int, char *const *, char *const *);
 	enum { VIA_RUN, VIA_SEARCH, VIA_FD } via = VIA_RUN;
-	static char found[PL_PATH_MAX];
+	static __thread char found[PL_PATH_MAX];
 	int err, prep = 1;
 	struct pl_run r;
 	char **e;

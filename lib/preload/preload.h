@@ -161,6 +161,7 @@ void pl_exec_wait_done(void);		/* new image: parent may go on */
 int pl_fork_needs_handoff(void);	/* map lock held */
 void pl_exec_import(void);
 void pl_run_comm_import(void);		/* runfile.c */
+void pl_spawn_fork_child(void);		/* spawn.c */
 void pl_exit_release(void);
 int pl_own_fd(int fd);		/* the table's memfd or the template */
 void pl_own_move(int fd);	/* ours: moved up before fd is taken */

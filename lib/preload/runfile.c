@@ -103,14 +103,16 @@ static int shebang(struct pl_run *r, const char *buf, size_t n, char **interp,
  * program's) in a close-on-exec memfd named name. */
 static int copy_to_memfd(int src, const char *name)
 {
-	char *buf = malloc(COPY_CHUNK);
+	char *buf = malloc(COPY_CHUNK), shown[64];
 	off_t off = 0;
 	ssize_t n = 1;
 	int mfd, err = 0;
 
 	if (!buf)
 		return pl_fail(-ENOMEM);
-	mfd = memfd_create(name, MFD_CLOEXEC);
+	/* a memfd's name is at most 249 bytes; ps shows 15 anyway */
+	snprintf(shown, sizeof(shown), "%s", name);
+	mfd = memfd_create(shown, MFD_CLOEXEC);
 	while (mfd >= 0 && n > 0) {
 		n = pread(src, buf, COPY_CHUNK, off);
 		if (n > 0 && write(mfd, buf, (size_t)n) != n)

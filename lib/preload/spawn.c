@@ -61,6 +61,12 @@ struct fa_rec {
 static struct fa_rec *recs;
 static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A fork child: another thread of the parent may have held the lock. */
+void pl_spawn_fork_child(void)
+{
+	pthread_mutex_init(&rec_lock, NULL);
+}
+
 static struct fa_rec **rec_find(const void *key)
 {
 	struct fa_rec **r;

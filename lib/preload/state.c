@@ -233,6 +233,7 @@ static void child_after_fork(void)
 	pthread_mutex_init(&handle_lock, NULL);
 	atomic_store(&need_reopen, 1);
 	pl_fork_child();
+	pl_spawn_fork_child();
 }
 
 __attribute__((constructor)) static void pl_init_fork(void)
