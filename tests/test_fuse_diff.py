@@ -36,7 +36,8 @@ BATCH = 30
 def start_ops(d, ops, batch, uid=None, split=None):
     os.makedirs(d, exist_ok=True)
     e = dict(os.environ, DAXFS_DIFF_TRUNC_TOUCH="1",
-             DAXFS_DIFF_UNLOCK_AT_CLOSE="1", DAXFS_DIFF_FAMILIES=families())
+             DAXFS_DIFF_UNLOCK_AT_CLOSE="1", DAXFS_DIFF_FAMILIES=families(
+                 split=split is not None))
     if uid is not None:
         e["DAXFS_DIFF_UID"] = str(uid)
     if split is not None:
