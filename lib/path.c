@@ -272,7 +272,6 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			return err;
 found:
 		if (S_ISLNK(a->mode) && (!final || follow || (trailing && *trailing))) {
-			size_t skip;
 			u32 tlen;
 
 			if (++w->hops > DAXFS_SYMLOOP_MAX)
@@ -294,10 +293,8 @@ found:
 			/* the rest starts at the '/' (or NUL) after comp; an
 			 * absolute target below the link prefix loses it
 			 * ("/daxfs/x": "/x"; "/daxfs": "/") */
-			skip = daxfs_link_prefix_len(w->h, w->link, tlen);
-			err = skip == tlen ? splice_link(w, &rest, "/", 1) :
-			      splice_link(w, &rest, w->link + skip,
-					  tlen - (u32)skip);
+			tlen = (u32)daxfs_link_in_region(w->h, w->link, tlen);
+			err = splice_link(w, &rest, w->link, tlen);
 			if (err)
 				return err;
 			if (w->link[0] == '/') {
@@ -1244,14 +1241,20 @@ int daxfs_set_link_prefix(struct daxfs_handle *h, const char *prefix)
 	return 0;
 }
 
-size_t daxfs_link_prefix_len(const struct daxfs_handle *h, const char *target,
-			     size_t tlen)
+size_t daxfs_link_in_region(const struct daxfs_handle *h, char *target,
+			    size_t tlen)
 {
 	size_t n = h->link_plen;
 
-	if (!n || tlen < n || memcmp(target, h->link_prefix, n))
-		return 0;
-	return tlen == n || target[n] == '/' ? n : 0;
+	if (!n || tlen < n || memcmp(target, h->link_prefix, n) ||
+	    (tlen > n && target[n] != '/'))
+		return tlen;
+	if (tlen == n) {		/* the prefix itself: the root */
+		strcpy(target, "/");
+		return 1;
+	}
+	memmove(target, target + n, tlen - n + 1);
+	return tlen - n;
 }
 
 unsigned int daxfs_path_links_followed(void)

@@ -363,10 +363,11 @@ int daxfs_set_link_prefix(struct daxfs_handle *h, const char *prefix);
 /* How many symlinks the calling thread's last path call followed on its
  * way (0: the path as written is the file's own, with no link in it). */
 unsigned int daxfs_path_links_followed(void);
-/* The length of the part of an absolute symlink target (tlen bytes) that
- * daxfs_set_link_prefix's PREFIX stands for: 0 when it is not below it. */
-size_t daxfs_link_prefix_len(const struct daxfs_handle *h, const char *target,
-			     size_t tlen);
+/* A symlink target (tlen bytes, NUL-terminated) as the walk takes it,
+ * in place: below daxfs_set_link_prefix's PREFIX, the region's own path
+ * ("/daxfs/x": "/x", "/daxfs": "/"); else unchanged.  Its new length. */
+size_t daxfs_link_in_region(const struct daxfs_handle *h, char *target,
+			    size_t tlen);
 /* Copies at most bufsize bytes of the target and NUL-terminates when there
  * is room.  Returns the full target length (> bufsize - 1 means it did not
  * fit). -EINVAL if path is not a symlink. */

@@ -311,12 +311,28 @@ PUBLIC void seekdir(DIR *dir, long pos)
 	pd->last_off = pos;
 }
 
+/* Region path rpath made the working directory's (in place): a
+ * directory, its own path (pl_physical), no trailing slash.  0 or
+ * -errno.  chdir and a spawn's chdir action (spawn.c). */
+int pl_chdir_target(struct daxfs_handle *h, char *rpath)
+{
+	struct daxfs_attr a;
+	int err = daxfs_path_stat(h, rpath, &a);
+
+	if (!err && !S_ISDIR(a.mode))
+		err = -ENOTDIR;
+	if (!err)
+		err = pl_physical(h, rpath);
+	if (!err && rpath[1] && rpath[strlen(rpath) - 1] == '/')
+		rpath[strlen(rpath) - 1] = 0;
+	return err;
+}
+
 PUBLIC int chdir(const char *path)
 {
 	REAL(int, chdir, const char *);
 	char buf[PL_PATH_MAX];
 	struct daxfs_handle *h;
-	struct daxfs_attr a;
 	int r = pl_route_follow(AT_FDCWD, path, buf), err;
 
 	if (r < 0)
@@ -335,15 +351,9 @@ PUBLIC int chdir(const char *path)
 	/* "." of a removed working directory: it stays */
 	if (pl_self.on)
 		return 0;
-	err = daxfs_path_stat(h, buf, &a);
-	if (!err && !S_ISDIR(a.mode))
-		err = -ENOTDIR;
-	if (!err)
-		err = pl_physical(h, buf);
+	err = pl_chdir_target(h, buf);
 	if (err)
 		return pl_fail(err);
-	if (buf[1] && buf[strlen(buf) - 1] == '/')
-		buf[strlen(buf) - 1] = 0;
 	pl_kcwd_detach();
 	return pl_cwd_set(buf);
 }
@@ -469,7 +479,7 @@ int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 			return err;
 		if ((size_t)err >= sizeof(tgt))
 			return -ENAMETOOLONG;
-		pl_link_target(h, tgt);
+		daxfs_link_in_region(h, tgt, (size_t)err);
 		/* drop the link's own component, then walk its target */
 		n -= len;
 		if (n > 1)

@@ -763,7 +763,7 @@ static int follow_links(struct daxfs_handle *h, char *path)
 		n = daxfs_path_readlink(h, path, tgt, sizeof(tgt));
 		if (n < 0)
 			return n;
-		pl_link_target(h, tgt);
+		daxfs_link_in_region(h, tgt, strlen(tgt));
 		slash = strrchr(path, '/');
 		if (tgt[0] == '/' || !slash)
 			n = snprintf(next, sizeof(next), "%s", tgt);

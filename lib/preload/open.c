@@ -79,8 +79,7 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			return len;
 		if ((size_t)len >= sizeof(tgt))
 			return -ENAMETOOLONG;
-		pl_link_target(h, tgt);
-		len = (int)strlen(tgt);
+		len = (int)daxfs_link_in_region(h, tgt, (size_t)len);
 		/* "x/", "x/.": a directory, nothing to create: EISDIR once
 		 * what comes before it resolves ("x/.." needs x: that is
 		 * resolved, not the lexical result) */
@@ -236,8 +235,9 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 	}
 	if (err)
 		return pl_fail(err);
-	/* a descriptor keeps the file's own path (dir.c pl_physical) */
-	if (!created && !S_ISLNK(a.mode)) {
+	/* a descriptor keeps the file's own path (dir.c pl_physical); the
+	 * copy only when the lookup followed a link */
+	if (!created && !S_ISLNK(a.mode) && daxfs_path_links_followed()) {
 		if (rpath != tpath)
 			strcpy(tpath, rpath);
 		rpath = tpath;

@@ -211,9 +211,9 @@ void pl_map_fork_child(void);		/* in the child, after fork */
 enum { PL_KERNEL = 0, PL_REGION = 1, PL_KERNEL_ABS = 2 };
 int pl_route(int dirfd, const char *path, char *out);
 int pl_dir_path(char *out, size_t size, const char *rpath, const char *suffix);
-void pl_link_target(struct daxfs_handle *h, char *tgt);
 int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out);
 int pl_physical(struct daxfs_handle *h, char *rpath);	/* dir.c */
+int pl_chdir_target(struct daxfs_handle *h, char *rpath);	/* dir.c */
 #define PL_KPATH(r, path, buf) ((r) == PL_KERNEL_ABS ? (buf) : (path))
 
 /* fdlink.c: "/proc/self/fd/N", "/dev/fd/N", "/dev/stdout"... of region

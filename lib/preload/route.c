@@ -553,16 +553,3 @@ int pl_dir_path(char *out, size_t size, const char *rpath, const char *suffix)
 	return snprintf(out, size, "%s%s%s", pl_cfg.at_len > 1 ? pl_cfg.at : "",
 			root ? "" : rpath, suffix);
 }
-
-/* A symlink target read from the region, as the walk takes it: one below
- * DIR loses DIR ("/daxfs/x": "/x"), as on a mount at DIR
- * (daxfs_set_link_prefix). */
-void pl_link_target(struct daxfs_handle *h, char *tgt)
-{
-	size_t len = strlen(tgt), n = daxfs_link_prefix_len(h, tgt, len);
-
-	if (n == len && n)
-		strcpy(tgt, "/");
-	else if (n)
-		memmove(tgt, tgt + n, len - n + 1);
-}

@@ -320,7 +320,6 @@ static int plan_chdir(struct pl_spawn_plan *p, const struct fa_act *a,
 {
 	REAL(int, posix_spawn_file_actions_addchdir_np, fa_t *, const char *);
 	struct daxfs_handle *h;
-	struct daxfs_attr at;
 	int r = route(p, a->path, full, rpath, true), err;
 
 	if (r < 0)
@@ -336,15 +335,9 @@ static int plan_chdir(struct pl_spawn_plan *p, const struct fa_act *a,
 	h = pl_handle();
 	if (!h)
 		return errno;
-	err = daxfs_path_stat(h, rpath, &at);
-	if (!err && !S_ISDIR(at.mode))
-		err = -ENOTDIR;
-	if (!err)
-		err = pl_physical(h, rpath);
+	err = pl_chdir_target(h, rpath);
 	if (err)
 		return -err;
-	if (rpath[1] && rpath[strlen(rpath) - 1] == '/')
-		rpath[strlen(rpath) - 1] = 0;
 	p->cwd = PL_SPAWN_CWD_REGION;
 	snprintf(p->cwd_path, sizeof(p->cwd_path), "%s", rpath);
 	return 0;
