@@ -2231,13 +2231,17 @@ def test_launcher_runs_region_programs(region):
     directory in PATH: the launcher runs without the preload, so it
     starts them through a shell that has it."""
     made = pl.run(region, ["sh", "-c", "mkdir /daxfs/bin && cp /bin/echo "
-                           "/daxfs/bin/e && chmod 755 /daxfs/bin/e"])
+                           "/daxfs/bin/e && cp /bin/echo /daxfs/top"])
     assert made.returncode == 0, made.stderr
     res = pl.run(region, ["/daxfs/bin/e", "by", "path"])
     assert (res.returncode, res.stdout) == (0, b"by path\n"), res.stderr
     res = pl.run(region, ["e", "by", "PATH"], extra_env={
         "PATH": "/daxfs/bin:" + os.environ["PATH"]})
     assert (res.returncode, res.stdout) == (0, b"by PATH\n"), res.stderr
+    res = pl.run(region, ["top", "DIR itself in PATH"], extra_env={
+        "PATH": "/daxfs:" + os.environ["PATH"]})
+    assert (res.returncode, res.stdout) == (0, b"DIR itself in PATH\n"), \
+        res.stderr
     res = pl.run(region, ["/daxfs/bin/missing"])
     assert res.returncode == 127
 

@@ -51,15 +51,15 @@ static int find_preload(char *out, size_t size)
 	return -ENOENT;
 }
 
-/* Whether path (absolute) is DIR or below it. */
-static int under_at(const char *path, const char *at)
+/* Whether path (len bytes) is DIR or below it. */
+static int under_at(const char *path, size_t len, const char *at)
 {
 	size_t n = strlen(at);
 
 	while (n > 1 && at[n - 1] == '/')
 		n--;
-	return !strncmp(path, at, n) && (path[n] == '/' || !path[n] ||
-					 n == 1);
+	return len >= n && !strncmp(path, at, n) &&
+	       (len == n || path[n] == '/' || n == 1);
 }
 
 /*
@@ -70,13 +70,16 @@ static int under_at(const char *path, const char *at)
  */
 static int runs_from_region(const char *cmd, const char *at)
 {
-	const char *list = getenv("PATH"), *p;
+	const char *p = getenv("PATH"), *end;
 
 	if (strchr(cmd, '/'))
-		return cmd[0] == '/' && under_at(cmd, at);
-	for (p = list; p && *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
-		if (under_at(p, at))
+		return cmd[0] == '/' && under_at(cmd, strlen(cmd), at);
+	for (; p; p = end ? end + 1 : NULL) {
+		end = strchr(p, ':');
+		if (p[0] == '/' && under_at(p, end ? (size_t)(end - p) :
+					    strlen(p), at))
 			return 1;
+	}
 	return 0;
 }
 
