@@ -42,7 +42,7 @@ static void *notify_thread(void *arg)
 static void notify(const struct sigevent *sev)
 {
 	struct notify_call *c;
-	pthread_attr_t attr;
+	int detach;
 	pthread_t t;
 	siginfo_t si;
 
@@ -68,15 +68,17 @@ static void notify(const struct sigevent *sev)
 			break;
 		c->fn = sev->sigev_notify_function;
 		c->value = sev->sigev_value;
-		if (sev->sigev_notify_attributes)
-			attr = *sev->sigev_notify_attributes;
-		else
-			pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, notify_thread, c))
+		/* the program's attributes as given; nobody joins it */
+		if (pthread_create(&t, sev->sigev_notify_attributes,
+				   notify_thread, c)) {
 			free(c);
-		if (!sev->sigev_notify_attributes)
-			pthread_attr_destroy(&attr);
+			break;
+		}
+		if (!sev->sigev_notify_attributes ||
+		    pthread_attr_getdetachstate(sev->sigev_notify_attributes,
+						&detach) ||
+		    detach == PTHREAD_CREATE_JOINABLE)
+			pthread_detach(t);
 		break;
 	default:
 		break;

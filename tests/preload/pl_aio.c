@@ -35,6 +35,24 @@ static void on_thread(union sigval v)
 		threads++;
 }
 
+/* Notification by SIGRTMIN with the value on_signal checks. */
+static void by_signal(struct sigevent *sev)
+{
+	memset(sev, 0, sizeof(*sev));
+	sev->sigev_notify = SIGEV_SIGNAL;
+	sev->sigev_signo = SIGRTMIN;
+	sev->sigev_value.sival_int = 42;
+}
+
+/* Up to 2 s for a notification to count. */
+static void wait_count(atomic_int *count)
+{
+	int i;
+
+	for (i = 0; i < 200 && !*count; i++)
+		usleep(10000);
+}
+
 static void wait_for(struct aiocb *cb)
 {
 	const struct aiocb *l[1] = { cb };
@@ -101,13 +119,10 @@ int main(int argc, char **argv)
 
 	/* notification: a signal, then a thread */
 	w = cb_of(fd, "!", 1, 9);
-	w.aio_sigevent.sigev_notify = SIGEV_SIGNAL;
-	w.aio_sigevent.sigev_signo = SIGRTMIN;
-	w.aio_sigevent.sigev_value.sival_int = 42;
+	by_signal(&w.aio_sigevent);
 	aio_write(&w);
 	done("signalled write", &w);
-	for (i = 0; i < 200 && !signals; i++)
-		usleep(10000);
+	wait_count(&signals);
 	printf("signals %d with SI_ASYNCIO %d\n", signals, sig_code_ok);
 	r = cb_of(fd, rd, 10, 0);
 	r.aio_sigevent.sigev_notify = SIGEV_THREAD;
@@ -115,8 +130,7 @@ int main(int argc, char **argv)
 	r.aio_sigevent.sigev_value.sival_int = 7;
 	aio_read(&r);
 	done("thread-notified read", &r);
-	for (i = 0; i < 200 && !threads; i++)
-		usleep(10000);
+	wait_count(&threads);
 	printf("threads %d\n", threads);
 
 	/* lio_listio: two writes and a read, waiting */
@@ -134,15 +148,11 @@ int main(int argc, char **argv)
 	/* and not waiting, with a signal for the list */
 	l1 = cb_of(fd, c, 5, 33);
 	l1.aio_lio_opcode = LIO_WRITE;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_SIGNAL;
-	sev.sigev_signo = SIGRTMIN;
-	sev.sigev_value.sival_int = 42;
+	by_signal(&sev);
 	signals = 0;
 	printf("lio_listio nowait: %d\n", lio_listio(LIO_NOWAIT, list, 1, &sev));
 	done("listed nowait", &l1);
-	for (i = 0; i < 200 && !signals; i++)
-		usleep(10000);
+	wait_count(&signals);
 	printf("list signals %d\n", signals);
 	close(fd);
 
