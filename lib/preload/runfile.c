@@ -35,12 +35,6 @@
 #define INTERP_DEPTH	4	/* the kernel's BINPRM_MAX_RECURSION */
 #define COPY_CHUNK	(1 << 20)
 
-static void argv_free(struct pl_run *r)
-{
-	free(r->argv);
-	r->argv = NULL;
-}
-
 /* argv for interpreter interp [arg] running script: the old argv[0]
  * goes, as the kernel does. */
 static int argv_interp(struct pl_run *r, char *const argv[], char *interp,
@@ -218,7 +212,8 @@ void pl_run_end(struct pl_run *r)
 
 	if (r->memfd >= 0)
 		close(r->memfd);
-	argv_free(r);
+	free(r->argv);
+	r->argv = NULL;
 	while (r->nlines)
 		free(r->lines[--r->nlines]);
 	r->memfd = -1;
