@@ -2226,6 +2226,33 @@ cp /bin/cat bin/mycat && bin/mycat /proc/self/comm
     assert out.endswith(b"a long name\nmycat\n")
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop privileges")
+def test_execute_only_program_runs_as_another_user(region):
+    """A program with mode 711 runs for a user who may execute it but not
+    read it, and one with mode 644 does not (EACCES), as on tmpfs: the
+    preload reads the file for its copy without the caller's read
+    permission, as the kernel's exec does."""
+    code = r'''
+import os, shutil, subprocess, sys
+d = sys.argv[1]
+for name, mode in (("xonly", 0o711), ("noexec", 0o644)):
+    shutil.copy("/bin/echo", d + "/" + name)
+    os.chmod(d + "/" + name, mode)
+os.setgroups([])
+os.setgid(65534)
+os.setuid(65534)
+r = subprocess.run([d + "/xonly", "ran execute-only"], capture_output=True)
+print(r.returncode, r.stdout)
+try:
+    subprocess.run([d + "/noexec"])
+except OSError as e:
+    print("noexec", e.errno)
+'''
+    out = pl.compare(region, 'mkdir "$D" && chmod 755 "$D" && "$PY" -c \'%s\' "$D"'
+                     % code.replace("'", "'\"'\"'"), "xonly")
+    assert out == b"0 b'ran execute-only\\n'\nnoexec 13\n", out
+
+
 def test_launcher_runs_region_programs(region):
     """`daxfs run -- /daxfs/prog` and a command found through a region
     directory in PATH: the launcher runs without the preload, so it

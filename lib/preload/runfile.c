@@ -13,9 +13,10 @@
  *  - anything else is copied into a close-on-exec memfd, which the kernel
  *    execs by "/proc/self/fd/N" (ENOEXEC from the kernel as for any file).
  *
- * Execute permission is checked as exec checks it (the effective ids); a
- * file without read permission for the caller cannot be copied (EACCES).
- * Set-user-ID bits are ignored, as on a nosuid mount.
+ * Execute permission is checked as exec checks it (the effective ids);
+ * reading the copy needs no read permission, as the kernel's exec does
+ * not (the preload enforces no mode bits on opens, docs/preload.md
+ * "Credentials").  Set-user-ID bits are ignored, as on a nosuid mount.
  */
 #define _GNU_SOURCE
 #include <errno.h>
