@@ -32,6 +32,9 @@ struct walk {
 	/* a walk for a modifying call may leave the lookup of the final
 	 * name's directory to the core call (daxfs_mknod_at): pname */
 	bool defer;
+	/* the path, or the target of a final link it followed, ended in a
+	 * slash (what a walk that leaves the region hands on) */
+	bool slash_end;
 	const char *pname;		/* in buf, not NUL-terminated */
 	u32 plen;
 	struct daxfs_attr attr;
@@ -59,6 +62,10 @@ struct walk {
  */
 static __thread struct walk *walk_spare __attribute__((tls_model("initial-exec")));
 static __thread bool walk_keyed __attribute__((tls_model("initial-exec")));
+/* The thread's kernel path of its last walk that left the region: PATH_MAX
+ * bytes, allocated by the first (4 KiB of static TLS would not leave a
+ * dlopen of the library room), freed at the thread's exit. */
+static __thread char *walk_outside_path __attribute__((tls_model("initial-exec")));
 static pthread_key_t walk_key;
 static bool walk_key_ok;
 static pthread_once_t walk_once = PTHREAD_ONCE_INIT;
@@ -67,6 +74,8 @@ static void walk_exit(void *unused)
 {
 	walk_keyed = false;
 	free(__atomic_exchange_n(&walk_spare, NULL, __ATOMIC_RELAXED));
+	free(walk_outside_path);
+	walk_outside_path = NULL;
 }
 
 static void walk_key_init(void)
@@ -94,18 +103,26 @@ static struct walk *walk_new(struct daxfs_handle *h)
 /* Symlinks the thread's last walk followed (daxfs_path_links_followed). */
 static __thread u32 walk_last_hops __attribute__((tls_model("initial-exec")));
 
+/* Makes the thread's exit run walk_exit; false when it cannot. */
+static bool walk_key_set(void)
+{
+	if (walk_keyed)
+		return true;
+	pthread_once(&walk_once, walk_key_init);
+	/* a value set (any non-NULL) is what runs the destructor */
+	if (!walk_key_ok || pthread_setspecific(walk_key, &walk_keyed))
+		return false;
+	walk_keyed = true;
+	return true;
+}
+
 /* Keeps w as the thread's spare if the thread can free it at exit. */
 static void walk_free(struct walk *w)
 {
 	walk_last_hops = w->hops;
-	if (!walk_keyed) {
-		pthread_once(&walk_once, walk_key_init);
-		/* a value set (any non-NULL) is what runs the destructor */
-		if (!walk_key_ok || pthread_setspecific(walk_key, &walk_keyed)) {
-			free(w);
-			return;
-		}
-		walk_keyed = true;
+	if (!walk_key_set()) {
+		free(w);
+		return;
 	}
 	free(__atomic_exchange_n(&walk_spare, w, __ATOMIC_RELAXED));
 }
@@ -138,6 +155,85 @@ static int read_link(struct walk *w, u64 ino, u32 *len)
 	w->link[n] = 0;
 	*len = (u32)n;
 	return 0;
+}
+
+/* Is target (tlen bytes) the link prefix or below it? */
+static bool under_prefix(const struct daxfs_handle *h, const char *target,
+			 size_t tlen)
+{
+	size_t n = h->link_plen;
+
+	return n && tlen >= n && !memcmp(target, h->link_prefix, n) &&
+	       (tlen == n || target[n] == '/');
+}
+
+/* An absolute target that is not below the prefix: not the region's. */
+static bool link_leaves(const struct daxfs_handle *h, const char *target,
+			size_t tlen)
+{
+	return h->link_plen && target[0] == '/' &&
+	       !under_prefix(h, target, tlen);
+}
+
+/* The length of the prefix's parent ("/mnt" of "/mnt/daxfs", "" of
+ * "/daxfs": the kernel path is then what follows, or "/"). */
+static size_t prefix_parent_len(const struct daxfs_handle *h)
+{
+	size_t n = h->link_plen;
+
+	while (n && h->link_prefix[n - 1] != '/')
+		n--;
+	return n ? n - 1 : 0;
+}
+
+static bool walk_key_set(void);
+
+
+/* "a//b" as "a/b": the splices put a '/' after every target. */
+static void squeeze_slashes(char *p)
+{
+	const char *in;
+	char *out = p;
+
+	for (in = p; *in; in++)
+		if (*in != '/' || out == p || out[-1] != '/')
+			*out++ = *in;
+	*out = 0;
+}
+
+/* Ends a walk that left the region at head (hlen bytes) + rest. */
+static int walk_outside(const char *head, size_t hlen, const char *rest)
+{
+	size_t rlen = strlen(rest);
+
+	if (hlen + rlen + 2 > PATH_MAX)
+		return -ENAMETOOLONG;
+	if (!walk_outside_path) {
+		if (!walk_key_set())
+			return -ENOMEM;
+		walk_outside_path = malloc(PATH_MAX);
+		if (!walk_outside_path)
+			return -ENOMEM;
+	}
+	memcpy(walk_outside_path, head, hlen);
+	memcpy(walk_outside_path + hlen, rest, rlen + 1);
+	squeeze_slashes(walk_outside_path);
+	if (!walk_outside_path[0])
+		strcpy(walk_outside_path, "/");
+	return -DAXFS_EOUTSIDE;
+}
+
+const char *daxfs_path_outside(void)
+{
+	return walk_outside_path ? walk_outside_path : "";
+}
+
+int daxfs_link_outside(const struct daxfs_handle *h, const char *target,
+		       size_t tlen, const char *rest)
+{
+	if (!link_leaves(h, target, tlen))
+		return 0;
+	return walk_outside(target, tlen, rest ? rest : "");
 }
 
 /* Is the name after rest the path's last, and a plain one (not "." or
@@ -189,8 +285,9 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 	if (plen >= PATH_MAX)
 		return -ENAMETOOLONG;
 	memcpy(w->buf, path, plen + 1);
+	w->slash_end = path[plen - 1] == '/';
 	if (trailing)
-		*trailing = path[plen - 1] == '/';
+		*trailing = w->slash_end;
 	rest = w->buf;
 	w->depth = 0;
 	w->have_attr = false;
@@ -235,6 +332,11 @@ static int walk_path(struct walk *w, const char *path, int follow, u64 *ino,
 			if (w->depth) {
 				cur = w->stack[--w->depth];
 				w->have_attr = false;
+			} else if (w->h->link_plen) {
+				/* above the region's root: PREFIX's parent */
+				return walk_outside(w->h->link_prefix,
+						    prefix_parent_len(w->h),
+						    rest);
 			}
 			continue;
 		}
@@ -288,11 +390,21 @@ found:
 			 * (resolve_attr checks the type, and a final link met
 			 * next is followed as for "link/").
 			 */
-			if (final && trailing && w->link[tlen - 1] == '/')
+			if (final && w->link[tlen - 1] == '/')
+				w->slash_end = true;
+			if (final && trailing && w->slash_end)
 				*trailing = true;
 			/* the rest starts at the '/' (or NUL) after comp; an
 			 * absolute target below the link prefix loses it
-			 * ("/daxfs/x": "/x"; "/daxfs": "/") */
+			 * ("/daxfs/x": "/x"; "/daxfs": "/"), any other one
+			 * leaves the region */
+			/* a final one: what follows it is the path's own
+			 * end, not the '/' a splice put after a target */
+			err = daxfs_link_outside(w->h, w->link, tlen,
+						 !final ? rest :
+						 w->slash_end ? "/" : "");
+			if (err)
+				return err;
 			tlen = (u32)daxfs_link_in_region(w->h, w->link, tlen);
 			err = splice_link(w, &rest, w->link, tlen);
 			if (err)
@@ -1246,8 +1358,7 @@ size_t daxfs_link_in_region(const struct daxfs_handle *h, char *target,
 {
 	size_t n = h->link_plen;
 
-	if (!n || tlen < n || memcmp(target, h->link_prefix, n) ||
-	    (tlen > n && target[n] != '/'))
+	if (!under_prefix(h, target, tlen))
 		return tlen;
 	if (tlen == n) {		/* the prefix itself: the root */
 		strcpy(target, "/");

@@ -2368,6 +2368,53 @@ tar -chf - current | tar -tf - | sort
     assert b"made\n" in out
 
 
+def test_symlinks_out_of_the_region_match_tmpfs(region):
+    """Symlinks in the region whose targets are kernel files (an absolute
+    target outside DIR, ".." climbing above DIR) lead to those files, as
+    on a mount: read, write, create through a dangling one, stat, list,
+    cd, realpath, rename and link beyond them, find -L, exec, and a
+    Python venv (bin/python is a link to the system's).  Until 2026-12-06
+    the preload looked the target up inside the region and found nothing,
+    or another file (docs/preload.md "Symlinks")."""
+    script = r"""
+K=$(mktemp -d "${TMPDIR:-/tmp}/outlinks.XXXXXX") && trap 'rm -rf "$K"' EXIT
+mkdir "$K/dir" && echo kernel-file > "$K/dir/f"
+mkdir -p "$D/proj" && cd "$D/proj"
+ln -s "$K/dir" out
+ln -s "$K/dir/f" fileout
+ln -s "$K/dir/new" dangling
+ln -s ../../../../../../../../.. up
+cat out/f fileout "up$K/dir/f"
+stat -c '%s %F %a' out/f fileout
+stat -L -c '%F' out
+ls out
+echo more >> out/f && cat "$K/dir/f"
+echo made > dangling && cat "$K/dir/new"
+touch out/t && mv out/t out/t2 && ls "$K/dir"
+ln out/t2 out/t3 && stat -c %h "$K/dir/t3"
+ln -L fileout hard 2>/dev/null || echo "link across: refused"
+rm out/t2 out/t3 && mkdir out/sub && rmdir out/sub && ls "$K/dir"
+chmod 600 fileout && stat -c %a "$K/dir/f"
+truncate -s 6 fileout && cat "$K/dir/f"; echo
+touch -d 2001-02-03 fileout && stat -c %y "$K/dir/f"
+test -w out/f && test -x out && echo "access through the link"
+(cd out && pwd -P | sed "s#$K#K#" && ls)
+realpath out/f fileout | sed "s#$K#K#"
+readlink -f "up$K/dir" | sed "s#$K#K#"
+rm up
+find -L . -name f | sort
+tar -chf - out | tar -tf - | sort
+ln -s /bin/echo myecho && ./myecho ran a kernel program
+"$PY" -c 'import os; print(sorted(os.listdir("out")), os.path.exists("dangling"), open("fileout").read())'
+"$PY" -m venv --without-pip venv && venv/bin/python -c 'import sys; print("venv", sys.prefix != sys.base_prefix, sys.prefix.endswith("/venv"))'
+"""
+    out = pl.compare(region, script, "outlinks")
+    assert b"kernel-file\nkernel-file\nkernel-file\n" in out
+    assert b"made\n" in out
+    assert b"ran a kernel program\n" in out
+    assert b"venv True True\n" in out
+
+
 def test_bases_reached_through_symlinks_match_tmpfs(region):
     """A working directory and a directory descriptor reached through a
     symlink are the directory's own: ".." from them is its parent, and

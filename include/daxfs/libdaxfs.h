@@ -356,10 +356,24 @@ int daxfs_path_symlink(struct daxfs_handle *h, const char *target,
  * The directory the caller shows the region at (the preload's DIR): an
  * absolute symlink target that is PREFIX or lies below it names the rest
  * inside the region ("/daxfs/x" is the region's "/x"), as for a mount at
- * PREFIX.  Other absolute targets start at the region's root, as before.
- * NULL, "" or "/": none.  -ENAMETOOLONG, -EINVAL for a relative PREFIX.
+ * PREFIX.  NULL, "" or "/": none (absolute targets start at the region's
+ * root).  -ENAMETOOLONG, -EINVAL for a relative PREFIX.
+ *
+ * With a PREFIX set, a walk that leaves the region (a symlink whose
+ * absolute target is not below PREFIX, or ".." from the region's root
+ * after a relative target climbed there) stops with -DAXFS_EOUTSIDE: the
+ * file is not the region's.  daxfs_path_outside() then gives the
+ * thread's kernel path for it (the target, or PREFIX's parent, followed
+ * by what was left of the path), which the caller hands to the kernel.
  */
 int daxfs_set_link_prefix(struct daxfs_handle *h, const char *prefix);
+#define DAXFS_EOUTSIDE		4000	/* no errno: never shown to a user */
+const char *daxfs_path_outside(void);
+/* For callers that follow links themselves: -DAXFS_EOUTSIDE when target
+ * (tlen bytes) leaves the region, daxfs_path_outside() then being target
+ * followed by rest (may be NULL); else 0. */
+int daxfs_link_outside(const struct daxfs_handle *h, const char *target,
+		       size_t tlen, const char *rest);
 /* How many symlinks the calling thread's last path call followed on its
  * way (0: the path as written is the file's own, with no link in it). */
 unsigned int daxfs_path_links_followed(void);

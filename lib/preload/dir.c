@@ -328,23 +328,28 @@ int pl_chdir_target(struct daxfs_handle *h, char *rpath)
 	return err;
 }
 
-PUBLIC int chdir(const char *path)
+static int kernel_chdir(const char *kpath)
 {
 	REAL(int, chdir, const char *);
+	int err = real_chdir(kpath);
+
+	if (!err) {
+		pl_cwd_set(NULL);
+		pl_kcwd_refresh();
+	}
+	return err;
+}
+
+PUBLIC int chdir(const char *path)
+{
 	char buf[PL_PATH_MAX];
 	struct daxfs_handle *h;
 	int r = pl_route_follow(AT_FDCWD, path, buf), err;
 
 	if (r < 0)
 		return -1;
-	if (r != PL_REGION) {
-		err = real_chdir(PL_KPATH(r, path, buf));
-		if (!err) {
-			pl_cwd_set(NULL);
-			pl_kcwd_refresh();
-		}
-		return err;
-	}
+	if (r != PL_REGION)
+		return kernel_chdir(PL_KPATH(r, path, buf));
 	h = pl_handle();
 	if (!h)
 		return -1;
@@ -352,6 +357,8 @@ PUBLIC int chdir(const char *path)
 	if (pl_self.on)
 		return 0;
 	err = pl_chdir_target(h, buf);
+	if (pl_outside(err, buf))
+		return kernel_chdir(buf);
 	if (err)
 		return pl_fail(err);
 	pl_kcwd_detach();
@@ -440,10 +447,36 @@ PUBLIC char *get_current_dir_name(void)
 	return getcwd(NULL, 0);
 }
 
+/* Is the next component of p ".."? */
+static bool above_root(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return p[0] == '.' && p[1] == '.' && (!p[2] || p[2] == '/');
+}
+
+/* ".." from the region's root, p at it: DIR's parent, and what follows,
+ * are the kernel's (-DAXFS_EOUTSIDE, daxfs_path_outside). */
+static int outside_above(struct daxfs_handle *h, const char *p)
+{
+	size_t n = pl_cfg.at_len;
+
+	while (*p == '/')
+		p++;
+	p += 2;
+	while (n && pl_cfg.at[n - 1] != '/')
+		n--;
+	if (n > 1)
+		n--;
+	return daxfs_link_outside(h, pl_cfg.at, n, p) ?: -ENOENT;
+}
+
 /*
  * Resolves the symlinks of region path in (absolute, normalized) into out,
  * one component at a time: a relative target replaces the component, an
- * absolute one starts again at the region's root, ".." pops.
+ * absolute one starts again at the region's root, ".." pops.  A target
+ * that leaves the region (an absolute one outside DIR, ".." from its
+ * root) ends it with -DAXFS_EOUTSIDE (pl_outside gives the kernel path).
  */
 int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 {
@@ -457,7 +490,14 @@ int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 	snprintf(rest, sizeof(rest), "%s", in);
 	strcpy(out, "/");
 	p = rest;
-	while ((len = pl_path_step(&p, out, &n, &slash)) != -1) {
+	for (;;) {
+		/* ".." from the root (a relative target climbed there)
+		 * leaves the region, as the walk's does (lib/path.c) */
+		if (n == 1 && pl_cfg.at_len > 1 && above_root(p))
+			return outside_above(h, p);
+		len = pl_path_step(&p, out, &n, &slash);
+		if (len == -1)
+			break;
 		if (len < 0)
 			return len;
 		if (!len)
@@ -479,7 +519,11 @@ int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 			return err;
 		if ((size_t)err >= sizeof(tgt))
 			return -ENAMETOOLONG;
-		daxfs_link_in_region(h, tgt, (size_t)err);
+		tlen = (size_t)err;
+		err = daxfs_link_outside(h, tgt, tlen, p);
+		if (err)
+			return err;
+		daxfs_link_in_region(h, tgt, tlen);
 		/* drop the link's own component, then walk its target */
 		n -= len;
 		if (n > 1)
@@ -533,6 +577,11 @@ static char *region_realpath(const char *rpath, char *out)
 	if (!h)
 		return NULL;
 	err = pl_region_resolve(h, rpath, res);
+	if (pl_outside(err, res)) {
+		REAL(char *, realpath, const char *, char *);
+
+		return real_realpath(res, out);
+	}
 	if (err) {
 		errno = -err;
 		return NULL;

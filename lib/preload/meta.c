@@ -131,7 +131,7 @@ static int at_attr(int dirfd, const char *path, int flags,
 		   struct daxfs_attr *a, char *buf, int *r)
 {
 	struct daxfs_handle *h;
-	int fd;
+	int fd, err;
 
 	/* "/proc/self/fd/N" (fdlink.c): the open file, by its number */
 	if (!(flags & AT_SYMLINK_NOFOLLOW) && (fd = pl_fd_link_exact(path)) >= 0) {
@@ -159,8 +159,13 @@ static int at_attr(int dirfd, const char *path, int flags,
 		pl_gone_attr(pl_self.ino, &pl_self.g, a);
 		return 0;
 	}
-	return (flags & AT_SYMLINK_NOFOLLOW) ? daxfs_path_lstat(h, buf, a)
-					     : daxfs_path_stat(h, buf, a);
+	err = (flags & AT_SYMLINK_NOFOLLOW) ? daxfs_path_lstat(h, buf, a)
+					    : daxfs_path_stat(h, buf, a);
+	if (pl_outside(err, buf)) {
+		*r = PL_KERNEL_ABS;
+		return 1;
+	}
+	return err;
 }
 
 PUBLIC int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
@@ -377,12 +382,16 @@ PUBLIC int unlinkat(int dirfd, const char *path, int flags)
 				     : pl_dots(dirfd, path, -EISDIR, -EISDIR);
 	if (err)
 		return pl_fail(err);
-	if (!(flags & AT_REMOVEDIR))
-		return ret_err(daxfs_path_unlink(h, buf));
-	gone_before(h, buf, &a);
-	err = daxfs_path_rmdir(h, buf);
-	if (!err)
-		gone_after(h, &a);
+	if (!(flags & AT_REMOVEDIR)) {
+		err = daxfs_path_unlink(h, buf);
+	} else {
+		gone_before(h, buf, &a);
+		err = daxfs_path_rmdir(h, buf);
+		if (!err)
+			gone_after(h, &a);
+	}
+	if (pl_outside(err, buf))
+		return real_unlinkat(dirfd, buf, flags);
 	return ret_err(err);
 }
 
@@ -437,7 +446,10 @@ PUBLIC int mkdirat(int dirfd, const char *path, mode_t mode)
 	/* as the kernel's mkdir: S_ISGID comes from the parent (the core
 	 * adds it, with the parent's group), never from mode */
 	mode &= ~pl_umask() & 01777;
-	return ret_err(daxfs_path_mkdir(h, buf, mode));
+	err = daxfs_path_mkdir(h, buf, mode);
+	if (pl_outside(err, buf))
+		return real_mkdirat(dirfd, buf, mode);
+	return ret_err(err);
 }
 
 PUBLIC int mkdir(const char *path, mode_t mode)
@@ -457,13 +469,45 @@ PUBLIC int mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
 	err = pl_dots(dirfd, path, -EEXIST, -EEXIST);
 	if (err)
 		return pl_fail(err);
-	return ret_err(daxfs_path_mknod(h, buf, (mode & S_IFMT) |
-					(mode & ~pl_umask() & 07777), dev));
+	err = daxfs_path_mknod(h, buf, (mode & S_IFMT) |
+			       (mode & ~pl_umask() & 07777), dev);
+	if (pl_outside(err, buf))
+		return real_mknodat(dirfd, buf, mode, dev);
+	return ret_err(err);
 }
 
 PUBLIC int mknod(const char *path, mode_t mode, dev_t dev)
 {
 	return mknodat(AT_FDCWD, path, mode, dev);
+}
+
+/* The error of a two-path call in the region: a path whose walk left the
+ * region (pl_outside) names a kernel file, and a call across the two is
+ * EXDEV, as between two filesystems (mv then copies).  0 stays 0. */
+static int fail2(int err)
+{
+	if (err == -DAXFS_EOUTSIDE)
+		err = -EXDEV;
+	return ret_err(err);
+}
+
+/*
+ * A two-path call's region error err: -DAXFS_EOUTSIDE when a walk left
+ * the region.  When both paths lead out (their walks as lstat's: a final
+ * name is not followed), b1 and b2 become their kernel paths, for the
+ * call to be made there: 1.  Else 0 (one in the region: fail2's EXDEV).
+ */
+static int both_outside(struct daxfs_handle *h, int err, char *b1, char *b2)
+{
+	char k1[PL_PATH_MAX];
+	struct daxfs_attr a;
+
+	if (err != -DAXFS_EOUTSIDE ||
+	    !pl_outside(daxfs_path_lstat(h, b1, &a), k1) ||
+	    !pl_outside(daxfs_path_lstat(h, b2, &a), b2))
+		return 0;
+	strcpy(b1, k1);
+	return 1;
 }
 
 /* Two-path calls: both in the region, both in the kernel, or EXDEV.
@@ -608,6 +652,74 @@ static int rename_new_err(struct daxfs_handle *h, const char *new,
 	return !S_ISDIR(a.mode) && new[strlen(new) - 1] == '/' ? -ENOTDIR : 0;
 }
 
+/* renameat2 of region paths b1 to b2 (p1, p2 as the program wrote them):
+ * 0 or -errno (-DAXFS_EOUTSIDE: a walk left the region). */
+static int rename_region(struct daxfs_handle *h, int d1, const char *p1,
+			 char *b1, int d2, const char *p2, char *b2,
+			 unsigned int flags)
+{
+	char old[PL_PATH_MAX];
+	struct daxfs_attr a, gone;
+	int err;
+
+	name_itself(old, b1);
+	/* a dot, either side, is EBUSY (EEXIST as a target that must not
+	 * be replaced), once both parents resolve (route.c pl_dots) */
+	if (pl_last_dots(p1) || pl_last_dots(p2)) {
+		err = pl_parent_err(d1, p1);
+		if (!err)
+			err = pl_parent_err(d2, p2);
+		if (!err)
+			err = !pl_last_dots(p1) && (flags & RENAME_NOREPLACE) ?
+			      -EEXIST : -EBUSY;
+		return err;
+	}
+	/* the new name as the kernel looks it up, before the checks below:
+	 * NOREPLACE's EEXIST, an exchange's missing or non-directory peer */
+	if (flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
+		if (!err)
+			err = rename_new_err(h, b2, flags);
+		if (err)
+			return err;
+	}
+	/* a trailing slash asks for a directory: the kernel does not rename
+	 * a file named "f/" or "f" to "g/" (an exchange looked at the new
+	 * name's above) */
+	if (b1[strlen(b1) - 1] == '/' ||
+	    (!(flags & RENAME_EXCHANGE) && b2[strlen(b2) - 1] == '/')) {
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
+		if (!err && !S_ISDIR(a.mode))
+			err = -ENOTDIR;
+		if (err)
+			return err;
+	}
+	/* a directory into itself or below: EINVAL, and onto an ancestor
+	 * of the old name: ENOTEMPTY (EINVAL for an exchange), before the
+	 * types count, as in the kernel (lexical prefixes first: most
+	 * renames look nothing up) */
+	if (below(h, b2, old))
+		return rename_names_err(h, d1, p1, d2, p2, old, &a) ?:
+		       (flags & RENAME_EXCHANGE) ? -EINVAL : -ENOTEMPTY;
+	if (below(h, old, b2)) {
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
+		if (err || S_ISDIR(a.mode))
+			return err ?: -EINVAL;
+	}
+	/* a directory the new name named goes (not with an exchange) */
+	if (flags & RENAME_EXCHANGE)
+		gone.ino = 0;
+	else
+		gone_before(h, b2, &gone);
+	err = daxfs_path_rename(h, b1, b2, flags);
+	/* refused: the kernel's error is the first of its order */
+	if (err)
+		err = rename_names_err(h, d1, p1, d2, p2, old, &a) ?: err;
+	else
+		gone_after(h, &gone);
+	return err;
+}
+
 PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 		     unsigned int flags)
 {
@@ -615,7 +727,7 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	     unsigned int);
 	char b1[PL_PATH_MAX], b2[PL_PATH_MAX], old[PL_PATH_MAX];
 	struct daxfs_handle *h;
-	struct daxfs_attr a, gone;
+	struct daxfs_attr a;
 	struct pl_self self1;
 	int r1, r2, err, k = route2(d1, p1, b1, d2, p2, b2, &r1, &r2, &self1,
 					    false);
@@ -645,63 +757,10 @@ PUBLIC int renameat2(int d1, const char *p1, int d2, const char *p2,
 	h = pl_handle();
 	if (!h)
 		return -1;
-	name_itself(old, b1);
-	/* a dot, either side, is EBUSY (EEXIST as a target that must not
-	 * be replaced), once both parents resolve (route.c pl_dots) */
-	if (pl_last_dots(p1) || pl_last_dots(p2)) {
-		err = pl_parent_err(d1, p1);
-		if (!err)
-			err = pl_parent_err(d2, p2);
-		if (!err)
-			err = !pl_last_dots(p1) && (flags & RENAME_NOREPLACE) ?
-			      -EEXIST : -EBUSY;
-		return pl_fail(err);
-	}
-	/* the new name as the kernel looks it up, before the checks below:
-	 * NOREPLACE's EEXIST, an exchange's missing or non-directory peer */
-	if (flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)) {
-		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
-		if (!err)
-			err = rename_new_err(h, b2, flags);
-		if (err)
-			return pl_fail(err);
-	}
-	/* a trailing slash asks for a directory: the kernel does not rename
-	 * a file named "f/" or "f" to "g/" (an exchange looked at the new
-	 * name's above) */
-	if (b1[strlen(b1) - 1] == '/' ||
-	    (!(flags & RENAME_EXCHANGE) && b2[strlen(b2) - 1] == '/')) {
-		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
-		if (!err && !S_ISDIR(a.mode))
-			err = -ENOTDIR;
-		if (err)
-			return pl_fail(err);
-	}
-	/* a directory into itself or below: EINVAL, and onto an ancestor
-	 * of the old name: ENOTEMPTY (EINVAL for an exchange), before the
-	 * types count, as in the kernel (lexical prefixes first: most
-	 * renames look nothing up) */
-	if (below(h, b2, old))
-		return pl_fail(rename_names_err(h, d1, p1, d2, p2, old, &a) ?:
-			       (flags & RENAME_EXCHANGE) ? -EINVAL :
-			       -ENOTEMPTY);
-	if (below(h, old, b2)) {
-		err = rename_names_err(h, d1, p1, d2, p2, old, &a);
-		if (err || S_ISDIR(a.mode))
-			return pl_fail(err ?: -EINVAL);
-	}
-	/* a directory the new name named goes (not with an exchange) */
-	if (flags & RENAME_EXCHANGE)
-		gone.ino = 0;
-	else
-		gone_before(h, b2, &gone);
-	err = daxfs_path_rename(h, b1, b2, flags);
-	/* refused: the kernel's error is the first of its order */
-	if (err)
-		err = rename_names_err(h, d1, p1, d2, p2, old, &a) ?: err;
-	else
-		gone_after(h, &gone);
-	return ret_err(err);
+	err = rename_region(h, d1, p1, b1, d2, p2, b2, flags);
+	if (both_outside(h, err, b1, b2))
+		return real_renameat2(AT_FDCWD, b1, AT_FDCWD, b2, flags);
+	return fail2(err);
 }
 
 PUBLIC int renameat(int d1, const char *p1, int d2, const char *p2)
@@ -763,6 +822,9 @@ static int follow_links(struct daxfs_handle *h, char *path)
 		n = daxfs_path_readlink(h, path, tgt, sizeof(tgt));
 		if (n < 0)
 			return n;
+		err = daxfs_link_outside(h, tgt, strlen(tgt), NULL);
+		if (err)
+			return err;	/* a kernel file: EXDEV (fail2) */
 		daxfs_link_in_region(h, tgt, strlen(tgt));
 		slash = strrchr(path, '/');
 		if (tgt[0] == '/' || !slash)
@@ -811,6 +873,41 @@ static int link_fd(int fd, int d2, const char *p2)
 	return ret_err(err);
 }
 
+/* linkat of region paths b1 to b2 (p2 as the program wrote it): 0 or
+ * -errno (-DAXFS_EOUTSIDE: a walk left the region). */
+static int link_region(struct daxfs_handle *h, const char *b1, int d2,
+		       const char *p2, const char *b2, int flags)
+{
+	char old[PL_PATH_MAX];
+	struct daxfs_attr a;
+	int err;
+
+	if (flags & AT_SYMLINK_FOLLOW) {
+		/* Link what the symlink names: resolve it first. */
+		strcpy(old, b1);
+		err = daxfs_path_stat(h, old, &a);
+		if (!err)
+			err = follow_links(h, old);
+		if (err)
+			return err;
+		b1 = old;
+	}
+	/* the kernel looks the old path up first, then the new one */
+	err = daxfs_path_lstat(h, b1, &a);
+	if (!err)
+		err = pl_dots(d2, p2, -EEXIST, -EEXIST);
+	if (!err && S_ISDIR(a.mode))
+		err = new_name_err(h, b2);
+	/* a new name with a trailing slash: EEXIST where it exists, else
+	 * its parent's error or ENOENT (never a link named "f") */
+	if (!err && b2[strlen(b2) - 1] == '/') {
+		err = new_name_err(h, b2);
+		if (!err)
+			err = -ENOENT;
+	}
+	return err ?: daxfs_path_link(h, b1, b2);
+}
+
 PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 {
 	REAL(int, linkat, int, const char *, int, const char *, int);
@@ -852,32 +949,12 @@ PUBLIC int linkat(int d1, const char *p1, int d2, const char *p2, int flags)
 		err = pl_dots(d2, p2, -EEXIST, -EEXIST) ?: new_name_err(h, b2);
 		if (!err && b2[strlen(b2) - 1] == '/')
 			err = -ENOENT;
-		return pl_fail(err ?: -EPERM);
+		return fail2(err ?: -EPERM);
 	}
-	if (flags & AT_SYMLINK_FOLLOW) {
-		/* Link what the symlink names: resolve it first. */
-		err = daxfs_path_stat(h, b1, &a);
-		if (!err)
-			err = follow_links(h, b1);
-		if (err)
-			return pl_fail(err);
-	}
-	/* the kernel looks the old path up first, then the new one */
-	err = daxfs_path_lstat(h, b1, &a);
-	if (!err)
-		err = pl_dots(d2, p2, -EEXIST, -EEXIST);
-	if (!err && S_ISDIR(a.mode))
-		err = new_name_err(h, b2);
-	/* a new name with a trailing slash: EEXIST where it exists, else
-	 * its parent's error or ENOENT (never a link named "f") */
-	if (!err && b2[strlen(b2) - 1] == '/') {
-		err = new_name_err(h, b2);
-		if (!err)
-			err = -ENOENT;
-	}
-	if (err)
-		return pl_fail(err);
-	return ret_err(daxfs_path_link(h, b1, b2));
+	err = link_region(h, b1, d2, p2, b2, flags);
+	if (both_outside(h, err, b1, b2))
+		return real_linkat(AT_FDCWD, b1, AT_FDCWD, b2, flags);
+	return fail2(err);
 }
 
 PUBLIC int link(const char *p1, const char *p2)
@@ -900,7 +977,10 @@ PUBLIC int symlinkat(const char *target, int dirfd, const char *path)
 	/* "name/" is EEXIST where name exists, else ENOENT */
 	if (buf[strlen(buf) - 1] == '/')
 		return pl_fail(new_name_err(h, buf) ?: -ENOENT);
-	return ret_err(daxfs_path_symlink(h, target, buf));
+	err = daxfs_path_symlink(h, target, buf);
+	if (pl_outside(err, buf))
+		return real_symlinkat(target, dirfd, buf);
+	return ret_err(err);
 }
 
 PUBLIC int symlink(const char *target, const char *path)
@@ -934,6 +1014,8 @@ PUBLIC ssize_t readlinkat(int dirfd, const char *path, char *out, size_t size)
 	if (pl_self.on)
 		return pl_fail(-EINVAL);	/* a removed directory: no link */
 	n = daxfs_path_readlink(h, buf, tgt, sizeof(tgt));
+	if (pl_outside(n, buf))
+		return real_readlinkat(dirfd, buf, out, size);
 	if (n < 0)
 		return pl_fail(n);
 	if ((size_t)n > size)
@@ -986,7 +1068,7 @@ PUBLIC int truncate64(const char *path, off_t len)
 {
 	REAL(int, truncate64, const char *, off_t);
 	char buf[PL_PATH_MAX];
-	int fd;
+	int fd, err;
 	/* the kernel checks the length before the path */
 	if (len < 0)
 		return pl_fail(-EINVAL);
@@ -999,16 +1081,19 @@ PUBLIC int truncate64(const char *path, off_t len)
 		return real_truncate64(PL_KPATH(r, path, buf), len);
 	if (pl_self.on)
 		return pl_fail(-EISDIR);	/* a removed directory */
+	err = 0;
 	if (pl_fsize_limited()) {
 		struct daxfs_attr st;
-		int err = daxfs_path_stat(h, buf, &st);
 
+		err = daxfs_path_stat(h, buf, &st);
 		if (!err)
 			err = pl_fsize_grow(st.size, len);
-		if (err)
-			return pl_fail(err);
 	}
-	return ret_err(daxfs_path_truncate(h, buf, len));
+	if (!err)
+		err = daxfs_path_truncate(h, buf, len);
+	if (pl_outside(err, buf))
+		return real_truncate64(buf, len);
+	return ret_err(err);
 }
 
 PUBLIC int truncate(const char *path, off_t len)
@@ -1045,6 +1130,7 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 	REAL(int, fchmodat, int, const char *, mode_t, int);
 	char buf[PL_PATH_MAX];
 	int fd = flags & AT_SYMLINK_NOFOLLOW ? -1 : pl_fd_link_exact(path);
+	int err;
 
 	if (fd >= 0)
 		return fchmod(fd, mode);	/* by the open file (fdlink.c) */
@@ -1056,13 +1142,6 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 		return pl_fail(-EINVAL);
 	/* glibc: a symlink's mode cannot change (EOPNOTSUPP), anything
 	 * else's does (lchmod, chmod -h) */
-	if ((flags & AT_SYMLINK_NOFOLLOW) && !pl_self.on) {
-		struct daxfs_attr a;
-		int err = daxfs_path_lstat(h, buf, &a);
-
-		if (err || S_ISLNK(a.mode))
-			return pl_fail(err ?: -EOPNOTSUPP);
-	}
 	if (pl_self.on) {
 		struct daxfs_attr a = { .mode = mode };
 
@@ -1070,7 +1149,19 @@ PUBLIC int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 					    DAXFS_ATTR_MODE | DAXFS_ATTR_CTIME,
 					    &a));
 	}
-	return ret_err(daxfs_path_chmod(h, buf, mode & 07777));
+	err = 0;
+	if (flags & AT_SYMLINK_NOFOLLOW) {
+		struct daxfs_attr a;
+
+		err = daxfs_path_lstat(h, buf, &a);
+		if (!err && S_ISLNK(a.mode))
+			err = -EOPNOTSUPP;
+	}
+	if (!err)
+		err = daxfs_path_chmod(h, buf, mode & 07777);
+	if (pl_outside(err, buf))
+		return real_fchmodat(dirfd, buf, mode, flags);
+	return ret_err(err);
 }
 
 PUBLIC int chmod(const char *path, mode_t mode)
@@ -1127,9 +1218,12 @@ PUBLIC int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid,
 		if (pl_self.on)
 			return ret_err(gone_setattr(pl_self.ino, pl_self.g,
 						    valid, &a));
-		return ret_err((flags & AT_SYMLINK_NOFOLLOW) ?
-			       daxfs_path_lchown(h, buf, uid, gid) :
-			       daxfs_path_chown(h, buf, uid, gid));
+		fd = (flags & AT_SYMLINK_NOFOLLOW) ?
+		     daxfs_path_lchown(h, buf, uid, gid) :
+		     daxfs_path_chown(h, buf, uid, gid);
+		if (pl_outside(fd, buf))
+			return real_fchownat(dirfd, buf, uid, gid, flags);
+		return ret_err(fd);
 	}
 }
 
@@ -1229,17 +1323,20 @@ PUBLIC int utimensat(int dirfd, const char *path, const struct timespec t[2],
 			return ret_err(gone_setattr(pl_self.ino, pl_self.g,
 						    valid, &a));
 		}
+		fd = 0;
 		if (flags & AT_SYMLINK_NOFOLLOW) {
 			struct daxfs_attr a;
-			int err = daxfs_path_lstat(h, buf, &a);
 
-			if (err)
-				return pl_fail(err);
-			if (S_ISLNK(a.mode))
+			fd = daxfs_path_lstat(h, buf, &a);
+			if (!fd && S_ISLNK(a.mode))
 				return link_times(h, a.ino, t);
 		}
-		return ret_err(daxfs_path_utimens(h, buf, ts_ns(t, 0),
-						  ts_ns(t, 1)));
+		if (!fd)
+			fd = daxfs_path_utimens(h, buf, ts_ns(t, 0),
+						ts_ns(t, 1));
+		if (pl_outside(fd, buf))
+			return real_utimensat(dirfd, buf, t, flags);
+		return ret_err(fd);
 	}
 }
 
@@ -1314,6 +1411,8 @@ PUBLIC int statfs(const char *path, struct statfs *s)
 	if (r != PL_REGION)
 		return real_statfs(PL_KPATH(r, path, buf), s);
 	err = pl_self.on ? 0 : daxfs_path_stat(h, buf, &a);
+	if (pl_outside(err, buf))
+		return real_statfs(buf, s);
 	if (err)
 		return pl_fail(err);
 	fill_statfs(h, s);

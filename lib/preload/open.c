@@ -64,7 +64,7 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 	char tgt[PL_PATH_MAX], next[2 * PL_PATH_MAX + 2];
 	struct daxfs_attr a;
 	const char *p;
-	int i, len, slash, dots, dir;
+	int i, len, slash, dots, dir, err;
 	size_t n;
 
 	tpath[0] = 0;
@@ -79,6 +79,9 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			return len;
 		if ((size_t)len >= sizeof(tgt))
 			return -ENAMETOOLONG;
+		err = daxfs_link_outside(h, tgt, (size_t)len, NULL);
+		if (err)
+			return err;	/* the kernel's file to make */
 		len = (int)daxfs_link_in_region(h, tgt, (size_t)len);
 		/* "x/", "x/.": a directory, nothing to create: EISDIR once
 		 * what comes before it resolves ("x/.." needs x: that is
@@ -139,6 +142,21 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 		     int large);
 
 /*
+ * An open's region error: one whose walk left the region (a symlink to a
+ * kernel file, pl_outside) opens that file with the kernel, a descriptor
+ * of its own; any other fails.
+ */
+static int open_fail(int err, int flags, mode_t mode)
+{
+	REAL(int, openat, int, const char *, int, ...);
+	char kpath[PL_PATH_MAX];
+
+	if (!pl_outside(err, kpath))
+		return pl_fail(err);
+	return real_openat(AT_FDCWD, kpath, flags, mode);
+}
+
+/*
  * O_TMPFILE: a file with no name in directory rpath, held by the
  * descriptor (the handle's hold from daxfs_path_tmpfile goes once the
  * description has its own).  Without O_EXCL it may be given a name
@@ -157,7 +175,7 @@ static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
 		return pl_fail(-EINVAL);
 	err = daxfs_path_tmpfile(h, rpath, mode & ~pl_umask() & 07777, &ino);
 	if (err)
-		return pl_fail(err);
+		return open_fail(err, flags, mode);
 	flags &= ~O_TMPFILE;
 	if (!(flags & O_EXCL))
 		flags |= PL_O_LINKABLE;
@@ -213,7 +231,7 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		int derr = dangling_target(h, rpath, tpath);
 
 		if (derr)
-			return pl_fail(derr);
+			return open_fail(derr, flags, mode);
 	}
 	/* O_NOFOLLOW's symlink: O_DIRECTORY says ENOTDIR first */
 	if (!err && S_ISLNK(a.mode) && !(flags & O_PATH))
@@ -223,18 +241,18 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 			cf |= DAXFS_CREATE_EXCL;
 		else if (!(flags & (O_NOFOLLOW | O_PATH)) &&
 			 (err = dangling_target(h, rpath, tpath)))
-			return pl_fail(err);
+			return open_fail(err, flags, mode);
 		else if (tpath[0])
 			rpath = tpath;
 		err = daxfs_path_create(h, rpath, mode & ~pl_umask() & 07777,
 					cf, &ino);
 		if (err < 0)
-			return pl_fail(err);
+			return open_fail(err, flags, mode);
 		err = daxfs_fstat(h, ino, &a);
 		created = 1;
 	}
 	if (err)
-		return pl_fail(err);
+		return open_fail(err, flags, mode);
 	/* a descriptor keeps the file's own path (dir.c pl_physical); the
 	 * copy only when the lookup followed a link */
 	if (!created && !S_ISLNK(a.mode) && daxfs_path_links_followed()) {

@@ -106,6 +106,13 @@ void pl_handle_settle(void);		/* before taking the map lock */
 void *pl_real(const char *name);
 void pl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pl_fail(int neg_errno);		/* sets errno, returns -1 */
+/*
+ * err of a region path call: -DAXFS_EOUTSIDE when its walk left the
+ * region through a symlink (docs/preload.md "Symlinks").  Then buf
+ * (PL_PATH_MAX) gets the kernel path, for the call to be made there, and
+ * the answer is 1; else 0.
+ */
+int pl_outside(long err, char *buf);
 void pl_attr_to_stat(const struct daxfs_attr *a, struct stat *st);
 dev_t pl_dev(void);
 

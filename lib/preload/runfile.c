@@ -159,6 +159,16 @@ static int prepare_file(struct pl_run *r, int src, const char *path,
 	return 0;
 }
 
+/* Whether region path rpath is a link to a kernel file (a venv's
+ * "bin/python" to "/usr/bin/python3"): then rpath becomes its path. */
+static bool leads_out(char *rpath)
+{
+	struct daxfs_handle *h = pl_handle();
+	struct daxfs_attr a;
+
+	return h && pl_outside(daxfs_path_stat(h, rpath, &a), rpath);
+}
+
 /*
  * Prepares the exec of path (fd < 0) or of region descriptor fd, with
  * argv.  1: not a region file, r->kpath is the path for the kernel as it
@@ -178,6 +188,8 @@ int pl_run_prepare_at(struct pl_run *r, const char *path, int fd,
 		rt = pl_route(AT_FDCWD, path, rpath);
 		if (rt < 0)
 			return -1;
+		if (rt == PL_REGION && leads_out(rpath))
+			rt = PL_KERNEL_ABS;	/* rpath: the kernel's file */
 		if (rt != PL_REGION) {
 			snprintf(r->kpath, sizeof(r->kpath), "%s",
 				 PL_KPATH(rt, path, rpath));

@@ -324,11 +324,8 @@ static int plan_chdir(struct pl_spawn_plan *p, const struct fa_act *a,
 
 	if (r < 0)
 		return errno;
-	if (r != PL_REGION) {
-		p->cwd = PL_SPAWN_CWD_KERNEL;
-		return real_posix_spawn_file_actions_addchdir_np(&p->fa,
-						PL_KPATH(r, full, rpath));
-	}
+	if (r != PL_REGION)
+		goto kernel;
 	p->region = true;
 	if (pl_self.on)		/* "." of a removed working directory */
 		return 0;
@@ -336,11 +333,19 @@ static int plan_chdir(struct pl_spawn_plan *p, const struct fa_act *a,
 	if (!h)
 		return errno;
 	err = pl_chdir_target(h, rpath);
+	if (pl_outside(err, rpath)) {
+		r = PL_KERNEL_ABS;
+		goto kernel;
+	}
 	if (err)
 		return -err;
 	p->cwd = PL_SPAWN_CWD_REGION;
 	snprintf(p->cwd_path, sizeof(p->cwd_path), "%s", rpath);
 	return 0;
+kernel:
+	p->cwd = PL_SPAWN_CWD_KERNEL;
+	return real_posix_spawn_file_actions_addchdir_np(&p->fa,
+					PL_KPATH(r, full, rpath));
 }
 
 static int plan_fchdir(struct pl_spawn_plan *p, const struct fa_act *a)

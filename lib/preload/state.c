@@ -59,8 +59,24 @@ void pl_debug(const char *fmt, ...)
 
 int pl_fail(int neg_errno)
 {
-	errno = -neg_errno;
+	/* a walk that left the region is made again on the kernel where
+	 * the call can (pl_outside); one that cannot names no region file */
+	errno = neg_errno == -DAXFS_EOUTSIDE ? ENOENT : -neg_errno;
 	return -1;
+}
+
+int pl_outside(long err, char *buf)
+{
+	const char *k = daxfs_path_outside();
+	size_t n;
+
+	if (err != -DAXFS_EOUTSIDE)
+		return 0;
+	n = strlen(k);
+	if (n >= PL_PATH_MAX)
+		return 0;
+	memcpy(buf, k, n + 1);
+	return 1;
 }
 
 static void copy_env(char *dst, size_t size, const char *name, const char *def)

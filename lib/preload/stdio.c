@@ -149,7 +149,8 @@ static FILE *do_fopen(const char *path, const char *mode, int large)
 		       : pl_open_region(buf, fl, 0666);
 	if (fd < 0)
 		return NULL;
-	f = stream_for(fd, mode);
+	/* fdopen: a link out of the region opened a kernel file */
+	f = fdopen(fd, mode);
 	if (!f)
 		close(fd);
 	return f;

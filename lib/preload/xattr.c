@@ -66,6 +66,10 @@ PUBLIC ssize_t name(const char *path, __VA_ARGS__)			\
 	/* "/proc/self/fd/N": the open file (fdlink.c) */		\
 	err = fd >= 0 ? fd_ino(&h, fd, &ino)				\
 		      : path_ino(&h, xattr_buf, follow, &ino);		\
+	if (pl_outside(err, xattr_buf)) {				\
+		path = xattr_buf;	/* a link to a kernel file */	\
+		return call;						\
+	}								\
 	return err ? pl_fail(err) : ret_len(rcall);			\
 }
 
