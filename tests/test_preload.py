@@ -2415,6 +2415,42 @@ ln -s /bin/echo myecho && ./myecho ran a kernel program
     assert b"venv True True\n" in out
 
 
+def test_dotdot_after_a_symlink_matches_tmpfs(region):
+    """".." after a symlink in a path is taken from where the link led, as
+    the kernel walks it ("l/../f" with l -> d/e is d/f), also in a chain
+    of links, from a working directory, with a descriptor, and out of
+    DIR through a link to a kernel directory; a name before ".." must be
+    a directory that exists (ENOENT, ENOTDIR).  Until 2026-12-06 the
+    preload dropped "l/.." lexically: "l/../f" was ./f (docs/preload.md
+    "Routing")."""
+    script = r"""
+K=$(mktemp -d "${TMPDIR:-/tmp}/dotdot.XXXXXX") && trap 'rm -rf "$K"' EXIT
+echo kernel > "$K/kf" && mkdir "$K/kd"
+mkdir -p "$D/d/e/g" "$D/x" && cd "$D"
+echo in-d > d/f && echo top > f
+ln -s d/e l && ln -s l l2 && ln -s "$D/d/e/g" abs && ln -s "$K/kd" out
+cat l/../f l2/../f abs/../../f out/../kf f
+ls l/.. abs/..
+stat -c %F l/.. l/../e/g/.. 2>&1
+touch l/../new && ls d
+mkdir l/../made && ls d
+cat missing/../f 2>&1 | sed 's/^.*: //'
+cat f/../f 2>&1 | sed 's/^.*: //'
+cat x/../f
+cd x && cat ../l/../f && cd ..
+"$PY" - <<'PY'
+import os
+fd = os.open(".", os.O_RDONLY)
+print(open("l/../f").read().strip(), os.stat("l/..", dir_fd=fd).st_ino == os.stat("d").st_ino)
+print(open(os.path.join("l2", "..", "e", "..", "f")).read().strip())
+os.close(fd)
+PY
+"""
+    out = pl.compare(region, script, "dotdot")
+    assert out.startswith(b"in-d\nin-d\nin-d\nkernel\ntop\n")
+    assert b"No such file or directory\nNot a directory\ntop\nin-d\n" in out
+
+
 def test_bases_reached_through_symlinks_match_tmpfs(region):
     """A working directory and a directory descriptor reached through a
     symlink are the directory's own: ".." from them is its parent, and

@@ -447,14 +447,6 @@ PUBLIC char *get_current_dir_name(void)
 	return getcwd(NULL, 0);
 }
 
-/* Is the next component of p ".."? */
-static bool above_root(const char *p)
-{
-	while (*p == '/')
-		p++;
-	return p[0] == '.' && p[1] == '.' && (!p[2] || p[2] == '/');
-}
-
 /* ".." from the region's root, p at it: DIR's parent, and what follows,
  * are the kernel's (-DAXFS_EOUTSIDE, daxfs_path_outside). */
 static int outside_above(struct daxfs_handle *h, const char *p)
@@ -493,7 +485,7 @@ int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 	for (;;) {
 		/* ".." from the root (a relative target climbed there)
 		 * leaves the region, as the walk's does (lib/path.c) */
-		if (n == 1 && pl_cfg.at_len > 1 && above_root(p))
+		if (n == 1 && pl_cfg.at_len > 1 && pl_next_dotdot(p))
 			return outside_above(h, p);
 		len = pl_path_step(&p, out, &n, &slash);
 		if (len == -1)

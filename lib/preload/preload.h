@@ -244,6 +244,7 @@ int pl_region_parent(struct daxfs_handle *h, const char *rpath,
 		     struct daxfs_attr *a);
 int pl_dots(int dirfd, const char *path, int dot_err, int dotdot_err);
 int pl_path_step(const char **p, char *out, size_t *n, int *slash);
+bool pl_next_dotdot(const char *p);	/* is p's next component ".."? */
 int pl_cwd_set(const char *region_path);	/* NULL: back to the kernel */
 /* fchdir into a removed directory; its attributes changed */
 void pl_cwd_set_gone(const char *region_path, uint64_t ino,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Path routing: a path goes to the region when, made absolute against the
- * current directory or the directory descriptor and normalized lexically
- * ("." dropped, ".." pops a component), it is DIR or lies below DIR.
- * Lexical ".." is what a path inside the region means anyway (the region
- * has no kernel symlinks above DIR); for a kernel path it is only used to
- * decide, and the kernel gets the path as the program wrote it.
+ * current directory or the directory descriptor and normalized ("."
+ * dropped, ".." pops a component), it is DIR or lies below DIR.  A ".."
+ * after a name inside the region pops from where the name led
+ * (physical_before_dotdot: through a symlink, not lexically); elsewhere
+ * ".." is lexical, and for a kernel path it is only used to decide: the
+ * kernel gets the path as the program wrote it.
  *
  * The current directory may be a region directory (chdir below DIR): then
  * relative paths are resolved against it here, and a relative path that
@@ -76,18 +77,85 @@ int pl_path_step(const char **p, char *out, size_t *n, int *slash)
 	return (int)len;
 }
 
-/* Normalizes the absolute path in (lexically) into out; keeps one
- * trailing slash, and puts one where the last component was "." or
- * "..": "f/." must be a directory, as "f/" (it was f itself, and
- * stat("file/.") succeeded).  -ENAMETOOLONG when it does not fit. */
-static int normalize(const char *in, char *out)
+bool pl_next_dotdot(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return p[0] == '.' && p[1] == '.' && (!p[2] || p[2] == '/');
+}
+
+static int under_at(const char *norm);
+
+/*
+ * Before a ".." that follows a name of the caller's own path: out (length
+ * *n, absolute, lexical so far) as the kernel would have walked it, so
+ * that ".." is taken from where the names led.  Only a region path below
+ * DIR needs it (DIR itself is no link, and a base, the working directory
+ * or a directory descriptor, is kept physical: dir.c pl_physical).  0:
+ * out is physical; 1: it left the region (a symlink to a kernel file),
+ * out is then the kernel path followed by rest; or -errno: a name before
+ * ".." is missing (ENOENT) or no directory (ENOTDIR), as in the kernel.
+ */
+static int physical_before_dotdot(char *out, size_t *n, const char *rest)
+{
+	char rp[PL_PATH_MAX + 1], res[PL_PATH_MAX];
+	size_t at = pl_cfg.at_len > 1 ? pl_cfg.at_len : 0;
+	struct daxfs_handle *h;
+	int err;
+
+	if (!under_at(out) || *n <= at + 1)
+		return 0;
+	h = pl_handle();
+	if (!h)
+		return -errno;
+	/* "x/": a name followed by ".." must be a directory */
+	snprintf(rp, sizeof(rp), "%s/", out + at);
+	err = pl_region_resolve(h, rp, res);
+	if (pl_outside(err, res)) {
+		if ((size_t)snprintf(out, PL_PATH_MAX, "%s/%s", res, rest) >=
+		    PL_PATH_MAX)
+			return -ENAMETOOLONG;
+		return 1;
+	}
+	if (err)
+		return err;
+	if (at + strlen(res) >= PL_PATH_MAX)
+		return -ENAMETOOLONG;
+	*n = (size_t)snprintf(out, PL_PATH_MAX, "%.*s%s", (int)at, pl_cfg.at,
+			      at && !res[1] ? "" : res);
+	return 0;
+}
+
+/*
+ * Normalizes the absolute path in into out; keeps one trailing slash,
+ * and puts one where the last component was "." or "..": "f/." must be
+ * a directory, as "f/" (it was f itself, and stat("file/.") succeeded).
+ * Lexical but for ".." after a name of the caller's own part (from own
+ * on; NULL: none): that is taken from where the names led in the region
+ * (physical_before_dotdot), as the kernel does through a symlink.  0, 1
+ * when the path left the region (out: the kernel path), or -errno.
+ */
+static int normalize(const char *in, const char *own, char *out)
 {
 	size_t n = 1;
 	int slash = 0, dir = 0, r;
+	bool named = false;
 
 	strcpy(out, "/");
-	while ((r = pl_path_step(&in, out, &n, &slash)) >= 0)
+	for (;;) {
+		if (named && pl_next_dotdot(in)) {
+			r = physical_before_dotdot(out, &n, in);
+			if (r)
+				return r;
+			named = false;
+		}
+		r = pl_path_step(&in, out, &n, &slash);
+		if (r < 0)
+			break;
 		dir = slash || !r;
+		if (r > 0 && own && in - r >= own)
+			named = true;
+	}
 	if (r == -ENAMETOOLONG)
 		return r;
 	if (dir && n > 1)
@@ -314,9 +382,11 @@ int pl_route(int dirfd, const char *path, char *out)
 	/* cut short, it would name another file */
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return pl_fail(-ENAMETOOLONG);
-	err = normalize(full, out);
-	if (err)
+	err = normalize(full, full + n - strlen(path), out);
+	if (err < 0)
 		return pl_fail(err);
+	if (err)
+		return PL_KERNEL_ABS;	/* a symlink led out of DIR */
 	/* "/daxfs/.." names the kernel's "/": the kernel has no DIR. */
 	if (!under_at(out))
 		return virt || under_at(full) ? PL_KERNEL_ABS : PL_KERNEL;
