@@ -2451,6 +2451,53 @@ PY
     assert b"No such file or directory\nNot a directory\ntop\nin-d\n" in out
 
 
+def test_splice_matches_tmpfs(region):
+    """splice between a region file and a pipe, both ways, with an offset
+    and with the descriptor's, a pipe that has less than asked, nonblocking
+    on an empty pipe (EAGAIN), and the kernel's refusals: no pipe (EINVAL),
+    an offset for the pipe (ESPIPE), a file open for the other direction
+    (EBADF), an O_APPEND target (EINVAL).  Until 2026-12-06 the kernel got
+    the region descriptor's stand-in: EBADF."""
+    script = r"""
+mkdir "$D" && cd "$D" && "$PY" - <<'PY'
+import errno, os
+def tryit(what, f):
+    try:
+        print(what, f())
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+with open("src", "wb") as f:
+    f.write(bytes(range(256)) * 1024)
+src = os.open("src", os.O_RDONLY)
+dst = os.open("dst", os.O_RDWR | os.O_CREAT, 0o644)
+r, w = os.pipe()
+tryit("file to pipe at 100", lambda: os.splice(src, w, 5000, offset_src=100))
+print("offset kept", os.lseek(src, 0, os.SEEK_CUR))
+tryit("file to pipe", lambda: os.splice(src, w, 3000))
+print("offset moved", os.lseek(src, 0, os.SEEK_CUR))
+tryit("pipe to file, more than there is", lambda: os.splice(r, dst, 1 << 20))
+tryit("nonblocking, empty", lambda: os.splice(r, dst, 10, flags=os.SPLICE_F_NONBLOCK))
+data = os.pread(dst, 1 << 20, 0)
+print(len(data), data[:4].hex(), data[5000:5004].hex())
+os.write(w, b"tail")
+tryit("pipe to file at 1 MiB", lambda: os.splice(r, dst, 100, offset_dst=1 << 20))
+print(os.fstat(dst).st_size, os.lseek(dst, 0, os.SEEK_CUR))
+tryit("no pipe", lambda: os.splice(src, dst, 10))
+tryit("pipe offset", lambda: os.splice(r, dst, 10, offset_src=0))
+wo = os.open("dst", os.O_WRONLY)
+tryit("write-only source", lambda: os.splice(wo, w, 10))
+app = os.open("dst", os.O_WRONLY | os.O_APPEND)
+os.write(w, b"x")
+tryit("append target", lambda: os.splice(r, app, 10))
+tryit("to a read-only file", lambda: os.splice(r, src, 10))
+PY
+"""
+    out = pl.compare(region, script, "splice")
+    assert b"file to pipe at 100 5000\noffset kept 0\n" in out
+    assert b"pipe to file, more than there is 8000\n" in out
+    assert b"nonblocking, empty EAGAIN\n" in out
+
+
 def test_bases_reached_through_symlinks_match_tmpfs(region):
     """A working directory and a directory descriptor reached through a
     symlink are the directory's own: ".." from them is its parent, and

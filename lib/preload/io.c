@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -520,9 +522,10 @@ PUBLIC int posix_fadvise(int fd, off_t off, off_t len, int advice)
 /*
  * copy_file_range and sendfile with a region descriptor on either side:
  * a copy through a buffer, with the offsets each call's rules give.
+ * once: one read and its write only (splice: a pipe gives what it has).
  */
 static ssize_t copy_fds(int in, off_t *in_off, int out, off_t *out_off,
-			size_t len)
+			size_t len, bool once)
 {
 	static __thread char *buf;
 	size_t chunk = 1 << 20;
@@ -553,7 +556,7 @@ static ssize_t copy_fds(int in, off_t *in_off, int out, off_t *out_off,
 		if (out_off)
 			*out_off += w;
 		total += w;
-		if (w < r)
+		if (once || w < r)
 			break;
 	}
 	return total;
@@ -622,7 +625,7 @@ PUBLIC ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off,
 	err = cfr_checks(in, in_off, out, out_off, &len);
 	if (err)
 		return pl_fail(err);
-	return len ? copy_fds(in, in_off, out, out_off, len) : 0;
+	return len ? copy_fds(in, in_off, out, out_off, len, false) : 0;
 }
 
 PUBLIC ssize_t sendfile64(int out, int in, off_t *off, size_t len)
@@ -631,12 +634,91 @@ PUBLIC ssize_t sendfile64(int out, int in, off_t *off, size_t len)
 
 	if (!pl_fd_is_region(in) && !pl_fd_is_region(out))
 		return real_sendfile64(out, in, off, len);
-	return copy_fds(in, off, out, NULL, len);
+	return copy_fds(in, off, out, NULL, len, false);
 }
 
 PUBLIC ssize_t sendfile(int out, int in, off_t *off, size_t len)
 {
 	return sendfile64(out, in, off, len);
+}
+
+static bool is_pipe(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISFIFO(st.st_mode);
+}
+
+/*
+ * splice's checks for a region descriptor on one side and a pipe on the
+ * other, in Linux's order (do_splice): the offset of a pipe is ESPIPE,
+ * the region side must be open for the direction (EBADF) and not
+ * O_APPEND when written (EINVAL).  0 or -errno.
+ */
+static int splice_checks(int region, int pipe_fd, const off_t *pipe_off,
+			 bool to_region)
+{
+	int fl = fcntl(region, F_GETFL);
+
+	if (!is_pipe(pipe_fd))
+		return -EINVAL;		/* splice needs a pipe on one side */
+	if (pipe_off)
+		return -ESPIPE;
+	if (fl < 0)
+		return -EBADF;
+	if (to_region ? (fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH)
+		      : (fl & O_ACCMODE) == O_WRONLY || (fl & O_PATH))
+		return -EBADF;
+	if (to_region && (fl & O_APPEND))
+		return -EINVAL;
+	return 0;
+}
+
+/* Whether the pipe can be read (POLLIN) or written (POLLOUT) now: a
+ * splice with SPLICE_F_NONBLOCK must not wait for it. */
+static bool pipe_ready(int fd, short ev)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (ev | POLLHUP));
+}
+
+/*
+ * splice between a region file and a pipe: one pass of copy_fds, as much
+ * as the pipe gives or takes in one step (a pipe's worth, 64 KiB; a page
+ * with SPLICE_F_NONBLOCK, which never waits on the pipe: EAGAIN).  The
+ * file side moves its offset, or *off, as splice does.  Until 2026-12-06
+ * the kernel got the region descriptor's stand-in: EBADF.
+ */
+PUBLIC ssize_t splice(int in, off_t *in_off, int out, off_t *out_off,
+		      size_t len, unsigned int flags)
+{
+	REAL(ssize_t, splice, int, off_t *, int, off_t *, size_t,
+	     unsigned int);
+	bool to_region = pl_fd_is_region(out), nonblock;
+	int pipe_fd = to_region ? in : out, err;
+	size_t step = 1 << 16;
+
+	if (!to_region && !pl_fd_is_region(in))
+		return real_splice(in, in_off, out, out_off, len, flags);
+	if (pl_fd_is_region(in) && to_region)
+		return pl_fail(-EINVAL);	/* no pipe */
+	err = splice_checks(to_region ? out : in, pipe_fd,
+			    to_region ? in_off : out_off, to_region);
+	if (err)
+		return pl_fail(err);
+	nonblock = (flags & SPLICE_F_NONBLOCK) ||
+		   (fcntl(pipe_fd, F_GETFL) & O_NONBLOCK);
+	if (nonblock) {
+		step = PIPE_BUF;	/* a write this small never waits */
+		if (!pipe_ready(pipe_fd, to_region ? POLLIN : POLLOUT))
+			return pl_fail(-EAGAIN);
+	}
+	if (!len)
+		return 0;
+	return copy_fds(in, to_region ? NULL : in_off, out,
+			to_region ? out_off : NULL, len < step ? len : step,
+			true);
 }
 
 /*

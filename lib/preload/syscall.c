@@ -172,6 +172,9 @@ static long file_call(long nr, long *a, int *handled)
 	case SYS_sendfile:
 		return sendfile64(A(0, int), A(1, int), A(2, off_t *),
 				  A(3, size_t));
+	case SYS_splice:
+		return splice(A(0, int), A(1, off_t *), A(2, int),
+			      A(3, off_t *), A(4, size_t), A(5, unsigned int));
 	case SYS_copy_file_range:
 		return copy_file_range(A(0, int), A(1, off_t *), A(2, int),
 				       A(3, off_t *), A(4, size_t),

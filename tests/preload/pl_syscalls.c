@@ -123,6 +123,21 @@ int main(int argc, char **argv)
 	n = show("read g", syscall(SYS_pread64, fd2, buf, 16, 0));
 	show_bytes("g bytes", buf, n);
 	show("sendfile", syscall(SYS_sendfile, fd2, fd, NULL, 4));
+	{
+		int p[2];
+		loff_t at = 1;
+
+		if (pipe(p))
+			return 1;
+		show("splice to pipe", syscall(SYS_splice, fd, &at, p[1], NULL,
+					       5, 0));
+		show("splice from pipe", syscall(SYS_splice, p[0], NULL, fd2,
+						 NULL, 16, 0));
+		n = show("read g again", syscall(SYS_pread64, fd2, buf, 16, 0));
+		show_bytes("g bytes", buf, n);
+		close(p[0]);
+		close(p[1]);
+	}
 
 	show("fallocate", syscall(SYS_fallocate, fd, 0, 0, 8192));
 	show("punch", syscall(SYS_fallocate, fd,
