@@ -759,7 +759,6 @@ NEEDS_NOTHING = {
     "execveat": "exec by a region directory descriptor: EBADF "
                 "(fexecve and the exec family run region files: "
                 "docs/preload.md \"Running region files\")",
-    "splice": "EBADF on a region descriptor (docs/preload.md)",
     "tee": "pipes only",
     "aio_error": "reads the control block, where a region request's "
                  "result is stored (lib/preload/aio.c)",
