@@ -73,6 +73,18 @@ def test_programs_own_wrappers_match_tmpfs(region):
     assert b"data: wrapped" in out
 
 
+def test_threads_with_small_stacks_start(region):
+    """A thread of PTHREAD_STACK_MIN and one of 32 KiB (node's signal
+    thread) that works on region files start under the preload, as
+    without it (tests/preload/pl_small_stacks.c).  Until 2026-12-06 the
+    preload's 37 KiB of static thread-local buffers, which glibc puts on
+    every thread's stack, made both fail with EINVAL: node printed
+    "pthread_create: Invalid argument"."""
+    out = compare_prog(region, "pl_small_stacks", "smallstacks")
+    assert out == (b"PTHREAD_STACK_MIN: started, ok\n"
+                   b"32 KiB, files: started, ok\n")
+
+
 def test_posix_aio_matches_tmpfs(region):
     """POSIX AIO on a region file (tests/preload/pl_aio.c): aio_write,
     aio_read, aio_fsync, an appending descriptor, lio_listio waiting and

@@ -217,7 +217,7 @@ static int do_exec(int how, const char *path, int fd, char *const argv[],
 	REAL(int, execvpe, const char *, char *const *, char *const *);
 	REAL(int, fexecve, int, char *const *, char *const *);
 	enum { VIA_RUN, VIA_SEARCH, VIA_FD } via = VIA_RUN;
-	static __thread char found[PL_PATH_MAX];
+	char found[PL_PATH_MAX];
 	int err, prep = 1;
 	struct pl_run r;
 	char **e;
@@ -418,15 +418,15 @@ static void spawn_wait(int rfd, int wfd, int spawned)
  * 1, pl_run_prepare's), -2 not.  0, or an errno.
  */
 static int spawn_program(struct pl_run *r, int *prep, int *p,
-			 const char **path, char *const **argv, char **comm)
+			 const char **path, char *const **argv, char **comm,
+			 char *found)
 {
-	static __thread char found[PL_PATH_MAX];
 	int err;
 
 	*prep = -2;
 	*comm = NULL;
 	if (*p && !strchr(*path, '/')) {
-		err = pl_run_search(*path, found, sizeof(found));
+		err = pl_run_search(*path, found, PL_PATH_MAX);
 		if (err < 0)
 			return errno;
 		if (err)
@@ -462,11 +462,13 @@ static int spawn(int p, pid_t *pid, const char *path,
 	const struct pl_fd_change *chg;
 	struct pl_spawn_plan plan;
 	struct pl_run run;
-	char **e, *comm;
+	char **e, *comm, found[PL_PATH_MAX];
 	size_t nchg;
 	int r, rfd, wfd, err, prep;
 
-	r = spawn_program(&run, &prep, &p, &path, &argv, &comm);
+	/* found: the program PATH gave, which an interpreter's argv names
+	 * until the spawn is made */
+	r = spawn_program(&run, &prep, &p, &path, &argv, &comm, found);
 	if (r)
 		return r;
 	/* before the map lock: the plan may open region files */

@@ -262,7 +262,7 @@ struct pl_self {
 	bool on;
 	uint64_t ino;
 	struct pl_gone g;
-	char path[PL_PATH_MAX];		/* the region path it had */
+	const char *path;		/* the region path it had */
 };
 extern __thread struct pl_self pl_self;
 void pl_gone_attr(uint64_t ino, const struct pl_gone *g,

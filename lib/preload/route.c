@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,6 +37,54 @@ static uint64_t vcwd_gone_ino;
 static struct pl_gone vcwd_gone;
 
 __thread struct pl_self pl_self;
+
+/*
+ * The route's buffers, one set per thread, 16 KiB: not static TLS, which
+ * glibc puts on every thread's stack (with 37 KiB of it, node's 32 KiB
+ * signal thread failed to start: "pthread_create: Invalid argument"), and
+ * not on the stack, where a signal handler on a small alternate stack may
+ * route an open.  mmap, which a handler may call; unmapped at the
+ * thread's exit.  A handler that routes while its thread is routing
+ * shares them, as it shared the static TLS before.
+ */
+struct route_scratch {
+	char full[2 * PL_PATH_MAX + 2];
+	char above_full[PL_PATH_MAX];
+	char self_path[PL_PATH_MAX];
+};
+static __thread struct route_scratch *scratch
+	__attribute__((tls_model("initial-exec")));
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_key_ok;
+
+static void scratch_exit(void *p)
+{
+	scratch = NULL;
+	munmap(p, sizeof(struct route_scratch));
+}
+
+static void scratch_key_init(void)
+{
+	scratch_key_ok = !pthread_key_create(&scratch_key, scratch_exit);
+}
+
+static struct route_scratch *route_scratch(void)
+{
+	void *p;
+
+	if (scratch)
+		return scratch;
+	p = mmap(NULL, sizeof(*scratch), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	pthread_once(&scratch_once, scratch_key_init);
+	if (scratch_key_ok)
+		pthread_setspecific(scratch_key, p);
+	scratch = p;
+	return scratch;
+}
 
 /*
  * One step of a path walk over the absolute path being built in out
@@ -224,7 +273,8 @@ static int route_self(uint64_t ino, const struct pl_gone *g,
 	pl_self.on = true;
 	pl_self.ino = ino;
 	pl_self.g = *g;
-	snprintf(pl_self.path, sizeof(pl_self.path), "%s", path);
+	snprintf(scratch->self_path, PL_PATH_MAX, "%s", path);
+	pl_self.path = scratch->self_path;
 	out[0] = 0;
 	return PL_REGION;
 }
@@ -299,15 +349,20 @@ static bool from_above(int dirfd, const char *path, char *full, size_t size)
 
 int pl_route(int dirfd, const char *path, char *out)
 {
-	static __thread char full[2 * PL_PATH_MAX + 2], above_full[PL_PATH_MAX];
+	struct route_scratch *sc;
 	struct pl_gone g;
 	struct pl_desc *d;
 	const char *rest;
+	char *full;
 	int virt = 0, err = 0, n = 0, fd;
 
 	pl_self.on = false;
 	if (!pl_cfg.enabled || !path)
 		return PL_KERNEL;
+	sc = route_scratch();
+	if (!sc)
+		return pl_fail(-ENOMEM);
+	full = sc->full;
 	/* "/proc/self/fd/N/x": x from region descriptor N (fdlink.c); the
 	 * link itself goes on as the kernel's (pl_route_follow) */
 	if (path[0] == '/' && (fd = pl_fd_link(path, &rest)) >= 0 && *rest) {
@@ -323,7 +378,7 @@ int pl_route(int dirfd, const char *path, char *out)
 		return pl_route(AT_FDCWD, *rest ? rest : ".", out);
 	}
 	if (path[0] == '/') {
-		n = snprintf(full, sizeof(full), "%s", path);
+		n = snprintf(full, sizeof(sc->full), "%s", path);
 	} else if (dirfd == AT_FDCWD) {
 		pthread_mutex_lock(&cwd_lock);
 		virt = vcwd[0] != 0;
@@ -344,10 +399,10 @@ int pl_route(int dirfd, const char *path, char *out)
 		}
 		err = 0;
 		if (virt)
-			n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at,
+			n = snprintf(full, sizeof(sc->full), "%s%s/%s", pl_cfg.at,
 				     vcwd, path);
 		else if (kcwd[0])
-			n = snprintf(full, sizeof(full), "%s/%s", kcwd, path);
+			n = snprintf(full, sizeof(sc->full), "%s/%s", kcwd, path);
 		else
 			err = kcwd_err;
 		pthread_mutex_unlock(&cwd_lock);
@@ -355,9 +410,9 @@ int pl_route(int dirfd, const char *path, char *out)
 			return unnamed_cwd(path, err);
 	} else {
 		d = pl_fd_get(dirfd);
-		if (!d && from_above(dirfd, path, above_full,
-				     sizeof(above_full)))
-			return pl_route(AT_FDCWD, above_full, out);
+		if (!d && from_above(dirfd, path, sc->above_full,
+				     sizeof(sc->above_full)))
+			return pl_route(AT_FDCWD, sc->above_full, out);
 		if (!d)
 			return PL_KERNEL;
 		if (!path[0]) {		/* as above */
@@ -375,12 +430,12 @@ int pl_route(int dirfd, const char *path, char *out)
 			return err < 0 ? pl_fail(err) : err;
 		}
 		virt = 1;
-		n = snprintf(full, sizeof(full), "%s%s/%s", pl_cfg.at, d->path,
+		n = snprintf(full, sizeof(sc->full), "%s%s/%s", pl_cfg.at, d->path,
 			     path);
 		pl_fd_put(d);
 	}
 	/* cut short, it would name another file */
-	if (n < 0 || (size_t)n >= sizeof(full))
+	if (n < 0 || (size_t)n >= sizeof(sc->full))
 		return pl_fail(-ENAMETOOLONG);
 	err = normalize(full, full + n - strlen(path), out);
 	if (err < 0)

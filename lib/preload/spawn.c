@@ -443,7 +443,7 @@ int pl_spawn_plan(const fa_t *fa, struct pl_spawn_plan *p)
 {
 	REAL(int, posix_spawn_file_actions_init, fa_t *);
 	REAL(int, posix_spawn_file_actions_addclose, fa_t *, int);
-	static __thread char full[PL_PATH_MAX], rpath[PL_PATH_MAX];
+	char full[PL_PATH_MAX], rpath[PL_PATH_MAX];
 	struct fa_rec **r;
 	size_t i;
 	int err;

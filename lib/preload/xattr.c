@@ -14,8 +14,6 @@
 #include "preload.h"
 #include "daxfs/libdaxfs-xattr.h"
 
-static __thread char xattr_buf[PL_PATH_MAX];
-
 static ssize_t ret_len(int64_t r)
 {
 	return r < 0 ? pl_fail((int)r) : (ssize_t)r;
@@ -53,6 +51,7 @@ PUBLIC ssize_t name(const char *path, __VA_ARGS__)			\
 	REAL(ssize_t, name, const char *, __VA_ARGS__);		\
 	struct daxfs_handle *h;						\
 	uint64_t ino = 0;						\
+	char xattr_buf[PL_PATH_MAX];					\
 	int fd = (follow) ? pl_fd_link_exact(path) : -1;		\
 	int r = fd >= 0 ? PL_REGION : pl_route(AT_FDCWD, path, xattr_buf);\
 	int err;							\
