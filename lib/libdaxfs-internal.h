@@ -35,6 +35,7 @@ struct daxfs_handle {
 	 * (daxfs_set_link_prefix); 0 length: none */
 	char link_prefix[PATH_MAX];
 	uint32_t link_plen;
+	bool link_protect;		/* daxfs_set_link_protect */
 
 	/* Our host slot's state word in the region and its value while the
 	 * slot is ours (NULL: not joined); set by a join (region.c). */

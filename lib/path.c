@@ -228,6 +228,34 @@ const char *daxfs_path_outside(void)
 	return walk_outside_path ? walk_outside_path : "";
 }
 
+/*
+ * Linux's protected_symlinks (fs.protected_symlinks = 1, Debian's
+ * default), when the handle asks for it (daxfs_set_link_protect: the
+ * preload, as its host's kernel says, where a link may lead out of the
+ * region onto this host's files): a link that a path ends in, in a
+ * sticky world-writable directory, is followed only when it is the
+ * follower's own (the handle's uid) or the directory's owner's; any
+ * other is -EACCES, root's walk included, as the kernel says on a mount
+ * (links met on the way to the last name are followed, as there).  Another user's link in the
+ * region's shared /tmp must not turn a program onto this host's files
+ * (an O_CREAT through a dangling one would make the file it names).
+ */
+static int may_follow(struct daxfs_fs *fs, const struct daxfs_handle *h,
+		      u64 dir, u32 link_uid)
+{
+	struct daxfs_attr d;
+	int err;
+
+	if (!h->link_protect || link_uid == h->uid)
+		return 0;
+	err = daxfs_getattr(fs, dir, &d);
+	if (err)
+		return err;
+	if ((d.mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 0;
+	return d.uid == link_uid ? 0 : -EACCES;
+}
+
 int daxfs_link_outside(const struct daxfs_handle *h, const char *target,
 		       size_t tlen, const char *rest)
 {
@@ -378,6 +406,10 @@ found:
 
 			if (++w->hops > DAXFS_SYMLOOP_MAX)
 				return -ELOOP;
+			/* the kernel's rule is for the last name's link */
+			err = final ? may_follow(w->fs, w->h, cur, a->uid) : 0;
+			if (err)
+				return err;
 			err = read_link(w, next, &tlen);
 			if (err)
 				return err;
@@ -1353,6 +1385,11 @@ int daxfs_set_link_prefix(struct daxfs_handle *h, const char *prefix)
 	return 0;
 }
 
+void daxfs_set_link_protect(struct daxfs_handle *h, int on)
+{
+	h->link_protect = on;
+}
+
 size_t daxfs_link_in_region(const struct daxfs_handle *h, char *target,
 			    size_t tlen)
 {
@@ -1366,6 +1403,36 @@ size_t daxfs_link_in_region(const struct daxfs_handle *h, char *target,
 	}
 	memmove(target, target + n, tlen - n + 1);
 	return tlen - n;
+}
+
+static int link_may_follow(struct daxfs_handle *h, const char *linkpath)
+{
+	struct daxfs_attr link, dir;
+	char parent[PATH_MAX];
+	size_t n = strlen(linkpath);
+	u64 ino;
+	int err;
+
+	if (!h->link_protect)
+		return 0;
+	err = resolve_attr(h, linkpath, 0, &ino, &link);
+	if (err || link.uid == h->uid)
+		return err;
+	while (n > 1 && linkpath[n - 1] == '/')
+		n--;
+	while (n && linkpath[n - 1] != '/')
+		n--;
+	if (n >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, linkpath, n);
+	parent[n] = 0;
+	err = resolve_attr(h, n ? parent : "/", 1, &ino, &dir);
+	return err ?: may_follow(&h->fs, h, ino, link.uid);
+}
+
+int daxfs_link_may_follow(struct daxfs_handle *h, const char *linkpath)
+{
+	LIB_CALL(h, link_may_follow(h, linkpath));
 }
 
 unsigned int daxfs_path_links_followed(void)

@@ -2426,6 +2426,42 @@ ln -s /bin/echo myecho && ./myecho ran a kernel program
     assert b"venv True True\n" in out
 
 
+def test_protected_symlinks_match_tmpfs(region):
+    """Symlinks in a sticky world-writable directory are followed as this
+    host's fs.protected_symlinks says, as on a mount: at 1, a path that
+    ends in another user's link there is EACCES, root's included (read,
+    O_CREAT through a dangling one), to a kernel file or inside the
+    region; the directory owner's and the follower's are followed, and so
+    are links elsewhere and links on the way to the last name.  Since
+    2026-12-06 region links may lead to this host's files
+    (test_symlinks_out_of_the_region_match_tmpfs); this keeps another
+    user's planted link from turning root onto them.  The assertions
+    follow the host's setting (CI's may be 0 or 1); both were run."""
+    protect = open("/proc/sys/fs/protected_symlinks").read().strip() == "1"
+    script = r"""
+K=$(mktemp -d "${TMPDIR:-/tmp}/protect.XXXXXX") && trap 'rm -rf "$K"' EXIT
+echo secret > "$K/f"
+mkdir -p "$D/tmp" "$D/open" && cd "$D" && chmod 1777 tmp && echo in > in
+ln -s "$K/f" tmp/evil && chown -h 1000 tmp/evil
+ln -s "$K/new" tmp/dangle && chown -h 1000 tmp/dangle
+ln -s "$K" tmp/dir && chown -h 1000 tmp/dir
+ln -s ../in tmp/inner && chown -h 1000 tmp/inner
+ln -s "$K/f" tmp/mine
+ln -s "$K/f" open/other && chown -h 1000 open/other
+for p in tmp/evil tmp/inner tmp/mine open/other; do cat $p 2>&1 | sed 's/^.*: //'; done
+echo made > tmp/dangle 2>/dev/null || echo "create refused"; ls "$K"
+cat tmp/dir/f tmp/dir/../"${K##*/}"/f 2>&1 | sed 's/^.*: //'
+realpath tmp/evil 2>&1 | sed 's/^.*: //' | sed "s#$K#K#"
+"$PY" -c 'import os; print(os.path.exists("tmp/evil"), os.path.lexists("tmp/evil"))'
+"""
+    out = pl.compare(region, script, "protect")
+    if protect:
+        assert out.startswith(b"Permission denied\nPermission denied\n"
+                              b"secret\nsecret\ncreate refused\nf\n")
+    else:
+        assert out.startswith(b"secret\nin\nsecret\nsecret\nf\nnew\n")
+
+
 def test_dotdot_after_a_symlink_matches_tmpfs(region):
     """".." after a symlink in a path is taken from where the link led, as
     the kernel walks it ("l/../f" with l -> d/e is d/f), also in a chain

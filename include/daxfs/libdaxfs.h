@@ -374,6 +374,15 @@ const char *daxfs_path_outside(void);
  * followed by rest (may be NULL); else 0. */
 int daxfs_link_outside(const struct daxfs_handle *h, const char *target,
 		       size_t tlen, const char *rest);
+/* on != 0: walks follow symlinks as Linux's fs.protected_symlinks = 1
+ * does: a path's last name that is a link in a sticky world-writable
+ * directory, of neither the handle's uid nor the directory's owner, is
+ * -EACCES (links on the way are followed).  Off by default;
+ * the preload sets it as its host's kernel is set.
+ * daxfs_link_may_follow: that rule for the link at linkpath, for callers
+ * that follow links themselves (0 when off, or the lookup's error). */
+void daxfs_set_link_protect(struct daxfs_handle *h, int on);
+int daxfs_link_may_follow(struct daxfs_handle *h, const char *linkpath);
 /* How many symlinks the calling thread's last path call followed on its
  * way (0: the path as written is the file's own, with no link in it). */
 unsigned int daxfs_path_links_followed(void);

@@ -818,6 +818,9 @@ static int follow_links(struct daxfs_handle *h, char *path)
 		err = daxfs_path_lstat(h, path, &a);
 		if (err || !S_ISLNK(a.mode))
 			return err;
+		err = daxfs_link_may_follow(h, path);
+		if (err)
+			return err;
 		/* NUL-terminated, cut to the buffer */
 		n = daxfs_path_readlink(h, path, tgt, sizeof(tgt));
 		if (n < 0)

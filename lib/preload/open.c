@@ -74,6 +74,9 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			return 0;
 		if (i == DAXFS_SYMLOOP_MAX)
 			break;
+		len = daxfs_link_may_follow(h, p);
+		if (len)
+			return len;
 		len = daxfs_path_readlink(h, p, tgt, sizeof(tgt));
 		if (len < 0)
 			return len;

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,23 @@ __attribute__((destructor)) static void pl_fini(void)
 	leave();
 }
 
+/* fs.protected_symlinks of this host's kernel: region links follow its
+ * rule, as on a mount (lib/path.c may_follow). */
+static int protected_symlinks(void)
+{
+	char c = '0';
+	long fd = syscall(SYS_openat, AT_FDCWD,
+			  "/proc/sys/fs/protected_symlinks",
+			  O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (syscall(SYS_read, fd, &c, 1) != 1)
+			c = '0';
+		syscall(SYS_close, fd);
+	}
+	return c == '1';
+}
+
 struct daxfs_handle *pl_handle(void)
 {
 	struct daxfs_handle *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
@@ -198,6 +216,7 @@ struct daxfs_handle *pl_handle(void)
 		/* absolute symlink targets under DIR are the region's, as
 		 * on a mount at DIR */
 		daxfs_set_link_prefix(h, pl_cfg.at);
+		daxfs_set_link_protect(h, protected_symlinks());
 		__atomic_store_n(&handle, h, __ATOMIC_RELEASE);
 		atomic_store(&need_reopen, 1);
 	}

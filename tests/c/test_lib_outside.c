@@ -117,6 +117,43 @@ static void test_without_a_prefix_nothing_leaves(void)
 	CHECK_EQ(daxfs_link_outside(h, "rel", 3, NULL), 0);
 }
 
+/* protected_symlinks (daxfs_set_link_protect): the last name's link in a
+ * sticky world-writable directory is followed only when it is the
+ * follower's or the directory owner's; links on the way always are. */
+static void test_protected_links(void)
+{
+	struct daxfs_attr a;
+	uint32_t me = geteuid();
+
+	CHECK_EQ(daxfs_set_link_prefix(h, "/daxfs"), 0);
+	CHECK_EQ(daxfs_path_mkdir(h, "/tmp", 01777), 0);
+	CHECK_EQ(daxfs_path_mkdir(h, "/plain", 0777), 0);
+	CHECK_EQ(daxfs_path_symlink(h, "/etc", "/tmp/mine"), 0);
+	daxfs_set_creds(h, me + 1, me + 1);
+	CHECK_EQ(daxfs_path_symlink(h, "/etc/passwd", "/tmp/evil"), 0);
+	CHECK_EQ(daxfs_path_symlink(h, "/etc", "/tmp/evildir"), 0);
+	CHECK_EQ(daxfs_path_symlink(h, "../d", "/tmp/inner"), 0);
+	CHECK_EQ(daxfs_path_symlink(h, "/etc/passwd", "/plain/other"), 0);
+	daxfs_set_creds(h, me, me);
+	/* off: followed */
+	CHECK(left_for(daxfs_path_stat(h, "/tmp/evil", &a), "/etc/passwd"));
+	daxfs_set_link_protect(h, 1);
+	CHECK_EQ(daxfs_path_stat(h, "/tmp/evil", &a), -EACCES);
+	CHECK_EQ(daxfs_path_stat(h, "/tmp/inner", &a), -EACCES);
+	CHECK_EQ(daxfs_link_may_follow(h, "/tmp/evil"), -EACCES);
+	/* not followed: the link itself */
+	CHECK_EQ(daxfs_path_lstat(h, "/tmp/evil", &a), 0);
+	/* on the way, the follower's own, elsewhere: followed */
+	CHECK(left_for(daxfs_path_stat(h, "/tmp/evildir/x", &a), "/etc/x"));
+	CHECK(left_for(daxfs_path_stat(h, "/tmp/mine", &a), "/etc"));
+	CHECK(left_for(daxfs_path_stat(h, "/plain/other", &a), "/etc/passwd"));
+	CHECK_EQ(daxfs_link_may_follow(h, "/plain/other"), 0);
+	/* the directory's owner's link */
+	CHECK_EQ(daxfs_path_chown(h, "/tmp", me + 1, me + 1), 0);
+	CHECK(left_for(daxfs_path_stat(h, "/tmp/evil", &a), "/etc/passwd"));
+	daxfs_set_link_protect(h, 0);
+}
+
 /* A thread's kernel path is its own (a thread that exits frees it:
  * walk_exit; valgrind --leak-check=full finds no leak in this program). */
 static void *other_thread(void *arg)
@@ -158,6 +195,7 @@ int main(void)
 	RUN(test_targets_outside_the_prefix_leave);
 	RUN(test_every_call_reports_it);
 	RUN(test_without_a_prefix_nothing_leaves);
+	RUN(test_protected_links);
 	RUN(test_per_thread);
 	daxfs_region_close(h);
 	unlink(path);
