@@ -2477,6 +2477,9 @@ mkdir -p "$D/d/e/g" "$D/x" && cd "$D"
 echo in-d > d/f && echo top > f
 ln -s d/e l && ln -s l l2 && ln -s "$D/d/e/g" abs && ln -s "$K/kd" out
 cat l/../f l2/../f abs/../../f out/../kf f
+# the first region call of a process that inherits no region descriptor
+# (the harness's 9 closed): the resolution opens the region meanwhile
+cat l/../f 9>&- && cat out/../kf 9>&-
 ls l/.. abs/..
 stat -c %F l/.. l/../e/g/.. 2>&1
 touch l/../new && ls d
@@ -2494,7 +2497,7 @@ os.close(fd)
 PY
 """
     out = pl.compare(region, script, "dotdot")
-    assert out.startswith(b"in-d\nin-d\nin-d\nkernel\ntop\n")
+    assert out.startswith(b"in-d\nin-d\nin-d\nkernel\ntop\nin-d\nkernel\n")
     assert b"No such file or directory\nNot a directory\ntop\nin-d\n" in out
 
 

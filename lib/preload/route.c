@@ -280,6 +280,22 @@ static int route_self(uint64_t ino, const struct pl_gone *g,
 }
 
 /*
+ * normalize() of a path with ".." in the caller's part (from byte own
+ * on), from a copy: resolving the names before a ".." may route paths of
+ * its own (the region's first open, in the same thread), which reuse the
+ * thread's buffer full lies in.  Out of line, so that only such paths
+ * pay its stack.
+ */
+static __attribute__((noinline)) int normalize_copy(const char *full,
+						    size_t own, char *out)
+{
+	char copy[2 * PL_PATH_MAX + 2];
+
+	snprintf(copy, sizeof(copy), "%s", full);
+	return normalize(copy, copy + own, out);
+}
+
+/*
  * The kernel directories above DIR ("/", and "/mnt" for /mnt/daxfs), by
  * device and inode number, found once: a kernel descriptor of one of them
  * with a relative path that goes down into DIR ("daxfs/x" from "/") names
@@ -437,7 +453,9 @@ int pl_route(int dirfd, const char *path, char *out)
 	/* cut short, it would name another file */
 	if (n < 0 || (size_t)n >= sizeof(sc->full))
 		return pl_fail(-ENAMETOOLONG);
-	err = normalize(full, full + n - strlen(path), out);
+	rest = full + n - strlen(path);
+	err = strstr(rest, "..") ? normalize_copy(full, rest - full, out)
+				 : normalize(full, NULL, out);
 	if (err < 0)
 		return pl_fail(err);
 	if (err)
