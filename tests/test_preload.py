@@ -8,12 +8,14 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 import pytest
 
 from helpers import env
+from helpers import everyday
 from helpers import preload as pl
 
 daxfs = env.daxfs
@@ -83,6 +85,41 @@ def test_threads_with_small_stacks_start(region):
     out = compare_prog(region, "pl_small_stacks", "smallstacks")
     assert out == (b"PTHREAD_STACK_MIN: started, ok\n"
                    b"32 KiB, files: started, ok\n")
+
+
+def test_everyday_programs_match_tmpfs(region_path):
+    """The everyday script that the FUSE mount and daxfs.ko run too
+    (tests/helpers/everyday.py: coreutils, tar, git, sqlite3 in WAL mode,
+    python3, fio with verification) gives the same output under the
+    preload as on tmpfs, and leaves the same tree (names, modes, link
+    counts, sizes, contents, link targets: listed by Python under the
+    preload)."""
+    for prog in ("git", "sqlite3", "tar", "fio"):
+        assert shutil.which(prog), "%s is missing (scripts/setup.sh)" % prog
+    env.mkfs(region_path, 512 * env.MiB)
+    docs = os.path.join(env.REPO, "docs")
+    ref = tempfile.mkdtemp(prefix="dxref-", dir=env.SHM)
+    try:
+        rc, out_ref, err = everyday.run_script(ref, docs)
+        assert rc == 0, "on tmpfs:\n%s%s" % (out_ref[-3000:], err[-3000:])
+        want = everyday.manifest(ref)
+    finally:
+        shutil.rmtree(ref, ignore_errors=True)
+    run = [pl.DAXFS, "-r", region_path, "run", "--at", pl.AT, "--"]
+    work = pl.AT + "/w"
+    rc, out, err = everyday.run_script(work, docs, argv=run)
+    assert rc == 0, "under the preload:\n%s%s" % (out[-3000:], err[-3000:])
+    assert out == out_ref
+    listing = subprocess.run(run + [sys.executable, "-c", (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from everyday import manifest\n"
+        "print('\\n'.join(manifest(%r)))")
+        % (os.path.dirname(everyday.__file__), work)],
+        capture_output=True, text=True, timeout=300)
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.splitlines() == want
+    code, fout = env.fsck(region_path)
+    assert code == 0, fout
 
 
 def test_posix_aio_matches_tmpfs(region):

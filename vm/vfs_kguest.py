@@ -48,6 +48,9 @@ Scenarios:
             then preadv into those pages reads the bytes whole; pwrites
             from pages not present, half readable (a short count) and not
             readable (EFAULT, the file unchanged)
+  programs  the everyday script of every front end (tests/helpers/everyday.py:
+            coreutils, tar, git, sqlite3, python3, fio) in MNT/programs and in a
+            tmpfs directory of the guest: the same output and the same tree
   reopen    a file unlinked while open is opened again through /proc/self/fd: a
             write through the new descriptor is read through the old, nlink 0
   chattr    ROLE (A or B, two guests; barriers are files in MNT/chs): A makes MNT/ch/f
@@ -1478,7 +1481,33 @@ def scen_exec(mnt):
     result(exec="ok")
 
 
+def scen_programs(mnt):
+    """The everyday script of every front end (tests/helpers/everyday.py:
+    coreutils, tar, git, sqlite3 in WAL mode, python3, fio verifying) in
+    MNT/programs and in a tmpfs directory of this guest: the same output
+    and the same tree.  A difference is printed as a diff."""
+    import difflib
+    import tempfile
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(repo, "tests", "helpers"))
+    import everyday
+    docs = os.path.join(repo, "docs")
+    runs = []
+    for where in (tempfile.mkdtemp(prefix="everyday-", dir="/tmp"),
+                  os.path.join(mnt, "programs")):
+        rc, out, err = everyday.run_script(where, docs, timeout=1500)
+        check(rc == 0, f"in {where}: rc {rc}: {out[-1500:]}{err[-1500:]}")
+        runs.append(out.splitlines() + ["--- tree"] + everyday.manifest(where))
+    diff = list(difflib.unified_diff(runs[0], runs[1], "tmpfs", "daxfs",
+                                     lineterm=""))
+    for line in diff[:80]:
+        print("programs diff: " + line, flush=True)
+    check(not diff, f"daxfs differs from tmpfs in {len(diff)} diff lines")
+    result(programs="ok")
+
+
 SCENARIOS = {
+    "programs": scen_programs,
     "exec": scen_exec,
     "chattr": scen_chattr,
     "creat": scen_creat,

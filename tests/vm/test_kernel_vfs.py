@@ -126,6 +126,15 @@ def test_kernel_exec(guest):
     scenario(guest, "exec")
 
 
+def test_kernel_everyday_programs(request, built):
+    """Everyday programs on daxfs.ko give what they give on tmpfs in the
+    same guest: the script the FUSE mount and the preload run too
+    (tests/helpers/everyday.py: coreutils, tar, git, sqlite3 in WAL mode,
+    python3, fio verifying), its output and the tree it leaves.  A guest
+    of its own, with room for the script's files."""
+    one_scenario(request, "programs", size=512 << 20, timeout=1200)
+
+
 def test_kernel_vfs_clean(guest):
     """The guest unmounted cleanly, dmesg clean, fsck clean."""
     assert guest["res"].ok, guest["res"].summary()
@@ -133,10 +142,10 @@ def test_kernel_vfs_clean(guest):
     assert rc == 0, out
 
 
-def one_scenario(request, scen, size=SIZE):
+def one_scenario(request, scen, size=SIZE, timeout=600):
     """Runs the vfs scenario alone in a fresh two-vCPU guest: its result is ok, the
     guest ended well, and fsck is clean."""
-    with Cluster(label=request.node.name, size=size, timeout=600) as c:
+    with Cluster(label=request.node.name, size=size, timeout=timeout) as c:
         mkfs(c.shm)
         res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys", f"vf:{scen}", "umount",
                                             "rmmod", "clean"], cpus=2)])
