@@ -78,7 +78,7 @@ def test_programs_own_wrappers_match_tmpfs(region):
 def test_threads_with_small_stacks_start(region):
     """A thread of PTHREAD_STACK_MIN and one of 32 KiB (node's signal
     thread) that works on region files start under the preload, as
-    without it (tests/preload/pl_small_stacks.c).  Until 2026-12-06 the
+    without it (tests/preload/pl_small_stacks.c).  Until 2026-12-05 the
     preload's 37 KiB of static thread-local buffers, which glibc puts on
     every thread's stack, made both fail with EINVAL: node printed
     "pthread_create: Invalid argument"."""
@@ -2421,7 +2421,7 @@ def test_symlinks_out_of_the_region_match_tmpfs(region):
     target outside DIR, ".." climbing above DIR) lead to those files, as
     on a mount: read, write, create through a dangling one, stat, list,
     cd, realpath, rename and link beyond them, find -L, exec, and a
-    Python venv (bin/python is a link to the system's).  Until 2026-12-06
+    Python venv (bin/python is a link to the system's).  Until 2026-12-05
     the preload looked the target up inside the region and found nothing,
     or another file (docs/preload.md "Symlinks")."""
     script = r"""
@@ -2470,7 +2470,7 @@ def test_protected_symlinks_match_tmpfs(region):
     O_CREAT through a dangling one), to a kernel file or inside the
     region; the directory owner's and the follower's are followed, and so
     are links elsewhere and links on the way to the last name.  Since
-    2026-12-06 region links may lead to this host's files
+    2026-12-05 region links may lead to this host's files
     (test_symlinks_out_of_the_region_match_tmpfs); this keeps another
     user's planted link from turning root onto them.  The assertions
     follow the host's setting (CI's may be 0 or 1); both were run."""
@@ -2504,7 +2504,7 @@ def test_dotdot_after_a_symlink_matches_tmpfs(region):
     the kernel walks it ("l/../f" with l -> d/e is d/f), also in a chain
     of links, from a working directory, with a descriptor, and out of
     DIR through a link to a kernel directory; a name before ".." must be
-    a directory that exists (ENOENT, ENOTDIR).  Until 2026-12-06 the
+    a directory that exists (ENOENT, ENOTDIR).  Until 2026-12-05 the
     preload dropped "l/.." lexically: "l/../f" was ./f (docs/preload.md
     "Routing")."""
     script = r"""
@@ -2543,7 +2543,7 @@ def test_splice_matches_tmpfs(region):
     and with the descriptor's, a pipe that has less than asked, nonblocking
     on an empty pipe (EAGAIN), and the kernel's refusals: no pipe (EINVAL),
     an offset for the pipe (ESPIPE), a file open for the other direction
-    (EBADF), an O_APPEND target (EINVAL).  Until 2026-12-06 the kernel got
+    (EBADF), an O_APPEND target (EINVAL).  Until 2026-12-05 the kernel got
     the region descriptor's stand-in: EBADF."""
     script = r"""
 mkdir "$D" && cd "$D" && "$PY" - <<'PY'

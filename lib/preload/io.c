@@ -687,7 +687,7 @@ static bool pipe_ready(int fd, short ev)
  * splice between a region file and a pipe: one pass of copy_fds, as much
  * as the pipe gives or takes in one step (a pipe's worth, 64 KiB; a page
  * with SPLICE_F_NONBLOCK, which never waits on the pipe: EAGAIN).  The
- * file side moves its offset, or *off, as splice does.  Until 2026-12-06
+ * file side moves its offset, or *off, as splice does.  Until 2026-12-05
  * the kernel got the region descriptor's stand-in: EBADF.
  */
 PUBLIC ssize_t splice(int in, off_t *in_off, int out, off_t *out_off,
