@@ -542,9 +542,9 @@ int pl_region_resolve(struct daxfs_handle *h, const char *in, char *out)
 /*
  * Region path rpath, which the path call just made found, as the file's
  * own path (in place): resolved when the call's walk followed a symlink.
- * A working directory and a directory descriptor keep the path ".."
- * climbs from lexically (route.c): through a link "l" to "d/e", "l/.."
- * is d, as in the kernel, not where l is.
+ * A working directory and a directory descriptor keep the path that ".."
+ * from them climbs (route.c takes the base as it is): through a link "l"
+ * to "d/e", "l/.." is d, as in the kernel, not where l is.
  */
 int pl_physical(struct daxfs_handle *h, char *rpath)
 {

@@ -716,8 +716,8 @@ static int rename_region(struct daxfs_handle *h, int d1, const char *p1,
 	}
 	/* a directory into itself or below: EINVAL, and onto an ancestor
 	 * of the old name: ENOTEMPTY (EINVAL for an exchange), before the
-	 * types count, as in the kernel (lexical prefixes first: most
-	 * renames look nothing up) */
+	 * types count, as in the kernel (below: one walk per path when no
+	 * link is on the way) */
 	if (below(h, b2, old))
 		return rename_names_err(h, d1, p1, d2, p2, old, &a) ?:
 		       (flags & RENAME_EXCHANGE) ? -EINVAL : -ENOTEMPTY;
