@@ -55,8 +55,10 @@ static int kind_of(uint32_t mode)
  * the link names, as the kernel does: "echo > link" made nothing and
  * failed with ENOENT.  Follows the links from rpath (a missing name)
  * into tpath: "" when rpath is no symlink, else the missing target,
- * normalized lexically as routing does.  0, or an error: EISDIR for a
- * target that ends in a slash or a dot, whether it exists or not.
+ * normalized lexically (a ".." in a target after a link of its own is
+ * not resolved here, as routing resolves one).  0, or an error: EISDIR
+ * for a target that ends in a slash or a dot, whether it exists or not;
+ * -DAXFS_EOUTSIDE for a target out of the region (the kernel's to make).
  */
 static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			   char *tpath)
