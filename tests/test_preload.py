@@ -2453,11 +2453,13 @@ rm up
 find -L . -name f | sort
 tar -chf - out | tar -tf - | sort
 ln -s /bin/echo myecho && ./myecho ran a kernel program
+"$PY" -c 'import os; print("link max", os.pathconf("out", "PC_LINK_MAX"))'
 "$PY" -c 'import os; print(sorted(os.listdir("out")), os.path.exists("dangling"), open("fileout").read())'
 "$PY" -m venv --without-pip venv && venv/bin/python -c 'import sys; print("venv", sys.prefix != sys.base_prefix, sys.prefix.endswith("/venv"))'
 """
     out = pl.compare(region, script, "outlinks")
     assert b"kernel-file\nkernel-file\nkernel-file\n" in out
+    assert b"link max 2147483647" not in out     # the region's limit
     assert b"made\n" in out
     assert b"ran a kernel program\n" in out
     assert b"venv True True\n" in out

@@ -148,16 +148,24 @@ PUBLIC long pathconf(const char *path, int name)
 {
 	REAL(long, pathconf, const char *, int);
 	char buf[PL_PATH_MAX];
-	struct stat st;
-	int r = pl_route(AT_FDCWD, path, buf);
+	struct daxfs_handle *h;
+	struct daxfs_attr a;
+	int r = pl_route(AT_FDCWD, path, buf), err;
 
 	if (r < 0)
 		return -1;
 	if (r != PL_REGION)
 		return real_pathconf(PL_KPATH(r, path, buf), name);
-	/* the file must exist (glibc's statfs says so first) */
-	if (stat(path, &st))
+	/* the file must exist (glibc's statfs says so first); a link out of
+	 * the region names a kernel file, whose limits are the kernel's */
+	h = pl_handle();
+	if (!h)
 		return -1;
+	err = pl_self.on ? 0 : daxfs_path_stat(h, buf, &a);
+	if (pl_outside(err, buf))
+		return real_pathconf(buf, name);
+	if (err)
+		return pl_fail(err);
 	return region_conf(name);
 }
 
