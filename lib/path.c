@@ -186,9 +186,6 @@ static size_t prefix_parent_len(const struct daxfs_handle *h)
 	return n ? n - 1 : 0;
 }
 
-static bool walk_key_set(void);
-
-
 /* "a//b" as "a/b": the splices put a '/' after every target. */
 static void squeeze_slashes(char *p)
 {
@@ -236,9 +233,10 @@ const char *daxfs_path_outside(void)
  * sticky world-writable directory, is followed only when it is the
  * follower's own (the handle's uid) or the directory's owner's; any
  * other is -EACCES, root's walk included, as the kernel says on a mount
- * (links met on the way to the last name are followed, as there).  Another user's link in the
- * region's shared /tmp must not turn a program onto this host's files
- * (an O_CREAT through a dangling one would make the file it names).
+ * (links met on the way to the last name are followed, as there).
+ * Another user's link in the region's shared /tmp must not turn a
+ * program onto this host's files (an O_CREAT through a dangling one
+ * would make the file it names).
  */
 static int may_follow(struct daxfs_fs *fs, const struct daxfs_handle *h,
 		      u64 dir, u32 link_uid)
@@ -429,9 +427,9 @@ found:
 			/* the rest starts at the '/' (or NUL) after comp; an
 			 * absolute target below the link prefix loses it
 			 * ("/daxfs/x": "/x"; "/daxfs": "/"), any other one
-			 * leaves the region */
-			/* a final one: what follows it is the path's own
-			 * end, not the '/' a splice put after a target */
+			 * leaves the region, with what follows (after a final
+			 * link, the path's own end, not the '/' that a splice
+			 * put after a target) */
 			err = daxfs_link_outside(w->h, w->link, tlen,
 						 !final ? rest :
 						 w->slash_end ? "/" : "");
