@@ -145,7 +145,8 @@ static int under_at(const char *norm);
  * out is then the kernel path followed by rest; or -errno: a name before
  * ".." is missing (ENOENT) or no directory (ENOTDIR), as in the kernel.
  */
-static int physical_before_dotdot(char *out, size_t *n, const char *rest)
+static __attribute__((noinline)) int physical_before_dotdot(char *out, size_t *n,
+							   const char *rest)
 {
 	char rp[PL_PATH_MAX + 1], res[PL_PATH_MAX];
 	size_t at = pl_cfg.at_len > 1 ? pl_cfg.at_len : 0;
