@@ -1405,27 +1405,28 @@ size_t daxfs_link_in_region(const struct daxfs_handle *h, char *target,
 
 static int link_may_follow(struct daxfs_handle *h, const char *linkpath)
 {
-	struct daxfs_attr link, dir;
-	char parent[PATH_MAX];
-	size_t n = strlen(linkpath);
-	u64 ino;
+	struct daxfs_attr link;
+	const char *name;
+	struct walk *w;
+	bool trailing;
+	u64 dir, ino;
+	u32 len;
 	int err;
 
 	if (!h->link_protect)
 		return 0;
-	err = resolve_attr(h, linkpath, 0, &ino, &link);
-	if (err || link.uid == h->uid)
-		return err;
-	while (n > 1 && linkpath[n - 1] == '/')
-		n--;
-	while (n && linkpath[n - 1] != '/')
-		n--;
-	if (n >= sizeof(parent))
-		return -ENAMETOOLONG;
-	memcpy(parent, linkpath, n);
-	parent[n] = 0;
-	err = resolve_attr(h, n ? parent : "/", 1, &ino, &dir);
-	return err ?: may_follow(&h->fs, h, ino, link.uid);
+	w = walk_new(h);
+	if (!w)
+		return -ENOMEM;
+	/* the link's directory, then the link itself in it */
+	err = resolve_parent(h, w, linkpath, &dir, &name, &len, &trailing,
+			     -EINVAL);
+	if (!err)
+		err = daxfs_lookup_attr(w->fs, dir, name, len, &ino, &link);
+	if (!err)
+		err = may_follow(w->fs, h, dir, link.uid);
+	walk_free(w);
+	return err;
 }
 
 int daxfs_link_may_follow(struct daxfs_handle *h, const char *linkpath)
