@@ -559,15 +559,12 @@ static int physical(struct daxfs_handle *h, const char *x, bool name,
 		    char *out)
 {
 	char parent[PL_PATH_MAX];
-	size_t n = strlen(x), end, p;
+	size_t n = pl_parent_len(x), end = strlen(x), p;
 	struct daxfs_attr a;
 	int err;
 
-	while (n > 1 && x[n - 1] == '/')
-		n--;
-	end = n;
-	while (n && x[n - 1] != '/')
-		n--;
+	while (end > n && x[end - 1] == '/')
+		end--;
 	p = n > 1 ? n - 1 : n;
 	memcpy(parent, x, p);
 	strcpy(parent + p, p ? "" : "/");
