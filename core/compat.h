@@ -167,6 +167,14 @@ static inline s64 daxfs_now_ns(void)
 	return ktime_get_real_ns();
 }
 
+/* The clock Linux stamps file writes with: a tick's grain, and a read of
+ * a word where the fine clock reads the time source (docs/files.md "Time
+ * stamps of writes") */
+static inline s64 daxfs_coarse_ns(void)
+{
+	return ktime_get_coarse_real_ns();
+}
+
 /* Lease timing: never stepped by settimeofday/NTP (docs/hosts.md). */
 static inline s64 daxfs_mono_ns(void)
 {
@@ -530,6 +538,14 @@ static inline s64 daxfs_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline s64 daxfs_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	return (s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 

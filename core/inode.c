@@ -360,25 +360,37 @@ void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
 	daxfs_faa(&ip->change, DAXFS_CHANGE_SETTLE);
 }
 
-/* Whether a write at now may leave stamp t as it is: t is at most
- * DAXFS_WRITE_STAMP_NS old, and not in the future (a future stamp, set by
- * utimensat or by a host whose clock runs ahead, is replaced as before). */
+/* Whether a write at coarse time now may leave stamp t as it is: t is at
+ * most DAXFS_WRITE_STAMP_NS older, or a fine stamp of now's tick.  One
+ * further ahead (utimensat into the future, a host whose clock runs
+ * ahead) is replaced, as before. */
 static bool stamp_fresh(s64 t, s64 now)
 {
-	return t <= now && now - t <= DAXFS_WRITE_STAMP_NS;
+	return t <= now + DAXFS_COARSE_TICK_NS &&
+	       now - t <= DAXFS_WRITE_STAMP_NS;
+}
+
+/* t, or a stamp s of now's tick that is later: the newest time a user may
+ * have seen, so that a write never moves a stamp back */
+static s64 stamp_later(s64 t, s64 s, s64 now)
+{
+	return s > t && s <= now + DAXFS_COARSE_TICK_NS ? s : t;
 }
 
 void daxfs_inode_touch_write(struct daxfs_inode *ip)
 {
-	s64 now = daxfs_now_ns();
+	s64 now = daxfs_coarse_ns();
+	s64 m = (s64)daxfs_load((u64 *)&ip->mtime_ns);
+	s64 c = (s64)daxfs_load((u64 *)&ip->ctime_ns);
+	s64 t;
 
 	/* loads of a line other writers of the file keep clean: only a
 	 * store makes them fetch it again (docs/files.md "Time stamps of
 	 * writes") */
-	if (!stamp_fresh((s64)daxfs_load((u64 *)&ip->mtime_ns), now) ||
-	    !stamp_fresh((s64)daxfs_load((u64 *)&ip->ctime_ns), now)) {
-		daxfs_store((u64 *)&ip->mtime_ns, (u64)now);
-		daxfs_store((u64 *)&ip->ctime_ns, (u64)now);
+	if (!stamp_fresh(m, now) || !stamp_fresh(c, now)) {
+		t = stamp_later(stamp_later(now, m, now), c, now);
+		daxfs_store((u64 *)&ip->mtime_ns, (u64)t);
+		daxfs_store((u64 *)&ip->ctime_ns, (u64)t);
 	}
 	daxfs_faa(&ip->change, 1);
 }

@@ -145,14 +145,18 @@ void daxfs_change_settle(struct daxfs_op *op, struct daxfs_inode *ip);
 void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
 			   u32 what, s64 when);
 /*
- * A write's touch: mtime and ctime become now unless both are already at
- * most DAXFS_WRITE_STAMP_NS old (and not ahead of now), as Linux stamps
- * writes with a coarse clock; the change counter moves by one always.
- * Writers of one file on several CPUs then store to its record about
- * once per DAXFS_WRITE_STAMP_NS, not once per call (docs/files.md "Time
- * stamps of writes").
+ * A write's touch: mtime and ctime become the coarse clock's now
+ * (daxfs_coarse_ns, the clock Linux stamps writes with) unless both are
+ * already fresh: at most DAXFS_WRITE_STAMP_NS older than it, or ahead of
+ * it by no more than DAXFS_COARSE_TICK_NS (a fine stamp of this tick: a
+ * create's, a truncate's, another host's write).  The change counter
+ * moves by one always.  Writers of one file on several CPUs then store to
+ * its record about once per tick, not once per call, and no write reads
+ * the fine clock (docs/files.md "Time stamps of writes").
  */
 #define DAXFS_WRITE_STAMP_NS	1000000LL
+/* the longest tick of Linux's coarse clock (HZ=100) */
+#define DAXFS_COARSE_TICK_NS	10000000LL
 void daxfs_inode_touch_write(struct daxfs_inode *ip);
 
 /* Mode of a resolved inode (record or base). */

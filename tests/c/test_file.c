@@ -818,10 +818,10 @@ static void test_small_files(void)
 
 /*
  * One write's stamps (daxfs_inode_touch_write): mtime and ctime become the
- * write's time unless both are at most DAXFS_WRITE_STAMP_NS old and not in
- * the future; the change counter moves by one every time.  Checked
- * against clock readings around each write, so a write that a busy
- * machine delays past the grain still passes.
+ * write's coarse time unless both are at most DAXFS_WRITE_STAMP_NS older
+ * and not ahead of it by more than a tick; the change counter moves by one
+ * every time.  Checked against coarse clock readings around each write, so
+ * a write that a busy machine delays past the grain still passes.
  */
 static void stamp_write(struct daxfs_fs *fs, u64 ino, struct daxfs_inode *ip)
 {
@@ -829,22 +829,30 @@ static void stamp_write(struct daxfs_fs *fs, u64 ino, struct daxfs_inode *ip)
 	u64 ch = daxfs_load(&ip->change);
 	bool fresh;
 
-	ta = daxfs_now_ns();
+	/* the write reads the coarse clock at some instant in [ta, tb] */
+	ta = daxfs_coarse_ns();
 	CHECK_EQ(t_pwrite(fs, ino, "s", 1, 7), 1);
-	tb = daxfs_now_ns();
+	tb = daxfs_coarse_ns();
 	CHECK_EQ(daxfs_load(&ip->change), ch + 1);
 	if (ip->mtime_ns == m0 && ip->ctime_ns == c0) {
 		/* left: both were fresh at some instant in [ta, tb] */
-		fresh = m0 <= tb && c0 <= tb &&
+		fresh = m0 <= tb + DAXFS_COARSE_TICK_NS &&
+			c0 <= tb + DAXFS_COARSE_TICK_NS &&
 			ta - m0 <= DAXFS_WRITE_STAMP_NS &&
 			ta - c0 <= DAXFS_WRITE_STAMP_NS;
 		CHECK(fresh);
 		return;
 	}
-	/* stamped: both are the write's time, and one was not fresh then */
+	/* stamped: both are the write's time (or a later stamp of its
+	 * tick, never moved back), and one was not fresh then */
 	CHECK_EQ(ip->mtime_ns, ip->ctime_ns);
-	CHECK(ip->mtime_ns >= ta && ip->mtime_ns <= tb);
-	CHECK(m0 > ip->mtime_ns || c0 > ip->mtime_ns ||
+	CHECK(ip->mtime_ns >= ta);
+	CHECK(ip->mtime_ns <= tb || ip->mtime_ns == m0 || ip->mtime_ns == c0);
+	CHECK(ip->mtime_ns <= tb + DAXFS_COARSE_TICK_NS);
+	CHECK(ip->mtime_ns >= m0 || m0 > ta + DAXFS_COARSE_TICK_NS);
+	CHECK(ip->ctime_ns >= c0 || c0 > ta + DAXFS_COARSE_TICK_NS);
+	CHECK(m0 > ta + DAXFS_COARSE_TICK_NS ||
+	      c0 > ta + DAXFS_COARSE_TICK_NS ||
 	      tb - m0 > DAXFS_WRITE_STAMP_NS || tb - c0 > DAXFS_WRITE_STAMP_NS);
 }
 
@@ -883,10 +891,25 @@ static void test_write_stamps(void)
 	stamp_write(&fs, ino, ip);
 	CHECK(ip->mtime_ns < now + 3600LL * 1000000000LL);
 	/* a stamp older than the grain: replaced */
-	now = daxfs_now_ns() - 2 * DAXFS_WRITE_STAMP_NS;
+	now = daxfs_coarse_ns() - 2 * DAXFS_WRITE_STAMP_NS;
 	ip->mtime_ns = ip->ctime_ns = now;
 	stamp_write(&fs, ino, ip);
 	CHECK(ip->mtime_ns > now);
+	/* a fine stamp of this tick (a create's, a chmod's): left, never
+	 * moved back to the coarse clock's reading behind it */
+	now = daxfs_now_ns();
+	ip->mtime_ns = ip->ctime_ns = now;
+	stamp_write(&fs, ino, ip);
+	CHECK_EQ(ip->mtime_ns, now);
+	CHECK_EQ(ip->ctime_ns, now);
+	/* mtime old, ctime a fine stamp of this tick (a chmod after the
+	 * last write): both stamped, ctime not moved back, equal */
+	now = daxfs_now_ns();
+	ip->mtime_ns = 1000;
+	ip->ctime_ns = now;
+	stamp_write(&fs, ino, ip);
+	CHECK(ip->ctime_ns >= now);
+	CHECK_EQ(ip->mtime_ns, ip->ctime_ns);
 	printf("  %d of 100 writes right after a stamp left it\n", left);
 	daxfs_host_leave(&fs);
 	t_region_free(r, 16 * MiB);
