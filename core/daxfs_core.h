@@ -832,7 +832,9 @@ struct daxfs_fcache {
 	/* the copy libdaxfs' writes make, as the program's pace shows
 	 * it (lib/pace.h); also never read by the core */
 	struct daxfs_write_pace {
-		u64 last;		/* clock at the last paced write */
+		/* clock at the last paced write, its low 32 bits: only
+		 * cycles shorter than 2^20 ticks count */
+		u32 last;
 		u32 state;		/* round's phase, usual copy, counts */
 		u32 sum[2];		/* the round's cycles: tried, usual */
 	} pace;

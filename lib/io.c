@@ -118,7 +118,7 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	 * the program's pace asks for (lib/pace.h); one that jumps has no
 	 * lines prefetched and streams, as does a long one */
 	if (paced && c.stream && len < DAXFS_PACE_MAX && lib_copy_paced)
-		c.stream = daxfs_pace_stream(&fc->pace, pace_clock());
+		c.stream = daxfs_pace_stream_now(&fc->pace);
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);
 	if (placed && n > 0)

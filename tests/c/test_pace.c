@@ -187,7 +187,7 @@ static void test_garbage_recovers(void)
 	unsigned seed = 1, k;
 
 	for (k = 0; k < 1000; k++) {
-		p.last = (uint64_t)rand_r(&seed) << 33 | (uint64_t)rand_r(&seed);
+		p.last = (uint32_t)rand_r(&seed) << 1 ^ (uint32_t)rand_r(&seed);
 		p.state = (uint32_t)rand_r(&seed) << 1 ^ (uint32_t)rand_r(&seed);
 		p.sum[0] = (uint32_t)rand_r(&seed) * 3u;
 		p.sum[1] = (uint32_t)rand_r(&seed) * 5u;
@@ -195,6 +195,47 @@ static void test_garbage_recovers(void)
 		CHECK_EQ(run(&p, &now, SETTLED + WINDOW, WINDOW, 200, 300),
 			 TRIES);
 	}
+}
+
+/*
+ * A write reads the clock only where daxfs_pace_timed says a cycle it
+ * ends or starts counts: a pace given the clock at those writes only
+ * chooses as one given it at every write, through switches both ways and
+ * idle cycles, counting the same cycles, and a program whose choice is clear reads it at fewer than
+ * one write in ten.
+ */
+static void test_untimed_writes_choose_the_same(void)
+{
+	struct daxfs_write_pace every = { 0 }, some = { 0 };
+	static const uint64_t cycles[][2] = {	/* cached, streamed */
+		{ 200, 300 }, { 777, 500 }, { 300, PACE_IDLE }, { 875, 1000 },
+		{ 200, 300 },
+	};
+	uint64_t now = 1;
+	unsigned phase, i, timed = 0, settled_timed = 0, diff = 0;
+	bool a, b;
+
+	for (phase = 0; phase < 5; phase++) {
+		for (i = 0; i < SETTLED + WINDOW; i++) {
+			bool t = daxfs_pace_timed(&some);
+
+			a = daxfs_pace_stream(&every, now);
+			b = daxfs_pace_stream(&some, t ? now : 0);
+			/* the same cycles counted: the same sums */
+			diff += a != b || every.state != some.state ||
+				every.sum[0] != some.sum[0] ||
+				every.sum[1] != some.sum[1];
+			timed += t;
+			if (phase == 4 && i >= SETTLED)
+				settled_timed += t;
+			now += cycles[phase][!a];
+		}
+	}
+	CHECK_EQ(diff, 0);
+	CHECK(timed < 5 * (SETTLED + WINDOW));
+	/* the last window: longest rounds, 64 timed writes in each */
+	CHECK_EQ(settled_timed, WINDOW / PACE_ROUND_MAX *
+		 (PACE_TRY - PACE_SETTLE + 1 + PACE_USUAL + 1));
 }
 
 int main(void)
@@ -208,5 +249,6 @@ int main(void)
 	RUN(test_small_difference_keeps_the_copy);
 	RUN(test_idle_and_backward_cycles_do_not_count);
 	RUN(test_garbage_recovers);
+	RUN(test_untimed_writes_choose_the_same);
 	return t_done();
 }
