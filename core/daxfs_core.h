@@ -829,6 +829,10 @@ struct daxfs_fcache {
 	 * end's hint for the copy it makes (lib/copy.h); never read by
 	 * the core */
 	u64 write_end;
+	/* bytes written through this open file (saturating): a front end's
+	 * hint that the program rewrites what it wrote (lib/copy.h); never
+	 * read by the core */
+	u64 written;
 	/* the copy libdaxfs' writes make, as the program's pace shows
 	 * it (lib/pace.h); also never read by the core */
 	struct daxfs_write_pace {

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -14,12 +15,28 @@ bool lib_copy_movsb;
 unsigned long lib_copy_nt_min = DAXFS_NT_WRITE_MIN;
 unsigned long lib_copy_nt_jump_min = DAXFS_NT_MIN;
 bool lib_copy_paced = true;
+unsigned long lib_copy_cached_span;
+
+/* A quarter of the last-level cache: room for the file's lines beside
+ * the program's own and another writer's.  0 where the size is unknown. */
+static unsigned long cached_span(void)
+{
+	long llc = 0;
+
+#ifdef _SC_LEVEL3_CACHE_SIZE
+	llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+	if (llc <= 0)
+		llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+	return llc > 0 ? (unsigned long)llc / 4 : 0;
+}
 
 static void copy_choose(void)
 {
 	const char *out = getenv("DAXFS_OUTCOPY");
 	const char *in = getenv("DAXFS_INCOPY");
 	const char *min = getenv("DAXFS_INCOPY_MIN");
+	const char *span = getenv("DAXFS_CACHED_SPAN");
 #if defined(__x86_64__)
 	unsigned int a, b, c, d;
 
@@ -33,6 +50,8 @@ static void copy_choose(void)
 	/* a choice fixed for an A/B measurement is not paced */
 	lib_copy_paced = !(in && (!strcmp(in, "nt") || !strcmp(in, "cached") ||
 				  !strcmp(in, "sequential"))) && !(min && *min);
+	lib_copy_cached_span = span && *span ? strtoul(span, NULL, 0) :
+			       lib_copy_paced ? cached_span() : 0;
 	if (in && !strcmp(in, "nt"))
 		lib_copy_nt_min = lib_copy_nt_jump_min = 0;
 	else if (in && !strcmp(in, "cached"))

@@ -84,6 +84,22 @@ static int lib_writable_file(struct daxfs_handle *h, uint64_t ino)
 	return err ? err : lib_files_check(h, ino);
 }
 
+/* A write that streams by the rules above but rewrites a file the cache
+ * holds (lib/copy.h): its size from a lane-free peek, a hint like the
+ * others (a torn one only picks a copy). */
+static bool write_in_cache(struct daxfs_handle *h, uint64_t ino,
+			   const struct daxfs_fcache *fc, uint64_t len,
+			   uint64_t off)
+{
+	struct daxfs_peek pk;
+	uint64_t written = daxfs_load(&fc->written);
+
+	return off + len <= lib_copy_cached_span &&
+	       written >= off + len &&
+	       !daxfs_attr_peek(&h->fs, ino, fc, &pk) &&
+	       daxfs_write_in_cache(len, off, pk.size, written);
+}
+
 static inline __attribute__((always_inline))
 int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		 const void *buf, uint64_t len, uint64_t off, u32 flags,
@@ -117,12 +133,16 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	/* a write that continues the last, or an append, makes the copy
 	 * the program's pace asks for (lib/pace.h); one that jumps has no
 	 * lines prefetched and streams, as does a long one */
-	if (paced && c.stream && len < DAXFS_PACE_MAX && lib_copy_paced)
+	if (placed && c.stream && write_in_cache(h, ino, fc, len, off))
+		c.stream = false;
+	else if (paced && c.stream && len < DAXFS_PACE_MAX && lib_copy_paced)
 		c.stream = daxfs_pace_stream_now(&fc->pace);
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);
 	if (placed && n > 0)
 		daxfs_store(&fc->write_end, off + (u64)n);
+	if (fc && n > 0 && daxfs_load(&fc->written) < DAXFS_MAX_FILE_SIZE)
+		daxfs_store(&fc->written, daxfs_load(&fc->written) + (u64)n);
 	if (n >= 0 && at)
 		*at = (flags & DAXFS_WRITE_APPEND) ? pos : off;
 	return n;

@@ -16,7 +16,7 @@
 /* neither a threshold nor "never" (~0): what a failed child gives */
 #define CHILD_FAILED	(~0UL - 1)
 
-enum choice { NT_MIN, JUMP_MIN, PACED };
+enum choice { NT_MIN, JUMP_MIN, PACED, SPAN };
 
 /* The child's lib_copy_nt_min, lib_copy_nt_jump_min or lib_copy_paced
  * after lib_copy_init with DAXFS_INCOPY set to incopy (NULL: unset), or
@@ -37,7 +37,8 @@ static unsigned long choice_of(const char *incopy, enum choice what)
 		else
 			unsetenv("DAXFS_INCOPY");
 		lib_copy_init();
-		v = what == PACED ? lib_copy_paced :
+		v = what == SPAN ? lib_copy_cached_span :
+		    what == PACED ? lib_copy_paced :
 		    what == JUMP_MIN ? lib_copy_nt_jump_min : lib_copy_nt_min;
 		_exit(write(fds[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
 	}
@@ -130,6 +131,52 @@ static void test_jumps_stream_sooner(void)
 	CHECK(daxfs_write_streams_at(4096, 4096 * 7, 0));
 }
 
+/* Rewrites of a file no longer than a quarter of the last-level cache
+ * may make the cached copy (lib/copy.h): the span from sysconf, from
+ * DAXFS_CACHED_SPAN, and none when the environment fixes the copy. */
+static void test_cached_span(void)
+{
+	long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+	unsigned long want;
+
+	if (llc <= 0)
+		llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+	want = llc > 0 ? (unsigned long)llc / 4 : 0;
+	CHECK_EQ(choice_of(NULL, SPAN), want);
+	setenv("DAXFS_CACHED_SPAN", "0", 1);
+	CHECK_EQ(choice_of(NULL, SPAN), 0);
+	setenv("DAXFS_CACHED_SPAN", "1048576", 1);
+	CHECK_EQ(choice_of(NULL, SPAN), 1048576);
+	unsetenv("DAXFS_CACHED_SPAN");
+	CHECK_EQ(choice_of("nt", SPAN), 0);
+	CHECK_EQ(choice_of("cached", SPAN), 0);
+	CHECK_EQ(choice_with_min(NULL, "8192", SPAN), 0);
+}
+
+/* Which writes count as rewrites of a file the cache holds: wholly
+ * inside its size, the size within the span, through an open file that
+ * wrote as many bytes already; no sum overflows. */
+static void test_write_in_cache(void)
+{
+	const uint64_t w = 1 << 20;	/* bytes written through the file */
+
+	lib_copy_cached_span = 1 << 20;
+	CHECK(daxfs_write_in_cache(4096, 0, 8192, w));
+	CHECK(daxfs_write_in_cache(4096, 4096, 8192, w));
+	CHECK(!daxfs_write_in_cache(4096, 4097, 8192, w));	/* extends */
+	CHECK(!daxfs_write_in_cache(4096, 8192, 8192, w));	/* appends */
+	CHECK(!daxfs_write_in_cache(4096, 1 << 21, 1 << 20, w));
+	CHECK(daxfs_write_in_cache(4096, 0, 1 << 20, w));
+	CHECK(!daxfs_write_in_cache(4096, 0, (1 << 20) + 1, w)); /* too big */
+	/* the open file's first pass: not yet a file's worth written */
+	CHECK(!daxfs_write_in_cache(4096, 0, 8192, 8191));
+	CHECK(daxfs_write_in_cache(4096, 0, 8192, 8192));
+	CHECK(!daxfs_write_in_cache(~(size_t)0, 4096, 8192, w));
+	CHECK(!daxfs_write_in_cache(4096, ~(uint64_t)0, 8192, w));
+	lib_copy_cached_span = 0;
+	CHECK(!daxfs_write_in_cache(1, 0, 8192, w));
+}
+
 int main(void)
 {
 	RUN(test_default);
@@ -137,5 +184,7 @@ int main(void)
 	RUN(test_length_from_environment);
 	RUN(test_paced_unless_fixed);
 	RUN(test_jumps_stream_sooner);
+	RUN(test_cached_span);
+	RUN(test_write_in_cache);
 	return t_done();
 }

@@ -5,7 +5,8 @@
  * streams from 2 KiB on, with partial lines at either end copied through
  * the cache.  Whatever copy a write makes, the bytes must be the ones
  * written: random and sequential writes of 1 byte to 12 KiB at any
- * alignment, checked against a model; and threads sharing one cache, whose
+ * alignment, checked against a model, with and without the cached copy of
+ * rewrites of a file the cache holds; and threads sharing one cache, whose
  * hint they race on, each writing its own stripes.
  */
 #include "tutil.h"
@@ -55,7 +56,10 @@ static void check_file(struct daxfs_handle *h, uint64_t ino,
 	free(got);
 }
 
-static void test_random_and_sequential(void)
+/* span: lib_copy_cached_span for the run, set after the open that chose
+ * the copies: 0 streams what jumps, FILE_MAX makes every rewrite cached
+ * (lib/copy.h "Rewrites of a file the cache holds") */
+static void random_and_sequential(unsigned long span)
 {
 	struct daxfs_fcache fc = { 0 };
 	uint8_t *model = calloc(1, FILE_MAX), *buf = malloc(WRITE_MAX);
@@ -68,6 +72,7 @@ static void test_random_and_sequential(void)
 	CHECK(h && model && buf);
 	if (!h || !model || !buf)
 		goto out;
+	lib_copy_cached_span = span;
 	for (r = 0; r < ROUNDS; r++) {
 		len = 1 + t_rand(&seed) % WRITE_MAX;
 		/* a third continue the last write, as a stream does */
@@ -90,6 +95,16 @@ static void test_random_and_sequential(void)
 out:
 	free(buf);
 	free(model);
+}
+
+static void test_random_and_sequential(void)
+{
+	random_and_sequential(0);
+}
+
+static void test_rewrites_the_cache_holds(void)
+{
+	random_and_sequential(FILE_MAX);
 }
 
 struct striper {
@@ -163,6 +178,7 @@ int main(void)
 {
 	snprintf(path, sizeof(path), "/dev/shm/daxfs-t-wplace.%d", (int)getpid());
 	RUN(test_random_and_sequential);
+	RUN(test_rewrites_the_cache_holds);
 	RUN(test_threads_share_the_hint);
 	unlink(path);
 	return t_done();
