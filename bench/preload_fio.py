@@ -131,8 +131,13 @@ def cpu_rows(pres, tmp, size, runs, base=None):
     sides.append(second)
     sides.append(([prog, os.path.join(tmp, "pio"), mib], {}))
     best = [dict() for _ in sides]
-    for _ in range(runs):
-        for i, (argv, extra) in enumerate(sides):
+    for r in range(runs):
+        # the sides' order flips every round: with one order, the side
+        # that ran first came out up to 2x slower than the same tree
+        # run second (docs/benchmarks.md "Writes without the fine
+        # clock, and rewrites of a file the cache holds")
+        order = list(enumerate(sides))
+        for i, (argv, extra) in (order if r % 2 == 0 else order[::-1]):
             e = dict(os.environ, **extra)
             for row in CPU_ROWS:
                 res = subprocess.run(argv + [row], capture_output=True,
