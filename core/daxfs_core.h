@@ -829,10 +829,12 @@ struct daxfs_fcache {
 	 * end's hint for the copy it makes (lib/copy.h); never read by
 	 * the core */
 	u64 write_end;
-	/* bytes written through this open file (saturating): a front end's
-	 * hint that the program rewrites what it wrote (lib/copy.h); never
-	 * read by the core */
-	u64 written;
+	/* pages written through this open file, and the page after the
+	 * furthest one written (both saturating): a front end's hint that
+	 * the program rewrites what it wrote (lib/copy.h); never read by
+	 * the core */
+	u32 wrote;
+	u32 reach;
 	/* the copy libdaxfs' writes make, as the program's pace shows
 	 * it (lib/pace.h); also never read by the core */
 	struct daxfs_write_pace {

@@ -41,12 +41,13 @@
  * lines fetched one by one, no prefetch helping, and streams from
  * DAXFS_NT_MIN (2 KiB), as daxfs.ko's copies do.
  *
- * But a write that only rewrites bytes of a file that fits in a quarter of
- * the last-level cache, through an open file that has written as many
- * bytes as the file holds already, makes the cached copy, paced or not
- * (daxfs_write_in_cache): a program that keeps rewriting such a file finds
- * its lines in that cache from one pass to the next, where streaming
- * stores send each to memory again.  No pace can see it: a few cached
+ * But a write through a per-open-file cache that only rewrites bytes the
+ * open file wrote before, within a range that fits in a quarter of the
+ * last-level cache, once the open file has written as many bytes as that
+ * range holds, makes the cached copy, paced or not (daxfs_write_in_cache):
+ * a program that keeps rewriting such a range finds its lines in that
+ * cache from one pass to the next, where streaming stores send each to
+ * memory again.  No pace can see it: a few cached
  * writes tried between streamed ones find their lines in memory, and only
  * a whole pass in the cached copy brings them back (on an Intel Xeon with
  * 300 MiB of L3 and a 64 MiB file, 4 KiB rewrites 298-309 ns cached against
@@ -149,15 +150,15 @@ static inline bool daxfs_write_streams_at(size_t len, uint64_t off,
 		       lib_copy_nt_min : lib_copy_nt_jump_min);
 }
 
-/* Does a write of len bytes at off only rewrite bytes of a file of size
- * bytes that the cache holds (lib_copy_cached_span), through an open file
- * that has written as many bytes as the file holds already (written): the
- * program rewrites what it wrote? */
+/* Does a write of len bytes at off only rewrite bytes below reach, the
+ * end of the furthest write through its open file, when that range fits
+ * in the cache (lib_copy_cached_span) and the open file has written as
+ * many bytes already (written): the program rewrites what it wrote? */
 static inline bool daxfs_write_in_cache(size_t len, uint64_t off,
-					uint64_t size, uint64_t written)
+					uint64_t reach, uint64_t written)
 {
-	return size <= lib_copy_cached_span && written >= size &&
-	       off <= size && len <= size - off;
+	return reach <= lib_copy_cached_span && written >= reach &&
+	       off <= reach && len <= reach - off;
 }
 
 #endif

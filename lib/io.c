@@ -84,20 +84,28 @@ static int lib_writable_file(struct daxfs_handle *h, uint64_t ino)
 	return err ? err : lib_files_check(h, ino);
 }
 
-/* A write that streams by the rules above but rewrites a file the cache
- * holds (lib/copy.h): its size from a lane-free peek, a hint like the
- * others (a torn one only picks a copy). */
-static bool write_in_cache(struct daxfs_handle *h, uint64_t ino,
-			   const struct daxfs_fcache *fc, uint64_t len,
+/* A write that streams by the rules above but rewrites what its open
+ * file wrote, within the cache's span (lib/copy.h).  fc's counts are
+ * hints like write_end: threads racing on them only pick a copy. */
+static bool write_in_cache(const struct daxfs_fcache *fc, uint64_t len,
 			   uint64_t off)
 {
-	struct daxfs_peek pk;
-	uint64_t written = daxfs_load(&fc->written);
+	return daxfs_write_in_cache(len, off,
+				    (uint64_t)daxfs_load32(&fc->reach) << 12,
+				    (uint64_t)daxfs_load32(&fc->wrote) << 12);
+}
 
-	return off + len <= lib_copy_cached_span &&
-	       written >= off + len &&
-	       !daxfs_attr_peek(&h->fs, ino, fc, &pk) &&
-	       daxfs_write_in_cache(len, off, pk.size, written);
+/* Counts a write of n bytes at off in fc's hints, saturating. */
+static void note_written(struct daxfs_fcache *fc, uint64_t off, uint64_t n)
+{
+	uint64_t pages = (n + 4095) >> 12, end = (off + n + 4095) >> 12;
+	uint32_t w = daxfs_load32(&fc->wrote);
+
+	daxfs_store32(&fc->wrote, pages < UINT32_MAX - w ?
+				  w + (uint32_t)pages : UINT32_MAX);
+	if (end > daxfs_load32(&fc->reach))
+		daxfs_store32(&fc->reach,
+			      end < UINT32_MAX ? (uint32_t)end : UINT32_MAX);
 }
 
 static inline __attribute__((always_inline))
@@ -133,16 +141,16 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 	/* a write that continues the last, or an append, makes the copy
 	 * the program's pace asks for (lib/pace.h); one that jumps has no
 	 * lines prefetched and streams, as does a long one */
-	if (placed && c.stream && write_in_cache(h, ino, fc, len, off))
+	if (placed && c.stream && write_in_cache(fc, len, off))
 		c.stream = false;
 	else if (paced && c.stream && len < DAXFS_PACE_MAX && lib_copy_paced)
 		c.stream = daxfs_pace_stream_now(&fc->pace);
 	n = daxfs_write_fc(&h->fs, ino, fc, off, len, flags, write_actor, &c,
 			   &pos);
-	if (placed && n > 0)
+	if (placed && n > 0) {
 		daxfs_store(&fc->write_end, off + (u64)n);
-	if (fc && n > 0 && daxfs_load(&fc->written) < DAXFS_MAX_FILE_SIZE)
-		daxfs_store(&fc->written, daxfs_load(&fc->written) + (u64)n);
+		note_written(fc, off, (u64)n);
+	}
 	if (n >= 0 && at)
 		*at = (flags & DAXFS_WRITE_APPEND) ? pos : off;
 	return n;

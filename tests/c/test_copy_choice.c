@@ -153,9 +153,9 @@ static void test_cached_span(void)
 	CHECK_EQ(choice_with_min(NULL, "8192", SPAN), 0);
 }
 
-/* Which writes count as rewrites of a file the cache holds: wholly
- * inside its size, the size within the span, through an open file that
- * wrote as many bytes already; no sum overflows. */
+/* Which writes count as rewrites of what the open file wrote: wholly
+ * below its reach, the reach within the span, a reach's worth written
+ * through the open file; no sum overflows. */
 static void test_write_in_cache(void)
 {
 	const uint64_t w = 1 << 20;	/* bytes written through the file */
@@ -163,12 +163,12 @@ static void test_write_in_cache(void)
 	lib_copy_cached_span = 1 << 20;
 	CHECK(daxfs_write_in_cache(4096, 0, 8192, w));
 	CHECK(daxfs_write_in_cache(4096, 4096, 8192, w));
-	CHECK(!daxfs_write_in_cache(4096, 4097, 8192, w));	/* extends */
-	CHECK(!daxfs_write_in_cache(4096, 8192, 8192, w));	/* appends */
+	CHECK(!daxfs_write_in_cache(4096, 4097, 8192, w));	/* beyond */
+	CHECK(!daxfs_write_in_cache(4096, 8192, 8192, w));	/* further */
 	CHECK(!daxfs_write_in_cache(4096, 1 << 21, 1 << 20, w));
 	CHECK(daxfs_write_in_cache(4096, 0, 1 << 20, w));
 	CHECK(!daxfs_write_in_cache(4096, 0, (1 << 20) + 1, w)); /* too big */
-	/* the open file's first pass: not yet a file's worth written */
+	/* the open file's first pass: not yet a reach's worth written */
 	CHECK(!daxfs_write_in_cache(4096, 0, 8192, 8191));
 	CHECK(daxfs_write_in_cache(4096, 0, 8192, 8192));
 	CHECK(!daxfs_write_in_cache(~(size_t)0, 4096, 8192, w));
