@@ -47,12 +47,12 @@
  * range holds, makes the cached copy, paced or not (daxfs_write_in_cache):
  * a program that keeps rewriting such a range finds its lines in that
  * cache from one pass to the next, where streaming stores send each to
- * memory again.  No pace can see it: a few cached
- * writes tried between streamed ones find their lines in memory, and only
- * a whole pass in the cached copy brings them back (on an Intel Xeon with
- * 300 MiB of L3 and a 64 MiB file, 4 KiB rewrites 298-309 ns cached against
- * 477-501 streamed and 493-524 paced: docs/libdaxfs.md "Rewrites of a
- * file the cache holds").  A first write, an append, or a program's first
+ * memory again.  No pace can see it: a few cached writes tried between
+ * streamed ones find their lines in memory, and only a whole pass in the
+ * cached copy brings them back (on an Intel Xeon with 300 MiB of L3 and a
+ * 64 MiB file, 4 KiB rewrites 298-309 ns cached against 477-501 streamed
+ * and 493-524 paced: docs/libdaxfs.md "Rewrites of a file the cache
+ * holds").  A first write, an append, or a program's first
  * pass over a file make the copy they made before: their lines are not in
  * the cache, and a cached copy then fetches each first (a single rewrite
  * pass 1.4x slower cached, first 64 KiB writes 1.6x).  glibc's memcpy

@@ -85,8 +85,8 @@ static inline bool pace_counted(uint32_t phase, uint32_t len)
  * it starts, is counted: only then does it read the clock.  The others
  * pass 0 for now, which counts nothing.  An `rdtsc` costs 16 ns on an
  * Intel Xeon (docs/benchmarks.md "Writes without the fine clock, and
- * rewrites of a file the cache holds"), and a
- * program whose choice is clear spends 64 of every 1,024 writes timed.
+ * rewrites of a file the cache holds"), and a program whose choice is
+ * clear spends 64 of every 1,024 writes timed.
  */
 static inline bool daxfs_pace_timed(const struct daxfs_write_pace *p)
 {

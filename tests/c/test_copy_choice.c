@@ -131,8 +131,8 @@ static void test_jumps_stream_sooner(void)
 	CHECK(daxfs_write_streams_at(4096, 4096 * 7, 0));
 }
 
-/* Rewrites of a file no longer than a quarter of the last-level cache
- * may make the cached copy (lib/copy.h): the span from sysconf, from
+/* Rewrites within a range no longer than a quarter of the last-level
+ * cache may make the cached copy (lib/copy.h): the span from sysconf, from
  * DAXFS_CACHED_SPAN, and none when the environment fixes the copy. */
 static void test_cached_span(void)
 {

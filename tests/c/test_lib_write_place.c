@@ -6,7 +6,7 @@
  * the cache.  Whatever copy a write makes, the bytes must be the ones
  * written: random and sequential writes of 1 byte to 12 KiB at any
  * alignment, checked against a model, with and without the cached copy of
- * rewrites of a file the cache holds; and threads sharing one cache, whose
+ * rewrites of what the open file wrote; and threads sharing one cache, whose
  * hint they race on, each writing its own stripes.
  */
 #include "tutil.h"
@@ -57,8 +57,9 @@ static void check_file(struct daxfs_handle *h, uint64_t ino,
 }
 
 /* span: lib_copy_cached_span for the run, set after the open that chose
- * the copies: 0 streams what jumps, FILE_MAX makes every rewrite cached
- * (lib/copy.h "Rewrites of a file the cache holds") */
+ * the copies: 0 streams what jumps, FILE_MAX makes every rewrite below the
+ * open file's reach cached once a reach's worth was written (lib/copy.h,
+ * docs/libdaxfs.md "Rewrites of a file the cache holds") */
 static void random_and_sequential(unsigned long span)
 {
 	struct daxfs_fcache fc = { 0 };
