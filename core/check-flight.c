@@ -10,16 +10,32 @@
  * inode is reported on its own (chk_hosts), and recovering it settles
  * the counter.  Checked only offline: on a live region, changes are in
  * flight all the time.
+ *
+ * And the mark of a rewrite (format 14, DAXFS_CHANGE_WRITTEN): any
+ * regular file may carry it (a rewrite that no getattr has folded yet),
+ * no other inode: nothing but a stray store marks a directory's or a
+ * symlink's counter.  The repair folds it (count + 1).
  */
 #include "compat.h"
 #include "daxfs_core.h"
 #include "internal.h"
+#include "inode.h"
 #include "check.h"
 
 void chk_change_flight(struct chk *c, u64 ino, struct daxfs_inode *ip)
 {
 	u64 w = daxfs_load(&ip->change);
 
+	if (!c->live && (w & DAXFS_CHANGE_WRITTEN) &&
+	    !DAXFS_IS_REG(daxfs_load32(&ip->mode))) {
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_INODE,
+			   "change counter of a file that is not regular carries a rewrite's mark",
+			   ino, 0, w, 0, c->repair);
+		if (c->repair) {
+			w = daxfs_change_folded(w);
+			daxfs_store(&ip->change, w);
+		}
+	}
 	if (c->live || daxfs_change_settled(w) ||
 	    daxfs_ns_raised_elsewhere(c->fs, NULL, ino))
 		return;

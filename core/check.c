@@ -416,6 +416,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 12 (before changes in flight): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V13)
+		chk_sb_bad(&s, "format version 13 (before rewrite marks): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);

@@ -151,6 +151,7 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 }
 
 #define daxfs_fence()		smp_mb()
+#define daxfs_store_load_fence()	smp_mb()
 /* loads before it complete before loads after it (a seqlock reader) */
 #define daxfs_rmb()		smp_rmb()
 #define daxfs_cpu_relax()	cpu_relax()
@@ -433,6 +434,21 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 }
 
 #define daxfs_fence()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+/*
+ * Stores before it are visible before loads after it, for stores to
+ * ordinary (cached) memory and streaming ones already fenced by
+ * daxfs_stream_fence.  On x86-64 a locked add to the stack: the order
+ * mfence gives, at the cost of the locked add the change counter's move
+ * had (mfence costs more on Intel; Linux's smp_mb is the same add).
+ */
+static inline void daxfs_store_load_fence(void)
+{
+#ifdef __x86_64__
+	__asm__ __volatile__("lock; addl $0,-8(%%rsp)" : : : "memory", "cc");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 /* loads before it complete before loads after it (a seqlock reader) */
 #define daxfs_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 

@@ -206,6 +206,8 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	 * DAXFS_VERSION_EXTENTS: nothing (see above) */
 	if (fs->sb.version < DAXFS_VERSION_FLIGHT)
 		each_inode(fs, v12_settle);
+	/* to DAXFS_VERSION_WRITTEN: nothing.  A version 13 count never
+	 * reaches bit 47, so no word is marked. */
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	sb->version = DAXFS_VERSION;

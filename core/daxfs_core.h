@@ -656,6 +656,15 @@ static inline u64 daxfs_change_cleared(u64 change)
 	return ((change & DAXFS_CHANGE_COUNT_MASK) + 1) & DAXFS_CHANGE_COUNT_MASK;
 }
 
+/* What a fold stores for a marked word (daxfs_change_fold): the count
+ * moved by one, the mark clear, what is in flight kept. */
+static inline u64 daxfs_change_folded(u64 change)
+{
+	return (change & ~(DAXFS_CHANGE_COUNT_MASK | DAXFS_CHANGE_WRITTEN)) |
+	       (((change & DAXFS_CHANGE_COUNT_MASK) + 1) &
+		DAXFS_CHANGE_COUNT_MASK);
+}
+
 /*
  * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
  * regular file with no name, held open by this host (one open-set entry,
@@ -790,6 +799,16 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
  */
 #define DAXFS_WRITE_IF_CHANGE	(1u << 3)
 #define DAXFS_WRITE_CHANGED	(-EREMCHG)
+/*
+ * A rewrite that changes no attribute (no size moved, no page allocated,
+ * the stamps fresh) marks the change counter (DAXFS_CHANGE_WRITTEN)
+ * instead of moving it, and only loads it while it is marked: writers of
+ * one file on several CPUs then share its line (docs/files.md "The change
+ * counter of a rewrite").  For front ends that do not count their own
+ * writes' moves of the counter: libdaxfs.  daxfs.ko counts them (docs/
+ * kernel.md "Data") and leaves it out.
+ */
+#define DAXFS_WRITE_MARK	(1u << 4)
 /* The actor may copy with streaming (weakly ordered) stores and leave them
  * unfenced: the core fences once after the copies of a range, before it
  * publishes a page or moves the size (core/file.c daxfs_copy_fenced). */

@@ -377,12 +377,13 @@ static s64 stamp_later(s64 t, s64 s, s64 now)
 	return s > t && s <= now + DAXFS_COARSE_TICK_NS ? s : t;
 }
 
-void daxfs_inode_touch_write(struct daxfs_inode *ip)
+void daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only)
 {
 	s64 now = daxfs_coarse_ns();
 	s64 m = (s64)daxfs_load((u64 *)&ip->mtime_ns);
 	s64 c = (s64)daxfs_load((u64 *)&ip->ctime_ns);
 	s64 t;
+	u64 w;
 
 	/* loads of a line other writers of the file keep clean: only a
 	 * store makes them fetch it again (docs/files.md "Time stamps of
@@ -391,8 +392,29 @@ void daxfs_inode_touch_write(struct daxfs_inode *ip)
 		t = stamp_later(stamp_later(now, m, now), c, now);
 		daxfs_store((u64 *)&ip->mtime_ns, (u64)t);
 		daxfs_store((u64 *)&ip->ctime_ns, (u64)t);
+		bytes_only = false;
 	}
-	daxfs_faa(&ip->change, 1);
+	if (!bytes_only) {
+		daxfs_faa(&ip->change, 1);
+		return;
+	}
+	/* the bytes before the look at the word: a getattr that folds the
+	 * mark after we found it set reads them (docs/files.md "The change
+	 * counter of a rewrite"); the copy's streaming stores are fenced */
+	daxfs_store_load_fence();
+	w = daxfs_load(&ip->change);
+	while (!(w & DAXFS_CHANGE_WRITTEN) &&
+	       !daxfs_cas(&ip->change, &w, w | DAXFS_CHANGE_WRITTEN))
+		;
+}
+
+void daxfs_change_fold(struct daxfs_op *op, struct daxfs_inode *ip)
+{
+	u64 w = daxfs_load(&ip->change);
+
+	while ((w & DAXFS_CHANGE_WRITTEN) && !daxfs_fenced(op) &&
+	       !daxfs_cas(&ip->change, &w, daxfs_change_folded(w)))
+		;
 }
 
 int daxfs_nlink_inc(struct daxfs_inode *ip)

@@ -150,14 +150,23 @@ void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
  * already fresh: at most DAXFS_WRITE_STAMP_NS older than it, or ahead of
  * it by no more than DAXFS_COARSE_TICK_NS (a fine stamp of this tick: a
  * create's, a truncate's, another host's write).  The change counter
- * moves by one always.  Writers of one file on several CPUs then store to
- * its record about once per tick, not once per call, and no write reads
- * the fine clock (docs/files.md "Time stamps of writes").
+ * moves by one, except after a rewrite that changed no attribute
+ * (bytes_only: no size moved, no page allocated) when the stamps stay:
+ * that one marks it (DAXFS_CHANGE_WRITTEN) unless it is marked already.
+ * Writers of one file on several CPUs then store to its record about
+ * once per tick, not once per call, and no write reads the fine clock
+ * (docs/files.md "Time stamps of writes", "The change counter of a
+ * rewrite").
  */
 #define DAXFS_WRITE_STAMP_NS	1000000LL
 /* the longest tick of Linux's coarse clock (HZ=100) */
 #define DAXFS_COARSE_TICK_NS	10000000LL
-void daxfs_inode_touch_write(struct daxfs_inode *ip);
+void daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only);
+/* Folds a rewrite's mark into the count (count + 1, mark clear), in op
+ * (a lane: the record cannot be reused under the CAS), before a getattr
+ * loads the attributes: the bytes it then reads are at least as new as
+ * the word it gives.  No store on a fenced host. */
+void daxfs_change_fold(struct daxfs_op *op, struct daxfs_inode *ip);
 
 /* Mode of a resolved inode (record or base). */
 static inline u32 daxfs_iref_mode(const struct daxfs_iref *ref)

@@ -337,7 +337,15 @@ static int getattr_in(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	struct daxfs_iref ref;
 	int err = daxfs_inode_get_fc(op, ino, fc, &ref);
 
-	return err ? err : daxfs_iref_attr(op->fs, &ref, attr);
+	if (err)
+		return err;
+	/* a rewrite's mark: folded where we may store, so that the word we
+	 * give moves at the next rewrite (docs/files.md "The change counter
+	 * of a rewrite"); a read-only host gives it marked */
+	if (ref.ip && op->lane && !(op->fs->flags & DAXFS_FS_RDONLY) &&
+	    DAXFS_IS_REG(daxfs_load32(&ref.ip->mode)))
+		daxfs_change_fold(op, ref.ip);
+	return daxfs_iref_attr(op->fs, &ref, attr);
 }
 
 int daxfs_iref_attr(struct daxfs_fs *fs, const struct daxfs_iref *ref,

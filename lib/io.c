@@ -131,6 +131,8 @@ int64_t do_write(struct daxfs_handle *h, uint64_t ino, struct daxfs_fcache *fc,
 		return -EINVAL;
 	if (h->flags & DAXFS_OPEN_STRICT)
 		flags |= DAXFS_WRITE_ATOMIC;
+	/* a rewrite marks the change counter: we keep no attributes by it */
+	flags |= DAXFS_WRITE_MARK;
 	daxfs_user_touch(buf, len);
 	if (placed) {
 		u64 end = daxfs_load(&fc->write_end);

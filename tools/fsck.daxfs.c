@@ -355,7 +355,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before 2 MiB runs" :
 				version < DAXFS_VERSION_V12 ?
 				"before free page extents" :
-				"before changes in flight", k->target);
+				version < DAXFS_VERSION_V13 ?
+				"before changes in flight" :
+				"before rewrite marks", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

@@ -33,7 +33,15 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		13u	/* 13: changes in flight in counters */
+#define DAXFS_VERSION		14u	/* 14: rewrites mark the change counter */
+/* The first version whose change counter of a regular file may carry
+ * DAXFS_CHANGE_WRITTEN: a rewrite that changes no attribute marks the
+ * counter instead of moving it, and a getattr folds the mark into the
+ * count.  A version 13 front end would take a marked word that still
+ * reads the same for bytes unchanged, and keep a page cache of bytes a
+ * rewrite replaced (docs/files.md "The change counter of a rewrite"). */
+#define DAXFS_VERSION_WRITTEN	14u
+#define DAXFS_VERSION_V13	13u	/* 13: changes in flight in counters */
 /* The first version whose inode change counters say that an entry change
  * is in flight (DAXFS_CHANGE_FLIGHT): a change of a directory's entries,
  * and a removal of an inode's name, raises the counter before it is
@@ -594,8 +602,20 @@ DAXFS_STATIC_ASSERT(sizeof(struct daxfs_inode) == 128);
  */
 #define DAXFS_CHANGE_FLIGHT_SHIFT	48
 #define DAXFS_CHANGE_FLIGHT		(1ULL << DAXFS_CHANGE_FLIGHT_SHIFT)
-#define DAXFS_CHANGE_COUNT_MASK		(DAXFS_CHANGE_FLIGHT - 1)
 #define DAXFS_CHANGE_SETTLE		(1ULL - DAXFS_CHANGE_FLIGHT)
+/*
+ * Version 14 (docs/files.md "The change counter of a rewrite"): bit 47 of
+ * a regular file's counter says that its bytes were rewritten since the
+ * count last moved.  A rewrite that changes no attribute (no size, no
+ * page allocated, stamps fresh) sets it, after its bytes are visible,
+ * unless it is set already: writers of one file then only load the word.
+ * A getattr that may store (a writable host, in an op) folds it: count
+ * + 1, bit clear.  So two words that read the same, bit included, say
+ * that no attribute changed between them, and, without the bit, that no
+ * byte did either.  The count is the 47 bits below.
+ */
+#define DAXFS_CHANGE_WRITTEN		(1ULL << 47)
+#define DAXFS_CHANGE_COUNT_MASK		(DAXFS_CHANGE_WRITTEN - 1)
 
 /* ---------------------------------------------------------------------
  * Extended attributes (version 6, docs/xattr.md).  The overlay key

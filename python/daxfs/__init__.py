@@ -205,7 +205,9 @@ StatResult = namedtuple("StatResult", [
 StatResult.__doc__ = """Attributes of an inode (like os.stat_result).
 
 st_blocks counts 512-byte units as in stat(2); st_change is bumped on
-every change of the inode (for cache revalidation).
+every change of the inode (for cache revalidation); bit 47 set (a
+rewrite's mark, which only a read-only region shows) says that its bytes
+may have changed since the count last moved.
 """
 
 

@@ -20,6 +20,7 @@ import weakref
 from . import _lib
 
 PAGE = 4096                     # DAXFS_BLOCK_SIZE
+CHANGE_WRITTEN = 1 << 47        # a rewrite's mark in st_change (format 14)
 _MAP_FIXED = 0x10               # Linux
 _HOLE, _COPIED = 0, -1          # page states besides a region offset
 _ASK_PERIOD = 0.02              # s between looks for an asked-for pass
@@ -159,7 +160,9 @@ class FileMap:
         if self._mm is None or self._mm.closed:
             return
         change = self.region.fstat(self.ino).st_change
-        if change == self._change:
+        # still marked (a read-only region cannot fold a rewrite's mark):
+        # the copied pages' bytes may have changed since
+        if change == self._change and not change & CHANGE_WRITTEN:
             return
         moved = [pg for pg, was in enumerate(self._pages)
                  if was == _COPIED or self._lookup(pg) != was]

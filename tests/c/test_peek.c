@@ -20,6 +20,7 @@
 
 #include "tfile.h"
 #include "core/ns-intent.h"
+#include "lib/ntcopy.h"
 
 #define REGION	(32 * MiB)
 #define ROOT	1
@@ -1058,6 +1059,241 @@ static void test_race_attrs_by_counter(void)
 	munmap(s, sizeof(*s));
 }
 
+/* ---- the mark of a rewrite (format 14) ---- */
+
+/* the word as it is: a peek folds nothing (the cache is filled once, by
+ * a getattr, which does) */
+static struct daxfs_fcache mfc;
+
+static u64 raw_change(u64 ino)
+{
+	return peek_change(ino, &mfc);
+}
+
+/* A write of len bytes at off by host B, marking as libdaxfs' do. */
+static void marked_write(u64 ino, u64 len, u64 off)
+{
+	static u8 buf[8192];
+	struct wsrc w = { buf, 0, 0, 0 };
+
+	memset(buf, (int)(off + len), sizeof(buf));
+	CHECK_EQ(daxfs_write(&fb, ino, off, len, DAXFS_WRITE_MARK, w_actor, &w,
+			     NULL), (s64)len);
+}
+
+/*
+ * A rewrite that changes no attribute marks the counter and leaves the
+ * count; one that stamps (the stamps more than a millisecond old), grows
+ * the file or fills a hole moves the count, as every write without the
+ * flag does.  A getattr folds the mark (count + 1); a host that may not
+ * store (read-only) gives the word marked; a write checked on cached
+ * attributes takes a word that differs by the mark alone as its own.
+ */
+static void test_rewrite_marks_counter(void)
+{
+	u64 ino = t_mkreg(&fb, ROOT, "marked"), w0, w1, w2;
+	const u64 count = DAXFS_CHANGE_COUNT_MASK;
+	struct daxfs_attr a;
+	struct daxfs_fs ro;
+	int marked = 0, i;
+
+	marked_write(ino, 8192, 0);
+	mfc = cached(ino);
+	for (i = 0; i < 200 && marked < 3; i++) {
+		w0 = raw_change(ino);
+		CHECK(!(w0 & DAXFS_CHANGE_WRITTEN));
+		marked_write(ino, 100, 10);
+		w1 = raw_change(ino);
+		/* stamped (moved), or marked with the count kept */
+		CHECK(w1 == w0 + 1 || w1 == (w0 | DAXFS_CHANGE_WRITTEN));
+		if (w1 != (w0 | DAXFS_CHANGE_WRITTEN)) {
+			CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+			continue;
+		}
+		marked++;
+		/* marked already: the next rewrite only loads it */
+		marked_write(ino, 100, 20);
+		w2 = raw_change(ino);
+		CHECK(w2 == w1 || w2 == (w1 & count) + 1);
+		/* the fold: one count up, the mark clear */
+		CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+		CHECK(!(a.change & DAXFS_CHANGE_WRITTEN));
+		CHECK(a.change > (w0 & count));
+		CHECK_EQ(raw_change(ino), a.change);
+	}
+	CHECK(marked > 0);
+
+	/* a read-only host cannot fold: it gives the mark */
+	w0 = raw_change(ino);
+	for (i = 0; i < 200; i++) {
+		marked_write(ino, 100, 30);
+		if (raw_change(ino) & DAXFS_CHANGE_WRITTEN)
+			break;
+	}
+	w1 = raw_change(ino);
+	CHECK(w1 & DAXFS_CHANGE_WRITTEN);
+	CHECK_EQ(daxfs_fs_open(&ro, region, REGION, DAXFS_FS_RDONLY), 0);
+	CHECK_EQ(daxfs_getattr(&ro, ino, &a), 0);
+	CHECK_EQ(a.change, w1);
+
+	/* checked on attributes cached before the mark: not changed */
+	a.change = w1 & ~DAXFS_CHANGE_WRITTEN;
+	{
+		static u8 buf[100];
+		struct wsrc w = { buf, 0, 0, 0 };
+
+		CHECK_EQ(daxfs_write_attr(&fb, ino, NULL, 40, sizeof(buf),
+					  DAXFS_WRITE_IF_CHANGE, w_actor, &w,
+					  NULL, &a), (s64)sizeof(buf));
+	}
+
+	/* growth and a hole's page move the count, mark or not */
+	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+	w0 = a.change;
+	marked_write(ino, 100, 8192);
+	w1 = raw_change(ino);
+	CHECK_EQ(w1, w0 + 1);
+	marked_write(ino, 100, 65536);
+	w2 = raw_change(ino);
+	CHECK_EQ(w2, w1 + 1);
+	/* a hole below the size: its page is allocated */
+	marked_write(ino, 100, 32768);
+	CHECK_EQ(raw_change(ino), w2 + 1);
+	/* a write without the flag moves it always */
+	CHECK_EQ(t_pwrite(&fb, ino, "x", 1, 0), 1);
+	CHECK_EQ(raw_change(ino), w2 + 2);
+}
+
+/* ---- data no older than the counter it was read after ---- */
+
+/*
+ * The other half of the contract: a front end that reads a file's bytes
+ * after loading its change counter keeps them while the counter stays
+ * there (the FUSE server's page cache, dropped when its poll sees the
+ * counter move, docs/fuse.md).  So a write must move the counter only
+ * after its bytes are visible: B rewrites a 4 KiB block with the words k
+ * by its k-th write (cached and streaming copies, as libdaxfs makes them;
+ * half of them marking the counter, DAXFS_WRITE_MARK, as libdaxfs' do)
+ * and then publishes k; A loads the published k, then the counter, and
+ * while that equals the one it read its copy after, unmarked, its copy
+ * must hold k or later in every word.  A marked word says only that no
+ * attribute changed (docs/files.md "The change counter of a rewrite"):
+ * A reads again, as the FUSE server drops its pages.  Getattrs (which
+ * fold the mark) and peeks (which do not) both give A the counter.
+ */
+#define DBLOCK	4096u
+
+struct dshared {
+	u64 stop, writes, looks, trusted, stale, stale_k, stale_have;
+};
+
+static u64 dino;
+
+/* one write's copy: streaming stores (lib/ntcopy.h) every other write */
+static u64 nt_actor(void *ctx, void *dst, u64 len)
+{
+	struct wsrc *w = ctx;
+
+	daxfs_copy_nt_unfenced(dst, w->src + w->done, len);
+	w->done += len;
+	return len;
+}
+
+static void block_writer(void *arg)
+{
+	struct dshared *s = arg;
+	static u64 words[DBLOCK / 8];
+	struct daxfs_fs fs;
+	struct t_renewer rn;
+	u64 k = 0, i;
+
+	if (t_join_kept(&fs, &rn, region, REGION))
+		_exit(3);
+	while (!daxfs_load(&s->stop)) {
+		struct wsrc w = { (const u8 *)words, 0, 0, 0 };
+
+		k++;
+		for (i = 0; i < DBLOCK / 8; i++)
+			words[i] = k;
+		if (daxfs_write(&fs, dino, 0, DBLOCK,
+				k & 2 ? DAXFS_WRITE_MARK : 0,
+				k & 1 ? nt_actor : w_actor, &w, NULL) !=
+		    DBLOCK)
+			_exit(5);
+		daxfs_store(&s->writes, k);
+	}
+	t_leave_kept(&fs, &rn);
+	_exit(0);
+}
+
+/* the least word of the block: what every word holds at least */
+static u64 block_floor(const u64 *words)
+{
+	u64 lo = ~0ULL, i;
+
+	for (i = 0; i < DBLOCK / 8; i++)
+		if (words[i] < lo)
+			lo = words[i];
+	return lo;
+}
+
+static void block_observer(void *arg)
+{
+	struct dshared *s = arg;
+	static u64 words[DBLOCK / 8];
+	double end = t_now() + RACE_SECS;
+	struct daxfs_fcache fc = cached(dino);
+	struct daxfs_attr a;
+	u64 c, c0 = 0, have = 0, k, n = 0;
+
+	while (t_now() < end) {
+		k = daxfs_load(&s->writes);
+		if (n++ & 1) {
+			CHECK_EQ(daxfs_getattr_fc(&fa, dino, &fc, &a), 0);
+			c = a.change;
+		} else {
+			c = peek_change(dino, &fc);
+		}
+		if (c == c0 && n > 1 && !(c & DAXFS_CHANGE_WRITTEN)) {
+			s->trusted++;
+			if (have < k && !s->stale++) {
+				s->stale_k = k;
+				s->stale_have = have;
+			}
+			continue;
+		}
+		/* the counter moved: read again, after it */
+		c0 = c;
+		CHECK_EQ(t_pread(&fa, dino, words, DBLOCK, 0), DBLOCK);
+		have = block_floor(words);
+	}
+	s->looks = n;
+	daxfs_store(&s->stop, 1);
+}
+
+static void test_race_data_by_counter(void)
+{
+	static u64 zeros[DBLOCK / 8];
+	struct dshared *s;
+
+	dino = t_mkreg(&fb, ROOT, "rewritten");
+	CHECK_EQ(t_pwrite(&fb, dino, zeros, DBLOCK, 0), DBLOCK);
+	s = t_race(1, sizeof(*s), block_writer, block_observer);
+	printf("  race: %llu writes, %llu looks, %llu of them trusting\n",
+	       (unsigned long long)s->writes, (unsigned long long)s->looks,
+	       (unsigned long long)s->trusted);
+	if (s->stale)
+		printf("  race: %llu looks trusted bytes older than a finished "
+		       "write (write %llu, bytes of %llu)\n",
+		       (unsigned long long)s->stale,
+		       (unsigned long long)s->stale_k,
+		       (unsigned long long)s->stale_have);
+	CHECK_EQ(s->stale, 0);
+	CHECK(s->writes > 100);
+	CHECK(s->trusted > 0);
+	munmap(s, sizeof(*s));
+}
+
 int main(void)
 {
 	struct t_renewer ra, rb;
@@ -1086,6 +1322,8 @@ int main(void)
 	RUN(test_heal_needs_live_host);
 	RUN(test_race_trusted_with_healer);
 	RUN(test_race_attrs_by_counter);
+	RUN(test_rewrite_marks_counter);
+	RUN(test_race_data_by_counter);
 	t_renew_stop(&rb);
 	t_renew_stop(&ra);
 	daxfs_host_leave(&fb);

@@ -33,3 +33,19 @@ def make(*args, **kwargs):
     """subprocess.run(["make", *args], **kwargs) under the build lock."""
     with lock():
         return subprocess.run(["make", *args], **kwargs)
+
+
+def run_with_defect(name, flag, program, timeout=300):
+    """Builds the C test program tests/PROGRAM in build/bug-NAME with
+    -DFLAG (a re-introduced defect, docs/testing.md) and runs it; returns
+    the CompletedProcess, stdout and stderr together.  The build must
+    succeed: the caller asserts how the program fails."""
+    bug_build = os.path.join(REPO, "build", "bug-" + name)
+    prog = os.path.join(bug_build, "tests", program)
+    r = make("-C", REPO, "-j2", "BUILD=" + bug_build, "EXTRA_CFLAGS=-D" + flag,
+             prog, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+             text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-4000:]
+    return subprocess.run([prog], cwd=REPO, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)

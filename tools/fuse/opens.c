@@ -318,7 +318,11 @@ static void poll_once(struct dfuse *d)
 	for (i = 0; i < n; i++) {
 		struct daxfs_attr a;
 
-		if (daxfs_fstat(d->h, s[i].ino, &a) || a.change == s[i].change)
+		/* a word still marked (a read-only mount cannot fold a
+		 * rewrite's mark): its bytes may have changed since */
+		if (daxfs_fstat(d->h, s[i].ino, &a) ||
+		    (a.change == s[i].change &&
+		     !(a.change & DAXFS_CHANGE_WRITTEN)))
 			continue;
 		/* remember first: a change after this read is seen next time */
 		remember(d, &s[i], a.change);
