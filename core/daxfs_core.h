@@ -666,6 +666,18 @@ static inline u64 daxfs_change_folded(u64 change)
 }
 
 /*
+ * Whether bytes a front end copied after loading the counter as seen may
+ * be older than the file's, now that it loads now: the word moved, or it
+ * still carries a rewrite's mark, which a read-only host cannot fold (the
+ * FUSE poller, tests/c/test_peek.c's observer).  Attributes need only the
+ * first: a mark changes none.
+ */
+static inline bool daxfs_change_bytes_moved(u64 seen, u64 now)
+{
+	return now != seen || (now & DAXFS_CHANGE_WRITTEN);
+}
+
+/*
  * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
  * regular file with no name, held open by this host (one open-set entry,
  * as daxfs_open_get; the caller's daxfs_open_put ends it and frees it

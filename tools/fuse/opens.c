@@ -318,11 +318,8 @@ static void poll_once(struct dfuse *d)
 	for (i = 0; i < n; i++) {
 		struct daxfs_attr a;
 
-		/* a word still marked (a read-only mount cannot fold a
-		 * rewrite's mark): its bytes may have changed since */
 		if (daxfs_fstat(d->h, s[i].ino, &a) ||
-		    (a.change == s[i].change &&
-		     !(a.change & DAXFS_CHANGE_WRITTEN)))
+		    !daxfs_change_bytes_moved(s[i].change, a.change))
 			continue;
 		/* remember first: a change after this read is seen next time */
 		remember(d, &s[i], a.change);
