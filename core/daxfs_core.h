@@ -661,8 +661,7 @@ static inline u64 daxfs_change_cleared(u64 change)
 static inline u64 daxfs_change_folded(u64 change)
 {
 	return (change & ~(DAXFS_CHANGE_COUNT_MASK | DAXFS_CHANGE_WRITTEN)) |
-	       (((change & DAXFS_CHANGE_COUNT_MASK) + 1) &
-		DAXFS_CHANGE_COUNT_MASK);
+	       daxfs_change_cleared(change);
 }
 
 /*

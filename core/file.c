@@ -1058,6 +1058,8 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	bool append = flags & DAXFS_WRITE_APPEND;
 	bool atomic = flags & DAXFS_WRITE_ATOMIC;
 	bool gated = write_gated(append) || atomic;
+	/* may mark the counter, if it changes no attribute (below) */
+	bool mark = (flags & DAXFS_WRITE_MARK) && !append && !atomic;
 	struct daxfs_rcur lf;
 	u64 held = 0, blocks;
 	s64 w;
@@ -1151,7 +1153,6 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	}
 	if (ppos)
 		*ppos = off;
-	/* a rewrite that allocated no page changed no attribute */
 	blocks = daxfs_load(&ip->blocks);
 
 	/* a strict write over existing bytes goes out of place, so that
@@ -1161,8 +1162,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	/* re-introduced defect (docs/testing.md): the counter moves (or is
 	 * marked) before the bytes are there, and a front end keeps bytes
 	 * older than it */
-	daxfs_inode_touch_write(ip, (flags & DAXFS_WRITE_MARK) && !append &&
-				!atomic && off + len <= v.size);
+	daxfs_inode_touch_write(ip, mark && off + len <= v.size);
 #endif
 	if (atomic && off < v.size)
 		w = daxfs_redo_write(op, &v, ino, off, len, actor, ctx);
@@ -1184,13 +1184,13 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		daxfs_size_max(fs, ip, off + (u64)w);
 		daxfs_crash_point("write.size_moved");
 	}
-	/* the change counter moves before the gate opens: what an atomic
-	 * reader checks (core/atomicw.c) */
+	/* the counter moves (or is marked) after the bytes are there: a
+	 * front end reads them after loading it (docs/files.md "The change
+	 * counter of a rewrite"); a rewrite within the size that allocated
+	 * no page changed no attribute */
 #ifndef DAXFS_BUG_CHANGE_BEFORE_DATA
 	if (w > 0)
-		daxfs_inode_touch_write(ip, (flags & DAXFS_WRITE_MARK) &&
-					!append && !atomic &&
-					off + (u64)w <= v.size &&
+		daxfs_inode_touch_write(ip, mark && off + (u64)w <= v.size &&
 					daxfs_load(&ip->blocks) == blocks);
 #endif
 	if (w >= 0)	/* after our own touch */
