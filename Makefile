@@ -196,6 +196,16 @@ clean:
 module:
 	$(MAKE) -C kernel $(if $(KDIR),KDIR=$(KDIR))
 
+# daxfs.ko with one re-introduced defect (BUG=KERNEL_WRITE_MOVES, the
+# -DDAXFS_BUG_* flag): build/bug-$(BUG)/daxfs.ko, which a VM test loads to
+# show that it catches the defect (tests/vm/test_kernel_xattr.py).
+module-bug:
+	@mkdir -p $(BUILD)/bug-$(BUG)
+	$(MAKE) -C kernel $(if $(KDIR),KDIR=$(KDIR)) \
+		KMOD_OUT=$(abspath $(BUILD))/kmod-bug-$(BUG) \
+		KMOD_KO=$(abspath $(BUILD))/bug-$(BUG)/daxfs.ko \
+		DAXFS_KCFLAGS=-DDAXFS_BUG_$(BUG)
+
 # Debian packages daxfs-tools and daxfs-dkms (debian/, docs/packaging.md),
 # built in a scratch copy of the tree; the .deb files land in build/deb/.
 deb:

@@ -676,6 +676,13 @@ static inline bool daxfs_change_bytes_moved(u64 seen, u64 now)
 	return now != seen || (now & DAXFS_CHANGE_WRITTEN);
 }
 
+/* Whether two words of one counter have the same count and flight bits:
+ * no attribute changed between them (a rewrite's mark changes none). */
+static inline bool daxfs_change_same_count(u64 a, u64 b)
+{
+	return !((a ^ b) & ~DAXFS_CHANGE_WRITTEN);
+}
+
 /*
  * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
  * regular file with no name, held open by this host (one open-set entry,
@@ -815,9 +822,9 @@ s64 daxfs_read(struct daxfs_fs *fs, u64 ino, u64 off, u64 len,
  * the stamps fresh) marks the change counter (DAXFS_CHANGE_WRITTEN)
  * instead of moving it, and only loads it while it is marked: writers of
  * one file on several CPUs then share its line (docs/files.md "The change
- * counter of a rewrite").  For front ends that do not count their own
- * writes' moves of the counter: libdaxfs.  daxfs.ko counts them (docs/
- * kernel.md "Data") and leaves it out.
+ * counter of a rewrite").  A front end that counts its own writes' moves
+ * of the counter (daxfs.ko, docs/kernel.md "Data") takes them from
+ * daxfs_write_attr's *moved.
  */
 #define DAXFS_WRITE_MARK	(1u << 4)
 /* The actor may copy with streaming (weakly ordered) stores and leave them
@@ -910,10 +917,13 @@ s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		   void *ctx, u64 *pos);
 /* daxfs_write_fc that also gives the file's attributes after the write
  * (attr->ino 0: none, as after an error), loaded in the write's own op:
- * the front end's refresh after a write needs no op of its own */
+ * the front end's refresh after a write needs no op of its own.  *moved
+ * (moved may be NULL): whether the write moved the change counter's count
+ * (by one); false when it wrote nothing or only marked it
+ * (DAXFS_WRITE_MARK). */
 s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		     u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
-		     void *ctx, u64 *pos, struct daxfs_attr *attr);
+		     void *ctx, u64 *pos, struct daxfs_attr *attr, bool *moved);
 s64 daxfs_read_atomic_fc(struct daxfs_fs *fs, u64 ino,
 			 struct daxfs_fcache *fc, u64 off, u64 len,
 			 daxfs_read_actor_t actor, void (*restart)(void *ctx),

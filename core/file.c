@@ -1049,7 +1049,8 @@ static void write_attr_fill(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 
 static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 		      u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
-		      void *ctx, u64 *ppos, struct daxfs_attr *attr, u64 expect)
+		      void *ctx, u64 *ppos, struct daxfs_attr *attr, u64 expect,
+		      bool *moved)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
@@ -1073,7 +1074,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	 * were made on attributes of another counter (a rewrite's mark
 	 * changes none) */
 	if ((flags & DAXFS_WRITE_IF_CHANGE) &&
-	    ((daxfs_load(&ip->change) ^ expect) & ~DAXFS_CHANGE_WRITTEN)) {
+	    !daxfs_change_same_count(daxfs_load(&ip->change), expect)) {
 		write_attr_fill(fs, &ref, attr);
 		return DAXFS_WRITE_CHANGED;
 	}
@@ -1162,7 +1163,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	/* re-introduced defect (docs/testing.md): the counter moves (or is
 	 * marked) before the bytes are there, and a front end keeps bytes
 	 * older than it */
-	daxfs_inode_touch_write(ip, mark && off + len <= v.size);
+	*moved = daxfs_inode_touch_write(ip, mark && off + len <= v.size);
 #endif
 	if (atomic && off < v.size)
 		w = daxfs_redo_write(op, &v, ino, off, len, actor, ctx);
@@ -1190,8 +1191,9 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	 * no page changed no attribute */
 #ifndef DAXFS_BUG_CHANGE_BEFORE_DATA
 	if (w > 0)
-		daxfs_inode_touch_write(ip, mark && off + (u64)w <= v.size &&
-					daxfs_load(&ip->blocks) == blocks);
+		*moved = daxfs_inode_touch_write(ip, mark &&
+				off + (u64)w <= v.size &&
+				daxfs_load(&ip->blocks) == blocks);
 #endif
 	if (w >= 0)	/* after our own touch */
 		write_attr_fill(fs, &ref, attr);
@@ -1205,19 +1207,22 @@ s64 daxfs_write_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		   void *ctx, u64 *pos)
 {
 	return daxfs_write_attr(fs, ino, fc, off, len, flags, actor, ctx, pos,
-				NULL);
+				NULL, NULL);
 }
 
 s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		     u64 off, u64 len, u32 flags, daxfs_write_actor_t actor,
-		     void *ctx, u64 *pos, struct daxfs_attr *attr)
+		     void *ctx, u64 *pos, struct daxfs_attr *attr, bool *moved)
 {
 	struct daxfs_op op;
 	u32 round = 0;
 	u64 expect = 0;
+	bool moved_here = false;
 	s64 ret;
 	int err;
 
+	if (moved)
+		*moved = false;
 	if (!attr)
 		flags &= ~DAXFS_WRITE_IF_CHANGE;
 	else if (flags & DAXFS_WRITE_IF_CHANGE)
@@ -1229,12 +1234,14 @@ s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		if (attr)
 			attr->ino = 0;
 		ret = file_write(&op, ino, fc, off, len, flags, actor, ctx,
-				 pos, attr, expect);
+				 pos, attr, expect, &moved_here);
 		daxfs_op_end(&op);
 		/* nothing stored yet: a shrink held the gate */
 		if (ret == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
 			return -EINTR;
 	} while (ret == DAXFS_GATE_RETRY);
+	if (moved)
+		*moved = moved_here;
 	return ret;
 }
 

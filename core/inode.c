@@ -377,7 +377,7 @@ static s64 stamp_later(s64 t, s64 s, s64 now)
 	return s > t && s <= now + DAXFS_COARSE_TICK_NS ? s : t;
 }
 
-void daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only)
+bool daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only)
 {
 	s64 now = daxfs_coarse_ns();
 	s64 m = (s64)daxfs_load((u64 *)&ip->mtime_ns);
@@ -396,7 +396,7 @@ void daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only)
 	}
 	if (!bytes_only) {
 		daxfs_faa(&ip->change, 1);
-		return;
+		return true;
 	}
 	/* the bytes before the look at the word: a getattr that folds the
 	 * mark after we found it set reads them (docs/files.md "The change
@@ -406,6 +406,7 @@ void daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only)
 	while (!(w & DAXFS_CHANGE_WRITTEN) &&
 	       !daxfs_cas(&ip->change, &w, w | DAXFS_CHANGE_WRITTEN))
 		;
+	return false;
 }
 
 void daxfs_change_fold(struct daxfs_op *op, struct daxfs_inode *ip)

@@ -156,12 +156,12 @@ void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
  * Writers of one file on several CPUs then store to its record about
  * once per tick, not once per call, and no write reads the fine clock
  * (docs/files.md "Time stamps of writes", "The change counter of a
- * rewrite").
+ * rewrite").  Returns whether the count moved.
  */
 #define DAXFS_WRITE_STAMP_NS	1000000LL
 /* the longest tick of Linux's coarse clock (HZ=100) */
 #define DAXFS_COARSE_TICK_NS	10000000LL
-void daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only);
+bool daxfs_inode_touch_write(struct daxfs_inode *ip, bool bytes_only);
 /* Folds a rewrite's mark into the count (count + 1, mark clear), in op
  * (a lane: the record cannot be reused under the CAS), before a getattr
  * loads the attributes: the bytes it then reads are at least as new as

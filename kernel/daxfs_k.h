@@ -227,7 +227,7 @@ int daxfs_k_acl_init(struct inode *inode, struct posix_acl *dacl,
 /* chmod: the access ACL follows the mode (posix_acl_chmod) */
 int daxfs_k_acl_chmod(DAXFS_IDMAP_T *idmap, struct dentry *dentry, umode_t mode);
 int daxfs_refresh_inode_change(struct inode *inode, u64 *change);
-int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops,
+int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 moves,
 			      const struct daxfs_attr *a);
 /* the refresh with what a read's op loaded: a (NULL: that op's error err) */
 int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,

@@ -214,7 +214,8 @@ static ssize_t daxfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 /* One write op with page faults disabled (see daxfs_read_nofault),
  * run again while the pool is empty but limbo holds space. */
 static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
-			       u32 flags, u64 *pos, struct daxfs_attr *attr)
+			       u32 flags, u64 *pos, struct daxfs_attr *attr,
+			       bool *moved)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct daxfs_space_wait w = {};
@@ -233,7 +234,7 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 		n = daxfs_write_attr(DAXFS_FS(inode->i_sb), inode->i_ino,
 				     &DAXFS_I(inode)->fc, iocb->ki_pos,
 				     iov_iter_count(io->iter), flags | whole,
-				     daxfs_write_actor, io, pos, attr);
+				     daxfs_write_actor, io, pos, attr, moved);
 		pagefault_enable();
 		if (daxfs_k_space_retry(inode->i_sb, &w, n))
 			continue;
@@ -312,9 +313,9 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	size_t count = iov_iter_count(from), left;
 	loff_t start = iocb->ki_pos;
 	ssize_t ret, done = 0;
-	u32 flags = 0, cond;
-	bool held, trusted;
-	u64 pos, change, ops = 0;
+	u32 flags, cond;
+	bool held, trusted, moved;
+	u64 pos, change, moves = 0;
 	s64 n;
 
 	inode_lock(inode);
@@ -326,6 +327,10 @@ again:
 	if (ret <= 0)
 		goto out;
 	ret = 0;	/* from here: the first error, when nothing was written */
+	/* a rewrite that changes no attribute marks the change counter, and
+	 * *moved says which ours moved (docs/files.md "The change counter of
+	 * a rewrite") */
+	flags = DAXFS_WRITE_MARK;
 	if (iocb->ki_flags & IOCB_APPEND)
 		flags |= DAXFS_WRITE_APPEND;
 	/* the first op stores only at the counter the checks went by */
@@ -358,7 +363,8 @@ again:
 			 * copies */
 			break;
 		}
-		n = daxfs_write_nofault(iocb, &io, flags | cond, &pos, &a);
+		n = daxfs_write_nofault(iocb, &io, flags | cond, &pos, &a,
+					&moved);
 		cond = 0;
 		if (held) {
 			daxfs_src_release(&src, from);
@@ -379,7 +385,13 @@ again:
 		/* with O_APPEND the core chose where the bytes went */
 		iocb->ki_pos = pos + n;
 		done += n;
-		ops += n > 0;	/* each moved the change counter once */
+#ifdef DAXFS_BUG_KERNEL_WRITE_MOVES
+		/* re-introduced defect (docs/testing.md): every op that wrote
+		 * counted as a move, a rewrite's mark too */
+		moves += n > 0;
+#else
+		moves += moved;
+#endif
 		/* the blocks moved to the overlay: our mappings of their
 		 * cached copies go (split mode) */
 		daxfs_mmap_drop_range(inode, pos, pos + n);
@@ -397,7 +409,7 @@ again:
 		ret = -EFAULT;
 	/* the attributes the last op loaded after its write, if it gave
 	 * them: no op of our own for the refresh */
-	daxfs_refresh_after_write(inode, change, ops, a.ino ? &a : NULL);
+	daxfs_refresh_after_write(inode, change, moves, a.ino ? &a : NULL);
 out:
 	inode_unlock(inode);
 	if (ret > 0)
@@ -411,7 +423,6 @@ recheck:
 	iov_iter_reexpand(from, count);
 	io.fault = false;
 	io.media = false;
-	flags = 0;
 	goto again;
 }
 

@@ -355,22 +355,23 @@ int daxfs_refresh_inode_change(struct inode *inode, u64 *change)
 
 /*
  * After a write (inode lock held): before is the change counter the
- * refresh before it loaded, ops the core calls that wrote, each of which
- * moved the counter by one.  Only when the counter moved by exactly that
+ * refresh before it loaded, moves how many of the core calls that wrote
+ * moved its count (by one each; the others only marked it: a rewrite's
+ * mark changes no attribute).  Only when the count moved by exactly that
  * does the inode keep S_NOSEC: a change by anyone else in between, such
  * as another host's setxattr of security.capability, makes the next
  * write look for the capability again.  a: the attributes the write's
  * last op loaded after it wrote, or NULL (then one op loads them here).
  */
-int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 ops,
+int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 moves,
 			      const struct daxfs_attr *a)
 {
 	int err;
 
 	if (!a)
-		return refresh(inode, NULL, before + ops);
+		return refresh(inode, NULL, before + moves);
 	err = daxfs_dead(inode->i_sb);
-	return err ? err : refresh_apply(inode, a, 0, before + ops);
+	return err ? err : refresh_apply(inode, a, 0, before + moves);
 }
 
 /* Whether what a peek loaded is what the inode holds: the test a refresh
@@ -509,6 +510,14 @@ static int refresh_after_op(struct inode *dir, struct dentry *child,
 	return err;
 }
 
+/* Whether change is mine: the count (and what is in flight) as our own
+ * calls left it, whatever a rewrite's mark says (ours, or another host's
+ * rewrite, which changes no attribute).  ~0: none is. */
+static bool change_is_mine(u64 change, u64 mine)
+{
+	return mine != ~0ULL && daxfs_change_same_count(change, mine);
+}
+
 /* The refresh with the attributes (or the error) a core op gave. */
 static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 			 int err, u64 mine)
@@ -530,14 +539,15 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 	if (ei->valid && a.change == READ_ONCE(ei->change) &&
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
 		return 0;
-	if (ei->valid && a.change == mine && own_write_only(inode, &a))
+	if (ei->valid && change_is_mine(a.change, mine) &&
+	    own_write_only(inode, &a))
 		return 0;
 	if (S_ISREG(inode->i_mode) && a.size < (u64)i_size_read(inode))
 		/* truncated elsewhere: drop our stale mappings of the tail,
 		 * the page of the new EOF included (see daxfs_k_setattr) */
 		unmap_mapping_range(inode->i_mapping,
 				    round_down(a.size, PAGE_SIZE), 0, 1);
-	daxfs_fill_inode(inode, &a, a.change == mine);
+	daxfs_fill_inode(inode, &a, change_is_mine(a.change, mine));
 	return 0;
 }
 

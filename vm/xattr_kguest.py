@@ -17,6 +17,12 @@ Scenarios:
           /cap written (no capability: the kernel may skip the look on later writes),
           /cap-ready made; once another host set security.capability on /cap, a write
           here must remove it, as Linux does after a local setcap.
+  capmark [ROUNDS]
+          /capm rewritten in place in a loop (rewrites that only mark the change
+          counter) while another host sets security.capability on it, once per round
+          (/capm-ready-I, then the host's /capm-set-I): the first rewrite after
+          /capm-set-I is seen must remove it.  A setxattr that lands inside a rewrite's
+          op must not pass for that rewrite's own change.
 """
 import errno
 import os
@@ -128,6 +134,80 @@ def scen_killpriv(args):
     finally:
         os.close(fd)
     result(killpriv="ok")
+
+
+def clock_offset(path, seconds):
+    """The other host's CLOCK_REALTIME minus ours, from the clock it keeps writing (20
+    ASCII digits of ns) at the start of path, sampled for seconds: the largest
+    difference seen, short by about one of its store intervals (a stale sample only
+    makes it smaller)."""
+    best = None
+    end = time.monotonic() + seconds
+    with open(path, "rb", buffering=0) as f:
+        while time.monotonic() < end or best is None:
+            raw = os.pread(f.fileno(), 20, 0)
+            g = time.time_ns()
+            if len(raw) == 20 and raw.isdigit():
+                d = int(raw) - g
+                best = d if best is None or d > best else best
+    return best
+
+
+def align_clock(path, ahead_ns):
+    """Sets this guest's CLOCK_REALTIME ahead_ns behind the other host's, checked by
+    sampling again (a loaded machine may starve the other host's clock writer for a
+    while): within 1 ms of it, or after five tries as near as it got."""
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path):
+        check(time.monotonic() < deadline, "the other host never wrote its clock")
+        time.sleep(0.05)
+    for _ in range(5):
+        off = clock_offset(path, 0.3)
+        if abs(off - ahead_ns) <= 1_000_000:
+            break
+        time.clock_settime_ns(time.CLOCK_REALTIME, time.time_ns() + off - ahead_ns)
+    log(f"clock: the other host's {off / 1e6:.3f} ms ahead at the last look")
+
+
+CAPMARK_FILE = 4 << 20
+CAPMARK_CHUNK = 1 << 20
+
+
+def scen_capmark(args):
+    """The guest's clock is first set a little behind the other host's, so that
+    the ctime its setxattr stamps is fresh to this host's writes (docs/files.md
+    "Time stamps of writes"), which then mark the counter in its presence too."""
+    rounds = int(args[0]) if args else 20
+    align_clock(kg.p("capm-clock"), 3_000_000)
+    kg.write_file(kg.p("capm-clock-done"), b"1")
+    f = kg.p("capm")
+    fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o755)
+    chunk = b"r" * CAPMARK_CHUNK
+    try:
+        check(os.write(fd, b"a" * CAPMARK_FILE) == CAPMARK_FILE, "first write")
+        capmark_rounds(fd, f, chunk, rounds)
+    except BaseException:
+        kg.write_file(kg.p("capm-stop"), b"1")     # the other host stops waiting
+        raise
+    finally:
+        os.close(fd)
+    result(capmark="ok")
+
+
+def capmark_rounds(fd, f, chunk, rounds):
+    rewrites = 0
+    for i in range(rounds):
+        kg.write_file(kg.p(f"capm-ready-{i}"), b"1")
+        deadline = time.monotonic() + 120
+        while not os.path.exists(kg.p(f"capm-set-{i}")):
+            check(time.monotonic() < deadline, f"round {i}: no capability set")
+            off = CAPMARK_CHUNK * (rewrites % (CAPMARK_FILE // CAPMARK_CHUNK))
+            os.pwrite(fd, chunk, off)
+            rewrites += 1
+        check(os.pwrite(fd, b"s" * 64, 0) == 64, "write after setcap")
+        check(errno_of(os.getxattr, f, "security.capability") == errno.ENODATA,
+              f"round {i}: a write kept the capability another host set")
+    log(f"capmark: {rounds} rounds, {rewrites} rewrites")
 
 
 def main():

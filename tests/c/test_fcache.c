@@ -169,7 +169,7 @@ static s64 write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 
 	memset(a, 0xa5, sizeof(*a));
 	return daxfs_write_attr(fs, ino, fc, off, len, flags, w_actor, &w,
-				NULL, a);
+				NULL, a, NULL);
 }
 
 /*

@@ -932,7 +932,7 @@ static s64 write_if(struct daxfs_fs *fs, u64 ino, u64 off, const void *buf,
 	a->change = expect;
 	return daxfs_write_attr(fs, ino, NULL, off, len,
 				flags | DAXFS_WRITE_IF_CHANGE, w_actor, &w,
-				&pos, a);
+				&pos, a, NULL);
 }
 
 static void test_write_if_change(void)
@@ -982,7 +982,7 @@ static void test_write_if_change(void)
 	      got[210] == 0);
 	/* without attributes to compare with, the flag means nothing */
 	CHECK_EQ(daxfs_write_attr(&fs, ino, NULL, 0, 4, DAXFS_WRITE_IF_CHANGE,
-				  w_actor, &w, NULL, NULL), 4);
+				  w_actor, &w, NULL, NULL, NULL), 4);
 	daxfs_host_leave(&fs);
 	t_region_free(r, 16 * MiB);
 }

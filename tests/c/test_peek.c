@@ -1147,7 +1147,7 @@ static void test_rewrite_marks_counter(void)
 
 		CHECK_EQ(daxfs_write_attr(&fb, ino, NULL, 40, sizeof(buf),
 					  DAXFS_WRITE_IF_CHANGE, w_actor, &w,
-					  NULL, &a), (s64)sizeof(buf));
+					  NULL, &a, NULL), (s64)sizeof(buf));
 	}
 
 	/* growth and a hole's page move the count, mark or not */
@@ -1165,6 +1165,52 @@ static void test_rewrite_marks_counter(void)
 	/* a write without the flag moves it always */
 	CHECK_EQ(t_pwrite(&fb, ino, "x", 1, 0), 1);
 	CHECK_EQ(raw_change(ino), w2 + 2);
+}
+
+/*
+ * What a write says it did to the count (daxfs_write_attr's *moved, which
+ * daxfs.ko adds up to tell its own writes from another host's change):
+ * moved by one exactly when it says so, else kept (marked, or nothing
+ * written), over rewrites (some of them stamping), growth, holes, empty
+ * writes and unflagged writes.
+ */
+static void test_write_reports_moves(void)
+{
+	u64 ino = t_mkreg(&fb, ROOT, "moves"), w0, w1;
+	const u64 count = DAXFS_CHANGE_COUNT_MASK;
+	static u8 buf[8192];
+	struct daxfs_attr a;
+	int i, moves = 0, marks = 0;
+
+	marked_write(ino, 8192, 0);
+	mfc = cached(ino);
+	for (i = 0; i < 400; i++) {
+		struct wsrc w = { buf, 0, 0, 0 };
+		u64 off = i % 7 == 3 ? 4096ull * (i + 4) : (u64)(i % 5) * 100;
+		u64 len = i % 11 == 5 ? 0 : 1 + (u64)(i % 3) * 1500;
+		u32 flags = i % 13 == 7 ? 0 : DAXFS_WRITE_MARK;
+		bool moved = !(i & 1);
+
+		if (i % 17 == 0)	/* a fold: the next rewrite marks again */
+			CHECK_EQ(daxfs_getattr(&fb, ino, &a), 0);
+		w0 = raw_change(ino);
+		CHECK_EQ(daxfs_write_attr(&fb, ino, NULL, off, len, flags,
+					  w_actor, &w, NULL, &a, &moved),
+			 (s64)len);
+		w1 = raw_change(ino);
+		CHECK_EQ(a.change, w1);
+		if (moved) {
+			CHECK_EQ(w1 & count, (w0 & count) + 1);
+			moves++;
+		} else {
+			CHECK_EQ(w1 & count, w0 & count);
+			CHECK(!len || (w1 & DAXFS_CHANGE_WRITTEN));
+			marks += len > 0;
+		}
+		CHECK(len || !moved);
+		CHECK(flags || !len || moved);
+	}
+	CHECK(moves > 0 && marks > 0);
 }
 
 /* ---- data no older than the counter it was read after ---- */
@@ -1328,6 +1374,7 @@ int main(void)
 	RUN(test_race_trusted_with_healer);
 	RUN(test_race_attrs_by_counter);
 	RUN(test_rewrite_marks_counter);
+	RUN(test_write_reports_moves);
 	RUN(test_race_data_by_counter);
 	t_renew_stop(&rb);
 	t_renew_stop(&ra);

@@ -4,7 +4,9 @@ denied or allowed accordingly, default ACL inheritance); then the host, another 
 the same region, sees what the guest set, and fsck is clean.  Skip/fail rules as in
 test_kernel_cluster.py.  Console logs: build/vm/logs/<test name>/A.log.
 """
+import ctypes
 import struct
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -75,3 +77,92 @@ def test_kernel_write_drops_capability_set_elsewhere(request, built):
             assert r.read_file("/cap") == b"a" * 4096 + b"b" * 4096 + b"c" * 4096
         rc, out = fsck(c.shm, "-n")
         assert rc == 0, out
+
+
+CAPMARK_ROUNDS = 40
+KERNEL_DEFECT = "KERNEL_WRITE_MOVES"
+
+
+def set_by_ino(r, ino, name, value):
+    """daxfs_xattr_set on an inode number, with no path lookup."""
+    fn = r._lib.daxfs_xattr_set
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p,
+                   ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    assert fn(r._handle(), ino, name, value, len(value), 0) == 0
+
+
+def run_capmark(c, load="load"):
+    """Guest A rewrites /capm in place (vm/xattr_kguest.py capmark) while this host sets
+    security.capability on it once per round; the cluster's result.  The host stops
+    early when the guest gives up (/capm-stop)."""
+    mkfs(c.shm)
+
+    def wait_for(r, path, what, seconds):
+        deadline = time.monotonic() + seconds
+        while not r.exists(path):
+            if r.exists("/capm-stop"):
+                return False
+            assert time.monotonic() < deadline, what
+            time.sleep(0.01)
+        return True
+
+    def host_setcaps():
+        with daxfs.Region(str(c.shm)) as r:
+            # this host's clock, for the guest to set its own by
+            with r.open("/capm-clock", create=True) as f:
+                deadline = time.monotonic() + 400
+                while not r.exists("/capm-clock-done"):
+                    assert time.monotonic() < deadline, "guest never took the clock"
+                    f.pwrite(b"%020d" % time.time_ns(), 0)
+            for i in range(CAPMARK_ROUNDS):
+                if not wait_for(r, f"/capm-ready-{i}", f"round {i}: guest not ready", 60):
+                    return False
+                if i == 0:
+                    ino = r.stat("/capm").st_ino
+                # somewhere inside the guest's stream of rewrites, by number: a path's
+                # lookup here would fold the guest's mark first, a second move that no
+                # rewrite's own count could match
+                time.sleep(0.05 + 0.01 * (i % 7))
+                set_by_ino(r, ino, b"security.capability", CAP_BLOB)
+                r.write_file(f"/capm-set-{i}", b"1")
+        return True
+
+    return c.run([Guest("A", "daxfs-k", [load, "mount:phys", f"xa:capmark:{CAPMARK_ROUNDS}",
+                                        "umount", "rmmod", "clean"])],
+                 host_fn=host_setcaps)
+
+
+def test_kernel_rewrite_marks_keep_capability_checks(request, built):
+    """Rewrites on daxfs.ko mark the change counter instead of moving it (docs/files.md
+    "The change counter of a rewrite"); the kernel tells its own writes from another
+    host's change by the moves the core reports.  Another host sets security.capability
+    on a file the guest rewrites in place without pause, once per round: a setxattr
+    inside a rewrite's op must not pass for that rewrite's own move, so the first
+    rewrite after the guest sees the round's flag removes the capability (SB_NOSEC)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=900) as c:
+        res = run_capmark(c)
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+        assert ra.get("capmark") == "ok", ra
+        with daxfs.Region(str(c.shm)) as r:
+            assert "security.capability" not in r.listxattr("/capm")
+        rc, out = fsck(c.shm, "-n")
+        assert rc == 0, out
+
+
+def test_kernel_rewrite_marks_defect_caught(request, built):
+    """The test above against a module that counts every write as a move of the
+    counter, its rewrites' marks too (make module-bug BUG=KERNEL_WRITE_MOVES): a
+    setxattr inside a rewrite's op then passes for the rewrite's own move, the inode
+    keeps S_NOSEC, and a later write leaves the capability.  The guest must see it."""
+    r = subprocess.run(["make", "-C", str(REPO), "module-bug", f"BUG={KERNEL_DEFECT}"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    with Cluster(label=request.node.name, size=SIZE, timeout=900) as c:
+        res = run_capmark(c, f"load:build/bug-{KERNEL_DEFECT}/daxfs.ko")
+        ga = res.guests["A"]
+        print(f"\nguest A: {ga.results}")
+        assert ga.results.get("capmark") != "ok", "the defect went unseen: " + res.summary()
+        assert "a write kept the capability another host set" in ga.log, res.summary()

@@ -3,6 +3,8 @@
 # (`host python3 ...`, build/bin/*) see as /mnt/daxfs.  Steps:
 #   load                  insmod $DAXFS_REPO/kernel/daxfs.ko (and hostname guest-ID: the name
 #                         this guest's kernel mounts give themselves in the host table)
+#   load:REL              the same with $DAXFS_REPO/REL (a module with a re-introduced
+#                         defect, make module-bug)
 #   mount:phys[:OPTS]     mount -t daxfs -o phys=<nvdimm start>,size=<nvdimm size>[,OPTS] none
 #                         (physN: the Nth nvdimm's range, N = 1, 2, ...); nd_pmem is unbound
 #                         from the namespaces in that range first (daxfs claims it);
@@ -57,6 +59,7 @@ EOT
     opts=$(echo "$rest" | tr '+' ',' | sed "s#@REPO#$DAXFS_REPO#g")
     case $a in
     load)
+        [ -z "$x" ] || KO=$DAXFS_REPO/$x
         [ -f "$KO" ] || vm_fail "$KO missing: run make module"
         hostname "guest-$DAXFS_VM_ID"
         insmod $KO 2>/tmp/err || vm_fail "insmod: $(cat /tmp/err)"
