@@ -683,6 +683,14 @@ static inline bool daxfs_change_same_count(u64 a, u64 b)
 	return !((a ^ b) & ~DAXFS_CHANGE_WRITTEN);
 }
 
+/* Whether now is seen after exactly one fold of seen (a getattr's, on any
+ * host) and nothing else: only a fold clears the mark and leaves what is
+ * in flight, so no attribute changed between them. */
+static inline bool daxfs_change_only_folded(u64 seen, u64 now)
+{
+	return (seen & DAXFS_CHANGE_WRITTEN) && now == daxfs_change_folded(seen);
+}
+
 /*
  * O_TMPFILE (core/tmpfile.c, docs/open-files.md "Unnamed files"): a new
  * regular file with no name, held open by this host (one open-set entry,

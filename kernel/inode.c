@@ -524,6 +524,7 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 	struct daxfs_attr a;
+	bool own;
 
 	if (err == -ENOENT) {
 		/* removed by another host (or by us): no links left */
@@ -539,15 +540,18 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 	if (ei->valid && a.change == READ_ONCE(ei->change) &&
 	    a.size == (u64)i_size_read(inode) && a.nlink == inode->i_nlink)
 		return 0;
-	if (ei->valid && change_is_mine(a.change, mine) &&
-	    own_write_only(inode, &a))
+	/* our own writes, or a fold of a rewrite's mark (another host's
+	 * getattr, or ours): no attribute changed beyond a write's */
+	own = change_is_mine(a.change, mine) ||
+	      daxfs_change_only_folded(READ_ONCE(ei->change), a.change);
+	if (ei->valid && own && own_write_only(inode, &a))
 		return 0;
 	if (S_ISREG(inode->i_mode) && a.size < (u64)i_size_read(inode))
 		/* truncated elsewhere: drop our stale mappings of the tail,
 		 * the page of the new EOF included (see daxfs_k_setattr) */
 		unmap_mapping_range(inode->i_mapping,
 				    round_down(a.size, PAGE_SIZE), 0, 1);
-	daxfs_fill_inode(inode, &a, change_is_mine(a.change, mine));
+	daxfs_fill_inode(inode, &a, own);
 	return 0;
 }
 

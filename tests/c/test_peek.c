@@ -1120,6 +1120,12 @@ static void test_rewrite_marks_counter(void)
 		CHECK(!(a.change & DAXFS_CHANGE_WRITTEN));
 		CHECK(a.change > (w0 & count));
 		CHECK_EQ(raw_change(ino), a.change);
+		/* which a front end can tell from any other move */
+		CHECK_EQ(daxfs_change_only_folded(w2, a.change),
+			 !!(w2 & DAXFS_CHANGE_WRITTEN));
+		CHECK(!daxfs_change_only_folded(w2, a.change + 1));
+		CHECK(!daxfs_change_only_folded(w2 + 1, a.change));
+		CHECK(!daxfs_change_only_folded(a.change - 1, a.change));
 	}
 	CHECK(marked > 0);
 

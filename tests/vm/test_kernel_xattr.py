@@ -93,9 +93,10 @@ def set_by_ino(r, ino, name, value):
 
 
 def run_capmark(c, load="load"):
-    """Guest A rewrites /capm in place (vm/xattr_kguest.py capmark) while this host sets
-    security.capability on it once per round; the cluster's result.  The host stops
-    early when the guest gives up (/capm-stop)."""
+    """Guest A rewrites /capm in place (vm/xattr_kguest.py capmark) while this host
+    stats it (folding the guest's mark) and sets security.capability on it once per
+    round; the cluster's result.  The host stops early when the guest gives up
+    (/capm-stop)."""
     mkfs(c.shm)
 
     def wait_for(r, path, what, seconds):
@@ -118,13 +119,19 @@ def run_capmark(c, load="load"):
             for i in range(CAPMARK_ROUNDS):
                 if not wait_for(r, f"/capm-ready-{i}", f"round {i}: guest not ready", 60):
                     return False
-                if i == 0:
+                time.sleep(0.03 + 0.01 * (i % 7))
+                # folds of the guest's mark (a getattr here), which the guest's
+                # refresh takes for no change; then the attribute, somewhere inside
+                # the guest's stream of rewrites.  By number on even rounds: a path's
+                # lookup would fold first, a second move no rewrite's own count could
+                # match, so only those rounds can show a miscount
+                for _ in range(3):
                     ino = r.stat("/capm").st_ino
-                # somewhere inside the guest's stream of rewrites, by number: a path's
-                # lookup here would fold the guest's mark first, a second move that no
-                # rewrite's own count could match
-                time.sleep(0.05 + 0.01 * (i % 7))
-                set_by_ino(r, ino, b"security.capability", CAP_BLOB)
+                    time.sleep(0.005)
+                if i % 2:
+                    r.setxattr("/capm", "security.capability", CAP_BLOB)
+                else:
+                    set_by_ino(r, ino, b"security.capability", CAP_BLOB)
                 r.write_file(f"/capm-set-{i}", b"1")
         return True
 
