@@ -17,8 +17,6 @@ import os
 import threading
 import weakref
 
-from . import _lib
-
 PAGE = 4096                     # DAXFS_BLOCK_SIZE
 CHANGE_WRITTEN = 1 << 47        # a rewrite's mark in st_change (format 14)
 _MAP_FIXED = 0x10               # Linux
