@@ -683,9 +683,15 @@ static inline bool daxfs_change_same_count(u64 a, u64 b)
 	return !((a ^ b) & ~DAXFS_CHANGE_WRITTEN);
 }
 
-/* Whether now is seen after exactly one fold of seen (a getattr's, on any
- * host) and nothing else: only a fold clears the mark and leaves what is
- * in flight, so no attribute changed between them. */
+/*
+ * Whether now is seen after exactly one fold of seen (a getattr's, on any
+ * host) and nothing else: every other change adds to the count or to what
+ * is in flight, and only a fold clears the mark and keeps the rest.  One
+ * look-alike: from a seen with nothing in flight, a raise whose host died
+ * and its heal (count + 1, all cleared) give the same word.  A raise is a
+ * namespace op's (a link count, a ctime), never an extended attribute's,
+ * so a caller that compares the link count misses no change that matters.
+ */
 static inline bool daxfs_change_only_folded(u64 seen, u64 now)
 {
 	return (seen & DAXFS_CHANGE_WRITTEN) && now == daxfs_change_folded(seen);

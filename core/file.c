@@ -1217,12 +1217,13 @@ s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 	struct daxfs_op op;
 	u32 round = 0;
 	u64 expect = 0;
-	bool moved_here = false;
+	bool unused;
 	s64 ret;
 	int err;
 
-	if (moved)
-		*moved = false;
+	if (!moved)
+		moved = &unused;
+	*moved = false;		/* file_write sets it only once it wrote */
 	if (!attr)
 		flags &= ~DAXFS_WRITE_IF_CHANGE;
 	else if (flags & DAXFS_WRITE_IF_CHANGE)
@@ -1234,14 +1235,12 @@ s64 daxfs_write_attr(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		if (attr)
 			attr->ino = 0;
 		ret = file_write(&op, ino, fc, off, len, flags, actor, ctx,
-				 pos, attr, expect, &moved_here);
+				 pos, attr, expect, moved);
 		daxfs_op_end(&op);
 		/* nothing stored yet: a shrink held the gate */
 		if (ret == DAXFS_GATE_RETRY && daxfs_gate_retry_pause(round++))
 			return -EINTR;
 	} while (ret == DAXFS_GATE_RETRY);
-	if (moved)
-		*moved = moved_here;
 	return ret;
 }
 
