@@ -563,6 +563,8 @@ int daxfs_host_retire(struct daxfs_fs *fs, u32 slot, u64 gen)
 	u64 w = daxfs_host_word(gen, DAXFS_HOST_ALIVE);
 	struct daxfs_host *h;
 
+	if (fs->host == DAXFS_NO_HOST)
+		return -EROFS;	/* a host-less view stores nothing */
 	if (slot >= fs->sb.max_hosts || slot == fs->host)
 		return -EINVAL;
 	h = daxfs_host_at(fs, slot);

@@ -675,6 +675,8 @@ int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
 	bool changed;
 	int err;
 
+	if (fs->host == DAXFS_NO_HOST)
+		return -EROFS;	/* a host-less view stores nothing */
 	if (slot >= fs->sb.max_hosts || slot == fs->host)
 		return -EINVAL;
 	err = daxfs_op_begin(fs, &op);

@@ -483,9 +483,15 @@ void daxfs_map_ask_pass(struct daxfs_fs *fs, u32 slot, u64 want)
 
 bool daxfs_map_pass_asked(struct daxfs_fs *fs)
 {
-	struct daxfs_host *h = daxfs_host_at(fs, fs->host);
-	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
-	u64 e = daxfs_load(&h->map_epoch), want = daxfs_load(&h->pass_wanted);
+	struct daxfs_host *h;
+	u64 g, e, want;
+
+	if (fs->host == DAXFS_NO_HOST)
+		return false;	/* no slot: nobody can ask us */
+	h = daxfs_host_at(fs, fs->host);
+	g = daxfs_load(daxfs_state_word(fs, epoch));
+	e = daxfs_load(&h->map_epoch);
+	want = daxfs_load(&h->pass_wanted);
 
 	/* a pass now announces g: worth it while ours lags g and an ask
 	 * wants more.  A garbled word (a stray store) costs at most a pass

@@ -22,8 +22,14 @@ static int do_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		err = lib_files_check(h, ino);
 	if (err)
 		return err;
-	/* devdax and hugetlbfs map only in whole 2 MiB pieces */
-	if (h->map_page > DAXFS_BLOCK_SIZE)
+	/*
+	 * devdax and hugetlbfs map only in whole 2 MiB pieces; a host-less
+	 * view (read-only, or not joined) has no slot to announce a pass
+	 * epoch in, so nothing would hold a page it maps back from reuse
+	 * for another file (docs/reclaim.md "Mapping hosts"): the caller
+	 * copies instead, as for devdax.
+	 */
+	if (h->map_page > DAXFS_BLOCK_SIZE || h->fs.host == DAXFS_NO_HOST)
 		return -ENODEV;
 	if (alloc)
 		err = daxfs_map_block(&h->fs, ino, pgoff, true, &pg);

@@ -5,7 +5,9 @@ parametrized test that must exit 0.  A program whose source exists but
 whose binary is missing fails (it did not build), it is never skipped.
 """
 
+import glob
 import os
+import re
 import subprocess
 
 import pytest
@@ -63,3 +65,22 @@ def test_c_unit_short_lease(built, name, monkeypatch):
     Here the idle spell only has to outlast 300 ms, every run."""
     monkeypatch.setenv("DAXFS_TEST_LEASE_MS", SHORT_LEASE_MS)
     run_program(built, os.path.join(BIN, name))
+
+
+def test_hostless_sweep_covers_every_call():
+    """tests/c/test_hostless.c calls every public libdaxfs function that
+    takes a handle on a host-less view: a function added to the headers
+    without a line there fails here, not on a user's read-only mount."""
+    declared = set()
+    for header in glob.glob(os.path.join(ROOT, "include", "daxfs",
+                                         "libdaxfs*.h")):
+        with open(header) as f:
+            declared.update(re.findall(
+                r"\b(daxfs_\w+)\(\s*(?:const\s+)?struct daxfs_handle\s*\*",
+                f.read()))
+    with open(os.path.join(SRC, "test_hostless.c")) as f:
+        sweep = f.read()
+    assert len(declared) > 80, sorted(declared)    # the parse found them
+    missing = sorted(d for d in declared
+                     if not re.search(r"\b%s\(" % d, sweep))
+    assert not missing, "not in tests/c/test_hostless.c: %s" % missing

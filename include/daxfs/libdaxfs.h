@@ -562,7 +562,8 @@ int daxfs_host_retire_slot(struct daxfs_handle *h, uint32_t slot,
 /* Before the retirement: host slot's locks become h's (its waiting
  * requests excepted), an OFD or flock owner in [lo, hi) moved to
  * to + (owner - lo) (a POSIX owner, the process, stays);
- * returns how many (docs/locks.md "Across exec"). */
+ * returns how many (docs/locks.md "Across exec").  Both -EROFS on a
+ * host-less handle. */
 int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
 			   uint64_t gen, uint64_t lo, uint64_t hi, uint64_t to);
 
@@ -732,6 +733,10 @@ void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref);
  * (the file outlives its last close while mapped); unhold drops no lock.
  * A file with no name left takes a hold while an open of this handle
  * holds it (mmap of a deleted file through a descriptor still open).
+ * -ENODEV: no page of this handle maps alone, so the caller copies:
+ * devdax and hugetlbfs map only whole 2 MiB pieces, and a host-less
+ * handle (DAXFS_OPEN_RDONLY or _NOJOIN) has no slot to announce its
+ * passes in, so nothing would keep a page it maps from being reused.
  */
 int daxfs_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   int alloc, uint64_t *off);
