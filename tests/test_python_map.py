@@ -8,16 +8,19 @@ other's stores, and a truncate's moved pages are mapped again by the
 revalidation pass.
 """
 
+import errno
 import os
+import struct
 import threading
 import time
 
 import pytest
 
 from helpers import env, procs
-from helpers.map_workers import mapper
+from helpers.map_workers import mapper, read_only_map_kept, rewriter
 
 import daxfs
+from daxfs import _map
 
 PAGE = 4096
 
@@ -174,3 +177,107 @@ def test_pass_thread_ends_with_the_last_map(fs):
     with fs.map_file("/w") as m:
         assert bytes(m.buffer) == b"a" * PAGE
         assert len(_pass_threads()) == 1
+
+
+# ---- maps from a host-less (read-only) Region ----
+#
+# A read-only Region has no host slot: it cannot announce a pass epoch,
+# so nothing holds a page it maps back from reuse for another file.  Its
+# maps copy every page (as on devdax), and its passes copy again while the
+# change counter moved or still carries a rewrite's mark, which nobody
+# folds for it (docs/python.md "Zero copy").
+
+def test_read_only_map_outlives_its_pass_thread(fs, region_path):
+    """The pass thread looks for an asked-for pass every 20 ms; on a
+    read-only Region that look read the host table at slot DAXFS_NO_HOST
+    and killed the process (SIGSEGV) once a map lived 20 ms."""
+    data = os.urandom(2 * PAGE + 5)
+    fs.write_file("/w", data)
+    [(got, zero_copy)] = procs.run(read_only_map_kept,
+                                   [(region_path, "/w", 0.5)], timeout=60)
+    assert got == data and not zero_copy
+
+
+def test_read_only_map_never_shows_another_files_bytes(fs, region_path):
+    """The file is unlinked and the whole pool written over by another
+    file: the read-only map still shows the bytes it mapped, never what
+    reused their pages (before the copy, the metadata and data of others
+    showed through)."""
+    data = b"f" * (4 * PAGE)
+    fs.write_file("/f", data)
+    with daxfs.Region(region_path, readonly=True) as ro, \
+            ro.map_file("/f") as m:
+        assert not m.zero_copy
+        assert m.region_offsets() == [-1] * 4
+        fs.unlink("/f")
+        fs.reclaim()
+        with fs.open("/g", create=True) as g:
+            with pytest.raises(OSError) as e:
+                while True:
+                    g.append(b"g" * (64 * 1024))
+            assert e.value.errno == errno.ENOSPC
+        assert fs.statfs()["free_bytes"] < 64 * 1024
+        assert bytes(m.buffer) == data
+        ro.map_pass()           # the file is gone: the pass keeps the copy
+        assert bytes(m.buffer) == data
+
+
+def watch_rewrites(region_path, seconds):
+    """A read-only map of a file another host keeps rewriting (its first
+    page holds the count k of the last write): after each pass, the map
+    must show at least the k whose write returned before the pass began.
+    Returns (passes, stale passes, passes that found the counter's word
+    unchanged and marked: the case a rule ignoring the mark gets wrong)."""
+    done = procs.CTX.Value("q", 0, lock=False)
+    stop = procs.CTX.Value("i", 0, lock=False)
+    writer = procs.CTX.Process(target=rewriter,
+                               args=(region_path, "/w", done, stop),
+                               daemon=True)
+    writer.start()
+    passes = stale = unchanged_marked = 0
+    try:
+        with daxfs.Region(region_path, readonly=True) as ro, \
+                ro.map_file("/w") as m:
+            ino, last = m.ino, None
+            deadline = time.monotonic() + 60
+            while not done.value:
+                assert time.monotonic() < deadline, "the writer never wrote"
+                time.sleep(0.001)
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                k = done.value
+                word = ro.fstat(ino).st_change
+                unchanged_marked += word == last and bool(
+                    word & _map.CHANGE_WRITTEN)
+                last = word
+                ro.map_pass()
+                passes += 1
+                stale += struct.unpack("<Q", bytes(m.buffer[:8]))[0] < k
+    finally:
+        stop.value = 1
+        writer.join(30)
+        procs.kill(writer)
+    assert writer.exitcode == 0
+    return passes, stale, unchanged_marked
+
+
+def test_read_only_map_sees_rewrites_that_only_mark(fs, region_path):
+    """A rewrite within a tick of the last stamp only marks the change
+    counter, and a read-only host cannot fold the mark: while the word
+    stays marked its copies are taken again at every pass."""
+    fs.write_file("/w", bytes(PAGE))
+    passes, stale, unchanged_marked = watch_rewrites(region_path, 1.5)
+    assert passes > 100 and unchanged_marked > 0, (passes, unchanged_marked)
+    assert stale == 0, "%d of %d passes kept older bytes" % (stale, passes)
+
+
+def test_read_only_map_rule_without_the_mark_is_caught(fs, region_path,
+                                                         monkeypatch):
+    """The same race with the rule that ignores the mark (the word alone
+    decides): some pass keeps bytes older than a finished rewrite, so the
+    test above can fail."""
+    monkeypatch.setattr(_map, "_bytes_moved", lambda seen, now: seen != now)
+    fs.write_file("/w", bytes(PAGE))
+    passes, stale, unchanged_marked = watch_rewrites(region_path, 1.5)
+    assert unchanged_marked > 0, (passes, unchanged_marked)
+    assert stale > 0, (passes, unchanged_marked)

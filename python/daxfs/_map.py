@@ -30,6 +30,15 @@ _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
 _libc.mprotect.restype = ctypes.c_int
 _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
+
+def _bytes_moved(seen, now):
+    """Whether pages copied after the change counter read seen may be
+    older than the file's, now that it reads now: the word moved, or it
+    still carries a rewrite's mark, which a read-only region cannot fold
+    (core/daxfs_core.h daxfs_change_bytes_moved, docs/files.md)."""
+    return now != seen or bool(now & CHANGE_WRITTEN)
+
+
 def _os_check(ret, fail):
     if ret == fail:
         err = ctypes.get_errno()
@@ -157,10 +166,14 @@ class FileMap:
         when the file changed, pages that moved are mapped again."""
         if self._mm is None or self._mm.closed:
             return
-        change = self.region.fstat(self.ino).st_change
-        # still marked (a read-only region cannot fold a rewrite's mark):
-        # the copied pages' bytes may have changed since
-        if change == self._change and not change & CHANGE_WRITTEN:
+        try:
+            change = self.region.fstat(self.ino).st_change
+        except FileNotFoundError:
+            # gone (a read-only Region holds no file): its copies stay,
+            # as a mapping of a deleted file keeps its bytes; inode
+            # numbers are never reused, so no other file takes its place
+            return
+        if not _bytes_moved(self._change, change):
             return
         moved = [pg for pg, was in enumerate(self._pages)
                  if was == _COPIED or self._lookup(pg) != was]

@@ -1,11 +1,14 @@
 """A host in another process that maps a region file zero-copy
 (tests/test_python_map.py)."""
 
+import struct
 import time
 
 from helpers import env  # noqa: F401  (puts python/ on sys.path)
 
 import daxfs
+
+PAGE = 4096
 
 
 def mapper(conn, region_path, path):
@@ -31,3 +34,27 @@ def mapper(conn, region_path, path):
             else:
                 conn.send(None)
                 return
+
+
+def rewriter(region_path, path, done, stop):
+    """Rewrites the first page of path with the 8-byte count k repeated,
+    k = 1, 2, ..., storing each k in done once its write returned, until
+    stop is set.  Rewrites within a coarse tick of the last stamp only
+    mark the change counter (docs/files.md "The change counter of a
+    rewrite")."""
+    with daxfs.Region(region_path) as r, r.open(path) as f:
+        k = 0
+        while not stop.value:
+            k += 1
+            f.pwrite(struct.pack("<Q", k) * (PAGE // 8), 0)
+            done.value = k
+
+
+def read_only_map_kept(idx, barrier, region_path, path, seconds):
+    """procs.run worker: maps path from a read-only Region and keeps the
+    map while its pass thread runs (a pass every lease/4, a look for an
+    ask every 20 ms); returns the map's bytes and whether it is zero-copy."""
+    with daxfs.Region(region_path, readonly=True) as r, r.map_file(path) as m:
+        time.sleep(seconds)
+        r.map_pass()
+        return bytes(m.buffer), m.zero_copy
