@@ -6,6 +6,7 @@ Each test boots one guest (daxfs.ko on the shared memory file) and runs a
 vm/harden_kguest.py scenario; then fsck of the region must be clean.  Skip/fail rules as
 in test_kernel_cluster.py.  Console logs: build/vm/logs/<test name>/A.log.
 """
+import hashlib
 import os
 import signal
 import subprocess
@@ -242,6 +243,39 @@ def test_kernel_nohost_is_explicit_and_maps_nothing(request, built):
         assert res.ok, res.summary()
     assert "host_table" in ra.get("badmount_phys", ""), ra
     assert "nohost" in ra.get("mounts", "") and ra.get("nohost") == "ok", ra
+
+
+def _region_sum(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def test_kernel_nohost_every_call(request, built):
+    """Every system call a user can make on a ro,nohost mount (docs/kernel.md
+    "Host-less mounts"): stat, readdir, readlink, xattrs, reads, seeks, sendfile,
+    copy_file_range and the flags ioctl work; every change fails with EROFS, mmap with
+    ENODEV, a lock (F_GETLK too) with ENOLCK; no oops or warning in dmesg, and the
+    region's bytes are the same afterwards (a host-less mount stores nothing)."""
+    with Cluster(label=request.node.name, size=SIZE, timeout=500) as c:
+        mkfs(c.shm)
+        with region(c.shm) as r:
+            r.mkdir("/d")
+            r.mkdir("/d/e")
+            r.write_file("/d/f", hk.NOHOST_DATA)
+            r.symlink("f", "/d/s")
+            r.setxattr("/d/f", "user.k", b"v")
+        before = _region_sum(c.shm)
+        res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys:ro+nohost",
+                                            "hd:nohost-calls:/d", "umount", "rmmod",
+                                            "clean"])])
+        ra = res.guests["A"].results
+        print(f"\nguest A: {ra}")
+        assert res.ok, res.summary()
+        assert ra.get("nohost_calls") == "ok", ra
+        assert _region_sum(c.shm) == before, "the host-less mount changed the region"
 
 
 def test_kernel_failed_creates_leave_no_open(request, built):
