@@ -14,6 +14,7 @@ import os
 import resource
 import stat
 import subprocess
+import sys
 import threading
 import time
 
@@ -23,6 +24,9 @@ from helpers import env
 from helpers import fuse as hf
 
 import daxfs
+
+sys.path.insert(0, os.path.join(env.REPO, "vm"))
+import ro_calls  # noqa: E402
 
 pytestmark = pytest.mark.skipif(hf.skip_reason() is not None,
                                 reason=str(hf.skip_reason()))
@@ -542,3 +546,34 @@ def test_o_trunc_and_ftruncate_move_mtime_at_any_size(mnt):
     assert st.st_mtime_ns != old and st.st_ctime_ns >= ctime
     os.truncate(p, 5)
     assert os.stat(p).st_size == 5
+
+
+@pytest.mark.parametrize("opts,locks", [(["ro"], 0), (["ro", "nohost"], errno.ENOLCK)])
+def test_read_only_mount_every_call(region, opts, locks):
+    """Every system call a user can make on a read-only mount (vm/ro_calls.py,
+    the list daxfs.ko's host-less mount answers in a guest): reads, seeks,
+    sendfile, copy_file_range, the flags ioctl and read-only mappings work
+    (the kernel's FUSE page cache), every change fails with EROFS; a lock is
+    taken in the region's lock table, or on a host-less mount (nohost), which
+    holds none, fails with ENOLCK as on daxfs.ko's (it said EROFS before); the
+    server stays up.  A host-less mount leaves the region's bytes as they
+    were; a plain read-only one joins the host table and publishes its
+    opens."""
+    data = b"HELLO" * 1000
+    with daxfs.Region(region) as fs:
+        fs.mkdir("/d")
+        fs.mkdir("/d/e")
+        fs.write_file("/d/f", data)
+        fs.symlink("f", "/d/s")
+        fs.setxattr("/d/f", "user.k", b"v")
+    before = ro_calls.file_digest(region)
+    m = hf.Mount(region, opts=opts)
+    try:
+        bad = ro_calls.sweep(m.path("d"), data, (0,), (locks,),
+                             log=lambda _: None)
+        assert m.proc.poll() is None, m.output()
+    finally:
+        m.close()
+    assert not bad, bad
+    if "nohost" in opts:
+        assert ro_calls.file_digest(region) == before

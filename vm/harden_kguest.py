@@ -61,7 +61,6 @@ Scenarios:
               with ENODEV, locks with ENOLCK (the clean step then checks dmesg).
 """
 import errno
-import fcntl
 import mmap
 import os
 import resource
@@ -76,6 +75,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import daxfs_kguest as kg  # noqa: E402
+import ro_calls  # noqa: E402
 from daxfs_kguest import check, log, result  # noqa: E402
 from media_fixed_kguest import (scen_fixed_free, scen_fixed_host, scen_fixed_fsck,  # noqa: E402,F401
                                  scen_direct_open, scen_direct_lock, scen_split_src,
@@ -491,119 +491,13 @@ def scen_nohost(args):
     result(nohost="ok")
 
 
-FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
-F_OFD_SETLK = 37
-NOHOST_LOCK_ERRNOS = (errno.ENOLCK,)    # a host-less mount holds no lock (docs/kernel.md)
-
-
-def _errno_of(call):
-    """0 when call() returns, else the errno of the OSError it raises."""
-    try:
-        call()
-        return 0
-    except OSError as e:
-        return e.errno
-
-
-def _nohost_calls(d):
-    """(name, call, wanted errnos) for the system calls a user can make on a
-    ro,nohost mount: D holds the file f (NOHOST_DATA, xattr user.k), the
-    directory e and the symlink s -> f (made by the host)."""
-    f, e, s = os.path.join(d, "f"), os.path.join(d, "e"), os.path.join(d, "s")
-    rofs = (errno.EROFS,)
-
-    def with_fd(path, fn, flags=os.O_RDONLY):
-        def call():
-            fd = os.open(path, flags)
-            try:
-                return fn(fd)
-            finally:
-                os.close(fd)
-        return call
-
-    def read_all(fd):
-        check(os.read(fd, len(NOHOST_DATA) + 1) == NOHOST_DATA, "read: wrong bytes")
-
-    def copy_out(fd):
-        out = os.open("/tmp/nohost-copy", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        try:
-            check(os.copy_file_range(fd, out, len(NOHOST_DATA)) == len(NOHOST_DATA),
-                  "copy_file_range: short")
-        finally:
-            os.close(out)
-
-    def ofd_lock(fd):
-        fcntl.fcntl(fd, F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
-
-    def getlk(fd):
-        fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
-
-    return [
-        ("stat", lambda: os.stat(f), (0,)),
-        ("lstat", lambda: os.lstat(s), (0,)),
-        ("stat through the link", lambda: check(os.stat(s).st_size == len(NOHOST_DATA),
-                                               "stat through the link: size"), (0,)),
-        ("listdir", lambda: check(sorted(os.listdir(d)) == ["e", "f", "s"],
-                                  "listdir: names"), (0,)),
-        ("readlink", lambda: check(os.readlink(s) == "f", "readlink"), (0,)),
-        ("getxattr", lambda: check(os.getxattr(f, "user.k") == b"v", "getxattr"), (0,)),
-        ("listxattr", lambda: check("user.k" in os.listxattr(f), "listxattr"), (0,)),
-        ("access", lambda: check(os.access(f, os.R_OK), "access"), (0,)),
-        ("statvfs", lambda: os.statvfs(d), (0,)),
-        ("read", with_fd(f, read_all), (0,)),
-        ("pread", with_fd(f, lambda fd: check(os.pread(fd, 5, 5) == b"HELLO", "pread")),
-         (0,)),
-        ("seek data", with_fd(f, lambda fd: os.lseek(fd, 0, os.SEEK_DATA)), (0,)),
-        ("seek hole", with_fd(f, lambda fd: os.lseek(fd, 0, os.SEEK_HOLE)), (0,)),
-        ("fadvise", with_fd(f, lambda fd: os.posix_fadvise(fd, 0, 0,
-                                                           os.POSIX_FADV_WILLNEED)), (0,)),
-        ("sendfile", with_fd(f, lambda fd: os.sendfile(os.open("/dev/null", os.O_WRONLY),
-                                                       fd, 0, 100)), (0,)),
-        # 6.1 refuses a copy between two filesystems (EXDEV); later kernels copy
-        ("copy_file_range", with_fd(f, copy_out), (0, errno.EXDEV)),
-        ("getflags", with_fd(f, lambda fd: fcntl.ioctl(fd, FS_IOC_GETFLAGS, b"\0" * 8)),
-         (0,)),
-        ("setflags", with_fd(f, lambda fd: fcntl.ioctl(fd, FS_IOC_SETFLAGS, b"\0" * 8)),
-         (errno.EROFS, errno.EPERM)),
-        ("fstat of a directory", with_fd(e, os.fstat, os.O_RDONLY | os.O_DIRECTORY), (0,)),
-        ("mmap shared", with_fd(f, lambda fd: mmap.mmap(fd, 4096, mmap.MAP_SHARED,
-                                                        mmap.PROT_READ)), (errno.ENODEV,)),
-        ("mmap private", with_fd(f, lambda fd: mmap.mmap(fd, 4096, mmap.MAP_PRIVATE,
-                                                         mmap.PROT_READ)), (errno.ENODEV,)),
-        ("flock", with_fd(f, lambda fd: fcntl.flock(fd, fcntl.LOCK_SH)), NOHOST_LOCK_ERRNOS),
-        ("posix read lock", with_fd(f, lambda fd: fcntl.lockf(fd, fcntl.LOCK_SH)),
-         NOHOST_LOCK_ERRNOS),
-        ("ofd read lock", with_fd(f, ofd_lock), NOHOST_LOCK_ERRNOS),
-        ("getlk", with_fd(f, getlk), NOHOST_LOCK_ERRNOS),
-        ("open for writing", lambda: os.close(os.open(f, os.O_WRONLY)), rofs),
-        ("create", lambda: os.close(os.open(os.path.join(d, "n"),
-                                            os.O_WRONLY | os.O_CREAT)), rofs),
-        ("truncate", lambda: os.truncate(f, 1), rofs),
-        ("mkdir", lambda: os.mkdir(os.path.join(d, "m")), rofs),
-        ("rmdir", lambda: os.rmdir(e), rofs),
-        ("unlink", lambda: os.unlink(f), rofs),
-        ("rename", lambda: os.rename(f, os.path.join(d, "r")), rofs),
-        ("link", lambda: os.link(f, os.path.join(d, "l")), rofs),
-        ("symlink", lambda: os.symlink("f", os.path.join(d, "t")), rofs),
-        ("mkfifo", lambda: os.mkfifo(os.path.join(d, "p")), rofs),
-        ("chmod", lambda: os.chmod(f, 0o600), rofs),
-        ("chown", lambda: os.chown(f, 1, 1), rofs),
-        ("utime", lambda: os.utime(f, (1, 1)), rofs),
-        ("setxattr", lambda: os.setxattr(f, "user.n", b"v"), rofs),
-        ("removexattr", lambda: os.removexattr(f, "user.k"), rofs),
-    ]
-
-
 def scen_nohost_calls(args):
     """Every system call a user can make on a ro,nohost mount: reads work,
-    changes fail with EROFS, mmap with ENODEV, and a lock with ENOLCK; the
-    clean step then finds no oops or warning in dmesg."""
-    bad = []
-    for name, call, wanted in _nohost_calls(kg.p(args[0])):
-        err = _errno_of(call)
-        log(f"{name}: errno {err}")
-        if err not in wanted:
-            bad.append(f"{name}: errno {err} ({os.strerror(err)}), wanted one of {wanted}")
+    changes fail with EROFS, mmap with ENODEV, and a lock with ENOLCK (a
+    host-less mount holds none, docs/kernel.md); the clean step then finds no
+    oops or warning in dmesg."""
+    bad = ro_calls.sweep(kg.p(args[0]), NOHOST_DATA, (errno.ENODEV,), (errno.ENOLCK,),
+                         log=log)
     for b in bad:
         log("FAILED " + b)
     result(nohost_calls=len(bad) and "bad" or "ok", nohost_bad=len(bad))

@@ -6,7 +6,6 @@ Each test boots one guest (daxfs.ko on the shared memory file) and runs a
 vm/harden_kguest.py scenario; then fsck of the region must be clean.  Skip/fail rules as
 in test_kernel_cluster.py.  Console logs: build/vm/logs/<test name>/A.log.
 """
-import hashlib
 import os
 import signal
 import subprocess
@@ -20,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster import Cluster, Guest  # noqa: E402
 from test_kernel_cluster import built, fsck, mkfs, region  # noqa: E402,F401
 import harden_kguest as hk  # noqa: E402
+import ro_calls  # noqa: E402
 
 SIZE = 64 << 20
 MIB = 1 << 20
@@ -245,14 +245,6 @@ def test_kernel_nohost_is_explicit_and_maps_nothing(request, built):
     assert "nohost" in ra.get("mounts", "") and ra.get("nohost") == "ok", ra
 
 
-def _region_sum(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def test_kernel_nohost_every_call(request, built):
     """Every system call a user can make on a ro,nohost mount (docs/kernel.md
     "Host-less mounts"): stat, readdir, readlink, xattrs, reads, seeks, sendfile,
@@ -267,7 +259,7 @@ def test_kernel_nohost_every_call(request, built):
             r.write_file("/d/f", hk.NOHOST_DATA)
             r.symlink("f", "/d/s")
             r.setxattr("/d/f", "user.k", b"v")
-        before = _region_sum(c.shm)
+        before = ro_calls.file_digest(c.shm)
         res = c.run([Guest("A", "daxfs-k", ["load", "mount:phys:ro+nohost",
                                             "hd:nohost-calls:/d", "umount", "rmmod",
                                             "clean"])])
@@ -275,7 +267,7 @@ def test_kernel_nohost_every_call(request, built):
         print(f"\nguest A: {ra}")
         assert res.ok, res.summary()
         assert ra.get("nohost_calls") == "ok", ra
-        assert _region_sum(c.shm) == before, "the host-less mount changed the region"
+        assert ro_calls.file_digest(c.shm) == before, "the host-less mount changed the region"
 
 
 def test_kernel_failed_creates_leave_no_open(request, built):

@@ -129,6 +129,13 @@ static void req_of(uint64_t owner, uint32_t kind, const struct flock *l,
 	r->pid = (uint32_t)l->l_pid;	/* 0 (unlocks): this server's */
 }
 
+/* A host-less mount (nohost) holds no locks: the core's -EROFS is
+ * ENOLCK to the caller, as daxfs.ko says it (kernel/lock.c). */
+static int lock_errno(int err)
+{
+	return err == -EROFS ? ENOLCK : -err;
+}
+
 /* Sets r, waiting (wait) until it is granted, the core finds a deadlock
  * or the caller is interrupted; a worker thread of the session waits. */
 static int set_lock(fuse_req_t req, struct dfuse *d, uint64_t ino,
@@ -157,7 +164,7 @@ void dfuse_getlk(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
 	req_of(fi->lock_owner, DAXFS_LCK_POSIX, lock, &r);
 	err = daxfs_getlk(d->h, dfuse_ino(d, node), &r);
 	if (err)
-		return (void)fuse_reply_err(req, -err);
+		return (void)fuse_reply_err(req, lock_errno(err));
 	if (r.type == DAXFS_LCK_UN) {
 		lock->l_type = F_UNLCK;
 		return (void)fuse_reply_lock(req, lock);
@@ -185,7 +192,7 @@ void dfuse_setlk(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
 		err = lockers_note(fi, fi->lock_owner, true);
 	if (!err)
 		err = set_lock(req, d, dfuse_ino(d, node), &r, sleep);
-	fuse_reply_err(req, -err);
+	fuse_reply_err(req, lock_errno(err));
 }
 
 void dfuse_flock(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
@@ -196,8 +203,8 @@ void dfuse_flock(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi,
 
 	if (daxfs_flock_req(op, fi->lock_owner, &r))
 		return (void)fuse_reply_err(req, EINVAL);
-	fuse_reply_err(req, -set_lock(req, d, dfuse_ino(d, node), &r,
-				      !(op & LOCK_NB)));
+	fuse_reply_err(req, lock_errno(set_lock(req, d, dfuse_ino(d, node),
+						&r, !(op & LOCK_NB))));
 }
 
 void dfuse_locks_flush(struct dfuse *d, uint64_t ino,
