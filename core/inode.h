@@ -155,8 +155,9 @@ void daxfs_inode_settle_at(struct daxfs_op *op, struct daxfs_inode *ip,
  * that one marks it (DAXFS_CHANGE_WRITTEN) unless it is marked already.
  * Writers of one file on several CPUs then store to its record about
  * once per tick, not once per call, and no write reads the fine clock
- * (docs/files.md "Time stamps of writes", "The change counter of a
- * rewrite").  Returns whether the count moved.
+ * but one that finds a stamp further ahead (a coarse clock that lags,
+ * or a time set into the future: docs/files.md "Time stamps of writes",
+ * "The change counter of a rewrite").  Returns whether the count moved.
  */
 #define DAXFS_WRITE_STAMP_NS	1000000LL
 /* the longest tick of Linux's coarse clock (HZ=100) */
