@@ -24,7 +24,8 @@
 #       meta_bench once per target under perf record (cpu-clock, every CPU);
 #       /out/profile-TARGET-meta.txt (bench/guest_ratio.py --meta N --profile).
 #       :g records call graphs and reports each function with its callees
-#       (perf report --children: bench/guest_ratio.py --callers).
+#       (perf report --children: bench/guest_ratio.py --callers), and in
+#       /out/callers-TARGET-meta.txt who calls each (perf report -G).
 #   profile RUNTIME[:g] TARGETS SECTIONS [MODULE]
 #       The same three mounts; for each section and target: the section once (its
 #       files laid out), then again under `perf record -e cpu-clock -a` (the host's perf
@@ -235,6 +236,10 @@ metaprofile)
             > /out/meta-$t-1.csv 2>/tmp/err || vm_fail "perf meta_bench on $t: $(tail -3 /tmp/err)"
         host perf report -i /tmp/perf.data --stdio --sort sym $children \
             > /out/profile-$t-meta.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
+        # with call graphs, also who calls each function (-G: callers first)
+        [ -z "$graph" ] || host perf report -i /tmp/perf.data --stdio --sort sym \
+            --no-children -G --percent-limit 0.2 > /out/callers-$t-meta.txt 2>/tmp/err ||
+            vm_fail "perf report -G: $(tail -3 /tmp/err)"
         bench_log "meta profile on $t done"
     done
     umount_all
