@@ -126,11 +126,14 @@ static inline u64 wslot(struct daxfs_fs *fs, u64 home, u32 k)
 	return i >= fs->pc.nr_slots ? i - fs->pc.nr_slots : i;
 }
 
+/* A local bound, on the monotonic clock: a wall clock stepped back by an
+ * hour (settimeofday, NTP) made a wait for a dead filler last that hour,
+ * and one stepped forward ended a wait at once. */
 static u64 deadline_ns(struct daxfs_fs *fs)
 {
 	u64 ms = fs->pc.timeout_ms ? fs->pc.timeout_ms : 2ULL * fs->lease_ms;
 
-	return (u64)daxfs_now_ns() + ms * 1000000ULL;
+	return (u64)daxfs_mono_ns() + ms * 1000000ULL;
 }
 
 /* Waiting for another host: spin a little, then yield, then sleep (when
@@ -463,7 +466,7 @@ static int column_ensure(struct daxfs_op *op)
 			/* a survivor is zeroing it: wait, bounded */
 			if (!end)
 				end = deadline_ns(fs);
-			if ((u64)daxfs_now_ns() > end)
+			if ((u64)daxfs_mono_ns() > end)
 				return -ETIMEDOUT;
 			backoff(iter);
 			continue;
@@ -1048,7 +1051,7 @@ int daxfs_pcache_get(struct daxfs_op *op, u32 idx, u64 pgno,
 			 * gives an error, never a hang */
 			if (!end)
 				end = deadline_ns(fs);
-			else if ((u64)daxfs_now_ns() > end)
+			else if ((u64)daxfs_mono_ns() > end)
 				break;
 			/* a killed reader stops waiting (withdrawing
 			 * its request below) */

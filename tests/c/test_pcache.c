@@ -10,11 +10,35 @@
  * hosts, pinned slots never evicted, hosts without backing access served
  * by hosts with access (and a bounded error when nobody serves), a host
  * dying mid-fill or while pinning, identity check of backing files,
- * statistics and the checker.
+ * statistics and the checker; and a bounded wait whose wall clock is
+ * stepped back by an hour (clock_gettime interposed below).
  */
+#include <sys/syscall.h>
+
 #include "tfile.h"
 #include "tbase.h"
 #include "core/pcache.h"
+
+/* ---- a wall clock that steps ---- */
+
+/* While set, CLOCK_REALTIME reads step_back_ns behind the real one after
+ * its first read, as settimeofday or an NTP step would make it; the
+ * core's clock reads come here (the system call: no vDSO to interpose). */
+static volatile int wall_step_armed;
+static long long wall_reads;
+#define STEP_BACK_NS	(3600LL * 1000000000LL)
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	bool wall = id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE;
+
+	if (syscall(SYS_clock_gettime, id, ts))
+		return -1;
+	if (wall && wall_step_armed &&
+	    __atomic_fetch_add(&wall_reads, 1, __ATOMIC_RELAXED) > 0)
+		ts->tv_sec -= STEP_BACK_NS / 1000000000LL;
+	return 0;
+}
 
 #define REGION		(48 * MiB)
 #define BSIZE		(64 * 1024)
@@ -535,6 +559,50 @@ static void *dying_filler(void *arg)
 	return NULL;
 }
 
+static void wait_too_long(int sig)
+{
+	static const char msg[] = "test_wall_clock_step_back: the wait outlived 60 s\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(1);
+}
+
+/* The same bounded wait with nobody serving, but the wall clock steps back
+ * an hour once the wait has begun: it still ends within its bound (it
+ * lasted the hour when the deadline was on the wall clock). */
+static void test_wall_clock_step_back(void)
+{
+	struct daxfs_fs fs, nf;
+	void *r = setup(&fs, 256, 32);
+	u8 buf[4096];
+	s64 n, first, second;
+	double t0;
+
+	/* the shim steps: a second read is an hour behind the first */
+	wall_reads = 0;
+	wall_step_armed = 1;
+	first = daxfs_now_ns();
+	second = daxfs_now_ns();
+	wall_step_armed = 0;
+	CHECK(first - second > STEP_BACK_NS - 1000000000LL);
+
+	host_open(&nf, r, "noacc", 0, 300);
+	signal(SIGALRM, wait_too_long);
+	alarm(60);
+	wall_reads = 0;
+	wall_step_armed = 1;
+	t0 = t_now();
+	n = t_pread(&nf, 2, buf, 4096, 0);
+	wall_step_armed = 0;
+	alarm(0);
+	CHECK_EQ(n, -ETIMEDOUT);
+	CHECK(t_now() - t0 < 60.0);
+	daxfs_host_leave(&nf);
+	teardown(&fs, r);
+}
+
 static void test_death_mid_fill(void)
 {
 	struct daxfs_fs fs, other;
@@ -820,6 +888,7 @@ int main(void)
 	RUN(test_pressure);
 	RUN(test_pinned_not_evicted);
 	RUN(test_no_access);
+	RUN(test_wall_clock_step_back);
 	RUN(test_death_mid_fill);
 	RUN(test_death_while_pinned);
 	RUN(test_stale_owner_generation);
