@@ -275,8 +275,16 @@ static int64_t do_cache_drop(struct daxfs_handle *h)
 	return daxfs_pcache_evict_all(&h->fs);
 }
 
+/*
+ * unheld: also a file's pool page, which nothing holds once the op ends:
+ * a truncate on any host frees it, and it may hold another file's bytes
+ * before the caller reads it (daxfs_page_locate's hint only).  Otherwise
+ * such a page is -EAGAIN (read it instead); a cache slot stays pinned and
+ * base data never changes.
+ */
 static int do_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
-		       const void **ptr, struct daxfs_page_ref *ref)
+		       const void **ptr, struct daxfs_page_ref *ref,
+		       bool unheld)
 {
 	struct daxfs_pcache_pin pin;
 	u64 off = 0;
@@ -288,6 +296,9 @@ static int do_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 	err = daxfs_pcache_map_block(&h->fs, ino, pgoff, &off, &pin);
 	if (err)
 		return err;
+	if (!unheld && off && pin.slot == DAXFS_PC_NO_SLOT &&
+	    off >= h->fs.pool_off && off < h->fs.pool_end)
+		return -EAGAIN;
 	ref->slot = pin.slot;
 	ref->gen = pin.gen;
 	ref->col = pin.col;
@@ -315,5 +326,22 @@ int64_t daxfs_cache_drop(struct daxfs_handle *h)
 int daxfs_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   const void **ptr, struct daxfs_page_ref *ref)
 {
-	LIB_CALL(h, do_page_map(h, ino, pgoff, ptr, ref));
+	LIB_CALL(h, do_page_map(h, ino, pgoff, ptr, ref, false));
+}
+
+static int do_page_locate(struct daxfs_handle *h, uint64_t ino,
+			  uint64_t pgoff, const void **ptr)
+{
+	struct daxfs_page_ref ref;
+	int err = do_page_map(h, ino, pgoff, ptr, &ref, true);
+
+	if (!err)
+		daxfs_page_release(h, &ref);
+	return err;
+}
+
+int daxfs_page_locate(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
+		      const void **ptr)
+{
+	LIB_CALL(h, do_page_locate(h, ino, pgoff, ptr));
 }

@@ -281,3 +281,20 @@ def test_read_only_map_rule_without_the_mark_is_caught(fs, region_path,
     passes, stale, unchanged_marked = watch_rewrites(region_path, 1.5)
     assert unchanged_marked > 0, (passes, unchanged_marked)
     assert stale > 0, (passes, unchanged_marked)
+
+
+def test_page_map_refuses_pool_pages(fs, region_path):
+    """Region.page_map gives a view only of what stays put (a pinned cache
+    slot, base data): a page in the pool raises EAGAIN.  Before, it gave a
+    view of the pool page that nothing held, so another host's truncate
+    let the pool reuse it under the view for another file's bytes."""
+    fs.write_file("/w", b"w" * (2 * PAGE))
+    ino = fs.stat("/w").st_ino
+    with pytest.raises(OSError) as e:
+        fs.page_map(ino, 1)
+    assert e.value.errno == errno.EAGAIN
+    view, ref = fs.page_map(ino, 7)         # past EOF: a hole, no view
+    assert view is None
+    fs.page_release(ref)
+    with fs.map_file("/w") as m:            # the way to map such pages
+        assert bytes(m.buffer) == b"w" * (2 * PAGE)

@@ -707,10 +707,14 @@ int64_t daxfs_cache_drop(struct daxfs_handle *h);
 
 /*
  * Zero-copy, read-only access to one page of a file: *ptr points into the
- * region (an overlay page, a pinned cache slot or base data) and stays
- * valid, and the cache slot pinned, until daxfs_page_release().  A hole
- * gives *ptr = NULL (zeros).  -EAGAIN: this page cannot be mapped (a
- * partial page of a truncated base file): read it instead.
+ * region (a pinned cache slot or base data) and stays valid, and the
+ * cache slot pinned, until daxfs_page_release().  A hole gives *ptr =
+ * NULL (zeros).  -EAGAIN: this page cannot be mapped: read it instead (a
+ * partial page of a truncated base file, or a page in the pool, which
+ * nothing here holds: a truncate on any host frees it, and it may then
+ * hold another file's bytes; daxfs_map_page and its passes map those).
+ * daxfs_page_locate: where the page lies now, pool pages included, for a
+ * hint only (the preload prefaults it): nothing holds it.
  */
 struct daxfs_page_ref {
 	uint64_t slot, gen;
@@ -719,6 +723,8 @@ struct daxfs_page_ref {
 int daxfs_page_map(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
 		   const void **ptr, struct daxfs_page_ref *ref);
 void daxfs_page_release(struct daxfs_handle *h, struct daxfs_page_ref *ref);
+int daxfs_page_locate(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
+		      const void **ptr);
 
 /*
  * Shared, writable mappings of file pages for a user-space host (lib/map.c,

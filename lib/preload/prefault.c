@@ -35,7 +35,6 @@ static void populate(struct daxfs_handle *h, const char *start,
 void pl_prefault(uint64_t ino, uint64_t size)
 {
 	struct daxfs_handle *h = pl_handle_peek();
-	struct daxfs_page_ref ref;
 	const char *run = NULL, *end = NULL;
 	const void *p;
 	uint64_t blk, n = (size + PG - 1) / PG;
@@ -50,9 +49,8 @@ void pl_prefault(uint64_t ino, uint64_t size)
 	if (n > PREFAULT_MAX)
 		n = PREFAULT_MAX;
 	for (blk = 0; blk < n && enabled; blk++) {
-		if (daxfs_page_map(h, ino, blk, &p, &ref))
+		if (daxfs_page_locate(h, ino, blk, &p))
 			break;
-		daxfs_page_release(h, &ref);
 		if (p && p == end) {
 			end += PG;
 			continue;

@@ -672,7 +672,9 @@ class Region(XattrMixin):
     def page_map(self, ino, pgoff):
         """Zero-copy view of page pgoff of file ino: returns (bytes of the
         page as a read-only memoryview or None for a hole, ref).  A cache
-        slot stays pinned until page_release(ref)."""
+        slot stays pinned until page_release(ref), base data never
+        changes; a page in the pool raises EAGAIN (nothing would hold it:
+        map_file maps those, with its revalidation passes)."""
         ref = _lib.PageRef()
         ptr = ctypes.c_void_p()
         _check(self._lib.daxfs_page_map(self._handle(), ino, pgoff,

@@ -41,6 +41,7 @@ enum want {
 	WANT_OK,		/* >= 0 */
 	WANT_ROFS,		/* -EROFS: it would change the region */
 	WANT_NODEV,	/* -ENODEV: no page maps alone */
+	WANT_AGAIN,	/* -EAGAIN: read it instead */
 	WANT_ZERO,		/* exactly 0 (no ask for a pass, nothing mapped) */
 	WANT_ANY,	/* any result; it only must not crash or store */
 };
@@ -137,6 +138,10 @@ static struct daxfs_lock_req wrlock(void)
 	X(page_map, WANT_ANY, ({ const void *p; struct daxfs_page_ref r; \
 		int e = daxfs_page_map(h, ino_f, 0, &p, &r);		\
 		if (!e) daxfs_page_release(h, &r); e; }))		\
+	X(page_map_pool, WANT_AGAIN, ({ const void *p; struct daxfs_page_ref r; \
+		daxfs_page_map(h, ino_f, 1, &p, &r); }))		\
+	X(page_locate, WANT_OK, ({ const void *p;			\
+		daxfs_page_locate(h, ino_f, 1, &p); }))			\
 	X(file_open, WANT_OK, daxfs_file_open(h, ino_f))			\
 	X(file_close, WANT_ANY, (daxfs_file_open(h, ino_f),		\
 		daxfs_file_close(h, ino_f)))				\
@@ -279,6 +284,8 @@ static bool as_wanted(const struct call *c, long r)
 		return r == -EROFS;
 	case WANT_NODEV:
 		return r == -ENODEV;
+	case WANT_AGAIN:
+		return r == -EAGAIN;
 	case WANT_ZERO:
 		return r == 0;
 	case WANT_ANY:
@@ -299,6 +306,8 @@ static void sweep(unsigned int flags, const char *what)
 	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		bool ran = run_in_child(&calls[i], &r);
 
+		if (getenv("DAXFS_TEST_VERBOSE"))
+			printf("  %s view, %s: %ld\n", what, calls[i].name, r);
 		CHECK(ran);
 		if (ran && !as_wanted(&calls[i], r)) {
 			fprintf(stderr, "  %s view, %s: got %ld (%s)\n", what,
