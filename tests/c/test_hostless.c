@@ -11,6 +11,9 @@
  * page back from reuse, so it maps none alone (-ENODEV, the answer of a
  * region that maps only in 2 MiB pieces: the caller copies).
  *
+ * DAXFS_TEST_VERBOSE=1 prints every call's answer: reading them found
+ * daxfs_page_map handing out pool pages that nothing held (0 everywhere).
+ *
  * The kind of test that was missing: the Python map's pass thread asked
  * daxfs_map_pass_wanted every 20 ms, which read the host table at slot
  * DAXFS_NO_HOST and crashed a read-only map that lived that long; and a
