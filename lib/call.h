@@ -128,7 +128,6 @@ void lib_call_child_fork(void);
  * parent's host (closes the gate for that); 0 at once otherwise. */
 int lib_rejoin(struct daxfs_handle *h);
 
-/* The body of every public entry point: runs expr as one lib call. */
 /*
  * After a call's body returned ret: run it again?  Only for -ENOSPC while
  * freed space is still on its way (docs/reclaim.md "When the pool is
@@ -139,12 +138,22 @@ int lib_rejoin(struct daxfs_handle *h);
 bool lib_space_retry(struct lib_call *c, struct daxfs_space_wait *w,
 		     int64_t ret);
 
+/*
+ * The body of every public entry point: runs expr as one lib call.  A
+ * handle shut down (daxfs_region_shutdown) runs none: it crashed, as far
+ * as the region can tell, and a call that stored (a lease renewed, a map
+ * epoch announced) would undo that; the core's ops refuse on their own,
+ * but not every call begins one.
+ */
 #define LIB_CALL_(h, expr, retry, last)				\
 	do {								\
 		struct lib_call lib_c_;					\
 		struct daxfs_space_wait lib_w_ = { 0 };			\
 		int64_t lib_r_ = lib_call_begin((h), &lib_c_);		\
 									\
+		if (!lib_r_ && daxfs_unlikely(__atomic_load_n(		\
+				&(h)->fs.shut, __ATOMIC_ACQUIRE)))	\
+			lib_r_ = -EIO;					\
 		if (!lib_r_ && !lib_c_.nested &&			\
 		    ((h)->flags & DAXFS_OPEN_SYNC))			\
 			lib_r_ = lib_sync_begin();			\

@@ -41,11 +41,13 @@ static char buf[16384];
 
 /* what a call must give on a host-less view */
 enum want {
-	WANT_OK,		/* >= 0 */
-	WANT_ROFS,		/* -EROFS: it would change the region */
+	WANT_OK,	/* >= 0 */
+	WANT_LOCAL,	/* >= 0, shut down too: the handle's own state, or a
+			 * look at the host table that stores nothing */
+	WANT_ROFS,	/* -EROFS: it would change the region */
 	WANT_NODEV,	/* -ENODEV: no page maps alone */
 	WANT_AGAIN,	/* -EAGAIN: read it instead */
-	WANT_ZERO,		/* exactly 0 (no ask for a pass, nothing mapped) */
+	WANT_ZERO,	/* exactly 0 (no ask for a pass, nothing mapped) */
 	WANT_ANY,	/* any result; it only must not crash or store */
 };
 
@@ -116,7 +118,7 @@ static struct daxfs_lock_req wrlock(void)
 		daxfs_path_getxattr(h, "/s", 1, "user.k", buf, 100))	\
 	X(path_listxattr, WANT_OK, daxfs_path_listxattr(h, "/d/f", 0, buf, 100)) \
 	X(access, WANT_OK, daxfs_access(h, ino_f, 0, 0, NULL, 0, 4))	\
-	X(set_link_prefix, WANT_OK, daxfs_set_link_prefix(h, "/daxfs"))	\
+	X(set_link_prefix, WANT_LOCAL, daxfs_set_link_prefix(h, "/daxfs"))	\
 	X(link_outside, WANT_ANY, (daxfs_set_link_prefix(h, "/daxfs"),	\
 		daxfs_link_outside(h, "/etc", 4, NULL)))		\
 	X(link_in_region, WANT_ANY, (daxfs_set_link_prefix(h, "/daxfs"), \
@@ -126,7 +128,7 @@ static struct daxfs_lock_req wrlock(void)
 		daxfs_link_may_follow(h, "/s")))			\
 	X(set_creds, WANT_OK, (daxfs_set_creds(h, 1000, 1000),		\
 		daxfs_path_stat(h, "/d/f", &a)))			\
-	X(region_fd, WANT_OK, daxfs_region_fd(h))			\
+	X(region_fd, WANT_LOCAL, daxfs_region_fd(h))			\
 	X(region_shutdown, WANT_ANY, (daxfs_region_shutdown(h), 0))	\
 	X(statfs, WANT_OK, ({ struct daxfs_statfs s; daxfs_region_statfs(h, &s); })) \
 	X(info, WANT_OK, ({ struct daxfs_info i; daxfs_info(h, &i); }))	\
@@ -162,8 +164,8 @@ static struct daxfs_lock_req wrlock(void)
 	X(space_wait, WANT_ANY, ({ struct daxfs_space_waiter w;	\
 		memset(&w, 0, sizeof(w)); daxfs_space_wait(h, &w); }))	\
 	X(region_renew, WANT_ANY, daxfs_region_renew(h))		\
-	X(region_watch_hosts, WANT_ANY, daxfs_region_watch_hosts(h))	\
-	X(fs_watch_hosts, WANT_ANY, daxfs_fs_watch_hosts(daxfs_handle_fs(h))) \
+	X(region_watch_hosts, WANT_LOCAL, daxfs_region_watch_hosts(h))	\
+	X(fs_watch_hosts, WANT_LOCAL, daxfs_fs_watch_hosts(daxfs_handle_fs(h))) \
 	X(region_populate, WANT_ANY, daxfs_region_populate(h, NULL, 0)) \
 	X(region_reclaim, WANT_ROFS, daxfs_region_reclaim(h))		\
 	X(host_retire_slot, WANT_ROFS, daxfs_host_retire_slot(h, 0, 1))	\
@@ -231,10 +233,10 @@ CALLS(DEFINE)
 #define ENTRY(id, want, expr) { #id, call_##id, want },
 static const struct call calls[] = { CALLS(ENTRY) };
 
-/* FNV-1a over the region file: any store into it shows */
+/* FNV-1a over the region file's 64-bit words: any store into it shows */
 static uint64_t region_sum(void)
 {
-	static unsigned char chunk[1 << 16];
+	static uint64_t chunk[1 << 13];
 	uint64_t s = 0xcbf29ce484222325ULL;
 	int fd = open(path, O_RDONLY);
 	ssize_t n, i;
@@ -242,7 +244,7 @@ static uint64_t region_sum(void)
 	if (fd < 0)
 		return 0;
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n / 8; i++)
 			s = (s ^ chunk[i]) * 0x100000001b3ULL;
 	close(fd);
 	return s;
@@ -282,6 +284,7 @@ static bool as_wanted(const struct call *c, long r)
 {
 	switch (c->want) {
 	case WANT_OK:
+	case WANT_LOCAL:
 		return r >= 0;
 	case WANT_ROFS:
 		return r == -EROFS;
@@ -297,26 +300,49 @@ static bool as_wanted(const struct call *c, long r)
 	return false;
 }
 
-static void sweep(unsigned int flags, const char *what)
+/* flags: of the view; shut: a joined handle shut down first
+ * (daxfs_region_shutdown), whose every call that reaches the region must
+ * fail with EIO */
+static void sweep(unsigned int flags, bool shut, const char *what)
 {
-	uint64_t before = region_sum();
+	uint64_t before;
 	size_t i;
 	long r;
 
 	CHECK_EQ(daxfs_region_open(path, flags, &h), 0);
 	if (!h)
 		return;
+	if (shut)
+		daxfs_region_shutdown(h);
+	before = region_sum();
 	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		uint64_t was = region_sum();
 		bool ran = run_in_child(&calls[i], &r);
+		bool ok = shut && calls[i].want != WANT_LOCAL ?
+			  calls[i].want == WANT_ANY || r == -EIO :
+			  as_wanted(&calls[i], r);
+
+		if (region_sum() != was) {
+			fprintf(stderr, "  %s view, %s: stored into the region\n",
+				what, calls[i].name);
+			CHECK(0);
+		}
 
 		if (getenv("DAXFS_TEST_VERBOSE"))
 			printf("  %s view, %s: %ld\n", what, calls[i].name, r);
 		CHECK(ran);
-		if (ran && !as_wanted(&calls[i], r)) {
+		if (ran && !ok) {
 			fprintf(stderr, "  %s view, %s: got %ld (%s)\n", what,
 				calls[i].name, r, r < 0 ? strerror((int)-r) : "");
 			CHECK(0);
 		}
+	}
+	if (shut) {
+		CHECK_EQ(daxfs_pread(h, ino_f, buf, sizeof(buf), 0), -EIO);
+		CHECK_EQ(region_sum(), before);
+		daxfs_region_close(h);	/* gives the slot up as DEAD: a store */
+		h = NULL;
+		return;
 	}
 	/* and in this process: what the children read is the file */
 	memset(buf, 0, sizeof(buf));
@@ -329,12 +355,17 @@ static void sweep(unsigned int flags, const char *what)
 
 static void test_read_only_view(void)
 {
-	sweep(DAXFS_OPEN_RDONLY, "read-only");
+	sweep(DAXFS_OPEN_RDONLY, false, "read-only");
 }
 
 static void test_unjoined_view(void)
 {
-	sweep(DAXFS_OPEN_NOJOIN, "unjoined");
+	sweep(DAXFS_OPEN_NOJOIN, false, "unjoined");
+}
+
+static void test_shut_down_handle(void)
+{
+	sweep(0, true, "shut-down");
 }
 
 /* a default ACL for /d, so that daxfs_acl_inherit has one to write:
@@ -388,6 +419,7 @@ int main(void)
 	}
 	RUN(test_read_only_view);
 	RUN(test_unjoined_view);
+	RUN(test_shut_down_handle);
 	unlink(path);
 	return t_done();
 }
