@@ -1,6 +1,7 @@
 """A host in another process that maps a region file zero-copy
 (tests/test_python_map.py)."""
 
+import os
 import struct
 import time
 
@@ -41,13 +42,18 @@ def rewriter(region_path, path, done, stop):
     k = 1, 2, ..., storing each k in done once its write returned, until
     stop is set.  Rewrites within a coarse tick of the last stamp only
     mark the change counter (docs/files.md "The change counter of a
-    rewrite")."""
+    rewrite"); a test that dies leaves no writer behind: it also stops
+    when its parent is gone, or after 300 s."""
+    parent, end = os.getppid(), time.monotonic() + 300
     with daxfs.Region(region_path) as r, r.open(path) as f:
         k = 0
         while not stop.value:
             k += 1
             f.pwrite(struct.pack("<Q", k) * (PAGE // 8), 0)
             done.value = k
+            if not k & 1023 and (os.getppid() != parent or
+                                 time.monotonic() > end):
+                return
 
 
 def read_only_map_kept(idx, barrier, region_path, path, seconds):
