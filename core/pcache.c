@@ -127,7 +127,7 @@ static inline u64 wslot(struct daxfs_fs *fs, u64 home, u32 k)
 }
 
 /* A local bound, on the monotonic clock: a wall clock stepped back by an
- * hour (settimeofday, NTP) made a wait for a dead filler last that hour,
+ * hour (settimeofday, NTP) left a wait for a dead filler to MAX_ITERS,
  * and one stepped forward ended a wait at once. */
 static u64 deadline_ns(struct daxfs_fs *fs)
 {

@@ -6,39 +6,21 @@
  * stamp.  The write then set mtime and ctime before the chmod's ctime
  * (tests/vm test_kernel_timestamps_one_clock, once in a CI rehearsal).
  * This program makes the lag happen every time: it interposes
- * clock_gettime, so that CLOCK_REALTIME_COARSE reads LAG_NS behind
+ * clock_gettime (tclock.h), so that CLOCK_REALTIME_COARSE reads LAG_NS behind
  * CLOCK_REALTIME for the core linked into it.  No stamp may move back, and
  * a write's mtime and ctime stay equal; a stamp set into the future by
  * utimens is still replaced by the write, as on Linux.
  */
 #include <errno.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tutil.h"
+#include "tclock.h"
 #include "daxfs/libdaxfs.h"
 
 #define MiB		(1ULL << 20)
 #define LAG_NS		30000000LL	/* three of the longest ticks */
-
-static long long lag_ns;
-
-/* the core's clock reads, through the system call (no vDSO to interpose) */
-int clock_gettime(clockid_t id, struct timespec *ts)
-{
-	bool coarse = id == CLOCK_REALTIME_COARSE;
-	long long ns;
-
-	if (syscall(SYS_clock_gettime, coarse ? CLOCK_REALTIME : id, ts))
-		return -1;
-	if (!coarse || !lag_ns)
-		return 0;
-	ns = ts->tv_sec * 1000000000LL + ts->tv_nsec - lag_ns;
-	ts->tv_sec = ns / 1000000000LL;
-	ts->tv_nsec = ns % 1000000000LL;
-	return 0;
-}
 
 static char path[64];
 static struct daxfs_handle *h;
@@ -109,7 +91,7 @@ int main(void)
 		 (int)getpid());
 	memset(&o, 0, sizeof(o));
 	o.force = 1;
-	lag_ns = LAG_NS;
+	t_coarse_lag_ns = LAG_NS;
 	if (daxfs_region_create(path, 32 * MiB, &o) ||
 	    daxfs_region_open(path, 0, &h)) {
 		fprintf(stderr, "mkfs or open failed\n");
