@@ -480,6 +480,35 @@ static int run_publish(struct daxfs_op *op, struct daxfs_inode *ip,
 }
 
 /*
+ * What index slot *slot holds, after putting a fresh node there if it
+ * held 0: our node, or whatever beat our CAS to it.  That may be another
+ * writer's node, SEALED, or, in a level-2 slot, another writer's run
+ * published between our load and our CAS, so the caller judges *v only
+ * after this returns (a run taken for a node was -EUCLEAN to a page
+ * writer racing a run writer: tests/race/test_run_beats_node.c).
+ */
+static int slot_filled(struct daxfs_op *op, u64 *slot, u64 *v)
+{
+	u64 nn;
+
+	*v = daxfs_load(slot);
+	if (*v)
+		return 0;
+	nn = new_node(op);
+	if (!nn)
+		return -ENOSPC;
+	if (daxfs_fenced(op))
+		return -ESTALE;
+	daxfs_race_point("radix.slot_empty", slot);
+	if (daxfs_cas(slot, v, nn)) {
+		daxfs_pflush(op->fs, slot, 8);
+		*v = nn;
+		return 0;
+	}
+	return daxfs_free_now(op, nn, DAXFS_CLASS_PAGE) ? -ESTALE : 0;
+}
+
+/*
  * Publishes word at the tree level `stop` for block blk: a data page in
  * a leaf slot (stop 1, or a direct root), or a run in a level-2 slot
  * (stop RUN_LEVEL, blk the run's first block), creating missing nodes and
@@ -566,7 +595,9 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 		pv = r;
 		for (level = h; level > stop; level--) {
 			slot = &node->slot[radix_idx(blk, level)];
-			v = daxfs_load(slot);
+			err = slot_filled(op, slot, &v);
+			if (err)
+				return err;
 			if (v == DAXFS_RADIX_SEALED)
 				goto help;
 			if (level == RUN_LEVEL && (v & RUN)) {
@@ -576,23 +607,6 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 					return -EUCLEAN;
 				*winner += radix_idx(blk, 1) * DAXFS_BLOCK_SIZE;
 				return 0;
-			}
-			if (!v) {
-				nn = new_node(op);
-				if (!nn)
-					return -ENOSPC;
-				if (daxfs_fenced(op))
-					return -ESTALE;
-				if (daxfs_cas(slot, &v, nn)) {
-					daxfs_pflush(fs, slot, 8);
-					v = nn;
-				} else {
-					if (daxfs_free_now(op, nn,
-							   DAXFS_CLASS_PAGE))
-						return -ESTALE;
-					if (v == DAXFS_RADIX_SEALED)
-						goto help;
-				}
 			}
 			n = node_at(fs, v);
 			if (!n)
