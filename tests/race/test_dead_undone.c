@@ -10,8 +10,7 @@
  * did, and the hook undoes the mark between the op's two looks.  Both an
  * rmdir of the directory and a create inside it must succeed.
  */
-#include "../c/tutil.h"
-#include "core/inode.h"
+#include "../c/tfile.h"
 
 #define REGION (16 * 1024 * 1024ULL)
 #define ROOT 1ULL
@@ -31,22 +30,10 @@ void daxfs_race_point(const char *name, const void *p)
 	undone++;
 }
 
-static struct daxfs_inode *record(struct daxfs_fs *fs, u64 ino)
-{
-	struct daxfs_op op;
-	struct daxfs_iref ref;
-	int err;
-
-	daxfs_op_begin(fs, &op);
-	err = daxfs_inode_get(&op, ino, &ref);
-	daxfs_op_end(&op);
-	return err ? NULL : ref.ip;
-}
-
 /* What the undone rmdir left for one moment: dir's record DEAD. */
 static void mark_dead(struct daxfs_fs *fs, u64 dir)
 {
-	struct daxfs_inode *ip = record(fs, dir);
+	struct daxfs_inode *ip = t_ip(fs, dir);
 
 	CHECK(ip != NULL);
 	if (!ip)
