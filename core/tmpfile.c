@@ -172,11 +172,14 @@ int daxfs_nlink_revive(struct daxfs_op *op, struct daxfs_inode *ip)
 {
 	u32 n = daxfs_load32(&ip->nlink);
 
-	if (!n && !daxfs_open_held_here(op->fs, daxfs_load(&ip->ino)))
-		return -ENOENT;
 	for (;;) {
+		/* on every round: a failed CAS may hand back the 0 of an
+		 * unlink on another host since our first look */
+		if (!n && !daxfs_open_held_here(op->fs, daxfs_load(&ip->ino)))
+			return -ENOENT;
 		if (n >= DAXFS_LINK_MAX)
 			return -EMLINK;
+		daxfs_race_point("nlink.revive", ip);
 		if (daxfs_cas32(&ip->nlink, &n, n + 1))
 			return 0;
 	}
