@@ -11,12 +11,13 @@ import errno
 import mmap
 import os
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
-from helpers import env
+from helpers import clockshim, env
 from helpers import fuse as hf
 
 import daxfs
@@ -95,6 +96,74 @@ def test_data_of_open_and_mapped_file_seen_within_bound(two):
         m.close()
     finally:
         os.close(fd)
+
+
+# A library host that writes /f on command: "0" makes it (8 KiB of b"0"),
+# "k" rewrites it with b"k"; each answered with the bytes written.  No
+# stat: a getattr here would fold the mark.
+REWRITER = """
+import sys
+import daxfs
+with daxfs.Region(sys.argv[1]) as fs:
+    f = fs.open("/f", create=True)
+    for line in sys.stdin:
+        print(f.pwrite(line.strip().encode() * 8192, 0), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def held_clock(tmp_path_factory):
+    return clockshim.build(tmp_path_factory.mktemp("clockshim"))
+
+
+@pytest.mark.parametrize("opts", [["ro"], ["ro", "nohost"]], ids=["ro", "ro+nohost"])
+def test_read_only_mount_sees_rewrites_within_bound(region, held_clock, opts):
+    """A read-only mount (and a host-less one, which joins no host slot)
+    serves a file held open and mapped while a library host rewrites it in
+    place, five times.  The writer's wall clock is held (the clock shim),
+    so its rewrites fall in one tick and find the stamps fresh: the first
+    marks the file's change counter (format 14), the later ones find it
+    marked and leave the word as it is (only a getattr on a writable host
+    folds a mark).  A plain ro mount is still a writable host to the
+    region, and its poller's fstat folds; a nohost mount maps the region
+    read-only and cannot.  So there the poller must take a word that
+    still carries the mark for a change (daxfs_change_bytes_moved): one
+    that only compares the words failed at the second rewrite (checked
+    by swapping the rule in tools/fuse/opens.c)."""
+    e = dict(os.environ, LD_PRELOAD=held_clock, DAXFS_TEST_HOLD_WALL="1",
+             PYTHONPATH=env.PYDIR)
+    w = subprocess.Popen([sys.executable, "-c", REWRITER, region], env=e,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+
+    def rewrite(k):
+        w.stdin.write("%d\n" % k)
+        w.stdin.flush()
+        assert w.stdout.readline().strip() == "8192"
+
+    b = None
+    try:
+        rewrite(0)
+        b = hf.Mount(region, opts=opts + ["timeout=%g" % TIMEOUT])
+        fd = os.open(b.path("f"), os.O_RDONLY)
+        m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ)
+        try:
+            assert os.pread(fd, 4, 4096) == b"0000" and m[0:4] == b"0000"
+            for k in range(1, 6):
+                rewrite(k)
+                time.sleep(BOUND)
+                want = b"%d" % k * 4
+                # the mapping first: its loads tell the kernel nothing
+                assert m[4096:4100] == want, k
+                assert os.pread(fd, 4, 0) == want, k
+        finally:
+            m.close()
+            os.close(fd)
+    finally:
+        if b:
+            b.close()
+        w.stdin.close()
+        w.wait(timeout=60)
 
 
 def test_appends_from_two_hosts_never_overlap(two):

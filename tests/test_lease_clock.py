@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from helpers import env, lease_workers
+from helpers import clockshim, env, lease_workers
 
 daxfs = env.daxfs
 
@@ -27,11 +27,7 @@ RUN_S = 4
 
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("clockstep") / "clockstep.so")
-    src = os.path.join(env.TESTS, "helpers", "clockstep.c")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", out, src, "-ldl"],
-                   check=True)
-    return out
+    return clockshim.build(tmp_path_factory.mktemp("clockstep"))
 
 
 def _spawn(path, log, shim, step_s):
