@@ -2101,8 +2101,19 @@ static int rename_src_gone(struct daxfs_op *op, struct daxfs_lane *il,
 		r->sleaf = 0;		/* inserted before a crash */
 		return 0;
 	}
-	if (daxfs_dir_count_add(r->sdp))
-		return 0;
+	for (;;) {
+		daxfs_race_point("rename.src_gone_count", r->sdp);
+		err = daxfs_dir_count_add(r->sdp);
+		if (!err)
+			break;
+		/* DEAD: an rmdir of the old directory.  A live rename waits
+		 * for it (recovery does not wait): undone, the name goes in
+		 * after all; done, the directory went and T is left to fsck
+		 * (tests/race/test_exchange_src_gone_dead.c) */
+		if (err != -ENOENT || il != op->lane ||
+		    wait_dir_gone(op, r->sdir, r->sdp))
+			return daxfs_fenced(op) ? -ESTALE : 0;
+	}
 	err = daxfs_dir_link(op, r->sdp, r->sleaf, false);
 	if (err == -ESTALE)
 		return err;
@@ -2245,6 +2256,26 @@ static int rename_attrs(const struct rn *r, struct daxfs_inode *sip,
 	    (loses && daxfs_attrs_deny(tip, DAXFS_IF_LOCKED)))
 		return -EPERM;
 	return 0;
+}
+
+/*
+ * A count+1 in directory dir (record dp) refused: DEAD.  An rmdir that
+ * finished took the directory away (it is no longer dp): -ENOENT, the
+ * rename comes after it.  Else the rmdir is half done or about to be
+ * undone (its leaf taken by a rename: rmdir_undo_dead), and the
+ * directory is still there: -EAGAIN, to wait for that rmdir (r->dead)
+ * and look again, never an -ENOENT for a named directory
+ * (tests/race/test_rename_into_dead.c).
+ */
+static int rename_dir_dead(struct daxfs_op *op, struct rn *r, u64 dir,
+			   struct daxfs_inode *dp)
+{
+	struct daxfs_iref ref;
+
+	if (daxfs_inode_get(op, dir, &ref) || ref.ip != dp)
+		return -ENOENT;
+	r->dead = dir;
+	return -EAGAIN;
 }
 
 /*
@@ -2430,7 +2461,10 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 			goto undo;
 	}
 	if (!r->has_tgt) {
+		daxfs_race_point("rename.counting", r->ddp);
 		err = daxfs_dir_count_add(r->ddp);
+		if (err == -ENOENT)
+			err = rename_dir_dead(op, r, r->ddir, r->ddp);
 		if (err)
 			goto undo;
 		done |= 16;
