@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -722,7 +723,9 @@ static int do_path_mknod(struct daxfs_handle *h, const char *path, uint32_t mode
 	return err;
 }
 
-/* An existing name met by create(): open it as a regular file. */
+/* An existing name met by create(): open it as a regular file.  -EAGAIN:
+ * the inode went (its last name unlinked on some host after we found it),
+ * so the name may be free again: the caller's next round. */
 static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 			   unsigned int flags, uint64_t *out)
 {
@@ -730,7 +733,7 @@ static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 	int err = daxfs_getattr(&h->fs, ino, &a);
 
 	if (err)
-		return err;
+		return err == -ENOENT ? -EAGAIN : err;
 	if (S_ISLNK(a.mode)) {
 		err = resolve_attr(h, path, 1, &ino, &a);
 		if (err)
@@ -741,19 +744,23 @@ static int create_existing(struct daxfs_handle *h, const char *path, u64 ino,
 	if ((flags & DAXFS_CREATE_TRUNC) && S_ISREG(a.mode) && a.size) {
 		err = daxfs_truncate(&h->fs, ino, 0);
 		if (err)
-			return err;
+			return err == -ENOENT ? -EAGAIN : err;
 	}
 	if (out)
 		*out = ino;
 	return 0;
 }
 
+/* do_path_create's rounds before it gives up with -EAGAIN (damage). */
+#define CREATE_ROUNDS	(1u << 16)
+
 static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mode,
 			  unsigned int flags, uint64_t *out)
 {
 	struct entry e;
 	u64 ino;
-	int err, merr, tries;
+	u32 tries;
+	int err, merr;
 
 	err = begin_entry_at(h, path, -EISDIR, &e);
 	if (err)
@@ -762,8 +769,16 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 	 * it up anyway (naming the inode it finds: daxfs_core.h), so a
 	 * lookup of our own would be a second one.  Lookup and create race
 	 * with other hosts: whoever loses the create finds the winner's
-	 * file on the next round. */
-	for (tries = 0; tries < 16; tries++) {
+	 * file on the next round.  A round is lost only to other hosts'
+	 * progress (a create, then an unlink, of the name, between our two
+	 * looks), so rounds are not counted down to an error as they were:
+	 * 16 lost rounds gave open(O_CREAT) EAGAIN, and an inode unlinked
+	 * between our look and our getattr gave it ENOENT (tests/c/
+	 * test_create_churn.c).  The bound only stops a name that damage
+	 * makes both taken and missing forever. */
+	for (tries = 0; tries < CREATE_ROUNDS; tries++) {
+		if (tries >= 16)
+			sched_yield();
 		merr = -EEXIST;
 		ino = 0;
 		if (!e.trailing) {
@@ -789,6 +804,8 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 				goto out;
 			}
 			err = create_existing(h, path, ino, flags, out);
+			if (err == -EAGAIN)
+				continue;	/* it went: look again */
 			goto out;
 		}
 		if (err != -ENOENT)

@@ -141,6 +141,9 @@ static int open_gone(int flags)
 	return fd;
 }
 
+/* pl_open_region's looks for an O_CREAT whose inode keeps going. */
+#define OPEN_CREATE_ROUNDS	1024
+
 static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
 		      struct daxfs_attr *ap, int created);
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
@@ -189,35 +192,21 @@ static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
 	return fd;
 }
 
-int pl_open_region(const char *rpath, int flags, mode_t mode)
+/*
+ * One look at rpath, and the open of what it finds or creates.  *gone:
+ * the answer is -ENOENT from the inode found or made, which went before
+ * its descriptor held it (its last name unlinked on another host).
+ */
+static int open_once(struct daxfs_handle *h, const char *rpath, int flags,
+		     mode_t mode, int *gone)
 {
-	struct daxfs_handle *h = pl_handle();
 	char tpath[PL_PATH_MAX] = "";
-	int err, created = 0;
+	int err, created = 0, fd;
 	struct daxfs_attr a;
 	unsigned int cf = 0;
 	uint64_t ino;
 
-	if (!h)
-		return -1;
-	/* a path its description cannot keep (pl_fd_install) fails before
-	 * the open creates or truncates anything */
-	if (strlen(rpath) >= sizeof(((struct pl_desc *)0)->path))
-		return pl_fail(-ENAMETOOLONG);
-	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return open_tmpfile(h, rpath, flags, mode);
-	if (!rpath[0] && pl_self.on)
-		return open_gone(flags);
-	/* as Linux: a trailing slash names no file to create, and it
-	 * refuses O_CREAT with O_DIRECTORY (since 6.4) */
-	if ((flags & (O_CREAT | O_PATH)) == O_CREAT) {
-		size_t n = strlen(rpath);
-
-		if (flags & O_DIRECTORY)
-			return pl_fail(-EINVAL);
-		if (n > 1 && rpath[n - 1] == '/')
-			return pl_fail(-EISDIR);
-	}
+	*gone = 0;
 	/* O_CREAT|O_EXCL fails on any name that exists, a symlink
 	 * included, which the create finds itself: no look first */
 	if ((flags & (O_CREAT | O_EXCL | O_PATH)) == (O_CREAT | O_EXCL))
@@ -255,6 +244,7 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 			return open_fail(err, flags, mode);
 		err = daxfs_fstat(h, ino, &a);
 		created = 1;
+		*gone = err == -ENOENT;
 	}
 	if (err)
 		return open_fail(err, flags, mode);
@@ -268,7 +258,49 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 		if (err)
 			return pl_fail(err);
 	}
-	return open_found(h, rpath, flags, &a, created);
+	fd = open_found(h, rpath, flags, &a, created);
+	*gone = fd < 0 && errno == ENOENT;
+	return fd;
+}
+
+
+/*
+ * open(2) of region path rpath.  With O_CREAT the answer in an existing
+ * directory is the file, made or found: an inode that went between the
+ * look (or the create) and the descriptor's hold is looked for again, as
+ * daxfs_path_create's rounds do (tests/preload/test_create_churn.py).
+ */
+int pl_open_region(const char *rpath, int flags, mode_t mode)
+{
+	struct daxfs_handle *h = pl_handle();
+	int fd, gone, tries;
+
+	if (!h)
+		return -1;
+	/* a path its description cannot keep (pl_fd_install) fails before
+	 * the open creates or truncates anything */
+	if (strlen(rpath) >= sizeof(((struct pl_desc *)0)->path))
+		return pl_fail(-ENAMETOOLONG);
+	if ((flags & O_TMPFILE) == O_TMPFILE)
+		return open_tmpfile(h, rpath, flags, mode);
+	if (!rpath[0] && pl_self.on)
+		return open_gone(flags);
+	/* as Linux: a trailing slash names no file to create, and it
+	 * refuses O_CREAT with O_DIRECTORY (since 6.4) */
+	if ((flags & (O_CREAT | O_PATH)) == O_CREAT) {
+		size_t n = strlen(rpath);
+
+		if (flags & O_DIRECTORY)
+			return pl_fail(-EINVAL);
+		if (n > 1 && rpath[n - 1] == '/')
+			return pl_fail(-EISDIR);
+	}
+	for (tries = 0;; tries++) {
+		fd = open_once(h, rpath, flags, mode, &gone);
+		if (fd >= 0 || !gone || !(flags & O_CREAT) ||
+		    tries >= OPEN_CREATE_ROUNDS)
+			return fd;
+	}
 }
 
 /* The open of a file found (or just created, created) at region path

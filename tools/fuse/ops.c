@@ -341,13 +341,25 @@ static void open_reply_flags(struct fuse_file_info *fi)
 	fi->direct_io = 0;
 }
 
+/*
+ * The kernel's lookup found node, but nothing here holds its inode: its
+ * last name may have been unlinked on another host, and the inode freed,
+ * before this open.  ESTALE, not ENOENT: the VFS then looks the name up
+ * again (LOOKUP_REVAL), which finds it gone (ENOENT for a plain open),
+ * or free for an open(O_CREAT) to create (op_create), or another file.
+ */
+static int open_node_gone(int err)
+{
+	return err == -ENOENT ? -ESTALE : err;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
 	struct dfuse *d = dfuse_of(req);
 	uint64_t ino = dfuse_ino(d, node);
 	struct daxfs_attr a;
 	uint64_t join;
-	int err = daxfs_fstat(d->h, ino, &a);
+	int err = open_node_gone(daxfs_fstat(d->h, ino, &a));
 
 	if (err)
 		return reply_err(req, err);
@@ -357,7 +369,7 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 	err = daxfs_open_allowed(&a, fi->flags);
 	if (err)
 		return reply_err(req, err);
-	err = dfuse_open_get(d, ino, &join);
+	err = open_node_gone(dfuse_open_get(d, ino, &join));
 	if (err)
 		return reply_err(req, err);
 	err = dfuse_locks_open(fi, join);
@@ -387,6 +399,9 @@ static int create_existing(struct dfuse *d, uint64_t dir, const char *name,
 	return S_ISREG(a.mode) ? 0 : -EEXIST;
 }
 
+/* op_create's looks for an inode that keeps going before it is held */
+#define CREATE_ROUNDS	1024
+
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
@@ -396,16 +411,26 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e;
 	struct daxfs_attr a;
 	uint64_t join;
-	int err;
+	int err, tries;
 
 	new_owner(req, dir, &m, &uid, &gid);
-	err = daxfs_ino_mknod(d->h, dir, name, m, uid, gid, 0, &ino);
-	if (!err)
-		dfuse_acl_created(req, dir, ino);
-	if (err == -EEXIST && !(fi->flags & O_EXCL))
-		err = create_existing(d, dir, name, &ino);
-	if (!err)
-		err = dfuse_open_get(d, ino, &join);
+	/* an inode made or found goes if its last name is unlinked on
+	 * another host before our open holds it: then the name may be free
+	 * again, and open(O_CREAT) of a name in a directory that exists
+	 * never answers ENOENT (tests/test_fuse_hosts.py, "churn") */
+	for (tries = 0;; tries++) {
+		err = daxfs_ino_mknod(d->h, dir, name, m, uid, gid, 0, &ino);
+		if (!err)
+			dfuse_acl_created(req, dir, ino);
+		else if (err == -EEXIST && !(fi->flags & O_EXCL))
+			err = create_existing(d, dir, name, &ino);
+		else
+			break;
+		if (!err)
+			err = dfuse_open_get(d, ino, &join);
+		if (err != -ENOENT || tries >= CREATE_ROUNDS)
+			break;
+	}
 	if (err)
 		return reply_err(req, err);
 	err = daxfs_fstat(d->h, ino, &a);
