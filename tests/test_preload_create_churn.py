@@ -10,7 +10,10 @@ EAGAIN after 16 lost rounds (lib/path.c do_path_create, lib/preload/
 open.c pl_open_region; tests/c/test_create_churn.c checks the library's
 call).
 """
-from helpers import create_churn
+import os
+import subprocess
+
+from helpers import create_churn, env
 from helpers import preload
 
 
@@ -19,5 +22,18 @@ def test_create_while_other_hosts_churn_the_name(region):
         return preload.popen(region, argv, **kw)
 
     results = create_churn.run([preload.AT + "/x"] * 3, 2.0, under_preload)
+    assert all(r["ok"] > 0 for r in results), results
+    assert [r["failed"] for r in results] == [{}, {}, {}], results
+
+
+def test_binding_create_while_other_hosts_churn_the_name(region):
+    """The same through the Python binding (Region.open(create=True)),
+    whose create and open-set hold are two calls with the same window."""
+    def with_path(argv, **kw):
+        return subprocess.Popen(argv, env=dict(os.environ, PYTHONPATH=env.PYDIR),
+                                **kw)
+
+    results = create_churn.run([region + ":/x"] * 3, 2.0, with_path,
+                               create_churn.BINDING)
     assert all(r["ok"] > 0 for r in results), results
     assert [r["failed"] for r in results] == [{}, {}, {}], results

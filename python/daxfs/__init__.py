@@ -125,6 +125,10 @@ def _raise(ret, *paths):
     raise _error_class(err)(*args)
 
 
+# _open_ino's creates of a file that keeps going before it is held
+_CREATE_ROUNDS = 1024
+
+
 def _check(ret, *paths):
     if ret < 0:
         _raise(ret, *paths)
@@ -518,18 +522,24 @@ class Region(XattrMixin):
         """Inode number of file p, published in this host's open set:
         resolved (create None), or created with CREATE_* flags create."""
         ino = ctypes.c_uint64()
-        if create is not None:
-            _check(self._lib.daxfs_path_create(self._handle(), p, mode,
-                                               create, ctypes.byref(ino)), p)
-        else:
+        if create is None:
             _check(self._lib.daxfs_path_resolve(self._handle(), p, 1,
                                                 ctypes.byref(ino)), p)
             st = self.fstat(ino.value)
             if _stat.S_ISDIR(st.st_mode):
                 _raise(-_errno.EISDIR, p)
         # published in this host's open set: an unlink anywhere keeps the
-        # file until close() (docs/open-files.md)
-        _check(self._lib.daxfs_file_open(self._handle(), ino.value), p)
+        # file until close() (docs/open-files.md).  A file created or
+        # found that another host's unlink freed before that is looked
+        # for again, as the preload's open(O_CREAT) does
+        for _ in range(_CREATE_ROUNDS):
+            if create is not None:
+                _check(self._lib.daxfs_path_create(
+                    self._handle(), p, mode, create, ctypes.byref(ino)), p)
+            err = self._lib.daxfs_file_open(self._handle(), ino.value)
+            if err != -_errno.ENOENT or create is None:
+                break
+        _check(err, p)
         return ino.value
 
     def open(self, path, create=False, mode=0o644):
