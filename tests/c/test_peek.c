@@ -1293,21 +1293,11 @@ static u64 block_floor(const u64 *words)
 	return lo;
 }
 
-/* DAXFS_TEST_RACE_SECS: how long the race of the bytes runs (a build with
- * a defect runs it longer, tests/test_change_bug.py: on a loaded machine
- * the writer and the observer seldom run at the same moment) */
-static double data_race_secs(void)
-{
-	const char *e = getenv("DAXFS_TEST_RACE_SECS");
-
-	return e && atof(e) > 0 ? atof(e) : RACE_SECS;
-}
-
 static void block_observer(void *arg)
 {
 	struct dshared *s = arg;
 	static u64 words[DBLOCK / 8];
-	double end = t_now() + data_race_secs();
+	double end = t_now() + t_race_secs(RACE_SECS);
 	struct daxfs_fcache fc = cached(dino);
 	struct daxfs_attr a;
 	u64 c, c0 = 0, have = 0, k, n = 0;

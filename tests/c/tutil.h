@@ -324,6 +324,17 @@ static inline double t_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* How long a race that must catch a re-introduced defect runs:
+ * DAXFS_TEST_RACE_SECS when set (tests/helpers/build.py run_with_defect
+ * sets it: on a loaded machine the racing sides seldom run at the same
+ * moment), else dflt.  Such races stop at their first catch. */
+static inline double t_race_secs(double dflt)
+{
+	const char *e = getenv("DAXFS_TEST_RACE_SECS");
+
+	return e && atof(e) > 0 ? atof(e) : dflt;
+}
+
 /* fork() for a racing host: the child dies with the parent, so that
  * children spinning on shared memory never outlive a parent that
  * crashed (they would load the machine until someone kills them). */

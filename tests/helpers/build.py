@@ -35,11 +35,15 @@ def make(*args, **kwargs):
         return subprocess.run(["make", *args], **kwargs)
 
 
-def run_with_defect(name, flag, program, timeout=300):
+def run_with_defect(name, flag, program, timeout=300, race_secs=30):
     """Builds the C test program tests/PROGRAM in build/bug-NAME with
     -DFLAG (a re-introduced defect, docs/testing.md) and runs it; returns
     the CompletedProcess, stdout and stderr together.  The build must
-    succeed: the caller asserts how the program fails."""
+    succeed: the caller asserts how the program fails.  Its races that
+    must catch the defect run up to race_secs (DAXFS_TEST_RACE_SECS,
+    tests/c/tutil.h t_race_secs) and stop at their first catch: the
+    programs' own 1.5-2 s missed the defect in CI rehearsals on a loaded
+    2-core machine (test_peek, session 52; test_optread, session 53)."""
     bug_build = os.path.join(REPO, "build", "bug-" + name)
     prog = os.path.join(bug_build, "tests", program)
     r = make("-C", REPO, "-j2", "BUILD=" + bug_build, "EXTRA_CFLAGS=-D" + flag,
@@ -48,4 +52,6 @@ def run_with_defect(name, flag, program, timeout=300):
     assert r.returncode == 0, r.stdout[-4000:]
     return subprocess.run([prog], cwd=REPO, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True,
-                          timeout=timeout)
+                          timeout=timeout,
+                          env=dict(os.environ,
+                                   DAXFS_TEST_RACE_SECS=str(race_secs)))
