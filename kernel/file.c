@@ -459,16 +459,28 @@ static int daxfs_open(struct inode *inode, struct file *file)
 	 * its naming's op loaded (daxfs_create_reg): no peek to prove them */
 	int err = file->f_mode & FMODE_CREATED ? 0 : daxfs_refresh_inode(inode);
 
+	/*
+	 * The walk found this inode, but nothing here held it: another host
+	 * may have unlinked its last name (or renamed a file over it) and
+	 * freed it since.  -ESTALE, not -ENOENT: the VFS walks once more with
+	 * LOOKUP_REVAL, which finds the name gone (ENOENT for a plain open),
+	 * free for an open(O_CREAT) to create, or naming another file
+	 * (docs/kernel.md limitation 10; ENOENT from open(O_CREAT) in a
+	 * directory that exists before, test_kernel_creat_churn_two_guests).
+	 */
 	if (err)
-		return err == -ESTALE ? -ENOENT : err;
+		return err;
 	daxfs_allow_odirect(file);
 	err = generic_file_open(inode, file);
 	if (err)
 		return err;
 	mutex_lock(&ei->open_lock);
-	if (!ei->nr_opens)
+	if (!ei->nr_opens) {
 		err = daxfs_kerr(inode->i_sb, daxfs_open_get(DAXFS_FS(inode->i_sb),
 							     inode->i_ino), "open");
+		if (err == -ENOENT)
+			err = -ESTALE;	/* freed since the walk: as above */
+	}
 	if (!err && ei->create_hold)
 		daxfs_create_hold_taken(inode);	/* the create's entry is ours now */
 	else if (!err)

@@ -1130,6 +1130,86 @@ static int daxfs_create_exists(struct dentry *dentry, bool excl)
 }
 
 /*
+ * Makes the open-set entry of inode (published) one of its opens until the
+ * first open takes it over (create_hold, daxfs_open), tracked for the
+ * lease work's expiry.  Under ei->open_lock.  True: more holds than
+ * DAXFS_CREATE_HOLDS_MAX, the caller expires the oldest once unlocked.
+ */
+static bool create_hold_add(struct inode *inode)
+{
+	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	bool many;
+
+	ei->nr_opens++;
+	ei->create_hold = true;
+	spin_lock(&sbi->hold_lock);
+	ei->hold_tick = READ_ONCE(sbi->renew_ticks);
+	list_add_tail(&ei->hold_link, &sbi->create_holds);
+	many = ++sbi->nr_create_holds > DAXFS_CREATE_HOLDS_MAX;
+	spin_unlock(&sbi->hold_lock);
+	return many;
+}
+
+/* daxfs_create_reg's answer when the name was another file's, which it
+ * attached to the dentry and holds for the open (atomic_open: the VFS
+ * opens it, with the checks and O_TRUNC of an existing file). */
+#define DAXFS_OPENED_EXISTING	1
+
+/*
+ * open(O_CREAT) without O_EXCL met a name another host made since our
+ * lookup.  The file it names is held in this host's open set now, as a
+ * file we made is (create_hold), and attached to the dentry, so that no
+ * unlink on another host can free it before the VFS opens it: before,
+ * the VFS was told to look again (-ESTALE), and a second loss of the same
+ * race, or the file freed between that look and the open, reached the
+ * caller as ESTALE or ENOENT (docs/kernel.md limitation 10,
+ * test_kernel_creat_churn_two_guests).  -ENOENT: that file went too, the
+ * name may be free again.  Another kind of file: -EEXIST, as before.
+ */
+static int hold_existing(struct inode *dir, struct dentry *dentry)
+{
+	struct super_block *sb = dir->i_sb;
+	struct daxfs_fs *fs = DAXFS_FS(sb);
+	struct daxfs_inode_info *ei;
+	struct daxfs_attr a;
+	struct inode *inode;
+	bool many = false;
+	u64 ino;
+	int err;
+
+	err = daxfs_lookup_attr(fs, dir->i_ino, dentry->d_name.name,
+				dentry->d_name.len, &ino, &a);
+	if (err)
+		return err;
+	if (!S_ISREG(a.mode))
+		return -EEXIST;
+	inode = iget_with(sb, ino, &a);
+	if (IS_ERR(inode))
+		return PTR_ERR(inode) == -ESTALE ? -ENOENT : PTR_ERR(inode);
+	ei = DAXFS_I(inode);
+	mutex_lock(&ei->open_lock);
+	/* published already while this host has it open; a hold another
+	 * create left is one of its opens, which ours then takes over */
+	if (!ei->nr_opens)
+		err = daxfs_kerr(sb, daxfs_open_get(fs, ino), "open");
+	if (!err && !ei->create_hold)
+		many = create_hold_add(inode);
+	mutex_unlock(&ei->open_lock);
+	if (err) {
+		iput(inode);
+		return err;
+	}
+	if (many)	/* the oldest: never this one */
+		expire_holds(DAXFS_SB(sb), DAXFS_CREATE_HOLDS_MAX);
+	if (d_in_lookup(dentry))
+		d_add(dentry, inode);
+	else
+		d_instantiate(dentry, inode);
+	return DAXFS_OPENED_EXISTING;
+}
+
+/*
  * A regular file: made nameless and held by this host's open set
  * (daxfs_tmpfile), then named (daxfs_link_created), so that another host
  * that unlinks it at once cannot free it before we attach it: open(O_CREAT)
@@ -1138,12 +1218,11 @@ static int daxfs_create_exists(struct dentry *dentry, bool excl)
  * over, or eviction withdraws it (mknod S_IFREG, a failed open).
  */
 static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mode,
-			    u32 uid, u32 gid, bool excl)
+			    u32 uid, u32 gid, bool excl, bool open_existing)
 {
 	struct super_block *sb = dir->i_sb;
 	struct daxfs_fs *fs = DAXFS_FS(sb);
 	struct daxfs_space_wait w = {};
-	struct daxfs_inode_info *ei;
 	struct daxfs_linked ln;
 	struct daxfs_attr a;
 	struct inode *inode;
@@ -1162,26 +1241,36 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 		daxfs_open_put(fs, ino);
 		return PTR_ERR(inode);
 	}
-	ei = DAXFS_I(inode);
-	mutex_lock(&ei->open_lock);
-	ei->nr_opens++;
-	ei->create_hold = true;
-	spin_lock(&DAXFS_SB(sb)->hold_lock);
-	ei->hold_tick = READ_ONCE(DAXFS_SB(sb)->renew_ticks);
-	list_add_tail(&ei->hold_link, &DAXFS_SB(sb)->create_holds);
-	many = ++DAXFS_SB(sb)->nr_create_holds > DAXFS_CREATE_HOLDS_MAX;
-	spin_unlock(&DAXFS_SB(sb)->hold_lock);
-	mutex_unlock(&ei->open_lock);
+	mutex_lock(&DAXFS_I(inode)->open_lock);
+	many = create_hold_add(inode);
+	mutex_unlock(&DAXFS_I(inode)->open_lock);
 	if (many)	/* the oldest: never this one */
 		expire_holds(DAXFS_SB(sb), DAXFS_CREATE_HOLDS_MAX);
-	w = (struct daxfs_space_wait){};
-	do {
-		err = daxfs_link_created(fs, ino, dir->i_ino, dentry->d_name.name,
-					 dentry->d_name.len, &ln);
-	} while (daxfs_k_space_retry(sb, &w, err));
+	for (;;) {
+		w = (struct daxfs_space_wait){};
+		do {
+			err = daxfs_link_created(fs, ino, dir->i_ino,
+						 dentry->d_name.name,
+						 dentry->d_name.len, &ln);
+		} while (daxfs_k_space_retry(sb, &w, err));
+		if (err != -EEXIST || excl || !open_existing)
+			break;
+		/* the name is another file's: hold that one for the open,
+		 * unless it goes too (then the name may be free again) */
+		err = hold_existing(dir, dentry);
+		if (err != -ENOENT)
+			break;
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
 	if (err) {
 		iput(inode);		/* never named: eviction withdraws the
 					 * entry, which frees it */
+		if (err == DAXFS_OPENED_EXISTING)
+			return err;
 		if (err == -EEXIST)
 			return daxfs_create_exists(dentry, excl);
 		return daxfs_kerr(sb, err, "create");
@@ -1199,7 +1288,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 }
 
 static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mode,
-			    dev_t rdev, bool excl)
+			    dev_t rdev, bool excl, bool open_existing)
 {
 	struct daxfs_fs *fs = DAXFS_FS(dir->i_sb);
 	struct daxfs_node nd;
@@ -1214,7 +1303,8 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 		return err;
 	daxfs_new_owner(dir, &mode, &uid, &gid);
 	if (S_ISREG(mode))
-		return daxfs_create_reg(dir, dentry, mode, uid, gid, excl);
+		return daxfs_create_reg(dir, dentry, mode, uid, gid, excl,
+					open_existing);
 	nd = (struct daxfs_node){
 		.mode = mode, .uid = uid, .gid = gid,
 		.rdev = S_ISDIR(mode) ? 0 : new_encode_dev(rdev),
@@ -1230,16 +1320,17 @@ static int daxfs_create_ino(struct inode *dir, struct dentry *dentry, umode_t mo
 	return daxfs_instantiate(dir, dentry, ino, &ln);
 }
 
-/* With the ACLs a default ACL of dir gives (docs/xattr.md). */
+/* With the ACLs a default ACL of dir gives (docs/xattr.md).  open_existing:
+ * atomic_open's, see hold_existing (DAXFS_OPENED_EXISTING). */
 static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t mode,
-			       dev_t rdev, bool excl)
+			       dev_t rdev, bool excl, bool open_existing)
 {
 	struct posix_acl *dacl, *acl;
 	int err = daxfs_k_acl_create(dir, &mode, &dacl, &acl);
 
 	if (err)
 		return err;
-	err = daxfs_create_ino(dir, dentry, mode, rdev, excl);
+	err = daxfs_create_ino(dir, dentry, mode, rdev, excl, open_existing);
 	if (err || d_really_is_negative(dentry)) {
 		/* negative: made and removed by another host already */
 		posix_acl_release(dacl);
@@ -1252,7 +1343,8 @@ static int daxfs_create_common(struct inode *dir, struct dentry *dentry, umode_t
 static int daxfs_k_create(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
 			  umode_t mode DAXFS_CREATE_EXCL)
 {
-	return daxfs_create_common(dir, dentry, mode | S_IFREG, 0, daxfs_create_excl);
+	return daxfs_create_common(dir, dentry, mode | S_IFREG, 0, daxfs_create_excl,
+				   false);
 }
 
 /*
@@ -1287,7 +1379,9 @@ static int daxfs_k_atomic_open(struct inode *dir, struct dentry *dentry,
 		return finish_no_open(file, res);
 	if (dentry->d_name.len > DAXFS_NAME_MAX)
 		return -ENAMETOOLONG;
-	err = daxfs_create_common(dir, dentry, mode | S_IFREG, 0, excl);
+	err = daxfs_create_common(dir, dentry, mode | S_IFREG, 0, excl, !excl);
+	if (err == DAXFS_OPENED_EXISTING)	/* another host's, held */
+		return finish_no_open(file, res);
 	if (err)
 		return err;
 	file->f_mode |= FMODE_CREATED;
@@ -1297,7 +1391,7 @@ static int daxfs_k_atomic_open(struct inode *dir, struct dentry *dentry,
 static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,
 			 umode_t mode, dev_t rdev)
 {
-	int err = daxfs_create_common(dir, dentry, mode, rdev, true);
+	int err = daxfs_create_common(dir, dentry, mode, rdev, true, false);
 
 	/* no open follows a mknod: its file is named, the hold is not needed */
 	if (!err && S_ISREG(mode) && d_really_is_positive(dentry))
@@ -1308,7 +1402,8 @@ static int daxfs_k_mknod(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry 
 static DAXFS_MKDIR_RET daxfs_k_mkdir(DAXFS_IDMAP_T *idmap, struct inode *dir,
 				     struct dentry *dentry, umode_t mode)
 {
-	return daxfs_mkdir_ret(daxfs_create_common(dir, dentry, mode | S_IFDIR, 0, true));
+	return daxfs_mkdir_ret(daxfs_create_common(dir, dentry, mode | S_IFDIR, 0, true,
+						   false));
 }
 
 static int daxfs_k_symlink(DAXFS_IDMAP_T *idmap, struct inode *dir, struct dentry *dentry,

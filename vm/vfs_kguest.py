@@ -1309,6 +1309,47 @@ def scen_creat(mnt, role, nrace="400"):
     result(creat="ok", **{f"creat_won_{role}": sum(1 for r in wins.values() if r == role)})
 
 
+def scen_churn(mnt, role, secs="20"):
+    """Both guests loop open(O_CREAT), write, close and unlink of one name for
+    secs seconds: in a directory that exists no open gives ENOENT, and at
+    most one in 200 ESTALE, however the other host creates and unlinks the
+    name (docs/kernel.md limitation 10)."""
+    d = os.path.join(mnt, "churn")
+    if role == "A":
+        os.makedirs(d)
+        ch_mark(mnt, "churn-made")
+    else:
+        ch_wait(mnt, "churn-made")
+    ch_mark(mnt, "churn-go-" + role)
+    ch_wait(mnt, "churn-go-" + ("B" if role == "A" else "A"))
+    p, end = os.path.join(d, "x"), time.monotonic() + float(secs)
+    ok, failed = 0, {}
+    while time.monotonic() < end:
+        try:
+            fd = os.open(p, os.O_CREAT | os.O_WRONLY, 0o644)
+        except OSError as e:
+            name = errno.errorcode.get(e.errno, str(e.errno))
+            failed[name] = failed.get(name, 0) + 1
+            continue
+        os.write(fd, role.encode())
+        os.close(fd)
+        ok += 1
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+    print(f"churn {role}: {ok} opens, failed {failed}", flush=True)
+    # ENOENT never (a directory that exists); ESTALE seldom: an open through a
+    # cached dentry whose file the other host freed before it, twice in a row
+    # (the VFS looks again once): docs/kernel.md limitation 10
+    stale = failed.pop("ESTALE", 0)
+    check(ok > 0 and not failed and stale * 200 <= ok,
+          f"open(O_CREAT) failed: {failed}, ESTALE {stale} ({ok} opened)")
+    ch_mark(mnt, "churn-done-" + role)
+    ch_wait(mnt, "churn-done-" + ("B" if role == "A" else "A"))
+    result(churn="ok", **{f"churn_opens_{role}": ok})
+
+
 def stalewrite_writer(mnt, f, g, rounds):
     """A's uid-1000 process: each round, after B's changes, one write to f and one
     append to g through descriptors opened before, with no look at either first."""
@@ -1511,6 +1552,7 @@ SCENARIOS = {
     "exec": scen_exec,
     "chattr": scen_chattr,
     "creat": scen_creat,
+    "churn": scen_churn,
     "stalewrite": scen_stalewrite,
     "staledir": scen_staledir,
     "reopen": scen_reopen,
