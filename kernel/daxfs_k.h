@@ -164,6 +164,20 @@ static inline struct daxfs_inode_info *DAXFS_I(struct inode *inode)
 
 /* Errors from the core: -EUCLEAN means a corrupt region. */
 int daxfs_kerr(struct super_block *sb, int err, const char *what);
+/*
+ * daxfs_kerr for a core call on an inode a path walk found: -ENOENT says
+ * the inode went since the walk (another host unlinked its last name or
+ * renamed a file over it; nothing here held it), which a local filesystem,
+ * whose dentry keeps its inode, never answers.  -ESTALE instead: the
+ * VFS's path calls then walk once more with LOOKUP_REVAL (retry_estale),
+ * which finds the name gone (ENOENT) or naming the file now there
+ * (docs/kernel.md limitation 10, test_kernel_replace_two_guests).
+ */
+static inline int daxfs_kerr_walked(struct super_block *sb, int err,
+				    const char *what)
+{
+	return err == -ENOENT ? -ESTALE : daxfs_kerr(sb, err, what);
+}
 /* After a core call returned err: true when it should run again (-ENOSPC
  * while space is pending; sleeps first).  Usage, w zeroed once:
  *	do err = daxfs_x(...); while (daxfs_k_space_retry(sb, &w, err)); */

@@ -1024,7 +1024,7 @@ int daxfs_k_setattr(DAXFS_IDMAP_T *idmap, struct dentry *dentry, struct iattr *i
 		filemap_invalidate_unlock(inode->i_mapping);
 	if (!err && (iattr->ia_valid & ATTR_MODE))
 		err = daxfs_k_acl_chmod(idmap, dentry, inode->i_mode);
-	return daxfs_kerr(sb, err, "setattr");
+	return daxfs_kerr_walked(sb, err, "setattr");
 }
 
 /* ---- directory operations ---- */
@@ -1513,8 +1513,11 @@ static int daxfs_k_link(struct dentry *old, struct inode *dir, struct dentry *de
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	release_dentry_name_snapshot(&src);
 	dput(sdir);
-	if (err == -ENOENT)
+	if (err == -ENOENT) {
 		err = daxfs_link_held(inode, dir, dentry, &w);
+		/* not held here, and the source name no longer names it */
+		err = daxfs_kerr_walked(dir->i_sb, err, "link");
+	}
 linked:
 	if (err == -EEXIST)
 		d_drop(dentry);
@@ -1743,7 +1746,8 @@ static const char *daxfs_k_get_link(struct dentry *dentry, struct inode *inode,
 	len = daxfs_readlink(DAXFS_FS(inode->i_sb), inode->i_ino, buf, DAXFS_SYMLINK_MAX);
 	if (len < 0 || len > DAXFS_SYMLINK_MAX) {
 		kfree(buf);
-		return ERR_PTR(len < 0 ? daxfs_kerr(inode->i_sb, len, "readlink") : -EUCLEAN);
+		return ERR_PTR(len < 0 ? daxfs_kerr_walked(inode->i_sb, len, "readlink") :
+				   -EUCLEAN);
 	}
 	buf[len] = 0;
 	set_delayed_call(done, kfree_link, buf);

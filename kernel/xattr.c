@@ -44,7 +44,7 @@ static int daxfs_xattr_get(const struct xattr_handler *h,
 			   buffer, size > U32_MAX ? U32_MAX : (u32)size);
 	if (n == -ENODATA || n == -ERANGE || n == -EOPNOTSUPP)
 		return n;
-	return n < 0 ? daxfs_kerr(inode->i_sb, n, "getxattr") : n;
+	return n < 0 ? daxfs_kerr_walked(inode->i_sb, n, "getxattr") : n;
 }
 
 static int daxfs_xattr_set(const struct xattr_handler *h,
@@ -73,7 +73,7 @@ static int daxfs_xattr_set(const struct xattr_handler *h,
 	    err == -EPERM || err == -EOPNOTSUPP)
 		return err;
 	if (err)
-		return daxfs_kerr(sb, err, "setxattr");
+		return daxfs_kerr_walked(sb, err, "setxattr");
 	daxfs_refresh_inode(inode);	/* its ctime moved */
 	return 0;
 }
@@ -135,8 +135,8 @@ ssize_t daxfs_k_listxattr(struct dentry *dentry, char *buf, size_t size)
 			    XATTR_LIST_MAX);
 	if (n < 0) {
 		kvfree(all);
-		return n == -ERANGE ? -E2BIG : daxfs_kerr(inode->i_sb, n,
-							   "listxattr");
+		return n == -ERANGE ? -E2BIG : daxfs_kerr_walked(inode->i_sb, n,
+								  "listxattr");
 	}
 	while (in < (size_t)n) {
 		len = strnlen(all + in, n - in) + 1;

@@ -1350,6 +1350,82 @@ def scen_churn(mnt, role, secs="20"):
     result(churn="ok", **{f"churn_opens_{role}": ok})
 
 
+def scen_replace(mnt, role, secs="20"):
+    """Guest B replaces f (and the symlink l) again and again the way programs
+    update a file atomically: write a new file, rename it over the name.  The
+    names never go missing, so guest A's calls on them must never answer
+    ENOENT: open, stat, chmod, utime, link, getxattr, readlink.  ESTALE (the
+    VFS's one retry meeting the race again) and link's ENOENT from the VFS
+    itself may come, for at most one call in 50 of each kind
+    (docs/kernel.md limitation 10)."""
+    d = os.path.join(mnt, "replace")
+    f, l = os.path.join(d, "f"), os.path.join(d, "l")
+    if role == "B":
+        os.makedirs(d)
+        with open(f, "wb") as fp:
+            fp.write(b"0")
+        os.symlink("f", l)
+        ch_mark(mnt, "rp-made")
+    else:
+        ch_wait(mnt, "rp-made")
+    ch_mark(mnt, "rp-go-" + role)
+    ch_wait(mnt, "rp-go-" + ("B" if role == "A" else "A"))
+    end = time.monotonic() + float(secs)
+    if role == "B":
+        i = 0
+        while time.monotonic() < end:
+            i += 1
+            t = os.path.join(d, "t")
+            with open(t, "wb") as fp:
+                fp.write(b"%d" % i)
+            os.rename(t, f)
+            os.symlink("f", t)
+            os.rename(t, l)
+        ch_mark(mnt, "rp-done-B")
+        result(replace="ok", replace_rounds=i)
+        return
+    calls = {
+        "open": lambda: os.close(os.open(f, os.O_RDONLY)),
+        "stat": lambda: os.stat(f),
+        "chmod": lambda: os.chmod(f, 0o644),
+        "utime": lambda: os.utime(f),
+        "link": lambda: (os.link(f, os.path.join(d, "g")),
+                         os.unlink(os.path.join(d, "g"))),
+        "getxattr": lambda: getxattr_quiet(f),
+        "readlink": lambda: os.readlink(l),
+    }
+    rounds, failed = 0, {}
+    while time.monotonic() < end:
+        rounds += 1
+        for name, fn in calls.items():
+            try:
+                fn()
+            except OSError as e:
+                k = name + ":" + errno.errorcode.get(e.errno, str(e.errno))
+                failed[k] = failed.get(k, 0) + 1
+    ch_wait(mnt, "rp-done-B")
+    print(f"replace A: {rounds} rounds of {len(calls)} calls, failed {failed}",
+          flush=True)
+    # ESTALE: the VFS's one retry met the race again.  link's ENOENT: the
+    # VFS's own (vfs_link refuses an inode whose link count it last saw 0,
+    # before asking us), when the walk's dentry still named the old file
+    bad = {k: n for k, n in failed.items()
+           if not k.endswith(":ESTALE") and k != "link:ENOENT"}
+    worst = max([0] + [n for k, n in failed.items() if k not in bad])
+    check(rounds > 0 and not bad and worst * 50 <= rounds,
+          f"calls on a name never missing failed: {failed} ({rounds} rounds)")
+    result(replace="ok", replace_rounds=rounds)
+
+
+def getxattr_quiet(p):
+    """getxattr of an attribute f does not have: ENODATA is the answer."""
+    try:
+        os.getxattr(p, "user.none")
+    except OSError as e:
+        if e.errno != errno.ENODATA:
+            raise
+
+
 def stalewrite_writer(mnt, f, g, rounds):
     """A's uid-1000 process: each round, after B's changes, one write to f and one
     append to g through descriptors opened before, with no look at either first."""
@@ -1553,6 +1629,7 @@ SCENARIOS = {
     "chattr": scen_chattr,
     "creat": scen_creat,
     "churn": scen_churn,
+    "replace": scen_replace,
     "stalewrite": scen_stalewrite,
     "staledir": scen_staledir,
     "reopen": scen_reopen,
