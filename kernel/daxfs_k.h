@@ -176,7 +176,9 @@ int daxfs_kerr(struct super_block *sb, int err, const char *what);
 static inline int daxfs_kerr_walked(struct super_block *sb, int err,
 				    const char *what)
 {
-	return err == -ENOENT ? -ESTALE : daxfs_kerr(sb, err, what);
+	/* daxfs_kerr first: a host stopped or fenced answers EIO */
+	err = daxfs_kerr(sb, err, what);
+	return err == -ENOENT ? -ESTALE : err;
 }
 /* After a core call returned err: true when it should run again (-ENOSPC
  * while space is pending; sleeps first).  Usage, w zeroed once:

@@ -475,12 +475,10 @@ static int daxfs_open(struct inode *inode, struct file *file)
 	if (err)
 		return err;
 	mutex_lock(&ei->open_lock);
-	if (!ei->nr_opens) {
-		err = daxfs_kerr(inode->i_sb, daxfs_open_get(DAXFS_FS(inode->i_sb),
-							     inode->i_ino), "open");
-		if (err == -ENOENT)
-			err = -ESTALE;	/* freed since the walk: as above */
-	}
+	if (!ei->nr_opens)	/* freed since the walk: ESTALE, as above */
+		err = daxfs_kerr_walked(inode->i_sb,
+					daxfs_open_get(DAXFS_FS(inode->i_sb),
+						       inode->i_ino), "open");
 	if (!err && ei->create_hold)
 		daxfs_create_hold_taken(inode);	/* the create's entry is ours now */
 	else if (!err)
