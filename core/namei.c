@@ -2004,20 +2004,33 @@ static int pin(struct daxfs_op *op, const struct daxfs_dent *d, bool isdir)
 	return isdir ? set_moving(ip, false) : daxfs_nlink_inc(ip);
 }
 
-static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 newparent)
+/*
+ * A moved directory's part of unpin: its parent word names its new
+ * directory (0: the same one), MOVING cleared.  Stores only, so a
+ * recoverer may do it again.
+ */
+static void unpin_dir(struct daxfs_op *op, u64 ino, u64 newparent)
 {
 	struct daxfs_inode *ip;
 
 	if (daxfs_inode_get_writable(op, ino, &ip))
 		return;
+	if (newparent)
+		daxfs_store(&ip->parent, newparent);
+	clear_bits(ip, DAXFS_DIR_MOVING);
+	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+}
+
+static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 newparent)
+{
+	struct daxfs_inode *ip;
+
 	if (isdir) {
-		if (newparent)
-			daxfs_store(&ip->parent, newparent);
-		clear_bits(ip, DAXFS_DIR_MOVING);
-		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+		unpin_dir(op, ino, newparent);
 		return;
 	}
-	daxfs_inode_put_link(op, ip);
+	if (!daxfs_inode_get_writable(op, ino, &ip))
+		daxfs_inode_put_link(op, ip);
 }
 
 /* Everything after the new name is published and the old one removed.
@@ -2038,6 +2051,19 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 		if (xchg)
 			unpin(op, r->tgt.ino, r->tisdir, cross ? r->sdir : 0);
 		daxfs_crash_point("rename.unpinned");
+	} else {
+		/*
+		 * Step 3 marked by a host that died in it or after: a file's
+		 * link it may have dropped is not dropped again, but a moved
+		 * directory's parent word is redone (renames are still
+		 * serialized by the dead host's claim).  Skipped, a word left
+		 * naming the old directory let is_ancestor() miss a loop
+		 * (tests/test_rename_unpin_crash.py).
+		 */
+		if (r->sisdir)
+			unpin_dir(op, r->src.ino, cross ? r->ddir : 0);
+		if (xchg && r->tisdir)
+			unpin_dir(op, r->tgt.ino, cross ? r->sdir : 0);
 	}
 	if (from <= 4) {
 		if (intent_step(op, il, NS_KIND_RENAME, 4, r->flags))
