@@ -17,10 +17,11 @@
 #define LC_MAX_WORKERS	16
 #define LC_MAX_OPS	64		/* per worker per round */
 #define LC_NAMES	4		/* namespace rounds: a b c d */
+#define LC_NEST_NAMES	12		/* nested rounds: and a/x a/y b/x ... */
 #define LC_FILES	2		/* data rounds: f0 f1 */
 #define LC_MAX_SIZE	12288		/* data rounds: offsets below this */
 
-enum lc_mode { LC_MODE_NS = 0, LC_MODE_DATA = 1 };
+enum lc_mode { LC_MODE_NS = 0, LC_MODE_DATA = 1, LC_MODE_NEST = 2 };
 
 /* Operation codes, shared with the checker (tools/lincheck/model_*.go). */
 enum lc_op {
@@ -107,7 +108,7 @@ static inline uint64_t lc_hash(const unsigned char *p, uint64_t n)
 	return h;
 }
 
-extern const char *const lc_names[LC_NAMES];
+extern const char *const lc_names[LC_NEST_NAMES];
 
 /* A client: one slot's operations, run by a backend (lc_round.c is the
  * common part: what to run, records, rounds). */

@@ -57,8 +57,12 @@ struct opts {
 static struct lc_shm *S;
 static char shm_path[128];		/* the clock page, removed at exit */
 static struct daxfs_handle *H;
-static struct lc_rec obs[LC_NAMES + LC_FILES * 2 + 1];
+static struct lc_rec obs[LC_NEST_NAMES + LC_FILES * 2 + 1];
 static int nr_obs;
+/* a nested round's directories a and b, made before the workers start:
+ * reported as the observer's first operations */
+static struct lc_rec setup_recs[2];
+static int nr_setup;
 static uint8_t gone[LC_MAX_WORKERS];	/* guest clients killed (-K) */
 
 static void remove_clock(void)
@@ -173,8 +177,9 @@ static void observe_all(void)
 
 	nr_obs = 0;
 	memset(obs, 0, sizeof(obs));
-	if (S->mode == LC_MODE_NS) {
-		for (i = 0; i < LC_NAMES; i++) {
+	if (S->mode != LC_MODE_DATA) {
+		for (i = 0; i < (S->mode == LC_MODE_NEST ? LC_NEST_NAMES :
+				 LC_NAMES); i++) {
 			obs[nr_obs].op = LC_STAT;
 			obs[nr_obs].a = i;
 			observe(&obs[nr_obs++]);
@@ -208,7 +213,8 @@ static void setup_round(struct opts *o, uint64_t n)
 	char p[128];
 	int err, i;
 
-	S->mode = o->mode == 2 ? (n & 1 ? LC_MODE_DATA : LC_MODE_NS) : o->mode;
+	S->mode = o->mode == 2 ? (n & 1 ? LC_MODE_DATA : LC_MODE_NS) :
+		  o->mode == 3 ? LC_MODE_NEST : o->mode;
 	snprintf(S->dir, sizeof(S->dir), "/r%llu", (unsigned long long)n);
 	/* ESTALE: the driver idled past its lease; it re-joins on retry */
 	for (i = 0; (err = daxfs_path_mkdir(H, S->dir, 0755)) == -ESTALE &&
@@ -216,6 +222,20 @@ static void setup_round(struct opts *o, uint64_t n)
 		;
 	if (err)
 		die("mkdir round", err);
+	nr_setup = 0;
+	for (i = 0; S->mode == LC_MODE_NEST && i < 2; i++) {
+		struct lc_rec *r = &setup_recs[nr_setup++];
+
+		memset(r, 0, sizeof(*r));
+		r->op = LC_MKDIR;
+		r->a = i;
+		snprintf(p, sizeof(p), "%s/%s", S->dir, lc_names[i]);
+		r->call = lc_tick(S);
+		r->res = daxfs_path_mkdir(H, p, 0755);
+		r->ret = lc_tick(S);
+		if (r->res)
+			die("mkdir in round", (int)r->res);
+	}
 	for (i = 0; S->mode == LC_MODE_DATA && i < LC_FILES; i++) {
 		snprintf(p, sizeof(p), "%s/f%d", S->dir, i);
 		err = daxfs_path_create(H, p, 0644, DAXFS_CREATE_EXCL, &ino);
@@ -239,13 +259,26 @@ static void setup_round(struct opts *o, uint64_t n)
 }
 
 static int cleanup_cb(void *ctx, const char *name, uint32_t len,
+		      uint64_t ino, uint32_t dtype, uint64_t pos);
+
+/* Empties directory p, depth first (a nested round's directories hold
+ * others: renames move them under one another). */
+static void remove_tree(const char *p)
+{
+	if (strlen(p) < 200)
+		daxfs_path_readdir(H, p, cleanup_cb, (void *)p);
+}
+
+static int cleanup_cb(void *ctx, const char *name, uint32_t len,
 		      uint64_t ino, uint32_t dtype, uint64_t pos)
 {
-	char p[160];
+	char p[256];
 
-	snprintf(p, sizeof(p), "%s/%.*s", S->dir, (int)len, name);
-	if (daxfs_path_unlink(H, p) == -EISDIR)
+	snprintf(p, sizeof(p), "%s/%.*s", (const char *)ctx, (int)len, name);
+	if (daxfs_path_unlink(H, p) == -EISDIR) {
+		remove_tree(p);
 		daxfs_path_rmdir(H, p);
+	}
 	return 0;
 }
 
@@ -253,7 +286,7 @@ static void cleanup_round(void)
 {
 	int err;
 
-	daxfs_path_readdir(H, S->dir, cleanup_cb, NULL);
+	remove_tree(S->dir);
 	err = daxfs_path_rmdir(H, S->dir);
 	if (err)
 		fprintf(stderr, "lc_run: rmdir %s: %s\n", S->dir,
@@ -452,7 +485,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: lc_run -r REGION [-w WORKERS] [-o OPS] [-n ROUNDS | -t SECONDS]\n"
-		"              [-m ns|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
+		"              [-m ns|nest|data|mix] [-k KILL_P] [-s SEED] [-S SIZE_MB]\n"
 		"              [-l LEASE_MS] [-f FREE_PAGES] [-c CRASH_AT] [-N] [-T] [-L] [-F] [-W]\n"
 		"              [-P THREADS] [-g GUESTS -x PAGE] [-d DELAY_US] [-X SLOT]\n"
 		"              [-K SLOT:PIDFILE]\n"
@@ -463,7 +496,8 @@ static void usage(void)
 		"  -N: no rename, -T: no truncate, -L: no link (to single out a defect)\n"
 		"  -P: THREADS clients in each worker process, sharing its handle\n"
 		"  -F: fallocate (every mode) in data rounds\n"
-		"  -W: renames with RENAME_WHITEOUT too (one in five)\n");
+		"  -W: renames with RENAME_WHITEOUT too (one in five)\n"
+		"  -m nest: namespace rounds with names under directories too\n");
 	exit(2);
 }
 
@@ -482,7 +516,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'n': o->rounds = strtoull(optarg, NULL, 0); break;
 		case 't': o->seconds = atof(optarg); o->rounds = ~0ull; break;
 		case 'm': o->mode = !strcmp(optarg, "ns") ? 0 :
-				    !strcmp(optarg, "data") ? 1 : 2; break;
+				    !strcmp(optarg, "data") ? 1 :
+				    !strcmp(optarg, "nest") ? 3 : 2; break;
 		case 'k': o->kill_p = atof(optarg); break;
 		case 's': o->seed = strtoull(optarg, NULL, 0); break;
 		case 'S': o->size = strtoull(optarg, NULL, 0); break;
@@ -514,8 +549,13 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (!o->region || o->workers < 1 || o->threads < 1 ||
 	    o->clients > LC_MAX_WORKERS || o->ops < 1 || o->ops > LC_MAX_OPS)
 		usage();
-	/* guests: their page named, no kills */
-	if (o->guests && (!o->page || o->kill_p > 0 || o->crash_at))
+	/* guests: their page named, no kills, no nested names (the checker
+	 * models the VFS's lookups of the round's names only) */
+	if (o->guests && (!o->page || o->kill_p > 0 || o->crash_at ||
+			  o->mode == 3))
+		usage();
+	/* nested rounds: the checker holds the walks of 8 clients */
+	if (o->mode == 3 && o->clients > 8)
 		usage();
 	/* -K: a guest's slot, and one to survive it (the host worker) */
 	if (o->qemu_pidfile &&
@@ -608,9 +648,11 @@ static void run_rounds(struct opts *o)
 				whiteouts += whiteout_done(&S->slots[i].recs[j]);
 			}
 		}
+		for (j = 0; j < nr_setup; j++)
+			emit(stdout, o->clients, &setup_recs[j]);
 		for (j = 0; j < nr_obs; j++)
 			emit(stdout, o->clients, &obs[j]);
-		total += nr_obs;
+		total += nr_setup + nr_obs;
 		cleanup_round();
 		/* the checker stops reading at its first violation (-stop) */
 		if (fflush(stdout) == EOF)

@@ -17,7 +17,11 @@
 
 #define GRID	512
 
-const char *const lc_names[LC_NAMES] = { "a", "b", "c", "d" };
+/* name i >= 4 is slot (i - 4) % 2 under name (i - 4) / 2 (nested rounds) */
+const char *const lc_names[LC_NEST_NAMES] = {
+	"a", "b", "c", "d", "a/x", "a/y", "b/x", "b/y", "c/x", "c/y", "d/x",
+	"d/y",
+};
 
 void lc_path(struct lc_client *c, int64_t i, char *p, size_t n)
 {
@@ -50,6 +54,15 @@ void lc_stat_rec(struct lc_rec *r, uint32_t mode, uint64_t nlink, uint64_t ino,
 	r->o3 = t == 1 ? size : 0;
 }
 
+/* A name of a namespace round; in a nested one, half of them under a
+ * directory (a mkdir mostly makes one of the four it could be). */
+static int64_t pick_name(struct lc_client *c, uint32_t op)
+{
+	if (c->s->mode != LC_MODE_NEST || pick(c, op == LC_MKDIR ? 4 : 2) != 0)
+		return pick(c, LC_NAMES);
+	return LC_NAMES + pick(c, LC_NEST_NAMES - LC_NAMES);
+}
+
 static void pick_ns(struct lc_client *c, struct lc_rec *r)
 {
 	static const uint32_t ops[] = {
@@ -67,9 +80,9 @@ static void pick_ns(struct lc_client *c, struct lc_rec *r)
 		r->op = ops[pick(c, sizeof(ops) / sizeof(ops[0]))];
 	while ((r->op == LC_RENAME && c->s->no_rename) ||
 	       (r->op == LC_LINK && c->s->no_link));
-	r->a = pick(c, LC_NAMES);
+	r->a = pick_name(c, r->op);
 	do
-		r->b = pick(c, LC_NAMES);
+		r->b = pick_name(c, r->op);
 	while (r->b == r->a);
 	/* a system call cannot tell "created" from "opened" without
 	 * O_EXCL: a VFS client's creates all have it */

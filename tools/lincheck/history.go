@@ -35,6 +35,9 @@ const (
 	// a guest's rename or link: the VFS's lookup of its source, first
 	opRenameL
 	opLinkL
+	// the walk to a nested name's parent (model_nest.go): of a, of b
+	opWalkA
+	opWalkB
 )
 
 const (
@@ -49,6 +52,7 @@ const (
 const (
 	modeNS   = 0
 	modeData = 1
+	modeNest = 2 // namespace rounds with nested names (model_nest.go)
 )
 
 // input is what a worker asked; id numbers operations within a round
@@ -62,6 +66,7 @@ type input struct {
 	id         int
 	exact      bool
 	racy       bool
+	busy       bool   // a name under a directory changes meanwhile
 	touched    uint64 // readdir: names an overlapping operation changes
 }
 
@@ -160,7 +165,7 @@ func readRounds(r io.Reader, out chan<- *round) error {
 		if v[1] > maxTs {
 			maxTs = v[1]
 		}
-		cur.ops = append(cur.ops, splitRename(op)...)
+		cur.ops = append(cur.ops, splitWalks(op)...)
 		nextID++
 	}
 	flush()
@@ -205,21 +210,58 @@ func splitRename(op porcupine.Operation) []porcupine.Operation {
 	return append(ops, p, d)
 }
 
+// splitWalks puts before an operation on a nested name its walks to the
+// name's parent (model_nest.go), over the same interval; then splits a
+// rename (splitRename).
+func splitWalks(op porcupine.Operation) []porcupine.Operation {
+	in := op.Input.(input)
+	var ops []porcupine.Operation
+	if in.op >= opPwrite || in.op == opReaddir {
+		return []porcupine.Operation{op}
+	}
+	if isNested(in.a) {
+		w := op
+		wi := in
+		wi.op = opWalkA
+		w.Input = wi
+		ops = append(ops, w)
+	}
+	if (in.op == opRename || in.op == opLink) && isNested(in.b) {
+		w := op
+		wi := in
+		wi.op = opWalkB
+		w.Input = wi
+		ops = append(ops, w)
+	}
+	return append(ops, splitRename(op)...)
+}
+
 // removes: whether op can take name i away (or put another object there).
 func removes(in input, i int64) bool {
 	switch in.op {
 	case opUnlink, opRmdir:
-		return in.a == i
+		return sameLeaf(in.a, i)
 	case opRename, opRenameP, opRenameD:
-		return in.a == i || in.b == i
+		return sameLeaf(in.a, i) || sameLeaf(in.b, i)
 	}
 	return false
+}
+
+// movesNested: whether op may add or take a name under a directory.
+func movesNested(in input) bool {
+	switch in.op {
+	case opStat, opReaddir, opTrunc, opRenameL, opLinkL, opWalkA, opWalkB:
+		return false
+	case opRename, opRenameP, opRenameD, opLink:
+		return isNested(in.a) || isNested(in.b)
+	}
+	return isNested(in.a)
 }
 
 // changes: the names op may add or remove (bit i: name i).
 func changes(in input) uint64 {
 	switch in.op {
-	case opStat, opReaddir, opTrunc, opRenameL, opLinkL:
+	case opStat, opReaddir, opTrunc, opRenameL, opLinkL, opWalkA, opWalkB:
 		return 0
 	case opRename, opRenameP, opRenameD, opLink:
 		return 1<<uint(in.a) | 1<<uint(in.b)
@@ -240,9 +282,12 @@ func markRacy(ops []porcupine.Operation, observer int) {
 			// forward) races the workers' operations after its call
 			// as well; the observer looks after its recovery
 			other := ops[j].Input.(input)
-			if removes(other, in.a) && (ops[j].Output != nil ||
-				ops[i].ClientId != observer) {
-				in.racy = true
+			killed := ops[j].Output == nil
+			if !killed || ops[i].ClientId != observer {
+				in.racy = in.racy || removes(other, in.a)
+				// a killed host (or its dead recoverer) may
+				// leave an entry count high (docs/recovery.md)
+				in.busy = in.busy || movesNested(other) || killed
 			}
 			if in.op == opReaddir {
 				in.touched |= changes(other)

@@ -19,8 +19,6 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-var names = []string{"a", "b", "c", "d"}
-
 func describeOp(in, out interface{}) string {
 	i := in.(input)
 	var d string
@@ -45,6 +43,10 @@ func describeOp(in, out interface{}) string {
 		d = fmt.Sprintf("link#%d(%s, %s).lookup", i.id, names[i.a], names[i.b])
 	case opLink:
 		d = fmt.Sprintf("link(%s, %s)", names[i.a], names[i.b])
+	case opWalkA:
+		d = fmt.Sprintf("op#%d.walk(%s)", i.id, names[i.a])
+	case opWalkB:
+		d = fmt.Sprintf("op#%d.walk(%s)", i.id, names[i.b])
 	case opSymlink:
 		d = "symlink(" + names[i.a] + ")"
 	case opStat:
@@ -77,7 +79,7 @@ func describeOp(in, out interface{}) string {
 }
 
 func partitions(r *round) ([][]porcupine.Operation, porcupine.Model) {
-	if r.mode == modeNS {
+	if r.mode == modeNS || r.mode == modeNest {
 		return [][]porcupine.Operation{r.ops}, nsModel.ToModel()
 	}
 	byFile := map[int64][]porcupine.Operation{}
@@ -114,9 +116,14 @@ func check(r *round, timeout time.Duration) verdict {
 	return v
 }
 
+// -next: after the longest prefix, whether each operation left could
+// take the next step (a checker's or a model's defect shows there)
+var showNext = flag.Bool("next", false, "after a violation's longest prefix, try each operation left")
+var debugOps []porcupine.Operation
+
 func report(w io.Writer, v verdict, viz string) {
 	fmt.Fprintf(w, "lincheck: round %d (%s): NOT LINEARIZABLE\n", v.r.id,
-		map[int]string{modeNS: "namespace", modeData: "data"}[v.r.mode])
+		map[int]string{modeNS: "namespace", modeData: "data", modeNest: "nested"}[v.r.mode])
 	for _, op := range v.history {
 		ret := fmt.Sprint(op.Return)
 		if op.Output == nil {
@@ -125,6 +132,7 @@ func report(w io.Writer, v verdict, viz string) {
 		fmt.Fprintf(w, "  client %d [%d, %s] %s\n", op.ClientId, op.Call,
 			ret, describeOp(op.Input, op.Output))
 	}
+	debugOps = v.history
 	_, info := porcupine.CheckOperationsVerbose(v.model, v.history, 0)
 	explain(w, v.model, info)
 	if viz == "" {
@@ -153,6 +161,18 @@ func explain(w io.Writer, model porcupine.Model, info porcupine.LinearizationInf
 		_, state = model.Step(state, op.Input, op.Output)
 		fmt.Fprintf(w, "    %s  => %s\n", describeOp(op.Input, op.Output),
 			model.DescribeState(state))
+	}
+	if *showNext {
+		done := map[porcupine.Operation]bool{}
+		for _, op := range best {
+			done[op] = true
+		}
+		for _, op := range debugOps {
+			if !done[op] {
+				ok, _ := model.Step(state, op.Input, op.Output)
+				fmt.Fprintf(w, "    next? %v %s\n", ok, describeOp(op.Input, op.Output))
+			}
+		}
 	}
 }
 
@@ -200,7 +220,8 @@ func main() {
 	for v := range verdicts {
 		nRounds++
 		for _, op := range v.r.ops {
-			if o := op.Input.(input).op; o != opRenameD && o != opRenameL && o != opLinkL {
+			if o := op.Input.(input).op; o != opRenameD && o != opRenameL && o != opLinkL &&
+				o != opWalkA && o != opWalkB {
 				nOps++ // a rename's two steps are one operation
 			}
 		}
@@ -217,6 +238,8 @@ func main() {
 			}
 		case porcupine.Unknown:
 			unknown++
+			fmt.Fprintf(os.Stderr, "lincheck: round %d: search timed out (%d operations)\n",
+				v.r.id, len(v.r.ops))
 		}
 	}
 	summary()

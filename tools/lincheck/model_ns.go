@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 
 // The sequential model of a round's directory (namespace rounds): four
-// names, each empty or naming a file, an (always empty) directory, a
-// symlink that never resolves or a whiteout (RENAME_WHITEOUT, lc_run -W).  Hard links share an identity: a file's is
+// names, each empty or naming a file, a directory (empty but in nested
+// rounds: model_nest.go), a symlink that never resolves or a whiteout
+// (RENAME_WHITEOUT, lc_run -W).  Hard links share an identity: a file's is
 // its inode number (create reports it); a directory's, a symlink's and a
 // file whose create never returned get a placeholder (>= pseudo) that a
 // later stat binds to the inode number it sees.  Every name also carries
@@ -88,7 +89,7 @@ type entry struct {
 // inflight: a rename between its two steps (id: its operation's id + 1).
 type inflight struct {
 	id       int32
-	a        int8
+	pa       place // the old name
 	xchg     bool
 	noop     bool
 	wh       bool // RENAME_WHITEOUT: step 2 leaves a whiteout at a
@@ -96,7 +97,9 @@ type inflight struct {
 }
 
 type nsState struct {
-	e  [4]entry
+	e  [nTop]entry
+	d  [nDirs]dirNode // directories, by identity (model_nest.go)
+	w  [nWalks]walk   // walks of nested names in flight
 	fl inflight
 	// closed: a rename (id + 1) that never returned and whose second
 	// step was placed as not having happened: its first may not follow.
@@ -208,37 +211,83 @@ func errno(e syscall.Errno) int64 { return -int64(e) }
 
 func leafTag(in input, k uint32) uint32 { return uint32(in.id)*4 + k + 1 }
 
-func (s *nsState) names(i int64) uint64 {
-	if s.e[i].typ == tDir {
-		return 2
+// names: the link count the names give object e (a directory: 2 and its
+// subdirectories).
+func (s *nsState) names(e entry) uint64 {
+	if e.typ == tDir {
+		return s.subdirs(e.id)
 	}
 	var n uint64
-	for _, e := range s.e {
-		if e.typ != tNone && e.id == s.e[i].id {
+	s.each(func(o *entry) {
+		if o.typ != tNone && o.id == e.id {
 			n++
 		}
-	}
+	})
 	return n
 }
 
 func (s *nsState) hasID(id uint64) bool {
-	for _, e := range s.e {
-		if e.typ != tNone && e.id == id {
-			return true
-		}
-	}
-	return false
+	return s.names(entry{typ: tFile, id: id}) > 0
+}
+
+// twoNames: whether in names a second name (b) that it walks to.
+func twoNames(op int) bool {
+	return op == opRename || op == opRenameP || op == opLink
 }
 
 // apply runs in on s and tells the result it must give and the state after;
-// fresh is the identity of a new object.
-func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
-	a, b := in.a, in.b
-	ea, eb := s.e[a], s.e[b]
+// fresh is the identity of a new object.  ok false: a walk of in's has not
+// happened yet (model_nest.go), so in cannot take effect now.
+func (s nsState) apply(in input, fresh uint64) (res int64, next nsState, ok bool) {
+	if in.op == opRenameD {
+		if s.vfsNoop == int32(in.id)+1 {
+			s.vfsNoop = 0
+			return 0, s, true
+		}
+		s = s.renameDrop()
+		s.gc()
+		return 0, s, true
+	}
+	pa, errA, ok := s.resolve(in, false)
+	var pb place
+	var errB int64
+	if ok && twoNames(in.op) {
+		pb, errB, ok = s.resolve(in, true)
+	}
+	if !ok {
+		return 0, s, false
+	}
+	s.dropWalks(in)
+	if errA != 0 {
+		return errA, s, true
+	}
+	if errB != 0 && in.op == opLink {
+		// libdaxfs looks the source up before it walks to the new name
+		switch s.at(pa).typ {
+		case tNone:
+			return errno(syscall.ENOENT), s, true
+		case tDir:
+			return errno(syscall.EPERM), s, true
+		}
+	}
+	if errB != 0 {
+		return errB, s, true
+	}
+	res, s = s.applyAt(in, pa, pb, fresh)
+	s.gc()
+	return res, s, true
+}
+
+// applyAt: in on the places its names resolved to.
+func (s nsState) applyAt(in input, pa, pb place, fresh uint64) (int64, nsState) {
+	ea, eb := s.at(pa), s.at(pb)
 	switch in.op {
 	case opCreate:
 		if ea.typ == tNone {
-			s.e[a] = entry{typ: tFile, id: fresh, leaf: leafTag(in, 0)}
+			if !s.live(pa) {
+				return errno(syscall.ENOENT), s
+			}
+			s.set(pa, entry{typ: tFile, id: fresh, leaf: leafTag(in, 0)})
 			return 1, s
 		}
 		if in.c != 0 {
@@ -258,35 +307,36 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 		case tDir:
 			return errno(syscall.EISDIR), s
 		}
-		s.e[a] = entry{}
+		s.set(pa, entry{})
 		return 0, s
 	case opMkdir, opSymlink:
 		if ea.typ != tNone {
 			return errno(syscall.EEXIST), s
 		}
+		if !s.live(pa) {
+			return errno(syscall.ENOENT), s
+		}
 		t := uint8(tDir)
 		if in.op == opSymlink {
 			t = tLink
+		} else {
+			s.newDir(fresh)
 		}
-		s.e[a] = entry{typ: t, id: fresh, leaf: leafTag(in, 0)}
+		s.set(pa, entry{typ: t, id: fresh, leaf: leafTag(in, 0)})
 		return 0, s
 	case opRmdir:
-		switch ea.typ {
-		case tNone:
+		switch {
+		case ea.typ == tNone:
 			return errno(syscall.ENOENT), s
-		case tDir:
-			s.e[a] = entry{}
-			return 0, s
+		case ea.typ != tDir:
+			return errno(syscall.ENOTDIR), s
+		case !s.empty(ea.id):
+			return errno(syscall.ENOTEMPTY), s
 		}
-		return errno(syscall.ENOTDIR), s
+		s.set(pa, entry{})
+		return 0, s
 	case opRename, opRenameP:
-		return s.renamePublish(in)
-	case opRenameD:
-		if s.vfsNoop == int32(in.id)+1 {
-			s.vfsNoop = 0
-			return 0, s
-		}
-		return 0, s.renameDrop()
+		return s.renamePublish(in, pa, pb)
 	case opLink:
 		switch {
 		case ea.typ == tNone:
@@ -295,9 +345,11 @@ func (s nsState) apply(in input, fresh uint64) (int64, nsState) {
 			return errno(syscall.EPERM), s
 		case eb.typ != tNone:
 			return errno(syscall.EEXIST), s
+		case !s.live(pb):
+			return errno(syscall.ENOENT), s
 		}
-		s.e[b] = ea
-		s.e[b].leaf = leafTag(in, 0)
+		ea.leaf = leafTag(in, 0)
+		s.set(pb, ea)
 		return 0, s
 	case opTrunc:
 		switch ea.typ {
@@ -319,48 +371,55 @@ const (
 	renameWhiteout  = 4
 )
 
-// renameCheck: the errno a rename of a to b returns (0: it goes ahead).
-func (s *nsState) renameCheck(a, b, flags int64) int64 {
-	ea, eb := s.e[a], s.e[b]
+// renameCheck: the errno a rename of pa to pb returns (0: it goes ahead),
+// in the order core/namei.c rename_once checks.
+func (s *nsState) renameCheck(pa, pb place, flags int64) int64 {
+	ea, eb := s.at(pa), s.at(pb)
+	xchg := flags&renameExchange != 0
+	cross := pa.dir != pb.dir
 	switch {
 	case ea.typ == tNone:
 		return errno(syscall.ENOENT)
-	case flags&renameExchange != 0:
-		if eb.typ == tNone {
-			return errno(syscall.ENOENT)
-		}
-		return 0
-	case eb.typ == tNone:
-		return 0
-	case flags&renameNoreplace != 0:
+	case xchg && eb.typ == tNone:
+		return errno(syscall.ENOENT)
+	case flags&renameNoreplace != 0 && eb.typ != tNone:
 		return errno(syscall.EEXIST)
-	case ea.id == eb.id && ea.typ == eb.typ:
+	case eb.typ != tNone && ea.id == eb.id && ea.typ == eb.typ:
 		return 0
-	case ea.typ == tDir && eb.typ != tDir:
+	case !xchg && ea.typ == tDir && eb.typ != tNone && eb.typ != tDir:
 		return errno(syscall.ENOTDIR)
-	case ea.typ != tDir && eb.typ == tDir:
+	case !xchg && ea.typ != tDir && eb.typ == tDir:
 		return errno(syscall.EISDIR)
+	// no directory into its own subtree
+	case ea.typ == tDir && cross && s.within(pb.dir, ea.id):
+		return errno(syscall.EINVAL)
+	case xchg && eb.typ == tDir && cross && s.within(pa.dir, eb.id):
+		return errno(syscall.EINVAL)
+	case !xchg && eb.typ == tDir && !s.empty(eb.id):
+		return errno(syscall.ENOTEMPTY)
+	case eb.typ == tNone && !s.live(pb):
+		return errno(syscall.ENOENT) // the target directory was removed
 	}
 	return 0
 }
 
-// renamePublish: step 1, the new name b takes the source (replacing or
-// exchanging the target); the old name a stays until renameDrop.
-func (s nsState) renamePublish(in input) (int64, nsState) {
-	a, b, flags := in.a, in.b, in.c
-	ea, eb := s.e[a], s.e[b]
-	if res := s.renameCheck(a, b, flags); res != 0 {
+// renamePublish: step 1, the new name pb takes the source (replacing or
+// exchanging the target); the old name pa stays until renameDrop.
+func (s nsState) renamePublish(in input, pa, pb place) (int64, nsState) {
+	flags := in.c
+	ea, eb := s.at(pa), s.at(pb)
+	if res := s.renameCheck(pa, pb, flags); res != 0 {
 		return res, s
 	}
-	fl := inflight{id: int32(in.id) + 1, a: int8(a),
+	fl := inflight{id: int32(in.id) + 1, pa: pa,
 		xchg: flags&renameExchange != 0, wh: flags&renameWhiteout != 0,
 		src: ea, tgt: eb}
 	if eb.typ != tNone && ea.id == eb.id && ea.typ == eb.typ {
 		fl.noop = true // two links of one object: nothing to do
 	} else {
-		s.e[b] = ea
-		s.e[b].leaf = leafTag(in, 1)
-		fl.tgt.leaf = leafTag(in, 2) // the exchange's leaf for a
+		ea.leaf = leafTag(in, 1)
+		s.set(pb, ea)
+		fl.tgt.leaf = leafTag(in, 2) // the exchange's leaf for pa
 	}
 	if in.op == opRenameP {
 		s.fl = fl
@@ -373,28 +432,34 @@ func (s nsState) renamePublish(in input) (int64, nsState) {
 
 // renameDrop: step 2, the old name goes (or takes the exchanged target)
 // if it is still the leaf the rename found; someone who unlinked it
-// meanwhile had it (docs/namespace.md, "Exchange racing an unlink").
+// meanwhile had it (docs/namespace.md, "Exchange racing an unlink").  A
+// directory exchanged there whose old directory was removed meanwhile is
+// named nowhere: fsck's (core/namei.c rename_src_gone).
 func (s nsState) renameDrop() nsState {
 	fl := s.fl
 	s.fl = inflight{}
 	if fl.noop {
 		return s
 	}
-	cur := s.e[fl.a]
+	cur := s.at(fl.pa)
 	switch {
 	case cur.typ != tNone && cur.leaf == fl.src.leaf:
-		s.e[fl.a] = entry{}
+		s.set(fl.pa, entry{})
 		if fl.xchg {
-			s.e[fl.a] = fl.tgt
+			s.set(fl.pa, fl.tgt)
 		}
 		if fl.wh {
 			// a new object (the rename's own identity: no other
 			// operation of its id makes one), on the leaf tag 2
-			s.e[fl.a] = entry{typ: tWhiteout, leaf: fl.tgt.leaf,
-				id: pseudo + uint64(fl.id-1)}
+			s.set(fl.pa, entry{typ: tWhiteout, leaf: fl.tgt.leaf,
+				id: pseudo + uint64(fl.id-1)})
 		}
 	case fl.xchg && fl.tgt.typ == tDir && cur.typ == tNone:
-		s.e[fl.a] = fl.tgt
+		if s.live(fl.pa) {
+			s.set(fl.pa, fl.tgt)
+		} else if n := s.node(fl.tgt.id); n != nil {
+			n.orphan = true
+		}
 	}
 	return s
 }
@@ -404,23 +469,30 @@ func (s nsState) renameDrop() nsState {
 // of those the names hold now, or one no name holds any more.
 func (s nsState) truncAny(in input) []interface{} {
 	states := []interface{}{s}
-	for i, e := range s.e {
-		if e.typ != tFile || s.firstOf(i) != i {
-			continue
+	var seen []uint64
+	s.each(func(e *entry) {
+		if e.typ != tFile {
+			return
 		}
+		for _, id := range seen {
+			if id == e.id {
+				return
+			}
+		}
+		seen = append(seen, e.id)
 		states = append(states, s.setSize(e.id, uint64(in.c)))
-	}
+	})
 	return states
 }
 
 // setSize: the file id now has size n, under every name and in the
 // rename between its steps (whose second step may name it again).
 func (s nsState) setSize(id, n uint64) nsState {
-	for i := range s.e {
-		if s.e[i].typ == tFile && s.e[i].id == id {
-			s.e[i].size = n
+	s.each(func(e *entry) {
+		if e.typ == tFile && e.id == id {
+			e.size = n
 		}
-	}
+	})
 	if s.fl.src.typ == tFile && s.fl.src.id == id {
 		s.fl.src.size = n
 	}
@@ -430,23 +502,13 @@ func (s nsState) setSize(id, n uint64) nsState {
 	return s
 }
 
-// firstOf: the first name holding the object name i holds.
-func (s *nsState) firstOf(i int) int {
-	for j := range s.e {
-		if s.e[j].typ == s.e[i].typ && s.e[j].id == s.e[i].id {
-			return j
-		}
-	}
-	return i
-}
-
 // bind gives placeholder identity id the inode number ino everywhere.
 func (s nsState) bind(id, ino uint64) nsState {
-	for i := range s.e {
-		if s.e[i].typ != tNone && s.e[i].id == id {
-			s.e[i].id = ino
+	s.each(func(e *entry) {
+		if e.typ != tNone && e.id == id {
+			e.id = ino
 		}
-	}
+	})
 	if s.fl.src.id == id {
 		s.fl.src.id = ino
 	}
@@ -469,14 +531,19 @@ func (s nsState) observe(in input, out *output) (bool, nsState) {
 		// listed (POSIX readdir); the others must be exact
 		return out.res == 0 && (out.o1^mask)&^in.touched == 0, s
 	case opStat:
-		e := s.e[in.a]
+		pa, err, _ := s.resolve(in, false)
+		s.dropWalks(in)
+		if err != 0 {
+			return out.res == err, s
+		}
+		e := s.at(pa)
 		if e.typ == tNone {
 			return out.res == errno(syscall.ENOENT), s
 		}
 		if out.res != 0 || out.o1&0xff != uint64(e.typ) {
 			return false, s
 		}
-		n, want := out.o1>>8, s.names(in.a)
+		n, want := out.o1>>8, s.names(e)
 		if n < want || (in.exact && n != want) {
 			return false, s
 		}
@@ -502,13 +569,33 @@ func (s nsState) observe(in input, out *output) (bool, nsState) {
 func (s *nsState) claimed(in input) bool {
 	switch in.op {
 	case opRename:
-		return s.fl.id != 0
+		return s.fl.id != 0 && !s.walkFailed(in)
 	case opRenameP:
 		return s.fl.id != 0 || s.closed == int32(in.id)+1
 	case opRenameD:
 		return s.fl.id != int32(in.id)+1 && s.vfsNoop != int32(in.id)+1
 	}
 	return false
+}
+
+// walked: whether in's walks (model_nest.go) have happened.
+func (s *nsState) walked(in input) bool {
+	if in.op == opRenameD || in.op == opReaddir {
+		return true
+	}
+	_, _, ok := s.resolve(in, false)
+	if ok && twoNames(in.op) {
+		_, _, ok = s.resolve(in, true)
+	}
+	return ok
+}
+
+// walkFailed: whether a walk of in's failed: libdaxfs then returns before
+// the core takes any claim.
+func (s *nsState) walkFailed(in input) bool {
+	_, errA, _ := s.resolve(in, false)
+	_, errB, _ := s.resolve(in, true)
+	return errA != 0 || (twoNames(in.op) && errB != 0)
 }
 
 func nsPending(s nsState, in input, fresh uint64) []interface{} {
@@ -519,7 +606,7 @@ func nsPending(s nsState, in input, fresh uint64) []interface{} {
 		return s.lookUp(in)
 	case opRenameD:
 		if s.fl.id == int32(in.id)+1 {
-			_, next := s.apply(in, fresh) // recovery rolls forward
+			_, next, _ := s.apply(in, fresh) // recovery rolls forward
 			return []interface{}{next}
 		}
 		s.closed = int32(in.id) + 1
@@ -529,19 +616,36 @@ func nsPending(s nsState, in input, fresh uint64) []interface{} {
 			return []interface{}{s}
 		}
 	}
-	_, next := s.apply(in, fresh)
-	return []interface{}{s, next}
+	if _, next, ok := s.apply(in, fresh); ok {
+		return []interface{}{s, next}
+	}
+	return []interface{}{s}
+}
+
+// undone: what an operation that failed having changed nothing leaves.
+func (s nsState) undone(in input) []interface{} {
+	s.dropWalks(in)
+	return []interface{}{s}
 }
 
 func nsStep(s nsState, in input, out *output) []interface{} {
 	fresh := pseudo + uint64(in.id)
+	if in.op == opWalkA || in.op == opWalkB {
+		if out == nil {
+			return append([]interface{}{s}, s.walkTo(in)...)
+		}
+		return s.walkTo(in)
+	}
 	if out == nil {
 		return nsPending(s, in, fresh)
+	}
+	if !s.walked(in) {
+		return nil // its walks first
 	}
 	if out.res == errno(syscall.EBUSY) {
 		// gave up waiting for a claim (a dead holder not yet
 		// recovered): nothing changed
-		return []interface{}{s}
+		return s.undone(in)
 	}
 	if in.op == opRenameL || in.op == opLinkL {
 		return s.lookUp(in)
@@ -559,7 +663,7 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 	if in.op == opStat || in.op == opReaddir {
 		ok, next := s.observe(in, out)
 		if !ok && in.racy {
-			return []interface{}{s}
+			return s.undone(in)
 		}
 		if !ok {
 			return nil
@@ -573,22 +677,31 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 		fresh = out.o2
 	}
 	if in.op == opTrunc && in.racy && out.res == 0 {
+		s.dropWalks(in)
 		return s.truncAny(in)
 	}
-	res, next := s.apply(in, fresh)
+	pa, _, _ := s.resolve(in, false)
+	res, next, _ := s.apply(in, fresh)
 	if res != out.res {
 		if in.racy && out.res == errno(syscall.ENOENT) {
-			return []interface{}{s}
+			return s.undone(in)
+		}
+		// a name on its way in or out of a directory counts in it
+		// (docs/namespace.md "Known limits"): ENOTEMPTY while one
+		// overlaps, as if before the other emptied it
+		if in.busy && out.res == errno(syscall.ENOTEMPTY) &&
+			(in.op == opRmdir || in.op == opRename) {
+			return s.undone(in)
 		}
 		return nil
 	}
 	if in.op == opCreate && res == 0 {
-		e := s.e[in.a]
+		e := s.at(pa)
 		if e.id >= pseudo {
 			if s.hasID(out.o2) {
 				return nil
 			}
-			return []interface{}{s.bind(e.id, out.o2)}
+			return []interface{}{next.bind(e.id, out.o2)}
 		}
 		if e.id != out.o2 {
 			return nil
@@ -618,6 +731,17 @@ var nsModel = porcupine.NondeterministicModel{
 		for _, e := range s.e {
 			h = hashEntry(h, e)
 		}
+		for _, d := range s.d {
+			if d.id != 0 {
+				h = hashEntry(h^d.id<<20, d.k[0])
+				h = hashEntry(h, d.k[1])
+			}
+		}
+		for _, w := range s.w {
+			if w.id != 0 {
+				h = (h ^ uint64(w.id)<<40 ^ w.dir ^ uint64(w.err)) * 1099511628211
+			}
+		}
 		for _, l := range s.look {
 			h = hashEntry(h^uint64(l.id)<<40, l.e)
 		}
@@ -630,13 +754,24 @@ var nsModel = porcupine.NondeterministicModel{
 		d := ""
 		for i, e := range s.e {
 			if e.typ != tNone {
-				d += fmt.Sprintf("%c=%s#%x/%d ", 'a'+i,
+				d += fmt.Sprintf("%s=%s#%x/%d ", names[i],
 					typeName(e.typ), e.id, e.size)
 			}
 		}
+		for _, n := range s.d {
+			for k, e := range n.k {
+				if n.id != 0 && e.typ != tNone {
+					d += fmt.Sprintf("#%x/%c=%s#%x/%d ", n.id,
+						'x'+k, typeName(e.typ), e.id, e.size)
+				}
+			}
+			if n.orphan {
+				d += fmt.Sprintf("(#%x orphaned) ", n.id)
+			}
+		}
 		if s.fl.id != 0 {
-			d += fmt.Sprintf("(rename #%d from %c between its steps)",
-				s.fl.id-1, 'a'+s.fl.a)
+			d += fmt.Sprintf("(rename #%d from #%x/%d between its steps)",
+				s.fl.id-1, s.fl.pa.dir, s.fl.pa.k)
 		}
 		return d
 	},
