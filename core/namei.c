@@ -1263,6 +1263,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.held");
+	daxfs_race_point("link.held", held ? daxfs_dirent_at(fs, held) : NULL);
 	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_leaf;
@@ -2693,6 +2694,14 @@ int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
  * published); or finish its rmdir.  Runs while the dead host is not yet
  * recovered, so nothing its op could still see has been reused: the
  * leaves named by the intent are readable even if already retired.
+ *
+ * The rename claim a dead renamer or linker held is not released here
+ * but by recover_slot once every lane's intent is cleared: a recoverer
+ * that dies before the clear leaves the next one to run this again, and
+ * that rerun lets go of LINKING holds and clears MOVING and DEAD|MOVING
+ * marks with no look at who set them.  While the claim still names the
+ * dead host nobody else can have set them (both are only ever set under
+ * the claim), so the rerun touches only the dead op's own.
  */
 static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
@@ -2718,7 +2727,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		return;
 	case NS_KIND_LINK:
 		link_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
-		goto release;	/* links hold the claim too */
+		return;
 	case NS_KIND_UNLINK:
 		unlink_recover(op, dead_lane, a, step);
 		return;
@@ -2736,10 +2745,10 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	if (a[4])
 		tl = daxfs_dirent_at(fs, a[4]);
 	if (!sl || !nl || (a[4] && !tl))
-		goto release;
+		return;
 	if (daxfs_inode_get_writable(op, r.sdir, &r.sdp) ||
 	    daxfs_inode_get_writable(op, r.ddir, &r.ddp))
-		goto release;
+		return;
 	r.src = (struct daxfs_dent){ .ino = sl->ino, .hash = sl->hash,
 				     .leaf = a[2], .type = sl->type,
 				     .flags = sl->flags };
@@ -2829,7 +2838,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			    (a[5] && daxfs_dirent_free(op, a[5], false)))
 				return;	/* fenced recoverer */
 		}
-		goto release;
+		return;
 	}
 	if (step == 2 && (r.flags & RN_MOVED)) {
 		/* the swap is done and GONE says whether it happened */
@@ -2842,8 +2851,6 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	if (r.flags & RN_SRC_GONE)
 		wh_unname(&r);
 	rename_finish(op, dead_lane, &r, step + 1);
-release:
-	daxfs_rename_claim_recover(fs, (u32)((dead_lane - fs->lanes) / DAXFS_LANES));
 }
 
 /*
