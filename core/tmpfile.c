@@ -142,8 +142,10 @@ int daxfs_tmpfile_attr(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid,
  * Recovery of a dead maker (intent OPEN_PUT, a[0] 0): a record published
  * under its number (the overlay's own pending insert was resolved before
  * us) gets the mark and is settled, so the open-set drop that follows
- * frees it whether or not the entry went in; a record never published is
- * freed at once (nobody else can know it).
+ * frees it whether or not the entry went in (a named one, nlink > 0, is
+ * left alone); a record never published is freed at once (nobody else
+ * can know it), if it is one (daxfs_inode_unpublished: the lane is
+ * untrusted, and may name a live inode's record).
  *
  * A recoverer can die here, or before the lane's intent is cleared, and
  * the next one runs this again.  So the dead lane's a[3] is changed by
@@ -179,7 +181,11 @@ void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead)
 	}
 	if (word & TMP_SETTLING)
 		return;		/* settled (and freed) by a recoverer before us */
-	if (!daxfs_cas(&dead->intent.a[3], &word, 0))
+	/* the lane may be garbage naming a live inode's record: free only
+	 * a record that is the unpublished one the intent says; else
+	 * forget it (fsck judges what is left) */
+	if (!daxfs_cas(&dead->intent.a[3], &word, 0) ||
+	    !daxfs_inode_unpublished(op, off, ino, NULL))
 		return;
 	if (daxfs_free_now(op, off, DAXFS_CLASS_128))
 		return;		/* fenced: off leaks to fsck */
