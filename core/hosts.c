@@ -236,6 +236,7 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 			break;
 		}
 		daxfs_crash_point("recover.lane");
+		daxfs_race_point("recover.lane", lane);
 		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
 		daxfs_hold_recover(fs, lane, dest);
 		b = daxfs_load(&lane->limbo_open);
@@ -251,8 +252,11 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	/* its locks are no locks once the slot left ALIVE; the sweep frees
 	 * their records and wakes the waiters behind them (docs/locks.md) */
 	daxfs_lock_sweep(&rop, 0);
-	/* a renamer or linker that died after taking the claim and before
-	 * its intent named it: no lane above released it */
+	/* the claim of a renamer or linker goes only now, with every
+	 * intent of the slot cleared: until then it keeps live renames and
+	 * links away from the marks a rerun of a lane above lets go
+	 * (ns_recover, core/namei.c); also a claim taken before its intent
+	 * named it */
 	daxfs_rename_claim_recover(fs, slot);
 	if (dest != slot) {
 		chain = daxfs_load(&h->limbo_sealed);

@@ -466,34 +466,31 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 
 	if (!op->lane || (fs->flags & DAXFS_FS_RDONLY))
 		return -EROFS;
-	/* The caller (ns_create) holds a CREATE intent: name what we
-	 * allocate in it (a4 root, a3 record, a1 ino) so that recovery of
-	 * a creator dying before the name is published frees it. */
 	if (DAXFS_IS_DIR(mode)) {
 		root = daxfs_alloc(op, DAXFS_CLASS_512);
 		if (!root)
 			return -ENOSPC;
-		if (daxfs_intent_arg(op, 4, root))
-			return -ESTALE;		/* root leaks to fsck */
 	}
 	off = daxfs_alloc(op, DAXFS_CLASS_128);
-	if (off && daxfs_intent_arg(op, 3, off))
-		return -ESTALE;
 	ip = off ? daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN) : NULL;
-	if (!ip) {
-		if (root && daxfs_free_now(op, root, DAXFS_CLASS_512))
+	ino = ip ? daxfs_faa(daxfs_state_word(fs, next_ino), 1) : 0;
+	if (!ip || ino < fs->sb.first_dyn_ino || ino >= DAXFS_KEY_PAYLOAD_MASK) {
+		/* named nowhere yet: ours to free */
+		if ((ip && daxfs_free_now(op, off, DAXFS_CLASS_128)) ||
+		    (root && daxfs_free_now(op, root, DAXFS_CLASS_512)))
 			return -ESTALE;
-		return off ? -EUCLEAN : -ENOSPC;
+		return ip || off ? -EUCLEAN : -ENOSPC;
 	}
-	ino = daxfs_faa(daxfs_state_word(fs, next_ino), 1);
-	if (ino < fs->sb.first_dyn_ino || ino >= DAXFS_KEY_PAYLOAD_MASK) {
-		err = -EUCLEAN;
-		goto fail;
-	}
-	/* fenced: recovery frees (or freed) the record and root named in
-	 * the intent; do not write into them */
-	if (daxfs_intent_arg(op, 1, ino))
-		return -ESTALE;
+	/*
+	 * The record is whole before the intent names it: recovery frees a
+	 * record named by a dead op's intent only if it is one (magic, the
+	 * number the intent names) and not published under its number
+	 * (daxfs_inode_unpublished), for the intent may be garbage.  The
+	 * caller (ns_create, tmpfile) holds an intent: a3 record first, so
+	 * that whatever the intent names from then on can be checked, then
+	 * a4 root (recovery takes it from the record if a4 is not there
+	 * yet), a1 ino.
+	 */
 	ip->ino = ino;
 	ip->magic = DAXFS_INODE_MAGIC;
 	ip->flags = 0;
@@ -511,6 +508,12 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 	ip->change = 1;
 	ip->generation = (u32)now | 1;
 	daxfs_pflush(fs, ip, sizeof(*ip));
+	/* fenced: recovery frees (or freed) what the intent names; store
+	 * nothing more (off and root leak to fsck if not named yet) */
+	if (daxfs_intent_arg(op, 3, off) ||
+	    (root && daxfs_intent_arg(op, 4, root)) ||
+	    daxfs_intent_arg(op, 1, ino))
+		return -ESTALE;
 	err = daxfs_ov_insert(op, inode_key(ino), off);
 	if (err == -ESTALE)
 		return err;
@@ -529,6 +532,38 @@ fail:
 	    (root && daxfs_free_now(op, root, DAXFS_CLASS_512)))
 		return -ESTALE;
 	return err;
+}
+
+/*
+ * Recovery's check before it frees the record at off that a dead op's
+ * intent names as one it allocated and never published (ino: the number
+ * the intent names, 0 if it names none yet).  The region is untrusted: a
+ * garbled intent may name a live inode's record, and freeing it would
+ * hand it to the next create while its names still point to it.  A
+ * record daxfs_inode_create made is whole before the intent names it, so
+ * a true one always passes; anything else (no inode record there,
+ * another number, or the record published under its number) is refused
+ * and left to fsck.  One overlay probe.  Not told apart: a record a live
+ * host is making, between its allocation and its publication.
+ */
+bool daxfs_inode_unpublished(struct daxfs_op *op, u64 off, u64 ino,
+			     struct daxfs_inode **ipp)
+{
+	struct daxfs_fs *fs = op->fs;
+	struct daxfs_inode *ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
+	u64 rino, val = 0;
+
+	if (!ip || daxfs_load32(&ip->magic) != DAXFS_INODE_MAGIC)
+		return false;
+	rino = daxfs_load(&ip->ino);
+	if ((ino && rino != ino) || rino < fs->sb.first_dyn_ino ||
+	    rino >= DAXFS_KEY_PAYLOAD_MASK)
+		return false;
+	if (!daxfs_ov_lookup(op, inode_key(rino), &val) && val == off)
+		return false;
+	if (ipp)
+		*ipp = ip;
+	return true;
 }
 
 void daxfs_inode_free(struct daxfs_op *op, struct daxfs_inode *ip)

@@ -233,6 +233,12 @@ int daxfs_nlink_dec(struct daxfs_inode *ip, u32 floor);
 int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 		       u64 rdev, u32 nlink, u64 parent, u64 *ino,
 		       struct daxfs_inode **ipp);
+/* Recovery: is the record at off one a dead op allocated and never
+ * published, as its intent says (ino: the number the intent names, or 0)?
+ * False for anything else, which recovery must not free (a garbled
+ * intent); *ipp (may be NULL) gets the record. */
+bool daxfs_inode_unpublished(struct daxfs_op *op, u64 off, u64 ino,
+			     struct daxfs_inode **ipp);
 /* Frees a record whose last link is gone: unpublishes it (dynamic inos)
  * or leaves it as a dead nlink-0 marker (base inos, so the base inode
  * never resurrects), drops file data, symlink target and the dir trie. */

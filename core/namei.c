@@ -840,6 +840,39 @@ out:
 	return err;
 }
 
+/*
+ * Recovery's check before it frees leaf off, which a dead op's intent
+ * names as one it made for ino and never published, in none of the
+ * directories d1, d2 (either may be NULL) the intent names.  The region
+ * is untrusted: a garbled intent may name a live leaf, and freeing it
+ * would hand it to the next name while a directory still links it.  A
+ * true one is unmarked (a leaf ever published in a directory may carry
+ * REMOVED; none but a held source carries LINKING), names ino, is in
+ * neither directory and, if ino is a directory, not in its parent (its
+ * one name); anything else is refused and left to fsck.  A few hash
+ * probes.  Not told apart: another link of ino's, in a third directory.
+ */
+static bool leaf_unpublished(struct daxfs_op *op, u64 off, u64 ino,
+			     struct daxfs_inode *d1, struct daxfs_inode *d2)
+{
+	struct daxfs_dirent *de = off ? daxfs_dirent_at(op->fs, off) : NULL;
+	struct daxfs_iref ref, pref;
+	u64 hash;
+
+	if (!de || daxfs_load32(&de->removed) || daxfs_load(&de->ino) != ino)
+		return false;
+	hash = daxfs_load(&de->hash);
+	if ((d1 && daxfs_dir_has_leaf(op, d1, hash, off)) ||
+	    (d2 && daxfs_dir_has_leaf(op, d2, hash, off)))
+		return false;
+	if (ino && !daxfs_inode_get(op, ino, &ref) && ref.ip &&
+	    DAXFS_IS_DIR(daxfs_load32(&ref.ip->mode)) &&
+	    !daxfs_inode_get(op, daxfs_load(&ref.ip->parent), &pref) &&
+	    pref.ip && daxfs_dir_has_leaf(op, pref.ip, hash, off))
+		return false;
+	return true;
+}
+
 /* Recovery of a host that died after nlink 0: free the inode unless open
  * somewhere, or finish its free if the dead op had claimed it; a
  * concurrent freer is harmless (daxfs_orphan_settle_dead). */
@@ -847,6 +880,19 @@ static void free_if_unlinked(struct daxfs_op *op, u64 ino)
 {
 	if (ino)
 		daxfs_orphan_settle_dead(op, ino);
+}
+
+/* The trie root of an unpublished record a dead creator's intent names
+ * (a4, 0 if not named yet): the record's own, of the type the intent
+ * says; a mismatch is garbage. */
+static bool create_root_ok(struct daxfs_inode *ip, u64 a4, u32 fl)
+{
+	bool dir = DAXFS_IS_DIR(daxfs_load32(&ip->mode));
+	u64 root = daxfs_load(&ip->root);
+
+	if (dir != !!(fl & NS_FL_DIR))
+		return false;
+	return dir ? !a4 || a4 == root : !a4 && !root;
 }
 
 /*
@@ -880,6 +926,10 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 		if (step == 5)
 			return;
 		if (step >= 4 && a[2]) {
+			/* not the leaf the intent says: garbage, leave it
+			 * all (fsck) rather than free what may be live */
+			if (!leaf_unpublished(op, a[2], a[1], dp, NULL))
+				return;
 			intent_step(op, il, NS_KIND_CREATE, 3, fl | NS_FL_UNDO);
 			/* never published; fenced (this recoverer was
 			 * declared dead itself): stop, the next one redoes */
@@ -899,11 +949,17 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 			/* published but never named: nobody else can know it */
 			daxfs_store32(&ip->nlink, 0);
 			daxfs_inode_free(op, ip);
-		} else if (early) {
-			/* allocated, not (or no longer pending) in the overlay */
-			if (a[3] && daxfs_free_now(op, a[3], DAXFS_CLASS_128))
+		} else if (early && a[3] &&
+			   daxfs_inode_unpublished(op, a[3], a[1], &ip) &&
+			   create_root_ok(ip, a[4], fl)) {
+			/* allocated, not (or no longer pending) in the
+			 * overlay, and the record the intent says (else
+			 * garbage: left to fsck); a4 may not be named yet */
+			u64 root = daxfs_load(&ip->root);
+
+			if (daxfs_free_now(op, a[3], DAXFS_CLASS_128))
 				return;
-			if (a[4] && daxfs_free_now(op, a[4], DAXFS_CLASS_512))
+			if (root && daxfs_free_now(op, root, DAXFS_CLASS_512))
 				return;
 		}
 		if (daxfs_fenced(op))
@@ -1263,6 +1319,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.held");
+	daxfs_race_point("link.held", held ? daxfs_dirent_at(fs, held) : NULL);
 	err = count_add_live(&op, dir, dp);
 	if (err)
 		goto out_leaf;
@@ -1518,6 +1575,9 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
 			return;
 		if (step == 3)
+			return;
+		/* not the leaf the intent says: garbage, leave it all */
+		if (!leaf_unpublished(op, a[2], a[1], dp, NULL))
 			return;
 		intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO);
 		if (daxfs_dirent_free(op, a[2], false))
@@ -2719,6 +2779,14 @@ int daxfs_rename_whiteout(struct daxfs_fs *fs, u64 sdir, const char *sname,
  * published); or finish its rmdir.  Runs while the dead host is not yet
  * recovered, so nothing its op could still see has been reused: the
  * leaves named by the intent are readable even if already retired.
+ *
+ * The rename claim a dead renamer or linker held is not released here
+ * but by recover_slot once every lane's intent is cleared: a recoverer
+ * that dies before the clear leaves the next one to run this again, and
+ * that rerun lets go of LINKING holds and clears MOVING and DEAD|MOVING
+ * marks with no look at who set them.  While the claim still names the
+ * dead host nobody else can have set them (both are only ever set under
+ * the claim), so the rerun touches only the dead op's own.
  */
 static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 {
@@ -2744,7 +2812,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		return;
 	case NS_KIND_LINK:
 		link_recover(op, dead_lane, a, step, NS_FLAGS(a[6]));
-		goto release;	/* links hold the claim too */
+		return;
 	case NS_KIND_UNLINK:
 		unlink_recover(op, dead_lane, a, step);
 		return;
@@ -2762,10 +2830,10 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	if (a[4])
 		tl = daxfs_dirent_at(fs, a[4]);
 	if (!sl || !nl || (a[4] && !tl))
-		goto release;
+		return;
 	if (daxfs_inode_get_writable(op, r.sdir, &r.sdp) ||
 	    daxfs_inode_get_writable(op, r.ddir, &r.ddp))
-		goto release;
+		return;
 	r.src = (struct daxfs_dent){ .ino = sl->ino, .hash = sl->hash,
 				     .leaf = a[2], .type = sl->type,
 				     .flags = sl->flags };
@@ -2848,14 +2916,22 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		if (step == 0 || !(r.flags & RN_PUBLISHING)) {
 			/* never published: free the leaves (forgotten in
 			 * the dead lane first: a second recoverer must not
-			 * free them again) */
+			 * free them again), if they are the ones the intent
+			 * says (else garbage: left to fsck) */
+			u64 sino = (r.flags & DAXFS_RENAME_EXCHANGE) ? r.tgt.ino :
+				   (r.flags & DAXFS_RENAME_WHITEOUT) ? r.wh : 0;
+			bool nfree = leaf_unpublished(op, a[3], r.src.ino,
+						      r.sdp, r.ddp);
+			bool sfree = a[5] && leaf_unpublished(op, a[5], sino,
+							      r.sdp, r.ddp);
+
 			daxfs_store(&dead_lane->intent.a[3], 0);
 			daxfs_store(&dead_lane->intent.a[5], 0);
-			if (daxfs_dirent_free(op, a[3], false) ||
-			    (a[5] && daxfs_dirent_free(op, a[5], false)))
+			if ((nfree && daxfs_dirent_free(op, a[3], false)) ||
+			    (sfree && daxfs_dirent_free(op, a[5], false)))
 				return;	/* fenced recoverer */
 		}
-		goto release;
+		return;
 	}
 	if (step == 2 && (r.flags & RN_MOVED)) {
 		/* the swap is done and GONE says whether it happened */
@@ -2868,8 +2944,6 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	if (r.flags & RN_SRC_GONE)
 		wh_unname(&r);
 	rename_finish(op, dead_lane, &r, step + 1);
-release:
-	daxfs_rename_claim_recover(fs, (u32)((dead_lane - fs->lanes) / DAXFS_LANES));
 }
 
 /*

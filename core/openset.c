@@ -509,14 +509,12 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 
 void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead)
 {
-	u64 a[4], i;
+	u64 ino = daxfs_load(&dead->intent.a[0]);
 
-	for (i = 0; i < 4; i++)
-		a[i] = daxfs_load(&dead->intent.a[i]);
-	if (a[0])
-		daxfs_orphan_settle_dead(op, a[0]);
+	if (ino)
+		daxfs_orphan_settle_dead(op, ino);
 	else
-		daxfs_tmpfile_recover(op, a);	/* an unnamed file being made */
+		daxfs_tmpfile_recover(op, dead);	/* an unnamed file being made */
 }
 
 int daxfs_open_insert(struct daxfs_op *op, u64 ino)

@@ -41,8 +41,9 @@ int daxfs_open_insert(struct daxfs_op *op, u64 ino);
 /* Does our host's set name ino? */
 bool daxfs_open_held_here(struct daxfs_fs *fs, u64 ino);
 /* Recovery of a dead maker of an unnamed file (OPEN_PUT intent with
- * a[0] 0; a[1] its number, a[3] its record), core/tmpfile.c. */
-void daxfs_tmpfile_recover(struct daxfs_op *op, const u64 *a);
+ * a[0] 0; a[1] its number, a[3] its record), core/tmpfile.c: marks what
+ * it does in dead's a[3] first, so that a rerun never frees it twice. */
+void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead);
 /* linkat() of an unnamed file we hold open: nlink may go 0 -> 1. */
 struct daxfs_inode;
 int daxfs_nlink_revive(struct daxfs_op *op, struct daxfs_inode *ip);

@@ -134,30 +134,59 @@ int daxfs_tmpfile_attr(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid,
 		      ino, attr);
 }
 
+/* In a dead maker's a[3], beside the record (64-byte aligned): a
+ * recoverer settles the published record; see daxfs_tmpfile_recover. */
+#define TMP_SETTLING	1ULL
+
 /*
  * Recovery of a dead maker (intent OPEN_PUT, a[0] 0): a record published
  * under its number (the overlay's own pending insert was resolved before
  * us) gets the mark and is settled, so the open-set drop that follows
- * frees it whether or not the entry went in; a record never published is
- * freed at once (nobody else can know it).
+ * frees it whether or not the entry went in (a named one, nlink > 0, is
+ * left alone); a record never published is freed at once (nobody else
+ * can know it), if it is one (daxfs_inode_unpublished: the lane is
+ * untrusted, and may name a live inode's record).
+ *
+ * A recoverer can die here, or before the lane's intent is cleared, and
+ * the next one runs this again.  So the dead lane's a[3] is changed by
+ * CAS before each act (docs/recovery.md, "A recoverer that dies"): to 0
+ * before the free of a record never published (a rerun finds nothing to
+ * free; dying in between leaks it to fsck), to record | TMP_SETTLING
+ * before the settle of a published one (a rerun settles again while it is
+ * published, and does nothing once the settle freed it: without the mark
+ * it read "not under its number" as "never published" and freed it a
+ * second time).
  */
-void daxfs_tmpfile_recover(struct daxfs_op *op, const u64 *a)
+void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead)
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
-	u64 ino = a[1], off = a[3], val = 0;
+	u64 ino = daxfs_load(&dead->intent.a[1]);
+	u64 word = daxfs_load(&dead->intent.a[3]);
+	u64 off = word & ~TMP_SETTLING, val = 0;
 
 	if (!off)
 		return;
-	ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
 	if (ino && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, ino), &val) &&
 	    val == off) {
+		if (!(word & TMP_SETTLING) &&
+		    !daxfs_cas(&dead->intent.a[3], &word, off | TMP_SETTLING))
+			return;		/* not the word we read: leave it */
+		ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
 		if (ip && !daxfs_load32(&ip->nlink)) {
 			set_orphan(ip);
 			daxfs_orphan_settle(op, ino);
 		}
 		return;
 	}
+	if (word & TMP_SETTLING)
+		return;		/* settled (and freed) by a recoverer before us */
+	/* the lane may be garbage naming a live inode's record: free only
+	 * a record that is the unpublished one the intent says; else
+	 * forget it (fsck judges what is left) */
+	if (!daxfs_cas(&dead->intent.a[3], &word, 0) ||
+	    !daxfs_inode_unpublished(op, off, ino, NULL))
+		return;
 	if (daxfs_free_now(op, off, DAXFS_CLASS_128))
 		return;		/* fenced: off leaks to fsck */
 }

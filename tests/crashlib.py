@@ -228,6 +228,43 @@ def wait_recovered(r, lease_ms, timeout=30):
             return states
 
 
+def run_dying(region, script, point):
+    """Runs host script (argv: region, python/) on the crash build until it
+    dies at point (DAXFS_CRASH_AT: name or name:n), and there first;
+    returns its pid."""
+    log = region + "." + point.replace(":", "_")
+    venv = dict(os.environ, DAXFS_LIB=CRASH_LIB, DAXFS_CRASH_AT=point,
+                DAXFS_CRASH_LOG=log)
+    v = subprocess.Popen([sys.executable, "-c", script, region,
+                          os.path.join(REPO, "python")], env=venv,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    _, err = v.communicate(timeout=120)
+    died = open(log).read().split() if os.path.exists(log) else []
+    if os.path.exists(log):
+        os.unlink(log)
+    assert v.returncode == -9, "%s: %s %s" % (point, v.returncode, err[-2000:])
+    assert died and died[0] == point.split(":")[0], died
+    return v.pid
+
+
+def others_recovered(r):
+    """No other host slot is alive, dead or being recovered."""
+    return all(h["state"] in ("recovered", "free")
+               for h in r.info()["hosts"] if not h["self"])
+
+
+def recover_others(r, rounds=600):
+    """Reclaims on region r until every other slot is recovered (a stalled
+    recovery is taken over once its recovery lease ran out)."""
+    for _ in range(rounds):
+        r.reclaim()
+        if others_recovered(r):
+            return
+        time.sleep(0.05)
+    assert others_recovered(r), r.info()["hosts"]
+
+
 def victim_recovered(r, path, crash_build, point, src, args, lease_ms, dead=None):
     """Runs python source src (argv: path, python/, tests/, *args) with the
     crash build killing it at point, checks that it died there, calls dead()

@@ -20,9 +20,6 @@ source, still named, was freed.
 """
 
 import errno
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -50,26 +47,6 @@ for _ in range(200):    # until the creator is recovered (we die in it)
 '''
 
 
-def run_victim(region, script, point):
-    log = region + "." + point
-    venv = dict(os.environ, DAXFS_LIB=cl.CRASH_LIB, DAXFS_CRASH_AT=point,
-                DAXFS_CRASH_LOG=log)
-    v = subprocess.run([sys.executable, "-c", script, region,
-                        os.path.join(cl.REPO, "python")], env=venv,
-                       capture_output=True, text=True, timeout=120)
-    died = open(log).read().split() if os.path.exists(log) else []
-    if os.path.exists(log):
-        os.unlink(log)
-    assert v.returncode == -9, "%s: %s %s" % (point, v.returncode,
-                                              v.stderr[-2000:])
-    assert died and died[0] == point
-
-
-def others_recovered(r):
-    return all(h["state"] in ("recovered", "free")
-               for h in r.info()["hosts"] if not h["self"])
-
-
 @pytest.fixture
 def region():
     yield from env.lease_region("crtwice", SIZE, LEASE_MS)
@@ -81,16 +58,11 @@ def test_rollback_after_recoverer_died(crash_build, region, victim):
     with daxfs.Region(region) as r:
         r.mkdir("/x")
         r.write_file("/x/keep", b"k" * 100)
-    run_victim(region, cl.HOST_SCRIPT + call + "\n", point)
+    cl.run_dying(region, cl.HOST_SCRIPT + call + "\n", point)
     time.sleep(LEASE_MS / 1000 * 1.5)
-    run_victim(region, RECOVERER, undone)
+    cl.run_dying(region, RECOVERER, undone)
     with daxfs.Region(region) as r:
-        for _ in range(600):
-            r.reclaim()
-            if others_recovered(r):
-                break
-            time.sleep(0.05)
-        assert others_recovered(r), r.info()["hosts"]
+        cl.recover_others(r)
         assert r.listdir("/x") == ["keep"]
         assert r.read_file("/x/keep") == b"k" * 100
         assert r.lstat("/x/keep").st_nlink == 1
