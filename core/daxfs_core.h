@@ -162,6 +162,13 @@ struct daxfs_op {
 	/* this op holds state.rename_claim: the claim word names only the
 	 * host, which other threads of the host share (core/namei.c) */
 	bool has_claim;
+	/* set while the op recovers a dead host's slot (core/hosts.c):
+	 * that slot, and our claim on it, its (state, heartbeat) pair as we
+	 * last set it.  daxfs_fenced() fails the op once the pair is not
+	 * that any more: another survivor took the recovery over (docs/
+	 * hosts.md "One recoverer at a time").  NULL: not a recovery. */
+	struct daxfs_host *rhost;
+	u64 rclaim[2];
 };
 
 /* ---- region open, format, hosts (core/super.c, core/hosts.c) ---- */

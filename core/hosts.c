@@ -155,6 +155,7 @@ static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->lane = NULL;
 	op->lane_idx = 0;
 	op->has_claim = false;
+	op->rhost = NULL;
 	if (fs->host == DAXFS_NO_HOST)
 		return;
 	for (i = 0; i < DAXFS_LANES; i++) {
@@ -170,9 +171,11 @@ static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 	}
 }
 
+/* A host of ours declared dead meanwhile leaves its lane alone: it is
+ * recovery's, and the slot may have a new host already (daxfs_op_end) */
 static void release_lane(struct daxfs_op *op)
 {
-	if (op->lane)
+	if (op->lane && daxfs_host_still_mine(op->fs))
 		daxfs_store(&op->lane->epoch, 0);
 	op->lane = NULL;
 }
@@ -196,67 +199,174 @@ static bool needs_lane(struct daxfs_fs *fs, u32 slot)
 }
 
 /*
- * Releases everything a dead (or leaving) host's slot holds.  Every step
- * is idempotent, so a recoverer that dies half-way can be replaced.
- * Returns -EAGAIN, having changed nothing, when a namespace intent needs a
- * lane and we have none free (host-less recoverer, or all our lanes busy):
- * the caller hands the slot back to DEAD for a recoverer that has one.
+ * One recoverer at a time (docs/hosts.md "One recoverer at a time").  A
+ * recovery claim is the dead slot's (state, heartbeat) pair as its holder
+ * last set it: (RECOVERING(gen), counter).  Taking it (from DEAD, or over
+ * a recovery whose lease ran out), renewing it and ending it (FREE, or
+ * DEAD to hand it back) are each one 16-byte CAS from the pair the caller
+ * holds, and each takes or renews by raising the counter, which nothing
+ * lowers: so at most one survivor holds a claim, and one overtaken (or
+ * whose slot was freed and joined since: a new generation) never holds it
+ * again.  The holder renews before each lane and each slot-level step, so
+ * a recovery that makes progress keeps its lease, and one that lost it
+ * stops before its next change.
  */
-static int recover_slot(struct daxfs_fs *fs, u32 slot)
+DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_host, heartbeat) == 8);
+
+static bool claim_renew(struct daxfs_op *rop)
+{
+	u64 exp[2] = { rop->rclaim[0], rop->rclaim[1] };
+
+	if (!daxfs_cas16(&rop->rhost->state, exp, exp[0], exp[1] + 1))
+		return false;
+	rop->rclaim[1]++;
+	return true;
+}
+
+/* Takes the claim on slot h from the pair {w, hb} we found: the
+ * RECOVERING(gen) pair we hold after it, in claim[] */
+static bool claim_take(struct daxfs_host *h, u64 w, u64 hb, u64 *claim)
+{
+	u64 rw = daxfs_host_word(daxfs_host_gen(w), DAXFS_HOST_RECOVERING);
+
+	claim[0] = w;
+	claim[1] = hb;
+	if (!daxfs_cas16(&h->state, claim, rw, hb + 1))
+		return false;
+	claim[0] = rw;
+	claim[1] = hb + 1;
+	return true;
+}
+
+/*
+ * Recovers one lane: slot's lane idx, of a dead host (rop->rhost set: our
+ * claim on slot), or rop's own lane after our claim was overtaken (see
+ * own_lane_recover).  false: the claim was overtaken; the lane is left
+ * as it is.  Limbo goes to dest.
+ */
+static bool recover_lane(struct daxfs_op *rop, struct daxfs_lane *lane,
+			 u32 slot, u32 idx, u32 dest)
+{
+	struct daxfs_fs *fs = rop->fs;
+	u64 b;
+
+	daxfs_ov_recover_lane(fs, lane);
+	/* before the namespace: a free it rolls forward takes the inode's
+	 * xattr claim, which this lane may hold */
+	daxfs_xattr_recover_lane(rop, lane, slot, idx);
+	switch (daxfs_load(&lane->intent.op)) {
+	case DAXFS_INTENT_RENAME:
+		/* not on our own lane: no recovery begins a namespace op,
+		 * and the rename claim this would release is our host's,
+		 * which another thread of ours may hold */
+		if (rop->rhost)
+			daxfs_rename_recover(rop, lane);
+		break;
+	case DAXFS_INTENT_FILE_WRITE:
+		daxfs_file_recover(rop, lane);
+		break;
+	case DAXFS_INTENT_OPEN_PUT:
+		daxfs_open_recover_lane(rop, lane);
+		break;
+	}
+	/* the intent's recovery can take long: the claim may have been
+	 * overtaken meanwhile, and the slot freed and joined, so that this
+	 * lane is a new host's op now */
+	if (rop->rhost && !claim_renew(rop))
+		return false;
+	daxfs_crash_point("recover.lane");
+	daxfs_race_point("recover.lane_done", lane);
+	daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+	daxfs_hold_recover(fs, lane, dest);
+	b = daxfs_load(&lane->limbo_open);
+	if (b && daxfs_cas(&lane->limbo_open, &b, 0))
+		daxfs_limbo_seal(fs, dest, b);
+	daxfs_store(&lane->owner, 0);
+	daxfs_store(&lane->epoch, 0);
+	return true;
+}
+
+/*
+ * Our claim was overtaken while rop may have been inside a step of its
+ * own: an open-set entry taken and not settled, pages held, an overlay
+ * claim pending, its intent on its own lane.  It stopped at a fence, as
+ * an op of a host declared dead stops, and nobody recovers the lane of a
+ * live host: so we recover it as a dead op's lane, with the same code, as
+ * an op of our own host only (rhost cleared).  The lane's epoch is still
+ * announced, so what its intent names is still readable; recovering it
+ * ends with the epoch cleared, which releases the lane.  A host of ours
+ * declared dead meanwhile leaves it all to the recovery of its own slot,
+ * and touches nothing (the lane may be a new host's).
+ */
+static void own_lane_recover(struct daxfs_op *rop)
+{
+	struct daxfs_fs *fs = rop->fs;
+
+	rop->rhost = NULL;
+	if (rop->lane && daxfs_host_still_mine(fs))
+		recover_lane(rop, rop->lane, fs->host, rop->lane_idx, fs->host);
+	rop->lane = NULL;
+}
+
+/*
+ * Releases everything a dead (or leaving) host's slot holds, under the
+ * claim in claim[] (renewed as it goes: the pair we hold at the end is
+ * left there).  Every step is idempotent, so a recoverer that dies
+ * half-way can be replaced.  Returns -EAGAIN, having changed nothing,
+ * when a namespace intent needs a lane and we have none free (host-less
+ * recoverer, or all our lanes busy): the caller hands the slot back to
+ * DEAD for a recoverer that has one.  -ESTALE: our claim was overtaken;
+ * we stopped before the step we had not renewed it for.
+ */
+static int recover_slot(struct daxfs_fs *fs, u32 slot, u64 *claim)
 {
 	struct daxfs_host *h = daxfs_host_at(fs, slot);
-	struct daxfs_lane *lane;
 	struct daxfs_op rop;
 	u32 dest, i;
-	u64 b, chain;
+	u64 chain;
 
 	try_lane(fs, &rop);
 	if (!rop.lane && needs_lane(fs, slot))
 		return -EAGAIN;
+	/* from here on every fence check of rop looks at the claim too */
+	rop.rhost = h;
+	rop.rclaim[0] = claim[0];
+	rop.rclaim[1] = claim[1];
 	/* limbo goes to us; with no host of our own it stays in the slot,
 	 * where the next reclaimer (or the slot's next owner) adopts it */
 	dest = rop.lane ? fs->host : slot;
 	/* before the holds are freed: a take into one may be half done */
+	if (!claim_renew(&rop))
+		goto lost;
 	daxfs_batch_settle(fs, slot);
 	for (i = 0; i < DAXFS_LANES; i++) {
-		lane = daxfs_lane_at(fs, slot, i);
-		daxfs_ov_recover_lane(fs, lane);
-		/* before the namespace: a free it rolls forward takes the
-		 * inode's xattr claim, which this lane may hold */
-		daxfs_xattr_recover_lane(&rop, lane, slot, i);
-		switch (daxfs_load(&lane->intent.op)) {
-		case DAXFS_INTENT_RENAME:
-			daxfs_rename_recover(&rop, lane);
-			break;
-		case DAXFS_INTENT_FILE_WRITE:
-			daxfs_file_recover(&rop, lane);
-			break;
-		case DAXFS_INTENT_OPEN_PUT:
-			daxfs_open_recover_lane(&rop, lane);
-			break;
-		}
-		daxfs_crash_point("recover.lane");
-		daxfs_race_point("recover.lane", lane);
-		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
-		daxfs_hold_recover(fs, lane, dest);
-		b = daxfs_load(&lane->limbo_open);
-		if (b && daxfs_cas(&lane->limbo_open, &b, 0))
-			daxfs_limbo_seal(fs, dest, b);
-		daxfs_store(&lane->owner, 0);
-		daxfs_store(&lane->epoch, 0);
+		/* a fresh claim for each lane: progress keeps the lease */
+		if (!claim_renew(&rop))
+			goto lost;
+		daxfs_race_point("recover.lane", daxfs_lane_at(fs, slot, i));
+		if (!recover_lane(&rop, daxfs_lane_at(fs, slot, i), slot, i,
+				  dest))
+			goto lost;
 	}
 	/* after the lanes (an entry a dead op was removing is settled
 	 * either way); before the slot can be taken again */
+	if (!claim_renew(&rop))
+		goto lost;
 	daxfs_open_drop(&rop, slot);
 	daxfs_crash_point("recover.open_set");
 	/* its locks are no locks once the slot left ALIVE; the sweep frees
 	 * their records and wakes the waiters behind them (docs/locks.md) */
+	if (!claim_renew(&rop))
+		goto lost;
 	daxfs_lock_sweep(&rop, 0);
 	/* the claim of a renamer or linker goes only now, with every
 	 * intent of the slot cleared: until then it keeps live renames and
 	 * links away from the marks a rerun of a lane above lets go
 	 * (ns_recover, core/namei.c); also a claim taken before its intent
-	 * named it */
+	 * named it (the claim word it looks for is built from the slot's
+	 * generation: a new host's once the slot is joined) */
+	if (!claim_renew(&rop))
+		goto lost;
 	daxfs_rename_claim_recover(fs, slot);
 	if (dest != slot) {
 		chain = daxfs_load(&h->limbo_sealed);
@@ -265,6 +375,9 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 		if (chain)
 			daxfs_limbo_splice(fs, dest, chain);
 	}
+	/* the batch and the words below are a joined host's own */
+	if (!claim_renew(&rop))
+		goto lost;
 	daxfs_host_batch_return(fs, slot);
 	daxfs_store(&h->map_epoch, 0);
 	daxfs_store(&h->pass_wanted, 0);
@@ -272,7 +385,34 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot)
 	daxfs_store(&h->recovered_by, daxfs_my_claim(fs));
 	daxfs_store((u64 *)&h->recovered_ns, (u64)daxfs_now_ns());
 	release_lane(&rop);
+	claim[1] = rop.rclaim[1];
 	return 0;
+lost:
+	own_lane_recover(&rop);
+	return -ESTALE;
+}
+
+/*
+ * Recovers slot under the claim we just took, and ends the claim: FREE
+ * when done (1), DEAD again when we have no lane for it (0), for a
+ * survivor that has one.  -ESTALE: overtaken, by a survivor that found
+ * our recovery lease run out; it does the rest (a recoverer stalled that
+ * long, while its own host stayed alive, used to go on from the steps it
+ * had read, after the new one had finished and the slot had a new host).
+ */
+static int recover_claimed(struct daxfs_fs *fs, u32 slot, u64 *claim)
+{
+	u64 gen = daxfs_host_gen(claim[0]);
+	int err = recover_slot(fs, slot, claim);
+	u32 st = err ? DAXFS_HOST_DEAD : DAXFS_HOST_FREE;
+
+	if (err == -ESTALE)
+		return err;
+	/* ours to end only while it stands: not over a new claimer's */
+	if (!daxfs_cas16(&daxfs_host_at(fs, slot)->state, claim,
+			 daxfs_host_word(gen, st), claim[1]))
+		return -ESTALE;
+	return err ? 0 : 1;
 }
 
 /*
@@ -289,8 +429,9 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 	struct daxfs_fs *fs = op->fs;
 	s64 until = 0;
 	struct daxfs_host *h;
-	u64 w, hb, gen;
+	u64 w, hb, gen, claim[2];
 	u32 round;
+	int err;
 
 	if (slot >= fs->sb.max_hosts)
 		return -EINVAL;
@@ -309,22 +450,18 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_DEAD));
 			break;
 		case DAXFS_HOST_DEAD:
-			/* exactly one survivor wins the right to recover */
-			if (!daxfs_cas(&h->state, &w,
-				       daxfs_host_word(gen, DAXFS_HOST_RECOVERING)))
+			/* exactly one survivor wins the right to recover; the
+			 * counter it raises is its recovery lease (observers
+			 * time it afresh) and names its claim */
+			if (!claim_take(h, w, daxfs_load(&h->heartbeat), claim))
 				break;
-			/* the recovery lease: observers time it afresh */
-			daxfs_faa(&h->heartbeat, 1);
 			daxfs_crash_point("recover.claimed");
-			w = daxfs_host_word(gen, DAXFS_HOST_RECOVERING);
-			if (recover_slot(fs, slot)) {
-				/* someone with a free lane must do it */
-				daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_DEAD));
-				return 0;
-			}
-			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_FREE));
-			return 1;
-		default:	/* RECOVERING */
+			err = recover_claimed(fs, slot, claim);
+			if (err >= 0)
+				return err;
+			break;		/* overtaken: look again */
+		default:	/* RECOVERING; or a word no host writes, taken
+				 * over like a stalled recovery */
 			if (!daxfs_host_expired(fs, slot)) {
 				if (!wait)
 					return 0;
@@ -336,16 +473,17 @@ static int check_dead(struct daxfs_op *op, u32 slot, bool wait)
 				daxfs_yield();	/* a live survivor is at it */
 				break;
 			}
-			/* the recoverer died too: take over by CAS on its
-			 * recovery heartbeat, then redo the idempotent steps */
+			/* the recoverer died or stalled: take over from the
+			 * pair that ran out, then redo the idempotent steps
+			 * (the one stalled stops at its next renewal) */
 			hb = daxfs_load(&h->heartbeat);
 			if (!daxfs_host_expired(fs, slot) ||
-			    !daxfs_cas(&h->heartbeat, &hb, hb + 1))
+			    !claim_take(h, w, hb, claim))
 				break;
-			if (recover_slot(fs, slot))
-				return 0;	/* left RECOVERING; expires again */
-			daxfs_cas(&h->state, &w, daxfs_host_word(gen, DAXFS_HOST_FREE));
-			return 1;
+			err = recover_claimed(fs, slot, claim);
+			if (err >= 0)
+				return err;
+			break;
 		}
 	}
 	return -EAGAIN;
@@ -670,6 +808,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->lane = NULL;
 	op->lane_idx = 0;
 	op->has_claim = false;
+	op->rhost = NULL;
 	/* a page of the lanes or the host table that went bad is never
 	 * loaded (a machine check): the host stops instead; a host shut
 	 * down (kernel/shutdown.c) starts nothing.  One load: a front end

@@ -121,19 +121,39 @@ static inline bool daxfs_host_still_mine(struct daxfs_fs *fs)
 }
 
 /*
+ * A recovery op (op->rhost set, core/hosts.c) lost its claim on the dead
+ * slot: the slot's (state, heartbeat) pair is no longer the one we last
+ * set.  A survivor takes a stalled recovery over by raising the counter,
+ * and the counter never comes back down, so a claim once overtaken never
+ * stands again; a slot freed and joined since has a new generation in its
+ * state word.  Two loads, no clock read.  The dead slot's lanes and words
+ * are the new claimer's (or a new host's) from then on.
+ */
+static inline bool daxfs_recovery_lost(const struct daxfs_op *op)
+{
+	return op->rhost &&
+	       (daxfs_load(&op->rhost->heartbeat) != op->rclaim[1] ||
+		daxfs_load(&op->rhost->state) != op->rclaim[0]);
+}
+
+/*
  * The fence (docs/hosts.md "Fencing"): true once our slot is no longer
  * ALIVE(our generation), i.e. a survivor declared us dead and may already
  * have recovered (freed, rolled back) what this op holds; the slot may
  * even belong to a new host.  Checked immediately before every publishing
  * CAS/store of a mutating op, which then returns -ESTALE and writes
  * nothing more (no undo either: recovery did it).  One load of our own
- * state word, no clock read.  An op without a lane writes nothing.
+ * state word, no clock read.  An op without a lane writes nothing.  A
+ * recovery op is fenced by its claim on the dead slot too.
  */
 static inline bool daxfs_fenced(const struct daxfs_op *op)
 {
 	/* tests shut the host down here (lib/crash.c "fence"): a shutdown
 	 * must not stop an op in flight (docs/kernel.md "Shutdown") */
 	daxfs_crash_point("fence");
+	/* a recoverer overtaken: what it would do next, another does */
+	if (daxfs_unlikely(daxfs_recovery_lost(op)))
+		return true;
 	/* a lane: joined; stopped (kernel/media.c): our slot's word may lie
 	 * on a bad block, so not loaded */
 	return op->lane && (daxfs_unlikely(daxfs_once(op->fs->stopped)) ||

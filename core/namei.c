@@ -269,13 +269,15 @@ static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
  * leaves the marks for the next one). */
 /* A mark in our own lane is a commit point: -ESTALE once we were declared
  * dead (the lane is recovery's, which decided from the marks it saw).
- * Marks in a dead lane (we recover it) are not fenced. */
+ * Marks in a dead lane (we recover it) are fenced by our recovery claim
+ * only: once another survivor took the recovery over, the lane and its
+ * marks are its own, or a new host's after the slot was joined. */
 static int intent_step(struct daxfs_op *op, struct daxfs_lane *il, u32 kind,
 		       u32 step, u32 fl)
 {
 	if (!il)
 		return 0;
-	if (il == op->lane && daxfs_fenced(op))
+	if (il == op->lane ? daxfs_fenced(op) : daxfs_recovery_lost(op))
 		return -ESTALE;
 	daxfs_store(&il->intent.a[6], NS_META(kind, step, fl));
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)

@@ -328,6 +328,7 @@ static bool put_entry(struct daxfs_op *op, u32 slot, u64 ino)
 		return false;	/* fenced: recovery dropped our set */
 	removed = set_remove(op->fs, slot, ino);
 	daxfs_crash_point("open.removed");
+	daxfs_race_point("open.removed", op);
 	if (removed)
 		daxfs_orphan_settle(op, ino);
 	daxfs_intent_clear(op);

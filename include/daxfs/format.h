@@ -348,9 +348,11 @@ struct daxfs_host {
 	__u64 state;			/* gen << 8 | enum daxfs_host_state */
 	__u64 heartbeat;		/* renewal counter: the owner adds 1 at
 					 * each renewal (a recoverer at its
-					 * claim); observers time its changes
-					 * with their own monotonic clock
-					 * (version 2: CLOCK_REALTIME ns) */
+					 * claim and at each lane and step of
+					 * its recovery: with state, its claim,
+					 * docs/hosts.md); observers time its
+					 * changes with their own monotonic
+					 * clock (version 2: CLOCK_REALTIME ns) */
 	__u64 map_epoch;		/* (was an unused epoch word) 0: maps no
 					 * pool page; else the epoch at which its
 					 * last completed mapping revalidation

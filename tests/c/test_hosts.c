@@ -707,6 +707,66 @@ static void test_lease_counter(void)
 	t_region_free(r, size);
 }
 
+/*
+ * The recovery claim (docs/hosts.md "One recoverer at a time"): the dead
+ * slot's (state, heartbeat) pair, raised at the claim and renewed at
+ * every lane and slot-level step.  Garbage in the pair is taken over like
+ * a stalled recovery once its lease ran out, never a crash: an unknown
+ * state (what a stray store leaves) and a counter about to wrap.
+ */
+static void test_recovery_claim(void)
+{
+	struct daxfs_format_opts o = { .max_hosts = 4, .lease_ms = 1000 };
+	struct daxfs_fs a, b;
+	struct daxfs_op op, aop = { .fs = &a };
+	u64 size = 8 * MiB, hb, w;
+	void *r = t_region(size);
+	u32 slot;
+
+	CHECK_EQ(daxfs_format(r, size, &o), 0);
+	CHECK_EQ(t_join(&a, r, size), 0);
+	CHECK_EQ(t_join(&b, r, size), 0);
+	slot = b.host;
+	CHECK_EQ(daxfs_op_begin(&b, &op), 0);	/* dies in an op */
+	hb = daxfs_load(&a.hosts[slot].heartbeat);
+	t_age(&a, slot);
+	CHECK_EQ(daxfs_recover_dead_hosts(&a), 1);
+	CHECK_EQ(daxfs_load(&a.hosts[slot].state),
+		 daxfs_host_word(b.host_gen, DAXFS_HOST_FREE));
+	CHECK_EQ(daxfs_load(&op.lane->epoch), 0);
+	/* claimed (+1), then renewed before each lane, again before its
+	 * clear, and before each slot-level step */
+	CHECK(daxfs_load(&a.hosts[slot].heartbeat) >= hb + 1 + 2 * DAXFS_LANES);
+
+	/* a state word no host writes, and a counter at its top */
+	w = daxfs_host_word(7, 0x7e);
+	daxfs_store(&a.hosts[slot].state, w);
+	daxfs_store(&a.hosts[slot].heartbeat, ~0ULL);
+	CHECK_EQ(daxfs_host_try_dead(&aop, slot), 0);	/* not timed yet */
+	t_age(&a, slot);
+	CHECK_EQ(daxfs_recover_dead_hosts(&a), 1);
+	CHECK_EQ(daxfs_load(&a.hosts[slot].state),
+		 daxfs_host_word(7, DAXFS_HOST_FREE));
+
+	/* a recovery stalled with its counter at the top: taken over */
+	daxfs_store(&a.hosts[slot].state,
+		    daxfs_host_word(9, DAXFS_HOST_RECOVERING));
+	daxfs_store(&a.hosts[slot].heartbeat, ~0ULL);
+	t_age(&a, slot);
+	CHECK_EQ(daxfs_recover_dead_hosts(&a), 1);
+	CHECK_EQ(daxfs_load(&a.hosts[slot].state),
+		 daxfs_host_word(9, DAXFS_HOST_FREE));
+	CHECK(daxfs_load(&a.hosts[slot].heartbeat) < 1000);	/* wrapped */
+	/* the slot serves a new host */
+	daxfs_host_leave(&b);		/* declared dead: forgets the slot */
+	CHECK_EQ(t_join(&b, r, size), 0);
+	CHECK_EQ(b.host, slot);
+	CHECK_EQ(b.host_gen, 10);
+	daxfs_host_leave(&b);
+	daxfs_host_leave(&a);
+	t_region_free(r, size);
+}
+
 int main(void)
 {
 	RUN(test_hash);
@@ -720,5 +780,6 @@ int main(void)
 	RUN(test_space_pending);
 	RUN(test_space_churn_behind_mapping_host);
 	RUN(test_lease_counter);
+	RUN(test_recovery_claim);
 	return t_done();
 }

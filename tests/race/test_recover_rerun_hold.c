@@ -7,7 +7,7 @@
  * B dies in link(d, e) at step 2, or in rename(s, u) of a directory at
  * step 1 + PUBLISHING, not published (made by hand: the rename claim, d's
  * leaf held LINKING or s marked MOVING, the intent).  A recovers B (the
- * hold let go, or MOVING cleared) and dies at recover.lane for B's lane,
+ * hold let go, or MOVING cleared) and dies at recover.lane_done for B's lane,
  * before B's intent is cleared: the hook longjmps out.  L then links d to
  * f, or renames s to v: it takes the rename claim and holds d's leaf, or
  * marks s MOVING; there (race points link.held, rename.counting) C
@@ -54,7 +54,7 @@ static int mark_set(void)
 
 void daxfs_race_point(const char *name, const void *p)
 {
-	if (a_armed && !strcmp(name, "recover.lane") && p == blane) {
+	if (a_armed && !strcmp(name, "recover.lane_done") && p == blane) {
 		a_armed = 0;
 		longjmp(die, 1);	/* A dies here */
 	}
