@@ -932,7 +932,9 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 			 * all (fsck) rather than free what may be live */
 			if (!leaf_unpublished(op, a[2], a[1], dp, NULL))
 				return;
-			intent_step(op, il, NS_KIND_CREATE, 3, fl | NS_FL_UNDO);
+			if (intent_step(op, il, NS_KIND_CREATE, 3,
+					fl | NS_FL_UNDO))
+				return;	/* overtaken: the next recoverer redoes */
 			/* never published; fenced (this recoverer was
 			 * declared dead itself): stop, the next one redoes */
 			if (daxfs_dirent_free(op, a[2], false))
@@ -944,8 +946,9 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	if (!undo || step >= 3) {
 		bool early = !undo && step < 3;
 
-		intent_step(op, il, NS_KIND_CREATE, step < 2 ? step : 2,
-			    fl | NS_FL_UNDO);
+		if (intent_step(op, il, NS_KIND_CREATE, step < 2 ? step : 2,
+				fl | NS_FL_UNDO))
+			return;
 		if (a[1] && a[3] && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, a[1]), &val) &&
 		    val == a[3] && (ip = daxfs_ptr(fs, a[3], sizeof(*ip), DAXFS_OFF_ALIGN))) {
 			/* published but never named: nobody else can know it */
@@ -970,11 +973,13 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 			step = 2;
 	}
 	if ((fl & NS_FL_DIR) && step >= 2) {
-		intent_step(op, il, NS_KIND_CREATE, 1, fl | NS_FL_UNDO);
+		if (intent_step(op, il, NS_KIND_CREATE, 1, fl | NS_FL_UNDO))
+			return;
 		daxfs_nlink_dec(dp, 2);
 	}
 	if (step >= 1) {
-		intent_step(op, il, NS_KIND_CREATE, 0, fl | NS_FL_UNDO);
+		if (intent_step(op, il, NS_KIND_CREATE, 0, fl | NS_FL_UNDO))
+			return;
 		daxfs_dir_count_sub(dp);
 	}
 	daxfs_crash_point("create.undone");
@@ -1581,16 +1586,19 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 		/* not the leaf the intent says: garbage, leave it all */
 		if (!leaf_unpublished(op, a[2], a[1], dp, NULL))
 			return;
-		intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO);
+		if (intent_step(op, il, NS_KIND_LINK, step, NS_FL_UNDO))
+			return;	/* overtaken: the next recoverer redoes */
 		if (daxfs_dirent_free(op, a[2], false))
 			return;		/* fenced recoverer: the next redoes */
 	}
 	if (step >= 2) {
-		intent_step(op, il, NS_KIND_LINK, 1, NS_FL_UNDO);
+		if (intent_step(op, il, NS_KIND_LINK, 1, NS_FL_UNDO))
+			return;
 		daxfs_inode_unlinked(op, a[1]);	/* ours: frees at 0 */
 	}
 	if (step >= 1) {
-		intent_step(op, il, NS_KIND_LINK, 0, NS_FL_UNDO);
+		if (intent_step(op, il, NS_KIND_LINK, 0, NS_FL_UNDO))
+			return;
 		daxfs_dir_count_sub(dp);
 	}
 	daxfs_crash_point("link.undone");
@@ -1610,12 +1618,14 @@ static void unlink_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	if (step <= 1)
 		return;
 	if (step == 2) {
-		intent_step(op, il, NS_KIND_UNLINK, 3, 0);
+		if (intent_step(op, il, NS_KIND_UNLINK, 3, 0))
+			return;	/* overtaken: the next recoverer redoes */
 		daxfs_dir_count_sub(dp);
 		step = 3;
 	}
 	if (step == 3) {
-		intent_step(op, il, NS_KIND_UNLINK, 4, 0);
+		if (intent_step(op, il, NS_KIND_UNLINK, 4, 0))
+			return;
 		daxfs_inode_unlinked(op, a[1]);
 	} else if (step == 4) {
 		free_if_unlinked(op, a[1]);	/* dropped to 0, not freed */
@@ -2906,11 +2916,15 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 				done |= 8;
 			if (!r.has_tgt)
 				done |= 16;
-			intent_step(op, dead_lane, NS_KIND_RENAME, 0, r.flags);
+			if (intent_step(op, dead_lane, NS_KIND_RENAME, 0,
+					r.flags))
+				return;	/* overtaken: the next recoverer redoes */
 			rename_undo(op, &r, done);
 		} else if (step == 0 && pins) {
 			/* the pins marked done, marked undone first */
-			intent_step(op, dead_lane, NS_KIND_RENAME, 0, r.flags);
+			if (intent_step(op, dead_lane, NS_KIND_RENAME, 0,
+					r.flags))
+				return;
 			rename_undo(op, &r, pins & ~32u);
 		}
 		/* never published: the whiteout was never named */
