@@ -338,6 +338,17 @@ def test_checker_nested_walk_before_claim(checker):
     assert rc == 0 and " 0 violations" in out, out
 
 
+def test_checker_nested_link_source_then_walk(checker):
+    """A round of the threaded nested crash-point run: link(d, a/x)
+    answered ENOTDIR.  libdaxfs looked d up while it was a file, then
+    walked to a/x after a had become a file, by which time d was gone;
+    the checker looked at the source when the link acted and wanted
+    EPERM or ENOENT.  A walk that failed later answers for the source
+    looked up before it."""
+    rc, out = check_saved("nest-link-source-then-walk.hist")
+    assert rc == 0 and " 0 violations" in out, out
+
+
 # Nested rounds by hand (mode 2; names: a 0, c 2, a/x 4, c/x 8): the
 # checker must refuse what no filesystem may do and take what it may.
 NESTED = {

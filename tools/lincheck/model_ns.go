@@ -680,6 +680,14 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 		s.dropWalks(in)
 		return s.truncAny(in)
 	}
+	if in.op == opLink && out.res != 0 {
+		// libdaxfs looks the source up (resolve_attr), then walks to
+		// the new name: a walk that failed later may answer for a
+		// source that was fine when it was looked up and is not now
+		if _, errB, _ := s.resolve(in, true); errB != 0 && out.res == errB {
+			return s.undone(in)
+		}
+	}
 	pa, _, _ := s.resolve(in, false)
 	res, next, _ := s.apply(in, fresh)
 	if res != out.res {
