@@ -70,6 +70,14 @@ import daxfs
 r = daxfs.Region(sys.argv[1])
 '''
 
+# A host that reclaims until the dead host is recovered (a recoverer that
+# dies in that recovery at its DAXFS_CRASH_AT).
+RECOVERER_SCRIPT = HOST_SCRIPT + r'''
+for _ in range(200):
+    r.reclaim()
+    time.sleep(0.05)
+'''
+
 # After HOST_SCRIPT, for a host whose threads wait at a crash point
 # (DAXFS_CRASH_STOP=thread, DAXFS_CRASH_LOG=REGION.points): call(key, fn,
 # *args) keeps fn's errno (0: it returned) in res[key]; first_point()

@@ -40,11 +40,7 @@ VICTIMS = {
              "link.undone"),
 }
 
-RECOVERER = cl.HOST_SCRIPT + r'''
-for _ in range(200):    # until the creator is recovered (we die in it)
-    r.reclaim()
-    time.sleep(0.05)
-'''
+RECOVERER = cl.RECOVERER_SCRIPT
 
 
 @pytest.fixture

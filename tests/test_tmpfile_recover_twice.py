@@ -31,11 +31,7 @@ SIZE = 16 * env.MiB
 LEASE_MS = 500
 LANES = 32
 
-RECOVERER = cl.HOST_SCRIPT + r'''
-for _ in range(200):    # until the victim is recovered (we die in it)
-    r.reclaim()
-    time.sleep(0.05)
-'''
+RECOVERER = cl.RECOVERER_SCRIPT
 
 
 @pytest.fixture

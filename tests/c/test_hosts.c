@@ -646,6 +646,16 @@ static void test_space_churn_behind_mapping_host(void)
 	t_region_free(r, size);
 }
 
+/* Formats r with o and joins a, then b: b's slot. */
+static u32 two_hosts(void *r, u64 size, const struct daxfs_format_opts *o,
+		     struct daxfs_fs *a, struct daxfs_fs *b)
+{
+	CHECK_EQ(daxfs_format(r, size, o), 0);
+	CHECK_EQ(t_join(a, r, size), 0);
+	CHECK_EQ(t_join(b, r, size), 0);
+	return b->host;
+}
+
 /*
  * Leases (docs/hosts.md "Leases"): the heartbeat is a counter each
  * observer times with its own monotonic clock.  Nothing a host writes is
@@ -659,10 +669,7 @@ static void test_lease_counter(void)
 	void *r = t_region(size);
 	u32 slot;
 
-	CHECK_EQ(daxfs_format(r, size, &o), 0);
-	CHECK_EQ(t_join(&a, r, size), 0);
-	CHECK_EQ(t_join(&b, r, size), 0);
-	slot = b.host;
+	slot = two_hosts(r, size, &o, &a, &b);
 	/* a's first look tells nothing, and never declares anyone dead */
 	CHECK_EQ(daxfs_host_lease(&a, slot), DAXFS_LEASE_UNKNOWN);
 	CHECK_EQ(daxfs_hosts_observe(&a), 1);
@@ -723,10 +730,7 @@ static void test_recovery_claim(void)
 	void *r = t_region(size);
 	u32 slot;
 
-	CHECK_EQ(daxfs_format(r, size, &o), 0);
-	CHECK_EQ(t_join(&a, r, size), 0);
-	CHECK_EQ(t_join(&b, r, size), 0);
-	slot = b.host;
+	slot = two_hosts(r, size, &o, &a, &b);
 	CHECK_EQ(daxfs_op_begin(&b, &op), 0);	/* dies in an op */
 	hb = daxfs_load(&a.hosts[slot].heartbeat);
 	t_age(&a, slot);
