@@ -2656,8 +2656,9 @@ free_leaves:
  * rmdir").  Without the claim while it waits, so that other renames and
  * links do not wait with it; then takes it again (the next try looks the
  * names up afresh).  Nonzero: the rename's answer when it gives up:
- * -EAGAIN (four leases and no one getting on: a residue), -EBUSY (the
- * claim, as claim_take), -ESTALE (fenced).
+ * -EBUSY (four leases and no one getting on: a residue; or the claim, as
+ * claim_take), -ESTALE (fenced), -EINTR.  It was -EAGAIN for the
+ * residue, an errno rename(2) does not have (tests/c/test_dead_residue.c).
  */
 static int rename_wait(struct daxfs_op *op, struct waiter *w, struct rn *r)
 {
@@ -2667,7 +2668,7 @@ static int rename_wait(struct daxfs_op *op, struct waiter *w, struct rn *r)
 		claim_release(op);
 	err = wait_rmdir(op, w, r->dead);
 	if (err)
-		return err == -EBUSY ? -EAGAIN : err;
+		return err;
 	return r->dead ? claim_take(op, w) : 0;
 }
 
