@@ -213,8 +213,9 @@ def test_kernel_replace_two_guests(request, built):
     """Guest B replaces a file and a symlink by rename, again and again, for 20 s
     (vm/vfs_kguest.py scen_replace); guest A's open, stat, chmod, utime, link,
     getxattr and readlink of those names, which never go missing, must never
-    answer ENOENT, but link (0.5-2.2% of the links in ten runs, not
-    explained yet: at most one in 20), and at most one call in 50 of each
+    answer ENOENT, but link (0.5-2.2% of the links in ten runs: Linux's
+    vfs_link refuses a source whose count the rename dropped to 0, as on
+    tmpfs and ext4; at most one in 20), and at most one call in 50 of each
     kind ESTALE (docs/kernel.md limitation 10).  Before session
     53: 343 ENOENT in 36,015 calls (link 181, readlink 66, getxattr 47, chmod
     42, utime 7).  fsck clean."""
