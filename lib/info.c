@@ -211,7 +211,9 @@ const char *daxfs_strerror(int err)
 		       "delete files, run reclaim, or mkfs a larger region";
 	case ENOMEM:
 		return "cannot allocate memory (for a region file: the filesystem "
-		       "holding it, e.g. a full /dev/shm, has no room for all of it)";
+		       "holding it, e.g. a full /dev/shm, has no room for all of "
+		       "it; or the address space limit, ulimit -v, is below the "
+		       "region's size)";
 	case EBUSY:
 		return "device or resource busy (host table full? wait for dead "
 		       "hosts' leases to expire, or mkfs with more hosts)";

@@ -1106,6 +1106,57 @@ print(sorted(os.listdir(".")), sorted(os.listdir("D")))
     assert b"fstat drwxr-x--- nlink=0 mtime=6000000000" in out
     assert b"stat x ENOENT" in out and b"getcwd ENOENT" in out
 
+def test_open_past_the_descriptor_limit(region):
+    """RLIMIT_NOFILE reached (a user with hostile limits): every open that
+    fails with EMFILE changes nothing, as the kernel takes the descriptor
+    before its path walk.  The preload made the file first and then failed:
+    open(O_CREAT) at the limit left a file behind (so the retry with O_EXCL
+    said EEXIST), O_TRUNC emptied one, fopen("w") too, and an open of
+    /proc/self/fd/N with O_TRUNC.  The program's own counts are compared,
+    not the number of opens (the preload holds descriptors of its own)."""
+    code = r'''
+import errno, os, resource, sys
+#TRY#
+d = sys.argv[1]
+os.makedirs(d)
+keep = os.path.join(d, "keep")
+with open(keep, "wb") as f:
+    f.write(b"k" * 100)
+kfd = os.open(keep, os.O_RDONLY)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (40, hard))
+fds = []
+try:
+    while True:
+        fds.append(os.open(os.path.join(d, "f%d" % len(fds)),
+                           os.O_CREAT | os.O_RDWR, 0o644))
+except OSError as e:
+    print("opens end with", errno.errorcode[e.errno])
+nxt = os.path.join(d, "f%d" % len(fds))
+print("failed open made its file", os.path.exists(nxt))
+t("O_CREAT|O_EXCL", lambda: os.open(nxt, os.O_CREAT | os.O_EXCL | os.O_RDWR))
+t("O_TRUNC", lambda: os.open(keep, os.O_WRONLY | os.O_TRUNC))
+t("fopen w", lambda: open(keep, "w"))
+t("fd link O_TRUNC", lambda: os.open("/proc/self/fd/%d" % kfd,
+                                     os.O_WRONLY | os.O_TRUNC))
+t("mkstemp-like", lambda: os.open(os.path.join(d, "tmpXYZ"),
+                                  os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+print("keep size", os.stat(keep).st_size)
+print("tmpXYZ made", os.path.exists(os.path.join(d, "tmpXYZ")))
+os.close(fds.pop())
+print("files", len(os.listdir(d)) == len(fds) + 2)
+fd = os.open(nxt, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+print("O_EXCL after a close", os.fstat(fd).st_size)
+'''.replace("#TRY#", TRY_CALL)
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"'
+                     % code.replace("'", "'\"'\"'"), "nofile")
+    assert b"opens end with EMFILE" in out, out
+    assert b"failed open made its file False" in out, out
+    assert b"tmpXYZ made False" in out and b"files True" in out, out
+    assert b"keep size 100" in out, out
+    assert b"O_EXCL after a close 0" in out, out
+
+
 def test_file_size_limit_matches_tmpfs(region):
     """RLIMIT_FSIZE (ulimit -f) as the kernel applies it: a write cut short at the
     limit, EFBIG past it (write, pwrite, O_APPEND, ftruncate, truncate, a growing

@@ -420,10 +420,40 @@ static int reserve_fd(int cloexec)
 	return fd;
 }
 
-int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
+/*
+ * A descriptor number for an open, taken before the open changes anything
+ * (a create, a truncate): Linux takes an unused descriptor before its
+ * path walk, so an open past RLIMIT_NOFILE fails with EMFILE and makes
+ * or truncates nothing.  Here it made the file first, then failed
+ * (tests/test_preload.py test_open_past_the_descriptor_limit).  Filled by
+ * pl_fd_install_at, or given back by pl_fd_unreserve.
+ */
+int pl_fd_reserve(int flags)
+{
+	int fd, err;
+
+	if (!pl_handle())
+		return -1;
+	pl_fd_lock();
+	err = table || !(err = table_create()) ? 0 : err;
+	fd = err ? err : reserve_fd(flags & O_CLOEXEC);
+	pl_fd_unlock();
+	return fd < 0 ? pl_fail(fd) : fd;
+}
+
+void pl_fd_unreserve(int fd)
+{
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+/* The description of an open in reserved number fd; on failure fd stays
+ * reserved (the caller gives it back). */
+int pl_fd_install_at(int fd, uint64_t ino, int kind, int flags,
+		     const char *path)
 {
 	struct daxfs_handle *h = pl_handle();
-	int fd, idx, err;
+	int idx, err;
 
 	if (!h)
 		return -1;
@@ -431,16 +461,9 @@ int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
 	if (strlen(path) >= sizeof(table->path))
 		return pl_fail(-ENAMETOOLONG);
 	pl_fd_lock();
-	err = table || !(err = table_create()) ? 0 : err;
-	fd = err ? err : reserve_fd(flags & O_CLOEXEC);
-	if (fd < 0) {
-		pl_fd_unlock();
-		return pl_fail(fd);
-	}
 	idx = desc_alloc();
 	if (idx < 0) {
 		pl_fd_unlock();
-		syscall(SYS_close, fd);
 		return pl_fail(idx);
 	}
 	table[idx].kind = kind;
@@ -454,12 +477,27 @@ int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
 	if (err) {
 		atomic_store(&table[idx].refs, 0);
 		pl_fd_unlock();
-		syscall(SYS_close, fd);
 		return pl_fail(err);
 	}
 	atomic_store(&fdmap[fd], idx + 1);
 	pl_fd_unlock();
 	return fd;
+}
+
+int pl_fd_install(uint64_t ino, int kind, int flags, const char *path)
+{
+	int fd = pl_fd_reserve(flags), got;
+
+	if (fd < 0)
+		return -1;
+	got = pl_fd_install_at(fd, ino, kind, flags, path);
+	if (got < 0) {
+		int e = errno;
+
+		pl_fd_unreserve(fd);
+		errno = e;
+	}
+	return got;
 }
 
 /* Caller holds the map lock for writing. */

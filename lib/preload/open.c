@@ -145,22 +145,25 @@ static int open_gone(int flags)
 #define OPEN_CREATE_ROUNDS	1024
 
 static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
-		      struct daxfs_attr *ap, int created);
+		      struct daxfs_attr *ap, int created, int *rfd);
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode,
 		     int large);
 
 /*
  * An open's region error: one whose walk left the region (a symlink to a
  * kernel file, pl_outside) opens that file with the kernel, a descriptor
- * of its own; any other fails.
+ * of its own (the number reserved for a region file, *rfd, given back
+ * first); any other fails.
  */
-static int open_fail(int err, int flags, mode_t mode)
+static int open_fail(int err, int flags, mode_t mode, int *rfd)
 {
 	REAL(int, openat, int, const char *, int, ...);
 	char kpath[PL_PATH_MAX];
 
 	if (!pl_outside(err, kpath))
 		return pl_fail(err);
+	pl_fd_unreserve(*rfd);
+	*rfd = -1;
 	return real_openat(AT_FDCWD, kpath, flags, mode);
 }
 
@@ -182,8 +185,11 @@ static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
 	if (acc == O_RDONLY || acc == O_ACCMODE || (flags & O_CREAT))
 		return pl_fail(-EINVAL);
 	err = daxfs_path_tmpfile(h, rpath, mode & ~pl_umask() & 07777, &ino);
-	if (err)
-		return open_fail(err, flags, mode);
+	if (err) {
+		int no = -1;
+
+		return open_fail(err, flags, mode, &no);
+	}
 	flags &= ~O_TMPFILE;
 	if (!(flags & O_EXCL))
 		flags |= PL_O_LINKABLE;
@@ -192,13 +198,26 @@ static int open_tmpfile(struct daxfs_handle *h, const char *rpath, int flags,
 	return fd;
 }
 
+/* An open's answer fd, the reserved number rfd given back unless the
+ * open filled it (errno kept). */
+static int reserved_used(int fd, int rfd)
+{
+	int e = errno;
+
+	if (fd != rfd)
+		pl_fd_unreserve(rfd);
+	errno = e;
+	return fd;
+}
+
 /*
- * One look at rpath, and the open of what it finds or creates.  *gone:
- * the answer is -ENOENT from the inode found or made, which went before
- * its descriptor held it (its last name unlinked on another host).
+ * One look at rpath, and the open of what it finds or creates, in the
+ * reserved number *rfd (-1 once given back or filled).  *gone: the answer
+ * is -ENOENT from the inode found or made, which went before its
+ * descriptor held it (its last name unlinked on another host).
  */
 static int open_once(struct daxfs_handle *h, const char *rpath, int flags,
-		     mode_t mode, int *gone)
+		     mode_t mode, int *rfd, int *gone)
 {
 	char tpath[PL_PATH_MAX] = "";
 	int err, created = 0, fd;
@@ -225,7 +244,7 @@ static int open_once(struct daxfs_handle *h, const char *rpath, int flags,
 		int derr = dangling_target(h, rpath, tpath);
 
 		if (derr)
-			return open_fail(derr, flags, mode);
+			return open_fail(derr, flags, mode, rfd);
 	}
 	/* O_NOFOLLOW's symlink: O_DIRECTORY says ENOTDIR first */
 	if (!err && S_ISLNK(a.mode) && !(flags & O_PATH))
@@ -235,19 +254,19 @@ static int open_once(struct daxfs_handle *h, const char *rpath, int flags,
 			cf |= DAXFS_CREATE_EXCL;
 		else if (!(flags & (O_NOFOLLOW | O_PATH)) &&
 			 (err = dangling_target(h, rpath, tpath)))
-			return open_fail(err, flags, mode);
+			return open_fail(err, flags, mode, rfd);
 		else if (tpath[0])
 			rpath = tpath;
 		err = daxfs_path_create(h, rpath, mode & ~pl_umask() & 07777,
 					cf, &ino);
 		if (err < 0)
-			return open_fail(err, flags, mode);
+			return open_fail(err, flags, mode, rfd);
 		err = daxfs_fstat(h, ino, &a);
 		created = 1;
 		*gone = err == -ENOENT;
 	}
 	if (err)
-		return open_fail(err, flags, mode);
+		return open_fail(err, flags, mode, rfd);
 	/* a descriptor keeps the file's own path (dir.c pl_physical); the
 	 * copy only when the lookup followed a link */
 	if (!created && !S_ISLNK(a.mode) && daxfs_path_links_followed()) {
@@ -258,7 +277,7 @@ static int open_once(struct daxfs_handle *h, const char *rpath, int flags,
 		if (err)
 			return pl_fail(err);
 	}
-	fd = open_found(h, rpath, flags, &a, created);
+	fd = open_found(h, rpath, flags, &a, created, rfd);
 	*gone = fd < 0 && errno == ENOENT;
 	return fd;
 }
@@ -296,7 +315,12 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 			return pl_fail(-EISDIR);
 	}
 	for (tries = 0;; tries++) {
-		fd = open_once(h, rpath, flags, mode, &gone);
+		int rfd = pl_fd_reserve(flags);
+
+		if (rfd < 0)
+			return -1;
+		fd = reserved_used(open_once(h, rpath, flags, mode, &rfd,
+					     &gone), rfd);
 		if (fd >= 0 || !gone || !(flags & O_CREAT) ||
 		    tries >= OPEN_CREATE_ROUNDS)
 			return fd;
@@ -304,10 +328,10 @@ int pl_open_region(const char *rpath, int flags, mode_t mode)
 }
 
 /* The open of a file found (or just created, created) at region path
- * rpath, with attributes *a: what the kernel's may_open and do_open do
- * once the lookup is over. */
+ * rpath, with attributes *a, into reserved number *rfd: what the
+ * kernel's may_open and do_open do once the lookup is over. */
 static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
-		      struct daxfs_attr *ap, int created)
+		      struct daxfs_attr *ap, int created, int *rfd)
 {
 	int acc = flags & O_ACCMODE, err, kind;
 	struct daxfs_attr a = *ap;
@@ -316,8 +340,8 @@ static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
 	if ((flags & O_DIRECTORY) && kind != PL_KIND_DIR)
 		return pl_fail(-ENOTDIR);
 	if (flags & O_PATH)
-		return pl_fd_install(a.ino, kind, O_PATH | (flags & O_CLOEXEC),
-				     rpath);
+		return pl_fd_install_at(*rfd, a.ino, kind,
+					O_PATH | (flags & O_CLOEXEC), rpath);
 	/* O_TRUNC asks for write access, to a directory too (may_open) */
 	if (kind == PL_KIND_DIR &&
 	    (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC))))
@@ -345,7 +369,7 @@ static int open_found(struct daxfs_handle *h, const char *rpath, int flags,
 	}
 	if (kind == PL_KIND_REG && a.size)
 		pl_prefault(a.ino, a.size);
-	return pl_fd_install(a.ino, kind, flags, rpath);
+	return pl_fd_install_at(*rfd, a.ino, kind, flags, rpath);
 }
 
 /*
@@ -361,7 +385,7 @@ int pl_open_fd_link(int fd, int flags, mode_t mode)
 	struct daxfs_attr a;
 	struct pl_desc *d;
 	uint64_t ino;
-	int kind, err;
+	int kind, err, rfd;
 
 	if (!h)
 		return -1;
@@ -380,7 +404,10 @@ int pl_open_fd_link(int fd, int flags, mode_t mode)
 	err = daxfs_fstat(h, ino, &a);
 	if (err)
 		return pl_fail(err);
-	return open_found(h, path, flags, &a, 0);
+	rfd = pl_fd_reserve(flags);
+	if (rfd < 0)
+		return -1;
+	return reserved_used(open_found(h, path, flags, &a, 0, &rfd), rfd);
 }
 
 /* The region file libdaxfs keeps open must not take the small numbers

@@ -129,6 +129,10 @@ void pl_fd_put(struct pl_desc *d);
 struct pl_desc *pl_fd_peek(int fd, unsigned int *seq);
 int pl_fd_peek_still(unsigned int seq);
 int pl_fd_install(uint64_t ino, int kind, int flags, const char *path);
+int pl_fd_reserve(int flags);		/* a number, before the open acts */
+int pl_fd_install_at(int fd, uint64_t ino, int kind, int flags,
+		     const char *path);
+void pl_fd_unreserve(int fd);
 int pl_fd_release(int fd);		/* drop fd's entry (kernel fd stays) */
 bool pl_fd_dirs_held(void);
 bool pl_fd_dir_held(uint64_t ino);
