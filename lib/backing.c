@@ -109,6 +109,9 @@ static int bk_attach(struct daxfs_handle *h, struct lib_backing *bk,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	fd = daxfs_fd_above_std(fd);	/* a program's stdin must not read it */
+	if (fd < 0)
+		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EMEDIUMTYPE;

@@ -144,6 +144,25 @@ static int devdax_size(const struct stat *st, uint64_t *size)
 	return -ENODEV;
 }
 
+/*
+ * A region's descriptor must not be 0, 1 or 2.  A program started with
+ * one of them closed (a daemon, `prog >&-`) would get the region there
+ * and later write its output into it: print() of a Python program with
+ * stdout closed overwrote the superblock of the region it had just
+ * opened (tests/test_std_descriptors.py).  Moved to 3 or above; -EMFILE,
+ * fd closed, when no number there is free.
+ */
+int daxfs_fd_above_std(int fd)
+{
+	int hi;
+
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return hi < 0 ? -EMFILE : hi;
+}
+
 int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind,
 		      uint64_t *size)
 {
@@ -153,6 +172,9 @@ int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind
 	fd = open(path, oflags | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
+	fd = daxfs_fd_above_std(fd);
+	if (fd < 0)
+		return fd;
 	if (fstat(fd, &st) < 0)
 		goto fail_errno;
 	if (S_ISREG(st.st_mode)) {

@@ -188,10 +188,18 @@ enum daxfs_target_kind {
 /*
  * Opens path for mapping and tells its kind and usable size (a regular
  * file: its length; a block device: BLKGETSIZE64; devdax: sysfs size).
- * Returns the open file descriptor (caller closes) or -errno.
+ * Returns the open file descriptor (caller closes; never 0, 1 or 2:
+ * daxfs_fd_above_std) or -errno.
  */
 int daxfs_target_open(const char *path, int oflags, enum daxfs_target_kind *kind,
 		      uint64_t *size);
+
+/*
+ * fd moved off the standard descriptors (0, 1, 2), close-on-exec, where
+ * a program's stray read or write would reach it; other numbers as they
+ * are.  -EMFILE (fd closed) when no number above 2 is free.
+ */
+int daxfs_fd_above_std(int fd);
 
 /*
  * The page size a target open on fd is mapped with at least: a hugetlbfs

@@ -94,15 +94,19 @@ static int table_map(int fd)
 }
 
 /* fd moved out of the way of the small numbers programs expect to get
- * (kept where it is when the limit on descriptors is lower) */
+ * (kept where it is when the limit on descriptors is lower), but never
+ * left on 0, 1 or 2, which a program started with them closed reads and
+ * writes as its own (daxfs_fd_above_std): -EMFILE then. */
 static int fd_high(int fd, int cmd)
 {
 	int hi = sys_fcntl(fd, cmd, TABLE_FD_MIN);
 
-	if (hi < 0)
+	if (hi < 0 && fd > STDERR_FILENO)
 		return fd;
+	if (hi < 0)
+		hi = sys_fcntl(fd, cmd, STDERR_FILENO + 1);
 	syscall(SYS_close, fd);
-	return hi;
+	return hi < 0 ? -EMFILE : hi;
 }
 
 static int table_create(void)
@@ -119,6 +123,8 @@ static int table_create(void)
 		return err;
 	}
 	fd = fd_high(fd, F_DUPFD);
+	if (fd < 0)
+		return fd;
 	err = table_map(fd);
 	if (err || fstat(fd, &st)) {
 		syscall(SYS_close, fd);
@@ -408,7 +414,10 @@ static int reserve_fd(int cloexec)
 				  O_PATH | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		tmpl_fd = fd_high(fd, F_DUPFD_CLOEXEC);
+		fd = fd_high(fd, F_DUPFD_CLOEXEC);
+		if (fd < 0)
+			return fd;
+		tmpl_fd = fd;
 	}
 	fd = sys_fcntl(tmpl_fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
 	if (fd < 0)
