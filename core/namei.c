@@ -285,6 +285,19 @@ static int intent_step(struct daxfs_op *op, struct daxfs_lane *il, u32 kind,
 	return 0;
 }
 
+/*
+ * Must op leave alone what an intent names?  A recovery op acts on the
+ * dead op's behalf: only while its claim on the dead slot stands, as for
+ * its marks (intent_step; its own liveness is not asked: while the claim
+ * stands nobody else acts there).  Any other op: once fenced.  For the
+ * acts that no mark can precede (docs/recovery.md "Acts of an overtaken
+ * recoverer").
+ */
+static bool ns_fenced(struct daxfs_op *op)
+{
+	return op->rhost ? daxfs_recovery_lost(op) : daxfs_fenced(op);
+}
+
 /* Sets a[4..6] first: daxfs_intent_set() publishes the op code last, so
  * a recoverer never pairs it with a stale step word. */
 static int intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
@@ -1117,16 +1130,25 @@ static bool leaf_hold(struct daxfs_dirent *de)
 	return false;
 }
 
-/* Lets a held leaf go (also for a dead holder, from its intent). */
-static void leaf_unhold(struct daxfs_fs *fs, u64 leaf)
+/*
+ * Lets a held leaf go (also for a dead holder, from its intent).  Not
+ * once fenced (ns_fenced): LINKING names no holder, so the hold we would
+ * drop may be another's by now.  A fenced live op's hold is recovery's to
+ * let go; an overtaken recoverer's was let go by the one that took over,
+ * which then released the dead host's rename claim, so a live linker may
+ * hold the same leaf since (docs/recovery.md "Acts of an overtaken
+ * recoverer").  Checked before every CAS: no atomic step can compare the
+ * claim and the leaf's word.
+ */
+static void leaf_unhold(struct daxfs_op *op, u64 leaf)
 {
-	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(fs, leaf) : NULL;
+	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(op->fs, leaf) : NULL;
 	u32 v;
 
 	if (!de)
 		return;
 	v = daxfs_load32(&de->removed);
-	while ((v & DAXFS_DE_LINKING) &&
+	while ((v & DAXFS_DE_LINKING) && !ns_fenced(op) &&
 	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
 		;
 }
@@ -1370,7 +1392,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	if (out)
 		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp, dpre);
-	leaf_unhold(fs, held);
+	leaf_unhold(&op, held);
 	daxfs_intent_clear(&op);
 	goto out_claim;
 out_count:
@@ -1385,7 +1407,7 @@ out_leaf:
 	if (daxfs_dirent_free(&op, leaf, false))
 		goto stale;
 out_unhold:
-	leaf_unhold(fs, held);
+	leaf_unhold(&op, held);
 	goto out_claim;
 stale:
 	err = -ESTALE;
@@ -1574,7 +1596,7 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	struct daxfs_dirent *lde;
 	struct daxfs_inode *dp;
 
-	leaf_unhold(op->fs, a[3]);	/* the source leaf it held */
+	leaf_unhold(op, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (!(fl & NS_FL_UNDO)) {
@@ -2598,7 +2620,7 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		err = daxfs_dir_swap(op, r->ddp, dh, r->tgt.leaf, r->nleaf);
 	else
 		err = daxfs_dir_link(op, r->ddp, r->nleaf, false);
-	leaf_unhold(op->fs, r->src.leaf);
+	leaf_unhold(op, r->src.leaf);
 	if (err) {
 		if (err == -ENOENT || err == -EEXIST)
 			err = -EAGAIN;	/* target changed: start over */
@@ -2831,7 +2853,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	}
 	if (NS_KIND(a[6]) != NS_KIND_RENAME)
 		return;
-	leaf_unhold(fs, a[2]);	/* the source, held up to step 1 */
+	leaf_unhold(op, a[2]);	/* the source, held up to step 1 */
 	memset(&r, 0, sizeof(r));
 	r.sdir = a[0];
 	r.ddir = a[1];
