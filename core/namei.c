@@ -298,6 +298,25 @@ static bool ns_fenced(struct daxfs_op *op)
 	return op->rhost ? daxfs_recovery_lost(op) : daxfs_fenced(op);
 }
 
+/*
+ * Forgets word i of a dead lane's intent, read as val, before the act it
+ * names (the rename roll-back's frees of a3 and a5): by CAS, after a look
+ * at our claim.  False, with nothing stored: val is 0, our claim was
+ * overtaken (the one that took over forgets and acts; once it freed the
+ * slot the lane may be a new host's, its words a live op's), or the word
+ * holds something else (a second recoverer took it).  Of all recoverers,
+ * overtaken or not, one at most takes a value, and only it acts.
+ */
+static bool intent_take(struct daxfs_op *op, struct daxfs_lane *il, u32 i,
+			u64 val)
+{
+	if (!val || ns_fenced(op) || !daxfs_cas(&il->intent.a[i], &val, 0))
+		return false;
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(&il->intent.a[i], sizeof(u64));
+	return true;
+}
+
 /* Sets a[4..6] first: daxfs_intent_set() publishes the op code last, so
  * a recoverer never pairs it with a stale step word. */
 static int intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
@@ -2952,10 +2971,11 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 		/* never published: the whiteout was never named */
 		wh_unname(&r);
 		if (step == 0 || !(r.flags & RN_PUBLISHING)) {
-			/* never published: free the leaves (forgotten in
-			 * the dead lane first: a second recoverer must not
-			 * free them again), if they are the ones the intent
-			 * says (else garbage: left to fsck) */
+			/* never published: free the leaves (taken out of
+			 * the dead lane first, intent_take: a second
+			 * recoverer must not free them again, an overtaken
+			 * one must not touch the lane), if they are the ones
+			 * the intent says (else garbage: left to fsck) */
 			u64 sino = (r.flags & DAXFS_RENAME_EXCHANGE) ? r.tgt.ino :
 				   (r.flags & DAXFS_RENAME_WHITEOUT) ? r.wh : 0;
 			bool nfree = leaf_unpublished(op, a[3], r.src.ino,
@@ -2963,8 +2983,8 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			bool sfree = a[5] && leaf_unpublished(op, a[5], sino,
 							      r.sdp, r.ddp);
 
-			daxfs_store(&dead_lane->intent.a[3], 0);
-			daxfs_store(&dead_lane->intent.a[5], 0);
+			nfree = intent_take(op, dead_lane, 3, a[3]) && nfree;
+			sfree = intent_take(op, dead_lane, 5, a[5]) && sfree;
 			if ((nfree && daxfs_dirent_free(op, a[3], false)) ||
 			    (sfree && daxfs_dirent_free(op, a[5], false)))
 				return;	/* fenced recoverer */
