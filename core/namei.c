@@ -2075,11 +2075,15 @@ static void clear_bits(struct daxfs_inode *ip, u64 bits)
  * decrement: nobody but this rename can have named the node (nameless,
  * held by the renamer's open set), so it is right however often a
  * recoverer repeats it.  The hold then frees it (daxfs_open_put, or the
- * dead host's open-set drop, which recovery runs after the lanes).
+ * dead host's open-set drop, which recovery runs after the lanes).  Not
+ * once fenced (ns_fenced): an overtaken recoverer may find the node held
+ * by another open since the one that took over dropped the dead host's,
+ * and named by a link of that holder (docs/recovery.md "Acts of an
+ * overtaken recoverer").
  */
-static void wh_unname(struct rn *r)
+static void wh_unname(struct daxfs_op *op, struct rn *r)
 {
-	if (r->whp)
+	if (r->whp && !ns_fenced(op))
 		daxfs_store32(&r->whp->nlink, 0);
 }
 
@@ -2274,7 +2278,7 @@ static void rename_gone_drop(struct daxfs_op *op, struct rn *r)
 		return;		/* fenced: store nothing more */
 	if ((r->flags & DAXFS_RENAME_EXCHANGE) && !r->tisdir)
 		daxfs_inode_unlinked(op, r->tgt.ino);
-	wh_unname(r);
+	wh_unname(op, r);
 }
 
 /*
@@ -2329,7 +2333,7 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 	if (done & 16)
 		daxfs_dir_count_sub(r->ddp);
 	if (done & 32)
-		wh_unname(r);
+		wh_unname(op, r);
 }
 
 /* Step 0's pins in `done` are acted: say so (marked after acting). */
@@ -2969,7 +2973,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			rename_undo(op, &r, pins & ~32u);
 		}
 		/* never published: the whiteout was never named */
-		wh_unname(&r);
+		wh_unname(op, &r);
 		if (step == 0 || !(r.flags & RN_PUBLISHING)) {
 			/* never published: free the leaves (taken out of
 			 * the dead lane first, intent_take: a second
@@ -3000,7 +3004,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	/* again where the dead host may have died before rename_gone_drop
 	 * did it (idempotent, see wh_unname) */
 	if (r.flags & RN_SRC_GONE)
-		wh_unname(&r);
+		wh_unname(op, &r);
 	rename_finish(op, dead_lane, &r, step + 1);
 }
 
