@@ -285,6 +285,38 @@ static int intent_step(struct daxfs_op *op, struct daxfs_lane *il, u32 kind,
 	return 0;
 }
 
+/*
+ * Must op leave alone what an intent names?  A recovery op acts on the
+ * dead op's behalf: only while its claim on the dead slot stands, as for
+ * its marks (intent_step; its own liveness is not asked: while the claim
+ * stands nobody else acts there).  Any other op: once fenced.  For the
+ * acts that no mark can precede (docs/recovery.md "Acts of an overtaken
+ * recoverer").
+ */
+static bool ns_fenced(struct daxfs_op *op)
+{
+	return op->rhost ? daxfs_recovery_lost(op) : daxfs_fenced(op);
+}
+
+/*
+ * Forgets word i of a dead lane's intent, read as val, before the act it
+ * names (the rename roll-back's frees of a3 and a5): by CAS, after a look
+ * at our claim.  False, with nothing stored: val is 0, our claim was
+ * overtaken (the one that took over forgets and acts; once it freed the
+ * slot the lane may be a new host's, its words a live op's), or the word
+ * holds something else (a second recoverer took it).  Of all recoverers,
+ * overtaken or not, one at most takes a value, and only it acts.
+ */
+static bool intent_take(struct daxfs_op *op, struct daxfs_lane *il, u32 i,
+			u64 val)
+{
+	if (!val || ns_fenced(op) || !daxfs_cas(&il->intent.a[i], &val, 0))
+		return false;
+	if (op->fs->flags & DAXFS_FS_PERSISTENT)
+		daxfs_flush(&il->intent.a[i], sizeof(u64));
+	return true;
+}
+
 /* Sets a[4..6] first: daxfs_intent_set() publishes the op code last, so
  * a recoverer never pairs it with a stale step word. */
 static int intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
@@ -1117,16 +1149,25 @@ static bool leaf_hold(struct daxfs_dirent *de)
 	return false;
 }
 
-/* Lets a held leaf go (also for a dead holder, from its intent). */
-static void leaf_unhold(struct daxfs_fs *fs, u64 leaf)
+/*
+ * Lets a held leaf go (also for a dead holder, from its intent).  Not
+ * once fenced (ns_fenced): LINKING names no holder, so the hold we would
+ * drop may be another's by now.  A fenced live op's hold is recovery's to
+ * let go; an overtaken recoverer's was let go by the one that took over,
+ * which then released the dead host's rename claim, so a live linker may
+ * hold the same leaf since (docs/recovery.md "Acts of an overtaken
+ * recoverer").  Checked before every CAS: no atomic step can compare the
+ * claim and the leaf's word.
+ */
+static void leaf_unhold(struct daxfs_op *op, u64 leaf)
 {
-	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(fs, leaf) : NULL;
+	struct daxfs_dirent *de = leaf ? daxfs_dirent_at(op->fs, leaf) : NULL;
 	u32 v;
 
 	if (!de)
 		return;
 	v = daxfs_load32(&de->removed);
-	while ((v & DAXFS_DE_LINKING) &&
+	while ((v & DAXFS_DE_LINKING) && !ns_fenced(op) &&
 	       !daxfs_cas32(&de->removed, &v, v & ~DAXFS_DE_LINKING))
 		;
 }
@@ -1370,7 +1411,7 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	if (out)
 		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp, dpre);
-	leaf_unhold(fs, held);
+	leaf_unhold(&op, held);
 	daxfs_intent_clear(&op);
 	goto out_claim;
 out_count:
@@ -1385,7 +1426,7 @@ out_leaf:
 	if (daxfs_dirent_free(&op, leaf, false))
 		goto stale;
 out_unhold:
-	leaf_unhold(fs, held);
+	leaf_unhold(&op, held);
 	goto out_claim;
 stale:
 	err = -ESTALE;
@@ -1574,7 +1615,7 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	struct daxfs_dirent *lde;
 	struct daxfs_inode *dp;
 
-	leaf_unhold(op->fs, a[3]);	/* the source leaf it held */
+	leaf_unhold(op, a[3]);	/* the source leaf it held */
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (!(fl & NS_FL_UNDO)) {
@@ -2034,11 +2075,15 @@ static void clear_bits(struct daxfs_inode *ip, u64 bits)
  * decrement: nobody but this rename can have named the node (nameless,
  * held by the renamer's open set), so it is right however often a
  * recoverer repeats it.  The hold then frees it (daxfs_open_put, or the
- * dead host's open-set drop, which recovery runs after the lanes).
+ * dead host's open-set drop, which recovery runs after the lanes).  Not
+ * once fenced (ns_fenced): an overtaken recoverer may find the node held
+ * by another open since the one that took over dropped the dead host's,
+ * and named by a link of that holder (docs/recovery.md "Acts of an
+ * overtaken recoverer").
  */
-static void wh_unname(struct rn *r)
+static void wh_unname(struct daxfs_op *op, struct rn *r)
 {
-	if (r->whp)
+	if (r->whp && !ns_fenced(op))
 		daxfs_store32(&r->whp->nlink, 0);
 }
 
@@ -2233,7 +2278,7 @@ static void rename_gone_drop(struct daxfs_op *op, struct rn *r)
 		return;		/* fenced: store nothing more */
 	if ((r->flags & DAXFS_RENAME_EXCHANGE) && !r->tisdir)
 		daxfs_inode_unlinked(op, r->tgt.ino);
-	wh_unname(r);
+	wh_unname(op, r);
 }
 
 /*
@@ -2288,7 +2333,7 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 	if (done & 16)
 		daxfs_dir_count_sub(r->ddp);
 	if (done & 32)
-		wh_unname(r);
+		wh_unname(op, r);
 }
 
 /* Step 0's pins in `done` are acted: say so (marked after acting). */
@@ -2598,7 +2643,7 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		err = daxfs_dir_swap(op, r->ddp, dh, r->tgt.leaf, r->nleaf);
 	else
 		err = daxfs_dir_link(op, r->ddp, r->nleaf, false);
-	leaf_unhold(op->fs, r->src.leaf);
+	leaf_unhold(op, r->src.leaf);
 	if (err) {
 		if (err == -ENOENT || err == -EEXIST)
 			err = -EAGAIN;	/* target changed: start over */
@@ -2832,7 +2877,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	}
 	if (NS_KIND(a[6]) != NS_KIND_RENAME)
 		return;
-	leaf_unhold(fs, a[2]);	/* the source, held up to step 1 */
+	leaf_unhold(op, a[2]);	/* the source, held up to step 1 */
 	memset(&r, 0, sizeof(r));
 	r.sdir = a[0];
 	r.ddir = a[1];
@@ -2929,12 +2974,13 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			rename_undo(op, &r, pins & ~32u);
 		}
 		/* never published: the whiteout was never named */
-		wh_unname(&r);
+		wh_unname(op, &r);
 		if (step == 0 || !(r.flags & RN_PUBLISHING)) {
-			/* never published: free the leaves (forgotten in
-			 * the dead lane first: a second recoverer must not
-			 * free them again), if they are the ones the intent
-			 * says (else garbage: left to fsck) */
+			/* never published: free the leaves (taken out of
+			 * the dead lane first, intent_take: a second
+			 * recoverer must not free them again, an overtaken
+			 * one must not touch the lane), if they are the ones
+			 * the intent says (else garbage: left to fsck) */
 			u64 sino = (r.flags & DAXFS_RENAME_EXCHANGE) ? r.tgt.ino :
 				   (r.flags & DAXFS_RENAME_WHITEOUT) ? r.wh : 0;
 			bool nfree = leaf_unpublished(op, a[3], r.src.ino,
@@ -2942,8 +2988,8 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 			bool sfree = a[5] && leaf_unpublished(op, a[5], sino,
 							      r.sdp, r.ddp);
 
-			daxfs_store(&dead_lane->intent.a[3], 0);
-			daxfs_store(&dead_lane->intent.a[5], 0);
+			nfree = intent_take(op, dead_lane, 3, a[3]) && nfree;
+			sfree = intent_take(op, dead_lane, 5, a[5]) && sfree;
 			if ((nfree && daxfs_dirent_free(op, a[3], false)) ||
 			    (sfree && daxfs_dirent_free(op, a[5], false)))
 				return;	/* fenced recoverer */
@@ -2959,7 +3005,7 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	/* again where the dead host may have died before rename_gone_drop
 	 * did it (idempotent, see wh_unname) */
 	if (r.flags & RN_SRC_GONE)
-		wh_unname(&r);
+		wh_unname(op, &r);
 	rename_finish(op, dead_lane, &r, step + 1);
 }
 
