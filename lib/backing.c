@@ -191,7 +191,7 @@ int daxfs_region_open_opts(const char *path, const struct daxfs_open_opts *o,
 	daxfs_pcache_set_backing(&h->fs, &lib_bk_ops, bk, bk->reach,
 				 o->fill_timeout_ms);
 	if (bk->reach && !o->no_helper && h->fs.host != DAXFS_NO_HOST) {
-		if (!pthread_create(&bk->helper, NULL, helper_main, h))
+		if (!lib_thread_create(&bk->helper, helper_main, h))
 			bk->helper_running = true;
 	}
 	*out = h;

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 
 #include "daxfs/libdaxfs.h"
@@ -76,6 +77,27 @@ void lib_mapped_init(struct daxfs_handle *h);
 void lib_mapped_free(struct daxfs_handle *h);
 void lib_mapped_child_fork(struct daxfs_handle *h);
 void lib_prefault(struct daxfs_handle *h);
+
+/*
+ * A thread of the library's own (the heartbeat, the backing helper): it
+ * starts with every signal blocked, so that the signals sent to the
+ * process reach the program's threads, never ours.  A program's alarm()
+ * that bounds a lock wait ran its handler on the heartbeat thread and the
+ * wait went on (lib/locks.c); sigwait() in a program that blocks its
+ * signals lost them to ours (tests/test_lock_signals.py).
+ */
+static inline int lib_thread_create(pthread_t *t, void *(*fn)(void *),
+				    void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
 
 int lib_backing_init(struct daxfs_handle *h);
 void lib_backing_stop(struct daxfs_handle *h);

@@ -12,6 +12,8 @@
 #include <stdatomic.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
@@ -131,28 +133,95 @@ static void lock_sleep(struct daxfs_handle *h, uint64_t ino, u64 seq,
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Signals during a lock wait (docs/locks.md "Signals").  The kernel's
+ * F_SETLKW and flock fail with EINTR once a handler installed without
+ * SA_RESTART ran (alarm() is the way to bound such a wait), and go on
+ * after one with SA_RESTART.  A handler that ran between two system calls
+ * of this loop leaves no trace in either, so the wait holds the signals a
+ * handler may catch (all but the synchronous ones, which a fault must
+ * deliver at once) and looks between its sleeps at which are pending:
+ * it lets them in there, and ends with -EINTR when one of them has a
+ * handler without SA_RESTART.  Before, the wait went on whatever the
+ * handler, and a program that bounded it with alarm() waited for ever
+ * (tests/preload/pl_lock_signal.c).
+ */
+static void wait_signals(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGFPE);
+	sigdelset(set, SIGTRAP);
+	sigdelset(set, SIGSYS);
+}
+
+/* Lets in the signals that came while the wait held them (*held: what
+ * it holds, *before: the caller's mask); true when a handler of one of
+ * them ends the wait (no SA_RESTART). */
+static bool wait_interrupted(const sigset_t *held, const sigset_t *before)
+{
+	struct sigaction sa;
+	bool intr = false, any = false;
+	sigset_t pend;
+	int sig;
+
+	if (sigpending(&pend))
+		return false;
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigismember(&pend, sig) != 1 || sigismember(held, sig) != 1 ||
+		    sigismember(before, sig) == 1)
+			continue;
+		any = true;
+		if (!sigaction(sig, NULL, &sa) && sa.sa_handler != SIG_DFL &&
+		    sa.sa_handler != SIG_IGN && !(sa.sa_flags & SA_RESTART))
+			intr = true;
+	}
+	if (!any)
+		return false;
+	/* the handlers (and default actions) run here, between two looks */
+	pthread_sigmask(SIG_SETMASK, before, NULL);
+	pthread_sigmask(SIG_BLOCK, held, NULL);
+	return intr;
+}
+
 int daxfs_lock(struct daxfs_handle *h, uint64_t ino, struct daxfs_lock_req *r,
 	       int timeout_ms)
 {
 	s64 deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
 	u32 flags = timeout_ms ? DAXFS_LOCK_WAIT : 0, round = 0;
+	sigset_t held, before;
 	int err;
 
 	lock_defaults(h, r);
 	if (r->kind == DAXFS_LCK_POSIX && r->type != DAXFS_LCK_UN)
 		lib_posix_locks_assume();
+	err = lock_try(h, ino, r, flags);
+	if (err != -EAGAIN || !timeout_ms)
+		return err;
+	wait_signals(&held);
+	pthread_sigmask(SIG_BLOCK, &held, &before);
 	for (;;) {
-		err = lock_try(h, ino, r, flags);
-		if (err != -EAGAIN || !timeout_ms)
-			return err;
-		if (deadline && mono_ms() >= deadline)
+		if (deadline && mono_ms() >= deadline) {
+			err = -EAGAIN;
 			break;
+		}
 		lock_sleep(h, ino, r->seq, round);
+		if (wait_interrupted(&held, &before)) {
+			err = -EINTR;
+			break;
+		}
 		/* a change resets the back-off: the next one may be ours */
 		round = daxfs_lock_changed(&h->fs, ino, r->seq) ? 0 : round + 1;
+		err = lock_try(h, ino, r, flags);
+		if (err != -EAGAIN)
+			break;
 	}
-	lock_cancel(h, ino, r);
-	return -EAGAIN;
+	if (err == -EAGAIN || err == -EINTR)
+		lock_cancel(h, ino, r);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	return err;
 }
 
 int daxfs_unlock(struct daxfs_handle *h, uint64_t ino, uint32_t kind,

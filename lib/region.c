@@ -376,7 +376,7 @@ static int start_heartbeat(struct daxfs_handle *h)
 	if (h->hb_running || (h->flags & DAXFS_OPEN_NO_HEARTBEAT))
 		return 0;
 	h->hb_stop = false;
-	err = pthread_create(&h->hb_thread, NULL, heartbeat_main, h);
+	err = lib_thread_create(&h->hb_thread, heartbeat_main, h);
 	if (err)
 		return -err;
 	h->hb_running = true;

@@ -48,6 +48,18 @@ def test_calls_match_tmpfs(region, prog):
     assert b"whiteout: chr 1 rdev 0 nlink 1" in out      # RENAME_WHITEOUT
 
 
+def test_lock_wait_and_signals_match_tmpfs(region):
+    """F_SETLKW, F_OFD_SETLKW and flock(LOCK_EX) waiting for a lock another
+    process holds (tests/preload/pl_lock_signal.c): a handler without
+    SA_RESTART ends the wait with EINTR, one with SA_RESTART lets it go
+    on, as on tmpfs.  Before session 55 every wait went on, or ended at
+    random: alarm()'s handler ran on the library's heartbeat thread, or
+    between two calls of the wait (docs/locks.md "Signals")."""
+    out = compare_prog(region, "pl_lock_signal", "locksig")
+    assert out.count(b"handler plain: EINTR") == 3, out
+    assert out.count(b"handler SA_RESTART: still waiting") == 3, out
+
+
 def test_calls_by_number_match_tmpfs(region):
     """File calls made through libc's syscall() by number
     (tests/preload/pl_syscalls.c: read/write, pread/pwrite, preadv/

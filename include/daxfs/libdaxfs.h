@@ -591,7 +591,10 @@ int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
  * long.  A waiter sleeps on the lock bucket's change counter (a futex
  * that unlockers of this machine wake) with bounded back-off (at most
  * 1 ms between looks).  -ENOLCK: the table
- * has no room for the ranges.
+ * has no room for the ranges.  -EINTR: a signal handler installed
+ * without SA_RESTART ran during the wait (as F_SETLKW; docs/locks.md
+ * "Signals"); the wait holds the signals a handler may catch and lets
+ * them in between its looks.
  * daxfs_getlk (F_GETLK): r->type becomes DAXFS_LCK_UN when r could be
  * set, else r describes the first conflicting lock, r->host its host's
  * slot and r->pid its process on that host.

@@ -27,6 +27,7 @@ import errno as _errno
 import io
 import os
 import stat as _stat
+import time
 from collections import namedtuple
 
 from . import _lib, _map
@@ -1077,14 +1078,29 @@ class File(io.RawIOBase):
         a number waits at most that many seconds.  EDEADLK (a POSIX wait
         that closes a cycle, on any hosts) raises OSError."""
         r = _lock_req(kind, type_, start, length, self._owner(kind))
+        deadline = None
         if wait is True:
             ms = -1
         elif wait is False:
             ms = 0
         else:
             ms = max(1, int(wait * 1000))
-        self._err(self.region._lib.daxfs_lock(self._h(), self.ino,
-                                              ctypes.byref(r), ms))
+            deadline = time.monotonic() + wait
+        while True:
+            ret = self.region._lib.daxfs_lock(self._h(), self.ino,
+                                              ctypes.byref(r), ms)
+            if ret != -_errno.EINTR:
+                break
+            # a signal handler without SA_RESTART ended the wait (as
+            # fcntl(F_SETLKW)'s EINTR): Python runs it here, and waits
+            # again unless it raised (PEP 475)
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    ret = -_errno.EAGAIN
+                    break
+                ms = max(1, int(left * 1000))
+        self._err(ret)
 
     def unlock(self, start=0, length=0, kind="posix"):
         self.lock("u", start, length, kind)
