@@ -28,12 +28,17 @@ struct two {
 	void *r;
 };
 
-static void two_setup(struct two *t)
+static void two_setup_opts(struct two *t, const struct daxfs_format_opts *o)
 {
 	memset(t, 0, sizeof(*t));
-	t->r = t_setup(&t->a, REGION, NULL);
+	t->r = t_setup(&t->a, REGION, o);
 	t_renew_start(&t->ra, &t->a);
 	CHECK_EQ(t_join_kept(&t->b, &t->rb, t->r, REGION), 0);
+}
+
+static void two_setup(struct two *t)
+{
+	two_setup_opts(t, NULL);
 }
 
 static void two_done(struct two *t)
@@ -348,7 +353,7 @@ struct racer {
 	struct daxfs_fs *fs;
 	u64 ino;
 	u64 ok, after;
-	int last, done;
+	int last, done, stop;
 	int *locked;
 };
 
@@ -360,7 +365,7 @@ static void *race_writer(void *arg)
 	u64 n;
 	s64 w;
 
-	for (n = 1;; n++) {
+	for (n = 1; !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE); n++) {
 		int was = __atomic_load_n(r->locked, __ATOMIC_ACQUIRE);
 
 		memset(b, (int)(n & 0xff), sizeof(b));
@@ -379,17 +384,22 @@ static void *race_writer(void *arg)
 		if (was)
 			r->after++;	/* began after setflags returned */
 	}
+	return NULL;
 }
 
 static void test_race(void)
 {
+	/* its own lease, not the short one of test_c_unit_short_lease: the
+	 * writer keeps a CPU busy, and a renewer of A starved past 300 ms on a
+	 * loaded machine had A declared dead (setflags -ESTALE) */
+	static const struct daxfs_format_opts o = { .lease_ms = 10000 };
 	static u8 snap[BS], fin[BS];
 	struct two t;
 	struct racer r;
 	pthread_t th;
-	int locked = 0, round;
+	int locked = 0, round, err;
 
-	two_setup(&t);
+	two_setup_opts(&t, &o);
 	for (round = 0; round < 20; round++) {
 		char name[16];
 
@@ -405,7 +415,15 @@ static void test_race(void)
 		while (__atomic_load_n(&r.ok, __ATOMIC_RELAXED) < 5 &&
 		       !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
 			sched_yield();
-		CHECK_EQ(daxfs_setflags(&t.a, r.ino, DAXFS_FL_IMMUTABLE, ALL), 0);
+		err = daxfs_setflags(&t.a, r.ino, DAXFS_FL_IMMUTABLE, ALL);
+		if (err) {
+			/* the writer never meets the flag: stop it, or the
+			 * join below waits for ever */
+			__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+			pthread_join(th, NULL);
+			CHECK_EQ(err, 0);
+			break;
+		}
 		CHECK_EQ(t_pread(&t.a, r.ino, snap, BS, 0), (s64)BS);
 		__atomic_store_n(&locked, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
