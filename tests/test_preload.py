@@ -60,6 +60,32 @@ def test_lock_wait_and_signals_match_tmpfs(region):
     assert out.count(b"handler SA_RESTART: still waiting") == 3, out
 
 
+def test_region_under_at(region, tmp_path):
+    """--at over the region file itself (its directory, a parent, a link to
+    it) or over / is refused with a clear error: the preload looked for the
+    region file inside the region it was opening and waited for its own
+    lock for ever (daxfs run hung).  A preload started with such settings
+    by hand opens the region through the kernel all the same: programs see
+    the region's files there."""
+    d = os.path.dirname(region)
+    link = tmp_path / "link"
+    link.symlink_to(d)
+    for at in ("/", "//", d, os.path.dirname(d), str(link)):
+        res = pl.run(region, ["true"], at=at, timeout=30)
+        assert res.returncode == 2, (at, res)
+        assert b"choose a directory" in res.stderr or \
+            b"choose another directory" in res.stderr, (at, res.stderr)
+    env_ = dict(os.environ, LD_PRELOAD=pl.PRELOAD_LIB,
+                DAXFS_PRELOAD_REGION=region, DAXFS_PRELOAD_AT=d,
+                DAXFS_PRELOAD_MODE="posix")
+    res = subprocess.run(["sh", "-c", 'echo made > "$0/under"; cat "$0/under"',
+                          d], capture_output=True, timeout=30, env=env_)
+    assert res.returncode == 0 and res.stdout == b"made\n", res
+    assert not os.path.exists(os.path.join(d, "under"))
+    with env.daxfs.Region(region) as r:
+        assert r.read_file("/under") == b"made\n"
+
+
 def test_calls_by_number_match_tmpfs(region):
     """File calls made through libc's syscall() by number
     (tests/preload/pl_syscalls.c: read/write, pread/pwrite, preadv/

@@ -111,7 +111,7 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char lib[PATH_MAX], abs[PATH_MAX], pre[2 * PATH_MAX];
+	char lib[PATH_MAX], abs[PATH_MAX], real_at[PATH_MAX], pre[2 * PATH_MAX];
 	const char *at = "/daxfs", *mode = "posix", *old;
 	struct daxfs_handle *h;
 	int ch, err, prefault = 0;
@@ -159,6 +159,12 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 		fprintf(stderr, "daxfs: run: --at needs an absolute path\n");
 		return TOOL_EXIT_USAGE;
 	}
+	if (under_at("/", 1, at)) {
+		fprintf(stderr, "daxfs: run: --at %s would lay the region over "
+			"the whole filesystem (/proc, /dev, the programs' "
+			"libraries): choose a directory, e.g. /daxfs\n", at);
+		return TOOL_EXIT_USAGE;
+	}
 	/* Fail here, with the library's words, rather than in the program. */
 	err = daxfs_region_open(region, DAXFS_OPEN_RDONLY, &h);
 	if (err) {
@@ -169,6 +175,13 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 	daxfs_region_close(h);
 	if (!realpath(region, abs))
 		snprintf(abs, sizeof(abs), "%s", region);
+	if (under_at(abs, strlen(abs), at) || (realpath(at, real_at) &&
+	    under_at(abs, strlen(abs), real_at))) {
+		fprintf(stderr, "daxfs: run: the region %s lies under --at %s, "
+			"where programs would see the region's files instead of "
+			"it: choose another directory, e.g. /daxfs\n", abs, at);
+		return TOOL_EXIT_USAGE;
+	}
 	err = find_preload(lib, sizeof(lib));
 	if (err) {
 		fprintf(stderr, "daxfs: run: libdaxfs-preload.so not found (set "

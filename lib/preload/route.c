@@ -374,7 +374,11 @@ int pl_route(int dirfd, const char *path, char *out)
 	int virt = 0, err = 0, n = 0, fd;
 
 	pl_self.on = false;
-	if (!pl_cfg.enabled || !path)
+	/* the library's own opens while it opens the region (the region
+	 * file, its backing files) are the kernel's: a region file under DIR
+	 * was looked for inside itself, and the open waited for its own lock
+	 * for ever (tests/test_preload.py test_region_under_at) */
+	if (!pl_cfg.enabled || !path || pl_opening_region)
 		return PL_KERNEL;
 	sc = route_scratch();
 	if (!sc)
