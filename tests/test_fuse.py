@@ -577,3 +577,25 @@ def test_read_only_mount_every_call(region, opts, locks):
     assert not bad, bad
     if "nohost" in opts:
         assert ro_calls.file_digest(region) == before
+
+
+def test_mount_over_the_region_file_is_refused(tmp_path):
+    """A mount point that holds the region file (its directory, a parent)
+    would hide it from every program, this host's next mount included:
+    refused with exit status 2, nothing mounted."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    path = str(d / "region")
+    env.mkfs(path, 16 * env.MiB)
+    for mnt in (d, tmp_path):
+        res = subprocess.run([env.tool("daxfs"), "-r", path, "mount",
+                              str(mnt)], capture_output=True, text=True,
+                             timeout=60)
+        if res.returncode == 0:     # the old code mounted: leave nothing
+            subprocess.run([env.tool("daxfs"), "umount", str(mnt)],
+                           timeout=60)
+        assert res.returncode == 2, res
+        assert "choose another mount point" in res.stderr, res.stderr
+        assert os.path.exists(path)
+        with open("/proc/self/mounts") as f:
+            assert str(mnt) not in f.read()

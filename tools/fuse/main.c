@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,22 @@ static int add_mount_opts(struct fuse_args *args, struct cfg *c)
 	return 0;
 }
 
+/* Whether the region file is the mount point or below it (both real
+ * paths; a region that does not resolve is left to the open's error). */
+static bool region_under(const char *region, const char *mnt)
+{
+	char *real = realpath(region, NULL);
+	size_t n = strlen(mnt);
+	bool under;
+
+	if (!real)
+		return false;
+	under = !strncmp(real, mnt, n) &&
+		(real[n] == '/' || !real[n] || n == 1);
+	free(real);
+	return under;
+}
+
 static int serve(struct cfg *c, struct fuse_args *args, int fd)
 {
 	struct dfuse d = { 0 };
@@ -389,6 +406,13 @@ int main(int argc, char **argv)
 	}
 	if (c.nohost && !c.ro) {
 		fprintf(stderr, "daxfs mount: nohost needs ro\n");
+		return 2;
+	}
+	if (region_under(c.region, c.mountpoint)) {
+		fprintf(stderr, "daxfs mount: the region %s lies under %s: the "
+			"mount would hide it from every program, this host's "
+			"next mount included; choose another mount point\n",
+			c.region, c.mountpoint);
 		return 2;
 	}
 	if (c.timeout < 0 || c.timeout > 3600) {
