@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -29,6 +30,8 @@ struct daxfs_handle {
 	void *map_area;			/* start of the reservation */
 	uint64_t map_page;		/* its page size (hugetlbfs: 2 MiB) */
 	int fd;
+	dev_t fd_dev;		/* what fd is: daxfs_region_fd checks */
+	ino_t fd_ino;
 	enum daxfs_target_kind kind;
 	unsigned int flags;		/* DAXFS_OPEN_* */
 	uint32_t uid, gid;		/* credentials for new objects */

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 
+#include <sys/stat.h>
+
 #include "libdaxfs-internal.h"
 
 static int do_map_page(struct daxfs_handle *h, uint64_t ino, uint64_t pgoff,
@@ -91,8 +93,20 @@ int daxfs_map_pass_end(struct daxfs_handle *h, uint64_t e)
 	LIB_CALL(h, do_announce(h, e));
 }
 
+/*
+ * The region's descriptor, for mmap of its pages: -EBADF once it is no
+ * longer the region file.  A program that closes descriptors it does not
+ * own (os.closerange(3, ...)) may have the number reused by a file of its
+ * own, and a mapping of "region pages" would then show that file's bytes
+ * (tests/test_std_descriptors.py).
+ */
 int daxfs_region_fd(struct daxfs_handle *h)
 {
+	struct stat st;
+
+	if (h->fd < 0 || fstat(h->fd, &st) || st.st_dev != h->fd_dev ||
+	    st.st_ino != h->fd_ino)
+		return -EBADF;
 	return h->fd;
 }
 

@@ -559,6 +559,7 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		      struct daxfs_handle **out)
 {
 	struct daxfs_handle *h;
+	struct stat st;
 	uint64_t size;
 	u32 fsflags = 0;
 	int err, fd;
@@ -588,6 +589,12 @@ int daxfs_region_open(const char *path, unsigned int flags,
 		goto fail;
 	}
 	h->fd = fd;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto fail;
+	}
+	h->fd_dev = st.st_dev;
+	h->fd_ino = st.st_ino;
 	if (size < DAXFS_BLOCK_SIZE) {
 		err = -EINVAL;
 		goto fail;

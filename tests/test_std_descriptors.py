@@ -108,3 +108,39 @@ def test_tools_with_stdout_closed(tmp_path):
         assert rc == 0, out
     finally:
         env.remove(path)
+
+
+REUSED_PROG = r"""
+import os, sys
+import daxfs
+path = sys.argv[1]
+r = daxfs.Region(path)
+r.write_file("/f", b"region bytes" * 400)
+mine = [int(n) for n in os.listdir("/proc/self/fd")
+        if os.path.realpath("/proc/self/fd/" + n) == os.path.realpath(path)]
+os.closerange(3, 1024)              # a daemon's clean-up, the region's too
+with open(path + ".other", "wb") as f:
+    f.write(b"OTHER FILE!!" * ((8 << 20) // 12))
+o = os.open(path + ".other", os.O_RDWR)
+os.unlink(path + ".other")
+print("number reused", o in mine)
+try:
+    m = r.map_file("/f")
+    print("map shows", bytes(m.buffer[:12]))
+except OSError as e:
+    print("map", os.strerror(e.errno))
+"""
+
+
+def test_binding_map_after_the_region_descriptor_was_closed(region):
+    """A program that closed the region's descriptor (os.closerange) and
+    reused its number for a file of its own: a zero-copy map of a region
+    file fails with EBADF (daxfs_region_fd checks what the descriptor
+    is).  Before session 55 the map was of the program's file at region
+    offsets: its bytes, or SIGBUS past its end."""
+    res = subprocess.run([sys.executable, "-c", REUSED_PROG, region],
+                         capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=env.PYDIR))
+    assert res.returncode == 0, (res.returncode, res.stderr)
+    assert "number reused True" in res.stdout, res.stdout
+    assert "map Bad file descriptor" in res.stdout, res.stdout

@@ -781,6 +781,9 @@ int daxfs_map_pass_end(struct daxfs_handle *h, uint64_t e);
 int daxfs_map_pass_wanted(struct daxfs_handle *h);
 int daxfs_map_hold(struct daxfs_handle *h, uint64_t ino);
 int daxfs_map_unhold(struct daxfs_handle *h, uint64_t ino);
+/* The region file's descriptor (for mmap at daxfs_map_page offsets);
+ * -EBADF once the number no longer names the region file (the program
+ * closed it, and may have reused the number). */
 int daxfs_region_fd(struct daxfs_handle *h);
 
 /* Names for enum values (static strings, "?" when unknown). */

@@ -80,6 +80,8 @@ class FileMap:
         del c
         try:
             self._fd = self._lib.daxfs_region_fd(region._handle())
+            if self._fd < 0:    # the program closed the region's descriptor
+                raise OSError(-self._fd, os.strerror(-self._fd))
             if self._no_page_maps_alone():
                 extents = ()    # every page is copied (_lookup)
             self._map_extents(extents, npages)
