@@ -86,6 +86,36 @@ def test_region_under_at(region, tmp_path):
         assert r.read_file("/under") == b"made\n"
 
 
+def test_offsets_past_the_largest_match_tmpfs(region):
+    """A read or write whose end lies past the largest offset (2**63 - 1)
+    is EINVAL, as the kernel's rw_verify_area says for every filesystem:
+    the preload read 0 bytes there and wrote EFBIG.  Negative offsets
+    likewise; offsets within the largest file (256 TiB here, not tmpfs's
+    8 EiB) are left out."""
+    code = r'''
+import errno, os, sys
+#TRY#
+d = sys.argv[1]
+os.makedirs(d)
+fd = os.open(os.path.join(d, "f"), os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b"abc")
+top = 2**63 - 1
+t("pread end past", lambda: os.pread(fd, 3, top - 1))
+t("pwrite end past", lambda: os.pwrite(fd, b"xyz", top - 1))
+t("pread at top, empty", lambda: os.pread(fd, 0, top))
+t("preadv end past", lambda: os.preadv(fd, [bytearray(2), bytearray(2)], top - 2))
+t("pwritev end past", lambda: os.pwritev(fd, [b"ab", b"cd"], top - 2))
+t("pread negative", lambda: os.pread(fd, 3, -5))
+t("lseek top", lambda: os.lseek(fd, top, 0))
+t("read at top", lambda: os.read(fd, 3))
+t("write at top", lambda: os.write(fd, b"q"))
+t("size", lambda: os.fstat(fd).st_size)
+'''.replace("#TRY#", TRY_CALL)
+    out = pl.compare(region, '"$PY" -c \'%s\' "$D"'
+                     % code.replace("'", "'\"'\"'"), "offsets")
+    assert b"pread end past EINVAL" in out and b"size 3" in out, out
+
+
 def test_calls_by_number_match_tmpfs(region):
     """File calls made through libc's syscall() by number
     (tests/preload/pl_syscalls.c: read/write, pread/pwrite, preadv/

@@ -56,6 +56,14 @@ static int io_refused(const struct pl_desc *d, int dir, int acc)
  * One transfer on a region descriptor.  off < 0: at (and advancing) the
  * description's offset.  Returns the count or -errno.
  */
+/* The kernel's rw_verify_area, before the count is cut to IO_MAX: a
+ * negative count, or an end past the largest offset, is EINVAL (reads
+ * there answered 0 bytes, writes EFBIG). */
+static int rw_verify(uint64_t at, size_t len)
+{
+	return (ssize_t)len < 0 || at > (uint64_t)INT64_MAX - len ? -EINVAL : 0;
+}
+
 static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 			 off_t off)
 {
@@ -67,6 +75,9 @@ static ssize_t region_io(struct pl_desc *d, int dir, void *buf, size_t len,
 	if (!h)
 		return -errno;
 	n = io_refused(d, dir, acc);
+	if (n)
+		return n;
+	n = rw_verify(off < 0 ? atomic_load(&d->off) : (uint64_t)off, len);
 	if (n)
 		return n;
 	if (len > IO_MAX)
@@ -129,7 +140,7 @@ static ssize_t fd_io(int fd, int dir, void *buf, size_t len, off_t off)
 	struct pl_desc *d;
 	ssize_t n;
 
-	if (dir == IO_READ && off >= 0) {
+	if (dir == IO_READ && off >= 0 && !rw_verify((uint64_t)off, len)) {
 		n = read_try(fd, buf, len, (uint64_t)off);
 		if (n >= 0)
 			return n;
@@ -224,16 +235,27 @@ static ssize_t region_iov(int fd, int dir, const struct iovec *iov, int cnt,
 {
 	struct pl_desc *d;
 	ssize_t total = 0, n = 0;
+	size_t sum = 0;
 	int i;
 
 	if (cnt < 0 || cnt > IOV_MAX)
 		return pl_fail(-EINVAL);
 	pl_handle();
-	for (i = 0; i < cnt; i++)	/* as fd_io */
+	for (i = 0; i < cnt; i++) {	/* as fd_io */
 		touch_io(iov[i].iov_base, iov[i].iov_len);
+		sum = sum + iov[i].iov_len < sum ? SIZE_MAX :
+		      sum + iov[i].iov_len;
+	}
 	d = pl_fd_get(fd);
 	if (!d)
 		return pl_fail(-EBADF);
+	/* the whole vector first, as the kernel: no segment moves if its
+	 * sum is refused */
+	n = rw_verify(off < 0 ? atomic_load(&d->off) : (uint64_t)off, sum);
+	if (n) {
+		pl_fd_put(d);
+		return pl_fail(n);
+	}
 	for (i = 0; i < cnt; i++) {
 		if (!iov[i].iov_len)
 			continue;
