@@ -222,7 +222,10 @@ const char *daxfs_strerror(int err)
 	case ELOOP:
 		return "too many levels of symbolic links";
 	case EFBIG:
-		return "file too large (DaxFS files are limited to 256 TiB)";
+		return "file too large (DaxFS files are limited to 256 TiB; "
+		       "opening a region: the region file is shorter than the "
+		       "filesystem on it, truncated or copied in part: "
+		       "fsck.daxfs says how long it must be)";
 	case EMEDIUMTYPE:
 		return "a backing file does not belong to this filesystem (wrong, "
 		       "changed or truncated file: check --backing / backing=; "

@@ -563,6 +563,34 @@ def test_corrupt_superblock(img):
     assert sha(path) == before
 
 
+def test_region_cut_short(img):
+    """A region file truncated to half: fsck says so, with the size to give
+    back, and changes nothing (it said "the superblock is corrupt and
+    DaxFS keeps no backup copy", with -y too); an open says the file is
+    shorter than its filesystem, not "DaxFS files are limited to 256 TiB".
+    With its size back, everything in the half kept reads as before."""
+    path, _ = img
+    full = os.path.getsize(path)
+    os.truncate(path, full // 2)
+    before = sha(path)
+    for mode in ("-n", "-y"):
+        rc, out = fsck(path, mode)
+        assert rc == 4, out
+        assert "cut short" in out and "truncate -s %d" % full in out, out
+        assert "corrupt" not in out, out
+        assert sha(path) == before
+    res = subprocess.run([DAXFS, "-r", path, "ls", "/"], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode != 0
+    assert "shorter than the filesystem" in res.stderr, res.stderr
+    os.truncate(path, full)
+    rc, out = fsck(path, "-n")
+    assert rc == 0, out
+    with daxfs.Region(path) as r:
+        assert r.read_file("/small") == b"hello\n"
+        assert r.read_file("/d/file") == DATA
+
+
 def test_repair_refused_while_mounted(img):
     path, inos = img
     im = Image(path)

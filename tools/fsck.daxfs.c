@@ -245,6 +245,32 @@ static int stop_why(struct fsck *k, int code, const char *status,
 }
 
 /*
+ * A region file shorter than the filesystem its superblock describes:
+ * most often a file truncated or copied in part, not a corrupt
+ * superblock, and the fix is the user's (give the file its size back).
+ * Said plainly, with nothing changed.  0: not so.
+ */
+static int region_cut_short(struct fsck *k, const void *base, u64 size)
+{
+	u64 total = ((const struct daxfs_super *)base)->total_size;
+	char why[1024];
+
+	if (total <= size || (total & (DAXFS_BLOCK_SIZE - 1)))
+		return 0;
+	snprintf(why, sizeof(why),
+		 "the region is %llu bytes, but the filesystem on it says it "
+		 "is %llu: the region file was cut short (truncated, or copied "
+		 "in part). Nothing was changed. If it was only shrunk, give it "
+		 "its size back (truncate -s %llu %s) and run fsck.daxfs again: "
+		 "what lay past its end is gone. If it was not, the superblock "
+		 "is damaged, and DaxFS keeps no backup copy of it.",
+		 (unsigned long long)size, (unsigned long long)total,
+		 (unsigned long long)total, k->target);
+	return stop_why(k, FSCK_UNCORRECTED, "region shorter than the "
+			"filesystem", why);
+}
+
+/*
  * The target's known bad ranges: --badblocks FILE, or a pmem block
  * device's own list.  Returns 0, or the exit code of a run that cannot go
  * on (fd closed then).
@@ -569,6 +595,9 @@ int main(int argc, char **argv)
 	    ((const struct daxfs_super *)base)->version >= DAXFS_VERSION_V1 &&
 	    !convert_old(&k, base, size))
 		return finish_early(&k, FSCK_UNCORRECTED, "older format version");
+	code = region_cut_short(&k, base, size);
+	if (code)
+		return code;
 	err = daxfs_check_super(base, size, report, &k);
 	if (err == -EOPNOTSUPP)		/* as e2fsck: not damage found */
 		return stop_why(&k, FSCK_ERROR, "unknown features",
