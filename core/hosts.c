@@ -615,6 +615,7 @@ int daxfs_host_join(struct daxfs_fs *fs, const char *name, u32 pid, u32 kind)
 			daxfs_store(&h->alloc_cursor, 0);
 			daxfs_store((u64 *)&h->recovered_ns, 0);
 			daxfs_store(&h->recovered_by, 0);
+			daxfs_store(&h->proc_gen, 0);	/* the owner's, if any */
 			lanes_forget(fs, slot);
 			for (i = 0; i < DAXFS_HOST_NAME_LEN; i++) {
 				h->name[i] = name ? name[i] : 0;

@@ -102,6 +102,10 @@ static inline int lib_thread_create(pthread_t *t, void *(*fn)(void *),
 	return err;
 }
 
+/* lib/hostproc.c: slots of processes gone (docs/hosts.md) */
+void lib_host_proc_note(struct daxfs_handle *h);
+int lib_host_proc_reap(struct daxfs_fs *fs);
+
 int lib_backing_init(struct daxfs_handle *h);
 void lib_backing_stop(struct daxfs_handle *h);
 void lib_backing_detach(struct daxfs_handle *h);

@@ -322,8 +322,14 @@ static int do_join(struct daxfs_handle *h)
 	h->fs.host_gen = 0;
 	h->slot_state = NULL;
 	err = daxfs_host_join(&h->fs, name, (u32)getpid(), DAXFS_HOST_KIND_USER);
+	/* a full table may hold slots of this machine's processes that
+	 * ended without leaving: declared dead now, recovered by the join */
+	if (err == -EBUSY && lib_host_proc_reap(&h->fs) > 0)
+		err = daxfs_host_join(&h->fs, name, (u32)getpid(),
+				      DAXFS_HOST_KIND_USER);
 	if (err)
 		return err;
+	lib_host_proc_note(h);
 	/* what lib_call_end() checks with one load */
 	h->slot_alive = daxfs_host_word(h->fs.host_gen, DAXFS_HOST_ALIVE);
 	h->slot_state = &daxfs_host_at(&h->fs, h->fs.host)->state;

@@ -378,7 +378,16 @@ struct daxfs_host {
 	__u64 open_set;			/* first struct daxfs_open_page of the
 					 * host's open set, 0 none (was pad;
 					 * docs/open-files.md) */
-	__u64 pad1[14];
+	/* (was pad) advisory, user-space hosts: the process that owns the
+	 * slot, so that a joiner on the same machine can tell at once that
+	 * it is gone (docs/hosts.md "Processes gone").  Valid only while
+	 * proc_gen is the slot's generation: stored last by the owner after
+	 * its join, 0 from older code and kernel hosts. */
+	__u64 proc_gen;
+	__u64 proc_boot[2];		/* the kernel's boot_id */
+	__u64 proc_pidns;		/* inode of the owner's pid namespace */
+	__u64 proc_start;		/* start time of pid, clock ticks */
+	__u64 pad1[9];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_host) == 256);
 
