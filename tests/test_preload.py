@@ -174,6 +174,29 @@ print("a second instance got the daemon's lock", other_can_lock())
     assert b"second instance got the daemon's lock False" in out, out
 
 
+def test_region_the_user_may_only_read(region):
+    """A region file the user may read but not write (here immutable,
+    chattr +i, which refuses root too): daxfs run says so, and programs
+    read it and get EROFS for changes, as mount falls back for a
+    write-protected device.  Before session 55 every call failed with
+    EPERM or EACCES, reads too, while the daxfs tool's ls and cat worked."""
+    with env.daxfs.Region(region) as r:
+        r.write_file("/h", b"kept\n")
+    if subprocess.run(["chattr", "+i", region],
+                      capture_output=True).returncode:
+        pytest.skip("no immutable flag on this filesystem (chattr +i)")
+    try:
+        res = pl.run(region, ["sh", "-c", 'cat %s/h; echo x > %s/new; '
+                              'echo new=$?; ls %s' % ((pl.AT,) * 3)],
+                     timeout=60)
+    finally:
+        subprocess.run(["chattr", "-i", region])
+    out, err = res.stdout.decode(), res.stderr.decode()
+    assert out.split() == ["kept", "new=2", "h"], (out, err)
+    assert "programs get it read-only" in err, err
+    assert "Read-only file system" in err, err
+
+
 def test_calls_by_number_match_tmpfs(region):
     """File calls made through libc's syscall() by number
     (tests/preload/pl_syscalls.c: read/write, pread/pwrite, preadv/

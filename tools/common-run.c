@@ -173,6 +173,9 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 		return 1;
 	}
 	daxfs_region_close(h);
+	if (access(region, W_OK))
+		fprintf(stderr, "daxfs: run: %s: %s: programs get it read-only "
+			"(changes fail with EROFS)\n", region, strerror(errno));
 	if (!realpath(region, abs))
 		snprintf(abs, sizeof(abs), "%s", region);
 	if (under_at(abs, strlen(abs), at) || (realpath(at, real_at) &&

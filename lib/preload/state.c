@@ -206,6 +206,13 @@ struct daxfs_handle *pl_handle(void)
 	if (!handle) {
 		pl_opening_region = 1;
 		err = daxfs_region_open(pl_cfg.region, mode_flags(), &h);
+		/* a region this user may only read is served read-only, as
+		 * mount falls back for a write-protected device (and the
+		 * daxfs tool's reading commands): changes fail with EROFS.
+		 * Before, every call failed with EACCES, reads too */
+		if (err == -EACCES || err == -EROFS || err == -EPERM)
+			err = daxfs_region_open(pl_cfg.region, mode_flags() |
+						DAXFS_OPEN_RDONLY, &h);
 		pl_opening_region = 0;
 		if (err) {
 			pthread_mutex_unlock(&handle_lock);
