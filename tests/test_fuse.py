@@ -599,3 +599,35 @@ def test_mount_over_the_region_file_is_refused(tmp_path):
         assert os.path.exists(path)
         with open("/proc/self/mounts") as f:
             assert str(mnt) not in f.read()
+
+
+def test_region_the_user_may_only_read_mounts_ro(tmp_path):
+    """A region file this user may only read (here immutable, chattr +i,
+    which refuses root too) is mounted ro,nohost with a note, as mount(8)
+    does for a write-protected device: reads work, changes get EROFS.
+    Before session 55 the mount failed with EPERM."""
+    path = str(tmp_path / "region")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    env.mkfs(path, 16 * env.MiB)
+    with daxfs.Region(path) as r:
+        r.write_file("/h", b"kept\n")
+    if subprocess.run(["chattr", "+i", path], capture_output=True).returncode:
+        pytest.skip("no immutable flag on this filesystem (chattr +i)")
+    try:
+        res = subprocess.run([env.tool("daxfs"), "-r", path, "mount",
+                              str(mnt)], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 0, res
+        try:
+            assert "mounting ro,nohost" in res.stderr, res.stderr
+            with open(mnt / "h", "rb") as f:
+                assert f.read() == b"kept\n"
+            with pytest.raises(OSError) as e:
+                open(mnt / "new", "wb").close()
+            assert e.value.errno == errno.EROFS
+        finally:
+            subprocess.run([env.tool("daxfs"), "umount", str(mnt)],
+                           timeout=60)
+    finally:
+        subprocess.run(["chattr", "-i", path])

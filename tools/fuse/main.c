@@ -408,6 +408,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "daxfs mount: nohost needs ro\n");
 		return 2;
 	}
+	/* as mount(8) for a write-protected device: a region this user may
+	 * only read is mounted ro,nohost (a host writes its slot), not
+	 * refused with EACCES or EPERM */
+	if (!c.ro && c.region && access(c.region, W_OK) &&
+	    !access(c.region, R_OK)) {
+		fprintf(stderr, "daxfs mount: %s is read-only for you: mounting "
+			"ro,nohost\n", c.region);
+		c.ro = 1;
+		c.nohost = 1;
+		if (fuse_opt_add_arg(&args, "-oro"))
+			return 1;
+	}
 	if (region_under(c.region, c.mountpoint)) {
 		fprintf(stderr, "daxfs mount: the region %s lies under %s: the "
 			"mount would hide it from every program, this host's "
