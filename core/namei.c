@@ -1732,7 +1732,7 @@ static void claim_release(struct daxfs_op *op)
 	daxfs_cas(daxfs_state_word(op->fs, rename_claim), &mine, 0);
 }
 
-static void clear_bits(struct daxfs_inode *ip, u64 bits);
+static void clear_bits(struct daxfs_op *op, struct daxfs_inode *ip, u64 bits);
 
 /* Waits while a rename holds dp MOVING; the holder's death is handled
  * by declaring it dead (its recovery clears the bit). */
@@ -1755,7 +1755,7 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 		 * claim, so holding the claim ourselves proves it stale
 		 * (damage, or a rename whose recovery could not run). */
 		if (!claim_take(op, w)) {
-			clear_bits(dp, DAXFS_DIR_MOVING);
+			clear_bits(op, dp, DAXFS_DIR_MOVING);
 			claim_release(op);
 			*v = daxfs_load(&dp->aux);
 			return 0;
@@ -2059,11 +2059,27 @@ static int set_moving(struct daxfs_inode *ip, bool dead_too)
 	}
 }
 
-static void clear_bits(struct daxfs_inode *ip, u64 bits)
+/*
+ * Clears a pin's marks (MOVING; DEAD|MOVING of a replaced directory).
+ * Not once fenced (ns_fenced): the marks name no holder, and both are
+ * only ever set under the rename claim.  An overtaken recoverer's clear
+ * (the roll-back of step 0 or 1, the unpin it redoes from step 3, or any
+ * of these read from a lane that is a new host's by then) would take
+ * away the marks of a rename that the claim's next holder made since
+ * (docs/recovery.md "Acts of an overtaken recoverer").  Checked before
+ * every CAS, as leaf_unhold: a CAS from the value the dead op left
+ * cannot tell its MOVING from a live rename's, and no atomic step
+ * compares the claim and aux.  Enough because the dead host's rename
+ * claim goes only after every intent of its slot is cleared, by the
+ * recoverer whose claim stands: between the check and the CAS the new
+ * claimer would have to finish every lane and the slot, and a renamer
+ * take the claim and pin this directory.
+ */
+static void clear_bits(struct daxfs_op *op, struct daxfs_inode *ip, u64 bits)
 {
 	u64 v = daxfs_load(&ip->aux);
 
-	while (v & bits)
+	while ((v & bits) && !ns_fenced(op))
 		if (daxfs_cas(&ip->aux, &v, v & ~bits))
 			return;
 }
@@ -2122,28 +2138,45 @@ static int pin(struct daxfs_op *op, const struct daxfs_dent *d, bool isdir)
 }
 
 /*
- * A moved directory's part of unpin: its parent word names its new
- * directory (0: the same one), MOVING cleared.  Stores only, so a
- * recoverer may do it again.
+ * A moved directory's part of unpin: its parent word moves from the
+ * directory it leaves (from) to the one it enters (to; 0: the same one),
+ * MOVING cleared.  Idempotent, so a recoverer may do it again.
+ *
+ * Not once fenced (ns_fenced): an overtaken recoverer redoing it from
+ * step 3 (or reading a new host's rename at step 3 from the lane) would
+ * put back an old parent over a rename of the directory since, and
+ * is_ancestor() walks those words (a loop let in), or clear that
+ * rename's MOVING.  The check comes right before the parent word's
+ * change, and a recovery op changes it by CAS from `from`, the value the
+ * dead op left (its own store, to `to`, may have landed: then nothing is
+ * left to do; anything else is another rename's).  The check alone
+ * leaves its window open to a whole rename of the directory (clear_bits
+ * says what must fit in it); the CAS narrows it to one that moved the
+ * directory back to `from` exactly.  A live renamer, holder of the claim,
+ * stores: the word is `from` unless damaged, which the store mends.
  */
-static void unpin_dir(struct daxfs_op *op, u64 ino, u64 newparent)
+static void unpin_dir(struct daxfs_op *op, u64 ino, u64 from, u64 to)
 {
 	struct daxfs_inode *ip;
 
-	if (daxfs_inode_get_writable(op, ino, &ip))
+	if (daxfs_inode_get_writable(op, ino, &ip) || ns_fenced(op))
 		return;
-	if (newparent)
-		daxfs_store(&ip->parent, newparent);
-	clear_bits(ip, DAXFS_DIR_MOVING);
+	if (to && op->rhost)
+		daxfs_cas(&ip->parent, &from, to);
+	else if (to)
+		daxfs_store(&ip->parent, to);
+	clear_bits(op, ip, DAXFS_DIR_MOVING);
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 }
 
-static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 newparent)
+/* The pin of a rename side that moves from one directory to another
+ * (to 0: no move; see unpin_dir). */
+static void unpin(struct daxfs_op *op, u64 ino, bool isdir, u64 from, u64 to)
 {
 	struct daxfs_inode *ip;
 
 	if (isdir) {
-		unpin_dir(op, ino, newparent);
+		unpin_dir(op, ino, from, to);
 		return;
 	}
 	if (!daxfs_inode_get_writable(op, ino, &ip))
@@ -2164,23 +2197,26 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 		if (intent_step(op, il, NS_KIND_RENAME, 3, r->flags))
 			return;		/* fenced */
 		if (!gone || r->sisdir)
-			unpin(op, r->src.ino, r->sisdir, cross ? r->ddir : 0);
+			unpin(op, r->src.ino, r->sisdir, r->sdir,
+			      cross ? r->ddir : 0);
 		if (xchg)
-			unpin(op, r->tgt.ino, r->tisdir, cross ? r->sdir : 0);
+			unpin(op, r->tgt.ino, r->tisdir, r->ddir,
+			      cross ? r->sdir : 0);
 		daxfs_crash_point("rename.unpinned");
 	} else {
 		/*
 		 * Step 3 marked by a host that died in it or after: a file's
 		 * link it may have dropped is not dropped again, but a moved
 		 * directory's parent word is redone (renames are still
-		 * serialized by the dead host's claim).  Skipped, a word left
-		 * naming the old directory let is_ancestor() miss a loop
+		 * serialized by the dead host's claim, while our claim on
+		 * its slot stands: unpin_dir).  Skipped, a word left naming
+		 * the old directory let is_ancestor() miss a loop
 		 * (tests/test_rename_unpin_crash.py).
 		 */
 		if (r->sisdir)
-			unpin_dir(op, r->src.ino, cross ? r->ddir : 0);
+			unpin_dir(op, r->src.ino, r->sdir, cross ? r->ddir : 0);
 		if (xchg && r->tisdir)
-			unpin_dir(op, r->tgt.ino, cross ? r->sdir : 0);
+			unpin_dir(op, r->tgt.ino, r->ddir, cross ? r->sdir : 0);
 	}
 	if (from <= 4) {
 		if (intent_step(op, il, NS_KIND_RENAME, 4, r->flags))
@@ -2319,12 +2355,12 @@ static void rename_undo(struct daxfs_op *op, struct rn *r, u32 done)
 	if (daxfs_fenced(op))
 		return;		/* recovery rolled step 0 back */
 	if (done & 1)
-		unpin(op, r->src.ino, r->sisdir, 0);
+		unpin(op, r->src.ino, r->sisdir, 0, 0);
 	if ((done & 2) && !daxfs_inode_get_writable(op, r->tgt.ino, &ip)) {
 		if (xchg)
-			unpin(op, r->tgt.ino, r->tisdir, 0);
+			unpin(op, r->tgt.ino, r->tisdir, 0, 0);
 		else
-			clear_bits(ip, DAXFS_DIR_DEAD | DAXFS_DIR_MOVING);
+			clear_bits(op, ip, DAXFS_DIR_DEAD | DAXFS_DIR_MOVING);
 	}
 	if (done & 4)
 		daxfs_nlink_dec(r->ddp, 2);
@@ -2933,17 +2969,18 @@ static void ns_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 #endif
 	if (!published) {
 		/* roll back: counts raised in step 0 stay high (fsck trims);
-		 * the pins' flags are ours (renames are serialized) */
+		 * the pins' flags are ours (renames are serialized), while
+		 * our claim on the dead slot stands (clear_bits) */
 		struct daxfs_inode *ip;
 
 		if (r.sisdir && !daxfs_inode_get_writable(op, r.src.ino, &ip))
-			clear_bits(ip, DAXFS_DIR_MOVING);
+			clear_bits(op, ip, DAXFS_DIR_MOVING);
 		if (r.has_tgt && r.tisdir &&
 		    !daxfs_inode_get_writable(op, r.tgt.ino, &ip)) {
 			u64 v = daxfs_load(&ip->aux);
 
 			if (v & DAXFS_DIR_MOVING)
-				clear_bits(ip, DAXFS_DIR_MOVING |
+				clear_bits(op, ip, DAXFS_DIR_MOVING |
 					   ((r.flags & DAXFS_RENAME_EXCHANGE) ?
 					    0 : DAXFS_DIR_DEAD));
 		}

@@ -75,7 +75,7 @@ int main(void)
 	a[2] = de.leaf;
 	a[3] = daxfs_dirent_new(&op, "u", 1, daxfs_name_hash(&B, "u", 1), f,
 			       OV_DT_REG, 0);
-	ov_b_intent(&op, a, NS_KIND_RENAME, 0, 0);
+	ov_intent(&op, a, NS_KIND_RENAME, 0, 0);
 	t_age(&A, B.host);		/* B dies */
 
 	ov_recover_stalled(a[3]);

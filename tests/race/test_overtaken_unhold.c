@@ -16,39 +16,20 @@
  * Before, A's leaf_unhold cleared L's LINKING: an unlink of d could then
  * remove it under L's link.
  */
-#include <pthread.h>
-#include <semaphore.h>
-
 #include "overtaken.h"
 
 static struct daxfs_fs L;
 static struct daxfs_dirent *held;
-static pthread_t a_thread;
-static sem_t a_stalled, a_go;
-static int a_armed, a_hits, a_nth, l_armed, c_rc, a_rc, kept;
+static int c_rc;
 
-static void *a_main(void *arg)
+static int holding(void)
 {
-	(void)arg;
-	a_rc = daxfs_recover_dead_hosts(&A);
-	return NULL;
+	return !!(daxfs_load32(&held->removed) & DAXFS_DE_LINKING);
 }
 
 void daxfs_race_point(const char *name, const void *p)
 {
-	if (a_armed && pthread_equal(pthread_self(), a_thread) &&
-	    !strcmp(name, "dirent") && p == held && ++a_hits == a_nth) {
-		a_armed = 0;
-		sem_post(&a_stalled);
-		sem_wait(&a_go);	/* A stalls here */
-		return;
-	}
-	if (l_armed && !strcmp(name, "link.held") && p == held) {
-		l_armed = 0;
-		sem_post(&a_go);	/* A resumes and ends */
-		pthread_join(a_thread, NULL);
-		kept = !!(daxfs_load32(&held->removed) & DAXFS_DE_LINKING);
-	}
+	ov_thread_hook(name, p);
 }
 
 /* B, in link(d, e): claim, hold, intent, count+1, nlink+1; then dies */
@@ -65,7 +46,7 @@ static void b_dies_in_link(u64 f)
 	a[2] = daxfs_dirent_new(&op, "e", 1, daxfs_name_hash(&B, "e", 1), f,
 			       OV_DT_REG, 0);
 	a[3] = de.leaf;
-	ov_b_intent(&op, a, NS_KIND_LINK, 0, 0);
+	ov_intent(&op, a, NS_KIND_LINK, 0, 0);
 	CHECK_EQ(daxfs_dir_writable(&op, ROOT, &dp), 0);
 	CHECK_EQ(daxfs_dir_count_add(dp), 0);
 	daxfs_store(&op.lane->intent.a[6], NS_META(NS_KIND_LINK, 1, 0));
@@ -88,7 +69,7 @@ static void b_dies_in_rename(u64 f)
 	a[2] = de.leaf;
 	a[3] = daxfs_dirent_new(&op, "u", 1, daxfs_name_hash(&B, "u", 1), f,
 			       OV_DT_REG, 0);
-	ov_b_intent(&op, a, NS_KIND_RENAME, 0, 0);
+	ov_intent(&op, a, NS_KIND_RENAME, 0, 0);
 	ov_hold(held);
 	daxfs_store(&op.lane->intent.a[6],
 		    NS_META(NS_KIND_RENAME, 1, RN_PUBLISHING));
@@ -101,9 +82,7 @@ static void run(bool link)
 	u64 f = 0, x = 0;
 
 	fprintf(stderr, "-- %s\n", link ? "link" : "rename");
-	a_hits = 0;
-	a_nth = link ? 1 : 2;
-	kept = c_rc = a_rc = -1;
+	c_rc = -1;
 	CHECK_EQ(t_join(&B, region, REGION), 0);
 	CHECK_EQ(t_join(&C, region, REGION), 0);
 	CHECK_EQ(t_join(&L, region, REGION), 0);
@@ -115,22 +94,18 @@ static void run(bool link)
 		b_dies_in_rename(f);
 	t_age(&A, B.host);		/* B dies */
 
-	sem_init(&a_stalled, 0, 0);
-	sem_init(&a_go, 0, 0);
-	a_armed = 1;
-	CHECK_EQ(pthread_create(&a_thread, NULL, a_main, NULL), 0);
-	sem_wait(&a_stalled);
+	ov_thread_start("dirent", held, link ? 1 : 2);
 	c_rc = ov_overtake();
 	CHECK_EQ(c_rc, 1);
 	CHECK_EQ(daxfs_load32(&held->removed) & DAXFS_DE_LINKING, 0);
 
 	/* L links d to f while A, resumed, ends its recovery */
-	l_armed = 1;
+	ov_live_arm("link.held", held, holding);
 	CHECK_EQ(daxfs_link_name(&L, ROOT, "d", 1, f, ROOT, "f", 1), 0);
-	CHECK_EQ(l_armed, 0);
+	CHECK_EQ(ovl_armed, 0);
 	fprintf(stderr, "A recovered %d; L's hold still set when A was done: %d\n",
-		a_rc, kept);
-	CHECK_EQ(kept, 1);
+		ova_rc, ovl_kept);
+	CHECK_EQ(ovl_kept, 1);
 	CHECK_EQ(daxfs_load32(&held->removed) & DAXFS_DE_LINKING, 0);
 	CHECK_EQ(daxfs_lookup(&L, ROOT, "f", 1, &x), 0);
 	CHECK_EQ(x, f);
@@ -139,13 +114,7 @@ static void run(bool link)
 	CHECK_EQ(at.nlink, 2);
 	CHECK_EQ(daxfs_lookup(&L, ROOT, "e", 1, &x), -ENOENT);
 	CHECK_EQ(daxfs_lookup(&L, ROOT, "u", 1, &x), -ENOENT);
-	sem_destroy(&a_stalled);
-	sem_destroy(&a_go);
-	daxfs_host_leave(&L);
-	daxfs_host_leave(&C);
-	daxfs_host_leave(&A);
-	ov_fsck(region, false);
-	t_region_free(region, REGION);
+	ov_finish(region, &L);
 }
 
 int main(void)

@@ -50,7 +50,7 @@ int main(void)
 			       OV_DT_REG, 0);
 	a[5] = daxfs_dirent_new(&op, "s", 1, daxfs_name_hash(&B, "s", 1), w,
 			       daxfs_mode_dtype(DAXFS_S_IFCHR), 0);
-	ov_b_intent(&op, a, NS_KIND_RENAME, 0, fl);
+	ov_intent(&op, a, NS_KIND_RENAME, 0, fl);
 	daxfs_store32(&t_ip(&B, w)->nlink, 1);		/* step 0's revive */
 	daxfs_store(&op.lane->intent.a[6],
 		    NS_META(NS_KIND_RENAME, 1, fl | RN_PUBLISHING));
@@ -73,10 +73,6 @@ int main(void)
 	CHECK_EQ(daxfs_lookup(&L, ROOT, "s", 1, &x), 0);
 	CHECK_EQ(x, s);
 	CHECK_EQ(daxfs_lookup(&L, ROOT, "u", 1, &x), -ENOENT);
-	daxfs_host_leave(&L);
-	daxfs_host_leave(&C);
-	daxfs_host_leave(&A);
-	ov_fsck(region, false);
-	t_region_free(region, REGION);
+	ov_finish(region, &L);
 	return t_done();
 }
