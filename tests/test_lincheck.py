@@ -401,6 +401,14 @@ NESTED = {
     "a guest links a directory into nowhere: EPERM": (1, [
         "0 1 2 3 0 0 0 0 0 0 0 0",
         "1 3 4 6 0 8 0 1 -1 0 0 0"]),
+    # ESTALE: a libdaxfs host declared dead mid-call (recovery decides); a
+    # guest's is the VFS's retry that lost again, which changed nothing
+    "a dead host's mkdir that answered ESTALE made its directory": (0, [
+        "0 1 2 3 0 0 0 0 -116 0 0 0",       # mkdir(a) -> ESTALE
+        "1 3 4 8 0 0 0 0 0 514 0 0"]),      # lstat(a): a directory
+    "a guest's mkdir that answered ESTALE made its directory": (1, [
+        "0 1 2 3 0 0 0 1 -116 0 0 0",
+        "1 3 4 8 0 0 0 0 0 514 0 0"]),
     "a create walks, then acts where the directory went": (0, [
         "0 1 2 3 0 0 0 0 0 0 0 0",
         "1 3 8 1 4 0 1 0 1 0 77 0",         # create(a/x) over ...

@@ -1,17 +1,19 @@
 """Linearizability with kernel guests (docs/lincheck.md, "Guests"): two QEMU guests, each a
 daxfs.ko mount (phys=) of the shared region, and a libdaxfs worker process on this machine
-run namespace rounds, then data rounds and nested rounds, together; lc_run (tests/lincheck/lc_driver.c) formats the region, runs
-the rounds and observes, the guests' client (tests/lincheck/lc_guest.c, static, through
-system calls on the mount) records in a shared page on a second nvdimm, and the Go checker
-(tools/lincheck) must find every round linearizable.  Two more tests make one guest lie
-(lc_run -X), in a namespace round and in a data round, and the checker must say so.  One
-kills guest B's QEMU inside one of its operations (lc_run -K): the rounds go on with the
-survivors, who recover its host, and the history must still be linearizable.
+run namespace rounds, then data rounds, then nested rounds (names under directories that
+the clients create, remove and move), together; lc_run (tests/lincheck/lc_driver.c)
+formats the region, runs the rounds and observes, the guests' client
+(tests/lincheck/lc_guest.c, static, through system calls on the mount) records in a shared
+page on a second nvdimm, and the Go checker (tools/lincheck) must find every round
+linearizable.  Three more tests make one guest lie (lc_run -X), in a namespace, a data and
+a nested round, and the checker must say so.  One kills guest B's QEMU inside one of its
+operations (lc_run -K): the rounds go on with the survivors, who recover its host, and the
+history must still be linearizable.
 
 Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS); Go is needed for the
-checker.  The module is only ever loaded inside the guests.  About 2 minutes under TCG.
+checker.  The module is only ever loaded inside the guests.  About 3-5 minutes under TCG.
 DAXFS_LC_ROUNDS=N: N namespace rounds (400); DAXFS_LC_DATA_ROUNDS=N: N data rounds (300);
-DAXFS_LC_NEST_ROUNDS=N: N nested rounds (400);
+DAXFS_LC_NEST_ROUNDS=N: N nested rounds (1200);
 DAXFS_LC_SECONDS=S: rounds of each for S seconds (a long run).
 """
 import json
@@ -42,7 +44,7 @@ SIZE_MB = 64
 LC_STAT, LC_READDIR = 8, 9      # tests/lincheck/lc.h enum lc_op
 ROUNDS = int(os.environ.get("DAXFS_LC_ROUNDS", "400"))
 DATA_ROUNDS = int(os.environ.get("DAXFS_LC_DATA_ROUNDS", "300"))
-NEST_ROUNDS = int(os.environ.get("DAXFS_LC_NEST_ROUNDS", "400"))
+NEST_ROUNDS = int(os.environ.get("DAXFS_LC_NEST_ROUNDS", "1200"))
 SECONDS = int(os.environ.get("DAXFS_LC_SECONDS", "0"))   # a long run: -t instead of -n
 
 

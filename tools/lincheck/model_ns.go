@@ -701,9 +701,12 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 	if !s.walked(in) {
 		return nil // its walks first
 	}
-	if out.res == errno(syscall.EBUSY) {
-		// gave up waiting for a claim (a dead holder not yet
-		// recovered): nothing changed
+	if out.res == errno(syscall.EBUSY) || out.res == errno(syscall.ESTALE) {
+		// EBUSY: gave up waiting for a claim (a dead holder not yet
+		// recovered).  ESTALE (a guest's only: readRounds): the VFS
+		// walked again with LOOKUP_REVAL and lost once more, in a
+		// lookup or on the inode a lookup found (docs/kernel.md
+		// limitation 10, "Stale directory dentries").  Nothing changed
 		return s.undone(in)
 	}
 	if in.op == opRenameL || in.op == opLinkL {
