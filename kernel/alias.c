@@ -19,6 +19,14 @@
  * the rename mutex (the rename's own lock_rename() then stands for the
  * one d_splice_alias() tries for) and its old parent's lock can be had;
  * else d_splice_alias() decides as before.
+ *
+ * Never one of the rename's own two directories (this task holds its lock):
+ * another host moved it under the other one since the walk, and moved here
+ * it would become the rename's source or target, which vfs_rename() locks
+ * again (a deadlock, found by the nested lincheck rounds with guests), after
+ * do_renameat2()'s ancestor checks were made on the tree before the move.
+ * d_splice_alias() answers -ESTALE there, as on one host, and the VFS walks
+ * again.
  */
 #include <linux/fs.h>
 #include <linux/dcache.h>
@@ -112,6 +120,7 @@ struct dentry *daxfs_splice_alias(struct inode *inode, struct dentry *dentry)
 	}
 	if (alias->d_parent != dentry->d_parent &&
 	    daxfs_holds_rename_mutex(inode->i_sb) &&
+	    !daxfs_holds_dir_lock(inode) &&
 	    daxfs_move_alias(alias, dentry)) {
 		iput(inode);	/* the alias holds it */
 		return alias;

@@ -349,7 +349,18 @@ def test_checker_nested_link_source_then_walk(checker):
     assert rc == 0 and " 0 violations" in out, out
 
 
-# Nested rounds by hand (mode 2; names: a 0, c 2, a/x 4, c/x 8): the
+def test_checker_guest_nest_rename_trap(checker):
+    """A round of the first nested run with daxfs.ko guests: a guest's
+    rename(d/y, d) of the file d/y answered ENOTEMPTY, where POSIX (and
+    libdaxfs) give EISDIR.  The VFS's lock_rename returns d's dentry as the
+    trap (the old parent, below the new one), and do_renameat2 answers
+    ENOTEMPTY when the target is the trap, before vfs_rename (docs/lincheck.md
+    "Nested rounds with guests"); the checker without the trap reported it."""
+    rc, out = check_saved("guest-nest-rename-trap.hist")
+    assert rc == 0 and " 0 violations" in out, out
+
+
+# Nested rounds by hand (mode 2; names: a 0, c 2, a/x 4, a/y 5, c/x 8): the
 # checker must refuse what no filesystem may do and take what it may.
 NESTED = {
     "create in a removed directory": (1, [
@@ -369,6 +380,35 @@ NESTED = {
         "0 5 6 5 0 2 0 0 0 0 0 0",          # rename(a, c)
         "1 7 8 8 8 0 0 0 0 257 77 0",       # lstat(c/x): the file
         "1 9 10 8 4 0 0 0 -2 0 0 0"]),      # lstat(a/x): ENOENT
+    # a guest's (d = 1): the VFS's lock_rename trap answers a rename of a/x onto
+    # a, the directory it walked to, before vfs_rename's EISDIR
+    "a guest renames a file onto its directory: ENOTEMPTY": (0, [
+        "0 1 2 3 0 0 0 0 0 0 0 0",
+        "0 3 4 1 4 0 1 0 1 0 77 0",
+        "1 5 6 5 4 0 0 1 -39 0 0 0"]),      # rename(a/x, a) -> ENOTEMPTY
+    "a guest renames a file onto its directory: EISDIR": (1, [
+        "0 1 2 3 0 0 0 0 0 0 0 0",
+        "0 3 4 1 4 0 1 0 1 0 77 0",
+        "1 5 6 5 4 0 0 1 -21 0 0 0"]),
+    "a guest renames a directory into itself: EINVAL": (0, [
+        "0 1 2 3 0 0 0 0 0 0 0 0",
+        "1 3 4 5 0 5 0 1 -22 0 0 0"]),      # rename(a, a/y) -> EINVAL
+    # do_linkat walks to the new name's parent before vfs_link sees a
+    # directory (libdaxfs may answer EPERM first)
+    "a guest links a directory into nowhere: ENOENT": (0, [
+        "0 1 2 3 0 0 0 0 0 0 0 0",
+        "1 3 4 6 0 8 0 1 -2 0 0 0"]),       # link(a, c/x) -> ENOENT
+    "a guest links a directory into nowhere: EPERM": (1, [
+        "0 1 2 3 0 0 0 0 0 0 0 0",
+        "1 3 4 6 0 8 0 1 -1 0 0 0"]),
+    # ESTALE: a libdaxfs host declared dead mid-call (recovery decides); a
+    # guest's is the VFS's retry that lost again, which changed nothing
+    "a dead host's mkdir that answered ESTALE made its directory": (0, [
+        "0 1 2 3 0 0 0 0 -116 0 0 0",       # mkdir(a) -> ESTALE
+        "1 3 4 8 0 0 0 0 0 514 0 0"]),      # lstat(a): a directory
+    "a guest's mkdir that answered ESTALE made its directory": (1, [
+        "0 1 2 3 0 0 0 1 -116 0 0 0",
+        "1 3 4 8 0 0 0 0 0 514 0 0"]),
     "a create walks, then acts where the directory went": (0, [
         "0 1 2 3 0 0 0 0 0 0 0 0",
         "1 3 8 1 4 0 1 0 1 0 77 0",         # create(a/x) over ...

@@ -51,6 +51,12 @@ Scenarios:
   programs  the everyday script of every front end (tests/helpers/everyday.py:
             coreutils, tar, git, sqlite3, python3, fio) in MNT/programs and in a
             tmpfs directory of the guest: the same output and the same tree
+  renameparent  ROLE (A or B, two guests; barriers in MNT/chs): A holds rp/a and rp/b
+            open (directories) and rp/a/y a file; B moves a to b/y; A renames y from its
+            descriptor of a to y in its descriptor of b, an exchange and a plain
+            rename: the lookup of b/y finds a, one of the rename's two locked
+            directories.  Each call must return (EINVAL or ESTALE) with nothing moved
+            (a deadlock in vfs_rename before: docs/kernel.md "Stale directory dentries")
   reopen    a file unlinked while open is opened again through /proc/self/fd: a
             write through the new descriptor is read through the old, nlink 0
   chattr    ROLE (A or B, two guests; barriers are files in MNT/chs): A makes MNT/ch/f
@@ -101,6 +107,7 @@ import time
 AT_FDCWD = -100
 AT_EMPTY_PATH = 0x1000
 AT_SYMLINK_FOLLOW = 0x400
+RENAME_EXCHANGE = 1 << 1
 RENAME_WHITEOUT = 1 << 2
 OLD_NS = 1_000_000_000 * 1_000_000	# 2001-09-09, before any "now"
 # struct vfs_cap_data, revision 2, effective: cap_net_raw permitted
@@ -1546,6 +1553,77 @@ def scen_staledir(mnt, role):
     result(staledir="ok")
 
 
+def renameat2_in(olddir, newdir, name, flags, timeout=60):
+    """renameat2(olddir, name, newdir, name, flags) of two directory descriptors, in a
+    thread: its errno (0), or None if it did not return within timeout (the thread is
+    left, stuck in the kernel)."""
+    import threading
+    got = []
+
+    def call():
+        n = os.fsencode(name)
+        rc = libc.renameat2(olddir, n, newdir, n, flags)
+        got.append(ctypes.get_errno() if rc else 0)
+
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(timeout)
+    return got[0] if got else None
+
+
+def scen_renameparent(mnt, role):
+    """A rename whose lookup finds one of its own two directories, which another
+    host moved under the other one since (docs/kernel.md "Stale directory
+    dentries").  A holds rp/a and rp/b open and has looked at rp/a/y (a file) and
+    rp/b/y (none); B moves a to b/y.  A's renameat2 of y from its descriptor of a
+    to y in its descriptor of b (an exchange, then a plain rename) takes both
+    directories' locks (lock_rename: unrelated directories), and its lookup of
+    b/y finds directory a, whose dentry is rp/a, in use.  daxfs.ko moved that
+    dentry to b/y: the rename's target became one of its own locked directories,
+    and vfs_rename locked it again, a deadlock.  Now the lookup answers ESTALE (the
+    VFS's retry, by the same descriptors, too): each call returns, nothing moves."""
+    d = os.path.join(mnt, "rp")
+    if role == "B":
+        ch_wait(mnt, "rp-made")
+        os.rename(os.path.join(d, "a"), os.path.join(d, "b", "y"))
+        ch_mark(mnt, "rp-moved")
+        ch_wait(mnt, "rp-done")
+        check(os.listdir(d) == ["b"], f"B sees rp: {os.listdir(d)}")
+        check(os.listdir(os.path.join(d, "b", "y")) == ["y"], "B sees b/y")
+        result(renameparent="ok")
+        return
+    os.makedirs(os.path.join(d, "a"))
+    os.mkdir(os.path.join(d, "b"))
+    with open(os.path.join(d, "a", "y"), "wb") as f:
+        f.write(b"y")
+    ino = os.stat(os.path.join(d, "a")).st_ino
+    fa = os.open(os.path.join(d, "a"), os.O_RDONLY | os.O_DIRECTORY)
+    fb = os.open(os.path.join(d, "b"), os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(3):
+        os.stat(os.path.join(d, "a", "y"))
+        check(not os.path.exists(os.path.join(d, "b", "y")), "b/y before the move")
+    ch_mark(mnt, "rp-made")
+    ch_wait(mnt, "rp-moved")
+    try:
+        for flags in (RENAME_EXCHANGE, 0):
+            e = renameat2_in(fa, fb, "y", flags)
+            check(e is not None, f"renameat2(flags {flags}) hung")
+            print(f"renameparent: flags {flags}: {errno.errorcode.get(e, e)}", flush=True)
+            check(e in (errno.EINVAL, errno.ESTALE),
+                  f"renameat2(flags {flags}): {e and errno.errorcode.get(e, e)}")
+        check(os.listdir(d) == ["b"], f"A sees rp: {os.listdir(d)}")
+        check(os.stat(os.path.join(d, "b", "y")).st_ino == ino, "b/y is a")
+        check(os.listdir(os.path.join(d, "b", "y")) == ["y"], "a/y stayed")
+        # by the names as they are now it works
+        os.rename(os.path.join(d, "b", "y", "y"), os.path.join(d, "b", "z"))
+        os.rename(os.path.join(d, "b", "z"), os.path.join(d, "b", "y", "y"))
+    finally:
+        os.close(fa)
+        os.close(fb)
+        ch_mark(mnt, "rp-done")
+    result(renameparent="ok")
+
+
 def scen_reopen(mnt):
     """A file unlinked while open is opened again through /proc/self/fd."""
     d = os.path.join(mnt, "reopen")
@@ -1639,6 +1717,7 @@ SCENARIOS = {
     "replace": scen_replace,
     "stalewrite": scen_stalewrite,
     "staledir": scen_staledir,
+    "renameparent": scen_renameparent,
     "reopen": scen_reopen,
     "freeze": scen_freeze,
     "shutdown": scen_shutdown,

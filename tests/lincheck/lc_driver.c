@@ -549,10 +549,10 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (!o->region || o->workers < 1 || o->threads < 1 ||
 	    o->clients > LC_MAX_WORKERS || o->ops < 1 || o->ops > LC_MAX_OPS)
 		usage();
-	/* guests: their page named, no kills, no nested names (the checker
-	 * models the VFS's lookups of the round's names only) */
+	/* guests: their page named, no kills; in nested rounds no guest
+	 * killed either (-K: not tried there) */
 	if (o->guests && (!o->page || o->kill_p > 0 || o->crash_at ||
-			  o->mode == 3))
+			  (o->mode == 3 && o->qemu_pidfile)))
 		usage();
 	/* nested rounds: the checker holds the walks of 8 clients */
 	if (o->mode == 3 && o->clients > 8)

@@ -1,16 +1,19 @@
 """Linearizability with kernel guests (docs/lincheck.md, "Guests"): two QEMU guests, each a
 daxfs.ko mount (phys=) of the shared region, and a libdaxfs worker process on this machine
-run namespace rounds, then data rounds, together; lc_run (tests/lincheck/lc_driver.c) formats the region, runs
-the rounds and observes, the guests' client (tests/lincheck/lc_guest.c, static, through
-system calls on the mount) records in a shared page on a second nvdimm, and the Go checker
-(tools/lincheck) must find every round linearizable.  Two more tests make one guest lie
-(lc_run -X), in a namespace round and in a data round, and the checker must say so.  One
-kills guest B's QEMU inside one of its operations (lc_run -K): the rounds go on with the
-survivors, who recover its host, and the history must still be linearizable.
+run namespace rounds, then data rounds, then nested rounds (names under directories that
+the clients create, remove and move), together; lc_run (tests/lincheck/lc_driver.c)
+formats the region, runs the rounds and observes, the guests' client
+(tests/lincheck/lc_guest.c, static, through system calls on the mount) records in a shared
+page on a second nvdimm, and the Go checker (tools/lincheck) must find every round
+linearizable.  Three more tests make one guest lie (lc_run -X), in a namespace, a data and
+a nested round, and the checker must say so.  One kills guest B's QEMU inside one of its
+operations (lc_run -K): the rounds go on with the survivors, who recover its host, and the
+history must still be linearizable.
 
 Skip/fail rules as in test_kernel_cluster.py (DAXFS_VM_TESTS); Go is needed for the
-checker.  The module is only ever loaded inside the guests.  About 2 minutes under TCG.
+checker.  The module is only ever loaded inside the guests.  About 3-5 minutes under TCG.
 DAXFS_LC_ROUNDS=N: N namespace rounds (400); DAXFS_LC_DATA_ROUNDS=N: N data rounds (300);
+DAXFS_LC_NEST_ROUNDS=N: N nested rounds (1200);
 DAXFS_LC_SECONDS=S: rounds of each for S seconds (a long run).
 """
 import json
@@ -41,6 +44,7 @@ SIZE_MB = 64
 LC_STAT, LC_READDIR = 8, 9      # tests/lincheck/lc.h enum lc_op
 ROUNDS = int(os.environ.get("DAXFS_LC_ROUNDS", "400"))
 DATA_ROUNDS = int(os.environ.get("DAXFS_LC_DATA_ROUNDS", "300"))
+NEST_ROUNDS = int(os.environ.get("DAXFS_LC_NEST_ROUNDS", "1200"))
 SECONDS = int(os.environ.get("DAXFS_LC_SECONDS", "0"))   # a long run: -t instead of -n
 
 
@@ -113,6 +117,12 @@ def run_guest_lincheck(label, lc_args, timeout, check_args="-max-violations 3",
     return res, counts, out
 
 
+# the observer's operations in a round: namespace, an lstat of each name; data, an fstat
+# and a read of each file; nested, the mkdirs of a and b before the round and an lstat of
+# each of the 12 names
+OBSERVED = {"ns": 4, "data": 4, "nest": 2 + 12}
+
+
 def check_clean(request, mode, rounds, more=""):
     """ROUNDS rounds of MODE (or SECONDS): 0 violations, every operation recorded.
     more: lc_run options added.  Returns the report."""
@@ -121,9 +131,8 @@ def check_clean(request, mode, rounds, more=""):
                                           timeout=300 + SECONDS, mode=mode)
     assert res.ok and res.host.rc == 0, res.summary() + "\n" + out[-3000:]
     assert counts and counts[2] == 0 and (SECONDS or counts[0] == rounds), out[-3000:]
-    # 3 clients x 20 ops + 4 observations per round (namespace: an lstat of each name;
-    # data: an fstat and a read of each file)
-    assert counts[1] == counts[0] * (3 * 20 + 4), out[-3000:]
+    # 3 clients x 20 ops and the observer's
+    assert counts[1] == counts[0] * (3 * 20 + OBSERVED[mode]), out[-3000:]
     print(out[-500:])
     return out
 
@@ -160,6 +169,22 @@ def test_kernel_guests_lie_is_seen(request, built):
     """The same run, but guest A's client reports EEXIST for the first mkdir of each round
     that made its directory: the checker must report it."""
     check_lie_seen(request, "ns")
+
+
+def test_kernel_guests_nested_linearizable(request, built):
+    """NEST_ROUNDS nested rounds (lc_run -m nest: the names a b c d and x, y under each,
+    a and b made directories before each round), 1 libdaxfs worker + 2 daxfs.ko guests x
+    20 operations each, paced as above: a guest walks to a nested name's parent through
+    its dentry cache (revalidated by daxfs.ko) while the other clients create, remove,
+    move and exchange the directories it walks through.  0 violations, every operation
+    recorded (docs/lincheck.md "Nested rounds with guests")."""
+    check_clean(request, "nest", NEST_ROUNDS)
+
+
+def test_kernel_guests_nested_lie_is_seen(request, built):
+    """Nested rounds where guest A's client reports EEXIST for the first mkdir of each
+    round that made its directory: the checker must report it."""
+    check_lie_seen(request, "nest")
 
 
 def test_kernel_guests_data_linearizable(request, built):

@@ -179,11 +179,11 @@ def test_kernel_write_whole_when_source_page_goes(request, built):
     one_scenario(request, "appendfault", size=512 << 20)
 
 
-def two_guests(request, scen, region_check):
+def two_guests(request, scen, region_check, timeout=600):
     """Runs the two-role vfs scenario scen on guests A and B of one region:
     both report ok, both guests end well, region_check(r) holds on the region
     after them, and fsck is clean."""
-    with Cluster(label=request.node.name, size=SIZE, timeout=600) as c:
+    with Cluster(label=request.node.name, size=SIZE, timeout=timeout) as c:
         mkfs(c.shm, "--lease-ms", "3000")
         g = ["load", "mount:phys", f"vf:{scen}:{{}}", "umount", "rmmod", "clean"]
         res = c.run([Guest("A", "daxfs-k", [s.format("A") for s in g]),
@@ -264,6 +264,21 @@ def test_kernel_stale_dentries_two_guests(request, built):
         assert r.read_file("/sd/h") == b"staledir"
 
     two_guests(request, "staledir", moved)
+
+
+def test_kernel_rename_parent_moved_two_guests(request, built):
+    """A rename whose lookup finds one of its own two directories, moved by
+    another host under the other one since (vm/vfs_kguest.py scen_renameparent):
+    guest A renames y between descriptors of rp/a and rp/b after guest B moved a
+    to b/y.  The exchange and the plain rename each return (ESTALE), nothing
+    moves.  daxfs.ko's lookup moved the dentry of a (in use) to b/y inside the
+    rename, which then locked a twice and hung (found by the nested lincheck
+    rounds with guests, docs/lincheck.md "Nested rounds with guests").  fsck is
+    clean."""
+    def unmoved(r):
+        assert r.listdir("/rp") == ["b"] and r.listdir("/rp/b/y") == ["y"]
+
+    two_guests(request, "renameparent", unmoved, timeout=240)
 
 
 def test_kernel_creat_two_guests(request, built):

@@ -153,8 +153,12 @@ func readRounds(r io.Reader, out chan<- *round) error {
 				d: v[7], id: nextID},
 		}
 		// ESTALE: the worker's host was declared dead mid-operation
-		// (it stalled past its lease); recovery decides, as for a kill
-		if v[2] != 0 && v[8] != -int64(syscall.ESTALE) {
+		// (it stalled past its lease); recovery decides, as for a kill.
+		// Not a guest's namespace call (d = 1): daxfs.ko turns a
+		// fenced op's ESTALE into EIO (kernel/super.c daxfs_kerr), so
+		// one that reaches the caller failed (nsStep)
+		guestNS := v[7] == 1 && v[3] < opPwrite
+		if v[2] != 0 && (v[8] != -int64(syscall.ESTALE) || guestNS) {
 			op.Return = v[2]
 			op.Output = output{res: v[8], o1: uint64(v[9]),
 				o2: uint64(v[10]), o3: uint64(v[11])}

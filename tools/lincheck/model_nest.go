@@ -194,6 +194,11 @@ func (s nsState) walkTo(in input) []interface{} {
 		i = in.b
 	}
 	w := walk{id: int32(in.id) + 1, b: in.op == opWalkB}
+	// the VFS walks to the old name's parent first (do_renameat2,
+	// do_linkat: a guest's, d = 1)
+	if _, _, ok := s.resolve(in, false); w.b && in.d == 1 && !ok {
+		return nil
+	}
 	switch e := s.e[parentOf(i)]; e.typ {
 	case tDir:
 		w.dir = e.id

@@ -122,8 +122,10 @@ type lookup struct {
 // lookups, the source (la, found earlier) and the target (eb, now), without
 // calling the filesystem (do_renameat2, vfs_rename: source == target,
 // may_delete); decided false: the filesystem decides, under the rename
-// claim, by the names as they are then.
-func vfsCheck(la, eb entry, flags int64) (res int64, decided bool) {
+// claim, by the names as they are then.  trap: the directory of
+// lock_rename's trap dentry (vfsTrap; 0: none), which do_renameat2
+// compares with both dentries after the flags' EEXIST and ENOENT.
+func vfsCheck(la, eb entry, flags int64, trap uint64) (res int64, decided bool) {
 	switch {
 	case la.typ == tNone:
 		return errno(syscall.ENOENT), true
@@ -131,6 +133,15 @@ func vfsCheck(la, eb entry, flags int64) (res int64, decided bool) {
 		return errno(syscall.ENOENT), true
 	case flags&renameNoreplace != 0 && eb.typ != tNone:
 		return errno(syscall.EEXIST), true
+	// "source should not be ancestor of target"
+	case trap != 0 && la.typ == tDir && la.id == trap:
+		return errno(syscall.EINVAL), true
+	// "target should not be an ancestor of source"
+	case trap != 0 && eb.typ == tDir && eb.id == trap:
+		if flags&renameExchange != 0 {
+			return errno(syscall.EINVAL), true
+		}
+		return errno(syscall.ENOTEMPTY), true
 	case eb.typ == tNone:
 		return 0, false
 	case la.typ == eb.typ && la.id == eb.id:
@@ -145,6 +156,26 @@ func vfsCheck(la, eb entry, flags int64) (res int64, decided bool) {
 	return 0, false
 }
 
+// vfsTrap: for a guest's rename between the directories its walks found
+// (pa.dir, pb.dir), the directory whose dentry lock_rename returns (fs/namei.c
+// lock_two_directories: the child of the two parents' common ancestor on
+// the way to the lower one; none when neither is above the other).  A
+// nested round's walk goes through one name of the round's directory, so
+// the only parents one above the other are the round's directory and a
+// directory D a walk found in it: the trap is D's dentry.  A directory has
+// one dentry (a lookup that finds it under another name moves it there:
+// kernel/alias.c), so do_renameat2's comparisons of the looked-up dentries
+// with the trap compare directories, by identity.
+func vfsTrap(pa, pb place) uint64 {
+	switch {
+	case pa.dir == 0:
+		return pb.dir
+	case pb.dir == 0:
+		return pa.dir
+	}
+	return 0
+}
+
 func (s *nsState) lookIdx(id int) int {
 	for i := range s.look {
 		if s.look[i].id == int32(id)+1 {
@@ -156,11 +187,15 @@ func (s *nsState) lookIdx(id int) int {
 
 // vfsLinkCheck: what the VFS answers for a guest's link from its lookup
 // of the source (la, earlier) and of the new name (eb, now): do_linkat
-// looks the new name up (EEXIST) before vfs_link sees a directory (EPERM).
-func vfsLinkCheck(la, eb entry) (res int64, decided bool) {
+// looks the source's whole path up (ENOENT) before it walks to the new
+// name's parent (errB: that walk's error) and looks the new name up
+// (EEXIST), and only then vfs_link sees a directory (EPERM).
+func vfsLinkCheck(la, eb entry, errB int64) (res int64, decided bool) {
 	switch {
 	case la.typ == tNone:
 		return errno(syscall.ENOENT), true
+	case errB != 0:
+		return errB, true
 	case eb.typ != tNone:
 		return errno(syscall.EEXIST), true
 	case la.typ == tDir:
@@ -170,20 +205,35 @@ func vfsLinkCheck(la, eb entry) (res int64, decided bool) {
 }
 
 // lookUp: the VFS finds the source name of rename or link in (opRenameL,
-// opLinkL).
+// opLinkL), in the directory its walk found (nothing where that walk
+// failed).  do_renameat2 walks to both parents first, then looks the names
+// up under lock_rename; do_linkat looks the source's whole path up before
+// it walks to the new name's parent.
 func (s nsState) lookUp(in input) []interface{} {
+	pa, errA, ok := s.resolve(in, false)
+	_, _, walkedB := s.resolve(in, true)
+	if !ok || (in.op == opRenameL && !walkedB) ||
+		(in.op == opLinkL && isNested(in.b) && walkedB) {
+		return nil
+	}
+	var e entry
+	if errA == 0 {
+		e = s.at(pa)
+	}
 	for i := range s.look {
 		if s.look[i].id == 0 {
-			s.look[i] = lookup{id: int32(in.id) + 1, e: s.e[in.a]}
+			s.look[i] = lookup{id: int32(in.id) + 1, e: e}
 			return []interface{}{s}
 		}
 	}
 	return nil
 }
 
-// vfsRename: a guest's rename (opRename or its first step) once its
-// source was looked up: answered by the VFS (done), or not (the state
-// without the lookup, to go on with the filesystem's rules).
+// vfsRename: a guest's rename (opRename or its first step) or link once
+// its source was looked up: answered by the VFS (done), or not (the state
+// without the lookup, to go on with the filesystem's rules).  A failed
+// walk answers first, the old name's before the new one's (the VFS walks
+// to the old name's parent first).
 func (s nsState) vfsRename(in input, out *output) (next nsState, states []interface{}, done bool) {
 	i := s.lookIdx(in.id)
 	if i < 0 {
@@ -191,9 +241,17 @@ func (s nsState) vfsRename(in input, out *output) (next nsState, states []interf
 	}
 	la := s.look[i].e
 	s.look[i] = lookup{}
-	res, decided := vfsCheck(la, s.e[in.b], in.c)
-	if in.op == opLink {
-		res, decided = vfsLinkCheck(la, s.e[in.b])
+	pa, errA, _ := s.resolve(in, false)
+	pb, errB, _ := s.resolve(in, true)
+	res, decided := errA, errA != 0
+	switch {
+	case decided:
+	case in.op == opLink:
+		res, decided = vfsLinkCheck(la, s.at(pb), errB)
+	case errB != 0:
+		res, decided = errB, true
+	default:
+		res, decided = vfsCheck(la, s.at(pb), in.c, vfsTrap(pa, pb))
 	}
 	if !decided {
 		return s, nil, false
@@ -201,6 +259,7 @@ func (s nsState) vfsRename(in input, out *output) (next nsState, states []interf
 	if out != nil && res != out.res {
 		return s, nil, true
 	}
+	s.dropWalks(in)
 	if in.op == opRenameP {
 		s.vfsNoop = int32(in.id) + 1
 	}
@@ -642,9 +701,12 @@ func nsStep(s nsState, in input, out *output) []interface{} {
 	if !s.walked(in) {
 		return nil // its walks first
 	}
-	if out.res == errno(syscall.EBUSY) {
-		// gave up waiting for a claim (a dead holder not yet
-		// recovered): nothing changed
+	if out.res == errno(syscall.EBUSY) || out.res == errno(syscall.ESTALE) {
+		// EBUSY: gave up waiting for a claim (a dead holder not yet
+		// recovered).  ESTALE (a guest's only: readRounds): the VFS
+		// walked again with LOOKUP_REVAL and lost once more, in a
+		// lookup or on the inode a lookup found (docs/kernel.md
+		// limitation 10, "Stale directory dentries").  Nothing changed
 		return s.undone(in)
 	}
 	if in.op == opRenameL || in.op == opLinkL {
