@@ -14,7 +14,9 @@
  * Safe by construction: a slot is declared dead only for a process this
  * machine's kernel says has ended (no /proc entry, another start time, or
  * a zombie), in our pid namespace on our boot, so no code of its owner
- * can run again; anything else waits for the lease as before.
+ * can run again; anything else waits for the lease as before.  The time
+ * namespace is part of the identity too: /proc gives start times in the
+ * reader's, so a live process of another one would look restarted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 struct proc_id {
 	u64 boot[2];
 	u64 pidns;
+	u64 timens;	/* /proc shows start times in the reader's */
 };
 
 static int hex_val(int c)
@@ -74,6 +77,9 @@ static int proc_id_self(struct proc_id *id)
 		return -1;
 	memcpy(id->boot, b, 16);
 	id->pidns = (u64)st.st_ino;
+	/* none before Linux 5.6: 0, the same for every process of the boot */
+	if (!stat("/proc/self/ns/time", &st))
+		id->timens = (u64)st.st_ino;
 	return id->boot[0] || id->boot[1] ? 0 : -1;
 }
 
@@ -139,6 +145,7 @@ void lib_host_proc_note(struct daxfs_handle *h)
 	daxfs_store(&hs->proc_boot[0], id.boot[0]);
 	daxfs_store(&hs->proc_boot[1], id.boot[1]);
 	daxfs_store(&hs->proc_pidns, id.pidns);
+	daxfs_store(&hs->proc_timens, id.timens);
 	daxfs_store(&hs->proc_start, start);
 	/* last: what a reader checks first */
 	__atomic_store_n(&hs->proc_gen, h->fs.host_gen, __ATOMIC_RELEASE);
@@ -158,6 +165,7 @@ static bool slot_process_gone(struct daxfs_fs *fs, u32 slot, u64 w,
 	    daxfs_load(&hs->proc_boot[0]) != me->boot[0] ||
 	    daxfs_load(&hs->proc_boot[1]) != me->boot[1] ||
 	    daxfs_load(&hs->proc_pidns) != me->pidns ||
+	    daxfs_load(&hs->proc_timens) != me->timens ||
 	    daxfs_load32(&hs->kind) != DAXFS_HOST_KIND_USER)
 		return false;
 	r = proc_stat(daxfs_load32(&hs->pid), &state, &start);

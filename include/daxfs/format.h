@@ -387,7 +387,9 @@ struct daxfs_host {
 	__u64 proc_boot[2];		/* the kernel's boot_id */
 	__u64 proc_pidns;		/* inode of the owner's pid namespace */
 	__u64 proc_start;		/* start time of pid, clock ticks */
-	__u64 pad1[9];
+	__u64 proc_timens;		/* inode of its time namespace, which
+					 * the start time is read in */
+	__u64 pad1[8];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_host) == 256);
 
