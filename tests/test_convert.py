@@ -9,6 +9,7 @@ one by encoding its words the old way (docs/format.md "Changelog")."""
 
 import mmap
 import os
+import re
 import stat
 import struct
 import subprocess
@@ -560,3 +561,20 @@ def test_convert_refused_while_mounted(v1):
     assert rc == 4 and "NOT CONVERTING" in out, out
     with open(path, "rb") as f:
         assert f.read()[:im.hosts] == before, "--convert changed a mounted image"
+
+
+def test_docs_name_the_written_version():
+    """README and fsck's manual tell a user which older images need
+    --convert; they drifted two versions behind format.h once."""
+    root = os.path.join(os.path.dirname(__file__), "..")
+    with open(os.path.join(root, "include/daxfs/format.h")) as f:
+        m = re.search(r"#define DAXFS_VERSION_WRITTEN\s+(\d+)u", f.read())
+    v = int(m.group(1))
+    with open(os.path.join(root, "README.md")) as f:
+        readme = " ".join(f.read().split())
+    assert "(format versions 1 to %d; this one writes %d)" % (v - 1, v) \
+        in readme
+    with open(os.path.join(root, "docs/fsck.md")) as f:
+        fsck_doc = f.read()
+    assert "(1 to %d) to the current format (version %d" % (v - 1, v) \
+        in fsck_doc
