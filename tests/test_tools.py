@@ -589,3 +589,23 @@ def test_corrupt_superblock(region):
         f.write(b"\0" * 8)           # destroy the magic
     res = dx(region, "ls", expect=1)
     assert "not a DaxFS filesystem" in res.stderr
+
+
+def test_rm_r_of_a_tree_deeper_than_path_max(region):
+    """A tree whose paths are longer than PATH_MAX (built here by moving
+    one deep chain under another, as any host may) goes with rm -r; rm
+    -r stopped with ENAMETOOLONG before and left the tree."""
+    link = "/" + "d" * 200
+    chain = link * 16                  # 3,216 bytes, within PATH_MAX
+    inodes_before = dx(region, "df", "-i").stdout
+    dx(region, "mkdir", "-p", "/top" + chain)
+    dx(region, "mkdir", "-p", "/low" + chain)
+    dx(region, "write", "/low" + chain + "/deepest", input="x")
+    dx(region, "mv", "/low", "/top" + chain + "/low")
+    # /top/.../low/.../deepest is 6,448 bytes: the path API refuses it
+    res = dx(region, "stat", "/top" + chain + "/low" + chain + "/deepest",
+             expect=1)
+    assert "File name too long" in res.stderr
+    dx(region, "rm", "-r", "/top")
+    assert dx(region, "ls", "/").stdout.split() == []
+    assert dx(region, "df", "-i").stdout == inodes_before

@@ -24,6 +24,7 @@
 #include <sys/sysmacros.h>
 
 #include "daxfs/libdaxfs.h"
+#include "daxfs/libdaxfs-ino.h"
 #include "common.h"
 
 #define IO_CHUNK	(1u << 20)
@@ -866,8 +867,10 @@ static void ls_free(struct ls_ent *e, size_t n)
 }
 
 /* Reads a whole directory into an array (names sorted). */
-static int read_dir(struct ctx *c, const char *path, bool all, struct ls_ent **out,
-		    size_t *nout)
+/* The entries of directory path, or of directory number dir when path is
+ * NULL (no path length limit: rm -r of a tree deeper than PATH_MAX). */
+static int read_dir(struct ctx *c, const char *path, uint64_t dir, bool all,
+		    struct ls_ent **out, size_t *nout)
 {
 	struct daxfs_dirent_info *batch;
 	struct ls_ent *e = NULL;
@@ -879,7 +882,10 @@ static int read_dir(struct ctx *c, const char *path, bool all, struct ls_ent **o
 	if (!batch)
 		return -ENOMEM;
 	for (;;) {
-		ret = daxfs_path_readdir_chunk(c->h, path, pos, batch, LS_BATCH, &next);
+		ret = path ? daxfs_path_readdir_chunk(c->h, path, pos, batch,
+						      LS_BATCH, &next)
+			   : daxfs_readdir_chunk(c->h, dir, pos, batch, LS_BATCH,
+						 &next);
 		if (ret < 0)
 			break;
 		for (i = 0; i < ret; i++) {
@@ -923,7 +929,7 @@ static int ls_dir(struct ctx *c, const char *path, const struct daxfs_attr *dst,
 	size_t n = 0, i, extra = 0;
 	int ret;
 
-	ret = read_dir(c, path, o->all, &e, &n);
+	ret = read_dir(c, path, 0, o->all, &e, &n);
 	if (ret)
 		return path_err(c, path, ret);
 	all = calloc(n + 2, sizeof(*all));
@@ -1662,39 +1668,78 @@ static int cmd_mkdir(struct ctx *c, int argc, char **argv)
 	return each_operand(c, argc, argv, optind, mkdir_one, &ma);
 }
 
-static int rm_tree(struct ctx *c, const char *path, bool force, unsigned int depth)
+static int rm_children(struct ctx *c, uint64_t dir, const char *shown,
+		       bool force, unsigned int depth);
+
+/*
+ * Removes name in directory number dir, a tree if it is one.  Below the
+ * operand, rm works by directory number, not by path, so that a tree
+ * deeper than PATH_MAX goes too (the path API refuses such paths with
+ * ENAMETOOLONG); shown is the path for messages only.
+ */
+static int rm_entry(struct ctx *c, uint64_t dir, const char *name,
+		    const char *shown, bool force, unsigned int depth)
 {
 	struct daxfs_attr st;
+	uint64_t ino;
+	int ret;
+
+	ret = daxfs_ino_lookup(c->h, dir, name, &ino, &st);
+	if (ret == -ENOENT && force)
+		return 0;
+	if (ret)
+		return path_err(c, shown, ret);
+	if (!S_ISDIR(st.mode))
+		ret = daxfs_ino_unlink(c->h, dir, name);
+	else if (rm_children(c, ino, shown, force, depth + 1))
+		return 1;
+	else
+		ret = daxfs_ino_rmdir(c->h, dir, name);
+	if (ret && !(ret == -ENOENT && force))
+		return path_err(c, shown, ret);
+	return 0;
+}
+
+/* Empties directory number dir (shown: its path, for messages). */
+static int rm_children(struct ctx *c, uint64_t dir, const char *shown,
+		       bool force, unsigned int depth)
+{
 	struct ls_ent *e = NULL;
 	size_t n = 0, i;
 	int ret, failed = 0;
+
+	/* a loop a hostile peer made would recurse for ever */
+	if (depth > 4096)
+		return path_err(c, shown, -ELOOP);
+	ret = read_dir(c, NULL, dir, true, &e, &n);
+	if (ret)
+		return path_err(c, shown, ret);
+	for (i = 0; i < n; i++) {
+		char *cp = join_path(shown, e[i].name);
+
+		failed |= rm_entry(c, dir, e[i].name, cp, force, depth);
+		free(cp);
+	}
+	ls_free(e, n);
+	return failed;
+}
+
+static int rm_tree(struct ctx *c, const char *path, bool force)
+{
+	struct daxfs_attr st;
+	int ret;
 
 	ret = daxfs_path_lstat(c->h, path, &st);
 	if (ret == -ENOENT && force)
 		return 0;
 	if (ret)
 		return path_err(c, path, ret);
-	if (!S_ISDIR(st.mode)) {
+	if (!S_ISDIR(st.mode))
 		ret = daxfs_path_unlink(c->h, path);
-		if (ret && !(ret == -ENOENT && force))
-			return path_err(c, path, ret);
-		return 0;
-	}
-	if (depth > 4096)
-		return path_err(c, path, -ELOOP);
-	ret = read_dir(c, path, true, &e, &n);
-	if (ret)
-		return path_err(c, path, ret);
-	for (i = 0; i < n; i++) {
-		char *cp = join_path(path, e[i].name);
-
-		failed |= rm_tree(c, cp, force, depth + 1);
-		free(cp);
-	}
-	ls_free(e, n);
-	if (failed)
+	else if (rm_children(c, st.ino, path, force, 0))
 		return 1;
-	ret = daxfs_path_rmdir(c->h, path);
+	else
+		ret = daxfs_path_rmdir(c->h, path);
 	if (ret && !(ret == -ENOENT && force))
 		return path_err(c, path, ret);
 	return 0;
@@ -1716,7 +1761,7 @@ static int rm_one(struct ctx *c, const char *path, const void *arg)
 		return 0;
 	}
 	if (ra->recursive) {
-		rm_tree(c, path, ra->force, 0);
+		rm_tree(c, path, ra->force);
 		return 0;
 	}
 	ret = daxfs_path_lstat(c->h, path, &st);
