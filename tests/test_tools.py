@@ -609,3 +609,30 @@ def test_rm_r_of_a_tree_deeper_than_path_max(region):
     dx(region, "rm", "-r", "/top")
     assert dx(region, "ls", "/").stdout.split() == []
     assert dx(region, "df", "-i").stdout == inodes_before
+
+
+def test_address_space_limit_is_named_not_a_full_disk(tmp_path):
+    """Under `ulimit -v` smaller than the region, mkfs, the daxfs tool
+    and `daxfs run` say so; they said the filesystem holding the region
+    had no room and told the user to free space there (session 56)."""
+    img = tmp_path / "r.img"
+    mkfs("-q", "-s", "256M", img)
+    new = tmp_path / "new.img"
+    limited = ("ulimit -v 100000; "
+               f"{MKFS} -q -s 256M {new}; echo mkfs=$?; "
+               f"echo hi | {DAXFS} -r {img} write /f; echo write=$?; "
+               f"{DAXFS} -r {img} run -- true; echo run=$?")
+    res = subprocess.run(["bash", "-c", limited], capture_output=True,
+                         text=True, timeout=60)
+    assert "mkfs=8" in res.stdout and "write=1" in res.stdout \
+        and "run=1" in res.stdout, (res.stdout, res.stderr)
+    lines = res.stderr.splitlines()
+    assert len(lines) == 3, res.stderr
+    for line in lines:
+        assert "(256 MiB) under an address-space limit of" in line \
+            and "(ulimit -v)" in line, line
+        assert "room" not in line and "free space" not in line, line
+    assert not new.exists()
+    # without the limit the same commands work
+    mkfs("-q", "-s", "256M", new)
+    dx(img, "write", "/f", input="hi\n")

@@ -168,8 +168,9 @@ int daxfs_run_main(const char *region, int argc, char **argv)
 	/* Fail here, with the library's words, rather than in the program. */
 	err = daxfs_region_open(region, DAXFS_OPEN_RDONLY, &h);
 	if (err) {
-		fprintf(stderr, "daxfs: run: %s: %s\n", region,
-			daxfs_strerror(err));
+		if (err != -ENOMEM || !tool_enomem_from_limit("run", region, 0))
+			fprintf(stderr, "daxfs: run: %s: %s\n", region,
+				daxfs_strerror(err));
 		return 1;
 	}
 	daxfs_region_close(h);

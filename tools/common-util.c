@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "common.h"
@@ -285,4 +287,26 @@ dev_t daxfs_decode_dev(uint64_t v)
 	unsigned int mi = (unsigned int)((v & 0xff) | ((v >> 12) & 0xfff00));
 
 	return makedev(ma, mi);
+}
+
+bool tool_enomem_from_limit(const char *sub, const char *target,
+			    uint64_t size)
+{
+	struct rlimit rl;
+	struct stat st;
+	char lim[32], sz[32];
+
+	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	if (!size && !stat(target, &st) && S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	format_bytes((uint64_t)rl.rlim_cur, lim, sizeof(lim));
+	format_bytes(size, sz, sizeof(sz));
+	fflush(stdout);
+	fprintf(stderr, "%s: %s%s%s: out of memory mapping the region%s%s%s "
+		"under an address-space limit of %s (ulimit -v): raise the "
+		"limit, or use a smaller region\n", tool_name, sub ? sub : "",
+		sub ? ": " : "", target, size ? " (" : "", size ? sz : "",
+		size ? ")" : "", lim);
+	return true;
 }

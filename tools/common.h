@@ -35,6 +35,17 @@ void tool_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 
 /* strerror() that also names EUCLEAN as corruption. */
 const char *tool_strerror(int errnum);
 
+/*
+ * ENOMEM from opening or making a region has two causes the library does
+ * not tell apart: an address-space limit (ulimit -v) too small to map
+ * the region, or a region file whose filesystem has no room for its
+ * holes.  When RLIMIT_AS is set, prints the first (with the limit and
+ * the region's size: size, or when 0 the file's; "NAME: [SUB: ]TARGET:
+ * ...") and returns true.
+ */
+bool tool_enomem_from_limit(const char *sub, const char *target,
+			    uint64_t size);
+
 /* ---- sizes (common-util.c) ---- */
 
 /*

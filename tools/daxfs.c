@@ -2270,6 +2270,8 @@ static int open_region(struct ctx *c)
 		else if (ret == -EPROTONOSUPPORT || ret == -EOPNOTSUPP)
 			fprintf(stderr, "daxfs: %s: made by a newer DaxFS (unsupported format "
 				"version or features); use a newer daxfs\n", c->region);
+		else if (ret == -ENOMEM && tool_enomem_from_limit(NULL, c->region, 0))
+			;
 		else if (ret == -ENOMEM)
 			fprintf(stderr, "daxfs: %s: the region file has holes and the "
 				"filesystem holding it has no room to allocate them (a host "

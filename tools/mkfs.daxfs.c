@@ -623,6 +623,8 @@ int main(int argc, char **argv)
 		if (ret == -EEXIST)
 			tool_err("%s contains a DaxFS filesystem; use -f to overwrite it",
 				 a.target);
+		else if (ret == -ENOMEM && tool_enomem_from_limit(NULL, a.target, size))
+			;
 		else if (ret == -ENOMEM && huge)
 			tool_err("cannot create a filesystem of %s on %s: not enough "
 				 "free huge pages on its hugetlbfs (HugePages_Free in "
