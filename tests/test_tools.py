@@ -636,3 +636,31 @@ def test_address_space_limit_is_named_not_a_full_disk(tmp_path):
     # without the limit the same commands work
     mkfs("-q", "-s", "256M", new)
     dx(img, "write", "/f", input="hi\n")
+
+
+def test_process_limit_names_the_thread_and_lets_reads_through():
+    """A user at RLIMIT_NPROC (root is exempt, so as nobody) cannot start
+    libdaxfs's heartbeat thread: a write says why and changes nothing,
+    a read goes through read-only.  Both said only "Resource temporarily
+    unavailable" before session 56."""
+    if os.geteuid() != 0 or not shutil.which("prlimit"):
+        pytest.skip("needs root (to run as nobody) and prlimit")
+    img = Path("/dev/shm") / f"daxfs-nproc-{uuid.uuid4().hex}"
+    try:
+        mkfs("-q", "-s", "16M", img)
+        dx(img, "write", "/old", input="kept\n")
+        os.chmod(img, 0o666)
+        limited = (f"echo new | prlimit --nproc=1:1 {DAXFS} -r {img} "
+                   f"write /new; echo write=$?; "
+                   f"prlimit --nproc=1:1 {DAXFS} -r {img} cat /old; "
+                   f"echo cat=$?")
+        res = subprocess.run(["su", "nobody", "-s", "/bin/sh", "-c",
+                              limited], capture_output=True, text=True,
+                             timeout=60)
+        assert "write=1" in res.stdout and "kept\ncat=0" in res.stdout, \
+            (res.stdout, res.stderr)
+        assert "cannot start libdaxfs's heartbeat thread" in res.stderr \
+            and "ulimit -u" in res.stderr, res.stderr
+        assert dx(img, "ls", "/").stdout.split() == ["old"]
+    finally:
+        img.unlink(missing_ok=True)

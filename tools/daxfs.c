@@ -2250,8 +2250,11 @@ static int open_region(struct ctx *c)
 	oo.nr_backing = c->nr_backing;
 	oo.flags = flags;
 	ret = daxfs_region_open_opts(c->region, &oo, &c->h);
+	/* EAGAIN: no thread for the heartbeat (RLIMIT_NPROC); a reader
+	 * needs none */
 	if (ret && c->cmd->open == OPEN_READ &&
-	    (ret == -EACCES || ret == -EROFS || ret == -EPERM || ret == -EBUSY)) {
+	    (ret == -EACCES || ret == -EROFS || ret == -EPERM || ret == -EBUSY ||
+	     ret == -EAGAIN)) {
 		flags = DAXFS_OPEN_RDONLY;
 		oo.flags = flags;
 		ret = daxfs_region_open_opts(c->region, &oo, &c->h);
@@ -2270,6 +2273,10 @@ static int open_region(struct ctx *c)
 		else if (ret == -EPROTONOSUPPORT || ret == -EOPNOTSUPP)
 			fprintf(stderr, "daxfs: %s: made by a newer DaxFS (unsupported format "
 				"version or features); use a newer daxfs\n", c->region);
+		else if (ret == -EAGAIN)
+			fprintf(stderr, "daxfs: %s: cannot start libdaxfs's heartbeat "
+				"thread: %s (the limit on this user's processes and "
+				"threads, ulimit -u?)\n", c->region, strerror(EAGAIN));
 		else if (ret == -ENOMEM && tool_enomem_from_limit(NULL, c->region, 0))
 			;
 		else if (ret == -ENOMEM)
