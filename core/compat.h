@@ -333,11 +333,21 @@ extern __thread struct daxfs_dirty *daxfs_dirty_log
 	__attribute__((tls_model("initial-exec")));
 void daxfs_dirty_spill(struct daxfs_dirty *d);
 
+/* Crash injection at a store (lib/crash.c, DAXFS_CRASH_AT=store:N): the
+ * Nth store, CAS or add that changed memory, counted here because every
+ * one of them passes through daxfs_dirty.  User space test builds only. */
+#ifdef DAXFS_CRASH_POINTS
+void daxfs_crash_store(void);
+#else
+#define daxfs_crash_store() do { } while (0)
+#endif
+
 static inline void daxfs_dirty(const void *p)
 {
 	struct daxfs_dirty *d = daxfs_dirty_log;
 	uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
 
+	daxfs_crash_store();
 	if (daxfs_likely(!d))
 		return;
 	if (d->n && d->line[d->n - 1] == line)

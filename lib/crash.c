@@ -31,6 +31,15 @@
  * "fence:N"; random mode skips it, so that its kills stay spread over the
  * protocol steps.
  *
+ *   DAXFS_CRASH_AT=store:N                   SIGKILL after the Nth change
+ *                                            of memory through the core's
+ *                                            atomics (compat.h daxfs_dirty):
+ *                                            a crash between any two stores
+ *                                            of a program with no named
+ *                                            points (fsck's repair,
+ *                                            tests/test_fsck_interrupted.py);
+ *                                            random mode never picks it
+ *
  * The process kills itself with SIGKILL: no handler, no flush, no atexit,
  * exactly as if the host had lost power between two stores.
  */
@@ -58,6 +67,7 @@ static int inited;		/* 0 no, 1 yes (parsed) */
 static double rand_p;		/* > 0: random mode */
 static unsigned long long rand_state;
 static unsigned long total_hits;
+static struct target *store_target;	/* a "store:N" target, if any */
 static int resumed;		/* DAXFS_CRASH_STOP=thread: SIGUSR1 came */
 
 static void on_resume(int sig)
@@ -107,6 +117,8 @@ static void parse(void)
 				t->nth = 1;
 		}
 		snprintf(t->name, sizeof(t->name), "%s", tok);
+		if (!strcmp(t->name, "store"))
+			store_target = t;
 	}
 }
 
@@ -153,22 +165,39 @@ static void die(const char *name, unsigned long hit)
 		pause();
 }
 
+static void parse_once(void)
+{
+	static int lock;
+
+	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE) == 1)
+		return;
+	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+		;
+	if (!inited) {
+		parse();
+		__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+void daxfs_crash_store(void)
+{
+	unsigned long h;
+
+	parse_once();
+	if (!store_target)
+		return;
+	h = __atomic_add_fetch(&store_target->hits, 1, __ATOMIC_RELAXED);
+	if (h == store_target->nth)
+		die("store", h);
+}
+
 void daxfs_crash_point(const char *name)
 {
 	unsigned long h;
 	int i;
 
-	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE) != 1) {
-		static int lock;
-
-		while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
-			;
-		if (!inited) {
-			parse();
-			__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
-		}
-		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
-	}
+	parse_once();
 	h = __atomic_add_fetch(&total_hits, 1, __ATOMIC_RELAXED);
 	if (rand_p > 0) {
 		unsigned long long x;
