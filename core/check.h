@@ -160,6 +160,17 @@ int daxfs_check_base_header(const void *base, u64 size,
  * a host's lease was not seen to run out (force converts anyway).
  */
 int daxfs_convert(struct daxfs_fs *fs, bool force);
+/*
+ * A superblock whose checksum fails but holds for its bytes with another
+ * format version, one side of it the current one: a conversion cut
+ * between its version store and its checksum store (or whose two stores,
+ * in two cache lines, reached the media in the other order).  Returns
+ * that other version, else 0 (damage, or no checksum problem).
+ */
+u32 daxfs_convert_torn_version(const void *base);
+/* The conversion's last superblock stores: the current version and the
+ * checksum over it (every step before them is done and flushed). */
+void daxfs_convert_seal(void *base);
 
 /*
  * With a valid superblock but a state page daxfs_fs_open() refuses:

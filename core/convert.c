@@ -162,9 +162,12 @@ static void v6_no_redo(struct daxfs_fs *fs)
  * out (unless force).
  * Crash story: the stacks are emptied first (a valid version 1 image
  * that leaks their objects), then the superblock says the new version
- * (its version and checksum: two stores, a crash between them leaves a
- * checksum mismatch), then the new heads are written; a crash anywhere
- * leaks at most the free stacks, which fsck.daxfs -y gives back.
+ * (its version and checksum: two stores in two cache lines; a crash
+ * between them, or a power loss that keeps only one, leaves a checksum
+ * that holds for the other version, which fsck.daxfs tells from damage
+ * and finishes: daxfs_convert_torn_version), then the new heads are
+ * written; a crash anywhere leaks at most the free stacks, which
+ * fsck.daxfs -y gives back.
  */
 int daxfs_convert(struct daxfs_fs *fs, bool force)
 {
@@ -210,10 +213,7 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	 * reaches bit 47, so no word is marked. */
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
-	sb->version = DAXFS_VERSION;
-	sb->csum = daxfs_crc32c(0, sb, __builtin_offsetof(struct daxfs_super, csum));
-	daxfs_flush(sb, sizeof(*sb));
-	daxfs_fence();
+	daxfs_convert_seal(sb);
 	for (c = 0; v1 && c < DAXFS_NR_CLASSES; c++) {
 		struct daxfs_free_line *l = &fs->state->free_head[c];
 		int i;
@@ -226,4 +226,45 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	fs->sb.version = DAXFS_VERSION;
 	return 0;
+}
+
+static u32 sb_csum_as(const struct daxfs_super *sb, u32 version)
+{
+	struct daxfs_super t;
+
+	memcpy(&t, sb, sizeof(t));
+	t.version = version;
+	return daxfs_crc32c(0, &t, __builtin_offsetof(struct daxfs_super, csum));
+}
+
+u32 daxfs_convert_torn_version(const void *base)
+{
+	const struct daxfs_super *sb = base;
+	u32 have = sb->version, v;
+
+	if (sb->magic != DAXFS_MAGIC || sb_csum_as(sb, have) == sb->csum)
+		return 0;
+	/* the version landed, the checksum is the old version's */
+	if (have == DAXFS_VERSION) {
+		for (v = DAXFS_VERSION_V1; v < DAXFS_VERSION; v++)
+			if (sb_csum_as(sb, v) == sb->csum)
+				return v;
+		return 0;
+	}
+	/* the checksum landed, the version did not */
+	if (have >= DAXFS_VERSION_V1 && have < DAXFS_VERSION &&
+	    sb_csum_as(sb, DAXFS_VERSION) == sb->csum)
+		return DAXFS_VERSION;
+	return 0;
+}
+
+void daxfs_convert_seal(void *base)
+{
+	struct daxfs_super *sb = base;
+
+	sb->version = DAXFS_VERSION;
+	daxfs_crash_point("convert.version");
+	sb->csum = sb_csum_as(sb, DAXFS_VERSION);
+	daxfs_flush(sb, sizeof(*sb));
+	daxfs_fence();
 }

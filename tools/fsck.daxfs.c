@@ -271,6 +271,44 @@ static int region_cut_short(struct fsck *k, const void *base, u64 size)
 }
 
 /*
+ * A superblock whose version and checksum disagree the way a cut format
+ * conversion leaves them (daxfs_convert_torn_version): every step of the
+ * conversion before them is done, so a repair finishes it; without one,
+ * nothing goes on (the open refuses the checksum).  Returns 0 to go on
+ * (*fixed: 1 when repaired), or the exit code.
+ */
+static int torn_conversion(struct fsck *k, void *base, int *fixed)
+{
+	const struct daxfs_super *sb = base;
+	u32 other = daxfs_convert_torn_version(base);
+	struct daxfs_check_problem p = {
+		.severity = DAXFS_CHK_ERROR, .code = DAXFS_CHK_SUPER,
+		.name = "super",
+		.msg = "superblock of a cut format conversion (version and "
+		       "checksum disagree)",
+		.want = DAXFS_VERSION,
+	};
+	char why[512];
+
+	if (!other)
+		return 0;
+	p.have = sb->version < other ? sb->version : other;	/* the old one */
+	if (!k->repair) {
+		report(k, &p);
+		snprintf(why, sizeof(why), "a format conversion (fsck.daxfs "
+			 "--convert, version %u to %u) was cut between its two "
+			 "superblock stores: run fsck.daxfs -y to finish it",
+			 (u32)p.have, DAXFS_VERSION);
+		return stop_why(k, FSCK_UNCORRECTED, "cut conversion", why);
+	}
+	daxfs_convert_seal(base);
+	p.repaired = true;
+	report(k, &p);
+	*fixed = 1;
+	return 0;
+}
+
+/*
  * The target's known bad ranges: --badblocks FILE, or a pmem block
  * device's own list.  Returns 0, or the exit code of a run that cannot go
  * on (fd closed then).
@@ -488,7 +526,7 @@ int main(int argc, char **argv)
 	uint64_t size;
 	void *base, *scratch;
 	u64 ssize, warns;
-	int opt, fd, err, code, nstate = 0, npc, nbk;
+	int opt, fd, err, code, nstate = 0, npc, nbk, ntorn = 0;
 
 	tool_name = "fsck.daxfs";
 	while ((opt = getopt_long(argc, argv, "nypafvhJ", longopts, NULL)) != -1) {
@@ -591,6 +629,9 @@ int main(int argc, char **argv)
 		tool_err("%s: not a DaxFS filesystem (bad magic number)", k.target);
 		return finish_early(&k, FSCK_ERROR, "not daxfs");
 	}
+	code = torn_conversion(&k, base, &ntorn);
+	if (code)
+		return code;
 	if (((const struct daxfs_super *)base)->version < DAXFS_VERSION &&
 	    ((const struct daxfs_super *)base)->version >= DAXFS_VERSION_V1 &&
 	    !convert_old(&k, base, size))
@@ -672,9 +713,9 @@ int main(int argc, char **argv)
 		tool_errno(-err, "%s: check failed", k.target);
 		return finish_early(&k, FSCK_ERROR, "check failed");
 	}
-	if (nstate > 0) {
-		res.nr[DAXFS_CHK_ERROR] += nstate;
-		res.repaired += nstate;
+	if (nstate > 0 || ntorn) {
+		res.nr[DAXFS_CHK_ERROR] += (nstate > 0 ? nstate : 0) + ntorn;
+		res.repaired += (nstate > 0 ? nstate : 0) + ntorn;
 	}
 	res.nr[DAXFS_CHK_ERROR] += (u64)nbk;
 	if (k.repair)
