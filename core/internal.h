@@ -440,6 +440,7 @@ void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest);
 /* ---- overlay internals (core/overlay.c) ---- */
 
 /* Rolls back a dead lane's pending overlay insert. */
-void daxfs_ov_recover_lane(struct daxfs_fs *fs, struct daxfs_lane *lane);
+void daxfs_ov_recover_lane(struct daxfs_fs *fs, const struct daxfs_op *rop,
+			   struct daxfs_lane *lane);
 
 #endif /* DAXFS_INTERNAL_H */
