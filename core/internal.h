@@ -245,7 +245,7 @@ static inline void daxfs_wrec_clear(struct daxfs_op *op)
 }
 
 /* Recovery of a dead lane's record (core/file.c), before its gate opens. */
-void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
+void daxfs_wrec_recover(struct daxfs_op *op, struct daxfs_lane *lane,
 			struct daxfs_inode *ip);
 
 /* Cluster-wide claims (e.g. state.rename_claim) name their owner. */
