@@ -186,6 +186,7 @@ void daxfs_ov_recover_lane(struct daxfs_fs *fs, const struct daxfs_op *rop,
 	if (op == DAXFS_INTENT_OV_INSERT) {
 		idx = daxfs_load(&lane->intent.a[0]);
 		key = daxfs_load(&lane->intent.a[1]);
+		daxfs_race_point("ov.recover_read", lane);
 		if (ov_lost(rop))
 			return;
 		tomb_claim(fs, idx, key, token);

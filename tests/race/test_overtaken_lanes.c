@@ -16,6 +16,11 @@
  *  - "overlay" (an insert, the lane's intent) and "overlay-nested" (a
  *    create's insert, the lane's pad words): N's pending claim tombed and
  *    its intent word (or pad word) zeroed;
+ *  - "overlay-read": B dies with an insert claimed; A stalls after it
+ *    read B's intent (race point ov.recover_read), and N's insert of the
+ *    same key claims the bucket C withdrew: A tombed N's claim and
+ *    zeroed N's intent word (a CAS from OV_INSERT would match N's too:
+ *    only the look at the claim tells them apart);
  *  - "xattr": N's new set forgotten from its intent (a1 0), its claim on
  *    the inode's xattr word released, its intent word zeroed;
  *  - "truncate": the file's gate, closed by N's shrink, opened under it;
@@ -44,6 +49,8 @@ static u8 buf[DAXFS_PAGE_SIZE];
 
 struct lcase {
 	const char *name;
+	const char *a_point;	/* A's stall, on B's lane */
+	void (*b_op)(struct daxfs_op *bop);	/* B's op when it dies */
 	const char *point;	/* in N's op, on B's old lane */
 	void (*n_op)(void);
 	void (*note)(void);	/* at N's point, before A resumes */
@@ -83,6 +90,23 @@ static int ov_kept(void)
 	return daxfs_load(&bin()->op) == DAXFS_INTENT_OV_INSERT &&
 	       daxfs_load(&bucket(seen[0])->key) ==
 	       (seen[1] | DAXFS_KEY_PENDING);
+}
+
+/* B dies with an insert of OV_KEY claimed in its home bucket (by hand:
+ * the intent, then the claim with B's token, docs/overlay.md) */
+static void ov_b_op(struct daxfs_op *bop)
+{
+	u64 home = daxfs_mix64(OV_KEY) & (B.nr_buckets - 1);
+	u64 exp[2] = { 0, 0 }, token = (1ULL << 63) |
+		((B.host_gen << 24) & ~(1ULL << 63)) |
+		((u64)bop->lane_idx << 16) | B.host;
+
+	CHECK_EQ(daxfs_intent_set(bop, DAXFS_INTENT_OV_INSERT, home, OV_KEY,
+				  0, 0), 0);
+	exp[1] = daxfs_load(&B.buckets[home].value);
+	CHECK_EQ(daxfs_load(&B.buckets[home].key), 0);
+	CHECK(daxfs_cas16(&B.buckets[home].key, exp,
+			  OV_KEY | DAXFS_KEY_PENDING, token));
 }
 
 /* overlay-nested: a create's insert of its inode, in the pad words */
@@ -227,14 +251,21 @@ static int tm_kept(void)
 	       !(daxfs_load32(&tm_ip()->flags) & DAXFS_IF_ORPHAN);
 }
 
+#define L "recover.lane"	/* A stalls before it reads the lane */
+
 static const struct lcase cases[] = {
-	{ "overlay", "ov_insert.claimed", ov_n_op, ov_note, ov_kept },
-	{ "overlay-nested", "ov_insert.claimed", ovn_n_op, ovn_note, ovn_kept },
-	{ "xattr", "xattr.built", xa_n_op, xa_note, xa_kept },
-	{ "truncate", "truncate.cleared", tr_n_op, tr_note, tr_kept },
-	{ "write", "write.page_publishing", wr_n_op, wr_note, wr_kept },
-	{ "strict", "strict.committed", st_n_op, st_note, st_kept },
-	{ "tmpfile", "tmpfile.published", tm_n_op, tm_note, tm_kept },
+	{ "overlay", L, NULL, "ov_insert.claimed", ov_n_op, ov_note,
+	  ov_kept },
+	{ "overlay-nested", L, NULL, "ov_insert.claimed", ovn_n_op, ovn_note,
+	  ovn_kept },
+	{ "overlay-read", "ov.recover_read", ov_b_op, "ov_insert.claimed",
+	  ov_n_op, ov_note, ov_kept },
+	{ "xattr", L, NULL, "xattr.built", xa_n_op, xa_note, xa_kept },
+	{ "truncate", L, NULL, "truncate.cleared", tr_n_op, tr_note, tr_kept },
+	{ "write", L, NULL, "write.page_publishing", wr_n_op, wr_note,
+	  wr_kept },
+	{ "strict", L, NULL, "strict.committed", st_n_op, st_note, st_kept },
+	{ "tmpfile", L, NULL, "tmpfile.published", tm_n_op, tm_note, tm_kept },
 };
 
 static const struct lcase *cur;
@@ -271,9 +302,11 @@ static void run(const struct lcase *c)
 	bslot = B.host;
 	CHECK_EQ(daxfs_op_begin(&B, &bop), 0);
 	blane = bop.lane;
+	if (c->b_op)
+		c->b_op(&bop);
 	t_age(&A, B.host);		/* B dies */
 
-	ov_thread_start("recover.lane", blane, 1);	/* A stalls */
+	ov_thread_start(c->a_point, blane, 1);	/* A stalls */
 	CHECK_EQ(ov_overtake(), 1);
 	CHECK_EQ(t_join(&N, region, REGION), 0);
 	CHECK_EQ(N.host, bslot);
