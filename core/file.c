@@ -567,6 +567,7 @@ static u64 write_new(struct daxfs_op *op, const struct fview *v,
 			pflush(fs, pk, BLK);
 			pdrain(fs);
 			daxfs_crash_point("write.page_publishing");
+			daxfs_race_point("write.page_publishing", op->lane);
 			if (!page_publish(op, v, lf, kb, offs[k], pk, ws, we,
 					  &done, err))
 				return done - pos;
@@ -1333,6 +1334,7 @@ static int file_shrink(struct daxfs_op *op, struct daxfs_inode *ip, u64 size,
 		if (err)
 			return err;
 		daxfs_crash_point("truncate.cleared");
+		daxfs_race_point("truncate.cleared", op->lane);
 		if (cur == size)
 			return 0;	/* nothing to lower */
 		if (daxfs_fenced(op))
@@ -1516,6 +1518,7 @@ int daxfs_block_make(struct daxfs_op *op, const struct fview *v, u64 blk,
 	if (daxfs_hold_pages(op, 0, 0))
 		return -ESTALE;	/* recovery frees pg (the hold named it) */
 	daxfs_crash_point("write.page_publishing");
+	daxfs_race_point("write.page_publishing", op->lane);
 	word = unwritten ? pg | DAXFS_RADIX_UNWRITTEN : pg;
 	err = daxfs_radix_insert(op, v->ip, blk, word, &win);
 	if (err != -ESTALE)
@@ -1786,7 +1789,12 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	struct daxfs_iref ref;
 	u64 ino, claim;
 
-	if (daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
+	/* each act only while our claim on the slot stands: one overtaken
+	 * may find a new host's write here, its page not yet mapped, its
+	 * gate closed (docs/recovery.md "Lane recoveries of an overtaken
+	 * recoverer") */
+	if (daxfs_recovery_lost(op) ||
+	    daxfs_load(&in->op) != DAXFS_INTENT_FILE_WRITE)
 		return;
 	ino = daxfs_load(&in->a[0]);
 	claim = daxfs_load(&in->a[3]);
@@ -1796,11 +1804,11 @@ void daxfs_file_recover(struct daxfs_op *op, struct daxfs_lane *dead_lane)
 	/* while the gate is still closed or the dead write's intent still
 	 * keeps shrinks out: the file's map at the block cannot change */
 	if (ref.ip)
-		daxfs_wrec_recover(op->fs, dead_lane, ref.ip);
+		daxfs_wrec_recover(op, dead_lane, ref.ip);
 	/* a strict writer's redo record: replayed (committed) or dropped,
 	 * before the gate opens to other writers (core/redo.c) */
 	daxfs_redo_recover(op, dead_lane, ref.ip);
-	if (ref.ip && claim)
+	if (ref.ip && claim && !daxfs_recovery_lost(op))
 		daxfs_gate_recover(op->fs, ref.ip, claim);
 }
 
@@ -1825,9 +1833,10 @@ static void wrec_run_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
 			daxfs_free_obj(fs, off, DAXFS_CLASS_PAGE);
 }
 
-void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
+void daxfs_wrec_recover(struct daxfs_op *op, struct daxfs_lane *lane,
 			struct daxfs_inode *ip)
 {
+	struct daxfs_fs *fs = op->fs;
 	struct daxfs_intent *in = &lane->intent;
 	u64 pg = daxfs_load(&in->a[DAXFS_WREC_PAGE]);
 	u64 word = daxfs_load(&in->a[DAXFS_WREC_BLK]);
@@ -1835,8 +1844,11 @@ void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	u64 hold = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
 	u64 first = hold & ~BLK_LO, cur;
 
-	/* claim it first: a second recoverer finds nothing */
-	if (!pg || !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
+	/* claim it first: a second recoverer finds nothing; and only
+	 * while our claim on the slot stands (the lane may be a new
+	 * host's, its page about to be mapped) */
+	if (!pg || daxfs_recovery_lost(op) ||
+	    !daxfs_cas(&in->a[DAXFS_WREC_PAGE], &pg, 0))
 		return;
 	if (word == daxfs_wrec_word(pg, blk) && (pg & DAXFS_RADIX_RUN)) {
 		wrec_run_recover(fs, ip, blk, pg, hold);

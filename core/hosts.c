@@ -250,7 +250,7 @@ static bool recover_lane(struct daxfs_op *rop, struct daxfs_lane *lane,
 	struct daxfs_fs *fs = rop->fs;
 	u64 b;
 
-	daxfs_ov_recover_lane(fs, lane);
+	daxfs_ov_recover_lane(fs, rop, lane);
 	/* before the namespace: a free it rolls forward takes the inode's
 	 * xattr claim, which this lane may hold */
 	daxfs_xattr_recover_lane(rop, lane, slot, idx);
@@ -754,7 +754,7 @@ void daxfs_host_leave(struct daxfs_fs *fs)
 		daxfs_host_batch_return(fs, fs->host);
 		for (i = 0; i < DAXFS_LANES; i++) {
 			lane = daxfs_lane_at(fs, fs->host, i);
-			daxfs_ov_recover_lane(fs, lane);
+			daxfs_ov_recover_lane(fs, NULL, lane);
 			daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
 			daxfs_hold_recover(fs, lane, fs->host);
 			daxfs_store(&lane->epoch, 0);

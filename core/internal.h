@@ -245,7 +245,7 @@ static inline void daxfs_wrec_clear(struct daxfs_op *op)
 }
 
 /* Recovery of a dead lane's record (core/file.c), before its gate opens. */
-void daxfs_wrec_recover(struct daxfs_fs *fs, struct daxfs_lane *lane,
+void daxfs_wrec_recover(struct daxfs_op *op, struct daxfs_lane *lane,
 			struct daxfs_inode *ip);
 
 /* Cluster-wide claims (e.g. state.rename_claim) name their owner. */
@@ -440,6 +440,7 @@ void daxfs_hold_recover(struct daxfs_fs *fs, struct daxfs_lane *lane, u32 dest);
 /* ---- overlay internals (core/overlay.c) ---- */
 
 /* Rolls back a dead lane's pending overlay insert. */
-void daxfs_ov_recover_lane(struct daxfs_fs *fs, struct daxfs_lane *lane);
+void daxfs_ov_recover_lane(struct daxfs_fs *fs, const struct daxfs_op *rop,
+			   struct daxfs_lane *lane);
 
 #endif /* DAXFS_INTERNAL_H */

@@ -510,8 +510,13 @@ void daxfs_open_drop(struct daxfs_op *op, u32 slot)
 
 void daxfs_open_recover_lane(struct daxfs_op *op, struct daxfs_lane *dead)
 {
-	u64 ino = daxfs_load(&dead->intent.a[0]);
+	u64 ino;
 
+	/* a recoverer overtaken: the lane may be a new host's op by now
+	 * (docs/recovery.md "Lane recoveries of an overtaken recoverer") */
+	if (daxfs_recovery_lost(op))
+		return;
+	ino = daxfs_load(&dead->intent.a[0]);
 	if (ino)
 		daxfs_orphan_settle_dead(op, ino);
 	else

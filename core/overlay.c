@@ -124,12 +124,22 @@ static void ov_intent_clear(struct daxfs_op *op, int how)
  */
 #define OV_TOKEN	(1ull << 63)
 
+/*
+ * The claim token lane's host put in a bucket it claimed: gen, the slot's
+ * generation its host joined with (the dead slot's, for a recoverer).
+ */
+static u64 ov_lane_token(struct daxfs_fs *fs, struct daxfs_lane *lane,
+			 u64 gen)
+{
+	u64 idx = (u64)(lane - fs->lanes);
+
+	return OV_TOKEN | ((gen << 24) & ~OV_TOKEN) |
+	       ((idx % DAXFS_LANES) << 16) | (idx / DAXFS_LANES);
+}
+
 static u64 ov_token(struct daxfs_op *op)
 {
-	u64 idx = (u64)(op->lane - op->fs->lanes);
-
-	return OV_TOKEN | ((op->fs->host_gen << 24) & ~OV_TOKEN) |
-	       ((idx % DAXFS_LANES) << 16) | (idx / DAXFS_LANES);
+	return ov_lane_token(op->fs, op->lane, op->fs->host_gen);
 }
 
 static void tomb_if_pending(struct daxfs_fs *fs, u64 idx, u64 key)
@@ -141,20 +151,59 @@ static void tomb_if_pending(struct daxfs_fs *fs, u64 idx, u64 key)
 	daxfs_cas(&fs->buckets[idx].key, &exp, DAXFS_KEY_TOMB);
 }
 
-void daxfs_ov_recover_lane(struct daxfs_fs *fs, struct daxfs_lane *lane)
+/* Withdraws the claim of key in bucket idx if it is still the one token
+ * names: never another host's claim of the same key in the same bucket
+ * (one that joined the slot since has another generation) */
+static void tomb_claim(struct daxfs_fs *fs, u64 idx, u64 key, u64 token)
 {
-	u64 nested;
+	u64 exp[2] = { key | DAXFS_KEY_PENDING, token };
 
-	if (daxfs_load(&lane->intent.op) == DAXFS_INTENT_OV_INSERT) {
-		tomb_if_pending(fs, daxfs_load(&lane->intent.a[0]),
-				daxfs_load(&lane->intent.a[1]));
-		daxfs_store(&lane->intent.op, DAXFS_INTENT_NONE);
+	if (idx >= fs->nr_buckets || !key_ok(key))
+		return;
+	daxfs_cas16(&fs->buckets[idx].key, exp, DAXFS_KEY_TOMB, token);
+}
+
+/*
+ * A recovery op overtaken (docs/recovery.md "Lane recoveries of an
+ * overtaken recoverer"): the lane may be a new host's by now.  rop NULL:
+ * our own host leaving, which nobody else recovers.
+ */
+static bool ov_lost(const struct daxfs_op *rop)
+{
+	return rop && daxfs_recovery_lost(rop);
+}
+
+void daxfs_ov_recover_lane(struct daxfs_fs *fs, const struct daxfs_op *rop,
+			   struct daxfs_lane *lane)
+{
+	u64 gen = rop && rop->rhost ? daxfs_host_gen(rop->rclaim[0]) :
+		  fs->host_gen;
+	u64 token = ov_lane_token(fs, lane, gen), op, idx, key, nested;
+
+	if (ov_lost(rop))
+		return;
+	op = daxfs_load(&lane->intent.op);
+	if (op == DAXFS_INTENT_OV_INSERT) {
+		idx = daxfs_load(&lane->intent.a[0]);
+		key = daxfs_load(&lane->intent.a[1]);
+		daxfs_race_point("ov.recover_read", lane);
+		if (ov_lost(rop))
+			return;
+		tomb_claim(fs, idx, key, token);
+		/* from the value read: not over a later intent of the lane */
+		if (ov_lost(rop) || !daxfs_cas(&lane->intent.op, &op,
+					      DAXFS_INTENT_NONE))
+			return;
 	}
 	nested = daxfs_load(&lane->pad[DAXFS_LANE_OV_BUCKET]);
 	if (nested) {
-		tomb_if_pending(fs, nested - 1,
-				daxfs_load(&lane->pad[DAXFS_LANE_OV_KEY]));
-		daxfs_store(&lane->pad[DAXFS_LANE_OV_BUCKET], 0);
+		key = daxfs_load(&lane->pad[DAXFS_LANE_OV_KEY]);
+		if (ov_lost(rop))
+			return;
+		tomb_claim(fs, nested - 1, key, token);
+		if (ov_lost(rop))
+			return;
+		daxfs_cas(&lane->pad[DAXFS_LANE_OV_BUCKET], &nested, 0);
 	}
 }
 
@@ -355,6 +404,7 @@ int daxfs_ov_insert(struct daxfs_op *op, u64 key, u64 value)
 			continue;
 		}
 		daxfs_crash_point("ov_insert.claimed");
+		daxfs_race_point("ov_insert.claimed", op->lane);
 		daxfs_fence();
 		r = ov_rescan(op, home, (u32)fi, key);
 		if (r) {

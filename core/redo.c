@@ -104,7 +104,8 @@ static bool blk_part(const struct redo_hdr *h, u64 n, u64 b, u64 *a, u64 *e)
 
 /*
  * Step 5: the logged bytes in place, then the size.  fenced: the writer
- * stops at the fence (recovery replays); a recoverer passes false.
+ * stops at the fence (recovery replays); a recoverer passes false, and
+ * stops when its claim on the slot is lost.
  * Every log page of a committed record checks out (we wrote them), but
  * a record read back after a crash is checked as any region value.
  */
@@ -138,7 +139,9 @@ static int redo_apply(struct daxfs_op *op, struct daxfs_inode *ip,
 			 * link went), nothing to show the bytes to */
 			if (!dst)
 				continue;
-			if (fenced && daxfs_fenced(op))
+			/* a recoverer overtaken: the record may be a new
+			 * host's by now, applied and freed by it */
+			if (fenced ? daxfs_fenced(op) : daxfs_recovery_lost(op))
 				return -ESTALE;
 			/* step 1 cleared it; a replay makes sure */
 			err = daxfs_radix_written(op, ip, b, pg);
@@ -410,6 +413,7 @@ s64 daxfs_redo_write(struct daxfs_op *op, const struct fview *v, u64 ino,
 	pflush(fs, &op->lane->intent.a[DAXFS_REDO_WORD], 8);
 	pdrain(fs);
 	daxfs_crash_point("strict.committed");
+	daxfs_race_point("strict.committed", op->lane);
 	err = redo_apply(op, v->ip, &h, rec, true);
 	if (err == -ESTALE)
 		return err;
@@ -428,14 +432,19 @@ void daxfs_redo_recover(struct daxfs_op *op, struct daxfs_lane *lane,
 	u64 hold = daxfs_load(&lane->pad[DAXFS_LANE_HOLD_PAGES]);
 	struct redo_hdr h;
 
+	/* our claim on the slot checked before each act: one overtaken
+	 * may have read a new host's record, which that host applies and
+	 * frees itself (docs/recovery.md "Lane recoveries of an
+	 * overtaken recoverer") */
 	if (!rec || (word & BLK_LO & ~DAXFS_REDO_COMMITTED) ||
-	    hdr_load(op->fs, rec, ino, &h))
+	    daxfs_recovery_lost(op) || hdr_load(op->fs, rec, ino, &h))
 		return;		/* none, or garbage: fsck reports it */
 	if (ip && h.done && (word & DAXFS_REDO_COMMITTED) &&
 	    redo_apply(op, ip, &h, rec, false))
 		return;		/* a chain that does not check out: fsck */
 	/* claim the record (a second recoverer finds none), then free */
-	if (!daxfs_cas(&in->a[DAXFS_REDO_WORD], &word, 0))
+	if (daxfs_recovery_lost(op) ||
+	    !daxfs_cas(&in->a[DAXFS_REDO_WORD], &word, 0))
 		return;
 	pflush(op->fs, &in->a[DAXFS_REDO_WORD], 8);
 	pdrain(op->fs);

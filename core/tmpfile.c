@@ -68,6 +68,7 @@ static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
 	if (err)
 		goto out;
 	daxfs_crash_point("tmpfile.published");
+	daxfs_race_point("tmpfile.published", op->lane);
 	err = daxfs_open_insert(op, ino);
 	if (err) {
 		if (daxfs_fenced(op))
@@ -155,7 +156,8 @@ int daxfs_tmpfile_attr(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid,
  * before the settle of a published one (a rerun settles again while it is
  * published, and does nothing once the settle freed it: without the mark
  * it read "not under its number" as "never published" and freed it a
- * second time).
+ * second time).  Each CAS and the mark only while our claim on the slot
+ * stands: a recoverer overtaken leaves a new host's words alone.
  */
 void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead)
 {
@@ -169,11 +171,13 @@ void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead)
 		return;
 	if (ino && !daxfs_ov_lookup(op, daxfs_key(DAXFS_KEY_INODE, ino), &val) &&
 	    val == off) {
-		if (!(word & TMP_SETTLING) &&
-		    !daxfs_cas(&dead->intent.a[3], &word, off | TMP_SETTLING))
+		if (daxfs_recovery_lost(op) ||
+		    (!(word & TMP_SETTLING) &&
+		     !daxfs_cas(&dead->intent.a[3], &word, off | TMP_SETTLING)))
 			return;		/* not the word we read: leave it */
 		ip = daxfs_ptr(fs, off, sizeof(*ip), DAXFS_OFF_ALIGN);
-		if (ip && !daxfs_load32(&ip->nlink)) {
+		if (ip && !daxfs_load32(&ip->nlink) &&
+		    !daxfs_recovery_lost(op)) {
 			set_orphan(ip);
 			daxfs_orphan_settle(op, ino);
 		}
@@ -184,7 +188,8 @@ void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead)
 	/* the lane may be garbage naming a live inode's record: free only
 	 * a record that is the unpublished one the intent says; else
 	 * forget it (fsck judges what is left) */
-	if (!daxfs_cas(&dead->intent.a[3], &word, 0) ||
+	if (daxfs_recovery_lost(op) ||
+	    !daxfs_cas(&dead->intent.a[3], &word, 0) ||
 	    !daxfs_inode_unpublished(op, off, ino, NULL))
 		return;
 	if (daxfs_free_now(op, off, DAXFS_CLASS_128))

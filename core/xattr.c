@@ -542,6 +542,7 @@ static int xattr_apply(struct daxfs_op *op, struct daxfs_inode *ip,
 			goto out;
 	}
 	daxfs_crash_point("xattr.built");
+	daxfs_race_point("xattr.built", op->lane);
 	err = set_publish(op, ch->ino, have ? old.off : 0, nw);
 	if (err) {
 		if (nw && err != -ESTALE && !daxfs_fenced(op)) {
@@ -698,9 +699,13 @@ static void xattr_intent_recover(struct daxfs_op *rop, struct daxfs_lane *lane)
 	 * still names the old set, or the new one (none for a removal) */
 	if (nw ? v != nw : v == old) {
 		/* forgotten first: a recoverer dying here leaks it to fsck
-		 * rather than the next one freeing it twice */
-		daxfs_store(&in->a[1], 0);
-		if (nw && cls && cls <= DAXFS_NR_CLASSES)
+		 * rather than the next one freeing it twice; by CAS from the
+		 * set read, and freed only by the recoverer that took it, so
+		 * that one overtaken leaves a new host's word and set alone */
+		if (!nw || daxfs_recovery_lost(rop) ||
+		    !daxfs_cas(&in->a[1], &nw, 0))
+			return;
+		if (cls && cls <= DAXFS_NR_CLASSES)
 			set_free_unpublished(rop, nw, (unsigned int)(cls - 1));
 		return;
 	}
@@ -715,8 +720,12 @@ static void xattr_intent_recover(struct daxfs_op *rop, struct daxfs_lane *lane)
 	}
 	for (; from <= xs.nr_pages; from++) {
 		/* a next recoverer goes on after this piece (leaking it if
-		 * we die before its retire, never retiring it twice) */
-		daxfs_store(&in->a[3], (u64)from + 2);
+		 * we die before its retire, never retiring it twice); from
+		 * the step we read or wrote: not over a new host's */
+		if (daxfs_recovery_lost(rop) ||
+		    !daxfs_cas(&in->a[3], &step, (u64)from + 2))
+			return;
+		step = (u64)from + 2;
 		set_piece(&xs, from, &off, &class);
 		if (off && daxfs_retire(rop, off, class))
 			return;		/* a fenced recoverer: the next goes on */
@@ -728,11 +737,15 @@ void daxfs_xattr_recover_lane(struct daxfs_op *rop, struct daxfs_lane *lane,
 {
 	struct daxfs_intent *in = &lane->intent;
 	struct daxfs_inode *ip;
-	u64 phase;
+	u64 phase, op;
 	u32 c, mask = DAXFS_XCLAIM_SLOT_MASK |
 		DAXFS_XCLAIM_LANE_MASK << DAXFS_XCLAIM_LANE_SHIFT;
 
-	if (daxfs_load(&in->op) != DAXFS_INTENT_XATTR)
+	/* every act below only while our claim on the slot stands: one
+	 * overtaken may read, or act on, a new host's intent and claim
+	 * (docs/recovery.md "Lane recoveries of an overtaken recoverer") */
+	if (daxfs_recovery_lost(rop) ||
+	    daxfs_load(&in->op) != DAXFS_INTENT_XATTR)
 		return;
 	phase = daxfs_load(&in->a[6]);
 	if (phase == DAXFS_XATTR_PHASE_SET)
@@ -741,7 +754,11 @@ void daxfs_xattr_recover_lane(struct daxfs_op *rop, struct daxfs_lane *lane,
 		       DAXFS_OFF_ALIGN);
 	/* the slot is RECOVERING: no one else holds a claim naming it */
 	c = ip ? daxfs_load32(&ip->xattr_claim) : 0;
+	if (daxfs_recovery_lost(rop))
+		return;
 	if (c && (c & mask) == (xclaim_word(slot, lane_idx, 0) & mask))
 		daxfs_cas32(&ip->xattr_claim, &c, 0);
-	daxfs_store(&in->op, DAXFS_INTENT_NONE);
+	op = DAXFS_INTENT_XATTR;
+	if (!daxfs_recovery_lost(rop))
+		daxfs_cas(&in->op, &op, DAXFS_INTENT_NONE);
 }
