@@ -141,6 +141,7 @@ RECOVERY_POINTS = ["recover.claimed", "recover.lane", "recover.open_set",
 
 # Points tested elsewhere, with the test that kills a host there.
 OTHER_POINTS = {
+    "convert.version": "test_convert.py",
     "alloc.compact": "test_compact.py",
     "pcache.fill": "test_pcache.py",
     "ov_insert.publish": "test_overlay_publish.py",
