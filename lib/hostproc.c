@@ -202,3 +202,21 @@ int lib_host_proc_reap(struct daxfs_fs *fs)
 	}
 	return n;
 }
+
+int daxfs_host_process_gone(struct daxfs_handle *h, uint32_t slot,
+			    uint64_t *gen)
+{
+	struct daxfs_fs *fs = &h->fs;
+	struct proc_id me;
+	u64 w;
+
+	if (slot >= fs->sb.max_hosts || slot == fs->host ||
+	    proc_id_self(&me) || !proc_is_ours())
+		return 0;
+	w = daxfs_load(&daxfs_host_at(fs, slot)->state);
+	if (daxfs_host_st(w) != DAXFS_HOST_ALIVE ||
+	    !slot_process_gone(fs, slot, w, &me))
+		return 0;
+	*gen = daxfs_host_gen(w);
+	return 1;
+}
