@@ -194,6 +194,7 @@ def test_flock_of_a_description_shared_across_fork(region_path):
     assert b"after the child's LOCK_EX, a second LOCK_SH: refused" in out
     assert b"the child ended, the parent holds it: refused" in out, out
     assert b"child F_OFD_GETLK sees: nothing in the way" in out, out
+    assert b"child F_SETLK over the parent's: Resource temporarily" in out
     assert b"after the child's unlocks, flock: got it" in out, out
     assert b"after the child's unlocks, OFD: got it" in out, out
     assert b"the parent closed, the child holds it: refused" in out, out

@@ -36,12 +36,18 @@ static void nap(int ms)
 		;
 }
 
-static int ofd(int fd, int cmd, short type)
+/* A lock on bytes [start, start + 10) */
+static int lock_at(int fd, int cmd, short type, off_t start)
 {
 	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-			    .l_start = 0, .l_len = 10 };
+			    .l_start = start, .l_len = 10 };
 
 	return fcntl(fd, cmd, &fl);
+}
+
+static int ofd(int fd, int cmd, short type)
+{
+	return lock_at(fd, cmd, type, 0);
 }
 
 /* A second instance: its own open of path, a lock that does not wait.
@@ -138,9 +144,14 @@ static void child_unlocks(const char *dir)
 
 	say("parent LOCK_EX", flock(fd, LOCK_EX));
 	say("parent F_OFD_SETLK", ofd(fd, F_OFD_SETLK, F_WRLCK));
+	say("parent F_SETLK", lock_at(fd, F_SETLK, F_RDLCK, 100));
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
+		/* a POSIX lock is the process's: the child's write lock
+		 * conflicts with its parent's read lock */
+		say("child F_SETLK over the parent's",
+		    lock_at(fd, F_SETLK, F_WRLCK, 100));
 		say("child F_OFD_SETLK", ofd(fd, F_OFD_SETLK, F_WRLCK));
 		say("child F_OFD_GETLK", fcntl(fd, F_OFD_GETLK, &fl));
 		printf("child F_OFD_GETLK sees: %s\n",
