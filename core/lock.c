@@ -323,6 +323,9 @@ struct lk_scan {
 	u64 ns, ne;
 	struct daxfs_lock_view left, right;
 	bool has_left, has_right;
+	/* set by the caller: the owner's records of any host are its own
+	 * (a shared owner's F_GETLK, which moves nothing) */
+	bool own_any;
 };
 
 /*
@@ -363,7 +366,7 @@ static void lk_scan(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 		}
 		if (!ok || x.ino != ino)
 			continue;
-		if (!rec_own(&x, me, r)) {
+		if (!rec_own(&x, s->own_any ? x.host : me, r)) {
 			if (s->conflict < 0 && r->type != DAXFS_LCK_UN &&
 			    rec_conflicts(&x, ino, r, me)) {
 				s->conflict = (int)i;
@@ -567,6 +570,7 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 			break;
 		/* a shared description's locks are ours wherever they are */
 		moved = shared ? lk_move(fs, b, ino, r->owner, r->kind, 0) : 0;
+		s.own_any = false;
 		lk_scan(fs, b, ino, r, &s);
 		s.changed |= moved != 0;
 		if (s.conflict < 0) {
@@ -603,7 +607,7 @@ int daxfs_lock_get(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r)
 	struct daxfs_lock_bucket *b;
 	struct daxfs_op op;
 	struct lk_scan s;
-	u32 shared, moved;
+	u32 shared;
 	int err;
 
 	err = lk_shared(r, &shared);
@@ -630,9 +634,11 @@ int daxfs_lock_get(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r)
 	err = bkt_claim(&op, b);
 	if (err)
 		goto out;
-	moved = shared ? lk_move(fs, b, ino, r->owner, r->kind, 0) : 0;
+	/* a shared owner's own lock is no conflict, wherever it is: left
+	 * where it is (a look moves nothing) */
+	s.own_any = shared;
 	lk_scan(fs, b, ino, r, &s);
-	bkt_release(&op, b, s.changed || moved);
+	bkt_release(&op, b, s.changed);
 	if (s.conflict < 0)
 		r->type = DAXFS_LCK_UN;
 	else
@@ -661,6 +667,7 @@ void daxfs_lock_cancel(struct daxfs_fs *fs, u64 ino,
 	if (lk_bucket(&op, ino, false, &b) || !b || bkt_claim(&op, b))
 		goto out;
 	un.type = DAXFS_LCK_UN;
+	s.own_any = false;
 	lk_scan(fs, b, ino, &un, &s);
 	if (s.waiting >= 0)
 		rec_clear(&b->rec[s.waiting]);

@@ -98,10 +98,12 @@ static void test_shared_requests(void)
 	CHECK_EQ(daxfs_lock_set(&fh[2], INO, &r, 0), 0);
 	r.type = DAXFS_LCK_UN;
 	CHECK_EQ(daxfs_lock_set(&fh[2], INO, &r, 0), 0);
-	/* its F_GETLK sees its own lock as no conflict */
+	/* its F_GETLK sees its own lock as no conflict, and moves nothing */
 	r = fl(X, DAXFS_LCK_WR, FL_SH);
 	CHECK_EQ(daxfs_lock_get(&fh[1], INO, &r), 0);
 	CHECK_EQ(r.type, DAXFS_LCK_UN);
+	CHECK_EQ(r.kind, FL_SH);
+	CHECK_EQ(holder(&fh[2], INO), (int)fh[0].host);
 	/* one record, wherever it went */
 	CHECK_EQ(daxfs_lock_list(&fh[0], INO, NULL, NULL), 1);
 	/* a POSIX owner is a process: never shared */
