@@ -223,6 +223,16 @@ struct daxfs_lock_shift {
 };
 int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
 		     const struct daxfs_lock_shift *sh);
+/*
+ * The OFD and flock locks of owner on ino that host slot (generation
+ * gen) holds become ours: a survivor sharing the description takes them
+ * from a carrier whose process ended (docs/locks.md "Descriptions shared
+ * across hosts").  Only while that host is ALIVE with gen: once it is
+ * not, its records are no locks and stay its own.  Returns the records
+ * taken, or -errno.
+ */
+int daxfs_lock_adopt_owner(struct daxfs_fs *fs, u32 slot, u64 gen, u64 ino,
+			   u64 owner);
 int daxfs_host_abandon(struct daxfs_fs *fs);
 /* Host state for info/fsck; *lease_age_ns: how long this observer has
  * seen the slot's heartbeat unchanged (-1: no observation table). */
@@ -1062,6 +1072,16 @@ enum daxfs_lock_kind {
 	DAXFS_LCK_OFD = 2,		/* F_OFD_SETLK: owner = an open file */
 	DAXFS_LCK_FLOCK = 3,		/* flock(2): whole file, own class */
 };
+
+/*
+ * Or'ed into the kind of an OFD or flock request (set, get, cancel): the
+ * owner is an open file description shared by processes that are each a
+ * host (the preload after fork), and its id is the same in all of them
+ * and unique across hosts.  Its records held by another live host are
+ * this owner's: they move to us, under the bucket claim, before the
+ * request (docs/locks.md "Descriptions shared across hosts").
+ */
+#define DAXFS_LCK_SHARED	(1u << 31)
 
 /*
  * One lock request or one lock reported.  An owner is named by this

@@ -323,6 +323,9 @@ struct lk_scan {
 	u64 ns, ne;
 	struct daxfs_lock_view left, right;
 	bool has_left, has_right;
+	/* set by the caller: the owner's records of any host are its own
+	 * (a shared owner's F_GETLK, which moves nothing) */
+	bool own_any;
 };
 
 /*
@@ -363,7 +366,7 @@ static void lk_scan(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 		}
 		if (!ok || x.ino != ino)
 			continue;
-		if (!rec_own(&x, me, r)) {
+		if (!rec_own(&x, s->own_any ? x.host : me, r)) {
 			if (s->conflict < 0 && r->type != DAXFS_LCK_UN &&
 			    rec_conflicts(&x, ino, r, me)) {
 				s->conflict = (int)i;
@@ -462,6 +465,45 @@ static int lk_apply(struct daxfs_fs *fs, struct daxfs_lock_bucket *b,
 	return err;
 }
 
+/*
+ * Moves to our host word, in b (claimed), the records of owner on ino that
+ * another host holds: host word from only, or (from 0) any host still
+ * ALIVE; of kind (0: OFD and flock).  Waiting requests stay.  A record
+ * changes with one store of its host word, so a reader without the claim
+ * sees it whole, one host's or the other's.  Returns how many moved.
+ */
+static u32 lk_move(struct daxfs_fs *fs, struct daxfs_lock_bucket *b, u64 ino,
+		   u64 owner, u32 kind, u64 from)
+{
+	u64 me = daxfs_lock_me(fs);
+	struct daxfs_lock_view x;
+	u32 i, n = 0;
+
+	for (i = 0; i < DAXFS_LOCK_RECS; i++) {
+		struct daxfs_lock_rec *p = &b->rec[i];
+
+		if (!daxfs_lock_rec_load(p, &x) || x.host == me || x.waiting ||
+		    x.ino != ino || x.owner != owner)
+			continue;
+		if (kind ? x.kind != kind : x.kind == DAXFS_LCK_POSIX)
+			continue;
+		if (from ? x.host != from : daxfs_lock_host_stale(fs, x.host))
+			continue;
+		daxfs_race_point("lock.move", b);
+		daxfs_store(&p->host, me);
+		n++;
+	}
+	return n;
+}
+
+/* Strips DAXFS_LCK_SHARED off r->kind; -EINVAL: it is on a POSIX one. */
+static int lk_shared(struct daxfs_lock_req *r, u32 *shared)
+{
+	*shared = r->kind & DAXFS_LCK_SHARED;
+	r->kind &= ~DAXFS_LCK_SHARED;
+	return *shared && r->kind == DAXFS_LCK_POSIX ? -EINVAL : 0;
+}
+
 /* ---- public calls ---- */
 
 /* A conflicting holder whose lease this observer saw run out: recover
@@ -505,15 +547,20 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 	struct daxfs_op op;
 	struct lk_scan s;
 	int err, tries;
+	u32 shared, moved;
 	bool waits;
 
-	if (!ino || !req_valid(r))
-		return -EINVAL;
-	if (fs->host == DAXFS_NO_HOST)
-		return -EROFS;
-	err = daxfs_op_begin(fs, &op);
-	if (err)
+	err = lk_shared(r, &shared);
+	if (!err && (!ino || !req_valid(r)))
+		err = -EINVAL;
+	if (!err && fs->host == DAXFS_NO_HOST)
+		err = -EROFS;
+	if (!err)
+		err = daxfs_op_begin(fs, &op);
+	if (err) {
+		r->kind |= shared;
 		return err;
+	}
 	for (tries = 0; tries < 2; tries++) {
 		err = lk_bucket(&op, ino, r->type != DAXFS_LCK_UN, &b);
 		if (err || !b)
@@ -521,7 +568,11 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 		err = bkt_claim(&op, b);
 		if (err)
 			break;
+		/* a shared description's locks are ours wherever they are */
+		moved = shared ? lk_move(fs, b, ino, r->owner, r->kind, 0) : 0;
+		s.own_any = false;
 		lk_scan(fs, b, ino, r, &s);
+		s.changed |= moved != 0;
 		if (s.conflict < 0) {
 			err = lk_apply(fs, b, ino, r, &s);
 			bkt_release(&op, b, s.changed);
@@ -547,6 +598,7 @@ int daxfs_lock_set(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r,
 	daxfs_op_end(&op);
 	if (err == -EDEADLK)
 		daxfs_lock_cancel(fs, ino, r);	/* our waiting record goes */
+	r->kind |= shared;
 	return err;
 }
 
@@ -555,13 +607,18 @@ int daxfs_lock_get(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r)
 	struct daxfs_lock_bucket *b;
 	struct daxfs_op op;
 	struct lk_scan s;
+	u32 shared;
 	int err;
 
-	if (!ino || !req_valid(r) || r->type == DAXFS_LCK_UN)
-		return -EINVAL;
-	err = daxfs_op_begin(fs, &op);
-	if (err)
+	err = lk_shared(r, &shared);
+	if (!err && (!ino || !req_valid(r) || r->type == DAXFS_LCK_UN))
+		err = -EINVAL;
+	if (!err)
+		err = daxfs_op_begin(fs, &op);
+	if (err) {
+		r->kind |= shared;
 		return err;
+	}
 	if (!op.lane) {
 		err = -EROFS;
 		goto out;
@@ -577,6 +634,9 @@ int daxfs_lock_get(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r)
 	err = bkt_claim(&op, b);
 	if (err)
 		goto out;
+	/* a shared owner's own lock is no conflict, wherever it is: left
+	 * where it is (a look moves nothing) */
+	s.own_any = shared;
 	lk_scan(fs, b, ino, r, &s);
 	bkt_release(&op, b, s.changed);
 	if (s.conflict < 0)
@@ -585,6 +645,9 @@ int daxfs_lock_get(struct daxfs_fs *fs, u64 ino, struct daxfs_lock_req *r)
 		req_from_rec(r, &s.cf);
 out:
 	daxfs_op_end(&op);
+	/* a conflict reported is another owner's: its kind has no mark */
+	if (r->type == DAXFS_LCK_UN || err)
+		r->kind |= shared;
 	return err;
 }
 
@@ -595,12 +658,16 @@ void daxfs_lock_cancel(struct daxfs_fs *fs, u64 ino,
 	struct daxfs_lock_req un = *r;
 	struct daxfs_op op;
 	struct lk_scan s;
+	u32 shared;
 
-	if (daxfs_op_begin(fs, &op) || !op.lane)
+	if (lk_shared(&un, &shared) || daxfs_op_begin(fs, &op))
+		return;
+	if (!op.lane)
 		goto out;
 	if (lk_bucket(&op, ino, false, &b) || !b || bkt_claim(&op, b))
 		goto out;
 	un.type = DAXFS_LCK_UN;
+	s.own_any = false;
 	lk_scan(fs, b, ino, &un, &s);
 	if (s.waiting >= 0)
 		rec_clear(&b->rec[s.waiting]);
@@ -687,6 +754,12 @@ int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
 		if (!b || bkt_claim(&op, b))
 			continue;
 		changed = false;
+		/* declared dead meanwhile: its records are no locks, and
+		 * another host may hold one of them now; they stay its */
+		if (daxfs_lock_host_stale(fs, old)) {
+			bkt_release(&op, b, false);
+			continue;
+		}
 		for (i = 0; i < DAXFS_LOCK_RECS; i++) {
 			p = &b->rec[i];
 			if ((daxfs_load(&p->host) & LK_HOST_MASK) != old ||
@@ -710,6 +783,37 @@ int daxfs_lock_adopt(struct daxfs_fs *fs, u32 slot, u64 gen,
 	}
 	daxfs_op_end(&op);
 	return (int)n;
+}
+
+int daxfs_lock_adopt_owner(struct daxfs_fs *fs, u32 slot, u64 gen, u64 ino,
+			   u64 owner)
+{
+	u64 old = daxfs_claim_word(slot, gen) & LK_HOST_MASK;
+	struct daxfs_lock_bucket *b;
+	struct daxfs_op op;
+	u32 n = 0;
+	int err;
+
+	if (fs->host == DAXFS_NO_HOST)
+		return -EROFS;
+	if (!ino || slot >= fs->sb.max_hosts || slot == fs->host)
+		return -EINVAL;
+	err = daxfs_op_begin(fs, &op);
+	if (err)
+		return err;
+	err = lk_bucket(&op, ino, false, &b);
+	if (!err && b)
+		err = bkt_claim(&op, b);
+	if (!err && b) {
+		/* under the claim nobody grants a lock of this inode: the
+		 * records are the old host's locks until it stops being
+		 * ALIVE, and ours from this store on */
+		if (!daxfs_lock_host_stale(fs, old))
+			n = lk_move(fs, b, ino, owner, 0, old);
+		bkt_release(&op, b, n != 0);
+	}
+	daxfs_op_end(&op);
+	return err ? err : (int)n;
 }
 
 void daxfs_lock_sweep(struct daxfs_op *op, u64 also)

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -179,9 +180,42 @@ static bool slot_process_gone(struct daxfs_fs *fs, u32 slot, u64 w,
 	return daxfs_load(&hs->state) == w;
 }
 
+/* The slots that hold OFD or flock locks (lock_carriers). */
+struct carriers {
+	u8 *slot;
+	u32 n;
+};
+
+static void carrier_note(void *ctx, u64 ino, const struct daxfs_lock_req *l,
+			 bool waiting)
+{
+	struct carriers *c = ctx;
+
+	if (!waiting && l->kind != DAXFS_LCK_POSIX && l->host < c->n)
+		c->slot[l->host] = 1;
+}
+
+/*
+ * A slot of an ended process that holds OFD or flock locks is left to its
+ * lease: the locks may be those of a description other processes still
+ * hold, which their heartbeats are about to take over (docs/locks.md
+ * "Descriptions shared across hosts"); declared dead now, it would drop
+ * them.  NULL (no memory): every such slot is left.
+ */
+static u8 *lock_carriers(struct daxfs_fs *fs)
+{
+	struct carriers c = { calloc(fs->sb.max_hosts, 1), fs->sb.max_hosts };
+
+	if (c.slot)
+		daxfs_lock_list(fs, 0, carrier_note, &c);
+	return c.slot;
+}
+
 int lib_host_proc_reap(struct daxfs_fs *fs)
 {
 	struct proc_id me;
+	u8 *carry = NULL;
+	bool looked = false;
 	u32 slot;
 	u64 w;
 	int n = 0;
@@ -193,6 +227,12 @@ int lib_host_proc_reap(struct daxfs_fs *fs)
 		if (daxfs_host_st(w) != DAXFS_HOST_ALIVE ||
 		    !slot_process_gone(fs, slot, w, &me))
 			continue;
+		if (!looked) {
+			carry = lock_carriers(fs);
+			looked = true;
+		}
+		if (!carry || carry[slot])
+			continue;
 		/* as a lease that ran out: ALIVE -> DEAD of that generation;
 		 * the join's look at dead hosts recovers it */
 		if (daxfs_cas(&daxfs_host_at(fs, slot)->state, &w,
@@ -200,5 +240,24 @@ int lib_host_proc_reap(struct daxfs_fs *fs)
 					      DAXFS_HOST_DEAD)))
 			n++;
 	}
+	free(carry);
 	return n;
+}
+
+int daxfs_host_process_gone(struct daxfs_handle *h, uint32_t slot,
+			    uint64_t *gen)
+{
+	struct daxfs_fs *fs = &h->fs;
+	struct proc_id me;
+	u64 w;
+
+	if (slot >= fs->sb.max_hosts || slot == fs->host ||
+	    proc_id_self(&me) || !proc_is_ours())
+		return 0;
+	w = daxfs_load(&daxfs_host_at(fs, slot)->state);
+	if (daxfs_host_st(w) != DAXFS_HOST_ALIVE ||
+	    !slot_process_gone(fs, slot, w, &me))
+		return 0;
+	*gen = daxfs_host_gen(w);
+	return 1;
 }

@@ -52,6 +52,9 @@ struct daxfs_handle {
 	pthread_t hb_thread;
 	bool hb_running;
 	bool hb_stop;
+	/* daxfs_set_heartbeat_hook: run by the heartbeat after each renewal */
+	void (*hb_hook)(struct daxfs_handle *h, void *arg);
+	void *hb_hook_arg;
 	bool want_join;			/* this handle is meant to be a host */
 	bool need_rejoin;		/* declared dead: join again */
 	unsigned long fork_gen;		/* lib_fork_gen when we (re)joined */

@@ -369,9 +369,25 @@ static void *heartbeat_main(void *arg)
 		 * once no call runs on the old slot any more. */
 		if (err == -ESTALE)
 			h->need_rejoin = true;
+		if (!err && h->hb_hook) {
+			/* it may call into the library: not under h->lock */
+			pthread_mutex_unlock(&h->lock);
+			h->hb_hook(h, h->hb_hook_arg);
+			pthread_mutex_lock(&h->lock);
+		}
 	}
 	pthread_mutex_unlock(&h->lock);
 	return NULL;
+}
+
+void daxfs_set_heartbeat_hook(struct daxfs_handle *h,
+			      void (*fn)(struct daxfs_handle *h, void *arg),
+			      void *arg)
+{
+	pthread_mutex_lock(&h->lock);
+	h->hb_hook_arg = arg;
+	h->hb_hook = fn;
+	pthread_mutex_unlock(&h->lock);
 }
 
 /* Called with h->lock held. */
@@ -753,6 +769,12 @@ int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
 	struct daxfs_lock_shift sh = { .lo = lo, .hi = hi, .to = to };
 
 	LIB_CALL(h, daxfs_lock_adopt(&h->fs, slot, gen, &sh));
+}
+
+int daxfs_host_adopt_owner_locks(struct daxfs_handle *h, uint32_t slot,
+				 uint64_t gen, uint64_t ino, uint64_t owner)
+{
+	LIB_CALL(h, daxfs_lock_adopt_owner(&h->fs, slot, gen, ino, owner));
 }
 
 static int do_region_renew(struct daxfs_handle *h)

@@ -94,3 +94,66 @@ def test_live_processes_keep_their_slots(region_path):
         for p in holders:
             p.kill()
             p.wait()
+
+
+DAEMON = r"""
+import fcntl, os, sys
+fd = os.open("/daxfs/pid", os.O_CREAT | os.O_RDWR, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+if os.fork() == 0:
+    print("daemon", os.getpid(), flush=True)
+    sys.stdin.readline()
+    os._exit(0)
+os._exit(0)
+"""
+
+SECOND = r"""
+import fcntl, os
+fd = os.open("/daxfs/pid", os.O_RDWR)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("got it")
+except BlockingIOError:
+    print("refused")
+"""
+
+
+def test_full_table_keeps_the_slot_of_an_ended_lock_carrier(region_path):
+    """Under `daxfs run` a daemon's parent takes a flock, forks and ends:
+    its slot stays, holding the lock for the daemon, whose heartbeat takes
+    it over within a quarter of a lease (docs/locks.md "Descriptions
+    shared across hosts").  A joiner that finds the table full meanwhile
+    must not declare that slot dead although its process has ended: the
+    lock would go.  Before, the joiner declared it dead and a second
+    instance got the daemon's lock (60 s lease: the daemon had not looked
+    yet)."""
+    from helpers import preload as pl
+    env.mkfs(region_path, 64 * env.MiB, max_hosts=4, lease_ms=60000)
+    d = pl.popen(region_path, [sys.executable, "-c", DAEMON],
+                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holders = []
+    try:
+        assert d.stdout.readline().startswith("daemon"), "no daemon"
+        assert d.wait(timeout=60) == 0      # the parent ended (reaped)
+        # parent's slot, the daemon's, and two more: the table is full
+        holders = [subprocess.Popen([sys.executable, "-c", HOLDER,
+                                     region_path, str(i)],
+                                    stdout=subprocess.PIPE, text=True,
+                                    env=dict(os.environ,
+                                             PYTHONPATH=env.PYDIR))
+                   for i in range(2)]
+        for p in holders:
+            assert p.stdout.readline().strip() == "joined"
+        with pytest.raises(OSError) as e:
+            daxfs.Region(region_path).close()
+        assert e.value.errno == errno.EBUSY, e.value
+        holders[1].kill()           # a slot the next join may take
+        holders[1].wait()
+        res = pl.run(region_path, [sys.executable, "-c", SECOND])
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.strip() == b"refused", res.stdout
+    finally:
+        d.stdin.close()             # the daemon ends
+        for p in holders:
+            p.kill()
+            p.wait()

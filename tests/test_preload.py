@@ -116,10 +116,6 @@ t("size", lambda: os.fstat(fd).st_size)
     assert b"pread end past EINVAL" in out and b"size 3" in out, out
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known: a fork child is a new host, and the "
-                   "locks of an inherited description stay the parent's "
-                   "(docs/preload.md \"Locks\")")
 def test_flock_kept_by_a_fork_child(region):
     """flock locks belong to the open file description, which a fork child
     shares: on Linux the child's unlock releases the parent's lock, and the
@@ -172,6 +168,41 @@ print("a second instance got the daemon's lock", other_can_lock())
     out = pl.compare(region, '"$PY" -c \'%s\' "$D"'
                      % code.replace("'", "'\"'\"'"), "forkflock")
     assert b"second instance got the daemon's lock False" in out, out
+
+
+def test_flock_of_a_description_shared_across_fork(region_path):
+    """flock and OFD locks are the open file description's, shared with a
+    fork child (tests/preload/pl_flock_fork.c, against tmpfs): the child's
+    own request does not conflict and converts the lock, its F_OFD_GETLK
+    sees nothing in the way, its unlock releases the parent's lock, the
+    lock stays while any process holds the description and goes at its
+    last close; the daemon pattern keeps its pid file lock when the parent
+    ends by exit(), _exit() or SIGKILL, and when the daemon execs, longer
+    than the ended process's lease, and (but after SIGKILL) gives it back
+    when the daemon ends.
+    Before, each process's requests were its own host's: the child was
+    refused, its unlock released nothing, and the lock went with the
+    parent (docs/locks.md "Descriptions shared across hosts")."""
+    lease_ms = 1000
+    env.mkfs(region_path, 64 * env.MiB, lease_ms=lease_ms)
+    path = os.path.join(pl.PROGS, "pl_flock_fork")
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    out = pl.compare(region_path, 'mkdir "$D" && exec %s "$D" %d'
+                     % (path, 3 * lease_ms), "flockfork")
+    assert b"child LOCK_EX|LOCK_NB: ok" in out, out
+    assert b"after the child's LOCK_SH, a second LOCK_SH: got it" in out, out
+    assert b"after the child's LOCK_EX, a second LOCK_SH: refused" in out
+    assert b"the child ended, the parent holds it: refused" in out, out
+    assert b"child F_OFD_GETLK sees: nothing in the way" in out, out
+    assert b"child F_SETLK over the parent's: Resource temporarily" in out
+    assert b"after the child's unlocks, flock: got it" in out, out
+    assert b"after the child's unlocks, OFD: got it" in out, out
+    assert b"the parent closed, the child holds it: refused" in out, out
+    assert b"the child closed too: got it" in out, out
+    for how in (b"exit", b"_exit", b"exec", b"SIGKILL"):
+        assert b"daemon (%s): a second instance: refused" % how in out, out
+    for how in (b"exit", b"_exit", b"exec"):
+        assert b"daemon (%s) ended: a second instance: got it" % how in out
 
 
 def test_region_the_user_may_only_read(region):

@@ -574,6 +574,26 @@ int daxfs_host_retire_slot(struct daxfs_handle *h, uint32_t slot,
  * host-less handle. */
 int daxfs_host_adopt_locks(struct daxfs_handle *h, uint32_t slot,
 			   uint64_t gen, uint64_t lo, uint64_t hi, uint64_t to);
+/*
+ * For a front end whose open file descriptions are shared by processes
+ * that are each a host (the preload after fork; docs/locks.md
+ * "Descriptions shared across hosts"): daxfs_host_process_gone() is 1
+ * when host slot is ALIVE but the process that owns it has ended (this
+ * machine's kernel says so: same boot and pid namespace), with *gen its
+ * generation; 0 when it runs, or cannot be told.
+ * daxfs_host_adopt_owner_locks(): the OFD and flock locks of owner on
+ * ino that host slot (generation gen) holds become h's, only while that
+ * host is ALIVE; returns how many.  daxfs_set_heartbeat_hook(): fn runs
+ * on the heartbeat thread after each renewal (a quarter of a lease),
+ * outside the handle's lock, never in a process that has not joined.
+ */
+int daxfs_host_process_gone(struct daxfs_handle *h, uint32_t slot,
+			    uint64_t *gen);
+int daxfs_host_adopt_owner_locks(struct daxfs_handle *h, uint32_t slot,
+				 uint64_t gen, uint64_t ino, uint64_t owner);
+void daxfs_set_heartbeat_hook(struct daxfs_handle *h,
+			      void (*fn)(struct daxfs_handle *h, void *arg),
+			      void *arg);
 
 /*
  * Advisory locks seen by every host (docs/locks.md, docs/libdaxfs.md):

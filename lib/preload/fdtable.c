@@ -29,14 +29,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload.h"
 #include "lib/posix-locks.h"
 
 #define TABLE_SIZE	((size_t)PL_DESC_MAX * sizeof(struct pl_desc))
+/* the descriptions, then one page: struct table_head */
+#define TABLE_MAP	(TABLE_SIZE + PL_PATH_MAX)
+
+/* After the descriptions: what the whole table shares. */
+struct table_head {
+	/* random, made with the table: lock owner ids are made of it
+	 * (pl_fd_lock_owner), so that they differ from every other
+	 * table's, on every host */
+	uint64_t lock_nonce;
+};
 #define TABLE_FD_MIN	900
 
 static struct pl_desc *table;
@@ -84,7 +96,7 @@ static int sys_fcntl(int fd, int cmd, long arg)
 
 static int table_map(int fd)
 {
-	void *p = mmap(NULL, TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+	void *p = mmap(NULL, TABLE_MAP, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
 
 	if (p == MAP_FAILED)
@@ -109,6 +121,39 @@ static int fd_high(int fd, int cmd)
 	return hi < 0 ? -EMFILE : hi;
 }
 
+static struct table_head *head(void)
+{
+	return (struct table_head *)((char *)table + TABLE_SIZE);
+}
+
+/* 64 random bits, for the table's lock owner ids */
+static uint64_t nonce(void)
+{
+	struct timespec ts;
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == sizeof(v))
+		return v;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return daxfs_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+			   ((uint64_t)getpid() << 44));
+}
+
+uint64_t pl_fd_lock_owner(struct pl_desc *d)
+{
+	if (!atomic_load(&d->lk_used))
+		atomic_store(&d->lk_used, 1);
+	/* a bijection of the index: no two descriptions share one */
+	return daxfs_mix64(head()->lock_nonce + (uint64_t)(d - table));
+}
+
+/* idx's owner id when a lock request was made on it, else 0 */
+static uint64_t lock_owner_of(unsigned int idx)
+{
+	return atomic_load(&table[idx].lk_used) ?
+	       pl_fd_lock_owner(&table[idx]) : 0;
+}
+
 static int table_create(void)
 {
 	struct stat st;
@@ -117,7 +162,7 @@ static int table_create(void)
 	fd = (int)syscall(SYS_memfd_create, "daxfs-preload-fds", 0);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, TABLE_SIZE)) {
+	if (ftruncate(fd, TABLE_MAP)) {
 		err = -errno;
 		syscall(SYS_close, fd);
 		return err;
@@ -132,6 +177,7 @@ static int table_create(void)
 	}
 	table_fd = fd;
 	table_ino = st.st_ino;
+	head()->lock_nonce = nonce();
 	return 0;
 }
 
@@ -293,20 +339,54 @@ static int local_get(struct daxfs_handle *h, unsigned int idx)
 	return err;
 }
 
+/* Descriptions whose locks we may carry although we closed our last
+ * descriptor of them (others still held them): looked at before we
+ * leave (pl_exit_release).  Slot and lock id; 0: none. */
+static struct {
+	uint32_t idx;
+	uint64_t id;
+} closed_carry[PL_EXIT_CARRY_MAX];
+
+static void closed_carry_note(unsigned int idx, uint64_t id)
+{
+	unsigned int i, free = PL_EXIT_CARRY_MAX;
+
+	for (i = 0; i < PL_EXIT_CARRY_MAX; i++) {
+		if (closed_carry[i].id == id)
+			return;
+		if (free == PL_EXIT_CARRY_MAX && (!closed_carry[i].id ||
+		    !atomic_load(&table[closed_carry[i].idx].refs)))
+			free = i;
+	}
+	if (free < PL_EXIT_CARRY_MAX) {
+		closed_carry[free].idx = idx;
+		closed_carry[free].id = id;
+	}
+}
+
 static void local_put(unsigned int idx)
 {
+	struct pl_desc *d = &table[idx];
+	uint64_t ino = d->ino, id = lock_owner_of(idx);
+	bool reg = d->kind == PL_KIND_REG, last;
 	struct daxfs_handle *h;
 
-	if (table[idx].kind == PL_KIND_REG)
-		pl_lock_drop(&table[idx], localref[idx] == 1);
-
+	if (reg)
+		pl_lock_drop_posix(ino);
 	if (--localref[idx] == 0) {
 		dirs_note(idx, false);
-		h = table[idx].kind == PL_KIND_REG ? pl_handle_peek() : NULL;
+		h = reg ? pl_handle_peek() : NULL;
 		if (h)
-			daxfs_file_close(h, table[idx].ino);
+			daxfs_file_close(h, ino);
 	}
-	atomic_fetch_sub(&table[idx].refs, 1);
+	/* read before: once the count is 0 the slot may be another open's */
+	last = atomic_fetch_sub(&d->refs, 1) == 1;
+	if (!reg || !id)
+		return;
+	if (last)
+		pl_lock_drop_desc(ino, id);
+	else if (!localref[idx] && pl_lock_took())
+		closed_carry_note(idx, id);
 }
 
 /* Whether this process holds a description of any directory: only then
@@ -481,6 +561,7 @@ int pl_fd_install_at(int fd, uint64_t ino, int kind, int flags,
 		     O_EXCL | O_TRUNC | O_NOCTTY));
 	atomic_store(&table[idx].off, 0);
 	table[idx].fc = (struct daxfs_fcache){ 0 };
+	atomic_store(&table[idx].lk_used, 0);
 	path_set(table[idx].path, sizeof(table[idx].path), path);
 	err = local_get(h, idx);
 	if (err) {
@@ -648,11 +729,41 @@ int pl_fork_needs_handoff(void)
 
 	if (!table || !h || fork_slot == DAXFS_NO_HOST)
 		return 0;
-	for (i = 0; i < PL_DESC_MAX; i++)
-		if (localref[i] && table[i].kind == PL_KIND_REG &&
-		    !daxfs_fstat(h, table[i].ino, &a) && !a.nlink)
+	for (i = 0; i < PL_DESC_MAX; i++) {
+		if (!localref[i] || table[i].kind != PL_KIND_REG)
+			continue;
+		/* its locks are the child's too: it must be a host that
+		 * can take them over when we end (lock.c pl_lock_watch) */
+		if (atomic_load(&table[i].lk_used) && pl_lock_took())
 			return 1;
+		if (!daxfs_fstat(h, table[i].ino, &a) && !a.nlink)
+			return 1;
+	}
 	return 0;
+}
+
+/* The regular descriptions we hold that have a lock owner id: (ino, id)
+ * pairs, at most max.  For the heartbeat's look (lock.c). */
+unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max)
+{
+	unsigned int i, n = 0;
+	uint64_t id;
+
+	if (!table)
+		return 0;
+	pthread_rwlock_rdlock(&map_lock);
+	for (i = 0; i < PL_DESC_MAX && n < max; i++) {
+		if (!localref[i] || table[i].kind != PL_KIND_REG)
+			continue;
+		id = lock_owner_of(i);
+		if (!id)
+			continue;
+		c[n][0] = table[i].ino;
+		c[n][1] = id;
+		n++;
+	}
+	pthread_rwlock_unlock(&map_lock);
+	return n;
 }
 
 void pl_reopen_all(struct daxfs_handle *h)
@@ -671,13 +782,11 @@ void pl_reopen_all(struct daxfs_handle *h)
 				 daxfs_strerror(err));
 	}
 	pthread_rwlock_unlock(&map_lock);
-	/* taken over: the image before exec gives us its locks (its OFD
-	 * and flock owners are descriptions, now mapped elsewhere), then
-	 * is retired */
+	/* taken over: the image before exec gives us its locks (OFD and
+	 * flock owners are the descriptions' ids, kept in the table: no
+	 * shift), then is retired */
 	if (prev_retire && prev_slot != DAXFS_NO_HOST) {
-		if (daxfs_host_adopt_locks(h, prev_slot, prev_gen, prev_table,
-					   prev_table + TABLE_SIZE,
-					   (uint64_t)(uintptr_t)table) > 0) {
+		if (daxfs_host_adopt_locks(h, prev_slot, prev_gen, 0, 0, 0) > 0) {
 			/* still the process's: our closes drop them */
 			pl_lock_inherited();
 			lib_posix_locks_assume();
@@ -905,21 +1014,59 @@ out:
 	unsetenv("DAXFS_PRELOAD_FDS");
 }
 
-void pl_exit_release(void)
+/*
+ * Drops this process's references.  Returns in c the (ino, lock id) of
+ * descriptions that others still hold and whose locks we may carry (held
+ * until now, or closed earlier while others held them): the caller must
+ * not leave while it carries them (lock.c pl_lock_carried).
+ */
+unsigned int pl_exit_release(uint64_t (*c)[2])
 {
-	unsigned int fd;
+	unsigned int fd, i, n = 0;
+	uint64_t id, ino;
+	uint32_t left;
+	bool reg;
 
 	if (!table)
-		return;
+		return 0;
 	map_write_lock();
 	/* The references are dropped per description below. */
 	for (fd = 0; fd < PL_FD_MAX; fd++)
 		atomic_store(&fdmap[fd], 0);
 	for (fd = 0; fd < PL_DESC_MAX; fd++) {
-		if (localref[fd])
-			atomic_fetch_sub(&table[fd].refs, localref[fd]);
+		if (!localref[fd])
+			continue;
+		id = lock_owner_of(fd);
+		ino = table[fd].ino;
+		reg = table[fd].kind == PL_KIND_REG;
+		left = atomic_fetch_sub(&table[fd].refs, localref[fd]) -
+		       localref[fd];
 		localref[fd] = 0;
+		/* our host may stay a while (state.c leave): the POSIX
+		 * locks go now, as at any close */
+		if (reg)
+			pl_lock_drop_posix(ino);
+		if (!reg || !id)
+			continue;
+		if (!left)	/* the last close */
+			pl_lock_drop_desc(ino, id);
+		else if (n < PL_EXIT_CARRY_MAX) {
+			c[n][0] = ino;
+			c[n][1] = id;
+			n++;
+		}
+	}
+	for (i = 0; i < PL_EXIT_CARRY_MAX && n < PL_EXIT_CARRY_MAX; i++) {
+		fd = closed_carry[i].idx;
+		id = closed_carry[i].id;
+		if (!id || !atomic_load(&table[fd].refs) ||
+		    !atomic_load(&table[fd].lk_used))
+			continue;
+		c[n][0] = table[fd].ino;
+		c[n][1] = id;
+		n++;
 	}
 	ndirs = 0;
 	pl_fd_unlock();
+	return n;
 }

@@ -5,17 +5,28 @@
  * the region by the core (docs/locks.md), so programs on two hosts that
  * lock one file exclude each other.  Each process is its own host: its
  * POSIX locks are owned by its pid; OFD and flock locks by the open file
- * description (its address in the shared description table, the same in
- * every process that shares the description).  POSIX drops a process's
- * locks on a file when it closes any descriptor of it; OFD and flock
- * locks go with this process's last descriptor of the description, or
- * with the process (its host leaves).
+ * description (an id made of the description table's random number and
+ * the description's index: the same in every process that shares the
+ * description, fork children and exec'ed images included).  POSIX drops
+ * a process's locks on a file when it closes any descriptor of it; OFD
+ * and flock locks go with the last close of the description in every
+ * process.
+ *
+ * Those are the description's, not the process's, as on Linux: every
+ * request on them is DAXFS_LCK_SHARED, so the records move to the host
+ * of whichever process acts on the description (docs/locks.md
+ * "Descriptions shared across hosts").  The host that holds them (the
+ * carrier) may end while others still hold the description: it does not
+ * leave then (state.c), and the heartbeat of each survivor takes them
+ * over once it sees the carrier's process gone (pl_lock_watch), before
+ * the carrier's lease runs out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/file.h>
 
 #include "preload.h"
@@ -24,9 +35,9 @@
  * lock to drop and skips the lock table. */
 static _Atomic int took_locks;
 
-static uint64_t desc_owner(const struct pl_desc *d)
+bool pl_lock_took(void)
 {
-	return (uint64_t)(uintptr_t)d;
+	return atomic_load(&took_locks);
 }
 
 static uint32_t type_of(short l_type)
@@ -93,8 +104,8 @@ int pl_lock(int fd, int cmd, struct flock *fl)
 	if (fl->l_whence == SEEK_CUR)
 		base = (int64_t)atomic_load(&d->off);
 	if (ofd) {
-		r.kind = DAXFS_LCK_OFD;
-		r.owner = desc_owner(d);
+		r.kind = DAXFS_LCK_OFD | DAXFS_LCK_SHARED;
+		r.owner = pl_fd_lock_owner(d);
 	}
 	pl_fd_put(d);
 	if (fl->l_whence == SEEK_END) {
@@ -141,10 +152,11 @@ PUBLIC int flock(int fd, int op)
 	if (!d)
 		return real_flock(fd, op);
 	ino = d->ino;
-	err = daxfs_flock_req(op, desc_owner(d), &r);
+	err = daxfs_flock_req(op, pl_fd_lock_owner(d), &r);
 	pl_fd_put(d);
 	if (err)
 		return pl_fail(err);
+	r.kind |= DAXFS_LCK_SHARED;
 	h = pl_handle();
 	if (!h)
 		return -1;
@@ -160,22 +172,112 @@ void pl_lock_inherited(void)
 	atomic_store(&took_locks, 1);
 }
 
-/*
- * This process closes a descriptor of d: its POSIX locks on the file go
- * (close(2) semantics); with its last descriptor of d (last), so do the
- * OFD and flock locks it took through d.
- */
-void pl_lock_drop(const struct pl_desc *d, int last)
+/* This process closes a descriptor of ino: its POSIX locks on the file
+ * go (close(2) semantics). */
+void pl_lock_drop_posix(uint64_t ino)
 {
 	struct daxfs_handle *h = pl_handle_peek();
 
-	if (!h || !atomic_load(&took_locks))
+	if (h && atomic_load(&took_locks))
+		daxfs_unlock(h, ino, DAXFS_LCK_POSIX, 0, 0, DAXFS_LOCK_EOF);
+}
+
+/* The last descriptor of a description (lock owner id) closed, in every
+ * process: its OFD and flock locks go, whichever host holds them. */
+void pl_lock_drop_desc(uint64_t ino, uint64_t id)
+{
+	struct daxfs_handle *h = pl_handle_peek();
+
+	if (!h || !id)
 		return;
-	daxfs_unlock(h, d->ino, DAXFS_LCK_POSIX, 0, 0, DAXFS_LOCK_EOF);
-	if (!last)
+	daxfs_unlock(h, ino, DAXFS_LCK_OFD | DAXFS_LCK_SHARED, id, 0,
+		     DAXFS_LOCK_EOF);
+	daxfs_unlock(h, ino, DAXFS_LCK_FLOCK | DAXFS_LCK_SHARED, id, 0,
+		     DAXFS_LOCK_EOF);
+}
+
+/* Hosts other than ours holding OFD or flock records of one owner. */
+struct carriers {
+	uint64_t owner;
+	uint32_t me;
+	uint32_t n;
+	uint32_t slot[8];
+	bool mine;		/* one of ours too */
+};
+
+static void carriers_note(void *ctx, u64 ino, const struct daxfs_lock_req *l,
+			  bool waiting)
+{
+	struct carriers *c = ctx;
+	uint32_t i;
+
+	(void)ino;
+	if (waiting || l->owner != c->owner || l->kind == DAXFS_LCK_POSIX)
 		return;
-	daxfs_unlock(h, d->ino, DAXFS_LCK_OFD, desc_owner(d), 0,
-		     DAXFS_LOCK_EOF);
-	daxfs_unlock(h, d->ino, DAXFS_LCK_FLOCK, desc_owner(d), 0,
-		     DAXFS_LOCK_EOF);
+	if (l->host == c->me) {
+		c->mine = true;
+		return;
+	}
+	for (i = 0; i < c->n; i++)
+		if (c->slot[i] == l->host)
+			return;
+	if (c->n < 8)
+		c->slot[c->n++] = l->host;
+}
+
+static int carriers_of(struct daxfs_handle *h, uint64_t ino, uint64_t id,
+		       struct carriers *c)
+{
+	uint64_t gen;
+
+	memset(c, 0, sizeof(*c));
+	c->owner = id;
+	if (daxfs_handle_host(h, &c->me, &gen))
+		return -1;
+	return daxfs_lock_list_all(h, ino, carriers_note, c) < 0 ? -1 : 0;
+}
+
+/*
+ * The heartbeat's look (a quarter of a lease): the locks of a description
+ * we hold whose carrier's process has ended become ours, before that
+ * host's lease runs out and its records die with it.  Two survivors may
+ * both try: the core moves them under the bucket claim, to one of them.
+ */
+void pl_lock_watch(struct daxfs_handle *h, void *arg)
+{
+	uint64_t c[32][2], gen;
+	struct carriers cr;
+	unsigned int i, j, n;
+
+	(void)arg;
+	n = pl_fd_locked(c, 32);
+	for (i = 0; i < n; i++) {
+		if (carriers_of(h, c[i][0], c[i][1], &cr))
+			continue;
+		for (j = 0; j < cr.n; j++) {
+			if (daxfs_host_process_gone(h, cr.slot[j], &gen) != 1)
+				continue;
+			if (daxfs_host_adopt_owner_locks(h, cr.slot[j], gen,
+							 c[i][0],
+							 c[i][1]) > 0) {
+				atomic_store(&took_locks, 1);
+				pl_debug("took over the locks of inode %llu "
+					 "from host %u, whose process ended",
+					 (unsigned long long)c[i][0],
+					 cr.slot[j]);
+			}
+		}
+	}
+}
+
+bool pl_lock_carried(struct daxfs_handle *h, const uint64_t (*c)[2],
+		     unsigned int n)
+{
+	struct carriers cr;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!carriers_of(h, c[i][0], c[i][1], &cr) && cr.mine)
+			return true;
+	return false;
 }

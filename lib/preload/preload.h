@@ -60,7 +60,9 @@ struct pl_desc {
 	_Atomic uint32_t refs;
 	uint32_t kind;			/* enum pl_kind */
 	_Atomic int32_t flags;		/* O_ACCMODE | O_APPEND | O_NONBLOCK */
-	uint32_t pad;
+	/* an OFD or flock request was made on it: its owner id
+	 * (pl_fd_lock_owner) may have locks in the region */
+	_Atomic uint32_t lk_used;
 	uint64_t ino;
 	_Atomic uint64_t off;		/* file offset or directory position */
 	union {
@@ -173,7 +175,6 @@ int pl_fork_needs_handoff(void);	/* map lock held */
 void pl_exec_import(void);
 void pl_run_comm_import(void);		/* runfile.c */
 void pl_spawn_fork_child(void);		/* spawn.c */
-void pl_exit_release(void);
 int pl_own_fd(int fd);		/* the table's memfd or the template */
 void pl_own_move(int fd);	/* ours: moved up before fd is taken */
 int pl_own_in(unsigned int first, unsigned int last, int out[2]);
@@ -188,8 +189,24 @@ void pl_prefault(uint64_t ino, uint64_t size);
 /* lock.c */
 struct flock;
 int pl_lock(int fd, int cmd, struct flock *fl);
-void pl_lock_drop(const struct pl_desc *d, int last);
+void pl_lock_drop_posix(uint64_t ino);	/* a close: the process's go */
+void pl_lock_drop_desc(uint64_t ino, uint64_t id); /* its last close */
 void pl_lock_inherited(void);		/* exec took locks over */
+bool pl_lock_took(void);		/* this process asked for a lock */
+/* The heartbeat's look at who carries our descriptions' locks. */
+void pl_lock_watch(struct daxfs_handle *h, void *arg);
+/* Before leaving: do we carry locks of a description others still hold
+ * (n pairs of inode and owner id)?  Then we must not leave. */
+bool pl_lock_carried(struct daxfs_handle *h, const uint64_t (*c)[2],
+		     unsigned int n);
+/* fdtable.c: the described (ino, lock id) pairs for the two above */
+unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max);
+/* The owner id of d's OFD and flock locks: the same in every process
+ * that maps the table, and unlike any other description's of any host;
+ * marks d as locked (lk_used). */
+uint64_t pl_fd_lock_owner(struct pl_desc *d);
+#define PL_EXIT_CARRY_MAX	64
+unsigned int pl_exit_release(uint64_t (*c)[2]);
 
 /* stdio.c */
 void pl_std_fix(int fd);	/* after fd 0..2 changed */

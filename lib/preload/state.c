@@ -140,9 +140,25 @@ __attribute__((constructor)) void pl_init(void)
 	pl_std_fix(2);
 }
 
+/*
+ * A process that carries the OFD or flock locks of a description another
+ * process still holds (a daemon's parent that exits after fork) does not
+ * leave: its records would die with its slot.  Its slot stays ALIVE
+ * until its lease runs out, and the holders' heartbeats take the locks
+ * over once they see this process gone (lock.c pl_lock_watch;
+ * docs/locks.md "Descriptions shared across hosts").
+ */
 static void leave(void)
 {
-	pl_exit_release();
+	uint64_t carry[PL_EXIT_CARRY_MAX][2];
+	unsigned int n = pl_exit_release(carry);
+	struct daxfs_handle *h = pl_handle_peek();
+
+	if (h && n && pl_lock_carried(h, (const uint64_t (*)[2])carry, n)) {
+		pl_debug("not leaving: we hold locks of descriptions others "
+			 "still hold");
+		return;
+	}
 	pl_map_stop();
 	pthread_mutex_lock(&handle_lock);
 	if (handle)
@@ -223,6 +239,9 @@ struct daxfs_handle *pl_handle(void)
 		/* absolute symlink targets under DIR are the region's, as
 		 * on a mount at DIR */
 		daxfs_set_link_prefix(h, pl_cfg.at);
+		/* take over the locks of shared descriptions whose carrier
+		 * ended (lock.c) */
+		daxfs_set_heartbeat_hook(h, pl_lock_watch, NULL);
 		daxfs_set_link_protect(h, protected_symlinks());
 		__atomic_store_n(&handle, h, __ATOMIC_RELEASE);
 		atomic_store(&need_reopen, 1);

@@ -41,11 +41,8 @@ static u32 model[NOWN][NPOS];
 static void setup(void)
 {
 	struct daxfs_format_opts o = { .max_hosts = 8 };
-	int i;
 
-	region = t_setup(&fh[0], SIZE, &o);
-	for (i = 1; i < 3; i++)
-		CHECK_EQ(t_join(&fh[i], region, SIZE), 0);
+	region = t_setup_hosts(fh, 3, SIZE, &o);
 }
 
 static void teardown(void)

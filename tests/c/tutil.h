@@ -238,6 +238,18 @@ static inline int t_join(struct daxfs_fs *fs, void *r, uint64_t size)
 	return daxfs_host_join(fs, "t", 1, DAXFS_HOST_KIND_USER);
 }
 
+/* t_setup with fs[0], then fs[1..n-1] joined as more hosts. */
+static inline void *t_setup_hosts(struct daxfs_fs *fs, int n, uint64_t size,
+				  const struct daxfs_format_opts *o)
+{
+	void *r = t_setup(&fs[0], size, o);
+	int i;
+
+	for (i = 1; i < n; i++)
+		CHECK_EQ(t_join(&fs[i], r, size), 0);
+	return r;
+}
+
 /*
  * Keeps a joined host's lease fresh from a thread of its own, as its front
  * end's heartbeat does (libdaxfs's thread, daxfs.ko's renew work).  A test
