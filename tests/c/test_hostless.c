@@ -171,6 +171,11 @@ static struct daxfs_lock_req wrlock(void)
 	X(host_retire_slot, WANT_ROFS, daxfs_host_retire_slot(h, 0, 1))	\
 	X(host_adopt_locks, WANT_ROFS,					\
 		daxfs_host_adopt_locks(h, 0, 1, 0, ~0ULL, 0))		\
+	X(host_adopt_owner_locks, WANT_ROFS,				\
+		daxfs_host_adopt_owner_locks(h, 0, 1, ino_f, 1))	\
+	X(host_process_gone, WANT_ANY, daxfs_host_process_gone(h, 0, &u64v)) \
+	X(set_heartbeat_hook, WANT_LOCAL,					\
+		(daxfs_set_heartbeat_hook(h, NULL, NULL), 0))		\
 	X(lock, WANT_ROFS, daxfs_lock(h, ino_f, &lr, 0))			\
 	X(unlock, WANT_ROFS, daxfs_unlock(h, ino_f, DAXFS_LCK_POSIX, 1, 0, 99)) \
 	X(file_open_held, WANT_ANY, daxfs_file_open_held(h, ino_f, 0)) \
