@@ -786,6 +786,7 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 	struct daxfs_dirent *d;
 	u64 doff, root;
 	u32 depth;
+	int err = -EUCLEAN;
 
 	root = daxfs_load(&dir->root);
 	if (!root) {
@@ -821,28 +822,33 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 		if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_NODE) {
 			n = daxfs_ptr(c->fs, v & ~DAXFS_SLOT_TAG_MASK, sizeof(*n), 64);
 			if (!n)
-				return -EUCLEAN;
+				break;
 			depth++;
 			continue;
 		}
 		old = chk_dirent_at(c, v & ~DAXFS_SLOT_TAG_MASK);
 		if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_LEAF || !old)
-			return -EUCLEAN;
+			break;
 		if (old->hash == hash) {
 			d->next = v & ~DAXFS_SLOT_TAG_MASK;
 			daxfs_store(slot, doff | DAXFS_SLOT_LEAF);
 			return 0;
 		}
 		if (depth + 1 >= DAXFS_TRIE_MAX_DEPTH)
-			return -EUCLEAN;
+			break;
 		noff = chk_alloc(c, sizeof(*nn));
-		if (!noff)
-			return -ENOSPC;
+		if (!noff) {
+			err = -ENOSPC;
+			break;
+		}
 		nn = daxfs_ptr(c->fs, noff, sizeof(*nn), 64);
 		nn->slot[chk_trie_idx(old->hash, depth + 1)] = v;
 		daxfs_store(slot, noff | DAXFS_SLOT_NODE);
 	}
-	return -EUCLEAN;
+	/* the dirent is linked nowhere: free again for the space rebuild
+	 * (kept marked, it would be a leak the next check reports) */
+	chk_set(c, c->used, doff, chk_class_bytes(sizeof(*d) + len), false);
+	return err;
 }
 
 /* ---- hosts, lanes, claims ---- */
