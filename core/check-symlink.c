@@ -165,6 +165,28 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 	return true;
 }
 
+bool chk_symlink_lost(struct chk *c, u64 ino)
+{
+	u64 i;
+
+	for (i = 0; i < c->carry->nr_lost; i++)
+		if (c->carry->lost[i] == ino)
+			return true;
+	return false;
+}
+
+/* Remembers ino for the next pass to drop; false when the list is full
+ * (the record is then reported, left as it is). */
+static bool chk_symlink_lose(struct chk *c, u64 ino)
+{
+	if (chk_symlink_lost(c, ino))
+		return true;
+	if (c->carry->nr_lost == CHK_LOST_MAX)
+		return false;
+	c->carry->lost[c->carry->nr_lost++] = ino;
+	return true;
+}
+
 void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 {
 	struct daxfs_inode *ip = f->ip;
@@ -186,10 +208,20 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 	}
 	why = daxfs_link_rec_get(c->fs, off, size, &r);
 	if (why) {
-		/* with repair, chk_inode_record already dropped such an
-		 * inode (its target is lost); report only */
-		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, why, f->ino, off,
-			   r.len, 0, false);
+		/*
+		 * With repair, chk_inode_record passed the record (or rebuilt
+		 * its length) and the walk found it invalid since: a repair
+		 * of the object it lies in, walked first, changed its bytes
+		 * (a root word bent into a trie node: the rebuilt length is
+		 * a bad slot there, cleared).  Its target is lost, and a
+		 * rebuild in the next pass would write into that object
+		 * again: the next pass drops it instead.
+		 */
+		bool drop = c->repair && chk_symlink_lose(c, f->ino);
+
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, drop ?
+			   "symlink record changed by another object's repair: dropped" :
+			   why, f->ino, off, r.len, 0, drop);
 		return;
 	}
 	if (!chk_mark(c, c->used, r.off, r.bytes)) {

@@ -291,10 +291,11 @@ u64 daxfs_check_scratch_size(struct daxfs_fs *fs)
 	sz = (sz + 7) & ~7ULL;
 	sz += (fs->nr_buckets + nb + 1) * 8;	/* directory queue */
 	sz += CHK_RELEN_MAX * sizeof(struct chk_relen);
+	sz += sizeof(struct chk_carry);		/* last: kept across passes */
 	return sz;
 }
 
-static int chk_setup(struct chk *c)
+static int chk_setup(struct chk *c, bool first)
 {
 	struct daxfs_fs *fs = c->fs;
 	u64 words = chk_bitmap_words(fs);
@@ -303,7 +304,7 @@ static int chk_setup(struct chk *c)
 
 	if (!p || c->o->scratch_size < need || ((unsigned long)p & 7))
 		return -EINVAL;
-	memset(p, 0, need);
+	memset(p, 0, first ? need : need - sizeof(struct chk_carry));
 	c->units = (fs->pool_end - fs->pool_off) >> 6;
 	c->used = (u64 *)p;
 	c->freed = c->used + words;
@@ -315,6 +316,7 @@ static int chk_setup(struct chk *c)
 	c->queue = (u64 *)p;
 	c->qcap = fs->nr_buckets + c->nr_base + 1;
 	c->relen = (struct chk_relen *)(c->queue + c->qcap);
+	c->carry = (struct chk_carry *)(c->relen + CHK_RELEN_MAX);
 	return 0;
 }
 
@@ -1294,6 +1296,9 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 	else if (!chk_mode_dtype(mode = daxfs_load32(&ip->mode)))
 		why = "inode record has an invalid file type";
 	else if (c->repair && (mode & CHK_S_IFMT) == CHK_S_IFLNK &&
+		 chk_symlink_lost(c, ino))
+		why = "symlink target lost (its record pointer names another object)";
+	else if (c->repair && (mode & CHK_S_IFMT) == CHK_S_IFLNK &&
 		 !chk_symlink_repair(c, ino, ip))
 		why = "symlink target lost (bad record pointer)";
 	else if (!chk_mark(c, c->used, off, sizeof(*ip)))
@@ -1520,7 +1525,7 @@ static void chk_base_whole(struct chk *c)
 
 /* One walk of the whole filesystem; *changes: repairs it made. */
 static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
-		    struct daxfs_check_result *res, u64 *changes)
+		    struct daxfs_check_result *res, u64 *changes, bool first)
 {
 	struct chk c;
 	int err;
@@ -1531,7 +1536,7 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	c.fs = fs;
 	c.o = o;
 	c.r = res;
-	err = chk_setup(&c);
+	err = chk_setup(&c, first);
 	if (err)
 		return err;
 	if (daxfs_load(&fs->state->magic) != DAXFS_STATE_MAGIC) {
@@ -1597,7 +1602,7 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	int err;
 
 	for (pass = 1; ; pass++) {
-		err = chk_pass(fs, o, res, &changes);
+		err = chk_pass(fs, o, res, &changes, pass == 1);
 		if (err)
 			return err;
 		for (i = 0; i < 4; i++)
