@@ -1134,8 +1134,17 @@ static void chk_recover_hosts(struct chk *c)
 			daxfs_host_obs_backdate(fs, i, 2LL * fs->lease_ms * 1000000LL);
 		mask |= 1ULL << i;
 	}
-	if (!mask || daxfs_host_join(fs, "fsck.daxfs", 0, DAXFS_HOST_KIND_USER))
+	if (!mask)
 		return;
+	/* nothing checked yet: frees and pops would follow words a stray
+	 * store may have bent onto objects in use (DAXFS_FS_NO_FREE) */
+	fs->flags |= DAXFS_FS_NO_FREE;
+	if (daxfs_host_join(fs, "fsck.daxfs", 0, DAXFS_HOST_KIND_USER)) {
+		fs->flags &= ~DAXFS_FS_NO_FREE;
+		return;
+	}
+	/* what the recovery frees is found unreachable: rebuilt below */
+	c->space_dirty = true;
 	daxfs_recover_dead_hosts(fs);
 	for (i = 0; i < 64; i++) {
 		if (!(mask & (1ULL << i)))
@@ -1149,8 +1158,7 @@ static void chk_recover_hosts(struct chk *c)
 			   0, i, 0, 0, true);
 	}
 	daxfs_host_leave(fs);
-	if (n)
-		c->space_dirty = true;
+	fs->flags &= ~DAXFS_FS_NO_FREE;
 }
 
 static void chk_rename_claim(struct chk *c)
