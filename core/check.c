@@ -1578,6 +1578,8 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_orphans(&c);
 	chk_xattrs(&c);
 	chk_redo(&c);
+	if (c.repair)
+		chk_symlink_settle(&c);
 	chk_space(&c);
 	if (c.repair)
 		chk_symlink_copies(&c);

@@ -228,10 +228,14 @@ const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len);
 /* A symlink record's len word as a repair found and left it. */
 struct chk_relen {
 	u64 off;			/* the record */
+	u64 ino;			/* the symlink whose repair it was */
 	u32 old;			/* the word before the repair */
-	u32 len;			/* the repair's length; CHK_RELEN_UNDONE */
+	u32 len;			/* the repair's length; CHK_RELEN_* */
 };
 #define CHK_RELEN_UNDONE	(1u << 31)	/* the walk put old back */
+#define CHK_RELEN_OWNED		(1u << 30)	/* the symlink's walk claimed
+						 * the record */
+#define CHK_RELEN_LEN		0xffffu		/* the length itself */
 
 /*
  * What one pass leaves the next (the scratch's tail, zeroed by the
@@ -340,6 +344,7 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip);
 bool chk_symlink_lost(struct chk *c, u64 ino);
 void chk_walk_symlink(struct chk *c, struct chk_ino *f);
 void chk_symlink_copies(struct chk *c);
+void chk_symlink_settle(struct chk *c);
 /* check-ns.c */
 void chk_namespace(struct chk *c);
 void chk_orphans(struct chk *c);

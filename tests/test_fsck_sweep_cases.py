@@ -181,6 +181,41 @@ def test_symlink_bent_into_trie_node_dropped(region_path):
             assert r.read_file("/a/" + n) == n[1:].encode()
 
 
+def test_orphan_symlink_bent_into_file_page_leaves_the_file_alone(
+        region_path):
+    """Seed 1505 (session 56's own sweep): a symlink's root bent into a
+    file's data page, at bytes that make a header record with a bad len
+    word, and the symlink's name lost.  The length repair wrote into the
+    file's page; an orphan symlink is dropped unwalked, so no walk found
+    the bytes another object's and undid it: the file changed and no
+    problem named it.  A repair no walk claimed is now undone."""
+    page = bytearray(b"D" * 4096)
+    at = 0x900                                  # a 256-byte record's place
+    fake = b"\xff\xff\xff\xff" + bytes(4) + b"t" * 168 + b"\0"
+    page[at:at + len(fake)] = fake
+
+    def build(r):
+        r.write_file("/a", bytes(page))
+        r.mkdir("/d")
+        r.symlink(SHORT, "/d/z")
+    _fresh(region_path, build)
+    with daxfs.Region(region_path) as r:
+        fino, lino = r.stat("/a").st_ino, r.lstat("/d/z").st_ino
+        d = r.stat("/d").st_ino
+    im = Image(region_path)
+    (_, data), = im.radix_pages(fino)
+    im.set_field(lino, "root", data + at)
+    _orphan(im, d, "z")
+    im.save()
+    rc, rep = fsck_json(region_path, "-y")
+    assert rc == 1, [p["message"] for p in rep["problems"]]
+    rc, out = fsck(region_path, "-n")
+    assert rc == 0, out
+    with daxfs.Region(region_path) as r:
+        assert r.read_file("/a") == bytes(page)
+        assert r.listdir("/d") == []
+
+
 # --- seed 97: the recovery fsck runs first frees through bent words -------
 
 def _tree(path):
