@@ -35,6 +35,14 @@ def _orphan(im, d, name):
     im.set_field(d, "aux", im.field(d, "aux") - 1)
 
 
+def _repair(path):
+    """fsck -y exits 1 (all repaired) and a second fsck -n is clean."""
+    rc, rep = fsck_json(path, "-y")
+    assert rc == 1, [p["message"] for p in rep["problems"]]
+    rc, out = fsck(path, "-n")
+    assert rc == 0, out
+
+
 def _root_node(im, d):
     return im.field(d, "root") & ~TAG
 
@@ -170,10 +178,7 @@ def test_symlink_bent_into_trie_node_dropped(region_path):
     im = Image(region_path)
     im.set_field(s, "root", rec)
     im.save()
-    rc, rep = fsck_json(region_path, "-y")
-    assert rc == 1, [p["message"] for p in rep["problems"]]
-    rc, out = fsck(region_path, "-n")
-    assert rc == 0, out
+    _repair(region_path)
     with daxfs.Region(region_path) as r:
         assert sorted(r.listdir("/a")) == sorted(names)
         assert r.listdir("/a/sub") == []
@@ -207,10 +212,7 @@ def test_orphan_symlink_bent_into_file_page_leaves_the_file_alone(
     im.set_field(lino, "root", data + at)
     _orphan(im, d, "z")
     im.save()
-    rc, rep = fsck_json(region_path, "-y")
-    assert rc == 1, [p["message"] for p in rep["problems"]]
-    rc, out = fsck(region_path, "-n")
-    assert rc == 0, out
+    _repair(region_path)
     with daxfs.Region(region_path) as r:
         assert r.read_file("/a") == bytes(page)
         assert r.listdir("/d") == []
