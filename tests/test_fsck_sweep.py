@@ -277,8 +277,9 @@ def test_fsck_repair_converges_under_damage(tmp_path, with_base):
                 seed, "; ".join(unusable[:3])))
     if failures:
         keep = os.environ.get("DAXFS_CHAOS_KEEP")
-        if keep:
-            shutil.copyfile(base, os.path.join(keep, "sweep-base.img"))
+        if keep:        # one per variant: a run can fail in both
+            shutil.copyfile(base, os.path.join(keep, "sweep-base-%s.img" % (
+                "base-image" if with_base else "overlay-only")))
     assert not failures, "%d of %d seeds:\n%s" % (
         len(failures), SEEDS, "\n".join(failures[:10]))
 
