@@ -125,6 +125,8 @@ static u64 stack_pop(struct daxfs_fs *fs, unsigned int class)
 	u64 off, next;
 	u32 i;
 
+	if (fs->flags & DAXFS_FS_NO_FREE)
+		return 0;	/* links not trusted yet (fsck's recovery) */
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
 		off = h.off;
@@ -213,7 +215,7 @@ static u64 page_take(struct daxfs_fs *fs, u64 want, u64 min, u64 *got)
 	u64 w, n, to, take, first, p = daxfs_load(PAGE_STACK(fs));
 	u32 i;
 
-	if (!want)
+	if (!want || (fs->flags & DAXFS_FS_NO_FREE))
 		return 0;
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
@@ -279,8 +281,8 @@ static void pages_push(struct daxfs_fs *fs, u64 first, u64 n)
 	u32 i;
 
 	o = n ? ext_ptr(fs, ext_word(last, n)) : NULL;
-	if (!o || n > DAXFS_FREE_EXTENT_MAX)
-		return;		/* refuse to free garbage */
+	if (!o || n > DAXFS_FREE_EXTENT_MAX || (fs->flags & DAXFS_FS_NO_FREE))
+		return;		/* refuse to free garbage; fsck rebuilds */
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
 		w = h.off;
@@ -317,7 +319,7 @@ void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 	struct daxfs_free_obj *lo = obj_ptr(fs, last, class);
 	u32 i;
 
-	if (!lo || !obj_ptr(fs, first, class))
+	if (!lo || !obj_ptr(fs, first, class) || (fs->flags & DAXFS_FS_NO_FREE))
 		return;
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
@@ -351,6 +353,8 @@ u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class)
 	u64 off;
 	u32 i;
 
+	if (fs->flags & DAXFS_FS_NO_FREE)
+		return 0;
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
 		off = h.off;

@@ -626,11 +626,16 @@ static void chk_trie_slot(struct chk *c, struct chk_dw *w, u64 *slot, u32 depth,
 
 	if (!v)
 		return;
-	if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_LEAF) {
+	if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_LEAF && off) {
 		chk_chain(c, w, slot, off, depth, path);
 		return;
 	}
-	if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_NODE)
+	/* a leaf tag naming no dirent is no empty chain: a lookup or an
+	 * insert that meets it gives up (EUCLEAN), so no name hashing
+	 * there could ever be made, /lost+found's "#ino" included */
+	if (v == DAXFS_SLOT_LEAF)
+		why = "trie slot is a leaf that names no dirent";
+	else if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_NODE)
 		why = "trie slot has an invalid tag";
 	else if (depth + 1 >= DAXFS_TRIE_MAX_DEPTH)
 		why = "trie deeper than the hash allows";

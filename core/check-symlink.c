@@ -44,12 +44,13 @@ static bool chk_link_len_fits(const struct daxfs_link_rec *r, u64 len)
  * full (more than CHK_RELEN_MAX such repairs in one pass) the record is
  * treated as lost instead.
  */
-static bool chk_rec_len_set(struct chk *c, u64 off, struct daxfs_symlink *sl,
-			    u32 len)
+static bool chk_rec_len_set(struct chk *c, u64 ino, u64 off,
+			    struct daxfs_symlink *sl, u32 len)
 {
 	if (c->nr_relen == CHK_RELEN_MAX)
 		return false;
 	c->relen[c->nr_relen].off = off;
+	c->relen[c->nr_relen].ino = ino;
 	c->relen[c->nr_relen].old = daxfs_load32(&sl->len);
 	c->relen[c->nr_relen].len = len;	/* <= DAXFS_SYMLINK_REC_MAX */
 	c->nr_relen++;
@@ -114,7 +115,7 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 			return true;
 		/* one of the two words is wrong: the bytes decide */
 		if (chk_link_len_fits(&r, size)) {
-			if (!chk_rec_len_set(c, off, (struct daxfs_symlink *)
+			if (!chk_rec_len_set(c, ino, off, (struct daxfs_symlink *)
 					     (c->fs->base + off), (u32)size))
 				return false;
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
@@ -153,7 +154,7 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 		 * object's (a file's data page) that no repair may touch.
 		 */
 		if (daxfs_link_rec_at(c->fs, off, (u32)len, &r) ||
-		    !chk_rec_len_set(c, off, sl, (u32)len))
+		    !chk_rec_len_set(c, ino, off, sl, (u32)len))
 			return false;
 		daxfs_store(&ip->size, len);
 	}
@@ -162,6 +163,28 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
 		   "symlink target length rebuilt from its bytes", ino, off,
 		   size, len, true);
+	return true;
+}
+
+bool chk_symlink_lost(struct chk *c, u64 ino)
+{
+	u64 i;
+
+	for (i = 0; i < c->carry->nr_lost; i++)
+		if (c->carry->lost[i] == ino)
+			return true;
+	return false;
+}
+
+/* Remembers ino for the next pass to drop; false when the list is full
+ * (the record is then reported, left as it is). */
+static bool chk_symlink_lose(struct chk *c, u64 ino)
+{
+	if (chk_symlink_lost(c, ino))
+		return true;
+	if (c->carry->nr_lost == CHK_LOST_MAX)
+		return false;
+	c->carry->lost[c->carry->nr_lost++] = ino;
 	return true;
 }
 
@@ -186,10 +209,25 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 	}
 	why = daxfs_link_rec_get(c->fs, off, size, &r);
 	if (why) {
-		/* with repair, chk_inode_record already dropped such an
-		 * inode (its target is lost); report only */
-		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, why, f->ino, off,
-			   r.len, 0, false);
+		/*
+		 * With repair, chk_inode_record passed the record (or rebuilt
+		 * its length) and the walk found it invalid since: a repair
+		 * of the object it lies in, walked first, changed its bytes
+		 * (a root word bent into a trie node: the rebuilt length is
+		 * a bad slot there, cleared).  Its target is lost, and a
+		 * rebuild in the next pass would write into that object
+		 * again: the next pass drops it instead.
+		 */
+		bool drop = c->repair && chk_symlink_lose(c, f->ino);
+		s32 i = (off & DAXFS_SYMLINK_BARE) ? -1 : chk_rec_len_find(c, off);
+
+		/* the bytes are not what the repair left: nothing to undo */
+		if (i >= 0 && c->relen[i].ino == f->ino)
+			c->relen[i].len |= CHK_RELEN_UNDONE;
+
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, drop ?
+			   "symlink record changed by another object's repair: dropped" :
+			   why, f->ino, off, r.len, 0, drop);
 		return;
 	}
 	if (!chk_mark(c, c->used, r.off, r.bytes)) {
@@ -212,10 +250,48 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 			*f->info |= CHK_I_RECOPY;
 		return;
 	}
+	if (!(off & DAXFS_SYMLINK_BARE)) {
+		s32 i = chk_rec_len_find(c, off);
+
+		if (i >= 0 && c->relen[i].ino == f->ino)
+			c->relen[i].len |= CHK_RELEN_OWNED;
+	}
 	if (size != r.len)
 		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_SYMLINK,
 			   "symlink size differs from its target length", f->ino,
 			   off, size, r.len, false);
+}
+
+/*
+ * After every walk: a length repair stays only where its own symlink's
+ * walk claimed the record.  One the walk undid, or found changed since,
+ * is settled already.  Any other was never claimed: its symlink was
+ * dropped after the repair (an orphan symlink is dropped unwalked, a
+ * record shared), so nobody vouched for the bytes, and a root word bent
+ * into a file's page left the repair's length in that file.  The word
+ * goes back to what it held (unless a repair of its owner rewrote it
+ * since), and the symlink, if it is still there, is dropped by the next
+ * pass: the one rule for every repair of a record, that it is claimed
+ * by the walk or undone and followed by a drop.
+ */
+void chk_symlink_settle(struct chk *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->nr_relen; i++) {
+		struct chk_relen *e = &c->relen[i];
+		u32 *w = &((struct daxfs_symlink *)(c->fs->base + e->off))->len;
+
+		if (e->len & (CHK_RELEN_UNDONE | CHK_RELEN_OWNED))
+			continue;
+		if (daxfs_load32(w) == e->len)
+			daxfs_store32(w, e->old);
+		e->len |= CHK_RELEN_UNDONE;
+		chk_symlink_lose(c, e->ino);
+		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
+			   "symlink length repair undone: no walk claimed the record",
+			   e->ino, e->off, e->len & CHK_RELEN_LEN, e->old, true);
+	}
 }
 
 /* Copies the target that inode ip names into a fresh record and points
@@ -237,7 +313,7 @@ static bool chk_symlink_copy(struct chk *c, struct daxfs_inode *ip)
 	 * repair found, from bytes it may no longer write */
 	if (logged >= 0 && (c->relen[logged].len & CHK_RELEN_UNDONE) ?
 	    daxfs_link_rec_at(c->fs, root,
-			      c->relen[logged].len & ~CHK_RELEN_UNDONE, &r) :
+			      c->relen[logged].len & CHK_RELEN_LEN, &r) :
 	    daxfs_link_rec_get(c->fs, root, daxfs_load(&ip->size), &r))
 		return false;
 	bare = root & DAXFS_SYMLINK_BARE;

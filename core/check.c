@@ -291,10 +291,11 @@ u64 daxfs_check_scratch_size(struct daxfs_fs *fs)
 	sz = (sz + 7) & ~7ULL;
 	sz += (fs->nr_buckets + nb + 1) * 8;	/* directory queue */
 	sz += CHK_RELEN_MAX * sizeof(struct chk_relen);
+	sz += sizeof(struct chk_carry);		/* last: kept across passes */
 	return sz;
 }
 
-static int chk_setup(struct chk *c)
+static int chk_setup(struct chk *c, bool first)
 {
 	struct daxfs_fs *fs = c->fs;
 	u64 words = chk_bitmap_words(fs);
@@ -303,7 +304,7 @@ static int chk_setup(struct chk *c)
 
 	if (!p || c->o->scratch_size < need || ((unsigned long)p & 7))
 		return -EINVAL;
-	memset(p, 0, need);
+	memset(p, 0, first ? need : need - sizeof(struct chk_carry));
 	c->units = (fs->pool_end - fs->pool_off) >> 6;
 	c->used = (u64 *)p;
 	c->freed = c->used + words;
@@ -315,6 +316,7 @@ static int chk_setup(struct chk *c)
 	c->queue = (u64 *)p;
 	c->qcap = fs->nr_buckets + c->nr_base + 1;
 	c->relen = (struct chk_relen *)(c->queue + c->qcap);
+	c->carry = (struct chk_carry *)(c->relen + CHK_RELEN_MAX);
 	return 0;
 }
 
@@ -786,6 +788,7 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 	struct daxfs_dirent *d;
 	u64 doff, root;
 	u32 depth;
+	int err = -EUCLEAN;
 
 	root = daxfs_load(&dir->root);
 	if (!root) {
@@ -821,28 +824,33 @@ int chk_trie_insert(struct chk *c, struct daxfs_inode *dir, const char *name,
 		if ((v & DAXFS_SLOT_TAG_MASK) == DAXFS_SLOT_NODE) {
 			n = daxfs_ptr(c->fs, v & ~DAXFS_SLOT_TAG_MASK, sizeof(*n), 64);
 			if (!n)
-				return -EUCLEAN;
+				break;
 			depth++;
 			continue;
 		}
 		old = chk_dirent_at(c, v & ~DAXFS_SLOT_TAG_MASK);
 		if ((v & DAXFS_SLOT_TAG_MASK) != DAXFS_SLOT_LEAF || !old)
-			return -EUCLEAN;
+			break;
 		if (old->hash == hash) {
 			d->next = v & ~DAXFS_SLOT_TAG_MASK;
 			daxfs_store(slot, doff | DAXFS_SLOT_LEAF);
 			return 0;
 		}
 		if (depth + 1 >= DAXFS_TRIE_MAX_DEPTH)
-			return -EUCLEAN;
+			break;
 		noff = chk_alloc(c, sizeof(*nn));
-		if (!noff)
-			return -ENOSPC;
+		if (!noff) {
+			err = -ENOSPC;
+			break;
+		}
 		nn = daxfs_ptr(c->fs, noff, sizeof(*nn), 64);
 		nn->slot[chk_trie_idx(old->hash, depth + 1)] = v;
 		daxfs_store(slot, noff | DAXFS_SLOT_NODE);
 	}
-	return -EUCLEAN;
+	/* the dirent is linked nowhere: free again for the space rebuild
+	 * (kept marked, it would be a leak the next check reports) */
+	chk_set(c, c->used, doff, chk_class_bytes(sizeof(*d) + len), false);
+	return err;
 }
 
 /* ---- hosts, lanes, claims ---- */
@@ -1126,8 +1134,17 @@ static void chk_recover_hosts(struct chk *c)
 			daxfs_host_obs_backdate(fs, i, 2LL * fs->lease_ms * 1000000LL);
 		mask |= 1ULL << i;
 	}
-	if (!mask || daxfs_host_join(fs, "fsck.daxfs", 0, DAXFS_HOST_KIND_USER))
+	if (!mask)
 		return;
+	/* nothing checked yet: frees and pops would follow words a stray
+	 * store may have bent onto objects in use (DAXFS_FS_NO_FREE) */
+	fs->flags |= DAXFS_FS_NO_FREE;
+	if (daxfs_host_join(fs, "fsck.daxfs", 0, DAXFS_HOST_KIND_USER)) {
+		fs->flags &= ~DAXFS_FS_NO_FREE;
+		return;
+	}
+	/* what the recovery frees is found unreachable: rebuilt below */
+	c->space_dirty = true;
 	daxfs_recover_dead_hosts(fs);
 	for (i = 0; i < 64; i++) {
 		if (!(mask & (1ULL << i)))
@@ -1141,8 +1158,7 @@ static void chk_recover_hosts(struct chk *c)
 			   0, i, 0, 0, true);
 	}
 	daxfs_host_leave(fs);
-	if (n)
-		c->space_dirty = true;
+	fs->flags &= ~DAXFS_FS_NO_FREE;
 }
 
 static void chk_rename_claim(struct chk *c)
@@ -1287,6 +1303,9 @@ static bool chk_inode_record(struct chk *c, u64 idx, u64 ino, u64 off)
 		why = "inode record number differs from its key";
 	else if (!chk_mode_dtype(mode = daxfs_load32(&ip->mode)))
 		why = "inode record has an invalid file type";
+	else if (c->repair && (mode & CHK_S_IFMT) == CHK_S_IFLNK &&
+		 chk_symlink_lost(c, ino))
+		why = "symlink target lost (its record pointer names another object)";
 	else if (c->repair && (mode & CHK_S_IFMT) == CHK_S_IFLNK &&
 		 !chk_symlink_repair(c, ino, ip))
 		why = "symlink target lost (bad record pointer)";
@@ -1514,7 +1533,7 @@ static void chk_base_whole(struct chk *c)
 
 /* One walk of the whole filesystem; *changes: repairs it made. */
 static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
-		    struct daxfs_check_result *res, u64 *changes)
+		    struct daxfs_check_result *res, u64 *changes, bool first)
 {
 	struct chk c;
 	int err;
@@ -1525,7 +1544,7 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	c.fs = fs;
 	c.o = o;
 	c.r = res;
-	err = chk_setup(&c);
+	err = chk_setup(&c, first);
 	if (err)
 		return err;
 	if (daxfs_load(&fs->state->magic) != DAXFS_STATE_MAGIC) {
@@ -1559,6 +1578,8 @@ static int chk_pass(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	chk_orphans(&c);
 	chk_xattrs(&c);
 	chk_redo(&c);
+	if (c.repair)
+		chk_symlink_settle(&c);
 	chk_space(&c);
 	if (c.repair)
 		chk_symlink_copies(&c);
@@ -1591,7 +1612,7 @@ int daxfs_check(struct daxfs_fs *fs, const struct daxfs_check_opts *o,
 	int err;
 
 	for (pass = 1; ; pass++) {
-		err = chk_pass(fs, o, res, &changes);
+		err = chk_pass(fs, o, res, &changes, pass == 1);
 		if (err)
 			return err;
 		for (i = 0; i < 4; i++)

@@ -239,10 +239,28 @@ const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len);
 /* A symlink record's len word as a repair found and left it. */
 struct chk_relen {
 	u64 off;			/* the record */
+	u64 ino;			/* the symlink whose repair it was */
 	u32 old;			/* the word before the repair */
-	u32 len;			/* the repair's length; CHK_RELEN_UNDONE */
+	u32 len;			/* the repair's length; CHK_RELEN_* */
 };
 #define CHK_RELEN_UNDONE	(1u << 31)	/* the walk put old back */
+#define CHK_RELEN_OWNED		(1u << 30)	/* the symlink's walk claimed
+						 * the record */
+#define CHK_RELEN_LEN		0xffffu		/* the length itself */
+
+/*
+ * What one pass leaves the next (the scratch's tail, zeroed by the
+ * first pass only): the symlinks whose record the walk found invalid
+ * although chk_inode_record had passed or rebuilt it.  Another object's
+ * repair changed the bytes: the root word names that object, and a
+ * rebuild would write into it again, pass after pass.  The next pass
+ * drops them (their target is lost).
+ */
+#define CHK_LOST_MAX	64
+struct chk_carry {
+	u64 nr_lost;
+	u64 lost[CHK_LOST_MAX];		/* inode numbers */
+};
 
 struct chk {
 	struct daxfs_fs *fs;
@@ -279,6 +297,7 @@ struct chk {
 	 * (core/check-symlink.c); CHK_RELEN_MAX of them, in the scratch */
 	u32 nr_relen;
 	struct chk_relen *relen;
+	struct chk_carry *carry;
 };
 
 /* Resolved inode: overlay record and/or base inode. */
@@ -332,8 +351,11 @@ bool chk_trie_lookup(struct chk *c, struct daxfs_inode *dir, const char *name,
 
 /* check-symlink.c */
 bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip);
+/* Whether an earlier pass found ino's record changed under it. */
+bool chk_symlink_lost(struct chk *c, u64 ino);
 void chk_walk_symlink(struct chk *c, struct chk_ino *f);
 void chk_symlink_copies(struct chk *c);
+void chk_symlink_settle(struct chk *c);
 /* check-ns.c */
 void chk_namespace(struct chk *c);
 void chk_orphans(struct chk *c);

@@ -32,6 +32,16 @@
 #define DAXFS_FS_POPULATE	(1u << 5)	/* map each fresh page batch
 						 * at once (compat.h
 						 * daxfs_populate) */
+/*
+ * fsck's recovery of dead hosts (core/check.c chk_recover_hosts), before
+ * anything was checked: the words that name what a dead host held (its
+ * holds, batch, limbo, free stack heads and links) may be bent onto
+ * objects in use, and a free writes a link into what it frees, a pop
+ * hands out what its head names.  So nothing is pushed or popped: free
+ * stacks and limbo stay as they are, and what the recovery frees is
+ * found unreachable by the walk and rebuilt into free space from it.
+ */
+#define DAXFS_FS_NO_FREE	(1u << 6)
 
 /*
  * Backing-store I/O for the shared page cache, supplied by the host (the

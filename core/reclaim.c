@@ -63,7 +63,7 @@ void daxfs_limbo_seal(struct daxfs_fs *fs, u32 slot, u64 batch)
 {
 	struct daxfs_limbo *lb = limbo_ptr(fs, batch);
 
-	if (!lb)
+	if (!lb || (fs->flags & DAXFS_FS_NO_FREE))
 		return;
 	/* every entry was unlinked before this load: readers that could
 	 * still see them announced an epoch <= this one */
@@ -77,7 +77,7 @@ void daxfs_limbo_splice(struct daxfs_fs *fs, u32 slot, u64 chain)
 	u64 last = chain, next, n;
 
 	lb = limbo_ptr(fs, chain);
-	if (!lb)
+	if (!lb || (fs->flags & DAXFS_FS_NO_FREE))
 		return;
 	for (n = 0; n < max_batches(fs); n++) {
 		next = daxfs_load(&lb->next);
@@ -441,6 +441,8 @@ static void help_live(struct daxfs_fs *fs, struct daxfs_lane *hl)
 static void reclaim_round(struct daxfs_fs *fs, struct daxfs_lane *hl,
 			  bool help)
 {
+	if (fs->flags & DAXFS_FS_NO_FREE)
+		return;		/* limbo links not trusted yet: fsck */
 	daxfs_epoch_try_advance(fs);
 	/* advancing may have recovered others for a while: our slot's
 	 * chain is only ours while we are still alive */

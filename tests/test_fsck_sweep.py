@@ -14,7 +14,8 @@ must see what fsck(8) promises:
   * the region mounts, and everything in it can be used: every
     directory lists, every name stats, every file reads where it has
     data (bounded: a repaired size may be huge and sparse), every
-    symlink reads, every attribute list reads.  fsck's "clean" must
+    symlink reads, every attribute list reads, and every directory takes
+    new names (an insert's own way through its trie).  fsck's "clean" must
     mean that no call finds the region corrupt;
   * a file fsck kept under its name and number, which no store of the
     damage touched (its inode record, radix nodes, data pages: the chaos
@@ -123,6 +124,31 @@ def _read_data(r, path, size):
     return None
 
 
+# New names made in each directory at the end: with this many, every
+# top-level slot of its trie takes one but for about 13 in 100.
+PROBES = ["\x01probe%d" % i for i in range(128)]
+
+
+def _take_new_names(r):
+    """Every directory takes new names: a slot the walk passed but an
+    insert gives up on (EUCLEAN) would keep every name that hashes there
+    from being made (seed 150: a leaf tag naming no dirent, where an
+    orphan's "#ino" in /lost+found hashed).  Lookups do not meet it: a
+    missing name's lookup ends at the empty chain.  Other refusals (a
+    full pool, an immutable directory) are not corruption."""
+    bad = []
+    dirs = ["/"] + [p for p, st in walk(r) if stat.S_ISDIR(st.st_mode)]
+    for d in dirs:
+        for name in PROBES:
+            try:
+                r.create(d.rstrip("/") + "/" + name)
+            except OSError as e:
+                if e.errno == errno.EUCLEAN:
+                    bad.append("create in %r: %s" % (d, e))
+                break
+    return bad
+
+
 def _use_everything(r):
     """Every object of the region used once, as a user's tools would:
     the failures, as strings."""
@@ -158,24 +184,27 @@ def _errors(out):
             if "error" in ln and not ln.endswith("FIXED")][:6]
 
 
+def walk(r):
+    """(path, lstat) of every name of an open region, depth first."""
+    dirs = ["/"]
+    while dirs:
+        d = dirs.pop()
+        for e in r.scandir(d):
+            p = d.rstrip("/") + "/" + e[0]
+            st = r.lstat(p)
+            if stat.S_ISDIR(st.st_mode):
+                dirs.append(p)
+            yield p, st
+
+
 def _file_bytes(path):
     """Every regular file of a closed region: path -> (ino, sha1 of its
     bytes, the region ranges its inode record, radix nodes and data pages
     lie in)."""
     im = Image(path)
-    out, dirs = {}, ["/"]
     with daxfs.Region(path) as r:
-        while dirs:
-            d = dirs.pop()
-            for e in r.scandir(d):
-                p = d.rstrip("/") + "/" + e[0]
-                st = r.lstat(p)
-                if stat.S_ISDIR(st.st_mode):
-                    dirs.append(p)
-                elif stat.S_ISREG(st.st_mode):
-                    out[p] = (st.st_ino, _sha(r.read_file(p)),
-                              _owned(im, st.st_ino))
-    return out
+        return {p: (st.st_ino, _sha(r.read_file(p)), _owned(im, st.st_ino))
+                for p, st in walk(r) if stat.S_ISREG(st.st_mode)}
 
 
 def _owned(im, ino):
@@ -242,13 +271,15 @@ def test_fsck_repair_converges_under_damage(tmp_path, with_base):
         with daxfs.Region(img) as r:
             unusable = _use_everything(r)
             unusable += _changed_silently(r, before, hits, reported)
+            unusable += _take_new_names(r)
         if unusable:
             failures.append("seed %d: fsck -n clean, but %s" % (
                 seed, "; ".join(unusable[:3])))
     if failures:
         keep = os.environ.get("DAXFS_CHAOS_KEEP")
-        if keep:
-            shutil.copyfile(base, os.path.join(keep, "sweep-base.img"))
+        if keep:        # one per variant: a run can fail in both
+            shutil.copyfile(base, os.path.join(keep, "sweep-base-%s.img" % (
+                "base-image" if with_base else "overlay-only")))
     assert not failures, "%d of %d seeds:\n%s" % (
         len(failures), SEEDS, "\n".join(failures[:10]))
 

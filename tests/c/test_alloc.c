@@ -530,6 +530,66 @@ static void test_reserve_counter_heals(void)
 	t_region_free(r, size);
 }
 
+/*
+ * fsck's recovery (DAXFS_FS_NO_FREE): free stack heads a stray store bent
+ * onto objects in use are not popped, and what it frees gets no link
+ * written into it.  Without the flag a free writes its link into the
+ * page a bent hold names: the file that owns it changes (the fsck
+ * sweep's "changed" failure, docs/testing.md "Long fsck sweeps").
+ */
+static void test_no_free_leaves_stacks_alone(void)
+{
+	struct daxfs_fs fs;
+	struct daxfs_op op;
+	void *r = t_setup(&fs, 8 * MiB, NULL);
+	u64 page, small, got, spare;
+	u8 *pp, *sp;
+	u32 i;
+	int same = 1;
+
+	daxfs_op_begin(&fs, &op);
+	page = daxfs_alloc(&op, DAXFS_CLASS_PAGE);
+	small = daxfs_alloc(&op, DAXFS_CLASS_64);
+	spare = daxfs_alloc(&op, DAXFS_CLASS_PAGE);
+	pp = daxfs_ptr(&fs, page, DAXFS_PAGE_SIZE, DAXFS_PAGE_SIZE);
+	sp = daxfs_ptr(&fs, small, 64, 64);
+	CHECK(pp && sp);
+	if (!pp || !sp)
+		return;
+	/* in use (a file's bytes), each first word a valid link */
+	memset(pp, 0, DAXFS_PAGE_SIZE);
+	memset(pp + 8, 0xab, DAXFS_PAGE_SIZE - 8);
+	memset(sp, 0, 64);
+	memset(sp + 8, 0xcd, 56);
+	/* the stray stores: both heads name the objects in use */
+	daxfs_store(&fs.state->free_head[DAXFS_CLASS_PAGE].head.off, page);
+	daxfs_store(&fs.state->free_head[DAXFS_CLASS_64].head.off, small);
+	fs.flags |= DAXFS_FS_NO_FREE;
+	got = daxfs_alloc(&op, DAXFS_CLASS_PAGE);
+	CHECK(got != page);
+	got = daxfs_alloc(&op, DAXFS_CLASS_64);
+	CHECK(got != small);
+	/* a recovery's frees of what bent holds name */
+	daxfs_free_obj(&fs, page, DAXFS_CLASS_PAGE);
+	daxfs_free_obj(&fs, small, DAXFS_CLASS_64);
+	daxfs_pages_free(&fs, spare, 1);
+	for (i = 8; i < DAXFS_PAGE_SIZE; i++)
+		same &= pp[i] == 0xab;
+	for (i = 8; i < 64; i++)
+		same &= sp[i] == 0xcd;
+	CHECK(same);
+	CHECK_EQ(daxfs_load((u64 *)pp), 0);
+	CHECK_EQ(daxfs_load((u64 *)sp), 0);
+	CHECK_EQ(daxfs_load(&fs.state->free_head[DAXFS_CLASS_PAGE].head.off), page);
+	CHECK_EQ(daxfs_load(&fs.state->free_head[DAXFS_CLASS_64].head.off), small);
+	fs.flags &= ~DAXFS_FS_NO_FREE;
+	daxfs_store(&fs.state->free_head[DAXFS_CLASS_PAGE].head.off, 0);
+	daxfs_store(&fs.state->free_head[DAXFS_CLASS_64].head.off, 0);
+	daxfs_op_end(&op);
+	daxfs_host_leave(&fs);
+	t_region_free(r, 8 * MiB);
+}
+
 int main(void)
 {
 	RUN(test_classes);
@@ -542,5 +602,6 @@ int main(void)
 	RUN(test_churn_baseline);
 	RUN(test_reserve_fill_delete);
 	RUN(test_reserve_counter_heals);
+	RUN(test_no_free_leaves_stacks_alone);
 	return t_done();
 }
