@@ -1770,6 +1770,25 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 /* ---- rmdir ---- */
 
 /* Steps after the directory is DEAD (ours) and its name is removed. */
+/*
+ * A directory whose free a dead host's step marked as done (rmdir's step
+ * 5, a rename's step 5 over a directory): it may have died inside the
+ * free (the record at nlink 0 is hidden from lookups); each piece of the
+ * free goes to the one CAS that wins it, so finishing it is safe
+ * (daxfs_orphan_settle_dead).  Only a directory still at nlink 0 and
+ * DEAD: a number freed and used again is a live directory.
+ */
+static void dir_free_dead(struct daxfs_op *op, u64 ino)
+{
+	struct daxfs_inode *cp;
+
+	if (!daxfs_inode_get_dying(op, ino, &cp) &&
+	    DAXFS_IS_DIR(daxfs_load32(&cp->mode)) &&
+	    !daxfs_load32(&cp->nlink) &&
+	    (daxfs_load(&cp->aux) & DAXFS_DIR_DEAD))
+		daxfs_inode_free(op, cp);
+}
+
 static void rmdir_finish(struct daxfs_op *op, struct daxfs_lane *il,
 			 struct daxfs_inode *dp, struct daxfs_inode *cp, u32 from)
 {
@@ -1940,15 +1959,7 @@ static void rmdir_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	u64 v;
 
 	if (step == 5) {
-		/* marked, so counted as done: it may have died inside the
-		 * free (the record at nlink 0 is hidden from lookups); each
-		 * piece of the free goes to the one CAS that wins it, so
-		 * finishing it is safe (daxfs_orphan_settle_dead) */
-		if (!daxfs_inode_get_dying(op, a[1], &cp) &&
-		    DAXFS_IS_DIR(daxfs_load32(&cp->mode)) &&
-		    !daxfs_load32(&cp->nlink) &&
-		    (daxfs_load(&cp->aux) & DAXFS_DIR_DEAD))
-			daxfs_inode_free(op, cp);
+		dir_free_dead(op, a[1]);
 		return;
 	}
 	if (daxfs_inode_get_writable(op, a[0], &dp) ||
@@ -2232,8 +2243,11 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 		daxfs_inode_touch(r->ddp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 		daxfs_crash_point("rename.counted");
 	}
+	/* recovery: died freeing the replaced file or directory */
 	if (from == 6 && r->has_tgt && !xchg && !r->tisdir)
-		free_if_unlinked(op, r->tgt.ino);	/* recovery: died freeing */
+		free_if_unlinked(op, r->tgt.ino);
+	if (from == 6 && r->has_tgt && !xchg && r->tisdir)
+		dir_free_dead(op, r->tgt.ino);
 	if (from <= 5 && r->has_tgt && !xchg) {
 		if (intent_step(op, il, NS_KIND_RENAME, 5, r->flags))
 			return;
