@@ -729,14 +729,23 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	/* dying here: cursor stays locked, nothing carved yet, so
 	 * recovery has nothing to return and nothing leaks */
 	daxfs_crash_point("alloc.batch_locked");
+	/* the batch's part of the carve is counted in use until the batch
+	 * words name it (the caller counted its take): a death in between
+	 * leaks the carve with the counter right (docs/alloc.md) */
+	daxfs_faa(daxfs_state_word(fs, used_bytes),
+		  (pages - take) * DAXFS_PAGE_SIZE);
 	start = bump_take(fs, pages, take, &got);
 	if (!start) {
+		daxfs_faa(daxfs_state_word(fs, used_bytes),
+			  -((pages - take) * DAXFS_PAGE_SIZE));
 		daxfs_cas(&h->alloc_cursor, &lk, 0);
 		return 0;
 	}
 	/* declared dead since we locked: the slot was reset (maybe joined
 	 * again); what we carved is named nowhere, so it goes back */
 	if (daxfs_load(&h->alloc_cursor) != lk) {
+		daxfs_faa(daxfs_state_word(fs, used_bytes),
+			  -((pages - take) * DAXFS_PAGE_SIZE));
 		daxfs_pages_release(fs, start, start + got * DAXFS_PAGE_SIZE);
 		return 0;
 	}
@@ -745,6 +754,8 @@ static u64 batch_refill(struct daxfs_fs *fs, u64 pages, u64 take)
 	 * leaves (docs/hosts.md "Fencing"): the carve leaks */
 	if (!daxfs_cas(&h->alloc_cursor, &lk, start + take * DAXFS_PAGE_SIZE))
 		return 0;
+	daxfs_faa(daxfs_state_word(fs, used_bytes),
+		  -((pages - take) * DAXFS_PAGE_SIZE));
 	alloc_word_flush(fs, &h->alloc_end, 8);
 	alloc_word_flush(fs, &h->alloc_cursor, 8);
 	fresh_pages(fs, start, got);
@@ -813,18 +824,24 @@ static u64 alloc_once(struct daxfs_fs *fs, unsigned int class)
 	off = stack_pop(fs, class);
 	if (off)
 		return off;
-	page = page_get(fs, false);
-	if (!page)
-		return 0;
-	/* keep the first object, push the rest as one pre-linked chain */
+	/* the caller counted one object; the rest of the page is counted
+	 * too until it is pushed (docs/alloc.md "Counted before taken") */
 	size = daxfs_class_size(class);
 	per = DAXFS_PAGE_SIZE / size;
+	daxfs_faa(daxfs_state_word(fs, used_bytes), (per - 1) * size);
+	page = page_get(fs, false);
+	if (!page) {
+		daxfs_faa(daxfs_state_word(fs, used_bytes), -((per - 1) * size));
+		return 0;
+	}
+	/* keep the first object, push the rest as one pre-linked chain */
 	for (i = 1; i + 1 < per; i++) {
 		o = (struct daxfs_free_obj *)(fs->base + page + i * size);
 		daxfs_store(&o->next, page + (i + 1) * size);
 	}
 	daxfs_free_push_chain(fs, class, page + size, page + (per - 1) * size);
 	count_pushed(fs, class, per - 1);	/* one free makes it whole */
+	daxfs_faa(daxfs_state_word(fs, used_bytes), -((per - 1) * size));
 	return page;
 }
 
@@ -835,6 +852,10 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
 
 	if (!op->lane || class >= DAXFS_NR_CLASSES || !daxfs_host_still_mine(fs))
 		return 0;
+	/* counted before it is taken: a death in between leaves the
+	 * counter high, never low (docs/alloc.md "Counted before taken") */
+	size = daxfs_class_size(class);
+	daxfs_faa(daxfs_state_word(fs, used_bytes), size);
 	off = alloc_once(fs, class);
 	if (!off) {
 		/* pool full: get back what limbo holds, then retry once; then
@@ -844,16 +865,16 @@ u64 daxfs_alloc(struct daxfs_op *op, unsigned int class)
 		off = alloc_once(fs, class);
 		if (!off && daxfs_compact(op))
 			off = alloc_once(fs, class);
-		if (!off)
+		if (!off) {
+			daxfs_faa(daxfs_state_word(fs, used_bytes), -size);
 			return 0;
+		}
 	}
-	size = daxfs_class_size(class);
 	memset(fs->base + off, 0, size);
 	/* persistent media: the zeros must be there after a power loss
 	 * whether or not the caller stores over all of them (docs/modes.md) */
 	if (fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(fs->base + off, size);
-	daxfs_faa(daxfs_state_word(fs, used_bytes), size);
 	return off;
 }
 
@@ -907,6 +928,9 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 
 	if (!op->lane || !n || !daxfs_host_still_mine(fs))
 		return 0;
+	/* counted before taken (docs/alloc.md); what we did not get is
+	 * taken off after */
+	daxfs_faa(daxfs_state_word(fs, used_bytes), (u64)n * DAXFS_PAGE_SIZE);
 	start = n > 1 ? run_get(fs, n) : 0;
 	if (start) {
 		for (i = 0; i < n; i++)
@@ -920,7 +944,9 @@ u32 daxfs_alloc_pages(struct daxfs_op *op, u32 n, u64 *offs)
 			i = pages_gather(fs, n, offs);
 		}
 	}
-	daxfs_faa(daxfs_state_word(fs, used_bytes), (u64)i * DAXFS_PAGE_SIZE);
+	if (i < n)
+		daxfs_faa(daxfs_state_word(fs, used_bytes),
+			  -((u64)(n - i) * DAXFS_PAGE_SIZE));
 	return i;
 }
 
@@ -960,10 +986,15 @@ u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 	 * are ours from their CAS until the hold names them (the one
 	 * window left, docs/alloc.md) */
 	room = general_room(fs, n);
-	start = room ? page_take(fs, room, 1, &took) : 0;
-	if (start) {
+	/* counted before taken (docs/alloc.md), the surplus taken off */
+	if (room)
 		daxfs_faa(daxfs_state_word(fs, used_bytes),
-			  took * DAXFS_PAGE_SIZE);
+			  room * DAXFS_PAGE_SIZE);
+	start = room ? page_take(fs, room, 1, &took) : 0;
+	if (room && (!start || took < room))
+		daxfs_faa(daxfs_state_word(fs, used_bytes),
+			  -((room - (start ? took : 0)) * DAXFS_PAGE_SIZE));
+	if (start) {
 		got = (u32)took;
 	} else {
 		got = daxfs_alloc_pages(op, n, offs);
@@ -1004,27 +1035,40 @@ u32 daxfs_alloc_held(struct daxfs_op *op, u32 n, u64 *offs)
 u64 daxfs_alloc_run_held(struct daxfs_op *op)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 *bw = daxfs_state_word(fs, bump), b, a;
+	u64 *bw = daxfs_state_word(fs, bump), b, a = 0, skip = 0;
+	u64 *uw = daxfs_state_word(fs, used_bytes);
+	bool carved = false;
 	u32 i;
 
 	if (!op->lane || !daxfs_host_still_mine(fs) ||
 	    general_room(fs, 2 * DAXFS_RUN_PAGES) < 2 * DAXFS_RUN_PAGES)
 		return 0;
+	/* the run and the pages it skips are counted before the carve
+	 * (docs/alloc.md "Counted before taken"), the skip until it is on
+	 * the page stack */
+	daxfs_faa(uw, DAXFS_RUN_SIZE);
 	b = daxfs_load(bw);
 	for (i = 0; i < CAS_TRIES; i++) {
 		if (b < fs->pool_off || b >= fs->pool_end ||
 		    (b & (DAXFS_PAGE_SIZE - 1)))
-			return 0;
+			break;
 		a = (b + DAXFS_RUN_SIZE - 1) & ~((u64)DAXFS_RUN_SIZE - 1);
 		if (a > fs->pool_end || fs->pool_end - a < DAXFS_RUN_SIZE)
-			return 0;
-		if (daxfs_cas(bw, &b, a + DAXFS_RUN_SIZE))
 			break;
+		if (a - b != skip) {
+			daxfs_faa(uw, (a - b) - skip);
+			skip = a - b;
+		}
+		if (daxfs_cas(bw, &b, a + DAXFS_RUN_SIZE)) {
+			carved = true;
+			break;
+		}
 	}
-	if (i == CAS_TRIES)
+	if (!carved) {
+		daxfs_faa(uw, -(DAXFS_RUN_SIZE + skip));
 		return 0;
+	}
 	alloc_word_flush(fs, bw, sizeof(*bw));
-	daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_RUN_SIZE);
 	/* carved, named nowhere: a kill here leaks the run and the skip */
 	daxfs_crash_point("alloc.run_carved");
 	if (daxfs_hold_pages(op, a, DAXFS_RUN_PAGES)) {
@@ -1032,12 +1076,13 @@ u64 daxfs_alloc_run_held(struct daxfs_op *op)
 		 * run or the skip (named nowhere yet), so they go back, as a
 		 * zombie's batch carve does (batch_refill); a kill here
 		 * leaks them (tests/test_zombie_fence.py, fence.hold) */
-		daxfs_faa(daxfs_state_word(fs, used_bytes),
-			  -(u64)DAXFS_RUN_SIZE);
+		daxfs_faa(uw, -(DAXFS_RUN_SIZE + skip));
 		daxfs_pages_release(fs, b, a + DAXFS_RUN_SIZE);
 		return 0;
 	}
 	daxfs_pages_release(fs, b, a);
+	if (skip)
+		daxfs_faa(uw, -skip);
 	daxfs_crash_point("alloc.run_held");
 	fresh_pages(fs, a, DAXFS_RUN_PAGES);
 	return a;
@@ -1061,9 +1106,11 @@ u64 daxfs_alloc_limbo_page(struct daxfs_op *op)
 
 	if (!op->lane || !daxfs_host_still_mine(fs))
 		return 0;
+	/* counted before taken (docs/alloc.md) */
+	daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_PAGE_SIZE);
 	off = page_get(fs, true);
-	if (off)
-		daxfs_faa(daxfs_state_word(fs, used_bytes), DAXFS_PAGE_SIZE);
+	if (!off)
+		daxfs_faa(daxfs_state_word(fs, used_bytes), -DAXFS_PAGE_SIZE);
 	return off;
 }
 

@@ -1770,6 +1770,39 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
 /* ---- rmdir ---- */
 
 /* Steps after the directory is DEAD (ours) and its name is removed. */
+/*
+ * A directory whose free a dead host's step marked as done (rmdir's step
+ * 5, a rename's step 5 over a directory): it may have died inside the
+ * free (the record at nlink 0 is hidden from lookups); each piece of the
+ * free goes to the one CAS that wins it, so finishing it is safe
+ * (daxfs_orphan_settle_dead).  Only a directory still DEAD: a number
+ * freed and used again is a live directory.  rmdir's stores nlink 0
+ * before its mark, so one that is not 0 is not its.  A rename's target
+ * may still be at 2 (the mark comes first, then the parent's count, then
+ * nlink 0); its DEAD|MOVING is the dead rename's own pin, set under the
+ * rename claim that the dead host holds until its slot is done, so the
+ * store of 0 is ours to redo, while our claim on the slot stands.
+ */
+static void dir_free_dead(struct daxfs_op *op, u64 ino, bool renamed)
+{
+	struct daxfs_inode *cp;
+	u64 aux;
+
+	if (daxfs_inode_get_dying(op, ino, &cp) ||
+	    !DAXFS_IS_DIR(daxfs_load32(&cp->mode)))
+		return;
+	aux = daxfs_load(&cp->aux);
+	if (!(aux & DAXFS_DIR_DEAD))
+		return;
+	if (renamed && (aux & DAXFS_DIR_MOVING) && daxfs_load32(&cp->nlink)) {
+		if (ns_fenced(op))
+			return;
+		daxfs_store32(&cp->nlink, 0);
+	}
+	if (!daxfs_load32(&cp->nlink))
+		daxfs_inode_free(op, cp);
+}
+
 static void rmdir_finish(struct daxfs_op *op, struct daxfs_lane *il,
 			 struct daxfs_inode *dp, struct daxfs_inode *cp, u32 from)
 {
@@ -1940,15 +1973,7 @@ static void rmdir_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	u64 v;
 
 	if (step == 5) {
-		/* marked, so counted as done: it may have died inside the
-		 * free (the record at nlink 0 is hidden from lookups); each
-		 * piece of the free goes to the one CAS that wins it, so
-		 * finishing it is safe (daxfs_orphan_settle_dead) */
-		if (!daxfs_inode_get_dying(op, a[1], &cp) &&
-		    DAXFS_IS_DIR(daxfs_load32(&cp->mode)) &&
-		    !daxfs_load32(&cp->nlink) &&
-		    (daxfs_load(&cp->aux) & DAXFS_DIR_DEAD))
-			daxfs_inode_free(op, cp);
+		dir_free_dead(op, a[1], false);
 		return;
 	}
 	if (daxfs_inode_get_writable(op, a[0], &dp) ||
@@ -2232,8 +2257,11 @@ static void rename_finish(struct daxfs_op *op, struct daxfs_lane *il,
 		daxfs_inode_touch(r->ddp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME);
 		daxfs_crash_point("rename.counted");
 	}
+	/* recovery: died freeing the replaced file or directory */
 	if (from == 6 && r->has_tgt && !xchg && !r->tisdir)
-		free_if_unlinked(op, r->tgt.ino);	/* recovery: died freeing */
+		free_if_unlinked(op, r->tgt.ino);
+	if (from == 6 && r->has_tgt && !xchg && r->tisdir)
+		dir_free_dead(op, r->tgt.ino, true);
 	if (from <= 5 && r->has_tgt && !xchg) {
 		if (intent_step(op, il, NS_KIND_RENAME, 5, r->flags))
 			return;

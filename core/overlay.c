@@ -462,7 +462,7 @@ int daxfs_ov_replace(struct daxfs_op *op, u64 key, u64 old, u64 new_value)
 int daxfs_ov_delete(struct daxfs_op *op, u64 key, u64 old)
 {
 	struct daxfs_bucket *b;
-	u64 v, k = key;
+	u64 v, exp[2];
 
 	if (!key_ok(key) || !old)
 		return -EINVAL;
@@ -473,14 +473,17 @@ int daxfs_ov_delete(struct daxfs_op *op, u64 key, u64 old)
 		return -ENOENT;
 	if (v != old)
 		return -EAGAIN;
-	/* V -> 0 is the linearization point.  While K == key and V == 0 no
-	 * one but us changes K, so this CAS cannot hit a re-insert */
 	if (daxfs_fenced(op))
 		return -ESTALE;
-	if (!daxfs_cas(&b->value, &old, 0))
-		return old ? -EAGAIN : -ENOENT;
+	/* {key, old} -> {TOMB, 0} in one 16-byte CAS, the linearization
+	 * point: no bucket is ever half deleted.  (A CAS V old -> 0 then K
+	 * key -> TOMB left one to fsck when the deleter died between the
+	 * two: docs/overlay.md "Crash story".) */
+	exp[0] = key;
+	exp[1] = old;
+	if (!daxfs_cas16(&b->key, exp, DAXFS_KEY_TOMB, 0))
+		return exp[0] == key && exp[1] ? -EAGAIN : -ENOENT;
 	daxfs_faa(daxfs_state_word(op->fs, stat_inserts), (u64)-1);
-	daxfs_cas(&b->key, &k, DAXFS_KEY_TOMB);
 	ov_flush(op->fs, b);
 	return 0;
 }

@@ -448,11 +448,14 @@ int daxfs_radix_publish(struct daxfs_op *op, struct daxfs_inode *ip,
 	*winner = 0;
 	if (daxfs_fenced(op))
 		return -ESTALE;
+	/* the count first (docs/files.md "Block count"): a death between
+	 * the two leaves it high, as a removal's does */
+	daxfs_faa(&ip->blocks, 1);
 	if (daxfs_cas(slot, &v, page)) {
 		daxfs_pflush(op->fs, slot, 8);
-		daxfs_faa(&ip->blocks, 1);
 		return 0;
 	}
+	daxfs_faa(&ip->blocks, (u64)-1);
 	if (v == DAXFS_RADIX_SEALED)
 		return 1;
 	if (!page_at(op->fs, v))
@@ -471,11 +474,12 @@ static int run_publish(struct daxfs_op *op, struct daxfs_inode *ip,
 
 	if (daxfs_fenced(op))
 		return -ESTALE;
+	daxfs_faa(&ip->blocks, DAXFS_RUN_PAGES);	/* the count first */
 	if (daxfs_cas(slot, &v, word)) {
 		daxfs_pflush(op->fs, slot, 8);
-		daxfs_faa(&ip->blocks, DAXFS_RUN_PAGES);
 		return 0;
 	}
+	daxfs_faa(&ip->blocks, -(u64)DAXFS_RUN_PAGES);
 	return v == DAXFS_RADIX_SEALED ? 2 : 1;
 }
 
@@ -541,11 +545,12 @@ static int place(struct daxfs_op *op, struct daxfs_inode *ip, u64 blk,
 			/* direct: the page itself becomes the root */
 			if (!word)
 				return 0;	/* prepare: no node needed */
+			daxfs_faa(&ip->blocks, 1);	/* the count first */
 			if (daxfs_cas(&ip->root, &r, word)) {
 				daxfs_pflush(fs, &ip->root, 8);
-				daxfs_faa(&ip->blocks, 1);
 				return 0;
 			}
+			daxfs_faa(&ip->blocks, (u64)-1);
 			continue;
 		}
 		if (!r) {

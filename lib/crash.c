@@ -13,6 +13,8 @@
  *   DAXFS_CRASH_LOG=PATH                     append "NAME HIT" to PATH just
  *                                            before the kill (tests check
  *                                            where the victim died)
+ *   DAXFS_CRASH_TRACE=PATH                   append the backtrace of the
+ *                                            kill to PATH
  *   DAXFS_CRASH_STOP=1                       SIGSTOP instead of SIGKILL: the
  *                                            host goes on when the test sends
  *                                            SIGCONT (a host declared dead
@@ -38,13 +40,16 @@
  *                                            of a program with no named
  *                                            points (fsck's repair,
  *                                            tests/test_fsck_interrupted.py);
- *                                            random mode never picks it
+ *                                            random mode never picks it;
+ *                                            daxfs_crash_stores() says how
+ *                                            many were made so far
  *
  * The process kills itself with SIGKILL: no handler, no flush, no atexit,
  * exactly as if the host had lost power between two stores.
  */
 #ifdef DAXFS_CRASH_POINTS
 
+#include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,6 +73,7 @@ static double rand_p;		/* > 0: random mode */
 static unsigned long long rand_state;
 static unsigned long total_hits;
 static struct target *store_target;	/* a "store:N" target, if any */
+static unsigned long stores;		/* every store counted so far */
 static int resumed;		/* DAXFS_CRASH_STOP=thread: SIGUSR1 came */
 
 static void on_resume(int sig)
@@ -131,6 +137,25 @@ static bool matches(const char *pat, const char *name)
 	return !strcmp(pat, name);
 }
 
+/* DAXFS_CRASH_TRACE=PATH: where the kill came from, a backtrace
+ * (addr2line -e build/crash/libdaxfs.so on its +0x offsets). */
+static void trace(void)
+{
+	const char *path = getenv("DAXFS_CRASH_TRACE");
+	void *pcs[32];
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return;
+	n = backtrace(pcs, 32);
+	backtrace_symbols_fd(pcs, n, fd);
+	fsync(fd);
+	close(fd);
+}
+
 static void die(const char *name, unsigned long hit)
 {
 	const char *log = getenv("DAXFS_CRASH_LOG");
@@ -148,6 +173,7 @@ static void die(const char *name, unsigned long hit)
 			close(fd);
 		}
 	}
+	trace();
 	if (stop && !strcmp(stop, "thread")) {
 		thread_wait();
 		return;
@@ -185,11 +211,16 @@ void daxfs_crash_store(void)
 	unsigned long h;
 
 	parse_once();
-	if (!store_target)
-		return;
-	h = __atomic_add_fetch(&store_target->hits, 1, __ATOMIC_RELAXED);
-	if (h == store_target->nth)
+	h = __atomic_add_fetch(&stores, 1, __ATOMIC_RELAXED);
+	if (store_target && h == store_target->nth)
 		die("store", h);
+}
+
+/* How many stores this process made so far: a workload that reads it
+ * between its steps learns which N cuts which step (ctypes, tests). */
+unsigned long daxfs_crash_stores(void)
+{
+	return __atomic_load_n(&stores, __ATOMIC_RELAXED);
 }
 
 void daxfs_crash_point(const char *name)

@@ -16,6 +16,7 @@ append / write / truncate), never anything else.
 Run as a script: python3 crashlib.py victim REGION LOG SEED NOPS DIR
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -291,8 +292,10 @@ def victim_recovered(r, path, crash_build, point, src, args, lease_ms, dead=None
     assert "recovered" in states and "alive" not in states, states
 
 
+@functools.lru_cache(maxsize=64)
 def data(tag, size):
-    """size bytes that name their tag and position (no two alike)."""
+    """size bytes that name their tag and position (no two alike);
+    the last few are kept (a model replays the same writes often)."""
     out = bytearray()
     i = 0
     while len(out) < size:
@@ -692,6 +695,8 @@ def tree(r, base):
                 todo.append(p)
             elif (st.st_mode & 0o170000) == 0o120000:
                 out[p] = ("l", r.readlink(p))
+            elif (st.st_mode & 0o170000) == 0o020000:
+                out[p] = ("c",)		# a whiteout (RENAME_WHITEOUT)
             else:
                 out[p] = (st.st_ino, r.read_file(p))
     return out
@@ -722,12 +727,13 @@ def _torn_ok(got, old, new):
     return True
 
 
-def check_victim(r, ops, done, inflight, may_tear=None):
+def check_victim(r, ops, done, inflight, may_tear=None, model=None):
     """Asserts the victim's directory is what its log allows; returns
     which state matched ('before', 'after').  may_tear(op): whether the
-    in-flight op may leave its file torn (default: any op may)."""
+    in-flight op may leave its file torn (default: any op may); model:
+    the Model class that applies ops (default Model)."""
     base = ops[0][1]
-    before = Model()
+    before = (model or Model)()
     for op in ops[:done]:
         before.apply(op)
     after = before.copy()
