@@ -80,9 +80,13 @@ def test_host_on_a_sparse_region_without_room_refuses(tmp_path):
     res = in_tmpfs(tmp_path, 40 * MIB, f"""
 cp --sparse=always {src} $T/r.img
 $DAXFS -r $T/r.img put {big} /big; echo "rc=$?"
+(ulimit -v 8000000; $DAXFS -r $T/r.img put {big} /big; echo "limited=$?")
 """)
     assert "rc=1" in res.stdout, (res.stdout, res.stderr)
     assert "room" in res.stderr, res.stderr
+    # an address-space limit the region fits under is not blamed
+    assert "limited=1" in res.stdout, (res.stdout, res.stderr)
+    assert "ulimit -v" not in res.stderr, res.stderr
 
 
 def test_host_allocates_the_holes_of_a_region_that_fits(tmp_path):
