@@ -49,6 +49,16 @@ static int holder(struct daxfs_fs *fs, u64 ino)
 	return r.type == DAXFS_LCK_UN ? -1 : (int)r.host;
 }
 
+/* fs finds the lock free, takes it with *g, and gives it back (*g
+ * becomes the unlock) */
+static void takes_it(struct daxfs_fs *fs, struct daxfs_lock_req *g)
+{
+	CHECK_EQ(holder(fs, INO), -1);
+	CHECK_EQ(daxfs_lock_set(fs, INO, g, 0), 0);
+	g->type = DAXFS_LCK_UN;
+	CHECK_EQ(daxfs_lock_set(fs, INO, g, 0), 0);
+}
+
 static void declare_dead(struct daxfs_fs *fs, u32 slot, u64 gen)
 {
 	u64 w = daxfs_host_word(gen, DAXFS_HOST_ALIVE);
@@ -177,10 +187,7 @@ static void test_adopt_dead(void)
 	CHECK_EQ(daxfs_lock_adopt_owner(&fh[0], d.host, d.host_gen, INO, X),
 		 0);
 	CHECK_EQ(daxfs_lock_adopt(&fh[1], d.host, d.host_gen, NULL), 0);
-	CHECK_EQ(holder(&fh[2], INO), -1);
-	CHECK_EQ(daxfs_lock_set(&fh[2], INO, &g, 0), 0);
-	g.type = DAXFS_LCK_UN;
-	CHECK_EQ(daxfs_lock_set(&fh[2], INO, &g, 0), 0);
+	takes_it(&fh[2], &g);
 	daxfs_recover_dead_hosts(&fh[0]);
 	t_obs_detach(&d);
 }
@@ -278,10 +285,7 @@ static void test_adopt_vs_dead(void)
 			f.type = DAXFS_LCK_UN;
 			CHECK_EQ(daxfs_lock_set(&fh[1], INO, &f, 0), 0);
 		} else {
-			CHECK_EQ(holder(&fh[0], INO), -1);
-			CHECK_EQ(daxfs_lock_set(&fh[0], INO, &g, 0), 0);
-			g.type = DAXFS_LCK_UN;
-			CHECK_EQ(daxfs_lock_set(&fh[0], INO, &g, 0), 0);
+			takes_it(&fh[0], &g);
 		}
 		daxfs_recover_dead_hosts(&fh[0]);
 		t_obs_detach(&d);
