@@ -163,12 +163,11 @@ def test_shared_symlink_record_gets_its_own_copy(region_path):
     assert rc == 0, out
 
 
-def test_symlink_bent_into_file_page_leaves_the_file_alone(region_path):
-    """A symlink's root bent into a file's data page, at bytes that make a
-    header record whose len word is bad: the length repair must not write
-    into the file.  The file, walked first, keeps its bytes; the symlink
-    gets its own copy of what its root names.  (Found by the fsck sweep's
-    data check: 1 of 1,500 seeds, /shared/s5 changed by 4 bytes.)"""
+def bend_symlink_into_file_page(region_path):
+    """A region with file /a and symlink /d/z whose root is bent into
+    /a's data page, at bytes that make a header record with a bad len
+    word (not saved yet).  Returns /a's bytes, the Image and /d's
+    inode number."""
     page = bytearray(b"D" * 4096)
     at = 0x900                                  # a 256-byte record's place
     fake = b"\xff\xff\xff\xff" + bytes(4) + b"t" * 168 + b"\0"
@@ -182,9 +181,20 @@ def test_symlink_bent_into_file_page_leaves_the_file_alone(region_path):
     _fresh(region_path, build)
     with daxfs.Region(region_path) as r:
         fino, lino = r.stat("/a").st_ino, r.lstat("/d/z").st_ino
+        d = r.stat("/d").st_ino
     im = Image(region_path)
     (_, data), = im.radix_pages(fino)
     im.set_field(lino, "root", data + at)
+    return bytes(page), im, d
+
+
+def test_symlink_bent_into_file_page_leaves_the_file_alone(region_path):
+    """A symlink's root bent into a file's data page, at bytes that make a
+    header record whose len word is bad: the length repair must not write
+    into the file.  The file, walked first, keeps its bytes; the symlink
+    gets its own copy of what its root names.  (Found by the fsck sweep's
+    data check: 1 of 1,500 seeds, /shared/s5 changed by 4 bytes.)"""
+    page, im, _ = bend_symlink_into_file_page(region_path)
     im.save()
     rc, rep = fsck_json(region_path, "-y")
     assert rc == 1, rep
@@ -195,5 +205,5 @@ def test_symlink_bent_into_file_page_leaves_the_file_alone(region_path):
     rc, out = fsck(region_path, "-n")
     assert rc == 0, out
     with daxfs.Region(region_path) as r:
-        assert r.read_file("/a") == bytes(page)
+        assert r.read_file("/a") == page
         assert r.readlink("/d/z") == "t" * 168
