@@ -134,6 +134,37 @@ static bool proc_is_ours(void)
 	return proc_stat((u32)getpid(), &state, &start) == 0;
 }
 
+/* Whether pid's /proc entry shows an ended process: none, a zombie, or
+ * (start != 0) a later process with that pid.  False when /proc cannot
+ * say, or when our /proc is not our pid namespace's. */
+bool lib_proc_ended(u32 pid, u64 start)
+{
+	char state;
+	u64 s;
+	int r;
+
+	if (!proc_is_ours())
+		return false;
+	r = proc_stat(pid, &state, &s);
+	if (r < 0)
+		return false;
+	return r == 1 || (start && s != start) || state == 'Z' || state == 'X';
+}
+
+/* This process's start time and namespaces, as lib_proc_ended compares
+ * them; -1 when /proc cannot say. */
+int lib_proc_self(u64 *start, u64 *pidns, u64 *timens)
+{
+	struct proc_id id;
+	char state;
+
+	if (proc_id_self(&id) || proc_stat((u32)getpid(), &state, start))
+		return -1;
+	*pidns = id.pidns;
+	*timens = id.timens;
+	return 0;
+}
+
 void lib_host_proc_note(struct daxfs_handle *h)
 {
 	struct daxfs_host *hs = daxfs_host_at(&h->fs, h->fs.host);

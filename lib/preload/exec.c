@@ -66,7 +66,7 @@ PUBLIC pid_t fork(void)
 	err = errno;
 	if (pid != 0) {
 		pl_map_fork_parent();
-		pl_fork_parent(pid < 0);
+		pl_fork_parent(pid < 0, pid);
 		if (pfd[0] >= 0 && pid > 0) {
 			handoff_parent(pfd);
 		} else if (pfd[0] >= 0) {
@@ -486,7 +486,7 @@ static int spawn(int p, pid_t *pid, const char *path,
 	spawn_wait_drop_unnamed(&rfd, &wfd);
 	if (!e) {
 		pl_exec_env_undo(chg, nchg);
-		pl_fork_parent(1);
+		pl_fork_parent(1, 0);
 		spawn_wait(rfd, wfd, 0);
 		pl_spawn_plan_end(&plan);
 		if (prep != -2)
@@ -497,7 +497,7 @@ static int spawn(int p, pid_t *pid, const char *path,
 	      : real_posix_spawn(pid, path, fa, at, argv, e);
 	if (r)
 		pl_exec_env_undo(chg, nchg);
-	pl_fork_parent(r != 0);
+	pl_fork_parent(r != 0, r == 0 && pid ? *pid : 0);
 	free(e);
 	err = errno;
 	spawn_wait(rfd, wfd, r == 0);
@@ -528,18 +528,19 @@ PUBLIC int posix_spawnp(pid_t *pid, const char *file,
  * the duration of the call.  system returns only once the shell is gone,
  * so only popen needs the spawn's wait (wait: *rfd, returns the write
  * end). */
-static int env_push(int wait, int *rfd)
+static int env_push(int wait, int *rfd, struct pl_spawn_entry *ent)
 {
 	char *fds, *cwd = pl_cwd_env();
 	int wfd = -1;
 
 	*rfd = -1;
 	pl_fork_prepare();
+	pl_spawn_entry_get(ent);
 	if (wait)
 		wfd = spawn_wait_open(environ, rfd);
 	fds = pl_exec_env(0, wfd, NULL, 0);
 	spawn_wait_drop_unnamed(rfd, &wfd);
-	pl_fork_parent(0);
+	pl_fork_parent(0, 0);
 	if (fds)
 		putenv(strdup(fds));
 	if (cwd)
@@ -547,39 +548,41 @@ static int env_push(int wait, int *rfd)
 	return wfd;
 }
 
-static void env_pop(int failed)
+/* over: the shell has ended (system), or never started (failed): the
+ * references it was given and never took are given back */
+static void env_pop(const struct pl_spawn_entry *ent, int over, int failed)
 {
 	unsetenv("DAXFS_PRELOAD_FDS");
 	unsetenv("DAXFS_PRELOAD_CWD");
-	if (failed) {
-		pl_fork_prepare();
-		pl_fork_parent(1);
-	}
+	if (over || failed)
+		pl_spawn_entry_over(ent, failed);
 }
 
 PUBLIC int system(const char *cmd)
 {
 	REAL(int, system, const char *);
+	struct pl_spawn_entry ent;
 	int r, rfd;
 
 	if (!cmd)
 		return real_system(cmd);
-	env_push(0, &rfd);
+	env_push(0, &rfd, &ent);
 	r = real_system(cmd);
-	env_pop(r == -1);
+	env_pop(&ent, 1, r == -1);
 	return r;
 }
 
 PUBLIC FILE *popen(const char *cmd, const char *type)
 {
 	REAL(FILE *, popen, const char *, const char *);
+	struct pl_spawn_entry ent;
 	int rfd, wfd, err;
 	FILE *f;
 
-	wfd = env_push(1, &rfd);
+	wfd = env_push(1, &rfd, &ent);
 	f = real_popen(cmd, type);
 	err = errno;
-	env_pop(!f);
+	env_pop(&ent, 0, !f);
 	spawn_wait(rfd, wfd, f != NULL);
 	errno = err;
 	return f;

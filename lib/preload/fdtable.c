@@ -10,8 +10,8 @@
  * offset, flags and inode.  Descriptions live in one MAP_SHARED memfd that
  * fork and exec hand down, so a parent, its children and what they exec
  * share offsets as POSIX says.  refs in a description counts the
- * descriptors of all those processes; a process that dies without closing
- * leaks its references (the slot stays taken), nothing else.
+ * descriptors of all those processes; those of a process that dies
+ * without closing are given back by the others (fdledger.c).
  *
  * A reservation is a duplicate of one O_PATH open of /dev/null kept for
  * that (the template): F_DUPFD from 0 gives the lowest free number, as
@@ -39,8 +39,10 @@
 #include "lib/posix-locks.h"
 
 #define TABLE_SIZE	((size_t)PL_DESC_MAX * sizeof(struct pl_desc))
-/* the descriptions, then one page: struct table_head */
-#define TABLE_MAP	(TABLE_SIZE + PL_PATH_MAX)
+/* the descriptions, one page (struct table_head), then the references
+ * of each process (fdledger.c) */
+#define TABLE_LEDGER	(TABLE_SIZE + PL_PATH_MAX)
+#define TABLE_MAP	(TABLE_LEDGER + PL_LEDGER_SIZE)
 
 /* After the descriptions: what the whole table shares. */
 struct table_head {
@@ -72,13 +74,18 @@ static uint32_t fork_slot = DAXFS_NO_HOST;	/* parent, at fork */
 static int exec_handover;	/* pl_exec_env(1) named our host */
 static int exec_waits;		/* pl_exec_env named a wait descriptor */
 static int prev_wait_fd = -1;	/* spawned: close once reopened */
-static uint16_t localref[PL_DESC_MAX];	/* our descriptors per desc */
+/* our descriptors per description: a row others give back once we have
+ * ended (fdledger.c) */
+#define localref pl_refrow
 /* The directory descriptions we hold (localref > 0), for a removal to
  * find those it leaves without a directory (pl_fd_gone_mark) without a
  * walk of the whole table; a fork child inherits them with localref. */
 static uint16_t dirs[PL_DESC_MAX];
 static unsigned int ndirs;
 static unsigned int alloc_hint;
+/* descriptions handed out: PL_DESC_MAX, or fewer for the tests that fill
+ * the table (DAXFS_PRELOAD_DESC_MAX, docs/preload.md "What fails") */
+static unsigned int desc_limit = PL_DESC_MAX;
 static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* Moves when the map lock is taken for writing and again before it is
  * let go: odd while the map may change.  pl_fd_peek's readers take no
@@ -102,6 +109,12 @@ static int table_map(int fd)
 	if (p == MAP_FAILED)
 		return -errno;
 	table = p;
+	pl_ledger_attach((char *)p + TABLE_LEDGER);
+	if (getenv("DAXFS_PRELOAD_DESC_MAX"))
+		desc_limit = (unsigned int)strtoul(
+				getenv("DAXFS_PRELOAD_DESC_MAX"), NULL, 10);
+	if (!desc_limit || desc_limit > PL_DESC_MAX)
+		desc_limit = PL_DESC_MAX;
 	return 0;
 }
 
@@ -178,6 +191,7 @@ static int table_create(void)
 	table_fd = fd;
 	table_ino = st.st_ino;
 	head()->lock_nonce = nonce();
+	pl_ledger_own();
 	return 0;
 }
 
@@ -270,19 +284,57 @@ void pl_fd_unlock(void)
 
 static int desc_alloc(void)
 {
-	unsigned int i, idx;
+	unsigned int i, idx, pass;
 	uint32_t zero;
 
-	for (i = 0; i < PL_DESC_MAX; i++) {
-		idx = (alloc_hint + i) % PL_DESC_MAX;
-		zero = 0;
-		if (atomic_load(&table[idx].refs) == 0 &&
-		    atomic_compare_exchange_strong(&table[idx].refs, &zero, 1)) {
-			alloc_hint = idx + 1;
-			return (int)idx;
+	/* full: the references of processes that ended without closing
+	 * are given back first */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < desc_limit; i++) {
+			idx = (alloc_hint + i) % desc_limit;
+			zero = 0;
+			if (atomic_load(&table[idx].refs) == 0 &&
+			    atomic_compare_exchange_strong(&table[idx].refs,
+							   &zero, 1)) {
+				alloc_hint = idx + 1;
+				return (int)idx;
+			}
 		}
+		if (!pl_ledger_reap(-1))
+			break;
 	}
 	return -ENFILE;
+}
+
+/* The description a give-back closed last (pl_fd_give_back), -1: none. */
+static int gave_last = -1;
+
+/*
+ * count references of description idx given back for a process that
+ * ended without closing (fdledger.c; map lock held): the last of them
+ * closes it, as the last close does.  Its fields are read while we still
+ * count them: at 0 the slot may be another open's at once.
+ */
+void pl_fd_give_back(unsigned int idx, unsigned int count)
+{
+	struct pl_desc *d = &table[idx];
+	uint64_t ino = d->ino, id = lock_owner_of(idx);
+	bool reg = d->kind == PL_KIND_REG;
+
+	if (atomic_fetch_sub(&d->refs, count) != count)
+		return;
+	gave_last = (int)idx;
+	if (reg && id)
+		pl_lock_drop_desc(ino, id);
+}
+
+/* Others still count description idx, whose lock we may carry: those
+ * that ended without closing are given back.  True when that closed it. */
+static bool others_gone(unsigned int idx)
+{
+	gave_last = -1;
+	pl_ledger_reap((int)idx);
+	return gave_last == (int)idx;
 }
 
 /* idx, a directory's description, got its first (held) or lost its
@@ -385,7 +437,7 @@ static void local_put(unsigned int idx)
 		return;
 	if (last)
 		pl_lock_drop_desc(ino, id);
-	else if (!localref[idx] && pl_lock_took())
+	else if (!localref[idx] && !others_gone(idx) && pl_lock_took())
 		closed_carry_note(idx, id);
 }
 
@@ -691,23 +743,48 @@ static uint32_t our_slot(uint64_t *gen)
 	return slot;
 }
 
+/* The child's references first, then its counts (fdledger.c): a death
+ * in between leaks them, never gives them back twice. */
 void pl_fork_prepare(void)
 {
 	pl_fd_lock();
-	if (table)
+	if (table) {
 		refs_all(1);
+		pl_ledger_fork_prepare();
+	}
 	fork_slot = our_slot(NULL);
 }
 
-void pl_fork_parent(int failed)
+void pl_fork_parent(int failed, pid_t pid)
 {
-	if (table && failed)
+	if (table && !pl_ledger_fork_parent(failed, pid) && failed)
+		refs_all(-1);
+	pl_fd_unlock();
+}
+
+void pl_spawn_entry_get(struct pl_spawn_entry *e)
+{
+	e->word = pl_ledger_pending(&e->idx);
+}
+
+/* system's shell has ended, or the spawn failed (e->idx < 0: the child's
+ * references were counted privately, given back here when failed): what
+ * its image never took is given back. */
+void pl_spawn_entry_over(const struct pl_spawn_entry *e, int failed)
+{
+	pl_fd_lock();
+	if (table && e->idx >= 0)
+		pl_ledger_spawn_over(e->idx, e->word);
+	else if (table && failed)
 		refs_all(-1);
 	pl_fd_unlock();
 }
 
 void pl_fork_child(void)
 {
+	/* a fork made inside libc (daemon(3)) took no references for us */
+	if (table && !pl_ledger_fork_child())
+		refs_all(1);
 	pthread_rwlock_init(&map_lock, NULL);
 	/* pl_fork_prepare's lock is not held here: even again */
 	atomic_store(&map_seq, (atomic_load(&map_seq) | 1) + 1);
@@ -870,6 +947,7 @@ char *pl_exec_env(int handover, int wait_fd, const struct pl_fd_change *chg,
 		return NULL;
 	n = snprintf(buf, sizeof(buf), "DAXFS_PRELOAD_FDS=T%d.%llu;",
 		     table_fd, (unsigned long long)table_ino);
+	n += pl_ledger_env(buf + n, sizeof(buf) - n);
 	for (fd = 0; fd < PL_FD_MAX; fd++) {
 		v = atomic_load(&fdmap[fd]);
 		if (!v)
@@ -883,6 +961,7 @@ char *pl_exec_env(int handover, int wait_fd, const struct pl_fd_change *chg,
 		if (chg[i].desc < 0 || chg[i].fd >= PL_FD_MAX)
 			continue;
 		atomic_fetch_add(&table[chg[i].desc].refs, 1);
+		pl_ledger_child_add(chg[i].desc, 1);
 		regs += entry_put(buf, &n, sizeof(buf), chg[i].fd, chg[i].desc,
 				  0);
 	}
@@ -913,8 +992,10 @@ void pl_exec_env_undo(const struct pl_fd_change *chg, size_t nchg)
 	size_t i;
 
 	for (i = 0; table && i < nchg; i++)
-		if (chg[i].desc >= 0 && chg[i].fd < PL_FD_MAX)
+		if (chg[i].desc >= 0 && chg[i].fd < PL_FD_MAX) {
+			pl_ledger_child_add(chg[i].desc, -1);
 			atomic_fetch_sub(&table[chg[i].desc].refs, 1);
+		}
 }
 
 bool pl_fd_table_made(void)
@@ -976,10 +1057,11 @@ static int is_reservation(int fd)
 void pl_exec_import(void)
 {
 	const char *s = getenv("DAXFS_PRELOAD_FDS");
-	unsigned long long ino, tbase;
+	unsigned long long ino, tbase, word;
 	unsigned int fd, idx;
 	struct stat st;
-	int tfd, cl, used;
+	int tfd, cl, used, row;
+	bool counted = false;
 
 	if (!s || sscanf(s, "T%d.%llu;%n", &tfd, &ino, &used) != 2)
 		goto out;
@@ -988,18 +1070,31 @@ void pl_exec_import(void)
 	table_fd = tfd;
 	table_ino = ino;
 	s += used;
+	/* the counts of the image before us (exec) or prepared for us
+	 * (spawn): those of the descriptors we keep are there already */
+	if (sscanf(s, "R%d.%llx;%n", &row, &word, &used) == 2) {
+		s += used;
+		counted = pl_ledger_import(row, word);
+	}
 	while (sscanf(s, "%u.%u.%d,%n", &fd, &idx, &cl, &used) == 3) {
 		s += used;
 		if (fd >= PL_FD_MAX || idx >= PL_DESC_MAX)
 			continue;
 		if (cl || !is_reservation(fd)) {
+			if (counted)
+				localref[idx]--;
 			atomic_fetch_sub(&table[idx].refs, 1);
 			continue;
 		}
 		atomic_store(&fdmap[fd], idx + 1);
-		if (localref[idx]++ == 0)
+		if (!counted && localref[idx]++ == 0)
 			dirs_note(idx, true);
 	}
+	for (idx = 0; counted && idx < PL_DESC_MAX; idx++)
+		if (localref[idx])
+			dirs_note(idx, true);
+	if (!counted)
+		pl_ledger_own();
 	if (sscanf(s, "H%u.%llu.%llx", &prev_slot, &ino, &tbase) == 3) {
 		prev_gen = ino;
 		prev_table = tbase;
@@ -1024,7 +1119,7 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 {
 	unsigned int fd, i, n = 0;
 	uint64_t id, ino;
-	uint32_t left;
+	uint32_t left, held;
 	bool reg;
 
 	if (!table)
@@ -1039,9 +1134,10 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 		id = lock_owner_of(fd);
 		ino = table[fd].ino;
 		reg = table[fd].kind == PL_KIND_REG;
-		left = atomic_fetch_sub(&table[fd].refs, localref[fd]) -
-		       localref[fd];
+		/* our count first, then refs: a death in between leaks */
+		held = localref[fd];
 		localref[fd] = 0;
+		left = atomic_fetch_sub(&table[fd].refs, held) - held;
 		/* our host may stay a while (state.c leave): the POSIX
 		 * locks go now, as at any close */
 		if (reg)
@@ -1050,6 +1146,8 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 			continue;
 		if (!left)	/* the last close */
 			pl_lock_drop_desc(ino, id);
+		else if (others_gone(fd))
+			continue;	/* closed by the give-back */
 		else if (n < PL_EXIT_CARRY_MAX) {
 			c[n][0] = ino;
 			c[n][1] = id;
@@ -1067,6 +1165,7 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 		n++;
 	}
 	ndirs = 0;
+	pl_ledger_leave();
 	pl_fd_unlock();
 	return n;
 }

@@ -29,6 +29,10 @@
 #define PL_PATH_MAX	4096
 #define PL_FD_MAX	65536		/* region fds above this: EMFILE */
 #define PL_DESC_MAX	16384		/* open file descriptions per tree */
+/* processes of one tree whose references are counted where others can
+ * give them back (fdledger.c); more count privately, as before */
+#define PL_PROC_MAX	256
+#define PL_LEDGER_SIZE	(PL_PROC_MAX * (32 + PL_DESC_MAX * 2))
 
 /* Consistency modes (docs/modes.md): the region handle's open flags,
  * never how paths are routed. */
@@ -150,7 +154,7 @@ bool pl_fd_linkable(int fd, bool clear);	/* O_TMPFILE, not yet named */
  * (the kernel's own __O_TMPFILE bit; glibc's includes O_DIRECTORY) */
 #define PL_O_LINKABLE	020000000
 void pl_fork_prepare(void);		/* before fork: refs for the child */
-void pl_fork_parent(int failed);
+void pl_fork_parent(int failed, pid_t pid);	/* pid 0: not known */
 void pl_fork_child(void);
 void pl_reopen_all(struct daxfs_handle *h);
 /* What a spawn's file actions leave at descriptor fd (spawn.c): region
@@ -178,6 +182,30 @@ void pl_spawn_fork_child(void);		/* spawn.c */
 int pl_own_fd(int fd);		/* the table's memfd or the template */
 void pl_own_move(int fd);	/* ours: moved up before fd is taken */
 int pl_own_in(unsigned int first, unsigned int last, int out[2]);
+/* the spawn's entry that waits for its image (system, popen) */
+struct pl_spawn_entry {
+	int idx;
+	uint64_t word;
+};
+void pl_spawn_entry_get(struct pl_spawn_entry *e);
+void pl_spawn_entry_over(const struct pl_spawn_entry *e, int failed);
+
+/* fdledger.c: each process's references, where others can give them
+ * back once it has ended (docs/preload.md) */
+extern uint16_t *pl_refrow;	/* our count per description */
+void pl_ledger_attach(void *base);
+void pl_ledger_own(void);
+bool pl_ledger_reap(int only);
+void pl_ledger_fork_prepare(void);
+bool pl_ledger_fork_parent(bool failed, pid_t pid);
+bool pl_ledger_fork_child(void);
+uint64_t pl_ledger_pending(int *idx);
+void pl_ledger_child_add(unsigned int desc, int delta);
+void pl_ledger_spawn_over(int idx, uint64_t w);
+int pl_ledger_env(char *buf, size_t size);
+bool pl_ledger_import(int i, uint64_t w);
+void pl_ledger_leave(void);
+void pl_fd_give_back(unsigned int idx, unsigned int count);	/* fdtable.c */
 
 /* open.c */
 mode_t pl_umask(void);

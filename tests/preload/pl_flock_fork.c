@@ -104,16 +104,24 @@ static void await(int fd)
 		;
 }
 
+/* File name in dir, locked (LOCK_EX) by us, then a fork: its pid, or 0
+ * in the child; *fd the shared descriptor, path its name. */
+static pid_t locked_fork(const char *dir, const char *name, char *path,
+			 int *fd)
+{
+	*fd = make(dir, name, path, 4096);
+	say("parent LOCK_EX", flock(*fd, LOCK_EX));
+	fflush(stdout);
+	return fork();
+}
+
 /* The child acts on the lock its parent took through the description. */
 static void child_acts(const char *dir)
 {
 	char path[4096];
-	int fd = make(dir, "acts", path, sizeof(path)), st;
-	pid_t pid;
+	int fd, st;
+	pid_t pid = locked_fork(dir, "acts", path, &fd);
 
-	say("parent LOCK_EX", flock(fd, LOCK_EX));
-	fflush(stdout);
-	pid = fork();
 	if (pid == 0) {
 		/* ours too: no conflict, and a conversion of it */
 		say("child LOCK_EX|LOCK_NB", flock(fd, LOCK_EX | LOCK_NB));
@@ -196,6 +204,31 @@ static void last_close(const char *dir)
 }
 
 /*
+ * A fork child that shares the description is killed (SIGKILL: it closes
+ * nothing itself): the parent's close is then the last, and the lock
+ * goes.  Before session 57 the killed child's reference was never given
+ * back under the preload, and the lock stayed with the parent until it
+ * ended (docs/preload.md "References of processes that end without
+ * closing").
+ */
+static void killed_sharer(const char *dir)
+{
+	char path[4096];
+	int fd, st;
+	pid_t pid = locked_fork(dir, "killedsharer", path, &fd);
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	printf("the child killed, the parent holds it: %s\n", other(path, 0));
+	close(fd);
+	printf("the child killed, the parent closed: %s\n", other(path, 0));
+}
+
+/*
  * The daemon pattern: a process locks a pid file, forks, and ends (exit
  * or _exit); the lock is the daemon's while it runs, beyond the lease of
  * the process that took it, and goes when the daemon ends.
@@ -261,9 +294,8 @@ static void daemon_pattern(const char *dir, int how)
 		waitpid(daemon, &st, 0);
 	close(ready[0]);
 	close(done[1]);
-	if (how != 2)	/* killed: docs/preload.md "Locks" */
-		printf("daemon (%s) ended: a second instance: %s\n", hows[how],
-		       other(path, 0));
+	printf("daemon (%s) ended: a second instance: %s\n", hows[how],
+	       other(path, 0));
 }
 
 int main(int argc, char **argv)
@@ -281,6 +313,7 @@ int main(int argc, char **argv)
 	child_acts(argv[1]);
 	child_unlocks(argv[1]);
 	last_close(argv[1]);
+	killed_sharer(argv[1]);
 	daemon_pattern(argv[1], 0);
 	daemon_pattern(argv[1], 1);
 	daemon_pattern(argv[1], 3);
