@@ -275,6 +275,19 @@ int lib_host_proc_reap(struct daxfs_fs *fs)
 	return n;
 }
 
+/* Is any slot declared dead, or being recovered: on its way to free? */
+bool lib_hosts_settling(struct daxfs_fs *fs)
+{
+	u32 slot, st;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		st = daxfs_host_st(daxfs_load(&daxfs_host_at(fs, slot)->state));
+		if (st == DAXFS_HOST_DEAD || st == DAXFS_HOST_RECOVERING)
+			return true;
+	}
+	return false;
+}
+
 int daxfs_host_process_gone(struct daxfs_handle *h, uint32_t slot,
 			    uint64_t *gen)
 {
