@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -47,6 +48,8 @@ struct lg_entry {
 };
 
 #define LG_ROW_BYTES	((size_t)PL_DESC_MAX * sizeof(uint16_t))
+#define LG_PAGE_COUNTS	(4096 / sizeof(uint16_t))
+#define LG_ROW_PAGES	(LG_ROW_BYTES / 4096)
 _Static_assert(PL_LEDGER_SIZE == PL_PROC_MAX * sizeof(struct lg_entry) +
 	       PL_PROC_MAX * LG_ROW_BYTES, "ledger size");
 
@@ -118,10 +121,16 @@ static void note(struct lg_entry *e, uint64_t start)
 static void drain(int i, uint64_t cw)
 {
 	uint16_t *r = row_of(i);
+	unsigned char vec[LG_ROW_PAGES];
 	unsigned int idx, c;
 
+	/* a page of the row that never counted anything is a hole of the
+	 * memfd: not read, so that it stays one */
+	if (sysconf(_SC_PAGESIZE) != 4096 || mincore(r, LG_ROW_BYTES, vec))
+		memset(vec, 1, sizeof(vec));
 	for (idx = 0; idx < PL_DESC_MAX; idx++) {
-		if (!__atomic_load_n(&r[idx], __ATOMIC_RELAXED))
+		if (!(vec[idx / LG_PAGE_COUNTS] & 1) ||
+		    !__atomic_load_n(&r[idx], __ATOMIC_RELAXED))
 			continue;
 		c = __atomic_exchange_n(&r[idx], 0, __ATOMIC_ACQ_REL);
 		if (c)
@@ -186,6 +195,18 @@ bool pl_ledger_reap(int only)
 	return any;
 }
 
+/* from's counts into a taken entry's row (all zeros while it was free):
+ * only the pages that count something are touched, and the memfd gives
+ * memory only to those. */
+static void row_fill(uint16_t *row, const uint16_t *from)
+{
+	unsigned int i;
+
+	for (i = 0; i < PL_DESC_MAX; i++)
+		if (from[i])
+			row[i] = from[i];
+}
+
 /* A free entry, taken as word st/pid with a new tag; -1: none, even
  * after the entries of ended processes were given back. */
 static int take(int st, uint32_t pid, uint64_t *wp)
@@ -224,7 +245,7 @@ void pl_ledger_own(void)
 	if (i < 0)
 		return;
 	note(&entries[i], my_start);
-	memcpy(row_of(i), pl_refrow, LG_ROW_BYTES);
+	row_fill(row_of(i), pl_refrow);
 	own_word = word_of(LG_LIVE, (uint32_t)getpid(), own_word >> 34);
 	atomic_store(&entries[i].word, own_word);
 	pl_refrow = row_of(i);
@@ -241,7 +262,7 @@ void pl_ledger_fork_prepare(void)
 		take(LG_PENDING, (uint32_t)getpid(), &child_word) : -1;
 	if (child >= 0) {
 		note(&entries[child], 0);
-		memcpy(row_of(child), pl_refrow, LG_ROW_BYTES);
+		row_fill(row_of(child), pl_refrow);
 	} else {
 		memcpy(child_private, pl_refrow, LG_ROW_BYTES);
 	}
