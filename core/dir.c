@@ -523,6 +523,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 copies[DAXFS_CHAIN_MAX], tail, head;
+	u32 lens[DAXFS_CHAIN_MAX];
 	struct daxfs_leaf l, nl;
 	u32 i;
 	int k, err;
@@ -532,6 +533,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	if (daxfs_leaf_get(fs, arr[pos], &l) ||
 	    (new_leaf && daxfs_leaf_get(fs, new_leaf, &nl)))
 		return -EUCLEAN;
+	lens[pos] = l.len;
 	tail = daxfs_load(&l.de->next);
 	if (new_leaf) {
 		daxfs_store(&nl.de->next, tail);
@@ -543,9 +545,11 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 		u64 c = 0;
 
 		err = daxfs_leaf_get(fs, arr[k], &l);
-		if (!err)
+		if (!err) {
+			lens[k] = l.len;
 			c = daxfs_dirent_new(op, l.de->name, l.len, l.hash, l.ino,
 					     l.type, l.flags);
+		}
 		if (c)
 			cd = daxfs_ptr(fs, c, sizeof(*cd), DAXFS_OFF_ALIGN);
 		if (!cd) {
@@ -586,8 +590,10 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 				return -ESTALE;
 		return -EAGAIN;
 	}
+	/* each with the length it was validated with above, in this op
+	 * (the class it was allocated from), not looked at a third time */
 	for (i = 0; i <= pos; i++)
-		if (daxfs_dirent_free(op, arr[i], true))
+		if (leaf_free(op, arr[i], lens[i], true))
 			return -ESTALE;	/* the rest leak (fsck) */
 	(void)n;
 	return 0;
@@ -653,8 +659,14 @@ int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
 	return dir_link(op, dp, leaf, false, mark);
 }
 
-int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
-		   u64 old, u64 new_leaf)
+/*
+ * daxfs_dir_swap, where old's flags may be known: oflags, those of old
+ * as validated in this op (a published leaf's flags never change), or
+ * -1.  They are looked up only for a new_leaf, which takes FROM_BASE
+ * from them; old itself is validated by chain_read and chain_replace.
+ */
+static int swap_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		     u64 old, s64 oflags, u64 new_leaf)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
@@ -677,9 +689,12 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 			;
 		if (i == n)
 			return -ENOENT;
-		if (daxfs_leaf_get(fs, old, &ol))
-			return -EUCLEAN;
-		if (new_leaf && (ol.flags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
+		if (new_leaf && oflags < 0) {
+			if (daxfs_leaf_get(fs, old, &ol))
+				return -EUCLEAN;
+			oflags = ol.flags;
+		}
+		if (new_leaf && (oflags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
 			nl.de->flags = (u8)(nl.flags | DAXFS_DF_FROM_BASE);
 		err = chain_replace(op, slot, v, arr, n, i, new_leaf, 0);
 		if (err != -EAGAIN)
@@ -687,6 +702,12 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		daxfs_cpu_relax();
 	}
 	return -EAGAIN;
+}
+
+int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		   u64 old, u64 new_leaf)
+{
+	return swap_leaf(op, dp, hash, old, -1, new_leaf);
 }
 
 /*
@@ -715,25 +736,43 @@ void daxfs_dir_refresh_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 		return;	/* fenced: copy leaks (fsck) */
 }
 
-int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
-			  u64 old)
+/* Removes old, of hash and flags as validated in this op: its leaf is
+ * looked at again only for the name a whiteout copies. */
+static int remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 old,
+		       u64 hash, u32 flags)
 {
 	struct daxfs_leaf ol;
 	u64 wh = 0;
 	int err;
 
-	if (daxfs_leaf_get(op->fs, old, &ol))
-		return -EUCLEAN;
-	if (ol.flags & DAXFS_DF_FROM_BASE) {
+	if (flags & DAXFS_DF_FROM_BASE) {
+		if (daxfs_leaf_get(op->fs, old, &ol) || ol.hash != hash)
+			return -EUCLEAN;
 		wh = daxfs_dirent_new(op, ol.de->name, ol.len, ol.hash, 0, 0,
 				      DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE);
 		if (!wh)
 			return -ENOSPC;
 	}
-	err = daxfs_dir_swap(op, dp, ol.hash, old, wh);
+	err = swap_leaf(op, dp, hash, old, flags, wh);
 	if (err && wh && err != -ESTALE && daxfs_dirent_free(op, wh, false))
 		return -ESTALE;
 	return err;
+}
+
+int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 old)
+{
+	struct daxfs_leaf ol;
+
+	if (daxfs_leaf_get(op->fs, old, &ol))
+		return -EUCLEAN;
+	return remove_leaf(op, dp, old, ol.hash, ol.flags);
+}
+
+int daxfs_dir_remove_dent(struct daxfs_op *op, struct daxfs_inode *dp,
+			  const struct daxfs_dent *de)
+{
+	return remove_leaf(op, dp, de->leaf, de->hash, de->flags);
 }
 
 /* ---- copy-up and import of base directories ---- */

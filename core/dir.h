@@ -110,6 +110,10 @@ bool daxfs_dir_published(struct daxfs_op *op, struct daxfs_inode *dp,
  * whiteout when old is FROM_BASE.  -ENOENT if old is gone, -ENOSPC. */
 int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 			  u64 old);
+/* daxfs_dir_remove_leaf of the leaf de names, as daxfs_dir_find filled
+ * de in this op: its hash and flags are not loaded again. */
+int daxfs_dir_remove_dent(struct daxfs_op *op, struct daxfs_inode *dp,
+			  const struct daxfs_dent *de);
 
 /* Retires every node and leaf of a dead directory's trie. */
 void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp);

@@ -1554,7 +1554,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		dpre = daxfs_change_raise(&op, dp);
 		daxfs_change_raise(&op, cref.ip);
-		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
+		err = daxfs_dir_remove_dent(&op, dp, &de);
 		if (err) {
 			if (daxfs_fenced(&op)) {
 				err = -ESTALE;
@@ -1953,7 +1953,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		daxfs_crash_point("rmdir.dead");
 		daxfs_change_raise(&op, dp);
 		daxfs_change_raise(&op, cp);
-		err = daxfs_dir_remove_leaf(&op, dp, de.leaf);
+		err = daxfs_dir_remove_dent(&op, dp, &de);
 		if (err) {
 			if (daxfs_fenced(&op)) {
 				err = -ESTALE;
