@@ -345,7 +345,9 @@ static int trie_find(struct daxfs_op *op, struct daxfs_inode *dp,
 	if (!node)
 		return -EUCLEAN;
 	for (d = 0; d <= LAST_LEVEL; d++) {
-		v = daxfs_load(&node->slot[daxfs_trie_idx(hash, d)]);
+		u64 *slot = &node->slot[daxfs_trie_idx(hash, d)];
+
+		v = daxfs_load(slot);
 		if (v == 0)
 			return -ENOENT;
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
@@ -371,6 +373,7 @@ static int trie_find(struct daxfs_op *op, struct daxfs_inode *dp,
 				dent->leaf = off;
 				dent->type = l.type;
 				dent->flags = l.flags;
+				dent->slot = slot;
 				return 0;
 			}
 			off = daxfs_load(&l.de->next);
@@ -401,6 +404,7 @@ static int base_find(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
 		dent->leaf = 0;
 		dent->type = bd->type;
 		dent->flags = DAXFS_DF_FROM_BASE;
+		dent->slot = NULL;
 		return 0;
 	}
 	return -ENOENT;
@@ -664,9 +668,18 @@ int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
  * as validated in this op (a published leaf's flags never change), or
  * -1.  They are looked up only for a new_leaf, which takes FROM_BASE
  * from them; old itself is validated by chain_read and chain_replace.
+ *
+ * hint (may be NULL): the slot where a lookup of hash in this op found
+ * old's chain.  It is where a descent from the root would end, as long
+ * as it holds a chain or nothing: a slot that holds a node keeps it, the
+ * slots on the way to it all hold nodes, and the root stays while the
+ * directory holds old's name (docs/directories.md "Invariants").  Read
+ * again here, it says what a descent would: old is there only while its
+ * chain is, and the CAS is on the chain read.  A node there (old's chain
+ * pushed down) or a retry: the descent.
  */
 static int swap_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
-		     u64 old, s64 oflags, u64 new_leaf)
+		     u64 old, s64 oflags, u64 new_leaf, u64 *hint)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
@@ -677,9 +690,18 @@ static int swap_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 	if (new_leaf && daxfs_leaf_get(fs, new_leaf, &nl))
 		return -EUCLEAN;
 	for (tries = 0; tries < SLOT_RETRIES; tries++) {
-		err = find_slot(op, dp, hash, false, &slot, &v);
-		if (err)
-			return err;
+		slot = NULL;
+		if (hint) {
+			v = daxfs_load(hint);
+			if (!v || SLOT_TAG(v) == DAXFS_SLOT_LEAF)
+				slot = hint;
+			hint = NULL;
+		}
+		if (!slot) {
+			err = find_slot(op, dp, hash, false, &slot, &v);
+			if (err)
+				return err;
+		}
 		if (!v)
 			return -ENOENT;
 		err = chain_read(fs, v, arr, &n);
@@ -707,7 +729,7 @@ static int swap_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		   u64 old, u64 new_leaf)
 {
-	return swap_leaf(op, dp, hash, old, -1, new_leaf);
+	return swap_leaf(op, dp, hash, old, -1, new_leaf, NULL);
 }
 
 /*
@@ -739,7 +761,7 @@ void daxfs_dir_refresh_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 /* Removes old, of hash and flags as validated in this op: its leaf is
  * looked at again only for the name a whiteout copies. */
 static int remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 old,
-		       u64 hash, u32 flags)
+		       u64 hash, u32 flags, u64 *hint)
 {
 	struct daxfs_leaf ol;
 	u64 wh = 0;
@@ -753,7 +775,7 @@ static int remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 old,
 		if (!wh)
 			return -ENOSPC;
 	}
-	err = swap_leaf(op, dp, hash, old, flags, wh);
+	err = swap_leaf(op, dp, hash, old, flags, wh, hint);
 	if (err && wh && err != -ESTALE && daxfs_dirent_free(op, wh, false))
 		return -ESTALE;
 	return err;
@@ -766,13 +788,13 @@ int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 
 	if (daxfs_leaf_get(op->fs, old, &ol))
 		return -EUCLEAN;
-	return remove_leaf(op, dp, old, ol.hash, ol.flags);
+	return remove_leaf(op, dp, old, ol.hash, ol.flags, NULL);
 }
 
 int daxfs_dir_remove_dent(struct daxfs_op *op, struct daxfs_inode *dp,
 			  const struct daxfs_dent *de)
 {
-	return remove_leaf(op, dp, de->leaf, de->hash, de->flags);
+	return remove_leaf(op, dp, de->leaf, de->hash, de->flags, de->slot);
 }
 
 /* ---- copy-up and import of base directories ---- */
