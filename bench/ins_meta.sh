@@ -15,6 +15,15 @@
 # (daxfs_mknod or daxfs_mknod_at for create, daxfs_unlink or
 # daxfs_unlink_at for unlink; 0 for stat).  The _at calls, since
 # 2026-11-29, also look up the directory the name is in.
+# Then the open set and the kernel's create path, from CREATE_PATH (default:
+# create_path beside META_BENCH, bench/create_path.c) run `REGION N 1`
+# (N creates each way) with only its two loops collected, a row each of
+# instructions per call (core_op 0):
+#   open_get       daxfs_open_get, the direct way's open of the new file
+#   open_put       daxfs_open_put, the close of a new file (both ways)
+#   tmpfile        daxfs_tmpfile, the held way's unnamed file
+#   link_created   daxfs_link_created, its naming
+# (daxfs.ko's create is tmpfile + link_created, its close open_put).
 # -p FILE: also writes the inclusive profile of the create calls
 # (callgrind_annotate --inclusive=yes, per create) to FILE.
 # Compare two trees: build meta_bench of each (as bench/ab.sh does) and
@@ -33,6 +42,7 @@ command -v valgrind >/dev/null ||
 	{ echo "bench/ins_meta.sh: valgrind missing: apt-get install valgrind" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$top/build/bench/meta_bench}
+cpath=${CREATE_PATH:-$(dirname "$bin")/create_path}
 tmp=$(mktemp -d /tmp/daxfs-insmeta.XXXXXX)
 trap 'rm -rf "$tmp" /dev/shm/daxfs-insmeta-$$' EXIT
 
@@ -70,3 +80,22 @@ for op in 'create:daxfs_mknod(_at)?' stat: 'unlink:daxfs_unlink(_at)?'; do
 	echo "$r" | awk -v op="$name" -v n="$n" \
 		'{ printf "%s,%d,%.0f,%.0f\n", op, n, $1 / n, $2 / n }'
 done
+
+# the open set's calls and the held create's, per call (open_put: 2n calls)
+[ -x "$cpath" ] || { echo "bench/ins_meta.sh: $cpath missing: make -C bench" >&2; exit 1; }
+valgrind -q --tool=callgrind --callgrind-out-file="$tmp/cp" \
+	--toggle-collect=way_direct --toggle-collect=way_held \
+	"$cpath" /dev/shm/daxfs-insmeta-$$ "$n" 1 >/dev/null
+callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$tmp/cp" 2>/dev/null |
+	awk -v n="$n" '
+	{ v = $1; gsub(",", "", v) }
+	/^ *[0-9,]+ .*:daxfs_open_get / { c["open_get"] = v }
+	/^ *[0-9,]+ .*:daxfs_open_put / { c["open_put"] = v }
+	/^ *[0-9,]+ .*:daxfs_tmpfile / { c["tmpfile"] = v }
+	/^ *[0-9,]+ .*:daxfs_link_created / { c["link_created"] = v }
+	END {
+		printf "open_get,%d,%.0f,0\n", n, c["open_get"] / n
+		printf "open_put,%d,%.0f,0\n", 2 * n, c["open_put"] / (2 * n)
+		printf "tmpfile,%d,%.0f,0\n", n, c["tmpfile"] / n
+		printf "link_created,%d,%.0f,0\n", n, c["link_created"] / n
+	}'

@@ -345,7 +345,9 @@ static int trie_find(struct daxfs_op *op, struct daxfs_inode *dp,
 	if (!node)
 		return -EUCLEAN;
 	for (d = 0; d <= LAST_LEVEL; d++) {
-		v = daxfs_load(&node->slot[daxfs_trie_idx(hash, d)]);
+		u64 *slot = &node->slot[daxfs_trie_idx(hash, d)];
+
+		v = daxfs_load(slot);
 		if (v == 0)
 			return -ENOENT;
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
@@ -371,6 +373,7 @@ static int trie_find(struct daxfs_op *op, struct daxfs_inode *dp,
 				dent->leaf = off;
 				dent->type = l.type;
 				dent->flags = l.flags;
+				dent->slot = slot;
 				return 0;
 			}
 			off = daxfs_load(&l.de->next);
@@ -401,6 +404,7 @@ static int base_find(struct daxfs_fs *fs, const struct daxfs_base_inode *bip,
 		dent->leaf = 0;
 		dent->type = bd->type;
 		dent->flags = DAXFS_DF_FROM_BASE;
+		dent->slot = NULL;
 		return 0;
 	}
 	return -ENOENT;
@@ -523,6 +527,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 copies[DAXFS_CHAIN_MAX], tail, head;
+	u32 lens[DAXFS_CHAIN_MAX];
 	struct daxfs_leaf l, nl;
 	u32 i;
 	int k, err;
@@ -532,6 +537,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	if (daxfs_leaf_get(fs, arr[pos], &l) ||
 	    (new_leaf && daxfs_leaf_get(fs, new_leaf, &nl)))
 		return -EUCLEAN;
+	lens[pos] = l.len;
 	tail = daxfs_load(&l.de->next);
 	if (new_leaf) {
 		daxfs_store(&nl.de->next, tail);
@@ -543,9 +549,11 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 		u64 c = 0;
 
 		err = daxfs_leaf_get(fs, arr[k], &l);
-		if (!err)
+		if (!err) {
+			lens[k] = l.len;
 			c = daxfs_dirent_new(op, l.de->name, l.len, l.hash, l.ino,
 					     l.type, l.flags);
+		}
 		if (c)
 			cd = daxfs_ptr(fs, c, sizeof(*cd), DAXFS_OFF_ALIGN);
 		if (!cd) {
@@ -586,8 +594,10 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 				return -ESTALE;
 		return -EAGAIN;
 	}
+	/* each with the length it was validated with above, in this op
+	 * (the class it was allocated from), not looked at a third time */
 	for (i = 0; i <= pos; i++)
-		if (daxfs_dirent_free(op, arr[i], true))
+		if (leaf_free(op, arr[i], lens[i], true))
 			return -ESTALE;	/* the rest leak (fsck) */
 	(void)n;
 	return 0;
@@ -653,8 +663,23 @@ int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
 	return dir_link(op, dp, leaf, false, mark);
 }
 
-int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
-		   u64 old, u64 new_leaf)
+/*
+ * daxfs_dir_swap, where old's flags may be known: oflags, those of old
+ * as validated in this op (a published leaf's flags never change), or
+ * -1.  They are looked up only for a new_leaf, which takes FROM_BASE
+ * from them; old itself is validated by chain_read and chain_replace.
+ *
+ * hint (may be NULL): the slot where a lookup of hash in this op found
+ * old's chain.  It is where a descent from the root would end, as long
+ * as it holds a chain or nothing: a slot that holds a node keeps it, the
+ * slots on the way to it all hold nodes, and the root stays while the
+ * directory holds old's name (docs/directories.md "Invariants").  Read
+ * again here, it says what a descent would: old is there only while its
+ * chain is, and the CAS is on the chain read.  A node there (old's chain
+ * pushed down) or a retry: the descent.
+ */
+static int swap_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		     u64 old, s64 oflags, u64 new_leaf, u64 *hint)
 {
 	struct daxfs_fs *fs = op->fs;
 	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
@@ -665,9 +690,18 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 	if (new_leaf && daxfs_leaf_get(fs, new_leaf, &nl))
 		return -EUCLEAN;
 	for (tries = 0; tries < SLOT_RETRIES; tries++) {
-		err = find_slot(op, dp, hash, false, &slot, &v);
-		if (err)
-			return err;
+		slot = NULL;
+		if (hint) {
+			v = daxfs_load(hint);
+			if (!v || SLOT_TAG(v) == DAXFS_SLOT_LEAF)
+				slot = hint;
+			hint = NULL;
+		}
+		if (!slot) {
+			err = find_slot(op, dp, hash, false, &slot, &v);
+			if (err)
+				return err;
+		}
 		if (!v)
 			return -ENOENT;
 		err = chain_read(fs, v, arr, &n);
@@ -677,9 +711,12 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 			;
 		if (i == n)
 			return -ENOENT;
-		if (daxfs_leaf_get(fs, old, &ol))
-			return -EUCLEAN;
-		if (new_leaf && (ol.flags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
+		if (new_leaf && oflags < 0) {
+			if (daxfs_leaf_get(fs, old, &ol))
+				return -EUCLEAN;
+			oflags = ol.flags;
+		}
+		if (new_leaf && (oflags & (DAXFS_DF_FROM_BASE | DAXFS_DF_WHITEOUT)))
 			nl.de->flags = (u8)(nl.flags | DAXFS_DF_FROM_BASE);
 		err = chain_replace(op, slot, v, arr, n, i, new_leaf, 0);
 		if (err != -EAGAIN)
@@ -687,6 +724,12 @@ int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		daxfs_cpu_relax();
 	}
 	return -EAGAIN;
+}
+
+int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
+		   u64 old, u64 new_leaf)
+{
+	return swap_leaf(op, dp, hash, old, -1, new_leaf, NULL);
 }
 
 /*
@@ -715,25 +758,43 @@ void daxfs_dir_refresh_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 		return;	/* fenced: copy leaks (fsck) */
 }
 
-int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
-			  u64 old)
+/* Removes old, of hash and flags as validated in this op: its leaf is
+ * looked at again only for the name a whiteout copies. */
+static int remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 old,
+		       u64 hash, u32 flags, u64 *hint)
 {
 	struct daxfs_leaf ol;
 	u64 wh = 0;
 	int err;
 
-	if (daxfs_leaf_get(op->fs, old, &ol))
-		return -EUCLEAN;
-	if (ol.flags & DAXFS_DF_FROM_BASE) {
+	if (flags & DAXFS_DF_FROM_BASE) {
+		if (daxfs_leaf_get(op->fs, old, &ol) || ol.hash != hash)
+			return -EUCLEAN;
 		wh = daxfs_dirent_new(op, ol.de->name, ol.len, ol.hash, 0, 0,
 				      DAXFS_DF_WHITEOUT | DAXFS_DF_FROM_BASE);
 		if (!wh)
 			return -ENOSPC;
 	}
-	err = daxfs_dir_swap(op, dp, ol.hash, old, wh);
+	err = swap_leaf(op, dp, hash, old, flags, wh, hint);
 	if (err && wh && err != -ESTALE && daxfs_dirent_free(op, wh, false))
 		return -ESTALE;
 	return err;
+}
+
+int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
+			  u64 old)
+{
+	struct daxfs_leaf ol;
+
+	if (daxfs_leaf_get(op->fs, old, &ol))
+		return -EUCLEAN;
+	return remove_leaf(op, dp, old, ol.hash, ol.flags, NULL);
+}
+
+int daxfs_dir_remove_dent(struct daxfs_op *op, struct daxfs_inode *dp,
+			  const struct daxfs_dent *de)
+{
+	return remove_leaf(op, dp, de->leaf, de->hash, de->flags, de->slot);
 }
 
 /* ---- copy-up and import of base directories ---- */

@@ -30,6 +30,10 @@ struct daxfs_dent {
 	u64 leaf;		/* trie leaf offset, or 0 (pristine base entry) */
 	u32 type;		/* DT_* */
 	u32 flags;		/* DAXFS_DF_* */
+	/* the trie slot whose chain held leaf when daxfs_dir_find found
+	 * it (NULL: a base entry): where its removal in the same op looks
+	 * first (daxfs_dir_remove_dent) */
+	u64 *slot;
 };
 
 /* -EINVAL (empty, '/', NUL, "." or ".."), -ENAMETOOLONG, or 0. */
@@ -110,6 +114,11 @@ bool daxfs_dir_published(struct daxfs_op *op, struct daxfs_inode *dp,
  * whiteout when old is FROM_BASE.  -ENOENT if old is gone, -ENOSPC. */
 int daxfs_dir_remove_leaf(struct daxfs_op *op, struct daxfs_inode *dp,
 			  u64 old);
+/* daxfs_dir_remove_leaf of the leaf de names, as daxfs_dir_find filled
+ * de in this op: its hash and flags are not loaded again, and its chain
+ * is looked for in de->slot before a descent from the root. */
+int daxfs_dir_remove_dent(struct daxfs_op *op, struct daxfs_inode *dp,
+			  const struct daxfs_dent *de);
 
 /* Retires every node and leaf of a dead directory's trie. */
 void daxfs_dir_retire_trie(struct daxfs_op *op, struct daxfs_inode *dp);

@@ -509,11 +509,18 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 	ip->generation = (u32)now | 1;
 	daxfs_pflush(fs, ip, sizeof(*ip));
 	/* fenced: recovery frees (or freed) what the intent names; store
-	 * nothing more (off and root leak to fsck if not named yet) */
-	if (daxfs_intent_arg(op, 3, off) ||
-	    (root && daxfs_intent_arg(op, 4, root)) ||
-	    daxfs_intent_arg(op, 1, ino))
-		return -ESTALE;
+	 * nothing more (off and root leak to fsck if not named yet).  One
+	 * look for the three words: only their stores lie between */
+	if (op->lane) {
+		struct daxfs_intent *in = &op->lane->intent;
+
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		daxfs_store(&in->a[3], off);
+		if (root)
+			daxfs_store(&in->a[4], root);
+		daxfs_store(&in->a[1], ino);
+	}
 	err = daxfs_ov_insert(op, inode_key(ino), off);
 	if (err == -ESTALE)
 		return err;

@@ -318,18 +318,14 @@ void daxfs_rename_claim_recover(struct daxfs_fs *fs, u32 slot);
 
 /* ---- intent records (one per lane) ---- */
 
-/* Arguments first, then the op code (release), so recovery never sees an
- * op code with stale arguments. */
-static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
-				   u64 a1, u64 a2, u64 a3)
+/* The stores of daxfs_intent_set, for a caller that looked at the fence
+ * right before them (op->lane set): arguments first, then the op code
+ * (release), so recovery never sees an op code with stale arguments. */
+static inline void daxfs_intent_publish(struct daxfs_op *op, u64 code,
+					u64 a0, u64 a1, u64 a2, u64 a3)
 {
-	struct daxfs_intent *in;
+	struct daxfs_intent *in = &op->lane->intent;
 
-	if (!op->lane)
-		return 0;
-	if (daxfs_fenced(op))
-		return -ESTALE;	/* the lane is recovery's (or a new host's) */
-	in = &op->lane->intent;
 	daxfs_store(&in->a[0], a0);
 	daxfs_store(&in->a[1], a1);
 	daxfs_store(&in->a[2], a2);
@@ -344,6 +340,16 @@ static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
 	daxfs_store(&in->op, code);
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
 		daxfs_flush(in, sizeof(*in));
+}
+
+static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
+				   u64 a1, u64 a2, u64 a3)
+{
+	if (!op->lane)
+		return 0;
+	if (daxfs_fenced(op))
+		return -ESTALE;	/* the lane is recovery's (or a new host's) */
+	daxfs_intent_publish(op, code, a0, a1, a2, a3);
 	return 0;
 }
 
