@@ -66,6 +66,7 @@ for s in $(echo "$sections" | tr , ' '); do
 	case $s in
 	*read*) fn='daxfs_pread daxfs_pread_fc' ;;
 	seqwrite-rewrite-*) pre=seqwrite-first-${s#seqwrite-rewrite-} ;;
+	rand*-runs) pre=layout-runs ;;	# bench/fio/runs.fio
 	rand*) pre=layout ;;
 	esac
 	base="0 0"

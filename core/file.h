@@ -88,8 +88,22 @@ static inline u64 daxfs_leaf_word(const u64 *slots, u64 run, u64 lo, u64 b)
 }
 
 /* Value of one leaf slot as a data page pointer: NULL for a hole or a
- * sealed slot; -EUCLEAN (via *err) on garbage. */
-void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err);
+ * sealed slot; -EUCLEAN (via *err) on garbage (the unwritten flag aside,
+ * not a page of the pool).  Inline: every read and rewrite calls it once
+ * a page, and the call cost more than the checks (bench/ins_op.sh). */
+static inline void *daxfs_radix_page(struct daxfs_fs *fs, u64 v, int *err)
+{
+	u64 pg = v & ~(u64)DAXFS_RADIX_UNWRITTEN;
+	void *p = NULL;
+
+	if (!v || v == DAXFS_RADIX_SEALED)
+		return NULL;
+	if (pg && !(pg & (DAXFS_BLOCK_SIZE - 1)))
+		p = daxfs_ptr(fs, pg, DAXFS_BLOCK_SIZE, DAXFS_BLOCK_SIZE);
+	if (!p)
+		*err = -EUCLEAN;
+	return p;
+}
 
 /* Page of block blk (0 when none, never with the unwritten flag), read
  * only. */

@@ -88,6 +88,10 @@ extern unsigned long lib_copy_nt_jump_min;	/* ... and these, random */
 extern bool lib_copy_paced;	/* ... or the cached copy (lib/pace.h) */
 extern unsigned long lib_copy_cached_span;	/* 0: no such rewrite */
 void lib_copy_init(void);
+/* The largest data cache the kernel describes in dir, in bytes (0: none);
+ * lib_copy_cached_span is a quarter of it for LIB_COPY_SYS_CACHE. */
+#define LIB_COPY_SYS_CACHE	"/sys/devices/system/cpu/cpu0/cache"
+unsigned long lib_copy_llc_sysfs(const char *dir);
 
 /* One string move of len bytes (x86-64; elsewhere memcpy). */
 static inline void daxfs_movsb(void *dst, const void *src, size_t len)

@@ -10,6 +10,8 @@
  * (lib/pace.h) off, which is on otherwise.  The choice is made once per
  * process, so each case runs in a child of its own.
  */
+#include <sys/stat.h>
+
 #include "tutil.h"
 #include "lib/copy.h"
 
@@ -136,9 +138,11 @@ static void test_jumps_stream_sooner(void)
  * DAXFS_CACHED_SPAN, and none when the environment fixes the copy. */
 static void test_cached_span(void)
 {
-	long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+	long llc = (long)lib_copy_llc_sysfs(LIB_COPY_SYS_CACHE);
 	unsigned long want;
 
+	if (llc <= 0)
+		llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
 	if (llc <= 0)
 		llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
 	want = llc > 0 ? (unsigned long)llc / 4 : 0;
@@ -151,6 +155,57 @@ static void test_cached_span(void)
 	CHECK_EQ(choice_of("nt", SPAN), 0);
 	CHECK_EQ(choice_of("cached", SPAN), 0);
 	CHECK_EQ(choice_with_min(NULL, "8192", SPAN), 0);
+}
+
+/* Writes the file dir/indexI/name holding val (a line, as sysfs). */
+static void put_cache_attr(const char *dir, int i, const char *name,
+			   const char *val)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/index%d", dir, i);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/index%d/%s", dir, i, name);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fprintf(f, "%s\n", val);
+		fclose(f);
+	}
+}
+
+static void put_cache(const char *dir, int i, const char *level,
+		      const char *type, const char *size)
+{
+	put_cache_attr(dir, i, "level", level);
+	put_cache_attr(dir, i, "type", type);
+	put_cache_attr(dir, i, "size", size);
+}
+
+/* The last-level cache as the kernel describes it (lib/copy.c): the
+ * highest level's size, whatever the order of the index directories,
+ * never an instruction cache; none in an empty or missing directory. */
+static void test_llc_from_sysfs(void)
+{
+	char dir[] = "/tmp/daxfs-llc-XXXXXX", rm[64];
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_EQ(lib_copy_llc_sysfs(dir), 0);
+	put_cache(dir, 0, "1", "Data", "32K");
+	put_cache(dir, 1, "1", "Instruction", "32K");
+	CHECK_EQ(lib_copy_llc_sysfs(dir), 32 << 10);
+	put_cache(dir, 3, "3", "Unified", "32768K");
+	put_cache(dir, 2, "2", "Unified", "1024K");
+	CHECK_EQ(lib_copy_llc_sysfs(dir), 32ul << 20);
+	/* an instruction cache at a higher level does not count */
+	put_cache(dir, 4, "4", "Instruction", "65536K");
+	CHECK_EQ(lib_copy_llc_sysfs(dir), 32ul << 20);
+	put_cache(dir, 5, "4", "Unified", "1G");
+	CHECK_EQ(lib_copy_llc_sysfs(dir), 1ul << 30);
+	CHECK_EQ(lib_copy_llc_sysfs("/nonexistent/daxfs-llc"), 0);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	CHECK(system(rm) == 0);
 }
 
 /* Which writes count as rewrites of what the open file wrote: wholly
@@ -184,6 +239,7 @@ int main(void)
 	RUN(test_length_from_environment);
 	RUN(test_paced_unless_fixed);
 	RUN(test_jumps_stream_sooner);
+	RUN(test_llc_from_sysfs);
 	RUN(test_cached_span);
 	RUN(test_write_in_cache);
 	return t_done();
