@@ -459,6 +459,7 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 		       struct daxfs_inode **ipp)
 {
 	struct daxfs_fs *fs = op->fs;
+	struct daxfs_intent *in;
 	struct daxfs_inode *ip;
 	u64 ino, off, root = 0;
 	s64 now = daxfs_now_ns();
@@ -511,11 +512,10 @@ int daxfs_inode_create(struct daxfs_op *op, u32 mode, u32 uid, u32 gid,
 	/* fenced: recovery frees (or freed) what the intent names; store
 	 * nothing more (off and root leak to fsck if not named yet).  One
 	 * look for the three words: only their stores lie between */
-	if (op->lane) {
-		struct daxfs_intent *in = &op->lane->intent;
-
-		if (daxfs_fenced(op))
-			return -ESTALE;
+	in = daxfs_intent_own(op, &err);
+	if (err)
+		return err;
+	if (in) {
 		daxfs_store(&in->a[3], off);
 		if (root)
 			daxfs_store(&in->a[4], root);

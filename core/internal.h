@@ -342,15 +342,34 @@ static inline void daxfs_intent_publish(struct daxfs_op *op, u64 code,
 		daxfs_flush(in, sizeof(*in));
 }
 
+/*
+ * Our own lane's intent, for a run of plain stores to it under this one
+ * look at the fence (nothing but those stores may follow before the
+ * last of them: docs/hosts.md "What is left").  NULL with *err 0 when the
+ * op has no lane (nothing to record); NULL with -ESTALE once we were
+ * declared dead (the lane is recovery's, or a new host's).
+ */
+static inline struct daxfs_intent *daxfs_intent_own(struct daxfs_op *op,
+						    int *err)
+{
+	*err = 0;
+	if (!op->lane)
+		return NULL;
+	if (daxfs_fenced(op)) {
+		*err = -ESTALE;
+		return NULL;
+	}
+	return &op->lane->intent;
+}
+
 static inline int daxfs_intent_set(struct daxfs_op *op, u64 code, u64 a0,
 				   u64 a1, u64 a2, u64 a3)
 {
-	if (!op->lane)
-		return 0;
-	if (daxfs_fenced(op))
-		return -ESTALE;	/* the lane is recovery's (or a new host's) */
-	daxfs_intent_publish(op, code, a0, a1, a2, a3);
-	return 0;
+	int err;
+
+	if (daxfs_intent_own(op, &err))
+		daxfs_intent_publish(op, code, a0, a1, a2, a3);
+	return err;
 }
 
 /* Sets one more argument word (i < 7) of the current intent. */

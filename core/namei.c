@@ -291,13 +291,11 @@ static int intent_step(struct daxfs_op *op, struct daxfs_lane *il, u32 kind,
 static int intent_arg_step(struct daxfs_op *op, u32 i, u64 v, u32 kind,
 			   u32 step, u32 fl)
 {
-	struct daxfs_intent *in;
+	int err;
+	struct daxfs_intent *in = daxfs_intent_own(op, &err);
 
-	if (!op->lane)
-		return 0;
-	if (daxfs_fenced(op))
-		return -ESTALE;
-	in = &op->lane->intent;
+	if (!in)
+		return err;
 	daxfs_store(&in->a[i], v);
 	daxfs_store(&in->a[6], NS_META(kind, step, fl));
 	if (op->fs->flags & DAXFS_FS_PERSISTENT)
@@ -344,13 +342,11 @@ static bool intent_take(struct daxfs_op *op, struct daxfs_lane *il, u32 i,
 static int intent_begin(struct daxfs_op *op, u64 a0, u64 a1, u64 a2, u64 a3,
 			u64 a4, u64 a5, u64 meta)
 {
-	struct daxfs_intent *in;
+	int err;
+	struct daxfs_intent *in = daxfs_intent_own(op, &err);
 
-	if (!op->lane)
-		return 0;
-	if (daxfs_fenced(op))
-		return -ESTALE;
-	in = &op->lane->intent;
+	if (!in)
+		return err;
 	daxfs_store(&in->a[4], a4);
 	daxfs_store(&in->a[5], a5);
 	daxfs_store(&in->a[6], meta);
