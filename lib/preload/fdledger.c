@@ -233,9 +233,10 @@ static int take(int st, uint32_t pid, uint64_t *wp)
 	return -1;
 }
 
-/* The table was made here, or mapped by an image told of no row: a row
- * of our own, with what we counted so far. */
-void pl_ledger_own(void)
+/* A row of our own, with what we counted so far: taken at our first
+ * fork or spawn, when others come to share our descriptions (a process
+ * that never shares them reads no /proc for this at its start). */
+static void own_take(void)
 {
 	int i;
 
@@ -257,6 +258,7 @@ void pl_ledger_own(void)
  * fork copies). */
 void pl_ledger_fork_prepare(void)
 {
+	own_take();
 	child_prepared = true;
 	child = entries && ns_known() ?
 		take(LG_PENDING, (uint32_t)getpid(), &child_word) : -1;
@@ -376,16 +378,16 @@ int pl_ledger_env(char *buf, size_t size)
 /*
  * A new image, told of entry i with word w: ours if it still is that, or
  * names us (an exec: our own; a spawn: one prepared for us, which the
- * parent may have named us in since).  Our namespaces and start time go
- * in before the word names us, so that no reaper judges our pid by
- * another's.  True: pl_refrow counts what the image before us held;
- * false: nothing is counted yet.
+ * parent may have named us in since).  Its namespaces are ours already
+ * (an exec or a spawn keeps them; the one that took the entry noted
+ * them).  True: pl_refrow counts what the image before us held; false:
+ * nothing is counted yet.
  */
 bool pl_ledger_import(int i, uint64_t w)
 {
 	uint64_t live, now;
 
-	if (!entries || i < 0 || i >= PL_PROC_MAX || !ns_known())
+	if (!entries || i < 0 || i >= PL_PROC_MAX)
 		return false;
 	if (word_st(w) == LG_LIVE && word_pid(w) != (uint32_t)getpid())
 		return false;
@@ -393,7 +395,6 @@ bool pl_ledger_import(int i, uint64_t w)
 	now = atomic_load(&entries[i].word);
 	if (now != w && now != live)
 		return false;
-	note(&entries[i], my_start);
 	if (!atomic_compare_exchange_strong(&entries[i].word, &w, live) &&
 	    w != live)
 		return false;

@@ -191,7 +191,6 @@ static int table_create(void)
 	table_fd = fd;
 	table_ino = st.st_ino;
 	head()->lock_nonce = nonce();
-	pl_ledger_own();
 	return 0;
 }
 
@@ -1093,8 +1092,6 @@ void pl_exec_import(void)
 	for (idx = 0; counted && idx < PL_DESC_MAX; idx++)
 		if (localref[idx])
 			dirs_note(idx, true);
-	if (!counted)
-		pl_ledger_own();
 	if (sscanf(s, "H%u.%llu.%llx", &prev_slot, &ino, &tbase) == 3) {
 		prev_gen = ino;
 		prev_table = tbase;

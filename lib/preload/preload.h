@@ -194,7 +194,6 @@ void pl_spawn_entry_over(const struct pl_spawn_entry *e, int failed);
  * back once it has ended (docs/preload.md) */
 extern uint16_t *pl_refrow;	/* our count per description */
 void pl_ledger_attach(void *base);
-void pl_ledger_own(void);
 bool pl_ledger_reap(int only);
 void pl_ledger_fork_prepare(void);
 bool pl_ledger_fork_parent(bool failed, pid_t pid);
