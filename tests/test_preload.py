@@ -228,6 +228,27 @@ def test_descriptions_of_killed_sharers_are_freed(region):
         res.stdout, res.stderr)
 
 
+def test_descriptions_of_many_killed_sharers_are_freed(region):
+    """A parent opens a file and forks 400 children that hold its
+    description all at once, as a server's pre-forked workers do; they
+    are killed (SIGKILL), the parent closes, and then opens as many files
+    as the table has descriptions (64, DAXFS_PRELOAD_DESC_MAX).  Every
+    killed child's reference is given back, so the shared description is
+    freed and the 64th open works.  Before session 58 the registry of
+    processes that count where others can give their counts back had 256
+    entries (lib/preload/fdledger.c): the children past it counted
+    privately, the description leaked, and the 64th open failed with
+    ENFILE."""
+    path = os.path.join(pl.PROGS, "pl_many_sharers")
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    res = pl.run(region, ["sh", "-c", 'mkdir %s/m && exec %s %s/m 400 64'
+                          % (pl.AT, path, pl.AT)],
+                 extra_env={"DAXFS_PRELOAD_DESC_MAX": "64"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == b"after 400 killed sharers, 64 opens: ok\n", (
+        res.stdout, res.stderr)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sharers_killed_at_random(region, seed):
     """Fork children that share a parent's descriptions dup, close and

@@ -57,6 +57,7 @@ bool lib_proc_ended(uint32_t pid, uint64_t start);
 int lib_proc_self(uint64_t *start, uint64_t *pidns, uint64_t *timens);
 
 static struct lg_entry *entries;
+static _Atomic uint32_t *entries_used;	/* table head: entries below it */
 static uint16_t *rows;
 static uint16_t private_row[PL_DESC_MAX];
 /* a fork child's counts when the registry had no room (fork copies it) */
@@ -89,10 +90,23 @@ static uint16_t *row_of(int i)
 	return rows + (size_t)i * PL_DESC_MAX;
 }
 
-void pl_ledger_attach(void *base)
+void pl_ledger_attach(void *base, _Atomic uint32_t *used)
 {
 	entries = base;
+	entries_used = used;
 	rows = (uint16_t *)(entries + PL_PROC_MAX);
+}
+
+/* How many entries a scan looks at: those ever taken.  A taker raises
+ * the mark before it takes the entry above it, and the mark never goes
+ * down, so an entry a scan misses was taken after the scan began, by a
+ * process that has not ended yet as far as that scan could know: the
+ * next scan finds it. */
+static uint32_t entries_in_use(void)
+{
+	uint32_t n = atomic_load(entries_used);
+
+	return n < PL_PROC_MAX ? n : PL_PROC_MAX;
 }
 
 /* Our start time and namespaces, read once per process where it is safe
@@ -173,11 +187,12 @@ bool pl_ledger_reap(int only)
 {
 	uint64_t w, cw;
 	bool any = false;
-	int i, st;
+	int i, n, st;
 
 	if (!entries || !ns_known())
 		return false;
-	for (i = 0; i < PL_PROC_MAX; i++) {
+	n = (int)entries_in_use();
+	for (i = 0; i < n; i++) {
 		if (i == own || i == child)
 			continue;
 		w = atomic_load(&entries[i].word);
@@ -207,26 +222,40 @@ static void row_fill(uint16_t *row, const uint16_t *from)
 			row[i] = from[i];
 }
 
-/* A free entry, taken as word st/pid with a new tag; -1: none, even
- * after the entries of ended processes were given back. */
+/* Entry i taken as word st/pid with a new tag if it is free. */
+static bool take_at(uint32_t i, int st, uint32_t pid, uint64_t *wp)
+{
+	uint64_t zero = LG_FREE, w = word_of(st, pid, tag_next++);
+
+	if (atomic_load(&entries[i].word) != LG_FREE ||
+	    !atomic_compare_exchange_strong(&entries[i].word, &zero, w))
+		return false;
+	*wp = w;
+	return true;
+}
+
+/* A free entry, taken as word st/pid with a new tag: one given back
+ * below the mark first, else the next never used; -1: none, even after
+ * the entries of ended processes were given back. */
 static int take(int st, uint32_t pid, uint64_t *wp)
 {
-	uint64_t zero, w;
-	int i, pass;
+	uint32_t i, n;
+	int pass;
 
 	if (!tag_next)
 		tag_next = (uint32_t)getpid() * 2654435761u | 1;
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < PL_PROC_MAX; i++) {
-			zero = LG_FREE;
-			w = word_of(st, pid, tag_next++);
-			if (atomic_load(&entries[i].word) == LG_FREE &&
-			    atomic_compare_exchange_strong(&entries[i].word,
-							   &zero, w)) {
-				*wp = w;
-				return i;
-			}
-		}
+		n = entries_in_use();
+		for (i = 0; i < n; i++)
+			if (take_at(i, st, pid, wp))
+				return (int)i;
+		/* another taker may take the one we raised the mark for
+		 * first (it scans below the new mark): raise it again */
+		while ((n = atomic_load(entries_used)) < PL_PROC_MAX)
+			if (atomic_compare_exchange_strong(entries_used, &n,
+							   n + 1) &&
+			    take_at(n, st, pid, wp))
+				return (int)n;
 		if (!pl_ledger_reap(-1))
 			break;
 	}

@@ -50,6 +50,9 @@ struct table_head {
 	 * (pl_fd_lock_owner), so that they differ from every other
 	 * table's, on every host */
 	uint64_t lock_nonce;
+	/* the ledger's entries below this may have been taken (fdledger.c):
+	 * never lowered, so a scan stops at the tree's busiest moment */
+	_Atomic uint32_t ledger_used;
 };
 #define TABLE_FD_MIN	900
 
@@ -101,6 +104,11 @@ static int sys_fcntl(int fd, int cmd, long arg)
 	return (int)syscall(SYS_fcntl, fd, cmd, arg);
 }
 
+static struct table_head *head(void)
+{
+	return (struct table_head *)((char *)table + TABLE_SIZE);
+}
+
 static int table_map(int fd)
 {
 	void *p = mmap(NULL, TABLE_MAP, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -109,7 +117,7 @@ static int table_map(int fd)
 	if (p == MAP_FAILED)
 		return -errno;
 	table = p;
-	pl_ledger_attach((char *)p + TABLE_LEDGER);
+	pl_ledger_attach((char *)p + TABLE_LEDGER, &head()->ledger_used);
 	if (getenv("DAXFS_PRELOAD_DESC_MAX"))
 		desc_limit = (unsigned int)strtoul(
 				getenv("DAXFS_PRELOAD_DESC_MAX"), NULL, 10);
@@ -132,11 +140,6 @@ static int fd_high(int fd, int cmd)
 		hi = sys_fcntl(fd, cmd, STDERR_FILENO + 1);
 	syscall(SYS_close, fd);
 	return hi < 0 ? -EMFILE : hi;
-}
-
-static struct table_head *head(void)
-{
-	return (struct table_head *)((char *)table + TABLE_SIZE);
 }
 
 /* 64 random bits, for the table's lock owner ids */
@@ -1064,7 +1067,11 @@ void pl_exec_import(void)
 
 	if (!s || sscanf(s, "T%d.%llu;%n", &tfd, &ino, &used) != 2)
 		goto out;
-	if (fstat(tfd, &st) || st.st_ino != ino || table_map(tfd))
+	/* another build's table (an exec'ed program under another preload)
+	 * is not ours to read: its size tells, before a load past its end
+	 * would fault */
+	if (fstat(tfd, &st) || st.st_ino != ino || st.st_size != TABLE_MAP ||
+	    table_map(tfd))
 		goto out;
 	table_fd = tfd;
 	table_ino = ino;

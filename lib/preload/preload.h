@@ -30,8 +30,11 @@
 #define PL_FD_MAX	65536		/* region fds above this: EMFILE */
 #define PL_DESC_MAX	16384		/* open file descriptions per tree */
 /* processes of one tree whose references are counted where others can
- * give them back (fdledger.c); more count privately, as before */
-#define PL_PROC_MAX	256
+ * give them back (fdledger.c); more count privately, as before.  Only
+ * the entries a tree has used are scanned (struct table_head's
+ * ledger_used), and only the row pages that count something take
+ * memory: the bound costs address space, 32 KiB per entry. */
+#define PL_PROC_MAX	1024
 #define PL_LEDGER_SIZE	(PL_PROC_MAX * (32 + PL_DESC_MAX * 2))
 
 /* Consistency modes (docs/modes.md): the region handle's open flags,
@@ -193,7 +196,7 @@ void pl_spawn_entry_over(const struct pl_spawn_entry *e, int failed);
 /* fdledger.c: each process's references, where others can give them
  * back once it has ended (docs/preload.md) */
 extern uint16_t *pl_refrow;	/* our count per description */
-void pl_ledger_attach(void *base);
+void pl_ledger_attach(void *base, _Atomic uint32_t *used);
 bool pl_ledger_reap(int only);
 void pl_ledger_fork_prepare(void);
 bool pl_ledger_fork_parent(bool failed, pid_t pid);
