@@ -210,6 +210,18 @@ def test_flock_of_a_description_shared_across_fork(region_path):
         assert b"daemon (%s) ended: a second instance: got it" % how in out
 
 
+def _run_in_small_table(region, prog, args, expect):
+    """tests/preload/PROG DIR ARGS in a new region directory, under a
+    table lowered to 64 descriptions; its whole output must be expect."""
+    path = os.path.join(pl.PROGS, prog)
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    res = pl.run(region, ["sh", "-c", 'mkdir %s/d && exec %s %s/d %s'
+                          % (pl.AT, path, pl.AT, args)],
+                 extra_env={"DAXFS_PRELOAD_DESC_MAX": "64"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == expect, (res.stdout, res.stderr)
+
+
 def test_descriptions_of_killed_sharers_are_freed(region):
     """A parent opens a file, forks a child that is killed (SIGKILL) and
     closes, more times than the table has descriptions (lowered to 64 by
@@ -218,14 +230,8 @@ def test_descriptions_of_killed_sharers_are_freed(region):
     close frees each description and the opens never fail, as on Linux.
     Before session 57 each round leaked one, and the 65th open failed
     with ENFILE."""
-    path = os.path.join(pl.PROGS, "pl_killed_sharers")
-    assert os.path.exists(path), "%s is missing: run make first" % path
-    res = pl.run(region, ["sh", "-c", 'mkdir %s/k && exec %s %s/k 200'
-                          % (pl.AT, path, pl.AT)],
-                 extra_env={"DAXFS_PRELOAD_DESC_MAX": "64"})
-    assert res.returncode == 0, res.stderr
-    assert res.stdout == b"after 200 killed sharers, an open: ok\n", (
-        res.stdout, res.stderr)
+    _run_in_small_table(region, "pl_killed_sharers", "200",
+                        b"after 200 killed sharers, an open: ok\n")
 
 
 def test_descriptions_of_many_killed_sharers_are_freed(region):
@@ -239,14 +245,8 @@ def test_descriptions_of_many_killed_sharers_are_freed(region):
     entries (lib/preload/fdledger.c): the children past it counted
     privately, the description leaked, and the 64th open failed with
     ENFILE."""
-    path = os.path.join(pl.PROGS, "pl_many_sharers")
-    assert os.path.exists(path), "%s is missing: run make first" % path
-    res = pl.run(region, ["sh", "-c", 'mkdir %s/m && exec %s %s/m 400 64'
-                          % (pl.AT, path, pl.AT)],
-                 extra_env={"DAXFS_PRELOAD_DESC_MAX": "64"})
-    assert res.returncode == 0, res.stderr
-    assert res.stdout == b"after 400 killed sharers, 64 opens: ok\n", (
-        res.stdout, res.stderr)
+    _run_in_small_table(region, "pl_many_sharers", "400 64",
+                        b"after 400 killed sharers, 64 opens: ok\n")
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
