@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,6 +574,45 @@ PUBLIC int system(const char *cmd)
 	return r;
 }
 
+/*
+ * popen's streams and the entries prepared for their shells: a shell
+ * that never takes its entry (one that runs without the preload: static,
+ * set-id, or started with LD_PRELOAD taken out of the environment) leaves
+ * it pending with the references it was given, and only pclose knows
+ * when that shell is gone.  Streams beyond these count as before: the
+ * entry of a shell that never takes it leaks.
+ */
+#define POPEN_MAX	64
+
+static struct popen_entry {
+	FILE *f;
+	struct pl_spawn_entry ent;
+} popens[POPEN_MAX];
+static pthread_mutex_t popens_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Entry ent belongs to stream f (f NULL: take f's entry out into *ent,
+ * false when it has none). */
+static bool popen_note(FILE *f, FILE *find, struct pl_spawn_entry *ent)
+{
+	bool found = false;
+	int i;
+
+	pthread_mutex_lock(&popens_lock);
+	for (i = 0; i < POPEN_MAX && !found; i++) {
+		if (popens[i].f != find)
+			continue;
+		found = true;
+		if (f) {
+			popens[i].ent = *ent;
+		} else {
+			*ent = popens[i].ent;
+		}
+		popens[i].f = f;
+	}
+	pthread_mutex_unlock(&popens_lock);
+	return found;
+}
+
 PUBLIC FILE *popen(const char *cmd, const char *type)
 {
 	REAL(FILE *, popen, const char *, const char *);
@@ -583,7 +624,26 @@ PUBLIC FILE *popen(const char *cmd, const char *type)
 	f = real_popen(cmd, type);
 	err = errno;
 	env_pop(&ent, 0, !f);
+	if (f && ent.idx >= 0)
+		popen_note(f, NULL, &ent);
 	spawn_wait(rfd, wfd, f != NULL);
 	errno = err;
 	return f;
+}
+
+PUBLIC int pclose(FILE *f)
+{
+	REAL(int, pclose, FILE *);
+	struct pl_spawn_entry ent;
+	bool noted = f && popen_note(NULL, f, &ent);
+	int r, err;
+
+	r = real_pclose(f);
+	err = errno;
+	/* -1: not waited for (a fork child's copy of the stream: the shell
+	 * is not its child), so perhaps still to take its entry */
+	if (noted && r != -1)
+		pl_spawn_entry_over(&ent, 0);
+	errno = err;
+	return r;
 }
