@@ -260,6 +260,22 @@ def test_popen_shell_without_the_preload(region):
                         b"100 rounds of popen: ok\n")
 
 
+def test_description_table_under_a_tight_address_space_limit(region):
+    """A program lowers its address-space limit (RLIMIT_AS) to what it
+    maps plus 76 MiB, then opens a region file, forks a child that reads
+    through the shared description, and closes
+    (tests/preload/pl_tight_as.c).  The table's 64 MiB fit; the ledger of
+    references is mapped only at the first fork and, where it does not
+    fit, the process counts privately.  Before session 58 the first open
+    mapped both and failed with ENOMEM."""
+    path = os.path.join(pl.PROGS, "pl_tight_as")
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    res = pl.run(region, [path, pl.AT])
+    assert res.returncode == 0, (res.stdout, res.stderr)
+    assert res.stdout == (b"under the limit: open, fork, read, close: "
+                          b"ok\n"), (res.stdout, res.stderr)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sharers_killed_at_random(region, seed):
     """Fork children that share a parent's descriptions dup, close and

@@ -56,8 +56,11 @@ _Static_assert(PL_LEDGER_SIZE == PL_PROC_MAX * sizeof(struct lg_entry) +
 bool lib_proc_ended(uint32_t pid, uint64_t start);
 int lib_proc_self(uint64_t *start, uint64_t *pidns, uint64_t *timens);
 
-static struct lg_entry *entries;
+static struct lg_entry *entries;	/* NULL: not mapped (yet) */
 static _Atomic uint32_t *entries_used;	/* table head: entries below it */
+static _Atomic(struct lg_entry *) ledger_mapped;
+static int ledger_fd = -1;
+static off_t ledger_off;
 static uint16_t *rows;
 static uint16_t private_row[PL_DESC_MAX];
 /* a fork child's counts when the registry had no room (fork copies it) */
@@ -90,11 +93,44 @@ static uint16_t *row_of(int i)
 	return rows + (size_t)i * PL_DESC_MAX;
 }
 
-void pl_ledger_attach(void *base, _Atomic uint32_t *used)
+/* The table memfd fd holds the ledger at offset off; used is the mark
+ * in its table page. */
+void pl_ledger_attach(int fd, off_t off, _Atomic uint32_t *used)
 {
-	entries = base;
+	ledger_fd = fd;
+	ledger_off = off;
 	entries_used = used;
+	atomic_store(&ledger_mapped, NULL);
+	entries = NULL;
+	rows = NULL;
+}
+
+/*
+ * The ledger is mapped at its first use (a fork, a spawn, an import of
+ * a row, a give-back): a process that never shares its descriptions
+ * spends no address space on it, which a limit on that (ulimit -v) makes
+ * scarce.  False when it cannot be mapped: the process counts privately,
+ * as one the registry has no room for.  Threads that race here map it
+ * twice and keep one.
+ */
+static bool ledger_ready(void)
+{
+	struct lg_entry *none = NULL;
+	void *p;
+
+	if (entries)
+		return true;
+	if (ledger_fd < 0)
+		return false;
+	p = mmap(NULL, PL_LEDGER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ledger_fd, ledger_off);
+	if (p == MAP_FAILED)
+		return false;
+	if (!atomic_compare_exchange_strong(&ledger_mapped, &none, p))
+		munmap(p, PL_LEDGER_SIZE);
+	entries = atomic_load(&ledger_mapped);
 	rows = (uint16_t *)(entries + PL_PROC_MAX);
+	return true;
 }
 
 /* How many entries a scan looks at: those ever taken.  A taker raises
@@ -189,7 +225,7 @@ bool pl_ledger_reap(int only)
 	bool any = false;
 	int i, n, st;
 
-	if (!entries || !ns_known())
+	if (!ledger_ready() || !ns_known())
 		return false;
 	n = (int)entries_in_use();
 	for (i = 0; i < n; i++) {
@@ -269,7 +305,7 @@ static void own_take(void)
 {
 	int i;
 
-	if (!entries || own >= 0 || !ns_known())
+	if (own >= 0 || !ledger_ready() || !ns_known())
 		return;
 	i = take(LG_PENDING, (uint32_t)getpid(), &own_word);
 	if (i < 0)
@@ -289,7 +325,7 @@ void pl_ledger_fork_prepare(void)
 {
 	own_take();
 	child_prepared = true;
-	child = entries && ns_known() ?
+	child = ledger_ready() && ns_known() ?
 		take(LG_PENDING, (uint32_t)getpid(), &child_word) : -1;
 	if (child >= 0) {
 		note(&entries[child], 0);
@@ -416,7 +452,7 @@ bool pl_ledger_import(int i, uint64_t w)
 {
 	uint64_t live, now;
 
-	if (!entries || i < 0 || i >= PL_PROC_MAX)
+	if (i < 0 || i >= PL_PROC_MAX || !ledger_ready())
 		return false;
 	if (word_st(w) == LG_LIVE && word_pid(w) != (uint32_t)getpid())
 		return false;

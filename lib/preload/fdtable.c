@@ -111,13 +111,15 @@ static struct table_head *head(void)
 
 static int table_map(int fd)
 {
-	void *p = mmap(NULL, TABLE_MAP, PROT_READ | PROT_WRITE, MAP_SHARED,
+	/* the descriptions and the table page; the ledger after them is
+	 * mapped when first needed (fdledger.c) */
+	void *p = mmap(NULL, TABLE_LEDGER, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
 
 	if (p == MAP_FAILED)
 		return -errno;
 	table = p;
-	pl_ledger_attach((char *)p + TABLE_LEDGER, &head()->ledger_used);
+	pl_ledger_attach(fd, TABLE_LEDGER, &head()->ledger_used);
 	if (getenv("DAXFS_PRELOAD_DESC_MAX"))
 		desc_limit = (unsigned int)strtoul(
 				getenv("DAXFS_PRELOAD_DESC_MAX"), NULL, 10);
@@ -579,6 +581,10 @@ int pl_fd_reserve(int flags)
 		return -1;
 	pl_fd_lock();
 	err = table || !(err = table_create()) ? 0 : err;
+	if (err)
+		pl_debug("the description table (%zu MiB of address space) "
+			 "cannot be made: %s", (size_t)(TABLE_LEDGER >> 20),
+			 strerror(-err));
 	fd = err ? err : reserve_fd(flags & O_CLOEXEC);
 	pl_fd_unlock();
 	return fd < 0 ? pl_fail(fd) : fd;

@@ -196,7 +196,7 @@ void pl_spawn_entry_over(const struct pl_spawn_entry *e, int failed);
 /* fdledger.c: each process's references, where others can give them
  * back once it has ended (docs/preload.md) */
 extern uint16_t *pl_refrow;	/* our count per description */
-void pl_ledger_attach(void *base, _Atomic uint32_t *used);
+void pl_ledger_attach(int fd, off_t off, _Atomic uint32_t *used);
 bool pl_ledger_reap(int only);
 void pl_ledger_fork_prepare(void);
 bool pl_ledger_fork_parent(bool failed, pid_t pid);
