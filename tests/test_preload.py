@@ -180,13 +180,16 @@ def test_flock_of_a_description_shared_across_fork(region_path):
     last close; the daemon pattern keeps its pid file lock when the parent
     ends by exit(), _exit() or SIGKILL, and when the daemon execs, longer
     than the ended process's lease, and gives it back when the daemon
-    ends; a killed child's share of the description is given back, so the
+    ends, also with 80 locked files of which the daemon carries 64; a
+    killed child's share of the description is given back, so the
     parent's close is the last.
     Before, each process's requests were its own host's: the child was
     refused, its unlock released nothing, and the lock went with the
     parent (docs/locks.md "Descriptions shared across hosts").  Until
     session 57 a killed process's references stayed: the lock outlived
-    the parent's close, and the daemon's end after SIGKILL."""
+    the parent's close, and the daemon's end after SIGKILL.  Until session
+    58 the parent's exit and the daemon's heartbeat looked at the first
+    64 and 32 locked descriptions only: 16 of the 80 locks went."""
     lease_ms = 1000
     env.mkfs(region_path, 64 * env.MiB, lease_ms=lease_ms)
     path = os.path.join(pl.PROGS, "pl_flock_fork")
@@ -208,6 +211,7 @@ def test_flock_of_a_description_shared_across_fork(region_path):
     for how in (b"exit", b"_exit", b"exec", b"SIGKILL"):
         assert b"daemon (%s): a second instance: refused" % how in out, out
         assert b"daemon (%s) ended: a second instance: got it" % how in out
+    assert b"daemon (80 locks): a second instance refused on 80" in out, out
 
 
 def _run_in_small_table(region, prog, args, expect):

@@ -402,6 +402,8 @@ static struct {
 	uint32_t idx;
 	uint64_t id;
 } closed_carry[PL_EXIT_CARRY_MAX];
+/* one did not fit: we may carry locks we no longer know of */
+static bool closed_carry_lost;
 
 static void closed_carry_note(unsigned int idx, uint64_t id)
 {
@@ -417,6 +419,8 @@ static void closed_carry_note(unsigned int idx, uint64_t id)
 	if (free < PL_EXIT_CARRY_MAX) {
 		closed_carry[free].idx = idx;
 		closed_carry[free].id = id;
+	} else {
+		closed_carry_lost = true;
 	}
 }
 
@@ -828,16 +832,21 @@ int pl_fork_needs_handoff(void)
 }
 
 /* The regular descriptions we hold that have a lock owner id: (ino, id)
- * pairs, at most max.  For the heartbeat's look (lock.c). */
-unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max)
+ * pairs, at most max, from description *from on; *from is set to where
+ * the next look starts (PL_DESC_MAX: none left).  For the heartbeat's
+ * look (lock.c). */
+unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max,
+			  unsigned int *from)
 {
 	unsigned int i, n = 0;
 	uint64_t id;
 
-	if (!table)
+	if (!table) {
+		*from = PL_DESC_MAX;
 		return 0;
+	}
 	pthread_rwlock_rdlock(&map_lock);
-	for (i = 0; i < PL_DESC_MAX && n < max; i++) {
+	for (i = *from; i < PL_DESC_MAX && n < max; i++) {
 		if (!localref[i] || table[i].kind != PL_KIND_REG)
 			continue;
 		id = lock_owner_of(i);
@@ -848,6 +857,7 @@ unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max)
 		n++;
 	}
 	pthread_rwlock_unlock(&map_lock);
+	*from = i;
 	return n;
 }
 
@@ -1123,7 +1133,9 @@ out:
  * Drops this process's references.  Returns in c the (ino, lock id) of
  * descriptions that others still hold and whose locks we may carry (held
  * until now, or closed earlier while others held them): the caller must
- * not leave while it carries them (lock.c pl_lock_carried).
+ * not leave while it carries them (lock.c pl_lock_carried).  Their number
+ * may be above PL_EXIT_CARRY_MAX, the most c takes: then the caller
+ * cannot tell and must assume it carries some.
  */
 unsigned int pl_exit_release(uint64_t (*c)[2])
 {
@@ -1158,22 +1170,24 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 			pl_lock_drop_desc(ino, id);
 		else if (others_gone(fd))
 			continue;	/* closed by the give-back */
-		else if (n < PL_EXIT_CARRY_MAX) {
-			c[n][0] = ino;
-			c[n][1] = id;
-			n++;
+		else if (n++ < PL_EXIT_CARRY_MAX) {
+			c[n - 1][0] = ino;
+			c[n - 1][1] = id;
 		}
 	}
-	for (i = 0; i < PL_EXIT_CARRY_MAX && n < PL_EXIT_CARRY_MAX; i++) {
+	for (i = 0; i < PL_EXIT_CARRY_MAX; i++) {
 		fd = closed_carry[i].idx;
 		id = closed_carry[i].id;
 		if (!id || !atomic_load(&table[fd].refs) ||
 		    !atomic_load(&table[fd].lk_used))
 			continue;
-		c[n][0] = table[fd].ino;
-		c[n][1] = id;
-		n++;
+		if (n++ < PL_EXIT_CARRY_MAX) {
+			c[n - 1][0] = table[fd].ino;
+			c[n - 1][1] = id;
+		}
 	}
+	if (closed_carry_lost)
+		n = PL_EXIT_CARRY_MAX + 1;
 	ndirs = 0;
 	pl_ledger_leave();
 	pl_fd_unlock();

@@ -237,36 +237,56 @@ static int carriers_of(struct daxfs_handle *h, uint64_t ino, uint64_t id,
 	return daxfs_lock_list_all(h, ino, carriers_note, c) < 0 ? -1 : 0;
 }
 
+/* The heartbeat's look at one description with a lock id: pair c. */
+static void watch_one(struct daxfs_handle *h, const uint64_t *c)
+{
+	struct carriers cr;
+	unsigned int j;
+	uint64_t gen;
+
+	if (carriers_of(h, c[0], c[1], &cr))
+		return;
+	for (j = 0; j < cr.n; j++) {
+		if (daxfs_host_process_gone(h, cr.slot[j], &gen) != 1)
+			continue;
+		if (daxfs_host_adopt_owner_locks(h, cr.slot[j], gen, c[0],
+						 c[1]) > 0) {
+			atomic_store(&took_locks, 1);
+			pl_debug("took over the locks of inode %llu from host "
+				 "%u, whose process ended",
+				 (unsigned long long)c[0], cr.slot[j]);
+		}
+	}
+}
+
+/* Descriptions the heartbeat looks at per beat, at most: its look must
+ * not hold off the next renewal for long.  The next beat goes on where
+ * this one stopped, so a process that holds more is looked at whole
+ * every few beats. */
+#define WATCH_PER_BEAT	512
+
 /*
  * The heartbeat's look (a quarter of a lease): the locks of a description
  * we hold whose carrier's process has ended become ours, before that
  * host's lease runs out and its records die with it.  Two survivors may
  * both try: the core moves them under the bucket claim, to one of them.
+ * Until session 58 it looked at the first 32 locked descriptions only,
+ * and the locks of any after them went with their carrier's lease.
  */
 void pl_lock_watch(struct daxfs_handle *h, void *arg)
 {
-	uint64_t c[32][2], gen;
-	struct carriers cr;
-	unsigned int i, j, n;
+	static unsigned int from;	/* the heartbeat thread's alone */
+	unsigned int i, n, looked = 0;
+	uint64_t c[32][2];
 
 	(void)arg;
-	n = pl_fd_locked(c, 32);
-	for (i = 0; i < n; i++) {
-		if (carriers_of(h, c[i][0], c[i][1], &cr))
-			continue;
-		for (j = 0; j < cr.n; j++) {
-			if (daxfs_host_process_gone(h, cr.slot[j], &gen) != 1)
-				continue;
-			if (daxfs_host_adopt_owner_locks(h, cr.slot[j], gen,
-							 c[i][0],
-							 c[i][1]) > 0) {
-				atomic_store(&took_locks, 1);
-				pl_debug("took over the locks of inode %llu "
-					 "from host %u, whose process ended",
-					 (unsigned long long)c[i][0],
-					 cr.slot[j]);
-			}
-		}
+	if (from >= PL_DESC_MAX)
+		from = 0;
+	while (looked < WATCH_PER_BEAT && from < PL_DESC_MAX) {
+		n = pl_fd_locked(c, 32, &from);
+		for (i = 0; i < n; i++)
+			watch_one(h, c[i]);
+		looked += n;
 	}
 }
 

@@ -230,7 +230,8 @@ void pl_lock_watch(struct daxfs_handle *h, void *arg);
 bool pl_lock_carried(struct daxfs_handle *h, const uint64_t (*c)[2],
 		     unsigned int n);
 /* fdtable.c: the described (ino, lock id) pairs for the two above */
-unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max);
+unsigned int pl_fd_locked(uint64_t (*c)[2], unsigned int max,
+			  unsigned int *from);
 /* The owner id of d's OFD and flock locks: the same in every process
  * that maps the table, and unlike any other description's of any host;
  * marks d as locked (lk_used). */

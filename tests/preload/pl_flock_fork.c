@@ -298,6 +298,80 @@ static void daemon_pattern(const char *dir, int how)
 	       other(path, 0));
 }
 
+/*
+ * The daemon pattern with a lock per resource, more of them than a look
+ * at a process's locked descriptions used to take: the parent locks 80
+ * files and forks the daemon, which locks the first 64 again (their
+ * records move to its host) before the parent ends; the parent then
+ * carries only the last 16.  Every lock must stay the daemon's past the
+ * parent's lease.  Until session 58 the parent's exit looked at the first
+ * 64 descriptions only (none its own: it left, and the last 16 went with
+ * it), and the daemon's heartbeat took over the first 32 only.
+ */
+#define MANY_LOCKS	80
+#define MANY_MOVED	64
+
+static void many_path(const char *dir, int i, char *path, size_t size)
+{
+	snprintf(path, size, "%s/many-%d", dir, i);
+}
+
+static void daemon_many(const char *dir)
+{
+	int ready[2], done[2], moved[2], fds[MANY_LOCKS], st, i;
+	pid_t mid, daemon = 0;
+	int refused = 0;
+	char path[4096];
+
+	if (pipe(ready) || pipe(done) || pipe(moved))
+		return;
+	fflush(stdout);
+	mid = fork();
+	if (mid == 0) {
+		close(ready[0]);
+		for (i = 0; i < MANY_LOCKS; i++) {
+			many_path(dir, i, path, sizeof(path));
+			fds[i] = open(path, O_CREAT | O_RDWR, 0644);
+			if (fds[i] < 0 || flock(fds[i], LOCK_EX | LOCK_NB))
+				_exit(1);
+		}
+		if (fork() == 0) {
+			close(done[1]);
+			for (i = 0; i < MANY_MOVED; i++)
+				if (flock(fds[i], LOCK_EX | LOCK_NB))
+					_exit(1);
+			go(moved[1]);
+			daemon = getpid();
+			if (write(ready[1], &daemon, sizeof(daemon)) < 0)
+				_exit(1);
+			await(done[0]);
+			_exit(0);
+		}
+		/* ends once the daemon moved those records */
+		await(moved[0]);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	close(moved[0]);
+	close(moved[1]);
+	if (read(ready[0], &daemon, sizeof(daemon)) != sizeof(daemon))
+		daemon = 0;
+	waitpid(mid, &st, 0);
+	nap(wait_ms);
+	for (i = 0; i < MANY_LOCKS; i++) {
+		many_path(dir, i, path, sizeof(path));
+		refused += !strcmp(other(path, 0), "refused");
+	}
+	printf("daemon (%d locks): a second instance refused on %d\n",
+	       MANY_LOCKS, refused);
+	go(done[1]);
+	if (daemon > 0)
+		waitpid(daemon, &st, 0);
+	close(ready[0]);
+	close(done[1]);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--hold")) {
@@ -318,5 +392,6 @@ int main(int argc, char **argv)
 	daemon_pattern(argv[1], 1);
 	daemon_pattern(argv[1], 3);
 	daemon_pattern(argv[1], 2);
+	daemon_many(argv[1]);
 	return 0;
 }
