@@ -113,7 +113,8 @@ static void daxfs_drop_create_hold(struct inode *inode)
 	if (ei->create_hold) {
 		daxfs_create_hold_taken(inode);
 		if (!--ei->nr_opens && !READ_ONCE(DAXFS_SB(sb)->dead))
-			daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino),
+			daxfs_kerr(sb, daxfs_open_put_fc(DAXFS_FS(sb),
+							 inode->i_ino, &ei->fc),
 				   "close");
 	}
 	mutex_unlock(&ei->open_lock);
