@@ -324,9 +324,9 @@ static bool set_remove(struct daxfs_fs *fs, u32 slot, u64 ino)
 	return false;
 }
 
-/* put: the entry goes, then the inode is settled; the intent lets
+/* put: the entry goes, then the inode is settled (through fc, the
+ * caller's cache of ino's record, or NULL: settle); the intent lets
  * recovery settle it when we die in between. */
-/* fc: the caller's cache of ino's record, or NULL (settle) */
 static bool put_entry_fc(struct daxfs_op *op, u32 slot, u64 ino,
 			 struct daxfs_fcache *fc)
 {
