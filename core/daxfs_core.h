@@ -631,6 +631,10 @@ int daxfs_open_get(struct daxfs_fs *fs, u64 ino);
  * slot DAXFS_NO_HOST: plain daxfs_open_get. */
 int daxfs_open_get_held(struct daxfs_fs *fs, u64 ino, u32 slot);
 int daxfs_open_put(struct daxfs_fs *fs, u64 ino);
+/* daxfs_open_put through the caller's cache of ino's record (may be
+ * NULL): the settle after the entry's removal finds the record by it */
+struct daxfs_fcache;
+int daxfs_open_put_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc);
 /* Frees ino if it is an unlinked orphan that no host holds open; 0 also
  * when it is not one (or gone). */
 int daxfs_inode_release(struct daxfs_fs *fs, u64 ino);

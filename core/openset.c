@@ -183,7 +183,13 @@ static void settle_rec(struct daxfs_op *op, u64 ino, struct daxfs_inode *ip,
 	}
 }
 
-static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
+/*
+ * fc (may be NULL): the caller's cache of ino's record, checked after
+ * the fence as a lookup would be made after it (the bucket still
+ * publishes the record, a live one: what daxfs_inode_get answers).
+ */
+static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer,
+		   struct daxfs_fcache *fc)
 {
 	struct daxfs_iref ref;
 	struct daxfs_inode *ip;
@@ -198,7 +204,7 @@ static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
 		if (!ino || daxfs_inode_get_dying(op, ino, &ip))
 			return;
 	} else {
-		if (daxfs_inode_get(op, ino, &ref) || !ref.ip)
+		if (daxfs_inode_get_fc(op, ino, fc, &ref) || !ref.ip)
 			return;
 		ip = ref.ip;
 	}
@@ -207,7 +213,7 @@ static void settle(struct daxfs_op *op, u64 ino, bool dead_claimer)
 
 void daxfs_orphan_settle(struct daxfs_op *op, u64 ino)
 {
-	settle(op, ino, false);
+	settle(op, ino, false, NULL);
 }
 
 void daxfs_orphan_settle_rec(struct daxfs_op *op, struct daxfs_inode *ip)
@@ -234,7 +240,7 @@ void daxfs_orphan_settle_rec(struct daxfs_op *op, struct daxfs_inode *ip)
  */
 void daxfs_orphan_settle_dead(struct daxfs_op *op, u64 ino)
 {
-	settle(op, ino, true);
+	settle(op, ino, true, NULL);
 }
 
 /* Our host's set: one entry 0 -> ino, adding a page when all are full. */
@@ -318,9 +324,11 @@ static bool set_remove(struct daxfs_fs *fs, u32 slot, u64 ino)
 	return false;
 }
 
-/* put: the entry goes, then the inode is settled; the intent lets
+/* put: the entry goes, then the inode is settled (through fc, the
+ * caller's cache of ino's record, or NULL: settle); the intent lets
  * recovery settle it when we die in between. */
-static bool put_entry(struct daxfs_op *op, u32 slot, u64 ino)
+static bool put_entry_fc(struct daxfs_op *op, u32 slot, u64 ino,
+			 struct daxfs_fcache *fc)
 {
 	bool removed;
 
@@ -330,9 +338,14 @@ static bool put_entry(struct daxfs_op *op, u32 slot, u64 ino)
 	daxfs_crash_point("open.removed");
 	daxfs_race_point("open.removed", op);
 	if (removed)
-		daxfs_orphan_settle(op, ino);
+		settle(op, ino, false, fc);
 	daxfs_intent_clear(op);
 	return removed;
+}
+
+static bool put_entry(struct daxfs_op *op, u32 slot, u64 ino)
+{
+	return put_entry_fc(op, slot, ino, NULL);
 }
 
 /* Still named (or a pristine base inode)? */
@@ -403,11 +416,11 @@ static int open_get(struct daxfs_op *op, u64 ino)
 	return open_held(op, ino, DAXFS_NO_HOST);
 }
 
-static int open_put(struct daxfs_op *op, u64 ino)
+static int open_put(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc)
 {
 	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
 		return 0;
-	if (put_entry(op, op->fs->host, ino))
+	if (put_entry_fc(op, op->fs->host, ino, fc))
 		return 0;
 	return daxfs_fenced(op) ? -ESTALE : -EBADF;
 }
@@ -449,9 +462,21 @@ int daxfs_open_get_held(struct daxfs_fs *fs, u64 ino, u32 slot)
 	return err;
 }
 
+int daxfs_open_put_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc)
+{
+	struct daxfs_op op;
+	int err = daxfs_op_begin(fs, &op);
+
+	if (err)
+		return err;
+	err = open_put(&op, ino, fc);
+	daxfs_op_end(&op);
+	return err;
+}
+
 int daxfs_open_put(struct daxfs_fs *fs, u64 ino)
 {
-	return in_op(fs, ino, open_put);
+	return daxfs_open_put_fc(fs, ino, NULL);
 }
 
 int daxfs_inode_release(struct daxfs_fs *fs, u64 ino)

@@ -162,8 +162,14 @@ static inline struct daxfs_inode_info *DAXFS_I(struct inode *inode)
 	return container_of(inode, struct daxfs_inode_info, vfs_inode);
 }
 
-/* Errors from the core: -EUCLEAN means a corrupt region. */
-int daxfs_kerr(struct super_block *sb, int err, const char *what);
+/* Errors from the core: -EUCLEAN means a corrupt region.  0 stays 0
+ * (every success of every op: no call for it). */
+int __daxfs_kerr(struct super_block *sb, int err, const char *what);
+static inline int daxfs_kerr(struct super_block *sb, int err,
+			     const char *what)
+{
+	return err ? __daxfs_kerr(sb, err, what) : 0;
+}
 /*
  * daxfs_kerr for a core call on an inode a path walk found: -ENOENT says
  * the inode went since the walk (another host unlinked its last name or

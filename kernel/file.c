@@ -495,7 +495,8 @@ static int daxfs_release(struct inode *inode, struct file *file)
 	mutex_lock(&ei->open_lock);
 	if (!WARN_ON_ONCE(!ei->nr_opens) && !--ei->nr_opens &&
 	    !READ_ONCE(DAXFS_SB(sb)->dead))
-		daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino), "close");
+		daxfs_kerr(sb, daxfs_open_put_fc(DAXFS_FS(sb), inode->i_ino,
+						 &ei->fc), "close");
 	mutex_unlock(&ei->open_lock);
 	return 0;
 }

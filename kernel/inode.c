@@ -113,7 +113,8 @@ static void daxfs_drop_create_hold(struct inode *inode)
 	if (ei->create_hold) {
 		daxfs_create_hold_taken(inode);
 		if (!--ei->nr_opens && !READ_ONCE(DAXFS_SB(sb)->dead))
-			daxfs_kerr(sb, daxfs_open_put(DAXFS_FS(sb), inode->i_ino),
+			daxfs_kerr(sb, daxfs_open_put_fc(DAXFS_FS(sb),
+							 inode->i_ino, &ei->fc),
 				   "close");
 	}
 	mutex_unlock(&ei->open_lock);
@@ -185,7 +186,11 @@ void daxfs_evict_inode(struct inode *inode)
 	daxfs_mmap_release_pins(inode);	/* before the host leaves */
 	clear_inode(inode);
 	daxfs_rdc_drop(inode);
-	daxfs_drop_create_hold(inode);
+	/* no reference is left to open, release or expire_holds (whose
+	 * igrab fails on an inode being freed): create_hold moves no more,
+	 * and most evicted inodes have none, so no open_lock to look */
+	if (DAXFS_I(inode)->create_hold)
+		daxfs_drop_create_hold(inode);
 	if (DAXFS_I(inode)->orphan && !READ_ONCE(DAXFS_SB(sb)->dead))
 		daxfs_kerr(sb, daxfs_inode_release(DAXFS_FS(sb), inode->i_ino), "release");
 }
@@ -314,20 +319,28 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *a,
 			 int err, u64 mine);
 
 /*
- * The record changed by nothing but this host's own writes (its change
- * counter moved by exactly their count): only what a write moves can
- * differ, the size, blocks and times.  Anything else different (a link
- * count, which does not move the counter) takes the full fill.
+ * The record changed by nothing but this host's own calls (its change
+ * counter moved by exactly their count): only what they move can differ,
+ * the size, blocks, times and the link count.  Owner, group and
+ * generation move the counter when they change, so they stand; a
+ * different mode or flags takes the full fill (S_NOSEC, a lock's
+ * unmapping), as does a smaller size of a regular file (its mappings of
+ * the tail go: refresh_apply).  The link count does not move the counter
+ * (another host's link may have changed it too): it is copied from the
+ * record here as the full fill would copy it, and our own link of a
+ * file just made needs nothing more.  A directory's size is its entry
+ * count, which our own unlink lowers, and nothing maps a directory.
  */
 static bool own_write_only(struct inode *inode, const struct daxfs_attr *a)
 {
 	struct daxfs_inode_info *ei = DAXFS_I(inode);
 
-	if (a->nlink != inode->i_nlink || a->mode != ei->mode ||
-	    a->flags != READ_ONCE(ei->attr_flags) ||
-	    a->size < (u64)i_size_read(inode))
+	if (a->mode != ei->mode || a->flags != READ_ONCE(ei->attr_flags) ||
+	    (S_ISREG(inode->i_mode) && a->size < (u64)i_size_read(inode)))
 		return false;
 	spin_lock(&inode->i_lock);
+	if (a->nlink != inode->i_nlink)
+		set_nlink(inode, a->nlink);
 	i_size_write(inode, a->size);
 	inode->i_blocks = a->blocks << (DAXFS_BLOCK_SHIFT - 9);
 	if (!daxfs_inode_times_are(inode, a->atime_ns, a->mtime_ns,
@@ -456,12 +469,24 @@ int daxfs_refresh_peeked(struct inode *inode, const struct daxfs_peek *pk,
 	return daxfs_refresh_inode_change(inode, change);
 }
 
-/* A refresh with the attributes a namespace op loaded in its own op, or
- * one of its own if it loaded none (ino 0). */
-static int refresh_with(struct inode *inode, const struct daxfs_attr *a)
+/*
+ * The file a create's link just named (ln: daxfs_link_created's), which
+ * the inode shows as the file's op made it.  The link's one touch took
+ * the file's counter from c0 to ln->vouch = c0 + 1: when the inode still
+ * holds c0, nothing but our link moved it since our fill, and what the
+ * link's op loaded is our own change (refresh_apply's "mine": the ACLs
+ * cached at the create and S_NOSEC stand, and no full fill).
+ */
+static int refresh_linked(struct inode *inode, const struct daxfs_linked *ln)
 {
-	return a->ino ? daxfs_refresh_from(inode, a, 0) :
-	       daxfs_refresh_inode(inode);
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+	u64 mine = READ_ONCE(ei->valid) &&
+		   READ_ONCE(ei->change) + 1 == ln->vouch ? ln->vouch : ~0ULL;
+
+	if (!ln->inode.ino)
+		return daxfs_refresh_inode(inode);
+	return daxfs_dead(inode->i_sb) ?: refresh_apply(inode, &ln->inode, 0,
+							 mine);
 }
 
 /*
@@ -1276,7 +1301,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 		return daxfs_kerr(sb, err, "create");
 	}
 	refresh_after_op(dir, dentry, &ln);
-	refresh_with(inode, &ln.inode);
+	refresh_linked(inode, &ln);
 	if (d_in_lookup(dentry))	/* atomic_open's: hash it as a lookup would */
 		d_add(dentry, inode);
 	else

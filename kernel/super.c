@@ -52,7 +52,7 @@ static void daxfs_mark_dead(struct daxfs_sb_info *sbi)
 	mod_delayed_work(system_long_wq, &sbi->lease_work, 0);
 }
 
-int daxfs_kerr(struct super_block *sb, int err, const char *what)
+int __daxfs_kerr(struct super_block *sb, int err, const char *what)
 {
 	struct daxfs_sb_info *sbi = DAXFS_SB(sb);
 

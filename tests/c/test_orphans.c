@@ -97,6 +97,55 @@ static void test_unheld_unlink_frees_at_once(void)
 	CHECK_EQ(t_getattr(&fa, ino, &a), -ENOENT);
 }
 
+/*
+ * daxfs_open_put_fc (daxfs.ko's close): the settle finds the record
+ * through the caller's cache.  The unlinked file is freed at the close
+ * as through a lookup; a linked one is left; a cache of another file's
+ * record (or an empty one) misleads nothing: the other file stays.
+ */
+static void test_put_through_cache(void)
+{
+	struct daxfs_fcache fc = { 0 }, other = { 0 };
+	struct daxfs_attr a;
+	u64 ino, o, used0;
+
+	settle();
+	used0 = t_used(&fa);
+	ino = t_mkreg(&fa, ROOT, "pc");
+	o = t_mkreg(&fa, ROOT, "pco");
+	CHECK_EQ(daxfs_getattr_fc(&fa, ino, &fc, &a), 0);
+	CHECK_EQ(daxfs_getattr_fc(&fa, o, &other, &a), 0);
+	CHECK(fc.rec != 0);
+	/* linked: the close through the cache leaves it */
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_open_put_fc(&fa, ino, &fc), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), 0);
+	CHECK_EQ(a.nlink, 1);
+	/* unlinked on B while A holds it: A's close frees it */
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "pc", 2), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	CHECK_EQ(daxfs_open_put_fc(&fa, ino, &fc), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), -ENOENT);
+	CHECK_EQ(daxfs_open_put_fc(&fa, ino, &fc), -EBADF);
+	/* the cache of another, linked file: its record is not ino's */
+	ino = t_mkreg(&fa, ROOT, "pc2");
+	CHECK_EQ(daxfs_open_get(&fa, ino), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "pc2", 3), 0);
+	CHECK_EQ(daxfs_open_put_fc(&fa, ino, &other), 0);
+	CHECK_EQ(t_getattr(&fb, ino, &a), -ENOENT);
+	CHECK_EQ(t_getattr(&fb, o, &a), 0);
+	CHECK_EQ(a.nlink, 1);
+	/* and with none */
+	CHECK_EQ(daxfs_open_get(&fa, o), 0);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "pco", 3), 0);
+	CHECK_EQ(daxfs_open_put_fc(&fa, o, NULL), 0);
+	CHECK_EQ(t_getattr(&fb, o, &a), -ENOENT);
+	settle();
+	CHECK_EQ(t_used(&fa), used0);	/* both files' space came back */
+}
+
 /* Two opens on A, one on B: freed at the third close, whoever closes last. */
 static void test_last_of_many_holders_frees(void)
 {
@@ -342,6 +391,7 @@ int main(void)
 	t_renew_start(&rb, &fb);
 	RUN(test_other_host_unlinks_open_file);
 	RUN(test_unheld_unlink_frees_at_once);
+	RUN(test_put_through_cache);
 	RUN(test_last_of_many_holders_frees);
 	RUN(test_rename_over_and_dirs);
 	RUN(test_set_full_and_leave);

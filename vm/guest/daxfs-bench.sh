@@ -236,9 +236,10 @@ metaprofile)
             > /out/meta-$t-1.csv 2>/tmp/err || vm_fail "perf meta_bench on $t: $(tail -3 /tmp/err)"
         host perf report -i /tmp/perf.data --stdio --sort sym $children \
             > /out/profile-$t-meta.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
-        # with call graphs, also who calls each function (-G: callers first)
+        # with call graphs, also who calls each function (-G: callers first;
+        # chains down to 0.02% of the run, so that a path's self costs add up)
         [ -z "$graph" ] || host perf report -i /tmp/perf.data --stdio --sort sym \
-            --no-children -G --percent-limit 0.2 > /out/callers-$t-meta.txt 2>/tmp/err ||
+            --no-children -G --percent-limit 0.02 > /out/callers-$t-meta.txt 2>/tmp/err ||
             vm_fail "perf report -G: $(tail -3 /tmp/err)"
         bench_log "meta profile on $t done"
     done
