@@ -197,13 +197,8 @@ static u64 span_end(struct daxfs_fs *fs, const u64 *slots, u64 lo, u64 hi,
 	return b << DAXFS_BLOCK_SHIFT;
 }
 
-/*
- * The bytes [off, end) of a view with no base, all in one block: what
- * the loop below does for its one piece, without its runs and spans
- * (bench/ins_op.sh: a random 4 KiB read is such a read).
- */
-static s64 view_read_block(struct daxfs_fs *fs, u64 root, u64 off, u64 end,
-			   daxfs_read_actor_t actor, void *ctx)
+s64 daxfs_view_read_block(struct daxfs_fs *fs, u64 root, u64 off, u64 end,
+			  daxfs_read_actor_t actor, void *ctx)
 {
 	u64 s, c;
 	const u8 *p;
@@ -219,31 +214,9 @@ static s64 view_read_block(struct daxfs_fs *fs, u64 root, u64 off, u64 end,
 	return c < end - off ? c : end - off;
 }
 
-static s64 view_read_span(struct daxfs_op *op, struct daxfs_fs *fs,
-			  const struct fview *vp, u64 off, u64 end,
-			  daxfs_read_actor_t actor, void *ctx);
-
-s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
-		    const struct fview *v, u64 off, u64 len,
-		    daxfs_read_actor_t actor, void *ctx)
-{
-	u64 size = v->size, end;
-
-	if (off >= size || !len)
-		return 0;
-	end = off + (len < size - off ? len : size - off);
-	if (!v->base && !v->bk &&
-	    !((off ^ (end - 1)) >> DAXFS_BLOCK_SHIFT))
-		return view_read_block(fs, v->root, off, end, actor, ctx);
-	return view_read_span(op, fs, v, off, end, actor, ctx);
-}
-
-/* daxfs_view_read of [off, end), end within the view's size. */
-static daxfs_noinline s64 view_read_span(struct daxfs_op *op,
-					 struct daxfs_fs *fs,
-					 const struct fview *vp, u64 off,
-					 u64 end, daxfs_read_actor_t actor,
-					 void *ctx)
+s64 daxfs_view_read_span(struct daxfs_op *op, struct daxfs_fs *fs,
+			 const struct fview *vp, u64 off, u64 end,
+			 daxfs_read_actor_t actor, void *ctx)
 {
 	const u64 *slots = NULL;
 	struct fview v = *vp;	/* v.root: the snapshot a direct root's
