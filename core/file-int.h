@@ -55,13 +55,52 @@ int daxfs_file_writable_fc(struct daxfs_op *op, u64 ino,
 int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		    struct fview *v);
 
+/* daxfs_file_view of an overlay record whose flags the caller loaded and
+ * found without DAXFS_IF_BASE: its size and root, nothing of a base.
+ * Inline: the lane-free read's view (a call and the base's branches
+ * cost it about 30 instructions). */
+static inline int daxfs_view_own(struct daxfs_inode *ip, struct fview *v)
+{
+	v->ip = ip;
+	v->base = NULL;
+	v->bk = false;
+	v->limit = 0;
+	v->size = daxfs_load(&ip->size);
+	v->root = daxfs_load(&ip->root);
+	return v->size > DAXFS_MAX_FILE_SIZE ? -EUCLEAN : 0;
+}
+
+/* daxfs_view_read of [off, end), end within the view's size: any view,
+ * any span. */
+s64 daxfs_view_read_span(struct daxfs_op *op, struct daxfs_fs *fs,
+			 const struct fview *v, u64 off, u64 end,
+			 daxfs_read_actor_t actor, void *ctx);
+/* The same for a view with no base (root its root word) and [off, end)
+ * within one block: the span's work for its one piece, without its runs
+ * and spans (bench/ins_op.sh: a random 4 KiB read is such a read). */
+s64 daxfs_view_read_block(struct daxfs_fs *fs, u64 root, u64 off, u64 end,
+			  daxfs_read_actor_t actor, void *ctx);
+
 /* The bytes [off, off + len) of the view v, cut at its size, handed to
  * actor in runs: daxfs_file_read's body.  op: only for a split-mode view
  * (v->bk), whose pages are pinned in the shared page cache; NULL for the
- * lane-free read (core/optread.c), which never passes such a view. */
-s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
-		    const struct fview *v, u64 off, u64 len,
-		    daxfs_read_actor_t actor, void *ctx);
+ * lane-free read (core/optread.c), which never passes such a view.
+ * Inline: the lane-free read's view never has a base, and its one-block
+ * reads then go to daxfs_view_read_block with no fview in memory. */
+static inline s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
+				  const struct fview *v, u64 off, u64 len,
+				  daxfs_read_actor_t actor, void *ctx)
+{
+	u64 size = v->size, end;
+
+	if (off >= size || !len)
+		return 0;
+	end = off + (len < size - off ? len : size - off);
+	if (!v->base && !v->bk && !((off ^ (end - 1)) >> DAXFS_BLOCK_SHIFT))
+		return daxfs_view_read_block(fs, v->root, off, end, actor,
+					     ctx);
+	return daxfs_view_read_span(op, fs, v, off, end, actor, ctx);
+}
 
 /* Publishes a fresh page for block blk of v->ip holding what the file
  * shows there (base bytes below the limit, zeros above); *off = the

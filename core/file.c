@@ -197,20 +197,33 @@ static u64 span_end(struct daxfs_fs *fs, const u64 *slots, u64 lo, u64 hi,
 	return b << DAXFS_BLOCK_SHIFT;
 }
 
-s64 daxfs_view_read(struct daxfs_op *op, struct daxfs_fs *fs,
-		    const struct fview *vp, u64 off, u64 len,
-		    daxfs_read_actor_t actor, void *ctx)
+s64 daxfs_view_read_block(struct daxfs_fs *fs, u64 root, u64 off, u64 end,
+			  daxfs_read_actor_t actor, void *ctx)
+{
+	u64 s, c;
+	const u8 *p;
+	/* root: our snapshot, the slot of a direct root */
+	int err = daxfs_radix_word(fs, &root, off >> DAXFS_BLOCK_SHIFT, &s);
+
+	if (err)
+		return err;
+	p = daxfs_radix_page(fs, s, &err);
+	if (err)
+		return err;
+	c = actor(ctx, p ? p + (off & BLK_LO) : NULL, end - off);
+	return c < end - off ? c : end - off;
+}
+
+s64 daxfs_view_read_span(struct daxfs_op *op, struct daxfs_fs *fs,
+			 const struct fview *vp, u64 off, u64 end,
+			 daxfs_read_actor_t actor, void *ctx)
 {
 	const u64 *slots = NULL;
 	struct fview v = *vp;	/* v.root: the snapshot a direct root's
 				 * slot points into */
 	struct rrun run = { NULL, 0 };
-	u64 pos, end, lo = 1, hi = 0, total = 0, pages = 0;
+	u64 pos, lo = 1, hi = 0, total = 0, pages = 0;
 	int err;
-
-	if (off >= v.size || !len)
-		return 0;
-	end = off + (len < v.size - off ? len : v.size - off);
 
 	/* Each step advances pos by at least one byte: bounded by len. */
 	for (pos = off; pos < end;) {

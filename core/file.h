@@ -67,6 +67,11 @@ static inline u32 daxfs_radix_height_for(u64 blk)
 int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 		     const u64 **slots, u64 *run, u64 *lo, u64 *hi);
 
+/* The word of block blk alone (daxfs_leaf_word of what daxfs_radix_leaf
+ * gives, 0 for a hole) in *word: a read of one block. */
+int daxfs_radix_word(struct daxfs_fs *fs, const u64 *root, u64 blk,
+		     u64 *word);
+
 /* A level-2 slot word v that names a run: the run's first page, or 0
  * when v names none or is garbage (other low bits, not 2 MiB aligned,
  * outside the pool: daxfs_ptr's alignment check). */

@@ -20,30 +20,13 @@
 #include "internal.h"
 #include "filegate.h"
 
-static u64 *gate_word(struct daxfs_inode *ip)
-{
-	return &ip->parent;
-}
-
-/*
- * The gate's sequence (format version 7: a regular file's rdev word,
- * unused since version 4): moves by one before every opening of a closed
- * gate, so an atomic reader (core/atomicw.c) that saw the gate open twice
- * knows whether it was closed and opened in between.  64 bits, only
- * grows: no wrap.  Any value is valid.
- */
-static u64 *seq_word(struct daxfs_inode *ip)
-{
-	return &ip->rdev;
-}
-
 /* Opens the gate if it is still cur: the sequence first, then the CAS. */
 static bool gate_reopen(struct daxfs_inode *ip, u64 cur)
 {
-	if (daxfs_load(gate_word(ip)) != cur)
+	if (daxfs_load(daxfs_gate_word(ip)) != cur)
 		return false;
-	daxfs_faa(seq_word(ip), 1);
-	return daxfs_cas(gate_word(ip), &cur, 0);
+	daxfs_faa(daxfs_gate_seq_word(ip), 1);
+	return daxfs_cas(daxfs_gate_word(ip), &cur, 0);
 }
 
 /* Rounds a write or a shrink waits for another's shrink inside its op. */
@@ -115,7 +98,7 @@ int daxfs_gate_op(struct daxfs_fs *fs, int (*fn)(struct daxfs_op *, void *),
  */
 static int gate_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 {
-	u64 *gw = gate_word(ip), mine = daxfs_my_claim(op->fs), cur;
+	u64 *gw = daxfs_gate_word(ip), mine = daxfs_my_claim(op->fs), cur;
 	u32 round;
 
 	for (round = 0;; round++) {
@@ -150,7 +133,7 @@ int daxfs_gate_enter(struct daxfs_op *op, struct daxfs_inode *ip, u64 ino,
 		/* our intent before our look (the shrink: its gate CAS
 		 * before its look at the lanes) */
 		daxfs_fence();
-		if (!daxfs_load(gate_word(ip)))
+		if (!daxfs_load(daxfs_gate_word(ip)))
 			return 0;
 		daxfs_intent_clear(op);
 		err = gate_wait(op, ip, false);
@@ -236,29 +219,19 @@ void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
 			u64 claim)
 {
 	if (gate_reopen(ip, claim) && (fs->flags & DAXFS_FS_PERSISTENT))
-		daxfs_flush(gate_word(ip), 8);
-}
-
-u64 daxfs_gate_peek(struct daxfs_inode *ip)
-{
-	return daxfs_load(gate_word(ip));
+		daxfs_flush(daxfs_gate_word(ip), 8);
 }
 
 void daxfs_gate_persist(struct daxfs_fs *fs, struct daxfs_inode *ip)
 {
 	if (fs->flags & DAXFS_FS_PERSISTENT)
-		daxfs_flush(gate_word(ip), 8);
-}
-
-u64 daxfs_gate_seq(struct daxfs_inode *ip)
-{
-	return daxfs_load(seq_word(ip));
+		daxfs_flush(daxfs_gate_word(ip), 8);
 }
 
 void daxfs_gate_seq_move(struct daxfs_inode *ip)
 {
 	/* a full barrier: before every store of the drop that follows */
-	daxfs_faa(seq_word(ip), 1);
+	daxfs_faa(daxfs_gate_seq_word(ip), 1);
 }
 
 int daxfs_gate_wait_open(struct daxfs_op *op, struct daxfs_inode *ip)

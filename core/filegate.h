@@ -59,13 +59,40 @@ void daxfs_gate_open(struct daxfs_op *op, struct daxfs_inode *ip);
 void daxfs_gate_recover(struct daxfs_fs *fs, struct daxfs_inode *ip,
 			u64 claim);
 
-/* For atomic readers (core/atomicw.c): the gate word now, 0 when open;
- * and a wait until it is open (clearing a gone holder's word), bounded
+/* A regular file has no parent pointer: its inode lends that word to
+ * the gate (format version 4). */
+static inline u64 *daxfs_gate_word(struct daxfs_inode *ip)
+{
+	return &ip->parent;
+}
+
+/*
+ * The gate's sequence (format version 7: a regular file's rdev word,
+ * unused since version 4): moves by one before every opening of a closed
+ * gate, so an atomic reader (core/atomicw.c) that saw the gate open twice
+ * knows whether it was closed and opened in between.  64 bits, only
+ * grows: no wrap.  Any value is valid.
+ */
+static inline u64 *daxfs_gate_seq_word(struct daxfs_inode *ip)
+{
+	return &ip->rdev;
+}
+
+/* For atomic and lane-free readers (core/atomicw.c, core/optread.c): the
+ * gate word now, 0 when open, and the gate's sequence.  Inline: a
+ * lane-free read loads each twice (a call cost it 4 instructions each). */
+static inline u64 daxfs_gate_peek(struct daxfs_inode *ip)
+{
+	return daxfs_load(daxfs_gate_word(ip));
+}
+
+static inline u64 daxfs_gate_seq(struct daxfs_inode *ip)
+{
+	return daxfs_load(daxfs_gate_seq_word(ip));
+}
+
+/* A wait until the gate is open (clearing a gone holder's word), bounded
  * as a write's: 0, -ESTALE, -EINTR or DAXFS_GATE_RETRY. */
-u64 daxfs_gate_peek(struct daxfs_inode *ip);
-/* The gate's sequence: moves before every opening of a closed gate
- * (format version 7, the rdev word of a regular file). */
-u64 daxfs_gate_seq(struct daxfs_inode *ip);
 /* Moves the sequence with the gate open: before a drop that cuts tree
  * nodes or pages out of the file with no closed gate of its own (a
  * writer finishing a dead truncater's drop, the final drop), so that a

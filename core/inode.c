@@ -142,16 +142,11 @@ int daxfs_fc_look(struct daxfs_fs *fs, u64 ino,
 	    daxfs_media_fixed_bad(fs) ||
 	    (fs->host != DAXFS_NO_HOST && !daxfs_slot_ours(fs)))
 		return -EAGAIN;
-	if (!daxfs_ov_holds(fs, lk->bucket, inode_key(ino), lk->rec) ||
+	lk->key = inode_key(ino);
+	if (!daxfs_ov_holds(fs, lk->bucket, lk->key, lk->rec) ||
 	    live_record(fs, lk->rec, ino, &lk->ip))
 		return -EAGAIN;
 	return 0;
-}
-
-bool daxfs_fc_look_holds(struct daxfs_fs *fs, u64 ino,
-			 const struct daxfs_fc_look *lk)
-{
-	return daxfs_ov_holds(fs, lk->bucket, inode_key(ino), lk->rec);
 }
 
 int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
@@ -163,7 +158,7 @@ int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
 		return -EAGAIN;
 	daxfs_record_peek(lk.ip, pk);
 	/* the loads above are acquires: none moves below this one */
-	return daxfs_fc_look_holds(fs, ino, &lk) ? 0 : -EAGAIN;
+	return daxfs_fc_look_holds(fs, &lk) ? 0 : -EAGAIN;
 }
 
 /* The lookup proper: the overlay record (filling fc when given), else a

@@ -40,7 +40,6 @@ s64 daxfs_read_optimistic(struct daxfs_fs *fs, u64 ino,
 			  daxfs_read_actor_t actor, void *ctx)
 {
 	struct daxfs_fc_look lk;
-	struct daxfs_iref ref;
 	struct daxfs_inode *ip;
 	struct fview v;
 	u64 seq;
@@ -56,11 +55,9 @@ s64 daxfs_read_optimistic(struct daxfs_fs *fs, u64 ino,
 	seq = daxfs_gate_seq(ip);
 	if (daxfs_gate_peek(ip))
 		return -EAGAIN;
-	ref.ino = ino;
-	ref.ip = ip;
-	ref.bip = NULL;
-	/* any error may be reused memory's: the op's read tells */
-	if (daxfs_file_view(fs, &ref, &v) || v.base || v.bk)
+	/* no base image (the flags above): the record's own size and root;
+	 * any error may be reused memory's: the op's read tells */
+	if (daxfs_view_own(ip, &v))
 		return -EAGAIN;
 #ifdef DAXFS_BUG_OPTREAD_NO_SECOND_LOOK
 	/* re-introduced defect (docs/testing.md): trusts the first look */
@@ -73,7 +70,7 @@ s64 daxfs_read_optimistic(struct daxfs_fs *fs, u64 ino,
 	/* the data loads before the second look */
 	daxfs_rmb();
 	if (daxfs_gate_peek(ip) || daxfs_gate_seq(ip) != seq ||
-	    !daxfs_fc_look_holds(fs, ino, &lk))
+	    !daxfs_fc_look_holds(fs, &lk))
 		return -EAGAIN;
 	return ret;
 }

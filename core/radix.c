@@ -101,8 +101,12 @@ static daxfs_always_inline int root_decode(struct daxfs_fs *fs, u64 root,
 	return 0;
 }
 
-int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
-		     const u64 **slots, u64 *run, u64 *lo, u64 *hi)
+/* daxfs_radix_leaf's body, inlined into daxfs_radix_word too, where the
+ * stores to the caller's words fold away. */
+static daxfs_always_inline int radix_leaf(struct daxfs_fs *fs,
+					  const u64 *root, u64 blk,
+					  const u64 **slots, u64 *run,
+					  u64 *lo, u64 *hi)
 {
 	struct daxfs_radix_node *node;
 	u64 r = daxfs_load(root);
@@ -153,6 +157,23 @@ int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
 	*lo = blk & ~RADIX_MASK;
 	*hi = *lo + DAXFS_RADIX_FANOUT;
 	return 0;
+}
+
+int daxfs_radix_leaf(struct daxfs_fs *fs, const u64 *root, u64 blk,
+		     const u64 **slots, u64 *run, u64 *lo, u64 *hi)
+{
+	return radix_leaf(fs, root, blk, slots, run, lo, hi);
+}
+
+int daxfs_radix_word(struct daxfs_fs *fs, const u64 *root, u64 blk,
+		     u64 *word)
+{
+	const u64 *slots;
+	u64 run, lo, hi;
+	int err = radix_leaf(fs, root, blk, &slots, &run, &lo, &hi);
+
+	*word = err ? 0 : daxfs_leaf_word(slots, run, lo, blk);
+	return err;
 }
 
 int daxfs_radix_lookup(struct daxfs_fs *fs, struct daxfs_inode *ip, u64 blk,

@@ -261,9 +261,9 @@ int daxfs_ftruncate(struct daxfs_handle *h, uint64_t ino, uint64_t size)
  * open is stale: what the guard and lib_files_check would otherwise
  * settle first.  -EAGAIN from it: the read in a call, as before.
  */
-int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
-			struct daxfs_fcache *fc, void *buf, uint64_t len,
-			uint64_t off)
+static inline __attribute__((always_inline))
+int64_t pread_try(struct daxfs_handle *h, uint64_t ino,
+		  struct daxfs_fcache *fc, void *buf, uint64_t len, uint64_t off)
 {
 	struct copy_ctx c = { buf, buf, false };
 
@@ -277,15 +277,32 @@ int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
 				     &c);
 }
 
+int64_t daxfs_pread_try(struct daxfs_handle *h, uint64_t ino,
+			struct daxfs_fcache *fc, void *buf, uint64_t len,
+			uint64_t off)
+{
+	return pread_try(h, ino, fc, buf, len, off);
+}
+
+/* Out of line: the guard's frame (six saved registers and its locals)
+ * is paid only by a read that the lane-free way sent back. */
+static __attribute__((noinline))
+int64_t pread_fc_call(struct daxfs_handle *h, uint64_t ino,
+		      struct daxfs_fcache *fc, void *buf, uint64_t len,
+		      uint64_t off)
+{
+	LIB_CALL(h, do_pread(h, ino, fc, buf, len, off));
+}
+
 int64_t daxfs_pread_fc(struct daxfs_handle *h, uint64_t ino,
 		       struct daxfs_fcache *fc, void *buf, uint64_t len,
 		       uint64_t off)
 {
-	int64_t n = daxfs_pread_try(h, ino, fc, buf, len, off);
+	int64_t n = pread_try(h, ino, fc, buf, len, off);
 
 	if (n != -EAGAIN)
 		return n;
-	LIB_CALL(h, do_pread(h, ino, fc, buf, len, off));
+	return pread_fc_call(h, ino, fc, buf, len, off);
 }
 
 int64_t daxfs_pwrite_fc(struct daxfs_handle *h, uint64_t ino,

@@ -119,6 +119,116 @@ static void test_dead_host(void)
 	CHECK_EQ(daxfs_unlink(&fa, ROOT, "dead", 4), 0);
 }
 
+/* Slot k of the top node of a tree of height 2. */
+static u64 top_slot(struct daxfs_inode *ip, u32 k)
+{
+	u64 root = daxfs_load(&ip->root), *top;
+
+	CHECK_EQ(root & DAXFS_RADIX_HEIGHT_MASK, 2);
+	top = (u64 *)((u8 *)region + (root & ~4095ULL));
+	return daxfs_load(&top[k]);
+}
+
+/* The leaf node slot k of the top node names. */
+static u64 *leaf_node(struct daxfs_inode *ip, u32 k)
+{
+	u64 leaf = top_slot(ip, k);
+
+	CHECK(leaf && !(leaf & 4095));
+	return (u64 *)((u8 *)region + leaf);
+}
+
+/* The leaf node of blocks [512, 1024) of a tree of height 2. */
+static u64 *second_leaf(struct daxfs_inode *ip)
+{
+	return leaf_node(ip, 1);
+}
+
+/* ---- reads within one block: each kind of word the walk meets ---- */
+
+#define WORDS_LEN	(6 * MiB)
+
+/*
+ * Reads within one block (daxfs_view_read_block) and across two, from
+ * the start of each block of [first, last], its middle and its last
+ * byte, lane-free and in an op: both give want's bytes, cut at size.
+ */
+static void same_reads(u64 ino, const struct daxfs_fcache *fc,
+		       const u8 *want, u64 size, u64 first, u64 last)
+{
+	static const u64 in_blk[] = { 0, 1, 2047, 4095 };
+	static const u64 lens[] = { 1, 100, 4096 };
+	static u8 got[2 * 4096];
+	u64 b, i, j;
+
+	for (b = first; b <= last; b++) {
+		for (i = 0; i < 4; i++) {
+			for (j = 0; j < 3; j++) {
+				u64 off = b * 4096 + in_blk[i], len = lens[j];
+				s64 n = off >= size ? 0 :
+					(s64)(len < size - off ? len : size - off);
+
+				memset(got, 0xee, sizeof(got));
+				CHECK_EQ(opt_read(&fa, ino, fc, got, len, off), n);
+				CHECK(!n || !memcmp(got, want + off, (u64)n));
+				memset(got, 0xee, sizeof(got));
+				CHECK_EQ(t_pread(&fa, ino, got, len, off), n);
+				CHECK(!n || !memcmp(got, want + off, (u64)n));
+			}
+		}
+	}
+}
+
+static void test_one_block_words(void)
+{
+	static u8 want[WORDS_LEN + 2 * 4096], w[2 * MiB];
+	struct daxfs_fcache fc;
+	u64 ino = t_mkreg(&fb, ROOT, "words"), i, *leaf, keep;
+	const u64 size = WORDS_LEN + 300;
+	static const u64 bad[] = { 5, 4096 + 1, 1ULL << 50 };
+
+	for (i = 0; i < sizeof(w); i++)
+		w[i] = (u8)(i * 13 + 5);
+	/* a direct root: block 0 alone, the size within it */
+	CHECK_EQ(t_pwrite(&fb, ino, w, 100, 0), 100);
+	memcpy(want, w, 100);
+	CHECK_EQ(daxfs_load(&t_ip(&fb, ino)->root) & DAXFS_RADIX_HEIGHT_MASK,
+		 0);
+	fc = cached(&fa, ino);
+	same_reads(ino, &fc, want, 100, 0, 1);
+	/* a tree: block 0, a hole at 1, block 2 unwritten (zeros), block 3
+	 * written in part, no leaf for [512, 1024), a run (format 11) at
+	 * [1024, 1536), the size 300 bytes into block 1536 */
+	CHECK_EQ(t_pwrite(&fb, ino, w, 4096, 0), 4096);
+	memcpy(want, w, 4096);
+	CHECK_EQ(daxfs_fallocate(&fb, ino, 0, 2 * 4096, 4096), 0);
+	CHECK_EQ(t_pwrite(&fb, ino, w + 7, 1000, 3 * 4096 + 50), 1000);
+	memcpy(want + 3 * 4096 + 50, w + 7, 1000);
+	CHECK_EQ(t_pwrite(&fb, ino, w, 2 * MiB, 4 * MiB), (s64)(2 * MiB));
+	memcpy(want + 4 * MiB, w, 2 * MiB);
+	CHECK_EQ(t_pwrite(&fb, ino, w + 11, 300, WORDS_LEN), 300);
+	memcpy(want + WORDS_LEN, w + 11, 300);
+	CHECK(top_slot(t_ip(&fb, ino), 2) & DAXFS_RADIX_RUN);
+	same_reads(ino, &fc, want, size, 0, 4);
+	same_reads(ino, &fc, want, size, 600, 601);
+	same_reads(ino, &fc, want, size, 1023, 1025);
+	same_reads(ino, &fc, want, size, 1535, 1537);
+	/* a leaf word that names no page of the pool: the op's read says
+	 * so, the lane-free one sends the read there; the next block reads */
+	leaf = leaf_node(t_ip(&fb, ino), 0);
+	keep = daxfs_load(&leaf[3]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		daxfs_store(&leaf[3], bad[i]);
+		CHECK_EQ(opt_read(&fa, ino, &fc, w, 10, 3 * 4096 + 60),
+			 -EAGAIN);
+		CHECK_EQ(t_pread(&fa, ino, w, 10, 3 * 4096 + 60), -EUCLEAN);
+		CHECK_EQ(opt_read(&fa, ino, &fc, w, 10, 4 * 4096), 10);
+	}
+	daxfs_store(&leaf[3], keep);
+	same_reads(ino, &fc, want, size, 3, 3);
+	CHECK_EQ(daxfs_unlink(&fb, ROOT, "words", 5), 0);
+}
+
 /* ---- every cut moves the sequence or closes the gate ---- */
 
 static u64 seq_of(struct daxfs_inode *ip)
@@ -126,18 +236,6 @@ static u64 seq_of(struct daxfs_inode *ip)
 	return daxfs_gate_seq(ip);
 }
 
-/* The leaf node of blocks [512, 1024) of a tree of height 2. */
-static u64 *second_leaf(struct daxfs_inode *ip)
-{
-	u64 root = daxfs_load(&ip->root);
-	u64 *top, leaf;
-
-	CHECK_EQ(root & DAXFS_RADIX_HEIGHT_MASK, 2);
-	top = (u64 *)((u8 *)region + (root & ~4095ULL));
-	leaf = daxfs_load(&top[1]);
-	CHECK(leaf && !(leaf & 4095));
-	return (u64 *)((u8 *)region + leaf);
-}
 
 /*
  * The invariant the lane-free read stands on (docs/files.md "Lane-free
@@ -362,6 +460,7 @@ int main(void)
 	RUN(test_reads_what_op_reads);
 	RUN(test_refuses);
 	RUN(test_dead_host);
+	RUN(test_one_block_words);
 	RUN(test_cuts_move_sequence);
 	RUN(test_race_cut_and_reuse);
 	t_renew_stop(&rb);
