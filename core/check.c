@@ -422,6 +422,10 @@ int daxfs_check_super(const void *base, u64 size, daxfs_check_report_t report,
 		chk_sb_bad(&s, "format version 13 (before rewrite marks): "
 			   "convert it offline with fsck.daxfs --convert",
 			   sb.version, DAXFS_VERSION);
+	else if (sb.version == DAXFS_VERSION_V14)
+		chk_sb_bad(&s, "format version 14 (before the attribute epoch): "
+			   "convert it offline with fsck.daxfs --convert",
+			   sb.version, DAXFS_VERSION);
 	else if (sb.version != DAXFS_VERSION)
 		chk_sb_bad(&s, "unsupported format version", sb.version,
 			   DAXFS_VERSION);
@@ -1211,6 +1215,16 @@ static void chk_state(struct chk *c)
 			   "reclamation epoch is 0", 0, 0, 0, 1, c->repair);
 		if (c->repair)
 			daxfs_store(&s->epoch.v, 1);
+	}
+	/* any value is consistent (a count, compared for equality only);
+	 * 0 only keeps permission checks from their fast path until the
+	 * next change (docs/kernel.md "Permission checks and the attribute
+	 * epoch") */
+	if (!daxfs_load(&s->attr_epoch.v)) {
+		chk_report(c, DAXFS_CHK_WARN, DAXFS_CHK_STATE,
+			   "attribute epoch is 0", 0, 0, 0, 1, c->repair);
+		if (c->repair)
+			daxfs_store(&s->attr_epoch.v, 1);
 	}
 	if (next < fs->sb.first_dyn_ino || next >= DAXFS_KEY_PAYLOAD_MASK) {
 		/* too high, no key can hold it (creates fail EUCLEAN, and

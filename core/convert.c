@@ -211,6 +211,10 @@ int daxfs_convert(struct daxfs_fs *fs, bool force)
 		each_inode(fs, v12_settle);
 	/* to DAXFS_VERSION_WRITTEN: nothing.  A version 13 count never
 	 * reaches bit 47, so no word is marked. */
+	/* to DAXFS_VERSION_ATTR_EPOCH: the word was reserved (zero); it
+	 * starts at 1, which no front end has seen (docs/format.md) */
+	if (fs->sb.version < DAXFS_VERSION_ATTR_EPOCH)
+		daxfs_store(&fs->state->attr_epoch.v, 1);
 	daxfs_flush(fs->state, sizeof(*fs->state));
 	daxfs_fence();
 	daxfs_convert_seal(sb);

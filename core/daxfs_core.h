@@ -943,6 +943,16 @@ struct daxfs_peek {
 };
 int daxfs_attr_peek(struct daxfs_fs *fs, u64 ino,
 		    const struct daxfs_fcache *fc, struct daxfs_peek *pk);
+/*
+ * The cluster's attribute epoch (format 15, docs/kernel.md "Permission
+ * checks and the attribute epoch"): +1 after every published change of
+ * an inode's mode, owners, access ACL or immutable/append-only flags, and
+ * at every recovery of a dead host.  Load it before the attributes; while
+ * it reads the same, they still hold.  0 when this fs may answer from no
+ * cache (shut down, declared dead, bad media).  Never sleeps.
+ */
+u64 daxfs_attr_epoch(struct daxfs_fs *fs);
+void daxfs_attr_epoch_bump(struct daxfs_fs *fs);
 s64 daxfs_read_fc(struct daxfs_fs *fs, u64 ino, struct daxfs_fcache *fc,
 		  u64 off, u64 len, daxfs_read_actor_t actor, void *ctx);
 /*

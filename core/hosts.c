@@ -354,6 +354,12 @@ static int recover_slot(struct daxfs_fs *fs, u32 slot, u64 *claim)
 		goto lost;
 	daxfs_open_drop(&rop, slot);
 	daxfs_crash_point("recover.open_set");
+	/* the dead host may have published a change of permission
+	 * attributes and died before its bump of the attribute epoch; its
+	 * lanes are settled (an xattr change finished or undone): the bump
+	 * is ours (docs/kernel.md "Permission checks and the attribute
+	 * epoch").  Again on a rerun: a bump too many costs a look. */
+	daxfs_attr_epoch_bump(fs);
 	/* its locks are no locks once the slot left ALIVE; the sweep frees
 	 * their records and wakes the waiters behind them (docs/locks.md) */
 	if (!claim_renew(&rop))

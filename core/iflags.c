@@ -124,6 +124,9 @@ static int setflags_step(struct daxfs_op *op, void *arg)
 		daxfs_crash_point("setflags.set");
 		/* other hosts' caches revalidate on the change word */
 		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+		/* and their permission checks on the epoch, last */
+		if ((f ^ s->want) & DAXFS_IF_LOCKED)
+			daxfs_attr_epoch_bump(op->fs);
 	}
 	if (gate)
 		daxfs_gate_open(op, ip);

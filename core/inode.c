@@ -302,6 +302,31 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 	return -EAGAIN;
 }
 
+/*
+ * The attribute epoch (format 15, docs/kernel.md "Permission checks and
+ * the attribute epoch").  A writer adds one after its change of an
+ * inode's permission attributes is published, change counter included;
+ * a reader loads the word first, then the attributes, and may answer a
+ * later check from them while the word reads the same.  0 (never a word
+ * a front end keeps) when this fs may not answer from a cache: the
+ * conditions a peek refuses on (daxfs_fc_look).
+ */
+u64 daxfs_attr_epoch(struct daxfs_fs *fs)
+{
+	if (daxfs_unlikely(daxfs_once(fs->shut)) || daxfs_media_fixed_bad(fs) ||
+	    (fs->host != DAXFS_NO_HOST && !daxfs_slot_ours(fs)))
+		return 0;
+	return daxfs_load(&fs->state->attr_epoch.v);
+}
+
+/* After the change is published: a locked add, so every store of the
+ * change (and of its counter) is visible before the new value.  Not
+ * flushed: after a power loss no host holds a cache to trust. */
+void daxfs_attr_epoch_bump(struct daxfs_fs *fs)
+{
+	daxfs_faa(&fs->state->attr_epoch.v, 1);
+}
+
 void daxfs_inode_touch(struct daxfs_inode *ip, u32 what)
 {
 	daxfs_inode_touch_at(ip, what, daxfs_now_ns());

@@ -564,6 +564,10 @@ int daxfs_setattr(struct daxfs_fs *fs, u64 ino, u32 valid,
 		 * nothing a program checks: ctime and change stay */
 		daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
 	}
+	/* last, with the counter moved: caches of permission checks */
+	if (valid & (DAXFS_ATTR_MODE | DAXFS_ATTR_UID | DAXFS_ATTR_GID |
+		     DAXFS_ATTR_CHOWN))
+		daxfs_attr_epoch_bump(fs);
 out:
 	daxfs_op_end(&op);
 	return err;

@@ -197,6 +197,7 @@ int daxfs_format(void *base, u64 size, const struct daxfs_format_opts *o)
 	st->bump.v = off;
 	st->next_ino = (struct daxfs_line){ .v = sb.first_dyn_ino };
 	st->epoch.v = 1;
+	st->attr_epoch.v = 1;
 	st->magic = DAXFS_STATE_MAGIC;
 	if (pc_sz) {
 		/* shared page cache header, pin owners, slots (core/pcache.c) */

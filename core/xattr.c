@@ -75,6 +75,11 @@ static bool is_default_acl(const char *name, u32 nlen)
 	return nlen == 24 && !memcmp(name, DAXFS_XATTR_ACL_DEFAULT, 24);
 }
 
+static bool is_access_acl(const char *name, u32 nlen)
+{
+	return nlen == 23 && !memcmp(name, DAXFS_XATTR_ACL_ACCESS, 23);
+}
+
 /* ---- finding a name ---- */
 
 /* The published set of ino into *xs: 1, 0 when there is none, or
@@ -554,6 +559,10 @@ static int xattr_apply(struct daxfs_op *op, struct daxfs_inode *ip,
 	}
 	daxfs_crash_point("xattr.published");
 	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	/* the access ACL is a permission attribute (a default ACL only
+	 * seeds new inodes): permission caches go, last */
+	if (is_access_acl(ch->name, ch->nlen))
+		daxfs_attr_epoch_bump(op->fs);
 	if (have)
 		set_retire(op, &old, 0, true);
 out:

@@ -115,6 +115,13 @@ struct daxfs_inode_info {
 	umode_t mode;			/* the region's mode: i_mode may hide set-id bits */
 	u32 attr_flags;			/* the region's chattr flags (DAXFS_FL_*) */
 	bool valid;			/* attributes were loaded at least once */
+	/* the attribute epoch read before the permission attributes (mode,
+	 * owners, chattr locks, ACLs) were last proved current, 0: none;
+	 * perm_seq counts fills that changed them (i_lock): a proof is
+	 * saved only if none came in between (docs/kernel.md "Permission
+	 * checks and the attribute epoch") */
+	u64 perm_epoch;
+	unsigned int perm_seq;
 	bool orphan;			/* our unlink/rename kept it (nlink 0): release at evict */
 	/* opens of this regular file on this host: published in the host's
 	 * open set while not zero (kernel/file.c) */

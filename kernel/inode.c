@@ -68,6 +68,8 @@ struct inode *daxfs_alloc_inode(struct super_block *sb)
 	ei->change = 0;
 	ei->fc = (struct daxfs_fcache){ 0 };
 	ei->valid = false;
+	ei->perm_epoch = 0;
+	ei->perm_seq = 0;
 	ei->orphan = false;
 	ei->nr_vmas = 0;
 	ei->nr_opens = 0;
@@ -262,6 +264,43 @@ static unsigned int daxfs_vfs_iflags(u32 fl)
 
 #define DAXFS_VFS_IFLAGS	(S_IMMUTABLE | S_APPEND | S_NOATIME | S_SYNC)
 
+/* Whether a fill would change what a permission check reads (i_lock):
+ * a newer record's, or an older one a refresh that loaded before
+ * another's stores after it (daxfs_refresh_inode_change). */
+static bool perm_differs(struct inode *inode, const struct daxfs_attr *a)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	return !ei->valid || a->mode != ei->mode ||
+	       !uid_eq(inode->i_uid, make_kuid(&init_user_ns, a->uid)) ||
+	       !gid_eq(inode->i_gid, make_kgid(&init_user_ns, a->gid)) ||
+	       ((a->flags ^ ei->attr_flags) &
+		(DAXFS_FL_IMMUTABLE | DAXFS_FL_APPEND));
+}
+
+/*
+ * i_lock held, before a fill that perm_differs stores: no permission
+ * check answers from the inode alone until a proof saved after the fill
+ * (perm_save, under i_lock too).
+ */
+static void perm_forget(struct inode *inode)
+{
+	WRITE_ONCE(DAXFS_I(inode)->perm_epoch, 0);
+	smp_wmb();	/* before the fill's stores */
+}
+
+/*
+ * And after its stores, the change counter's last: a proof that read the
+ * count before this saves nothing; one that read it after sees what the
+ * fill stored, the counter included, and refreshes again if that was an
+ * older record's.
+ */
+static void perm_filled(struct inode *inode)
+{
+	smp_wmb();
+	WRITE_ONCE(DAXFS_I(inode)->perm_seq, DAXFS_I(inode)->perm_seq + 1);
+}
+
 /* Copies region attributes into the VFS inode.  own: the record changed
  * only by this host's calls, which set neither an extended attribute nor
  * a privilege (its writes, daxfs_refresh_after_write; its entry changes
@@ -272,6 +311,7 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 	unsigned int locked = S_IMMUTABLE | S_APPEND;
 	bool lock_new = S_ISREG(a->mode) &&
 			(daxfs_vfs_iflags(a->flags) & ~inode->i_flags & locked);
+	bool perm;
 
 	/*
 	 * S_NOSEC (SB_NOSEC: the VFS's "no set-id bit, no
@@ -292,6 +332,9 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 	if (lock_new && mapping_writably_mapped(inode->i_mapping))
 		unmap_mapping_range(inode->i_mapping, 0, 0, 0);
 	spin_lock(&inode->i_lock);
+	perm = perm_differs(inode, a);
+	if (perm)
+		perm_forget(inode);
 	DAXFS_I(inode)->mode = a->mode;
 	WRITE_ONCE(DAXFS_I(inode)->attr_flags, a->flags);
 	inode->i_mode = daxfs_vfs_mode(inode->i_sb, a->mode);
@@ -308,6 +351,8 @@ static void daxfs_fill_inode(struct inode *inode, const struct daxfs_attr *a,
 	 * (daxfs_write_checks) */
 	smp_store_release(&DAXFS_I(inode)->change, a->change);
 	DAXFS_I(inode)->valid = true;
+	if (perm)
+		perm_filled(inode);
 	spin_unlock(&inode->i_lock);
 	/* another host may have changed them (docs/xattr.md) */
 	if (!own)
@@ -823,18 +868,62 @@ const struct dentry_operations daxfs_dentry_ops = {
 
 /* ---- common inode operations ---- */
 
+/*
+ * Whether the inode's permission attributes still hold by the attribute
+ * epoch alone: the word the last proof read before it loaded them, and
+ * the word now (docs/kernel.md "Permission checks and the attribute
+ * epoch").  One load of a rarely written line; never sleeps.
+ */
+static bool perm_cached(struct inode *inode)
+{
+	u64 saved = smp_load_acquire(&DAXFS_I(inode)->perm_epoch);
+
+	return saved && !READ_ONCE(DAXFS_SB(inode->i_sb)->dead) &&
+	       saved == daxfs_attr_epoch(DAXFS_FS(inode->i_sb));
+}
+
+/* After a proof that began with *epoch and seq (read in that order,
+ * before the attributes): later checks may answer from the inode while
+ * the epoch stands, unless a fill changed the attributes meanwhile (it
+ * may have been an older refresh's, storing after ours). */
+static void perm_save(struct inode *inode, u64 epoch, unsigned int seq)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	if (!epoch)
+		return;
+	spin_lock(&inode->i_lock);
+	if (ei->perm_seq == seq)
+		smp_store_release(&ei->perm_epoch, epoch);
+	spin_unlock(&inode->i_lock);
+}
+
 int daxfs_k_permission(DAXFS_IDMAP_T *idmap, struct inode *inode, int mask)
 {
 	struct daxfs_peek pk;
+	unsigned int seq;
+	u64 epoch;
 	int err;
 
+	if (perm_cached(inode))
+		return generic_permission(idmap, inode, mask);
+	/* the epoch first (an acquire), then the fill count, then the
+	 * attributes: a change published after our load bumps past it */
+	epoch = daxfs_attr_epoch(DAXFS_FS(inode->i_sb));
+	seq = READ_ONCE(DAXFS_I(inode)->perm_seq);
+	smp_rmb();
 	/* RCU path walk: only attributes a peek proves current */
-	if (mask & MAY_NOT_BLOCK)
-		return attrs_current(inode, &pk) ?
-		       generic_permission(idmap, inode, mask) : -ECHILD;
+	if (mask & MAY_NOT_BLOCK) {
+		if (!attrs_current(inode, &pk))
+			return -ECHILD;
+		perm_save(inode, epoch, seq);
+		return generic_permission(idmap, inode, mask);
+	}
 	err = daxfs_refresh_inode(inode);
 	if (err && err != -ESTALE)
 		return err;
+	if (!err)
+		perm_save(inode, epoch, seq);
 	return generic_permission(idmap, inode, mask);
 }
 

@@ -421,7 +421,9 @@ static bool convert_old(struct fsck *k, void *base, u64 size)
 				"before free page extents" :
 				version < DAXFS_VERSION_V13 ?
 				"before changes in flight" :
-				"before rewrite marks", k->target);
+				version < DAXFS_VERSION_V14 ?
+				"before rewrite marks" :
+				"before the attribute epoch", k->target);
 		return false;
 	}
 	err = daxfs_fs_open(&fs, base, size, DAXFS_FS_CONVERT);

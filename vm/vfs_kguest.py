@@ -1137,6 +1137,117 @@ def scen_chattr(mnt, role):
     result(chattr="ok")
 
 
+class Uid1000Checker:
+    """A process of uid and gid 1000 that lives across the checks, its
+    working directory d and an O_PATH descriptor of d/f held: "read"
+    opens f again through /proc/self/fd (no walk, so no revalidation
+    refreshes f first: the permission check alone decides), "walk" stats
+    f from the working directory (d's search permission, d not
+    revalidated), "list" opens "." for reading.  ask() answers the
+    errno (0: allowed)."""
+
+    CALLS = {"read": b"r", "walk": b"w", "list": b"l"}
+
+    def __init__(self, d, f):
+        cmd_r, self.cmd_w = os.pipe()
+        self.ans_r, ans_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.cmd_w)
+            os.close(self.ans_r)
+            code = 1
+            try:
+                os.chdir(d)
+                fd = os.open(f, os.O_PATH)
+                os.setgid(1000)
+                os.setuid(1000)
+                calls = {
+                    b"r": lambda: errno_of(os.open, f"/proc/self/fd/{fd}",
+                                           os.O_RDONLY),
+                    b"w": lambda: errno_of(os.stat, "f"),
+                    b"l": lambda: errno_of(os.open, ".", os.O_RDONLY),
+                }
+                while True:
+                    c = os.read(cmd_r, 1)
+                    if not c:
+                        break
+                    os.write(ans_w, bytes([calls[c]()]))
+                code = 0
+            except Exception as e:      # noqa: BLE001 - the child's report
+                print(f"uid 1000 checker: {e!r}", file=sys.stderr, flush=True)
+            finally:
+                os._exit(code)
+        os.close(cmd_r)
+        os.close(ans_w)
+
+    def ask(self, call):
+        os.write(self.cmd_w, self.CALLS[call])
+        a = os.read(self.ans_r, 1)
+        check(len(a) == 1, "the uid 1000 checker died")
+        return a[0]
+
+    def close(self):
+        os.close(self.cmd_w)
+        os.close(self.ans_r)
+        return os.waitpid(self.pid, 0)[1]
+
+
+def scen_permepoch(mnt, role):
+    """A change of permission attributes on one host decides the other's very
+    next permission check of an inode it has cached and checked many times
+    (docs/kernel.md "Permission checks and the attribute epoch"): guest B
+    chmods, chowns and setfacls pe/d/f and chmods pe/d while a uid-1000
+    process of guest A, its working directory pe/d, opens f again through
+    its descriptor, stats it from d and opens d, before and right after.
+    None of these walks revalidates the inode it checks, so nothing but the
+    permission check refreshes it."""
+    d = os.path.join(mnt, "pe", "d")
+    f = os.path.join(d, "f")
+    # (what B does, A's call, A's errno before, A's errno after)
+    steps = [
+        (lambda: os.chmod(f, 0o600), "read", 0, errno.EACCES),
+        (lambda: os.chown(f, 1000, -1), "read", errno.EACCES, 0),
+        (lambda: os.chown(f, 0, 1000), "read", 0, errno.EACCES),
+        (lambda: os.chmod(f, 0o640), "read", errno.EACCES, 0),
+        (lambda: run("setfacl", "-m", "u:1000:---", f), "read", 0,
+         errno.EACCES),
+        (lambda: run("setfacl", "-b", f), "read", errno.EACCES, 0),
+        (lambda: os.chmod(d, 0o751), "list", 0, errno.EACCES),
+        (lambda: os.chmod(d, 0o754), "walk", 0, errno.EACCES),
+        (lambda: os.chmod(d, 0o711), "walk", errno.EACCES, 0),
+    ]
+    if role == "A":
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        with open(f, "wb") as fp:
+            fp.write(b"pe\n")
+        os.chmod(f, 0o644)
+        ch_mark(mnt, "pe-made")
+        who = Uid1000Checker(d, f)
+        for i, (_, call, before, after) in enumerate(steps):
+            # the second and third answer from the inode (the epoch saved)
+            for k in range(3):
+                got = who.ask(call)
+                check(got == before, f"step {i} ({call}) before, try {k}: "
+                      f"errno {got}, want {before}")
+            ch_mark(mnt, f"pe-warm{i}")
+            ch_wait(mnt, f"pe-done{i}")
+            got = who.ask(call)
+            check(got == after, f"step {i} ({call}): errno {got} right after "
+                  f"B's change, want {after}")
+        check(who.close() == 0, "the uid 1000 checker failed")
+        ch_mark(mnt, "pe-end")
+        result(permepoch="ok")
+        return
+    ch_wait(mnt, "pe-made")
+    for i, (change, _, _, _) in enumerate(steps):
+        ch_wait(mnt, f"pe-warm{i}")
+        change()
+        ch_mark(mnt, f"pe-done{i}")
+    ch_wait(mnt, "pe-end")
+    result(permepoch="ok")
+
+
 def errno_of(fn, *args):
     """The errno fn(*args) fails with, 0 when it succeeds (a descriptor it
     returns is closed)."""
@@ -1712,6 +1823,7 @@ SCENARIOS = {
     "programs": scen_programs,
     "exec": scen_exec,
     "chattr": scen_chattr,
+    "permepoch": scen_permepoch,
     "creat": scen_creat,
     "churn": scen_churn,
     "replace": scen_replace,

@@ -33,7 +33,17 @@
  * page), so a CRC32C over the fixed header is meaningful.
  */
 #define DAXFS_MAGIC		0x42535F5346584144ULL	/* "DAXFS_SB" */
-#define DAXFS_VERSION		14u	/* 14: rewrites mark the change counter */
+#define DAXFS_VERSION		15u	/* 15: the attribute epoch */
+/* The first version with state.attr_epoch: every change of what a
+ * permission check reads (mode, owners, the access ACL, the immutable
+ * and append-only flags) adds one to it after the change is published,
+ * and a front end that saw the word unchanged since it loaded an inode's
+ * permission attributes answers from them with no look at the record.
+ * A version 14 host would change a mode without adding, and a version 15
+ * host would keep answering from the old one (docs/kernel.md
+ * "Permission checks and the attribute epoch"). */
+#define DAXFS_VERSION_ATTR_EPOCH	15u
+#define DAXFS_VERSION_V14	14u	/* 14: rewrites mark the change counter */
 /* The first version whose change counter of a regular file may carry
  * DAXFS_CHANGE_WRITTEN: a rewrite that changes no attribute marks the
  * counter instead of moving it, and a getattr folds the mark into the
@@ -240,13 +250,19 @@ struct daxfs_state {
 					 * the cluster's advisory locks, 0 none
 					 * yet (docs/locks.md); was pad, 0 */
 	__u64 pad1[3];
-	__u8 reserved[4096 - 64 * (10 + DAXFS_NR_CLASSES)];
+	/* version 15: +1 after every published change of an inode's
+	 * permission attributes, and at every recovery of a dead host (>= 1;
+	 * docs/kernel.md "Permission checks and the attribute epoch") */
+	struct daxfs_line attr_epoch;
+	__u8 reserved[4096 - 64 * (11 + DAXFS_NR_CLASSES)];
 };
 DAXFS_STATIC_ASSERT(sizeof(struct daxfs_state) == 4096);
 DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, open_hosts) %
 		    DAXFS_CACHELINE == 0);
 DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, free_head) %
 		    DAXFS_CACHELINE == 0);
+DAXFS_STATIC_ASSERT(__builtin_offsetof(struct daxfs_state, attr_epoch) ==
+		    64 * (10 + DAXFS_NR_CLASSES));
 
 /*
  * A free object's first word links to the next free object (offset or 0).

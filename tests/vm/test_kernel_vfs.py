@@ -235,6 +235,25 @@ def test_kernel_chattr_two_guests(request, built):
     two_guests(request, "chattr", flags_cleared)
 
 
+def test_kernel_permission_two_guests(request, built):
+    """A mode, owner or ACL guest B sets decides guest A's very next permission
+    check of an inode A has cached and checked three times since its last
+    change (vm/vfs_kguest.py scen_permepoch): chmod, chown, chgrp, setfacl -m
+    and -b of a file A's uid-1000 process opens again through its descriptor,
+    then chmods of its working directory (read, then search permission taken
+    away and given back).  No walk revalidates those inodes first, so only
+    the permission check can refresh them: daxfs.ko answers it from the
+    inode while the attribute epoch stands (docs/kernel.md "Permission
+    checks and the attribute epoch").  With the epoch's bumps taken out
+    this failed at its first step."""
+    def modes(r):
+        assert r.stat("/pe/d").st_mode & 0o7777 == 0o711
+        assert r.stat("/pe/d/f").st_mode & 0o7777 == 0o640
+        assert r.stat("/pe/d/f").st_gid == 1000
+
+    two_guests(request, "permepoch", modes)
+
+
 def test_kernel_stale_write_two_guests(request, built):
     """A write checked on attributes another host changed since this host last looked
     (docs/kernel.md "Writes checked on cached attributes"): guest A's uid-1000 process
