@@ -280,6 +280,26 @@ def test_description_table_under_a_tight_address_space_limit(region):
                           b"ok\n"), (res.stdout, res.stderr)
 
 
+def test_first_fork_after_the_table_descriptor_was_replaced(region,
+                                                            tmp_path):
+    """A program puts a kernel file on the number of the preload's table
+    descriptor (dup2), then forks for the first time
+    (tests/preload/pl_table_fd_moved.c): the fork maps the table's ledger
+    of references from the table, which the dup2 moved to another number,
+    so the child reads its region file and the kernel file keeps its
+    bytes.  Mapped from the number it had, the ledger would be the kernel
+    file's pages (a SIGBUS past its end, or its bytes overwritten)."""
+    path = os.path.join(pl.PROGS, "pl_table_fd_moved")
+    assert os.path.exists(path), "%s is missing: run make first" % path
+    kfile = str(tmp_path / "kernel-file")
+    res = pl.run(region, [path, pl.AT, kfile])
+    assert res.returncode == 0, (res.stdout, res.stderr)
+    assert res.stdout == (b"child: read its region file, kernel file: "
+                          b"kernel\n"), (res.stdout, res.stderr)
+    with open(kfile, "rb") as f:
+        assert f.read() == b"kernel"
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sharers_killed_at_random(region, seed):
     """Fork children that share a parent's descriptions dup, close and

@@ -58,9 +58,6 @@ int lib_proc_self(uint64_t *start, uint64_t *pidns, uint64_t *timens);
 
 static struct lg_entry *entries;	/* NULL: not mapped (yet) */
 static _Atomic uint32_t *entries_used;	/* table head: entries below it */
-static _Atomic(struct lg_entry *) ledger_mapped;
-static int ledger_fd = -1;
-static off_t ledger_off;
 static uint16_t *rows;
 static uint16_t private_row[PL_DESC_MAX];
 /* a fork child's counts when the registry had no room (fork copies it) */
@@ -93,14 +90,11 @@ static uint16_t *row_of(int i)
 	return rows + (size_t)i * PL_DESC_MAX;
 }
 
-/* The table memfd fd holds the ledger at offset off; used is the mark
- * in its table page. */
-void pl_ledger_attach(int fd, off_t off, _Atomic uint32_t *used)
+/* The table's mark of entries used (its table page); the ledger itself
+ * is mapped when first needed. */
+void pl_ledger_attach(_Atomic uint32_t *used)
 {
-	ledger_fd = fd;
-	ledger_off = off;
 	entries_used = used;
-	atomic_store(&ledger_mapped, NULL);
 	entries = NULL;
 	rows = NULL;
 }
@@ -110,25 +104,16 @@ void pl_ledger_attach(int fd, off_t off, _Atomic uint32_t *used)
  * a row, a give-back): a process that never shares its descriptions
  * spends no address space on it, which a limit on that (ulimit -v) makes
  * scarce.  False when it cannot be mapped: the process counts privately,
- * as one the registry has no room for.  Threads that race here map it
- * twice and keep one.
+ * as one the registry has no room for.  Every caller holds the map lock
+ * (or runs alone, at an image's start).
  */
 static bool ledger_ready(void)
 {
-	struct lg_entry *none = NULL;
-	void *p;
-
 	if (entries)
 		return true;
-	if (ledger_fd < 0)
+	entries = pl_table_ledger_map();
+	if (!entries)
 		return false;
-	p = mmap(NULL, PL_LEDGER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 ledger_fd, ledger_off);
-	if (p == MAP_FAILED)
-		return false;
-	if (!atomic_compare_exchange_strong(&ledger_mapped, &none, p))
-		munmap(p, PL_LEDGER_SIZE);
-	entries = atomic_load(&ledger_mapped);
 	rows = (uint16_t *)(entries + PL_PROC_MAX);
 	return true;
 }

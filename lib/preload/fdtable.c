@@ -119,7 +119,7 @@ static int table_map(int fd)
 	if (p == MAP_FAILED)
 		return -errno;
 	table = p;
-	pl_ledger_attach(fd, TABLE_LEDGER, &head()->ledger_used);
+	pl_ledger_attach(&head()->ledger_used);
 	if (getenv("DAXFS_PRELOAD_DESC_MAX"))
 		desc_limit = (unsigned int)strtoul(
 				getenv("DAXFS_PRELOAD_DESC_MAX"), NULL, 10);
@@ -685,6 +685,25 @@ void pl_fd_alias(int newfd, int oldfd)
 	atomic_fetch_add(&table[v - 1].refs, 1);
 	localref[v - 1]++;
 	atomic_store(&fdmap[newfd], v);
+}
+
+/*
+ * The ledger part of the table memfd (fdledger.c), mapped now, or NULL.
+ * Through the table's descriptor as it is now: a program's close or dup2
+ * onto it moves it first (pl_own_move), under the map lock, which our
+ * caller holds; and only while it is still the table.
+ */
+void *pl_table_ledger_map(void)
+{
+	struct stat st;
+	void *p;
+
+	if (table_fd < 0 || fstat(table_fd, &st) || st.st_ino != table_ino ||
+	    st.st_size != TABLE_MAP)
+		return NULL;
+	p = mmap(NULL, PL_LEDGER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 table_fd, TABLE_LEDGER);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 /* The preload's own descriptors must not be taken from under it. */

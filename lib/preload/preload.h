@@ -196,7 +196,9 @@ void pl_spawn_entry_over(const struct pl_spawn_entry *e, int failed);
 /* fdledger.c: each process's references, where others can give them
  * back once it has ended (docs/preload.md) */
 extern uint16_t *pl_refrow;	/* our count per description */
-void pl_ledger_attach(int fd, off_t off, _Atomic uint32_t *used);
+void pl_ledger_attach(_Atomic uint32_t *used);
+/* fdtable.c: the ledger part of the table memfd, mapped, or NULL */
+void *pl_table_ledger_map(void);
 bool pl_ledger_reap(int only);
 void pl_ledger_fork_prepare(void);
 bool pl_ledger_fork_parent(bool failed, pid_t pid);
