@@ -437,7 +437,11 @@ bool pl_ledger_import(int i, uint64_t w)
 {
 	uint64_t live, now;
 
-	if (i < 0 || i >= PL_PROC_MAX || !ledger_ready())
+	/* only an entry someone took (below the mark) is named here */
+	if (i < 0 || i >= PL_PROC_MAX || !ledger_ready() ||
+	    (uint32_t)i >= entries_in_use())
+		return false;
+	if (word_st(w) != LG_PENDING && word_st(w) != LG_LIVE)
 		return false;
 	if (word_st(w) == LG_LIVE && word_pid(w) != (uint32_t)getpid())
 		return false;
