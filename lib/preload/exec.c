@@ -590,27 +590,24 @@ static struct popen_entry {
 } popens[POPEN_MAX];
 static pthread_mutex_t popens_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Entry ent belongs to stream f (f NULL: take f's entry out into *ent,
- * false when it has none). */
-static bool popen_note(FILE *f, FILE *find, struct pl_spawn_entry *ent)
+/* The slot of stream find (NULL: a free one) becomes stream f's, with
+ * entry *ent; the entry it had is left in *ent.  False: no such slot. */
+static bool popen_swap(FILE *find, FILE *f, struct pl_spawn_entry *ent)
 {
-	bool found = false;
+	struct pl_spawn_entry had;
 	int i;
 
 	pthread_mutex_lock(&popens_lock);
-	for (i = 0; i < POPEN_MAX && !found; i++) {
-		if (popens[i].f != find)
-			continue;
-		found = true;
-		if (f) {
-			popens[i].ent = *ent;
-		} else {
-			*ent = popens[i].ent;
-		}
+	for (i = 0; i < POPEN_MAX && popens[i].f != find; i++)
+		;
+	if (i < POPEN_MAX) {
+		had = popens[i].ent;
 		popens[i].f = f;
+		popens[i].ent = *ent;
+		*ent = had;
 	}
 	pthread_mutex_unlock(&popens_lock);
-	return found;
+	return i < POPEN_MAX;
 }
 
 PUBLIC FILE *popen(const char *cmd, const char *type)
@@ -625,7 +622,7 @@ PUBLIC FILE *popen(const char *cmd, const char *type)
 	err = errno;
 	env_pop(&ent, 0, !f);
 	if (f && ent.idx >= 0)
-		popen_note(f, NULL, &ent);
+		popen_swap(NULL, f, &ent);
 	spawn_wait(rfd, wfd, f != NULL);
 	errno = err;
 	return f;
@@ -634,8 +631,8 @@ PUBLIC FILE *popen(const char *cmd, const char *type)
 PUBLIC int pclose(FILE *f)
 {
 	REAL(int, pclose, FILE *);
-	struct pl_spawn_entry ent;
-	bool noted = f && popen_note(NULL, f, &ent);
+	struct pl_spawn_entry ent = { .idx = -1 };
+	bool noted = f && popen_swap(f, NULL, &ent);
 	int r, err;
 
 	r = real_pclose(f);

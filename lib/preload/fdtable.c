@@ -1148,6 +1148,18 @@ out:
 	unsetenv("DAXFS_PRELOAD_FDS");
 }
 
+/* One more description whose locks we may carry: counted always, kept in
+ * c while it has room. */
+static void carry_add(uint64_t (*c)[2], unsigned int *n, uint64_t ino,
+		      uint64_t id)
+{
+	if (*n < PL_EXIT_CARRY_MAX) {
+		c[*n][0] = ino;
+		c[*n][1] = id;
+	}
+	(*n)++;
+}
+
 /*
  * Drops this process's references.  Returns in c the (ino, lock id) of
  * descriptions that others still hold and whose locks we may carry (held
@@ -1189,10 +1201,8 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 			pl_lock_drop_desc(ino, id);
 		else if (others_gone(fd))
 			continue;	/* closed by the give-back */
-		else if (n++ < PL_EXIT_CARRY_MAX) {
-			c[n - 1][0] = ino;
-			c[n - 1][1] = id;
-		}
+		else
+			carry_add(c, &n, ino, id);
 	}
 	for (i = 0; i < PL_EXIT_CARRY_MAX; i++) {
 		fd = closed_carry[i].idx;
@@ -1200,10 +1210,7 @@ unsigned int pl_exit_release(uint64_t (*c)[2])
 		if (!id || !atomic_load(&table[fd].refs) ||
 		    !atomic_load(&table[fd].lk_used))
 			continue;
-		if (n++ < PL_EXIT_CARRY_MAX) {
-			c[n - 1][0] = table[fd].ino;
-			c[n - 1][1] = id;
-		}
+		carry_add(c, &n, table[fd].ino, id);
 	}
 	if (closed_carry_lost)
 		n = PL_EXIT_CARRY_MAX + 1;
