@@ -8,7 +8,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
 	   -Werror=incompatible-pointer-types \
 	   -fPIC -pthread -I. -Iinclude -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS  += -pthread
+LDLIBS  += -pthread $(EXTRA_LDLIBS)
 
 CORE_SRC  := $(wildcard core/*.c)
 LIB_SRC   := $(wildcard lib/*.c)
@@ -92,8 +92,17 @@ $(LC_RUN): $(LC_SRC:%.c=$(BUILD)/%.o) $(LIBA)
 # with daxfs_crash_point() live (lib/crash.c), in their own object dir:
 # build/crash/libdaxfs.so and build/crash/bin/*.  Load it from Python with
 # DAXFS_LIB=build/crash/libdaxfs.so and pick the point with DAXFS_CRASH_AT.
+# Its stores are counted for the point store:N (lib/crash-plain.c): GCC's
+# outline sanitizer calls on every write (no reads, no shadow) and the
+# block copies wrapped, so that DAXFS_CRASH_PLAIN=1 counts plain stores.
+CRASH_PLAIN_FLAGS := -DDAXFS_CRASH_PLAIN -fsanitize=kernel-address \
+	--param asan-instrumentation-with-call-threshold=0 \
+	--param asan-instrument-reads=0 --param asan-stack=0 --param asan-globals=0
+CRASH_PLAIN_LDLIBS := -Wl,--wrap=memcpy,--wrap=memset,--wrap=memmove
 crash:
-	$(MAKE) BUILD=$(BUILD)/crash EXTRA_CFLAGS=-DDAXFS_CRASH_POINTS \
+	$(MAKE) BUILD=$(BUILD)/crash \
+		EXTRA_CFLAGS="-DDAXFS_CRASH_POINTS $(CRASH_PLAIN_FLAGS)" \
+		EXTRA_LDLIBS="$(CRASH_PLAIN_LDLIBS)" \
 		$(BUILD)/crash/libdaxfs.so $(BUILD)/crash/libdaxfs.a \
 		$(TOOL_MAINS:tools/%.c=$(BUILD)/crash/bin/%) \
 		$(BUILD)/crash/lincheck/lc_run

@@ -831,6 +831,15 @@ void daxfs_crash_point(const char *name);
 #define daxfs_crash_point(name) do { } while (0)
 #endif
 
+/* Test hook: names a documented crash window this thread is in (NULL:
+ * none), for the kill log of a store:N cut (lib/crash.c), so that a test
+ * can hold a cut inside it to what the window is documented to leave. */
+#ifdef DAXFS_CRASH_POINTS
+void daxfs_crash_window(const char *name);
+#else
+#define daxfs_crash_window(name) do { } while (0)
+#endif
+
 /* Test hook for double-fetch tests: called right after a region value
  * was loaded and validated, so that a test can change it in the region
  * before it is used (user space tests only; compiled out unless

@@ -53,9 +53,13 @@ static u64 chain_take(struct daxfs_fs *fs, u32 slot)
 	u32 i;
 
 	h = daxfs_load(hw);
+	/* from the take's CAS to the hold's (chain_process) the chain is
+	 * named nowhere: a death there leaks it (docs/reclaim.md) */
+	daxfs_crash_window("reclaim.take");
 	for (i = 0; h && i < CAS_TRIES; i++)
 		if (daxfs_cas(hw, &h, 0))
 			return h;
+	daxfs_crash_window(NULL);
 	return 0;
 }
 
@@ -278,14 +282,19 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	u64 next, n, s, floor;
 	struct daxfs_limbo *lb;
 
-	if (!chain || lane_fenced(fs, hl))
+	if (!chain || lane_fenced(fs, hl)) {
+		daxfs_crash_window(NULL);
 		return;		/* fenced: the taken chain leaks (fsck) */
+	}
 	/* after g: a host whose first mapping (daxfs_map_first) came
 	 * before the advance to g is seen */
 	daxfs_fence();
 	floor = map_floor(fs);
-	if (!hold_chain(hl, held, chain))
+	if (!hold_chain(hl, held, chain)) {
+		daxfs_crash_window(NULL);
 		return;		/* the lane is not ours any more: leaks */
+	}
+	daxfs_crash_window(NULL);	/* named in the lane: recovery's */
 	/* stopped (a fatal signal): the lane holds the chain, and the next
 	 * reclaim on it goes on (reclaim_resume); without a lane, finish */
 	if (!chain_cut_cycle(fs, chain) && hl)

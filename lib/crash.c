@@ -10,7 +10,7 @@
  *                                            (NAME may end in '*': a prefix)
  *   DAXFS_CRASH_AT=random:P[:SEED]           SIGKILL at each point with
  *                                            probability P (0..1)
- *   DAXFS_CRASH_LOG=PATH                     append "NAME HIT" to PATH just
+ *   DAXFS_CRASH_LOG=PATH                     append "NAME HIT [WINDOW]" to PATH just
  *                                            before the kill (tests check
  *                                            where the victim died)
  *   DAXFS_CRASH_TRACE=PATH                   append the backtrace of the
@@ -75,6 +75,7 @@ static unsigned long total_hits;
 static struct target *store_target;	/* a "store:N" target, if any */
 static unsigned long stores;		/* every store counted so far */
 static int resumed;		/* DAXFS_CRASH_STOP=thread: SIGUSR1 came */
+static __thread const char *window;	/* daxfs_crash_window's name */
 
 static void on_resume(int sig)
 {
@@ -166,7 +167,9 @@ static void die(const char *name, unsigned long hit)
 	if (log && *log) {
 		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) {
-			len = snprintf(line, sizeof(line), "%s %lu\n", name, hit);
+			len = snprintf(line, sizeof(line), "%s %lu%s%s\n", name,
+				       hit, window ? " " : "",
+				       window ? window : "");
 			if (write(fd, line, (size_t)len) < 0)
 				len = 0;
 			fsync(fd);
@@ -214,6 +217,11 @@ void daxfs_crash_store(void)
 	h = __atomic_add_fetch(&stores, 1, __ATOMIC_RELAXED);
 	if (store_target && h == store_target->nth)
 		die("store", h);
+}
+
+void daxfs_crash_window(const char *name)
+{
+	window = name;
 }
 
 /* How many stores this process made so far: a workload that reads it

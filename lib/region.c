@@ -20,6 +20,7 @@
 
 #include "libdaxfs-internal.h"
 #include "copy.h"
+#include "crash-plain.h"
 #include "posix-locks.h"
 #include "core/internal.h"
 
@@ -281,12 +282,15 @@ static int map_target(struct daxfs_handle *h, int prot, uint64_t len)
 	h->map_len = len;
 	h->map_page = h->kind == DAXFS_TARGET_DEVDAX ? DEVDAX_ALIGN :
 		      daxfs_target_page_size(h->fd);
+	if (prot & PROT_WRITE)
+		daxfs_crash_map(h->map, h->map_len);
 	return 0;
 }
 
 static void unmap_target(struct daxfs_handle *h)
 {
 	daxfs_pmem_trace_unmap(h->map);
+	daxfs_crash_unmap(h->map);
 	if (h->map_area)
 		munmap(h->map_area, h->map_reserved);
 	h->map_area = NULL;

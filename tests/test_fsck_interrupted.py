@@ -14,9 +14,14 @@ user must find what an uninterrupted repair gives:
   * a file that no store of the damage touched and neither repair
     reported reads back its bytes.
 
+The repair runs twice: counting its atomics only, and with
+DAXFS_CRASH_PLAIN=1 ("plain"), where the crash build also counts every
+plain C store into the mapped region and each cache line of a block copy
+there (lib/crash-plain.c): most of a repair's writes are plain stores.
+
 A failure names the seed and N: `daxfs-chaos -s SEED -n 50` on the
 worked region, then `DAXFS_CRASH_AT=store:N build/crash/bin/fsck.daxfs
--y -f`, replays it.
+-y -f` (with DAXFS_CRASH_PLAIN=1 for a plain cut), replays it.
 """
 
 import json
@@ -35,21 +40,22 @@ CUTS = int(os.environ.get("DAXFS_INTERRUPT_CUTS", "40"))   # N per seed
 CRASH_FSCK = os.path.join(cl.REPO, "build", "crash", "bin", "fsck.daxfs")
 
 
-def _killed_fsck(img, n):
+def _killed_fsck(img, n, counting):
     """fsck -y -f of img, killed after its nth store: its exit status
     (-9 when the cut came before the repair's end)."""
-    env = dict(os.environ, DAXFS_CRASH_AT="store:%d" % n)
+    env = dict(os.environ, DAXFS_CRASH_AT="store:%d" % n,
+               DAXFS_CRASH_PLAIN="1" if counting == "plain" else "0")
     return subprocess.run([CRASH_FSCK, "-y", "-f", img], env=env,
                           capture_output=True, timeout=120).returncode
 
 
-def _stores(damaged, img):
+def _stores(damaged, img, counting):
     """An upper bound of the stores the repair of damaged makes: the
     first power of two it does not reach."""
     n = 1
     while True:
         shutil.copyfile(damaged, img)
-        if _killed_fsck(img, n) != -9:
+        if _killed_fsck(img, n, counting) != -9:
             return n
         n *= 2
 
@@ -66,10 +72,12 @@ def _reported(out):
     return {p.get("ino") for p in json.loads(out)["problems"]}
 
 
+@pytest.mark.parametrize("counting", ["atomics", "plain"])
 @pytest.mark.parametrize("with_base", [False, True],
                          ids=["overlay-only", "base-image"])
 def test_fsck_killed_at_any_store_then_rerun_converges(crash_build,
-                                                        tmp_path, with_base):
+                                                        tmp_path, with_base,
+                                                        counting):
     base = sweep._worked_region(tmp_path, with_base)
     before = sweep._file_bytes(base)
     damaged = str(tmp_path / "damaged.img")
@@ -91,9 +99,9 @@ def test_fsck_killed_at_any_store_then_rerun_converges(crash_build,
         whole = sweep._fsck("--json", "-y", "-f", img)
         assert whole.returncode in (0, 1), whole.stdout[-2000:]
         reported_whole = _reported(whole.stdout)
-        for n in _cuts(_stores(damaged, img), seed):
+        for n in _cuts(_stores(damaged, img, counting), seed):
             shutil.copyfile(damaged, img)
-            if _killed_fsck(img, n) != -9:
+            if _killed_fsck(img, n, counting) != -9:
                 continue        # the repair ended before its nth store
             cuts_run += 1
             fix = sweep._fsck("--json", "-y", "-f", img)

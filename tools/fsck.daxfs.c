@@ -22,6 +22,7 @@
 #include "core/pcache.h"
 #include "tools/badblocks.h"
 #include "tools/common.h"
+#include "lib/crash-plain.h"
 
 /* fsck(8) exit codes */
 #define FSCK_OK			0
@@ -620,6 +621,8 @@ int main(int argc, char **argv)
 		tool_errno(errno, "cannot map %s", k.target);
 		return finish_early(&k, FSCK_ERROR, "cannot map");
 	}
+	if (k.repair)
+		daxfs_crash_map(base, size);	/* test builds: count its stores */
 	/* the checker reads zeros there, never the media (and with -y its
 	 * repairs there are written back once it is done) */
 	if (bad_ranges_mask(&k.bad, base)) {
