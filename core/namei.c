@@ -981,10 +981,11 @@ static void create_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	if (step >= 6 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (!undo) {
+		/* committed: the leaf there, or marked removed (published,
+		 * then unlinked or renamed by another host: step 5 with the
+		 * leaf absent, docs/recovery.md "Published or not") */
 		lde = a[2] ? daxfs_dirent_at(fs, a[2]) : NULL;
-		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
-			return;			/* committed */
-		if (step == 5)
+		if (lde && daxfs_dir_published(op, dp, lde->hash, a[2]))
 			return;
 		if (step >= 4 && a[2]) {
 			/* not the leaf the intent says: garbage, leave it
@@ -1631,9 +1632,9 @@ int daxfs_unlink_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 	return ns_unlink(fs, pdir, pname, plen, name, len, NULL);
 }
 
-/* A dead linker: committed once the leaf is in the directory; step 3
- * (linking) with the leaf gone is ambiguous and left high (fsck); before
- * that, roll back what is marked.  Each undo is marked in the dead lane
+/* A dead linker: committed once the leaf is in the directory, or marked
+ * removed (published, then unlinked); else, step 3 (linking) included,
+ * roll back what is marked.  Each undo is marked in the dead lane
  * before it acts (UNDO, step = what is left), as create_recover does: a
  * repeat after a dying recoverer never drops the link count twice. */
 static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
@@ -1646,10 +1647,10 @@ static void link_recover(struct daxfs_op *op, struct daxfs_lane *il,
 	if (step >= 4 || daxfs_inode_get_writable(op, a[0], &dp))
 		return;
 	if (!(fl & NS_FL_UNDO)) {
+		/* committed: there, or marked removed (step 3 with the
+		 * leaf absent: published, then unlinked) */
 		lde = daxfs_dirent_at(op->fs, a[2]);
-		if (lde && daxfs_dir_has_leaf(op, dp, lde->hash, a[2]))
-			return;
-		if (step == 3)
+		if (lde && daxfs_dir_published(op, dp, lde->hash, a[2]))
 			return;
 		/* not the leaf the intent says: garbage, leave it all */
 		if (!leaf_unpublished(op, a[2], a[1], dp, NULL))
