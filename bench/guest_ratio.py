@@ -259,7 +259,8 @@ def main():
             args = ["metaprofile", "%d:%d:%d%s" % (a.meta, a.listings,
                                                    a.stats,
                                                    ":g" if a.callers else ""),
-                    "+".join(TARGETS)]
+                    "+".join(TARGETS + (("daxfsnotrust",) if a.trust_ab
+                                        else ()))]
         elif a.profile:
             args = ["profile", a.runtime + (":g" if a.callers else ""),
                     "+".join(TARGETS)]
