@@ -985,31 +985,15 @@ struct trie_batch {
 	struct trie_name f[TBATCH];	/* that name */
 };
 
-/* Gathers into tb, from the subtree of node at level d reached by the
- * hash bits pfx, the chains with hash >= *c in order; each one found
- * moves *c past it, as a walk from the root for *c would have.  edge:
- * this subtree contains *c's path.  1: tb is full (tb->fill: fill had no
- * room for the names of hash tb->stop, *c not moved past them).  Every leaf's hash must
- * agree with the path it was reached by (as the checker demands), so a
- * node reached through a wrong or cyclic pointer is -EUCLEAN at its first
- * leaf; *budget (per readdir call) bounds what damage without leaves
- * costs. */
-/*
- * The names of hash h: the chain's first visible one as the walk found it
- * (f), then any other visible name of that hash after it in the chain
- * (equal 62-bit hashes).  What came before f in the chain was a whiteout,
- * and leaves are immutable, so nothing there is listed; f is used as the
- * walk checked it, not loaded again.
- */
-static int emit_trie(struct daxfs_fs *fs, const struct trie_name *f, u64 h,
-		     daxfs_filldir_t fill, void *ctx)
+/* The names of hash h in the chain after the first visible one, from the
+ * leaf at off (that one's next): any other visible name of that hash
+ * (equal 62-bit hashes).  The caller handed the first one on. */
+static daxfs_noinline int emit_rest(struct daxfs_fs *fs, u64 off, u64 h,
+				    daxfs_filldir_t fill, void *ctx)
 {
-	u64 off;
 	u32 n;
 
-	if (fill(ctx, f->de->name, f->len, f->ino, f->type, h + 2))
-		return 1;
-	for (off = daxfs_load(&f->de->next), n = 1; off; n++) {
+	for (n = 1; off; n++) {
 		struct daxfs_leaf l;
 
 		if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX)
@@ -1020,6 +1004,26 @@ static int emit_trie(struct daxfs_fs *fs, const struct trie_name *f, u64 h,
 		off = daxfs_load(&l.de->next);
 	}
 	return 0;
+}
+
+/*
+ * The names of hash h: the chain's first visible one as the walk found it
+ * (f), then any other visible name of that hash after it in the chain
+ * (equal 62-bit hashes).  What came before f in the chain was a whiteout,
+ * and leaves are immutable, so nothing there is listed; f is used as the
+ * walk checked it, not loaded again.  Inline: a listing without a base
+ * array calls it for every name.
+ */
+static daxfs_always_inline int emit_trie(struct daxfs_fs *fs,
+					 const struct trie_name *f, u64 h,
+					 daxfs_filldir_t fill, void *ctx)
+{
+	u64 off;
+
+	if (fill(ctx, f->de->name, f->len, f->ino, f->type, h + 2))
+		return 1;
+	off = daxfs_load(&f->de->next);
+	return off ? emit_rest(fs, off, h, fill, ctx) : 0;
 }
 
 /* The first slot of node from i on that is not empty (end: none), its
@@ -1046,6 +1050,15 @@ static daxfs_always_inline unsigned int next_used(struct daxfs_trie_node *node,
 	return end;
 }
 
+/* Gathers into tb, from the subtree of node at level d reached by the
+ * hash bits pfx, the chains with hash >= *c in order; each one found
+ * moves *c past it, as a walk from the root for *c would have.  edge:
+ * this subtree contains *c's path.  1: tb is full (tb->fill: fill had no
+ * room for the names of hash tb->stop, *c not moved past them).  Every
+ * leaf's hash must agree with the path it was reached by (as the checker
+ * demands), so a node reached through a wrong or cyclic pointer is
+ * -EUCLEAN at its first leaf; *budget (per readdir call) bounds what
+ * damage without leaves costs. */
 static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
 			bool edge, u64 pfx, struct trie_batch *tb, u32 *budget)
 {
