@@ -35,7 +35,8 @@ time ratios per operation (below 1: daxfs is faster), guest instructions
 per file under the instruction clock.  --trust-ab adds daxfs.ko with
 the module parameter trust_cached=0 (set in the guest before each of its
 runs, back to 1, the default, for the plain daxfs runs) as a fourth
-target: the cost of not trusting cached names, A/B in one guest.
+target: the cost of not trusting cached names, A/B in one guest; with
+--profile it adds that profile (no listing kept: a profile of the walk).
 
 Writes DIR/ratio.csv (round, section, target, MiB/s) and prints a
 Markdown table.  Needs what bench/run's guest part needs (make module,
@@ -233,7 +234,9 @@ def main():
                          "path, such as atomic_open or release")
     ap.add_argument("--trust-ab", action="store_true",
                     help="with --meta: also daxfs.ko with trust_cached=0, "
-                         "as a fourth target in every round")
+                         "as a fourth target in every round (with "
+                         "--profile: a fourth profile, every listing "
+                         "walking)")
     ap.add_argument("--summarize", metavar="DIR",
                     help="only print the table of an earlier run's DIR")
     a = ap.parse_args()
@@ -259,7 +262,8 @@ def main():
             args = ["metaprofile", "%d:%d:%d%s" % (a.meta, a.listings,
                                                    a.stats,
                                                    ":g" if a.callers else ""),
-                    "+".join(TARGETS)]
+                    "+".join(TARGETS + (("daxfsnotrust",) if a.trust_ab
+                                        else ()))]
         elif a.profile:
             args = ["profile", a.runtime + (":g" if a.callers else ""),
                     "+".join(TARGETS)]

@@ -14,7 +14,9 @@
 # core_op: of those, the ones inside the core call that does the change
 # (daxfs_mknod or daxfs_mknod_at for create, daxfs_unlink or
 # daxfs_unlink_at for unlink; 0 for stat).  The _at calls, since
-# 2026-11-29, also look up the directory the name is in.
+# 2026-11-29, also look up the directory the name is in.  readdir: one
+# listing of the N names (daxfs_path_readdir), per name; core_op:
+# daxfs_readdir, the core's walk (daxfs.ko's first listing runs it too).
 # Then the open set and the kernel's create path, from CREATE_PATH (default:
 # create_path beside META_BENCH, bench/create_path.c) run `REGION N 1`
 # (N creates each way) with only its two loops collected, a row each of
@@ -61,7 +63,8 @@ total() {
 }
 
 echo "op,n,ins_op,core_op"
-for op in 'create:daxfs_mknod(_at)?' stat: 'unlink:daxfs_unlink(_at)?'; do
+for op in 'create:daxfs_mknod(_at)?' stat: readdir:daxfs_readdir \
+	'unlink:daxfs_unlink(_at)?'; do
 	name=${op%%:*}
 	r=$(total "daxfs_path_$name" "${op#*:}")
 	if [ "$name" = create ] && [ -n "$prof" ]; then

@@ -79,7 +79,9 @@ int daxfs_name_check(const char *name, u32 len)
 	return word_has_nul_or_slash(v) ? -EINVAL : 0;
 }
 
-int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l)
+/* daxfs_leaf_get, inline where a listing loads every leaf */
+static daxfs_always_inline int leaf_get(struct daxfs_fs *fs, u64 off,
+					struct daxfs_leaf *l)
 {
 	struct daxfs_dirent *de = daxfs_meta_ptr(fs, off, sizeof(*de),
 						 DAXFS_OFF_ALIGN);
@@ -97,6 +99,11 @@ int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l)
 	l->flags = daxfs_once(de->flags);
 	daxfs_race_point("dirent", de);
 	return 0;
+}
+
+int daxfs_leaf_get(struct daxfs_fs *fs, u64 off, struct daxfs_leaf *l)
+{
+	return leaf_get(fs, off, l);
 }
 
 struct daxfs_dirent *daxfs_dirent_at(struct daxfs_fs *fs, u64 off)
@@ -944,10 +951,9 @@ static u64 path_mask(unsigned int d)
 	return (HASH_LIMIT - 1) & ~((1ULL << (56 - 6 * d)) - 1);
 }
 
-static u64 path_bits(u64 pfx, unsigned int d, unsigned int i)
-{
-	return pfx | (d >= LAST_LEVEL ? (u64)i : (u64)i << (56 - 6 * d));
-}
+/* Slot visits one readdir call may spend: a whole damaged-trie walk,
+ * plus a re-descent's worth for every entry it returns. */
+#define ENTRY_BUDGET	(DAXFS_TRIE_MAX_DEPTH * DAXFS_TRIE_FANOUT * 2u)
 
 /* The next chains' first visible names, in hash order from *c on,
  * gathered in one walk of the trie, so that listing a directory
@@ -968,41 +974,124 @@ struct trie_batch {
 	u32 n, next;
 	bool gathered;		/* a walk filled it */
 	bool done;		/* that walk found every chain from its c on */
+	/* set (a directory without a base list to merge with): the walk
+	 * hands each name to fill as it finds it and gathers nothing, so a
+	 * name costs no copy and no second look; stop is then the hash
+	 * whose names fill had no room for */
+	daxfs_filldir_t fill;
+	void *ctx;
+	u64 stop;
 	u64 h[TBATCH];		/* the hash of its first visible name */
 	struct trie_name f[TBATCH];	/* that name */
 };
 
+/* The names of hash h in the chain after the first visible one, from the
+ * leaf at off (that one's next): any other visible name of that hash
+ * (equal 62-bit hashes).  The caller handed the first one on. */
+static daxfs_noinline int emit_rest(struct daxfs_fs *fs, u64 off, u64 h,
+				    daxfs_filldir_t fill, void *ctx)
+{
+	u32 n;
+
+	for (n = 1; off; n++) {
+		struct daxfs_leaf l;
+
+		if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX)
+			return -EUCLEAN;
+		if (l.hash == h && !(l.flags & DAXFS_DF_WHITEOUT) &&
+		    fill(ctx, l.de->name, l.len, l.ino, l.type, h + 2))
+			return 1;
+		off = daxfs_load(&l.de->next);
+	}
+	return 0;
+}
+
+/*
+ * The names of hash h: the chain's first visible one as the walk found it
+ * (f), then any other visible name of that hash after it in the chain
+ * (equal 62-bit hashes).  What came before f in the chain was a whiteout,
+ * and leaves are immutable, so nothing there is listed; f is used as the
+ * walk checked it, not loaded again.  Inline: a listing without a base
+ * array calls it for every name.
+ */
+static daxfs_always_inline int emit_trie(struct daxfs_fs *fs,
+					 const struct trie_name *f, u64 h,
+					 daxfs_filldir_t fill, void *ctx)
+{
+	u64 off;
+
+	if (fill(ctx, f->de->name, f->len, f->ino, f->type, h + 2))
+		return 1;
+	off = daxfs_load(&f->de->next);
+	return off ? emit_rest(fs, off, h, fill, ctx) : 0;
+}
+
+/* The first slot of node from i on that is not empty (end: none), its
+ * value in *v.  Most slots a listing passes are empty (some ten per name
+ * in a directory of a thousand): four loads and one test per four. */
+static daxfs_always_inline unsigned int next_used(struct daxfs_trie_node *node,
+						  unsigned int i,
+						  unsigned int end, u64 *v)
+{
+	for (; i + 4 <= end; i += 4) {
+		u64 a = daxfs_load(&node->slot[i]);
+		u64 b = daxfs_load(&node->slot[i + 1]);
+		u64 c = daxfs_load(&node->slot[i + 2]);
+		u64 e = daxfs_load(&node->slot[i + 3]);
+
+		if (!(a | b | c | e))
+			continue;
+		*v = a ? a : b ? b : c ? c : e;
+		return i + (a ? 0 : b ? 1 : c ? 2 : 3);
+	}
+	for (; i < end; i++)
+		if ((*v = daxfs_load(&node->slot[i])))
+			return i;
+	return end;
+}
+
 /* Gathers into tb, from the subtree of node at level d reached by the
  * hash bits pfx, the chains with hash >= *c in order; each one found
  * moves *c past it, as a walk from the root for *c would have.  edge:
- * this subtree contains *c's path.  1: tb is full.  Every leaf's hash must
- * agree with the path it was reached by (as the checker demands), so a
- * node reached through a wrong or cyclic pointer is -EUCLEAN at its first
- * leaf; *budget (per readdir call) bounds what damage without leaves
- * costs. */
+ * this subtree contains *c's path.  1: tb is full (tb->fill: fill had no
+ * room for the names of hash tb->stop, *c not moved past them).  Every
+ * leaf's hash must agree with the path it was reached by (as the checker
+ * demands), so a node reached through a wrong or cyclic pointer is
+ * -EUCLEAN at its first leaf; *budget (per readdir call) bounds what
+ * damage without leaves costs. */
 static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
 			bool edge, u64 pfx, struct trie_batch *tb, u32 *budget)
 {
 	struct daxfs_trie_node *node = node_at(fs, noff);
 	unsigned int i, end = d == LAST_LEVEL ? 4 : DAXFS_TRIE_FANOUT;
 	unsigned int start = edge ? daxfs_trie_idx(*c, d) : 0;
+	/* loop invariants: where slot i's index sits in a hash (the last
+	 * level's 2 bits at the bottom), and the bits fixed down to here */
+	unsigned int shift = d >= LAST_LEVEL ? 0 : 56 - 6 * d;
+	u64 mask = path_mask(d);
+	/* one for the whole walk: a declaration in the loop is cleared at
+	 * every slot where the compiler initializes automatic variables */
+	struct daxfs_leaf l;
 	int r;
 
 	if (!node || d > LAST_LEVEL)
 		return -EUCLEAN;
+	/* a step of the walk per node (at most a node's slots and their
+	 * chains, bounded), not per slot: it is most of a slot's cost */
+	daxfs_walk_yield();
 	for (i = start; i < end; i++) {
-		u64 v = daxfs_load(&node->slot[i]), off, bits, h, head;
+		u64 v, off, bits, h, head;
 		u32 n;
 
 		/* empty slots are free: at most a node's worth per node,
 		 * and what could loop (nodes, chains) is charged below */
-		if (!v)
-			continue;
+		i = next_used(node, i, end, &v);
+		if (i == end)
+			break;
 		if (!*budget)
 			return -EUCLEAN;
 		(*budget)--;
-		daxfs_walk_yield();
-		bits = path_bits(pfx, d, i);
+		bits = pfx | (u64)i << shift;
 		if (SLOT_TAG(v) == DAXFS_SLOT_NODE) {
 			r = trie_collect(fs, SLOT_OFF(v), d + 1, c,
 					 edge && i == start, bits, tb, budget);
@@ -1016,13 +1105,11 @@ static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
 		 * with *c past each one found, as walks from the root for
 		 * each *c would find them */
 		for (;;) {
-			struct daxfs_leaf l;
-
 			head = h = HASH_LIMIT;
 			for (off = SLOT_OFF(v), n = 0; off; n++) {
-				if (daxfs_leaf_get(fs, off, &l) ||
+				if (leaf_get(fs, off, &l) ||
 				    n >= DAXFS_CHAIN_MAX ||
-				    (l.hash & path_mask(d)) != bits)
+				    (l.hash & mask) != bits)
 					return -EUCLEAN;
 				if (!n)
 					head = l.hash;
@@ -1036,14 +1123,32 @@ static int trie_collect(struct daxfs_fs *fs, u64 noff, unsigned int d, u64 *c,
 			}
 			if (h >= HASH_LIMIT)
 				break;
-			tb->f[tb->n] = (struct trie_name){
-				.de = l.de, .ino = l.ino, .len = l.len,
-				.type = l.type,
-			};
-			tb->h[tb->n++] = h;
+			if (tb->fill) {
+				struct trie_name f = {
+					.de = l.de, .ino = l.ino,
+					.len = l.len, .type = l.type,
+				};
+
+				r = emit_trie(fs, &f, h, tb->fill, tb->ctx);
+				if (r) {
+					tb->stop = h;
+					return r;
+				}
+				/* as iterate does for each name it hands on */
+				if (*budget < WALK_BUDGET - ENTRY_BUDGET)
+					*budget += ENTRY_BUDGET;
+			} else {
+				tb->f[tb->n] = (struct trie_name){
+					.de = l.de, .ino = l.ino,
+					.len = l.len, .type = l.type,
+				};
+				tb->h[tb->n++] = h;
+				if (tb->n == TBATCH) {
+					*c = h + 1;
+					return 1;
+				}
+			}
 			*c = h + 1;
-			if (tb->n == TBATCH)
-				return 1;
 			/* the next scan would stop at the head (a chain of
 			 * one hash, the usual case): skip it */
 			if (head <= h)
@@ -1115,10 +1220,6 @@ struct rd {
 	u32 budget;				/* trie slot visits left */
 };
 
-/* Slot visits one readdir call may spend: a whole damaged-trie walk,
- * plus a re-descent's worth for every entry it returns. */
-#define ENTRY_BUDGET	(DAXFS_TRIE_MAX_DEPTH * DAXFS_TRIE_FANOUT * 2u)
-
 /* Smallest base hash >= c (HASH_LIMIT when none). */
 static int base_next(struct rd *r, u64 c, u64 *h)
 {
@@ -1146,35 +1247,6 @@ static int base_next(struct rd *r, u64 c, u64 *h)
 		r->b_lo = c;
 	}
 	return -EUCLEAN;
-}
-
-/*
- * The names of hash h: the chain's first visible one as the walk found it
- * (f), then any other visible name of that hash after it in the chain
- * (equal 62-bit hashes).  What came before f in the chain was a whiteout,
- * and leaves are immutable, so nothing there is listed; f is used as the
- * walk checked it, not loaded again.
- */
-static int emit_trie(struct rd *r, const struct trie_name *f, u64 h,
-		     daxfs_filldir_t fill, void *ctx)
-{
-	struct daxfs_fs *fs = r->op->fs;
-	u64 off;
-	u32 n;
-
-	if (fill(ctx, f->de->name, f->len, f->ino, f->type, h + 2))
-		return 1;
-	for (off = daxfs_load(&f->de->next), n = 1; off; n++) {
-		struct daxfs_leaf l;
-
-		if (daxfs_leaf_get(fs, off, &l) || n >= DAXFS_CHAIN_MAX)
-			return -EUCLEAN;
-		if (l.hash == h && !(l.flags & DAXFS_DF_WHITEOUT) &&
-		    fill(ctx, l.de->name, l.len, l.ino, l.type, h + 2))
-			return 1;
-		off = daxfs_load(&l.de->next);
-	}
-	return 0;
 }
 
 static int emit_base(struct rd *r, u64 h, daxfs_filldir_t fill, void *ctx)
@@ -1234,6 +1306,25 @@ static int trie_next(struct rd *r, u64 c, const struct trie_name **f,
 	return 0;
 }
 
+/* iterate for a directory with no base list: one walk of the trie that
+ * hands each name on as it finds it */
+static int iterate_trie(struct rd *r, u64 *pos, daxfs_filldir_t fill,
+			void *ctx)
+{
+	u64 root = r->dp ? daxfs_load(&r->dp->root) : 0, c = *pos - 2;
+	int err = 0;
+
+	r->tb.fill = fill;
+	r->tb.ctx = ctx;
+	if (root)
+		err = trie_collect(r->op->fs, root, 0, &c, true, 0, &r->tb,
+				   &r->budget);
+	if (err < 0)
+		return err;
+	*pos = err ? r->tb.stop + 2 : DAXFS_POS_EOF;
+	return 0;
+}
+
 static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 {
 	const struct trie_name *f = NULL;
@@ -1256,7 +1347,7 @@ static int iterate(struct rd *r, u64 *pos, daxfs_filldir_t fill, void *ctx)
 			break;
 		err = 0;
 		if (th == h)
-			err = emit_trie(r, f, h, fill, ctx);
+			err = emit_trie(r->op->fs, f, h, fill, ctx);
 		if (!err && bh == h)
 			err = emit_base(r, h, fill, ctx);
 		if (err < 0)
@@ -1333,5 +1424,7 @@ int daxfs_dir_iterate(struct daxfs_op *op, u64 dir, u64 *pos,
 	} else {
 		r.bip = ref.bip;
 	}
+	if (!r.bip)
+		return iterate_trie(&r, pos, fill, ctx);
 	return iterate(&r, pos, fill, ctx);
 }

@@ -230,9 +230,14 @@ metaprofile)
     case $listings in *:*) stats=${listings#*:}; listings=${listings%%:*} ;; esac
     mount_all "$3"
     for t in $targets; do
-        rm -rf $MNT/$t/meta
+        # daxfsnotrust as in meta: every listing walks the directory
+        d=$t
+        [ $t = daxfsnotrust ] && d=daxfs
+        [ $d = daxfs ] && echo $([ $t = daxfsnotrust ] && echo 0 || echo 1) \
+            > /sys/module/daxfs/parameters/trust_cached
+        rm -rf $MNT/$d/meta
         DAXFS_BENCH_STATS=$stats host perf record -q $graph -e cpu-clock -F 20000 -a -o /tmp/perf.data -- \
-            $BIN/meta_bench posix /mnt/$t/meta $nfiles $listings \
+            $BIN/meta_bench posix /mnt/$d/meta $nfiles $listings \
             > /out/meta-$t-1.csv 2>/tmp/err || vm_fail "perf meta_bench on $t: $(tail -3 /tmp/err)"
         host perf report -i /tmp/perf.data --stdio --sort sym $children \
             > /out/profile-$t-meta.txt 2>/tmp/err || vm_fail "perf report: $(tail -3 /tmp/err)"
