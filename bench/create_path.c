@@ -92,7 +92,7 @@ __attribute__((noinline)) static void way_named(struct daxfs_fs *fs, u64 dir, in
 
 	for (i = 0; i < n; i++) {
 		err = daxfs_create_held(fs, dir, &dfc, 0644, 0, 0, name,
-					name_of(i), &ino, &attr, &ln);
+					name_of(i), &ino, &ln);
 		if (!err)
 			err = daxfs_open_put(fs, ino);
 		if (err)

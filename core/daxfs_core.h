@@ -809,14 +809,14 @@ int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
  * create of a regular file): *ino is set once the file is made and held,
  * also when its naming then fails (-EEXIST, -ENOSPC...: the caller's
  * daxfs_open_put frees it, or it calls daxfs_link_created again); 0 when
- * no file was made.  attr as daxfs_tmpfile_attr's, out as
- * daxfs_link_created's; dfc (may be NULL) the caller's cache of dir's
- * record, as daxfs_unlink_fc's.
+ * no file was made.  out as daxfs_link_created's (the file's attributes
+ * once named; none for a file made but not named: a getattr gives them);
+ * dfc (may be NULL) the caller's cache of dir's record, as
+ * daxfs_unlink_fc's.
  */
 int daxfs_create_held(struct daxfs_fs *fs, u64 dir, struct daxfs_fcache *dfc,
 		      u32 mode, u32 uid, u32 gid, const char *name, u32 len,
-		      u64 *ino, struct daxfs_attr *attr,
-		      struct daxfs_linked *out);
+		      u64 *ino, struct daxfs_linked *out);
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
 #define DAXFS_RENAME_EXCHANGE	(1u << 1)

@@ -1524,27 +1524,26 @@ int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
  * leaves what one of the two calls would.  What the second call did again
  * is done once: the op's begin and end, the directory's lookup (the
  * link's writable record also gives the tmpfile its setgid), and the new
- * record's (made in this op, held by our entry: nobody frees it).
+ * record's (made in this op, held by our entry: nobody frees it); and the
+ * file's attributes are loaded once, after its naming (out->inode).
  */
 int daxfs_create_held(struct daxfs_fs *fs, u64 dir, struct daxfs_fcache *dfc,
 		      u32 mode, u32 uid, u32 gid, const char *name, u32 len,
-		      u64 *ino, struct daxfs_attr *attr,
-		      struct daxfs_linked *out)
+		      u64 *ino, struct daxfs_linked *out)
 {
 	struct daxfs_inode *dp, *ip;
 	struct daxfs_op op;
 	int err;
 
 	*ino = 0;
-	if (attr)
-		attr->ino = 0;
 	if (out)
 		memset(out, 0, sizeof(*out));
 	err = begin_entry_change_fc(fs, &dir, dfc, NULL, 0, name, len, &op,
 				    &dp);
 	if (err)
 		return err;
-	err = daxfs_tmpfile_in(&op, dir, dp, mode, uid, gid, ino, &ip, attr);
+	/* the attributes as made are not loaded: the link's are the file's */
+	err = daxfs_tmpfile_in(&op, dir, dp, mode, uid, gid, ino, &ip, NULL);
 	if (err)
 		*ino = 0;	/* fenced after it was held: recovery's */
 	else

@@ -1339,9 +1339,8 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct daxfs_fs *fs = DAXFS_FS(sb);
 	struct daxfs_space_wait w = {};
 	struct daxfs_linked ln;
-	struct daxfs_attr a;
 	struct inode *inode;
-	bool many;
+	bool many, named;
 	u64 ino;
 	int err;
 
@@ -1350,11 +1349,15 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	do {
 		err = daxfs_create_held(fs, dir->i_ino, &DAXFS_I(dir)->fc, mode,
 					uid, gid, dentry->d_name.name,
-					dentry->d_name.len, &ino, &a, &ln);
+					dentry->d_name.len, &ino, &ln);
 	} while (!ino && daxfs_k_space_retry(sb, &w, err));
 	if (!ino)
 		return daxfs_kerr(sb, err, "create");
-	inode = iget_with(sb, ino, &a);
+	/* named: filled from what its naming loaded, which is all the
+	 * refresh after a later naming would bring (refresh_linked); not
+	 * named: one op loads its attributes */
+	named = !err;
+	inode = iget_with(sb, ino, named ? &ln.inode : NULL);
 	if (IS_ERR(inode)) {
 		/* named or not, no open follows: our entry goes (an unnamed
 		 * file with it) */
@@ -1398,7 +1401,8 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 		return daxfs_kerr(sb, err, "create");
 	}
 	refresh_after_op(dir, dentry, &ln);
-	refresh_linked(inode, &ln);
+	if (!named)
+		refresh_linked(inode, &ln);
 	if (d_in_lookup(dentry))	/* atomic_open's: hash it as a lookup would */
 		d_add(dentry, inode);
 	else

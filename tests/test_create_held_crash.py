@@ -38,9 +38,9 @@ f.restype = ctypes.c_int
 f.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint32,
               ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
               ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64),
-              ctypes.c_void_p, ctypes.c_void_p]
+              ctypes.c_void_p]
 ino = ctypes.c_uint64()
-err = f(fs, d, None, 0o640, 0, 0, b"f", 1, ctypes.byref(ino), None, None)
+err = f(fs, d, None, 0o640, 0, 0, b"f", 1, ctypes.byref(ino), None)
 print("made", err, ino.value, flush=True)
 os.kill(os.getpid(), 9)		# dies holding it
 '''

@@ -478,10 +478,11 @@ static void test_unlink_and_tmpfile_attrs(void)
 
 /*
  * daxfs_create_held (daxfs.ko's create: the nameless file and its name in
- * one op) gives what the two calls give: the attributes as made, the
- * link's vouch and attributes, the file named and held by our set.  A
- * naming that fails leaves the file made and held (ino set): our close
- * frees it.  No file at all when the directory is gone.
+ * one op) gives what daxfs_link_created gives, the link's vouch and the
+ * attributes after it (the file's owners and mode as made), the file
+ * named and held by our set.  A naming that fails leaves the file made
+ * and held (ino set, no attributes): our close frees it.  No file at all
+ * when the directory is gone.
  */
 static void test_create_held(void)
 {
@@ -489,14 +490,16 @@ static void test_create_held(void)
 	struct daxfs_linked ln;
 	struct daxfs_attr a, t;
 
-	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0640, 7, 8, "n", 1, &ino, &t, &ln),
+	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0640, 7, 8, "n", 1, &ino, &ln),
 		 0);
 	CHECK(ino);
+	t = ln.inode;
 	CHECK_EQ(t.ino, ino);
-	CHECK_EQ(t.nlink, 0);		/* as made, before its name */
+	CHECK_EQ(t.nlink, 1);
 	CHECK_EQ(t.mode, DAXFS_S_IFREG | 0640);
 	CHECK_EQ(t.uid, 7);
 	CHECK_EQ(t.gid, 8);
+	CHECK_EQ(t.size, 0);
 	CHECK_EQ(child_seen(d, "n", ino), ln.vouch);
 	CHECK_EQ(change_of(ino), ln.vouch);
 	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
@@ -521,10 +524,9 @@ static void test_create_held(void)
 	daxfs_reclaim_all(&fa);
 	used = t_used(&fa);
 	ln.vouch = 1;
-	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0600, 0, 0, "m", 1, &x, &t, &ln),
+	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0600, 0, 0, "m", 1, &x, &ln),
 		 -EEXIST);
 	CHECK(x);
-	CHECK_EQ(t.ino, x);
 	CHECK_EQ(ln.vouch, 0);
 	CHECK_EQ(ln.inode.ino, 0);
 	CHECK(daxfs_open_held_here(&fa, x));
@@ -542,16 +544,16 @@ static void test_create_held(void)
 	CHECK_EQ(t_used(&fa), used);
 	/* no directory, no file; a bad name, none either */
 	x = 1;
-	CHECK_EQ(daxfs_create_held(&fa, 999999, NULL, 0600, 0, 0, "p", 1, &x, &t,
+	CHECK_EQ(daxfs_create_held(&fa, 999999, NULL, 0600, 0, 0, "p", 1, &x,
 				   &ln), -ENOENT);
 	CHECK_EQ(x, 0);
-	CHECK_EQ(t.ino, 0);
+	CHECK_EQ(ln.inode.ino, 0);
 	x = 1;
-	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0600, 0, 0, "a/b", 3, &x, &t, &ln),
+	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0600, 0, 0, "a/b", 3, &x, &ln),
 		 -EINVAL);
 	CHECK_EQ(x, 0);
 	CHECK_EQ(daxfs_create_held(&fa, t_mkreg(&fb, d, "q"), NULL, 0600,
-				   0, 0, "p", 1, &x, &t, &ln), -ENOTDIR);
+				   0, 0, "p", 1, &x, &ln), -ENOTDIR);
 	CHECK_EQ(x, 0);
 }
 
@@ -608,8 +610,8 @@ static void test_unlink_through_caches(void)
 		 -ENOENT);
 	/* and a create through a cache of another directory makes its file
 	 * in the directory named */
-	CHECK_EQ(daxfs_create_held(&fa, d, &efc, 0600, 0, 0, "n", 1, &x, NULL,
-				   &ln), 0);
+	CHECK_EQ(daxfs_create_held(&fa, d, &efc, 0600, 0, 0, "n", 1, &x, &ln),
+		 0);
 	CHECK_EQ(daxfs_lookup(&fa, d, "n", 1, &f), 0);
 	CHECK_EQ(f, x);
 	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
