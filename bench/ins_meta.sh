@@ -22,10 +22,14 @@
 # (N creates each way) with only its two loops collected, a row each of
 # instructions per call (core_op 0):
 #   open_get       daxfs_open_get, the direct way's open of the new file
-#   open_put       daxfs_open_put, the close of a new file (both ways)
-#   tmpfile        daxfs_tmpfile, the held way's unnamed file
+#   open_put       daxfs_open_put, the close of a new file (all three ways)
+#   tmpfile        daxfs_tmpfile_attr, the held way's unnamed file
 #   link_created   daxfs_link_created, its naming
-# (daxfs.ko's create is tmpfile + link_created, its close open_put).
+#   create_held    daxfs_create_held: the two in one op (daxfs.ko's create
+#                  since session 59; its close open_put)
+#   unlink_fc      daxfs_unlink_fc, daxfs.ko's unlink (the three ways'
+#                  files, 3N calls, through caches a getattr filled)
+# (tmpfile and link_created: with the attributes daxfs.ko asks for.)
 # -p FILE: also writes the inclusive profile of the create calls
 # (callgrind_annotate --inclusive=yes, per create) to FILE.
 # Compare two trees: build meta_bench of each (as bench/ab.sh does) and
@@ -84,21 +88,26 @@ for op in 'create:daxfs_mknod(_at)?' stat: readdir:daxfs_readdir \
 		'{ printf "%s,%d,%.0f,%.0f\n", op, n, $1 / n, $2 / n }'
 done
 
-# the open set's calls and the held create's, per call (open_put: 2n calls)
+# the open set's calls and the held create's, per call (open_put and unlink_fc: 3n calls)
 [ -x "$cpath" ] || { echo "bench/ins_meta.sh: $cpath missing: make -C bench" >&2; exit 1; }
 valgrind -q --tool=callgrind --callgrind-out-file="$tmp/cp" \
 	--toggle-collect=way_direct --toggle-collect=way_held \
+	--toggle-collect=way_named --toggle-collect=unlink_all \
 	"$cpath" /dev/shm/daxfs-insmeta-$$ "$n" 1 >/dev/null
 callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$tmp/cp" 2>/dev/null |
 	awk -v n="$n" '
 	{ v = $1; gsub(",", "", v) }
 	/^ *[0-9,]+ .*:daxfs_open_get / { c["open_get"] = v }
 	/^ *[0-9,]+ .*:daxfs_open_put / { c["open_put"] = v }
-	/^ *[0-9,]+ .*:daxfs_tmpfile / { c["tmpfile"] = v }
+	/^ *[0-9,]+ .*:daxfs_tmpfile_attr / { c["tmpfile"] = v }
 	/^ *[0-9,]+ .*:daxfs_link_created / { c["link_created"] = v }
+	/^ *[0-9,]+ .*:daxfs_create_held / { c["create_held"] = v }
+	/^ *[0-9,]+ .*:daxfs_unlink_fc / { c["unlink_fc"] = v }
 	END {
 		printf "open_get,%d,%.0f,0\n", n, c["open_get"] / n
-		printf "open_put,%d,%.0f,0\n", 2 * n, c["open_put"] / (2 * n)
+		printf "open_put,%d,%.0f,0\n", 3 * n, c["open_put"] / (3 * n)
 		printf "tmpfile,%d,%.0f,0\n", n, c["tmpfile"] / n
 		printf "link_created,%d,%.0f,0\n", n, c["link_created"] / n
+		printf "create_held,%d,%.0f,0\n", n, c["create_held"] / n
+		printf "unlink_fc,%d,%.0f,0\n", 3 * n, c["unlink_fc"] / (3 * n)
 	}'

@@ -781,6 +781,13 @@ int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len);
  * is an orphan held open somewhere). */
 int daxfs_unlink_attr(struct daxfs_fs *fs, u64 dir, const char *name,
 		      u32 len, struct daxfs_linked *out);
+/* The same through the caches of a front end that keeps them (struct
+ * daxfs_fcache; each may be NULL): dfc of dir's record, fc of the record
+ * of ino, the inode it believes the name names (used only if it still
+ * does).  A record a cache still names is the one a lookup would find. */
+int daxfs_unlink_fc(struct daxfs_fs *fs, u64 dir, struct daxfs_fcache *dfc,
+		    const char *name, u32 len, u64 ino, struct daxfs_fcache *fc,
+		    struct daxfs_linked *out);
 int daxfs_tmpfile(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 		  u64 *ino);
 /* The same, with the file's attributes right after, loaded in the call's
@@ -797,6 +804,19 @@ int daxfs_link_unnamed(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len);
 int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 		       u32 len, struct daxfs_linked *out);
+/*
+ * daxfs_tmpfile_attr, then daxfs_link_created, in one op (the kernel's
+ * create of a regular file): *ino is set once the file is made and held,
+ * also when its naming then fails (-EEXIST, -ENOSPC...: the caller's
+ * daxfs_open_put frees it, or it calls daxfs_link_created again); 0 when
+ * no file was made.  out as daxfs_link_created's (the file's attributes
+ * once named; none for a file made but not named: a getattr gives them);
+ * dfc (may be NULL) the caller's cache of dir's record, as
+ * daxfs_unlink_fc's.
+ */
+int daxfs_create_held(struct daxfs_fs *fs, u64 dir, struct daxfs_fcache *dfc,
+		      u32 mode, u32 uid, u32 gid, const char *name, u32 len,
+		      u64 *ino, struct daxfs_linked *out);
 
 #define DAXFS_RENAME_NOREPLACE	(1u << 0)	/* same values as Linux */
 #define DAXFS_RENAME_EXCHANGE	(1u << 1)

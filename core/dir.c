@@ -865,15 +865,14 @@ static int dir_import(struct daxfs_op *op, struct daxfs_inode *dp)
 	return 0;
 }
 
-int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp)
+/* dp, ino's writable record: a live directory's, imported? */
+static daxfs_always_inline int dir_usable(struct daxfs_op *op,
+					  struct daxfs_inode *dp,
+					  struct daxfs_inode **dpp)
 {
-	struct daxfs_inode *dp;
 	u64 aux;
 	int err;
 
-	err = daxfs_inode_get_writable(op, ino, &dp);
-	if (err)
-		return err;
 	if (!DAXFS_IS_DIR(daxfs_load32(&dp->mode)))
 		return -ENOTDIR;
 	aux = daxfs_load(&dp->aux);
@@ -886,6 +885,23 @@ int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp)
 	}
 	*dpp = dp;
 	return 0;
+}
+
+int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp)
+{
+	struct daxfs_inode *dp;
+	int err = daxfs_inode_get_writable(op, ino, &dp);
+
+	return err ? err : dir_usable(op, dp, dpp);
+}
+
+int daxfs_dir_writable_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+			  struct daxfs_inode **dpp)
+{
+	struct daxfs_inode *dp;
+	int err = daxfs_inode_get_writable_fc(op, ino, fc, &dp);
+
+	return err ? err : dir_usable(op, dp, dpp);
 }
 
 /* ---- teardown ---- */

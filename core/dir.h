@@ -47,6 +47,10 @@ int daxfs_dir_find(struct daxfs_op *op, const struct daxfs_iref *dir,
 /* Copies the directory up and imports its base entries if needed;
  * -ENOTDIR for non-directories, -ENOENT for a removed one. */
 int daxfs_dir_writable(struct daxfs_op *op, u64 ino, struct daxfs_inode **dpp);
+/* The same through fc, the caller's cache of the directory's record
+ * (daxfs_inode_get_writable_fc; NULL: none). */
+int daxfs_dir_writable_fc(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
+			  struct daxfs_inode **dpp);
 
 /* Entry count bookkeeping (aux word).  add fails with -ENOENT once the
  * directory is DEAD. */

@@ -302,6 +302,25 @@ int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 	return -EAGAIN;
 }
 
+int daxfs_inode_get_writable_fc(struct daxfs_op *op, u64 ino,
+				struct daxfs_fcache *fc,
+				struct daxfs_inode **ipp)
+{
+	struct daxfs_iref ref;
+
+	if (!fc)
+		return daxfs_inode_get_writable(op, ino, ipp);
+	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
+		return -EROFS;
+	/* a record already in the overlay is writable as it is; a base
+	 * inode not copied up yet, or any error, takes the full way */
+	if (!daxfs_inode_get_fc(op, ino, fc, &ref) && ref.ip) {
+		*ipp = ref.ip;
+		return 0;
+	}
+	return daxfs_inode_get_writable(op, ino, ipp);
+}
+
 /*
  * The attribute epoch (format 15, docs/kernel.md "Permission checks and
  * the attribute epoch").  A writer adds one after its change of an

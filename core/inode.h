@@ -123,6 +123,12 @@ void daxfs_inode_fill_from_base(struct daxfs_inode *ip, u64 ino,
 				const struct daxfs_base_inode *bip);
 int daxfs_inode_get_writable(struct daxfs_op *op, u64 ino,
 			     struct daxfs_inode **ip);
+/* The same through fc (may be NULL), a front end's cache of ino's record
+ * (struct daxfs_fcache): a live record it still names is the one a lookup
+ * would find; else looked up, and fc set as daxfs_inode_get_fc sets it. */
+int daxfs_inode_get_writable_fc(struct daxfs_op *op, u64 ino,
+				struct daxfs_fcache *fc,
+				struct daxfs_inode **ip);
 
 /* Time/change bookkeeping: what = DAXFS_TOUCH_ATIME|MTIME|CTIME */
 #define DAXFS_TOUCH_ATIME	(1u << 0)

@@ -186,15 +186,17 @@ static int count_add_live(struct daxfs_op *op, u64 dir, struct daxfs_inode *dp)
  * to mark and unmark the directory, so a bound far above any real race
  * only guards against a record that refuses without DEAD (damage).
  */
-static int dir_writable_live(struct daxfs_op *op, u64 ino,
-			     struct daxfs_inode **dpp)
+static int dir_writable_live_fc(struct daxfs_op *op, u64 ino,
+				struct daxfs_fcache *fc,
+				struct daxfs_inode **dpp)
 {
 	struct daxfs_iref ref;
 	u32 undone = 0;
 	int err;
 
 	for (;;) {
-		err = daxfs_dir_writable(op, ino, dpp);
+		err = fc ? daxfs_dir_writable_fc(op, ino, fc, dpp) :
+			   daxfs_dir_writable(op, ino, dpp);
 		if (err != -ENOENT || daxfs_inode_get(op, ino, &ref) || !ref.ip)
 			return err;
 		daxfs_race_point("dir.writable_refused", ref.ip);
@@ -207,6 +209,12 @@ static int dir_writable_live(struct daxfs_op *op, u64 ino,
 		if (err)
 			return err;
 	}
+}
+
+static int dir_writable_live(struct daxfs_op *op, u64 ino,
+			     struct daxfs_inode **dpp)
+{
+	return dir_writable_live_fc(op, ino, NULL, dpp);
 }
 
 static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
@@ -226,9 +234,10 @@ static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
  * type is known from the dirent before the record is taken writable (a
  * copy-up of a base symlink or file).
  */
-static int begin_entry_change(struct daxfs_fs *fs, u64 *dir, const char *pname,
-			      u32 plen, const char *name, u32 len,
-			      struct daxfs_op *op, struct daxfs_inode **dp)
+static int begin_entry_change_fc(struct daxfs_fs *fs, u64 *dir,
+				 struct daxfs_fcache *dfc, const char *pname,
+				 u32 plen, const char *name, u32 len,
+				 struct daxfs_op *op, struct daxfs_inode **dp)
 {
 	u32 type = DAXFS_DT_DIR;
 	u64 d = *dir;
@@ -249,7 +258,8 @@ static int begin_entry_change(struct daxfs_fs *fs, u64 *dir, const char *pname,
 		err = -ENOTDIR;
 	if (err)
 		goto out;
-	err = dir_writable_live(op, d, dp);
+	/* dfc: the caller's cache of *dir's record, not of pname's */
+	err = dir_writable_live_fc(op, d, pname ? NULL : dfc, dp);
 	if (err != -ENOTDIR)
 		*dir = d;	/* a directory, even if its record fails us */
 	if (!err)
@@ -257,6 +267,14 @@ static int begin_entry_change(struct daxfs_fs *fs, u64 *dir, const char *pname,
 out:
 	daxfs_op_end(op);
 	return err;
+}
+
+static int begin_entry_change(struct daxfs_fs *fs, u64 *dir, const char *pname,
+			      u32 plen, const char *name, u32 len,
+			      struct daxfs_op *op, struct daxfs_inode **dp)
+{
+	return begin_entry_change_fc(fs, dir, NULL, pname, plen, name, len, op,
+				     dp);
 }
 
 static u64 name_hash(struct daxfs_op *op, const char *name, u32 len)
@@ -1333,42 +1351,40 @@ int daxfs_link_hold_wait(struct daxfs_op *op, u32 *removed)
  * source name still names the inode, or the link fails with -ENOENT once
  * that name is gone.
  */
-static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
-		   u64 dir, const char *name, u32 len, unsigned int how,
+static int link_in(struct daxfs_op *op, const struct link_src *src, u64 ino,
+		   struct daxfs_inode *made, u64 dir, struct daxfs_inode *dp,
+		   const char *name, u32 len, unsigned int how,
 		   struct daxfs_linked *out)
 {
-	struct daxfs_inode *dp, *ip;
+	struct daxfs_fs *fs = op->fs;
+	/* made: ino's record when this op made it (daxfs_create_held) */
+	struct daxfs_inode *ip = made;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
-	struct daxfs_op op;
 	struct waiter w = { 0, 0 };
 	u64 hash, leaf = 0, held = 0, c0 = 0, dpre;
 	s64 now;
 	u32 mode;
 	int err;
 
-	if (out)
-		memset(out, 0, sizeof(*out));
-	err = begin_entry_change(fs, &dir, NULL, 0, name, len, &op, &dp);
-	if (err)
-		return err;
 	err = daxfs_attrs_deny(dp, DAXFS_IF_IMMUTABLE);
 	if (err)
-		goto out;
+		return err;
 	daxfs_crash_point("link.begin");
-	hash = name_hash(&op, name, len);
+	hash = name_hash(op, name, len);
 	dref = (struct daxfs_iref){ .ino = dir, .ip = dp };
-	err = claim_take(&op, &w);
+	err = claim_take(op, &w);
 	if (err)
-		goto out;
+		return err;
 	/* a crash from the hold to the intent leaves LINKING without a
 	 * record: stale once we are declared dead (the claim names us) */
 	if (src) {
-		err = link_hold(&op, src, &ino, &held);
+		err = link_hold(op, src, &ino, &held);
 		if (err)
 			goto out_claim;
 	}
-	err = daxfs_inode_get_writable(&op, ino, &ip);
+	/* a record made in this op (daxfs_create_held) is its own */
+	err = ip ? 0 : daxfs_inode_get_writable(op, ino, &ip);
 	if (err)
 		goto out_unhold;
 	mode = daxfs_load32(&ip->mode);
@@ -1380,54 +1396,54 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	/* the new name taken: -EEXIST at a moment the source (held) is
 	 * there too, as Linux (source first, then the new name); the
 	 * publish below decides for real */
-	if (!daxfs_dir_find(&op, &dref, name, len, hash, &de)) {
+	if (!daxfs_dir_find(op, &dref, name, len, hash, &de)) {
 		err = -EEXIST;
 		goto out_unhold;
 	}
-	leaf = daxfs_dirent_new(&op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);
+	leaf = daxfs_dirent_new(op, name, len, hash, ino, daxfs_mode_dtype(mode), 0);
 	if (!leaf) {
 		err = -ENOSPC;
 		goto out_unhold;
 	}
 	/* intent LINK: increments marked after they act (docs/recovery.md);
 	 * fenced (-ESTALE): recovery owns the rest, undo nothing */
-	err = intent_begin(&op, dir, ino, leaf, held, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
+	err = intent_begin(op, dir, ino, leaf, held, 0, 0, NS_META(NS_KIND_LINK, 0, 0));
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.held");
 	daxfs_race_point("link.held", held ? daxfs_dirent_at(fs, held) : NULL);
-	err = count_add_live(&op, dir, dp);
+	err = count_add_live(op, dir, dp);
 	if (err)
 		goto out_leaf;
-	err = intent_step(&op, op.lane, NS_KIND_LINK, 1, 0);
+	err = intent_step(op, op->lane, NS_KIND_LINK, 1, 0);
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.counted");
 	/* before the name exists; an unnamed file of ours may have none */
-	err = how == LINK_NAMED ? daxfs_nlink_inc(ip) : daxfs_nlink_revive(&op, ip);
+	err = how == LINK_NAMED ? daxfs_nlink_inc(ip) : daxfs_nlink_revive(op, ip);
 	if (err)
 		goto out_count;
-	err = intent_step(&op, op.lane, NS_KIND_LINK, 2, 0);
+	err = intent_step(op, op->lane, NS_KIND_LINK, 2, 0);
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.nlink_raised");
 	/* the inode's counter before its new name is published: with our
 	 * one touch after it, what vouches for the name (daxfs_link_created) */
 	c0 = daxfs_load(&ip->change);
-	dpre = daxfs_change_raise(&op, dp);
+	dpre = daxfs_change_raise(op, dp);
 	/* step 3 (linking) is marked right before the CAS */
-	err = daxfs_dir_link_marked(&op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
+	err = daxfs_dir_link_marked(op, dp, leaf, NS_META(NS_KIND_LINK, 3, 0));
 	if (err) {
-		if (daxfs_fenced(&op))
+		if (daxfs_fenced(op))
 			goto stale;
-		daxfs_change_settle(&op, dp);
-		daxfs_intent_clear(&op);
+		daxfs_change_settle(op, dp);
+		daxfs_intent_clear(op);
 		/* our +1 may be the last link by now (every name was
 		 * unlinked meanwhile): then this frees the inode */
-		daxfs_inode_put_link(&op, ip);
+		daxfs_inode_put_link(op, ip);
 		goto out_count;
 	}
-	err = intent_step(&op, op.lane, NS_KIND_LINK, 4, 0);
+	err = intent_step(op, op->lane, NS_KIND_LINK, 4, 0);
 	if (err)
 		goto out_claim;
 	daxfs_crash_point("link.published");
@@ -1436,36 +1452,53 @@ static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
 	now = daxfs_now_ns();
 	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
 			     DAXFS_TOUCH_CTIME, now);
-	daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
+	daxfs_inode_settle_at(op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
 	if (out)
 		linked_fill(fs, out, c0 + 1, ino, ip, dir, dp, dpre);
-	leaf_unhold(&op, held);
-	daxfs_intent_clear(&op);
+	leaf_unhold(op, held);
+	daxfs_intent_clear(op);
 	goto out_claim;
 out_count:
-	if (daxfs_fenced(&op))
+	if (daxfs_fenced(op))
 		goto stale;
-	daxfs_intent_clear(&op);
+	daxfs_intent_clear(op);
 	daxfs_dir_count_sub(dp);
 out_leaf:
-	if (daxfs_fenced(&op))
+	if (daxfs_fenced(op))
 		goto stale;
-	daxfs_intent_clear(&op);
-	if (daxfs_dirent_free(&op, leaf, false))
+	daxfs_intent_clear(op);
+	if (daxfs_dirent_free(op, leaf, false))
 		goto stale;
 out_unhold:
-	leaf_unhold(&op, held);
+	leaf_unhold(op, held);
 	goto out_claim;
 stale:
 	err = -ESTALE;
 out_claim:
 	/* fenced: the claim (and the hold) are recovery's to let go */
-	if (!daxfs_fenced(&op))
-		claim_release(&op);
-out:
+	if (!daxfs_fenced(op))
+		claim_release(op);
+	return err;
+}
+
+static int ns_link(struct daxfs_fs *fs, const struct link_src *src, u64 ino,
+		   u64 dir, const char *name, u32 len, unsigned int how,
+		   struct daxfs_linked *out)
+{
+	struct daxfs_inode *dp;
+	struct daxfs_op op;
+	int err;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	err = begin_entry_change(fs, &dir, NULL, 0, name, len, &op, &dp);
+	if (err)
+		return err;
+	err = link_in(&op, src, ino, NULL, dir, dp, name, len, how, out);
 	daxfs_op_end(&op);
 	return err;
 }
+
 
 int daxfs_link(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	       u32 len)
@@ -1485,6 +1518,42 @@ int daxfs_link_created(struct daxfs_fs *fs, u64 ino, u64 dir, const char *name,
 	return ns_link(fs, NULL, ino, dir, name, len, LINK_CREATED, out);
 }
 
+/*
+ * daxfs_tmpfile_attr and daxfs_link_created in one op: the same two
+ * protocols, one after the other, with the same intents and marks in the
+ * same order (docs/open-files.md "Unnamed files"), so a crash anywhere
+ * leaves what one of the two calls would.  What the second call did again
+ * is done once: the op's begin and end, the directory's lookup (the
+ * link's writable record also gives the tmpfile its setgid), and the new
+ * record's (made in this op, held by our entry: nobody frees it); and the
+ * file's attributes are loaded once, after its naming (out->inode).
+ */
+int daxfs_create_held(struct daxfs_fs *fs, u64 dir, struct daxfs_fcache *dfc,
+		      u32 mode, u32 uid, u32 gid, const char *name, u32 len,
+		      u64 *ino, struct daxfs_linked *out)
+{
+	struct daxfs_inode *dp, *ip;
+	struct daxfs_op op;
+	int err;
+
+	*ino = 0;
+	if (out)
+		memset(out, 0, sizeof(*out));
+	err = begin_entry_change_fc(fs, &dir, dfc, NULL, 0, name, len, &op,
+				    &dp);
+	if (err)
+		return err;
+	/* the attributes as made are not loaded: the link's are the file's */
+	err = daxfs_tmpfile_in(&op, dir, dp, mode, uid, gid, ino, &ip, NULL);
+	if (err)
+		*ino = 0;	/* fenced after it was held: recovery's */
+	else
+		err = link_in(&op, NULL, *ino, ip, dir, dp, name, len,
+			      LINK_CREATED, out);
+	daxfs_op_end(&op);
+	return err;
+}
+
 int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
 		    u32 slen, u64 ino, u64 dir, const char *name, u32 len)
 {
@@ -1499,9 +1568,16 @@ int daxfs_link_name(struct daxfs_fs *fs, u64 sdir, const char *sname,
  * inode's when links are left to it (else its ino 0: gone, or an orphan
  * now, which a front end asks about); no vouch.
  */
+/* A front end's caches of the records an unlink uses (daxfs_unlink_fc) */
+struct unlink_caches {
+	struct daxfs_fcache *dfc;	/* the directory's */
+	u64 ino;			/* the inode it believes the name names */
+	struct daxfs_fcache *fc;	/* and that one's */
+};
+
 static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		     u32 plen, const char *name, u32 len,
-		     struct daxfs_linked *out)
+		     const struct unlink_caches *uc, struct daxfs_linked *out)
 {
 	struct daxfs_inode *dp;
 	struct daxfs_iref dref;
@@ -1515,7 +1591,8 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 
 	if (out)
 		memset(out, 0, sizeof(*out));
-	err = begin_entry_change(fs, dirp, pname, plen, name, len, &op, &dp);
+	err = begin_entry_change_fc(fs, dirp, uc ? uc->dfc : NULL, pname, plen,
+				    name, len, &op, &dp);
 	if (err)
 		return err;
 	dir = *dirp;
@@ -1531,7 +1608,9 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		/* nor the name of such an inode (may_delete): its record is
 		 * read once, for that, for its type and for its link count */
-		found = !daxfs_inode_get(&op, de.ino, &cref);
+		found = !daxfs_inode_get_fc(&op, de.ino,
+					    uc && de.ino == uc->ino ? uc->fc :
+					    NULL, &cref);
 		if (!found)
 			cref.ip = NULL;
 		if (daxfs_attrs_deny(cref.ip, DAXFS_IF_LOCKED)) {
@@ -1616,20 +1695,29 @@ out:
 
 int daxfs_unlink(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 {
-	return ns_unlink(fs, &dir, NULL, 0, name, len, NULL);
+	return ns_unlink(fs, &dir, NULL, 0, name, len, NULL, NULL);
 }
 
 int daxfs_unlink_attr(struct daxfs_fs *fs, u64 dir, const char *name,
 		      u32 len, struct daxfs_linked *out)
 {
-	return ns_unlink(fs, &dir, NULL, 0, name, len, out);
+	return ns_unlink(fs, &dir, NULL, 0, name, len, NULL, out);
+}
+
+int daxfs_unlink_fc(struct daxfs_fs *fs, u64 dir, struct daxfs_fcache *dfc,
+		    const char *name, u32 len, u64 ino, struct daxfs_fcache *fc,
+		    struct daxfs_linked *out)
+{
+	const struct unlink_caches uc = { .dfc = dfc, .ino = ino, .fc = fc };
+
+	return ns_unlink(fs, &dir, NULL, 0, name, len, &uc, out);
 }
 
 int daxfs_unlink_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 		    const char *name, u32 len, u64 *pdir)
 {
 	*pdir = dir;
-	return ns_unlink(fs, pdir, pname, plen, name, len, NULL);
+	return ns_unlink(fs, pdir, pname, plen, name, len, NULL, NULL);
 }
 
 /* A dead linker: committed once the leaf is in the directory, or marked

@@ -44,8 +44,14 @@ bool daxfs_open_held_here(struct daxfs_fs *fs, u64 ino);
  * a[0] 0; a[1] its number, a[3] its record), core/tmpfile.c: marks what
  * it does in dead's a[3] first, so that a rerun never frees it twice. */
 void daxfs_tmpfile_recover(struct daxfs_op *op, struct daxfs_lane *dead);
-/* linkat() of an unnamed file we hold open: nlink may go 0 -> 1. */
+/* The unnamed regular file of daxfs_create_held, made in the caller's
+ * op in the live directory whose writable record is dp; *ipp its record. */
 struct daxfs_inode;
+struct daxfs_attr;
+int daxfs_tmpfile_in(struct daxfs_op *op, u64 dir, const struct daxfs_inode *dp,
+		     u32 mode, u32 uid, u32 gid, u64 *ino,
+		     struct daxfs_inode **ipp, struct daxfs_attr *attr);
+/* linkat() of an unnamed file we hold open: nlink may go 0 -> 1. */
 int daxfs_nlink_revive(struct daxfs_op *op, struct daxfs_inode *ip);
 /* Walks slot's set: pg NULL gives the first page; *n counts pages
  * (start at 0); NULL at the end, at a page that fails validation, or

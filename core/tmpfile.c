@@ -49,8 +49,9 @@ static int dir_live(struct daxfs_op *op, u64 dir, u32 *mode, u32 *gid)
  * entry goes in, then the mark: from there on it is an ordinary unlinked
  * open file and the intent can go.
  */
-static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
-		   u64 rdev, u64 *inop, struct daxfs_attr *attr)
+static int tmpfile(struct daxfs_op *op, u64 dir, const struct daxfs_inode *dp,
+		   u32 mode, u32 uid, u32 gid, u64 rdev, u64 *inop,
+		   struct daxfs_inode **ipp, struct daxfs_attr *attr)
 {
 	struct daxfs_inode *ip;
 	u64 ino;
@@ -58,9 +59,16 @@ static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
 
 	if (!op->lane || (op->fs->flags & DAXFS_FS_RDONLY))
 		return -EROFS;
-	err = dir_live(op, dir, &mode, &gid);
-	if (err)
-		return err;
+	/* dp: dir's record, which the caller's op made sure is a live
+	 * directory's (daxfs_create_held): no second look */
+	if (dp) {
+		daxfs_setgid_dir(daxfs_load32(&dp->mode),
+				 daxfs_load32(&dp->gid), &mode, &gid);
+	} else {
+		err = dir_live(op, dir, &mode, &gid);
+		if (err)
+			return err;
+	}
 	err = daxfs_intent_set(op, DAXFS_INTENT_OPEN_PUT, 0, 0, 0, 0);
 	if (err)
 		return err;
@@ -82,6 +90,8 @@ static int tmpfile(struct daxfs_op *op, u64 dir, u32 mode, u32 uid, u32 gid,
 	daxfs_pflush(op->fs, &ip->flags, sizeof(ip->flags));
 	daxfs_crash_point("tmpfile.orphan");
 	*inop = ino;
+	if (ipp)
+		*ipp = ip;
 	if (attr) {
 		struct daxfs_iref ref = { .ino = ino, .ip = ip };
 
@@ -111,7 +121,7 @@ static int tmp_op(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid, u32 gid,
 	err = daxfs_op_begin(fs, &op);
 	if (err)
 		return err;
-	err = tmpfile(&op, dir, mode, uid, gid, rdev, ino, attr);
+	err = tmpfile(&op, dir, NULL, mode, uid, gid, rdev, ino, NULL, attr);
 	daxfs_op_end(&op);
 	return err;
 }
@@ -133,6 +143,16 @@ int daxfs_tmpfile_attr(struct daxfs_fs *fs, u64 dir, u32 mode, u32 uid,
 {
 	return tmp_op(fs, dir, DAXFS_S_IFREG | (mode & 07777), uid, gid, 0,
 		      ino, attr);
+}
+
+/* The held regular file of daxfs_create_held, in its op (dp: dir's
+ * writable record); *ipp its record, ours until the op ends. */
+int daxfs_tmpfile_in(struct daxfs_op *op, u64 dir, const struct daxfs_inode *dp,
+		     u32 mode, u32 uid, u32 gid, u64 *ino,
+		     struct daxfs_inode **ipp, struct daxfs_attr *attr)
+{
+	return tmpfile(op, dir, dp, DAXFS_S_IFREG | (mode & 07777), uid, gid,
+		       0, ino, ipp, attr);
 }
 
 /* In a dead maker's a[3], beside the record (64-byte aligned): a

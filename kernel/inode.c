@@ -1324,8 +1324,9 @@ static int hold_existing(struct inode *dir, struct dentry *dentry)
 }
 
 /*
- * A regular file: made nameless and held by this host's open set
- * (daxfs_tmpfile), then named (daxfs_link_created), so that another host
+ * A regular file: made nameless and held by this host's open set, then
+ * named, in one op (daxfs_create_held; daxfs_link_created names it again
+ * after a failed naming), so that another host
  * that unlinks it at once cannot free it before we attach it: open(O_CREAT)
  * then gets the file it made, unlinked (as on a local filesystem).  The
  * entry stays one of nr_opens (create_hold) until the first open takes it
@@ -1338,20 +1339,28 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct daxfs_fs *fs = DAXFS_FS(sb);
 	struct daxfs_space_wait w = {};
 	struct daxfs_linked ln;
-	struct daxfs_attr a;
 	struct inode *inode;
-	bool many;
+	bool many, named;
 	u64 ino;
 	int err;
 
+	/* made and named in one op; a file made but not named (ino set)
+	 * is held all the same, and named again below */
 	do {
-		err = daxfs_tmpfile_attr(fs, dir->i_ino, mode, uid, gid, &ino,
-					 &a);
-	} while (daxfs_k_space_retry(sb, &w, err));
-	if (err)
+		err = daxfs_create_held(fs, dir->i_ino, &DAXFS_I(dir)->fc, mode,
+					uid, gid, dentry->d_name.name,
+					dentry->d_name.len, &ino, &ln);
+	} while (!ino && daxfs_k_space_retry(sb, &w, err));
+	if (!ino)
 		return daxfs_kerr(sb, err, "create");
-	inode = iget_with(sb, ino, &a);
+	/* named: filled from what its naming loaded, which is all the
+	 * refresh after a later naming would bring (refresh_linked); not
+	 * named: one op loads its attributes */
+	named = !err;
+	inode = iget_with(sb, ino, named ? &ln.inode : NULL);
 	if (IS_ERR(inode)) {
+		/* named or not, no open follows: our entry goes (an unnamed
+		 * file with it) */
 		daxfs_open_put(fs, ino);
 		return PTR_ERR(inode);
 	}
@@ -1362,11 +1371,10 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 		expire_holds(DAXFS_SB(sb), DAXFS_CREATE_HOLDS_MAX);
 	for (;;) {
 		w = (struct daxfs_space_wait){};
-		do {
+		while (daxfs_k_space_retry(sb, &w, err))
 			err = daxfs_link_created(fs, ino, dir->i_ino,
 						 dentry->d_name.name,
 						 dentry->d_name.len, &ln);
-		} while (daxfs_k_space_retry(sb, &w, err));
 		if (err != -EEXIST || excl || !open_existing)
 			break;
 		/* the name is another file's: hold that one for the open,
@@ -1379,6 +1387,9 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 			break;
 		}
 		cond_resched();
+		err = daxfs_link_created(fs, ino, dir->i_ino,
+					 dentry->d_name.name,
+					 dentry->d_name.len, &ln);
 	}
 	if (err) {
 		iput(inode);		/* never named: eviction withdraws the
@@ -1390,7 +1401,8 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 		return daxfs_kerr(sb, err, "create");
 	}
 	refresh_after_op(dir, dentry, &ln);
-	refresh_linked(inode, &ln);
+	if (!named)
+		refresh_linked(inode, &ln);
 	if (d_in_lookup(dentry))	/* atomic_open's: hash it as a lookup would */
 		d_add(dentry, inode);
 	else
@@ -1667,6 +1679,7 @@ static void daxfs_after_unlink(struct inode *dir, struct dentry *dentry,
 
 static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 {
+	struct inode *victim = d_inode(dentry);
 	struct daxfs_space_wait w = {};
 	struct daxfs_linked ln;
 	int err;
@@ -1674,10 +1687,14 @@ static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 	err = daxfs_dead(dir->i_sb);
 	if (err)
 		return err;
+	/* the records through the caches the two inodes keep: the core
+	 * uses the victim's only while the name still names it */
 	do {
-		err = daxfs_unlink_attr(DAXFS_FS(dir->i_sb), dir->i_ino,
-					dentry->d_name.name, dentry->d_name.len,
-					&ln);
+		err = daxfs_unlink_fc(DAXFS_FS(dir->i_sb), dir->i_ino,
+				      &DAXFS_I(dir)->fc, dentry->d_name.name,
+				      dentry->d_name.len,
+				      victim ? victim->i_ino : 0,
+				      victim ? &DAXFS_I(victim)->fc : NULL, &ln);
 	} while (daxfs_k_space_retry(dir->i_sb, &w, err));
 	if (err)
 		return daxfs_kerr(dir->i_sb, err, "unlink");

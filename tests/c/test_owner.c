@@ -65,8 +65,8 @@ static void test_chown_kills_setid(void)
 	t_region_free(r, REGION);
 }
 
-/* A file, a directory, a symlink and an unnamed file made in a
- * set-group-ID directory get its group, whatever the caller gave; the
+/* A file, a directory, a symlink, an unnamed file and a held create made
+ * in a set-group-ID directory get its group, whatever the caller gave; the
  * directory the bit too. */
 static void test_setgid_directory(void)
 {
@@ -95,6 +95,15 @@ static void test_setgid_directory(void)
 	CHECK_EQ(daxfs_tmpfile(&fs, d, 0600, 1000, 1000, &t), 0);
 	CHECK_EQ(t_getattr(&fs, t, &a), 0);
 	CHECK_EQ(a.gid, 500);
+	CHECK_EQ(daxfs_open_put(&fs, t), 0);
+	/* and a file made and named in one op (daxfs.ko's create), which
+	 * takes the group from the directory record its naming uses */
+	CHECK_EQ(daxfs_create_held(&fs, d, NULL, 0640, 1000, 1000, "h", 1, &t,
+				   NULL), 0);
+	CHECK_EQ(t_getattr(&fs, t, &a), 0);
+	CHECK_EQ(a.gid, 500);
+	CHECK_EQ(a.uid, 1000);
+	CHECK_EQ(a.mode, DAXFS_S_IFREG | 0640);
 	CHECK_EQ(daxfs_open_put(&fs, t), 0);
 	/* outside it, the caller's */
 	CHECK_EQ(daxfs_mkdir(&fs, ROOT, "p", 1, DAXFS_S_IFDIR | 0755, 1000,

@@ -20,6 +20,7 @@
 
 #include "tfile.h"
 #include "core/ns-intent.h"
+#include "core/openset.h"
 #include "lib/ntcopy.h"
 
 #define REGION	(32 * MiB)
@@ -473,6 +474,151 @@ static void test_unlink_and_tmpfile_attrs(void)
 	t.ino = 1;
 	CHECK_EQ(daxfs_tmpfile_attr(&fa, 999999, 0640, 0, 0, &x, &t), -ENOENT);
 	CHECK_EQ(t.ino, 0);
+}
+
+/*
+ * daxfs_create_held (daxfs.ko's create: the nameless file and its name in
+ * one op) gives what daxfs_link_created gives, the link's vouch and the
+ * attributes after it (the file's owners and mode as made), the file
+ * named and held by our set.  A naming that fails leaves the file made
+ * and held (ino set, no attributes): our close frees it.  No file at all
+ * when the directory is gone.
+ */
+static void test_create_held(void)
+{
+	u64 d = mkdir_b(ROOT, "ch"), ino, x, used;
+	struct daxfs_linked ln;
+	struct daxfs_attr a, t;
+
+	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0640, 7, 8, "n", 1, &ino, &ln),
+		 0);
+	CHECK(ino);
+	t = ln.inode;
+	CHECK_EQ(t.ino, ino);
+	CHECK_EQ(t.nlink, 1);
+	CHECK_EQ(t.mode, DAXFS_S_IFREG | 0640);
+	CHECK_EQ(t.uid, 7);
+	CHECK_EQ(t.gid, 8);
+	CHECK_EQ(t.size, 0);
+	CHECK_EQ(child_seen(d, "n", ino), ln.vouch);
+	CHECK_EQ(change_of(ino), ln.vouch);
+	CHECK_EQ(daxfs_getattr(&fa, ino, &a), 0);
+	CHECK(!memcmp(&a, &ln.inode, sizeof(a)));
+	CHECK_EQ(a.nlink, 1);
+	CHECK_EQ(a.mtime_ns, a.ctime_ns);
+	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	CHECK_EQ(ln.dir.change, ln.dir_pre + 1);
+	CHECK_EQ(a.mtime_ns, ln.inode.mtime_ns);	/* one instant */
+	/* held: another host's unlink leaves it to our close */
+	CHECK(daxfs_open_held_here(&fa, ino));
+	CHECK_EQ(daxfs_unlink(&fb, d, "n", 1), 0);
+	CHECK_EQ(daxfs_getattr(&fb, ino, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	CHECK_EQ(daxfs_open_put(&fa, ino), 0);
+	CHECK_EQ(daxfs_getattr(&fb, ino, &a), -ENOENT);
+	/* a name taken: made, held, not named, freed at our close */
+	t_mkreg(&fb, d, "m");
+	daxfs_reclaim_all(&fa);
+	daxfs_reclaim_all(&fb);
+	daxfs_reclaim_all(&fa);
+	used = t_used(&fa);
+	ln.vouch = 1;
+	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0600, 0, 0, "m", 1, &x, &ln),
+		 -EEXIST);
+	CHECK(x);
+	CHECK_EQ(ln.vouch, 0);
+	CHECK_EQ(ln.inode.ino, 0);
+	CHECK(daxfs_open_held_here(&fa, x));
+	CHECK_EQ(daxfs_getattr(&fa, x, &a), 0);
+	CHECK_EQ(a.nlink, 0);
+	/* named by a second try, as daxfs.ko's retry does */
+	CHECK_EQ(daxfs_link_created(&fa, x, d, "o", 1, &ln), 0);
+	CHECK_EQ(child_seen(d, "o", x), ln.vouch);
+	CHECK_EQ(daxfs_unlink(&fa, d, "o", 1), 0);
+	CHECK_EQ(daxfs_open_put(&fa, x), 0);
+	CHECK_EQ(daxfs_getattr(&fa, x, &a), -ENOENT);
+	daxfs_reclaim_all(&fa);
+	daxfs_reclaim_all(&fb);
+	daxfs_reclaim_all(&fa);
+	CHECK_EQ(t_used(&fa), used);
+	/* no directory, no file; a bad name, none either */
+	x = 1;
+	CHECK_EQ(daxfs_create_held(&fa, 999999, NULL, 0600, 0, 0, "p", 1, &x,
+				   &ln), -ENOENT);
+	CHECK_EQ(x, 0);
+	CHECK_EQ(ln.inode.ino, 0);
+	x = 1;
+	CHECK_EQ(daxfs_create_held(&fa, d, NULL, 0600, 0, 0, "a/b", 3, &x, &ln),
+		 -EINVAL);
+	CHECK_EQ(x, 0);
+	CHECK_EQ(daxfs_create_held(&fa, t_mkreg(&fb, d, "q"), NULL, 0600,
+				   0, 0, "p", 1, &x, &ln), -ENOTDIR);
+	CHECK_EQ(x, 0);
+}
+
+/*
+ * daxfs_unlink_fc (daxfs.ko's unlink): the directory's record and the
+ * victim's through the caches the front end keeps.  A cache is a hint:
+ * one of another directory, of a file the name no longer names, or of a
+ * record that went, changes nothing of what the unlink does.
+ */
+static void test_unlink_through_caches(void)
+{
+	u64 d = mkdir_b(ROOT, "uf"), e = mkdir_b(ROOT, "ug"), f, g, h, x;
+	struct daxfs_fcache dfc = { 0 }, efc = { 0 }, ffc = { 0 }, gfc = { 0 };
+	struct daxfs_linked ln;
+	struct daxfs_attr a;
+
+	f = t_mkreg(&fb, d, "f");
+	g = t_mkreg(&fb, d, "g");
+	h = t_mkreg(&fb, e, "f");
+	CHECK_EQ(daxfs_getattr_fc(&fa, d, &dfc, &a), 0);
+	CHECK_EQ(daxfs_getattr_fc(&fa, e, &efc, &a), 0);
+	CHECK_EQ(daxfs_getattr_fc(&fa, f, &ffc, &a), 0);
+	CHECK_EQ(daxfs_getattr_fc(&fa, g, &gfc, &a), 0);
+	/* current caches: what daxfs_unlink_attr gives */
+	CHECK_EQ(daxfs_link(&fb, g, d, "g2", 2), 0);
+	CHECK_EQ(daxfs_unlink_fc(&fa, d, &dfc, "g", 1, g, &gfc, &ln), 0);
+	CHECK_EQ(daxfs_getattr(&fa, g, &a), 0);
+	CHECK_EQ(a.nlink, 1);
+	CHECK(!memcmp(&a, &ln.inode, sizeof(a)));
+	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	CHECK_EQ(ln.dir.change, ln.dir_pre + 1);
+	/* another directory's cache: the directory named loses the name */
+	CHECK_EQ(daxfs_unlink_fc(&fa, e, &dfc, "f", 1, f, &ffc, &ln), 0);
+	CHECK(ln.gone);
+	CHECK_EQ(daxfs_getattr(&fa, h, &a), -ENOENT);
+	CHECK_EQ(daxfs_getattr(&fa, f, &a), 0);
+	CHECK_EQ(daxfs_lookup(&fa, d, "f", 1, &x), 0);
+	CHECK_EQ(x, f);
+	CHECK_EQ(daxfs_getattr(&fa, e, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	/* the name given to another file since (g renamed over f, which
+	 * went): that file loses it, through a cache of a record gone */
+	CHECK_EQ(daxfs_rename(&fb, d, "g2", 2, d, "f", 1, 0), 0);
+	CHECK_EQ(daxfs_getattr(&fa, f, &a), -ENOENT);
+	CHECK_EQ(daxfs_unlink_fc(&fa, d, &dfc, "f", 1, f, &ffc, &ln), 0);
+	CHECK(ln.gone);
+	CHECK_EQ(ln.inode.ino, 0);
+	CHECK_EQ(daxfs_getattr(&fa, g, &a), -ENOENT);
+	CHECK_EQ(daxfs_lookup(&fa, d, "f", 1, &x), -ENOENT);
+	/* a directory that went, through its own cache: none */
+	CHECK_EQ(daxfs_rmdir(&fb, ROOT, "ug", 2), 0);
+	CHECK_EQ(daxfs_unlink_fc(&fa, e, &efc, "f", 1, 0, NULL, &ln),
+		 -ENOENT);
+	/* and a create through a cache of another directory makes its file
+	 * in the directory named */
+	CHECK_EQ(daxfs_create_held(&fa, d, &efc, 0600, 0, 0, "n", 1, &x, &ln),
+		 0);
+	CHECK_EQ(daxfs_lookup(&fa, d, "n", 1, &f), 0);
+	CHECK_EQ(f, x);
+	CHECK_EQ(daxfs_getattr(&fa, d, &a), 0);
+	CHECK(!memcmp(&a, &ln.dir, sizeof(a)));
+	CHECK_EQ(daxfs_unlink_fc(&fa, d, &efc, "n", 1, x, NULL, NULL), 0);
+	CHECK_EQ(daxfs_open_put(&fa, x), 0);
+	CHECK_EQ(daxfs_getattr(&fa, x, &a), -ENOENT);
 }
 
 /* ---- racing the churn ---- */
@@ -1372,6 +1518,8 @@ int main(void)
 	RUN(test_created_name_vouched);
 	RUN(test_made_node_vouched);
 	RUN(test_unlink_and_tmpfile_attrs);
+	RUN(test_create_held);
+	RUN(test_unlink_through_caches);
 	RUN(test_race_reuse);
 	RUN(test_race_made_vouch);
 	RUN(test_race_trusted_answer);
