@@ -1892,11 +1892,14 @@ static int wait_not_moving(struct daxfs_op *op, struct daxfs_inode *dp,
  * free (the record at nlink 0 is hidden from lookups); each piece of the
  * free goes to the one CAS that wins it, so finishing it is safe
  * (daxfs_orphan_settle_dead).  Only a directory still DEAD: a number
- * freed and used again is a live directory.  rmdir's stores nlink 0
- * before its mark, so one that is not 0 is not its.  A rename's target
- * may still be at 2 (the mark comes first, then the parent's count, then
+ * freed and used again is a live directory.  rmdir marks step 5, then
+ * stores nlink 0: a DEAD directory without MOVING is only ever an
+ * rmdir's, and only one rmdir wins the mark (rmdir_recover), so one still
+ * at 2 is the dead rmdir's, its store not made yet (before session 59 it
+ * was left named nowhere at nlink 2, for fsck).  A rename's target may
+ * still be at 2 (the mark comes first, then the parent's count, then
  * nlink 0); its DEAD|MOVING is the dead rename's own pin, set under the
- * rename claim that the dead host holds until its slot is done, so the
+ * rename claim that the dead host holds until its slot is done.  Either
  * store of 0 is ours to redo, while our claim on the slot stands.
  */
 static void dir_free_dead(struct daxfs_op *op, u64 ino, bool renamed)
@@ -1910,7 +1913,7 @@ static void dir_free_dead(struct daxfs_op *op, u64 ino, bool renamed)
 	aux = daxfs_load(&cp->aux);
 	if (!(aux & DAXFS_DIR_DEAD))
 		return;
-	if (renamed && (aux & DAXFS_DIR_MOVING) && daxfs_load32(&cp->nlink)) {
+	if (renamed == !!(aux & DAXFS_DIR_MOVING) && daxfs_load32(&cp->nlink)) {
 		if (ns_fenced(op))
 			return;
 		daxfs_store32(&cp->nlink, 0);

@@ -388,12 +388,18 @@ static void seal_open(struct daxfs_fs *fs, struct daxfs_lane *lane,
 	 * host declared dead between its load and here must not push the
 	 * batch that recovery sealed onto a second chain */
 	daxfs_crash_point("limbo.sealing");
-	if (!daxfs_cas(&lane->limbo_open, &b, 0))
+	/* from this CAS to the push's the batch is named nowhere: a death
+	 * there leaks it (docs/reclaim.md "Crash story") */
+	daxfs_crash_window("limbo.seal");
+	if (!daxfs_cas(&lane->limbo_open, &b, 0)) {
+		daxfs_crash_window(NULL);
 		return;
+	}
 	/* sealed at its latest retire's epoch, read after every entry's
 	 * unlink (only this host's code fills its own lanes' batches) */
 	if (lb)
 		chain_push(fs, fs->host, b, b);
+	daxfs_crash_window(NULL);
 }
 
 /* Batches left in FREE slots (a host left, or was recovered by a host
