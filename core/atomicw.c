@@ -100,7 +100,7 @@ s64 daxfs_read_atomic_peek(struct daxfs_fs *fs, u64 ino,
 		if (err)
 			return err;
 		ret = read_once(&op, ino, fc, off, len, actor, ctx, pk);
-		daxfs_op_end(&op);
+		daxfs_op_end_read(&op);
 		if (ret != READ_AGAIN)
 			return ret;
 		/* outside the op: a long writer holds no epoch back */
