@@ -141,10 +141,53 @@ static void test_dead_host_lane_untouched(void)
 	t_region_free(r, REGION);
 }
 
+/* The record's own view (no base image) in the op's read: bytes, holes,
+ * the size's cut, one block and several; a directory refused. */
+static void test_own_view_reads(void)
+{
+	static u8 w[3 * 4096 + 100], got[sizeof(w) + 8], want[sizeof(w) + 8];
+	struct daxfs_fs fs;
+	void *r = t_setup(&fs, REGION, NULL);
+	u64 ino = t_mkreg(&fs, ROOT, "v"), i;
+	u64 offs[] = { 0, 1, 4095, 4096, 5000, 8191, 8192, sizeof(w) - 1 };
+	u64 lens[] = { 1, 100, 4096, 4097, sizeof(got) };
+	u32 a, b;
+
+	fs.flags |= DAXFS_FS_UPKEEP;
+	for (i = 0; i < sizeof(w); i++)
+		w[i] = (u8)(i * 7 + 1) | 1;
+	CHECK_EQ(t_pwrite(&fs, ino, w, 4096, 0), 4096);	/* a hole after */
+	CHECK_EQ(t_pwrite(&fs, ino, w + 8192, sizeof(w) - 8192, 8192),
+		 (s64)(sizeof(w) - 8192));
+	for (a = 0; a < sizeof(offs) / sizeof(offs[0]); a++) {
+		for (b = 0; b < sizeof(lens) / sizeof(lens[0]); b++) {
+			struct rdst rd = { got, 0, 0, 0 };
+			s64 n = t_pread(&fs, ino, want, lens[b], offs[a]);
+
+			memset(got, 0xee, sizeof(got));
+			CHECK_EQ(daxfs_read_atomic(&fs, ino, offs[a], lens[b],
+						   r_actor, nop_restart, &rd),
+				 n);
+			CHECK(n > 0 && !memcmp(got, want, (size_t)n));
+		}
+	}
+	{
+		struct rdst rd = { got, 0, 0, 0 };
+
+		CHECK_EQ(daxfs_read_atomic(&fs, ino, sizeof(w), 10, r_actor,
+					   nop_restart, &rd), 0);
+		CHECK_EQ(daxfs_read_atomic(&fs, ROOT, 0, 10, r_actor,
+					   nop_restart, &rd), -EISDIR);
+	}
+	daxfs_host_leave(&fs);
+	t_region_free(r, REGION);
+}
+
 int main(void)
 {
 	RUN(test_upkeep_reads_leave_it);
 	RUN(test_reads_keep_upkeep_without_flag);
 	RUN(test_dead_host_lane_untouched);
+	RUN(test_own_view_reads);
 	return t_done();
 }
