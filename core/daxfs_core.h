@@ -42,6 +42,12 @@
  * found unreachable by the walk and rebuilt into free space from it.
  */
 #define DAXFS_FS_NO_FREE	(1u << 6)
+/*
+ * The front end renews the lease, reclaims and recovers dead hosts on its
+ * own schedule, even when idle (daxfs.ko's lease work, docs/kernel.md):
+ * a read's op then ends with daxfs_op_end_read's lane release alone.
+ */
+#define DAXFS_FS_UPKEEP		(1u << 7)
 
 /*
  * Backing-store I/O for the shared page cache, supplied by the host (the
@@ -261,6 +267,9 @@ void daxfs_host_obs_backdate(struct daxfs_fs *fs, u32 slot, s64 age_ns);
 
 int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op);
 void daxfs_op_end(struct daxfs_op *op);
+/* daxfs_op_end of an op that stored nothing: no periodic reclaim under
+ * DAXFS_FS_UPKEEP (core/hosts.c) */
+void daxfs_op_end_read(struct daxfs_op *op);
 
 /* Declares every host whose lease expired DEAD and recovers it (its lanes,
  * pending overlay inserts, rename intent, limbo and page batch); returns

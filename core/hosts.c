@@ -885,10 +885,43 @@ static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)
 	return lb ? daxfs_load32(&lb->count) : 0;
 }
 
+/* The lane back (epoch 0), unless we were declared dead meanwhile:
+ * recovery owns the lane then (and the slot may have a new owner). */
+static void lane_put(struct daxfs_op *op)
+{
+	void *log;
+
+	log = daxfs_dirty_pause();
+	daxfs_store(&op->lane->epoch, 0);
+	daxfs_dirty_resume(log);
+	op->lane = NULL;
+}
+
+/*
+ * The end of a read's op where the front end keeps the host up on its own
+ * schedule (DAXFS_FS_UPKEEP: daxfs.ko's lease work renews, reclaims and
+ * recovers every lease/4 to lease): the lane back, and no count toward
+ * daxfs_op_end's periodic reclaim, which a read, retiring nothing, only
+ * ran for what other ops left.  Elsewhere (libdaxfs, FUSE) daxfs_op_end.
+ */
+void daxfs_op_end_read(struct daxfs_op *op)
+{
+	if (!(op->fs->flags & DAXFS_FS_UPKEEP)) {
+		daxfs_op_end(op);
+		return;
+	}
+	if (!op->lane)
+		return;
+	if (!daxfs_host_still_mine(op->fs)) {
+		op->lane = NULL;
+		return;
+	}
+	lane_put(op);
+}
+
 void daxfs_op_end(struct daxfs_op *op)
 {
 	struct daxfs_lane *lane = op->lane;
-	void *log;
 	u64 n;
 
 	if (!lane)
@@ -909,8 +942,5 @@ void daxfs_op_end(struct daxfs_op *op)
 		daxfs_store(&lane->epoch, DAXFS_EPOCH_IDLE);
 		daxfs_reclaim_quiet(op);
 	}
-	log = daxfs_dirty_pause();
-	daxfs_store(&lane->epoch, 0);
-	daxfs_dirty_resume(log);
-	op->lane = NULL;
+	lane_put(op);
 }

@@ -261,10 +261,40 @@ int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 moves,
 /* the refresh with what a read's op loaded: a (NULL: that op's error err) */
 int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
 		       int err);
-/* the refresh after a read's peek pk (NULL: that op's error err): an op
- * only when pk differs from the inode; *change: the counter it answers for */
-int daxfs_refresh_peeked(struct inode *inode, const struct daxfs_peek *pk,
-			 int err, u64 *change);
+int daxfs_refresh_unmatched(struct inode *inode, const struct daxfs_peek *pk,
+			    int err, u64 *change);
+
+/* Whether what a peek loaded is what the inode holds: the test a refresh
+ * makes on the attributes its op loads (refresh_apply), so a refresh that
+ * passes it changes nothing. */
+static inline bool daxfs_attrs_match(struct inode *inode,
+				     const struct daxfs_peek *pk)
+{
+	struct daxfs_inode_info *ei = DAXFS_I(inode);
+
+	return READ_ONCE(ei->valid) && pk->change == READ_ONCE(ei->change) &&
+	       pk->size == (u64)i_size_read(inode) &&
+	       pk->nlink == inode->i_nlink &&
+	       !((pk->mode ^ inode->i_mode) & S_IFMT);
+}
+
+/*
+ * The refresh after a read that peeked at the inode in its own op (pk;
+ * NULL when the op found none, err then its error): nothing when the peek
+ * matches what the inode holds, else a refresh in an op of its own.
+ * *change gets the change counter the inode now answers for.  Inline:
+ * every read() comes here, and nearly always the peek matches.
+ */
+static inline int daxfs_refresh_peeked(struct inode *inode,
+				       const struct daxfs_peek *pk, int err,
+				       u64 *change)
+{
+	if (likely(pk && daxfs_attrs_match(inode, pk))) {
+		*change = pk->change;
+		return 0;
+	}
+	return daxfs_refresh_unmatched(inode, pk, err, change);
+}
 int daxfs_k_kill_privs(struct inode *inode);
 int daxfs_inode_cache_init(void);
 void daxfs_inode_cache_destroy(void);

@@ -432,19 +432,6 @@ int daxfs_refresh_after_write(struct inode *inode, u64 before, u64 moves,
 	return err ? err : refresh_apply(inode, a, 0, before + moves);
 }
 
-/* Whether what a peek loaded is what the inode holds: the test a refresh
- * makes on the attributes its op loads (refresh_apply), so a refresh that
- * passes it changes nothing. */
-static bool attrs_match(struct inode *inode, const struct daxfs_peek *pk)
-{
-	struct daxfs_inode_info *ei = DAXFS_I(inode);
-
-	return READ_ONCE(ei->valid) && pk->change == READ_ONCE(ei->change) &&
-	       pk->size == (u64)i_size_read(inode) &&
-	       pk->nlink == inode->i_nlink &&
-	       !((pk->mode ^ inode->i_mode) & S_IFMT);
-}
-
 static int peek_inode(struct inode *inode, struct daxfs_peek *pk)
 {
 	return daxfs_attr_peek(DAXFS_FS(inode->i_sb), inode->i_ino,
@@ -460,7 +447,7 @@ static int peek_inode(struct inode *inode, struct daxfs_peek *pk)
 static bool attrs_current(struct inode *inode, struct daxfs_peek *pk)
 {
 	pk->change = 0;
-	return !peek_inode(inode, pk) && attrs_match(inode, pk);
+	return !peek_inode(inode, pk) && daxfs_attrs_match(inode, pk);
 }
 
 /* mine: the change counter that means "changed by our write only" */
@@ -495,19 +482,10 @@ int daxfs_refresh_from(struct inode *inode, const struct daxfs_attr *a,
 	return refresh_apply(inode, a, a ? 0 : err, ~0ULL);
 }
 
-/*
- * After a read that peeked at the inode in its own op (pk; NULL when the
- * op found none, err then its error): nothing when the peek matches what
- * the inode holds, else a refresh in an op of its own.  *change gets the
- * change counter the inode now answers for.
- */
-int daxfs_refresh_peeked(struct inode *inode, const struct daxfs_peek *pk,
-			 int err, u64 *change)
+/* daxfs_refresh_peeked when the peek did not match (daxfs_k.h) */
+int daxfs_refresh_unmatched(struct inode *inode, const struct daxfs_peek *pk,
+			    int err, u64 *change)
 {
-	if (pk && attrs_match(inode, pk)) {
-		*change = pk->change;
-		return 0;
-	}
 	*change = 0;
 	if (!pk)
 		return daxfs_refresh_from(inode, NULL, err);
@@ -801,7 +779,7 @@ static int dentry_current(struct dentry *dentry, struct inode *dir,
 		/* one peek for the name and the attributes */
 		if (peek_inode(inode, &pk) || pk.change != seen)
 			return DENTRY_STALE;
-		return attrs_match(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
+		return daxfs_attrs_match(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
 	}
 	if (of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
 		return DENTRY_STALE;

@@ -547,6 +547,8 @@ static int daxfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		flags |= DAXFS_FS_VALIDATE;
 	if (sbi->dax_dev)
 		flags |= DAXFS_FS_PERSISTENT;
+	/* the lease work renews, reclaims and recovers: reads need not */
+	flags |= DAXFS_FS_UPKEEP;
 	/* the list lives as long as the mount (kernel/badblocks.c) or the
 	 * device, which the mount holds */
 	sbi->fs.media_listed = sbi->bb ? &sbi->bb->count : NULL;

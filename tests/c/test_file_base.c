@@ -39,6 +39,23 @@ static void *setup_base(struct daxfs_fs *fs, u8 **basep)
 	return r;
 }
 
+static void nop_restart(void *ctx)
+{
+}
+
+/* t_pread as daxfs.ko reads (core/atomicw.c), compared with t_pread's */
+static void check_atomic_read(struct daxfs_fs *fs, u64 ino, u64 len)
+{
+	static u8 want[20000], got[20000];
+	struct rdst r = { got, 0, 0, 0 };
+	s64 n = t_pread(fs, ino, want, len, 0);
+
+	memset(got, 0xee, sizeof(got));
+	CHECK_EQ(daxfs_read_atomic(fs, ino, 0, len, r_actor, nop_restart, &r),
+		 n);
+	CHECK(n > 0 && !memcmp(got, want, (size_t)n));
+}
+
 static void test_base_read_cow(void)
 {
 	struct daxfs_fs fs;
@@ -67,6 +84,8 @@ static void test_base_read_cow(void)
 		bad += buf[i] != (i >= 5000 && i < 5010 ? (u8)('0' + i - 5000)
 						       : pattern(i));
 	CHECK_EQ(bad, 0);
+	/* the copied-up record's base bytes, not holes, in an atomic read */
+	check_atomic_read(&fs, 2, sizeof(buf));
 	/* writing past the base size: block 2 is copied, then extended */
 	CHECK_EQ(t_pwrite(&fs, 2, "END", 3, FSIZE + 100), 3);
 	CHECK_EQ(t_pread(&fs, 2, buf, sizeof(buf), 0), (s64)FSIZE + 103);
@@ -76,6 +95,7 @@ static void test_base_read_cow(void)
 		bad += buf[i] != 0;
 	CHECK_EQ(bad, 0);
 	CHECK(!memcmp(buf + FSIZE + 100, "END", 3));
+	check_atomic_read(&fs, 2, sizeof(buf));
 	CHECK(!memcmp(snap, b, BSIZE));
 	free(snap);
 	daxfs_host_leave(&fs);
