@@ -44,8 +44,8 @@ static void read_peek(const struct daxfs_iref *ref, struct daxfs_peek *pk)
 }
 
 /*
- * daxfs_ref_read of an overlay record ip.  One with no base image (a flag
- * set once, when the record is made) reads its own size and root inline,
+ * daxfs_ref_read of an overlay record ip.  A regular file with no base
+ * image (daxfs_record_own_file) reads its own size and root inline,
  * in the order daxfs_file_view loads them, as the lane-free read does
  * (core/optread.c): a call and the base's branches less a read.
  */
@@ -55,8 +55,7 @@ static s64 read_record(struct daxfs_op *op, const struct daxfs_iref *ref,
 {
 	struct fview v;
 
-	if (!DAXFS_IS_REG(daxfs_load32(&ip->mode)) ||
-	    (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
+	if (!daxfs_record_own_file(ip))
 		return daxfs_ref_read(op, ref, off, len, actor, ctx);
 	if (daxfs_view_own(ip, &v))
 		return -EUCLEAN;

@@ -55,6 +55,14 @@ int daxfs_file_writable_fc(struct daxfs_op *op, u64 ino,
 int daxfs_file_view(struct daxfs_fs *fs, const struct daxfs_iref *ref,
 		    struct fview *v);
 
+/* A regular file's record with no base image (a flag set once, when the
+ * record is made): daxfs_view_own may give its view. */
+static inline bool daxfs_record_own_file(struct daxfs_inode *ip)
+{
+	return DAXFS_IS_REG(daxfs_load32(&ip->mode)) &&
+	       !(daxfs_load32(&ip->flags) & DAXFS_IF_BASE);
+}
+
 /* daxfs_file_view of an overlay record whose flags the caller loaded and
  * found without DAXFS_IF_BASE: its size and root, nothing of a base.
  * Inline: the lane-free read's view (a call and the base's branches

@@ -885,8 +885,20 @@ static u32 open_batch_count(struct daxfs_fs *fs, struct daxfs_lane *lane)
 	return lb ? daxfs_load32(&lb->count) : 0;
 }
 
-/* The lane back (epoch 0), unless we were declared dead meanwhile:
- * recovery owns the lane then (and the slot may have a new owner). */
+/* Whether the op still holds its lane: not once we were declared dead
+ * meanwhile, when recovery owns the lane (and the slot may have a new
+ * owner): then touch nothing, and forget it. */
+static bool lane_still_ours(struct daxfs_op *op)
+{
+	if (!op->lane)
+		return false;
+	if (daxfs_host_still_mine(op->fs))
+		return true;
+	op->lane = NULL;
+	return false;
+}
+
+/* The lane back (epoch 0); the caller made sure it is still ours. */
 static void lane_put(struct daxfs_op *op)
 {
 	void *log;
@@ -910,13 +922,8 @@ void daxfs_op_end_read(struct daxfs_op *op)
 		daxfs_op_end(op);
 		return;
 	}
-	if (!op->lane)
-		return;
-	if (!daxfs_host_still_mine(op->fs)) {
-		op->lane = NULL;
-		return;
-	}
-	lane_put(op);
+	if (lane_still_ours(op))
+		lane_put(op);
 }
 
 void daxfs_op_end(struct daxfs_op *op)
@@ -924,14 +931,8 @@ void daxfs_op_end(struct daxfs_op *op)
 	struct daxfs_lane *lane = op->lane;
 	u64 n;
 
-	if (!lane)
+	if (!lane_still_ours(op))
 		return;
-	if (!daxfs_host_still_mine(op->fs)) {
-		/* declared dead meanwhile: recovery owns the lane now (and
-		 * the slot may have a new owner); touch nothing */
-		op->lane = NULL;
-		return;
-	}
 	n = lane->pad[DAXFS_LANE_OPS] + 1;
 	lane->pad[DAXFS_LANE_OPS] = n;
 	if (!(n % DAXFS_RECLAIM_EVERY))

@@ -49,8 +49,7 @@ s64 daxfs_read_optimistic(struct daxfs_fs *fs, u64 ino,
 		return -EAGAIN;
 	ip = lk.ip;
 	/* the op's read gives what differs: -EISDIR, a base image */
-	if (!DAXFS_IS_REG(daxfs_load32(&ip->mode)) ||
-	    (daxfs_load32(&ip->flags) & DAXFS_IF_BASE))
+	if (!daxfs_record_own_file(ip))
 		return -EAGAIN;
 	seq = daxfs_gate_seq(ip);
 	if (daxfs_gate_peek(ip))

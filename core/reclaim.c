@@ -281,6 +281,7 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	u64 g = daxfs_load(daxfs_state_word(fs, epoch));
 	u64 next, n, s, floor;
 	struct daxfs_limbo *lb;
+	bool ours;
 
 	if (!chain || lane_fenced(fs, hl)) {
 		daxfs_crash_window(NULL);
@@ -290,11 +291,10 @@ static void chain_process(struct daxfs_fs *fs, u64 chain, u32 slot,
 	 * before the advance to g is seen */
 	daxfs_fence();
 	floor = map_floor(fs);
-	if (!hold_chain(hl, held, chain)) {
-		daxfs_crash_window(NULL);
-		return;		/* the lane is not ours any more: leaks */
-	}
+	ours = hold_chain(hl, held, chain);
 	daxfs_crash_window(NULL);	/* named in the lane: recovery's */
+	if (!ours)
+		return;		/* the lane is not ours any more: leaks */
 	/* stopped (a fatal signal): the lane holds the chain, and the next
 	 * reclaim on it goes on (reclaim_resume); without a lane, finish */
 	if (!chain_cut_cycle(fs, chain) && hl)
