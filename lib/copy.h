@@ -93,10 +93,11 @@ void lib_copy_init(void);
 #define LIB_COPY_SYS_CACHE	"/sys/devices/system/cpu/cpu0/cache"
 unsigned long lib_copy_llc_sysfs(const char *dir);
 
-/* One string move of len bytes (x86-64; elsewhere memcpy). */
+/* One string move of len bytes (x86-64; elsewhere memcpy, and in the
+ * crash build too, where the wrapped memcpy counts its lines). */
 static inline void daxfs_movsb(void *dst, const void *src, size_t len)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(DAXFS_CRASH_PLAIN)
 	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len)
 			 : : "memory");
 #else

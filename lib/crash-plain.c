@@ -14,7 +14,10 @@
  * kill there is a host stopped after the store before it.  A block copy
  * into the region (memcpy, memset, memmove, which the compiler does not
  * instrument) counts once per cache line, so a cut can also fall inside
- * a record's copy.  Streaming stores of file data are not counted.
+ * a record's copy.  Streaming stores of file data count the same way, a
+ * line each (daxfs_crash_line, called by core/compat.h's
+ * daxfs_stream_lines), and the string move of lib/copy.h is a memcpy in
+ * this build, so that a cut can fall inside a write's data too.
  *
  * Without DAXFS_CRASH_PLAIN each call is a load and a branch.
  */
@@ -121,6 +124,12 @@ NO_SAN void __asan_storeN_noabort(void *a, long size)
 NO_SAN void __asan_storeN(void *a, long size)
 {
 	plain_store((uintptr_t)a, size);
+}
+
+/* core/compat.h: one streamed line, before it is stored */
+NO_SAN void daxfs_crash_line(const void *d)
+{
+	plain_store((uintptr_t)d, 64);
 }
 
 /* Reads are not instrumented (asan-instrument-reads=0); these only keep
