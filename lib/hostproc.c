@@ -275,6 +275,27 @@ int lib_host_proc_reap(struct daxfs_fs *fs)
 	return n;
 }
 
+/* Is any ALIVE slot a user host that never stored its process identity
+ * (killed inside its join, before lib_host_proc_note)?  Only its lease
+ * can tell that it ended (region.c join_after_leases). */
+bool lib_hosts_unnamed(struct daxfs_fs *fs)
+{
+	u32 slot;
+	u64 w;
+
+	for (slot = 0; slot < fs->sb.max_hosts; slot++) {
+		struct daxfs_host *hs = daxfs_host_at(fs, slot);
+
+		w = daxfs_load(&hs->state);
+		if (daxfs_host_st(w) == DAXFS_HOST_ALIVE &&
+		    daxfs_load32(&hs->kind) == DAXFS_HOST_KIND_USER &&
+		    __atomic_load_n(&hs->proc_gen, __ATOMIC_ACQUIRE) !=
+		    daxfs_host_gen(w))
+			return true;
+	}
+	return false;
+}
+
 /* Is any slot declared dead, or being recovered: on its way to free? */
 bool lib_hosts_settling(struct daxfs_fs *fs)
 {

@@ -109,6 +109,7 @@ static inline int lib_thread_create(pthread_t *t, void *(*fn)(void *),
 void lib_host_proc_note(struct daxfs_handle *h);
 int lib_host_proc_reap(struct daxfs_fs *fs);
 bool lib_hosts_settling(struct daxfs_fs *fs);
+bool lib_hosts_unnamed(struct daxfs_fs *fs);
 bool lib_proc_ended(u32 pid, u64 start);
 int lib_proc_self(u64 *start, u64 *pidns, u64 *timens);
 

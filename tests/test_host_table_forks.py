@@ -50,10 +50,12 @@ time.sleep(120)
 """
 
 
-def run_py(prog, *args, **kw):
+def run_py(prog, *args, environ=None, **kw):
     return subprocess.run([sys.executable, "-c", prog, *args],
                           capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=env.PYDIR), **kw)
+                          env=environ or dict(os.environ,
+                                              PYTHONPATH=env.PYDIR),
+                          **kw)
 
 
 def test_fork_children_that_exit_do_not_fill_the_table(region_path):
@@ -94,6 +96,44 @@ def test_live_processes_keep_their_slots(region_path):
         for p in holders:
             p.kill()
             p.wait()
+
+
+def test_hosts_killed_inside_their_join(region_path, crash_build):
+    """Hosts killed inside their join, before they stored their process
+    identity: no process check can judge their slots, only their leases,
+    and a fresh process has watched none.  One that finds the table full
+    of them watches it for a lease and a half and gets a slot (the join
+    recovers the expired ones).  Before session 60 it failed with EBUSY at
+    once, every time, however long they had been dead: lincheck workers
+    killed at random stores filled 62 of 64 slots so, and the respawned
+    ones never got back in."""
+    import crashlib as cl
+    env.mkfs(region_path, 64 * env.MiB, max_hosts=4, lease_ms=300)
+    for _ in range(4):
+        res = run_py("import sys, daxfs; daxfs.Region(sys.argv[1])",
+                     region_path,
+                     environ=dict(os.environ, PYTHONPATH=env.PYDIR,
+                              DAXFS_LIB=cl.CRASH_LIB,
+                              DAXFS_CRASH_AT="join.unnamed"))
+        assert res.returncode == -signal.SIGKILL, res.stderr
+    res = run_py(JOIN_ONCE, region_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "joined", res.stdout
+    with daxfs.Region(region_path) as r:
+        assert r.read_file("/after") == b"in"
+    rc, out = env.fsck(region_path, "-y")      # recovers the other three
+    assert rc in (0, 1), out
+    rc, out = env.fsck(region_path, "-n")
+    assert rc == 0, out
+
+
+JOIN_ONCE = r"""
+import sys
+import daxfs
+with daxfs.Region(sys.argv[1]) as r:
+    r.write_file("/after", b"in")
+print("joined")
+"""
 
 
 DAEMON = r"""
