@@ -218,7 +218,7 @@ static inline int daxfs_dead(struct super_block *sb)
 /* A stamp after 1970 (every stamp we make) is split inline: the kernel's
  * ns_to_timespec64 is a call out of the module, return thunk and all, for
  * one division, and a refresh makes three (docs/benchmarks.md "Fewer
- * frees' looks and clock readings ...") */
+ * checks and clock readings in daxfs.ko's create and unlink") */
 static struct timespec64 ns_to_ts(s64 ns)
 {
 	struct timespec64 ts;
