@@ -1327,7 +1327,8 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct super_block *sb = dir->i_sb;
 	struct daxfs_fs *fs = DAXFS_FS(sb);
 	struct daxfs_space_wait w = {};
-	struct daxfs_linked ln;
+	/* the core clears it first thing (daxfs_create_held) */
+	struct daxfs_linked ln __uninitialized;
 	struct inode *inode;
 	bool many, named;
 	u64 ino;
@@ -1670,7 +1671,8 @@ static int daxfs_k_unlink(struct inode *dir, struct dentry *dentry)
 {
 	struct inode *victim = d_inode(dentry);
 	struct daxfs_space_wait w = {};
-	struct daxfs_linked ln;
+	/* the core clears it first thing (daxfs_unlink_fc) */
+	struct daxfs_linked ln __uninitialized;
 	int err;
 
 	err = daxfs_dead(dir->i_sb);
