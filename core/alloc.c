@@ -312,14 +312,14 @@ static void pages_push(struct daxfs_fs *fs, u64 first, u64 n)
 		daxfs_faa(PAGE_STACK(fs), n);
 }
 
-void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
-			   u64 last)
+/* The push of a chain whose last object lo (checked) links to the head. */
+static void push_checked(struct daxfs_fs *fs, unsigned int class, u64 first,
+			 struct daxfs_free_obj *lo)
 {
 	struct daxfs_free_head *hw = head_word(fs, class), h;
-	struct daxfs_free_obj *lo = obj_ptr(fs, last, class);
 	u32 i;
 
-	if (!lo || !obj_ptr(fs, first, class) || (fs->flags & DAXFS_FS_NO_FREE))
+	if (fs->flags & DAXFS_FS_NO_FREE)
 		return;
 	head_load(hw, &h);
 	for (i = 0; i < CAS_TRIES; i++) {
@@ -327,6 +327,16 @@ void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
 		if (head_cas(hw, &h, first))
 			return;
 	}
+}
+
+void daxfs_free_push_chain(struct daxfs_fs *fs, unsigned int class, u64 first,
+			   u64 last)
+{
+	struct daxfs_free_obj *lo = obj_ptr(fs, last, class);
+
+	if (!lo || !obj_ptr(fs, first, class))
+		return;
+	push_checked(fs, class, first, lo);
 }
 
 /* Objects pushed onto a small class's stack: the compaction hint's clock
@@ -366,17 +376,25 @@ u64 daxfs_free_take_all(struct daxfs_fs *fs, unsigned int class)
 	return 0;
 }
 
+/* One object: checked once (the chain push would check it twice more) */
 void daxfs_free_obj(struct daxfs_fs *fs, u64 off, unsigned int class)
 {
-	if (class >= DAXFS_NR_CLASSES || !obj_ptr(fs, off, class))
+	struct daxfs_free_obj *o;
+	u64 size;
+
+	if (class >= DAXFS_NR_CLASSES)
 		return;		/* refuse to free garbage */
+	size = daxfs_class_size(class);
+	o = daxfs_meta_ptr(fs, off, size, size);	/* obj_ptr's check */
+	if (!o)
+		return;
 	if (class == DAXFS_CLASS_PAGE) {
 		pages_push(fs, off, 1);
 	} else {
-		daxfs_free_push_chain(fs, class, off, off);
+		push_checked(fs, class, off, o);
 		count_pushed(fs, class, 1);
 	}
-	daxfs_faa(daxfs_state_word(fs, used_bytes), -daxfs_class_size(class));
+	daxfs_faa(daxfs_state_word(fs, used_bytes), -size);
 }
 
 void daxfs_pages_release(struct daxfs_fs *fs, u64 start, u64 end)

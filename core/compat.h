@@ -150,6 +150,13 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 	return false;
 }
 
+/* A local array the function reads only where it wrote first (a chain
+ * read into it, copies made in it): left out of the kernel's zeroing of
+ * every local (CONFIG_INIT_STACK_ALL_ZERO), which costs an unlink about
+ * a hundred stores for nothing (docs/benchmarks.md "Fewer checks and clock
+ * readings in daxfs.ko's create and unlink") */
+#define daxfs_noinit		__uninitialized
+
 #define daxfs_fence()		smp_mb()
 #define daxfs_store_load_fence()	smp_mb()
 /* loads before it complete before loads after it (a seqlock reader) */
@@ -563,6 +570,7 @@ static inline void daxfs_flush(const void *p, size_t len)
 #else
 #define daxfs_drain_insn()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
+#define daxfs_noinit		/* user space: locals are not zeroed */
 #define daxfs_drain()	do { \
 		daxfs_drain_insn(); \
 		daxfs_pmem_drain_hook(); \

@@ -533,8 +533,11 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 			 u32 n, u32 pos, u64 new_leaf, u64 mark)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 copies[DAXFS_CHAIN_MAX], tail, head;
-	u32 lens[DAXFS_CHAIN_MAX];
+	/* each written before it is read: copies[k] for k < pos as made,
+	 * lens[k] for k <= pos as validated (a failure returns first) */
+	u64 copies[DAXFS_CHAIN_MAX] daxfs_noinit;
+	u32 lens[DAXFS_CHAIN_MAX] daxfs_noinit;
+	u64 tail, head;
 	struct daxfs_leaf l, nl;
 	u32 i;
 	int k, err;
@@ -614,7 +617,8 @@ static int dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
 		    bool import, u64 mark)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
+	u64 arr[DAXFS_CHAIN_MAX] daxfs_noinit;	/* [0, n) by chain_read */
+	u64 v, *slot;
 	struct daxfs_leaf nl, l;
 	u32 n, i, tries;
 	int err;
@@ -689,7 +693,8 @@ static int swap_leaf(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		     u64 old, s64 oflags, u64 new_leaf, u64 *hint)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 arr[DAXFS_CHAIN_MAX], v, *slot;
+	u64 arr[DAXFS_CHAIN_MAX] daxfs_noinit;	/* [0, n) by chain_read */
+	u64 v, *slot;
 	struct daxfs_leaf ol, nl;
 	u32 n, i, tries;
 	int err;

@@ -661,7 +661,7 @@ static void flags_update(struct daxfs_inode *ip, u32 set, u32 clear)
  * inode is settled: freed unless an open set names it
  * (docs/open-files.md).  Returns the new count or -1.
  */
-static int drop_link(struct daxfs_op *op, struct daxfs_inode *ip)
+static int drop_link(struct daxfs_op *op, struct daxfs_inode *ip, s64 now)
 {
 	bool dir = DAXFS_IS_DIR(daxfs_load32(&ip->mode));
 	u32 n = daxfs_load32(&ip->nlink);
@@ -677,7 +677,7 @@ static int drop_link(struct daxfs_op *op, struct daxfs_inode *ip)
 			break;
 	}
 	daxfs_crash_point("unlink.nlink_dropped");
-	daxfs_inode_touch(ip, DAXFS_TOUCH_CTIME);
+	daxfs_inode_touch_at(ip, DAXFS_TOUCH_CTIME, now ? now : daxfs_now_ns());
 	if (n - 1)
 		return (int)(n - 1);
 	if (dir)
@@ -692,10 +692,16 @@ void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino)
 	struct daxfs_inode *ip;
 
 	if (!daxfs_inode_get_writable(op, ino, &ip))
-		drop_link(op, ip);
+		drop_link(op, ip, 0);
 }
 
 int daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip)
 {
-	return drop_link(op, ip);
+	return drop_link(op, ip, 0);
+}
+
+int daxfs_inode_put_link_at(struct daxfs_op *op, struct daxfs_inode *ip,
+			    s64 now)
+{
+	return drop_link(op, ip, now);
 }

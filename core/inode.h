@@ -268,6 +268,10 @@ void daxfs_inode_unlinked(struct daxfs_op *op, u64 ino);
  * Returns the links left (0: it was the last), or -1 when none was
  * dropped. */
 int daxfs_inode_put_link(struct daxfs_op *op, struct daxfs_inode *ip);
+/* The same, its ctime stamped with now (the instant of the caller's other
+ * stamps, read once; 0: read the clock) */
+int daxfs_inode_put_link_at(struct daxfs_op *op, struct daxfs_inode *ip,
+			    s64 now);
 
 /* Persistent media: write back a record before publishing it. */
 static inline void daxfs_pflush(struct daxfs_fs *fs, const void *p, u64 len)

@@ -1448,8 +1448,10 @@ static int link_in(struct daxfs_op *op, const struct link_src *src, u64 ino,
 		goto out_claim;
 	daxfs_crash_point("link.published");
 	/* one instant for both; a create's file was made now, as far as
-	 * anyone can tell (its first name is its birth: open(O_CREAT)) */
-	now = daxfs_now_ns();
+	 * anyone can tell (its first name is its birth: open(O_CREAT)).  A
+	 * record made in this op, moments ago and seen by nobody since,
+	 * holds that instant already (daxfs_inode_create): no clock read */
+	now = made ? (s64)daxfs_load((u64 *)&made->ctime_ns) : daxfs_now_ns();
 	daxfs_inode_touch_at(ip, how == LINK_CREATED ? DAXFS_TOUCH_ALL :
 			     DAXFS_TOUCH_CTIME, now);
 	daxfs_inode_settle_at(op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME, now);
@@ -1588,6 +1590,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 	u32 tries;
 	bool found;
 	int err, left = -1;
+	s64 now;
 
 	if (out)
 		memset(out, 0, sizeof(*out));
@@ -1656,8 +1659,10 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		daxfs_dir_count_sub(dp);
 		daxfs_crash_point("unlink.counted");
+		/* one instant for the directory and the file, as a link's */
+		now = daxfs_now_ns();
 		daxfs_inode_settle_at(&op, dp, DAXFS_TOUCH_MTIME | DAXFS_TOUCH_CTIME,
-				      daxfs_now_ns());
+				      now);
 		daxfs_change_settle(&op, cref.ip);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 4, 0);
 		if (err)
@@ -1666,7 +1671,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		 * replaced in this op, only freed (nlink 0: nothing to drop),
 		 * so it is the one daxfs_inode_unlinked would look up again */
 		if (cref.ip)
-			left = daxfs_inode_put_link(&op, cref.ip);
+			left = daxfs_inode_put_link_at(&op, cref.ip, now);
 		else
 			daxfs_inode_unlinked(&op, de.ino);
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 5, 0);

@@ -662,7 +662,13 @@ void daxfs_xattr_drop(struct daxfs_op *op, struct daxfs_inode *ip)
 	 * wait for it to finish.  We never hold the claim ourselves: a
 	 * claim always has an XATTR intent, and so its holder's recovery,
 	 * behind it. */
-	if (!op->lane || xclaim_wait(op, ip, false))
+	if (!op->lane)
+		return;
+	/* nobody holds the claim (the usual case): xclaim_wait's first look,
+	 * without its loop's set-up */
+	if (daxfs_fenced(op))
+		return;
+	if (daxfs_load32(&ip->xattr_claim) && xclaim_wait(op, ip, false))
 		return;
 	if (daxfs_ov_lookup(op, xattr_key(ino), &v) || !v ||
 	    daxfs_xset_load(op->fs, v, ino, &xs))

@@ -246,6 +246,26 @@ static void t_link(void)
 	CHECK_EQ(daxfs_rmdir(&fs, ROOT, "ld", 2), 0);
 }
 
+/* An unlink stamps the directory's mtime and ctime and the file's ctime
+ * with one instant, as a link stamps both of its inodes (and as tmpfs
+ * does): the file kept by a second name shows the directory's time. */
+static void t_unlink_instant(void)
+{
+	struct daxfs_attr fa, da;
+	u64 f;
+
+	CHECK_EQ(mk(ROOT, "ui_a", &f), 0);
+	CHECK_EQ(daxfs_link(&fs, f, ROOT, "ui_b", 4), 0);
+	CHECK_EQ(daxfs_unlink(&fs, ROOT, "ui_a", 4), 0);
+	fa = ga(f);
+	da = ga(ROOT);
+	CHECK_EQ(fa.nlink, 1);
+	CHECK_EQ(da.mtime_ns, da.ctime_ns);
+	CHECK_EQ(fa.ctime_ns, da.ctime_ns);
+	CHECK_EQ(daxfs_unlink(&fs, ROOT, "ui_b", 4), 0);
+	CHECK_EQ(daxfs_getattr(&fs, f, &fa), -ENOENT);
+}
+
 /* link by the source name (docs/namespace.md, "Link racing the removal
  * of its source"): that name must still name the inode. */
 static void t_link_name(void)
@@ -518,6 +538,7 @@ int main(void)
 	RUN(t_symlink);
 	RUN(t_link);
 	RUN(t_link_name);
+	RUN(t_unlink_instant);
 	RUN(t_setattr);
 	RUN(t_rename);
 	RUN(t_readdir);
