@@ -814,13 +814,19 @@ static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	inode = d_inode(dentry);
 	if (inode && dentry_is_nameless(dentry))
 		return daxfs_refresh_inode(inode) == 0;
+	/* a name its counter still vouches for needs no reference on the
+	 * parent: as in RCU walk, RCU keeps the parent's inode while we
+	 * look.  Ref-walk comes here on every walk below a mount whose
+	 * d_revalidate refuses RCU walk (9p, NFS), and dget_parent and
+	 * dput cost more than the peek. */
+	rcu_read_lock();
+	dir = d_inode_rcu(READ_ONCE(dentry->d_parent));
+	cur = dir ? dentry_current(dentry, dir, inode) : DENTRY_STALE;
+	rcu_read_unlock();
+	if (cur != DENTRY_STALE)
+		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
 	parent = dget_parent(dentry);
 	dir = d_inode(parent);
-	cur = dentry_current(dentry, dir, inode);
-	if (cur != DENTRY_STALE) {
-		dput(parent);
-		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
-	}
 	err = daxfs_lookup_attr_fc(DAXFS_FS(dentry->d_sb), dir->i_ino,
 				   dentry->d_name.name, dentry->d_name.len,
 				   &ino, inode ? inode->i_ino : 0,
