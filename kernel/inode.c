@@ -605,7 +605,7 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 
 int daxfs_refresh_inode(struct inode *inode)
 {
-	return daxfs_refresh_inode_change(inode, NULL);
+	return refresh(inode, NULL, ~0ULL);
 }
 
 static void daxfs_set_ops(struct inode *inode, const struct daxfs_attr *a)
@@ -758,33 +758,40 @@ MODULE_PARM_DESC(trust_cached,
 
 /* What a dentry's recorded counter (name_confirmed) and peeks prove
  * current, with no core op: nothing, its name, or its name and its inode's
- * attributes.  Never sleeps (RCU path walk; the caller keeps dir and inode
+ * attributes.  Never sleeps (RCU path walk; the caller keeps the inode
  * alive). */
 enum { DENTRY_STALE, DENTRY_NAME, DENTRY_CURRENT };
 
-static int dentry_current(struct dentry *dentry, struct inode *dir,
-			  struct inode *inode)
+static int dentry_current(struct dentry *dentry, struct inode *inode)
 {
 	struct daxfs_peek pk;
+	struct inode *dir;
 	unsigned long seen;
 	uintptr_t of;
+	int cur = DENTRY_STALE;
 
+	/* held through the peeks: d_move takes it too, so d_parent, which
+	 * holds a reference on the parent and so its inode, stays (no
+	 * dget_parent and dput, nor an RCU read section, in ref-walk) */
 	spin_lock(&dentry->d_lock);
 	of = (uintptr_t)dentry->d_fsdata;
 	seen = dentry->d_time;
-	spin_unlock(&dentry->d_lock);
 	if (!seen || !READ_ONCE(daxfs_trust_cached))
-		return DENTRY_STALE;
+		goto out;
 	if (inode && of == inode->i_ino) {
 		/* one peek for the name and the attributes */
-		if (peek_inode(inode, &pk) || pk.change != seen)
-			return DENTRY_STALE;
-		return daxfs_attrs_match(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
+		if (!peek_inode(inode, &pk) && pk.change == seen)
+			cur = daxfs_attrs_match(inode, &pk) ? DENTRY_CURRENT :
+			      DENTRY_NAME;
+		goto out;
 	}
-	if (of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
-		return DENTRY_STALE;
-	return !inode || attrs_current(inode, &pk) ? DENTRY_CURRENT :
-	       DENTRY_NAME;
+	dir = d_inode_rcu(dentry->d_parent);
+	if (!dir || of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
+		goto out;
+	cur = !inode || attrs_current(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
+out:
+	spin_unlock(&dentry->d_lock);
+	return cur;
 }
 
 /*
@@ -805,24 +812,16 @@ static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 
 	if (READ_ONCE(DAXFS_SB(dentry->d_sb)->dead))
 		return 0;
-	if (flags & LOOKUP_RCU) {
-		dir = d_inode_rcu(READ_ONCE(dentry->d_parent));
-		inode = d_inode_rcu(dentry);
-		return dir && dentry_current(dentry, dir, inode) ==
-			      DENTRY_CURRENT ? 1 : -ECHILD;
-	}
+	if (flags & LOOKUP_RCU)
+		return dentry_current(dentry, d_inode_rcu(dentry)) ==
+		       DENTRY_CURRENT ? 1 : -ECHILD;
 	inode = d_inode(dentry);
 	if (inode && dentry_is_nameless(dentry))
 		return daxfs_refresh_inode(inode) == 0;
-	/* a name its counter still vouches for needs no reference on the
-	 * parent: as in RCU walk, RCU keeps the parent's inode while we
-	 * look.  Ref-walk comes here on every walk below a mount whose
-	 * d_revalidate refuses RCU walk (9p, NFS), and dget_parent and
-	 * dput cost more than the peek. */
-	rcu_read_lock();
-	dir = d_inode_rcu(READ_ONCE(dentry->d_parent));
-	cur = dir ? dentry_current(dentry, dir, inode) : DENTRY_STALE;
-	rcu_read_unlock();
+	/* ref-walk comes here on every walk below a mount whose
+	 * d_revalidate refuses RCU walk (9p, NFS): only a stale name takes
+	 * a reference on the parent, for the lookup */
+	cur = dentry_current(dentry, inode);
 	if (cur != DENTRY_STALE)
 		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
 	parent = dget_parent(dentry);
