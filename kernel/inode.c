@@ -758,8 +758,9 @@ MODULE_PARM_DESC(trust_cached,
 
 /* What a dentry's recorded counter (name_confirmed) and peeks prove
  * current, with no core op: nothing, its name, or its name and its inode's
- * attributes.  Never sleeps (RCU path walk; the caller keeps the inode
- * alive). */
+ * attributes.  Never sleeps.  The caller keeps the inode alive and holds
+ * an RCU read section, which keeps the parent's inode (freed after a
+ * grace period) while we peek at it. */
 enum { DENTRY_STALE, DENTRY_NAME, DENTRY_CURRENT };
 
 static int dentry_current(struct dentry *dentry, struct inode *inode)
@@ -768,30 +769,28 @@ static int dentry_current(struct dentry *dentry, struct inode *inode)
 	struct inode *dir;
 	unsigned long seen;
 	uintptr_t of;
-	int cur = DENTRY_STALE;
 
-	/* held through the peeks: d_move takes it too, so d_parent, which
-	 * holds a reference on the parent and so its inode, stays (no
-	 * dget_parent and dput, nor an RCU read section, in ref-walk) */
+	/* d_move takes d_lock too: the parent is the one the dentry had
+	 * when its counter was read, not one it is moved to meanwhile.  Not
+	 * held through the peeks, which load the region: a walk's lockref
+	 * on this dentry waits on it */
 	spin_lock(&dentry->d_lock);
 	of = (uintptr_t)dentry->d_fsdata;
 	seen = dentry->d_time;
+	dir = d_inode_rcu(dentry->d_parent);
+	spin_unlock(&dentry->d_lock);
 	if (!seen || !READ_ONCE(daxfs_trust_cached))
-		goto out;
+		return DENTRY_STALE;
 	if (inode && of == inode->i_ino) {
 		/* one peek for the name and the attributes */
-		if (!peek_inode(inode, &pk) && pk.change == seen)
-			cur = daxfs_attrs_match(inode, &pk) ? DENTRY_CURRENT :
-			      DENTRY_NAME;
-		goto out;
+		if (peek_inode(inode, &pk) || pk.change != seen)
+			return DENTRY_STALE;
+		return daxfs_attrs_match(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
 	}
-	dir = d_inode_rcu(dentry->d_parent);
 	if (!dir || of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
-		goto out;
-	cur = !inode || attrs_current(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
-out:
-	spin_unlock(&dentry->d_lock);
-	return cur;
+		return DENTRY_STALE;
+	return !inode || attrs_current(inode, &pk) ? DENTRY_CURRENT :
+	       DENTRY_NAME;
 }
 
 /*
@@ -819,9 +818,13 @@ static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	if (inode && dentry_is_nameless(dentry))
 		return daxfs_refresh_inode(inode) == 0;
 	/* ref-walk comes here on every walk below a mount whose
-	 * d_revalidate refuses RCU walk (9p, NFS): only a stale name takes
-	 * a reference on the parent, for the lookup */
+	 * d_revalidate refuses RCU walk (9p, NFS): an RCU read section, as
+	 * in RCU walk, is cheaper than dget_parent and dput, two locked
+	 * read-modify-writes; only a stale name takes a reference on the
+	 * parent, for the lookup */
+	rcu_read_lock();
 	cur = dentry_current(dentry, inode);
+	rcu_read_unlock();
 	if (cur != DENTRY_STALE)
 		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
 	parent = dget_parent(dentry);
