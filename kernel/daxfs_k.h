@@ -309,6 +309,8 @@ int daxfs_k_permission(DAXFS_IDMAP_T *idmap, struct inode *inode, int mask);
 
 /* dir.c */
 extern const struct file_operations daxfs_dir_fops;
+int daxfs_dir_cache_init(void);
+void daxfs_dir_cache_destroy(void);
 
 /* file.c */
 extern const struct file_operations daxfs_file_fops;

@@ -13,7 +13,7 @@
 #include "daxfs_k.h"
 
 /*
- * Entries are gathered into a kernel buffer inside the core's op and
+ * Entries are gathered into kernel memory inside the core's op and
  * handed to the VFS (dir_emit, a copy to the user buffer that may fault
  * and block) only after the op ended: a lane claim must never wait on a
  * user page fault (docs/kernel.md "User buffers").
@@ -26,16 +26,95 @@ struct daxfs_rd_ent {
 	char name[];
 };
 
-struct daxfs_rd {
-	char *buf;
+/*
+ * Entries are gathered into chunks of a page, chained, from a cache of
+ * their own.  The cache has a constructor, so the kernel does not zero
+ * its objects (init_on_alloc, as Debian's kernels boot): every byte a
+ * listing hands on is written by daxfs_k_fill first.  One buffer of the
+ * whole listing was zeroed whole, 64 KiB for a directory of 1,000 names
+ * (kmalloc rounds 48 KiB up to a power of two), 10% of a first listing
+ * in a guest (docs/benchmarks.md, session 60); a chain also grows with
+ * no copy.
+ */
+struct daxfs_rd_chunk {
+	struct daxfs_rd_chunk *next;
 	u32 used;
-	u32 cap;
+	char ents[] __aligned(8);
 };
 
-#define DAXFS_RD_BUF	PAGE_SIZE
+#define DAXFS_RD_CHUNK	PAGE_SIZE
+#define DAXFS_RD_ROOM	(DAXFS_RD_CHUNK - offsetof(struct daxfs_rd_chunk, ents))
 /* A listing longer than this is not kept: it is handed over a buffer at
  * a time, as before there was a cache. */
 #define DAXFS_RDC_MAX	(256u << 10)
+#define DAXFS_RDC_CHUNKS	(DAXFS_RDC_MAX / DAXFS_RD_CHUNK)
+
+static struct kmem_cache *daxfs_rd_cachep;
+
+static void daxfs_rd_chunk_once(void *p)
+{
+}
+
+int daxfs_dir_cache_init(void)
+{
+	daxfs_rd_cachep = kmem_cache_create("daxfs_listing", DAXFS_RD_CHUNK, 0, 0,
+					    daxfs_rd_chunk_once);
+	return daxfs_rd_cachep ? 0 : -ENOMEM;
+}
+
+void daxfs_dir_cache_destroy(void)
+{
+	kmem_cache_destroy(daxfs_rd_cachep);
+}
+
+/* The chunks being filled: head (NULL: none yet), cur the one daxfs_k_fill
+ * writes to, tail the last, nr how many. */
+struct daxfs_rd {
+	struct daxfs_rd_chunk *head, *cur, *tail;
+	u32 nr;
+};
+
+static void daxfs_rd_free(struct daxfs_rd_chunk *ch)
+{
+	struct daxfs_rd_chunk *next;
+
+	for (; ch; ch = next) {
+		next = ch->next;
+		kmem_cache_free(daxfs_rd_cachep, ch);
+	}
+}
+
+/* n more empty chunks at the tail: false when none could be had (those
+ * that could stay). */
+static bool daxfs_rd_more(struct daxfs_rd *rd, u32 n, gfp_t gfp)
+{
+	struct daxfs_rd_chunk *ch;
+
+	while (n--) {
+		ch = kmem_cache_alloc(daxfs_rd_cachep, gfp | __GFP_NOWARN);
+		if (!ch)
+			return false;
+		ch->next = NULL;
+		ch->used = 0;
+		if (rd->tail)
+			rd->tail->next = ch;
+		else
+			rd->head = rd->cur = ch;
+		rd->tail = ch;
+		rd->nr++;
+	}
+	return true;
+}
+
+/* Empty again, every chunk kept for the next buffer's worth. */
+static void daxfs_rd_reset(struct daxfs_rd *rd)
+{
+	struct daxfs_rd_chunk *ch;
+
+	for (ch = rd->head; ch; ch = ch->next)
+		ch->used = 0;
+	rd->cur = rd->head;
+}
 
 static u32 daxfs_rd_size(u32 len)
 {
@@ -45,36 +124,44 @@ static u32 daxfs_rd_size(u32 len)
 static int daxfs_k_fill(void *p, const char *name, u32 len, u64 ino, u32 dtype, u64 pos)
 {
 	struct daxfs_rd *rd = p;
+	struct daxfs_rd_chunk *ch = rd->cur;
 	struct daxfs_rd_ent *e;
+	u32 size = daxfs_rd_size(len);
 
-	/* full: the core hands this entry again at the next call */
-	if (rd->used + daxfs_rd_size(len) > rd->cap)
-		return 1;
-	e = (struct daxfs_rd_ent *)(rd->buf + rd->used);
+	if (unlikely(ch->used + size > DAXFS_RD_ROOM)) {
+		/* full: the core hands this entry again at the next call */
+		if (!ch->next)
+			return 1;
+		ch = rd->cur = ch->next;
+	}
+	e = (struct daxfs_rd_ent *)(ch->ents + ch->used);
 	e->ino = ino;
 	e->pos = pos;
 	e->dtype = dtype;
 	e->len = len;
 	memcpy(e->name, name, len);
-	rd->used += daxfs_rd_size(len);
+	ch->used += size;
 	return 0;
 }
 
 /* Hands the gathered entries at positions from ctx->pos on to the VFS;
  * false when its buffer is full (ctx->pos then names the entry that did
  * not fit). */
-static bool daxfs_rd_emit(const char *buf, u32 used, struct dir_context *ctx)
+static bool daxfs_rd_emit(const struct daxfs_rd_chunk *ch,
+			  struct dir_context *ctx)
 {
 	struct daxfs_rd_ent *e;
 	u32 off;
 
-	for (off = 0; off < used; off += daxfs_rd_size(e->len)) {
-		e = (struct daxfs_rd_ent *)(buf + off);
-		if (e->pos < (u64)ctx->pos)
-			continue;
-		ctx->pos = e->pos;
-		if (!dir_emit(ctx, e->name, e->len, e->ino, e->dtype))
-			return false;
+	for (; ch; ch = ch->next) {
+		for (off = 0; off < ch->used; off += daxfs_rd_size(e->len)) {
+			e = (struct daxfs_rd_ent *)(ch->ents + off);
+			if (e->pos < (u64)ctx->pos)
+				continue;
+			ctx->pos = e->pos;
+			if (!dir_emit(ctx, e->name, e->len, e->ino, e->dtype))
+				return false;
+		}
 	}
 	return true;
 }
@@ -83,19 +170,9 @@ static bool daxfs_rd_emit(const char *buf, u32 used, struct dir_context *ctx)
  * without memory (the walk then goes on a buffer at a time). */
 static bool daxfs_rd_grow(struct daxfs_rd *rd)
 {
-	u32 cap = rd->cap * 2 < DAXFS_RDC_MAX ? rd->cap * 2 : DAXFS_RDC_MAX;
-	char *nb;
+	u32 n = min(rd->nr, DAXFS_RDC_CHUNKS - rd->nr);
 
-	if (rd->cap >= DAXFS_RDC_MAX)
-		return false;
-	nb = kvmalloc(cap, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!nb)
-		return false;
-	memcpy(nb, rd->buf, rd->used);
-	kvfree(rd->buf);
-	rd->buf = nb;
-	rd->cap = cap;
-	return true;
+	return n && daxfs_rd_more(rd, n, GFP_KERNEL_ACCOUNT);
 }
 
 /*
@@ -107,14 +184,13 @@ static bool daxfs_rd_grow(struct daxfs_rd *rd)
 struct daxfs_rdcache {
 	refcount_t ref;
 	u64 change;
-	u32 used;
-	char *buf;
+	struct daxfs_rd_chunk *head;
 };
 
 static void rdc_put(struct daxfs_rdcache *c)
 {
 	if (c && refcount_dec_and_test(&c->ref)) {
-		kvfree(c->buf);
+		daxfs_rd_free(c->head);
 		kfree(c);
 	}
 }
@@ -136,7 +212,7 @@ static void rdc_replace(struct inode *inode, struct daxfs_rdcache *expect,
 		c = NULL;
 	}
 	spin_unlock(&inode->i_lock);
-	rdc_put(old);	/* kvfree may sleep: not under i_lock */
+	rdc_put(old);	/* frees outside i_lock */
 	rdc_put(c);	/* not placed: the reference taken for it */
 }
 
@@ -160,17 +236,15 @@ static int rdc_peek(struct inode *inode, u64 *change, u64 *entries)
 }
 
 /*
- * Room for the whole listing of a directory of entries names, so that
- * gathering it copies nothing on the way (a name of up to 24 bytes
- * takes 48; longer ones grow the buffer).
+ * Chunks for the whole listing of a directory of entries names, so that
+ * gathering it stops for none (a name of up to 24 bytes takes 48; longer
+ * ones add chunks).
  */
-static u32 rd_room(u64 entries)
+static u32 rd_chunks(u64 entries)
 {
-	u64 want = (entries + 2) * 48;
+	u64 want = DIV_ROUND_UP((entries + 2) * 48, DAXFS_RD_ROOM);
 
-	if (want <= DAXFS_RD_BUF)
-		return DAXFS_RD_BUF;
-	return want < DAXFS_RDC_MAX ? (u32)want : DAXFS_RDC_MAX;
+	return want < DAXFS_RDC_CHUNKS ? (u32)want : DAXFS_RDC_CHUNKS;
 }
 
 /* The kept listing, with a reference, if a peek shows the directory's
@@ -202,8 +276,8 @@ static struct daxfs_rdcache *rdc_get(struct inode *inode)
  * The listing gathered in rd, whole, by a walk that began after a peek
  * loaded change: kept when a peek after it loads the same value (no
  * change of the directory's entries was published and vouched for in
- * between: docs/kernel.md "Dentries").  Takes rd->buf; NULL without
- * memory (rd->buf then stays the caller's).
+ * between: docs/kernel.md "Dentries").  Takes rd's chunks, less those
+ * left empty; NULL without memory (they then stay the caller's).
  */
 static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
 				      u64 change)
@@ -223,9 +297,10 @@ static struct daxfs_rdcache *rdc_make(struct inode *inode, struct daxfs_rd *rd,
 		return NULL;
 	refcount_set(&c->ref, 1);
 	c->change = change;
-	c->used = rd->used;
-	c->buf = rd->buf;
-	rd->buf = NULL;
+	daxfs_rd_free(rd->cur->next);
+	rd->cur->next = NULL;
+	c->head = rd->head;
+	rd->head = NULL;
 	smp_rmb();	/* the walk's loads before the second peek's */
 	if (!rdc_peek(inode, &after, NULL) && after == change)
 		rdc_replace(inode, NULL, c);
@@ -255,23 +330,16 @@ static int daxfs_k_iterate(struct file *file, struct dir_context *ctx)
 		goto emit;
 	/* the counter is loaded before the walk's first look */
 	whole = ctx->pos == 0 && !rdc_peek(inode, &change, &entries) && change;
-	if (whole) {
-		rd.cap = rd_room(entries);
-		rd.buf = kvmalloc(rd.cap, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-		/* no room for all of it (a tight memory cgroup): a buffer
-		 * at a time, as before there was a cache */
-		whole = rd.buf != NULL;
-	}
-	if (!whole) {
-		rd.cap = DAXFS_RD_BUF;
-		rd.buf = kvmalloc(rd.cap, GFP_KERNEL);
-		if (!rd.buf)
-			return -ENOMEM;
-	}
+	/* no room for all of it (a tight memory cgroup): a buffer at a
+	 * time, as before there was a cache */
+	if (whole && !daxfs_rd_more(&rd, rd_chunks(entries), GFP_KERNEL_ACCOUNT))
+		whole = false;
+	if (!whole && !rd.head && !daxfs_rd_more(&rd, 1, GFP_KERNEL))
+		return -ENOMEM;
 	pos = ctx->pos;
 	while (pos != DAXFS_POS_EOF) {
 		if (!whole)
-			rd.used = 0;
+			daxfs_rd_reset(&rd);
 		err = daxfs_readdir(DAXFS_FS(inode->i_sb), inode->i_ino, &pos,
 				    daxfs_k_fill, &rd);
 		if (err) {
@@ -281,7 +349,7 @@ static int daxfs_k_iterate(struct file *file, struct dir_context *ctx)
 		if (whole && pos != DAXFS_POS_EOF && !daxfs_rd_grow(&rd))
 			whole = false;	/* too long to keep: hand over what we have */
 		if (!whole) {
-			if (!daxfs_rd_emit(rd.buf, rd.used, ctx))
+			if (!daxfs_rd_emit(rd.head, ctx))
 				goto out;
 			ctx->pos = pos == DAXFS_POS_EOF ? DAXFS_DIR_EOF_POS : (loff_t)pos;
 		}
@@ -294,16 +362,16 @@ static int daxfs_k_iterate(struct file *file, struct dir_context *ctx)
 		goto out;
 	c = rdc_make(inode, &rd, change);
 	if (!c) {
-		if (daxfs_rd_emit(rd.buf, rd.used, ctx))
+		if (daxfs_rd_emit(rd.head, ctx))
 			ctx->pos = DAXFS_DIR_EOF_POS;
 		goto out;
 	}
 emit:
-	if (daxfs_rd_emit(c->buf, c->used, ctx))
+	if (daxfs_rd_emit(c->head, ctx))
 		ctx->pos = DAXFS_DIR_EOF_POS;
 	rdc_put(c);
 out:
-	kvfree(rd.buf);
+	daxfs_rd_free(rd.head);
 	return err;
 }
 

@@ -616,7 +616,7 @@ static int refresh_apply(struct inode *inode, const struct daxfs_attr *ap,
 
 int daxfs_refresh_inode(struct inode *inode)
 {
-	return daxfs_refresh_inode_change(inode, NULL);
+	return refresh(inode, NULL, ~0ULL);
 }
 
 static void daxfs_set_ops(struct inode *inode, const struct daxfs_attr *a)
@@ -769,20 +769,26 @@ MODULE_PARM_DESC(trust_cached,
 
 /* What a dentry's recorded counter (name_confirmed) and peeks prove
  * current, with no core op: nothing, its name, or its name and its inode's
- * attributes.  Never sleeps (RCU path walk; the caller keeps dir and inode
- * alive). */
+ * attributes.  Never sleeps.  The caller keeps the inode alive and holds
+ * an RCU read section, which keeps the parent's inode (freed after a
+ * grace period) while we peek at it. */
 enum { DENTRY_STALE, DENTRY_NAME, DENTRY_CURRENT };
 
-static int dentry_current(struct dentry *dentry, struct inode *dir,
-			  struct inode *inode)
+static int dentry_current(struct dentry *dentry, struct inode *inode)
 {
 	struct daxfs_peek pk;
+	struct inode *dir;
 	unsigned long seen;
 	uintptr_t of;
 
+	/* d_move takes d_lock too: the parent is the one the dentry had
+	 * when its counter was read, not one it is moved to meanwhile.  Not
+	 * held through the peeks, which load the region: a walk's lockref
+	 * on this dentry waits on it */
 	spin_lock(&dentry->d_lock);
 	of = (uintptr_t)dentry->d_fsdata;
 	seen = dentry->d_time;
+	dir = d_inode_rcu(dentry->d_parent);
 	spin_unlock(&dentry->d_lock);
 	if (!seen || !READ_ONCE(daxfs_trust_cached))
 		return DENTRY_STALE;
@@ -792,7 +798,7 @@ static int dentry_current(struct dentry *dentry, struct inode *dir,
 			return DENTRY_STALE;
 		return daxfs_attrs_match(inode, &pk) ? DENTRY_CURRENT : DENTRY_NAME;
 	}
-	if (of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
+	if (!dir || of != dir->i_ino || peek_inode(dir, &pk) || pk.change != seen)
 		return DENTRY_STALE;
 	return !inode || attrs_current(inode, &pk) ? DENTRY_CURRENT :
 	       DENTRY_NAME;
@@ -816,22 +822,24 @@ static int daxfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 
 	if (READ_ONCE(DAXFS_SB(dentry->d_sb)->dead))
 		return 0;
-	if (flags & LOOKUP_RCU) {
-		dir = d_inode_rcu(READ_ONCE(dentry->d_parent));
-		inode = d_inode_rcu(dentry);
-		return dir && dentry_current(dentry, dir, inode) ==
-			      DENTRY_CURRENT ? 1 : -ECHILD;
-	}
+	if (flags & LOOKUP_RCU)
+		return dentry_current(dentry, d_inode_rcu(dentry)) ==
+		       DENTRY_CURRENT ? 1 : -ECHILD;
 	inode = d_inode(dentry);
 	if (inode && dentry_is_nameless(dentry))
 		return daxfs_refresh_inode(inode) == 0;
+	/* ref-walk comes here on every walk below a mount whose
+	 * d_revalidate refuses RCU walk (9p, NFS): an RCU read section, as
+	 * in RCU walk, is cheaper than dget_parent and dput, two locked
+	 * read-modify-writes; only a stale name takes a reference on the
+	 * parent, for the lookup */
+	rcu_read_lock();
+	cur = dentry_current(dentry, inode);
+	rcu_read_unlock();
+	if (cur != DENTRY_STALE)
+		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
 	parent = dget_parent(dentry);
 	dir = d_inode(parent);
-	cur = dentry_current(dentry, dir, inode);
-	if (cur != DENTRY_STALE) {
-		dput(parent);
-		return cur == DENTRY_CURRENT || daxfs_refresh_inode(inode) == 0;
-	}
 	err = daxfs_lookup_attr_fc(DAXFS_FS(dentry->d_sb), dir->i_ino,
 				   dentry->d_name.name, dentry->d_name.len,
 				   &ino, inode ? inode->i_ino : 0,

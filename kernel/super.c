@@ -782,17 +782,24 @@ static int __init daxfs_init(void)
 	err = daxfs_inode_cache_init();
 	if (err)
 		return err;
+	err = daxfs_dir_cache_init();
+	if (err)
+		goto no_dir;
 	err = register_filesystem(&daxfs_fs_type);
-	if (err) {
-		daxfs_inode_cache_destroy();
-		return err;
-	}
+	if (err)
+		goto no_fs;
 	return 0;
+no_fs:
+	daxfs_dir_cache_destroy();
+no_dir:
+	daxfs_inode_cache_destroy();
+	return err;
 }
 
 static void __exit daxfs_exit(void)
 {
 	unregister_filesystem(&daxfs_fs_type);
+	daxfs_dir_cache_destroy();
 	daxfs_inode_cache_destroy();
 }
 

@@ -1001,8 +1001,26 @@ def scen_listing(args):
         want = json.loads(fs.read(f"/sync/lsH{n}"))
         ls_check(want, f"round {n}")
         known = list(want["names"])
+    long_listings()
     mid_listing(fs)
     result(listing="ok")
+
+
+def long_listings():
+    """Listings longer than kernel/dir.c's guess of 48 bytes a name: 300 names of 100
+    bytes (the gathering adds chunks, and the listing is kept) and 1,300 of 200 (more
+    than the 256 KiB kept: handed over a buffer at a time), each listed twice through
+    a 32 KiB and a 4 KiB getdents buffer: every name once."""
+    for d, n, size in (("long1", 300, 100), ("long2", 1300, 200)):
+        os.mkdir(p(d))
+        made = sorted(f"{i:05d}".ljust(size, "x") for i in range(n))
+        for name in made:
+            os.close(os.open(p(f"{d}/{name}"), os.O_CREAT | os.O_WRONLY, 0o644))
+        for bufsize in (32768, 4096, 32768):
+            got = sorted(name for name, _ in raw_listing(p(d), bufsize)
+                         if name not in (".", ".."))
+            check(got == made, f"/{d} listed (buffer {bufsize}): {len(got)} names of "
+                  f"{len(made)}, missing {sorted(set(made) - set(got))[:2]}")
 
 
 def mid_listing(fs):
