@@ -61,6 +61,17 @@ typedef u8 daxfs_u8;
 #define daxfs_noinline		noinline
 #define daxfs_always_inline	__always_inline
 #define daxfs_must_check	__must_check
+/*
+ * A local that its function always fills before it reads it: kept out of
+ * the kernel's stack zeroing (CONFIG_INIT_STACK_ALL_ZERO, on in Debian's
+ * kernels), which otherwise clears it on every call; a write's batch of
+ * page offsets was a 512-byte rep stosq per write(2).
+ */
+#ifdef __uninitialized
+#define daxfs_noinit		__uninitialized
+#else
+#define daxfs_noinit
+#endif
 
 static inline u64 daxfs_load(const u64 *p)
 {
@@ -309,6 +320,8 @@ typedef __s32 s32;
 #define daxfs_noinline		__attribute__((__noinline__))
 #define daxfs_always_inline	inline __attribute__((__always_inline__))
 #define daxfs_must_check	__attribute__((__warn_unused_result__))
+/* nothing zeroes locals here (see the kernel's) */
+#define daxfs_noinit
 
 #ifndef EUCLEAN
 #define EUCLEAN 117
