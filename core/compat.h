@@ -61,6 +61,19 @@ typedef u8 daxfs_u8;
 #define daxfs_noinline		noinline
 #define daxfs_always_inline	__always_inline
 #define daxfs_must_check	__must_check
+/*
+ * A local that its function always fills before it reads it: kept out of
+ * the kernel's stack zeroing (CONFIG_INIT_STACK_ALL_ZERO, on in Debian's
+ * kernels), which otherwise clears it on every call; a write's batch of
+ * page offsets was a 512-byte rep stosq per write(2), an unlink's chain
+ * arrays about a hundred stores (docs/benchmarks.md "Fewer checks and
+ * clock readings in daxfs.ko's create and unlink").
+ */
+#ifdef __uninitialized
+#define daxfs_noinit		__uninitialized
+#else
+#define daxfs_noinit
+#endif
 
 static inline u64 daxfs_load(const u64 *p)
 {
@@ -149,13 +162,6 @@ static inline bool daxfs_cas32(u32 *p, u32 *expected, u32 desired)
 	daxfs_cas_failed();
 	return false;
 }
-
-/* A local array the function reads only where it wrote first (a chain
- * read into it, copies made in it): left out of the kernel's zeroing of
- * every local (CONFIG_INIT_STACK_ALL_ZERO), which costs an unlink about
- * a hundred stores for nothing (docs/benchmarks.md "Fewer checks and clock
- * readings in daxfs.ko's create and unlink") */
-#define daxfs_noinit		__uninitialized
 
 #define daxfs_fence()		smp_mb()
 #define daxfs_store_load_fence()	smp_mb()
@@ -316,6 +322,8 @@ typedef __s32 s32;
 #define daxfs_noinline		__attribute__((__noinline__))
 #define daxfs_always_inline	inline __attribute__((__always_inline__))
 #define daxfs_must_check	__attribute__((__warn_unused_result__))
+/* nothing zeroes locals here (see the kernel's) */
+#define daxfs_noinit
 
 #ifndef EUCLEAN
 #define EUCLEAN 117
@@ -570,7 +578,6 @@ static inline void daxfs_flush(const void *p, size_t len)
 #else
 #define daxfs_drain_insn()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
-#define daxfs_noinit		/* user space: locals are not zeroed */
 #define daxfs_drain()	do { \
 		daxfs_drain_insn(); \
 		daxfs_pmem_drain_hook(); \

@@ -768,7 +768,7 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v,
 {
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip = v->ip;
-	u64 offs[WRITE_BATCH];
+	u64 offs[WRITE_BATCH] daxfs_noinit;	/* filled by the allocation */
 	u64 pos = off, end = off + len;
 	int err = 0;
 
@@ -796,6 +796,8 @@ static s64 write_raw(struct daxfs_op *op, const struct fview *v,
 					continue;
 				}
 				/* the next leaf, or an unwritten page */
+				if (daxfs_rcur_settled(lf, nb))
+					break;
 				err = daxfs_rcur_page_w(op, ip, lf, nb, &q);
 				if (err || q != pg + (nb - blk) * BLK)
 					break;
@@ -1069,7 +1071,7 @@ static s64 file_write(struct daxfs_op *op, u64 ino, struct daxfs_fcache *fc,
 	struct daxfs_fs *fs = op->fs;
 	struct daxfs_inode *ip;
 	struct daxfs_iref ref;
-	struct fview v;
+	struct fview v daxfs_noinit;	/* daxfs_file_view's, read after it */
 	bool append = flags & DAXFS_WRITE_APPEND;
 	bool atomic = flags & DAXFS_WRITE_ATOMIC;
 	bool gated = write_gated(append) || atomic;

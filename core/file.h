@@ -249,6 +249,23 @@ static inline u64 daxfs_rcur_contig(const struct daxfs_rcur *lf, u64 blk,
 	return daxfs_slots_contig(lf->slots, lf->lo, blk, pg, lim);
 }
 
+/*
+ * Whether the cursor's leaf already answers for block blk what
+ * daxfs_rcur_page_w would: blk lies in it and its word is no unwritten
+ * page (whose mark the call clears).  A rewrite's span that
+ * daxfs_rcur_contig ended at such a block ends there with no call: on a
+ * file whose pages are not contiguous, that call was made twice a page.
+ */
+static inline bool daxfs_rcur_settled(const struct daxfs_rcur *lf, u64 blk)
+{
+	if (blk < lf->lo || blk >= lf->hi)
+		return false;
+	/* a run's pages are never unwritten; no slots and no run: a hole */
+	if (!lf->slots)
+		return true;
+	return !(daxfs_load(&lf->slots[blk - lf->lo]) & DAXFS_RADIX_UNWRITTEN);
+}
+
 /* daxfs_radix_prepare through the cursor: a block inside the cached leaf
  * (the usual append) needs no walk, and the leaf stays cached for the
  * write that follows in the same op. */

@@ -221,7 +221,9 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 			       bool *moved)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
-	struct daxfs_space_wait w = {};
+	/* zeroed at the first -ENOSPC only: not on every write */
+	struct daxfs_space_wait w daxfs_noinit;
+	bool waiting = false;
 	u32 whole = DAXFS_WRITE_WHOLE;
 	s64 n;
 
@@ -239,9 +241,15 @@ static s64 daxfs_write_nofault(struct kiocb *iocb, struct daxfs_io *io,
 				     iov_iter_count(io->iter), flags | whole,
 				     daxfs_write_actor, io, pos, attr, moved);
 		pagefault_enable();
+		if (n != -ENOSPC)
+			return n;
+		if (!waiting) {
+			memset(&w, 0, sizeof(w));
+			waiting = true;
+		}
 		if (daxfs_k_space_retry(inode->i_sb, &w, n))
 			continue;
-		if (n != -ENOSPC || !whole)
+		if (!whole)
 			return n;
 		whole = 0;
 	}
@@ -311,8 +319,10 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct inode *inode = file_inode(file);
 	struct daxfs_sb_info *sbi = DAXFS_SB(inode->i_sb);
 	struct daxfs_io io = { .iter = from, .sbi = sbi };
-	struct daxfs_attr a = { .ino = 0 };
-	struct daxfs_src_pages src;
+	/* neither zeroed on every call (daxfs_noinit): a is the core's once
+	 * a.ino is set, src daxfs_src_hold's */
+	struct daxfs_attr a daxfs_noinit;
+	struct daxfs_src_pages src daxfs_noinit;
 	size_t count = iov_iter_count(from), left;
 	loff_t start = iocb->ki_pos;
 	ssize_t ret, done = 0;
@@ -321,6 +331,7 @@ static ssize_t daxfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	u64 pos, change, moves = 0;
 	s64 n;
 
+	a.ino = 0;
 	inode_lock(inode);
 	trusted = daxfs_write_trusts_cache(iocb);
 again:
