@@ -43,6 +43,12 @@
  *                                            random mode never picks it;
  *                                            daxfs_crash_stores() says how
  *                                            many were made so far
+ *   DAXFS_CRASH_AT=store-random:P[:SEED]     SIGKILL after each counted
+ *                                            store with probability P, and
+ *                                            at no named point: with
+ *                                            DAXFS_CRASH_PLAIN=1, a host
+ *                                            dying between any two of its
+ *                                            stores, at random (lincheck)
  *
  * The process kills itself with SIGKILL: no handler, no flush, no atexit,
  * exactly as if the host had lost power between two stores.
@@ -70,6 +76,7 @@ static struct target {
 static int nr_targets;
 static int inited;		/* 0 no, 1 yes (parsed) */
 static double rand_p;		/* > 0: random mode */
+static bool rand_stores;	/* ... over stores, not named points */
 static unsigned long long rand_state;
 static unsigned long total_hits;
 static struct target *store_target;	/* a "store:N" target, if any */
@@ -103,6 +110,10 @@ static void parse(void)
 	}
 	if (!env || !*env)
 		return;
+	if (!strncmp(env, "store-random:", 13)) {
+		rand_stores = true;
+		env += 6;
+	}
 	if (!strncmp(env, "random:", 7)) {
 		rand_p = strtod(env + 7, &colon);
 		rand_state = (unsigned long long)getpid() * 0x9e3779b97f4a7c15ULL;
@@ -209,13 +220,27 @@ static void parse_once(void)
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 }
 
+/* One draw of random mode: true with probability rand_p. */
+static bool rand_hit(void)
+{
+	unsigned long long x;
+
+	/* splitmix64 step; races between threads only perturb it */
+	x = (rand_state += 0x9e3779b97f4a7c15ULL);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return (double)(x >> 11) / (double)(1ULL << 53) < rand_p;
+}
+
 void daxfs_crash_store(void)
 {
 	unsigned long h;
 
 	parse_once();
 	h = __atomic_add_fetch(&stores, 1, __ATOMIC_RELAXED);
-	if (store_target && h == store_target->nth)
+	if ((store_target && h == store_target->nth) ||
+	    (rand_stores && rand_hit()))
 		die("store", h);
 }
 
@@ -239,17 +264,7 @@ void daxfs_crash_point(const char *name)
 	parse_once();
 	h = __atomic_add_fetch(&total_hits, 1, __ATOMIC_RELAXED);
 	if (rand_p > 0) {
-		unsigned long long x;
-
-		if (!strcmp(name, "fence"))
-			return;
-
-		/* splitmix64 step; races between threads only perturb it */
-		x = (rand_state += 0x9e3779b97f4a7c15ULL);
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-		x ^= x >> 31;
-		if ((double)(x >> 11) / (double)(1ULL << 53) < rand_p)
+		if (!rand_stores && strcmp(name, "fence") && rand_hit())
 			die(name, h);
 		return;
 	}
