@@ -185,6 +185,10 @@ struct daxfs_op {
 	 * hosts.md "One recoverer at a time").  NULL: not a recovery. */
 	struct daxfs_host *rhost;
 	u64 rclaim[2];
+	/* set by an op that removes names: the leaves its removal takes out
+	 * wait here until it marked the step that makes the removal its own
+	 * (core/dir.h daxfs_dir_retire_later).  NULL: retired at once. */
+	struct daxfs_retire_later *later;
 };
 
 /* ---- region open, format, hosts (core/super.c, core/hosts.c) ---- */

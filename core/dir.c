@@ -166,6 +166,34 @@ static daxfs_must_check int leaf_free(struct daxfs_op *op, u64 off, u32 len,
 	return daxfs_free_now(op, off, (unsigned int)class);
 }
 
+/* A leaf a published chain no longer names: retired now, or held in
+ * op->later until the op marked its step. */
+static int leaf_retire(struct daxfs_op *op, u64 off, u32 len)
+{
+	struct daxfs_retire_later *rl = op->later;
+
+	if (rl && rl->n < DAXFS_CHAIN_MAX) {
+		rl->off[rl->n] = off;
+		rl->len[rl->n++] = len;
+		return 0;
+	}
+	return leaf_free(op, off, len, true);
+}
+
+void daxfs_dir_retire_later(struct daxfs_op *op)
+{
+	struct daxfs_retire_later *rl = op->later;
+	u32 i;
+
+	op->later = NULL;
+	if (!rl)
+		return;
+	for (i = 0; i < rl->n; i++)
+		if (leaf_free(op, rl->off[i], rl->len[i], true))
+			break;	/* fenced: the rest leak (fsck) */
+	rl->n = 0;
+}
+
 int daxfs_dirent_free(struct daxfs_op *op, u64 off, bool published)
 {
 	struct daxfs_leaf l;
@@ -607,7 +635,7 @@ static int chain_replace(struct daxfs_op *op, u64 *slot, u64 v, u64 *arr,
 	/* each with the length it was validated with above, in this op
 	 * (the class it was allocated from), not looked at a third time */
 	for (i = 0; i <= pos; i++)
-		if (leaf_free(op, arr[i], lens[i], true))
+		if (leaf_retire(op, arr[i], lens[i]))
 			return -ESTALE;	/* the rest leak (fsck) */
 	(void)n;
 	return 0;

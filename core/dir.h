@@ -98,9 +98,29 @@ int daxfs_dir_link(struct daxfs_op *op, struct daxfs_inode *dp, u64 leaf,
  * (published and gone again, or never published) and leaves high. */
 int daxfs_dir_link_marked(struct daxfs_op *op, struct daxfs_inode *dp,
 			  u64 leaf, u64 mark);
+/*
+ * The leaves a removal takes out of a directory (the removed one and the
+ * chain's copies it replaced), retired only once the op has marked the
+ * step that makes the removal its own.  Between the removal's CAS and
+ * that mark recovery cannot tell whose removal it sees and leaves the
+ * counts high (docs/recovery.md, the unlink row); retired inside that
+ * window, the retires made it many times wider than the CAS and the
+ * mark (tests/test_lincheck.py's fsck after the crash runs: most of the
+ * residuals came from kills in those retires).  An op sets op->later to
+ * a zeroed one before its removal and calls daxfs_dir_retire_later()
+ * right after its mark, on every path.
+ */
+struct daxfs_retire_later {
+	u32 n;
+	u32 len[DAXFS_CHAIN_MAX];
+	u64 off[DAXFS_CHAIN_MAX];
+};
+/* Retires what op->later holds and clears op->later; a fenced op leaks
+ * the rest (fsck). */
+void daxfs_dir_retire_later(struct daxfs_op *op);
 /* Replaces published leaf old (found by offset under hash) by new (an
  * unpublished leaf, or 0 to drop it).  -ENOENT when old is no longer
- * there.  Retires old on success. */
+ * there.  Retires old on success (later, with op->later). */
 int daxfs_dir_swap(struct daxfs_op *op, struct daxfs_inode *dp, u64 hash,
 		   u64 old, u64 new_leaf);
 /* Replaces leaf off of dp, if still there, by an unmarked copy (a mark

@@ -156,6 +156,7 @@ static void try_lane(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->lane_idx = 0;
 	op->has_claim = false;
 	op->rhost = NULL;
+	op->later = NULL;
 	if (fs->host == DAXFS_NO_HOST)
 		return;
 	for (i = 0; i < DAXFS_LANES; i++) {
@@ -816,6 +817,7 @@ int daxfs_op_begin(struct daxfs_fs *fs, struct daxfs_op *op)
 	op->lane_idx = 0;
 	op->has_claim = false;
 	op->rhost = NULL;
+	op->later = NULL;
 	/* a page of the lanes or the host table that went bad is never
 	 * loaded (a machine check): the host stops instead; a host shut
 	 * down (kernel/shutdown.c) starts nothing.  One load: a front end

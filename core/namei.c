@@ -1581,6 +1581,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 		     u32 plen, const char *name, u32 len,
 		     const struct unlink_caches *uc, struct daxfs_linked *out)
 {
+	struct daxfs_retire_later later daxfs_noinit;	/* n set at use */
 	struct daxfs_inode *dp;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
@@ -1637,8 +1638,11 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		dpre = daxfs_change_raise(&op, dp);
 		daxfs_change_raise(&op, cref.ip);
+		later.n = 0;
+		op.later = &later;
 		err = daxfs_dir_remove_dent(&op, dp, &de);
 		if (err) {
+			op.later = NULL;	/* nothing removed */
 			if (daxfs_fenced(&op)) {
 				err = -ESTALE;
 				goto out;
@@ -1651,6 +1655,7 @@ static int ns_unlink(struct daxfs_fs *fs, u64 *dirp, const char *pname,
 			goto out;
 		}
 		err = intent_step(&op, op.lane, NS_KIND_UNLINK, 2, 0);
+		daxfs_dir_retire_later(&op);	/* ours now (step 2) */
 		if (err)
 			goto out;
 		daxfs_crash_point("unlink.removed");
@@ -1960,6 +1965,7 @@ static void rmdir_undo_dead(struct daxfs_op *op, struct daxfs_inode *cp, u64 v)
 
 int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 {
+	struct daxfs_retire_later later daxfs_noinit;	/* n set at use */
 	struct daxfs_inode *dp, *cp;
 	struct daxfs_iref dref;
 	struct daxfs_dent de;
@@ -2050,8 +2056,11 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 		daxfs_crash_point("rmdir.dead");
 		daxfs_change_raise(&op, dp);
 		daxfs_change_raise(&op, cp);
+		later.n = 0;
+		op.later = &later;
 		err = daxfs_dir_remove_dent(&op, dp, &de);
 		if (err) {
+			op.later = NULL;	/* nothing removed */
 			if (daxfs_fenced(&op)) {
 				err = -ESTALE;
 				goto out;
@@ -2067,6 +2076,7 @@ int daxfs_rmdir(struct daxfs_fs *fs, u64 dir, const char *name, u32 len)
 			goto out;
 		}
 		err = intent_step(&op, op.lane, NS_KIND_RMDIR, 2, 0);
+		daxfs_dir_retire_later(&op);	/* ours now (step 2) */
 		if (err)
 			goto out;
 		daxfs_crash_point("rmdir.unlinked");
@@ -2631,6 +2641,8 @@ static int rename_wh_get(struct daxfs_op *op, struct rn *r)
 static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		       u32 slen, const char *dname, u32 dlen)
 {
+	struct daxfs_retire_later later_buf daxfs_noinit;	/* n set at use */
+	struct daxfs_retire_later *later = &later_buf;
 	bool xchg = r->flags & DAXFS_RENAME_EXCHANGE;
 	bool cross = r->sdir != r->ddir;
 	struct daxfs_inode *sip, *tip = NULL;
@@ -2843,13 +2855,20 @@ static int rename_once(struct daxfs_op *op, struct rn *r, const char *sname,
 		return err;	/* published: recovery rolls forward */
 	daxfs_crash_point("rename.published");
 
-	/* step 2: drop (or exchange) the old name */
+	/* step 2: drop (or exchange) the old name; its leaf is retired
+	 * once MOVED says the swap was ours (step 1's target leaf need not
+	 * wait: the new leaf there says the publish was ours) */
+	later->n = 0;
+	op->later = later;
 	err = daxfs_dir_swap(op, r->sdp, sh, r->src.leaf, r->sleaf);
+	if (err)
+		op->later = NULL;	/* nothing removed */
 	if (err == -ESTALE)
 		return err;
 	if (err && rename_src_gone(op, op->lane, r))
 		return -ESTALE;
 	err = intent_step(op, op->lane, NS_KIND_RENAME, 2, r->flags | RN_MOVED);
+	daxfs_dir_retire_later(op);
 	if (err)
 		return err;
 	daxfs_crash_point("rename.moved");
