@@ -37,24 +37,25 @@ static bool chk_link_len_fits(const struct daxfs_link_rec *r, u64 len)
 }
 
 /*
- * A header record's len word rewritten in place, logged so that the walk
- * can undo it: a root word bent into another object (a file's data page)
- * can name bytes that validate as a record, and until the walk has
- * marked everything nobody knows whose bytes they are.  With the log
- * full (more than CHK_RELEN_MAX such repairs in one pass) the record is
- * treated as lost instead.
+ * A header record's len word repaired, but only in the log until the walk
+ * has marked everything: a root word bent into another object (a file's
+ * data page) can name bytes that validate as a record, and until then
+ * nobody knows whose bytes they are.  The check reads the record through
+ * the log (chk_link_rec), as if the word were written; chk_symlink_settle
+ * writes it once the symlink's own walk claimed the record.  A repair
+ * killed before that wrote nothing there, so a rerun meets the bytes the
+ * repair found (an undo kept in memory died with the repair, and left the
+ * length in the file's page).  With the log full (more than
+ * CHK_RELEN_MAX such repairs in one pass) the record is treated as lost.
  */
-static bool chk_rec_len_set(struct chk *c, u64 ino, u64 off,
-			    struct daxfs_symlink *sl, u32 len)
+static bool chk_rec_len_set(struct chk *c, u64 ino, u64 off, u32 len)
 {
 	if (c->nr_relen == CHK_RELEN_MAX)
 		return false;
 	c->relen[c->nr_relen].off = off;
 	c->relen[c->nr_relen].ino = ino;
-	c->relen[c->nr_relen].old = daxfs_load32(&sl->len);
 	c->relen[c->nr_relen].len = len;	/* <= DAXFS_SYMLINK_REC_MAX */
 	c->nr_relen++;
-	daxfs_store32(&sl->len, len);
 	return true;
 }
 
@@ -68,17 +69,26 @@ static s32 chk_rec_len_find(struct chk *c, u64 off)
 	return -1;
 }
 
-/* The walk found the record's bytes owned by an object walked before:
- * what the repair wrote there goes back to what the owner had. */
-static void chk_rec_len_undo(struct chk *c, u64 off)
+/* The symlink record that root names, size bytes for a bare page; a
+ * header record's length is the repair's where one is logged. */
+static const char *chk_link_rec(struct chk *c, u64 root, u64 size,
+				struct daxfs_link_rec *r)
+{
+	s32 i = (root & DAXFS_SYMLINK_BARE) ? -1 : chk_rec_len_find(c, root);
+
+	if (i < 0)
+		return daxfs_link_rec_get(c->fs, root, size, r);
+	return daxfs_link_rec_at(c->fs, root, c->relen[i].len & CHK_RELEN_LEN, r);
+}
+
+/* The walk found the record's bytes another object's, or changed since
+ * the repair: its length is never written there. */
+static void chk_rec_len_others(struct chk *c, u64 off)
 {
 	s32 i = chk_rec_len_find(c, off);
 
-	if (i < 0 || (c->relen[i].len & CHK_RELEN_UNDONE))
-		return;
-	daxfs_store32(&((struct daxfs_symlink *)(c->fs->base + off))->len,
-		      c->relen[i].old);
-	c->relen[i].len |= CHK_RELEN_UNDONE;
+	if (i >= 0)
+		c->relen[i].len |= CHK_RELEN_OTHERS;
 }
 
 /*
@@ -110,13 +120,12 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 		daxfs_store(&ip->base_ino, ino);
 		return true;
 	}
-	if (!daxfs_link_rec_get(c->fs, off, size, &r)) {
+	if (!chk_link_rec(c, off, size, &r)) {
 		if (size == r.len)
 			return true;
 		/* one of the two words is wrong: the bytes decide */
 		if (chk_link_len_fits(&r, size)) {
-			if (!chk_rec_len_set(c, ino, off, (struct daxfs_symlink *)
-					     (c->fs->base + off), (u32)size))
+			if (!chk_rec_len_set(c, ino, off, (u32)size))
 				return false;
 			chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
 				   "symlink record length differs from the inode size and its bytes",
@@ -149,16 +158,16 @@ bool chk_symlink_repair(struct chk *c, u64 ino, struct daxfs_inode *ip)
 		if (!len)
 			return false;
 		/*
-		 * Only a length that makes it a valid record stays: else the
-		 * pointer is bad, and the bytes it names are likely another
-		 * object's (a file's data page) that no repair may touch.
+		 * Only a length that makes it a valid record is logged: else
+		 * the pointer is bad, and the bytes it names are likely
+		 * another object's (a file's data page).
 		 */
 		if (daxfs_link_rec_at(c->fs, off, (u32)len, &r) ||
-		    !chk_rec_len_set(c, ino, off, sl, (u32)len))
+		    !chk_rec_len_set(c, ino, off, (u32)len))
 			return false;
 		daxfs_store(&ip->size, len);
 	}
-	if (daxfs_link_rec_get(c->fs, off, len, &r))
+	if (chk_link_rec(c, off, len, &r))
 		return false;
 	chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
 		   "symlink target length rebuilt from its bytes", ino, off,
@@ -207,24 +216,20 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 					daxfs_load(&ip->base_ino)));
 		return;
 	}
-	why = daxfs_link_rec_get(c->fs, off, size, &r);
+	why = chk_link_rec(c, off, size, &r);
 	if (why) {
 		/*
 		 * With repair, chk_inode_record passed the record (or rebuilt
 		 * its length) and the walk found it invalid since: a repair
 		 * of the object it lies in, walked first, changed its bytes
-		 * (a root word bent into a trie node: the rebuilt length is
-		 * a bad slot there, cleared).  Its target is lost, and a
-		 * rebuild in the next pass would write into that object
-		 * again: the next pass drops it instead.
+		 * (a root word bent into a trie node, a bad slot there
+		 * cleared).  Its target is lost, and its length would be
+		 * written into that object: the next pass drops it instead.
 		 */
 		bool drop = c->repair && chk_symlink_lose(c, f->ino);
-		s32 i = (off & DAXFS_SYMLINK_BARE) ? -1 : chk_rec_len_find(c, off);
 
-		/* the bytes are not what the repair left: nothing to undo */
-		if (i >= 0 && c->relen[i].ino == f->ino)
-			c->relen[i].len |= CHK_RELEN_UNDONE;
-
+		if (!(off & DAXFS_SYMLINK_BARE))
+			chk_rec_len_others(c, off);
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, drop ?
 			   "symlink record changed by another object's repair: dropped" :
 			   why, f->ino, off, r.len, 0, drop);
@@ -241,7 +246,7 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 		bool fix = c->repair && !c->live;
 
 		if (!(off & DAXFS_SYMLINK_BARE))
-			chk_rec_len_undo(c, off);
+			chk_rec_len_others(c, off);
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK, fix ?
 			   "symlink record also used elsewhere: given its own copy" :
 			   "symlink record also used elsewhere", f->ino, off,
@@ -263,34 +268,38 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 }
 
 /*
- * After every walk: a length repair stays only where its own symlink's
- * walk claimed the record.  One the walk undid, or found changed since,
- * is settled already.  Any other was never claimed: its symlink was
- * dropped after the repair (an orphan symlink is dropped unwalked, a
- * record shared), so nobody vouched for the bytes, and a root word bent
- * into a file's page left the repair's length in that file.  The word
- * goes back to what it held (unless a repair of its owner rewrote it
- * since), and the symlink, if it is still there, is dropped by the next
- * pass: the one rule for every repair of a record, that it is claimed
- * by the walk or undone and followed by a drop.
+ * After every walk: a length repair is written only where its own
+ * symlink's walk claimed the record, still valid with that length.  One
+ * the walk found another object's, or changed, is never written.  Any
+ * other was never claimed: its symlink was dropped after the repair (an
+ * orphan symlink is dropped unwalked), so nobody vouched for the bytes
+ * (a root word bent into a file's page would write the length into that
+ * file).  It is not written, and the symlink, if it is still there, is
+ * dropped by the next pass: every length repair ends written into a
+ * record its own symlink's walk claimed, or not at all.
  */
 void chk_symlink_settle(struct chk *c)
 {
+	struct daxfs_link_rec r;
 	u32 i;
 
 	for (i = 0; i < c->nr_relen; i++) {
 		struct chk_relen *e = &c->relen[i];
-		u32 *w = &((struct daxfs_symlink *)(c->fs->base + e->off))->len;
+		u32 len = e->len & CHK_RELEN_LEN;
 
-		if (e->len & (CHK_RELEN_UNDONE | CHK_RELEN_OWNED))
+		if (e->len & CHK_RELEN_OTHERS)
 			continue;
-		if (daxfs_load32(w) == e->len)
-			daxfs_store32(w, e->old);
-		e->len |= CHK_RELEN_UNDONE;
+		if ((e->len & CHK_RELEN_OWNED) &&
+		    !daxfs_link_rec_at(c->fs, e->off, len, &r)) {
+			daxfs_store32(&((struct daxfs_symlink *)
+					(c->fs->base + e->off))->len, len);
+			continue;
+		}
+		e->len |= CHK_RELEN_OTHERS;
 		chk_symlink_lose(c, e->ino);
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
-			   "symlink length repair undone: no walk claimed the record",
-			   e->ino, e->off, e->len & CHK_RELEN_LEN, e->old, true);
+			   "symlink length repair not written: no walk claimed the record",
+			   e->ino, e->off, len, 0, true);
 	}
 }
 
@@ -303,18 +312,14 @@ void chk_symlink_settle(struct chk *c)
 static bool chk_symlink_copy(struct chk *c, struct daxfs_inode *ip)
 {
 	u64 root = daxfs_load(&ip->root);
-	s32 logged = (root & DAXFS_SYMLINK_BARE) ? -1 : chk_rec_len_find(c, root);
 	struct daxfs_link_rec r;
 	u64 off, held;
 	bool bare;
 	char *dst;
 
-	/* a len word the walk undid: the copy takes the length the
-	 * repair found, from bytes it may no longer write */
-	if (logged >= 0 && (c->relen[logged].len & CHK_RELEN_UNDONE) ?
-	    daxfs_link_rec_at(c->fs, root,
-			      c->relen[logged].len & CHK_RELEN_LEN, &r) :
-	    daxfs_link_rec_get(c->fs, root, daxfs_load(&ip->size), &r))
+	/* a length repair was never written there: the copy takes the
+	 * length the repair found (chk_link_rec reads through the log) */
+	if (chk_link_rec(c, root, daxfs_load(&ip->size), &r))
 		return false;
 	bare = root & DAXFS_SYMLINK_BARE;
 	held = chk_bits_get(c, c->used, r.off, r.bytes);

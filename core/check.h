@@ -236,14 +236,16 @@ const u64 *daxfs_bad_range_find(const u64 *bad, u64 nr, u64 off, u64 len);
 #define CHK_HIDE_MAX	64
 #define CHK_RELEN_MAX	64
 
-/* A symlink record's len word as a repair found and left it. */
+/* A symlink record's len word as a repair would write it, once the
+ * symlink's walk claimed the record (core/check-symlink.c). */
 struct chk_relen {
 	u64 off;			/* the record */
-	u64 ino;			/* the symlink whose repair it was */
-	u32 old;			/* the word before the repair */
+	u64 ino;			/* the symlink whose repair it is */
 	u32 len;			/* the repair's length; CHK_RELEN_* */
+	u32 pad;
 };
-#define CHK_RELEN_UNDONE	(1u << 31)	/* the walk put old back */
+#define CHK_RELEN_OTHERS	(1u << 31)	/* the bytes are another
+						 * object's: never written */
 #define CHK_RELEN_OWNED		(1u << 30)	/* the symlink's walk claimed
 						 * the record */
 #define CHK_RELEN_LEN		0xffffu		/* the length itself */
