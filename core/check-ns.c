@@ -1123,8 +1123,9 @@ static struct daxfs_inode *chk_copy_up_dir(struct chk *c, u64 ino,
 	return chk_publish_dir(c, ino, rec);
 }
 
-/* A fresh directory record (root or lost+found), published offline. */
-static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
+/* A fresh directory record (root or lost+found), not yet published:
+ * its offset, 0 with no space. */
+static u64 chk_dir_record(struct chk *c, u64 ino, u64 parent)
 {
 	u64 rec = chk_alloc(c, sizeof(struct daxfs_inode));
 	u64 node = chk_alloc(c, sizeof(struct daxfs_trie_node));
@@ -1132,7 +1133,7 @@ static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
 	s64 now = daxfs_now_ns();
 
 	if (!rec || !node)
-		return NULL;
+		return 0;
 	ip = daxfs_ptr(c->fs, rec, sizeof(*ip), 64);
 	ip->ino = ino;
 	ip->magic = DAXFS_INODE_MAGIC;
@@ -1144,7 +1145,7 @@ static struct daxfs_inode *chk_make_dir(struct chk *c, u64 ino, u64 parent)
 	ip->aux = DAXFS_DIR_IMPORTED;
 	ip->change = 1;
 	ip->generation = 1;
-	return chk_publish_dir(c, ino, rec);
+	return rec;
 }
 
 static void chk_dir_added(struct daxfs_inode *dp, bool subdir)
@@ -1198,11 +1199,13 @@ static bool chk_import_dir(struct chk *c, struct daxfs_inode *ip)
 static bool chk_root_ensure(struct chk *c, struct chk_ino *root)
 {
 	struct daxfs_fs *fs = c->fs;
+	u64 rec;
 
 	if (!chk_resolve(c, fs->sb.root_ino, root))
 		return true;
-	if (fs->sb.root_ino <= c->nr_base ||
-	    !chk_make_dir(c, fs->sb.root_ino, fs->sb.root_ino)) {
+	rec = fs->sb.root_ino > c->nr_base ?
+	      chk_dir_record(c, fs->sb.root_ino, fs->sb.root_ino) : 0;
+	if (!rec || !chk_publish_dir(c, fs->sb.root_ino, rec)) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_ROOT,
 			   "could not recreate the root directory",
 			   fs->sb.root_ino, 0, 0, 0, false);
@@ -1219,7 +1222,7 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 	struct daxfs_fs *fs = c->fs;
 	char name[sizeof(CHK_LF_NAME) + 2];
 	struct chk_ino root, lf;
-	u64 ino, next;
+	u64 ino, next, rec;
 	u32 k, len;
 	bool wh;
 
@@ -1265,8 +1268,18 @@ static struct daxfs_inode *chk_lost_found(struct chk *c)
 	next = daxfs_load(&fs->state->next_ino.v);
 	ino = next > c->max_ino ? next : c->max_ino + 1;
 	daxfs_store(&fs->state->next_ino.v, ino + 1);
-	lf.ip = chk_make_dir(c, ino, fs->sb.root_ino);
-	if (!lf.ip || chk_trie_insert(c, root.ip, name, len, ino, DAXFS_DT_DIR, 0)) {
+	/*
+	 * Named before it is published: a repair killed in between leaves a
+	 * name that dangles, which the rerun removes before it makes
+	 * /lost+found again.  Published first, it left an empty directory
+	 * named nowhere, which the rerun took for an orphan and linked into
+	 * its own /lost+found as "#ino".
+	 */
+	rec = chk_dir_record(c, ino, fs->sb.root_ino);
+	lf.ip = NULL;
+	if (rec && !chk_trie_insert(c, root.ip, name, len, ino, DAXFS_DT_DIR, 0))
+		lf.ip = chk_publish_dir(c, ino, rec);
+	if (!lf.ip) {
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_LOST_FOUND,
 			   "could not create /lost+found (no space?)", ino, 0, 0,
 			   0, false);

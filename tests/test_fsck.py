@@ -17,6 +17,7 @@ import subprocess
 
 import pytest
 
+import fsck_cuts
 from helpers import env
 
 import daxfs
@@ -179,12 +180,16 @@ def sha(path):
 
 
 def fsck(path, *args, timeout=60):
+    if "-y" in args and fsck_cuts.enabled():
+        fsck_cuts.check(path)
     res = subprocess.run([FSCK, *args, path], capture_output=True, text=True,
                          timeout=timeout)
     return res.returncode, res.stdout + res.stderr
 
 
 def fsck_json(path, *args):
+    if "-y" in args and fsck_cuts.enabled():
+        fsck_cuts.check(path)
     res = subprocess.run([FSCK, "--json", *args, path], capture_output=True,
                          text=True, timeout=60)
     return res.returncode, json.loads(res.stdout)

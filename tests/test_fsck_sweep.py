@@ -38,6 +38,7 @@ import pytest
 
 import daxfs
 import test_chaos
+from fsck_cuts import walk
 from test_fsck import PAGE, Image
 
 SEEDS = int(os.environ.get("DAXFS_SWEEP_SEEDS", "250"))
@@ -182,19 +183,6 @@ def _use_everything(r):
 def _errors(out):
     return [ln for ln in out.splitlines()
             if "error" in ln and not ln.endswith("FIXED")][:6]
-
-
-def walk(r):
-    """(path, lstat) of every name of an open region, depth first."""
-    dirs = ["/"]
-    while dirs:
-        d = dirs.pop()
-        for e in r.scandir(d):
-            p = d.rstrip("/") + "/" + e[0]
-            st = r.lstat(p)
-            if stat.S_ISDIR(st.st_mode):
-                dirs.append(p)
-            yield p, st
 
 
 def _file_bytes(path):
