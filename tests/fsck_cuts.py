@@ -95,8 +95,9 @@ def tree(path):
     return out
 
 
-def _run(prog, img, env=None, *args):
-    return subprocess.run([prog, *args, "-y", "-f", img], env=env,
+def _run(prog, img, env=None):
+    """prog -y -f img."""
+    return subprocess.run([prog, "-y", "-f", img], env=env,
                           capture_output=True, text=True, timeout=120)
 
 
