@@ -298,7 +298,7 @@ void chk_symlink_settle(struct chk *c)
 		e->len |= CHK_RELEN_OTHERS;
 		chk_symlink_lose(c, e->ino);
 		chk_report(c, DAXFS_CHK_ERROR, DAXFS_CHK_SYMLINK,
-			   "symlink length repair not written: no walk claimed the record",
+			   "symlink length repair not written: no walk claimed the record, or it changed",
 			   e->ino, e->off, len, 0, true);
 	}
 }
