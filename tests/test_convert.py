@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from helpers import env
+from helpers import env, superblock
 
 import daxfs
 
@@ -43,13 +43,7 @@ FILE_WRITE = 3                      # DAXFS_INTENT_FILE_WRITE
 REDO_COMMITTED = 1                  # version 7: intent a[6], low bit
 
 
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
-    return crc ^ 0xffffffff
+crc32c = superblock.crc32c
 
 
 class Raw:

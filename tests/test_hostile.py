@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from helpers import env
+from helpers import env, superblock
 from test_fsck import DATA, Image, PAGE
 
 import daxfs
@@ -27,24 +27,6 @@ DAXFS = os.path.join(env.BIN, "daxfs")
 TIMEOUT = 15
 SEED = int(os.environ.get("DAXFS_HOSTILE_SEED", "20240611"))
 CASES = int(os.environ.get("DAXFS_HOSTILE_CASES", "300"))
-
-_CRC_TABLE = []
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE.append(_c)
-
-
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xff] ^ (crc >> 8)
-    return crc ^ 0xffffffff
-
-
-def fix_sb_csum(b):
-    struct.pack_into("<I", b, 508, crc32c(bytes(b[:508])))
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +126,7 @@ def corrupt(golden_bytes, im, areas, rng, n):
                         len(b), 1 << 40])
         struct.pack_into("<Q" if p not in (56, 60, 104, 108) else "<I", b, p,
                          v & ((1 << (64 if p not in (56, 60, 104, 108) else 32)) - 1))
-        fix_sb_csum(b)
+        superblock.fix_csum(b)
         what = "fixsb@%d=%#x" % (p, v)
     return bytes(b), what
 
@@ -250,7 +232,7 @@ def test_unknown_features_are_refused_not_called_corrupt(tmp_path, golden):
     for off in (20, 24):                # feat_incompat, feat_ro_compat
         b = bytearray(gold)
         struct.pack_into("<I", b, off, struct.unpack_from("<I", b, off)[0] | 1 << 31)
-        fix_sb_csum(b)
+        superblock.fix_csum(b)
         p = tmp_path / ("feat%d.img" % off)
         p.write_bytes(bytes(b))
         _refused_untouched(p, 8, b"features this fsck.daxfs does not know",

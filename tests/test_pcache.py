@@ -377,7 +377,7 @@ def _pc_header_csum_fixed(im):
     """The page cache header's checksum recomputed (CRC32C, as fsck's
     checksum repair leaves it): the stray store then only shows against
     the backing file."""
-    from test_hostile import crc32c
+    from helpers.superblock import crc32c
 
     off = im.regions[6][0]
     im.put32(off + PC_CSUM_AT, crc32c(bytes(im.b[off:off + PC_CSUM_AT])))
