@@ -2769,6 +2769,43 @@ tar -chf - current | tar -tf - | sort
     assert b"made\n" in out
 
 
+def test_create_through_dangling_link_with_dotdot_matches_tmpfs(region):
+    """open(O_CREAT) through a dangling symlink whose target climbs out of
+    a name with "..": the kernel walks the name first, so "s/../f" with s
+    a link to sub/deeper makes sub/f; "m/../f" with m missing is ENOENT,
+    "r/../f" with r a file ENOTDIR, and "b/../f" or "b/../." with b a link
+    loop ELOOP.  Until session 62 the preload took ".." lexically: it
+    made f beside the link (another directory than the program named),
+    made f through the missing m, and answered EISDIR for the loop (a
+    2,000-call run of tests/test_preload_diff.py, seeds 3009 and 3013)."""
+    script = r"""
+mkdir -p "$D" && cd "$D" || exit 1
+"$PY" - <<'PYEOF'
+import errno, os
+for tgt in ("b/../.", "b/../f", "s/../f", "m/../f", "r/../f", "s/../",
+            "s/..", "b/../g/", "s/../h/", "s/../s2", "s/../../top"):
+    d = "c%d" % len(os.listdir("."))
+    os.makedirs(d + "/sub/deeper")
+    os.symlink("b/../.", d + "/b")
+    os.symlink("sub/deeper", d + "/s")
+    os.symlink("x/../made-by-s2", d + "/sub/s2")
+    open(d + "/r", "w").close()
+    os.symlink(tgt, d + "/l")
+    try:
+        os.close(os.open(d + "/l", os.O_RDWR | os.O_CREAT, 0o644))
+        res = "ok"
+    except OSError as e:
+        res = errno.errorcode[e.errno]
+    made = sorted(os.path.relpath(os.path.join(w, n), d)
+                  for w, ds, fs in os.walk(d) for n in ds + fs)
+    print(tgt, res, " ".join(made))
+PYEOF
+"""
+    out = pl.compare(region, script, "dotdotlinks")
+    assert b"s/../f ok b l r s sub sub/deeper sub/f sub/s2\n" in out, out
+    assert b"m/../f ENOENT" in out and b"b/../. ELOOP" in out
+
+
 def test_symlinks_out_of_the_region_match_tmpfs(region):
     """Symlinks in the region whose targets are kernel files (an absolute
     target outside DIR, ".." climbing above DIR) lead to those files, as

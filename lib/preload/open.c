@@ -51,22 +51,58 @@ static int kind_of(uint32_t mode)
 }
 
 /*
+ * The directory part of the raw region path raw (its last name dropped:
+ * *last points at that name, its trailing slashes cut off) resolved as
+ * the kernel walks it into dir: symlinks followed, ".." taken from where
+ * the names led.  One that leaves the region is the kernel's: its path
+ * with the last name after it (-DAXFS_EOUTSIDE, pl_outside).  kpath: a
+ * scratch buffer of PL_PATH_MAX (the caller's: stacks may be small, see
+ * docs/preload.md "Threads with small stacks").
+ */
+static int target_dir(struct daxfs_handle *h, char *raw, char *dir,
+		      const char **last, char *kpath)
+{
+	struct daxfs_attr a;
+	size_t n = strlen(raw), p;
+	int err;
+
+	while (n > 1 && raw[n - 1] == '/')
+		n--;
+	raw[n] = 0;
+	/* raw is absolute: its parent is at least "/"; cut it off with a
+	 * NUL of its own, the name moved one up (raw has room: its
+	 * buffer holds two paths) */
+	p = pl_parent_len(raw);
+	memmove(raw + p + 1, raw + p, n - p + 1);
+	raw[p] = 0;
+	*last = raw + p + 1;
+	err = pl_region_resolve(h, raw, dir);
+	if (pl_outside(err, kpath))
+		return daxfs_link_outside(h, kpath, strlen(kpath), *last) ?:
+		       -ENOENT;
+	return err ?: pl_region_dir(h, dir, &a);
+}
+
+/*
  * O_CREAT (without O_EXCL) through a dangling symlink creates the file
  * the link names, as the kernel does: "echo > link" made nothing and
  * failed with ENOENT.  Follows the links from rpath (a missing name)
- * into tpath: "" when rpath is no symlink, else the missing target,
- * normalized lexically (a ".." in a target after a link of its own is
- * not resolved here, as routing resolves one).  0, or an error: EISDIR
- * for a target that ends in a slash or a dot, whether it exists or not;
- * -DAXFS_EOUTSIDE for a target out of the region (the kernel's to make).
+ * into tpath: "" when rpath is no symlink, else the missing target, its
+ * directory resolved as the kernel walks it (target_dir: "s/../f" is
+ * made in the directory above where s leads, not beside the link; a
+ * name before ".." that is missing, no directory or a link loop fails as
+ * it does there).  0, or an error: EISDIR for a target that ends in a
+ * slash or a dot (once what comes before resolves), whether it exists or
+ * not; -DAXFS_EOUTSIDE for a target out of the region (the kernel's to
+ * make).
  */
 static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			   char *tpath)
 {
 	char tgt[PL_PATH_MAX], next[2 * PL_PATH_MAX + 2];
 	struct daxfs_attr a;
-	const char *p;
-	int i, len, slash, dots, dir, err;
+	const char *p, *last;
+	int i, len, slash, dots, err;
 	size_t n;
 
 	tpath[0] = 0;
@@ -88,18 +124,8 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 		if (err)
 			return err;	/* the kernel's file to make */
 		len = (int)daxfs_link_in_region(h, tgt, (size_t)len);
-		/* "x/", "x/.": a directory, nothing to create: EISDIR once
-		 * what comes before it resolves ("x/.." needs x: that is
-		 * resolved, not the lexical result) */
 		dots = pl_last_dots(tgt);
-		dir = dots || tgt[len - 1] == '/';
-		if (dots) {
-			while (len > 1 && tgt[len - 1] == '/')
-				len--;
-			while (len && tgt[len - 1] != '/')
-				len--;
-			strcpy(tgt + len, len ? "" : ".");
-		}
+		slash = tgt[len - 1] == '/';
 		/* relative: from the link's directory; absolute: the region's
 		 * root (docs/preload.md "Symlinks") */
 		n = strlen(p);
@@ -107,17 +133,25 @@ static int dangling_target(struct daxfs_handle *h, const char *rpath,
 			n--;
 		snprintf(next, sizeof(next), "%.*s/%s",
 			 tgt[0] == '/' ? 0 : (int)n, p, tgt);
-		strcpy(tpath, "/");
-		n = 1;
-		p = next;
-		while ((len = pl_path_step(&p, tpath, &n, &slash)) != -1)
-			if (len < 0)
-				return len;
-		if (dir) {
-			len = dots ? pl_region_dir(h, tpath, &a)
-				   : pl_region_parent(h, tpath, &a);
-			return len ?: -EISDIR;
+		/* p (tpath) is in next now: tpath takes the resolved
+		 * directory, tgt is scratch */
+		if (dots) {
+			/* "x/.", "x/..": a directory, nothing to create */
+			err = pl_region_resolve(h, next, tpath);
+			return err ?: pl_region_dir(h, tpath, &a) ?: -EISDIR;
 		}
+		err = target_dir(h, next, tpath, &last, tgt);
+		if (err)
+			return err;
+		/* "x/": the kernel refuses the slash before it looks x up */
+		if (slash)
+			return -EISDIR;
+		n = strlen(tpath);
+		if (n + strlen(last) + 2 > PL_PATH_MAX)
+			return -ENAMETOOLONG;
+		if (n > 1)
+			tpath[n++] = '/';
+		strcpy(tpath + n, last);
 	}
 	return -ELOOP;
 }
