@@ -1371,6 +1371,7 @@ t("fchmod", lambda: os.fchmod(fd, 0o700))
 t("chmod .", lambda: os.chmod(".", 0o705, dir_fd=fd))
 t("futimens", lambda: os.utime(fd, ns=(7 * 10**9, 8 * 10**9)))
 t("fstat", lambda: st(os.fstat(fd)))
+#XATTR#
 t("utime .", lambda: os.utime(".", ns=(9 * 10**9, 10**10), dir_fd=fd))
 t("access .", lambda: os.access(".", os.R_OK, dir_fd=fd))
 t("open . rw", lambda: os.open(".", os.O_RDWR, dir_fd=fd))
@@ -1394,6 +1395,7 @@ t("getcwd", os.getcwd)
 t("cwd stat .", lambda: st(os.stat(".")))
 t("cwd stat x", lambda: st(os.stat("x")))
 t("cwd listdir", lambda: os.listdir("."))
+#CWDXATTR#
 t("cwd truncate .", lambda: os.truncate(".", 0))
 t("cwd chdir .", lambda: os.chdir("."))
 t("cwd getcwd", os.getcwd)
@@ -1401,11 +1403,34 @@ t("cwd creat", lambda: os.open("n", os.O_CREAT | os.O_WRONLY, 0o644))
 t("cwd ..", lambda: (os.chdir(".."), os.getcwd()[len(d):])[1])
 print(sorted(os.listdir(".")), sorted(os.listdir("D")))
 """
-    code = code.replace("#TRY#", TRY_CALL)
+    # its extended attributes: none was set, so the kernel's answers are
+    # those of a directory with none (until session 62 the preload said
+    # ENOENT); where tmpfs has no user.* attributes, there is no reference
+    xattrs = r"""
+t("fgetxattr", lambda: os.getxattr(fd, "user.x"))
+t("flistxattr", lambda: [n for n in os.listxattr(fd) if n.startswith("user.")])
+t("fremovexattr", lambda: os.removexattr(fd, "user.x"))
+t("fsetxattr replace", lambda: os.setxattr(fd, "user.x", b"1",
+                                           os.XATTR_REPLACE))
+t("getxattr /proc/self/fd", lambda: os.getxattr("/proc/self/fd/%d" % fd,
+                                                "user.x"))
+"""
+    cwd_xattrs = r"""
+t("cwd getxattr .", lambda: os.getxattr(".", "user.x"))
+t("cwd listxattr .", lambda: [n for n in os.listxattr(".")
+                              if n.startswith("user.")])
+"""
+    has = pl.tmpfs_user_xattrs()
+    code = code.replace("#TRY#", TRY_CALL).replace(
+        "#XATTR#", xattrs if has else "").replace(
+        "#CWDXATTR#", cwd_xattrs if has else "")
     out = pl.compare(region, '"$PY" -c \'%s\' "$D"'
                      % code.replace("'", "'\"'\"'"), "gonedir")
     assert b"fstat drwxr-x--- nlink=0 mtime=6000000000" in out
     assert b"stat x ENOENT" in out and b"getcwd ENOENT" in out
+    if pl.tmpfs_user_xattrs():
+        assert b"fgetxattr ENODATA" in out
+
 
 def test_open_past_the_descriptor_limit(region):
     """RLIMIT_NOFILE reached (a user with hostile limits): every open that

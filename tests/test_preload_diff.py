@@ -18,11 +18,8 @@ O_TMPFILE), and the extended attributes only where this kernel's tmpfs
 has user.* attributes (Linux 6.6 on).
 """
 
-import errno
-import functools
 import os
 import subprocess
-import tempfile
 
 import pytest
 
@@ -32,19 +29,6 @@ from helpers import preload as pl
 OPS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "helpers", "preload_diff_ops.py")
 BATCH = 30      # seeds per run of the script
-
-
-@functools.lru_cache(maxsize=None)
-def tmpfs_user_xattrs():
-    """Whether /dev/shm (the tmpfs the references run on) keeps user.*."""
-    with tempfile.NamedTemporaryFile(dir="/dev/shm") as f:
-        try:
-            os.setxattr(f.name, "user.probe", b"1")
-        except OSError as e:
-            if e.errno in (errno.EOPNOTSUPP, errno.EPERM):
-                return False
-            raise
-    return True
 
 
 def families(tmpfile=False, split=False):
@@ -57,7 +41,7 @@ def families(tmpfile=False, split=False):
         return v
     return "data,rename2,owner,locks,fdlink" + (
         "" if split else ",abslink") + (
-        ",xattr" if tmpfs_user_xattrs() else "") + (
+        ",xattr" if pl.tmpfs_user_xattrs() else "") + (
         ",tmpfile" if tmpfile else "")
 
 

@@ -6,10 +6,13 @@ tmpfs.  Its output, with the directory's name replaced by "$D", must be
 identical byte for byte.
 """
 
+import errno
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from helpers import env
 
@@ -88,3 +91,15 @@ def _diff(a, b):
         a.decode(errors="replace").splitlines(),
         b.decode(errors="replace").splitlines(), lineterm=""))
 
+
+@functools.lru_cache(maxsize=None)
+def tmpfs_user_xattrs():
+    """Whether /dev/shm (the tmpfs the references run on) keeps user.*."""
+    with tempfile.NamedTemporaryFile(dir="/dev/shm") as f:
+        try:
+            os.setxattr(f.name, "user.probe", b"1")
+        except OSError as e:
+            if e.errno in (errno.EOPNOTSUPP, errno.EPERM):
+                return False
+            raise
+    return True
