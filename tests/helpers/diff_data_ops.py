@@ -39,6 +39,7 @@ import fcntl
 import hashlib
 import mmap
 import os
+import stat
 import struct
 
 FAMILIES = set(f for f in os.environ.get("DAXFS_DIFF_FAMILIES", "")
@@ -309,8 +310,15 @@ class DataOps:
         return self.pdesc(i), p
 
     def xok(self, t):
-        """The lexical rule of the namespace calls, for a path target."""
-        return not isinstance(t, str) or self.lexical_ok(t, None)
+        """The lexical rule of the namespace calls, for a path target; and
+        no removed directory: the kernel keeps its attributes until the
+        last close, the core freed them at its rmdir (the preload answers
+        as for a directory with none and refuses a set: docs/preload.md
+        "Removed directories", test_preload.py
+        test_removed_directory_descriptor)."""
+        if isinstance(t, str) and not self.lexical_ok(t, None):
+            return False
+        return not self.removed_dir(t)
 
     def op_setxattr(self):
         tn, t = self.xtarget()
@@ -378,12 +386,24 @@ class DataOps:
         s = self.free_slot()
         if s is None:
             return "tmpfile", args, "no slot"
-        if not self.lexical_ok(p, None):
+        if not self.lexical_ok(p, None) or self.removed_dir(p):
             return "tmpfile", args, "skip"
         fd = os.open(p, os.O_TMPFILE | os.O_RDWR, mode)
         self.slots[s] = fd
         self.clean[s] = not self.has_symlink(p, None)
         return "tmpfile", args, "s%d %s" % (s, self.st(os.fstat(fd)))
+
+    @staticmethod
+    def removed_dir(p):
+        """Whether p (a path or a descriptor) is a directory that was
+        removed (still open, or the working directory).  The kernel makes an O_TMPFILE in one; the
+        core freed it at its rmdir, so the preload, the FUSE mount and
+        daxfs.ko say ENOENT (docs/preload.md "Removed directories")."""
+        try:
+            st = os.fstat(p) if isinstance(p, int) else os.stat(p)
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and st.st_nlink == 0
 
     def op_link_fd(self):
         s = self.pick_file()
