@@ -216,6 +216,16 @@ void chk_walk_symlink(struct chk *c, struct chk_ino *f)
 					daxfs_load(&ip->base_ino)));
 		return;
 	}
+	if (!off && (*f->info & CHK_I_ORPHAN) && !daxfs_load32(&ip->nlink)) {
+		/*
+		 * An unlinked symlink whose free stopped after
+		 * daxfs_link_rec_drop() (its record already retired) and
+		 * before the inode record went: the orphan report covers it,
+		 * and there is no target left to check.  Not an error of
+		 * its own (test_lincheck.py's crash runs left one).
+		 */
+		return;
+	}
 	why = chk_link_rec(c, off, size, &r);
 	if (why) {
 		/*
