@@ -654,6 +654,30 @@ static int lookup_in(struct daxfs_op *op, u64 dir, const char *name, u32 len,
 	return err ? err : lookup_ref(op, &ref, name, len, ino, type);
 }
 
+/*
+ * The attributes of *ino, which name in ref was found naming.  No such
+ * inode: an unlink freed it after our look, or the entry names none.  An
+ * unlink (rmdir, a rename's replaced target) takes the name out before it
+ * frees the inode, so a look again that still finds the name naming *ino
+ * proves damage: -EUCLEAN, which every later look would meet too.  (An
+ * open(O_CREAT) of such a name, taken for the create and missing for the
+ * open, went round forever in daxfs.ko: tests/vm/test_kernel_chaos.py.)
+ */
+static int named_attr(struct daxfs_op *op, const struct daxfs_iref *ref,
+		      const char *name, u32 len, const u64 *ino,
+		      struct daxfs_fcache *fc, struct daxfs_attr *attr)
+{
+	int err = getattr_in(op, *ino, fc, attr);
+	u64 again;
+
+	if (err != -ENOENT || daxfs_name_check(name, len))	/* "." or ".." */
+		return err;
+	daxfs_rmb();	/* the inode's absence before the name's look */
+	if (lookup_ref(op, ref, name, len, &again, NULL) || again != *ino)
+		return err;
+	return -EUCLEAN;
+}
+
 int daxfs_lookup_attr(struct daxfs_fs *fs, u64 dir, const char *name, u32 len,
 		      u64 *ino, struct daxfs_attr *attr)
 {
@@ -698,7 +722,8 @@ int daxfs_lookup_attr_fc(struct daxfs_fs *fs, u64 dir, const char *name,
 	if (!err)
 		err = lookup_ref(&op, &dref, name, len, ino, NULL);
 	if (!err && attr)
-		err = getattr_in(&op, *ino, *ino == expect ? fc : NULL, attr);
+		err = named_attr(&op, &dref, name, len, ino,
+				 *ino == expect ? fc : NULL, attr);
 	daxfs_op_end(&op);
 	return err;
 }
@@ -726,7 +751,7 @@ int daxfs_lookup_at(struct daxfs_fs *fs, u64 dir, const char *pname, u32 plen,
 	*pdir = d;
 	err = lookup_ref(&op, &ref, name, len, ino, NULL);
 	if (!err && attr)
-		err = getattr_in(&op, *ino, NULL, attr);
+		err = named_attr(&op, &ref, name, len, ino, NULL, attr);
 out:
 	daxfs_op_end(&op);
 	return err;

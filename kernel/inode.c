@@ -1148,7 +1148,7 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 {
 	struct inode *inode = NULL;
 	unsigned int tries;
-	u64 ino, seen;
+	u64 ino, seen, gone = 0;
 	int err;
 
 	if (dentry->d_name.len > DAXFS_NAME_MAX)
@@ -1164,7 +1164,10 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 	 * always there: docs/lincheck.md, "Kernel guests").  A bounded number
 	 * of times: a damaged or hostile region can name a gone inode for
 	 * ever (the kernel image fuzz hung here), and then the name is
-	 * answered absent, as a removal that won the race would be.
+	 * answered absent, as a removal that won the race would be.  The
+	 * same gone inode named again is damage, said at once: an unlink
+	 * takes the name out before it frees the inode, and inode numbers
+	 * are never used twice (core/namei.c named_attr).
 	 */
 	for (tries = 0; tries < DAXFS_LOOKUP_TRIES; tries++) {
 		err = daxfs_lookup_attr_fc(DAXFS_FS(dir->i_sb), dir->i_ino,
@@ -1172,12 +1175,15 @@ static struct dentry *daxfs_k_lookup(struct inode *dir, struct dentry *dentry,
 					   dentry->d_name.len, &ino, 0, NULL,
 					   NULL, &seen);
 		name_confirmed(dentry, dir, dir->i_ino, seen);
+		if (!err && tries && ino == gone)
+			err = -EUCLEAN;
 		if (err)
 			break;
 		inode = daxfs_iget(dir->i_sb, ino);
 		if (!IS_ERR(inode) || PTR_ERR(inode) != -ESTALE)
 			break;
 		inode = NULL;
+		gone = ino;
 		if (fatal_signal_pending(current))
 			return ERR_PTR(-EINTR);
 		cond_resched();
@@ -1329,6 +1335,10 @@ static int hold_existing(struct inode *dir, struct dentry *dentry)
  * entry stays one of nr_opens (create_hold) until the first open takes it
  * over, or eviction withdraws it (mknod S_IFREG, a failed open).
  */
+/* daxfs_create_reg's rounds of a name taken and missing before -EUCLEAN
+ * (as many as the FUSE server's; libdaxfs allows more, each round cheaper) */
+#define DAXFS_K_CREATE_ROUNDS	1024
+
 static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mode,
 			    u32 uid, u32 gid, bool excl, bool open_existing)
 {
@@ -1339,6 +1349,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	struct daxfs_linked ln __uninitialized;
 	struct inode *inode;
 	bool many, named;
+	u32 rounds;
 	u64 ino;
 	int err;
 
@@ -1367,7 +1378,7 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 	mutex_unlock(&DAXFS_I(inode)->open_lock);
 	if (many)	/* the oldest: never this one */
 		expire_holds(DAXFS_SB(sb), DAXFS_CREATE_HOLDS_MAX);
-	for (;;) {
+	for (rounds = 0;; rounds++) {
 		w = (struct daxfs_space_wait){};
 		while (daxfs_k_space_retry(sb, &w, err))
 			err = daxfs_link_created(fs, ino, dir->i_ino,
@@ -1382,6 +1393,15 @@ static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mo
 			break;
 		if (fatal_signal_pending(current)) {
 			err = -EINTR;
+			break;
+		}
+		/* a round is lost only to other hosts' progress, a create
+		 * and an unlink of the name between our two looks; a name
+		 * taken and missing round after round is damage (a name
+		 * naming no inode says so at once: core/namei.c
+		 * named_attr) */
+		if (rounds >= DAXFS_K_CREATE_ROUNDS) {
+			err = -EUCLEAN;
 			break;
 		}
 		cond_resched();

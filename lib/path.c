@@ -758,6 +758,7 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 			  unsigned int flags, uint64_t *out)
 {
 	struct entry e;
+	struct daxfs_attr a;
 	u64 ino;
 	u32 tries;
 	int err, merr;
@@ -804,9 +805,16 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 				goto out;
 			}
 			err = create_existing(h, path, ino, flags, out);
-			if (err == -EAGAIN)
-				continue;	/* it went: look again */
-			goto out;
+			if (err != -EAGAIN)
+				goto out;
+			/* it went: look again, unless the name names no
+			 * inode at all (damage, -EUCLEAN: every round would
+			 * find it so) */
+			err = daxfs_lookup_attr(&h->fs, e.dir, e.name, e.len,
+						&ino, &a);
+			if (err == -EUCLEAN)
+				goto out;
+			continue;
 		}
 		if (err != -ENOENT)
 			goto out;

@@ -21,6 +21,9 @@ Scenarios:
                              nothing fails, nobody is declared dead
   chaos SECONDS PROCS        random operations while the host corrupts the region
                              (any errno is fine; no worker may be killed or hang)
+  damaged-name DIR NAME OTHER
+                             every call on DIR/NAME, an entry that names no inode,
+                             returns (test_kernel_chaos.py)
   sqlite ROLE PEERS N JMODE  N one-row transactions into MNT/db.sqlite (journal mode JMODE)
                              while the other peers do the same (test_kernel_locks.py)
   locks ROLE PEERS ROUNDS    once every peer is ready, two processes add to counters in
@@ -1201,6 +1204,7 @@ def scen_chaos(args):
             os._exit(0)
         os.close(w)
         kids.append((pid, r))
+    hung = reap_or_report_hung([pid for pid, _ in kids], until + 60)
     ok, errs, killed = 0, {}, 0
     for pid, r in kids:
         data = b""
@@ -1218,9 +1222,110 @@ def scen_chaos(args):
             ok += s["ok"]
             for k, v in s["errs"].items():
                 errs[k] = errs.get(k, 0) + v
-    result(chaos_ok=ok, chaos_killed=killed,
+    result(chaos_ok=ok, chaos_killed=killed - hung, chaos_hung=hung,
            chaos_errs=",".join(f"{k}:{v}" for k, v in sorted(errs.items())) or "none")
+    check(hung == 0, f"{hung} chaos workers still running a minute after their end")
     check(killed == 0, f"{killed} chaos workers killed by a signal")
+
+
+def show_task(pid):
+    """Logs where process pid is: its state, system call and kernel stack (a
+    stuck worker's report, so that a hang seen once in CI can be read)."""
+    for name in ("stat", "syscall", "wchan", "stack"):
+        try:
+            with open(f"/proc/{pid}/{name}") as f:
+                text = f.read().strip()
+        except OSError as e:
+            text = repr(e)
+        for line in text.splitlines() or [""]:
+            log(f"pid {pid} {name}: {line}")
+
+
+def reap_or_report_hung(pids, deadline):
+    """Waits for pids until deadline (time.monotonic()); a process still running
+    then is reported (show_task, and the kernel's backtraces of every CPU and of
+    blocked tasks on the console), killed and counted.  The exit statuses stay
+    to be collected by waitpid.  Returns how many were stuck."""
+    left = set(pids)
+    while left and time.monotonic() < deadline:
+        for pid in list(left):
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                left.discard(pid)
+        time.sleep(0.2)
+    if not left:
+        return 0
+    for pid in sorted(left):
+        show_task(pid)
+    try:
+        with open("/proc/sysrq-trigger", "w") as f:
+            f.write("l")
+        with open("/proc/sysrq-trigger", "w") as f:
+            f.write("w")
+    except OSError as e:
+        log(f"sysrq: {e!r}")
+    for pid in left:
+        os.kill(pid, 9)
+    return len(left)
+
+
+def bounded_call(fn, secs):
+    """Runs fn() in a child process: "ok", the errno's name, or "hung" when it did
+    not return within secs (its stack is logged, and it is killed)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            fn()
+            out = "ok"
+        except OSError as e:
+            out = errno.errorcode.get(e.errno, str(e.errno))
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    hung = reap_or_report_hung([pid], time.monotonic() + secs)
+    os.waitpid(pid, 0)
+    with os.fdopen(r, "rb") as f:
+        out = f.read().decode()
+    return "hung" if hung else out or "died"
+
+
+def damaged_name_calls(d, name, other):
+    """The calls that meet a name: each makes, opens, changes or removes it."""
+    a, b = os.path.join(d, name), os.path.join(d, other)
+
+    def opener(flags):
+        return lambda: os.close(os.open(a, flags, 0o644))
+    return {
+        "creat": opener(os.O_WRONLY | os.O_CREAT),
+        "creat_trunc": opener(os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        "creat_excl": opener(os.O_WRONLY | os.O_CREAT | os.O_EXCL),
+        "open": opener(os.O_RDONLY),
+        "stat": lambda: os.stat(a),
+        "listdir": lambda: os.listdir(d),
+        "mkdir": lambda: os.mkdir(a),
+        "mkfifo": lambda: os.mkfifo(a),
+        "symlink": lambda: os.symlink("x", a),
+        "link_onto": lambda: os.link(b, a),
+        "rename_onto": lambda: os.rename(b, a),
+        "rename_from": lambda: os.rename(a, os.path.join(d, "renamed")),
+        "unlink": lambda: os.unlink(a),
+    }
+
+
+def scen_damaged_name(args):
+    """damaged-name DIR NAME OTHER: every call on DIR/NAME, a name whose entry the
+    host damaged (it names no inode), returns within 60 s; reports each call's
+    answer as dn_CALL (ok, an errno's name, or hung) and dn_hung."""
+    d, name, other = p(args[0]), args[1], args[2]
+    hung = 0
+    for call, fn in damaged_name_calls(d, name, other).items():
+        out = bounded_call(fn, 60)
+        log(f"damaged name: {call}: {out}")
+        result(**{"dn_" + call: out})
+        hung += out == "hung"
+    result(dn_hung=hung)
+    check(hung == 0, f"{hung} calls on a damaged name did not return")
 
 
 def rmtree(path):
