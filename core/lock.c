@@ -232,12 +232,16 @@ static int lk_bucket(struct daxfs_op *op, u64 ino, bool create,
  * records, which are dropped with it).  A holder that stays past
  * LK_CHECK_SPINS has its lease looked at, and is recovered if it ran
  * out: we hold nothing then, so its recovery can sweep this bucket.
+ * A claim of our own lane, or one that a live host holds for three
+ * leases (a lock op holds it for a few record stores), is a word no
+ * lock op wrote (a peer's stray store): -EUCLEAN, not a wait for ever.
  */
 static int bkt_claim(struct daxfs_op *op, struct daxfs_lock_bucket *b)
 {
 	struct daxfs_fs *fs = op->fs;
-	u64 me = lk_claim_me(op), c, st;
+	u64 me = lk_claim_me(op), c, last = 0, st;
 	u32 spins = 0, slot;
+	s64 since = 0;
 
 	for (;;) {
 		c = daxfs_load(&b->claim);
@@ -248,11 +252,23 @@ static int bkt_claim(struct daxfs_op *op, struct daxfs_lock_bucket *b)
 				return 0;
 			continue;
 		}
+		if (c == me)
+			return -EUCLEAN;
+		if (c != last) {
+			last = c;
+			since = 0;
+		}
 		if (++spins % LK_SPINS) {
 			daxfs_cpu_relax();
 			continue;
 		}
 		daxfs_yield();
+		if (daxfs_fenced(op))
+			return -ESTALE;
+		if (!since)
+			since = daxfs_mono_ns();
+		else if (daxfs_mono_ns() - since > 3LL * fs->lease_ms * 1000000LL)
+			return -EUCLEAN;
 		if (spins < LK_CHECK_SPINS)
 			continue;
 		spins = 0;
