@@ -61,17 +61,21 @@ static int do_lookup(struct daxfs_handle *h, uint64_t dir, const char *name,
 
 	if (err)
 		return err;
-	/* "." of any inode is itself: the core's lookup wants a directory */
-	if (len == 1 && name[0] == '.')
-		found = dir;
-	else
-		err = daxfs_lookup(&h->fs, dir, name, len, &found);
+	/* "." of any inode is itself: the core's lookup wants a directory;
+	 * it must still name an inode that exists */
+	if (len == 1 && name[0] == '.') {
+		*ino = dir;
+		return daxfs_getattr(&h->fs, dir, st ? st : &self);
+	}
+	/* with the attributes in one op: a name naming no inode is damage
+	 * there (EUCLEAN), not a name that an unlink took (core/namei.c
+	 * named_attr) */
+	err = st ? daxfs_lookup_attr(&h->fs, dir, name, len, &found, st) :
+		   daxfs_lookup(&h->fs, dir, name, len, &found);
 	if (err)
 		return err;
 	*ino = found;
-	if (!st && found == dir)
-		st = &self;	/* "." must still name an inode that exists */
-	return st ? daxfs_getattr(&h->fs, found, st) : 0;
+	return 0;
 }
 
 static int do_mknod(struct daxfs_handle *h, uint64_t dir, const char *name,

@@ -1,4 +1,5 @@
-"""A rename of (or onto) a name that names no inode ends with EUCLEAN.
+"""A rename of (or onto) a name that names no inode ends with EUCLEAN;
+so do a create, an open and a stat of it, through every front end.
 
 Found by the chaos host (tests/test_chaos.py, docs/testing.md "Chaos
 runs"): renames took 40-42 s, their stacks in daxfs_rename's retry loop.
@@ -12,8 +13,11 @@ removes it.
 """
 
 import errno
+import os
 
 import pytest
+from helpers import fuse as hf
+from helpers import preload as pl
 from test_fsck import Image, fsck
 
 import daxfs
@@ -47,3 +51,71 @@ def test_rename_of_dangling_name_is_euclean(region_path, src, dst):
         assert sorted(r.listdir("/d")) == ["other"]
         r.rename("/d/other", "/d/victim")
         assert r.read_file("/d/victim") == b"o"
+
+
+# Session 63: daxfs.ko's open(O_CREAT) of such a name went round for ever
+# (taken for the create, missing for the open: tests/vm/test_kernel_chaos.py);
+# libdaxfs's went round 65,536 times to say EAGAIN, and a stat said ENOENT
+# for a name that readdir lists.  tests/c/test_dangling_name.c has the core's
+# side; these are the front ends'.
+
+def _answers(calls):
+    """Each call's errno name ("ok" when it succeeded)."""
+    out = {}
+    for name, fn in calls.items():
+        try:
+            fn()
+            out[name] = "ok"
+        except OSError as e:
+            out[name] = errno.errorcode[e.errno]
+    return out
+
+
+def _posix_calls(path):
+    def opener(flags):
+        return lambda: os.close(os.open(path, flags, 0o644))
+    return {"creat": opener(os.O_WRONLY | os.O_CREAT),
+            "creat_trunc": opener(os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            "open": opener(os.O_RDONLY),
+            "stat": lambda: os.stat(path)}
+
+
+EUCLEAN_ALL = {"creat": "EUCLEAN", "creat_trunc": "EUCLEAN", "open": "EUCLEAN",
+               "stat": "EUCLEAN"}
+
+
+def test_libdaxfs_calls_on_dangling_name_are_euclean(region_path):
+    _dangling(region_path)
+    with daxfs.Region(region_path) as r:
+        got = _answers({"creat": lambda: r.write_file("/d/victim", b"x"),
+                        "stat": lambda: r.stat("/d/victim")})
+        assert got == {"creat": "EUCLEAN", "stat": "EUCLEAN"}
+        assert r.read_file("/d/other") == b"o"
+
+
+@pytest.mark.skipif(hf.skip_reason() is not None, reason=str(hf.skip_reason()))
+def test_fuse_calls_on_dangling_name_are_euclean(region_path):
+    _dangling(region_path)
+    m = hf.Mount(region_path)
+    try:
+        assert _answers(_posix_calls(m.path("d", "victim"))) == EUCLEAN_ALL
+        with open(m.path("d", "other"), "rb") as f:
+            assert f.read() == b"o"
+    finally:
+        assert m.umount() == 0
+
+
+PRELOAD_PROBE = """
+import errno, os, sys
+sys.path.insert(0, sys.argv[1])
+from test_rename_dangling import _answers, _posix_calls
+print(sorted(_answers(_posix_calls("/daxfs/d/victim")).items()))
+"""
+
+
+def test_preload_calls_on_dangling_name_are_euclean(region_path):
+    _dangling(region_path)
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = pl.run(region_path, ["python3", "-c", PRELOAD_PROBE, here], timeout=60)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().strip() == str(sorted(EUCLEAN_ALL.items()))
