@@ -161,6 +161,22 @@ static inline bool daxfs_fenced(const struct daxfs_op *op)
 }
 
 /*
+ * A claim word that one live holder keeps: a claim's holder keeps it for
+ * a few stores, so one held for `leases` leases of our monotonic clock is
+ * a word no live change wrote (a peer's stray store).  *since is 0 at the
+ * first look (and after the word changed); true once the wait is over.
+ */
+static inline bool daxfs_claim_held_too_long(const struct daxfs_fs *fs,
+					     s64 *since, u32 leases)
+{
+	s64 now = daxfs_mono_ns();
+
+	if (!*since)
+		*since = now;
+	return now - *since > (s64)leases * fs->lease_ms * 1000000LL;
+}
+
+/*
  * Allocated-but-unreachable pages of an op (docs/recovery.md): a run of
  * contiguous pages the op holds (allocated, not yet published or freed)
  * is named in its lane so that recovery of a dead host frees it.  The

@@ -265,9 +265,7 @@ static int bkt_claim(struct daxfs_op *op, struct daxfs_lock_bucket *b)
 		daxfs_yield();
 		if (daxfs_fenced(op))
 			return -ESTALE;
-		if (!since)
-			since = daxfs_mono_ns();
-		else if (daxfs_mono_ns() - since > 3LL * fs->lease_ms * 1000000LL)
+		if (daxfs_claim_held_too_long(fs, &since, 3))
 			return -EUCLEAN;
 		if (spins < LK_CHECK_SPINS)
 			continue;

@@ -195,10 +195,7 @@ static int xclaim_wait(struct daxfs_op *op, struct daxfs_inode *ip, bool take)
 		/* a holder that stops is declared dead within about a
 		 * lease; one "alive" far longer is a word no live change
 		 * wrote (a corrupt region): give up rather than spin */
-		if (!since)
-			since = daxfs_mono_ns();
-		else if (daxfs_mono_ns() - since >
-			 3LL * fs->lease_ms * 1000000LL)
+		if (daxfs_claim_held_too_long(fs, &since, 3))
 			return -EUCLEAN;
 		if (st == XC_LIVE && spins < XC_CHECK_SPINS)
 			continue;

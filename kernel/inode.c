@@ -1326,6 +1326,10 @@ static int hold_existing(struct inode *dir, struct dentry *dentry)
 	return DAXFS_OPENED_EXISTING;
 }
 
+/* daxfs_create_reg's rounds of a name taken and missing before -EUCLEAN
+ * (as many as the FUSE server's; libdaxfs allows more, each round cheaper) */
+#define DAXFS_K_CREATE_ROUNDS	1024
+
 /*
  * A regular file: made nameless and held by this host's open set, then
  * named, in one op (daxfs_create_held; daxfs_link_created names it again
@@ -1335,10 +1339,6 @@ static int hold_existing(struct inode *dir, struct dentry *dentry)
  * entry stays one of nr_opens (create_hold) until the first open takes it
  * over, or eviction withdraws it (mknod S_IFREG, a failed open).
  */
-/* daxfs_create_reg's rounds of a name taken and missing before -EUCLEAN
- * (as many as the FUSE server's; libdaxfs allows more, each round cheaper) */
-#define DAXFS_K_CREATE_ROUNDS	1024
-
 static int daxfs_create_reg(struct inode *dir, struct dentry *dentry, umode_t mode,
 			    u32 uid, u32 gid, bool excl, bool open_existing)
 {

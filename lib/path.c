@@ -809,7 +809,8 @@ static int do_path_create(struct daxfs_handle *h, const char *path, uint32_t mod
 				goto out;
 			/* it went: look again, unless the name names no
 			 * inode at all (damage, -EUCLEAN: every round would
-			 * find it so) */
+			 * find it so; only a lookup that loads the inode,
+			 * into a, can tell) */
 			err = daxfs_lookup_attr(&h->fs, e.dir, e.name, e.len,
 						&ino, &a);
 			if (err == -EUCLEAN)
